@@ -1,0 +1,136 @@
+/**
+ * API keys: created for an organization, shown once, stored only as a SHA-256 hash.
+ * Keys are 256 bits of randomness, so a plain hash is enough (no slow KDF needed): nothing
+ * about them can be guessed from the hash. The tier is read from the organization on every
+ * request, so an upgrade or downgrade applies to existing keys at once.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import { requireOrganization } from "../tenancy/organizations.ts";
+import { TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
+import { PERMISSIONS, type Permission } from "./permissions.ts";
+
+export const KEY_PREFIX = "mbx_";
+const DISPLAY_LENGTH = KEY_PREFIX.length + 8;
+/** last_used_at is refreshed at most this often, so reads do not turn into writes. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export interface ApiKeyInfo {
+  id: string;
+  org_id: string;
+  name: string | null;
+  display_prefix: string;
+  permissions: Permission[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+/** Who is calling: resolved from a valid key on every authenticated request. */
+export interface Principal {
+  keyId: string;
+  orgId: string;
+  tier: Tier;
+  permissions: ReadonlySet<Permission>;
+}
+
+export class ApiKeyError extends Error {}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  name: string | null;
+  display_prefix: string;
+  permissions: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+function toInfo(row: KeyRow): ApiKeyInfo {
+  return { ...row, permissions: row.permissions.split(",") as Permission[] };
+}
+
+export function hashKey(key: string): string {
+  return new Bun.CryptoHasher("sha256").update(key).digest("hex");
+}
+
+export function createApiKey(
+  db: Database,
+  clock: Clock,
+  orgName: string,
+  options: { name?: string | null; permissions?: Permission[] } = {},
+): { key: string; info: ApiKeyInfo } {
+  const org = requireOrganization(db, orgName);
+  if (!TIER_LIMITS[org.tier].apiKeys) {
+    throw new ApiKeyError(
+      `organization "${org.name}" is on the FREE tier, which has no API access; ` +
+        "move it to STARTER or higher first (mediabox orgs set-tier)",
+    );
+  }
+  const permissions = options.permissions ?? [...PERMISSIONS];
+  const key = KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  const row: KeyRow = {
+    id: crypto.randomUUID(),
+    org_id: org.id,
+    name: options.name ?? null,
+    display_prefix: key.slice(0, DISPLAY_LENGTH),
+    permissions: permissions.join(","),
+    created_at: isoAt(clock.now()),
+    last_used_at: null,
+    revoked_at: null,
+  };
+  db.query(
+    `INSERT INTO api_keys (id, org_id, name, display_prefix, key_hash, permissions, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(row.id, row.org_id, row.name, row.display_prefix, hashKey(key), row.permissions, row.created_at);
+  return { key, info: toInfo(row) };
+}
+
+export function listApiKeys(db: Database, orgName: string): ApiKeyInfo[] {
+  const org = requireOrganization(db, orgName);
+  return db
+    .query<KeyRow, [string]>(
+      `SELECT id, org_id, name, display_prefix, permissions, created_at, last_used_at, revoked_at
+       FROM api_keys WHERE org_id = ? ORDER BY created_at, id`,
+    )
+    .all(org.id)
+    .map(toInfo);
+}
+
+export function revokeApiKey(db: Database, clock: Clock, keyId: string): ApiKeyInfo {
+  const row = db
+    .query<KeyRow, [string]>(
+      `SELECT id, org_id, name, display_prefix, permissions, created_at, last_used_at, revoked_at
+       FROM api_keys WHERE id = ?`,
+    )
+    .get(keyId);
+  if (!row) throw new ApiKeyError(`no API key with id ${keyId}`);
+  if (row.revoked_at) return toInfo(row);
+  const revokedAt = isoAt(clock.now());
+  db.query("UPDATE api_keys SET revoked_at = ? WHERE id = ?").run(revokedAt, keyId);
+  return toInfo({ ...row, revoked_at: revokedAt });
+}
+
+/** The principal for a presented key, or null when the key is unknown, malformed or revoked. */
+export function authenticateKey(db: Database, clock: Clock, presented: string): Principal | null {
+  if (!presented.startsWith(KEY_PREFIX) || presented.length > 200) return null;
+  const row = db
+    .query<{ id: string; org_id: string; tier: Tier; permissions: string; last_used_at: string | null }, [string]>(
+      `SELECT k.id, k.org_id, o.tier, k.permissions, k.last_used_at
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id
+       WHERE k.key_hash = ? AND k.revoked_at IS NULL`,
+    )
+    .get(hashKey(presented));
+  if (!row) return null;
+  const now = clock.now();
+  if (!row.last_used_at || now - Date.parse(row.last_used_at) > LAST_USED_RESOLUTION_MS) {
+    db.query("UPDATE api_keys SET last_used_at = ? WHERE id = ?").run(isoAt(now), row.id);
+  }
+  return {
+    keyId: row.id,
+    orgId: row.org_id,
+    tier: row.tier,
+    permissions: new Set(row.permissions.split(",") as Permission[]),
+  };
+}

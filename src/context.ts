@@ -1,0 +1,19 @@
+/**
+ * Everything a request handler or job handler may need, built once by the server and passed
+ * down explicitly (no module-level singletons, so tests can run several servers side by side).
+ */
+import type { Database } from "bun:sqlite";
+import type { Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import type { JobRunner } from "./jobs/runner.ts";
+import type { Logger } from "./log.ts";
+import type { RateLimiter } from "./ratelimit/limiter.ts";
+
+export interface AppContext {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  log: Logger;
+  limiter: RateLimiter;
+  jobs: JobRunner;
+}

@@ -1,0 +1,13 @@
+/**
+ * The ordered list of schema migrations. Append only: a released migration is never edited,
+ * a change to the schema is a new file with the next number.
+ */
+import foundation from "./001_foundation.ts";
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [{ version: 1, name: "foundation", sql: foundation }];

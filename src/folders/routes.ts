@@ -1,0 +1,111 @@
+/** HTTP binding of /folders (Mediabox extension; documented in the README). */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { permissions } from "../http/guard.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/schemas.ts";
+import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
+
+const FolderRef = t.Object({ id: t.String({ format: "uuid" }), name: t.String() });
+
+export const FolderSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    name: t.String(),
+    project_id: t.String({ format: "uuid" }),
+    parent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
+    path: t.Array(FolderRef, { description: "From the project root down to this folder, inclusive" }),
+    folder_count: t.Integer({ description: "Direct subfolders" }),
+    file_count: t.Integer({ description: "Files directly in this folder" }),
+    created_by: t.Union([t.String(), t.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Folder" },
+);
+
+const Name = t.String({ maxLength: 255, error: "name must be a string of 1-255 characters" });
+const folderParams = t.Object({ folder_id: Uuid("folder_id") });
+
+export function folderRoutes(ctx: AppContext) {
+  const { db, clock } = ctx;
+  return new Elysia({ tags: ["Folders"] })
+    .use(permissions)
+    .post(
+      "/folders",
+      ({ principal, body, set }) => {
+        set.status = 201;
+        return createFolder(db, clock, principal.orgId, principal.keyId, body);
+      },
+      {
+        permission: "edit",
+        body: t.Object({
+          name: Name,
+          project_id: t.Optional(Nullable(Uuid("project_id"))),
+          parent_id: t.Optional(Nullable(Uuid("parent_id"))),
+        }),
+        response: { 201: FolderSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Create a folder",
+          description: "Inside parent_id when given, else at the top level of project_id (the Default project when omitted).",
+        },
+      },
+    )
+    .get(
+      "/folders",
+      ({ principal, query }) => {
+        const { items, total } = listFolders(db, principal.orgId, { projectId: query.project_id, parentId: query.parent_id }, query.limit, query.offset);
+        return page(items, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object({
+          project_id: t.Optional(Uuid("project_id")),
+          parent_id: t.Optional(Uuid("parent_id")),
+          ...pageQuery(100, 50),
+        }),
+        response: { 200: Page(FolderSchema), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "List folders",
+          description: "Children of parent_id, or the top-level folders of project_id (the Default project when both are omitted). Sorted by name.",
+        },
+      },
+    )
+    .get("/folders/:folder_id", ({ principal, params }) => getFolder(db, principal.orgId, params.folder_id), {
+      permission: "view",
+      params: folderParams,
+      response: { 200: FolderSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Get a folder with its path and counts" },
+    })
+    .patch(
+      "/folders/:folder_id",
+      ({ principal, params, body }) => updateFolder(db, clock, principal.orgId, params.folder_id, body),
+      {
+        permission: "edit",
+        params: folderParams,
+        body: t.Object({
+          name: t.Optional(Name),
+          parent_id: t.Optional(Nullable(Uuid("parent_id"))),
+          project_id: t.Optional(Uuid("project_id")),
+        }),
+        response: { 200: FolderSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Rename or move a folder",
+          description:
+            "parent_id moves it under another folder (null: to the top level); project_id moves it, its subfolders and their files to another project.",
+        },
+      },
+    )
+    .delete(
+      "/folders/:folder_id",
+      ({ principal, params, set }) => {
+        deleteFolder(db, principal.orgId, params.folder_id);
+        set.status = 204;
+      },
+      {
+        permission: "delete",
+        params: folderParams,
+        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Delete an empty folder" },
+      },
+    );
+}

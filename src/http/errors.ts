@@ -1,0 +1,64 @@
+/**
+ * The one error handler: ApiError, validation, parse and routing errors become
+ * `{"detail", "code"}` with the right status; anything unexpected is logged and answered with
+ * a generic 500 (never a stack trace).
+ */
+import { Elysia } from "elysia";
+import { ApiError } from "../errors.ts";
+import type { Logger } from "../log.ts";
+
+interface ValidationIssue {
+  path: string;
+  message: string;
+  summary?: string;
+}
+
+interface ValidationLike {
+  type: string;
+  customError?: unknown;
+  all: ValidationIssue[];
+}
+
+export function describeValidation(error: ValidationLike): string {
+  const where = error.type === "property" ? "query" : error.type;
+  if (typeof error.customError === "string" && error.customError) return `invalid ${where}: ${error.customError}`;
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const issue of error.all) {
+    const field = issue.path.replace(/^\//, "").replaceAll("/", ".") || where;
+    const why = issue.summary?.endsWith("but found: undefined")
+      ? "is required"
+      : issue.message.replace(/^Expected/, "expected");
+    const line = `${field}: ${why}`;
+    if (!seen.has(line)) parts.push(line);
+    seen.add(line);
+  }
+  return `invalid ${where}: ${parts.join("; ") || "malformed value"}`;
+}
+
+export function errorHandler(log: Logger) {
+  return new Elysia({ name: "mediabox-errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
+    if (error instanceof ApiError) {
+      set.status = error.status;
+      Object.assign(set.headers, error.headers);
+      return error.toBody();
+    }
+    switch (code) {
+      case "VALIDATION": {
+        const validation = error as unknown as ValidationLike;
+        if (validation.type === "response") break;
+        set.status = 400;
+        return { detail: describeValidation(validation), code: "VALIDATION_ERROR" };
+      }
+      case "PARSE":
+        set.status = 400;
+        return { detail: "request body could not be parsed; send valid JSON with Content-Type: application/json", code: "VALIDATION_ERROR" };
+      case "NOT_FOUND":
+        set.status = 404;
+        return { detail: `no route for ${request.method} ${new URL(request.url).pathname}`, code: "NOT_FOUND" };
+    }
+    log.error("unhandled error", { method: request.method, url: request.url, code, err: error });
+    set.status = 500;
+    return { detail: "internal server error", code: "INTERNAL_ERROR" };
+  });
+}

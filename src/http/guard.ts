@@ -1,0 +1,88 @@
+/**
+ * Runs before routing on every request: resolves the client IP and the API key, applies the
+ * rate limits (headers on every response, 429 with Retry-After), and turns away anonymous calls
+ * to protected routes with 401. Also defines the `permission` route option that answers 403
+ * when the key lacks the action a route needs.
+ */
+import { Elysia } from "elysia";
+import { authenticateKey } from "../auth/api-keys.ts";
+import type { Permission } from "../auth/permissions.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { bucketsFor } from "../ratelimit/policy.ts";
+import { clientIp, compileTrust } from "./client-ip.ts";
+import { principalOf, setRequestInfo } from "./request-context.ts";
+
+export const API_PREFIX = "/api/v2";
+
+/** Operational routes: no authentication, no rate limit (probes and the docs page must always answer). */
+export function isInfrastructurePath(path: string): boolean {
+  return (
+    path === "/healthz" ||
+    path === "/readyz" ||
+    path === "/docs" ||
+    path.startsWith("/docs/") ||
+    path === `${API_PREFIX}/openapi.json`
+  );
+}
+
+/** API routes callable without a key (the spec's telemetry endpoint). Paths are below /api/v2. */
+const ANONYMOUS_ROUTES = new Set(["POST /files/log-upload-event"]);
+
+function bearerToken(request: Request): string | null {
+  const header = request.headers.get("authorization");
+  if (!header) return null;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1] ?? "";
+}
+
+export function guard(ctx: AppContext) {
+  const trust = compileTrust(ctx.config.trustedProxies);
+  return new Elysia({ name: "mediabox-guard" }).onRequest(({ request, set, server }) => {
+    const path = new URL(request.url).pathname;
+    const socketAddress = server?.requestIP(request)?.address ?? "unknown";
+    const ip = clientIp(request, socketAddress, trust);
+    const token = bearerToken(request);
+    const principal = token ? authenticateKey(ctx.db, ctx.clock, token) : null;
+    setRequestInfo(request, { ip, principal });
+    if (isInfrastructurePath(path)) return;
+
+    const apiPath = path === API_PREFIX ? "/" : path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : null;
+    const decision = ctx.limiter.take(bucketsFor({ method: request.method, apiPath, ip, principal }, ctx.config.unauthenticatedRateLimit));
+    set.headers["x-ratelimit-limit"] = String(decision.limit);
+    set.headers["x-ratelimit-remaining"] = String(decision.remaining);
+    set.headers["x-ratelimit-reset"] = String(decision.resetAt);
+    if (!decision.allowed) {
+      throw new ApiError(
+        429,
+        "RATE_LIMITED",
+        `rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfter} s`,
+        { "retry-after": String(decision.retryAfter) },
+      );
+    }
+    if (principal || (apiPath !== null && ANONYMOUS_ROUTES.has(`${request.method} ${apiPath}`))) return;
+    throw new ApiError(
+      401,
+      "UNAUTHENTICATED",
+      token === null
+        ? "missing API key: send the header 'Authorization: Bearer <API key>'"
+        : "invalid API key: the key is unknown, malformed or revoked",
+      { "www-authenticate": 'Bearer realm="mediabox"' },
+    );
+  });
+}
+
+/** Route option `permission: "view" | "edit" | "delete"`; also gives the handler its `principal`. */
+export const permissions = new Elysia({ name: "mediabox-permissions" }).macro({
+  permission: (needed: Permission) => ({
+    // transform runs before body validation, so a caller without the permission learns nothing more.
+    transform({ request }) {
+      if (!principalOf(request).permissions.has(needed)) {
+        throw new ApiError(403, "PERMISSION_DENIED", `this API key lacks the ${needed.toUpperCase()} permission`);
+      }
+    },
+    resolve({ request }) {
+      return { principal: principalOf(request) };
+    },
+  }),
+});

@@ -1,0 +1,62 @@
+/**
+ * Shared request/response schemas: the error body, ids, timestamps, and the one pagination
+ * shape (`{items, total_count, limit, offset, has_more}`) with its query parameters.
+ */
+import { t, type TSchema } from "elysia";
+
+export const ErrorBody = t.Object(
+  { detail: t.String(), code: t.Optional(t.String()) },
+  { description: "Error response" },
+);
+
+export const Uuid = (description?: string) =>
+  t.String({ format: "uuid", error: `${description ?? "value"} must be a UUID`, ...(description ? { description } : {}) });
+
+export const Timestamp = t.String({ format: "date-time" });
+export const NullableTimestamp = t.Union([t.String({ format: "date-time" }), t.Null()]);
+
+/** An integer query parameter whose validation message names the parameter and its range. */
+export function queryInt(name: string, min: number, max: number | null, fallback: number) {
+  const range = max === null ? `at least ${min}` : `from ${min} to ${max}`;
+  return t.Integer({
+    minimum: min,
+    ...(max === null ? {} : { maximum: max }),
+    default: fallback,
+    error: `${name} must be an integer ${range}`,
+  });
+}
+
+export function pageQuery(maxLimit: number, defaultLimit: number) {
+  return {
+    limit: queryInt("limit", 1, maxLimit, defaultLimit),
+    offset: queryInt("offset", 0, null, 0),
+  };
+}
+
+export const Page = <T extends TSchema>(item: T) =>
+  t.Object({
+    items: t.Array(item),
+    total_count: t.Integer(),
+    limit: t.Integer(),
+    offset: t.Integer(),
+    has_more: t.Boolean(),
+  });
+
+export interface PageOf<T> {
+  items: T[];
+  total_count: number;
+  limit: number;
+  offset: number;
+  has_more: boolean;
+}
+
+export function page<T>(items: T[], total: number, limit: number, offset: number): PageOf<T> {
+  return { items, total_count: total, limit, offset, has_more: offset + items.length < total };
+}
+
+/** Error responses every authenticated route can produce. */
+export const AUTH_ERRORS = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody } as const;
+
+/** `schema | null`, keeping the schema's own validation message. */
+export const Nullable = <T extends TSchema>(schema: T) =>
+  t.Union([schema, t.Null()], typeof schema.error === "string" ? { error: schema.error } : {});

@@ -1,0 +1,157 @@
+/**
+ * The durable job table's operations that do not need a running worker: enqueue (callable
+ * inside the caller's transaction, so a record and the job that processes it commit together),
+ * read, and cancel. The worker side lives in runner.ts.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import { ApiError, notFound } from "../errors.ts";
+
+export const JOB_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(["completed", "failed", "cancelled"]);
+
+export interface JobRow {
+  id: string;
+  org_id: string | null;
+  queue: string;
+  payload: string;
+  status: JobStatus;
+  progress: number;
+  results: string | null;
+  error: string | null;
+  attempts: number;
+  max_attempts: number;
+  run_at: number;
+  lease_owner: string | null;
+  lease_expires_at: number | null;
+  cancel_requested: number;
+  dedupe_key: string | null;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+/** The job as the API shows it (`GET /job/{job_id}`). */
+export interface JobView {
+  job_id: string;
+  type: string;
+  status: JobStatus;
+  /** Percent, 0-100. */
+  progress: number;
+  results: unknown[];
+  error: string | null;
+  attempts: number;
+  max_attempts: number;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+export interface EnqueueOptions {
+  queue: string;
+  payload?: unknown;
+  orgId?: string | null;
+  maxAttempts?: number;
+  /** Earliest start, ms since epoch (defaults to now). */
+  runAt?: number;
+  /** While a job with this key is pending or processing, enqueueing again returns that job. */
+  dedupeKey?: string;
+}
+
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+export function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions): { id: string; deduplicated: boolean } {
+  const now = clock.now();
+  const id = crypto.randomUUID();
+  const inserted = db
+    .query<{ id: string }, [string, string | null, string, string, number, number, string | null, string, string]>(
+      `INSERT INTO jobs (id, org_id, queue, payload, status, max_attempts, run_at, dedupe_key, created_at, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING
+       RETURNING id`,
+    )
+    .get(
+      id,
+      options.orgId ?? null,
+      options.queue,
+      JSON.stringify(options.payload ?? {}),
+      options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+      options.runAt ?? now,
+      options.dedupeKey ?? null,
+      isoAt(now),
+      isoAt(now),
+    );
+  if (inserted) {
+    jobSignal.dispatchEvent(new Event("enqueued"));
+    return { id: inserted.id, deduplicated: false };
+  }
+  const existing = db
+    .query<{ id: string }, [string]>(
+      "SELECT id FROM jobs WHERE dedupe_key = ? AND status IN ('pending','processing')",
+    )
+    .get(options.dedupeKey ?? "");
+  if (!existing) throw new Error(`could not enqueue job on queue ${options.queue}`);
+  return { id: existing.id, deduplicated: true };
+}
+
+/**
+ * Tells runners in this process that work arrived. Dispatched synchronously inside the caller's
+ * transaction; runners react on a later tick, after the transaction has committed.
+ */
+export const jobSignal = new EventTarget();
+
+export function getJobRow(db: Database, id: string): JobRow | null {
+  return db.query<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?").get(id);
+}
+
+/** A job of the organization, or 404: another tenant's job is indistinguishable from a missing one. */
+export function getJobForOrg(db: Database, orgId: string, id: string): JobView {
+  const row = db.query<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND org_id = ?").get(id, orgId);
+  if (!row) throw notFound(`job ${id} not found`, "JOB_NOT_FOUND");
+  return toJobView(row);
+}
+
+export function toJobView(row: JobRow): JobView {
+  return {
+    job_id: row.id,
+    type: row.queue,
+    status: row.status,
+    progress: row.progress,
+    results: row.results ? (JSON.parse(row.results) as unknown[]) : [],
+    error: row.error,
+    attempts: row.attempts,
+    max_attempts: row.max_attempts,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    finished_at: row.finished_at,
+    updated_at: row.updated_at,
+  };
+}
+
+/**
+ * Cancels a job: a pending job is cancelled at once; a running job is asked to stop and becomes
+ * `cancelled` when its handler yields (runners poll the flag with every heartbeat).
+ */
+export function cancelJob(db: Database, clock: Clock, orgId: string, id: string): JobView {
+  const now = isoAt(clock.now());
+  return db.transaction(() => {
+    const row = db.query<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND org_id = ?").get(id, orgId);
+    if (!row) throw notFound(`job ${id} not found`, "JOB_NOT_FOUND");
+    if (TERMINAL_STATUSES.has(row.status)) {
+      throw new ApiError(409, "JOB_FINISHED", `job ${id} is already ${row.status}`);
+    }
+    if (row.status === "pending") {
+      db.query(
+        `UPDATE jobs SET status = 'cancelled', finished_at = ?, updated_at = ?, error = 'cancelled by request'
+         WHERE id = ?`,
+      ).run(now, now, id);
+    } else {
+      db.query("UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?").run(now, id);
+      jobSignal.dispatchEvent(new CustomEvent("cancel", { detail: id }));
+    }
+    return toJobView(getJobRow(db, id)!);
+  }).immediate();
+}

@@ -1,0 +1,324 @@
+/**
+ * The worker pool. Claims jobs from the durable table with a lease, keeps the lease alive with
+ * heartbeats while the handler runs, and records the outcome only while it still holds the
+ * lease (so a worker that lost its lease can never complete a job someone else took over).
+ * A process killed mid-job simply stops heartbeating: once the lease expires, any runner picks
+ * the job up again. Failures retry with exponential backoff up to the job's attempt limit.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import type { Logger } from "../log.ts";
+import { getJobRow, jobSignal, type JobRow } from "./queue.ts";
+
+export interface JobContext<P> {
+  jobId: string;
+  payload: P;
+  orgId: string | null;
+  /** 1 on the first run. */
+  attempt: number;
+  /** Aborted on cancellation, timeout, shutdown or a lost lease. */
+  signal: AbortSignal;
+  /** Records progress in percent (0-100). */
+  progress(percent: number): void;
+  /**
+   * Runs `fn` in a transaction that first checks this worker still holds the lease, so the
+   * handler's writes and a takeover by another worker can never interleave.
+   */
+  transaction<T>(fn: () => T): T;
+  log: Logger;
+}
+
+export interface QueueDefinition<P = unknown> {
+  name: string;
+  /** Jobs of this queue run at most this many at a time in this process. */
+  concurrency: number;
+  handler: (ctx: JobContext<P>) => Promise<unknown[] | void>;
+  /** Wall-clock limit per attempt; exceeded attempts fail and retry. */
+  timeoutMs?: number;
+  /** First retry delay; doubles with every attempt (capped at maxBackoffMs). */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** Throw to fail a job at once, without retries (bad input that will never succeed). */
+export class PermanentJobError extends Error {
+  override name = "PermanentJobError";
+}
+
+class LeaseLostError extends Error {
+  override name = "LeaseLostError";
+}
+
+type StopReason = "cancelled" | "timeout" | "shutdown" | "lease-lost";
+
+interface RunningJob {
+  controller: AbortController;
+  reason: StopReason | null;
+  done: Promise<void>;
+}
+
+export interface RunnerOptions {
+  leaseMs: number;
+  pollMs?: number;
+  workerId?: string;
+}
+
+export class JobRunner {
+  private readonly queues = new Map<string, QueueDefinition<any>>();
+  private readonly running = new Map<string, RunningJob>();
+  private readonly perQueue = new Map<string, number>();
+  private readonly workerId: string;
+  private readonly pollMs: number;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private started = false;
+  private ticking = false;
+  private readonly onEnqueued = () => this.wake();
+  private readonly onCancel = (event: Event) => {
+    const id = (event as CustomEvent<string>).detail;
+    this.stopJob(id, "cancelled");
+  };
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly options: RunnerOptions,
+  ) {
+    this.workerId = options.workerId ?? `worker-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+    this.pollMs = options.pollMs ?? 500;
+  }
+
+  register<P>(definition: QueueDefinition<P>): void {
+    if (this.queues.has(definition.name)) throw new Error(`queue ${definition.name} registered twice`);
+    this.queues.set(definition.name, definition);
+    this.perQueue.set(definition.name, 0);
+  }
+
+  get isRunning(): boolean {
+    return this.started;
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    jobSignal.addEventListener("enqueued", this.onEnqueued);
+    jobSignal.addEventListener("cancel", this.onCancel);
+    this.wake();
+  }
+
+  /** Stops claiming, interrupts running handlers and hands their jobs back without spending an attempt. */
+  async stop(graceMs = 10_000): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    jobSignal.removeEventListener("enqueued", this.onEnqueued);
+    jobSignal.removeEventListener("cancel", this.onCancel);
+    if (this.timer) clearTimeout(this.timer);
+    for (const id of this.running.keys()) this.stopJob(id, "shutdown");
+    const all = Promise.all([...this.running.values()].map((r) => r.done));
+    await Promise.race([all, Bun.sleep(graceMs)]);
+  }
+
+  /** Look for work now instead of at the next poll. */
+  wake(): void {
+    if (!this.started) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.tick(), 0);
+  }
+
+  private tick(): void {
+    if (!this.started || this.ticking) return;
+    this.ticking = true;
+    try {
+      this.expireAbandoned();
+      for (const queue of this.queues.values()) {
+        while ((this.perQueue.get(queue.name) ?? 0) < queue.concurrency) {
+          const row = this.claim(queue.name);
+          if (!row) break;
+          this.launch(queue, row);
+        }
+      }
+    } catch (err) {
+      this.log.error("job poll failed", { err });
+    } finally {
+      this.ticking = false;
+      if (this.started) this.timer = setTimeout(() => this.tick(), this.pollMs);
+    }
+  }
+
+  /** Jobs whose worker died on their last allowed attempt end as failed (or cancelled if asked). */
+  private expireAbandoned(): void {
+    const now = this.clock.now();
+    this.db
+      .query(
+        `UPDATE jobs SET
+           status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'failed' END,
+           error = CASE WHEN cancel_requested = 1 THEN 'cancelled by request'
+                        ELSE 'worker stopped responding on the final attempt' END,
+           lease_owner = NULL, lease_expires_at = NULL, finished_at = ?, updated_at = ?
+         WHERE status = 'processing' AND lease_expires_at < ?
+           AND (attempts >= max_attempts OR cancel_requested = 1)`,
+      )
+      .run(isoAt(now), isoAt(now), now);
+  }
+
+  private claim(queue: string): JobRow | null {
+    const now = this.clock.now();
+    return this.db
+      .query<JobRow, [string, number, string, string, string, number, number]>(
+        `UPDATE jobs SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
+           attempts = attempts + 1, started_at = coalesce(started_at, ?), updated_at = ?
+         WHERE id = (
+           SELECT id FROM jobs
+           WHERE queue = ? AND ((status = 'pending' AND run_at <= ?) OR (status = 'processing' AND lease_expires_at < ?))
+           ORDER BY run_at LIMIT 1)
+         RETURNING *`,
+      )
+      .get(this.workerId, now + this.options.leaseMs, isoAt(now), isoAt(now), queue, now, now);
+  }
+
+  private launch(queue: QueueDefinition<any>, row: JobRow): void {
+    const controller = new AbortController();
+    const entry: RunningJob = { controller, reason: null, done: Promise.resolve() };
+    this.running.set(row.id, entry);
+    this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 0) + 1);
+    entry.done = this.execute(queue, row, entry).finally(() => {
+      this.running.delete(row.id);
+      this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 1) - 1);
+      this.wake();
+    });
+  }
+
+  private stopJob(id: string, reason: StopReason): void {
+    const entry = this.running.get(id);
+    if (!entry || entry.reason) return;
+    entry.reason = reason;
+    entry.controller.abort(new Error(`job ${reason}`));
+  }
+
+  private async execute(queue: QueueDefinition<any>, row: JobRow, entry: RunningJob): Promise<void> {
+    const log = this.log.child({ job_id: row.id, queue: queue.name, attempt: row.attempts });
+    const heartbeat = setInterval(() => this.heartbeat(row.id), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    const timeout = queue.timeoutMs ? setTimeout(() => this.stopJob(row.id, "timeout"), queue.timeoutMs) : null;
+    const context: JobContext<unknown> = {
+      jobId: row.id,
+      payload: JSON.parse(row.payload),
+      orgId: row.org_id,
+      attempt: row.attempts,
+      signal: entry.controller.signal,
+      log,
+      progress: (percent) => {
+        const value = Math.max(0, Math.min(100, percent));
+        this.db
+          .query("UPDATE jobs SET progress = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'")
+          .run(value, isoAt(this.clock.now()), row.id, this.workerId);
+      },
+      transaction: (fn) =>
+        this.db.transaction(() => {
+          this.assertLease(row.id);
+          return fn();
+        }).immediate(),
+    };
+    try {
+      log.debug("job started");
+      const results = await queue.handler(context);
+      if (entry.reason) throw entry.controller.signal.reason;
+      this.finish(row.id, "completed", { results: results ?? [], error: null });
+      log.info("job completed");
+    } catch (err) {
+      this.recordFailure(queue, row, entry, err, log);
+    } finally {
+      clearInterval(heartbeat);
+      if (timeout) clearTimeout(timeout);
+    }
+  }
+
+  private recordFailure(queue: QueueDefinition<any>, row: JobRow, entry: RunningJob, err: unknown, log: Logger): void {
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof LeaseLostError) {
+      log.warn("job lease lost; its outcome was discarded", { error: message });
+      return;
+    }
+    try {
+      switch (entry.reason) {
+        case "lease-lost":
+          log.warn("job lease lost; another worker owns it now");
+          return;
+        case "shutdown":
+          this.release(row.id);
+          log.info("job handed back at shutdown");
+          return;
+        case "cancelled":
+          this.finish(row.id, "cancelled", { results: [], error: "cancelled by request" });
+          log.info("job cancelled");
+          return;
+      }
+      const reason = entry.reason === "timeout" ? `timed out after ${queue.timeoutMs} ms` : message;
+      if (err instanceof PermanentJobError || row.attempts >= row.max_attempts) {
+        this.finish(row.id, "failed", { results: [], error: reason });
+        log.warn("job failed", { error: reason });
+        return;
+      }
+      const base = queue.backoffMs ?? 1_000;
+      const delay = Math.min(queue.maxBackoffMs ?? 300_000, base * 2 ** (row.attempts - 1));
+      const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
+      const now = this.clock.now();
+      this.db
+        .query(
+          `UPDATE jobs SET status = 'pending', run_at = ?, error = ?, lease_owner = NULL, lease_expires_at = NULL,
+             updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
+        )
+        .run(now + jittered, reason, isoAt(now), row.id, this.workerId);
+      log.warn("job attempt failed; will retry", { error: reason, retry_in_ms: jittered });
+    } catch (recordErr) {
+      log.error("could not record job outcome", { err: recordErr });
+    }
+  }
+
+  /** Marks the job terminal if this worker still owns it; otherwise the outcome is dropped. */
+  private finish(id: string, status: "completed" | "failed" | "cancelled", outcome: { results: unknown[]; error: string | null }): void {
+    const now = isoAt(this.clock.now());
+    const result = this.db
+      .query(
+        `UPDATE jobs SET status = ?, results = ?, error = ?, progress = CASE WHEN ? = 'completed' THEN 100 ELSE progress END,
+           lease_owner = NULL, lease_expires_at = NULL, finished_at = ?, updated_at = ?
+         WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
+      )
+      .run(status, JSON.stringify(outcome.results), outcome.error, status, now, now, id, this.workerId);
+    if (result.changes === 0) throw new LeaseLostError(`job ${id}: lease lost before its outcome was recorded`);
+  }
+
+  /** Gives a job back to the queue at once; the interrupted attempt does not count. */
+  private release(id: string): void {
+    const now = this.clock.now();
+    this.db
+      .query(
+        `UPDATE jobs SET status = 'pending', attempts = max(0, attempts - 1), run_at = ?, lease_owner = NULL,
+           lease_expires_at = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
+      )
+      .run(now, isoAt(now), id, this.workerId);
+  }
+
+  private heartbeat(id: string): void {
+    try {
+      const now = this.clock.now();
+      const row = this.db
+        .query<{ cancel_requested: number }, [number, string, string, string]>(
+          `UPDATE jobs SET lease_expires_at = ?, updated_at = ?
+           WHERE id = ? AND lease_owner = ? AND status = 'processing' RETURNING cancel_requested`,
+        )
+        .get(now + this.options.leaseMs, isoAt(now), id, this.workerId);
+      if (!row) this.stopJob(id, "lease-lost");
+      else if (row.cancel_requested) this.stopJob(id, "cancelled");
+    } catch (err) {
+      this.log.warn("job heartbeat failed", { job_id: id, err });
+    }
+  }
+
+  private assertLease(id: string): void {
+    const row = getJobRow(this.db, id);
+    if (!row || row.status !== "processing" || row.lease_owner !== this.workerId) {
+      this.stopJob(id, "lease-lost");
+      throw new LeaseLostError(`job ${id}: lease lost`);
+    }
+  }
+}

@@ -1,0 +1,98 @@
+#!/usr/bin/env bun
+/**
+ * The `mediabox` command: `serve` (default) runs the appliance; `orgs` and `keys` administer
+ * the same data directory. Flags override MEDIABOX_* environment variables.
+ */
+import { parseArgs } from "node:util";
+import { ApiKeyError } from "./auth/api-keys.ts";
+import { keysCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
+import { systemClock } from "./clock.ts";
+import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
+import { databasePath, openDatabase } from "./db/database.ts";
+import { VERSION } from "./http/infrastructure.ts";
+import { startServer } from "./server.ts";
+import { OrganizationError } from "./tenancy/organizations.ts";
+
+const USAGE = `Usage: mediabox [command] [flags]
+
+Commands:
+  serve                                   run the server (default)
+  orgs create NAME [--tier TIER]          create an organization (tier default STARTER)
+  orgs list                               list organizations
+  orgs set-tier NAME TIER                 change an organization's tier
+  keys create --org NAME [--permissions view,edit,delete] [--name LABEL]
+                                          create an API key; prints it once on stdout
+  keys list --org NAME                    list an organization's keys
+  keys revoke ID                          revoke a key
+  version                                 print the version
+
+Tiers: FREE, STARTER, PROFESSIONAL, ENTERPRISE, CUSTOM (FREE cannot hold API keys)
+
+Settings (flag / environment variable / default):
+${describeSettings()
+  .map((s) => `  --${s.flag.padEnd(28)} ${s.env.padEnd(38)} ${s.fallback ?? "(none)"}`)
+  .join("\n")}
+`;
+
+function main(argv: string[]): number | "serving" {
+  const options = Object.fromEntries(CONFIG_FLAGS.map((flag) => [flag, { type: "string" as const }]));
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      ...options,
+      tier: { type: "string" },
+      org: { type: "string" },
+      permissions: { type: "string" },
+      name: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const flags = values as { [flag: string]: string | undefined } & { help?: boolean; tier?: string; org?: string; permissions?: string; name?: string };
+  const [command = "serve", ...args] = positionals;
+  if (flags.help || command === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (command === "version") {
+    process.stdout.write(`mediabox ${VERSION}\n`);
+    return 0;
+  }
+  const config = loadConfig(flags);
+  if (command === "serve") {
+    const server = startServer(config);
+    const shutdown = (signal: string) => {
+      server.ctx.log.info("shutting down", { signal });
+      server.stop().then(() => process.exit(0));
+    };
+    process.once("SIGINT", () => shutdown("SIGINT"));
+    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    return "serving";
+  }
+  const db = openDatabase(databasePath(config.dataDir));
+  try {
+    let output: CommandOutput;
+    if (command === "orgs") output = orgsCommand(db, systemClock, args, flags);
+    else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
+    else throw new UsageError(`unknown command "${command}"`);
+    if (output.stdout) process.stdout.write(output.stdout + "\n");
+    if (output.stderr) process.stderr.write(output.stderr + "\n");
+    return 0;
+  } finally {
+    db.close();
+  }
+}
+
+try {
+  const result = main(process.argv.slice(2));
+  if (result !== "serving") process.exit(result);
+} catch (err) {
+  const message = err instanceof Error ? err.message : String(err);
+  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError ||
+    (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
+  process.stderr.write(`mediabox: ${message}\n`);
+  if (err instanceof UsageError) process.stderr.write("run 'mediabox --help' for usage\n");
+  if (!expected && err instanceof Error && err.stack) process.stderr.write(err.stack + "\n");
+  process.exit(err instanceof UsageError ? 2 : 1);
+}

@@ -1,0 +1,37 @@
+/**
+ * Periodic housekeeping that needs no durability (it is idempotent and simply runs again):
+ * pruning finished jobs and old telemetry.
+ */
+import { isoAt } from "../clock.ts";
+import type { AppContext } from "../context.ts";
+import { pruneUploadEvents } from "../telemetry/upload-events.ts";
+
+export const FINISHED_JOB_RETENTION_DAYS = 14;
+const INTERVAL_MS = 60 * 60 * 1000;
+
+export function runMaintenance(ctx: AppContext): { jobs: number; uploadEvents: number } {
+  const cutoff = isoAt(ctx.clock.now() - FINISHED_JOB_RETENTION_DAYS * 86_400_000);
+  const jobs = ctx.db
+    .query("DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?")
+    .run(cutoff).changes;
+  const uploadEvents = pruneUploadEvents(ctx.db, ctx.clock);
+  if (jobs || uploadEvents) ctx.log.info("maintenance pruned rows", { jobs, upload_events: uploadEvents });
+  return { jobs, uploadEvents };
+}
+
+/** Starts the hourly schedule; returns a function that stops it. */
+export function startMaintenance(ctx: AppContext): () => void {
+  const run = () => {
+    try {
+      runMaintenance(ctx);
+    } catch (err) {
+      ctx.log.error("maintenance failed", { err });
+    }
+  };
+  const first = setTimeout(run, 5_000);
+  const timer = setInterval(run, INTERVAL_MS);
+  return () => {
+    clearTimeout(first);
+    clearInterval(timer);
+  };
+}

@@ -1,0 +1,110 @@
+/** HTTP binding of /projects (spec section "Projects"). */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { permissions } from "../http/guard.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/schemas.ts";
+import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "./projects.ts";
+
+const ProjectType = t.UnionEnum(PROJECT_TYPES, { error: "project_type must be general or real_estate" });
+const Description = t.String({ maxLength: 2000, error: "description must be at most 2000 characters" });
+const Icon = t.String({ maxLength: 50, error: "icon must be at most 50 characters" });
+const Color = t.String({
+  maxLength: 7,
+  pattern: "^#([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$",
+  error: "color must be a hex colour such as #1A2B3C or #abc",
+});
+const Name = t.String({ maxLength: 255, error: "name must be a string of 1-255 characters" });
+
+export const ProjectSchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    name: t.String(),
+    description: Nullable(t.String()),
+    icon: Nullable(t.String()),
+    color: Nullable(t.String()),
+    project_type: ProjectType,
+    is_default: t.Boolean(),
+    folder_count: t.Integer(),
+    file_count: t.Integer(),
+    created_by: Nullable(t.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Project" },
+);
+
+const projectParams = t.Object({ project_id: Uuid("project_id") });
+
+export function projectRoutes(ctx: AppContext) {
+  const { db, clock } = ctx;
+  return new Elysia({ tags: ["Projects"] })
+    .use(permissions)
+    .post(
+      "/projects",
+      ({ principal, body, set }) => {
+        set.status = 201;
+        return createProject(db, clock, principal.orgId, principal.keyId, body);
+      },
+      {
+        permission: "edit",
+        body: t.Object({
+          name: Name,
+          description: t.Optional(Nullable(Description)),
+          icon: t.Optional(Nullable(Icon)),
+          color: t.Optional(Nullable(Color)),
+          project_type: t.Optional(ProjectType),
+        }),
+        response: { 201: ProjectSchema, 400: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Create a project" },
+      },
+    )
+    .get(
+      "/projects",
+      ({ principal, query }) => {
+        const { items, total } = listProjects(db, principal.orgId, query.limit, query.offset);
+        return page(items, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object(pageQuery(100, 50)),
+        response: { 200: Page(ProjectSchema), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "List projects (the Default project first, then by name)" },
+      },
+    )
+    .get("/projects/:project_id", ({ principal, params }) => getProject(db, principal.orgId, params.project_id), {
+      permission: "view",
+      params: projectParams,
+      response: { 200: ProjectSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Get a project with its current counts" },
+    })
+    .patch(
+      "/projects/:project_id",
+      ({ principal, params, body }) => updateProject(db, clock, principal.orgId, params.project_id, body),
+      {
+        permission: "edit",
+        params: projectParams,
+        body: t.Object({
+          name: t.Optional(Name),
+          description: t.Optional(Nullable(Description)),
+          icon: t.Optional(Nullable(Icon)),
+          color: t.Optional(Nullable(Color)),
+          project_type: t.Optional(ProjectType),
+        }),
+        response: { 200: ProjectSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Update a project (the Default project cannot be renamed)" },
+      },
+    )
+    .delete(
+      "/projects/:project_id",
+      ({ principal, params, set }) => {
+        deleteProject(db, principal.orgId, params.project_id);
+        set.status = 204;
+      },
+      {
+        permission: "delete",
+        params: projectParams,
+        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Delete an empty project" },
+      },
+    );
+}

@@ -1,0 +1,62 @@
+/**
+ * Starts and stops one Mediabox server: database, job workers, housekeeping and HTTP listener.
+ * The CLI's `serve` and the test suite both go through here.
+ */
+import { systemClock, type Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import type { AppContext } from "./context.ts";
+import { databasePath, openDatabase } from "./db/database.ts";
+import { createApp } from "./http/app.ts";
+import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
+import { Logger } from "./log.ts";
+import { startMaintenance } from "./ops/maintenance.ts";
+import { RateLimiter } from "./ratelimit/limiter.ts";
+
+export interface ServerOptions {
+  clock?: Clock;
+  /** Extra job queues to run (the media pipelines register theirs here). */
+  queues?: QueueDefinition<any>[];
+}
+
+export interface RunningServer {
+  /** Base URL the server listens on, e.g. http://127.0.0.1:8080 */
+  url: string;
+  port: number;
+  ctx: AppContext;
+  stop(): Promise<void>;
+}
+
+export function startServer(config: Config, options: ServerOptions = {}): RunningServer {
+  const clock = options.clock ?? systemClock;
+  const log = new Logger(config.logLevel);
+  const db = openDatabase(databasePath(config.dataDir));
+  const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
+  for (const queue of options.queues ?? []) jobs.register(queue);
+  const ctx: AppContext = { config, db, clock, log, limiter: new RateLimiter(clock), jobs };
+
+  const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
+  const server = app.server;
+  if (!server) throw new Error("HTTP server did not start");
+  jobs.start();
+  const stopMaintenance = startMaintenance(ctx);
+  const port = server.port ?? config.port;
+  const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  log.info("mediabox listening", { url, data_dir: config.dataDir });
+
+  let stopped = false;
+  return {
+    url,
+    port,
+    ctx,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      stopMaintenance();
+      await app.stop();
+      await jobs.stop();
+      db.close();
+      log.info("mediabox stopped");
+    },
+  };
+}

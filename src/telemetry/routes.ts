@@ -1,0 +1,36 @@
+/** HTTP binding of `POST /files/log-upload-event` (no authentication; spec "Telemetry"). */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { requestInfo } from "../http/request-context.ts";
+import { ErrorBody } from "../http/schemas.ts";
+import { logUploadEvent } from "./upload-events.ts";
+
+export function telemetryRoutes(ctx: AppContext) {
+  return new Elysia({ tags: ["Telemetry"] }).post(
+    "/files/log-upload-event",
+    ({ body, request, set }) => {
+      const { principal, ip } = requestInfo(request);
+      const logged = logUploadEvent(ctx.db, ctx.clock, body, { orgId: principal?.orgId ?? null, ip });
+      ctx.log.info("upload event", { event_type: body.event_type, batch_id: body.batch_id, org_id: principal?.orgId, ip });
+      set.status = 200;
+      return logged;
+    },
+    {
+      body: t.Object({
+        event_type: t.String({ minLength: 1, maxLength: 100, error: "event_type must be a string of 1-100 characters" }),
+        message: t.String({ maxLength: 2000, error: "message must be a string of at most 2000 characters" }),
+        data: t.Optional(t.Record(t.String(), t.Unknown(), { error: "data must be a JSON object" })),
+        timestamp: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Number()], { error: "timestamp must be an ISO 8601 string or a number" })),
+        batch_id: t.Optional(t.String({ maxLength: 100, error: "batch_id must be at most 100 characters" })),
+        file_index: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, error: "file_index must be an integer from 0 to 10000" })),
+        file_name: t.Optional(t.String({ maxLength: 500, error: "file_name must be at most 500 characters" })),
+      }),
+      response: { 200: t.Object({ status: t.Literal("logged"), timestamp: t.String({ format: "date-time" }) }), 400: ErrorBody, 429: ErrorBody },
+      detail: {
+        summary: "Log a client-side upload event",
+        description: "No authentication. With a valid API key the event is attached to its organization.",
+        security: [],
+      },
+    },
+  );
+}

@@ -11,29 +11,26 @@ interface ValidationIssue {
   path: string;
   message: string;
   summary?: string;
+  schema?: { error?: unknown };
 }
 
 interface ValidationLike {
   type: string;
-  customError?: unknown;
   all: ValidationIssue[];
 }
 
+/** One line per offending field: "invalid body: name: is required; color: must be a hex colour…". */
 export function describeValidation(error: ValidationLike): string {
   const where = error.type === "property" ? "query" : error.type;
-  if (typeof error.customError === "string" && error.customError) return `invalid ${where}: ${error.customError}`;
-  const seen = new Set<string>();
-  const parts: string[] = [];
+  const lines = new Set<string>();
   for (const issue of error.all) {
-    const field = issue.path.replace(/^\//, "").replaceAll("/", ".") || where;
-    const why = issue.summary?.endsWith("but found: undefined")
-      ? "is required"
-      : issue.message.replace(/^Expected/, "expected");
-    const line = `${field}: ${why}`;
-    if (!seen.has(line)) parts.push(line);
-    seen.add(line);
+    const field = issue.path.replace(/^\//, "").replaceAll("/", ".");
+    const custom = typeof issue.schema?.error === "string" ? issue.schema.error : null;
+    if (issue.summary?.endsWith("but found: undefined")) lines.add(`${field}: is required`);
+    else if (custom) lines.add(custom);
+    else lines.add(`${field || where}: ${issue.message.replace(/^Expected/, "expected")}`);
   }
-  return `invalid ${where}: ${parts.join("; ") || "malformed value"}`;
+  return `invalid ${where}: ${[...lines].join("; ") || "malformed value"}`;
 }
 
 export function errorHandler(log: Logger) {

@@ -1,0 +1,147 @@
+/**
+ * Test harness: a real Mediabox server on an ephemeral port with its own data directory,
+ * plus helpers to create organizations and keys and to call the API over HTTP.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApiKey } from "../../src/auth/api-keys.ts";
+import type { Permission } from "../../src/auth/permissions.ts";
+import type { Clock } from "../../src/clock.ts";
+import { loadConfig, type Config } from "../../src/config.ts";
+import type { QueueDefinition } from "../../src/jobs/runner.ts";
+import { startServer, type RunningServer } from "../../src/server.ts";
+import { createOrganization } from "../../src/tenancy/organizations.ts";
+import type { Tier } from "../../src/tenancy/tiers.ts";
+
+export interface TestServer extends RunningServer {
+  dataDir: string;
+  config: Config;
+  /** Creates an organization with one key; returns an API client bound to that key. */
+  tenant(options?: { tier?: Tier; permissions?: Permission[] }): Tenant;
+  /** A client without a key. */
+  anonymous(ip?: string): ApiClient;
+  close(): Promise<void>;
+}
+
+export interface Tenant {
+  orgId: string;
+  orgName: string;
+  key: string;
+  api: ApiClient;
+  /** Another key of the same organization. */
+  keyWith(permissions: Permission[]): ApiClient;
+}
+
+let counter = 0;
+/** A distinct client IP per client, so per-IP rate limits of one test never leak into another. */
+export function freshIp(): string {
+  counter += 1;
+  return `10.${(counter >> 16) & 255}.${(counter >> 8) & 255}.${counter & 255}`;
+}
+
+export function tempDir(prefix = "mediabox-test-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startTestServer(
+  options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[] } = {},
+): Promise<TestServer> {
+  const dataDir = tempDir();
+  const config = loadConfig(
+    {},
+    {
+      MEDIABOX_PORT: "0",
+      MEDIABOX_HOST: "127.0.0.1",
+      MEDIABOX_DATA_DIR: dataDir,
+      MEDIABOX_LOG_LEVEL: "error",
+      MEDIABOX_TRUSTED_PROXIES: "loopback",
+      ...options.env,
+    },
+  );
+  const server = startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [] });
+  const { db, clock } = server.ctx;
+  return {
+    ...server,
+    dataDir,
+    config,
+    tenant(opts = {}) {
+      counter += 1;
+      const org = createOrganization(db, clock, `org-${counter}-${crypto.randomUUID().slice(0, 6)}`, opts.tier ?? "PROFESSIONAL");
+      const make = (permissions?: Permission[]) =>
+        createApiKey(db, clock, org.name, permissions ? { permissions } : {}).key;
+      const key = make(opts.permissions);
+      return {
+        orgId: org.id,
+        orgName: org.name,
+        key,
+        api: new ApiClient(server.url, key),
+        keyWith: (permissions) => new ApiClient(server.url, make(permissions)),
+      };
+    },
+    anonymous(ip) {
+      return new ApiClient(server.url, null, ip);
+    },
+    async close() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+/** Minimal HTTP client for the API: JSON in, JSON out, one client IP per client. */
+export class ApiClient {
+  readonly ip: string;
+
+  constructor(
+    readonly baseUrl: string,
+    readonly key: string | null,
+    ip?: string,
+  ) {
+    this.ip = ip ?? freshIp();
+  }
+
+  async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    const url = path.startsWith("/api/") || path.startsWith("/healthz") || path.startsWith("/readyz") || path.startsWith("/docs")
+      ? this.baseUrl + path
+      : `${this.baseUrl}/api/v2${path}`;
+    const init: RequestInit = {
+      method,
+      headers: {
+        "x-forwarded-for": this.ip,
+        ...(this.key ? { authorization: `Bearer ${this.key}` } : {}),
+        ...(body !== undefined && typeof body !== "string" ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      redirect: "manual",
+    };
+    if (body !== undefined) init.body = typeof body === "string" ? body : JSON.stringify(body);
+    const response = await fetch(url, init);
+    const text = await response.text();
+    let parsed: unknown = text;
+    if ((response.headers.get("content-type") ?? "").includes("json") && text) parsed = JSON.parse(text);
+    return { status: response.status, headers: response.headers, body: parsed as T };
+  }
+
+  get<T = any>(path: string, headers?: Record<string, string>) {
+    return this.request<T>("GET", path, undefined, headers);
+  }
+  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>) {
+    return this.request<T>("POST", path, body ?? {}, headers);
+  }
+  patch<T = any>(path: string, body: unknown) {
+    return this.request<T>("PATCH", path, body);
+  }
+  put<T = any>(path: string, body: unknown) {
+    return this.request<T>("PUT", path, body);
+  }
+  delete<T = any>(path: string) {
+    return this.request<T>("DELETE", path);
+  }
+}

@@ -9,7 +9,7 @@ import { keysCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/
 import { systemClock } from "./clock.ts";
 import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
 import { databasePath, openDatabase } from "./db/database.ts";
-import { VERSION } from "./http/infrastructure.ts";
+import { VERSION } from "./http/docs.ts";
 import { startServer } from "./server.ts";
 import { OrganizationError } from "./tenancy/organizations.ts";
 

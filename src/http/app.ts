@@ -1,5 +1,5 @@
 /** Assembles the HTTP application: error handling, the guard, docs, operations and the /api/v2 routes. */
-import { Elysia } from "elysia";
+import { Elysia, type AnyElysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { datasetRoutes } from "../datasets/routes.ts";
 import { folderRoutes } from "../folders/routes.ts";
@@ -8,7 +8,8 @@ import { projectRoutes } from "../projects/routes.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { API_PREFIX, guard } from "./guard.ts";
-import { apiDocs, infrastructureRoutes } from "./infrastructure.ts";
+import { docsRoutes } from "./docs.ts";
+import { infrastructureRoutes } from "./infrastructure.ts";
 
 export function createApp(ctx: AppContext) {
   const api = new Elysia({ prefix: API_PREFIX })
@@ -17,12 +18,15 @@ export function createApp(ctx: AppContext) {
     .use(jobRoutes(ctx))
     .use(telemetryRoutes(ctx))
     .use(datasetRoutes());
-  return new Elysia({ name: "mediabox" })
+  // "typebox" normalization rejects values of the wrong type; the default one coerces them
+  // (a string sent for an object field would arrive as {"0": "s", ...}).
+  const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })
     .use(errorHandler(ctx.log))
     .use(guard(ctx))
-    .use(apiDocs())
+    .use(docsRoutes(() => app))
     .use(infrastructureRoutes(ctx))
     .use(api);
+  return app;
 }
 
 export type App = ReturnType<typeof createApp>;

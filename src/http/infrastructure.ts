@@ -1,41 +1,11 @@
 /**
- * Operational routes outside the versioned API: liveness, readiness, and the interactive API
- * docs (Swagger UI served from the binary itself, so /docs works with no network).
+ * Operational routes outside the versioned API: liveness and readiness probes.
  */
-import { openapi } from "@elysiajs/openapi";
 import { Elysia, t } from "elysia";
-import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
-import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import type { AppContext } from "../context.ts";
 import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
-import { API_PREFIX } from "./guard.ts";
-
-export const VERSION = "0.1.0";
-
-const DOCS_ASSETS: Record<string, { path: string; type: string }> = {
-  "swagger-ui-bundle.js": { path: swaggerBundle, type: "text/javascript; charset=utf-8" },
-  "swagger-ui.css": { path: swaggerCss, type: "text/css; charset=utf-8" },
-};
-
-export function apiDocs() {
-  return openapi({
-    path: "/docs",
-    specPath: `${API_PREFIX}/openapi.json`,
-    provider: "swagger-ui",
-    swagger: { cdn: "/docs/assets/swagger-ui-bundle.js", theme: "/docs/assets/swagger-ui.css", autoDarkMode: false },
-    exclude: { paths: ["/docs/assets/:file", "/docs", `${API_PREFIX}/openapi.json`] },
-    documentation: {
-      info: {
-        title: "Mediabox API",
-        version: VERSION,
-        description: "Self-hosted media analysis appliance. Every API path is under /api/v2; authenticate with `Authorization: Bearer <API key>`.",
-      },
-      components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "Mediabox API key (mbx_…)" } } },
-      security: [{ apiKey: [] }],
-    },
-  });
-}
+import { VERSION } from "./docs.ts";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
@@ -60,17 +30,7 @@ export function infrastructureRoutes(ctx: AppContext) {
         },
         detail: { summary: "Readiness: database, schema, vector search and job workers are up", security: [] },
       },
-    )
-    .get("/docs/assets/:file", ({ params, set }) => {
-      const asset = DOCS_ASSETS[params.file];
-      if (!asset) {
-        set.status = 404;
-        return { detail: `no docs asset named ${params.file}`, code: "NOT_FOUND" };
-      }
-      return new Response(Bun.file(asset.path), {
-        headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" },
-      });
-    });
+    );
 }
 
 function readiness(ctx: AppContext): Record<string, { ok: boolean; detail: string }> {

@@ -1,0 +1,93 @@
+/**
+ * The OpenAPI 3.1 document (`/api/v2/openapi.json`), generated from the routes' schemas, and
+ * the interactive docs page (`/docs`, Swagger UI served from the binary so it works offline).
+ */
+import { toOpenAPISchema } from "@elysiajs/openapi";
+import { Elysia, type AnyElysia } from "elysia";
+import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
+import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import { API_PREFIX } from "./guard.ts";
+
+export const VERSION = "0.1.0";
+export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+
+const ASSETS: Record<string, { path: string; type: string }> = {
+  "swagger-ui-bundle.js": { path: swaggerBundle, type: "text/javascript; charset=utf-8" },
+  "swagger-ui.css": { path: swaggerCss, type: "text/css; charset=utf-8" },
+};
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8" />
+  <meta name="viewport" content="width=device-width, initial-scale=1" />
+  <title>Mediabox API</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css" />
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script>SwaggerUIBundle({ url: "${OPENAPI_PATH}", dom_id: "#swagger-ui", persistAuthorization: true });</script>
+</body>
+</html>`;
+
+type Operation = { responses?: Record<string, { content?: Record<string, unknown> }> };
+
+/**
+ * The generator writes `content: {type: "undefined"}` for bodiless responses (204), which is not
+ * valid OpenAPI; a response without a body simply has no content.
+ */
+function dropVoidContent(paths: Record<string, Record<string, Operation>>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        if (response.content && !Object.keys(response.content).some((k) => k.includes("/"))) delete response.content;
+      }
+    }
+  }
+}
+
+export function openApiDocument(app: AnyElysia) {
+  const { paths, components } = toOpenAPISchema(app, { staticFile: false });
+  dropVoidContent(paths as unknown as Record<string, Record<string, Operation>>);
+  return {
+    openapi: "3.1.2",
+    info: {
+      title: "Mediabox API",
+      version: VERSION,
+      description:
+        "Self-hosted media analysis appliance. Every API path is under /api/v2; authenticate with " +
+        "`Authorization: Bearer <API key>`. Errors are `{detail, code}`.",
+    },
+    paths,
+    components: {
+      ...components,
+      securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "Mediabox API key (mbx_…)" } },
+    },
+    security: [{ apiKey: [] }],
+  };
+}
+
+/** `root` is the whole application, whose routes the document describes (built on first request). */
+export function docsRoutes(root: () => AnyElysia) {
+  let document: ReturnType<typeof openApiDocument> | null = null;
+  return new Elysia()
+    .get(OPENAPI_PATH, () => (document ??= openApiDocument(root())), { detail: { hide: true } })
+    .get("/docs", () => new Response(PAGE, { headers: { "content-type": "text/html; charset=utf-8" } }), {
+      detail: { hide: true },
+    })
+    .get(
+      "/docs/assets/:file",
+      ({ params, set }) => {
+        const asset = ASSETS[params.file];
+        if (!asset) {
+          set.status = 404;
+          return { detail: `no docs asset named ${params.file}`, code: "NOT_FOUND" };
+        }
+        return new Response(Bun.file(asset.path), {
+          headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" },
+        });
+      },
+      { detail: { hide: true } },
+    );
+}

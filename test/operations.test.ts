@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { startTestServer, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(() => server.close());
+
+describe("health", () => {
+  test("/healthz answers without authentication", async () => {
+    const res = await server.anonymous().get("/healthz");
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("ok");
+  });
+
+  test("/readyz reports each dependency", async () => {
+    const res = await server.anonymous().get("/readyz");
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe("ready");
+    expect(Object.keys(res.body.checks).sort()).toEqual(["database", "jobs", "schema", "vector_search"]);
+    expect(res.body.checks.vector_search.detail).toMatch(/^sqlite-vec v\d/);
+  });
+
+  test("/readyz is 503 when the job workers are down", async () => {
+    const other = await startTestServer();
+    try {
+      await other.ctx.jobs.stop();
+      const res = await other.anonymous().get("/readyz");
+      expect(res.status).toBe(503);
+      expect(res.body.status).toBe("not_ready");
+      expect(res.body.checks.jobs.ok).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+describe("OpenAPI", () => {
+  test("the document is valid OpenAPI 3.1", async () => {
+    const res = await server.anonymous().get("/api/v2/openapi.json");
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toStartWith("3.1");
+    const result = await new Validator().validate(res.body);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  test("every API operation declares its responses, and writes declare their bodies", async () => {
+    const doc = (await server.anonymous().get("/api/v2/openapi.json")).body;
+    const operations = Object.entries(doc.paths as Record<string, Record<string, any>>).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, op]) => ({ path, method, op })),
+    );
+    const api = operations.filter((o) => o.path.startsWith("/api/v2/") && !o.path.startsWith("/api/v2/datasets"));
+    expect(api.map((o) => `${o.method.toUpperCase()} ${o.path}`)).toEqual(
+      expect.arrayContaining([
+        "POST /api/v2/projects",
+        "GET /api/v2/projects",
+        "GET /api/v2/projects/{project_id}",
+        "PATCH /api/v2/projects/{project_id}",
+        "DELETE /api/v2/projects/{project_id}",
+        "POST /api/v2/folders",
+        "GET /api/v2/job/{job_id}",
+        "POST /api/v2/files/log-upload-event",
+      ]),
+    );
+    for (const { path, method, op } of api) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect(Object.keys(op.responses ?? {}).length, where).toBeGreaterThan(1);
+      const success = op.responses["200"] ?? op.responses["201"] ?? op.responses["204"];
+      expect(success, where).toBeDefined();
+      const bodiless = path.endsWith("/cancel");
+      if ((method === "post" || method === "patch") && !bodiless) {
+        expect(op.requestBody?.content?.["application/json"]?.schema, where).toBeDefined();
+      }
+    }
+    expect(doc.paths["/api/v2/files/log-upload-event"].post.security).toEqual([]);
+  });
+
+  test("the docs page works offline: its scripts and styles are served locally", async () => {
+    const page = await server.anonymous().get("/docs");
+    expect(page.status).toBe(200);
+    const html = String(page.body);
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets).toContain("/docs/assets/swagger-ui-bundle.js");
+    expect(assets.filter((a) => /^https?:/.test(a))).toEqual([]);
+    for (const asset of ["/docs/assets/swagger-ui-bundle.js", "/docs/assets/swagger-ui.css"]) {
+      const res = await fetch(server.url + asset);
+      expect(res.status).toBe(200);
+      expect((await res.arrayBuffer()).byteLength).toBeGreaterThan(10_000);
+    }
+  });
+});

@@ -1,0 +1,67 @@
+/** Runs Mediabox as a child process (the CLI, or the compiled binary) and talks to it. */
+import type { Subprocess } from "bun";
+
+export interface CommandResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function run(cmd: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<CommandResult> {
+  const proc = Bun.spawn(cmd, {
+    cwd: options.cwd ?? process.cwd(),
+    env: { ...process.env, ...options.env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { exitCode, stdout, stderr };
+}
+
+export interface ServerProcess {
+  url: string;
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  stop(signal?: NodeJS.Signals): Promise<number>;
+}
+
+/** Starts a server command and resolves once it logs the URL it listens on. */
+export async function spawnServer(
+  cmd: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<ServerProcess> {
+  const proc = Bun.spawn(cmd, {
+    cwd: options.cwd ?? process.cwd(),
+    env: { ...process.env, MEDIABOX_PORT: "0", MEDIABOX_HOST: "127.0.0.1", ...options.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const stop = async (signal: NodeJS.Signals = "SIGTERM") => {
+    proc.kill(signal);
+    return proc.exited;
+  };
+  const reader = proc.stdout.getReader();
+  const decoder = new TextDecoder();
+  let seen = "";
+  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  while (Date.now() < deadline) {
+    const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)]);
+    if (!chunk || chunk.done) break;
+    seen += decoder.decode(chunk.value, { stream: true });
+    for (const line of seen.split("\n")) {
+      if (!line.includes('"mediabox listening"')) continue;
+      // Keep draining stdout so the child never blocks on a full pipe.
+      void (async () => {
+        while (!(await reader.read().catch(() => ({ done: true }))).done);
+      })();
+      return { url: JSON.parse(line).url as string, proc, stop };
+    }
+  }
+  proc.kill("SIGKILL");
+  const stderr = await new Response(proc.stderr).text();
+  throw new Error(`server did not start: ${cmd.join(" ")}\nstdout: ${seen}\nstderr: ${stderr}`);
+}

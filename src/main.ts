@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { ApiKeyError } from "./auth/api-keys.ts";
-import { keysCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
+import { backupCommand, keysCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
 import { systemClock } from "./clock.ts";
 import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
 import { databasePath, openDatabase } from "./db/database.ts";
@@ -24,6 +24,7 @@ Commands:
                                           create an API key; prints it once on stdout
   keys list --org NAME                    list an organization's keys
   keys revoke ID                          revoke a key
+  backup FILE                             write a consistent copy of the database (safe while serving)
   version                                 print the version
 
 Tiers: FREE, STARTER, PROFESSIONAL, ENTERPRISE, CUSTOM (FREE cannot hold API keys)
@@ -75,6 +76,7 @@ function main(argv: string[]): number | "serving" {
     let output: CommandOutput;
     if (command === "orgs") output = orgsCommand(db, systemClock, args, flags);
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
+    else if (command === "backup") output = backupCommand(db, args);
     else throw new UsageError(`unknown command "${command}"`);
     if (output.stdout) process.stdout.write(output.stdout + "\n");
     if (output.stderr) process.stderr.write(output.stderr + "\n");

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { tempDir } from "./support/server.ts";
@@ -105,5 +106,25 @@ describe("serve", () => {
     });
     expect(res.exitCode).toBe(1);
     expect(res.stderr).toContain("MEDIABOX_UNAUTHENTICATED_RATE_LIMIT");
+  });
+});
+
+describe("backup", () => {
+  test("writes a consistent, openable copy of the database and refuses to overwrite", async () => {
+    await cli("orgs", "create", "Backed Up");
+    const target = join(dataDir, "..", `backup-${crypto.randomUUID()}.db`);
+    const res = await cli("backup", target);
+    expect(res.exitCode).toBe(0);
+    const copy = new Database(target, { readonly: true });
+    try {
+      const names = copy.query<{ name: string }, []>("SELECT name FROM organizations").all().map((r) => r.name);
+      expect(names).toContain("Backed Up");
+    } finally {
+      copy.close();
+      rmSync(target, { force: true });
+    }
+    const again = await cli("backup", join(dataDir, "mediabox.db"));
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain("already exists");
   });
 });

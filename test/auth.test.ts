@@ -152,6 +152,15 @@ describe("errors", () => {
     expect(badQuery.body.detail).toContain("limit must be an integer from 1 to 100");
   });
 
+  test("oversized JSON bodies are 413 and change nothing", async () => {
+    const { api } = server.tenant();
+    const res = await api.post("/projects", { name: "Huge", description: "x".repeat(1024 * 1024) });
+    expect(res.status).toBe(413);
+    expect(res.body.code).toBe("PAYLOAD_TOO_LARGE");
+    expect(res.body.detail).toContain("1048576 bytes");
+    expect((await api.get("/projects")).body.total_count).toBe(1);
+  });
+
   test("unexpected failures are a generic 500 without internals", async () => {
     const app = new Elysia()
       .use(errorHandler(new Logger("error", { test: true })))

@@ -15,6 +15,9 @@ import { principalOf, setRequestInfo } from "./request-context.ts";
 
 export const API_PREFIX = "/api/v2";
 
+/** JSON request bodies are small by nature (the largest the spec allows is a 32 KB schema). */
+export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
 /** Operational routes: no authentication, no rate limit (probes and the docs page must always answer). */
 export function isInfrastructurePath(path: string): boolean {
   return (
@@ -60,16 +63,25 @@ export function guard(ctx: AppContext) {
         { "retry-after": String(decision.retryAfter) },
       );
     }
-    if (principal || (apiPath !== null && ANONYMOUS_ROUTES.has(`${request.method} ${apiPath}`))) return;
-    throw new ApiError(
-      401,
-      "UNAUTHENTICATED",
-      token === null
-        ? "missing API key: send the header 'Authorization: Bearer <API key>'"
-        : "invalid API key: the key is unknown, malformed or revoked",
-      { "www-authenticate": 'Bearer realm="mediabox"' },
-    );
+    if (!principal && !(apiPath !== null && ANONYMOUS_ROUTES.has(`${request.method} ${apiPath}`))) {
+      throw unauthenticated(token);
+    }
+    const length = Number(request.headers.get("content-length") ?? 0);
+    if (length > MAX_JSON_BODY_BYTES && (request.headers.get("content-type") ?? "").includes("json")) {
+      throw new ApiError(413, "PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
+    }
   });
+}
+
+function unauthenticated(token: string | null): ApiError {
+  return new ApiError(
+    401,
+    "UNAUTHENTICATED",
+    token === null
+      ? "missing API key: send the header 'Authorization: Bearer <API key>'"
+      : "invalid API key: the key is unknown, malformed or revoked",
+    { "www-authenticate": 'Bearer realm="mediabox"' },
+  );
 }
 
 /** Route option `permission: "view" | "edit" | "delete"`; also gives the handler its `principal`. */

@@ -21,6 +21,18 @@ export interface Config {
   unauthenticatedRateLimit: number;
   /** How long a worker owns a job without heartbeating before another worker may take it over. */
   jobLeaseSeconds: number;
+  /** Where blobs live: the local disk under the data dir, or an S3-compatible object store. */
+  storage: "local" | "s3";
+  s3Bucket: string | null;
+  s3Region: string;
+  /** Custom endpoint for S3-compatible servers (MinIO, Ceph, ...); null = AWS. */
+  s3Endpoint: string | null;
+  /** Credentials; null = the AWS SDK's default chain (AWS_* variables, profiles, instance roles). */
+  s3AccessKeyId: string | null;
+  s3SecretAccessKey: string | null;
+  s3ForcePathStyle: boolean;
+  /** Lifetime of an upload intent and its presigned URLs. */
+  uploadIntentTtlSeconds: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -48,6 +60,21 @@ function integer(min: number, max: number) {
 
 const text = (raw: string): string => raw;
 
+function boolean(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off"].includes(value)) return false;
+  throw new ConfigError(`expected true or false, got "${raw}"`);
+}
+
+function url(raw: string): string {
+  try {
+    return new URL(raw).toString().replace(/\/$/, "");
+  } catch {
+    throw new ConfigError(`expected an absolute URL, got "${raw}"`);
+  }
+}
+
 const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   port: { key: "port", flag: "port", env: "MEDIABOX_PORT", parse: integer(0, 65535), fallback: "8080" },
   host: { key: "host", flag: "host", env: "MEDIABOX_HOST", parse: text, fallback: "0.0.0.0" },
@@ -57,13 +84,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "publicUrl",
     flag: "public-url",
     env: "MEDIABOX_PUBLIC_URL",
-    parse: (raw) => {
-      try {
-        return new URL(raw).toString().replace(/\/$/, "");
-      } catch {
-        throw new ConfigError(`expected an absolute URL, got "${raw}"`);
-      }
-    },
+    parse: url,
     fallback: null,
     unset: null,
   },
@@ -99,6 +120,36 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: integer(1, 3600),
     fallback: "30",
   },
+  storage: {
+    key: "storage",
+    flag: "storage",
+    env: "MEDIABOX_STORAGE",
+    parse: (raw) => {
+      if (raw !== "local" && raw !== "s3") throw new ConfigError(`expected local or s3, got "${raw}"`);
+      return raw;
+    },
+    fallback: "local",
+  },
+  s3Bucket: { key: "s3Bucket", flag: "s3-bucket", env: "MEDIABOX_S3_BUCKET", parse: text, fallback: null, unset: null },
+  s3Region: { key: "s3Region", flag: "s3-region", env: "MEDIABOX_S3_REGION", parse: text, fallback: "us-east-1" },
+  s3Endpoint: { key: "s3Endpoint", flag: "s3-endpoint", env: "MEDIABOX_S3_ENDPOINT", parse: url, fallback: null, unset: null },
+  s3AccessKeyId: { key: "s3AccessKeyId", flag: "s3-access-key-id", env: "MEDIABOX_S3_ACCESS_KEY_ID", parse: text, fallback: null, unset: null },
+  s3SecretAccessKey: {
+    key: "s3SecretAccessKey",
+    flag: "s3-secret-access-key",
+    env: "MEDIABOX_S3_SECRET_ACCESS_KEY",
+    parse: text,
+    fallback: null,
+    unset: null,
+  },
+  s3ForcePathStyle: { key: "s3ForcePathStyle", flag: "s3-force-path-style", env: "MEDIABOX_S3_FORCE_PATH_STYLE", parse: boolean, fallback: "false" },
+  uploadIntentTtlSeconds: {
+    key: "uploadIntentTtlSeconds",
+    flag: "upload-intent-ttl-seconds",
+    env: "MEDIABOX_UPLOAD_INTENT_TTL_SECONDS",
+    parse: integer(60, 7 * 24 * 3600),
+    fallback: "86400",
+  },
 };
 
 export class ConfigError extends Error {}
@@ -125,7 +176,14 @@ export function loadConfig(
       throw new ConfigError(`--${setting.flag} / ${setting.env}: ${why}`);
     }
   }
-  return config as unknown as Config;
+  const result = config as unknown as Config;
+  if (result.storage === "s3" && !result.s3Bucket) {
+    throw new ConfigError("--s3-bucket / MEDIABOX_S3_BUCKET is required when storage is s3");
+  }
+  if ((result.s3AccessKeyId === null) !== (result.s3SecretAccessKey === null)) {
+    throw new ConfigError("MEDIABOX_S3_ACCESS_KEY_ID and MEDIABOX_S3_SECRET_ACCESS_KEY must be set together");
+  }
+  return result;
 }
 
 export function describeSettings(): { flag: string; env: string; fallback: unknown }[] {

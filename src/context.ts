@@ -7,6 +7,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
+import type { BlobStore } from "./storage/blob-store.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 
 export interface AppContext {
@@ -16,4 +17,5 @@ export interface AppContext {
   log: Logger;
   limiter: RateLimiter;
   jobs: JobRunner;
+  blobs: BlobStore;
 }

@@ -11,6 +11,9 @@ import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
+import { createBlobStore } from "./storage/index.ts";
+
+const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
 export interface ServerOptions {
   clock?: Clock;
@@ -32,9 +35,11 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const db = openDatabase(databasePath(config.dataDir));
   const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
   for (const queue of options.queues ?? []) jobs.register(queue);
-  const ctx: AppContext = { config, db, clock, log, limiter: new RateLimiter(clock), jobs };
+  const blobs = createBlobStore(config, clock);
+  const ctx: AppContext = { config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs };
 
-  const app = createApp(ctx).listen({ port: config.port, hostname: config.host });
+  // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
+  const app = createApp(ctx).listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
   const server = app.server;
   if (!server) throw new Error("HTTP server did not start");
   jobs.start();

@@ -5,6 +5,8 @@ import { datasetRoutes } from "../datasets/routes.ts";
 import { folderRoutes } from "../folders/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
+import { localS3Routes } from "../storage/local-s3-endpoint.ts";
+import { LocalBlobStore } from "../storage/local-store.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { API_PREFIX, guard } from "./guard.ts";
@@ -26,6 +28,7 @@ export function createApp(ctx: AppContext) {
     .use(docsRoutes(() => app))
     .use(infrastructureRoutes(ctx))
     .use(api);
+  if (ctx.blobs instanceof LocalBlobStore) app.use(localS3Routes(ctx.blobs, ctx.clock, ctx.config.publicUrl, ctx.log));
   return app;
 }
 

@@ -10,6 +10,7 @@ import type { Permission } from "../auth/permissions.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { bucketsFor } from "../ratelimit/policy.ts";
+import { LOCAL_S3_PATH } from "../storage/local-store.ts";
 import { clientIp, compileTrust } from "./client-ip.ts";
 import { principalOf, setRequestInfo } from "./request-context.ts";
 
@@ -18,9 +19,14 @@ export const API_PREFIX = "/api/v2";
 /** JSON request bodies are small by nature (the largest the spec allows is a 32 KB schema). */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
-/** Operational routes: no authentication, no rate limit (probes and the docs page must always answer). */
+/**
+ * Operational routes: no authentication, no rate limit (probes and the docs page must always
+ * answer). The local S3 endpoint is here too: its presigned-URL signature is the credential,
+ * and a multipart upload may send thousands of part PUTs a minute.
+ */
 export function isInfrastructurePath(path: string): boolean {
   return (
+    path.startsWith(`${LOCAL_S3_PATH}/`) ||
     path === "/healthz" ||
     path === "/readyz" ||
     path === "/docs" ||

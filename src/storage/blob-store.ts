@@ -1,0 +1,62 @@
+/**
+ * The blob store contract shared by the local-disk and S3 backends. Callers see object keys,
+ * never paths or buckets; bytes enter either from a file already staged on local disk (uploads
+ * streamed through the API) or directly from clients through presigned URLs (upload intents).
+ */
+export interface ObjectDigest {
+  size: number;
+  /** Lower-case hex. */
+  sha256: string;
+}
+
+export interface PresignPutOptions {
+  contentType: string;
+  /** Base64 SHA-256 the client must send as x-amz-checksum-sha256 (the store then verifies it). */
+  checksumSha256Base64?: string;
+  expiresInSeconds: number;
+}
+
+export interface PresignGetOptions {
+  expiresInSeconds: number;
+  /** Sets Content-Disposition on the download (attachment with this file name). */
+  downloadName?: string;
+  contentType?: string;
+}
+
+export interface CompletedPart {
+  partNumber: number;
+  etag: string;
+}
+
+export interface BlobStore {
+  readonly kind: "local" | "s3";
+  readonly bucket: string;
+
+  /**
+   * Moves a fully written local file into the store under `key`. The file must be on the data
+   * volume; it is consumed (renamed locally, uploaded and removed for S3). Atomic: readers see
+   * the whole object or nothing, and once this resolves the object survives a crash.
+   */
+  importFile(key: string, path: string, contentType: string): Promise<void>;
+  /** The object's bytes, or null when it does not exist. */
+  read(key: string): Promise<ReadableStream<Uint8Array> | null>;
+  /** Size in bytes, or null when the object does not exist. */
+  size(key: string): Promise<number | null>;
+  /** First bytes of the object (for type detection), or null when it does not exist. */
+  head(key: string, bytes: number): Promise<Uint8Array | null>;
+  /** Reads the whole object back and hashes it. */
+  digest(key: string): Promise<ObjectDigest | null>;
+  /** Idempotent. */
+  delete(key: string): Promise<void>;
+
+  createMultipartUpload(key: string, contentType: string): Promise<string>;
+  /** Assembles the parts in order; returns the final object's digest. */
+  completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest>;
+  /** Idempotent. */
+  abortMultipartUpload(key: string, uploadId: string): Promise<void>;
+
+  /** `origin` is the base URL the client reached the API by (used by the local backend only). */
+  presignPut(key: string, options: PresignPutOptions, origin: string): Promise<string>;
+  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number, origin: string): Promise<string>;
+  presignGet(key: string, options: PresignGetOptions, origin: string): Promise<string>;
+}

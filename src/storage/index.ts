@@ -1,0 +1,24 @@
+/** Builds the configured blob store. */
+import { join } from "node:path";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import type { BlobStore } from "./blob-store.ts";
+import { loadLocalCredentials, LocalBlobStore } from "./local-store.ts";
+import { makeS3Client } from "./presigner.ts";
+import { S3BlobStore } from "./s3-store.ts";
+
+export function createBlobStore(config: Config, clock: Clock): BlobStore {
+  if (config.storage === "s3") {
+    const client = makeS3Client({
+      region: config.s3Region,
+      endpoint: config.s3Endpoint,
+      forcePathStyle: config.s3ForcePathStyle,
+      credentials:
+        config.s3AccessKeyId && config.s3SecretAccessKey
+          ? { accessKeyId: config.s3AccessKeyId, secretAccessKey: config.s3SecretAccessKey }
+          : null,
+    });
+    return new S3BlobStore(client, config.s3Bucket!, clock);
+  }
+  return new LocalBlobStore(join(config.dataDir, "blobs"), loadLocalCredentials(config.dataDir), clock);
+}

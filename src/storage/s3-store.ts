@@ -1,0 +1,138 @@
+/**
+ * The S3 blob store: any S3-compatible endpoint (AWS, MinIO, Ceph, ...) through the AWS SDK.
+ * Presigned URLs point straight at the object store, so intent uploads never pass through
+ * the appliance.
+ */
+import { createReadStream } from "node:fs";
+import { rm } from "node:fs/promises";
+import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  NoSuchKey,
+  NotFound,
+  type S3Client,
+} from "@aws-sdk/client-s3";
+import { Upload } from "@aws-sdk/lib-storage";
+import type { Clock } from "../clock.ts";
+import type { BlobStore, CompletedPart, ObjectDigest, PresignGetOptions, PresignPutOptions } from "./blob-store.ts";
+import { Presigner } from "./presigner.ts";
+
+function isMissing(err: unknown): boolean {
+  return err instanceof NoSuchKey || err instanceof NotFound || (err as { name?: string })?.name === "NotFound" || (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 404;
+}
+
+export class S3BlobStore implements BlobStore {
+  readonly kind = "s3" as const;
+  private readonly presigner: Presigner;
+
+  constructor(
+    private readonly client: S3Client,
+    readonly bucket: string,
+    clock: Clock,
+  ) {
+    this.presigner = new Presigner(client, bucket, clock);
+  }
+
+  async importFile(key: string, path: string, contentType: string): Promise<void> {
+    // lib-storage switches to a multipart upload for large files and streams from disk.
+    await new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: key, Body: createReadStream(path), ContentType: contentType },
+      partSize: 16 * 1024 * 1024,
+      queueSize: 2,
+    }).done();
+    await rm(path, { force: true });
+  }
+
+  private async getObject(key: string, range?: string) {
+    try {
+      return await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, ...(range ? { Range: range } : {}) }));
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async read(key: string): Promise<ReadableStream<Uint8Array> | null> {
+    const object = await this.getObject(key);
+    return object?.Body ? (object.Body.transformToWebStream() as ReadableStream<Uint8Array>) : null;
+  }
+
+  async size(key: string): Promise<number | null> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async head(key: string, bytes: number): Promise<Uint8Array | null> {
+    const size = await this.size(key);
+    if (size === null) return null;
+    if (size === 0) return new Uint8Array();
+    const object = await this.getObject(key, `bytes=0-${Math.min(bytes, size) - 1}`);
+    return object?.Body ? await object.Body.transformToByteArray() : null;
+  }
+
+  async digest(key: string): Promise<ObjectDigest | null> {
+    const stream = await this.read(key);
+    if (!stream) return null;
+    const hasher = new Bun.CryptoHasher("sha256");
+    let size = 0;
+    for await (const chunk of stream) {
+      hasher.update(chunk);
+      size += chunk.byteLength;
+    }
+    return { size, sha256: hasher.digest("hex") };
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async createMultipartUpload(key: string, contentType: string): Promise<string> {
+    const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
+    if (!out.UploadId) throw new Error("the object store returned no UploadId");
+    return out.UploadId;
+  }
+
+  async completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest> {
+    await this.client.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: this.bucket,
+        Key: key,
+        UploadId: uploadId,
+        MultipartUpload: { Parts: parts.map((p) => ({ PartNumber: p.partNumber, ETag: p.etag })) },
+      }),
+    );
+    const digest = await this.digest(key);
+    if (!digest) throw new Error(`object ${key} is missing right after its multipart upload completed`);
+    return digest;
+  }
+
+  async abortMultipartUpload(key: string, uploadId: string): Promise<void> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }));
+    } catch (err) {
+      if ((err as { name?: string })?.name !== "NoSuchUpload" && !isMissing(err)) throw err;
+    }
+  }
+
+  presignPut(key: string, options: PresignPutOptions): Promise<string> {
+    return this.presigner.put(key, options);
+  }
+
+  presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number): Promise<string> {
+    return this.presigner.part(key, uploadId, partNumber, expiresInSeconds);
+  }
+
+  presignGet(key: string, options: PresignGetOptions): Promise<string> {
+    return this.presigner.get(key, options);
+  }
+}

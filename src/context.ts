@@ -7,6 +7,9 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
+import type { EventHub } from "./events/hub.ts";
+import type { UploadSlots } from "./ingest/upload-slots.ts";
+import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 
@@ -18,4 +21,7 @@ export interface AppContext {
   limiter: RateLimiter;
   jobs: JobRunner;
   blobs: BlobStore;
+  uploadSlots: UploadSlots;
+  pipelines: PipelineRegistry;
+  events: EventHub;
 }

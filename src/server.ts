@@ -12,6 +12,10 @@ import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
+import { EventHub } from "./events/hub.ts";
+import { UploadSlots } from "./ingest/upload-slots.ts";
+import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
+import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -36,12 +40,20 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
   for (const queue of options.queues ?? []) jobs.register(queue);
   const blobs = createBlobStore(config, clock);
-  const ctx: AppContext = { config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs };
+  const events = new EventHub();
+  const ctx: AppContext = {
+    config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs,
+    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events,
+  };
+  jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
+  jobs.register(batchIngestQueue(ctx));
+  recoverInterruptedUploads(ctx);
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
   const app = createApp(ctx).listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
   const server = app.server;
   if (!server) throw new Error("HTTP server did not start");
+  events.attach(server);
   jobs.start();
   const stopMaintenance = startMaintenance(ctx);
   const port = server.port ?? config.port;

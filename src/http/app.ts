@@ -3,6 +3,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { datasetRoutes } from "../datasets/routes.ts";
 import { folderRoutes } from "../folders/routes.ts";
+import { ingestRoutes } from "../ingest/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
@@ -17,6 +18,7 @@ export function createApp(ctx: AppContext) {
   const api = new Elysia({ prefix: API_PREFIX })
     .use(projectRoutes(ctx))
     .use(folderRoutes(ctx))
+    .use(ingestRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(telemetryRoutes(ctx))
     .use(datasetRoutes());

@@ -47,9 +47,27 @@ function dropVoidContent(paths: Record<string, Record<string, Operation>>): void
   }
 }
 
+/** OpenAPI has no WebSocket method: describe the upgrade as the GET it is. */
+function describeWebSockets(paths: Record<string, Record<string, Operation>>): void {
+  for (const item of Object.values(paths)) {
+    const ws = item.ws as (Operation & { summary?: string }) | undefined;
+    if (!ws) continue;
+    delete item.ws;
+    item.get = {
+      ...ws,
+      description:
+        "WebSocket upgrade. Authenticate with the Authorization header or ?access_token=<API key>. Send " +
+        '`{"action":"subscribe","channel":"batch.<session_id>"}`; messages are JSON objects with `type` ' +
+        "subscribed, progress, file_completed, file_failed, session_completed or error (see the README).",
+      responses: { 101: { description: "Switching Protocols" }, 401: { description: "Missing or invalid API key" } },
+    } as Operation;
+  }
+}
+
 export function openApiDocument(app: AnyElysia) {
   const { paths, components } = toOpenAPISchema(app, { staticFile: false });
   dropVoidContent(paths as unknown as Record<string, Record<string, Operation>>);
+  describeWebSockets(paths as unknown as Record<string, Record<string, Operation>>);
   return {
     openapi: "3.1.2",
     info: {

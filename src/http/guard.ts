@@ -38,9 +38,12 @@ export function isInfrastructurePath(path: string): boolean {
 /** API routes callable without a key (the spec's telemetry endpoint). Paths are below /api/v2. */
 const ANONYMOUS_ROUTES = new Set(["POST /files/log-upload-event"]);
 
-function bearerToken(request: Request): string | null {
+/** Browsers cannot set headers on a WebSocket, so the channel endpoint also takes ?access_token=. */
+const WEBSOCKET_PATH = `${API_PREFIX}/ws`;
+
+function bearerToken(request: Request, url: URL): string | null {
   const header = request.headers.get("authorization");
-  if (!header) return null;
+  if (!header) return url.pathname === WEBSOCKET_PATH ? url.searchParams.get("access_token") : null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   return match?.[1] ?? "";
 }
@@ -48,10 +51,11 @@ function bearerToken(request: Request): string | null {
 export function guard(ctx: AppContext) {
   const trust = compileTrust(ctx.config.trustedProxies);
   return new Elysia({ name: "mediabox-guard" }).onRequest(({ request, set, server }) => {
-    const path = new URL(request.url).pathname;
+    const url = new URL(request.url);
+    const path = url.pathname;
     const socketAddress = server?.requestIP(request)?.address ?? "unknown";
     const ip = clientIp(request, socketAddress, trust);
-    const token = bearerToken(request);
+    const token = bearerToken(request, url);
     const principal = token ? authenticateKey(ctx.db, ctx.clock, token) : null;
     setRequestInfo(request, { ip, principal });
     if (isInfrastructurePath(path)) return;

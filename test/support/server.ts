@@ -144,4 +144,15 @@ export class ApiClient {
   delete<T = any>(path: string) {
     return this.request<T>("DELETE", path);
   }
+  /** POSTs a multipart form (fetch sets the boundary). */
+  async form<T = any>(path: string, form: FormData): Promise<ApiResponse<T>> {
+    const response = await fetch(`${this.baseUrl}/api/v2${path}`, {
+      method: "POST",
+      body: form,
+      headers: { "x-forwarded-for": this.ip, ...(this.key ? { authorization: `Bearer ${this.key}` } : {}) },
+    });
+    const text = await response.text();
+    const json = (response.headers.get("content-type") ?? "").includes("json") && text ? JSON.parse(text) : text;
+    return { status: response.status, headers: response.headers, body: json as T };
+  }
 }

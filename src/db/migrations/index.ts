@@ -3,6 +3,7 @@
  * a change to the schema is a new file with the next number.
  */
 import foundation from "./001_foundation.ts";
+import ingest from "./002_ingest.ts";
 
 export interface Migration {
   version: number;
@@ -10,4 +11,7 @@ export interface Migration {
   sql: string;
 }
 
-export const MIGRATIONS: Migration[] = [{ version: 1, name: "foundation", sql: foundation }];
+export const MIGRATIONS: Migration[] = [
+  { version: 1, name: "foundation", sql: foundation },
+  { version: 2, name: "ingest", sql: ingest },
+];

@@ -1,0 +1,25 @@
+/**
+ * Real-time channels (spec "Events"): domain code publishes JSON messages to a named channel
+ * such as `batch.<session_id>`; WebSocket clients subscribed to it receive them. Backed by
+ * Bun's built-in pub/sub, so fan-out costs one call whatever the number of subscribers.
+ */
+import type { Server } from "bun";
+
+export interface ChannelMessage {
+  type: string;
+  channel: string;
+  [field: string]: unknown;
+}
+
+export class EventHub {
+  private server: Server<unknown> | null = null;
+
+  attach(server: Server<unknown>): void {
+    this.server = server;
+  }
+
+  publish(channel: string, type: string, data: Record<string, unknown>): void {
+    const message: ChannelMessage = { type, channel, ...data, sent_at: new Date().toISOString() };
+    this.server?.publish(channel, JSON.stringify(message));
+  }
+}

@@ -1,0 +1,294 @@
+/**
+ * Batch uploads: one multipart request with many files becomes an upload session. The body is
+ * staged to disk (fsynced) before the session is acknowledged; accepted files become session
+ * items that are stored one by one, inline for five files or fewer, otherwise by the durable
+ * `batch.ingest` job, which a restart resumes. Progress goes to the `batch.<id>` channel.
+ */
+import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { Principal } from "../auth/api-keys.ts";
+import { isoAt } from "../clock.ts";
+import type { AppContext } from "../context.ts";
+import { badRequest } from "../errors.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import type { QueueDefinition } from "../jobs/runner.ts";
+import { fsyncDir } from "../storage/disk.ts";
+import { FIXED_LIMITS, TIER_LIMITS } from "../tenancy/tiers.ts";
+import { detectType, type DetectedType, type DocumentType, type MediaType } from "./detect.ts";
+import { fileBlobKey, ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.ts";
+import { parseMultipartForm } from "./multipart-form.ts";
+import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
+import { getSessionRow, statusUrl, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
+
+export const BATCH_QUEUE = "batch.ingest";
+/** Batches up to this many accepted files are stored before the response returns. */
+export const IMMEDIATE_RESULTS_MAX = 5;
+
+export const stagingRoot = (ctx: AppContext) => join(ctx.config.dataDir, "staging");
+
+interface SessionOptions {
+  options: UploadOptions;
+  placement: Placement;
+}
+
+export interface Rejection {
+  file_index: number;
+  filename: string;
+  code: "UNSUPPORTED_FILE_TYPE" | "FILE_TOO_LARGE";
+  reason: string;
+}
+
+export interface ItemResult {
+  image_id: string | null;
+  filename: string;
+  status: "completed" | "failed" | "skipped";
+  processing_time_ms: number | null;
+  skipped: boolean;
+  skipped_existing_image_id: string | null;
+  error: string | null;
+  storage_target: string;
+  media_type: MediaType;
+  document_type: DocumentType | null;
+  text_extraction_status: string | null;
+}
+
+export async function createBatch(ctx: AppContext, principal: Principal, request: Request) {
+  const { db, clock } = ctx;
+  const sessionId = crypto.randomUUID();
+  const stagingDir = join(stagingRoot(ctx), sessionId);
+  mkdirSync(stagingDir, { recursive: true });
+  const maxFiles = TIER_LIMITS[principal.tier].batchFiles;
+  try {
+    const form = await parseMultipartForm(request, stagingDir, {
+      fileFields: ["files", "files[]", "file"],
+      maxFileBytes: FIXED_LIMITS.maxImageBytes,
+      maxFiles,
+      maxTotalBytes: FIXED_LIMITS.maxBatchPayloadBytes,
+      abortOnOversizedFile: false,
+      oversizeMessage: "",
+    });
+    if (form.files.length === 0) throw badRequest("files: at least one file is required");
+    await fsyncDir(stagingDir);
+    const options = parseUploadOptions(form.fields);
+    const placement = resolvePlacement(db, principal.orgId, options);
+
+    const rejections: Rejection[] = [];
+    const accepted: { index: number; filename: string; size: number; sha256: string; type: DetectedType }[] = [];
+    for (const staged of form.files) {
+      if (staged.path === null) {
+        rejections.push({ file_index: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB here; use the upload-intent flow (POST /files/uploads)` });
+        continue;
+      }
+      const detection = await detectType(staged.head, staged.filename, staged.path);
+      const tooLarge = detection.ok ? sizeLimitViolation(detection.type, staged.size) : null;
+      if (!detection.ok || tooLarge) {
+        await rm(staged.path, { force: true });
+        rejections.push(
+          detection.ok
+            ? { file_index: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: tooLarge! }
+            : { file_index: staged.index, filename: staged.filename, code: "UNSUPPORTED_FILE_TYPE", reason: detection.reason },
+        );
+        continue;
+      }
+      accepted.push({ index: staged.index, filename: staged.filename, size: staged.size, sha256: staged.sha256, type: detection.type });
+    }
+
+    const now = isoAt(clock.now());
+    const background = accepted.length > IMMEDIATE_RESULTS_MAX;
+    const stored: SessionOptions = { options, placement };
+    db.transaction(() => {
+      db.query(
+        `INSERT INTO upload_sessions (id, org_id, status, upload_method, total_files, rejected_files, options, created_by, created_at, started_at, updated_at, completed_at)
+         VALUES (?, ?, ?, 'streaming', ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(sessionId, principal.orgId, accepted.length ? "processing" : "failed", form.files.length, rejections.length, JSON.stringify(stored), principal.keyId, now, now, now, accepted.length ? null : now);
+      const insert = db.query(
+        `INSERT INTO session_items (session_id, item_index, filename, file_id, status, size_bytes, sha256, media_type, content_type, format, document_type, created_at)
+         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const a of accepted) {
+        insert.run(sessionId, a.index, a.filename, crypto.randomUUID(), a.size, a.sha256, a.type.mediaType, a.type.mime, a.type.format, a.type.documentType, now);
+      }
+      if (background) enqueueJob(db, clock, { queue: BATCH_QUEUE, orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}` });
+    }).immediate();
+
+    let immediate: ItemResult[] | null = null;
+    if (!background) {
+      immediate = await processSession(ctx, sessionId);
+      if (accepted.length === 0) rmSync(stagingDir, { recursive: true, force: true });
+    }
+    const failed = immediate?.filter((r) => r.status === "failed").length ?? 0;
+    const status =
+      accepted.length === 0 ? "rejected" : background ? "processing" : rejections.length > 0 || failed > 0 ? "partial" : "completed";
+    return {
+      session_id: sessionId,
+      total_files: form.files.length,
+      accepted_files: accepted.length,
+      rejected_files: rejections.length,
+      status,
+      immediate_results: immediate,
+      status_url: statusUrl(sessionId),
+      websocket_channel: websocketChannel(sessionId),
+      rejections: rejections.length ? rejections : null,
+    };
+  } catch (err) {
+    // Nothing was acknowledged: drop the staged bytes (and the session row if it was written).
+    rmSync(stagingDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+function itemResult(item: ItemRow, storageTarget: string): ItemResult {
+  return {
+    image_id: item.status === "skipped" ? item.skipped_existing_file_id : item.status === "completed" ? item.file_id : null,
+    filename: item.filename,
+    status: item.status === "pending" ? "failed" : item.status,
+    processing_time_ms: item.processing_time_ms,
+    skipped: item.status === "skipped",
+    skipped_existing_image_id: item.skipped_existing_file_id,
+    error: item.error,
+    storage_target: storageTarget,
+    media_type: item.media_type as MediaType,
+    document_type: item.document_type as DocumentType | null,
+    text_extraction_status: item.media_type === "document" && item.status === "completed" ? "pending" : null,
+  };
+}
+
+/**
+ * Stores every pending item of a session in order, then closes the session. Safe to run again
+ * after a crash: finished items are skipped and each item's store step is idempotent.
+ */
+export async function processSession(ctx: AppContext, sessionId: string, signal?: AbortSignal): Promise<ItemResult[]> {
+  const { db, clock, events } = ctx;
+  const session = db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
+  if (!session) return [];
+  const { options, placement } = JSON.parse(session.options) as SessionOptions;
+  const channel = websocketChannel(sessionId);
+  const stagingDir = join(stagingRoot(ctx), sessionId);
+  const pending = db.query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? AND status = 'pending' ORDER BY item_index").all(sessionId);
+
+  for (const item of pending) {
+    if (signal?.aborted) throw new Error("batch processing interrupted");
+    const status = db.query<{ status: string }, [string]>("SELECT status FROM upload_sessions WHERE id = ?").get(sessionId)?.status;
+    if (status === "cancelled") break;
+    const started = performance.now();
+    const path = join(stagingDir, String(item.item_index));
+    let outcome: { status: "completed" | "failed" | "skipped"; existing: string | null; error: string | null };
+    try {
+      const result = await ingestStagedFile(ctx, existsSync(path) ? path : null, {
+        id: item.file_id,
+        orgId: session.org_id,
+        filename: item.filename,
+        size: item.size_bytes,
+        sha256: item.sha256,
+        type: { mediaType: item.media_type as MediaType, mime: item.content_type, format: item.format ?? "", documentType: item.document_type as DocumentType | null },
+        blobKey: fileBlobKey(session.org_id, item.file_id),
+        uploadMethod: "streaming",
+        sessionId,
+        uploadedBy: session.created_by,
+        options,
+        placement,
+      });
+      outcome = result.status === "skipped" ? { status: "skipped", existing: result.skippedExistingId, error: null } : { status: "completed", existing: null, error: null };
+    } catch (err) {
+      ctx.log.warn("batch item failed", { session_id: sessionId, item: item.item_index, error: String(err) });
+      outcome = { status: "failed", existing: null, error: err instanceof Error ? err.message : String(err) };
+    }
+    const elapsed = Math.round((performance.now() - started) * 10) / 10;
+    const now = isoAt(clock.now());
+    db.transaction(() => {
+      db.query(
+        `UPDATE session_items SET status = ?, skipped_existing_file_id = ?, error = ?, processing_time_ms = ?, finished_at = ?
+         WHERE session_id = ? AND item_index = ? AND status = 'pending'`,
+      ).run(outcome.status, outcome.existing, outcome.error, elapsed, now, sessionId, item.item_index);
+      db.query("UPDATE upload_sessions SET updated_at = ? WHERE id = ?").run(now, sessionId);
+    }).immediate();
+    const done = { ...item, status: outcome.status, skipped_existing_file_id: outcome.existing, error: outcome.error, processing_time_ms: elapsed };
+    events.publish(channel, outcome.status === "failed" ? "file_failed" : "file_completed", { session_id: sessionId, file_index: item.item_index, result: itemResult(done, options.storageTarget) });
+    publishProgress(ctx, sessionId);
+  }
+
+  finishSession(ctx, sessionId);
+  rmSync(stagingDir, { recursive: true, force: true });
+  return db
+    .query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? ORDER BY item_index")
+    .all(sessionId)
+    .map((i) => itemResult(i, options.storageTarget));
+}
+
+function publishProgress(ctx: AppContext, sessionId: string) {
+  const counts = ctx.db
+    .query<{ total: number; pending: number; completed: number; failed: number; skipped: number; rejected: number }, [string]>(
+      `SELECT s.total_files AS total, s.rejected_files AS rejected,
+         sum(i.status = 'pending') AS pending, sum(i.status = 'completed') AS completed,
+         sum(i.status = 'failed') AS failed, sum(i.status = 'skipped') AS skipped
+       FROM upload_sessions s LEFT JOIN session_items i ON i.session_id = s.id WHERE s.id = ?`,
+    )
+    .get(sessionId);
+  if (!counts) return;
+  const processed = counts.total - (counts.pending ?? 0);
+  ctx.events.publish(websocketChannel(sessionId), "progress", {
+    session_id: sessionId,
+    total_files: counts.total,
+    completed_files: counts.completed ?? 0,
+    failed_files: (counts.failed ?? 0) + counts.rejected,
+    skipped_files: counts.skipped ?? 0,
+    pending_files: counts.pending ?? 0,
+    progress_percentage: counts.total ? Math.round((processed / counts.total) * 1000) / 10 : 100,
+  });
+}
+
+function finishSession(ctx: AppContext, sessionId: string) {
+  const { db, clock } = ctx;
+  const now = isoAt(clock.now());
+  const final = db.transaction(() => {
+    const row = db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
+    if (!row || row.status !== "processing") return row?.status ?? null;
+    const left = db.query<{ n: number; ok: number }, [string]>(
+      "SELECT sum(status = 'pending') AS n, sum(status IN ('completed','skipped')) AS ok FROM session_items WHERE session_id = ?",
+    ).get(sessionId);
+    if ((left?.n ?? 0) > 0) return null;
+    const status = (left?.ok ?? 0) > 0 ? "completed" : "failed";
+    db.query("UPDATE upload_sessions SET status = ?, completed_at = ?, updated_at = ? WHERE id = ?").run(status, now, now, sessionId);
+    return status;
+  }).immediate();
+  if (final) {
+    const row = getSessionRow(db, db.query<{ org_id: string }, [string]>("SELECT org_id FROM upload_sessions WHERE id = ?").get(sessionId)!.org_id, sessionId);
+    ctx.events.publish(websocketChannel(sessionId), "session_completed", { session_id: sessionId, status: row.status, completed_at: row.completed_at });
+  }
+}
+
+export function batchIngestQueue(ctx: AppContext): QueueDefinition<{ sessionId: string }> {
+  return {
+    name: BATCH_QUEUE,
+    concurrency: 1,
+    async handler(job) {
+      const results = await processSession(ctx, job.payload.sessionId, job.signal);
+      return [{ session_id: job.payload.sessionId, files: results.length }];
+    },
+  };
+}
+
+/**
+ * At startup: staged bytes of requests that were never acknowledged (no session row) are
+ * deleted; acknowledged sessions with items still pending get their job back.
+ */
+export function recoverInterruptedUploads(ctx: AppContext): void {
+  const root = stagingRoot(ctx);
+  mkdirSync(root, { recursive: true });
+  for (const name of readdirSync(root)) {
+    const session = ctx.db.query<{ status: string; org_id: string }, [string]>("SELECT status, org_id FROM upload_sessions WHERE id = ?").get(name);
+    if (!session || session.status !== "processing") {
+      rmSync(join(root, name), { recursive: true, force: true });
+      continue;
+    }
+  }
+  const open = ctx.db
+    .query<{ id: string; org_id: string }, []>(
+      "SELECT s.id, s.org_id FROM upload_sessions s WHERE s.status = 'processing' AND EXISTS (SELECT 1 FROM session_items i WHERE i.session_id = s.id AND i.status = 'pending')",
+    )
+    .all();
+  for (const s of open) {
+    enqueueJob(ctx.db, ctx.clock, { queue: BATCH_QUEUE, orgId: s.org_id, payload: { sessionId: s.id }, dedupeKey: `batch:${s.id}` });
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * Decides what an uploaded file is from its bytes: `file-type` for binary formats, a text
+ * sniffer for txt/md/svg/html and scripts. The client's Content-Type and file name are hints
+ * only (the name may pick md over txt and flags script extensions). Everything that is not a
+ * supported image, document or video is rejected with a reason: executables, scripts, archives,
+ * active HTML/SVG, and anything unrecognizable.
+ */
+import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
+
+export type MediaType = "image" | "document" | "video";
+export type DocumentType = "pdf" | "docx" | "txt" | "md";
+
+export interface DetectedType {
+  mediaType: MediaType;
+  /** Canonical MIME type from the content. */
+  mime: string;
+  /** Short format name: jpeg, png, pdf, docx, mp4, ... */
+  format: string;
+  documentType: DocumentType | null;
+}
+
+export type Detection = { ok: true; type: DetectedType } | { ok: false; reason: string };
+
+const IMAGE_FORMATS: Record<string, string> = {
+  jpg: "jpeg",
+  png: "png",
+  gif: "gif",
+  webp: "webp",
+  tif: "tiff",
+  avif: "avif",
+  heic: "heic",
+};
+
+const VIDEO_FORMATS = new Set(["mp4", "mov", "webm", "mkv", "avi", "m4v", "mpg", "3gp"]);
+
+const EXECUTABLES = new Set(["elf", "exe", "macho", "class", "jar", "apk", "dex", "wasm", "msi", "deb", "rpm", "dmg", "swf", "lnk", "cab", "xpi", "crx"]);
+const ARCHIVES = new Set(["zip", "tar", "gz", "bz2", "xz", "7z", "rar", "zst", "lz", "lzh", "arj", "cpio", "ar", "Z", "lz4", "iso"]);
+
+const SCRIPT_EXTENSIONS = /\.(sh|bash|zsh|ksh|csh|fish|bat|cmd|ps1|psm1|psd1|vbs|vbe|js|mjs|cjs|jse|wsf|wsh|py|pl|rb|php|hta|scr|com|exe|msi|dll|jar|apk|app|command|applescript|reg)$/i;
+
+const MARKDOWN_HINT = /\.(md|markdown|mdown|mkd)$/i;
+
+/**
+ * `head` is the file's first bytes (64 KiB is plenty); `path`, when the whole file is on disk,
+ * lets a zip whose telling entries lie beyond the head (a docx, a jar) be read in full.
+ */
+export async function detectType(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
+  if (head.byteLength === 0) return { ok: false, reason: "the file is empty" };
+  let found = await fileTypeFromBuffer(head);
+  if (found?.ext === "zip" && path) found = (await fileTypeFromFile(path)) ?? found;
+  if (found) return classifyBinary(found.ext, found.mime);
+  return classifyText(head, filename);
+}
+
+function classifyBinary(ext: string, mime: string): Detection {
+  if (EXECUTABLES.has(ext)) return { ok: false, reason: `executable content (${mime}) is not accepted` };
+  if (ARCHIVES.has(ext)) return { ok: false, reason: `archives (${mime}) are not accepted; upload the files inside instead` };
+  const image = IMAGE_FORMATS[ext];
+  if (image) return { ok: true, type: { mediaType: "image", mime, format: image, documentType: null } };
+  if (ext === "pdf") return { ok: true, type: { mediaType: "document", mime, format: "pdf", documentType: "pdf" } };
+  if (ext === "docx") return { ok: true, type: { mediaType: "document", mime, format: "docx", documentType: "docx" } };
+  if (VIDEO_FORMATS.has(ext)) return { ok: true, type: { mediaType: "video", mime, format: ext, documentType: null } };
+  return { ok: false, reason: `unsupported file type ${mime}; accepted: images (jpeg, png, gif, webp, tiff, avif, heic), documents (pdf, docx, txt, md) and videos (mp4, mov, webm, mkv, avi)` };
+}
+
+/** Decodes as UTF-8 (a multi-byte character cut at the end of the head is tolerated). */
+function decodeText(head: Uint8Array): string | null {
+  let bytes = head;
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) bytes = bytes.subarray(3);
+  // Trim a possibly truncated trailing UTF-8 sequence.
+  let end = bytes.byteLength;
+  for (let i = 1; i <= 3 && end - i >= 0; i++) {
+    const b = bytes[end - i]!;
+    if ((b & 0xc0) === 0xc0) {
+      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
+      if (i < need) end -= i;
+      break;
+    }
+    if ((b & 0x80) === 0) break;
+  }
+  try {
+    const text = new TextDecoder("utf-8", { fatal: true }).decode(bytes.subarray(0, end));
+    let control = 0;
+    for (const ch of text) {
+      const c = ch.codePointAt(0)!;
+      if (c === 0) return null;
+      if (c < 32 && c !== 9 && c !== 10 && c !== 13 && c !== 12) control++;
+    }
+    return control > text.length / 100 ? null : text;
+  } catch {
+    return null;
+  }
+}
+
+const BATCH = /^\s*@?echo\s+off\b/im;
+const POWERSHELL = /\b(Invoke-Expression|Invoke-WebRequest|Set-ExecutionPolicy|Start-Process|New-Object\s+System\.Net\.WebClient|IEX\s*\()/i;
+const ACTIVE_MARKUP = /<script\b|\bjavascript:|\son[a-z]+\s*=|<iframe\b|<object\b|<embed\b|<foreignObject\b/i;
+
+function classifyText(head: Uint8Array, filename: string): Detection {
+  const text = decodeText(head);
+  if (text === null) return { ok: false, reason: "unrecognized binary content" };
+  const start = text.trimStart();
+  if (start.startsWith("#!")) return { ok: false, reason: "scripts (a #! interpreter line) are not accepted" };
+  if (SCRIPT_EXTENSIONS.test(filename)) return { ok: false, reason: `files named like scripts or programs (${filename}) are not accepted` };
+  if (BATCH.test(text)) return { ok: false, reason: "batch scripts are not accepted" };
+  if (POWERSHELL.test(text)) return { ok: false, reason: "PowerShell scripts are not accepted" };
+
+  const lower = start.slice(0, 1024).toLowerCase();
+  const isSvg = /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg[^>]*>\s*)?<svg[\s>]/.test(lower);
+  if (isSvg) {
+    if (ACTIVE_MARKUP.test(text)) return { ok: false, reason: "SVG with script or event handlers is not accepted" };
+    return { ok: true, type: { mediaType: "image", mime: "image/svg+xml", format: "svg", documentType: null } };
+  }
+  if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(lower) || (/<script\b/i.test(text) && /<\/?[a-z]+[\s>]/i.test(lower))) {
+    return { ok: false, reason: ACTIVE_MARKUP.test(text) ? "HTML with script is not accepted" : "HTML pages are not a supported document type (pdf, docx, txt, md)" };
+  }
+  if (/^<\?xml/.test(lower)) return { ok: false, reason: "XML files are not a supported document type (pdf, docx, txt, md)" };
+
+  const markdown = MARKDOWN_HINT.test(filename) || looksLikeMarkdown(text);
+  return markdown
+    ? { ok: true, type: { mediaType: "document", mime: "text/markdown", format: "md", documentType: "md" } }
+    : { ok: true, type: { mediaType: "document", mime: "text/plain", format: "txt", documentType: "txt" } };
+}
+
+function looksLikeMarkdown(text: string): boolean {
+  let signals = 0;
+  if (/^#{1,6}\s+\S/m.test(text)) signals += 2;
+  if (/^```/m.test(text)) signals += 2;
+  if (/\[[^\]\n]+\]\([^)\s]+\)/.test(text)) signals += 1;
+  if (/^\s*[-*+]\s+\S/m.test(text)) signals += 1;
+  if (/^\|.+\|\s*$\n^\|\s*:?-{3,}/m.test(text)) signals += 2;
+  if (/\*\*[^*\n]+\*\*/.test(text)) signals += 1;
+  return signals >= 2;
+}

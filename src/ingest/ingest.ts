@@ -1,0 +1,144 @@
+/**
+ * Turns bytes that have arrived into a stored file: size limits by media type, duplicate skip
+ * by content hash within the organization, the move into the blob store, and the file record
+ * created in one transaction with its processing job (and the AI-description reservation).
+ * Streaming, batch and intent uploads all end here.
+ */
+import type { Database } from "bun:sqlite";
+import { rm } from "node:fs/promises";
+import { isoAt } from "../clock.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import { FILE_PROCESSING_QUEUE } from "../processing/file-processing.ts";
+import { FIXED_LIMITS } from "../tenancy/tiers.ts";
+import { recordUsage } from "../usage/usage.ts";
+import type { DetectedType } from "./detect.ts";
+import type { UploadOptions } from "./options.ts";
+
+export interface Placement {
+  projectId: string;
+  folderId: string | null;
+}
+
+export interface NewFile {
+  id: string;
+  orgId: string;
+  filename: string;
+  size: number;
+  sha256: string;
+  type: DetectedType;
+  blobKey: string;
+  uploadMethod: "streaming" | "presigned";
+  sessionId: string | null;
+  uploadedBy: string | null;
+  options: UploadOptions;
+  placement: Placement;
+}
+
+export interface IngestOutcome {
+  fileId: string;
+  status: "processing" | "skipped";
+  skippedExistingId: string | null;
+  type: DetectedType;
+}
+
+export const fileBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/original`;
+
+export function unsupportedFile(reason: string): ApiError {
+  return new ApiError(415, "UNSUPPORTED_FILE_TYPE", `unsupported or unsafe file: ${reason}`);
+}
+
+/** The streaming limit for a detected type, or null when it is within it. */
+export function sizeLimitViolation(type: DetectedType, size: number): string | null {
+  const limit = type.mediaType === "document" ? FIXED_LIMITS.maxDocumentBytes : FIXED_LIMITS.maxImageBytes;
+  if (size <= limit) return null;
+  return `${type.mediaType} files are limited to ${limit / 1024 ** 2} MB through this endpoint (got ${size} bytes); use the upload-intent flow (POST /files/uploads) for larger files`;
+}
+
+export function findDuplicate(db: Database, orgId: string, sha256: string): { id: string; filename: string } | null {
+  return (
+    db
+      .query<{ id: string; filename: string }, [string, string]>(
+        "SELECT id, filename FROM files WHERE org_id = ? AND sha256 = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1",
+      )
+      .get(orgId, sha256) ?? null
+  );
+}
+
+export function fileExists(db: Database, id: string): boolean {
+  return db.query("SELECT 1 FROM files WHERE id = ?").get(id) !== null;
+}
+
+/** Inserts the record and its processing job atomically. Must run inside a transaction. */
+export function insertFileRecord(ctx: AppContext, file: NewFile): void {
+  const { db, clock } = ctx;
+  const now = clock.now();
+  const at = isoAt(now);
+  const job = enqueueJob(db, clock, { queue: FILE_PROCESSING_QUEUE, orgId: file.orgId, payload: { fileId: file.id } });
+  const { options, type } = file;
+  db.query(
+    `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
+       title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
+       storage_target, auto_describe, content_category, custom_schema_id, compliance_type, compliance_standard,
+       compliance_image_type, uploaded_by, processing_status, processing_job_id, text_extraction_status,
+       variant_status, description_status)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+  ).run(
+    file.id,
+    file.orgId,
+    file.placement.projectId,
+    file.placement.folderId,
+    type.mediaType,
+    file.filename,
+    at,
+    at,
+    options.title,
+    JSON.stringify(options.tags),
+    file.size,
+    type.mime,
+    type.format,
+    type.documentType,
+    file.sha256,
+    file.blobKey,
+    file.uploadMethod,
+    file.sessionId,
+    options.storageTarget,
+    options.autoDescribe ? 1 : 0,
+    options.contentCategory,
+    options.customSchemaId,
+    options.compliance?.type ?? null,
+    options.compliance?.standard ?? null,
+    options.compliance ? options.compliance.imageType : null,
+    file.uploadedBy,
+    job.id,
+    type.mediaType === "document" ? "pending" : null,
+    type.mediaType === "image" ? "pending" : null,
+    type.mediaType === "image" ? (options.autoDescribe ? "pending" : "skipped") : null,
+  );
+  if (type.mediaType === "image" && options.autoDescribe) recordUsage(db, file.orgId, "ai_descriptions", 1, now);
+}
+
+/**
+ * Stores a file staged on local disk. With skip_duplicates an existing file of the same content
+ * wins and the staged bytes are dropped. Idempotent by file id, so a batch job that crashed
+ * half-way can run the same item again.
+ */
+export async function ingestStagedFile(ctx: AppContext, stagedPath: string | null, file: NewFile): Promise<IngestOutcome> {
+  const { db, blobs } = ctx;
+  if (fileExists(db, file.id)) {
+    if (stagedPath) await rm(stagedPath, { force: true });
+    return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
+  }
+  if (file.options.skipDuplicates) {
+    const existing = findDuplicate(db, file.orgId, file.sha256);
+    if (existing) {
+      if (stagedPath) await rm(stagedPath, { force: true });
+      return { fileId: existing.id, status: "skipped", skippedExistingId: existing.id, type: file.type };
+    }
+  }
+  if (stagedPath) await blobs.importFile(file.blobKey, stagedPath, file.type.mime);
+  else if ((await blobs.size(file.blobKey)) === null) throw new Error(`the bytes of ${file.filename} are gone from staging and the store`);
+  db.transaction(() => insertFileRecord(ctx, file)).immediate();
+  return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
+}

@@ -1,0 +1,464 @@
+/**
+ * HTTP binding of ingest: streaming and batch uploads, quota and duplicate checks, upload
+ * sessions, per-file upload status, and the WebSocket endpoint for `batch.<id>` channels.
+ */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import { permissions } from "../http/guard.ts";
+import { principalOf } from "../http/request-context.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
+import { TIER_LIMITS } from "../tenancy/tiers.ts";
+import { usageThisMonth } from "../usage/usage.ts";
+import { createBatch } from "./batch.ts";
+import { CONTENT_CATEGORIES } from "./options.ts";
+import {
+  cancelSession,
+  DEFAULT_STUCK_MINUTES,
+  fileUploadStatus,
+  getSessionRow,
+  listSessions,
+  SESSION_STATUSES,
+  sessionResults,
+  sessionSummary,
+  sessionView,
+  stuckFiles,
+  websocketChannel,
+} from "./sessions.ts";
+import { streamingUpload } from "./streaming-upload.ts";
+
+const MediaType = t.UnionEnum(["image", "document", "video"]);
+const DocumentType = Nullable(t.UnionEnum(["pdf", "docx", "txt", "md"]));
+
+const UploadResponse = t.Object(
+  {
+    image_id: t.String({ format: "uuid" }),
+    upload_method: t.Literal("STREAMING"),
+    status: t.UnionEnum(["completed", "processing", "skipped"]),
+    processing_time_ms: t.Number(),
+    upload_completed: t.Boolean(),
+    thumbnail_generation_started: t.Boolean(),
+    analysis_started: t.Boolean(),
+    skipped: t.Boolean(),
+    skipped_existing_image_id: Nullable(t.String({ format: "uuid" })),
+    storage_target: t.String(),
+    media_type: MediaType,
+    document_type: DocumentType,
+    text_extraction_status: Nullable(t.String()),
+  },
+  { title: "UploadResponse" },
+);
+
+const ItemResult = t.Object({
+  image_id: Nullable(t.String({ format: "uuid" })),
+  filename: t.String(),
+  status: t.UnionEnum(["completed", "failed", "skipped"]),
+  processing_time_ms: Nullable(t.Number()),
+  skipped: t.Boolean(),
+  skipped_existing_image_id: Nullable(t.String({ format: "uuid" })),
+  error: Nullable(t.String()),
+  storage_target: t.String(),
+  media_type: MediaType,
+  document_type: DocumentType,
+  text_extraction_status: Nullable(t.String()),
+});
+
+const BatchResponse = t.Object(
+  {
+    session_id: t.String({ format: "uuid" }),
+    total_files: t.Integer(),
+    accepted_files: t.Integer(),
+    rejected_files: t.Integer(),
+    status: t.UnionEnum(["completed", "partial", "processing", "rejected"]),
+    immediate_results: Nullable(t.Array(ItemResult)),
+    status_url: t.String(),
+    websocket_channel: t.String(),
+    rejections: Nullable(
+      t.Array(t.Object({ file_index: t.Integer(), filename: t.String(), code: t.String(), reason: t.String() })),
+    ),
+  },
+  { title: "BatchUploadResponse" },
+);
+
+const SessionSchema = t.Object(
+  {
+    session_id: t.String({ format: "uuid" }),
+    status: t.UnionEnum(SESSION_STATUSES),
+    upload_method: t.UnionEnum(["streaming", "presigned"]),
+    total_files: t.Integer(),
+    completed_files: t.Integer(),
+    failed_files: t.Integer(),
+    skipped_files: t.Integer(),
+    pending_files: t.Integer(),
+    progress_percentage: t.Number(),
+    created_at: Timestamp,
+    started_at: NullableTimestamp,
+    completed_at: NullableTimestamp,
+    estimated_completion_time: NullableTimestamp,
+    recent_completions: t.Array(
+      t.Object({
+        filename: t.String(),
+        image_id: Nullable(t.String()),
+        status: t.String(),
+        description: Nullable(t.String()),
+        processing_time_ms: Nullable(t.Number()),
+      }),
+    ),
+    recent_errors: t.Array(t.Object({ filename: t.String(), error: t.String(), failed_at: NullableTimestamp })),
+    results_url: t.String(),
+    websocket_channel: t.String(),
+  },
+  { title: "UploadSession" },
+);
+
+const SessionSummaryItem = t.Object({
+  session_id: t.String({ format: "uuid" }),
+  status: t.UnionEnum(SESSION_STATUSES),
+  upload_method: t.UnionEnum(["streaming", "presigned"]),
+  total_files: t.Integer(),
+  completed_files: t.Integer(),
+  failed_files: t.Integer(),
+  skipped_files: t.Integer(),
+  progress_percentage: t.Number(),
+  created_at: Timestamp,
+  completed_at: NullableTimestamp,
+});
+
+const UnifiedStatus = t.Object(
+  {
+    image_id: t.String({ format: "uuid" }),
+    batch_id: Nullable(t.String()),
+    unified_status: t.UnionEnum(["uploading", "confirming", "queued", "processing", "completed", "failed", "partially_completed"]),
+    component_statuses: t.Object({
+      variant_status: Nullable(t.String()),
+      description_status: Nullable(t.String()),
+      upload_status: t.String(),
+      processing_status: t.String({ description: "queued, processing, stored (bytes kept, no analysis pipeline ran), completed or failed" }),
+    }),
+    processing_ids: t.Array(t.String()),
+    error_message: Nullable(t.String()),
+    last_error_at: NullableTimestamp,
+    created_at: Timestamp,
+    last_updated_at: Timestamp,
+    completed_at: NullableTimestamp,
+    retry_count: t.Integer(),
+    processing_duration_seconds: Nullable(t.Number()),
+    is_stuck: t.Boolean(),
+    is_terminal: t.Boolean(),
+  },
+  { title: "UnifiedUploadStatus" },
+);
+
+const uploadFields = {
+  title: { type: "string", maxLength: 255 },
+  tags: { type: "string", description: "Comma-separated" },
+  auto_describe: { type: "boolean", default: true },
+  skip_duplicates: { type: "boolean", default: false },
+  storage_target: { type: "string", enum: ["default", "custom"], default: "default" },
+  folder_id: { type: "string", format: "uuid" },
+  project_id: { type: "string", format: "uuid" },
+  content_category: { type: "string", enum: [...CONTENT_CATEGORIES], default: "general" },
+  custom_schema_id: { type: "string", format: "uuid" },
+  compliance_type: { type: "string", enum: ["mls", "marketplace"] },
+  compliance_standard: { type: "string" },
+  compliance_image_type: { type: "string", enum: ["main", "secondary"], default: "main" },
+};
+
+const multipartBody = (files: Record<string, unknown>, required: string[]) => ({
+  required: true,
+  content: {
+    "multipart/form-data": { schema: { type: "object", required, properties: { ...files, ...uploadFields } } },
+  },
+});
+
+const sessionParams = t.Object({ session_id: Uuid("session_id") });
+const SHA256 = t.String({ pattern: "^[0-9a-fA-F]{64}$", error: "hashes: every hash must be 64 hexadecimal characters (SHA-256)" });
+
+export function ingestRoutes(ctx: AppContext) {
+  const { db, clock } = ctx;
+  const withSlot = async <T>(request: Request, work: () => Promise<T>): Promise<T> => {
+    const principal = principalOf(request);
+    const release = ctx.uploadSlots.acquire(principal.orgId, principal.tier);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  };
+
+  return new Elysia({ tags: ["Uploads"] })
+    .use(permissions)
+    .post(
+      "/files/upload",
+      ({ principal, request, set }) =>
+        withSlot(request, async () => {
+          const result = await streamingUpload(ctx, principal, request);
+          set.status = 201;
+          return result;
+        }),
+      {
+        permission: "edit",
+        parse: "none",
+        response: { 201: UploadResponse, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Upload one file (streamed; up to 100 MB, documents 50 MB)",
+          description: "The type is detected from the content; 415 UNSUPPORTED_FILE_TYPE for executables, scripts, archives, active HTML/SVG and unknown content.",
+          requestBody: multipartBody({ file: { type: "string", format: "binary" } }, ["file"]) as never,
+        },
+      },
+    )
+    .post(
+      "/files/upload/batch",
+      ({ principal, request, set }) =>
+        withSlot(request, async () => {
+          const result = await createBatch(ctx, principal, request);
+          set.status = 201;
+          return result;
+        }),
+      {
+        permission: "edit",
+        parse: "none",
+        response: { 201: BatchResponse, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Upload a batch of files as one session",
+          description:
+            "Five accepted files or fewer are stored before the response (immediate_results); larger batches are stored in the background: poll status_url or subscribe to websocket_channel on GET /api/v2/ws.",
+          requestBody: multipartBody({ files: { type: "array", items: { type: "string", format: "binary" } } }, ["files"]) as never,
+        },
+      },
+    )
+    .get(
+      "/files/quota-check",
+      ({ principal, query }) => {
+        const limits = TIER_LIMITS[principal.tier];
+        const usage = usageThisMonth(db, principal.orgId, "ai_descriptions", clock.now());
+        const limit = limits.aiDescriptionsPerMonth;
+        const available = limit === null ? -1 : Math.max(0, limit - usage);
+        const canProceed = limit === null || query.file_count <= available;
+        return {
+          can_proceed: canProceed,
+          requested: query.file_count,
+          available,
+          monthly_limit: limit ?? -1,
+          current_usage: usage,
+          prepaid_credits: 0,
+          max_batch_size: limits.batchFiles ?? -1,
+          max_concurrent_uploads: limits.concurrentUploads ?? -1,
+          message: canProceed
+            ? limit === null
+              ? "unlimited AI descriptions on this tier"
+              : `${available} of ${limit} AI descriptions left this month`
+            : `requested ${query.file_count} files but only ${available} of the ${limit} monthly AI descriptions are left (short by ${query.file_count - available})`,
+        };
+      },
+      {
+        permission: "view",
+        query: t.Object({ file_count: queryInt("file_count", 0, 1_000_000, 0) }),
+        response: {
+          200: t.Object({
+            can_proceed: t.Boolean(),
+            requested: t.Integer(),
+            available: t.Integer({ description: "-1 means unlimited" }),
+            monthly_limit: t.Integer({ description: "-1 means unlimited" }),
+            current_usage: t.Integer(),
+            prepaid_credits: t.Integer(),
+            max_batch_size: t.Integer(),
+            max_concurrent_uploads: t.Integer(),
+            message: t.String(),
+          }),
+          400: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        transform({ query }) {
+          if ((query as Record<string, unknown>).file_count === undefined) throw new ApiError(400, "VALIDATION_ERROR", "file_count: required");
+        },
+        detail: { summary: "Check the monthly AI-description quota before uploading file_count files" },
+      },
+    )
+    .post(
+      "/files/check-duplicates",
+      ({ principal, body }) => {
+        const wanted = [...new Set(body.hashes.map((h) => h.toLowerCase()))];
+        const placeholders = wanted.map(() => "?").join(",");
+        const rows = db
+          .query<{ sha256: string; id: string; filename: string }, string[]>(
+            `SELECT sha256, id, filename FROM files WHERE org_id = ? AND deleted_at IS NULL AND sha256 IN (${placeholders}) GROUP BY sha256`,
+          )
+          .all(principal.orgId, ...wanted);
+        const found = new Map(rows.map((r) => [r.sha256, r]));
+        return {
+          duplicates: wanted.filter((h) => found.has(h)),
+          unique: wanted.filter((h) => !found.has(h)),
+          matches: rows.map((r) => ({ hash: r.sha256, file_id: r.id, filename: r.filename })),
+        };
+      },
+      {
+        permission: "view",
+        body: t.Object({ hashes: t.Array(SHA256, { minItems: 1, maxItems: 250, error: "hashes: 1-250 SHA-256 hex strings" }) }),
+        response: {
+          200: t.Object({
+            duplicates: t.Array(t.String()),
+            unique: t.Array(t.String()),
+            matches: t.Array(t.Object({ hash: t.String(), file_id: t.String({ format: "uuid" }), filename: t.String() }), {
+              description: "Extension: the existing file for each duplicate",
+            }),
+          }),
+          400: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Which content hashes already exist in the organization" },
+      },
+    )
+    .get(
+      "/files/sessions",
+      ({ principal, query }) => {
+        const { items, total } = listSessions(db, principal.orgId, { status: query.status, uploadMethod: query.upload_method }, query.limit, query.offset);
+        return page(items, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object({
+          status: t.Optional(t.UnionEnum(SESSION_STATUSES, { error: `status must be one of ${SESSION_STATUSES.join(", ")}` })),
+          upload_method: t.Optional(t.UnionEnum(["streaming", "presigned"], { error: "upload_method must be streaming or presigned" })),
+          ...pageQuery(100, 20),
+        }),
+        response: { 200: Page(SessionSummaryItem), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "List upload sessions, newest first" },
+      },
+    )
+    .get(
+      "/files/sessions/stuck",
+      ({ principal, query }) => stuckFiles(db, clock, principal.orgId, query.stuck_minutes, query.limit),
+      {
+        permission: "view",
+        query: t.Object({
+          stuck_minutes: queryInt("stuck_minutes", 1, null, DEFAULT_STUCK_MINUTES),
+          limit: queryInt("limit", 1, 500, 100),
+        }),
+        response: { 200: t.Object({ stuck_count: t.Integer(), images: t.Array(UnifiedStatus) }), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Files whose processing has not moved for stuck_minutes" },
+      },
+    )
+    .get("/files/sessions/:session_id/status", ({ principal, params }) => sessionView(db, getSessionRow(db, principal.orgId, params.session_id)), {
+      permission: "view",
+      params: sessionParams,
+      response: { 200: SessionSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "An upload session with live counts" },
+    })
+    .get(
+      "/files/sessions/:session_id/results",
+      ({ principal, params, query }) => sessionResults(db, principal.orgId, params.session_id, query.include_failed ?? true, query.limit, query.offset),
+      {
+        permission: "view",
+        params: sessionParams,
+        query: t.Object({ include_failed: t.Optional(t.Boolean({ error: "include_failed must be true or false" })), ...pageQuery(500, 100) }),
+        response: {
+          200: t.Object({
+            session_id: t.String({ format: "uuid" }),
+            results: t.Array(
+              t.Object({
+                image_id: Nullable(t.String()),
+                filename: t.String(),
+                status: t.String(),
+                description: Nullable(t.String()),
+                visible_text: Nullable(t.String()),
+                tags: t.Array(t.String()),
+                processing_time_ms: Nullable(t.Number()),
+                error_message: Nullable(t.String()),
+                thumbnail_url: Nullable(t.String()),
+                created_at: Timestamp,
+              }),
+            ),
+            total_count: t.Integer(),
+            offset: t.Integer(),
+            limit: t.Integer(),
+            has_more: t.Boolean(),
+            summary: t.Object({ total_files: t.Integer(), completed: t.Integer(), failed: t.Integer(), skipped: t.Integer() }),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Per-file results of a session" },
+      },
+    )
+    .get("/files/sessions/:session_id/summary", ({ principal, params }) => sessionSummary(db, clock, principal.orgId, params.session_id), {
+      permission: "view",
+      params: sessionParams,
+      response: {
+        200: t.Object({
+          batch_id: t.String({ format: "uuid" }),
+          overall_status: t.String(),
+          completion_percentage: t.Number(),
+          counts: t.Record(t.String(), t.Integer()),
+          description_counts: t.Record(t.String(), t.Integer()),
+          error_summary: t.Object({ count: t.Integer(), messages: t.Array(t.String()) }),
+          created_at: Timestamp,
+          last_activity_at: Timestamp,
+        }),
+        400: ErrorBody,
+        404: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "Aggregated status of a session's files" },
+    })
+    .post(
+      "/files/sessions/:session_id/cancel",
+      ({ principal, params }) => {
+        const row = cancelSession(db, clock, principal.orgId, params.session_id);
+        ctx.events.publish(websocketChannel(row.id), "session_completed", { session_id: row.id, status: row.status, completed_at: row.completed_at });
+        return sessionView(db, row);
+      },
+      {
+        permission: "edit",
+        params: sessionParams,
+        response: { 200: SessionSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Cancel a session (400 once it is completed, cancelled or expired)" },
+      },
+    )
+    .get("/files/uploads-status/:image_id", ({ principal, params }) => fileUploadStatus(db, clock, principal.orgId, params.image_id), {
+      permission: "view",
+      params: t.Object({ image_id: Uuid("image_id") }),
+      response: { 200: UnifiedStatus, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Unified upload and processing status of one file" },
+    })
+    .ws("/ws", {
+      detail: { summary: "Real-time channels (WebSocket)" },
+      open(ws) {
+        ws.send(JSON.stringify({ type: "welcome", detail: 'send {"action":"subscribe","channel":"batch.<session_id>"}' }));
+      },
+      message(ws, raw) {
+        const principal = principalOf(ws.data.request);
+        const msg = (typeof raw === "string" ? safeJson(raw) : raw) as { action?: string; channel?: string } | null;
+        const channel = msg?.channel ?? "";
+        const match = /^batch\.([0-9a-f-]{36})$/.exec(channel);
+        if (!msg || (msg.action !== "subscribe" && msg.action !== "unsubscribe") || !match) {
+          ws.send(JSON.stringify({ type: "error", detail: 'expected {"action":"subscribe"|"unsubscribe","channel":"batch.<session_id>"}' }));
+          return;
+        }
+        if (msg.action === "unsubscribe") {
+          ws.unsubscribe(channel);
+          ws.send(JSON.stringify({ type: "unsubscribed", channel }));
+          return;
+        }
+        let row;
+        try {
+          row = getSessionRow(db, principal.orgId, match[1]!);
+        } catch {
+          ws.send(JSON.stringify({ type: "error", channel, detail: `upload session ${match[1]} not found` }));
+          return;
+        }
+        ws.subscribe(channel);
+        // The current state first, so a client that subscribes late misses nothing.
+        ws.send(JSON.stringify({ type: "subscribed", channel, session: sessionView(db, row) }));
+      },
+    });
+}
+
+function safeJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,72 @@
+/** `POST /files/upload`: one file streamed through the API into the blob store. */
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Principal } from "../auth/api-keys.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import { FIXED_LIMITS } from "../tenancy/tiers.ts";
+import { stagingRoot } from "./batch.ts";
+import { detectType } from "./detect.ts";
+import { fileBlobKey, ingestStagedFile, sizeLimitViolation, unsupportedFile } from "./ingest.ts";
+import { parseMultipartForm } from "./multipart-form.ts";
+import { parseUploadOptions, resolvePlacement } from "./options.ts";
+
+export async function streamingUpload(ctx: AppContext, principal: Principal, request: Request) {
+  const started = performance.now();
+  const stagingDir = join(stagingRoot(ctx), `req-${crypto.randomUUID()}`);
+  mkdirSync(stagingDir, { recursive: true });
+  try {
+    const form = await parseMultipartForm(request, stagingDir, {
+      fileFields: ["file"],
+      maxFileBytes: FIXED_LIMITS.maxImageBytes,
+      maxFiles: 1,
+      maxTotalBytes: FIXED_LIMITS.maxImageBytes + 1024 * 1024,
+      abortOnOversizedFile: true,
+      oversizeMessage: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB through this endpoint; use the upload-intent flow (POST /files/uploads) for larger files`,
+    });
+    const staged = form.files[0];
+    if (!staged?.path) throw badRequest("file: a file part named \"file\" is required");
+    const options = parseUploadOptions(form.fields);
+    const placement = resolvePlacement(ctx.db, principal.orgId, options);
+    const detection = await detectType(staged.head, staged.filename, staged.path);
+    if (!detection.ok) throw unsupportedFile(detection.reason);
+    const tooLarge = sizeLimitViolation(detection.type, staged.size);
+    if (tooLarge) throw new ApiError(413, "FILE_TOO_LARGE", tooLarge);
+
+    const fileId = crypto.randomUUID();
+    const outcome = await ingestStagedFile(ctx, staged.path, {
+      id: fileId,
+      orgId: principal.orgId,
+      filename: staged.filename,
+      size: staged.size,
+      sha256: staged.sha256,
+      type: detection.type,
+      blobKey: fileBlobKey(principal.orgId, fileId),
+      uploadMethod: "streaming",
+      sessionId: null,
+      uploadedBy: principal.keyId,
+      options,
+      placement,
+    });
+    const skipped = outcome.status === "skipped";
+    const pipeline = skipped ? null : ctx.pipelines.for(detection.type.mediaType);
+    const isDocument = detection.type.mediaType === "document";
+    return {
+      image_id: outcome.fileId,
+      upload_method: "STREAMING" as const,
+      status: outcome.status,
+      processing_time_ms: Math.round((performance.now() - started) * 10) / 10,
+      upload_completed: true,
+      thumbnail_generation_started: pipeline?.produces.thumbnails ?? false,
+      analysis_started: pipeline?.produces.analysis ?? false,
+      skipped,
+      skipped_existing_image_id: outcome.skippedExistingId,
+      storage_target: options.storageTarget,
+      media_type: detection.type.mediaType,
+      document_type: detection.type.documentType,
+      text_extraction_status: isDocument ? (skipped ? null : "pending") : null,
+    };
+  } finally {
+    rmSync(stagingDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Concurrent uploads per organization ("Concurrent uploads" in the tier table). An upload
+ * request holds one slot from its first byte to its response; when all are taken the caller
+ * gets 429 with Retry-After (backpressure) instead of queueing unbounded work.
+ */
+import { ApiError } from "../errors.ts";
+import { TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
+
+export class UploadSlots {
+  private readonly inUse = new Map<string, number>();
+
+  /** Returns the release function; throws 429 when the organization is at its limit. */
+  acquire(orgId: string, tier: Tier): () => void {
+    const limit = TIER_LIMITS[tier].concurrentUploads;
+    const current = this.inUse.get(orgId) ?? 0;
+    if (limit !== null && current >= limit) {
+      throw new ApiError(
+        429,
+        "UPLOAD_BACKPRESSURE",
+        `${current} uploads are already in progress for this organization (the ${tier} limit is ${limit}); retry shortly`,
+        { "retry-after": "2" },
+      );
+    }
+    this.inUse.set(orgId, current + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const n = (this.inUse.get(orgId) ?? 1) - 1;
+      if (n <= 0) this.inUse.delete(orgId);
+      else this.inUse.set(orgId, n);
+    };
+  }
+
+  inFlight(orgId: string): number {
+    return this.inUse.get(orgId) ?? 0;
+  }
+}

@@ -210,6 +210,13 @@ describe("PATCH /projects/{project_id}", () => {
     expect(res.body.created_at).toBe(created.created_at);
   });
 
+  test("fields left out of a PATCH keep their values (project_type is not reset to its default)", async () => {
+    const { api } = newTenant();
+    const created = (await api.post("/projects", { name: "Homes", project_type: "real_estate", icon: "house" })).body;
+    const res = await api.patch(`/projects/${created.id}`, { description: "only this" });
+    expect(res.body).toMatchObject({ project_type: "real_estate", icon: "house", description: "only this", name: "Homes" });
+  });
+
   test("renaming to another project's name (any case) is 409; changing only the case of its own name is fine", async () => {
     const { api } = newTenant();
     await api.post("/projects", { name: "Taken" });

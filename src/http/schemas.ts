@@ -3,6 +3,7 @@
  * shape (`{items, total_count, limit, offset, has_more}`) with its query parameters.
  */
 import { t, type TSchema } from "elysia";
+import type { TLiteral } from "@sinclair/typebox";
 
 export const ErrorBody = t.Object(
   { detail: t.String(), code: t.Optional(t.String()) },
@@ -60,3 +61,13 @@ export const AUTH_ERRORS = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody } as
 /** `schema | null`, keeping the schema's own validation message. */
 export const Nullable = <T extends TSchema>(schema: T) =>
   t.Union([schema, t.Null()], typeof schema.error === "string" ? { error: schema.error } : {});
+
+/**
+ * A string enum. Not `t.UnionEnum`: Elysia fills an absent optional UnionEnum with its first
+ * value (a PATCH without project_type would reset it), while a union of literals stays absent.
+ */
+export const Enum = <const T extends readonly string[]>(values: T, options: { error?: string; description?: string } = {}) =>
+  t.Union(
+    values.map((v) => t.Literal(v)) as unknown as [TLiteral<T[number]>],
+    options,
+  );

@@ -24,6 +24,9 @@ import { getSessionRow, statusUrl, websocketChannel, type ItemRow, type SessionR
 export const BATCH_QUEUE = "batch.ingest";
 /** Batches up to this many accepted files are stored before the response returns. */
 export const IMMEDIATE_RESULTS_MAX = 5;
+/** Background storing starts this long after the response, so a client that subscribes to the
+ *  channel right away sees every file's event (a late subscriber still gets the current state). */
+export const BATCH_START_DELAY_MS = 500;
 
 export const stagingRoot = (ctx: AppContext) => join(ctx.config.dataDir, "staging");
 
@@ -109,7 +112,9 @@ export async function createBatch(ctx: AppContext, principal: Principal, request
       for (const a of accepted) {
         insert.run(sessionId, a.index, a.filename, crypto.randomUUID(), a.size, a.sha256, a.type.mediaType, a.type.mime, a.type.format, a.type.documentType, now);
       }
-      if (background) enqueueJob(db, clock, { queue: BATCH_QUEUE, orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}` });
+      if (background) {
+        enqueueJob(db, clock, { queue: BATCH_QUEUE, orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}`, runAt: clock.now() + BATCH_START_DELAY_MS });
+      }
     }).immediate();
 
     let immediate: ItemResult[] | null = null;

@@ -7,7 +7,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { principalOf } from "../http/request-context.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/schemas.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";
@@ -27,14 +27,14 @@ import {
 } from "./sessions.ts";
 import { streamingUpload } from "./streaming-upload.ts";
 
-const MediaType = t.UnionEnum(["image", "document", "video"]);
-const DocumentType = Nullable(t.UnionEnum(["pdf", "docx", "txt", "md"]));
+const MediaType = Enum(["image", "document", "video"]);
+const DocumentType = Nullable(Enum(["pdf", "docx", "txt", "md"]));
 
 const UploadResponse = t.Object(
   {
     image_id: t.String({ format: "uuid" }),
     upload_method: t.Literal("STREAMING"),
-    status: t.UnionEnum(["completed", "processing", "skipped"]),
+    status: Enum(["completed", "processing", "skipped"]),
     processing_time_ms: t.Number(),
     upload_completed: t.Boolean(),
     thumbnail_generation_started: t.Boolean(),
@@ -52,7 +52,7 @@ const UploadResponse = t.Object(
 const ItemResult = t.Object({
   image_id: Nullable(t.String({ format: "uuid" })),
   filename: t.String(),
-  status: t.UnionEnum(["completed", "failed", "skipped"]),
+  status: Enum(["completed", "failed", "skipped"]),
   processing_time_ms: Nullable(t.Number()),
   skipped: t.Boolean(),
   skipped_existing_image_id: Nullable(t.String({ format: "uuid" })),
@@ -69,7 +69,7 @@ const BatchResponse = t.Object(
     total_files: t.Integer(),
     accepted_files: t.Integer(),
     rejected_files: t.Integer(),
-    status: t.UnionEnum(["completed", "partial", "processing", "rejected"]),
+    status: Enum(["completed", "partial", "processing", "rejected"]),
     immediate_results: Nullable(t.Array(ItemResult)),
     status_url: t.String(),
     websocket_channel: t.String(),
@@ -83,8 +83,8 @@ const BatchResponse = t.Object(
 const SessionSchema = t.Object(
   {
     session_id: t.String({ format: "uuid" }),
-    status: t.UnionEnum(SESSION_STATUSES),
-    upload_method: t.UnionEnum(["streaming", "presigned"]),
+    status: Enum(SESSION_STATUSES),
+    upload_method: Enum(["streaming", "presigned"]),
     total_files: t.Integer(),
     completed_files: t.Integer(),
     failed_files: t.Integer(),
@@ -113,8 +113,8 @@ const SessionSchema = t.Object(
 
 const SessionSummaryItem = t.Object({
   session_id: t.String({ format: "uuid" }),
-  status: t.UnionEnum(SESSION_STATUSES),
-  upload_method: t.UnionEnum(["streaming", "presigned"]),
+  status: Enum(SESSION_STATUSES),
+  upload_method: Enum(["streaming", "presigned"]),
   total_files: t.Integer(),
   completed_files: t.Integer(),
   failed_files: t.Integer(),
@@ -128,7 +128,7 @@ const UnifiedStatus = t.Object(
   {
     image_id: t.String({ format: "uuid" }),
     batch_id: Nullable(t.String()),
-    unified_status: t.UnionEnum(["uploading", "confirming", "queued", "processing", "completed", "failed", "partially_completed"]),
+    unified_status: Enum(["uploading", "confirming", "queued", "processing", "completed", "failed", "partially_completed"]),
     component_statuses: t.Object({
       variant_status: Nullable(t.String()),
       description_status: Nullable(t.String()),
@@ -318,8 +318,8 @@ export function ingestRoutes(ctx: AppContext) {
       {
         permission: "view",
         query: t.Object({
-          status: t.Optional(t.UnionEnum(SESSION_STATUSES, { error: `status must be one of ${SESSION_STATUSES.join(", ")}` })),
-          upload_method: t.Optional(t.UnionEnum(["streaming", "presigned"], { error: "upload_method must be streaming or presigned" })),
+          status: t.Optional(Enum(SESSION_STATUSES, { error: `status must be one of ${SESSION_STATUSES.join(", ")}` })),
+          upload_method: t.Optional(Enum(["streaming", "presigned"], { error: "upload_method must be streaming or presigned" })),
           ...pageQuery(100, 20),
         }),
         response: { 200: Page(SessionSummaryItem), 400: ErrorBody, ...AUTH_ERRORS },

@@ -2,14 +2,14 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum } from "../http/schemas.ts";
 import { cancelJob, getJobForOrg, JOB_STATUSES } from "./queue.ts";
 
 export const JobSchema = t.Object(
   {
     job_id: t.String({ format: "uuid" }),
     type: t.String({ description: "The queue that runs the job" }),
-    status: t.UnionEnum(JOB_STATUSES),
+    status: Enum(JOB_STATUSES),
     progress: t.Number({ minimum: 0, maximum: 100, description: "Percent complete" }),
     results: t.Array(t.Unknown()),
     error: t.Union([t.String(), t.Null()]),

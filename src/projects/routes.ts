@@ -2,10 +2,10 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/schemas.ts";
 import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "./projects.ts";
 
-const ProjectType = t.UnionEnum(PROJECT_TYPES, { error: "project_type must be general or real_estate" });
+const ProjectType = Enum(PROJECT_TYPES, { error: "project_type must be general or real_estate" });
 const Description = t.String({ maxLength: 2000, error: "description must be at most 2000 characters" });
 const Icon = t.String({ maxLength: 50, error: "icon must be at most 50 characters" });
 const Color = t.String({

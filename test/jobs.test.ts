@@ -1,0 +1,443 @@
+/**
+ * The durable job scheduler: runner semantics against a real SQLite file (completion, progress,
+ * retries with backoff, permanent failures, concurrency, cancellation, timeouts, dedupe,
+ * transactional enqueue, lease fencing between two workers, graceful hand-back) and the job
+ * resource over HTTP. The kill -9 case with a real child process is in job-crash.test.ts.
+ */
+import type { Database } from "bun:sqlite";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { systemClock } from "../src/clock.ts";
+import { openDatabase } from "../src/db/database.ts";
+import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
+import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
+import { Logger } from "../src/log.ts";
+import { createOrganization } from "../src/tenancy/organizations.ts";
+import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
+
+const log = new Logger("error");
+
+async function waitFor<T>(probe: () => T | null | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(10);
+  }
+}
+
+function waitForStatus(db: Database, id: string, status: JobRow["status"], timeoutMs?: number): Promise<JobRow> {
+  return waitFor(() => {
+    const row = getJobRow(db, id);
+    return row?.status === status ? row : null;
+  }, `job ${id} to become ${status}`, timeoutMs);
+}
+
+/** Resolves when the signal aborts, so handlers can "work" until told to stop. */
+function untilAborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+  });
+}
+
+describe("job runner", () => {
+  let dir: string;
+  let db: Database;
+  const runners: JobRunner[] = [];
+
+  function runner(queues: QueueDefinition<any>[], options: { leaseMs?: number; workerId?: string } = {}): JobRunner {
+    const r = new JobRunner(db, systemClock, log, { leaseMs: options.leaseMs ?? 2_000, pollMs: 20, ...(options.workerId ? { workerId: options.workerId } : {}) });
+    for (const q of queues) r.register(q);
+    runners.push(r);
+    return r;
+  }
+
+  beforeAll(() => {
+    dir = tempDir("mediabox-jobs-");
+    db = openDatabase(join(dir, "jobs.db"));
+  });
+  afterEach(async () => {
+    await Promise.all(runners.splice(0).map((r) => r.stop(1_000)));
+    db.run("DELETE FROM jobs");
+  });
+  afterAll(() => {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("runs a job to completion and records progress and results", async () => {
+    const seen: number[] = [];
+    const r = runner([
+      {
+        name: "t.complete",
+        concurrency: 1,
+        handler: async (ctx) => {
+          ctx.progress(40);
+          seen.push(getJobRow(db, ctx.jobId)!.progress);
+          return [{ doubled: (ctx.payload as { n: number }).n * 2 }];
+        },
+      },
+    ]);
+    r.start();
+    const { id, deduplicated } = enqueueJob(db, systemClock, { queue: "t.complete", payload: { n: 21 } });
+    expect(deduplicated).toBe(false);
+    const row = await waitForStatus(db, id, "completed");
+    expect(seen).toEqual([40]);
+    expect(row.progress).toBe(100);
+    expect(JSON.parse(row.results!)).toEqual([{ doubled: 42 }]);
+    expect(row.attempts).toBe(1);
+    expect(row.lease_owner).toBeNull();
+    expect(row.finished_at).not.toBeNull();
+  });
+
+  test("a failing job retries with growing backoff and fails after max_attempts", async () => {
+    const attemptsAt: number[] = [];
+    const r = runner([
+      {
+        name: "t.flaky",
+        concurrency: 1,
+        backoffMs: 60,
+        handler: async (ctx) => {
+          attemptsAt.push(Date.now());
+          throw new Error(`boom on attempt ${ctx.attempt}`);
+        },
+      },
+    ]);
+    r.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.flaky", maxAttempts: 3 });
+    const row = await waitForStatus(db, id, "failed");
+    expect(row.attempts).toBe(3);
+    expect(row.error).toBe("boom on attempt 3");
+    expect(attemptsAt).toHaveLength(3);
+    // Backoff doubles: ~60 ms then ~120 ms (±20% jitter).
+    expect(attemptsAt[1]! - attemptsAt[0]!).toBeGreaterThanOrEqual(45);
+    expect(attemptsAt[2]! - attemptsAt[1]!).toBeGreaterThanOrEqual(90);
+  });
+
+  test("a job that fails once and then succeeds ends completed on attempt 2", async () => {
+    const r = runner([
+      {
+        name: "t.recovers",
+        concurrency: 1,
+        backoffMs: 10,
+        handler: async (ctx) => {
+          if (ctx.attempt === 1) throw new Error("transient");
+          return [{ attempt: ctx.attempt }];
+        },
+      },
+    ]);
+    r.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.recovers" });
+    const row = await waitForStatus(db, id, "completed");
+    expect(row.attempts).toBe(2);
+    expect(JSON.parse(row.results!)).toEqual([{ attempt: 2 }]);
+  });
+
+  test("PermanentJobError fails the job without retrying", async () => {
+    let calls = 0;
+    const r = runner([
+      {
+        name: "t.permanent",
+        concurrency: 1,
+        backoffMs: 10,
+        handler: async () => {
+          calls += 1;
+          throw new PermanentJobError("input can never work");
+        },
+      },
+    ]);
+    r.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.permanent", maxAttempts: 5 });
+    const row = await waitForStatus(db, id, "failed");
+    await Bun.sleep(100);
+    expect(calls).toBe(1);
+    expect(row.attempts).toBe(1);
+    expect(row.error).toBe("input can never work");
+  });
+
+  test("never runs more jobs of a queue at once than its concurrency", async () => {
+    let active = 0;
+    let peak = 0;
+    const r = runner([
+      {
+        name: "t.concurrent",
+        concurrency: 2,
+        handler: async () => {
+          active += 1;
+          peak = Math.max(peak, active);
+          await Bun.sleep(40);
+          active -= 1;
+        },
+      },
+    ]);
+    const ids = Array.from({ length: 6 }, () => enqueueJob(db, systemClock, { queue: "t.concurrent" }).id);
+    r.start();
+    for (const id of ids) await waitForStatus(db, id, "completed");
+    expect(peak).toBe(2);
+  });
+
+  test("a job is not started before its run_at", async () => {
+    let startedAt = 0;
+    const r = runner([{ name: "t.delayed", concurrency: 1, handler: async () => void (startedAt = Date.now()) }]);
+    r.start();
+    const runAt = Date.now() + 250;
+    const { id } = enqueueJob(db, systemClock, { queue: "t.delayed", runAt });
+    await waitForStatus(db, id, "completed");
+    expect(startedAt).toBeGreaterThanOrEqual(runAt);
+  });
+
+  test("cancelling a pending job cancels it at once; it never runs", async () => {
+    const org = insertOrg(db);
+    let ran = false;
+    const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
+    const view = cancelJob(db, systemClock, org, id);
+    expect(view.status).toBe("cancelled");
+    const r = runner([{ name: "t.cancel-pending", concurrency: 1, handler: async () => void (ran = true) }]);
+    r.start();
+    await Bun.sleep(100);
+    expect(ran).toBe(false);
+    expect(getJobRow(db, id)!.status).toBe("cancelled");
+    expect(() => cancelJob(db, systemClock, org, id)).toThrow(/already cancelled/);
+  });
+
+  test("cancelling a running job aborts its handler and ends it cancelled without retry", async () => {
+    const org = insertOrg(db);
+    let aborted = false;
+    const r = runner([
+      {
+        name: "t.cancel-running",
+        concurrency: 1,
+        handler: async (ctx) => {
+          ctx.progress(10);
+          await untilAborted(ctx.signal).catch((err) => {
+            aborted = true;
+            throw err;
+          });
+        },
+      },
+    ]);
+    r.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-running", orgId: org });
+    await waitFor(() => getJobRow(db, id)!.progress === 10, "job to start");
+    const view = cancelJob(db, systemClock, org, id);
+    expect(view.status).toBe("processing");
+    const row = await waitForStatus(db, id, "cancelled");
+    expect(aborted).toBe(true);
+    expect(row.attempts).toBe(1);
+    expect(row.error).toBe("cancelled by request");
+  });
+
+  test("cancel is refused for another org's job and for finished jobs", async () => {
+    const org = insertOrg(db);
+    const other = insertOrg(db);
+    const r = runner([{ name: "t.finished", concurrency: 1, handler: async () => [] }]);
+    r.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.finished", orgId: org });
+    await waitForStatus(db, id, "completed");
+    expect(() => cancelJob(db, systemClock, other, id)).toThrow(/not found/);
+    expect(() => cancelJob(db, systemClock, org, id)).toThrow(/already completed/);
+  });
+
+  test("an attempt that exceeds timeoutMs is aborted and retried, then fails", async () => {
+    let attempts = 0;
+    const r = runner([
+      {
+        name: "t.timeout",
+        concurrency: 1,
+        timeoutMs: 50,
+        backoffMs: 10,
+        handler: async (ctx) => {
+          attempts += 1;
+          await untilAborted(ctx.signal);
+        },
+      },
+    ]);
+    r.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.timeout", maxAttempts: 2 });
+    const row = await waitForStatus(db, id, "failed");
+    expect(attempts).toBe(2);
+    expect(row.error).toBe("timed out after 50 ms");
+  });
+
+  test("dedupe_key returns the active job; a finished job frees the key", async () => {
+    const first = enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1", runAt: Date.now() + 60_000 });
+    const again = enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
+    expect(again).toEqual({ id: first.id, deduplicated: true });
+    expect(db.query("SELECT count(*) AS n FROM jobs WHERE dedupe_key = 'file:1'").get()).toEqual({ n: 1 });
+    db.run("UPDATE jobs SET status = 'completed' WHERE id = ?", [first.id]);
+    const fresh = enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
+    expect(fresh.deduplicated).toBe(false);
+    expect(fresh.id).not.toBe(first.id);
+  });
+
+  test("a job enqueued inside a rolled-back transaction never exists and never runs", async () => {
+    let ran = false;
+    const r = runner([{ name: "t.rollback", concurrency: 1, handler: async () => void (ran = true) }]);
+    r.start();
+    let id = "";
+    expect(() =>
+      db.transaction(() => {
+        id = enqueueJob(db, systemClock, { queue: "t.rollback" }).id;
+        throw new Error("the record this job belongs to failed validation");
+      })(),
+    ).toThrow(/failed validation/);
+    await Bun.sleep(100);
+    expect(getJobRow(db, id)).toBeNull();
+    expect(ran).toBe(false);
+  });
+
+  test("a worker whose lease was taken over cannot record its outcome; the new owner's result stands", async () => {
+    const releaseFirst = Promise.withResolvers<void>();
+    const executions: string[] = [];
+    const queue = (worker: string): QueueDefinition => ({
+      name: "t.fenced",
+      concurrency: 1,
+      handler: async (ctx) => {
+        executions.push(worker);
+        if (worker === "a") {
+          await releaseFirst.promise;
+          // The stale worker tries to write through the fenced transaction: refused.
+          ctx.transaction(() => db.run("UPDATE jobs SET error = 'stale write' WHERE id = ?", [ctx.jobId]));
+        }
+        return [{ worker }];
+      },
+    });
+    // A long lease means worker a's next heartbeat is far away: it looks stalled once its lease lapses.
+    const a = runner([queue("a")], { leaseMs: 60_000, workerId: "a" });
+    a.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.fenced" });
+    await waitFor(() => executions.includes("a"), "worker a to start");
+    db.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ?", [Date.now() - 1, id]);
+    const b = runner([queue("b")], { leaseMs: 2_000, workerId: "b" });
+    b.start();
+    const done = await waitForStatus(db, id, "completed");
+    releaseFirst.resolve();
+    await Bun.sleep(50);
+    const row = getJobRow(db, id)!;
+    expect(done.lease_owner).toBeNull();
+    expect(JSON.parse(row.results!)).toEqual([{ worker: "b" }]);
+    expect(row.error).toBeNull();
+    expect(executions).toEqual(["a", "b"]);
+  });
+
+  test("stopping the runner hands a running job back without spending an attempt", async () => {
+    let starts = 0;
+    const hang: QueueDefinition = {
+      name: "t.shutdown",
+      concurrency: 1,
+      handler: async (ctx) => {
+        starts += 1;
+        await untilAborted(ctx.signal);
+      },
+    };
+    const first = runner([hang]);
+    first.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.shutdown", maxAttempts: 1 });
+    await waitFor(() => starts === 1, "first start");
+    await first.stop(1_000);
+    const released = getJobRow(db, id)!;
+    expect(released.status).toBe("pending");
+    expect(released.attempts).toBe(0);
+    expect(released.lease_owner).toBeNull();
+    // With max_attempts 1 it can still run: the interrupted attempt did not count.
+    const second = runner([{ ...hang, handler: async () => [{ resumed: true }] }]);
+    second.start();
+    const row = await waitForStatus(db, id, "completed");
+    expect(row.attempts).toBe(1);
+  });
+
+  test("a job abandoned on its final attempt ends failed instead of hanging", async () => {
+    const { id } = enqueueJob(db, systemClock, { queue: "t.abandoned", maxAttempts: 1 });
+    // Simulate a worker that claimed the job and died.
+    db.run(
+      "UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = 'dead', lease_expires_at = ? WHERE id = ?",
+      [Date.now() - 1, id],
+    );
+    const r = runner([{ name: "t.abandoned", concurrency: 1, handler: async () => [] }]);
+    r.start();
+    const row = await waitForStatus(db, id, "failed");
+    expect(row.error).toMatch(/final attempt/);
+  });
+});
+
+function insertOrg(db: Database): string {
+  return createOrganization(db, systemClock, `org-${crypto.randomUUID().slice(0, 8)}`, "PROFESSIONAL").id;
+}
+
+describe("job resource over HTTP", () => {
+  let server: TestServer;
+  const gate = Promise.withResolvers<void>();
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      queues: [
+        {
+          name: "t.http",
+          concurrency: 2,
+          handler: async (ctx) => {
+            if ((ctx.payload as { wait?: boolean }).wait) {
+              ctx.progress(25);
+              await Promise.race([gate.promise, untilAborted(ctx.signal)]);
+            }
+            return [{ ok: true }];
+          },
+        },
+      ],
+    });
+  });
+  afterAll(async () => {
+    gate.resolve();
+    await server.close();
+  });
+
+  function enqueue(orgId: string, payload: unknown = {}): string {
+    return enqueueJob(server.ctx.db, server.ctx.clock, { queue: "t.http", orgId, payload }).id;
+  }
+
+  test("GET /job/{id} shows the owner's job with the spec's fields; other orgs get 404", async () => {
+    const owner = server.tenant();
+    const stranger = server.tenant();
+    const id = enqueue(owner.orgId);
+    await waitForStatus(server.ctx.db, id, "completed");
+    const res = await owner.api.get(`/job/${id}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ job_id: id, type: "t.http", status: "completed", progress: 100, results: [{ ok: true }], error: null, attempts: 1 });
+    expect(typeof res.body.created_at).toBe("string");
+    const hidden = await stranger.api.get(`/job/${id}`);
+    expect(hidden.status).toBe(404);
+    expect(hidden.body.detail).toContain(id);
+  });
+
+  test("GET /job rejects a malformed id with 400, a missing key with 401, an unknown id with 404", async () => {
+    const owner = server.tenant();
+    const bad = await owner.api.get("/job/not-a-uuid");
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toContain("job_id");
+    expect((await server.anonymous().get(`/job/${crypto.randomUUID()}`)).status).toBe(401);
+    const missing = await owner.api.get(`/job/${crypto.randomUUID()}`);
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe("JOB_NOT_FOUND");
+  });
+
+  test("POST /job/{id}/cancel needs EDIT, stops a running job and then answers 409 JOB_FINISHED", async () => {
+    const owner = server.tenant();
+    const id = enqueue(owner.orgId, { wait: true });
+    await waitFor(() => getJobRow(server.ctx.db, id)!.progress === 25, "job to start");
+    const viewer = owner.keyWith(["view"]);
+    expect((await viewer.get(`/job/${id}`)).body.status).toBe("processing");
+    const forbidden = await viewer.post(`/job/${id}/cancel`);
+    expect(forbidden.status).toBe(403);
+    expect(forbidden.body.detail).toBeTruthy();
+    const cancelled = await owner.api.post(`/job/${id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body.job_id).toBe(id);
+    await waitForStatus(server.ctx.db, id, "cancelled");
+    expect((await owner.api.get(`/job/${id}`)).body.status).toBe("cancelled");
+    const again = await owner.api.post(`/job/${id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe("JOB_FINISHED");
+  });
+});

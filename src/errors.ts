@@ -42,6 +42,7 @@ export type ErrorCode =
   | "UPLOAD_HASH_MISMATCH"
   | "UPLOAD_PARTS_MISSING"
   | "UPLOAD_EXPIRED"
+  | "IDEMPOTENCY_KEY_REUSED"
   | "INTERNAL_ERROR";
 
 export class ApiError extends Error {

@@ -3,6 +3,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { datasetRoutes } from "../datasets/routes.ts";
 import { folderRoutes } from "../folders/routes.ts";
+import { intentRoutes } from "../ingest/intent-routes.ts";
 import { ingestRoutes } from "../ingest/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
@@ -19,6 +20,7 @@ export function createApp(ctx: AppContext) {
     .use(projectRoutes(ctx))
     .use(folderRoutes(ctx))
     .use(ingestRoutes(ctx))
+    .use(intentRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(telemetryRoutes(ctx))
     .use(datasetRoutes());

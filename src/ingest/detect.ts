@@ -132,3 +132,29 @@ function looksLikeMarkdown(text: string): boolean {
   if (/\*\*[^*\n]+\*\*/.test(text)) signals += 1;
   return signals >= 2;
 }
+
+const DOCUMENT_MIMES = new Set([
+  "application/pdf",
+  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  "text/plain",
+  "text/markdown",
+  "text/x-markdown",
+]);
+const IMAGE_NAME = /\.(jpe?g|png|gif|webp|tiff?|avif|heic|heif|svg)$/i;
+const VIDEO_NAME = /\.(mp4|m4v|mov|webm|mkv|avi|mpe?g|3gp)$/i;
+const DOCUMENT_NAME = /\.(pdf|docx|txt|text|md|markdown)$/i;
+
+/**
+ * The media type a client announces before any byte exists (upload intents). Only a forecast:
+ * completion detects the type from the stored bytes, and the content wins.
+ */
+export function mediaTypeFromHints(contentType: string, filename: string): MediaType | null {
+  const mime = contentType.split(";")[0]!.trim().toLowerCase();
+  if (mime.startsWith("image/")) return "image";
+  if (mime.startsWith("video/")) return "video";
+  if (DOCUMENT_MIMES.has(mime)) return "document";
+  if (IMAGE_NAME.test(filename)) return "image";
+  if (VIDEO_NAME.test(filename)) return "video";
+  if (DOCUMENT_NAME.test(filename)) return "document";
+  return null;
+}

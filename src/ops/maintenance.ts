@@ -1,9 +1,10 @@
 /**
  * Periodic housekeeping that needs no durability (it is idempotent and simply runs again):
- * pruning finished jobs and old telemetry.
+ * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes.
  */
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
+import { sweepExpiredIntents } from "../ingest/intents.ts";
 import { pruneUploadEvents } from "../telemetry/upload-events.ts";
 
 export const FINISHED_JOB_RETENTION_DAYS = 14;
@@ -27,6 +28,7 @@ export function startMaintenance(ctx: AppContext): () => void {
     } catch (err) {
       ctx.log.error("maintenance failed", { err });
     }
+    sweepExpiredIntents(ctx).catch((err) => ctx.log.error("upload intent sweep failed", { err }));
   };
   const first = setTimeout(run, 5_000);
   const timer = setInterval(run, INTERVAL_MS);

@@ -28,6 +28,17 @@ export interface CompletedPart {
   etag: string;
 }
 
+export interface PartInfo {
+  /** Quoted, as the store returns it. */
+  etag: string;
+  size: number;
+}
+
+/** ETags are compared without their quotes (clients pass them either way). */
+export function normalizeEtag(etag: string): string {
+  return etag.trim().replace(/^W\//, "").replace(/^"|"$/g, "").toLowerCase();
+}
+
 export interface BlobStore {
   readonly kind: "local" | "s3";
   readonly bucket: string;
@@ -52,6 +63,11 @@ export interface BlobStore {
   createMultipartUpload(key: string, contentType: string): Promise<string>;
   /** Assembles the parts in order; returns the final object's digest. */
   completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest>;
+  /**
+   * What the store holds for one part: null when the part was never received, undefined when
+   * the store cannot say (some S3-compatible servers lack ListParts; completion still checks).
+   */
+  getPart(key: string, uploadId: string, partNumber: number): Promise<PartInfo | null | undefined>;
   /** Idempotent. */
   abortMultipartUpload(key: string, uploadId: string): Promise<void>;
 

@@ -26,6 +26,8 @@ export interface WriteOptions {
   maxBytes?: number;
   md5?: boolean;
   headBytes?: number;
+  /** Called before the file is committed; throwing discards it (writeStreamAtomically only). */
+  verify?: (written: WrittenFile) => void;
 }
 
 export const HEAD_BYTES = 64 * 1024;
@@ -99,6 +101,8 @@ export async function writeStreamAtomically(
   const tmp = join(tmpDir, `${crypto.randomUUID()}.part`);
   const written = await writeStream(source, tmp, options);
   try {
+    // A refused write must leave whatever was at `dest` before untouched.
+    options.verify?.(written);
     await commitFile(tmp, dest);
   } catch (err) {
     await rm(tmp, { force: true });

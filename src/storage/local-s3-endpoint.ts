@@ -176,11 +176,7 @@ export function localS3Routes(store: LocalBlobStore, clock: Clock, publicUrl: st
       }
 
       const checksum = request.headers.get("x-amz-checksum-sha256");
-      const written = await store.putObject(key, bodyOf(request), MAX_OBJECT_BYTES);
-      if (checksum && Buffer.from(written.sha256, "hex").toString("base64") !== checksum) {
-        await store.delete(key);
-        throw new S3Error(400, "BadDigest", "The SHA256 you specified did not match the calculated checksum.");
-      }
+      const written = await store.putObject(key, bodyOf(request), MAX_OBJECT_BYTES, checksum);
       return new Response(null, {
         status: 200,
         headers: { etag: `"${written.md5}"`, ...(checksum ? { "x-amz-checksum-sha256": checksum } : {}) },

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
-import type { BlobStore, CompletedPart, ObjectDigest, PresignGetOptions, PresignPutOptions } from "./blob-store.ts";
+import { normalizeEtag, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
 import { commitFile, fsyncDir, readHead, writeStreamAtomically, type WrittenFile } from "./disk.ts";
 import { makeS3Client, Presigner } from "./presigner.ts";
 
@@ -36,7 +36,7 @@ export function loadLocalCredentials(dataDir: string): LocalCredentials {
 
 export class LocalStoreError extends Error {
   constructor(
-    readonly code: "NoSuchKey" | "NoSuchUpload" | "InvalidPart" | "InvalidPartOrder" | "InvalidArgument",
+    readonly code: "NoSuchKey" | "NoSuchUpload" | "InvalidPart" | "InvalidPartOrder" | "InvalidArgument" | "BadDigest",
     message: string,
   ) {
     super(message);
@@ -82,9 +82,20 @@ export class LocalBlobStore implements BlobStore {
     await commitFile(path, this.pathOf(key));
   }
 
-  /** Stores a stream as a whole object (the local endpoint's PUT). */
-  async putObject(key: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<WrittenFile> {
-    return writeStreamAtomically(body, this.pathOf(key), this.tmp, { maxBytes, md5: true });
+  /**
+   * Stores a stream as a whole object (the local endpoint's PUT). With `sha256Base64` the bytes
+   * must match it or nothing changes (an existing object stays), as S3 does with BadDigest.
+   */
+  async putObject(key: string, body: AsyncIterable<Uint8Array>, maxBytes: number, sha256Base64?: string | null): Promise<WrittenFile> {
+    return writeStreamAtomically(body, this.pathOf(key), this.tmp, {
+      maxBytes,
+      md5: true,
+      verify: (written) => {
+        if (sha256Base64 && Buffer.from(written.sha256, "hex").toString("base64") !== sha256Base64) {
+          throw new LocalStoreError("BadDigest", "The SHA256 you specified did not match the calculated checksum.");
+        }
+      },
+    });
   }
 
   async read(key: string): Promise<ReadableStream<Uint8Array> | null> {
@@ -148,7 +159,27 @@ export class LocalBlobStore implements BlobStore {
   async putPart(key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<{ etag: string; size: number }> {
     const dir = await this.uploadDir(key, uploadId);
     const written = await writeStreamAtomically(body, join(dir, `${partNumber}.part`), this.tmp, { maxBytes, md5: true, headBytes: 0 });
-    return { etag: `"${written.md5}"`, size: written.size };
+    const etag = `"${written.md5}"`;
+    // The ETag beside the part spares re-reading gigabytes to answer getPart; a missing or stale
+    // sidecar (crash between the two writes) is detected by size and recomputed.
+    await writeFile(join(dir, `${partNumber}.etag`), JSON.stringify({ etag, size: written.size }));
+    return { etag, size: written.size };
+  }
+
+  async getPart(key: string, uploadId: string, partNumber: number): Promise<PartInfo | null> {
+    const dir = await this.uploadDir(key, uploadId);
+    const file = join(dir, `${partNumber}.part`);
+    if (!existsSync(file)) return null;
+    const size = statSync(file).size;
+    try {
+      const recorded = JSON.parse(await readFile(join(dir, `${partNumber}.etag`), "utf8")) as PartInfo;
+      if (recorded.size === size) return recorded;
+    } catch {
+      // fall through to recomputing
+    }
+    const hasher = new Bun.CryptoHasher("md5");
+    for await (const chunk of Bun.file(file).stream()) hasher.update(chunk);
+    return { etag: `"${hasher.digest("hex")}"`, size };
   }
 
   async completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest> {
@@ -158,9 +189,12 @@ export class LocalBlobStore implements BlobStore {
     }
     const files: string[] = [];
     for (const part of parts) {
-      const file = join(dir, `${part.partNumber}.part`);
-      if (!existsSync(file)) throw new LocalStoreError("InvalidPart", `part ${part.partNumber} was not uploaded`);
-      files.push(file);
+      const stored = await this.getPart(key, uploadId, part.partNumber);
+      if (!stored) throw new LocalStoreError("InvalidPart", `part ${part.partNumber} was not uploaded`);
+      if (normalizeEtag(stored.etag) !== normalizeEtag(part.etag)) {
+        throw new LocalStoreError("InvalidPart", `part ${part.partNumber}: the ETag does not match the uploaded part`);
+      }
+      files.push(join(dir, `${part.partNumber}.part`));
     }
     // One pass: concatenate and hash, so completing costs one read of the parts.
     async function* concatenated() {
@@ -171,29 +205,14 @@ export class LocalBlobStore implements BlobStore {
     return { size: written.size, sha256: written.sha256 };
   }
 
-  /** The parts of an upload with their ETags, for checking what a client confirmed. */
-  async listParts(key: string, uploadId: string): Promise<Map<number, { etag: string; size: number }>> {
-    const dir = await this.uploadDir(key, uploadId);
-    const parts = new Map<number, { etag: string; size: number }>();
-    for (const name of readdirSync(dir)) {
-      const match = /^(\d+)\.part$/.exec(name);
-      if (!match) continue;
-      const file = join(dir, name);
-      const hasher = new Bun.CryptoHasher("md5");
-      for await (const chunk of Bun.file(file).stream()) hasher.update(chunk);
-      parts.set(Number(match[1]), { etag: `"${hasher.digest("hex")}"`, size: statSync(file).size });
-    }
-    return parts;
-  }
-
   async abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
     if (!/^[0-9a-f]{32}$/.test(uploadId)) return;
     await rm(join(this.multipart, uploadId), { recursive: true, force: true });
   }
 
-  /** Multipart uploads on disk, for the sweeper that removes ones no intent refers to. */
-  multipartUploadIds(): string[] {
-    return readdirSync(this.multipart);
+  /** Multipart uploads on disk (last modified, wall-clock ms), for the sweeper that removes ones no intent refers to. */
+  multipartUploads(): { id: string; modifiedMs: number }[] {
+    return readdirSync(this.multipart).map((id) => ({ id, modifiedMs: statSync(join(this.multipart, id)).mtimeMs }));
   }
 
   private presigner(origin: string): Presigner {

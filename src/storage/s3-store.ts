@@ -12,13 +12,14 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListPartsCommand,
   NoSuchKey,
   NotFound,
   type S3Client,
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Clock } from "../clock.ts";
-import type { BlobStore, CompletedPart, ObjectDigest, PresignGetOptions, PresignPutOptions } from "./blob-store.ts";
+import type { BlobStore, CompletedPart, ObjectDigest, PartInfo, PresignGetOptions, PresignPutOptions } from "./blob-store.ts";
 import { Presigner } from "./presigner.ts";
 
 function isMissing(err: unknown): boolean {
@@ -28,6 +29,8 @@ function isMissing(err: unknown): boolean {
 export class S3BlobStore implements BlobStore {
   readonly kind = "s3" as const;
   private readonly presigner: Presigner;
+  /** Cleared when the endpoint answers ListParts with "not implemented" (s3rver, some gateways). */
+  private listPartsSupported = true;
 
   constructor(
     private readonly client: S3Client,
@@ -114,6 +117,25 @@ export class S3BlobStore implements BlobStore {
     const digest = await this.digest(key);
     if (!digest) throw new Error(`object ${key} is missing right after its multipart upload completed`);
     return digest;
+  }
+
+  async getPart(key: string, uploadId: string, partNumber: number): Promise<PartInfo | null | undefined> {
+    if (!this.listPartsSupported) return undefined;
+    try {
+      const out = await this.client.send(
+        new ListPartsCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumberMarker: String(partNumber - 1), MaxParts: 1 }),
+      );
+      const part = out.Parts?.find((p) => p.PartNumber === partNumber);
+      return part?.ETag ? { etag: part.ETag, size: part.Size ?? 0 } : null;
+    } catch (err) {
+      const status = (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+      const name = (err as { name?: string })?.name;
+      if (status === 405 || status === 501 || name === "NotImplemented" || name === "MethodNotAllowed") {
+        this.listPartsSupported = false;
+        return undefined;
+      }
+      throw err;
+    }
   }
 
   async abortMultipartUpload(key: string, uploadId: string): Promise<void> {

@@ -1,0 +1,627 @@
+/**
+ * Upload intents: files that go straight to the blob store by presigned URL (single-shot PUT,
+ * or a multipart upload), then are verified and turned into a file record on `complete`.
+ *
+ * States: PENDING (created; bytes may be arriving) → UPLOADED (the object exists, or every part
+ * is confirmed) → COMPLETED (verified, file record created). Any active intent becomes FAILED on
+ * abort, on expiry, or when completion finds the bytes wrong (hash or size mismatch, unsupported
+ * content); a FAILED intent's bytes are removed from the store. Retrying a part moves an
+ * UPLOADED multipart intent back to PENDING until the part is confirmed again.
+ */
+import type { Database } from "bun:sqlite";
+import type { Principal } from "../auth/api-keys.ts";
+import { isoAt } from "../clock.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
+import { LocalBlobStore } from "../storage/local-store.ts";
+import { detectType, mediaTypeFromHints, type MediaType } from "./detect.ts";
+import { findDuplicate, insertFileRecord, unsupportedFile } from "./ingest.ts";
+import { parseUploadOptions, resolvePlacement, type RawOptions, type UploadOptions } from "./options.ts";
+
+const MiB = 1024 ** 2;
+const GiB = 1024 ** 3;
+
+/** The object store's own limits (S3's), in binary units as S3 counts them. */
+export const INTENT_LIMITS = {
+  singleShotMaxBytes: 5 * GiB,
+  multipartMaxBytes: 5 * 1024 * GiB,
+  minPartBytes: 5 * MiB,
+  maxPartBytes: 5 * GiB,
+  maxParts: 10_000,
+  /** Without an explicit upload_mode, files above this size go multipart. */
+  autoMultipartAboveBytes: 100 * MiB,
+  defaultPartBytes: 16 * MiB,
+  maxIntentTags: 20,
+  /** SigV4 presigned URLs cannot live longer than seven days. */
+  maxUrlSeconds: 7 * 86_400,
+} as const;
+
+/** Bytes read from the stored object to detect its type (enough for a docx's zip directory entries). */
+const DETECTION_HEAD_BYTES = 1 * MiB;
+
+export type IntentStatus = "PENDING" | "UPLOADED" | "COMPLETED" | "FAILED";
+export type UploadMode = "single_shot" | "multipart";
+
+interface IntentRow {
+  id: string;
+  org_id: string;
+  upload_mode: UploadMode;
+  status: IntentStatus;
+  media_type: MediaType;
+  object_key: string;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  claimed_sha256: string;
+  part_size_bytes: number | null;
+  total_parts: number | null;
+  store_upload_id: string | null;
+  idempotency_key: string | null;
+  options: string;
+  file_id: string | null;
+  deduplicated: number;
+  error_message: string | null;
+  created_by: string | null;
+  created_at: string;
+  expires_at: string;
+  expires_at_ms: number;
+  confirmed_at: string | null;
+  completed_at: string | null;
+  updated_at: string;
+}
+
+interface PartRow {
+  part_number: number;
+  etag: string;
+  size_bytes: number;
+  confirmed_at: string;
+}
+
+export interface CreateIntentBody extends RawOptions {
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  claimed_file_hash: string;
+  upload_mode?: UploadMode;
+  part_size_bytes?: number;
+  idempotency_key?: string | null;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/i;
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+function getIntentRow(db: Database, orgId: string, id: string): IntentRow {
+  const row = db.query<IntentRow, [string, string]>("SELECT * FROM upload_intents WHERE id = ? AND org_id = ?").get(id, orgId);
+  if (!row) throw notFound(`upload ${id} not found`, "UPLOAD_NOT_FOUND");
+  return row;
+}
+
+function partsOf(db: Database, id: string): PartRow[] {
+  return db
+    .query<PartRow, [string]>("SELECT part_number, etag, size_bytes, confirmed_at FROM intent_parts WHERE upload_id = ? ORDER BY part_number")
+    .all(id);
+}
+
+function isActive(row: IntentRow): boolean {
+  return row.status === "PENDING" || row.status === "UPLOADED";
+}
+
+function isExpired(ctx: AppContext, row: IntentRow): boolean {
+  return ctx.clock.now() >= row.expires_at_ms;
+}
+
+/** Size of part n (1-based): every part is part_size_bytes except a shorter last one. */
+function expectedPartSize(row: IntentRow, partNumber: number): number {
+  const partSize = row.part_size_bytes!;
+  return partNumber < row.total_parts! ? partSize : row.size_bytes - partSize * (row.total_parts! - 1);
+}
+
+function progressPercent(row: IntentRow, confirmedBytes: number): number {
+  if (row.status === "COMPLETED") return 100;
+  return Math.floor((confirmedBytes / row.size_bytes) * 1000) / 10;
+}
+
+export function intentView(ctx: AppContext, row: IntentRow) {
+  const parts = row.upload_mode === "multipart" ? partsOf(ctx.db, row.id) : [];
+  const confirmedBytes =
+    row.upload_mode === "multipart" ? parts.reduce((sum, p) => sum + p.size_bytes, 0) : row.status === "PENDING" ? 0 : row.size_bytes;
+  return {
+    upload_id: row.id,
+    status: row.status,
+    upload_mode: row.upload_mode,
+    media_type: row.media_type,
+    filename: row.filename,
+    content_type: row.content_type,
+    size_bytes: row.size_bytes,
+    claimed_file_hash: row.claimed_sha256,
+    object_key: row.object_key,
+    bucket_name: ctx.blobs.bucket,
+    s3_upload_id: row.store_upload_id,
+    part_size_bytes: row.part_size_bytes,
+    total_parts: row.total_parts,
+    parts_confirmed: parts.length,
+    confirmed_parts: parts.map((p) => ({ part_number: p.part_number, etag: p.etag, size_bytes: p.size_bytes, confirmed_at: p.confirmed_at })),
+    progress_percent: progressPercent(row, confirmedBytes),
+    idempotency_key: row.idempotency_key,
+    file_id: row.file_id,
+    deduplicated: row.deduplicated === 1,
+    error_message: row.error_message,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    expires_at: row.expires_at,
+    completed_at: row.completed_at,
+  };
+}
+
+/** `GET /files/uploads/{id}`. A pending single-shot intent whose object has arrived shows as UPLOADED. */
+export async function getIntent(ctx: AppContext, orgId: string, id: string) {
+  let row = getIntentRow(ctx.db, orgId, id);
+  if (row.status === "PENDING" && row.upload_mode === "single_shot" && (await ctx.blobs.size(row.object_key)) !== null) {
+    row = setStatus(ctx, row, "UPLOADED", { onlyFrom: "PENDING" });
+  }
+  return intentView(ctx, row);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Creating
+
+function validateCreate(body: CreateIntentBody) {
+  const filename = body.filename.trim();
+  if (!filename || filename.length > 255 || /[\u0000/\\]/.test(filename)) {
+    throw badRequest("filename: must be 1-255 characters without /, \\ or NUL");
+  }
+  const contentType = body.content_type.trim();
+  if (!contentType || contentType.length > 255) throw badRequest("content_type: must be 1-255 characters");
+  if (!Number.isSafeInteger(body.size_bytes) || body.size_bytes < 1) throw badRequest("size_bytes: must be a positive integer");
+  if (!SHA256_HEX.test(body.claimed_file_hash)) throw badRequest("claimed_file_hash: must be a 64-character hex SHA-256");
+  if (body.idempotency_key !== undefined && body.idempotency_key !== null && (body.idempotency_key.length < 1 || body.idempotency_key.length > 128)) {
+    throw badRequest("idempotency_key: must be 1-128 characters");
+  }
+  const size = body.size_bytes;
+  if (size > INTENT_LIMITS.multipartMaxBytes) {
+    throw new ApiError(413, "FILE_TOO_LARGE", `size_bytes: files are limited to 5 TB (got ${size} bytes)`);
+  }
+  const mode: UploadMode = body.upload_mode ?? (size > INTENT_LIMITS.autoMultipartAboveBytes ? "multipart" : "single_shot");
+  if (mode === "single_shot") {
+    if (size > INTENT_LIMITS.singleShotMaxBytes) {
+      throw badRequest(`size_bytes: single_shot uploads are limited to 5 GB (got ${size} bytes); use upload_mode multipart`);
+    }
+    if (body.part_size_bytes !== undefined) throw badRequest("part_size_bytes: only allowed with upload_mode multipart");
+    return { filename, contentType, mode, partSize: null, totalParts: null };
+  }
+  let partSize = body.part_size_bytes;
+  if (partSize === undefined) {
+    // The smallest whole MiB that keeps the part count within the store's limit.
+    partSize = Math.max(INTENT_LIMITS.defaultPartBytes, Math.ceil(size / INTENT_LIMITS.maxParts / MiB) * MiB);
+  } else {
+    if (!Number.isSafeInteger(partSize) || partSize < INTENT_LIMITS.minPartBytes) {
+      throw badRequest(`part_size_bytes: must be at least 5 MB (${INTENT_LIMITS.minPartBytes} bytes)`);
+    }
+    if (partSize > INTENT_LIMITS.maxPartBytes) throw badRequest(`part_size_bytes: must be at most 5 GB (${INTENT_LIMITS.maxPartBytes} bytes)`);
+  }
+  const totalParts = Math.ceil(size / partSize);
+  if (totalParts > INTENT_LIMITS.maxParts) {
+    throw badRequest(`part_size_bytes: ${partSize} bytes gives ${totalParts} parts; at most ${INTENT_LIMITS.maxParts} parts are allowed`);
+  }
+  return { filename, contentType, mode, partSize, totalParts };
+}
+
+function sameRequest(row: IntentRow, body: CreateIntentBody, mode: UploadMode): boolean {
+  return (
+    row.filename === body.filename.trim() &&
+    row.size_bytes === body.size_bytes &&
+    row.claimed_sha256 === body.claimed_file_hash.toLowerCase() &&
+    row.upload_mode === mode
+  );
+}
+
+/** The creation response: presigned URL(s) for the bytes. Replays of an idempotency key get fresh URLs for the same intent. */
+async function creationResponse(ctx: AppContext, row: IntentRow, origin: string) {
+  const expiresIn = urlLifetime(ctx, row);
+  if (row.upload_mode === "single_shot") {
+    const checksum = Buffer.from(row.claimed_sha256, "hex").toString("base64");
+    const url = await ctx.blobs.presignPut(
+      row.object_key,
+      { contentType: row.content_type, checksumSha256Base64: checksum, expiresInSeconds: expiresIn },
+      origin,
+    );
+    return {
+      upload_id: row.id,
+      upload_mode: row.upload_mode,
+      media_type: row.media_type,
+      method: "PUT" as const,
+      presigned_url: url,
+      headers: { "Content-Type": row.content_type, "x-amz-checksum-sha256": checksum, "x-amz-sdk-checksum-algorithm": "SHA256" },
+      object_key: row.object_key,
+      expires_at: row.expires_at,
+      max_size_bytes: row.size_bytes,
+      bucket_name: ctx.blobs.bucket,
+    };
+  }
+  const confirmed = new Set(partsOf(ctx.db, row.id).map((p) => p.part_number));
+  const partUrls: { part_number: number; url: string; expires_at: string }[] = [];
+  for (let n = 1; n <= row.total_parts!; n++) {
+    if (confirmed.has(n)) continue;
+    partUrls.push({ part_number: n, url: await ctx.blobs.presignPart(row.object_key, row.store_upload_id!, n, expiresIn, origin), expires_at: row.expires_at });
+  }
+  return {
+    upload_id: row.id,
+    upload_mode: row.upload_mode,
+    media_type: row.media_type,
+    s3_upload_id: row.store_upload_id!,
+    object_key: row.object_key,
+    part_urls: partUrls,
+    part_size_bytes: row.part_size_bytes!,
+    total_parts: row.total_parts!,
+    expires_at: row.expires_at,
+    bucket_name: ctx.blobs.bucket,
+  };
+}
+
+/** Presigned URLs live until the intent expires (at least a minute, at most SigV4's seven days). */
+function urlLifetime(ctx: AppContext, row: IntentRow): number {
+  const seconds = Math.floor((row.expires_at_ms - ctx.clock.now()) / 1000);
+  return Math.max(60, Math.min(INTENT_LIMITS.maxUrlSeconds, seconds));
+}
+
+function findByIdempotencyKey(db: Database, orgId: string, key: string): IntentRow | null {
+  return db.query<IntentRow, [string, string]>("SELECT * FROM upload_intents WHERE org_id = ? AND idempotency_key = ?").get(orgId, key);
+}
+
+/** `POST /files/uploads`. Returns `replayed` when the idempotency key named an existing intent. */
+export async function createIntent(ctx: AppContext, principal: Principal, body: CreateIntentBody, origin: string) {
+  const { db, clock, blobs } = ctx;
+  const checked = validateCreate(body);
+  const idempotencyKey = body.idempotency_key ?? null;
+  if (idempotencyKey) {
+    const existing = findByIdempotencyKey(db, principal.orgId, idempotencyKey);
+    if (existing) return replay(ctx, existing, body, checked.mode, origin);
+  }
+  const options = parseUploadOptions(body, { maxTags: INTENT_LIMITS.maxIntentTags });
+  resolvePlacement(db, principal.orgId, options);
+  const mediaType = mediaTypeFromHints(checked.contentType, checked.filename);
+  if (!mediaType) throw unsupportedFile(`content_type ${checked.contentType} (${checked.filename}) is not a supported image, document or video`);
+
+  const id = crypto.randomUUID();
+  const objectKey = `orgs/${principal.orgId}/uploads/${id}/original`;
+  const storeUploadId = checked.mode === "multipart" ? await blobs.createMultipartUpload(objectKey, checked.contentType) : null;
+  const now = clock.now();
+  const expiresMs = now + ctx.config.uploadIntentTtlSeconds * 1000;
+  try {
+    db.query(
+      `INSERT INTO upload_intents (id, org_id, upload_mode, status, media_type, object_key, filename, content_type, size_bytes,
+         claimed_sha256, part_size_bytes, total_parts, store_upload_id, idempotency_key, options, created_by,
+         created_at, expires_at, expires_at_ms, updated_at)
+       VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id, principal.orgId, checked.mode, mediaType, objectKey, checked.filename, checked.contentType, body.size_bytes,
+      body.claimed_file_hash.toLowerCase(), checked.partSize, checked.totalParts, storeUploadId, idempotencyKey,
+      JSON.stringify(options), principal.keyId, isoAt(now), isoAt(expiresMs), expiresMs, isoAt(now),
+    );
+  } catch (err) {
+    if (storeUploadId) await blobs.abortMultipartUpload(objectKey, storeUploadId).catch(() => undefined);
+    // Two requests raced with one idempotency key: the loser answers with the winner's intent.
+    const winner = idempotencyKey ? findByIdempotencyKey(db, principal.orgId, idempotencyKey) : null;
+    if (winner) return replay(ctx, winner, body, checked.mode, origin);
+    throw err;
+  }
+  return { replayed: false, response: await creationResponse(ctx, getIntentRow(db, principal.orgId, id), origin) };
+}
+
+async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, mode: UploadMode, origin: string) {
+  if (!sameRequest(row, body, mode)) {
+    throw conflict(
+      `idempotency_key "${row.idempotency_key}" already names upload ${row.id} for a different file (filename, size_bytes, claimed_file_hash or upload_mode differ)`,
+      "IDEMPOTENCY_KEY_REUSED",
+    );
+  }
+  return { replayed: true, response: await creationResponse(ctx, row, origin) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parts
+
+function requireActiveMultipart(ctx: AppContext, row: IntentRow): void {
+  if (row.upload_mode !== "multipart") throw conflict(`upload ${row.id} is single_shot; it has no parts`, "UPLOAD_STATE_CONFLICT");
+  requireActive(ctx, row);
+}
+
+function requireActive(ctx: AppContext, row: IntentRow): void {
+  if (!isActive(row)) {
+    throw conflict(`upload ${row.id} is ${row.status}${row.error_message ? ` (${row.error_message})` : ""}`, "UPLOAD_STATE_CONFLICT");
+  }
+  if (isExpired(ctx, row)) throw new ApiError(410, "UPLOAD_EXPIRED", `upload ${row.id} expired at ${row.expires_at}; create a new upload`);
+}
+
+function checkPartNumber(row: IntentRow, partNumber: number): void {
+  if (!Number.isInteger(partNumber) || partNumber < 1 || partNumber > row.total_parts!) {
+    throw badRequest(`part_number: must be an integer from 1 to ${row.total_parts}`);
+  }
+}
+
+/** `POST /files/uploads/{id}/parts/confirm`: records a part the client has PUT, checked against the store when it can tell. */
+export async function confirmPart(ctx: AppContext, orgId: string, id: string, body: { part_number: number; etag: string; size_bytes: number }) {
+  const { db, clock, blobs } = ctx;
+  const row = getIntentRow(db, orgId, id);
+  requireActiveMultipart(ctx, row);
+  checkPartNumber(row, body.part_number);
+  const expected = expectedPartSize(row, body.part_number);
+  if (body.size_bytes !== expected) {
+    throw badRequest(`size_bytes: part ${body.part_number} must be ${expected} bytes (part_size_bytes ${row.part_size_bytes}, total ${row.size_bytes})`);
+  }
+  const etag = `"${normalizeEtag(body.etag)}"`;
+  if (etag === '""') throw badRequest("etag: required (the ETag header of the part's PUT response)");
+  const stored = await blobs.getPart(row.object_key, row.store_upload_id!, body.part_number);
+  if (stored === null) {
+    throw conflict(`part ${body.part_number} has not been received by the object store; PUT it to its URL first`, "UPLOAD_STATE_CONFLICT");
+  }
+  if (stored && normalizeEtag(stored.etag) !== normalizeEtag(etag)) {
+    throw conflict(`etag: part ${body.part_number} in the store has ETag ${stored.etag}, not ${body.etag}`, "UPLOAD_STATE_CONFLICT");
+  }
+  if (stored && stored.size !== expected) {
+    throw conflict(`part ${body.part_number} in the store is ${stored.size} bytes, expected ${expected}`, "UPLOAD_STATE_CONFLICT");
+  }
+  const at = isoAt(clock.now());
+  const result = db.transaction(() => {
+    const current = getIntentRow(db, orgId, id);
+    requireActiveMultipart(ctx, current);
+    db.query(
+      `INSERT INTO intent_parts (upload_id, part_number, etag, size_bytes, confirmed_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size_bytes = excluded.size_bytes, confirmed_at = excluded.confirmed_at`,
+    ).run(id, body.part_number, etag, body.size_bytes, at);
+    const { count, bytes } = db
+      .query<{ count: number; bytes: number }, [string]>("SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM intent_parts WHERE upload_id = ?")
+      .get(id)!;
+    const status: IntentStatus = count === current.total_parts ? "UPLOADED" : "PENDING";
+    db.query("UPDATE upload_intents SET status = ?, confirmed_at = ?, updated_at = ? WHERE id = ?").run(status, at, at, id);
+    return { count, bytes, total: current.total_parts!, status };
+  }).immediate();
+  return {
+    upload_id: id,
+    part_number: body.part_number,
+    parts_confirmed: result.count,
+    total_parts: result.total,
+    progress_percent: progressPercent({ ...row, status: result.status }, result.bytes),
+  };
+}
+
+/** `POST /files/uploads/{id}/parts/retry`: a fresh URL for a part; any earlier confirmation of it is dropped. */
+export async function retryPart(ctx: AppContext, orgId: string, id: string, partNumber: number, origin: string) {
+  const { db, clock, blobs } = ctx;
+  const row = getIntentRow(db, orgId, id);
+  requireActiveMultipart(ctx, row);
+  checkPartNumber(row, partNumber);
+  const at = isoAt(clock.now());
+  db.transaction(() => {
+    const dropped = db.query("DELETE FROM intent_parts WHERE upload_id = ? AND part_number = ?").run(id, partNumber).changes;
+    if (dropped) db.query("UPDATE upload_intents SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'UPLOADED'").run(at, id);
+  }).immediate();
+  const url = await blobs.presignPart(row.object_key, row.store_upload_id!, partNumber, urlLifetime(ctx, row), origin);
+  return { upload_id: id, part_number: partNumber, url, expires_at: row.expires_at };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Completing
+
+/** Multipart staging on disk untouched this long, with no active intent, is removed. */
+const ORPHAN_GRACE_MS = 60 * 60 * 1000;
+
+/** Completions running in this process; a second concurrent complete of one intent gets 409. */
+const completing = new Set<string>();
+
+export interface CompletionResult {
+  upload_id: string;
+  file_id: string;
+  media_type: MediaType;
+  filename: string;
+  object_key: string;
+  size_bytes: number;
+  deduplicated: boolean;
+  status: "processing" | "completed";
+}
+
+function completionResult(row: IntentRow): CompletionResult {
+  return {
+    upload_id: row.id,
+    file_id: row.file_id!,
+    media_type: row.media_type,
+    filename: row.filename,
+    object_key: row.object_key,
+    size_bytes: row.size_bytes,
+    deduplicated: row.deduplicated === 1,
+    status: row.deduplicated === 1 ? "completed" : "processing",
+  };
+}
+
+/**
+ * `POST /files/uploads/{id}/complete`: assembles the parts, re-hashes the stored bytes, detects
+ * the type from them and creates the file record with its processing job. Completing a completed
+ * intent answers the same result again, so a client that lost the response can simply retry.
+ */
+export async function completeIntent(ctx: AppContext, principal: Principal, id: string): Promise<CompletionResult> {
+  const first = getIntentRow(ctx.db, principal.orgId, id);
+  if (first.status === "COMPLETED") return completionResult(first);
+  if (completing.has(id)) throw conflict(`upload ${id} is already being completed`, "UPLOAD_STATE_CONFLICT");
+  completing.add(id);
+  try {
+    return await complete(ctx, principal, first);
+  } finally {
+    completing.delete(id);
+  }
+}
+
+async function complete(ctx: AppContext, principal: Principal, row: IntentRow): Promise<CompletionResult> {
+  const { db, clock, blobs } = ctx;
+  requireActive(ctx, row);
+  const digest = await assembledDigest(ctx, row);
+
+  const claimed = row.claimed_sha256;
+  if (digest.size !== row.size_bytes || digest.sha256 !== claimed) {
+    const why =
+      digest.size !== row.size_bytes
+        ? `the stored object is ${digest.size} bytes, but size_bytes was ${row.size_bytes}`
+        : `the SHA-256 of the stored bytes is ${digest.sha256}, but claimed_file_hash was ${claimed}`;
+    await fail(ctx, row, `hash mismatch: ${why}`);
+    throw conflict(`${why}; the upload was discarded, create a new one`, "UPLOAD_HASH_MISMATCH");
+  }
+
+  const head = await blobs.head(row.object_key, DETECTION_HEAD_BYTES);
+  const detection = await detectType(head ?? new Uint8Array(), row.filename);
+  if (!detection.ok) {
+    await fail(ctx, row, `unsupported content: ${detection.reason}`);
+    throw unsupportedFile(detection.reason);
+  }
+  const type = detection.type;
+  const options = JSON.parse(row.options) as UploadOptions;
+  const placement = resolvePlacement(db, principal.orgId, options);
+  const duplicate = options.skipDuplicates ? findDuplicate(db, principal.orgId, digest.sha256) : null;
+  const at = isoAt(clock.now());
+
+  if (duplicate) {
+    db.query(
+      `UPDATE upload_intents SET status = 'COMPLETED', media_type = ?, file_id = ?, deduplicated = 1, completed_at = ?, updated_at = ?
+       WHERE id = ? AND status IN ('PENDING','UPLOADED')`,
+    ).run(type.mediaType, duplicate.id, at, at, row.id);
+    await blobs.delete(row.object_key);
+    return completionResult(getIntentRow(db, principal.orgId, row.id));
+  }
+
+  const fileId = crypto.randomUUID();
+  db.transaction(() => {
+    const current = getIntentRow(db, principal.orgId, row.id);
+    if (!isActive(current)) throw conflict(`upload ${row.id} is ${current.status}`, "UPLOAD_STATE_CONFLICT");
+    insertFileRecord(ctx, {
+      id: fileId,
+      orgId: principal.orgId,
+      filename: row.filename,
+      size: digest.size,
+      sha256: digest.sha256,
+      type,
+      blobKey: row.object_key,
+      uploadMethod: "presigned",
+      sessionId: null,
+      uploadedBy: principal.keyId,
+      options,
+      placement,
+    });
+    db.query(
+      `UPDATE upload_intents SET status = 'COMPLETED', media_type = ?, file_id = ?, completed_at = ?, updated_at = ? WHERE id = ?`,
+    ).run(type.mediaType, fileId, at, at, row.id);
+  }).immediate();
+  return completionResult(getIntentRow(db, principal.orgId, row.id));
+}
+
+/** The whole object's size and SHA-256, assembling a multipart upload first. */
+async function assembledDigest(ctx: AppContext, row: IntentRow): Promise<ObjectDigest> {
+  const { db, blobs } = ctx;
+  if (row.upload_mode === "single_shot") {
+    const digest = await blobs.digest(row.object_key);
+    if (!digest) throw conflict(`nothing has been uploaded for ${row.id} yet; PUT the file to presigned_url first`, "UPLOAD_STATE_CONFLICT");
+    return digest;
+  }
+  // Already assembled by an earlier attempt that stopped before recording the file.
+  if ((await blobs.size(row.object_key)) !== null) return (await blobs.digest(row.object_key))!;
+  const parts = partsOf(db, row.id);
+  const have = new Set(parts.map((p) => p.part_number));
+  const missing: number[] = [];
+  for (let n = 1; n <= row.total_parts!; n++) if (!have.has(n)) missing.push(n);
+  if (missing.length) {
+    const shown = missing.slice(0, 50).join(", ");
+    throw new ApiError(
+      422,
+      "UPLOAD_PARTS_MISSING",
+      `parts not confirmed: ${shown}${missing.length > 50 ? ` and ${missing.length - 50} more` : ""} (${missing.length} of ${row.total_parts} missing)`,
+    );
+  }
+  try {
+    return await blobs.completeMultipartUpload(
+      row.object_key,
+      row.store_upload_id!,
+      parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })),
+    );
+  } catch (err) {
+    const name = (err as { code?: string; name?: string }).code ?? (err as { name?: string }).name;
+    if (name === "InvalidPart" || name === "InvalidPartOrder") {
+      throw new ApiError(422, "UPLOAD_PARTS_MISSING", `the object store refused the confirmed parts: ${(err as Error).message}; retry the affected parts and confirm them again`);
+    }
+    throw err;
+  }
+}
+
+/** Marks an active intent FAILED and removes its bytes from the store. */
+async function fail(ctx: AppContext, row: IntentRow, message: string): Promise<boolean> {
+  const at = isoAt(ctx.clock.now());
+  const changed = ctx.db
+    .query("UPDATE upload_intents SET status = 'FAILED', error_message = ?, updated_at = ? WHERE id = ? AND status IN ('PENDING','UPLOADED')")
+    .run(message, at, row.id).changes;
+  if (!changed) return false;
+  await discardBytes(ctx, row);
+  return true;
+}
+
+async function discardBytes(ctx: AppContext, row: IntentRow): Promise<void> {
+  try {
+    if (row.store_upload_id) await ctx.blobs.abortMultipartUpload(row.object_key, row.store_upload_id);
+  } catch (err) {
+    ctx.log.warn("could not abort the store's multipart upload", { upload_id: row.id, err });
+  }
+  try {
+    await ctx.blobs.delete(row.object_key);
+  } catch (err) {
+    ctx.log.warn("could not delete an upload's object", { upload_id: row.id, err });
+  }
+}
+
+function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard: { onlyFrom: IntentStatus }): IntentRow {
+  const at = isoAt(ctx.clock.now());
+  ctx.db.query("UPDATE upload_intents SET status = ?, updated_at = ? WHERE id = ? AND status = ?").run(status, at, row.id, guard.onlyFrom);
+  return getIntentRow(ctx.db, row.org_id, row.id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Aborting and expiry
+
+/** `DELETE /files/uploads/{id}`. `aborted` is false when the intent had already finished. */
+export async function abortIntent(ctx: AppContext, orgId: string, id: string, reason: string | null) {
+  if (reason !== null && reason.length > 255) throw badRequest("reason: must be at most 255 characters");
+  const row = getIntentRow(ctx.db, orgId, id);
+  if (completing.has(id)) throw conflict(`upload ${id} is being completed`, "UPLOAD_STATE_CONFLICT");
+  const aborted = isActive(row) ? await fail(ctx, row, `aborted${reason ? `: ${reason}` : ""}`) : false;
+  return { upload_id: id, aborted, reason };
+}
+
+/**
+ * Fails intents past their expiry and removes their bytes, and (local store) removes multipart
+ * staging that no active intent refers to. Idempotent; run by the housekeeping timer.
+ */
+export async function sweepExpiredIntents(ctx: AppContext): Promise<{ expired: number; orphans: number }> {
+  const { db, clock } = ctx;
+  const expired = db
+    .query<IntentRow, [number]>("SELECT * FROM upload_intents WHERE status IN ('PENDING','UPLOADED') AND expires_at_ms <= ? LIMIT 1000")
+    .all(clock.now());
+  let count = 0;
+  for (const row of expired) {
+    if (completing.has(row.id)) continue;
+    if (await fail(ctx, row, `expired at ${row.expires_at}`)) count += 1;
+  }
+  let orphans = 0;
+  if (ctx.blobs instanceof LocalBlobStore) {
+    const active = new Set(
+      db
+        .query<{ store_upload_id: string }, []>("SELECT store_upload_id FROM upload_intents WHERE status IN ('PENDING','UPLOADED') AND store_upload_id IS NOT NULL")
+        .all()
+        .map((r) => r.store_upload_id),
+    );
+    for (const upload of ctx.blobs.multipartUploads()) {
+      // Young staging may belong to an intent whose row is being inserted right now.
+      if (active.has(upload.id) || Date.now() - upload.modifiedMs < ORPHAN_GRACE_MS) continue;
+      await ctx.blobs.abortMultipartUpload("", upload.id);
+      orphans += 1;
+    }
+  }
+  if (count || orphans) ctx.log.info("expired upload intents swept", { expired: count, orphaned_multipart: orphans });
+  return { expired: count, orphans };
+}

@@ -86,8 +86,14 @@ describe("local S3-compatible endpoint", () => {
 
   test("multipart: parts answer their MD5 ETag and complete in order into one object", async () => {
     const key = `test/${crypto.randomUUID()}/original`;
-    const uploadId = await store.createMultipartUpload(key, "application/octet-stream");
-    const parts = ["first-", "second-", "third"];
+    const parts = ["part-1-", "part-2-", "end"];
+    const uploadId = await store.createMultipartUpload(key, "application/octet-stream", { partSize: 7, totalSize: 17 });
+    const wrongSize = await fetch(await store.presignPart(key, uploadId, 2, 60, server.url), { method: "PUT", body: "too long for part 2" });
+    expect(wrongSize.status).toBe(400);
+    expect(await wrongSize.text()).toContain("exactly 7 bytes");
+    expect(await store.getPart(key, uploadId, 2)).toBeNull();
+    // A part sent again replaces the earlier bytes.
+    await fetch(await store.presignPart(key, uploadId, 1, 60, server.url), { method: "PUT", body: "XXXXXXX" });
     const etags: string[] = [];
     for (const [i, body] of parts.entries()) {
       const res = await fetch(await store.presignPart(key, uploadId, i + 1, 60, server.url), { method: "PUT", body });

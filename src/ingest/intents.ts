@@ -287,7 +287,7 @@ export async function createIntent(ctx: AppContext, principal: Principal, body: 
 
   const id = crypto.randomUUID();
   const objectKey = `orgs/${principal.orgId}/uploads/${id}/original`;
-  const storeUploadId = checked.mode === "multipart" ? await blobs.createMultipartUpload(objectKey, checked.contentType) : null;
+  const storeUploadId = checked.mode === "multipart" ? await blobs.createMultipartUpload(objectKey, checked.contentType, { partSize: checked.partSize!, totalSize: body.size_bytes }) : null;
   const now = clock.now();
   const expiresMs = now + ctx.config.uploadIntentTtlSeconds * 1000;
   try {

@@ -28,6 +28,12 @@ export interface CompletedPart {
   etag: string;
 }
 
+export interface MultipartLayout {
+  /** Every part is this size except a shorter last one. */
+  partSize: number;
+  totalSize: number;
+}
+
 export interface PartInfo {
   /** Quoted, as the store returns it. */
   etag: string;
@@ -60,7 +66,8 @@ export interface BlobStore {
   /** Idempotent. */
   delete(key: string): Promise<void>;
 
-  createMultipartUpload(key: string, contentType: string): Promise<string>;
+  /** `layout` is what the upload will hold (the local store writes parts straight into place). */
+  createMultipartUpload(key: string, contentType: string, layout: MultipartLayout): Promise<string>;
   /** Assembles the parts in order; returns the final object's digest. */
   completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest>;
   /**

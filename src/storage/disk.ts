@@ -4,7 +4,7 @@
  * power cut, and a crash mid-write leaves only a temporary file that startup sweeps away.
  */
 import { mkdirSync } from "node:fs";
-import { open, rename, rm } from "node:fs/promises";
+import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 
 export class SizeLimitError extends Error {
@@ -41,6 +41,36 @@ export async function fsyncDir(path: string): Promise<void> {
   }
 }
 
+/**
+ * Coalesces the small chunks a request body arrives in (often 16-64 KiB) into 1 MiB writes:
+ * one syscall per MiB instead of dozens measurably speeds up streaming uploads.
+ */
+class WriteBuffer {
+  private readonly buffer = new Uint8Array(1024 * 1024);
+  private used = 0;
+  constructor(private readonly handle: FileHandle) {}
+
+  async push(chunk: Uint8Array): Promise<void> {
+    let at = 0;
+    while (at < chunk.byteLength) {
+      const take = Math.min(chunk.byteLength - at, this.buffer.byteLength - this.used);
+      this.buffer.set(chunk.subarray(at, at + take), this.used);
+      this.used += take;
+      at += take;
+      if (this.used === this.buffer.byteLength) await this.flush();
+    }
+  }
+
+  async flush(): Promise<void> {
+    let offset = 0;
+    while (offset < this.used) {
+      const { bytesWritten } = await this.handle.write(this.buffer, offset, this.used - offset);
+      offset += bytesWritten;
+    }
+    this.used = 0;
+  }
+}
+
 /** Writes `source` to `path` (which must not be read until this resolves). Deletes it on failure. */
 export async function writeStream(source: AsyncIterable<Uint8Array>, path: string, options: WriteOptions = {}): Promise<WrittenFile> {
   mkdirSync(dirname(path), { recursive: true });
@@ -51,6 +81,7 @@ export async function writeStream(source: AsyncIterable<Uint8Array>, path: strin
   let headSize = 0;
   let size = 0;
   const handle = await open(path, "w", 0o640);
+  const buffer = new WriteBuffer(handle);
   try {
     for await (const chunk of source) {
       size += chunk.byteLength;
@@ -62,12 +93,9 @@ export async function writeStream(source: AsyncIterable<Uint8Array>, path: strin
       }
       sha.update(chunk);
       md5?.update(chunk);
-      let offset = 0;
-      while (offset < chunk.byteLength) {
-        const { bytesWritten } = await handle.write(chunk, offset);
-        offset += bytesWritten;
-      }
+      await buffer.push(chunk);
     }
+    await buffer.flush();
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => {});
@@ -120,5 +148,48 @@ export async function readHead(path: string, bytes: number): Promise<Uint8Array>
     return buffer.subarray(0, bytesRead);
   } finally {
     await handle.close();
+  }
+}
+
+/**
+ * Writes `source` into an existing file at `offset`, exactly `length` bytes, then fsyncs. More
+ * bytes than `length` throw SizeLimitError before anything past the range is written; fewer
+ * throw ShortWriteError. Used for multipart parts written straight into their final place.
+ */
+export async function writeRange(
+  source: AsyncIterable<Uint8Array>,
+  path: string,
+  offset: number,
+  length: number,
+): Promise<{ size: number; md5: string }> {
+  const md5 = new Bun.CryptoHasher("md5");
+  let size = 0;
+  const handle = await open(path, "r+");
+  try {
+    for await (const chunk of source) {
+      if (size + chunk.byteLength > length) throw new SizeLimitError(length);
+      md5.update(chunk);
+      let done = 0;
+      while (done < chunk.byteLength) {
+        const { bytesWritten } = await handle.write(chunk, done, chunk.byteLength - done, offset + size + done);
+        done += bytesWritten;
+      }
+      size += chunk.byteLength;
+    }
+    if (size !== length) throw new ShortWriteError(length, size);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  return { size, md5: md5.digest("hex") };
+}
+
+export class ShortWriteError extends Error {
+  constructor(
+    readonly expected: number,
+    readonly received: number,
+  ) {
+    super(`expected ${expected} bytes, received ${received}`);
+    this.name = "ShortWriteError";
   }
 }

@@ -171,7 +171,7 @@ export function localS3Routes(store: LocalBlobStore, clock: Clock, publicUrl: st
         if (!uploadId || !Number.isInteger(n) || n < 1 || n > 10_000) {
           throw new S3Error(400, "InvalidArgument", "partNumber must be an integer from 1 to 10000 and uploadId is required");
         }
-        const part = await store.putPart(key, uploadId, n, bodyOf(request), MAX_OBJECT_BYTES);
+        const part = await store.putPart(key, uploadId, n, bodyOf(request));
         return new Response(null, { status: 200, headers: { etag: part.etag } });
       }
 

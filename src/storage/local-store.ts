@@ -5,11 +5,11 @@
  * (local-s3-endpoint.ts), signed with a secret generated on first start.
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { readFile, rm, stat, writeFile } from "node:fs/promises";
+import { open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
-import { normalizeEtag, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
-import { commitFile, fsyncDir, readHead, writeStreamAtomically, type WrittenFile } from "./disk.ts";
+import { normalizeEtag, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import { commitFile, fsyncDir, readHead, ShortWriteError, SizeLimitError, writeRange, writeStreamAtomically, type WrittenFile } from "./disk.ts";
 import { makeS3Client, Presigner } from "./presigner.ts";
 
 export const LOCAL_BUCKET = "mediabox";
@@ -44,9 +44,37 @@ export class LocalStoreError extends Error {
   }
 }
 
-interface MultipartMeta {
+interface MultipartMeta extends MultipartLayout {
   key: string;
   contentType: string;
+}
+
+/** The preallocated object inside a multipart upload's directory. */
+const ASSEMBLY = "object";
+
+/** Runs tasks with the same key one after another. */
+class KeyedLock {
+  private readonly tails = new Map<string, Promise<unknown>>();
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    const previous = this.tails.get(key) ?? Promise.resolve();
+    const current = previous.catch(() => undefined).then(task);
+    this.tails.set(key, current);
+    try {
+      return await current;
+    } finally {
+      if (this.tails.get(key) === current) this.tails.delete(key);
+    }
+  }
+}
+
+async function digestFile(path: string): Promise<ObjectDigest> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  let size = 0;
+  for await (const chunk of Bun.file(path).stream()) {
+    hasher.update(chunk);
+    size += chunk.byteLength;
+  }
+  return { size, sha256: hasher.digest("hex") };
 }
 
 export class LocalBlobStore implements BlobStore {
@@ -56,6 +84,7 @@ export class LocalBlobStore implements BlobStore {
   private readonly multipart: string;
   readonly tmp: string;
   private readonly presigners = new Map<string, Presigner>();
+  private readonly partLocks = new KeyedLock();
 
   constructor(
     root: string,
@@ -119,90 +148,104 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async digest(key: string): Promise<ObjectDigest | null> {
-    const stream = await this.read(key);
-    if (!stream) return null;
-    const hasher = new Bun.CryptoHasher("sha256");
-    let size = 0;
-    for await (const chunk of stream) {
-      hasher.update(chunk);
-      size += chunk.byteLength;
-    }
-    return { size, sha256: hasher.digest("hex") };
+    const path = this.pathOf(key);
+    return existsSync(path) ? digestFile(path) : null;
   }
 
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
   }
 
-  async createMultipartUpload(key: string, contentType: string): Promise<string> {
+  /**
+   * The object is preallocated (sparse) in the upload's directory and each part is written
+   * straight into its range, so completing is a hash pass and a rename rather than a copy of
+   * every byte. That needs the layout up front, which the appliance always knows: it creates
+   * every multipart upload itself, for an upload intent.
+   */
+  async createMultipartUpload(key: string, contentType: string, layout: MultipartLayout): Promise<string> {
     this.pathOf(key);
     const uploadId = crypto.randomUUID().replaceAll("-", "");
     const dir = join(this.multipart, uploadId);
     mkdirSync(dir, { recursive: true });
-    const meta: MultipartMeta = { key, contentType };
+    const handle = await open(join(dir, ASSEMBLY), "w", 0o640);
+    try {
+      await handle.truncate(layout.totalSize);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    const meta: MultipartMeta = { key, contentType, ...layout };
     await writeFile(join(dir, "meta.json"), JSON.stringify(meta));
     await fsyncDir(dir);
     return uploadId;
   }
 
-  private async uploadDir(key: string, uploadId: string): Promise<string> {
+  private async upload(key: string, uploadId: string): Promise<{ dir: string; meta: MultipartMeta }> {
     const dir = join(this.multipart, uploadId);
     if (!/^[0-9a-f]{32}$/.test(uploadId) || !existsSync(join(dir, "meta.json"))) {
       throw new LocalStoreError("NoSuchUpload", `no multipart upload ${uploadId}`);
     }
     const meta = JSON.parse(await readFile(join(dir, "meta.json"), "utf8")) as MultipartMeta;
     if (meta.key !== key) throw new LocalStoreError("NoSuchUpload", `multipart upload ${uploadId} is not for this key`);
-    return dir;
+    return { dir, meta };
   }
 
-  /** Stores one part (the local endpoint's UploadPart); the ETag is the part's quoted MD5, as on S3. */
-  async putPart(key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<{ etag: string; size: number }> {
-    const dir = await this.uploadDir(key, uploadId);
-    const written = await writeStreamAtomically(body, join(dir, `${partNumber}.part`), this.tmp, { maxBytes, md5: true, headBytes: 0 });
-    const etag = `"${written.md5}"`;
-    // The ETag beside the part spares re-reading gigabytes to answer getPart; a missing or stale
-    // sidecar (crash between the two writes) is detected by size and recomputed.
-    await writeFile(join(dir, `${partNumber}.etag`), JSON.stringify({ etag, size: written.size }));
-    return { etag, size: written.size };
+  /**
+   * Stores one part (the local endpoint's UploadPart) into its range of the object; the ETag is
+   * the part's quoted MD5, as on S3. A part must have exactly its layout size. Concurrent PUTs of
+   * the same part are serialized; the last one wins, as on S3.
+   */
+  async putPart(key: string, uploadId: string, partNumber: number, body: AsyncIterable<Uint8Array>): Promise<PartInfo> {
+    const { dir, meta } = await this.upload(key, uploadId);
+    const totalParts = Math.ceil(meta.totalSize / meta.partSize);
+    if (partNumber > totalParts) throw new LocalStoreError("InvalidArgument", `this upload has ${totalParts} parts`);
+    const expected = partNumber < totalParts ? meta.partSize : meta.totalSize - meta.partSize * (totalParts - 1);
+    return this.partLocks.run(`${uploadId}/${partNumber}`, async () => {
+      const sidecar = join(dir, `${partNumber}.etag`);
+      // The range is about to change: until the new part is durable, the part does not exist.
+      await rm(sidecar, { force: true });
+      let written: { size: number; md5: string };
+      try {
+        written = await writeRange(body, join(dir, ASSEMBLY), (partNumber - 1) * meta.partSize, expected);
+      } catch (err) {
+        if (err instanceof SizeLimitError || err instanceof ShortWriteError) {
+          throw new LocalStoreError("InvalidArgument", `part ${partNumber} must be exactly ${expected} bytes`);
+        }
+        throw err;
+      }
+      const part: PartInfo = { etag: `"${written.md5}"`, size: written.size };
+      await writeFile(sidecar, JSON.stringify(part));
+      return part;
+    });
   }
 
   async getPart(key: string, uploadId: string, partNumber: number): Promise<PartInfo | null> {
-    const dir = await this.uploadDir(key, uploadId);
-    const file = join(dir, `${partNumber}.part`);
-    if (!existsSync(file)) return null;
-    const size = statSync(file).size;
+    const { dir } = await this.upload(key, uploadId);
     try {
-      const recorded = JSON.parse(await readFile(join(dir, `${partNumber}.etag`), "utf8")) as PartInfo;
-      if (recorded.size === size) return recorded;
+      return JSON.parse(await readFile(join(dir, `${partNumber}.etag`), "utf8")) as PartInfo;
     } catch {
-      // fall through to recomputing
+      // Absent, or torn by a crash before it was complete: either way the part must be sent again.
+      return null;
     }
-    const hasher = new Bun.CryptoHasher("md5");
-    for await (const chunk of Bun.file(file).stream()) hasher.update(chunk);
-    return { etag: `"${hasher.digest("hex")}"`, size };
   }
 
   async completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest> {
-    const dir = await this.uploadDir(key, uploadId);
-    for (let i = 1; i < parts.length; i++) {
-      if (parts[i]!.partNumber <= parts[i - 1]!.partNumber) throw new LocalStoreError("InvalidPartOrder", "parts must be in ascending order");
-    }
-    const files: string[] = [];
-    for (const part of parts) {
+    const { dir, meta } = await this.upload(key, uploadId);
+    const totalParts = Math.ceil(meta.totalSize / meta.partSize);
+    if (parts.length !== totalParts) throw new LocalStoreError("InvalidPart", `all ${totalParts} parts are required, got ${parts.length}`);
+    for (const [i, part] of parts.entries()) {
+      if (part.partNumber !== i + 1) throw new LocalStoreError("InvalidPartOrder", "parts must be listed once each, in ascending order");
       const stored = await this.getPart(key, uploadId, part.partNumber);
       if (!stored) throw new LocalStoreError("InvalidPart", `part ${part.partNumber} was not uploaded`);
       if (normalizeEtag(stored.etag) !== normalizeEtag(part.etag)) {
         throw new LocalStoreError("InvalidPart", `part ${part.partNumber}: the ETag does not match the uploaded part`);
       }
-      files.push(join(dir, `${part.partNumber}.part`));
     }
-    // One pass: concatenate and hash, so completing costs one read of the parts.
-    async function* concatenated() {
-      for (const file of files) yield* Bun.file(file).stream();
-    }
-    const written = await writeStreamAtomically(concatenated(), this.pathOf(key), this.tmp, { headBytes: 0 });
+    const assembly = join(dir, ASSEMBLY);
+    const digest = await digestFile(assembly);
+    await commitFile(assembly, this.pathOf(key));
     await rm(dir, { recursive: true, force: true });
-    return { size: written.size, sha256: written.sha256 };
+    return digest;
   }
 
   async abortMultipartUpload(_key: string, uploadId: string): Promise<void> {

@@ -100,6 +100,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async createMultipartUpload(key: string, contentType: string): Promise<string> {
+    // S3 needs no layout up front; parts may arrive in any size the client chose.
     const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
     if (!out.UploadId) throw new Error("the object store returned no UploadId");
     return out.UploadId;

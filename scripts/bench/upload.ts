@@ -1,0 +1,178 @@
+/**
+ * Upload throughput and memory benchmark.
+ *
+ *   bun scripts/bench/upload.ts            (or: npm run bench:upload)
+ *
+ * Starts a real server in a child process on a fresh data directory and measures:
+ *   1. a 100 MB streaming upload (POST /files/upload), median of 3, with the server's peak RSS
+ *      growth over its idle RSS while the uploads run;
+ *   2. a 1 GB multipart upload intent (parts PUT to presigned URLs, confirmed, completed).
+ * Each is reported in MB/s and as a ratio against `dd` writing the same bytes to the same disk
+ * (with fsync, as the server does) in the same run. Targets: ratio >= 0.5, RSS growth < 64 MB.
+ * Set MEDIABOX_BENCH_DIR to benchmark another disk (default: the OS temp directory).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { run, spawnServer } from "../../test/support/process.ts";
+
+const MB = 1e6;
+const MiB = 1024 * 1024;
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-"));
+const dataDir = join(root, "data");
+
+/** Writes `size` bytes that start like an MP4 (so the upload is accepted as a video) and do not compress. */
+async function makeVideoFile(path: string, size: number): Promise<string> {
+  const writer = Bun.file(path).writer();
+  const chunk = new Uint8Array(4 * MiB);
+  const ftyp = new Uint8Array([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42"), 0, 0, 0, 0, ...new TextEncoder().encode("mp42isom")]);
+  const hasher = new Bun.CryptoHasher("sha256");
+  let written = 0;
+  while (written < size) {
+    for (let i = 0; i < chunk.length; i += 65536) crypto.getRandomValues(chunk.subarray(i, i + 65536));
+    if (written === 0) chunk.set(ftyp);
+    const piece = chunk.subarray(0, Math.min(chunk.length, size - written));
+    writer.write(piece);
+    hasher.update(piece);
+    written += piece.length;
+  }
+  await writer.end();
+  return hasher.digest("hex");
+}
+
+/** Seconds for dd to copy `source` to a new file on the data disk, fsynced. */
+async function ddSeconds(source: string): Promise<number> {
+  const target = join(root, `dd-${crypto.randomUUID()}.out`);
+  const started = performance.now();
+  const result = await run(["dd", `if=${source}`, `of=${target}`, "bs=4M", "conv=fsync"]);
+  const seconds = (performance.now() - started) / 1000;
+  if (result.exitCode !== 0) throw new Error(`dd failed: ${result.stderr}`);
+  rmSync(target, { force: true });
+  return seconds;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+/** Samples a process's RSS every 10 ms until stopped; returns the peak. */
+function sampleRss(pid: number): { stop(): number } {
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssBytes(pid));
+  }, 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, rssBytes(pid));
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
+  if ((await cli("orgs", "create", "bench", "--tier", "ENTERPRISE")).exitCode !== 0) throw new Error("could not create the org");
+  const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
+  const auth = { authorization: `Bearer ${key}` };
+  const server = await spawnServer([process.execPath, MAIN, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });
+  const api = `${server.url}/api/v2`;
+
+  try {
+    // --- 1. 100 MB streaming upload ------------------------------------------------------
+    const streamSize = 100 * MiB - 64 * 1024; // just under the 100 MB streaming limit, leaving room for the form
+    const streamPath = join(root, "stream.mp4");
+    await makeVideoFile(streamPath, streamSize);
+    const ddStream = await ddSeconds(streamPath);
+
+    // Warm the server (JIT, first request paths) with a small upload, then let it settle.
+    const warm = new FormData();
+    warm.append("file", Bun.file(streamPath).slice(0, 1 * MiB, "video/mp4"), "warm.mp4");
+    await fetch(`${api}/files/upload`, { method: "POST", body: warm, headers: auth }).then((r) => r.text());
+    await Bun.sleep(500);
+
+    // Three rounds each, alternating with dd; the medians damp the disk's run-to-run noise.
+    const baseline = rssBytes(server.proc.pid);
+    const sampler = sampleRss(server.proc.pid);
+    const streamRuns: number[] = [];
+    const ddStreamRuns: number[] = [ddStream];
+    for (let round = 0; round < 3; round++) {
+      const form = new FormData();
+      form.append("file", Bun.file(streamPath, { type: "video/mp4" }), `stream-${round}.mp4`);
+      const started = performance.now();
+      const res = await fetch(`${api}/files/upload`, { method: "POST", body: form, headers: auth });
+      const body = await res.text();
+      streamRuns.push((performance.now() - started) / 1000);
+      if (res.status !== 201) throw new Error(`streaming upload failed: ${res.status} ${body}`);
+      if (round < 2) ddStreamRuns.push(await ddSeconds(streamPath));
+    }
+    const peak = sampler.stop();
+    const streamSeconds = median(streamRuns);
+    const ddStreamSeconds = median(ddStreamRuns);
+
+    // --- 2. 1 GB multipart upload intent --------------------------------------------------
+    const intentSize = 1024 * MiB;
+    const intentPath = join(root, "intent.mp4");
+    const intentHash = await makeVideoFile(intentPath, intentSize);
+    const ddIntent = await ddSeconds(intentPath);
+
+    const started = performance.now();
+    const created = (await (
+      await fetch(`${api}/files/uploads`, {
+        method: "POST",
+        headers: { ...auth, "content-type": "application/json" },
+        body: JSON.stringify({ filename: "intent.mp4", content_type: "video/mp4", size_bytes: intentSize, claimed_file_hash: intentHash, upload_mode: "multipart", part_size_bytes: 64 * MiB }),
+      })
+    ).json()) as { upload_id: string; part_size_bytes: number; part_urls: { part_number: number; url: string }[] };
+    const queue = [...created.part_urls];
+    const worker = async () => {
+      for (let part = queue.shift(); part; part = queue.shift()) {
+        const start = (part.part_number - 1) * created.part_size_bytes;
+        const slice = Bun.file(intentPath).slice(start, Math.min(intentSize, start + created.part_size_bytes));
+        const put = await fetch(part.url, { method: "PUT", body: slice });
+        if (put.status !== 200) throw new Error(`part ${part.part_number}: ${put.status} ${await put.text()}`);
+        const confirm = await fetch(`${api}/files/uploads/${created.upload_id}/parts/confirm`, {
+          method: "POST",
+          headers: { ...auth, "content-type": "application/json" },
+          body: JSON.stringify({ part_number: part.part_number, etag: put.headers.get("etag"), size_bytes: slice.size }),
+        });
+        if (confirm.status !== 200) throw new Error(`confirm ${part.part_number}: ${await confirm.text()}`);
+      }
+    };
+    await Promise.all([worker(), worker()]);
+    const done = await fetch(`${api}/files/uploads/${created.upload_id}/complete`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
+    const doneBody = await done.text();
+    const intentSeconds = (performance.now() - started) / 1000;
+    if (done.status !== 200) throw new Error(`complete failed: ${done.status} ${doneBody}`);
+
+    // --- Report ----------------------------------------------------------------------------
+    const rate = (bytes: number, seconds: number) => bytes / MB / seconds;
+    const rows = [
+      { what: "100 MB streaming upload (median of 3)", bytes: streamSize, seconds: streamSeconds, dd: ddStreamSeconds },
+      { what: "1 GB multipart intent (PUT parts, confirm, complete)", bytes: intentSize, seconds: intentSeconds, dd: ddIntent },
+    ];
+    console.log(`\nUpload benchmark (data dir ${dataDir})`);
+    for (const row of rows) {
+      const ratio = rate(row.bytes, row.seconds) / rate(row.bytes, row.dd);
+      console.log(
+        `${row.what.padEnd(54)} ${rate(row.bytes, row.seconds).toFixed(1).padStart(7)} MB/s   dd ${rate(row.bytes, row.dd).toFixed(1).padStart(7)} MB/s   ratio ${ratio.toFixed(2)} (target >= 0.50) ${ratio >= 0.5 ? "OK" : "BELOW TARGET"}`,
+      );
+    }
+    const growth = (peak - baseline) / MiB;
+    console.log(
+      `server RSS during the 100 MB upload: baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB, growth ${growth.toFixed(1)} MiB (target < 64) ${growth < 64 ? "OK" : "ABOVE TARGET"}`,
+    );
+  } finally {
+    await server.stop("SIGTERM");
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();

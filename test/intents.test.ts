@@ -6,7 +6,7 @@
  * S3-compatible server (s3rver) through the S3 backend.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { ManualClock } from "../src/clock.ts";
 import { sweepExpiredIntents } from "../src/ingest/intents.ts";
@@ -415,5 +415,19 @@ describe("upload intents: rules and the local store's checks", () => {
     expect(intent.body.error_message).toContain("expired");
     expect(existsSync(staging)).toBe(false);
     expect(readdirSync(join(server.dataDir, "blobs", "multipart"))).not.toContain(created.s3_upload_id);
+  });
+
+  test("the sweeper removes multipart staging no intent refers to once it is an hour old, and leaves young staging alone", async () => {
+    const root = join(server.dataDir, "blobs", "multipart");
+    const key = `orgs/${owner.orgId}/uploads/${crypto.randomUUID()}/original`;
+    const layout = { partSize: 5 * MiB, totalSize: 6 * MiB };
+    const old = await server.ctx.blobs.createMultipartUpload(key, "video/mp4", layout);
+    const young = await server.ctx.blobs.createMultipartUpload(key, "video/mp4", layout);
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600 * 1000);
+    utimesSync(join(root, old), twoHoursAgo, twoHoursAgo);
+    const swept = await sweepExpiredIntents(server.ctx);
+    expect(swept.orphans).toBe(1);
+    expect(existsSync(join(root, old))).toBe(false);
+    expect(existsSync(join(root, young))).toBe(true);
   });
 });

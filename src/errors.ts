@@ -43,6 +43,10 @@ export type ErrorCode =
   | "UPLOAD_PARTS_MISSING"
   | "UPLOAD_EXPIRED"
   | "IDEMPOTENCY_KEY_REUSED"
+  | "FILE_ID_AMBIGUOUS"
+  | "FILE_BUSY"
+  | "FILE_NOT_DELETED"
+  | "WRONG_MEDIA_TYPE"
   | "INTERNAL_ERROR";
 
 export class ApiError extends Error {

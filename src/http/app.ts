@@ -6,6 +6,7 @@ import { folderRoutes } from "../folders/routes.ts";
 import { intentRoutes } from "../ingest/intent-routes.ts";
 import { ingestRoutes } from "../ingest/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
+import { libraryRoutes } from "../library/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
 import { LocalBlobStore } from "../storage/local-store.ts";
@@ -21,6 +22,7 @@ export function createApp(ctx: AppContext) {
     .use(folderRoutes(ctx))
     .use(ingestRoutes(ctx))
     .use(intentRoutes(ctx))
+    .use(libraryRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(telemetryRoutes(ctx))
     .use(datasetRoutes());

@@ -94,7 +94,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
       stream.resume();
       return fail(new ApiError(400, "BATCH_TOO_LARGE", `at most ${limits.maxFiles} files per request for this tier`));
     }
-    const filename = (info.filename ?? "").trim() || `file-${index + 1}`;
+    const filename = decodeFormFilename(info.filename ?? "") || `file-${index + 1}`;
     const entry: StagedUpload = { index, field: name, filename, declaredType: info.mimeType, path: null, size: 0, sha256: "", head: new Uint8Array() };
     files.push(entry);
     const path = join(stagingDir, `${index}`);
@@ -143,4 +143,12 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     throw failure;
   }
   return { fields, files };
+}
+
+/**
+ * Browsers and fetch escape `"`, CR and LF in multipart file names as %22, %0D and %0A (WHATWG
+ * multipart/form-data encoding); busboy leaves them escaped. Undo the quote, drop line breaks.
+ */
+export function decodeFormFilename(raw: string): string {
+  return raw.replace(/%22/g, '"').replace(/%0[dDaA]/g, " ").replace(/[\u0000-\u001f\u007f]/g, "").trim();
 }

@@ -1,10 +1,11 @@
 /**
  * Periodic housekeeping that needs no durability (it is idempotent and simply runs again):
- * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes.
+ * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes, purging files deleted more than 30 days ago.
  */
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { sweepExpiredIntents } from "../ingest/intents.ts";
+import { purgeDeletedFiles } from "../library/file-edits.ts";
 import { pruneUploadEvents } from "../telemetry/upload-events.ts";
 
 export const FINISHED_JOB_RETENTION_DAYS = 14;
@@ -29,6 +30,7 @@ export function startMaintenance(ctx: AppContext): () => void {
       ctx.log.error("maintenance failed", { err });
     }
     sweepExpiredIntents(ctx).catch((err) => ctx.log.error("upload intent sweep failed", { err }));
+    purgeDeletedFiles(ctx).catch((err) => ctx.log.error("purge of deleted files failed", { err }));
   };
   const first = setTimeout(run, 5_000);
   const timer = setInterval(run, INTERVAL_MS);

@@ -4,6 +4,7 @@
  */
 import foundation from "./001_foundation.ts";
 import ingest from "./002_ingest.ts";
+import library from "./004_library.ts";
 
 export interface Migration {
   version: number;
@@ -14,4 +15,5 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: "foundation", sql: foundation },
   { version: 2, name: "ingest", sql: ingest },
+  { version: 4, name: "library", sql: library },
 ];

@@ -1,0 +1,93 @@
+/** Response schemas of the File resource, one object per media type (summary and detail). */
+import type { TProperties } from "@sinclair/typebox";
+import { t } from "elysia";
+import { Enum, Nullable, NullableTimestamp, Timestamp } from "../http/schemas.ts";
+import { CONTENT_CATEGORIES } from "../ingest/options.ts";
+
+const NullableString = Nullable(t.String());
+const NullableNumber = Nullable(t.Number());
+const NullableInteger = Nullable(t.Integer());
+
+const common = (mediaType: string) => ({
+  id: t.String({ format: "uuid" }),
+  media_type: t.Literal(mediaType),
+  title: NullableString,
+  filename: t.String(),
+  tags: t.Array(t.String()),
+  size_bytes: t.Integer(),
+  content_type: t.String(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  content_created_at: NullableTimestamp,
+  user_description: NullableString,
+  upload_description: NullableString,
+  visible_text: NullableString,
+  source_url: NullableString,
+  content_category: Enum(CONTENT_CATEGORIES),
+  project_id: t.String({ format: "uuid" }),
+  folder_id: Nullable(t.String({ format: "uuid" })),
+});
+
+const image = {
+  dimensions: Nullable(t.Object({ width: t.Integer(), height: t.Integer() })),
+  format: NullableString,
+  thumbnail_url: NullableString,
+  medium_url: NullableString,
+  full_url: NullableString,
+  original_url: NullableString,
+  variant_status: NullableString,
+  variant_count: t.Integer(),
+  blur_hash: NullableString,
+  description_status: NullableString,
+  description_error: NullableString,
+  description_generated_at: NullableTimestamp,
+  compliance_status: NullableString,
+  has_full_description: t.Boolean(),
+};
+
+const imageDetail = {
+  text_regions: t.Array(t.Unknown()),
+  full_descriptions: t.Array(t.Unknown()),
+  formatted_document: t.Optional(t.Unknown()),
+};
+
+const document = {
+  document_type: NullableString,
+  page_count: NullableInteger,
+  chunk_count: t.Integer(),
+  text_extraction_status: NullableString,
+  document_url: NullableString,
+};
+
+const video = {
+  duration_seconds: NullableNumber,
+  frame_rate: NullableNumber,
+  video_codec: NullableString,
+  resolution: NullableString,
+  analysis_status: NullableString,
+};
+
+const link = {
+  domain: NullableString,
+  og_metadata: t.Unknown(),
+  favicon_url: NullableString,
+  crawl_status: NullableString,
+  extracted_images: t.Array(t.Unknown()),
+  extracted_images_count: t.Integer(),
+};
+
+const variant = (title: string, props: TProperties) => t.Object(props, { title });
+
+export const FileSummary = t.Union([
+  variant("ImageFileSummary", { ...common("image"), ...image }),
+  variant("DocumentFileSummary", { ...common("document"), ...document }),
+  variant("VideoFileSummary", { ...common("video"), ...video }),
+  variant("LinkFileSummary", { ...common("link"), ...link }),
+]);
+
+export const FileDetail = t.Union([
+  variant("ImageFile", { ...common("image"), ...image, ...imageDetail }),
+  variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString }),
+  variant("VideoFile", { ...common("video"), ...video }),
+  variant("LinkFile", { ...common("link"), ...link }),
+]);

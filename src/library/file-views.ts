@@ -1,0 +1,128 @@
+/**
+ * The File resource as the API shows it: the common fields plus the fields of the file's media
+ * type only (spec: "media-specific fields appear only on the matching variant"). Fields that
+ * processing has not filled yet are null, never missing. Summaries (listing) leave out the
+ * heavy detail-only fields: extracted_text, text_regions and full_descriptions.
+ */
+import type { AppContext } from "../context.ts";
+import { type FileRow, tagsOf } from "./file-rows.ts";
+
+/** Image links are valid for an hour (the spec's variant redirect lifetime). */
+export const VIEW_URL_SECONDS = 3600;
+
+/** Signs blob URLs for one request (local-store URLs point at the origin the client used). */
+export class FileUrls {
+  constructor(
+    private readonly ctx: AppContext,
+    private readonly origin: string,
+  ) {}
+
+  async original(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS, download = false): Promise<string | null> {
+    if (!row.blob_key) return null;
+    return this.ctx.blobs.presignGet(
+      row.blob_key,
+      { expiresInSeconds, contentType: row.content_type, ...(download ? { downloadName: row.filename } : {}) },
+      this.origin,
+    );
+  }
+}
+
+function common(row: FileRow) {
+  return {
+    id: row.id,
+    media_type: row.media_type,
+    title: row.title,
+    filename: row.filename,
+    tags: tagsOf(row),
+    size_bytes: row.size_bytes,
+    content_type: row.content_type,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    content_created_at: row.content_created_at,
+    user_description: row.user_description,
+    upload_description: row.upload_description,
+    visible_text: row.visible_text,
+    source_url: row.source_url,
+    content_category: row.content_category,
+    project_id: row.project_id,
+    folder_id: row.folder_id,
+  };
+}
+
+async function imageFields(row: FileRow, urls: FileUrls) {
+  const original = await urls.original(row);
+  return {
+    dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
+    format: row.format,
+    // Variants arrive with the image pipeline; until a variant exists its URL is null.
+    thumbnail_url: null as string | null,
+    medium_url: null as string | null,
+    full_url: null as string | null,
+    original_url: original,
+    variant_status: row.variant_status,
+    variant_count: row.variant_count,
+    blur_hash: row.blur_hash,
+    description_status: row.description_status,
+    description_error: row.description_error,
+    description_generated_at: row.description_generated_at,
+    compliance_status: row.compliance_status,
+  };
+}
+
+async function documentFields(row: FileRow, urls: FileUrls) {
+  return {
+    document_type: row.document_type,
+    page_count: row.page_count,
+    chunk_count: row.chunk_count,
+    text_extraction_status: row.text_extraction_status,
+    document_url: await urls.original(row),
+  };
+}
+
+function videoFields(row: FileRow) {
+  return {
+    duration_seconds: row.duration_seconds,
+    frame_rate: row.frame_rate,
+    video_codec: row.video_codec,
+    resolution: row.width !== null && row.height !== null ? `${row.width}x${row.height}` : null,
+    analysis_status: row.analysis_status,
+  };
+}
+
+function linkFields() {
+  // Links have no ingest path yet; the shape is kept so clients can rely on it.
+  return { domain: null, og_metadata: null, favicon_url: null, crawl_status: null, extracted_images: [], extracted_images_count: 0 };
+}
+
+export async function fileSummary(row: FileRow, urls: FileUrls) {
+  switch (row.media_type) {
+    case "image":
+      return { ...common(row), ...(await imageFields(row, urls)), has_full_description: false };
+    case "document":
+      return { ...common(row), ...(await documentFields(row, urls)) };
+    case "video":
+      return { ...common(row), ...videoFields(row) };
+    case "link":
+      return { ...common(row), ...linkFields() };
+  }
+}
+
+export async function fileDetail(row: FileRow, urls: FileUrls) {
+  switch (row.media_type) {
+    case "image":
+      return {
+        ...common(row),
+        ...(await imageFields(row, urls)),
+        has_full_description: false,
+        // Filled by the image pipeline (OCR regions, model descriptions) when it lands.
+        text_regions: [] as unknown[],
+        full_descriptions: [] as unknown[],
+      };
+    case "document":
+      return { ...common(row), ...(await documentFields(row, urls)), extracted_text: row.extracted_text };
+    case "video":
+      return { ...common(row), ...videoFields(row) };
+    case "link":
+      return { ...common(row), ...linkFields() };
+  }
+}

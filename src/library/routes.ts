@@ -1,0 +1,197 @@
+/** HTTP binding of the file library: listing, detail, edits, deletion, restore and download. */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { badRequest } from "../errors.ts";
+import { permissions } from "../http/guard.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
+import { FileDetail, FileSummary } from "./file-schemas.ts";
+import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, updateFile } from "./file-edits.ts";
+import { listFiles, MEDIA_TYPES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { findFile } from "./file-rows.ts";
+import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
+
+/** Download links live five minutes (spec). */
+const DOWNLOAD_URL_SECONDS = 300;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
+
+function originOf(ctx: AppContext, request: Request): string {
+  return ctx.config.publicUrl?.replace(/\/+$/, "") ?? new URL(request.url).origin;
+}
+
+/** Repeatable query parameters (`tags=a&tags=b`, also `tags[]=` and comma-separated). */
+function many(params: URLSearchParams, name: string): string[] {
+  return [...params.getAll(name), ...params.getAll(`${name}[]`)]
+    .flatMap((v) => v.split(","))
+    .map((v) => v.trim())
+    .filter(Boolean);
+}
+
+function optionalBoolean(value: string | undefined, field: string): boolean | null {
+  if (value === undefined || value === "") return null;
+  if (value === "true" || value === "1") return true;
+  if (value === "false" || value === "0") return false;
+  throw badRequest(`${field}: must be true or false`);
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | null {
+  if (value === undefined || value === "") return null;
+  if (!(allowed as readonly string[]).includes(value)) throw badRequest(`${field}: must be one of ${allowed.join(", ")}`);
+  return value as T;
+}
+
+function uuidOrNull(value: string | undefined, field: string): string | null {
+  if (value === undefined || value === "") return null;
+  if (!UUID.test(value)) throw badRequest(`${field}: must be a UUID`);
+  return value.toLowerCase();
+}
+
+/** Everything but limit/offset is read from the raw URL: the route's schema only declares those two. */
+function parseListQuery(request: Request, limit: number, offset: number): ListFilesQuery {
+  const params = new URL(request.url).searchParams;
+  const query = Object.fromEntries([...params.keys()].map((k) => [k, params.get(k) ?? undefined])) as Record<string, string | undefined>;
+  const mediaTypes = many(params, "media_types");
+  for (const type of mediaTypes) oneOf(type, MEDIA_TYPES, "media_types");
+  const ids = many(params, "ids");
+  for (const id of ids) uuidOrNull(id, "ids");
+  const tags = many(params, "tags");
+  if (tags.length > 40) throw badRequest("tags: at most 40 tags per query");
+  const search = query.search?.trim() ? query.search : null;
+  if (search !== null && search.length > 1000) throw badRequest("search: at most 1000 characters");
+  return {
+    search,
+    searchMode: oneOf(query.search_mode, SEARCH_MODES, "search_mode") ?? "all",
+    tags,
+    mediaTypes,
+    ids,
+    folderId: uuidOrNull(query.folder_id, "folder_id"),
+    projectId: uuidOrNull(query.project_id, "project_id"),
+    hasDescription: optionalBoolean(query.has_description, "has_description"),
+    complianceStatus: query.compliance_status?.trim() || null,
+    dateFrom: query.date_from || null,
+    dateTo: query.date_to || null,
+    sortBy: oneOf(query.sort_by, SORT_FIELDS, "sort_by"),
+    sortOrder: oneOf(query.sort_order?.toLowerCase(), ["asc", "desc"] as const, "sort_order") ?? "desc",
+    limit,
+    offset,
+  };
+}
+
+export function libraryRoutes(ctx: AppContext) {
+  const { db, clock } = ctx;
+  return new Elysia({ tags: ["Files"] })
+    .use(permissions)
+    .get(
+      "/files",
+      async ({ principal, query, request }) => {
+        const q = parseListQuery(request, query.limit, query.offset);
+        const { rows, total } = listFiles(db, principal.orgId, q);
+        const urls = new FileUrls(ctx, originOf(ctx, request));
+        const items = await Promise.all(rows.map((row) => fileSummary(row, urls)));
+        return page(items, total, q.limit, q.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object(
+          { limit: queryInt("limit", 1, 100, 20), offset: queryInt("offset", 0, null, 0) },
+          { additionalProperties: true },
+        ),
+        response: { 200: Page(FileSummary), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "List and search files",
+          description:
+            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset.",
+        },
+      },
+    )
+    .post("/files/batch-delete", ({ principal, body }) => batchDeleteFiles(db, clock, principal.orgId, body.file_ids), {
+      permission: "delete",
+      body: t.Object({
+        file_ids: t.Array(Uuid("file_ids"), { minItems: 1, maxItems: 100, error: "file_ids: 1-100 file UUIDs" }),
+      }),
+      response: {
+        200: t.Object({
+          deleted: t.Array(t.Object({ id: t.String(), status: t.String(), message: t.String(), deleted_at: Nullable(t.String()) })),
+          skipped: t.Array(t.Object({ id: t.String(), status: t.String(), message: t.String(), deleted_at: Nullable(t.String()) })),
+          failed: t.Array(t.Object({ id: t.String(), status: t.String(), message: t.String(), deleted_at: Nullable(t.String()) })),
+          summary: t.Object({ total: t.Integer(), deleted: t.Integer(), skipped: t.Integer(), failed: t.Integer() }),
+        }),
+        400: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "Soft-delete up to 100 files; each is reported on its own (already deleted ones are skipped)" },
+    })
+    .get(
+      "/files/:file_id",
+      async ({ principal, params, query, request }) => {
+        const row = findFile(db, principal.orgId, params.file_id);
+        const detail = await fileDetail(row, new FileUrls(ctx, originOf(ctx, request)));
+        if (query.format === "markdown") {
+          if (row.media_type !== "image") throw badRequest("format=markdown is available for images only");
+          return { ...detail, formatted_document: null };
+        }
+        return detail;
+      },
+      {
+        permission: "view",
+        params: FileParams,
+        query: t.Object({ format: t.Optional(Enum(["markdown"], { error: "format: only markdown is supported" })) }),
+        response: { 200: FileDetail, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Get a file by UUID or 8-character id prefix (409 FILE_ID_AMBIGUOUS when a prefix matches several)" },
+      },
+    )
+    .patch("/files/:file_id", ({ principal, params, body }) => updateFile(db, clock, principal.orgId, params.file_id, body), {
+      permission: "edit",
+      params: FileParams,
+      body: t.Object({
+        title: t.Optional(Nullable(t.String({ error: "title: must be a string of at most 255 characters" }))),
+        tags: t.Optional(t.Array(t.String(), { error: "tags: must be an array of strings" })),
+        user_description: t.Optional(Nullable(t.String({ maxLength: MAX_USER_DESCRIPTION, error: `user_description: at most ${MAX_USER_DESCRIPTION} characters` }))),
+      }),
+      response: {
+        200: t.Object({
+          id: t.String(),
+          title: Nullable(t.String()),
+          tags: t.Array(t.String()),
+          user_description: Nullable(t.String()),
+          upload_description: Nullable(t.String()),
+          updated_at: Timestamp,
+        }),
+        400: ErrorBody,
+        404: ErrorBody,
+        409: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "Edit title, tags or user_description (null hands the description back to the AI's)" },
+    })
+    .delete("/files/:file_id", ({ principal, params }) => deleteFile(db, clock, principal.orgId, params.file_id), {
+      permission: "delete",
+      params: FileParams,
+      response: { 200: t.Object({ id: t.String(), deleted_at: Timestamp, message: t.String() }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Soft-delete a file (restorable for 30 days; 409 FILE_BUSY while a document's text extraction runs)" },
+    })
+    .post("/files/:file_id/restore", ({ principal, params }) => restoreFile(db, clock, principal.orgId, params.file_id), {
+      permission: "delete",
+      params: FileParams,
+      response: { 200: t.Object({ id: t.String(), restored_at: Timestamp, message: t.String() }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Restore a soft-deleted file within 30 days (extension)" },
+    })
+    .get(
+      "/files/:file_id/download",
+      async ({ principal, params, request, set }) => {
+        const row = findFile(db, principal.orgId, params.file_id);
+        const url = await new FileUrls(ctx, originOf(ctx, request)).original(row, DOWNLOAD_URL_SECONDS, true);
+        if (!url) throw badRequest(`file ${row.id} has no stored bytes to download`);
+        set.status = 302;
+        set.headers.location = url;
+        set.headers["cache-control"] = "no-store";
+        return "";
+      },
+      {
+        permission: "view",
+        params: FileParams,
+        detail: { summary: "302 to a signed download URL valid 300 s, served with the original filename (RFC 6266)" },
+      },
+    );
+}

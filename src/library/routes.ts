@@ -191,6 +191,7 @@ export function libraryRoutes(ctx: AppContext) {
       {
         permission: "view",
         params: FileParams,
+        response: { 302: t.String({ description: "Empty; see the Location header" }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
         detail: { summary: "302 to a signed download URL valid 300 s, served with the original filename (RFC 6266)" },
       },
     );

@@ -68,7 +68,7 @@ describe("OpenAPI", () => {
     for (const { path, method, op } of api) {
       const where = `${method.toUpperCase()} ${path}`;
       expect(Object.keys(op.responses ?? {}).length, where).toBeGreaterThan(1);
-      const success = op.responses["200"] ?? op.responses["201"] ?? op.responses["202"] ?? op.responses["204"] ?? op.responses["101"];
+      const success = op.responses["200"] ?? op.responses["201"] ?? op.responses["202"] ?? op.responses["204"] ?? op.responses["101"] ?? op.responses["302"];
       expect(success, where).toBeDefined();
       const bodiless = path.endsWith("/cancel") || path.endsWith("/restore");
       if ((method === "post" || method === "patch") && !bodiless) {

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
+import { RARE_TAG_MATCHES } from "../src/library/file-listing.ts";
 import { defaultProjectId } from "../src/projects/projects.ts";
 import { pdf, png } from "./support/fixtures.ts";
 import { insertFileRow, type FileRowFixture } from "./support/rows.ts";
@@ -355,5 +356,33 @@ describe("GET /files/{id}/download", () => {
     expect(disposition).toContain('filename="R_sum_ _final_.png"');
     expect((await server.tenant().api.get(`/files/${id}/download`)).status).toBe(404);
     expect((await server.anonymous().get(`/files/${id}/download`)).status).toBe(401);
+  });
+});
+
+describe("listing plans at volume", () => {
+  test("with more tag matches than the rare-tag threshold, pages come back in order and counts stay exact", async () => {
+    const owner = server.tenant();
+    const project = defaultProjectId(server.ctx.db, owner.orgId);
+    const n = RARE_TAG_MATCHES + 300;
+    server.ctx.db.transaction(() => {
+      for (let i = 0; i < n; i++) {
+        insertFileRow(server.ctx.db, {
+          orgId: owner.orgId, projectId: project, sizeBytes: i,
+          tags: i % 2 === 0 ? ["bulk", "even"] : ["bulk"],
+          title: i % 10 === 0 ? `walrus ${i}` : `item ${i}`,
+          deleted: i === 4,
+        });
+      }
+    })();
+    const first = await owner.api.get("/files?tags=bulk&sort_by=size_bytes&sort_order=asc&limit=5");
+    expect(first.body.total_count).toBe(n - 1);
+    expect(first.body.items.map((i: { size_bytes: number }) => i.size_bytes)).toEqual([0, 1, 2, 3, 5]);
+    const both = await owner.api.get(`/files?tags=bulk&tags=EVEN&sort_by=size_bytes&limit=3&offset=1`);
+    expect(both.body.total_count).toBe(Math.ceil(n / 2) - 1);
+    const largestEven = (n - 1) % 2 === 0 ? n - 1 : n - 2;
+    expect(both.body.items.map((i: { size_bytes: number }) => i.size_bytes)).toEqual([largestEven - 2, largestEven - 4, largestEven - 6]);
+    const searched = await owner.api.get("/files?tags=bulk&search=walrus&sort_by=size_bytes&sort_order=asc&limit=2");
+    expect(searched.body.total_count).toBe(Math.ceil(n / 10));
+    expect(searched.body.items.map((i: { size_bytes: number }) => i.size_bytes)).toEqual([0, 10]);
   });
 });

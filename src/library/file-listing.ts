@@ -62,70 +62,94 @@ function isoOrThrow(value: string, field: string): string {
 }
 
 export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { rows: FileRow[]; total: number } {
-  const where: string[] = ["f.org_id = ?", "f.deleted_at IS NULL"];
-  const params: (string | number)[] = [orgId];
-  let from = "files f";
-  const fromParams: string[] = [];
-
-  if (q.search !== null) {
-    from = "files_fts JOIN files f ON f.search_rowid = files_fts.rowid";
-    where.unshift("files_fts MATCH ?");
-    fromParams.push(ftsQuery(q.search, q.searchMode));
-  }
-  if (q.tags.length) {
-    const keys = [...new Set(q.tags.map((t) => t.trim().toLowerCase()))];
-    where.push(
-      `f.id IN (SELECT file_id FROM file_tags WHERE org_id = ? AND tag_key IN (${keys.map(() => "?").join(",")}) GROUP BY file_id HAVING count(*) = ?)`,
-    );
-    params.push(orgId, ...keys, keys.length);
-  }
+  // Conditions on the file itself, beyond "this org, not deleted".
+  const filters: string[] = [];
+  const params: (string | number)[] = [];
   if (q.mediaTypes.length) {
-    where.push(`f.media_type IN (${q.mediaTypes.map(() => "?").join(",")})`);
+    filters.push(`f.media_type IN (${q.mediaTypes.map(() => "?").join(",")})`);
     params.push(...q.mediaTypes);
   }
   if (q.ids.length) {
-    where.push(`f.id IN (${q.ids.map(() => "?").join(",")})`);
+    filters.push(`f.id IN (${q.ids.map(() => "?").join(",")})`);
     params.push(...q.ids.map((id) => id.toLowerCase()));
   }
   if (q.folderId) {
-    where.push("f.folder_id = ?");
+    filters.push("f.folder_id = ?");
     params.push(q.folderId);
   }
   if (q.projectId) {
-    where.push("f.project_id = ?");
+    filters.push("f.project_id = ?");
     params.push(q.projectId);
   }
   if (q.hasDescription !== null) {
-    where.push(q.hasDescription ? "(f.user_description IS NOT NULL OR f.upload_description IS NOT NULL)" : "(f.user_description IS NULL AND f.upload_description IS NULL)");
+    filters.push(q.hasDescription ? "(f.user_description IS NOT NULL OR f.upload_description IS NOT NULL)" : "(f.user_description IS NULL AND f.upload_description IS NULL)");
   }
   if (q.complianceStatus) {
-    where.push("f.compliance_status = ?");
+    filters.push("f.compliance_status = ?");
     params.push(q.complianceStatus);
   }
   if (q.dateFrom) {
-    where.push("f.created_at >= ?");
+    filters.push("f.created_at >= ?");
     params.push(isoOrThrow(q.dateFrom, "date_from"));
   }
   if (q.dateTo) {
-    where.push("f.created_at <= ?");
+    filters.push("f.created_at <= ?");
     params.push(isoOrThrow(q.dateTo, "date_to"));
   }
+  // A search joins the FTS table (its rank orders the results unless sort_by says otherwise).
+  const search = q.search !== null ? ftsQuery(q.search, q.searchMode) : null;
+  const fts = search !== null ? " JOIN files_fts ON files_fts.rowid = f.search_rowid" : "";
+  if (search !== null) {
+    filters.unshift("files_fts MATCH ?");
+    params.unshift(search);
+  }
+  const order = orderBy(q, search !== null);
+  const tagKeys = [...new Set(q.tags.map((t) => t.trim().toLowerCase()))];
 
-  const dir = q.sortOrder === "asc" ? "ASC" : "DESC";
-  let order: string;
-  if (q.sortBy === null && q.search !== null) {
-    // Title and filename hits weigh more than a word somewhere in the visible text.
-    order = "bm25(files_fts, 8.0, 6.0, 4.0, 2.0, 2.0, 1.0), f.created_at DESC, f.id DESC";
-  } else {
-    const sortBy = q.sortBy ?? "created_at";
-    const column = sortBy === "title" ? "coalesce(f.title, f.filename) COLLATE NOCASE" : `f.${sortBy}`;
-    order = `${column} ${dir}, f.id ${dir}`;
+  if (tagKeys.length === 0) {
+    const where = ["f.org_id = ?", "f.deleted_at IS NULL", ...filters].join(" AND ");
+    const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM files f${fts} WHERE ${where}`).get(orgId, ...params)!.n;
+    const rows = db
+      .query<FileRow, (string | number)[]>(`SELECT f.* FROM files f${fts} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .all(orgId, ...params, q.limit, q.offset);
+    return { rows, total };
   }
 
-  const whereSql = where.join(" AND ");
-  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM ${from} WHERE ${whereSql}`).get(...fromParams, ...params)!.n;
+  // With tags, counting walks the tag index (already org-scoped) and probes each candidate by
+  // id through the live-files index: CROSS JOIN and INDEXED BY pin that plan, which SQLite
+  // would otherwise trade for a table lookup per candidate (4x slower at 20,000 matches).
+  const tagged = `SELECT file_id FROM file_tags WHERE org_id = ? AND tag_key IN (${tagKeys.map(() => "?").join(",")}) GROUP BY file_id HAVING count(*) = ?`;
+  const tagParams = [orgId, ...tagKeys, tagKeys.length];
+  const byTags = `(${tagged}) tagged CROSS JOIN files f INDEXED BY files_live_ids${fts}`;
+  const taggedWhere = ["f.id = tagged.file_id", "f.deleted_at IS NULL", ...filters].join(" AND ");
+  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM ${byTags} WHERE ${taggedWhere}`).get(...tagParams, ...params)!.n;
+  if (total === 0 || q.offset >= total) return { rows: [], total };
+  if (total <= RARE_TAG_MATCHES) {
+    // Few matches: sorting them beats walking the sort index looking for them.
+    const rows = db
+      .query<FileRow, (string | number)[]>(`SELECT f.* FROM ${byTags} WHERE ${taggedWhere} ORDER BY ${order} LIMIT ? OFFSET ?`)
+      .all(...tagParams, ...params, q.limit, q.offset);
+    return { rows, total };
+  }
+  // Many matches: read in sort order and probe the tags per row; the page fills quickly.
+  const probes = tagKeys.map(() => "EXISTS (SELECT 1 FROM file_tags t WHERE t.org_id = f.org_id AND t.tag_key = ? AND t.file_id = f.id)");
+  const where = ["f.org_id = ?", "f.deleted_at IS NULL", ...filters, ...probes].join(" AND ");
   const rows = db
-    .query<FileRow, (string | number)[]>(`SELECT f.* FROM ${from} WHERE ${whereSql} ORDER BY ${order} LIMIT ? OFFSET ?`)
-    .all(...fromParams, ...params, q.limit, q.offset);
+    .query<FileRow, (string | number)[]>(`SELECT f.* FROM files f${fts} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
+    .all(orgId, ...params, ...tagKeys, q.limit, q.offset);
   return { rows, total };
+}
+
+/** Up to this many tag matches, a page is built by sorting the matches. */
+export const RARE_TAG_MATCHES = 2_000;
+
+function orderBy(q: ListFilesQuery, searching: boolean): string {
+  const dir = q.sortOrder === "asc" ? "ASC" : "DESC";
+  if (q.sortBy === null && searching) {
+    // Title and filename hits weigh more than a word somewhere in the visible text.
+    return "bm25(files_fts, 8.0, 6.0, 4.0, 2.0, 2.0, 1.0), f.created_at DESC, f.id DESC";
+  }
+  const sortBy = q.sortBy ?? "created_at";
+  const column = sortBy === "title" ? "coalesce(f.title, f.filename) COLLATE NOCASE" : `f.${sortBy}`;
+  return `${column} ${dir}, f.id ${dir}`;
 }

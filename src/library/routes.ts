@@ -5,6 +5,7 @@ import { badRequest } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
 import { FileDetail, FileSummary } from "./file-schemas.ts";
+import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, updateFile } from "./file-edits.ts";
 import { listFiles, MEDIA_TYPES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { findFile } from "./file-rows.ts";
@@ -105,6 +106,41 @@ export function libraryRoutes(ctx: AppContext) {
         },
       },
     )
+    .get("/files/export/columns", () => exportColumnGroups(), {
+      permission: "view",
+      response: {
+        200: t.Object({ groups: t.Record(t.String(), t.Array(t.Object({ field_key: t.String(), display_name: t.String(), group: t.String() }))) }),
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video)" },
+    })
+    .post("/files/export", ({ principal, body, request }) => exportFiles(ctx, principal.orgId, body, originOf(ctx, request)), {
+      permission: "view",
+      body: t.Object({
+        format: Enum(EXPORT_FORMATS, { error: "format: must be csv, xlsx, docx or hosted_sheets" }),
+        columns: t.Array(
+          t.Object({ field_key: t.String({ error: "columns: field_key is required" }), display_name: t.Optional(Nullable(t.String({ maxLength: 255 }))) }),
+          { minItems: 1, error: "columns: at least one {field_key, display_name?}" },
+        ),
+        file_ids: t.Optional(t.Array(Uuid("file_ids"), { maxItems: 10_000, error: "file_ids: up to 10,000 file UUIDs" })),
+        folder_id: t.Optional(Nullable(Uuid("folder_id"))),
+        include_subfolders: t.Optional(t.Boolean({ error: "include_subfolders: must be a boolean" })),
+        flatten_tags: t.Optional(t.Boolean({ error: "flatten_tags: must be a boolean" })),
+        sheet_name: t.Optional(Nullable(t.String())),
+        title: t.Optional(Nullable(t.String())),
+        connection_id: t.Optional(Nullable(t.String())),
+      }),
+      response: {
+        200: t.Object({ download_url: t.String(), spreadsheet_url: Nullable(t.String()), record_count: t.Integer(), format: t.String() }),
+        400: ErrorBody,
+        404: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: {
+        summary: "Export file metadata as CSV, XLSX or DOCX (download_url is a signed link valid 1 hour)",
+        description: "Selection: file_ids, else folder_id (with include_subfolders), else every file. hosted_sheets answers 400 until cloud storage exists.",
+      },
+    })
     .post("/files/batch-delete", ({ principal, body }) => batchDeleteFiles(db, clock, principal.orgId, body.file_ids), {
       permission: "delete",
       body: t.Object({

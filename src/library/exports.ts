@@ -1,0 +1,203 @@
+/**
+ * Exports of file metadata: the column registry (`GET /files/export/columns`) and the CSV, XLSX
+ * and DOCX writers behind `POST /files/export`. The generated file is stored in the blob store
+ * and handed out as a signed download URL.
+ */
+import type { Database } from "bun:sqlite";
+import { stringify } from "csv-stringify/sync";
+import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from "docx";
+import ExcelJS from "exceljs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AppContext } from "../context.ts";
+import { badRequest } from "../errors.ts";
+import { getFolder } from "../folders/folders.ts";
+import { type FileRow, tagsOf } from "./file-rows.ts";
+
+export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** Rows per export; larger libraries are exported by folder or by ids. */
+export const MAX_EXPORT_ROWS = 100_000;
+const DOWNLOAD_SECONDS = 3600;
+
+type Cell = string | number | null;
+
+interface ColumnDef {
+  key: string;
+  display: string;
+  group: "basic" | "descriptions" | "image" | "document" | "video";
+  value(row: FileRow, options: { flattenTags: boolean }): Cell;
+}
+
+const col = (group: ColumnDef["group"], key: string, display: string, value: ColumnDef["value"]): ColumnDef => ({ key, display, group, value });
+const field = (group: ColumnDef["group"], key: keyof FileRow, display: string) => col(group, key, display, (row) => row[key] as Cell);
+
+export const EXPORT_COLUMNS: ColumnDef[] = [
+  field("basic", "id", "ID"),
+  field("basic", "filename", "File name"),
+  field("basic", "title", "Title"),
+  field("basic", "media_type", "Media type"),
+  field("basic", "content_type", "Content type"),
+  field("basic", "size_bytes", "Size (bytes)"),
+  col("basic", "tags", "Tags", (row, o) => (o.flattenTags ? tagsOf(row).join(", ") : JSON.stringify(tagsOf(row)))),
+  field("basic", "content_category", "Content category"),
+  field("basic", "created_at", "Created at"),
+  field("basic", "updated_at", "Updated at"),
+  field("basic", "content_created_at", "Content created at"),
+  field("basic", "project_id", "Project ID"),
+  field("basic", "folder_id", "Folder ID"),
+  field("basic", "sha256", "SHA-256"),
+  col("descriptions", "description", "Description", (row) => row.user_description ?? row.upload_description),
+  field("descriptions", "user_description", "User description"),
+  field("descriptions", "upload_description", "AI description"),
+  field("descriptions", "visible_text", "Visible text"),
+  field("image", "width", "Width"),
+  field("image", "height", "Height"),
+  field("image", "format", "Format"),
+  field("image", "blur_hash", "BlurHash"),
+  field("image", "variant_status", "Variant status"),
+  field("image", "description_status", "Description status"),
+  field("image", "compliance_status", "Compliance status"),
+  field("document", "document_type", "Document type"),
+  field("document", "page_count", "Pages"),
+  field("document", "chunk_count", "Chunks"),
+  field("document", "text_extraction_status", "Text extraction status"),
+  field("document", "extracted_text", "Extracted text"),
+  field("video", "duration_seconds", "Duration (s)"),
+  field("video", "frame_rate", "Frame rate"),
+  field("video", "video_codec", "Video codec"),
+  col("video", "resolution", "Resolution", (row) => (row.media_type === "video" && row.width && row.height ? `${row.width}x${row.height}` : null)),
+];
+
+const BY_KEY = new Map(EXPORT_COLUMNS.map((c) => [c.key, c]));
+
+export function exportColumnGroups() {
+  const groups: Record<string, { field_key: string; display_name: string; group: string }[]> = {};
+  for (const c of EXPORT_COLUMNS) (groups[c.group] ??= []).push({ field_key: c.key, display_name: c.display, group: c.group });
+  return { groups };
+}
+
+export interface ExportRequest {
+  format: ExportFormat;
+  columns: { field_key: string; display_name?: string | null }[];
+  file_ids?: string[];
+  folder_id?: string | null;
+  include_subfolders?: boolean;
+  flatten_tags?: boolean;
+  sheet_name?: string | null;
+}
+
+/**
+ * Spreadsheet apps run cells that start with = + - @ (or a tab / carriage return) as formulas;
+ * a leading apostrophe keeps them text (OWASP's CSV injection advice).
+ */
+export function neutralizeFormula(value: Cell): Cell {
+  return typeof value === "string" && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+}
+
+function selectRows(db: Database, orgId: string, request: ExportRequest): FileRow[] {
+  if (request.file_ids?.length) {
+    const ids = [...new Set(request.file_ids.map((id) => id.toLowerCase()))];
+    return db
+      .query<FileRow, string[]>(`SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND id IN (${ids.map(() => "?").join(",")}) ORDER BY created_at, id`)
+      .all(orgId, ...ids);
+  }
+  if (request.folder_id) {
+    const folder = getFolder(db, orgId, request.folder_id);
+    const folderSet = request.include_subfolders
+      ? `WITH RECURSIVE tree(id) AS (SELECT ? UNION ALL SELECT f.id FROM folders f JOIN tree ON f.parent_id = tree.id WHERE f.org_id = ?)
+         SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id IN (SELECT id FROM tree) ORDER BY created_at, id LIMIT ?`
+      : null;
+    if (folderSet) return db.query<FileRow, (string | number)[]>(folderSet).all(folder.id, orgId, orgId, MAX_EXPORT_ROWS + 1);
+    return db
+      .query<FileRow, (string | number)[]>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id = ? ORDER BY created_at, id LIMIT ?")
+      .all(orgId, folder.id, MAX_EXPORT_ROWS + 1);
+  }
+  return db
+    .query<FileRow, (string | number)[]>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL ORDER BY created_at, id LIMIT ?")
+    .all(orgId, MAX_EXPORT_ROWS + 1);
+}
+
+const SHEET_NAME_FORBIDDEN = /[[\]:*?/\\]/;
+
+function checkRequest(request: ExportRequest): ColumnDef[] {
+  if (request.format === "hosted_sheets") {
+    throw badRequest("format: hosted_sheets needs a cloud storage connection, which this appliance does not support yet; use csv, xlsx or docx");
+  }
+  if (!request.columns.length) throw badRequest("columns: at least one column is required");
+  const columns = request.columns.map((c) => {
+    const def = BY_KEY.get(c.field_key);
+    if (!def) throw badRequest(`columns: unknown field_key "${c.field_key}"; see GET /files/export/columns`);
+    return { ...def, display: c.display_name?.trim() || def.display };
+  });
+  const sheet = request.sheet_name;
+  if (sheet !== undefined && sheet !== null && (sheet.trim().length === 0 || sheet.length > 31 || SHEET_NAME_FORBIDDEN.test(sheet))) {
+    throw badRequest("sheet_name: 1-31 characters without [ ] : * ? / \\");
+  }
+  return columns;
+}
+
+async function render(format: "csv" | "xlsx" | "docx", header: string[], body: Cell[][], sheetName: string): Promise<Uint8Array> {
+  if (format === "csv") {
+    // A BOM lets spreadsheet apps read UTF-8 names correctly.
+    return new TextEncoder().encode("\ufeff" + stringify([header, ...body].map((r) => r.map(neutralizeFormula))));
+  }
+  if (format === "xlsx") {
+    const workbook = new ExcelJS.Workbook();
+    const sheet = workbook.addWorksheet(sheetName);
+    sheet.addRow(header).font = { bold: true };
+    // Cells are written as values, never formulas; neutralizing still protects re-exports to CSV.
+    for (const row of body) sheet.addRow(row.map(neutralizeFormula));
+    return new Uint8Array(await workbook.xlsx.writeBuffer());
+  }
+  const cell = (text: string, bold = false) =>
+    new TableCell({ children: [new Paragraph({ children: [new TextRun({ text, bold })] })] });
+  const table = new Table({
+    width: { size: 100, type: WidthType.PERCENTAGE },
+    rows: [
+      new TableRow({ tableHeader: true, children: header.map((h) => cell(h, true)) }),
+      ...body.map((row) => new TableRow({ children: row.map((v) => cell(v === null ? "" : String(v))) })),
+    ],
+  });
+  const doc = new Document({
+    sections: [{ children: [new Paragraph({ text: sheetName, heading: HeadingLevel.HEADING_1 }), table] }],
+  });
+  return new Uint8Array(await Packer.toBuffer(doc));
+}
+
+const CONTENT_TYPES = {
+  csv: "text/csv; charset=utf-8",
+  xlsx: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+} as const;
+
+export async function exportFiles(ctx: AppContext, orgId: string, request: ExportRequest, origin: string) {
+  const columns = checkRequest(request);
+  const format = request.format as "csv" | "xlsx" | "docx";
+  const rows = selectRows(ctx.db, orgId, request);
+  if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
+  const options = { flattenTags: request.flatten_tags ?? true };
+  const header = columns.map((c) => c.display);
+  const body = rows.map((row) => columns.map((c) => c.value(row, options)));
+  const sheetName = request.sheet_name?.trim() || "Files";
+  const bytes = await render(format, header, body, sheetName);
+
+  const exportId = crypto.randomUUID();
+  const key = `orgs/${orgId}/exports/${exportId}.${format}`;
+  const staging = mkdtempSync(join(ctx.config.dataDir, "staging", "export-"));
+  try {
+    const path = join(staging, `export.${format}`);
+    writeFileSync(path, bytes);
+    await ctx.blobs.importFile(key, path, CONTENT_TYPES[format]);
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+  const stamp = new Date(ctx.clock.now()).toISOString().slice(0, 10);
+  const downloadUrl = await ctx.blobs.presignGet(
+    key,
+    { expiresInSeconds: DOWNLOAD_SECONDS, downloadName: `mediabox-export-${stamp}.${format}`, contentType: CONTENT_TYPES[format] },
+    origin,
+  );
+  return { download_url: downloadUrl, spreadsheet_url: null, record_count: rows.length, format };
+}

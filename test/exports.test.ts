@@ -1,0 +1,135 @@
+/**
+ * Exports through real HTTP: the column registry, CSV / XLSX / DOCX files downloaded from the
+ * signed URL and read back (csv-parse, exceljs, mammoth), selection by ids and folders, formula
+ * neutralization, and the validation errors.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { parse } from "csv-parse/sync";
+import ExcelJS from "exceljs";
+import mammoth from "mammoth";
+import { defaultProjectId } from "../src/projects/projects.ts";
+import { insertFileRow } from "./support/rows.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let owner: Tenant;
+const ids: Record<"a" | "b" | "evil" | "nested" | "gone", string> = {} as never;
+let folder = "";
+let child = "";
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = server.tenant();
+  const project = defaultProjectId(server.ctx.db, owner.orgId);
+  folder = (await owner.api.post("/folders", { name: "Reports" })).body.id;
+  child = (await owner.api.post("/folders", { name: "2026", parent_id: folder })).body.id;
+  const seed = (fields: Parameters<typeof insertFileRow>[1]) => insertFileRow(server.ctx.db, fields);
+  ids.a = seed({ orgId: owner.orgId, projectId: project, folderId: folder, filename: "Résumé.pdf", mediaType: "document", title: "CV", tags: ["hr", "2026"], sizeBytes: 1234, createdAt: "2026-01-01T00:00:00.000Z", uploadDescription: "A résumé" });
+  ids.b = seed({ orgId: owner.orgId, projectId: project, filename: "b.jpg", title: "Photo, with comma", tags: ["x"], createdAt: "2026-01-02T00:00:00.000Z", userDescription: "mine", uploadDescription: "ai" });
+  ids.evil = seed({ orgId: owner.orgId, projectId: project, filename: "evil.jpg", title: "=HYPERLINK(\"http://x\")", tags: ["+1", "@me"], createdAt: "2026-01-03T00:00:00.000Z" });
+  ids.nested = seed({ orgId: owner.orgId, projectId: project, folderId: child, filename: "deep.jpg", createdAt: "2026-01-04T00:00:00.000Z" });
+  ids.gone = seed({ orgId: owner.orgId, projectId: project, filename: "gone.jpg", deleted: true, createdAt: "2026-01-05T00:00:00.000Z" });
+  const stranger = server.tenant();
+  insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: defaultProjectId(server.ctx.db, stranger.orgId), filename: "other-org.jpg" });
+});
+afterAll(() => server.close());
+
+async function download(url: string): Promise<{ bytes: Uint8Array; disposition: string | null }> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return { bytes: new Uint8Array(await res.arrayBuffer()), disposition: res.headers.get("content-disposition") };
+}
+
+describe("exports", () => {
+  test("GET /files/export/columns lists the registry in groups", async () => {
+    const res = await owner.api.get("/files/export/columns");
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body.groups)).toEqual(["basic", "descriptions", "image", "document", "video"]);
+    expect(res.body.groups.basic).toContainEqual({ field_key: "filename", display_name: "File name", group: "basic" });
+    expect(res.body.groups.descriptions.map((c: { field_key: string }) => c.field_key)).toContain("description");
+  });
+
+  test("CSV: chosen columns and display names, every live file of the org in creation order, tags flattened, formulas neutralized", async () => {
+    const res = await owner.api.post("/files/export", {
+      format: "csv",
+      columns: [{ field_key: "filename", display_name: "Name" }, { field_key: "title" }, { field_key: "tags" }, { field_key: "description" }, { field_key: "size_bytes" }],
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ format: "csv", record_count: 4, spreadsheet_url: null });
+    const { bytes, disposition } = await download(res.body.download_url);
+    expect(disposition).toContain(".csv");
+    const rows = parse(Buffer.from(bytes), { bom: true }) as string[][];
+    expect(rows[0]).toEqual(["Name", "Title", "Tags", "Description", "Size (bytes)"]);
+    expect(rows.slice(1).map((r) => r[0])).toEqual(["Résumé.pdf", "b.jpg", "evil.jpg", "deep.jpg"]);
+    expect(rows[1]).toEqual(["Résumé.pdf", "CV", "hr, 2026", "A résumé", "1234"]);
+    expect(rows[2]![1]).toBe("Photo, with comma");
+    expect(rows[2]![3]).toBe("mine");
+    expect(rows[3]![1]).toBe("'=HYPERLINK(\"http://x\")");
+    expect(rows[3]![2]).toBe("'+1, @me");
+  });
+
+  test("flatten_tags false keeps the tag list as JSON; file_ids selects, ignoring deleted and foreign ids", async () => {
+    const res = await owner.api.post("/files/export", {
+      format: "csv",
+      columns: [{ field_key: "id" }, { field_key: "tags" }],
+      flatten_tags: false,
+      file_ids: [ids.a, ids.gone, crypto.randomUUID()],
+    });
+    expect(res.body.record_count).toBe(1);
+    const rows = parse(Buffer.from((await download(res.body.download_url)).bytes), { bom: true }) as string[][];
+    expect(rows[1]).toEqual([ids.a, '["hr","2026"]']);
+  });
+
+  test("folder_id exports the folder; include_subfolders adds its subtree", async () => {
+    const only = await owner.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }], folder_id: folder });
+    expect(only.body.record_count).toBe(1);
+    const tree = await owner.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }], folder_id: folder, include_subfolders: true });
+    expect(tree.body.record_count).toBe(2);
+    const rows = parse(Buffer.from((await download(tree.body.download_url)).bytes), { bom: true }) as string[][];
+    expect(rows.slice(1).flat()).toEqual(["Résumé.pdf", "deep.jpg"]);
+    expect((await owner.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }], folder_id: crypto.randomUUID() })).status).toBe(404);
+  });
+
+  test("XLSX opens with exceljs: named sheet, bold header, the values", async () => {
+    const res = await owner.api.post("/files/export", {
+      format: "xlsx",
+      sheet_name: "Library",
+      columns: [{ field_key: "filename" }, { field_key: "size_bytes", display_name: "Bytes" }, { field_key: "title" }],
+    });
+    expect(res.status).toBe(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(Buffer.from((await download(res.body.download_url)).bytes) as unknown as ArrayBuffer);
+    const sheet = workbook.getWorksheet("Library")!;
+    expect(sheet).toBeDefined();
+    expect(sheet.getRow(1).values).toEqual([undefined, "File name", "Bytes", "Title"]);
+    expect(sheet.getRow(1).font?.bold).toBe(true);
+    expect(sheet.getRow(2).values).toEqual([undefined, "Résumé.pdf", 1234, "CV"]);
+    expect(sheet.getRow(4).getCell(3).value).toBe("'=HYPERLINK(\"http://x\")");
+    expect(sheet.rowCount).toBe(5);
+  });
+
+  test("DOCX opens with mammoth and contains the table's text", async () => {
+    const res = await owner.api.post("/files/export", { format: "docx", columns: [{ field_key: "filename" }, { field_key: "title", display_name: "Heading" }] });
+    expect(res.status).toBe(200);
+    const { value } = await mammoth.extractRawText({ buffer: Buffer.from((await download(res.body.download_url)).bytes) });
+    for (const text of ["Files", "File name", "Heading", "Résumé.pdf", "CV", "deep.jpg"]) expect(value).toContain(text);
+  });
+
+  test("validation: hosted_sheets, unknown columns, no columns, bad sheet names, bad format", async () => {
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ format: "hosted_sheets", columns: [{ field_key: "id" }] }, "hosted_sheets"],
+      [{ format: "csv", columns: [{ field_key: "password" }] }, "field_key"],
+      [{ format: "csv", columns: [] }, "columns"],
+      [{ format: "xlsx", columns: [{ field_key: "id" }], sheet_name: "a/b" }, "sheet_name"],
+      [{ format: "xlsx", columns: [{ field_key: "id" }], sheet_name: "x".repeat(32) }, "sheet_name"],
+      [{ format: "pdf", columns: [{ field_key: "id" }] }, "format"],
+      [{ columns: [{ field_key: "id" }] }, "format"],
+    ];
+    for (const [body, needle] of cases) {
+      const res = await owner.api.post("/files/export", body);
+      expect({ body, status: res.status }).toEqual({ body, status: 400 });
+      expect(res.body.detail).toContain(needle);
+    }
+    expect((await server.anonymous().post("/files/export", { format: "csv", columns: [{ field_key: "id" }] })).status).toBe(401);
+  });
+});

@@ -8,6 +8,7 @@ import { ingestRoutes } from "../ingest/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
 import { libraryRoutes } from "../library/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
+import { customSchemaRoutes } from "../schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
 import { LocalBlobStore } from "../storage/local-store.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
@@ -24,6 +25,7 @@ export function createApp(ctx: AppContext) {
     .use(intentRoutes(ctx))
     .use(libraryRoutes(ctx))
     .use(jobRoutes(ctx))
+    .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))
     .use(datasetRoutes());
   // "typebox" normalization rejects values of the wrong type; the default one coerces them

@@ -4,6 +4,7 @@
  */
 import foundation from "./001_foundation.ts";
 import ingest from "./002_ingest.ts";
+import customSchemas from "./003_custom_schemas.ts";
 import library from "./004_library.ts";
 
 export interface Migration {
@@ -15,5 +16,6 @@ export interface Migration {
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: "foundation", sql: foundation },
   { version: 2, name: "ingest", sql: ingest },
+  { version: 3, name: "custom_schemas", sql: customSchemas },
   { version: 4, name: "library", sql: library },
 ];

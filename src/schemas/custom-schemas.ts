@@ -1,0 +1,201 @@
+/**
+ * Custom extraction schemas: an organization's named JSON Schemas for structured extraction
+ * (spec "Custom extraction schemas"). Owns the resource's rules: names trimmed, 1-255
+ * characters and unique per organization case-insensitively; description and prompt_hint
+ * bounds; the schema accepted only when schema-rules.ts finds no problem; PUT as a full
+ * replacement; newest-first listing. Every refusal carries the spec's CUSTOM_SCHEMA_* code.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import { ApiError, badRequest, notFound } from "../errors.ts";
+import { nameKey } from "../tenancy/names.ts";
+import { countFields, schemaProblems } from "./schema-rules.ts";
+
+export const NAME_MAX = 255;
+export const DESCRIPTION_MAX = 1000;
+export const PROMPT_HINT_MAX = 2000;
+
+/** The spec's error table gives CUSTOM_SCHEMA_NAME_EXISTS status 400 (PROJECT_NAME_EXISTS is 409). */
+export const NAME_EXISTS_STATUS = 400;
+
+export interface CustomSchema {
+  id: string;
+  name: string;
+  description: string | null;
+  schema: Record<string, unknown>;
+  prompt_hint: string | null;
+  field_count: number;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** What GET /custom-extraction-schemas lists: the resource without its two large fields. */
+export type CustomSchemaSummary = Omit<CustomSchema, "schema" | "prompt_hint">;
+
+/** Create and PUT take the same body: PUT replaces, so an absent optional field is cleared. */
+export interface CustomSchemaInput {
+  name: string;
+  description?: string | null;
+  schema: unknown;
+  prompt_hint?: string | null;
+}
+
+interface Row extends Omit<CustomSchema, "schema"> {
+  schema: string;
+}
+
+const COLUMNS = "id, name, description, schema, prompt_hint, field_count, created_by, created_at, updated_at";
+const SUMMARY_COLUMNS = "id, name, description, field_count, created_by, created_at, updated_at";
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function getCustomSchema(db: Database, orgId: string, id: string): CustomSchema {
+  const row = db.query<Row, [string, string]>(`SELECT ${COLUMNS} FROM custom_schemas WHERE id = ? AND org_id = ?`).get(id, orgId);
+  if (!row) throw customSchemaNotFound(id);
+  return { ...row, schema: JSON.parse(row.schema) as Record<string, unknown> };
+}
+
+export function listCustomSchemas(
+  db: Database,
+  orgId: string,
+  limit: number,
+  offset: number,
+): { items: CustomSchemaSummary[]; total: number } {
+  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM custom_schemas WHERE org_id = ?").get(orgId)?.n ?? 0;
+  const items = db
+    .query<CustomSchemaSummary, [string, number, number]>(
+      `SELECT ${SUMMARY_COLUMNS} FROM custom_schemas WHERE org_id = ?
+       ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
+    )
+    .all(orgId, limit, offset);
+  return { items, total };
+}
+
+export function createCustomSchema(
+  db: Database,
+  clock: Clock,
+  orgId: string,
+  createdBy: string | null,
+  input: CustomSchemaInput,
+): CustomSchema {
+  const fields = validInput(input);
+  const id = crypto.randomUUID();
+  const now = isoAt(clock.now());
+  db.transaction(() => {
+    assertNameFree(db, orgId, fields.name, null);
+    db.query(
+      `INSERT INTO custom_schemas (id, org_id, name, name_key, description, schema, prompt_hint, field_count,
+         created_by, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      id,
+      orgId,
+      fields.name,
+      nameKey(fields.name),
+      fields.description,
+      fields.schemaJson,
+      fields.promptHint,
+      fields.fieldCount,
+      createdBy,
+      now,
+      now,
+    );
+  }).immediate();
+  return getCustomSchema(db, orgId, id);
+}
+
+export function replaceCustomSchema(db: Database, clock: Clock, orgId: string, id: string, input: CustomSchemaInput): CustomSchema {
+  getCustomSchema(db, orgId, id); // an unknown id is 404 whatever the body holds
+  const fields = validInput(input);
+  db.transaction(() => {
+    getCustomSchema(db, orgId, id); // deleted meanwhile
+    assertNameFree(db, orgId, fields.name, id);
+    db.query(
+      `UPDATE custom_schemas SET name = ?, name_key = ?, description = ?, schema = ?, prompt_hint = ?, field_count = ?,
+         updated_at = ?
+       WHERE id = ? AND org_id = ?`,
+    ).run(
+      fields.name,
+      nameKey(fields.name),
+      fields.description,
+      fields.schemaJson,
+      fields.promptHint,
+      fields.fieldCount,
+      isoAt(clock.now()),
+      id,
+      orgId,
+    );
+  }).immediate();
+  return getCustomSchema(db, orgId, id);
+}
+
+export function deleteCustomSchema(db: Database, orgId: string, id: string): CustomSchema {
+  return db.transaction(() => {
+    const schema = getCustomSchema(db, orgId, id);
+    db.query("DELETE FROM custom_schemas WHERE id = ? AND org_id = ?").run(id, orgId);
+    return schema;
+  }).immediate();
+}
+
+export function customSchemaNotFound(id: string) {
+  return notFound(`custom extraction schema ${id} not found`, "CUSTOM_SCHEMA_NOT_FOUND");
+}
+
+interface ValidInput {
+  name: string;
+  description: string | null;
+  promptHint: string | null;
+  schemaJson: string;
+  fieldCount: number;
+}
+
+/** Field rules in body order, so the first refusal names the first bad field. */
+function validInput(input: CustomSchemaInput): ValidInput {
+  const name = input.name.trim();
+  if (name.length === 0) throw badRequest("name: must not be blank", "CUSTOM_SCHEMA_INVALID_NAME");
+  const nameLength = characters(name);
+  if (nameLength > NAME_MAX) {
+    throw badRequest(`name: must be at most ${NAME_MAX} characters (got ${nameLength})`, "CUSTOM_SCHEMA_INVALID_NAME");
+  }
+  if (CONTROL.test(name)) throw badRequest("name: must not contain control characters", "CUSTOM_SCHEMA_INVALID_NAME");
+
+  const description = input.description ?? null;
+  if (description !== null && characters(description) > DESCRIPTION_MAX) {
+    throw badRequest(
+      `description: must be at most ${DESCRIPTION_MAX} characters (got ${characters(description)})`,
+      "CUSTOM_SCHEMA_INVALID_DESCRIPTION",
+    );
+  }
+
+  const problems = schemaProblems(input.schema);
+  if (problems.length > 0) throw badRequest(`invalid schema: ${problems.join("; ")}`, "CUSTOM_SCHEMA_INVALID_SCHEMA");
+
+  const promptHint = input.prompt_hint ?? null;
+  if (promptHint !== null && characters(promptHint) > PROMPT_HINT_MAX) {
+    throw badRequest(
+      `prompt_hint: must be at most ${PROMPT_HINT_MAX} characters (got ${characters(promptHint)})`,
+      "CUSTOM_SCHEMA_INVALID_PROMPT_HINT",
+    );
+  }
+  return { name, description, promptHint, schemaJson: JSON.stringify(input.schema), fieldCount: countFields(input.schema) };
+}
+
+/** Lengths are in Unicode characters (code points), not UTF-16 units: an emoji is one character. */
+function characters(text: string): number {
+  let n = 0;
+  for (const _ of text) n += 1;
+  return n;
+}
+
+function assertNameFree(db: Database, orgId: string, name: string, exceptId: string | null): void {
+  const clash = db
+    .query<{ id: string; name: string }, [string, string]>("SELECT id, name FROM custom_schemas WHERE org_id = ? AND name_key = ?")
+    .get(orgId, nameKey(name));
+  if (clash && clash.id !== exceptId) {
+    throw new ApiError(
+      NAME_EXISTS_STATUS,
+      "CUSTOM_SCHEMA_NAME_EXISTS",
+      `a custom extraction schema named "${clash.name}" already exists (names are compared case-insensitively)`,
+    );
+  }
+}

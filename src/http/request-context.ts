@@ -3,6 +3,7 @@
  * Request object so later hooks and handlers read it instead of recomputing it.
  */
 import type { Principal } from "../auth/api-keys.ts";
+import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
 
 export interface RequestInfo {
@@ -25,4 +26,9 @@ export function principalOf(request: Request): Principal {
   const principal = infos.get(request)?.principal;
   if (!principal) throw new ApiError(401, "UNAUTHENTICATED", "authentication required");
   return principal;
+}
+
+/** Where links handed to clients must point: the configured public URL, else the origin the client used. */
+export function publicOrigin(config: Pick<Config, "publicUrl">, request: Request): string {
+  return config.publicUrl?.replace(/\/+$/, "") ?? new URL(request.url).origin;
 }

@@ -3,6 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
+import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/schemas.ts";
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, retryPart, type CreateIntentBody } from "./intents.ts";
 import { CONTENT_CATEGORIES } from "./options.ts";
@@ -98,10 +99,6 @@ const CreateBody = t.Object({
 const uploadParams = t.Object({ upload_id: Uuid("upload_id") });
 const PartNumber = t.Integer({ error: "part_number: required integer" });
 
-/** Where presigned URLs must point: the configured public URL, else the origin the client used. */
-function originOf(ctx: AppContext, request: Request): string {
-  return ctx.config.publicUrl?.replace(/\/+$/, "") ?? new URL(request.url).origin;
-}
 
 const INTENT_ERRORS = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 410: ErrorBody, ...AUTH_ERRORS } as const;
 
@@ -111,7 +108,7 @@ export function intentRoutes(ctx: AppContext) {
     .post(
       "/files/uploads",
       async ({ principal, body, request, set }) => {
-        const { replayed, response } = await createIntent(ctx, principal, body as CreateIntentBody, originOf(ctx, request));
+        const { replayed, response } = await createIntent(ctx, principal, body as CreateIntentBody, publicOrigin(ctx.config, request));
         set.status = replayed ? 200 : 201;
         return response;
       },
@@ -152,7 +149,7 @@ export function intentRoutes(ctx: AppContext) {
     )
     .post(
       "/files/uploads/:upload_id/parts/retry",
-      ({ principal, params, body, request }) => retryPart(ctx, principal.orgId, params.upload_id, body.part_number, originOf(ctx, request)),
+      ({ principal, params, body, request }) => retryPart(ctx, principal.orgId, params.upload_id, body.part_number, publicOrigin(ctx.config, request)),
       {
         permission: "edit",
         params: uploadParams,

@@ -5,6 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { badRequest } from "../errors.ts";
+import { parseUuid } from "../ids.ts";
 import { getFolder } from "../folders/folders.ts";
 import { defaultProjectId, getProject } from "../projects/projects.ts";
 
@@ -40,8 +41,6 @@ export interface UploadOptions {
 /** Raw option values as they arrive (strings from a form, typed values from JSON). */
 export type RawOptions = Record<string, unknown>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 function str(raw: RawOptions, field: string): string | null {
   const value = raw[field];
   if (value === undefined || value === null) return null;
@@ -64,8 +63,7 @@ function bool(raw: RawOptions, field: string, fallback: boolean): boolean {
 function uuid(raw: RawOptions, field: string): string | null {
   const value = str(raw, field);
   if (value === null || value === "") return null;
-  if (!UUID.test(value)) throw badRequest(`${field}: must be a UUID`);
-  return value.toLowerCase();
+  return parseUuid(value, field);
 }
 
 function oneOf<T extends string>(raw: RawOptions, field: string, allowed: readonly T[], fallback: T): T {

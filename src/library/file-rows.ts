@@ -4,6 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { UUID_PATTERN } from "../ids.ts";
 
 export interface FileRow {
   id: string;
@@ -62,13 +63,12 @@ export interface FileRow {
   analysis_status: string | null;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PREFIX = /^[0-9a-f]{8}$/;
 
 /** Accepts a full UUID or its first 8 hex characters (case-insensitive). */
 export function parseFileRef(ref: string): { kind: "id" | "prefix"; value: string } {
   const value = ref.trim().toLowerCase();
-  if (UUID.test(value)) return { kind: "id", value };
+  if (UUID_PATTERN.test(value)) return { kind: "id", value };
   if (PREFIX.test(value)) return { kind: "prefix", value };
   throw badRequest("file_id: must be a UUID or its first 8 hexadecimal characters");
 }

@@ -2,7 +2,9 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
+import { parseUuid } from "../ids.ts";
 import { permissions } from "../http/guard.ts";
+import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
 import { FileDetail, FileSummary } from "./file-schemas.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
@@ -13,13 +15,9 @@ import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
 
 /** Download links live five minutes (spec). */
 const DOWNLOAD_URL_SECONDS = 300;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 
-function originOf(ctx: AppContext, request: Request): string {
-  return ctx.config.publicUrl?.replace(/\/+$/, "") ?? new URL(request.url).origin;
-}
 
 /** Repeatable query parameters (`tags=a&tags=b`, also `tags[]=` and comma-separated). */
 function many(params: URLSearchParams, name: string): string[] {
@@ -43,9 +41,7 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
 }
 
 function uuidOrNull(value: string | undefined, field: string): string | null {
-  if (value === undefined || value === "") return null;
-  if (!UUID.test(value)) throw badRequest(`${field}: must be a UUID`);
-  return value.toLowerCase();
+  return value === undefined || value === "" ? null : parseUuid(value, field);
 }
 
 /** Everything but limit/offset is read from the raw URL: the route's schema only declares those two. */
@@ -88,7 +84,7 @@ export function libraryRoutes(ctx: AppContext) {
       async ({ principal, query, request }) => {
         const q = parseListQuery(request, query.limit, query.offset);
         const { rows, total } = listFiles(db, principal.orgId, q);
-        const urls = new FileUrls(ctx, originOf(ctx, request));
+        const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = await Promise.all(rows.map((row) => fileSummary(row, urls)));
         return page(items, total, q.limit, q.offset);
       },
@@ -114,7 +110,7 @@ export function libraryRoutes(ctx: AppContext) {
       },
       detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video)" },
     })
-    .post("/files/export", ({ principal, body, request }) => exportFiles(ctx, principal.orgId, body, originOf(ctx, request)), {
+    .post("/files/export", ({ principal, body, request }) => exportFiles(ctx, principal.orgId, body, publicOrigin(ctx.config, request)), {
       permission: "view",
       body: t.Object({
         format: Enum(EXPORT_FORMATS, { error: "format: must be csv, xlsx, docx or hosted_sheets" }),
@@ -162,7 +158,7 @@ export function libraryRoutes(ctx: AppContext) {
       "/files/:file_id",
       async ({ principal, params, query, request }) => {
         const row = findFile(db, principal.orgId, params.file_id);
-        const detail = await fileDetail(row, new FileUrls(ctx, originOf(ctx, request)));
+        const detail = await fileDetail(row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
           if (row.media_type !== "image") throw badRequest("format=markdown is available for images only");
           return { ...detail, formatted_document: null };
@@ -217,7 +213,7 @@ export function libraryRoutes(ctx: AppContext) {
       "/files/:file_id/download",
       async ({ principal, params, request, set }) => {
         const row = findFile(db, principal.orgId, params.file_id);
-        const url = await new FileUrls(ctx, originOf(ctx, request)).original(row, DOWNLOAD_URL_SECONDS, true);
+        const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).original(row, DOWNLOAD_URL_SECONDS, true);
         if (!url) throw badRequest(`file ${row.id} has no stored bytes to download`);
         set.status = 302;
         set.headers.location = url;

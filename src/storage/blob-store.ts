@@ -40,6 +40,17 @@ export interface PartInfo {
   size: number;
 }
 
+/** Size and SHA-256 of a stream, read once. */
+export async function digestStream(stream: AsyncIterable<Uint8Array>): Promise<ObjectDigest> {
+  const hasher = new Bun.CryptoHasher("sha256");
+  let size = 0;
+  for await (const chunk of stream) {
+    hasher.update(chunk);
+    size += chunk.byteLength;
+  }
+  return { size, sha256: hasher.digest("hex") };
+}
+
 /** ETags are compared without their quotes (clients pass them either way). */
 export function normalizeEtag(etag: string): string {
   return etag.trim().replace(/^W\//, "").replace(/^"|"$/g, "").toLowerCase();

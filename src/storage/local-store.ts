@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
-import { normalizeEtag, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import { digestStream, normalizeEtag, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
 import { commitFile, fsyncDir, readHead, ShortWriteError, SizeLimitError, writeRange, writeStreamAtomically, type WrittenFile } from "./disk.ts";
 import { makeS3Client, Presigner } from "./presigner.ts";
 
@@ -67,14 +67,17 @@ class KeyedLock {
   }
 }
 
-async function digestFile(path: string): Promise<ObjectDigest> {
-  const hasher = new Bun.CryptoHasher("sha256");
-  let size = 0;
-  for await (const chunk of Bun.file(path).stream()) {
-    hasher.update(chunk);
-    size += chunk.byteLength;
+/** A part's recorded ETag and size, or null when absent or torn by a crash (it must be sent again). */
+async function readPart(dir: string, partNumber: number): Promise<PartInfo | null> {
+  try {
+    return JSON.parse(await readFile(join(dir, `${partNumber}.etag`), "utf8")) as PartInfo;
+  } catch {
+    return null;
   }
-  return { size, sha256: hasher.digest("hex") };
+}
+
+function digestFile(path: string): Promise<ObjectDigest> {
+  return digestStream(Bun.file(path).stream());
 }
 
 export class LocalBlobStore implements BlobStore {
@@ -221,12 +224,7 @@ export class LocalBlobStore implements BlobStore {
 
   async getPart(key: string, uploadId: string, partNumber: number): Promise<PartInfo | null> {
     const { dir } = await this.upload(key, uploadId);
-    try {
-      return JSON.parse(await readFile(join(dir, `${partNumber}.etag`), "utf8")) as PartInfo;
-    } catch {
-      // Absent, or torn by a crash before it was complete: either way the part must be sent again.
-      return null;
-    }
+    return readPart(dir, partNumber);
   }
 
   async completeMultipartUpload(key: string, uploadId: string, parts: CompletedPart[]): Promise<ObjectDigest> {
@@ -235,7 +233,7 @@ export class LocalBlobStore implements BlobStore {
     if (parts.length !== totalParts) throw new LocalStoreError("InvalidPart", `all ${totalParts} parts are required, got ${parts.length}`);
     for (const [i, part] of parts.entries()) {
       if (part.partNumber !== i + 1) throw new LocalStoreError("InvalidPartOrder", "parts must be listed once each, in ascending order");
-      const stored = await this.getPart(key, uploadId, part.partNumber);
+      const stored = await readPart(dir, part.partNumber);
       if (!stored) throw new LocalStoreError("InvalidPart", `part ${part.partNumber} was not uploaded`);
       if (normalizeEtag(stored.etag) !== normalizeEtag(part.etag)) {
         throw new LocalStoreError("InvalidPart", `part ${part.partNumber}: the ETag does not match the uploaded part`);

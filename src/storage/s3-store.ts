@@ -19,7 +19,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Clock } from "../clock.ts";
-import type { BlobStore, CompletedPart, ObjectDigest, PartInfo, PresignGetOptions, PresignPutOptions } from "./blob-store.ts";
+import { digestStream, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
 import { Presigner } from "./presigner.ts";
 
 function isMissing(err: unknown): boolean {
@@ -85,14 +85,7 @@ export class S3BlobStore implements BlobStore {
 
   async digest(key: string): Promise<ObjectDigest | null> {
     const stream = await this.read(key);
-    if (!stream) return null;
-    const hasher = new Bun.CryptoHasher("sha256");
-    let size = 0;
-    for await (const chunk of stream) {
-      hasher.update(chunk);
-      size += chunk.byteLength;
-    }
-    return { size, sha256: hasher.digest("hex") };
+    return stream ? digestStream(stream) : null;
   }
 
   async delete(key: string): Promise<void> {

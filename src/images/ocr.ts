@@ -1,0 +1,193 @@
+/**
+ * Offline OCR: turns an image's bytes into its text lines with boxes normalized to the upright
+ * image. Owns the tesseract.js worker pool (bundled English model, never touching the network or
+ * the working directory) and the sharp preprocessing that makes photos legible to it. Deciding
+ * which images to OCR and storing the results is the pipeline's job.
+ */
+import { access } from "node:fs/promises";
+import { createRequire } from "node:module";
+import path from "node:path";
+import sharp from "sharp";
+import { createScheduler, createWorker, OEM, type Page, type Scheduler, type Worker } from "tesseract.js";
+
+/** Normalized 0-1, relative to the image as displayed (after EXIF orientation). */
+export interface BoundingBox {
+  x_min: number;
+  y_min: number;
+  x_max: number;
+  y_max: number;
+}
+
+export interface TextRegion {
+  text: string;
+  bounding_box: BoundingBox;
+  /** 0-1 */
+  confidence: number;
+}
+
+export interface OcrResult {
+  /** Lines joined by "\n"; paragraphs separated by a blank line. */
+  text: string;
+  /** One per text line, in reading order. */
+  regions: TextRegion[];
+  /** Pixel size OCR saw (after EXIF orientation and scaling). */
+  width: number;
+  height: number;
+}
+
+export interface OcrOptions {
+  /** Tesseract workers, each a thread with its own copy of the model. Default 1. */
+  workers?: number;
+  /** Lines below this confidence (0-1) are dropped. Default 0.5. */
+  minConfidence?: number;
+}
+
+// Tesseract misreads text only a few pixels tall, so small images are scaled up; huge ones are
+// scaled down because recognition time grows with pixel count while their text stays legible.
+const MIN_LONG_SIDE = 1000;
+const MAX_LONG_SIDE = 2500;
+
+const require = createRequire(import.meta.url);
+// Resolved from the installed packages so the worker never falls back to its CDN defaults.
+const WORKER_PATH = require.resolve("tesseract.js/src/worker-script/node/index.js");
+const LANG_PATH = path.join(path.dirname(require.resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int");
+const MODEL_FILE = path.join(LANG_PATH, "eng.traineddata.gz");
+
+export class OcrEngine {
+  private readonly workers: number;
+  private readonly minConfidence: number;
+  private scheduler: Promise<Scheduler> | null = null;
+  private closed = false;
+
+  constructor(options: OcrOptions = {}) {
+    this.workers = Math.max(1, Math.floor(options.workers ?? 1));
+    this.minConfidence = options.minConfidence ?? 0.5;
+  }
+
+  /** Accepts any image buffer sharp can read (jpeg, png, webp, tiff, gif, avif, heic...). */
+  async recognize(image: Buffer | Uint8Array): Promise<OcrResult> {
+    // Decode before touching the pool so a bad upload never costs a worker start.
+    const { png, width, height } = await preprocess(image);
+    const scheduler = await this.pool();
+    const { data } = await scheduler.addJob("recognize", png, {}, { blocks: true, text: false }).catch((err: unknown) => {
+      throw asError(err, "OCR failed");
+    });
+    return toResult(data, width, height, this.minConfidence);
+  }
+
+  /** Terminates the workers. Safe to call twice; the engine cannot be used afterwards. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const pending = this.scheduler;
+    this.scheduler = null;
+    if (!pending) return;
+    const scheduler = await pending.catch(() => null);
+    await scheduler?.terminate();
+  }
+
+  private pool(): Promise<Scheduler> {
+    // Checked here rather than on entry, so a call still decoding when close() ran cannot restart the pool.
+    if (this.closed) return Promise.reject(new Error("OcrEngine is closed"));
+    if (!this.scheduler) {
+      const starting = startPool(this.workers);
+      // A failed start must not poison the engine: the next call tries again.
+      starting.catch(() => {
+        if (this.scheduler === starting) this.scheduler = null;
+      });
+      this.scheduler = starting;
+    }
+    return this.scheduler;
+  }
+}
+
+async function startPool(count: number): Promise<Scheduler> {
+  // A worker that fails to load the model can't be terminated (tesseract.js never hands it over)
+  // and its thread would outlive the engine, so rule out the likeliest cause before spawning any.
+  await access(MODEL_FILE).catch((err: Error) => {
+    throw new Error(`OCR model is missing: ${err.message}`, { cause: err });
+  });
+  const started = await Promise.allSettled(Array.from({ length: count }, startWorker));
+  const failure = started.find((s) => s.status === "rejected");
+  if (failure) {
+    // Don't leave the threads that did start running with nobody to terminate them.
+    await Promise.allSettled(started.map((s) => (s.status === "fulfilled" ? s.value.terminate() : null)));
+    throw failure.reason;
+  }
+  const scheduler = createScheduler();
+  for (const s of started) if (s.status === "fulfilled") scheduler.addWorker(s.value);
+  return scheduler;
+}
+
+function startWorker(): Promise<Worker> {
+  return new Promise((resolve, reject) => {
+    createWorker("eng", OEM.LSTM_ONLY, {
+      workerPath: WORKER_PATH,
+      langPath: LANG_PATH,
+      gzip: true,
+      // The default cache writes eng.traineddata into the working directory.
+      cacheMethod: "none",
+      logger: () => {},
+      // Without a handler tesseract.js throws every failed job's error from its message listener,
+      // an uncaught exception. It is also the only signal of a failed model load: createWorker
+      // then never settles, and the first recognize would hang forever. After a successful start
+      // this reject is a no-op and the failing job's own promise carries the error.
+      errorHandler: (err: unknown) => reject(asError(err, "OCR worker failed to start")),
+    }).then(resolve, (err: unknown) => reject(asError(err, "OCR worker failed to start")));
+  });
+}
+
+async function preprocess(image: Buffer | Uint8Array): Promise<{ png: Buffer; width: number; height: number }> {
+  try {
+    const source = sharp(image);
+    const { autoOrient } = await source.metadata();
+    const longSide = Math.max(autoOrient.width, autoOrient.height);
+    const target = Math.min(MAX_LONG_SIDE, Math.max(MIN_LONG_SIDE, longSide));
+    const { data, info } = await source
+      .autoOrient()
+      .flatten({ background: "#ffffff" })
+      .greyscale()
+      .resize({ width: target, height: target, fit: "inside" })
+      // Tesseract warns about (and guesses) a missing resolution; screen text at this scale reads like 300 dpi print.
+      .withDensity(300)
+      .png({ compressionLevel: 1 })
+      .toBuffer({ resolveWithObject: true });
+    return { png: data, width: info.width, height: info.height };
+  } catch (err) {
+    // libvips reports one line per layer; keep the message to one line for logs and API errors.
+    const reason = (err instanceof Error ? err.message : String(err)).trim().replace(/\s*\n\s*/g, "; ");
+    throw new Error(`OCR failed: the image could not be decoded (${reason})`, { cause: err });
+  }
+}
+
+function toResult(page: Page, width: number, height: number, minConfidence: number): OcrResult {
+  const regions: TextRegion[] = [];
+  const paragraphs: string[] = [];
+  for (const block of page.blocks ?? []) {
+    for (const paragraph of block.paragraphs) {
+      const lines: string[] = [];
+      for (const line of paragraph.lines) {
+        const text = line.text.trim();
+        const confidence = line.confidence / 100;
+        if (!text || confidence < minConfidence) continue;
+        const { x0, y0, x1, y1 } = line.bbox;
+        regions.push({
+          text,
+          bounding_box: { x_min: unit(x0 / width), y_min: unit(y0 / height), x_max: unit(x1 / width), y_max: unit(y1 / height) },
+          confidence: unit(confidence),
+        });
+        lines.push(text);
+      }
+      if (lines.length) paragraphs.push(lines.join("\n"));
+    }
+  }
+  return { text: paragraphs.join("\n\n"), regions, width, height };
+}
+
+// tesseract.js rejects with bare strings; callers deserve an Error with a stack.
+function asError(err: unknown, context: string): Error {
+  return err instanceof Error ? err : new Error(`${context}: ${String(err)}`);
+}
+
+function unit(value: number): number {
+  return Math.round(Math.min(1, Math.max(0, value)) * 10000) / 10000;
+}

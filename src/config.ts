@@ -33,6 +33,16 @@ export interface Config {
   s3ForcePathStyle: boolean;
   /** Lifetime of an upload intent and its presigned URLs. */
   uploadIntentTtlSeconds: number;
+  /** Folder (under modelsDir) of a CLIP-style image model for similar images; null = built-in MobileNetV2 features. */
+  imageEmbeddingModel: string | null;
+  /** Folder (under modelsDir) of an image-captioning model; null = descriptions composed from the built-in detectors. */
+  captionModel: string | null;
+  /** OpenAI-compatible API base (e.g. http://127.0.0.1:11434/v1) for image descriptions; null = local models only. */
+  visionEndpointUrl: string | null;
+  visionEndpointModel: string | null;
+  visionEndpointApiKey: string | null;
+  /** Tesseract workers for OCR (each uses one core while it runs). */
+  ocrWorkers: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -150,6 +160,18 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: integer(60, 7 * 24 * 3600),
     fallback: "86400",
   },
+  imageEmbeddingModel: {
+    key: "imageEmbeddingModel", flag: "image-embedding-model", env: "MEDIABOX_IMAGE_EMBEDDING_MODEL", parse: text, fallback: null, unset: null,
+  },
+  captionModel: { key: "captionModel", flag: "caption-model", env: "MEDIABOX_CAPTION_MODEL", parse: text, fallback: null, unset: null },
+  visionEndpointUrl: { key: "visionEndpointUrl", flag: "vision-endpoint-url", env: "MEDIABOX_VISION_ENDPOINT_URL", parse: url, fallback: null, unset: null },
+  visionEndpointModel: {
+    key: "visionEndpointModel", flag: "vision-endpoint-model", env: "MEDIABOX_VISION_ENDPOINT_MODEL", parse: text, fallback: null, unset: null,
+  },
+  visionEndpointApiKey: {
+    key: "visionEndpointApiKey", flag: "vision-endpoint-api-key", env: "MEDIABOX_VISION_ENDPOINT_API_KEY", parse: text, fallback: null, unset: null,
+  },
+  ocrWorkers: { key: "ocrWorkers", flag: "ocr-workers", env: "MEDIABOX_OCR_WORKERS", parse: integer(1, 16), fallback: "1" },
 };
 
 export class ConfigError extends Error {}
@@ -182,6 +204,9 @@ export function loadConfig(
   }
   if ((result.s3AccessKeyId === null) !== (result.s3SecretAccessKey === null)) {
     throw new ConfigError("MEDIABOX_S3_ACCESS_KEY_ID and MEDIABOX_S3_SECRET_ACCESS_KEY must be set together");
+  }
+  if ((result.visionEndpointUrl === null) !== (result.visionEndpointModel === null)) {
+    throw new ConfigError("MEDIABOX_VISION_ENDPOINT_URL and MEDIABOX_VISION_ENDPOINT_MODEL must be set together");
   }
   return result;
 }

@@ -9,6 +9,7 @@ import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
 import type { EventHub } from "./events/hub.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
+import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
@@ -23,5 +24,7 @@ export interface AppContext {
   blobs: BlobStore;
   uploadSlots: UploadSlots;
   pipelines: PipelineRegistry;
+  /** Image models (OCR, detectors, embeddings, captioning), loaded lazily. */
+  images: ImageAnalyzers;
   events: EventHub;
 }

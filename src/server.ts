@@ -15,6 +15,8 @@ import { createBlobStore } from "./storage/index.ts";
 import { EventHub } from "./events/hub.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
+import { ImageAnalyzers } from "./images/analyzers.ts";
+import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
@@ -43,9 +45,11 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const events = new EventHub();
   const ctx: AppContext = {
     config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs,
-    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events,
+    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, images: new ImageAnalyzers(config),
   };
+  ctx.pipelines.register(imagePipeline);
   jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
+  jobs.register(imageVariantsQueue(ctx));
   jobs.register(batchIngestQueue(ctx));
   recoverInterruptedUploads(ctx);
 
@@ -72,6 +76,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       stopMaintenance();
       await app.stop();
       await jobs.stop();
+      await ctx.images.close();
       db.close();
       log.info("mediabox stopped");
     },

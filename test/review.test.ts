@@ -24,10 +24,10 @@ function apiError(fn: () => unknown): ApiError {
   throw new Error("expected an ApiError");
 }
 
-const badRequestOf = (fn: () => unknown) => {
+const badRequestOf = (fn: () => unknown, code = "VALIDATION_ERROR") => {
   const error = apiError(fn);
   expect(error.status).toBe(400);
-  expect(error.code).toBe("VALIDATION_ERROR");
+  expect(error.code).toBe(code);
   return error.detail;
 };
 
@@ -51,7 +51,7 @@ describe("domains", () => {
     expect(isReviewDomain("real_estate")).toBe(true);
     expect(isReviewDomain("custom_schema")).toBe(false);
     expect(parseReviewDomain("pid")).toBe("pid");
-    expect(badRequestOf(() => parseReviewDomain("nope"))).toStartWith('domain_name: must be one of architectural_design, ce_plan,');
+    expect(badRequestOf(() => parseReviewDomain("nope"), "INVALID_DOMAIN")).toStartWith('domain_name: must be one of architectural_design, ce_plan,');
   });
 });
 

@@ -24,7 +24,11 @@ function blobFiles(): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     if (!existsSync(dir)) return;
-    for (const e of readdirSync(dir, { withFileTypes: true })) e.isDirectory() ? walk(join(dir, e.name)) : out.push(join(dir, e.name));
+    // Originals only: variants of images uploaded by earlier tests may still be arriving.
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(dir, e.name));
+      else if (!join(dir, e.name).includes("/variants/")) out.push(join(dir, e.name));
+    }
   };
   walk(root);
   return out;

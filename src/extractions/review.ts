@@ -46,7 +46,7 @@ export function isReviewDomain(name: string): name is ReviewDomain {
 /** The domain path parameter, or 400 naming the reviewable domains. */
 export function parseReviewDomain(name: string): ReviewDomain {
   if (isReviewDomain(name)) return name;
-  throw badRequest(`domain_name: must be one of ${REVIEW_DOMAINS.join(", ")} (got ${JSON.stringify(name)})`);
+  throw badRequest(`domain_name: must be one of ${REVIEW_DOMAINS.join(", ")} (got ${JSON.stringify(name)})`, "INVALID_DOMAIN");
 }
 
 export type ItemReview = "confirmed" | "rejected";

@@ -7,6 +7,7 @@ import { intentRoutes } from "../ingest/intent-routes.ts";
 import { ingestRoutes } from "../ingest/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
 import { libraryRoutes } from "../library/routes.ts";
+import { imageRoutes } from "../images/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { customSchemaRoutes } from "../schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
@@ -24,6 +25,7 @@ export function createApp(ctx: AppContext) {
     .use(ingestRoutes(ctx))
     .use(intentRoutes(ctx))
     .use(libraryRoutes(ctx))
+    .use(imageRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))

@@ -11,8 +11,8 @@ import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { FILE_PROCESSING_QUEUE } from "../processing/file-processing.ts";
-import { FIXED_LIMITS } from "../tenancy/tiers.ts";
-import { recordUsage } from "../usage/usage.ts";
+import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
+import { recordUsage, usageThisMonth } from "../usage/usage.ts";
 import type { DetectedType } from "./detect.ts";
 import type { UploadOptions } from "./options.ts";
 
@@ -77,13 +77,14 @@ export function insertFileRecord(ctx: AppContext, file: NewFile): void {
   const at = isoAt(now);
   const job = enqueueJob(db, clock, { queue: FILE_PROCESSING_QUEUE, orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
+  const description = type.mediaType === "image" ? reserveDescription(db, file.orgId, options.autoDescribe, now) : null;
   db.query(
     `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
        title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
        storage_target, auto_describe, content_category, custom_schema_id, compliance_type, compliance_standard,
        compliance_image_type, uploaded_by, processing_status, processing_job_id, text_extraction_status,
-       variant_status, description_status)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+       variant_status, description_status, description_error)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
   ).run(
     file.id,
     file.orgId,
@@ -114,9 +115,25 @@ export function insertFileRecord(ctx: AppContext, file: NewFile): void {
     job.id,
     type.mediaType === "document" ? "pending" : null,
     type.mediaType === "image" ? "pending" : null,
-    type.mediaType === "image" ? (options.autoDescribe ? "pending" : "skipped") : null,
+    description?.status ?? null,
+    description?.error ?? null,
   );
-  if (type.mediaType === "image" && options.autoDescribe) recordUsage(db, file.orgId, "ai_descriptions", 1, now);
+}
+
+/**
+ * An image's AI description is reserved against the tier's monthly quota when the file is
+ * recorded; past the quota (or with auto_describe=false) the description is skipped, and the
+ * error says why.
+ */
+function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, now: number): { status: "pending" | "skipped"; error: string | null } {
+  if (!autoDescribe) return { status: "skipped", error: null };
+  const tier = db.query<{ tier: Tier }, [string]>("SELECT tier FROM organizations WHERE id = ?").get(orgId)?.tier ?? "FREE";
+  const limit = TIER_LIMITS[tier].aiDescriptionsPerMonth;
+  if (limit !== null && usageThisMonth(db, orgId, "ai_descriptions", now) >= limit) {
+    return { status: "skipped", error: `monthly AI description quota of the ${tier} tier (${limit}) is used up; the description was skipped` };
+  }
+  recordUsage(db, orgId, "ai_descriptions", 1, now);
+  return { status: "pending", error: null };
 }
 
 /**

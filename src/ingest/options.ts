@@ -3,6 +3,8 @@
  * duplicates, placement, category, custom schema, compliance), validated once with messages
  * that name the field, and the placement rule: folder_id wins, else project_id, else Default.
  */
+import { isKnownStandard, knownStandards } from "../images/compliance.ts";
+import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import type { Database } from "bun:sqlite";
 import { badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
@@ -107,6 +109,9 @@ export function parseUploadOptions(raw: RawOptions, limits: { maxTags: number } 
     if (complianceType !== "mls" && complianceType !== "marketplace") throw badRequest("compliance_type: must be mls or marketplace");
     if (!standard?.trim()) throw badRequest("compliance_standard: required when compliance_type is set");
     if (standard.length > 100) throw badRequest("compliance_standard: must be at most 100 characters");
+    if (!isKnownStandard(complianceType, standard.trim())) {
+      throw badRequest(`compliance_standard: unknown ${complianceType} standard "${standard.trim()}"; known: ${knownStandards(complianceType).join(", ")}`);
+    }
     compliance = { type: complianceType, standard: standard.trim(), imageType };
   } else if (standard) {
     throw badRequest("compliance_standard: only allowed together with compliance_type");
@@ -125,8 +130,12 @@ export function parseUploadOptions(raw: RawOptions, limits: { maxTags: number } 
   };
 }
 
-/** Where new files go: into folder_id (and its project), else the top of project_id, else Default. */
+/**
+ * Checks what the upload refers to in the tenant (custom schema, folder, project) and returns
+ * where new files go: into folder_id (and its project), else the top of project_id, else Default.
+ */
 export function resolvePlacement(db: Database, orgId: string, options: UploadOptions): { projectId: string; folderId: string | null } {
+  if (options.customSchemaId) getCustomSchema(db, orgId, options.customSchemaId);
   if (options.folderId) {
     const folder = getFolder(db, orgId, options.folderId);
     if (options.projectId && options.projectId !== folder.project_id) {

@@ -164,10 +164,11 @@ const uploadFields = {
   compliance_image_type: { type: "string", enum: ["main", "secondary"], default: "main" },
 };
 
-const multipartBody = (files: Record<string, unknown>, required: string[]) => ({
+/** OpenAPI request body of the multipart upload endpoints (Elysia cannot derive it from parse: "none"). */
+export const multipartBody = (files: Record<string, unknown>, required: string[], extra: Record<string, unknown> = {}) => ({
   required: true,
   content: {
-    "multipart/form-data": { schema: { type: "object", required, properties: { ...files, ...uploadFields } } },
+    "multipart/form-data": { schema: { type: "object", required, properties: { ...files, ...uploadFields, ...extra } } },
   },
 });
 

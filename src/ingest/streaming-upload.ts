@@ -6,12 +6,19 @@ import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";
 import { stagingRoot } from "./batch.ts";
-import { detectType } from "./detect.ts";
+import { detectType, type MediaType } from "./detect.ts";
 import { fileBlobKey, ingestStagedFile, sizeLimitViolation, unsupportedFile } from "./ingest.ts";
 import { parseMultipartForm } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement } from "./options.ts";
 
-export async function streamingUpload(ctx: AppContext, principal: Principal, request: Request) {
+/** What a caller other than POST /files/upload narrows (e.g. POST /images/analyze takes images only). */
+export interface UploadPolicy {
+  mediaTypes?: MediaType[];
+  /** Reads the caller's own form fields; throws to refuse the request before anything is stored. */
+  readFields?: (fields: Record<string, string>) => void;
+}
+
+export async function streamingUpload(ctx: AppContext, principal: Principal, request: Request, policy: UploadPolicy = {}) {
   const started = performance.now();
   const stagingDir = join(stagingRoot(ctx), `req-${crypto.randomUUID()}`);
   mkdirSync(stagingDir, { recursive: true });
@@ -27,9 +34,13 @@ export async function streamingUpload(ctx: AppContext, principal: Principal, req
     const staged = form.files[0];
     if (!staged?.path) throw badRequest("file: a file part named \"file\" is required");
     const options = parseUploadOptions(form.fields);
+    policy.readFields?.(form.fields);
     const placement = resolvePlacement(ctx.db, principal.orgId, options);
     const detection = await detectType(staged.head, staged.filename, staged.path);
     if (!detection.ok) throw unsupportedFile(detection.reason);
+    if (policy.mediaTypes && !policy.mediaTypes.includes(detection.type.mediaType)) {
+      throw badRequest(`file: this endpoint takes ${policy.mediaTypes.join(" or ")} files; got ${detection.type.mediaType} (${detection.type.mime})`, "WRONG_MEDIA_TYPE");
+    }
     const tooLarge = sizeLimitViolation(detection.type, staged.size);
     if (tooLarge) throw new ApiError(413, "FILE_TOO_LARGE", tooLarge);
 

@@ -103,6 +103,19 @@ export function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions):
  */
 export const jobSignal = new EventTarget();
 
+/**
+ * Waits until a job reaches a terminal status or the time is up, and returns its row then.
+ * Polls the table, so it sees jobs finished by any worker (another process included).
+ */
+export async function waitForJob(db: Database, id: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRow | null> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const row = getJobRow(db, id);
+    if (!row || TERMINAL_STATUSES.has(row.status) || Date.now() >= deadline || signal?.aborted) return row;
+    await Bun.sleep(Math.min(100, Math.max(1, deadline - Date.now())));
+  }
+}
+
 export function getJobRow(db: Database, id: string): JobRow | null {
   return db.query<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?").get(id);
 }

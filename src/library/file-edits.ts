@@ -2,6 +2,7 @@
  * Changing files: metadata edits, soft delete (single and batch), restore within the retention
  * window, and the purge that removes a deleted file's rows and blobs once the window has passed.
  */
+import { purgeDerivedData } from "../processing/derived-data.ts";
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import { isoAt } from "../clock.ts";
@@ -130,8 +131,8 @@ export function restoreFile(db: Database, clock: Clock, orgId: string, ref: stri
 }
 
 /**
- * Removes files deleted more than RETENTION_DAYS ago: first their blobs, then their rows (the
- * search and tag index rows go with them by trigger). A blob that cannot be removed keeps its
+ * Removes files deleted more than RETENTION_DAYS ago: first their blobs and derived data
+ * (variants, vectors), then their rows (index rows go by trigger, derived rows by cascade). A blob that cannot be removed keeps its
  * row for the next run, so nothing is left orphaned in the store.
  */
 export async function purgeDeletedFiles(ctx: AppContext): Promise<number> {
@@ -143,6 +144,7 @@ export async function purgeDeletedFiles(ctx: AppContext): Promise<number> {
   for (const file of due) {
     try {
       // Every record owns its object (keys are per file or per upload intent), so it goes too.
+      await purgeDerivedData(ctx, file.id);
       if (file.blob_key) await ctx.blobs.delete(file.blob_key);
       ctx.db.query("DELETE FROM files WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ?").run(file.id, cutoff);
       purged += 1;

@@ -58,6 +58,7 @@ export interface FileRow {
   chunk_count: number;
   extracted_text: string | null;
   duration_seconds: number | null;
+  image_embedding_model: string | null;
   frame_rate: number | null;
   video_codec: string | null;
   analysis_status: string | null;

@@ -45,10 +45,52 @@ const image = {
   has_full_description: t.Boolean(),
 };
 
+const BoundingBox = t.Object({ x_min: t.Number(), y_min: t.Number(), x_max: t.Number(), y_max: t.Number() }, { description: "Normalized 0-1" });
+
+export const TextRegion = t.Object(
+  { text: t.String(), bounding_box: BoundingBox, confidence: t.Optional(t.Number({ description: "OCR confidence 0-1" })) },
+  { title: "TextRegion" },
+);
+
+export const FullDescription = t.Object(
+  {
+    id: t.String(),
+    model: t.String({ description: "The model (or composer with the detectors it used) that wrote the text" }),
+    kind: Enum(["caption", "summary"], { description: "caption: from a captioning model or vision endpoint; summary: composed from detector findings" }),
+    text: t.String(),
+    created_at: Timestamp,
+  },
+  { title: "FullDescription" },
+);
+
+export const ExtractionView = t.Object(
+  {
+    domain: t.String(),
+    source: t.String({ description: "What produced the data" }),
+    data: t.Unknown({ description: "The original result, never changed by reviews" }),
+    corrections: t.Object({ item_reviews: t.Record(t.String(), t.String()), field_edits: t.Record(t.String(), t.Unknown()) }),
+    corrected: t.Unknown({ description: "data with the corrections applied" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    reviewed_at: NullableTimestamp,
+  },
+  { title: "Extraction" },
+);
+
+export const FormattedDocument = t.Object(
+  {
+    format: t.Literal("markdown"),
+    content: t.String({ description: "Markdown: title, description, tags, visible text, extractions" }),
+    generated_at: Timestamp,
+  },
+  { title: "FormattedDocument" },
+);
+
 const imageDetail = {
-  text_regions: t.Array(t.Unknown()),
-  full_descriptions: t.Array(t.Unknown()),
-  formatted_document: t.Optional(t.Unknown()),
+  text_regions: t.Array(TextRegion),
+  full_descriptions: t.Array(FullDescription),
+  extractions: t.Array(ExtractionView),
+  formatted_document: t.Optional(FormattedDocument),
 };
 
 const document = {

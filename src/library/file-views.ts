@@ -4,7 +4,10 @@
  * processing has not filled yet are null, never missing. Summaries (listing) leave out the
  * heavy detail-only fields: extracted_text, text_regions and full_descriptions.
  */
+import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context.ts";
+import { listExtractions } from "../extractions/extractions.ts";
+import type { VariantType } from "../images/variants.ts";
 import { type FileRow, tagsOf } from "./file-rows.ts";
 
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
@@ -17,6 +20,24 @@ export class FileUrls {
     private readonly origin: string,
   ) {}
 
+  get db(): Database {
+    return this.ctx.db;
+  }
+
+  /** Signed URLs of an image's stored variants, by variant type. */
+  async variants(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<Partial<Record<VariantType, string>>> {
+    const rows = this.ctx.db
+      .query<{ variant_type: VariantType; blob_key: string; content_type: string }, [string]>(
+        "SELECT variant_type, blob_key, content_type FROM image_variants WHERE file_id = ?",
+      )
+      .all(row.id);
+    const urls: Partial<Record<VariantType, string>> = {};
+    for (const v of rows) {
+      urls[v.variant_type] = await this.ctx.blobs.presignGet(v.blob_key, { expiresInSeconds, contentType: v.content_type }, this.origin);
+    }
+    return urls;
+  }
+
   async original(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS, download = false): Promise<string | null> {
     if (!row.blob_key) return null;
     return this.ctx.blobs.presignGet(
@@ -25,6 +46,18 @@ export class FileUrls {
       this.origin,
     );
   }
+}
+
+/** OCR lines (as reviewed), the models' descriptions and every stored extraction of an image. */
+function imageDetailFields(db: Database, row: FileRow) {
+  const extractions = listExtractions(db, row.id);
+  const regions = extractions.find((e) => e.domain === "text_regions")?.corrected as { regions?: unknown[] } | undefined;
+  const fullDescriptions = db
+    .query<{ id: string; model: string; kind: string; text: string; created_at: string }, [string]>(
+      "SELECT id, model, kind, text, created_at FROM file_descriptions WHERE file_id = ? ORDER BY created_at, kind",
+    )
+    .all(row.id);
+  return { text_regions: regions?.regions ?? [], full_descriptions: fullDescriptions, extractions };
 }
 
 function common(row: FileRow) {
@@ -51,13 +84,14 @@ function common(row: FileRow) {
 
 async function imageFields(row: FileRow, urls: FileUrls) {
   const original = await urls.original(row);
+  // Until the pipeline has stored a variant its URL is null.
+  const variants = await urls.variants(row);
   return {
     dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
     format: row.format,
-    // Variants arrive with the image pipeline; until a variant exists its URL is null.
-    thumbnail_url: null as string | null,
-    medium_url: null as string | null,
-    full_url: null as string | null,
+    thumbnail_url: variants.small_256 ?? null,
+    medium_url: variants.medium_750 ?? null,
+    full_url: variants.large_1024 ?? null,
     original_url: original,
     variant_status: row.variant_status,
     variant_count: row.variant_count,
@@ -66,6 +100,7 @@ async function imageFields(row: FileRow, urls: FileUrls) {
     description_error: row.description_error,
     description_generated_at: row.description_generated_at,
     compliance_status: row.compliance_status,
+    has_full_description: row.description_generated_at !== null,
   };
 }
 
@@ -97,7 +132,7 @@ function linkFields() {
 export async function fileSummary(row: FileRow, urls: FileUrls) {
   switch (row.media_type) {
     case "image":
-      return { ...common(row), ...(await imageFields(row, urls)), has_full_description: false };
+      return { ...common(row), ...(await imageFields(row, urls)) };
     case "document":
       return { ...common(row), ...(await documentFields(row, urls)) };
     case "video":
@@ -110,14 +145,7 @@ export async function fileSummary(row: FileRow, urls: FileUrls) {
 export async function fileDetail(row: FileRow, urls: FileUrls) {
   switch (row.media_type) {
     case "image":
-      return {
-        ...common(row),
-        ...(await imageFields(row, urls)),
-        has_full_description: false,
-        // Filled by the image pipeline (OCR regions, model descriptions) when it lands.
-        text_regions: [] as unknown[],
-        full_descriptions: [] as unknown[],
-      };
+      return { ...common(row), ...(await imageFields(row, urls)), ...imageDetailFields(urls.db, row) };
     case "document":
       return { ...common(row), ...(await documentFields(row, urls)), extracted_text: row.extracted_text };
     case "video":

@@ -1,6 +1,7 @@
 /** HTTP binding of the file library: listing, detail, edits, deletion, restore and download. */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
+import { isoAt } from "../clock.ts";
 import { badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
 import { permissions } from "../http/guard.ts";
@@ -12,6 +13,7 @@ import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, update
 import { listFiles, MEDIA_TYPES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { findFile } from "./file-rows.ts";
 import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
+import { imageMarkdown } from "../images/formatted-document.ts";
 
 /** Download links live five minutes (spec). */
 const DOWNLOAD_URL_SECONDS = 300;
@@ -160,8 +162,8 @@ export function libraryRoutes(ctx: AppContext) {
         const row = findFile(db, principal.orgId, params.file_id);
         const detail = await fileDetail(row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
-          if (row.media_type !== "image") throw badRequest("format=markdown is available for images only");
-          return { ...detail, formatted_document: null };
+          if (!("extractions" in detail)) throw badRequest("format=markdown is available for images only", "WRONG_MEDIA_TYPE");
+          return { ...detail, formatted_document: imageMarkdown(detail, isoAt(clock.now())) };
         }
         return detail;
       },

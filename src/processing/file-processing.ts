@@ -20,7 +20,14 @@ export interface MediaPipeline {
   mediaType: MediaType;
   /** What the pipeline produces, reported at upload (thumbnail_generation_started, analysis_started). */
   produces: { thumbnails: boolean; analysis: boolean };
-  run(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<void>;
+  run(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport>;
+}
+
+export interface PipelineReport {
+  /** Becomes the job's result (GET /job/{id} results[0]). */
+  summary: Record<string, unknown>;
+  /** Stages that failed while the file as a whole completed; kept as the file's processing_error. */
+  warnings: string | null;
 }
 
 export class PipelineRegistry {
@@ -63,8 +70,9 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
         return [{ file_id: job.payload.fileId, processing_status: "stored" }];
       }
       job.transaction(() => setStatus(ctx.db, ctx.clock, job.payload.fileId, "processing"));
+      let report: PipelineReport;
       try {
-        await pipeline.run(ctx, job, job.payload.fileId);
+        report = await pipeline.run(ctx, job, job.payload.fileId);
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         const max = ctx.db.query<{ max_attempts: number }, [string]>("SELECT max_attempts FROM jobs WHERE id = ?").get(job.jobId)?.max_attempts ?? 1;
@@ -72,8 +80,8 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
         setStatus(ctx.db, ctx.clock, job.payload.fileId, final ? "failed" : "processing", message);
         throw err;
       }
-      job.transaction(() => setStatus(ctx.db, ctx.clock, job.payload.fileId, "completed"));
-      return [{ file_id: job.payload.fileId, processing_status: "completed" }];
+      job.transaction(() => setStatus(ctx.db, ctx.clock, job.payload.fileId, "completed", report.warnings));
+      return [{ ...report.summary, file_id: job.payload.fileId, processing_status: "completed" }];
     },
   };
 }

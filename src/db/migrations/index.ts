@@ -6,6 +6,7 @@ import foundation from "./001_foundation.ts";
 import ingest from "./002_ingest.ts";
 import customSchemas from "./003_custom_schemas.ts";
 import library from "./004_library.ts";
+import images from "./005_images.ts";
 
 export interface Migration {
   version: number;
@@ -18,4 +19,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 2, name: "ingest", sql: ingest },
   { version: 3, name: "custom_schemas", sql: customSchemas },
   { version: 4, name: "library", sql: library },
+  { version: 5, name: "images", sql: images },
 ];

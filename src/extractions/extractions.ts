@@ -1,0 +1,81 @@
+/**
+ * Stored extraction results, one per (file, domain): what a model or rule produced (`data`,
+ * never changed by a review) and the review corrections layered over it. Re-running a stage
+ * replaces `data` and keeps the corrections; reads show both the original and the corrected view.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import { notFound } from "../errors.ts";
+import { applyCorrections, emptyCorrections, mergeCorrections, validateAgainst, type Corrections } from "./review.ts";
+
+export interface Extraction {
+  domain: string;
+  source: string;
+  data: unknown;
+  corrections: Corrections;
+  /** data with the corrections applied. */
+  corrected: unknown;
+  created_at: string;
+  updated_at: string;
+  reviewed_at: string | null;
+}
+
+interface ExtractionRow {
+  domain: string;
+  source: string;
+  data: string;
+  corrections: string;
+  created_at: string;
+  updated_at: string;
+  reviewed_at: string | null;
+}
+
+function toExtraction(row: ExtractionRow): Extraction {
+  const data = JSON.parse(row.data) as unknown;
+  const corrections = JSON.parse(row.corrections) as Corrections;
+  return {
+    domain: row.domain,
+    source: row.source,
+    data,
+    corrections,
+    corrected: applyCorrections(data, corrections),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    reviewed_at: row.reviewed_at,
+  };
+}
+
+export function saveExtraction(db: Database, clock: Clock, fileId: string, domain: string, source: string, data: unknown): void {
+  const at = isoAt(clock.now());
+  db.query(
+    `INSERT INTO file_extractions (file_id, domain, data, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (file_id, domain) DO UPDATE SET data = excluded.data, source = excluded.source, updated_at = excluded.updated_at`,
+  ).run(fileId, domain, JSON.stringify(data), source, at, at);
+}
+
+export function listExtractions(db: Database, fileId: string): Extraction[] {
+  return db
+    .query<ExtractionRow, [string]>("SELECT * FROM file_extractions WHERE file_id = ? ORDER BY domain")
+    .all(fileId)
+    .map(toExtraction);
+}
+
+export function getExtraction(db: Database, fileId: string, domain: string): Extraction | null {
+  const row = db.query<ExtractionRow, [string, string]>("SELECT * FROM file_extractions WHERE file_id = ? AND domain = ?").get(fileId, domain);
+  return row ? toExtraction(row) : null;
+}
+
+/** Merges a review into the stored corrections (additively) and returns the merged corrections. */
+export function reviewExtraction(db: Database, clock: Clock, fileId: string, domain: string, incoming: Corrections) {
+  return db.transaction(() => {
+    const current = getExtraction(db, fileId, domain);
+    if (!current) throw notFound(`file ${fileId} has no ${domain} extraction to review`, "EXTRACTION_NOT_FOUND");
+    validateAgainst(current.data, incoming);
+    const merged = mergeCorrections(current.corrections ?? emptyCorrections(), incoming);
+    const at = isoAt(clock.now());
+    db.query("UPDATE file_extractions SET corrections = ?, reviewed_at = ? WHERE file_id = ? AND domain = ?").run(
+      JSON.stringify(merged), at, fileId, domain,
+    );
+    return { corrections: merged, updated_at: at };
+  }).immediate();
+}

@@ -1,0 +1,35 @@
+/**
+ * The image models one server holds: the OCR engine, the vision models (objects, faces,
+ * embeddings), the optional captioning model and the optional OpenAI-compatible endpoint. Built
+ * once per server from configuration; each loads lazily on first use and is closed at shutdown.
+ */
+import type { Config } from "../config.ts";
+import { Captioner } from "./captioner.ts";
+import { OcrEngine } from "./ocr.ts";
+import { VisionEndpoint } from "./vision-endpoint.ts";
+import { VisionModels } from "./vision.ts";
+
+export class ImageAnalyzers {
+  readonly ocr: OcrEngine;
+  readonly vision: VisionModels;
+  readonly captioner: Captioner | null;
+  readonly endpoint: VisionEndpoint | null;
+
+  constructor(config: Config) {
+    this.ocr = new OcrEngine({ workers: config.ocrWorkers });
+    this.vision = new VisionModels({ modelsDir: config.modelsDir, ...(config.imageEmbeddingModel ? { imageEmbeddingModel: config.imageEmbeddingModel } : {}) });
+    this.captioner = config.captionModel ? new Captioner(config.modelsDir, config.captionModel) : null;
+    this.endpoint =
+      config.visionEndpointUrl && config.visionEndpointModel
+        ? new VisionEndpoint({
+            baseUrl: config.visionEndpointUrl,
+            model: config.visionEndpointModel,
+            ...(config.visionEndpointApiKey ? { apiKey: config.visionEndpointApiKey } : {}),
+          })
+        : null;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.ocr.close(), this.vision.close()]);
+  }
+}

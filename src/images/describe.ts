@@ -1,0 +1,123 @@
+/**
+ * Turning what the local models found in an image (objects, faces, OCR text, colours, size) into
+ * a description, tags and a content category. Without a captioning model this is the
+ * description Mediabox gives, and it says only what a detector really reported; the model
+ * string records which detectors spoke.
+ */
+import type { ContentCategory } from "../ingest/options.ts";
+
+export interface ImageFacts {
+  width: number;
+  height: number;
+  format: string;
+  objects: { label: string; score: number }[];
+  faces: number;
+  ocrLines: string[];
+  colours: string[];
+}
+
+export const COMPOSED_MODEL = "mediabox-composer (human centernet + blazeface, tesseract eng, colour histogram)";
+
+const PALETTE: [string, [number, number, number]][] = [
+  ["black", [20, 20, 20]],
+  ["white", [240, 240, 240]],
+  ["gray", [128, 128, 128]],
+  ["red", [200, 30, 30]],
+  ["orange", [240, 140, 20]],
+  ["yellow", [235, 220, 40]],
+  ["green", [40, 160, 60]],
+  ["blue", [40, 80, 200]],
+  ["purple", [130, 50, 160]],
+  ["pink", [240, 150, 190]],
+  ["brown", [130, 80, 40]],
+];
+
+/** Named colours covering at least 15% of the pixels, most frequent first (at most three). */
+export function dominantColours(rgb: Uint8Array, channels: number): string[] {
+  const counts = new Map<string, number>();
+  const pixels = Math.floor(rgb.length / channels);
+  for (let i = 0; i < pixels; i++) {
+    const r = rgb[i * channels]!, g = rgb[i * channels + 1]!, b = rgb[i * channels + 2]!;
+    let best = PALETTE[0]![0];
+    let bestDistance = Infinity;
+    for (const [name, [pr, pg, pb]] of PALETTE) {
+      const d = (r - pr) ** 2 + (g - pg) ** 2 + (b - pb) ** 2;
+      if (d < bestDistance) [best, bestDistance] = [name, d];
+    }
+    counts.set(best, (counts.get(best) ?? 0) + 1);
+  }
+  return [...counts.entries()]
+    .filter(([, n]) => n / pixels >= 0.15)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 3)
+    .map(([name]) => name);
+}
+
+function countPhrase(label: string, n: number): string {
+  if (n === 1) return `${/^[aeiou]/.test(label) ? "an" : "a"} ${label}`;
+  const plural = label === "person" ? "people" : label.endsWith("s") ? label : `${label}s`;
+  return `${n} ${plural}`;
+}
+
+function listPhrase(items: string[]): string {
+  if (items.length <= 1) return items.join("");
+  return `${items.slice(0, -1).join(", ")} and ${items.at(-1)}`;
+}
+
+function orientation(width: number, height: number): string {
+  const ratio = width / height;
+  if (ratio > 1.1) return "landscape";
+  if (ratio < 0.9) return "portrait";
+  return "square";
+}
+
+export function composeDescription(facts: ImageFacts): string {
+  const sentences: string[] = [];
+  const shape = `A ${orientation(facts.width, facts.height)} ${facts.format.toUpperCase()} image (${facts.width}×${facts.height})`;
+  const subjects = facts.objects.map((o) => o.label === "person" && facts.faces > 1 ? countPhrase("person", facts.faces) : countPhrase(o.label, 1));
+  if (facts.faces > 0 && !facts.objects.some((o) => o.label === "person")) subjects.unshift(countPhrase("face", facts.faces));
+  sentences.push(subjects.length ? `${shape} showing ${listPhrase(subjects)}.` : `${shape}; no objects were recognized.`);
+  if (facts.colours.length) sentences.push(`Mostly ${listPhrase(facts.colours)}.`);
+  const text = facts.ocrLines.join(" ").replace(/\s+/g, " ").trim();
+  if (text) sentences.push(`Visible text: "${text.length > 300 ? `${text.slice(0, 297)}...` : text}".`);
+  return sentences.join(" ");
+}
+
+/** Tags a detector really supports: object labels, "people" for faces, "text" when OCR read some. */
+export function factTags(facts: ImageFacts): string[] {
+  const tags = facts.objects.map((o) => o.label);
+  if (facts.faces > 0 && !tags.includes("person")) tags.push("person");
+  if (facts.ocrLines.join("").replace(/\W/g, "").length >= 8) tags.push("text");
+  return tags;
+}
+
+/** User tags first, then new AI tags; case-insensitive duplicates dropped; spec limits (40 x 50 chars). */
+export function mergeTags(userTags: string[], aiTags: string[]): string[] {
+  const seen = new Set<string>();
+  const merged: string[] = [];
+  for (const tag of [...userTags, ...aiTags]) {
+    const clean = tag.trim().slice(0, 50);
+    if (!clean || seen.has(clean.toLowerCase())) continue;
+    seen.add(clean.toLowerCase());
+    merged.push(clean);
+  }
+  return merged.slice(0, 40);
+}
+
+const INTERIOR = new Set(["bed", "couch", "chair", "dining table", "toilet", "sink", "oven", "refrigerator", "microwave", "potted plant", "tv", "vase"]);
+const VEHICLES_AND_MACHINES = new Set(["truck", "car", "train", "boat", "airplane", "bus", "motorcycle"]);
+
+/**
+ * Rule-based category from the detectors' evidence, used when the uploader left `general`.
+ * Categories no local detector can recognize (blueprint, pid, pfd, ...) stay `general`.
+ */
+export function categorize(facts: ImageFacts): ContentCategory {
+  const words = facts.ocrLines.join(" ").split(/\s+/).filter((w) => /[a-z0-9]{2,}/i.test(w)).length;
+  const labels = new Set(facts.objects.map((o) => o.label));
+  if (words >= 25 && facts.objects.length === 0) return facts.format === "png" ? "screenshot" : "document";
+  if ([...labels].filter((l) => INTERIOR.has(l)).length >= 2) return "real_estate";
+  if (facts.objects.length === 1 && facts.faces === 0 && !VEHICLES_AND_MACHINES.has(facts.objects[0]!.label) && facts.colours[0] === "white") {
+    return "product_photo";
+  }
+  return "general";
+}

@@ -1,0 +1,298 @@
+/**
+ * HTTP binding of the image-only operations: variant redirects, re-rendering variants, similar
+ * images, extraction reviews, and the one-call analyze endpoints (sync and async).
+ */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { badRequest, notFound } from "../errors.ts";
+import { reviewExtraction } from "../extractions/extractions.ts";
+import { parseReviewBody, parseReviewDomain } from "../extractions/review.ts";
+import { permissions } from "../http/guard.ts";
+import { principalOf, publicOrigin } from "../http/request-context.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/schemas.ts";
+import { multipartBody } from "../ingest/routes.ts";
+import { streamingUpload } from "../ingest/streaming-upload.ts";
+import { enqueueJob, getJobRow, waitForJob } from "../jobs/queue.ts";
+import { findFile, requireMediaType, tagsOf, type FileRow } from "../library/file-rows.ts";
+import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
+import { TextRegion } from "../library/file-schemas.ts";
+import { listExtractions } from "../extractions/extractions.ts";
+import { IMAGE_VARIANTS_QUEUE } from "./image-pipeline.ts";
+import { similarImages } from "./similar.ts";
+import { VARIANT_TYPES } from "./variants.ts";
+
+const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
+const VARIANT_CHOICES = ["original", ...VARIANT_TYPES] as const;
+const ANALYZE_TIMEOUT = { min: 5, max: 120, fallback: 60 };
+
+const AnalyzeResult = t.Object(
+  {
+    image_id: t.String({ format: "uuid" }),
+    status: Enum(["completed", "processing", "failed", "skipped"], {
+      description: "completed: processed (see description_status); processing: still running after the timeout; failed: the image could not be processed; skipped: duplicate of image_id",
+    }),
+    job_id: Nullable(t.String({ format: "uuid" })),
+    poll_url: Nullable(t.String()),
+    processing_time_ms: t.Number(),
+    description: Nullable(t.String()),
+    description_status: Nullable(t.String()),
+    description_error: Nullable(t.String()),
+    tags: t.Array(t.String()),
+    visible_text: Nullable(t.String()),
+    text_regions: t.Array(TextRegion),
+    content_category: t.String(),
+    dimensions: Nullable(t.Object({ width: t.Integer(), height: t.Integer() })),
+    error: Nullable(t.String()),
+  },
+  { title: "ImageAnalyzeResult" },
+);
+
+function parseTimeout(fields: Record<string, string>): number {
+  const raw = fields.timeout;
+  if (raw === undefined || raw.trim() === "") return ANALYZE_TIMEOUT.fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < ANALYZE_TIMEOUT.min || n > ANALYZE_TIMEOUT.max) {
+    throw badRequest(`timeout: must be an integer number of seconds from ${ANALYZE_TIMEOUT.min} to ${ANALYZE_TIMEOUT.max}`);
+  }
+  return n;
+}
+
+function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+  const regions = listExtractions(ctx.db, row.id).find((e) => e.domain === "text_regions")?.corrected as { regions?: unknown[] } | undefined;
+  const finished = status !== "processing";
+  return {
+    image_id: row.id,
+    status,
+    job_id: row.processing_job_id,
+    poll_url: row.processing_job_id ? `/api/v2/job/${row.processing_job_id}` : null,
+    processing_time_ms: Math.round((performance.now() - startedMs) * 10) / 10,
+    description: finished ? (row.user_description ?? row.upload_description) : null,
+    description_status: row.description_status,
+    description_error: row.description_error,
+    tags: tagsOf(row),
+    visible_text: row.visible_text,
+    text_regions: (regions?.regions ?? []) as never[],
+    content_category: row.content_category,
+    dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
+    error: row.processing_status === "failed" ? row.processing_error : null,
+  };
+}
+
+export function imageRoutes(ctx: AppContext) {
+  const { db, clock } = ctx;
+  const loadImage = (orgId: string, ref: string) => {
+    const row = findFile(db, orgId, ref);
+    requireMediaType(row, "image");
+    return row;
+  };
+  const reload = (id: string) => db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id)!;
+
+  const upload = async (request: Request, readFields: (fields: Record<string, string>) => void) => {
+    const principal = principalOf(request);
+    const release = ctx.uploadSlots.acquire(principal.orgId, principal.tier);
+    try {
+      return await streamingUpload(ctx, principal, request, { mediaTypes: ["image"], readFields });
+    } finally {
+      release();
+    }
+  };
+
+  return new Elysia({ tags: ["Images"] })
+    .use(permissions)
+    .get(
+      "/files/:file_id/variant/:variant_type",
+      async ({ principal, params, request, redirect }) => {
+        const row = loadImage(principal.orgId, params.file_id);
+        const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
+        if (params.variant_type === "original") return redirect((await urls.original(row, VIEW_URL_SECONDS))!, 302);
+        const url = (await urls.variants(row))[params.variant_type];
+        if (!url) throw notFound(`variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${row.variant_status})`, "VARIANT_NOT_READY");
+        return redirect(url, 302);
+      },
+      {
+        permission: "view",
+        params: t.Object({
+          file_id: t.String(),
+          variant_type: Enum(VARIANT_CHOICES, { error: `variant_type: must be one of ${VARIANT_CHOICES.join(", ")}` }),
+        }),
+        response: { 302: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Redirect (302) to a signed URL of an image variant, valid for one hour" },
+      },
+    )
+    .post(
+      "/files/:file_id/trigger-variants",
+      ({ principal, params }) => {
+        const row = loadImage(principal.orgId, params.file_id);
+        const running = row.processing_job_id ? getJobRow(db, row.processing_job_id) : null;
+        // The upload's own processing job renders variants first; while it runs, that is the task.
+        if (running && (running.status === "pending" || running.status === "processing") && row.variant_status !== "completed" && row.variant_status !== "failed") {
+          return { success: true, message: "variant generation is already running", task_id: running.id, current_status: row.variant_status ?? "pending", image_id: row.id, skipped_duplicate: true };
+        }
+        const job = enqueueJob(db, clock, { queue: IMAGE_VARIANTS_QUEUE, orgId: row.org_id, payload: { fileId: row.id }, dedupeKey: `variants:${row.id}`, maxAttempts: 3 });
+        return job.deduplicated
+          ? { success: true, message: "variant generation is already queued or running", task_id: job.id, current_status: row.variant_status ?? "pending", image_id: row.id, skipped_duplicate: true }
+          : { success: true, message: "variant generation queued", task_id: job.id, current_status: "queued", image_id: row.id };
+      },
+      {
+        permission: "edit",
+        params: FileParams,
+        response: {
+          200: t.Object({
+            success: t.Boolean(),
+            message: t.String(),
+            task_id: t.String({ format: "uuid", description: "Job id; poll GET /job/{task_id}" }),
+            current_status: t.String(),
+            image_id: t.String({ format: "uuid" }),
+            skipped_duplicate: t.Optional(t.Boolean()),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Re-render an image's variants (skipped_duplicate when already running)" },
+      },
+    )
+    .get(
+      "/files/:file_id/similar",
+      async ({ principal, params, query, request }) => {
+        const row = loadImage(principal.orgId, params.file_id);
+        const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
+        const items = [];
+        for (const match of similarImages(db, row, query.limit)) {
+          const variants = await urls.variants(match.row);
+          items.push({
+            image_id: match.row.id,
+            title: match.row.title,
+            description: match.row.user_description ?? match.row.upload_description,
+            relevance_score: match.relevance_score,
+            vector_similarity: match.vector_similarity,
+            thumbnail_url: variants.small_256 ?? null,
+            medium_url: variants.medium_750 ?? null,
+            full_url: variants.large_1024 ?? null,
+            folder_id: match.row.folder_id,
+            created_at: match.row.created_at,
+          });
+        }
+        return { reference_image_id: row.id, items, total_count: items.length };
+      },
+      {
+        permission: "view",
+        params: FileParams,
+        query: t.Object({ limit: queryInt("limit", 1, 50, 20) }),
+        response: {
+          200: t.Object({
+            reference_image_id: t.String({ format: "uuid" }),
+            items: t.Array(
+              t.Object({
+                image_id: t.String({ format: "uuid" }),
+                title: Nullable(t.String()),
+                description: Nullable(t.String()),
+                relevance_score: t.Number({ description: "0-1: 0.9 x cosine similarity (clamped to 0-1) + 0.1 x tag overlap (Jaccard)" }),
+                vector_similarity: t.Number({ description: "Cosine similarity of the image embeddings" }),
+                thumbnail_url: Nullable(t.String()),
+                medium_url: Nullable(t.String()),
+                full_url: Nullable(t.String()),
+                folder_id: Nullable(t.String({ format: "uuid" })),
+                created_at: Timestamp,
+              }),
+            ),
+            total_count: t.Integer(),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Images of the organization most similar to this one (409 EMBEDDING_NOT_READY before its embedding exists)" },
+      },
+    )
+    .patch(
+      "/files/:file_id/extractions/:domain_name/review",
+      ({ principal, params, body }) => {
+        const row = loadImage(principal.orgId, params.file_id);
+        const domain = parseReviewDomain(params.domain_name);
+        const corrections = parseReviewBody(body);
+        const result = reviewExtraction(db, clock, row.id, domain, corrections);
+        return { image_id: row.id, domain_name: domain, corrections: result.corrections, updated_at: result.updated_at };
+      },
+      {
+        permission: "edit",
+        params: t.Object({ file_id: t.String(), domain_name: t.String() }),
+        body: t.Unknown({
+          description: "{item_reviews?: {<dot.path>: confirmed|rejected}, field_edits?: {<dot.path>: value}}; at least one non-empty",
+        }),
+        response: {
+          200: t.Object({
+            image_id: t.String({ format: "uuid" }),
+            domain_name: t.String(),
+            corrections: t.Object({ item_reviews: t.Record(t.String(), t.String()), field_edits: t.Record(t.String(), t.Unknown()) }),
+            updated_at: Timestamp,
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Review an extraction: confirm/reject items and edit fields; layered over the original, merged additively" },
+      },
+    )
+    .post(
+      "/images/analyze",
+      async ({ request }) => {
+        const started = performance.now();
+        let timeout = ANALYZE_TIMEOUT.fallback;
+        const stored = await upload(request, (fields) => (timeout = parseTimeout(fields)));
+        const row = reload(stored.image_id);
+        if (stored.skipped) return analyzeView(ctx, row, "skipped", started);
+        const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;
+        const now = reload(row.id);
+        const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : job.status === "completed" ? "completed" : "failed";
+        return analyzeView(ctx, now, status, started);
+      },
+      {
+        permission: "edit",
+        parse: "none",
+        response: { 200: AnalyzeResult, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Upload an image and wait (up to timeout seconds, 5-120, default 60) for its description, tags and visible text",
+          requestBody: multipartBody({ file: { type: "string", format: "binary" } }, ["file"], { timeout: { type: "integer", minimum: 5, maximum: 120, default: 60 } }) as never,
+        },
+      },
+    )
+    .post(
+      "/images/analyze/async",
+      async ({ request, set }) => {
+        const stored = await upload(request, () => {});
+        const row = reload(stored.image_id);
+        set.status = 202;
+        return {
+          job_id: row.processing_job_id!,
+          image_id: row.id,
+          status: stored.skipped ? "skipped" : "pending",
+          poll_url: `/api/v2/job/${row.processing_job_id}`,
+        };
+      },
+      {
+        permission: "edit",
+        parse: "none",
+        response: {
+          202: t.Object({
+            job_id: t.String({ format: "uuid" }),
+            image_id: t.String({ format: "uuid" }),
+            status: Enum(["pending", "skipped"], { description: "skipped: duplicate; job_id is the existing image's processing job" }),
+            poll_url: t.String(),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          413: ErrorBody,
+          415: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: {
+          summary: "Upload an image for analysis; poll GET /job/{job_id} (results[0] has description, tags, visible_text)",
+          requestBody: multipartBody({ file: { type: "string", format: "binary" } }, ["file"]) as never,
+        },
+      },
+    );
+}

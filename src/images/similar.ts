@@ -1,0 +1,56 @@
+/**
+ * "More like this" for images: nearest neighbours of an image's embedding among the live images
+ * of the same organization, scored for ranking. relevance_score is the cosine similarity of the
+ * embeddings (clamped to 0-1) with a small bonus for shared tags, so two equally close images
+ * are ordered by what users and detectors said about them.
+ */
+import type { Database } from "bun:sqlite";
+import { conflict } from "../errors.ts";
+import { type FileRow, tagsOf } from "../library/file-rows.ts";
+import { MAX_NEIGHBOURS, VectorSpace } from "../vectors/vector-index.ts";
+
+export interface SimilarImage {
+  row: FileRow;
+  relevance_score: number;
+  vector_similarity: number;
+}
+
+const TAG_WEIGHT = 0.1;
+const round = (n: number) => Math.round(n * 10_000) / 10_000;
+
+function tagOverlap(a: string[], b: string[]): number {
+  const left = new Set(a.map((t) => t.toLowerCase()));
+  const right = new Set(b.map((t) => t.toLowerCase()));
+  const union = new Set([...left, ...right]).size;
+  if (union === 0) return 0;
+  return [...left].filter((t) => right.has(t)).length / union;
+}
+
+export function similarImages(db: Database, reference: FileRow & { image_embedding_model?: string | null }, limit: number): SimilarImage[] {
+  const model = reference.image_embedding_model;
+  const space = model ? VectorSpace.find(db, "image", model) : null;
+  const vector = space?.get(reference.id) ?? null;
+  if (!space || !vector) {
+    throw conflict(`image ${reference.id} has no embedding yet (processing status ${reference.processing_status}); try again when its processing completes`, "EMBEDDING_NOT_READY");
+  }
+  // Soft-deleted files keep their vectors until purged; ask for enough neighbours to skip them.
+  const deleted = db
+    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type = 'image'")
+    .get(reference.org_id)!.n;
+  const neighbours = space.nearest(reference.org_id, vector, Math.min(MAX_NEIGHBOURS, limit + 1 + deleted));
+  const fetch = db.query<FileRow, [string, string]>("SELECT * FROM files WHERE id = ? AND org_id = ? AND deleted_at IS NULL");
+  const referenceTags = tagsOf(reference);
+  const results: SimilarImage[] = [];
+  for (const n of neighbours) {
+    if (n.itemId === reference.id) continue;
+    const row = fetch.get(n.itemId, reference.org_id);
+    if (!row) continue;
+    const similarity = Math.max(0, Math.min(1, n.similarity));
+    results.push({
+      row,
+      vector_similarity: round(n.similarity),
+      relevance_score: round((1 - TAG_WEIGHT) * similarity + TAG_WEIGHT * tagOverlap(referenceTags, tagsOf(row))),
+    });
+  }
+  return results.sort((a, b) => b.relevance_score - a.relevance_score).slice(0, limit);
+}

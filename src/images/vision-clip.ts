@@ -1,0 +1,79 @@
+/**
+ * CLIP-style image embeddings through @huggingface/transformers (onnxruntime), loaded only from a
+ * folder under the models directory: `<modelsDir>/<name>/` with `config.json`,
+ * `preprocessor_config.json` and `onnx/vision_model_quantized.onnx`. Remote loading is disabled;
+ * a missing folder or file is an error naming what was looked for. Used only through vision.ts.
+ */
+import { stat } from "node:fs/promises";
+import path from "node:path";
+
+// Required files, checked up front so the error names the exact path instead of surfacing
+// whatever transformers.js reports for an absent file.
+const REQUIRED_FILES = ["config.json", "preprocessor_config.json", path.join("onnx", "vision_model_quantized.onnx")];
+
+/** Callable shapes of the transformers.js objects used here (the library types them loosely). */
+interface ClipProcessor {
+  (image: unknown): Promise<Record<string, unknown>>;
+}
+interface ClipVisionModel {
+  (inputs: Record<string, unknown>): Promise<Record<string, { data: ArrayLike<number>; dims: number[] } | undefined>>;
+  dispose(): Promise<unknown>;
+}
+type RawImageCtor = new (data: Uint8Array | Uint8ClampedArray, width: number, height: number, channels: 3) => unknown;
+
+export interface ClipEmbedder {
+  readonly folder: string;
+  embed(rgb: Uint8Array, width: number, height: number): Promise<Float32Array>;
+  dispose(): Promise<void>;
+}
+
+export async function loadClipEmbedder(modelsDir: string, name: string): Promise<ClipEmbedder> {
+  const folder = path.resolve(modelsDir, name);
+  const folderStat = await stat(folder).catch(() => null);
+  if (!folderStat?.isDirectory()) {
+    throw new Error(`image embedding model "${name}" not found: folder ${folder} does not exist`);
+  }
+  for (const file of REQUIRED_FILES) {
+    const full = path.join(folder, file);
+    if (!(await stat(full).catch(() => null))?.isFile()) {
+      throw new Error(`image embedding model "${name}" is incomplete: ${full} is missing (folder ${folder})`);
+    }
+  }
+
+  const transformers = await import("@huggingface/transformers");
+  const { env } = transformers;
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = path.resolve(modelsDir);
+
+  let processor: ClipProcessor;
+  let model: ClipVisionModel;
+  try {
+    const options = { local_files_only: true } as const;
+    processor = (await transformers.AutoProcessor.from_pretrained(name, options)) as unknown as ClipProcessor;
+    model = (await transformers.CLIPVisionModelWithProjection.from_pretrained(name, {
+      ...options,
+      dtype: "q8", // selects onnx/vision_model_quantized.onnx
+      device: "cpu",
+    })) as unknown as ClipVisionModel;
+  } catch (err) {
+    throw new Error(`could not load image embedding model from ${folder}: ${err instanceof Error ? err.message : String(err)}`, {
+      cause: err,
+    });
+  }
+  const RawImage = transformers.RawImage as unknown as RawImageCtor;
+
+  return {
+    folder,
+    async embed(rgb, width, height) {
+      const inputs = await processor(new RawImage(rgb, width, height, 3));
+      const output = await model(inputs);
+      const embeds = output.image_embeds;
+      if (!embeds) throw new Error(`model in ${folder} has no image_embeds output (expected a CLIPVisionModelWithProjection export)`);
+      return Float32Array.from(embeds.data);
+    },
+    async dispose() {
+      await model.dispose();
+    },
+  };
+}

@@ -1,0 +1,281 @@
+/**
+ * The TensorFlow.js side of image vision: one tfjs runtime per process on the WebAssembly
+ * backend, shared by Human (CenterNet objects, BlazeFace faces) and the MobileNetV2 graph that
+ * ships inside nsfwjs (its pooled 1280-d features are the default image embedding).
+ *
+ * Everything is read from files inside node_modules, resolved at run time; nothing is fetched.
+ * Used only through vision.ts.
+ */
+import { createRequire } from "node:module";
+import { readFile, access } from "node:fs/promises";
+import path from "node:path";
+import type * as TfCore from "@tensorflow/tfjs-core";
+import type * as TfLayers from "@tensorflow/tfjs-layers";
+import type { Human, Config as HumanConfig, ObjectResult } from "@vladmandic/human";
+
+/** The 80 COCO classes CenterNet can report, in its class-id order. */
+export const COCO_LABELS: readonly string[] = [
+  "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat", "traffic light",
+  "fire hydrant", "stop sign", "parking meter", "bench", "bird", "cat", "dog", "horse", "sheep", "cow",
+  "elephant", "bear", "zebra", "giraffe", "backpack", "umbrella", "handbag", "tie", "suitcase", "frisbee",
+  "skis", "snowboard", "sports ball", "kite", "baseball bat", "baseball glove", "skateboard", "surfboard",
+  "tennis racket", "bottle", "wine glass", "cup", "fork", "knife", "spoon", "bowl", "banana", "apple",
+  "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza", "donut", "cake", "chair", "couch",
+  "potted plant", "bed", "dining table", "toilet", "tv", "laptop", "mouse", "remote", "keyboard",
+  "cell phone", "microwave", "oven", "toaster", "sink", "refrigerator", "book", "clock", "vase", "scissors",
+  "teddy bear", "hair drier", "toothbrush",
+];
+
+export const MOBILENET_MODEL_NAME = "mobilenet_v2-nsfwjs";
+export const MOBILENET_INPUT_SIZE = 224;
+
+// Human and tfjs-layers must see the very same tfjs-core module instance as the wasm backend
+// (tensor classes, kernel registry). Requiring everything as CommonJS through one resolver gives
+// exactly one copy; mixing `import` (ESM build) with Human's `require` would load two.
+const requireHere = createRequire(import.meta.url);
+const humanMain = requireHere.resolve("@vladmandic/human");
+const requireFromHuman = createRequire(humanMain);
+// Human's exports map has no "./dist/..." entry for the wasm build, so it is addressed by file.
+const HUMAN_WASM_BUILD = path.join(path.dirname(humanMain), "human.node-wasm.js");
+const HUMAN_MODELS_DIR = path.join(path.dirname(humanMain), "..", "models");
+
+// Models load through a tfjs IO router of our own so nothing goes through fetch(): Human would
+// otherwise fetch() its model URLs, and a private scheme cannot collide with anyone's router.
+const LOCAL_SCHEME = "mediabox-local://";
+
+export interface TfjsRuntime {
+  tf: typeof TfCore;
+  layers: typeof TfLayers;
+  human: Human;
+}
+
+let runtime: Promise<TfjsRuntime> | undefined;
+
+/** The process-wide tfjs runtime; created once, on first use. */
+export function tfjsRuntime(): Promise<TfjsRuntime> {
+  runtime ??= createRuntime().catch((err: unknown) => {
+    runtime = undefined; // a later call may retry (for example after a transient fs error)
+    throw new Error(`could not start the TensorFlow.js wasm runtime: ${errorMessage(err)}`, { cause: err });
+  });
+  return runtime;
+}
+
+async function createRuntime(): Promise<TfjsRuntime> {
+  const tf = requireFromHuman("@tensorflow/tfjs-core") as typeof TfCore;
+  const wasmBackend = requireFromHuman("@tensorflow/tfjs-backend-wasm") as { setWasmPaths(prefix: string): void };
+  // tfjs-layers is a dependency of @tensorflow/tfjs; resolve it from there rather than relying on hoisting.
+  const layers = createRequire(requireHere.resolve("@tensorflow/tfjs"))("@tensorflow/tfjs-layers") as typeof TfLayers;
+  const humanModule = requireHere(HUMAN_WASM_BUILD) as { Human: new (config?: Partial<HumanConfig>) => Human };
+
+  tf.io.registerLoadRouter((url) => (typeof url === "string" && url.startsWith(LOCAL_SCHEME) ? localModelHandler(tf, url) : null));
+
+  // The threaded wasm build starts workers from blob URLs, which Bun does not run reliably;
+  // inference is serialized anyway, so the single-threaded SIMD build loses nothing here.
+  tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
+  const wasmDir = path.dirname(requireFromHuman.resolve("@tensorflow/tfjs-backend-wasm")) + path.sep;
+  wasmBackend.setWasmPaths(wasmDir);
+
+  const human = new humanModule.Human(humanConfig(wasmDir));
+  await human.init();
+  if (tf.getBackend() !== "wasm") throw new Error(`tfjs backend is "${tf.getBackend()}", expected "wasm"`);
+  return { tf, layers, human };
+}
+
+function humanConfig(wasmDir: string): Partial<HumanConfig> {
+  return {
+    backend: "wasm",
+    wasmPath: wasmDir,
+    modelBasePath: LOCAL_SCHEME + HUMAN_MODELS_DIR + "/",
+    debug: false,
+    async: true,
+    warmup: "none",
+    cacheModels: false,
+    // Human is built for video: it reuses earlier results when frames look alike. Every call
+    // here is an unrelated image, so all frame caching is off.
+    cacheSensitivity: 0,
+    skipAllowed: false,
+    filter: { enabled: false },
+    gesture: { enabled: false },
+    face: {
+      enabled: true,
+      // Only the count is reported, so the detector alone is enough; without the mesh stage the
+      // detector's own score is final, hence a stricter threshold than Human's default 0.2.
+      detector: { maxDetected: 50, minConfidence: 0.5, rotation: false, skipFrames: 0, skipTime: 0, return: false },
+      mesh: { enabled: false },
+      iris: { enabled: false },
+      attention: { enabled: false },
+      description: { enabled: false },
+      emotion: { enabled: false },
+      antispoof: { enabled: false },
+      liveness: { enabled: false },
+    },
+    body: { enabled: false },
+    hand: { enabled: false },
+    segmentation: { enabled: false },
+    object: { enabled: true, minConfidence: 0.4, maxDetected: 50, iouThreshold: 0.4, skipFrames: 0, skipTime: 0 },
+  };
+}
+
+/** tfjs IOHandler for a model.json + weight files on local disk. */
+function localModelHandler(tf: typeof TfCore, url: string): TfCore.io.IOHandler {
+  const jsonPath = url.slice(LOCAL_SCHEME.length);
+  return {
+    load: async () => {
+      const json = JSON.parse(await readFile(jsonPath, "utf8")) as TfCore.io.ModelJSON;
+      return tf.io.getModelArtifactsForJSON(json, async (manifest) => {
+        const specs: TfCore.io.WeightsManifestEntry[] = [];
+        const buffers: ArrayBuffer[] = [];
+        for (const group of manifest) {
+          for (const file of group.paths) buffers.push(toArrayBuffer(await readFile(path.join(path.dirname(jsonPath), file))));
+          specs.push(...group.weights);
+        }
+        return [specs, concatArrayBuffers(buffers)];
+      });
+    },
+  };
+}
+
+// The wasm backend runs kernels synchronously on one thread, and Human keeps per-call state on
+// its instance, so interleaving two detect() calls would corrupt results. One queue for all
+// tfjs work in the process costs no parallelism.
+let queue: Promise<unknown> = Promise.resolve();
+function exclusive<T>(task: () => Promise<T> | T): Promise<T> {
+  const run = queue.then(task);
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/** Memoizes a loader but forgets failures, so a later call can succeed (e.g. after a repair). */
+function once<T>(load: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    value ??= load().catch((err: unknown) => {
+      value = undefined;
+      throw err;
+    });
+    return value;
+  };
+}
+
+// Human keeps module-level references to its models, so once loaded they stay for the life of
+// the process (a second Human instance would share them anyway). MobileNet stays likewise.
+const humanReady = once(async () => {
+  const rt = await tfjsRuntime();
+  for (const file of ["centernet.json", "centernet.bin", "blazeface.json", "blazeface.bin"]) {
+    await access(path.join(HUMAN_MODELS_DIR, file)).catch(() => {
+      throw new Error(`vision model file missing: ${path.join(HUMAN_MODELS_DIR, file)} (reinstall @vladmandic/human)`);
+    });
+  }
+  await exclusive(() => rt.human.load());
+  const stats = rt.human.models.stats().modelStats;
+  for (const name of ["centernet", "blazeface"]) {
+    if (!stats.find((m) => m.name === name)?.loaded) throw new Error(`could not load the ${name} model from ${HUMAN_MODELS_DIR}`);
+  }
+  return rt;
+});
+
+export interface RawDetections {
+  objects: ObjectResult[];
+  faces: number;
+}
+
+/** CenterNet objects and BlazeFace faces in one RGB image (rows of width*3 bytes). */
+export async function detect(rgb: Uint8Array, width: number, height: number): Promise<RawDetections> {
+  const rt = await humanReady();
+  return exclusive(async () => {
+    const input = rt.tf.tensor3d(rgb, [height, width, 3], "int32");
+    try {
+      const result = await rt.human.detect(input);
+      if (result.error) throw new Error(`detection failed: ${result.error}`);
+      return { objects: result.object, faces: result.face.length };
+    } finally {
+      input.dispose();
+    }
+  });
+}
+
+interface MobileNet {
+  rt: TfjsRuntime;
+  model: TfLayers.LayersModel;
+  dimension: number;
+}
+
+/**
+ * nsfwjs ships MobileNetV2 as browserify bundles (model JSON and base64 weights as JS modules).
+ * They are CommonJS-loadable, so the weights come from disk without nsfwjs's own loader, which
+ * would pull in a second copy of tfjs through the ESM build of @tensorflow/tfjs.
+ */
+const mobileNetReady = once(async (): Promise<MobileNet> => {
+  const rt = await tfjsRuntime();
+  const dir = path.join(path.dirname(requireHere.resolve("nsfwjs")), "..", "models", "mobilenet_v2");
+  let modelJson: { modelTopology?: object; weightsManifest?: TfCore.io.WeightsManifestConfig };
+  let weightsBase64: unknown;
+  try {
+    modelJson = requireHere(path.join(dir, "model.min.js")) as typeof modelJson;
+    weightsBase64 = requireHere(path.join(dir, "group1-shard1of1.min.js"));
+  } catch (err) {
+    throw new Error(`could not read the MobileNetV2 model from ${dir}: ${errorMessage(err)}`, { cause: err });
+  }
+  if (typeof weightsBase64 !== "string" || !modelJson?.modelTopology || !modelJson.weightsManifest) {
+    throw new Error(`unexpected MobileNetV2 model format in ${dir}`);
+  }
+  const weightData = toArrayBuffer(Buffer.from(weightsBase64, "base64"));
+  const weightSpecs = modelJson.weightsManifest.flatMap((g) => g.weights);
+  return exclusive(async () => {
+    const full = await rt.layers.loadLayersModel(
+      rt.tf.io.fromMemory({ modelTopology: modelJson.modelTopology, weightSpecs, weightData }),
+    );
+    // The classifier head is trained for NSFW classes; the globally pooled backbone features
+    // before it describe content and layout, which is what similarity search needs.
+    const pooled = full.getLayer("flatten_1").output as TfLayers.SymbolicTensor;
+    const model = rt.layers.model({ inputs: full.inputs, outputs: pooled });
+    const dimension = pooled.shape[1];
+    if (typeof dimension !== "number") throw new Error("MobileNetV2 feature layer has no fixed width");
+    return { rt, model, dimension };
+  });
+});
+
+export async function mobileNetDimension(): Promise<number> {
+  return (await mobileNetReady()).dimension;
+}
+
+/** Raw (not normalized) MobileNetV2 features of a 224x224 RGB image. */
+export async function mobileNetFeatures(rgb: Uint8Array): Promise<Float32Array> {
+  const { rt, model } = await mobileNetReady();
+  const expected = MOBILENET_INPUT_SIZE * MOBILENET_INPUT_SIZE * 3;
+  if (rgb.length !== expected) throw new Error(`MobileNetV2 input must be ${expected} bytes, got ${rgb.length}`);
+  // The nsfwjs model was trained on pixels scaled to 0..1.
+  const pixels = new Float32Array(expected);
+  for (let i = 0; i < expected; i++) pixels[i] = rgb[i]! / 255;
+  return exclusive(() => {
+    const features = rt.tf.tidy(() => {
+      const input = rt.tf.tensor4d(pixels, [1, MOBILENET_INPUT_SIZE, MOBILENET_INPUT_SIZE, 3]);
+      return model.predict(input) as TfCore.Tensor;
+    });
+    try {
+      return new Float32Array(features.dataSync());
+    } finally {
+      features.dispose();
+    }
+  });
+}
+
+function toArrayBuffer(buf: Uint8Array): ArrayBuffer {
+  return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
+}
+
+function concatArrayBuffers(parts: ArrayBuffer[]): ArrayBuffer {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
+  let offset = 0;
+  for (const p of parts) {
+    out.set(new Uint8Array(p), offset);
+    offset += p.byteLength;
+  }
+  return out.buffer;
+}
+
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === "object" && "message" in err) return String((err as { message: unknown }).message);
+  return String(err);
+}

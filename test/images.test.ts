@@ -84,6 +84,21 @@ describe("variants, blurhash, EXIF", () => {
     expect((await sharp(thumb).metadata()).width).toBe(256);
   });
 
+  test("webp, gif, tiff and avif inputs get variants and their format", async () => {
+    const base = await photo(31, 900, 600, "png");
+    const inputs = {
+      webp: await sharp(base).webp().toBuffer(),
+      gif: await sharp(base).gif().toBuffer(),
+      tiff: await sharp(base).tiff().toBuffer(),
+      avif: await sharp(base).avif({ effort: 0 }).toBuffer(),
+    };
+    const ids = await Promise.all(Object.entries(inputs).map(([ext, bytes]) => upload(owner, bytes, `in.${ext}`, { auto_describe: "false" })));
+    const files = await Promise.all(ids.map((id) => processed(owner, id)));
+    expect(files.map((f) => [f.format, f.variant_status, f.variant_count, f.dimensions.width])).toEqual(
+      Object.keys(inputs).map((format) => [format, "completed", 4, 900]),
+    );
+  });
+
   test("small images are never upscaled", async () => {
     const id = await upload(owner, await photo(2, 300, 200, "png"), "small.png");
     const file = await processed(owner, id);
@@ -242,6 +257,48 @@ describe("descriptions and tags", () => {
       expect(file.variant_status).toBe("completed");
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe("optional OpenAI-compatible vision endpoint", () => {
+  test("when configured it writes the caption and fills the custom schema; the local summary is kept", async () => {
+    const requests: { model: string; hasImage: boolean; wantsJson: boolean }[] = [];
+    const endpoint = Bun.serve({
+      port: 0,
+      async fetch(req) {
+        const body = (await req.json()) as { model: string; messages: { content: { type: string; image_url?: { url: string } }[] }[]; response_format?: unknown };
+        const image = body.messages[0]!.content.find((c) => c.type === "image_url");
+        requests.push({ model: body.model, hasImage: image?.image_url?.url.startsWith("data:image/jpeg;base64,") ?? false, wantsJson: !!body.response_format });
+        const content = body.response_format ? JSON.stringify({ invoice_number: "FROM-ENDPOINT" }) : "A lighthouse on a rocky coast at dusk.";
+        return Response.json({ model: body.model, choices: [{ message: { role: "assistant", content }, finish_reason: "stop" }] });
+      },
+    });
+    const other = await startTestServer({
+      env: { MEDIABOX_VISION_ENDPOINT_URL: `http://127.0.0.1:${endpoint.port}/v1`, MEDIABOX_VISION_ENDPOINT_MODEL: "llava:13b" },
+    });
+    try {
+      const tenant = other.tenant({ tier: "ENTERPRISE" });
+      const schema = await tenant.api.post("/custom-extraction-schemas", { name: "ep", schema: { type: "object", properties: { invoice_number: { type: "string" } } } });
+      const form = new FormData();
+      form.append("file", new File([(await photo(21, 800, 600)) as Uint8Array<ArrayBuffer>], "coast.jpg"));
+      form.append("custom_schema_id", schema.body.id);
+      const id = (await tenant.api.form("/files/upload", form)).body.image_id;
+      const file = await processed(tenant, id);
+      expect(file.description_status).toBe("completed");
+      expect(file.upload_description).toBe("A lighthouse on a rocky coast at dusk.");
+      expect(file.full_descriptions.map((d: { kind: string; model: string }) => [d.kind, d.model.split(" ")[0]])).toEqual([
+        ["caption", "llava:13b"],
+        ["summary", "mediabox-composer"],
+      ]);
+      const extraction = file.extractions.find((e: { domain: string }) => e.domain === "custom_schema");
+      expect(extraction.data.value).toEqual({ invoice_number: "FROM-ENDPOINT" });
+      expect(extraction.source).toBe("vision endpoint");
+      expect(requests.every((r) => r.model === "llava:13b" && r.hasImage)).toBe(true);
+      expect(requests.map((r) => r.wantsJson).sort()).toEqual([false, true]);
+    } finally {
+      await other.close();
+      endpoint.stop(true);
     }
   });
 });

@@ -25,7 +25,7 @@ import { fillSchema } from "./schema-fill.ts";
 import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
 import type { ImageAnalysis } from "./vision.ts";
 
-export type StageName = "variants" | "ocr" | "embedding" | "description" | "custom_schema" | "compliance";
+export type StageName = "variants" | "ocr" | "embedding" | "objects" | "description" | "custom_schema" | "compliance";
 
 export interface StageOutcome {
   status: "completed" | "failed" | "skipped";
@@ -209,10 +209,10 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   let analysis: ImageAnalysis | null = null;
   let analysisError: string | null = null;
   if (wantsDescription || wantsSchema) {
-    analysis = await ctx.images.vision.analyze(large).catch((err) => {
-      analysisError = `object and face detection failed: ${message(err)}`;
-      return null;
-    });
+    analysis = await runStage(ctx, fileId, "objects", outcomes, () => ctx.images.vision.analyze(large));
+    if (!analysis) analysisError = `object and face detection failed: ${outcomes.objects?.error}`;
+  } else {
+    skipStage(ctx, fileId, "objects", outcomes, "no description or custom schema asked for");
   }
   const tiny = await sharp(variantData(rendered, "tiny_64")).removeAlpha().raw().toBuffer({ resolveWithObject: true });
   const facts: ImageFacts = {

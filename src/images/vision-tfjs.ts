@@ -98,10 +98,11 @@ function humanConfig(wasmDir: string): Partial<HumanConfig> {
     gesture: { enabled: false },
     face: {
       enabled: true,
-      // Only the count is reported, so the detector alone is enough; without the mesh stage the
-      // detector's own score is final, hence a stricter threshold than Human's default 0.2.
-      detector: { maxDetected: 50, minConfidence: 0.5, rotation: false, skipFrames: 0, skipTime: 0, return: false },
-      mesh: { enabled: false },
+      // BlazeFace alone scores background texture and hands up to ~0.5 and real small faces
+      // below that; Human's face-mesh stage re-scores each candidate and rejects non-faces, which
+      // makes a count trustworthy. Iris, description and emotion are not needed for a count.
+      detector: { maxDetected: 50, minConfidence: 0.3, rotation: false, skipFrames: 0, skipTime: 0, return: false },
+      mesh: { enabled: true, keepInvalid: false },
       iris: { enabled: false },
       attention: { enabled: false },
       description: { enabled: false },
@@ -159,16 +160,17 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 
 // Human keeps module-level references to its models, so once loaded they stay for the life of
 // the process (a second Human instance would share them anyway). MobileNet stays likewise.
+const HUMAN_MODEL_FILES = ["centernet", "blazeface", "facemesh"].flatMap((m) => [`${m}.json`, `${m}.bin`]);
 const humanReady = once(async () => {
   const rt = await tfjsRuntime();
-  for (const file of ["centernet.json", "centernet.bin", "blazeface.json", "blazeface.bin"]) {
+  for (const file of HUMAN_MODEL_FILES) {
     await access(path.join(HUMAN_MODELS_DIR, file)).catch(() => {
       throw new Error(`vision model file missing: ${path.join(HUMAN_MODELS_DIR, file)} (reinstall @vladmandic/human)`);
     });
   }
   await exclusive(() => rt.human.load());
   const stats = rt.human.models.stats().modelStats;
-  for (const name of ["centernet", "blazeface"]) {
+  for (const name of ["centernet", "blazeface", "facemesh"]) {
     if (!stats.find((m) => m.name === name)?.loaded) throw new Error(`could not load the ${name} model from ${HUMAN_MODELS_DIR}`);
   }
   return rt;

@@ -12,8 +12,8 @@ import path from "node:path";
 const REQUIRED_FILES = ["config.json", "preprocessor_config.json", path.join("onnx", "vision_model_quantized.onnx")];
 
 /** Callable shapes of the transformers.js objects used here (the library types them loosely). */
-interface ClipProcessor {
-  (image: unknown): Promise<Record<string, unknown>>;
+interface ClipImageProcessor {
+  (image: unknown): Promise<{ pixel_values: unknown }>;
 }
 interface ClipVisionModel {
   (inputs: Record<string, unknown>): Promise<Record<string, { data: ArrayLike<number>; dims: number[] } | undefined>>;
@@ -28,6 +28,10 @@ export interface ClipEmbedder {
 }
 
 export async function loadClipEmbedder(modelsDir: string, name: string): Promise<ClipEmbedder> {
+  // Hub-style "owner/model" names are folders too, but the name must stay inside modelsDir.
+  if (path.isAbsolute(name) || name.split(/[\\/]/).some((part) => part === ".." || part === "")) {
+    throw new Error(`image embedding model name "${name}" must be a folder name relative to the models directory`);
+  }
   const folder = path.resolve(modelsDir, name);
   const folderStat = await stat(folder).catch(() => null);
   if (!folderStat?.isDirectory()) {
@@ -46,11 +50,13 @@ export async function loadClipEmbedder(modelsDir: string, name: string): Promise
   env.allowLocalModels = true;
   env.localModelPath = path.resolve(modelsDir);
 
-  let processor: ClipProcessor;
+  let processor: ClipImageProcessor;
   let model: ClipVisionModel;
   try {
     const options = { local_files_only: true } as const;
-    processor = (await transformers.AutoProcessor.from_pretrained(name, options)) as unknown as ClipProcessor;
+    // The image processor alone (not AutoProcessor's CLIPProcessor) so a vision-only folder
+    // without tokenizer files is enough.
+    processor = (await transformers.AutoImageProcessor.from_pretrained(name, options)) as unknown as ClipImageProcessor;
     model = (await transformers.CLIPVisionModelWithProjection.from_pretrained(name, {
       ...options,
       dtype: "q8", // selects onnx/vision_model_quantized.onnx
@@ -66,8 +72,8 @@ export async function loadClipEmbedder(modelsDir: string, name: string): Promise
   return {
     folder,
     async embed(rgb, width, height) {
-      const inputs = await processor(new RawImage(rgb, width, height, 3));
-      const output = await model(inputs);
+      const { pixel_values } = await processor(new RawImage(rgb, width, height, 3));
+      const output = await model({ pixel_values });
       const embeds = output.image_embeds;
       if (!embeds) throw new Error(`model in ${folder} has no image_embeds output (expected a CLIPVisionModelWithProjection export)`);
       return Float32Array.from(embeds.data);

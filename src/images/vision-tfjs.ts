@@ -1,7 +1,8 @@
 /**
  * The TensorFlow.js side of image vision: one tfjs runtime per process on the WebAssembly
- * backend, shared by Human (CenterNet objects, BlazeFace faces) and the MobileNetV2 graph that
- * ships inside nsfwjs (its pooled 1280-d features are the default image embedding).
+ * backend, shared by Human (CenterNet objects, BlazeFace + face mesh for faces) and the
+ * MobileNetV2 network that ships inside nsfwjs (its pooled late-layer features are the default
+ * image embedding).
  *
  * Everything is read from files inside node_modules, resolved at run time; nothing is fetched.
  * Used only through vision.ts.
@@ -29,9 +30,10 @@ export const COCO_LABELS: readonly string[] = [
 export const MOBILENET_MODEL_NAME = "mobilenet_v2-nsfwjs";
 export const MOBILENET_INPUT_SIZE = 224;
 
-// Human and tfjs-layers must see the very same tfjs-core module instance as the wasm backend
-// (tensor classes, kernel registry). Requiring everything as CommonJS through one resolver gives
-// exactly one copy; mixing `import` (ESM build) with Human's `require` would load two.
+// Human's node-wasm build does not bundle tfjs: it require()s tfjs-core, tfjs-converter and
+// tfjs-backend-wasm from node_modules. Resolving those (and tfjs-layers) from Human's own
+// location guarantees all of them share one tfjs-core instance: one engine, one kernel registry,
+// one Tensor class, even if a package manager ever nests a second copy somewhere.
 const requireHere = createRequire(import.meta.url);
 const humanMain = requireHere.resolve("@vladmandic/human");
 const requireFromHuman = createRequire(humanMain);
@@ -50,6 +52,7 @@ export interface TfjsRuntime {
 }
 
 let runtime: Promise<TfjsRuntime> | undefined;
+let routerRegistered = false;
 
 /** The process-wide tfjs runtime; created once, on first use. */
 export function tfjsRuntime(): Promise<TfjsRuntime> {
@@ -63,11 +66,21 @@ export function tfjsRuntime(): Promise<TfjsRuntime> {
 async function createRuntime(): Promise<TfjsRuntime> {
   const tf = requireFromHuman("@tensorflow/tfjs-core") as typeof TfCore;
   const wasmBackend = requireFromHuman("@tensorflow/tfjs-backend-wasm") as { setWasmPaths(prefix: string): void };
-  // tfjs-layers is a dependency of @tensorflow/tfjs; resolve it from there rather than relying on hoisting.
-  const layers = createRequire(requireHere.resolve("@tensorflow/tfjs"))("@tensorflow/tfjs-layers") as typeof TfLayers;
+  // tfjs-layers is a dependency of @tensorflow/tfjs, not of Human; resolve it from there.
+  const requireFromTfjs = createRequire(requireHere.resolve("@tensorflow/tfjs"));
+  const layersMain = requireFromTfjs.resolve("@tensorflow/tfjs-layers");
+  if (createRequire(layersMain)("@tensorflow/tfjs-core") !== tf) {
+    throw new Error("@tensorflow/tfjs-layers resolves a different copy of @tensorflow/tfjs-core than @vladmandic/human");
+  }
+  const layers = requireFromTfjs(layersMain) as typeof TfLayers;
   const humanModule = requireHere(HUMAN_WASM_BUILD) as { Human: new (config?: Partial<HumanConfig>) => Human };
 
-  tf.io.registerLoadRouter((url) => (typeof url === "string" && url.startsWith(LOCAL_SCHEME) ? localModelHandler(tf, url) : null));
+  if (!routerRegistered) {
+    // A router answers null for URLs it does not handle (the published type omits that case).
+    const router = (url: string | string[]) => (typeof url === "string" && url.startsWith(LOCAL_SCHEME) ? localModelHandler(tf, url) : null);
+    tf.io.registerLoadRouter(router as Parameters<typeof tf.io.registerLoadRouter>[0]);
+    routerRegistered = true; // a second one would make tfjs refuse the URL as ambiguous
+  }
 
   // The threaded wasm build starts workers from blob URLs, which Bun does not run reliably;
   // inference is serialized anyway, so the single-threaded SIMD build loses nothing here.
@@ -101,7 +114,8 @@ function humanConfig(wasmDir: string): Partial<HumanConfig> {
       // BlazeFace alone scores background texture and hands up to ~0.5 and real small faces
       // below that; Human's face-mesh stage re-scores each candidate and rejects non-faces, which
       // makes a count trustworthy. Iris, description and emotion are not needed for a count.
-      detector: { maxDetected: 50, minConfidence: 0.3, rotation: false, skipFrames: 0, skipTime: 0, return: false },
+      // maxDetected caps the count (and the mesh runs, ~10 ms each) for contact sheets and crowds.
+      detector: { maxDetected: 100, minConfidence: 0.2, rotation: false, skipFrames: 0, skipTime: 0, return: false },
       mesh: { enabled: true, keepInvalid: false },
       iris: { enabled: false },
       attention: { enabled: false },
@@ -203,9 +217,19 @@ interface MobileNet {
 }
 
 /**
+ * Which activations make the vector, measured on photos, screenshots and flat graphics against
+ * half-size JPEG, mirrored and cropped copies: the pooled 1280-d output of the final ReLU6 is
+ * non-negative and sparse, so unrelated images share much of it and re-encoded graphics lose
+ * it (a half-size JPEG of a drawing scored 0.77, below an unrelated drawing). The signed
+ * outputs of the last two bottleneck blocks (7x7x160 and 7x7x320, before any ReLU), averaged
+ * over space, kept every copy nearest to its original with a wider margin.
+ */
+const FEATURE_LAYERS = ["block_15_add", "block_16_project_BN"] as const;
+
+/**
  * nsfwjs ships MobileNetV2 as browserify bundles (model JSON and base64 weights as JS modules).
- * They are CommonJS-loadable, so the weights come from disk without nsfwjs's own loader, which
- * would pull in a second copy of tfjs through the ESM build of @tensorflow/tfjs.
+ * They are CommonJS-loadable, so they are read directly: nsfwjs's own loader logs to the console
+ * on every load and only exposes the classifier, while the intermediate layers are needed here.
  */
 const mobileNetReady = once(async (): Promise<MobileNet> => {
   const rt = await tfjsRuntime();
@@ -227,12 +251,10 @@ const mobileNetReady = once(async (): Promise<MobileNet> => {
     const full = await rt.layers.loadLayersModel(
       rt.tf.io.fromMemory({ modelTopology: modelJson.modelTopology, weightSpecs, weightData }),
     );
-    // The classifier head is trained for NSFW classes; the globally pooled backbone features
-    // before it describe content and layout, which is what similarity search needs.
-    const pooled = full.getLayer("flatten_1").output as TfLayers.SymbolicTensor;
-    const model = rt.layers.model({ inputs: full.inputs, outputs: pooled });
-    const dimension = pooled.shape[1];
-    if (typeof dimension !== "number") throw new Error("MobileNetV2 feature layer has no fixed width");
+    const outputs = FEATURE_LAYERS.map((name) => full.getLayer(name).output as TfLayers.SymbolicTensor);
+    const model = rt.layers.model({ inputs: full.inputs, outputs });
+    const dimension = outputs.reduce((n, t) => n + (t.shape[3] ?? Number.NaN), 0);
+    if (!Number.isInteger(dimension)) throw new Error("MobileNetV2 feature layers have no fixed width");
     return { rt, model, dimension };
   });
 });
@@ -241,23 +263,34 @@ export async function mobileNetDimension(): Promise<number> {
   return (await mobileNetReady()).dimension;
 }
 
-/** Raw (not normalized) MobileNetV2 features of a 224x224 RGB image. */
+/**
+ * MobileNetV2 features of a 224x224 RGB image: each feature layer averaged over space and
+ * L2-normalized on its own (so both weigh the same), then concatenated.
+ */
 export async function mobileNetFeatures(rgb: Uint8Array): Promise<Float32Array> {
-  const { rt, model } = await mobileNetReady();
+  const { rt, model, dimension } = await mobileNetReady();
   const expected = MOBILENET_INPUT_SIZE * MOBILENET_INPUT_SIZE * 3;
   if (rgb.length !== expected) throw new Error(`MobileNetV2 input must be ${expected} bytes, got ${rgb.length}`);
   // The nsfwjs model was trained on pixels scaled to 0..1.
   const pixels = new Float32Array(expected);
   for (let i = 0; i < expected; i++) pixels[i] = rgb[i]! / 255;
   return exclusive(() => {
-    const features = rt.tf.tidy(() => {
-      const input = rt.tf.tensor4d(pixels, [1, MOBILENET_INPUT_SIZE, MOBILENET_INPUT_SIZE, 3]);
-      return model.predict(input) as TfCore.Tensor;
+    const { tf } = rt;
+    const vector = tf.tidy(() => {
+      const input = tf.tensor4d(pixels, [1, MOBILENET_INPUT_SIZE, MOBILENET_INPUT_SIZE, 3]);
+      const maps = model.predict(input) as TfCore.Tensor[];
+      const parts = maps.map((m) => {
+        const pooled = tf.mean(m, [1, 2]);
+        return tf.div(pooled, tf.maximum(tf.norm(pooled), 1e-12));
+      });
+      return tf.concat(parts, 1);
     });
     try {
-      return new Float32Array(features.dataSync());
+      const out = new Float32Array(vector.dataSync());
+      if (out.length !== dimension) throw new Error(`MobileNetV2 returned ${out.length} features, expected ${dimension}`);
+      return out;
     } finally {
-      features.dispose();
+      vector.dispose();
     }
   });
 }

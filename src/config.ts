@@ -43,6 +43,8 @@ export interface Config {
   visionEndpointApiKey: string | null;
   /** Tesseract workers for OCR (each uses one core while it runs). */
   ocrWorkers: number;
+  /** Folder (under modelsDir) of the sentence-embedding model for document search. */
+  textEmbeddingModel: string;
 }
 
 interface Setting<K extends keyof Config> {
@@ -172,6 +174,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "visionEndpointApiKey", flag: "vision-endpoint-api-key", env: "MEDIABOX_VISION_ENDPOINT_API_KEY", parse: text, fallback: null, unset: null,
   },
   ocrWorkers: { key: "ocrWorkers", flag: "ocr-workers", env: "MEDIABOX_OCR_WORKERS", parse: integer(1, 16), fallback: "1" },
+  textEmbeddingModel: {
+    key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "all-MiniLM-L6-v2",
+  },
 };
 
 export class ConfigError extends Error {}

@@ -9,6 +9,7 @@ import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
 import type { EventHub } from "./events/hub.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
+import type { TextEmbedder } from "./documents/text-embedder.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
@@ -26,5 +27,7 @@ export interface AppContext {
   pipelines: PipelineRegistry;
   /** Image models (OCR, detectors, embeddings, captioning), loaded lazily. */
   images: ImageAnalyzers;
+  /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */
+  embedder: TextEmbedder;
   events: EventHub;
 }

@@ -15,7 +15,10 @@ import { createBlobStore } from "./storage/index.ts";
 import { EventHub } from "./events/hub.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
+import { clearScratch } from "./processing/scratch.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
+import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
+import { TextEmbedder } from "./documents/text-embedder.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 
@@ -39,6 +42,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const clock = options.clock ?? systemClock;
   const log = new Logger(config.logLevel);
   const db = openDatabase(databasePath(config.dataDir));
+  clearScratch(config.dataDir);
   const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
   for (const queue of options.queues ?? []) jobs.register(queue);
   const blobs = createBlobStore(config, clock);
@@ -46,10 +50,13 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const ctx: AppContext = {
     config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, images: new ImageAnalyzers(config),
+    embedder: new TextEmbedder({ modelsDir: config.modelsDir, model: config.textEmbeddingModel }),
   };
   ctx.pipelines.register(imagePipeline);
+  ctx.pipelines.register(documentPipeline);
   jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
   jobs.register(imageVariantsQueue(ctx));
+  jobs.register(documentEmbedQueue(ctx));
   jobs.register(batchIngestQueue(ctx));
   recoverInterruptedUploads(ctx);
 
@@ -59,6 +66,10 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   if (!server) throw new Error("HTTP server did not start");
   events.attach(server);
   jobs.start();
+  resumePendingEmbeddings(ctx).then(
+    (n) => n && log.info("queued embeddings that waited for the text model", { documents: n }),
+    (err) => log.warn("could not check for pending embeddings", { err: String(err) }),
+  );
   const stopMaintenance = startMaintenance(ctx);
   const port = server.port ?? config.port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
@@ -77,6 +88,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await app.stop();
       await jobs.stop();
       await ctx.images.close();
+      await ctx.embedder.close();
       db.close();
       log.info("mediabox stopped");
     },

@@ -27,7 +27,7 @@ function apiError(fn: () => unknown): ApiError {
 const badRequestOf = (fn: () => unknown, code = "VALIDATION_ERROR") => {
   const error = apiError(fn);
   expect(error.status).toBe(400);
-  expect(error.code).toBe(code);
+  expect(error.code as string).toBe(code);
   return error.detail;
 };
 

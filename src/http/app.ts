@@ -8,6 +8,7 @@ import { ingestRoutes } from "../ingest/routes.ts";
 import { jobRoutes } from "../jobs/routes.ts";
 import { libraryRoutes } from "../library/routes.ts";
 import { imageRoutes } from "../images/routes.ts";
+import { documentRoutes } from "../documents/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { customSchemaRoutes } from "../schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
@@ -26,6 +27,7 @@ export function createApp(ctx: AppContext) {
     .use(intentRoutes(ctx))
     .use(libraryRoutes(ctx))
     .use(imageRoutes(ctx))
+    .use(documentRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))

@@ -12,7 +12,7 @@ import sharp from "sharp";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
-import { stagingRoot } from "../ingest/batch.ts";
+import { scratchRoot } from "../processing/scratch.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
@@ -92,7 +92,7 @@ export async function generateVariants(ctx: AppContext, file: FileRow, original:
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
-  const dir = join(stagingRoot(ctx), `variants-${crypto.randomUUID()}`);
+  const dir = join(scratchRoot(ctx.config.dataDir), `variants-${crypto.randomUUID()}`);
   mkdirSync(dir, { recursive: true });
   try {
     for (const variant of rendered.variants) {

@@ -10,6 +10,7 @@ import { parseReviewBody, parseReviewDomain } from "../extractions/review.ts";
 import { permissions } from "../http/guard.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/schemas.ts";
+import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { enqueueJob, getJobRow, waitForJob } from "../jobs/queue.ts";
@@ -23,7 +24,6 @@ import { VARIANT_TYPES } from "./variants.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 const VARIANT_CHOICES = ["original", ...VARIANT_TYPES] as const;
-const ANALYZE_TIMEOUT = { min: 5, max: 120, fallback: 60 };
 
 const AnalyzeResult = t.Object(
   {
@@ -46,16 +46,6 @@ const AnalyzeResult = t.Object(
   },
   { title: "ImageAnalyzeResult" },
 );
-
-function parseTimeout(fields: Record<string, string>): number {
-  const raw = fields.timeout;
-  if (raw === undefined || raw.trim() === "") return ANALYZE_TIMEOUT.fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < ANALYZE_TIMEOUT.min || n > ANALYZE_TIMEOUT.max) {
-    throw badRequest(`timeout: must be an integer number of seconds from ${ANALYZE_TIMEOUT.min} to ${ANALYZE_TIMEOUT.max}`);
-  }
-  return n;
-}
 
 function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const regions = listExtractions(ctx.db, row.id).find((e) => e.domain === "text_regions")?.corrected as { regions?: unknown[] } | undefined;
@@ -241,8 +231,8 @@ export function imageRoutes(ctx: AppContext) {
       "/images/analyze",
       async ({ request }) => {
         const started = performance.now();
-        let timeout = ANALYZE_TIMEOUT.fallback;
-        const stored = await upload(request, (fields) => (timeout = parseTimeout(fields)));
+        let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
+        const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
         const row = reload(stored.image_id);
         if (stored.skipped) return analyzeView(ctx, row, "skipped", started);
         const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;

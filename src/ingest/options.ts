@@ -146,3 +146,15 @@ export function resolvePlacement(db: Database, orgId: string, options: UploadOpt
   if (options.projectId) return { projectId: getProject(db, orgId, options.projectId).id, folderId: null };
   return { projectId: defaultProjectId(db, orgId), folderId: null };
 }
+
+export const ANALYZE_TIMEOUT_SECONDS = { min: 5, max: 120, fallback: 60 };
+
+/** The `timeout` field of the analyze endpoints: whole seconds, 5-120, default 60. */
+export function parseAnalyzeTimeout(fields: Record<string, string>): number {
+  const raw = fields.timeout;
+  const { min, max, fallback } = ANALYZE_TIMEOUT_SECONDS;
+  if (raw === undefined || raw.trim() === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw badRequest(`timeout: must be an integer number of seconds from ${min} to ${max}`);
+  return n;
+}

@@ -14,6 +14,8 @@ import { parseUploadOptions, resolvePlacement } from "./options.ts";
 /** What a caller other than POST /files/upload narrows (e.g. POST /images/analyze takes images only). */
 export interface UploadPolicy {
   mediaTypes?: MediaType[];
+  /** A lower size limit than the streaming upload's (e.g. 10 MB for synchronous analyze). */
+  maxBytes?: number;
   /** Reads the caller's own form fields; throws to refuse the request before anything is stored. */
   readFields?: (fields: Record<string, string>) => void;
 }
@@ -23,13 +25,16 @@ export async function streamingUpload(ctx: AppContext, principal: Principal, req
   const stagingDir = join(stagingRoot(ctx), `req-${crypto.randomUUID()}`);
   mkdirSync(stagingDir, { recursive: true });
   try {
+    const maxBytes = policy.maxBytes ?? FIXED_LIMITS.maxImageBytes;
     const form = await parseMultipartForm(request, stagingDir, {
       fileFields: ["file"],
-      maxFileBytes: FIXED_LIMITS.maxImageBytes,
+      maxFileBytes: maxBytes,
       maxFiles: 1,
-      maxTotalBytes: FIXED_LIMITS.maxImageBytes + 1024 * 1024,
+      maxTotalBytes: maxBytes + 1024 * 1024,
       abortOnOversizedFile: true,
-      oversizeMessage: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB through this endpoint; use the upload-intent flow (POST /files/uploads) for larger files`,
+      oversizeMessage: policy.maxBytes
+        ? `files are limited to ${maxBytes / 1024 ** 2} MB through this endpoint; upload larger files with POST /files/upload and poll their status`
+        : `files are limited to ${maxBytes / 1024 ** 2} MB through this endpoint; use the upload-intent flow (POST /files/uploads) for larger files`,
     });
     const staged = form.files[0];
     if (!staged?.path) throw badRequest("file: a file part named \"file\" is required");

@@ -62,6 +62,9 @@ function busyReason(row: FileRow): string | null {
   if (row.media_type === "document" && row.text_extraction_status === "processing") {
     return "its text extraction is in progress";
   }
+  if (row.media_type === "document" && row.embedding_status === "processing") {
+    return "its chunks are being embedded";
+  }
   return null;
 }
 

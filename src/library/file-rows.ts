@@ -59,6 +59,9 @@ export interface FileRow {
   extracted_text: string | null;
   duration_seconds: number | null;
   image_embedding_model: string | null;
+  digitization_status: string | null;
+  embedding_status: string | null;
+  document_language: string | null;
   frame_rate: number | null;
   video_codec: string | null;
   analysis_status: string | null;

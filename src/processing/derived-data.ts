@@ -1,7 +1,7 @@
 /**
- * What the pipelines derived from a file and stored outside its row: variant blobs and vectors
- * in sqlite-vec tables (which foreign keys cannot reach). Purging a file calls this first; rows
- * in the derived tables go with the file row by ON DELETE CASCADE.
+ * What the pipelines derived from a file and stored outside its row: variant blobs, and image
+ * and chunk embeddings in sqlite-vec tables (which foreign keys cannot reach). Purging a file
+ * calls this first; rows in the derived tables go with the file row by ON DELETE CASCADE.
  */
 import type { AppContext } from "../context.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
@@ -10,4 +10,6 @@ export async function purgeDerivedData(ctx: AppContext, fileId: string): Promise
   const variants = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(fileId);
   for (const v of variants) await ctx.blobs.delete(v.blob_key);
   for (const space of VectorSpace.all(ctx.db, "image")) space.remove([fileId]);
+  const chunkIds = ctx.db.query<{ id: string }, [string]>("SELECT id FROM document_chunks WHERE file_id = ?").all(fileId).map((c) => c.id);
+  if (chunkIds.length) for (const space of VectorSpace.all(ctx.db, "text")) space.remove(chunkIds);
 }

@@ -7,6 +7,7 @@ import ingest from "./002_ingest.ts";
 import customSchemas from "./003_custom_schemas.ts";
 import library from "./004_library.ts";
 import images from "./005_images.ts";
+import documents from "./006_documents.ts";
 
 export interface Migration {
   version: number;
@@ -20,4 +21,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 3, name: "custom_schemas", sql: customSchemas },
   { version: 4, name: "library", sql: library },
   { version: 5, name: "images", sql: images },
+  { version: 6, name: "documents", sql: documents },
 ];

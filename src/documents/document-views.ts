@@ -1,0 +1,125 @@
+/**
+ * What the document endpoints show: chunks (with their embeddings on request), the digitization
+ * (document level and per page) and the processing status of any file.
+ */
+import type { Database } from "bun:sqlite";
+import { notFound } from "../errors.ts";
+import type { FileRow } from "../library/file-rows.ts";
+import { VectorSpace } from "../vectors/vector-index.ts";
+import type { ChunkRow } from "./search.ts";
+import type { DocElement } from "./types.ts";
+
+export function chunkView(row: ChunkRow, documentId: string, similarity: number | null = null) {
+  return {
+    chunk_id: row.id,
+    document_id: documentId,
+    document_filename: row.filename,
+    chunk_index: row.chunk_index,
+    content: row.content,
+    page_numbers: JSON.parse(row.page_numbers) as number[],
+    heading_hierarchy: JSON.parse(row.heading_hierarchy) as string[],
+    similarity_score: similarity,
+    metadata: { token_count: row.token_count, chunk_type: row.chunk_type, embedding_status: row.embedding_status },
+  };
+}
+
+export function documentChunks(db: Database, file: FileRow, includeEmbeddings: boolean) {
+  const rows = db
+    .query<ChunkRow & { embedding_model: string | null }, [string]>(
+      `SELECT c.*, f.filename FROM document_chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ? ORDER BY c.chunk_index`,
+    )
+    .all(file.id);
+  const spaces = new Map<string, VectorSpace | null>();
+  const space = (model: string) => {
+    if (!spaces.has(model)) spaces.set(model, VectorSpace.find(db, "text", model));
+    return spaces.get(model)!;
+  };
+  const chunks = rows.map((row) => {
+    const view = chunkView(row, file.id);
+    if (!includeEmbeddings) return view;
+    const vector = row.embedding_model ? space(row.embedding_model)?.get(row.id) : null;
+    return { ...view, embedding: vector ? Array.from(vector) : null, embedding_model: row.embedding_model };
+  });
+  const base = { document_id: file.id, chunks, total_chunks: chunks.length };
+  if (!includeEmbeddings) return base;
+  const counts = { completed: 0, pending: 0, failed: 0 };
+  for (const row of rows) counts[row.embedding_status as keyof typeof counts] += 1;
+  return { ...base, status_counts: counts };
+}
+
+interface PageRow {
+  page_number: number;
+  status: "pending" | "processing" | "completed" | "failed";
+  error_message: string | null;
+  ocr: number;
+  elements: string;
+}
+
+function pageView(row: PageRow) {
+  const elements = JSON.parse(row.elements) as DocElement[];
+  return { page_number: row.page_number, status: row.status, element_count: elements.length, elements, error_message: row.error_message, ocr: row.ocr === 1 };
+}
+
+const pageRows = (db: Database, fileId: string) =>
+  db.query<PageRow, [string]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? ORDER BY page_number").all(fileId);
+
+function digitizationStatus(file: FileRow) {
+  return (file.digitization_status ?? "pending") as "pending" | "processing" | "completed" | "failed";
+}
+
+export function digitization(db: Database, file: FileRow) {
+  const pages = pageRows(db, file.id).map(pageView);
+  return {
+    document_id: file.id,
+    status: digitizationStatus(file),
+    total_pages: file.page_count ?? pages.length,
+    completed_pages: pages.filter((p) => p.status === "completed").length,
+    failed_pages: pages.filter((p) => p.status === "failed").length,
+    pages,
+  };
+}
+
+export function digitizationPage(db: Database, file: FileRow, pageNumber: number) {
+  const row = db
+    .query<PageRow, [string, number]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? AND page_number = ?")
+    .get(file.id, pageNumber);
+  if (!row) {
+    throw notFound(
+      file.page_count ? `document ${file.id} has ${file.page_count} pages; page ${pageNumber} has no digitization` : `document ${file.id} has no digitization yet (status ${digitizationStatus(file)})`,
+      "NOT_FOUND",
+    );
+  }
+  return pageView(row);
+}
+
+export function digitizationStatusView(db: Database, file: FileRow) {
+  const statuses = db.query<{ page_number: number; status: string }, [string]>("SELECT page_number, status FROM document_pages WHERE file_id = ? ORDER BY page_number").all(file.id);
+  return {
+    document_id: file.id,
+    status: digitizationStatus(file),
+    total_pages: file.page_count ?? statuses.length,
+    page_statuses: Object.fromEntries(statuses.map((s) => [String(s.page_number), s.status])),
+  };
+}
+
+/** GET /files/{id}/processing-status, for images, documents and videos. */
+export function processingStatus(file: FileRow) {
+  return {
+    document_id: file.id,
+    filename: file.filename,
+    media_type: file.media_type,
+    document_type: file.document_type,
+    processing_status: file.processing_status,
+    text_extraction_status: file.text_extraction_status,
+    digitization_status: file.digitization_status,
+    embedding_status: file.embedding_status,
+    variant_status: file.variant_status,
+    description_status: file.description_status,
+    page_count: file.page_count,
+    chunk_count: file.chunk_count,
+    created_at: file.created_at,
+    processing_started_at: file.processing_started_at,
+    completed_at: file.processing_completed_at,
+    error_message: file.processing_error,
+  };
+}

@@ -1,0 +1,326 @@
+/**
+ * HTTP binding of the document operations: text, chunks, digitization (document, page, status),
+ * processing status (any media type), hybrid chunk search, and analyze (sync and async).
+ */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { permissions } from "../http/guard.ts";
+import { principalOf } from "../http/request-context.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/schemas.ts";
+import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
+import { multipartBody } from "../ingest/routes.ts";
+import { streamingUpload } from "../ingest/streaming-upload.ts";
+import { waitForJob } from "../jobs/queue.ts";
+import { findFile, requireMediaType, type FileRow } from "../library/file-rows.ts";
+import { badRequest } from "../errors.ts";
+import { parseUuid } from "../ids.ts";
+import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
+import { searchChunks } from "./search.ts";
+import { ELEMENT_TYPES } from "./types.ts";
+
+const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
+const ANALYZE_MAX_BYTES = 10 * 1024 ** 2;
+const SEARCH_LIMIT = { min: 1, max: 100, fallback: 10 };
+
+const Status = Enum(["pending", "processing", "completed", "failed"]);
+const Box = t.Object({ x: t.Number(), y: t.Number(), w: t.Number(), h: t.Number() }, { description: "Normalized 0-1, origin top-left" });
+const Element = t.Object({ type: Enum(ELEMENT_TYPES), content: t.String(), bounding_box: Box, metadata: t.Optional(t.Record(t.String(), t.Unknown())) });
+const Page = t.Object(
+  { page_number: t.Integer(), status: Status, element_count: t.Integer(), elements: t.Array(Element), error_message: Nullable(t.String()), ocr: t.Boolean() },
+  { title: "DigitizationPage" },
+);
+const Chunk = t.Object(
+  {
+    chunk_id: t.String(),
+    document_id: t.String({ format: "uuid" }),
+    document_filename: t.String(),
+    chunk_index: t.Integer(),
+    content: t.String(),
+    page_numbers: t.Array(t.Integer()),
+    heading_hierarchy: t.Array(t.String()),
+    similarity_score: Nullable(t.Number()),
+    metadata: t.Object({ token_count: t.Integer(), chunk_type: t.String(), embedding_status: t.String() }),
+    embedding: t.Optional(Nullable(t.Array(t.Number()))),
+    embedding_model: t.Optional(Nullable(t.String())),
+    match: t.Optional(
+      t.Object({ keyword_rank: Nullable(t.Integer()), vector_rank: Nullable(t.Integer()), vector_similarity: Nullable(t.Number()) }, { description: "Where each retrieval signal ranked the chunk" }),
+    ),
+  },
+  { title: "DocumentChunk" },
+);
+
+const AnalyzeResult = t.Object(
+  {
+    document_id: t.String({ format: "uuid" }),
+    status: Enum(["completed", "processing", "failed", "skipped"]),
+    filename: t.String(),
+    size_bytes: t.Integer(),
+    processing_time_ms: t.Number(),
+    document_type: Nullable(t.String()),
+    text_extraction_status: Nullable(t.String()),
+    page_count: Nullable(t.Integer()),
+    chunk_count: t.Integer(),
+    extracted_text: Nullable(t.String()),
+    job_id: Nullable(t.String({ format: "uuid" })),
+    poll_url: Nullable(t.String()),
+    error_message: Nullable(t.String()),
+    skipped_existing_document_id: Nullable(t.String({ format: "uuid" })),
+  },
+  {
+    title: "DocumentAnalyzeResult",
+    description:
+      "completed: extraction and chunking done (embeddings follow in the background); processing: the timeout passed, poll poll_url; failed: error_message says why; skipped: a document with the same content exists (skip_duplicates) and its state is shown",
+  },
+);
+
+function analyzeView(file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+  const finished = status === "completed" || status === "skipped";
+  return {
+    document_id: file.id,
+    status,
+    filename: file.filename,
+    size_bytes: file.size_bytes,
+    processing_time_ms: Math.round((performance.now() - startedMs) * 10) / 10,
+    document_type: file.document_type,
+    text_extraction_status: file.text_extraction_status,
+    page_count: file.page_count,
+    chunk_count: file.chunk_count,
+    extracted_text: finished ? file.extracted_text : null,
+    job_id: status === "processing" || status === "failed" ? file.processing_job_id : null,
+    poll_url: status === "processing" && file.processing_job_id ? `/api/v2/job/${file.processing_job_id}` : null,
+    error_message: status === "failed" ? file.processing_error : null,
+    skipped_existing_document_id: status === "skipped" ? file.id : null,
+  };
+}
+
+export function documentRoutes(ctx: AppContext) {
+  const { db } = ctx;
+  const loadDocument = (orgId: string, ref: string) => {
+    const row = findFile(db, orgId, ref);
+    requireMediaType(row, "document");
+    return row;
+  };
+  const reload = (id: string) => db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id)!;
+  const upload = async (request: Request, readFields: (fields: Record<string, string>) => void) => {
+    const principal = principalOf(request);
+    const release = ctx.uploadSlots.acquire(principal.orgId, principal.tier);
+    try {
+      return await streamingUpload(ctx, principal, request, { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields });
+    } finally {
+      release();
+    }
+  };
+  const analyzeBody = multipartBody({ file: { type: "string", format: "binary", description: "PDF, DOCX, TXT or MD, at most 10 MB" } }, ["file"], {
+    timeout: { type: "integer", minimum: 5, maximum: 120, default: 60 },
+  });
+
+  return new Elysia({ tags: ["Documents"] })
+    .use(permissions)
+    .get(
+      "/files/:file_id/text",
+      ({ principal, params }) => {
+        const file = loadDocument(principal.orgId, params.file_id);
+        return { document_id: file.id, filename: file.filename, text: file.extracted_text ?? "", page_count: file.page_count, metadata: { language: file.document_language } };
+      },
+      {
+        permission: "view",
+        params: FileParams,
+        response: {
+          200: t.Object({
+            document_id: t.String({ format: "uuid" }),
+            filename: t.String(),
+            text: t.String(),
+            page_count: Nullable(t.Integer()),
+            metadata: t.Object({ language: Nullable(t.String({ description: "ISO 639-1, from function-word counts; null when unclear" })) }),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "A document's extracted text" },
+      },
+    )
+    .get("/files/:file_id/chunks", ({ principal, params, query }) => documentChunks(db, loadDocument(principal.orgId, params.file_id), query.include_embeddings === true), {
+      permission: "view",
+      params: FileParams,
+      query: t.Object({ include_embeddings: t.Optional(t.Boolean({ error: "include_embeddings: must be true or false" })) }),
+      response: {
+        200: t.Object({
+          document_id: t.String({ format: "uuid" }),
+          chunks: t.Array(Chunk),
+          total_chunks: t.Integer(),
+          status_counts: t.Optional(t.Object({ completed: t.Integer(), pending: t.Integer(), failed: t.Integer() })),
+        }),
+        400: ErrorBody,
+        404: ErrorBody,
+        409: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "A document's chunks (with embeddings and status_counts when include_embeddings=true)" },
+    })
+    .get("/files/:file_id/digitization", ({ principal, params }) => digitization(db, loadDocument(principal.orgId, params.file_id)), {
+      permission: "view",
+      params: FileParams,
+      response: {
+        200: t.Object(
+          { document_id: t.String({ format: "uuid" }), status: Status, total_pages: t.Integer(), completed_pages: t.Integer(), failed_pages: t.Integer(), pages: t.Array(Page) },
+          { title: "Digitization" },
+        ),
+        400: ErrorBody,
+        404: ErrorBody,
+        409: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "A document's digitization: every page with its typed elements and boxes" },
+    })
+    .get(
+      "/files/:file_id/digitization/pages/:page_number",
+      ({ principal, params }) => digitizationPage(db, loadDocument(principal.orgId, params.file_id), params.page_number),
+      {
+        permission: "view",
+        params: t.Object({ file_id: t.String(), page_number: t.Integer({ minimum: 1, error: "page_number: must be an integer of at least 1" }) }),
+        response: { 200: Page, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "One page's digitization (1-indexed); 404 when that page has none" },
+      },
+    )
+    .get("/files/:file_id/digitization/status", ({ principal, params }) => digitizationStatusView(db, loadDocument(principal.orgId, params.file_id)), {
+      permission: "view",
+      params: FileParams,
+      response: {
+        200: t.Object({ document_id: t.String({ format: "uuid" }), status: Status, total_pages: t.Integer(), page_statuses: t.Record(t.String(), t.String()) }),
+        400: ErrorBody,
+        404: ErrorBody,
+        409: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: { summary: "Digitization status per page" },
+    })
+    .get(
+      "/files/:file_id/processing-status",
+      ({ principal, params }) => {
+        const file = findFile(db, principal.orgId, params.file_id);
+        if (file.media_type === "link") throw badRequest(`file ${file.id} is a link; processing-status is for images, documents and videos`, "WRONG_MEDIA_TYPE");
+        return processingStatus(file);
+      },
+      {
+        permission: "view",
+        params: FileParams,
+        response: {
+          200: t.Object({
+            document_id: t.String({ format: "uuid" }),
+            filename: t.String(),
+            media_type: t.String(),
+            document_type: Nullable(t.String()),
+            processing_status: t.String(),
+            text_extraction_status: Nullable(t.String()),
+            digitization_status: Nullable(t.String()),
+            embedding_status: Nullable(t.String()),
+            variant_status: Nullable(t.String()),
+            description_status: Nullable(t.String()),
+            page_count: Nullable(t.Integer()),
+            chunk_count: t.Integer(),
+            created_at: Timestamp,
+            processing_started_at: NullableTimestamp,
+            completed_at: NullableTimestamp,
+            error_message: Nullable(t.String()),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Processing status of an image, document or video" },
+      },
+    )
+    .post(
+      "/files/search",
+      async ({ principal, body }) => {
+        const started = performance.now();
+        const query = body.query.trim();
+        if (!query) throw badRequest("query: must contain at least one non-space character");
+        const documentIds = body.document_ids ? [...new Set(body.document_ids.map((id, i) => parseUuid(id, `document_ids[${i}]`)))] : null;
+        const outcome = await searchChunks(ctx, {
+          orgId: principal.orgId,
+          query,
+          limit: body.limit ?? SEARCH_LIMIT.fallback,
+          similarityThreshold: body.similarity_threshold ?? 0,
+          documentIds,
+        });
+        const results = outcome.hits.map((h) => ({
+          ...chunkView(h.chunk, h.chunk.file_id, h.similarity_score),
+          match: { keyword_rank: h.keyword_rank, vector_rank: h.vector_rank, vector_similarity: h.vector_similarity },
+        }));
+        return { query: body.query, results, total_count: results.length, search_time_ms: Math.round((performance.now() - started) * 100) / 100, retrieval: outcome.signals };
+      },
+      {
+        permission: "view",
+        body: t.Object({
+          query: t.String({ minLength: 1, maxLength: 1000, error: "query: must be a string of 1-1000 characters" }),
+          limit: t.Optional(t.Integer({ minimum: SEARCH_LIMIT.min, maximum: SEARCH_LIMIT.max, error: "limit: must be an integer from 1 to 100" })),
+          similarity_threshold: t.Optional(t.Number({ minimum: 0, maximum: 1, error: "similarity_threshold: must be a number from 0 to 1" })),
+          document_ids: t.Optional(t.Array(t.String(), { maxItems: 1000, error: "document_ids: must be an array of at most 1000 UUIDs" })),
+        }),
+        response: {
+          200: t.Object({
+            query: t.String(),
+            results: t.Array(Chunk),
+            total_count: t.Integer(),
+            search_time_ms: t.Number(),
+            retrieval: t.Object(
+              { keyword: t.Boolean(), vector: t.Boolean(), vector_model: Nullable(t.String()), vector_unavailable_reason: Nullable(t.String()) },
+              { description: "The signals this search used; vector is false when no text model is installed" },
+            ),
+          }),
+          400: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: {
+          summary: "Hybrid search over document chunks (keyword BM25 + vector similarity, reciprocal rank fusion)",
+          description: "similarity_score: the fused score scaled to 0-1 (1 = ranked first by every available signal). limit 1-100, default 10; similarity_threshold 0-1, default 0.",
+        },
+      },
+    )
+    .post(
+      "/files/analyze",
+      async ({ request }) => {
+        const started = performance.now();
+        let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
+        const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
+        const file = reload(stored.image_id);
+        if (stored.skipped) return analyzeView(file, "skipped", started);
+        const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
+        const now = reload(file.id);
+        const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : now.text_extraction_status === "completed" ? "completed" : "failed";
+        return analyzeView(now, status, started);
+      },
+      {
+        permission: "edit",
+        parse: "none",
+        response: { 200: AnalyzeResult, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Upload a document (PDF, DOCX, TXT, MD; 10 MB) and wait up to timeout seconds for its text", requestBody: analyzeBody as never },
+      },
+    )
+    .post(
+      "/files/analyze/async",
+      async ({ request, set }) => {
+        const stored = await upload(request, (fields) => parseAnalyzeTimeout(fields));
+        const file = reload(stored.image_id);
+        set.status = 202;
+        return { job_id: file.processing_job_id!, document_id: file.id, status: stored.skipped ? "skipped" : "pending", poll_url: `/api/v2/job/${file.processing_job_id}` };
+      },
+      {
+        permission: "edit",
+        parse: "none",
+        response: {
+          202: t.Object({ job_id: Uuid(), document_id: t.String({ format: "uuid" }), status: Enum(["pending", "skipped"]), poll_url: t.String() }),
+          400: ErrorBody,
+          404: ErrorBody,
+          413: ErrorBody,
+          415: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: { summary: "Upload a document for analysis; poll GET /job/{job_id}", requestBody: analyzeBody as never },
+      },
+    );
+}

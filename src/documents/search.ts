@@ -1,0 +1,138 @@
+/**
+ * Hybrid search over document chunks: keyword matching (FTS5, BM25) and, when the text model is
+ * installed, vector similarity (sqlite-vec), fused by reciprocal rank fusion so exact
+ * identifiers and rare words are found as well as paraphrases.
+ *
+ * similarity_score is the fused score scaled to 0-1: each signal contributes 1/(60 + rank) for a
+ * chunk it ranks, and the sum is divided by what a chunk ranked first by every available signal
+ * would get. A chunk first in both lists scores 1.0; first in one only, about 0.5.
+ */
+import type { Database } from "bun:sqlite";
+import type { AppContext } from "../context.ts";
+import { VectorSpace } from "../vectors/vector-index.ts";
+
+const RRF_K = 60;
+/** How deep each signal looks before fusion. */
+const CANDIDATES = 100;
+
+export interface SearchRequest {
+  orgId: string;
+  query: string;
+  limit: number;
+  similarityThreshold: number;
+  documentIds: string[] | null;
+}
+
+export interface ChunkRow {
+  seq: number;
+  id: string;
+  file_id: string;
+  chunk_index: number;
+  content: string;
+  page_numbers: string;
+  heading_hierarchy: string;
+  token_count: number;
+  chunk_type: string;
+  embedding_status: string;
+  filename: string;
+}
+
+export interface SearchHit {
+  chunk: ChunkRow;
+  similarity_score: number;
+  keyword_rank: number | null;
+  vector_rank: number | null;
+  vector_similarity: number | null;
+}
+
+export interface SearchOutcome {
+  hits: SearchHit[];
+  signals: { keyword: boolean; vector: boolean; vector_model: string | null; vector_unavailable_reason: string | null };
+}
+
+/** FTS5 query: every word as a quoted term, OR-ed, so BM25 ranks chunks by how many rare words match. */
+export function keywordQuery(text: string): string | null {
+  const words = text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}_-]*/gu) ?? [];
+  const terms = [...new Set(words)].slice(0, 64).map((w) => `"${w.replaceAll('"', "")}"`);
+  return terms.length ? terms.join(" OR ") : null;
+}
+
+const CHUNK_COLUMNS = `c.seq, c.id, c.file_id, c.chunk_index, c.content, c.page_numbers, c.heading_hierarchy, c.token_count, c.chunk_type,
+  c.embedding_status, f.filename`;
+
+function scopeSql(documentIds: string[] | null): string {
+  return documentIds ? `AND c.file_id IN (SELECT value FROM json_each(?))` : "";
+}
+
+function keywordCandidates(db: Database, req: SearchRequest): ChunkRow[] {
+  const match = keywordQuery(req.query);
+  if (!match) return [];
+  const params: (string | number)[] = [match, req.orgId];
+  if (req.documentIds) params.push(JSON.stringify(req.documentIds));
+  params.push(CANDIDATES);
+  return db
+    .query<ChunkRow, (string | number)[]>(
+      `SELECT ${CHUNK_COLUMNS} FROM chunks_fts
+       JOIN document_chunks c ON c.seq = chunks_fts.rowid
+       JOIN files f ON f.id = c.file_id
+       WHERE chunks_fts MATCH ? AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}
+       ORDER BY bm25(chunks_fts, 1.0, 0.5) LIMIT ?`,
+    )
+    .all(...params);
+}
+
+async function vectorCandidates(ctx: AppContext, req: SearchRequest): Promise<{ rows: { row: ChunkRow; similarity: number }[]; model: string | null; reason: string | null }> {
+  if (!(await ctx.embedder.available())) {
+    return { rows: [], model: null, reason: `text embedding model "${ctx.embedder.modelId}" is not installed` };
+  }
+  const space = VectorSpace.find(ctx.db, "text", ctx.embedder.modelId);
+  if (!space) return { rows: [], model: ctx.embedder.modelId, reason: "no document has been embedded yet" };
+  const [vector] = await ctx.embedder.embed([req.query]);
+  // Deleted documents and other documents (with document_ids) are filtered after the KNN.
+  const depth = req.documentIds ? CANDIDATES * 4 : CANDIDATES * 2;
+  const neighbours = space.nearest(req.orgId, vector!, depth);
+  const fetch = ctx.db.query<ChunkRow, (string | number)[]>(
+    `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
+     WHERE c.id = ? AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,
+  );
+  const rows: { row: ChunkRow; similarity: number }[] = [];
+  for (const n of neighbours) {
+    const params: (string | number)[] = [n.itemId, req.orgId];
+    if (req.documentIds) params.push(JSON.stringify(req.documentIds));
+    const row = fetch.get(...params);
+    if (row) rows.push({ row, similarity: n.similarity });
+    if (rows.length >= CANDIDATES) break;
+  }
+  return { rows, model: space.model, reason: null };
+}
+
+export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise<SearchOutcome> {
+  const keyword = keywordCandidates(ctx.db, req);
+  const vector = await vectorCandidates(ctx, req);
+  const useVector = vector.reason === null;
+  const hits = new Map<string, SearchHit>();
+  const hit = (row: ChunkRow) => {
+    let h = hits.get(row.id);
+    if (!h) hits.set(row.id, (h = { chunk: row, similarity_score: 0, keyword_rank: null, vector_rank: null, vector_similarity: null }));
+    return h;
+  };
+  keyword.forEach((row, i) => (hit(row).keyword_rank = i + 1));
+  vector.rows.forEach(({ row, similarity }, i) => {
+    const h = hit(row);
+    h.vector_rank = i + 1;
+    h.vector_similarity = Math.round(similarity * 10_000) / 10_000;
+  });
+  const best = (useVector ? 2 : 1) / (RRF_K + 1);
+  for (const h of hits.values()) {
+    const fused = (h.keyword_rank ? 1 / (RRF_K + h.keyword_rank) : 0) + (h.vector_rank ? 1 / (RRF_K + h.vector_rank) : 0);
+    h.similarity_score = Math.round((fused / best) * 10_000) / 10_000;
+  }
+  const ranked = [...hits.values()]
+    .filter((h) => h.similarity_score >= req.similarityThreshold)
+    .sort((a, b) => b.similarity_score - a.similarity_score || (b.vector_similarity ?? 0) - (a.vector_similarity ?? 0) || a.chunk.seq - b.chunk.seq)
+    .slice(0, req.limit);
+  return {
+    hits: ranked,
+    signals: { keyword: true, vector: useVector, vector_model: vector.model, vector_unavailable_reason: vector.reason },
+  };
+}

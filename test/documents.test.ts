@@ -1,0 +1,372 @@
+/**
+ * The document pipeline through real HTTP: extraction of PDF (text layer and scanned), DOCX, MD
+ * and TXT; digitization endpoints; chunks; hybrid search (keyword always, vectors with the
+ * fixture embedding model, paraphrases with a real model when one is installed); analyze (sync
+ * and async); the 400/404/409 cases; and the purge of everything derived from a document.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { ManualClock } from "../src/clock.ts";
+import { purgeDeletedFiles } from "../src/library/file-edits.ts";
+import { VectorSpace } from "../src/vectors/vector-index.ts";
+import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
+import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
+import { photo } from "./support/images.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+const SHARED_MINILM = resolve(import.meta.dir, "../../shared/models/all-MiniLM-L6-v2");
+
+let server: TestServer;
+let owner: Tenant;
+const clock = new ManualClock(Date.now());
+
+beforeAll(async () => {
+  server = await startTestServer({ clock });
+  owner = server.tenant({ tier: "CUSTOM" });
+});
+afterAll(() => server.close());
+
+const bytesOf = async (b: Uint8Array | string | Promise<Uint8Array | string>) => {
+  const v = await b;
+  return typeof v === "string" ? new TextEncoder().encode(v) : v;
+};
+
+async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}, path = "/files/upload") {
+  const form = new FormData();
+  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  return tenant.api.form(path, form);
+}
+
+async function uploadDoc(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) {
+  const res = await upload(tenant, bytes, filename, fields);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.image_id as string;
+}
+
+async function processed(tenant: Tenant, id: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const status = (await tenant.api.get(`/files/uploads-status/${id}`)).body;
+    if (status.is_terminal || Date.now() > deadline) break;
+    await Bun.sleep(50);
+  }
+  return (await tenant.api.get(`/files/${id}`)).body;
+}
+
+async function jobDone(tenant: Tenant, jobId: string, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const job = (await tenant.api.get(`/job/${jobId}`)).body;
+    if (["completed", "failed", "cancelled"].includes(job.status) || Date.now() > deadline) return job;
+    await Bun.sleep(50);
+  }
+}
+
+describe("extraction and digitization", () => {
+  let pdfId: string;
+  beforeAll(async () => {
+    pdfId = await uploadDoc(owner, await bytesOf(reportPdf()), "safety-report.pdf");
+    await processed(owner, pdfId);
+  });
+
+  test("a PDF's text, pages, language and chunks", async () => {
+    const file = (await owner.api.get(`/files/${pdfId}`)).body;
+    expect([file.document_type, file.text_extraction_status, file.page_count]).toEqual(["pdf", "completed", 2]);
+    expect(file.chunk_count).toBeGreaterThan(0);
+    expect(file.extracted_text).toContain("Annual Safety Report");
+
+    const text = (await owner.api.get(`/files/${pdfId}/text`)).body;
+    expect(text).toMatchObject({ document_id: pdfId, filename: "safety-report.pdf", page_count: 2, metadata: { language: "en" } });
+    expect(text.text).toContain("VX-4471");
+    expect(text.text.indexOf("Introduction")).toBeLessThan(text.text.indexOf("Findings"));
+
+    const chunks = (await owner.api.get(`/files/${pdfId}/chunks`)).body;
+    expect(chunks.total_chunks).toBe(file.chunk_count);
+    expect(chunks.status_counts).toBeUndefined();
+    const findings = chunks.chunks.find((c: { content: string }) => c.content.includes("VX-4471"));
+    expect(findings.page_numbers).toEqual([2]);
+    expect(findings.heading_hierarchy.at(-1)).toContain("Findings");
+    expect(findings).toMatchObject({ document_id: pdfId, document_filename: "safety-report.pdf", similarity_score: null });
+    expect(findings.metadata.token_count).toBeGreaterThan(0);
+    expect(chunks.chunks.map((c: { chunk_index: number }) => c.chunk_index)).toEqual(chunks.chunks.map((_: unknown, i: number) => i));
+
+    const withEmbeddings = (await owner.api.get(`/files/${pdfId}/chunks?include_embeddings=true`)).body;
+    const counts = withEmbeddings.status_counts;
+    expect(counts.completed + counts.pending + counts.failed).toBe(file.chunk_count);
+    expect(withEmbeddings.chunks[0]).toHaveProperty("embedding");
+  });
+
+  test("digitization: typed elements with boxes, per-page status, 404 for a missing page", async () => {
+    const digitization = (await owner.api.get(`/files/${pdfId}/digitization`)).body;
+    expect(digitization).toMatchObject({ document_id: pdfId, status: "completed", total_pages: 2, completed_pages: 2, failed_pages: 0 });
+    const first = digitization.pages[0];
+    const types = new Set(first.elements.map((e: { type: string }) => e.type));
+    for (const type of ["heading", "paragraph", "list", "key_value", "table", "figure"]) expect(types.has(type), type).toBe(true);
+    expect(first.element_count).toBe(first.elements.length);
+    for (const e of first.elements) {
+      const b = e.bounding_box;
+      expect(b.x >= 0 && b.y >= 0 && b.w > 0 && b.h > 0 && b.x + b.w <= 1.001 && b.y + b.h <= 1.001, JSON.stringify(e)).toBe(true);
+    }
+    const title = first.elements.find((e: { type: string }) => e.type === "heading");
+    expect(title.content).toContain("Annual Safety Report");
+    expect(title.metadata.level).toBe(1);
+    const table = first.elements.find((e: { type: string }) => e.type === "table");
+    expect(table.content).toMatch(/\|\s*Item\s*\|\s*Count\s*\|\s*Status\s*\|/);
+
+    const page2 = await owner.api.get(`/files/${pdfId}/digitization/pages/2`);
+    expect(page2.status).toBe(200);
+    expect(page2.body.page_number).toBe(2);
+    expect((await owner.api.get(`/files/${pdfId}/digitization/pages/3`)).status).toBe(404);
+    expect((await owner.api.get(`/files/${pdfId}/digitization/pages/0`)).status).toBe(400);
+    const status = (await owner.api.get(`/files/${pdfId}/digitization/status`)).body;
+    expect(status).toEqual({ document_id: pdfId, status: "completed", total_pages: 2, page_statuses: { "1": "completed", "2": "completed" } });
+  });
+
+  test("DOCX, Markdown and text files", async () => {
+    const docx = await processed(owner, await uploadDoc(owner, await bytesOf(reportDocx()), "report.docx"));
+    const md = await processed(owner, await uploadDoc(owner, await bytesOf(sampleMd()), "notes.md"));
+    const txt = await processed(owner, await uploadDoc(owner, await bytesOf(sampleTxt()), "notes.txt"));
+    for (const file of [docx, md, txt]) {
+      expect([file.media_type, file.text_extraction_status], file.filename).toEqual(["document", "completed"]);
+      expect(file.extracted_text.length).toBeGreaterThan(20);
+      const pages = (await owner.api.get(`/files/${file.id}/digitization`)).body.pages;
+      expect(pages.flatMap((p: { elements: { type: string }[] }) => p.elements.map((e) => e.type))).toContain("heading");
+    }
+    expect([docx.document_type, md.document_type, txt.document_type]).toEqual(["docx", "md", "txt"]);
+    expect(md.page_count).toBe(2); // the form feed starts a second logical page
+    const docxElements = (await owner.api.get(`/files/${docx.id}/digitization`)).body.pages[0].elements.map((e: { type: string }) => e.type);
+    expect(docxElements).toContain("table");
+    expect(docxElements).toContain("list");
+  });
+
+  test("a scanned PDF is read by OCR", async () => {
+    const id = await uploadDoc(owner, await bytesOf(scannedPdf()), "scan.pdf");
+    const file = await processed(owner, id);
+    expect(file.text_extraction_status).toBe("completed");
+    expect(file.extracted_text.toUpperCase()).toContain("SCANNED MAINTENANCE LOG");
+    const page = (await owner.api.get(`/files/${id}/digitization/pages/1`)).body;
+    expect(page.ocr).toBe(true);
+    expect(page.element_count).toBeGreaterThan(0);
+  });
+
+  test("a corrupt PDF fails cleanly with a message", async () => {
+    const id = await uploadDoc(owner, await bytesOf(corruptPdf()), "broken.pdf");
+    const file = await processed(owner, id);
+    expect(file.text_extraction_status).toBe("failed");
+    const status = (await owner.api.get(`/files/${id}/processing-status`)).body;
+    expect(status).toMatchObject({ document_id: id, document_type: "pdf", text_extraction_status: "failed", processing_status: "failed" });
+    expect(status.error_message.length).toBeGreaterThan(5);
+    expect((await owner.api.get(`/files/${id}/digitization`)).body.status).toBe("failed");
+  });
+
+  test("document endpoints answer 400 for images, 404 for unknown files; processing-status works for images", async () => {
+    const image = await upload(owner, await photo(1, 300, 200), "p.jpg", { auto_describe: "false" });
+    const id = image.body.image_id;
+    for (const sub of ["text", "chunks", "digitization", "digitization/status", "digitization/pages/1"]) {
+      const res = await owner.api.get(`/files/${id}/${sub}`);
+      expect(res.status, sub).toBe(400);
+      expect(res.body.detail).toContain("document");
+    }
+    const status = await owner.api.get(`/files/${id}/processing-status`);
+    expect(status.status).toBe(200);
+    expect(status.body.media_type).toBe("image");
+    expect((await owner.api.get(`/files/${crypto.randomUUID()}/text`)).status).toBe(404);
+    expect((await server.tenant().api.get(`/files/${pdfId}/text`)).status).toBe(404);
+  });
+
+  test("deleting a document is 409 while extraction or embedding runs", async () => {
+    const id = await uploadDoc(owner, await bytesOf(sampleTxt()), "busy.txt");
+    await processed(owner, id);
+    for (const column of ["text_extraction_status", "embedding_status"]) {
+      server.ctx.db.query(`UPDATE files SET ${column} = 'processing' WHERE id = ?`).run(id);
+      const res = await owner.api.delete(`/files/${id}`);
+      expect(res.status, column).toBe(409);
+      expect(res.body.detail).toContain("cannot be deleted");
+      server.ctx.db.query(`UPDATE files SET ${column} = 'completed' WHERE id = ?`).run(id);
+    }
+    expect((await owner.api.delete(`/files/${id}`)).status).toBe(200);
+  });
+});
+
+describe("POST /files/search (keywords, no text model installed)", () => {
+  let tenant: Tenant;
+  let reportId: string;
+  let mdId: string;
+  beforeAll(async () => {
+    tenant = server.tenant({ tier: "ENTERPRISE" });
+    reportId = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
+    mdId = await uploadDoc(tenant, await bytesOf(sampleMd()), "notes.md");
+    await processed(tenant, reportId);
+    await processed(tenant, mdId);
+  });
+
+  test("an exact identifier finds its chunk first; the response reports the signals used", async () => {
+    const res = await tenant.api.post("/files/search", { query: "VX-4471", limit: 5 });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.query).toBe("VX-4471");
+    expect(res.body.results[0].content).toContain("VX-4471");
+    expect(res.body.results[0].document_id).toBe(reportId);
+    expect(res.body.results[0].similarity_score).toBeGreaterThan(0);
+    expect(res.body.results[0].similarity_score).toBeLessThanOrEqual(1);
+    expect(res.body.results[0].match.keyword_rank).toBe(1);
+    expect(res.body.total_count).toBe(res.body.results.length);
+    expect(res.body.search_time_ms).toBeGreaterThanOrEqual(0);
+    expect(res.body.retrieval).toMatchObject({ keyword: true, vector: false });
+    expect(res.body.retrieval.vector_unavailable_reason).toContain("not installed");
+  });
+
+  test("document_ids scopes the search; other tenants and deleted documents are never searched", async () => {
+    const scoped = await tenant.api.post("/files/search", { query: "VX-4471", document_ids: [mdId] });
+    expect(scoped.body.results).toEqual([]);
+    const stranger = server.tenant();
+    expect((await stranger.api.post("/files/search", { query: "VX-4471" })).body.results).toEqual([]);
+    const copy = await uploadDoc(tenant, await bytesOf(reportPdf()), "copy.pdf");
+    await processed(tenant, copy);
+    const before = (await tenant.api.post("/files/search", { query: "VX-4471" })).body.results.map((r: { document_id: string }) => r.document_id);
+    expect(before).toContain(copy);
+    await tenant.api.delete(`/files/${copy}`);
+    const after = (await tenant.api.post("/files/search", { query: "VX-4471" })).body.results.map((r: { document_id: string }) => r.document_id);
+    expect(after).not.toContain(copy);
+    expect(after).toContain(reportId);
+  });
+
+  test("similarity_threshold and limit", async () => {
+    const all = (await tenant.api.post("/files/search", { query: "valve inspection report findings", limit: 100 })).body.results;
+    expect(all.length).toBeGreaterThan(1);
+    const top = (await tenant.api.post("/files/search", { query: "valve inspection report findings", limit: 1 })).body.results;
+    expect(top).toHaveLength(1);
+    const strict = (await tenant.api.post("/files/search", { query: "valve inspection report findings", similarity_threshold: 0.99 })).body.results;
+    expect(strict.every((r: { similarity_score: number }) => r.similarity_score >= 0.99)).toBe(true);
+  });
+
+  test("validation: 400 with detail", async () => {
+    const bad = [
+      {},
+      { query: "" },
+      { query: "   " },
+      { query: "x".repeat(1001) },
+      { query: "ok", limit: 0 },
+      { query: "ok", limit: 101 },
+      { query: "ok", similarity_threshold: 2 },
+      { query: "ok", document_ids: ["not-a-uuid"] },
+    ];
+    for (const body of bad) {
+      const res = await tenant.api.post("/files/search", body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.detail).toBeString();
+    }
+  });
+});
+
+describe("vector search with an installed text model", () => {
+  test("chunks are embedded in the background and the vector signal joins the ranking", async () => {
+    if (!existsSync(SHARED_MINILM)) {
+      console.warn(`skipped: ${SHARED_MINILM} (tokenizer for the fixture model) is not present`);
+      return;
+    }
+    const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-models-"));
+    await buildFixtureEmbeddingModel(modelsDir);
+    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });
+    try {
+      const tenant = other.tenant({ tier: "ENTERPRISE" });
+      const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
+      const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
+      expect(summary.token_counts).toBe("tokenizer");
+      const embedded = await jobDone(tenant, summary.embedding_job_id);
+      expect(embedded.status).toBe("completed");
+      const chunks = (await tenant.api.get(`/files/${id}/chunks?include_embeddings=true`)).body;
+      expect(chunks.status_counts).toEqual({ completed: chunks.total_chunks, pending: 0, failed: 0 });
+      expect(chunks.chunks[0].embedding.length).toBeGreaterThan(0);
+      expect((await tenant.api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
+
+      const res = (await tenant.api.post("/files/search", { query: "VX-4471 flange leak" })).body;
+      expect(res.retrieval).toMatchObject({ keyword: true, vector: true });
+      expect(res.results[0].content).toContain("VX-4471");
+      expect(res.results[0].match.vector_rank).not.toBeNull();
+    } finally {
+      await other.close();
+    }
+  });
+
+  const realModel = join(SHARED_MINILM, "onnx", "model_quantized.onnx");
+  test.skipIf(!existsSync(realModel))("paraphrased queries find the right chunk with the real model", async () => {
+    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: resolve(SHARED_MINILM, "..") } });
+    try {
+      const tenant = other.tenant({ tier: "ENTERPRISE" });
+      const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
+      const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
+      await jobDone(tenant, summary.embedding_job_id);
+      const res = (await tenant.api.post("/files/search", { query: "which part was swapped out during the repair" })).body;
+      expect(res.results[0].content).toContain("VX-4471");
+    } finally {
+      await other.close();
+    }
+  });
+  if (!existsSync(realModel)) console.warn(`skipped the paraphrase test: no real sentence-embedding model at ${realModel}`);
+});
+
+describe("POST /files/analyze", () => {
+  test("waits and returns the completed shape with the text", async () => {
+    const res = await upload(owner, await bytesOf(sampleMd()), "analyze.md", { timeout: "30" }, "/files/analyze");
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body).toMatchObject({ status: "completed", filename: "analyze.md", document_type: "md", text_extraction_status: "completed", page_count: 2, job_id: null, poll_url: null });
+    expect(res.body.extracted_text.length).toBeGreaterThan(20);
+    expect(res.body.chunk_count).toBeGreaterThan(0);
+    expect(res.body.size_bytes).toBeGreaterThan(0);
+  });
+
+  test("failed and skipped shapes", async () => {
+    const failed = await upload(owner, await bytesOf(corruptPdf()), "bad.pdf", {}, "/files/analyze");
+    expect(failed.body).toMatchObject({ status: "failed", text_extraction_status: "failed", extracted_text: null });
+    expect(failed.body.error_message.length).toBeGreaterThan(5);
+    const unique = new TextEncoder().encode(`${await sampleTxt()}\nrun ${crypto.randomUUID()}\n`);
+    const first = await upload(owner, unique, "dup.txt", {}, "/files/analyze");
+    const again = await upload(owner, unique, "dup-again.txt", { skip_duplicates: "true" }, "/files/analyze");
+    expect(again.body).toMatchObject({ status: "skipped", document_id: first.body.document_id, skipped_existing_document_id: first.body.document_id });
+  });
+
+  test("async returns 202 and a job whose results describe the document", async () => {
+    const res = await upload(owner, await bytesOf(reportPdf()), "async.pdf", {}, "/files/analyze/async");
+    expect(res.status).toBe(202);
+    expect(res.body.poll_url).toBe(`/api/v2/job/${res.body.job_id}`);
+    const job = await jobDone(owner, res.body.job_id);
+    expect(job.status).toBe("completed");
+    expect(job.results[0]).toMatchObject({ document_id: res.body.document_id, text_extraction_status: "completed", page_count: 2 });
+  });
+
+  test("refuses images, files over 10 MB and bad timeouts before storing anything", async () => {
+    const before = (await owner.api.get("/files?limit=1")).body.total_count;
+    const image = await upload(owner, await photo(2, 200, 200), "x.jpg", {}, "/files/analyze");
+    expect(image.status).toBe(400);
+    const big = new TextEncoder().encode("word ".repeat((10 * 1024 ** 2) / 5 + 10));
+    const tooBig = await upload(owner, big, "big.txt", {}, "/files/analyze");
+    expect(tooBig.status).toBe(413);
+    for (const timeout of ["4", "121", "abc"]) {
+      const res = await upload(owner, await bytesOf(sampleTxt()), "t.txt", { timeout }, "/files/analyze");
+      expect(res.status, timeout).toBe(400);
+      expect(res.body.detail).toContain("timeout");
+    }
+    expect((await owner.api.get("/files?limit=1")).body.total_count).toBe(before);
+  });
+});
+
+describe("purge", () => {
+  test("purging a deleted document removes its pages, chunks, keyword index rows and vectors", async () => {
+    const tenant = server.tenant();
+    const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "purge.pdf");
+    await processed(tenant, id);
+    const db = server.ctx.db;
+    const seqs = db.query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM document_chunks WHERE file_id = ?").all(id);
+    expect(seqs.length).toBeGreaterThan(0);
+    await tenant.api.delete(`/files/${id}`);
+    clock.advance(31 * 24 * 3600 * 1000);
+    expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
+    expect(db.query("SELECT count(*) AS n FROM document_chunks WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+    expect(db.query("SELECT count(*) AS n FROM document_pages WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+    for (const { seq } of seqs) expect(db.query("SELECT count(*) AS n FROM chunks_fts WHERE rowid = ?").get(seq)).toEqual({ n: 0 });
+    for (const space of VectorSpace.all(db, "text")) for (const { id: chunkId } of seqs) expect(space.get(chunkId)).toBeNull();
+  });
+});

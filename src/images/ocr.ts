@@ -5,7 +5,7 @@
  * which images to OCR and storing the results is the pipeline's job.
  */
 import { access } from "node:fs/promises";
-import { createRequire } from "node:module";
+import { tesseractPaths } from "../native/packages.ts";
 import path from "node:path";
 import sharp from "sharp";
 import { createScheduler, createWorker, OEM, type Page, type Scheduler, type Worker } from "tesseract.js";
@@ -47,11 +47,12 @@ export interface OcrOptions {
 const MIN_LONG_SIDE = 1000;
 const MAX_LONG_SIDE = 2500;
 
-const require = createRequire(import.meta.url);
-// Resolved from the installed packages so the worker never falls back to its CDN defaults.
-const WORKER_PATH = require.resolve("tesseract.js/src/worker-script/node/index.js");
-const LANG_PATH = path.join(path.dirname(require.resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int");
-const MODEL_FILE = path.join(LANG_PATH, "eng.traineddata.gz");
+// Resolved from the installed packages so the worker never falls back to its CDN defaults;
+// lazily, so a process that never reads text never looks for them.
+const paths = () => {
+  const { workerPath, langPath } = tesseractPaths();
+  return { workerPath, langPath, modelFile: path.join(langPath, "eng.traineddata.gz") };
+};
 
 export class OcrEngine {
   private readonly workers: number;
@@ -103,10 +104,11 @@ export class OcrEngine {
 async function startPool(count: number): Promise<Scheduler> {
   // A worker that fails to load the model can't be terminated (tesseract.js never hands it over)
   // and its thread would outlive the engine, so rule out the likeliest cause before spawning any.
-  await access(MODEL_FILE).catch((err: Error) => {
+  const { workerPath, langPath, modelFile } = paths();
+  await access(modelFile).catch((err: Error) => {
     throw new Error(`OCR model is missing: ${err.message}`, { cause: err });
   });
-  const started = await Promise.allSettled(Array.from({ length: count }, startWorker));
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startWorker(workerPath, langPath)));
   const failure = started.find((s) => s.status === "rejected");
   if (failure) {
     // Don't leave the threads that did start running with nobody to terminate them.
@@ -118,11 +120,11 @@ async function startPool(count: number): Promise<Scheduler> {
   return scheduler;
 }
 
-function startWorker(): Promise<Worker> {
+function startWorker(workerPath: string, langPath: string): Promise<Worker> {
   return new Promise((resolve, reject) => {
     createWorker("eng", OEM.LSTM_ONLY, {
-      workerPath: WORKER_PATH,
-      langPath: LANG_PATH,
+      workerPath,
+      langPath,
       gzip: true,
       // The default cache writes eng.traineddata into the working directory.
       cacheMethod: "none",

@@ -8,6 +8,7 @@
  * Used only through vision.ts.
  */
 import { createRequire } from "node:module";
+import { assetsDir, isCompiled, packageRequire } from "../native/packages.ts";
 import { readFile, access } from "node:fs/promises";
 import path from "node:path";
 import type * as TfCore from "@tensorflow/tfjs-core";
@@ -34,12 +35,61 @@ export const MOBILENET_INPUT_SIZE = 224;
 // tfjs-backend-wasm from node_modules. Resolving those (and tfjs-layers) from Human's own
 // location guarantees all of them share one tfjs-core instance: one engine, one kernel registry,
 // one Tensor class, even if a package manager ever nests a second copy somewhere.
-const requireHere = createRequire(import.meta.url);
-const humanMain = requireHere.resolve("@vladmandic/human");
-const requireFromHuman = createRequire(humanMain);
-// Human's exports map has no "./dist/..." entry for the wasm build, so it is addressed by file.
-const HUMAN_WASM_BUILD = path.join(path.dirname(humanMain), "human.node-wasm.js");
-const HUMAN_MODELS_DIR = path.join(path.dirname(humanMain), "..", "models");
+interface VisionModules {
+  tf: typeof TfCore;
+  wasmBackend: { setWasmPaths(prefix: string): void };
+  layers: typeof TfLayers;
+  humanModule: { Human: new (config?: Partial<HumanConfig>) => Human };
+  /** Folder of tfjs-backend-wasm's .wasm files, with a trailing separator. */
+  wasmDir: string;
+  humanModelsDir: string;
+  mobileNetDir: string;
+  requireFile(file: string): unknown;
+}
+
+// Loaded on first use (a process that never analyzes an image never looks for them).
+const modules = once(async (): Promise<VisionModules> => (isCompiled ? bundledModules() : installedModules()));
+
+function installedModules(): VisionModules {
+  const requireHere = packageRequire();
+  const humanMain = requireHere.resolve("@vladmandic/human");
+  const requireFromHuman = createRequire(humanMain);
+  const tf = requireFromHuman("@tensorflow/tfjs-core") as typeof TfCore;
+  // tfjs-layers is a dependency of @tensorflow/tfjs, not of Human; resolve it from there.
+  const requireFromTfjs = createRequire(requireHere.resolve("@tensorflow/tfjs"));
+  const layersMain = requireFromTfjs.resolve("@tensorflow/tfjs-layers");
+  if (createRequire(layersMain)("@tensorflow/tfjs-core") !== tf) {
+    throw new Error("@tensorflow/tfjs-layers resolves a different copy of @tensorflow/tfjs-core than @vladmandic/human");
+  }
+  return {
+    tf,
+    wasmBackend: requireFromHuman("@tensorflow/tfjs-backend-wasm") as VisionModules["wasmBackend"],
+    layers: requireFromTfjs(layersMain) as typeof TfLayers,
+    // Human's exports map has no "./dist/..." entry for the wasm build, so it is addressed by file.
+    humanModule: requireHere(path.join(path.dirname(humanMain), "human.node-wasm.js")) as VisionModules["humanModule"],
+    wasmDir: path.dirname(requireFromHuman.resolve("@tensorflow/tfjs-backend-wasm")) + path.sep,
+    humanModelsDir: path.join(path.dirname(humanMain), "..", "models"),
+    mobileNetDir: path.join(path.dirname(requireHere.resolve("nsfwjs")), "..", "models", "mobilenet_v2"),
+    requireFile: requireHere,
+  };
+}
+
+/** The compiled binary: one pre-bundled runtime file (a single tfjs-core) and model files beside it. */
+function bundledModules(): VisionModules {
+  const dir = path.join(assetsDir(), "vision");
+  const requireFile = createRequire(path.join(dir, "runtime.js"));
+  const runtime = requireFile("./runtime.js") as { tf: typeof TfCore; wasm: VisionModules["wasmBackend"]; layers: typeof TfLayers; human: VisionModules["humanModule"] };
+  return {
+    tf: runtime.tf,
+    wasmBackend: runtime.wasm,
+    layers: runtime.layers,
+    humanModule: runtime.human,
+    wasmDir: path.join(dir, "wasm") + path.sep,
+    humanModelsDir: path.join(dir, "human-models"),
+    mobileNetDir: path.join(dir, "mobilenet_v2"),
+    requireFile,
+  };
+}
 
 // Models load through a tfjs IO router of our own so nothing goes through fetch(): Human would
 // otherwise fetch() its model URLs, and a private scheme cannot collide with anyone's router.
@@ -64,16 +114,7 @@ export function tfjsRuntime(): Promise<TfjsRuntime> {
 }
 
 async function createRuntime(): Promise<TfjsRuntime> {
-  const tf = requireFromHuman("@tensorflow/tfjs-core") as typeof TfCore;
-  const wasmBackend = requireFromHuman("@tensorflow/tfjs-backend-wasm") as { setWasmPaths(prefix: string): void };
-  // tfjs-layers is a dependency of @tensorflow/tfjs, not of Human; resolve it from there.
-  const requireFromTfjs = createRequire(requireHere.resolve("@tensorflow/tfjs"));
-  const layersMain = requireFromTfjs.resolve("@tensorflow/tfjs-layers");
-  if (createRequire(layersMain)("@tensorflow/tfjs-core") !== tf) {
-    throw new Error("@tensorflow/tfjs-layers resolves a different copy of @tensorflow/tfjs-core than @vladmandic/human");
-  }
-  const layers = requireFromTfjs(layersMain) as typeof TfLayers;
-  const humanModule = requireHere(HUMAN_WASM_BUILD) as { Human: new (config?: Partial<HumanConfig>) => Human };
+  const { tf, wasmBackend, layers, humanModule, wasmDir, humanModelsDir: HUMAN_MODELS_DIR } = await modules();
 
   if (!routerRegistered) {
     // A router answers null for URLs it does not handle (the published type omits that case).
@@ -85,20 +126,19 @@ async function createRuntime(): Promise<TfjsRuntime> {
   // The threaded wasm build starts workers from blob URLs, which Bun does not run reliably;
   // inference is serialized anyway, so the single-threaded SIMD build loses nothing here.
   tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
-  const wasmDir = path.dirname(requireFromHuman.resolve("@tensorflow/tfjs-backend-wasm")) + path.sep;
   wasmBackend.setWasmPaths(wasmDir);
 
-  const human = new humanModule.Human(humanConfig(wasmDir));
+  const human = new humanModule.Human(humanConfig(wasmDir, HUMAN_MODELS_DIR));
   await human.init();
   if (tf.getBackend() !== "wasm") throw new Error(`tfjs backend is "${tf.getBackend()}", expected "wasm"`);
   return { tf, layers, human };
 }
 
-function humanConfig(wasmDir: string): Partial<HumanConfig> {
+function humanConfig(wasmDir: string, modelsDir: string): Partial<HumanConfig> {
   return {
     backend: "wasm",
     wasmPath: wasmDir,
-    modelBasePath: LOCAL_SCHEME + HUMAN_MODELS_DIR + "/",
+    modelBasePath: LOCAL_SCHEME + modelsDir + "/",
     debug: false,
     async: true,
     warmup: "none",
@@ -177,6 +217,7 @@ function once<T>(load: () => Promise<T>): () => Promise<T> {
 const HUMAN_MODEL_FILES = ["centernet", "blazeface", "facemesh"].flatMap((m) => [`${m}.json`, `${m}.bin`]);
 const humanReady = once(async () => {
   const rt = await tfjsRuntime();
+  const { humanModelsDir: HUMAN_MODELS_DIR } = await modules();
   for (const file of HUMAN_MODEL_FILES) {
     await access(path.join(HUMAN_MODELS_DIR, file)).catch(() => {
       throw new Error(`vision model file missing: ${path.join(HUMAN_MODELS_DIR, file)} (reinstall @vladmandic/human)`);
@@ -233,7 +274,7 @@ const FEATURE_LAYERS = ["block_15_add", "block_16_project_BN"] as const;
  */
 const mobileNetReady = once(async (): Promise<MobileNet> => {
   const rt = await tfjsRuntime();
-  const dir = path.join(path.dirname(requireHere.resolve("nsfwjs")), "..", "models", "mobilenet_v2");
+  const { requireFile: requireHere, mobileNetDir: dir } = await modules();
   let modelJson: { modelTopology?: object; weightsManifest?: TfCore.io.WeightsManifestConfig };
   let weightsBase64: unknown;
   try {

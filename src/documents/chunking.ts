@@ -1,32 +1,57 @@
 /**
- * Cutting an extracted document into chunks for search, following its structure:
- * - a heading closes the current chunk and opens its section; the heading's text starts the
- *   section's first chunk and every chunk records the enclosing headings (outermost first);
- * - paragraphs, lists, key-value blocks and tables are packed into a chunk while it stays within
- *   `maxTokens` (the embedding model's window, counted by its own tokenizer);
- * - an element larger than the window is split at sentence ends (then between words), and
- *   consecutive pieces share `overlapTokens` tokens so a sentence cut in two is found from
- *   either side; a large table is split between rows, each piece repeating the header rows;
- * - figures carry no text and are skipped unless they have a caption.
- * Defaults: 256 tokens (all-MiniLM-L6-v2's window) with 32 tokens of overlap.
+ * Cuts an extracted document into chunks for search, following its structure and sized by the
+ * embedding model's own tokenizer (`count`).
+ *
+ * Rules:
+ * 1. Pages' elements are read in order. A heading (level from `metadata.level`, default 1) closes
+ *    the current chunk and opens a section: headings of its level or deeper are dropped from the
+ *    hierarchy and it is pushed. Every chunk records `heading_hierarchy`, the enclosing headings'
+ *    texts outermost first; a chunk never holds body text from two sections.
+ * 2. The heading's text starts the first chunk of its section, so searching for a section title
+ *    finds its text. A heading followed directly by a deeper one carries its text into that
+ *    subsection's first chunk ("Report\n\nIntroduction\n\n…"); a heading whose section has no body
+ *    at all (next heading same level or shallower, or end of document) is a chunk by itself.
+ * 3. Paragraphs, lists, key-value blocks, tables and figure captions are packed, separated by a
+ *    blank line, into the current chunk while it stays within `maxTokens`; an element that does
+ *    not fit starts the next chunk of the section. Figures without a caption are skipped.
+ * 4. An element larger than `maxTokens` is split at line and sentence ends (within a sentence
+ *    longer than the limit, between words; within a "word" longer than it, between characters).
+ *    Consecutive pieces share up to `overlapTokens` tokens (the last words of a piece start the
+ *    next), so text cut in two is still found from either side. An element that would fit alone
+ *    but not next to its section's heading is split the same way so the heading keeps body text.
+ * 5. A table too large is split between rows; every piece repeats the header row (and the
+ *    Markdown separator row), with no overlap.
+ * 6. Each chunk has `page_numbers` (sorted, unique pages of the elements it holds),
+ *    `token_count` (its tokens by `count`), and `chunk_type`: the kind holding most of its tokens
+ *    (paragraph/heading/figure caption → "text", table, list, key_value) when it holds at least
+ *    60% of them, otherwise "mixed". `chunk_index` runs 0.. in order; a document without text
+ *    gives [].
+ *
+ * Sizing: `count` must count what the model sees without its special tokens, and `maxTokens` is
+ * the limit for a chunk's content, so a caller passes the model's window minus [CLS]/[SEP] (the
+ * default, 254, is all-MiniLM-L6-v2's 256-token window minus those two).
+ * Speed: `count` reads each element once (an element long enough to be split likely is read
+ * sentence by sentence instead, and a large table row by row), plus the few words carried as
+ * overlap; sizes are then added. Adding is exact for tokenizers that split at whitespace
+ * (WordPiece, as in MiniLM, and word counts): pieces are joined only at whitespace, so a
+ * chunk's `token_count` equals count(content) (for an estimate that rounds up per call, the
+ * sum is an upper bound, so the limit still holds). A 100-page document takes milliseconds with a
+ * word count and about one tokenizer pass (~1.5 M tokens/s) with the MiniLM tokenizer.
  */
-import type { Chunk, DocElement, ExtractedDocument } from "./types.ts";
+import type { Chunk, DocElement, ElementType, ExtractedDocument } from "./types.ts";
 
 export interface ChunkingOptions {
+  /** Most tokens (as `count` measures) in one chunk's content. */
   maxTokens: number;
+  /** Tokens repeated between consecutive pieces of an element split for size (at most half of maxTokens). */
   overlapTokens: number;
 }
 
-const DEFAULTS: ChunkingOptions = { maxTokens: 256, overlapTokens: 32 };
+export const DEFAULT_CHUNKING: Readonly<ChunkingOptions> = { maxTokens: 254, overlapTokens: 32 };
 
-interface Piece {
-  text: string;
-  tokens: number;
-  page: number;
-  kind: Chunk["chunk_type"];
-}
+type Kind = Exclude<Chunk["chunk_type"], "mixed">;
 
-const KIND: Record<DocElement["type"], Chunk["chunk_type"]> = {
+const KIND: Record<ElementType, Kind> = {
   heading: "text",
   paragraph: "text",
   figure: "text",
@@ -35,116 +60,297 @@ const KIND: Record<DocElement["type"], Chunk["chunk_type"]> = {
   key_value: "key_value",
 };
 
-function splitSentences(text: string): string[] {
-  return text.match(/[^.!?\n]+(?:[.!?]+["')\]]*\s*|\n+|$)/g)?.map((s) => s) ?? [text];
+/** The share of a chunk's tokens one kind must hold to name the chunk's type. */
+const DOMINANT_SHARE = 0.6;
+
+type Count = (text: string) => number;
+
+/** A piece of text with its token count; `sep` joins it to the piece before it in a split element. */
+interface Unit {
+  text: string;
+  tokens: number;
+  sep: string;
 }
 
-/** Splits text that is over the window into overlapping pieces, at sentence ends where possible. */
-function splitLong(text: string, count: (t: string) => number, options: ChunkingOptions): string[] {
-  const units: string[] = [];
-  for (const sentence of splitSentences(text)) {
-    if (count(sentence) <= options.maxTokens) units.push(sentence);
-    else units.push(...sentence.split(/(?<=\s)/)); // words, keeping their trailing space
+/** What a chunk is built from: an element or a piece of one. */
+interface Part {
+  text: string;
+  tokens: number;
+  page: number;
+  kind: Kind;
+  heading: boolean;
+}
+
+/** Sentence ends: terminal punctuation (and closing quotes/brackets) followed by whitespace. */
+const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]*)\s+/u;
+
+function headingLevel(element: DocElement): number {
+  const level = Number(element.metadata?.level);
+  return Number.isFinite(level) && level >= 1 ? Math.floor(level) : 1;
+}
+
+/** Cuts one word longer than `cap` tokens into slices that fit (a run of symbols, a URL, base64). */
+function sliceWord(word: string, tokens: number, cap: number, count: Count, sep: string): Unit[] {
+  const units: Unit[] = [];
+  let rest = word;
+  let restTokens = tokens;
+  while (rest) {
+    if (restTokens <= cap) {
+      units.push({ text: rest, tokens: restTokens, sep: units.length ? " " : sep });
+      break;
+    }
+    let length = Math.max(1, Math.floor((rest.length * cap) / restTokens));
+    let n = count(rest.slice(0, length));
+    while (n > cap && length > 1) {
+      length = Math.max(1, Math.floor(length / 2));
+      n = count(rest.slice(0, length));
+    }
+    units.push({ text: rest.slice(0, length), tokens: n, sep: units.length ? " " : sep });
+    rest = rest.slice(length);
+    restTokens = count(rest);
   }
-  const pieces: string[] = [];
-  let current: string[] = [];
-  let tokens = 0;
-  for (const unit of units) {
-    const n = count(unit);
-    if (tokens + n > options.maxTokens && current.length) {
-      pieces.push(current.join("").trim());
-      // Carry the tail of this piece into the next one as overlap.
-      const carried: string[] = [];
-      let carriedTokens = 0;
-      for (let i = current.length - 1; i >= 0; i--) {
-        const t = count(current[i]!);
-        if (carriedTokens + t > options.overlapTokens) break;
-        carried.unshift(current[i]!);
-        carriedTokens += t;
+  return units;
+}
+
+/** Lines, then sentences, of `text` as units of at most `cap` tokens (long sentences go to words). */
+function textUnits(text: string, cap: number, count: Count): Unit[] {
+  const units: Unit[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    let sep = "\n";
+    for (const sentence of line.split(SENTENCE_END)) {
+      const trimmed = sentence.trim();
+      if (!trimmed) continue;
+      const tokens = count(trimmed);
+      if (tokens <= cap) {
+        units.push({ text: trimmed, tokens, sep });
+      } else {
+        for (const word of trimmed.split(/\s+/)) {
+          const n = count(word);
+          if (n <= cap) units.push({ text: word, tokens: n, sep });
+          else units.push(...sliceWord(word, n, cap, count, sep));
+          sep = " ";
+        }
       }
-      current = carried;
-      tokens = carriedTokens;
+      sep = " ";
+    }
+  }
+  return units;
+}
+
+const render = (units: Unit[]) => units.map((u, i) => (i ? u.sep : "") + u.text).join("");
+const sum = (units: Unit[]) => units.reduce((n, u) => n + u.tokens, 0);
+
+/** The last words of `units`, as one unit of at most `limit` tokens (null when nothing fits). */
+function tailOverlap(units: Unit[], limit: number, count: Count): Unit | null {
+  if (limit <= 0) return null;
+  const words: string[] = [];
+  let tokens = 0;
+  for (let u = units.length - 1; u >= 0; u--) {
+    const unitWords = units[u]!.text.split(/\s+/);
+    for (let w = unitWords.length - 1; w >= 0; w--) {
+      const word = unitWords[w]!;
+      if (!word) continue;
+      const n = count(word);
+      if (tokens + n > limit) return words.length ? { text: words.join(" "), tokens, sep: "" } : null;
+      words.unshift(word);
+      tokens += n;
+    }
+  }
+  return words.length ? { text: words.join(" "), tokens, sep: "" } : null;
+}
+
+/**
+ * Packs units into pieces: the first of at most `firstCap` tokens, the others of at most `cap`,
+ * each after the first starting with up to `overlap` tokens of the one before. The first piece is
+ * empty when not even the first unit fits in `firstCap`. Every unit must be at most `cap`.
+ */
+function packUnits(units: Unit[], firstCap: number, cap: number, overlap: number, count: Count): Unit[] {
+  const pieces: Unit[] = [];
+  let current: Unit[] = [];
+  let tokens = 0;
+  let limit = firstCap;
+  let fresh = 0; // units in `current` that are not overlap
+  for (const unit of units) {
+    if (tokens + unit.tokens > limit) {
+      if (fresh > 0) {
+        pieces.push({ text: render(current), tokens, sep: "" });
+        const carried = tailOverlap(current, Math.min(overlap, cap - unit.tokens), count);
+        current = carried ? [carried] : [];
+        tokens = carried?.tokens ?? 0;
+        fresh = 0;
+      } else {
+        pieces.push({ text: "", tokens: 0, sep: "" });
+      }
+      limit = cap;
     }
     current.push(unit);
-    tokens += n;
+    tokens += unit.tokens;
+    fresh++;
   }
-  if (current.join("").trim()) pieces.push(current.join("").trim());
+  if (fresh > 0) pieces.push({ text: render(current), tokens, sep: "" });
   return pieces;
 }
 
-function splitTable(markdown: string, count: (t: string) => number, maxTokens: number): string[] {
-  const lines = markdown.split("\n");
-  const header = lines.slice(0, Math.min(2, lines.length));
-  const headerTokens = count(header.join("\n"));
-  const pieces: string[] = [];
-  let rows: string[] = [];
-  let tokens = headerTokens;
-  for (const row of lines.slice(header.length)) {
-    const n = count(row) + 1;
-    if (rows.length && tokens + n > maxTokens) {
-      pieces.push([...header, ...rows].join("\n"));
-      rows = [];
-      tokens = headerTokens;
-    }
-    rows.push(row);
-    tokens += n;
-  }
-  if (rows.length || !pieces.length) pieces.push([...header, ...rows].join("\n"));
-  return pieces;
+const TABLE_SEPARATOR = /^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$/;
+
+/**
+ * An element's text, measured once: its token count, and its pieces when it has to be split
+ * (the first of at most `firstCap` tokens, possibly empty; the others of at most `cap`).
+ */
+interface Measured {
+  text: string;
+  tokens: number;
+  pieces(firstCap: number): Unit[];
 }
 
-export function chunkDocument(doc: ExtractedDocument, count: (text: string) => number, options: Partial<ChunkingOptions> = {}): Chunk[] {
-  const opts = { ...DEFAULTS, ...options };
+/**
+ * Elements longer than this many characters per token of the limit are measured sentence by
+ * sentence right away (as costly as one count of the whole), since they are likely split anyway.
+ */
+const LIKELY_SPLIT_CHARS_PER_TOKEN = 2;
+
+function measureText(text: string, cap: number, overlap: number, count: Count): Measured {
+  let units = text.length > cap * LIKELY_SPLIT_CHARS_PER_TOKEN ? textUnits(text, cap, count) : null;
+  return {
+    text,
+    tokens: units ? sum(units) : count(text),
+    pieces: (firstCap) => packUnits((units ??= textUnits(text, cap, count)), firstCap, cap, overlap, count),
+  };
+}
+
+/** A Markdown table: split between rows, each piece starting with the header row(s), no overlap. */
+function measureTable(text: string, cap: number, overlap: number, count: Count): Measured {
+  const lines = text.split(/\r?\n/).filter((line) => line.trim());
+  const headerLines = lines.length > 1 && TABLE_SEPARATOR.test(lines[1]!) ? 2 : 1;
+  const header = lines.slice(0, headerLines).join("\n");
+  const rowLines = lines.slice(headerLines);
+  // Rows are measured one by one only for a table that is likely split.
+  if (text.length <= cap * LIKELY_SPLIT_CHARS_PER_TOKEN || rowLines.length === 0) {
+    const tokens = count(text);
+    return { text, tokens, pieces: (firstCap) => measureRows().pieces(firstCap) };
+  }
+  return measureRows();
+
+  function measureRows(): Measured {
+    const headerTokens = count(header);
+    // A header that leaves no room for rows, or a table of one line, is split as text.
+    if (!rowLines.length || headerTokens > cap / 2) return measureText(text, cap, overlap, count);
+    const rows = rowLines.map((row) => ({ text: row, tokens: count(row) }));
+    return {
+      text,
+      tokens: headerTokens + rows.reduce((n, r) => n + r.tokens, 0),
+      pieces(firstCap) {
+        const pieces: Unit[] = [];
+        let current: string[] = [];
+        let tokens = headerTokens;
+        let limit = firstCap;
+        const close = () => {
+          pieces.push({ text: current.length ? [header, ...current].join("\n") : "", tokens: current.length ? tokens : 0, sep: "" });
+          current = [];
+          tokens = headerTokens;
+          limit = cap;
+        };
+        for (const row of rows) {
+          if (headerTokens + row.tokens > cap) {
+            // A row too long even for a piece of its own becomes pieces of its own, as text.
+            if (current.length || !pieces.length) close();
+            pieces.push(...measureText(row.text, cap, overlap, count).pieces(cap));
+            continue;
+          }
+          if (tokens + row.tokens > limit) close();
+          current.push(row.text);
+          tokens += row.tokens;
+        }
+        if (current.length) close();
+        return pieces;
+      },
+    };
+  }
+}
+
+function normalizeOptions(options: Partial<ChunkingOptions>): ChunkingOptions {
+  const maxTokens = Math.floor(options.maxTokens ?? DEFAULT_CHUNKING.maxTokens);
+  if (!(maxTokens >= 1)) throw new RangeError(`chunking maxTokens must be at least 1, got ${options.maxTokens}`);
+  const overlap = Math.floor(options.overlapTokens ?? DEFAULT_CHUNKING.overlapTokens);
+  if (!(overlap >= 0)) throw new RangeError(`chunking overlapTokens must be 0 or more, got ${options.overlapTokens}`);
+  return { maxTokens, overlapTokens: Math.min(overlap, Math.floor(maxTokens / 2)) };
+}
+
+export function chunkDocument(doc: ExtractedDocument, count: Count, options: Partial<ChunkingOptions> = {}): Chunk[] {
+  const { maxTokens, overlapTokens } = normalizeOptions(options);
   const chunks: Chunk[] = [];
-  const headings: { level: number; text: string }[] = [];
-  let pieces: Piece[] = [];
-  let tokens = 0;
+  const hierarchy: { level: number; text: string }[] = [];
+  let parts: Part[] = [];
+  let partTokens = 0;
 
-  const flush = () => {
-    if (!pieces.length) return;
-    const byKind = new Map<Chunk["chunk_type"], number>();
-    for (const p of pieces) byKind.set(p.kind, (byKind.get(p.kind) ?? 0) + p.tokens);
-    const [topKind, topTokens] = [...byKind.entries()].sort((a, b) => b[1] - a[1])[0]!;
-    const content = pieces.map((p) => p.text).join("\n\n");
+  const emit = () => {
+    if (!parts.length) return;
+    const content = parts.map((p) => p.text).join("\n\n");
+    const byKind = new Map<Kind, number>();
+    for (const p of parts) byKind.set(p.kind, (byKind.get(p.kind) ?? 0) + p.tokens);
+    let top: Kind = "text";
+    let topTokens = -1;
+    for (const [kind, n] of byKind) if (n > topTokens) [top, topTokens] = [kind, n];
     chunks.push({
       chunk_index: chunks.length,
       content,
-      page_numbers: [...new Set(pieces.map((p) => p.page))].sort((a, b) => a - b),
-      heading_hierarchy: headings.map((h) => h.text),
-      token_count: pieces.reduce((n, p) => n + p.tokens, 0) + pieces.length - 1,
-      chunk_type: topTokens >= 0.6 * tokens ? topKind : "mixed",
+      page_numbers: [...new Set(parts.map((p) => p.page))].sort((a, b) => a - b),
+      heading_hierarchy: hierarchy.map((h) => h.text),
+      token_count: partTokens,
+      chunk_type: partTokens === 0 || topTokens >= DOMINANT_SHARE * partTokens ? top : "mixed",
     });
-    pieces = [];
-    tokens = 0;
+    parts = [];
+    partTokens = 0;
   };
-  const add = (piece: Piece) => {
-    if (pieces.length && tokens + piece.tokens + 1 > opts.maxTokens) flush();
-    pieces.push(piece);
-    tokens += piece.tokens + (pieces.length > 1 ? 1 : 0);
+  const add = (part: Part) => {
+    parts.push(part);
+    partTokens += part.tokens;
+  };
+  const onlyHeadings = () => parts.length > 0 && parts.every((p) => p.heading);
+
+  /** Adds an element too large for the room left: its pieces, all but the last as chunks of their own. */
+  const addSplit = (element: Measured, kind: Kind, page: number, firstCap: number) => {
+    const pieces = element.pieces(firstCap);
+    pieces.forEach((piece, i) => {
+      if (piece.text) add({ text: piece.text, tokens: piece.tokens, page, kind, heading: false });
+      if (i < pieces.length - 1) emit();
+    });
   };
 
   for (const page of doc.pages) {
     for (const element of page.elements) {
       const text = element.content.trim();
-      if (!text) continue;
-      if (element.type === "heading") {
-        flush();
-        const level = Number(element.metadata?.level) || 1;
-        while (headings.length && headings.at(-1)!.level >= level) headings.pop();
-        headings.push({ level, text });
-        add({ text, tokens: count(text), page: page.page_number, kind: "text" });
-        continue;
-      }
+      if (!text) continue; // figures without a caption, empty blocks
       const kind = KIND[element.type];
-      const n = count(text);
-      if (n <= opts.maxTokens) {
-        add({ text, tokens: n, page: page.page_number, kind });
+      const measured = (element.type === "table" ? measureTable : measureText)(text, maxTokens, overlapTokens, count);
+      const { tokens } = measured;
+      const pageNumber = page.page_number;
+
+      if (element.type === "heading") {
+        const level = headingLevel(element);
+        const deeper = hierarchy.length > 0 && level > hierarchy.at(-1)!.level;
+        // Only headings so far: a subsection carries them into its first chunk; otherwise
+        // (or with body text) the current chunk is complete.
+        if (!(onlyHeadings() && deeper && partTokens + tokens <= maxTokens / 2)) emit();
+        while (hierarchy.length && hierarchy.at(-1)!.level >= level) hierarchy.pop();
+        hierarchy.push({ level, text: text.replace(/\s+/g, " ") });
+        if (tokens <= maxTokens) add({ text, tokens, page: pageNumber, kind, heading: true });
+        else addSplit(measured, kind, pageNumber, maxTokens); // a "heading" as long as a chunk
         continue;
       }
-      const parts = element.type === "table" ? splitTable(text, count, opts.maxTokens) : splitLong(text, count, opts);
-      for (const part of parts) add({ text: part, tokens: count(part), page: page.page_number, kind });
+
+      if (partTokens + tokens <= maxTokens) {
+        add({ text, tokens, page: pageNumber, kind, heading: false });
+      } else if (onlyHeadings() && maxTokens - partTokens >= maxTokens / 2) {
+        // Keep the section's heading with the start of its body.
+        addSplit(measured, kind, pageNumber, maxTokens - partTokens);
+      } else {
+        emit();
+        if (tokens <= maxTokens) add({ text, tokens, page: pageNumber, kind, heading: false });
+        else addSplit(measured, kind, pageNumber, maxTokens);
+      }
     }
   }
-  flush();
+  emit();
   return chunks;
 }

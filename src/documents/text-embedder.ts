@@ -1,121 +1,241 @@
 /**
- * The sentence-embedding model for document chunks and search queries, run locally by
- * transformers.js from `<modelsDir>/<model>/` (tokenizer.json, tokenizer_config.json, config.json,
- * onnx/model_quantized.onnx) with remote loading disabled. The tokenizer alone is enough to size
- * chunks; embedding needs the weights, and a missing file is an error naming its path.
+ * The sentence-embedding model for document chunks and search queries (default
+ * all-MiniLM-L6-v2: 384-d, 256 word pieces), run locally by transformers.js + onnxruntime-node
+ * from one folder of the models directory:
+ *
+ *   <modelsDir>/<model>/config.json, tokenizer.json, tokenizer_config.json, onnx/model_quantized.onnx
+ *
+ * - Nothing is ever downloaded. Remote loading is disabled (`env.allowRemoteModels = false`,
+ *   `local_files_only`), the folder is loaded by its absolute path (which transformers.js never
+ *   turns into a Hub URL, and which keeps its per-model-id caches of configs and file lists apart
+ *   for two models directories holding a folder of the same name), and transformers.js's own
+ *   `env.fetch` is replaced by one that refuses http(s) URLs, so even a library code path that
+ *   ignores those settings cannot reach the network.
+ * - The tokenizer alone (tokenizer.json + tokenizer_config.json) is enough to size chunks, so
+ *   chunking is exact even where the weights are not installed; embedding needs the weights.
+ * - Required files are checked up front, so a missing model is an error naming the exact folder or
+ *   file that was looked for (never a fake vector); a failed load is retried on the next call, so a
+ *   site that copies the folder in later needs no restart for the check to pass.
+ * - Everything loads lazily on first use; concurrent callers share one load, and embedding calls
+ *   run one at a time in batches of EMBED_BATCH (ONNX Runtime already uses every core per run).
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { stat } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
 
-/** sentence-transformers models are trained on windows shorter than BERT's 512 positions. */
-const DEFAULT_MAX_TOKENS = 256;
+export interface TextEmbedderOptions {
+  /** The models directory (MEDIABOX_MODELS_DIR). */
+  modelsDir: string;
+  /** Folder name of the model under modelsDir, e.g. "all-MiniLM-L6-v2" (an "owner/name" path works too). */
+  model: string;
+}
 
-interface Tokenizer {
+export interface TokenCounter {
+  /** Word pieces in `text` as the model's tokenizer cuts it, without the [CLS]/[SEP] the model adds. */
   count(text: string): number;
+  /** The longest input the model reads (in tokens, [CLS]/[SEP] included); longer inputs are truncated. */
   maxTokens: number;
 }
 
-type FeatureExtractor = (texts: string[], options: { pooling: "mean"; normalize: boolean }) => Promise<{ data: Float32Array; dims: number[] }>;
-type HfTokenizer = { encode(text: string, options?: { add_special_tokens?: boolean }): number[] };
+/**
+ * sentence-transformers models are trained on and truncate at windows shorter than their 512
+ * positions (all-MiniLM-L6-v2: 256). Used as a ceiling unless the folder has a
+ * sentence_bert_config.json saying otherwise.
+ */
+export const DEFAULT_MAX_TOKENS = 256;
+/** Texts per ONNX Runtime run. */
+export const EMBED_BATCH = 32;
 
-async function transformers(modelsDir: string) {
+const WEIGHTS_FILE = path.join("onnx", "model_quantized.onnx");
+const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
+const MODEL_FILES = ["config.json", ...TOKENIZER_FILES, WEIGHTS_FILE];
+
+/** The parts of transformers.js objects used here (the library types them loosely). */
+interface HfTokenizer {
+  encode(text: string, options?: { add_special_tokens?: boolean }): number[];
+}
+interface FeatureExtractor {
+  (texts: string[], options: { pooling: "mean"; normalize: boolean }): Promise<{ data: Float32Array; dims: number[] }>;
+  tokenizer: object;
+  dispose(): Promise<void>;
+}
+type Transformers = typeof import("@huggingface/transformers");
+
+let fetchGuarded = false;
+
+/** Loads transformers.js configured for local files only (idempotent; process-wide settings). */
+async function offlineTransformers(modelsDir: string): Promise<Transformers> {
   const lib = await import("@huggingface/transformers");
-  lib.env.allowRemoteModels = false;
-  lib.env.allowLocalModels = true;
-  lib.env.localModelPath = modelsDir;
+  const { env } = lib;
+  env.allowRemoteModels = false;
+  env.allowLocalModels = true;
+  env.localModelPath = modelsDir;
+  if (!fetchGuarded) {
+    // transformers.js captured globalThis.fetch at import and uses it only for remote files (local
+    // ones are read from disk). Refuse anything that would leave the machine; other URLs go to
+    // the current globalThis.fetch.
+    fetchGuarded = true;
+    env.fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+      if (/^\s*https?:/i.test(url)) {
+        return Promise.reject(new Error(`model files load only from the models directory; refused to fetch ${url}`));
+      }
+      return globalThis.fetch(input, init);
+    };
+  }
   return lib;
 }
 
+const isFile = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
+const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
 export class TextEmbedder {
   readonly modelId: string;
-  private readonly folder: string;
+  /** Absolute path of the model's folder. */
+  readonly folder: string;
+  /** Absolute path of the weights file embedding needs. */
+  readonly weightsPath: string;
   private readonly modelsDir: string;
-  private tokenizerLoad: Promise<Tokenizer> | null = null;
+  /** Set when the model name cannot be a folder under modelsDir; every call rejects with it. */
+  private readonly nameError: string | null;
+  private tokenizerLoad: Promise<TokenCounter> | null = null;
   private extractorLoad: Promise<FeatureExtractor> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
+  private dim: number | null = null;
 
-  constructor(options: { modelsDir: string; model: string }) {
-    this.modelsDir = resolve(options.modelsDir);
+  constructor(options: TextEmbedderOptions) {
+    this.modelsDir = path.resolve(options.modelsDir);
     this.modelId = options.model;
-    this.folder = join(this.modelsDir, options.model);
+    this.folder = path.resolve(this.modelsDir, options.model);
+    this.weightsPath = path.join(this.folder, WEIGHTS_FILE);
+    const parts = options.model.split(/[\\/]/);
+    this.nameError =
+      !options.model || path.isAbsolute(options.model) || parts.some((p) => p === "" || p === "." || p === "..")
+        ? `text embedding model name "${options.model}" must be a folder name inside the models directory ${this.modelsDir}`
+        : null;
   }
 
-  get weightsPath(): string {
-    return join(this.folder, "onnx", "model_quantized.onnx");
+  /** Rejects naming the folder, or the first missing file, of `files`. */
+  private async require(files: string[]): Promise<void> {
+    if (this.nameError) throw new Error(this.nameError);
+    if (!(await stat(this.folder).catch(() => null))?.isDirectory()) {
+      throw new Error(`text embedding model "${this.modelId}" is not installed: folder ${this.folder} does not exist`);
+    }
+    for (const file of files) {
+      const full = path.join(this.folder, file);
+      if (!(await isFile(full))) throw new Error(`text embedding model "${this.modelId}" is not installed: ${full} is missing`);
+    }
   }
 
-  private require(file: string): void {
-    if (!existsSync(this.folder)) throw new Error(`text embedding model "${this.modelId}" is not installed: folder ${this.folder} does not exist`);
-    const path = join(this.folder, file);
-    if (!existsSync(path)) throw new Error(`text embedding model "${this.modelId}" is not installed: ${path} is missing`);
+  private async readJson(file: string): Promise<Record<string, unknown>> {
+    try {
+      return JSON.parse(await readFile(path.join(this.folder, file), "utf8")) as Record<string, unknown>;
+    } catch {
+      return {};
+    }
   }
 
-  private maxTokens(): number {
-    const read = (file: string) => {
-      try {
-        return JSON.parse(readFileSync(join(this.folder, file), "utf8")) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    };
-    const fromSentenceConfig = Number(read("sentence_bert_config.json").max_seq_length);
-    if (Number.isInteger(fromSentenceConfig) && fromSentenceConfig > 0) return fromSentenceConfig;
-    const limits = [Number(read("tokenizer_config.json").model_max_length), Number(read("config.json").max_position_embeddings), DEFAULT_MAX_TOKENS];
-    return Math.min(...limits.filter((n) => Number.isInteger(n) && n > 0));
+  /**
+   * The model's window: sentence_bert_config.json `max_seq_length` when present, else
+   * tokenizer_config `model_max_length` capped by config `max_position_embeddings` and by
+   * DEFAULT_MAX_TOKENS (all-MiniLM-L6-v2 ships 512/512 there but was trained for 256).
+   */
+  private async maxTokens(): Promise<number> {
+    const positive = (n: unknown) => (typeof n === "number" && Number.isInteger(n) && n > 0 ? n : null);
+    const sentence = positive((await this.readJson("sentence_bert_config.json")).max_seq_length);
+    const limits = [
+      sentence ?? DEFAULT_MAX_TOKENS,
+      positive((await this.readJson("tokenizer_config.json")).model_max_length),
+      positive((await this.readJson("config.json")).max_position_embeddings),
+    ];
+    return Math.min(...limits.filter((n): n is number => n !== null));
   }
 
-  tokenizer(): Promise<Tokenizer> {
+  /** Token counting with the model's own tokenizer (needs only tokenizer.json + tokenizer_config.json). */
+  tokenizer(): Promise<TokenCounter> {
     this.tokenizerLoad ??= (async () => {
-      this.require("tokenizer.json");
-      this.require("tokenizer_config.json");
-      const lib = await transformers(this.modelsDir);
-      const tokenizer = (await lib.AutoTokenizer.from_pretrained(this.modelId, { local_files_only: true })) as unknown as HfTokenizer;
-      return { count: (text: string) => tokenizer.encode(text, { add_special_tokens: false }).length, maxTokens: this.maxTokens() };
+      await this.require(TOKENIZER_FILES);
+      const { AutoTokenizer } = await offlineTransformers(this.modelsDir);
+      let tokenizer: HfTokenizer;
+      try {
+        tokenizer = (await AutoTokenizer.from_pretrained(this.folder, { local_files_only: true })) as unknown as HfTokenizer;
+      } catch (err) {
+        throw new Error(`could not load the tokenizer of text embedding model "${this.modelId}" from ${this.folder}: ${message(err)}`, { cause: err });
+      }
+      const maxTokens = await this.maxTokens();
+      return { count: (text: string) => (text ? tokenizer.encode(text, { add_special_tokens: false }).length : 0), maxTokens };
     })();
+    // A failed load is retried on the next call (the site may install the folder meanwhile).
     this.tokenizerLoad.catch(() => (this.tokenizerLoad = null));
     return this.tokenizerLoad;
   }
 
+  /** True when every file embedding needs is present (weights, config, tokenizer). */
   async available(): Promise<boolean> {
-    return existsSync(this.weightsPath) && existsSync(join(this.folder, "tokenizer.json"));
+    if (this.nameError) return false;
+    for (const file of MODEL_FILES) if (!(await isFile(path.join(this.folder, file)))) return false;
+    return true;
   }
 
   private extractor(): Promise<FeatureExtractor> {
     this.extractorLoad ??= (async () => {
-      this.require("config.json");
-      this.require("tokenizer.json");
-      this.require(join("onnx", "model_quantized.onnx"));
-      const lib = await transformers(this.modelsDir);
-      const pipe = await lib.pipeline("feature-extraction", this.modelId, { local_files_only: true, dtype: "q8", device: "cpu" });
-      return pipe as unknown as FeatureExtractor;
+      await this.require(MODEL_FILES);
+      const { pipeline } = await offlineTransformers(this.modelsDir);
+      let pipe: FeatureExtractor;
+      try {
+        pipe = (await pipeline("feature-extraction", this.folder, {
+          local_files_only: true,
+          dtype: "q8", // selects onnx/model_quantized.onnx
+          device: "cpu",
+        })) as unknown as FeatureExtractor;
+      } catch (err) {
+        throw new Error(`could not load text embedding model "${this.modelId}" from ${this.folder}: ${message(err)}`, { cause: err });
+      }
+      // The pipeline truncates at the tokenizer's model_max_length (512 for MiniLM); truncate at
+      // the window the model was trained for instead, as sentence-transformers does.
+      Object.defineProperty(pipe.tokenizer, "model_max_length", { value: await this.maxTokens(), configurable: true });
+      return pipe;
     })();
     this.extractorLoad.catch(() => (this.extractorLoad = null));
     return this.extractorLoad;
   }
 
-  /** L2-normalized, mean-pooled vectors, one per text. Calls run one at a time (onnxruntime already uses every core). */
-  embed(texts: string[]): Promise<Float32Array[]> {
-    const run = this.queue.then(async () => {
-      if (texts.length === 0) return [];
-      const extract = await this.extractor();
-      const output = await extract(texts, { pooling: "mean", normalize: true });
-      const dim = output.dims.at(-1)!;
-      return texts.map((_, i) => output.data.slice(i * dim, (i + 1) * dim));
-    });
+  /** Runs `task` after every earlier embedding call has settled. */
+  private serial<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(task);
     this.queue = run.catch(() => undefined);
     return run;
   }
 
-  private dim: number | null = null;
+  /** L2-normalized, mean-pooled vectors, one per text, in order. Rejects naming the missing file when the model is not installed. */
+  embed(texts: string[]): Promise<Float32Array[]> {
+    return this.serial(async () => {
+      const extract = await this.extractor();
+      const vectors: Float32Array[] = [];
+      for (let start = 0; start < texts.length; start += EMBED_BATCH) {
+        const batch = texts.slice(start, start + EMBED_BATCH);
+        const output = await extract(batch, { pooling: "mean", normalize: true });
+        const dim = output.dims.at(-1)!;
+        for (let i = 0; i < batch.length; i++) vectors.push(output.data.slice(i * dim, (i + 1) * dim));
+      }
+      return vectors;
+    });
+  }
 
+  /** Length of the vectors embed returns (runs the model once). */
   async dimension(): Promise<number> {
-    this.dim ??= (await this.embed(["dimension probe"]))[0]!.length;
+    this.dim ??= (await this.embed(["dimension"]))[0]!.length;
     return this.dim;
   }
 
+  /** Releases the ONNX Runtime session; a later call loads the model again. */
   async close(): Promise<void> {
-    const extractor = await this.extractorLoad?.catch(() => null);
-    await (extractor as unknown as { dispose?: () => Promise<void> } | null)?.dispose?.();
-    this.extractorLoad = null;
+    await this.serial(async () => {
+      const load = this.extractorLoad;
+      this.extractorLoad = null;
+      this.dim = null;
+      const pipe = await load?.catch(() => null);
+      await pipe?.dispose();
+    });
   }
 }

@@ -1,7 +1,7 @@
 /**
- * Hybrid search over document chunks: keyword matching (FTS5, BM25) and, when the text model is
- * installed, vector similarity (sqlite-vec), fused by reciprocal rank fusion so exact
- * identifiers and rare words are found as well as paraphrases.
+ * Hybrid search over document chunks: keyword matching (FTS5, BM25, common words left out) and,
+ * when the text model is installed, vector similarity (the chunk vectors of sqlite-vec), fused by
+ * reciprocal rank fusion so exact identifiers and rare words are found as well as paraphrases.
  *
  * similarity_score is the fused score scaled to 0-1: each signal contributes 1/(60 + rank) for a
  * chunk it ranks, and the sum is divided by what a chunk ranked first by every available signal
@@ -50,11 +50,37 @@ export interface SearchOutcome {
   signals: { keyword: boolean; vector: boolean; vector_model: string | null; vector_unavailable_reason: string | null };
 }
 
-/** FTS5 query: every word as a quoted term, OR-ed, so BM25 ranks chunks by how many rare words match. */
-export function keywordQuery(text: string): string | null {
-  const words = text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}_-]*/gu) ?? [];
-  const terms = [...new Set(words)].slice(0, 64).map((w) => `"${w.replaceAll('"', "")}"`);
-  return terms.length ? terms.join(" OR ") : null;
+/** Terms as the chunk index's tokenizer (unicode61, diacritics removed) cuts them. */
+function tokens(text: string): string[] {
+  return text.toLowerCase().normalize("NFKD").replace(/\p{M}/gu, "").match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** A term that occurs in more than this share of all chunks is left out of the keyword query. */
+const COMMON_TERM_SHARE = 0.1;
+const MIN_TERMS = 1;
+
+/**
+ * FTS5 query: each query word (identifiers like "VX-4471" kept as one phrase) as an OR-ed term,
+ * so BM25 ranks chunks by how many rare words they match. Words found in more than 10% of the
+ * chunks are left out, keeping at least the rarest one: they would match (and make BM25 score)
+ * most of the index while ranking nothing.
+ */
+export function keywordQuery(db: Database, text: string): string | null {
+  const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}_-]*/gu) ?? [])].slice(0, 64);
+  if (!words.length) return null;
+  const docCount = db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?");
+  const total = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
+  const scored = words
+    .map((word) => {
+      const parts = tokens(word);
+      const frequency = parts.length ? Math.min(...parts.map((t) => docCount.get(t)?.doc ?? 0)) : 0;
+      return { phrase: `"${parts.join(" ")}"`, frequency, empty: parts.length === 0 };
+    })
+    .filter((w) => !w.empty && w.frequency > 0)
+    .sort((a, b) => a.frequency - b.frequency);
+  if (!scored.length) return null;
+  const informative = scored.filter((w, i) => i < MIN_TERMS || w.frequency <= total * COMMON_TERM_SHARE);
+  return informative.map((w) => w.phrase).join(" OR ");
 }
 
 const CHUNK_COLUMNS = `c.seq, c.id, c.file_id, c.chunk_index, c.content, c.page_numbers, c.heading_hierarchy, c.token_count, c.chunk_type,
@@ -65,7 +91,7 @@ function scopeSql(documentIds: string[] | null): string {
 }
 
 function keywordCandidates(db: Database, req: SearchRequest): ChunkRow[] {
-  const match = keywordQuery(req.query);
+  const match = keywordQuery(db, req.query);
   if (!match) return [];
   const params: (string | number)[] = [match, req.orgId];
   if (req.documentIds) params.push(JSON.stringify(req.documentIds));

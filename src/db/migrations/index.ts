@@ -8,6 +8,7 @@ import customSchemas from "./003_custom_schemas.ts";
 import library from "./004_library.ts";
 import images from "./005_images.ts";
 import documents from "./006_documents.ts";
+import chunkVocabulary from "./007_chunk_vocabulary.ts";
 
 export interface Migration {
   version: number;
@@ -22,4 +23,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 4, name: "library", sql: library },
   { version: 5, name: "images", sql: images },
   { version: 6, name: "documents", sql: documents },
+  { version: 7, name: "chunk_vocabulary", sql: chunkVocabulary },
 ];

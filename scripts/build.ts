@@ -1,14 +1,22 @@
 /**
- * Builds dist/mediabox: one executable with the server, its dependencies, the docs assets and
- * the sqlite-vec extension inside. Run with `npm run build`.
+ * Builds dist/mediabox: one self-contained executable with the server, its dependencies, the docs
+ * assets and everything native or loaded by path at run time: the sqlite-vec extension, sharp
+ * with libvips, ONNX Runtime (for transformers.js models), the @napi-rs/canvas addon and pdf.js's
+ * worker and font data, and the media code and models (tesseract worker, language data and wasm
+ * cores; the tfjs runtime with Human's and MobileNetV2's models). Nothing is read from beside it;
+ * what must be a real file is written to the native cache (src/native/extract.ts) on first use.
+ * Run with `npm run build`.
  */
-import { cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import type { BunPlugin } from "bun";
 import { getLoadablePath } from "sqlite-vec";
+import { EMBEDDED_ASSETS } from "../src/native/packages.ts";
 
 const root = resolve(import.meta.dir, "..");
+const extractModule = JSON.stringify(resolve(root, "src/native/extract.ts"));
 
 /** Replaces `sqlite-vec` with a module that embeds vec0 and extracts it at run time. */
 const embedSqliteVec: BunPlugin = {
@@ -19,7 +27,7 @@ const embedSqliteVec: BunPlugin = {
       loader: "ts",
       contents: `
         import vec0 from ${JSON.stringify(getLoadablePath())} with { type: "file" };
-        import { extractNative } from ${JSON.stringify(resolve(root, "src/native/extract.ts"))};
+        import { extractNative } from ${extractModule};
         export function getLoadablePath(): string { return extractNative(vec0, "vec0.so"); }
       `,
     }));
@@ -27,14 +35,17 @@ const embedSqliteVec: BunPlugin = {
 };
 
 const require = createRequire(import.meta.url);
-const sharpAddon = require.resolve("@img/sharp-linux-x64/package.json").replace(/package\.json$/, "lib/sharp-linux-x64-0.35.5.node");
-const libvipsDir = dirname(require.resolve("@img/sharp-libvips-linux-x64/package.json")) + "/lib";
-const libvips = readdirSync(libvipsDir).find((f) => f.startsWith("libvips-cpp.so"))!;
+const sharpAddonDir = join(dirname(require.resolve("@img/sharp-linux-x64/package.json")), "lib");
+const sharpAddon = readdirSync(sharpAddonDir).find((f) => f.endsWith(".node"));
+const libvipsDir = join(dirname(require.resolve("@img/sharp-libvips-linux-x64/package.json")), "lib");
+const libvips = readdirSync(libvipsDir).find((f) => f.startsWith("libvips-cpp.so"));
+if (!sharpAddon || !libvips) throw new Error(`sharp's linux-x64 addon or libvips is not installed (${sharpAddonDir}, ${libvipsDir})`);
 
 /**
- * Replaces sharp's addon loader (dist/sharp.mjs) with one that unpacks the embedded addon and
- * libvips to the native cache, preloads libvips (so the addon's NEEDED entry resolves by soname,
- * whatever its RPATH says) and loads the addon from there.
+ * Replaces sharp's addon loader (dist/sharp.mjs, which require()s the addon by a computed path
+ * Bun cannot follow) with one that unpacks the embedded addon and libvips to the native cache,
+ * preloads libvips (so the addon's NEEDED entry resolves by soname, whatever its RPATH says) and
+ * loads the addon from there.
  */
 const embedSharp: BunPlugin = {
   name: "embed-sharp",
@@ -42,29 +53,137 @@ const embedSharp: BunPlugin = {
     build.onLoad({ filter: /sharp[\\/]dist[\\/]sharp\.mjs$/ }, () => ({
       loader: "ts",
       contents: `
-        import { dlopen } from "bun:ffi";
-        import addonFile from ${JSON.stringify(sharpAddon)} with { type: "file" };
+        import addonFile from ${JSON.stringify(join(sharpAddonDir, sharpAddon))} with { type: "file" };
         import vipsFile from ${JSON.stringify(join(libvipsDir, libvips))} with { type: "file" };
-        import { extractNative } from ${JSON.stringify(resolve(root, "src/native/extract.ts"))};
-        dlopen(extractNative(vipsFile, ${JSON.stringify(libvips)}), { vips_version: { args: ["int"], returns: "int" } });
-        const module = { exports: {} as Record<string, unknown> };
+        import { extractNative, preloadSharedLibrary } from ${extractModule};
+        preloadSharedLibrary(extractNative(vipsFile, ${JSON.stringify(libvips)}), "vips_version");
+        const module = { exports: {} as Record<string, any> };
         process.dlopen(module, extractNative(addonFile, "sharp.node"));
+        if (!module.exports._isUsingX64V2()) throw new Error("sharp's prebuilt linux-x64 binaries require a CPU with the x86-64-v2 microarchitecture");
         export default module.exports;
       `,
     }));
   },
 };
 
+const transformersDir = dirname(require.resolve("@huggingface/transformers/package.json"));
+const requireFromTransformers = createRequire(join(transformersDir, "package.json"));
+const ortNodeDir = dirname(requireFromTransformers.resolve("onnxruntime-node/package.json"));
+const ortBinDir = join(ortNodeDir, "bin", "napi-v6", "linux", "x64");
+
+/** Replaces `search` (which must occur exactly once) in a dependency's source, or fails the build. */
+function patchSource(file: string, search: string, replacement: string): string {
+  const source = readFileSync(file, "utf8");
+  if (source.split(search).length !== 2) throw new Error(`${file} no longer contains \`${search}\` exactly once; update scripts/build.ts`);
+  return source.replace(search, () => replacement);
+}
+
 /**
- * Media code that runs outside the main bundle goes beside the binary in dist/mediabox-assets
- * (a compiled binary cannot resolve packages from disk, so each part is pre-bundled into one
- * file with the wasm and model files it reads): the tesseract worker with its wasm cores and the
- * eng language data, and one tfjs runtime (core, wasm backend, layers, Human) with Human's and
- * MobileNetV2's model files.
+ * ONNX Runtime for @huggingface/transformers (text embeddings, and CLIP or captioning models when
+ * a site configures them). transformers.js loads onnxruntime-node with a createRequire() Bun
+ * cannot follow, and onnxruntime-node require()s its addon by a computed path: the first becomes
+ * a static import, the second a module that unpacks libonnxruntime and the addon to the native
+ * cache, preloads the library (the addon finds it by soname) and loads the addon. All of it is
+ * reached only through transformers.js's dynamic import, so nothing loads before a model does.
  */
-async function buildAssets(): Promise<void> {
-  const target = resolve(root, "dist/mediabox-assets");
-  rmSync(target, { recursive: true, force: true });
+const embedOnnxRuntime: BunPlugin = {
+  name: "embed-onnxruntime",
+  setup(build) {
+    build.onLoad({ filter: /@huggingface[\\/]transformers[\\/]dist[\\/]transformers\.node\.mjs$/ }, (args) => ({
+      loader: "js",
+      contents:
+        `import __mediaboxOrtNode from "onnxruntime-node";\n` +
+        patchSource(args.path, `var onnx_node_default = requireFromHere("onnxruntime-node");`, `var onnx_node_default = __mediaboxOrtNode;`),
+    }));
+    build.onLoad({ filter: /onnxruntime-node[\\/]dist[\\/]binding\.js$/ }, (args) => ({
+      loader: "js",
+      contents: patchSource(
+        args.path,
+        "require(`../bin/napi-v6/${process.platform}/${process.arch}/onnxruntime_binding.node`)",
+        `require("mediabox-embedded:onnxruntime-binding").loadBinding()`,
+      ),
+    }));
+    build.onResolve({ filter: /^mediabox-embedded:onnxruntime-binding$/ }, () => ({ path: "onnxruntime-binding", namespace: "mediabox-embedded" }));
+    build.onLoad({ filter: /^onnxruntime-binding$/, namespace: "mediabox-embedded" }, () => ({
+      loader: "ts",
+      contents: `
+        import bindingFile from ${JSON.stringify(join(ortBinDir, "onnxruntime_binding.node"))} with { type: "file" };
+        import libraryFile from ${JSON.stringify(join(ortBinDir, "libonnxruntime.so.1"))} with { type: "file" };
+        import { extractNative, preloadSharedLibrary } from ${extractModule};
+        export function loadBinding(): unknown {
+          preloadSharedLibrary(extractNative(libraryFile, "libonnxruntime.so.1"), "OrtGetApiBase");
+          const module = { exports: {} };
+          process.dlopen(module, extractNative(bindingFile, "onnxruntime_binding.node"));
+          return module.exports;
+        }
+      `,
+    }));
+  },
+};
+
+const canvasAddonDir = dirname(require.resolve("@napi-rs/canvas-linux-x64-gnu/package.json"));
+const canvasAddon = readdirSync(canvasAddonDir).find((f) => f.endsWith(".node"));
+if (!canvasAddon) throw new Error(`@napi-rs/canvas's linux-x64-gnu addon is not installed (${canvasAddonDir})`);
+
+/**
+ * pdf.js (documents): in Node it loads @napi-rs/canvas (DOMMatrix, Path2D, ImageData and the
+ * canvas scans are rendered on) through a createRequire() Bun cannot follow, and its in-process
+ * "fake worker" with import() of a path relative to itself. The first becomes a static require()
+ * (reached only when pdf.js itself is imported, lazily, by extract-pdf.ts); the canvas addon (no
+ * shared libraries beyond libc) is unpacked to the native cache and loaded from there. The
+ * worker module (2.3 MB, so not parsed at every start) is imported from the embedded tree.
+ */
+const embedPdfJs: BunPlugin = {
+  name: "embed-pdfjs",
+  setup(build) {
+    build.onLoad({ filter: /pdfjs-dist[\\/]legacy[\\/]build[\\/]pdf\.mjs$/ }, (args) => {
+      const requireCall = `process.getBuiltinModule("module").createRequire(import.meta.url)`;
+      let source = readFileSync(args.path, "utf8");
+      if (!source.includes(requireCall)) throw new Error(`${args.path} no longer has \`${requireCall}\`; update scripts/build.ts`);
+      source = source.replaceAll(requireCall, "__mediaboxRequire");
+      const workerImport = /await import\(\s*\/\*webpackIgnore: true\*\/\s*\/\*@vite-ignore\*\/\s*this\.workerSrc\)/;
+      if (!workerImport.test(source)) throw new Error(`${args.path} no longer imports this.workerSrc; update scripts/build.ts`);
+      source = source.replace(workerImport, `await import(__mediaboxPdfWorkerPath())`);
+      const shim = `import { pdfWorkerPath as __mediaboxPdfWorkerPath } from ${JSON.stringify(resolve(root, "src/native/packages.ts"))};
+      const __mediaboxRequire = (id) => {
+        if (id === "@napi-rs/canvas") return require("@napi-rs/canvas");
+        throw new Error(id + " is not embedded in this mediabox binary");
+      };\n`;
+      return { loader: "js", contents: shim + source };
+    });
+    build.onLoad({ filter: /@napi-rs[\\/]canvas[\\/]js-binding\.js$/ }, (args) => ({
+      loader: "js",
+      contents: patchSource(args.path, `require('@napi-rs/canvas-linux-x64-gnu')`, `require("mediabox-embedded:canvas-binding").loadBinding()`),
+    }));
+    build.onResolve({ filter: /^mediabox-embedded:canvas-binding$/ }, () => ({ path: "canvas-binding", namespace: "mediabox-embedded" }));
+    build.onLoad({ filter: /^canvas-binding$/, namespace: "mediabox-embedded" }, () => ({
+      loader: "ts",
+      contents: `
+        import addonFile from ${JSON.stringify(join(canvasAddonDir, canvasAddon))} with { type: "file" };
+        import { extractNative } from ${extractModule};
+        export function loadBinding(): unknown {
+          const module = { exports: {} };
+          process.dlopen(module, extractNative(addonFile, ${JSON.stringify(canvasAddon)}));
+          return module.exports;
+        }
+      `,
+    }));
+  },
+};
+
+// Of Human's models (28 MB), only those vision-tfjs.ts loads (HUMAN_MODEL_FILES there).
+const HUMAN_MODELS = ["centernet", "blazeface", "facemesh"];
+
+/**
+ * Media code that runs outside the main bundle, staged in `<stage>/mediabox-assets` and embedded
+ * as that directory tree (src/native/packages.ts writes it out to the native cache on first use).
+ * A compiled binary cannot resolve packages from disk, so each part is pre-bundled into one file
+ * with the wasm and model files it reads: the tesseract worker with its wasm cores and the eng
+ * language data, and one tfjs runtime (core, wasm backend, layers, Human) with Human's and
+ * MobileNetV2's model files. manifest.json lists the files and their combined content hash.
+ */
+async function stageAssets(stage: string): Promise<string> {
+  const target = join(stage, EMBEDDED_ASSETS);
   const tesseract = join(target, "tesseract");
   const worker = await Bun.build({
     entrypoints: [require.resolve("tesseract.js/src/worker-script/node/index.js")],
@@ -82,8 +201,7 @@ async function buildAssets(): Promise<void> {
   const humanMain = require.resolve("@vladmandic/human");
   const requireFromHuman = createRequire(humanMain);
   const requireFromTfjs = createRequire(require.resolve("@tensorflow/tfjs"));
-  const entry = join(vision, "entry.cjs");
-  mkdirSync(vision, { recursive: true });
+  const entry = join(stage, "vision-entry.cjs");
   writeFileSync(
     entry,
     `module.exports = {
@@ -94,28 +212,50 @@ async function buildAssets(): Promise<void> {
     };`,
   );
   const runtime = await Bun.build({ entrypoints: [entry], target: "bun", format: "cjs", outdir: vision, naming: "runtime.js", minify: true });
-  rmSync(entry);
   if (!runtime.success) throw new AggregateError(runtime.logs, "vision runtime bundle failed");
   const wasmDir = dirname(requireFromHuman.resolve("@tensorflow/tfjs-backend-wasm"));
   mkdirSync(join(vision, "wasm"), { recursive: true });
   for (const file of readdirSync(wasmDir).filter((f) => f.endsWith(".wasm"))) cpSync(join(wasmDir, file), join(vision, "wasm", file));
-  cpSync(join(dirname(humanMain), "..", "models"), join(vision, "human-models"), { recursive: true });
+  const humanModels = join(dirname(humanMain), "..", "models");
+  for (const model of HUMAN_MODELS) {
+    for (const ext of ["json", "bin"]) cpSync(join(humanModels, `${model}.${ext}`), join(vision, "human-models", `${model}.${ext}`));
+  }
   cpSync(join(dirname(require.resolve("nsfwjs")), "..", "models", "mobilenet_v2"), join(vision, "mobilenet_v2"), { recursive: true });
-  console.log("wrote dist/mediabox-assets (tesseract worker and data, tfjs runtime and vision models)");
+  // pdf.js's worker module and its data for the 14 standard PDF fonts (both read in place from the
+  // binary; see packages.ts).
+  const pdfjs = dirname(require.resolve("pdfjs-dist/package.json"));
+  cpSync(join(pdfjs, "standard_fonts"), join(target, "pdfjs", "standard_fonts"), { recursive: true });
+  cpSync(join(pdfjs, "legacy", "build", "pdf.worker.mjs"), join(target, "pdfjs", "pdf.worker.mjs"));
+
+  const files = (readdirSync(target, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
+    .filter((d) => d.isFile())
+    .map((d) => relative(target, join(d.parentPath, d.name)).split(sep).join("/"))
+    .sort();
+  const hash = new Bun.CryptoHasher("sha256");
+  for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(target, file)));
+  writeFileSync(join(target, "manifest.json"), JSON.stringify({ digest: hash.digest("hex").slice(0, 16), files }, null, 1));
+  return target;
 }
 
 const started = performance.now();
-const result = await Bun.build({
-  entrypoints: [resolve(root, "src/main.ts")],
-  compile: { outfile: resolve(root, "dist/mediabox") },
-  minify: true,
-  sourcemap: "linked",
-  plugins: [embedSqliteVec, embedSharp],
-});
+// A tree left beside the binary by older builds would hide a binary that is missing something.
+rmSync(resolve(root, "dist", EMBEDDED_ASSETS), { recursive: true, force: true });
+const stage = mkdtempSync(join(tmpdir(), "mediabox-build-"));
+let result: Bun.BuildOutput;
+try {
+  result = await Bun.build({
+    entrypoints: [resolve(root, "src/main.ts")],
+    compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
+    minify: true,
+    sourcemap: "linked",
+    plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs],
+  });
+} finally {
+  rmSync(stage, { recursive: true, force: true });
+}
 if (!result.success) {
   for (const log of result.logs) console.error(log);
   process.exit(1);
 }
-await buildAssets();
 const size = Bun.file(resolve(root, "dist/mediabox")).size;
 console.log(`built dist/mediabox (${(size / 1024 ** 2).toFixed(1)} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -181,9 +181,10 @@ describe("sessions", () => {
 
   test("stuck files: queued longer than stuck_minutes", async () => {
     const tenant = server.tenant();
-    const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([png(9, 9, 9) as Uint8Array<ArrayBuffer>]), "s.png"); return f; })());
-    // Let its processing job finish first, then make it look like a file whose job never ran.
-    for (let i = 0; i < 200 && !(await tenant.api.get(`/files/uploads-status/${up.body.image_id}`)).body.is_terminal; i++) await Bun.sleep(25);
+    const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([png(9, 9, 9) as Uint8Array<ArrayBuffer>]), "s.png"); f.append("auto_describe", "false"); return f; })());
+    // Let its processing job finish first (the first image loads the OCR engine), then make it
+    // look like a file whose job never ran.
+    for (let i = 0; i < 1200 && !(await tenant.api.get(`/files/uploads-status/${up.body.image_id}`)).body.is_terminal; i++) await Bun.sleep(25);
     const old = new Date(Date.now() - 45 * 60_000).toISOString();
     server.ctx.db.query("UPDATE files SET processing_status = 'queued', updated_at = ? WHERE id = ?").run(old, up.body.image_id);
     const stuck = await tenant.api.get("/files/sessions/stuck?stuck_minutes=30");
@@ -191,5 +192,5 @@ describe("sessions", () => {
     expect(stuck.body.images[0]).toMatchObject({ image_id: up.body.image_id, is_stuck: true, is_terminal: false, unified_status: "queued" });
     expect((await tenant.api.get("/files/sessions/stuck?stuck_minutes=60")).body.stuck_count).toBe(0);
     expect((await tenant.api.get("/files/sessions/stuck?stuck_minutes=0")).status).toBe(400);
-  });
+  }, 40_000);
 });

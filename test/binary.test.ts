@@ -1,18 +1,21 @@
 /**
- * Builds dist/mediabox and runs it from an unrelated directory: the executable must carry
- * everything it needs (docs assets, migrations, sqlite-vec, sharp and libvips) and find the media
- * packages in mediabox-assets/ beside it (OCR, vision models).
+ * Builds dist/mediabox, copies it alone into an unrelated directory and runs it there: the
+ * executable must carry everything it needs (docs assets, migrations, sqlite-vec, sharp and
+ * libvips, the tesseract worker with its language data, the tfjs runtime and vision models).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
+import { buildFixtureEmbeddingModel, fixtureTokenizerAvailable } from "./support/embedding-model.ts";
 import { tempDir } from "./support/server.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
 
 const root = join(import.meta.dir, "..");
-const binary = join(root, "dist", "mediabox");
+const built = join(root, "dist", "mediabox");
 const workDir = tempDir("mediabox-binary-");
+// Alone in a directory of its own: nothing beside it, no node_modules above it.
+const binary = join(workDir, "bin", "mediabox");
 const nativeCache = join(workDir, "native-cache");
 const env = { MEDIABOX_NATIVE_CACHE: nativeCache };
 let server: ServerProcess | null = null;
@@ -20,6 +23,10 @@ let server: ServerProcess | null = null;
 beforeAll(async () => {
   const build = await run([process.execPath, join(root, "scripts", "build.ts")], { cwd: root });
   if (build.exitCode !== 0) throw new Error(`build failed:\n${build.stdout}\n${build.stderr}`);
+  // Older builds wrote media assets beside the binary; nothing may be left there.
+  expect(readdirSync(join(root, "dist")).filter((f) => f.includes("assets"))).toEqual([]);
+  mkdirSync(join(workDir, "bin"));
+  copyFileSync(built, binary);
 }, 180_000);
 
 afterAll(async () => {
@@ -41,7 +48,8 @@ test("the built executable administers and serves from any directory", async () 
   const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { status: string; checks: Record<string, { detail: string }> };
   expect(ready.status).toBe("ready");
   expect(ready.checks.vector_search!.detail).toMatch(/^sqlite-vec v/);
-  // sqlite-vec, libvips and the sharp addon, each in a directory named by its content hash.
+  // sqlite-vec, libvips and the sharp addon, each in a directory named by its content hash. ONNX
+  // Runtime, the canvas addon and the media assets are written out only when first used.
   expect(readdirSync(nativeCache).length).toBe(3);
 
   const projects = await fetch(`${server.url}/api/v2/projects`, { headers: { authorization: `Bearer ${key}` } });
@@ -52,26 +60,60 @@ test("the built executable administers and serves from any directory", async () 
   const spec = await fetch(`${server.url}/api/v2/openapi.json`);
   expect(((await spec.json()) as { openapi: string }).openapi).toStartWith("3.1");
 
-  // The image pipeline inside the binary: sharp variants, tesseract OCR (worker thread and
-  // language data from mediabox-assets), the tfjs models and the description.
+  // The image pipeline inside the binary: sharp variants, tesseract OCR (worker thread, wasm core
+  // and language data), the tfjs models (Human for the description, MobileNetV2 embeddings).
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="900" height="200"><rect width="100%" height="100%" fill="white"/>
     <text x="40" y="120" font-family="DejaVu Sans" font-size="56" fill="black">HELLO BINARY</text></svg>`;
   const png = await sharp(Buffer.from(svg)).png().toBuffer();
   const form = new FormData();
   form.append("file", new File([png], "hello.png"));
   const headers = { authorization: `Bearer ${key}` };
-  const uploaded = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: form, headers })).json()) as { image_id: string };
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const status = (await (await fetch(`${server.url}/api/v2/files/uploads-status/${uploaded.image_id}`, { headers })).json()) as { is_terminal: boolean };
-    if (status.is_terminal) break;
+  const upload = await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: form, headers });
+  expect(upload.status).toBe(201);
+  const { image_id: id } = (await upload.json()) as { image_id: string };
+  const deadline = Date.now() + 45_000;
+  for (;;) {
+    const status = (await (await fetch(`${server.url}/api/v2/files/uploads-status/${id}`, { headers })).json()) as { is_terminal: boolean };
+    if (status.is_terminal || Date.now() > deadline) break;
     await Bun.sleep(100);
   }
-  const file = (await (await fetch(`${server.url}/api/v2/files/${uploaded.image_id}`, { headers })).json()) as Record<string, unknown>;
+  const file = (await (await fetch(`${server.url}/api/v2/files/${id}`, { headers })).json()) as Record<string, unknown>;
   expect([file.variant_status, file.variant_count]).toEqual(["completed", 4]);
   expect(String(file.visible_text)).toContain("HELLO BINARY");
-  expect(file.description_status).toBe("completed");
+  expect([file.description_status, file.description_error ?? null]).toEqual(["completed", null]);
+  // 200 (not 409 EMBEDDING_NOT_READY) only when the image embedding was stored.
+  expect((await fetch(`${server.url}/api/v2/files/${id}/similar`, { headers })).status).toBe(200);
+  // The media assets were written out once, as one tree named by its content hash.
+  const trees = readdirSync(nativeCache).filter((d) => existsSync(join(nativeCache, d, "mediabox-assets")));
+  expect(trees).toHaveLength(1);
+  expect(existsSync(join(nativeCache, trees[0]!, "mediabox-assets", "tesseract", "tesseract-worker.js"))).toBe(true);
 
   expect(await server.stop("SIGTERM")).toBe(0);
   server = null;
-}, 120_000);
+}, 90_000);
+
+// transformers.js with ONNX Runtime (libonnxruntime and its addon are embedded like sharp's):
+// document chunks and the search query are embedded with the fixture sentence model.
+test.skipIf(!fixtureTokenizerAvailable())("the built executable runs ONNX Runtime models from the models directory", async () => {
+  const modelsDir = join(workDir, "models");
+  await buildFixtureEmbeddingModel(modelsDir);
+  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir };
+  expect((await run([binary, "orgs", "create", "Docs Co", "--tier", "ENTERPRISE"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
+  const key = (await run([binary, "keys", "create", "--org", "Docs Co"], { cwd: workDir, env: docsEnv })).stdout.trim();
+  server = await spawnServer([binary], { cwd: workDir, env: docsEnv });
+  const headers = { authorization: `Bearer ${key}` };
+  const form = new FormData();
+  form.append("file", new File(["# Pump manual\n\nThe VX-4471 flange leak is fixed by tightening the bolts.\n"], "manual.md"));
+  expect((await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: form, headers })).status).toBe(201);
+  type Search = { results: { match: { vector_rank: number | null } }[]; retrieval: { vector: boolean; vector_unavailable_reason: string | null } };
+  let search: Search | null = null;
+  for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(100)) {
+    const res = await fetch(`${server.url}/api/v2/files/search`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ query: "flange leak" }) });
+    search = (await res.json()) as Search;
+    if (search.results[0]?.match.vector_rank) break;
+  }
+  expect(search?.retrieval).toMatchObject({ vector: true, vector_unavailable_reason: null });
+  expect(search?.results[0]?.match.vector_rank).toBe(1);
+  expect(await server.stop("SIGTERM")).toBe(0);
+  server = null;
+}, 40_000);

@@ -187,8 +187,13 @@ describe("GET /files/{id}", () => {
 
   test("a document's detail has extracted_text and document_url; markdown format is for images only", async () => {
     const id = await upload(owner, pdf("Quarterly"), "q.pdf");
-    const res = await owner.api.get(`/files/${id}`);
-    expect(res.body).toMatchObject({ media_type: "document", document_type: "pdf", extracted_text: null, text_extraction_status: "pending" });
+    let res = await owner.api.get(`/files/${id}`);
+    for (let i = 0; i < 200 && res.body.text_extraction_status !== "completed"; i++) {
+      await Bun.sleep(25);
+      res = await owner.api.get(`/files/${id}`);
+    }
+    expect(res.body).toMatchObject({ media_type: "document", document_type: "pdf", text_extraction_status: "completed", page_count: 1 });
+    expect(res.body.extracted_text).toContain("Quarterly");
     expect(res.body.document_url).toContain("/s3/");
     expect((await owner.api.get(`/files/${id}?format=markdown`)).status).toBe(400);
   });

@@ -1,340 +1,383 @@
 /**
- * PDF extraction with pdf.js: per page, text items become lines (by baseline) and lines become
- * blocks (by vertical gaps, font size and shape), typed as headings (font size well above the
- * document's body size; levels by the document's distinct heading sizes), tables (rows of cells
- * at aligned columns), lists, key-value blocks and paragraphs; images painted on the page become
- * figures. A page with no text layer is a scan: its largest image is read by OCR (pdf.js decodes
- * the image; no page rendering needed). Boxes are normalized to the page, origin top-left.
+ * PDF extraction with pdf.js. Per page: the text layer's items become lines, blocks and typed
+ * elements (extract-layout.ts); images painted on the page become figures (from the operator list,
+ * tracking the transformation matrix). A page with (almost) no text layer but an image on it is a
+ * scan: it is rendered at 200 dpi and read by OCR. Heading levels and the body size are judged over
+ * the whole document, so pages are laid out after all of them were read.
+ *
+ * Speed: pdf.js is imported once, pages are never rendered unless they need OCR, and the operator
+ * list (as costly as the text itself) is only asked for when the file holds image objects at all
+ * or the page has no text. The next page is read while the current one is laid out.
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { classifyLines } from "./extract-text.ts";
+import { completedPage, documentText, failedPage, interrupted, round4 } from "./extract-common.ts";
+import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normalizedBox, withFigures, type LayoutStyle, type Line, type Run } from "./extract-layout.ts";
 import type { ExtractOptions } from "./extract.ts";
+import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DocumentExtractionError, type BoundingBox, type DocElement, type DocPage, type ExtractedDocument } from "./types.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
-type PdfPage = Awaited<ReturnType<Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>["getPage"]>>;
+type PdfDocument = Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>;
+type PdfPage = Awaited<ReturnType<PdfDocument["getPage"]>>;
 type Matrix = [number, number, number, number, number, number];
 
 let pdfjsLoad: Promise<PdfJs> | null = null;
-const loadPdfJs = () => (pdfjsLoad ??= import("pdfjs-dist/legacy/build/pdf.mjs"));
-const standardFonts = () => `${join(dirname(createRequire(import.meta.url).resolve("pdfjs-dist/package.json")), "standard_fonts")}/`;
+const loadPdfJs = () => {
+  pdfjsLoad ??= import("pdfjs-dist/legacy/build/pdf.mjs").catch((err: unknown) => {
+    pdfjsLoad = null;
+    throw err;
+  });
+  return pdfjsLoad;
+};
+let fontDir: string | null = null;
+/** pdf.js reads the 14 standard fonts' data from its package (never the network); the trailing slash matters. */
+const standardFonts = () => (fontDir ??= pdfStandardFontsDir());
 
-/** Pages with fewer characters than this in their text layer count as scanned. */
+/** Pages with fewer characters than this in their text layer are scans when an image is painted on them. */
 const SCANNED_MAX_CHARS = 10;
+/** Images under this share of the page are decoration (bullets, rules, logos), not figures. */
+const MIN_FIGURE_AREA = 0.02;
+/** Scans are rendered at 200 dpi, capped so huge pages stay within memory. */
+const OCR_SCALE = 200 / 72;
+const OCR_MAX_SIDE = 4000;
+/** Pages read concurrently: pdf.js interleaves their parsing, which hides its message-passing latency. */
+const READ_AHEAD = 2;
 
-interface Run {
-  text: string;
-  x0: number;
-  x1: number;
-}
-
-interface Line {
-  cells: Run[];
-  text: string;
-  top: number;
-  bottom: number;
-  x0: number;
-  x1: number;
-  size: number;
-  bold: boolean;
-}
-
-const round = (n: number) => Math.round(n * 10_000) / 10_000;
 const multiply = (m: Matrix, n: Matrix): Matrix => [
-  m[0] * n[0] + m[2] * n[1], m[1] * n[0] + m[3] * n[1],
-  m[0] * n[2] + m[2] * n[3], m[1] * n[2] + m[3] * n[3],
-  m[0] * n[4] + m[2] * n[5] + m[4], m[1] * n[4] + m[3] * n[5] + m[5],
+  m[0] * n[0] + m[2] * n[1],
+  m[1] * n[0] + m[3] * n[1],
+  m[0] * n[2] + m[2] * n[3],
+  m[1] * n[2] + m[3] * n[3],
+  m[0] * n[4] + m[2] * n[5] + m[4],
+  m[1] * n[4] + m[3] * n[5] + m[5],
 ];
 const apply = (m: Matrix, x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 
-function box(x0: number, top: number, x1: number, bottom: number, width: number, height: number): BoundingBox {
-  const cx = (v: number, max: number) => Math.min(1, Math.max(0, v / max));
-  const x = cx(Math.min(x0, x1), width);
-  const y = cx(Math.min(top, bottom), height);
-  return { x: round(x), y: round(y), w: round(cx(Math.max(x0, x1), width) - x), h: round(cx(Math.max(top, bottom), height) - y) };
-}
-
-/** Text items → lines in reading order, each split into cells at wide horizontal gaps. */
-function buildLines(items: { str: string; transform: number[]; width: number; height: number; fontName: string }[], viewport: Matrix, styles: Record<string, { fontFamily?: string }>): Line[] {
-  const glyphs = items
-    .filter((i) => i.str.trim())
-    .map((i) => {
-      const t = i.transform as Matrix;
-      const size = Math.hypot(t[2], t[3]) || i.height || 10;
-      const [x0, baseline] = apply(viewport, t[4], t[5]);
-      const [x1] = apply(viewport, t[4] + i.width, t[5]);
-      const family = `${i.fontName} ${styles[i.fontName]?.fontFamily ?? ""}`;
-      return { text: i.str, x0, x1, baseline, size, bold: /bold|black|heavy/i.test(family) };
-    })
-    .sort((a, b) => a.baseline - b.baseline || a.x0 - b.x0);
-
-  const lines: Line[] = [];
-  let group: typeof glyphs = [];
-  const close = () => {
-    if (!group.length) return;
-    group.sort((a, b) => a.x0 - b.x0);
-    const size = Math.max(...group.map((g) => g.size));
-    const cells: Run[] = [];
-    for (const g of group) {
-      const last = cells.at(-1);
-      const gap = last ? g.x0 - last.x1 : Infinity;
-      if (last && gap < size * 1.5) {
-        last.text += gap > size * 0.15 && !last.text.endsWith(" ") && !g.text.startsWith(" ") ? ` ${g.text}` : g.text;
-        last.x1 = Math.max(last.x1, g.x1);
-      } else cells.push({ text: g.text, x0: g.x0, x1: g.x1 });
-    }
-    for (const c of cells) c.text = c.text.replace(/\s+/g, " ").trim();
-    const baseline = group[0]!.baseline;
-    lines.push({
-      cells,
-      text: cells.map((c) => c.text).join(" "),
-      top: baseline - size * 0.85,
-      bottom: baseline + size * 0.25,
-      x0: cells[0]!.x0,
-      x1: Math.max(...cells.map((c) => c.x1)),
-      size,
-      bold: group.every((g) => g.bold),
-    });
-    group = [];
-  };
-  for (const g of glyphs) {
-    if (group.length && Math.abs(g.baseline - group[0]!.baseline) > g.size * 0.35) close();
-    group.push(g);
+/**
+ * Whether the file holds image XObjects: their dictionaries can never sit in compressed object
+ * streams, so "/Image" followed by a delimiter shows in the raw bytes (/ImageB, /ImageMask... do not
+ * count). Inline images hide in compressed content streams; pages without text are checked anyway.
+ */
+function hasImageObjects(bytes: Uint8Array): boolean {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = buf.indexOf("/Image"); at >= 0; at = buf.indexOf("/Image", at + 6)) {
+    const next = buf[at + 6];
+    if (next === undefined || !/[A-Za-z0-9_.#-]/.test(String.fromCharCode(next))) return true;
   }
-  close();
-  return lines;
+  return false;
 }
 
-function bodySize(lines: Line[]): number {
-  const weight = new Map<number, number>();
-  for (const l of lines) weight.set(Math.round(l.size * 2) / 2, (weight.get(Math.round(l.size * 2) / 2) ?? 0) + l.text.length);
-  return [...weight.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 10;
+interface TextItemLike {
+  str: string;
+  transform: number[];
+  width: number;
+  height: number;
+  fontName: string;
 }
 
-const BULLET = /^\s*(?:[-*+•◦▪]|\d{1,3}[.)]|[a-z][.)])\s+/i;
-
-/** Lines → blocks: a new block at a wide vertical gap, a change of size, shape (cells) or list-ness. */
-function buildBlocks(lines: Line[], body: number): Line[][] {
-  const blocks: Line[][] = [];
-  let block: Line[] = [];
-  for (const line of lines) {
-    const prev = block.at(-1);
-    const breaks =
-      !prev ||
-      line.top - prev.bottom > Math.max(prev.size, line.size) * 0.7 ||
-      Math.abs(line.size - prev.size) > body * 0.15 ||
-      (line.cells.length > 1) !== (prev.cells.length > 1) ||
-      (BULLET.test(line.text) && !BULLET.test(prev.text)) ||
-      (line.size >= body * 1.2 && prev.size >= body * 1.2);
-    if (breaks && block.length) {
-      blocks.push(block);
-      block = [];
-    }
-    block.push(line);
+/** Text items → runs in the page's top-left coordinates (points at scale 1). */
+function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, { fontFamily?: string; ascent?: number; descent?: number }>): Run[] {
+  const runs: Run[] = [];
+  for (const item of items) {
+    if (!item.str.trim()) continue;
+    const t = item.transform;
+    const size = Math.hypot(t[2]!, t[3]!) || item.height || 10;
+    // The text direction in PDF space, so rotated pages read upright in the viewport.
+    const len = Math.hypot(t[0]!, t[1]!) || 1;
+    const [x0, baseline] = apply(viewport, t[4]!, t[5]!);
+    const [x1] = apply(viewport, t[4]! + (t[0]! / len) * item.width, t[5]! + (t[1]! / len) * item.width);
+    const style = styles[item.fontName];
+    // pdf.js reports 0 for fonts it knows no metrics of; keep the defaults then.
+    const ascent = style?.ascent && style.ascent > 0.3 && style.ascent < 1.3 ? style.ascent : undefined;
+    const descent = style?.descent && style.descent < 0 && style.descent > -0.6 ? -style.descent : undefined;
+    runs.push({ text: item.str, x0: Math.min(x0, x1), x1: Math.max(x0, x1, Math.min(x0, x1) + 0.01), baseline, size, ascent, descent, mono: style?.fontFamily === "monospace" });
   }
-  if (block.length) blocks.push(block);
-  return blocks;
+  return runs;
 }
 
-function tableContent(block: Line[]): string {
-  const columns = Math.max(...block.map((l) => l.cells.length));
-  // Column starts from the widest row; other rows' cells go to the nearest column start.
-  const starts = block.find((l) => l.cells.length === columns)!.cells.map((c) => c.x0);
-  const rows = block.map((l) => {
-    const cells = Array<string>(columns).fill("");
-    for (const c of l.cells) {
-      const col = starts.reduce((best, s, i) => (Math.abs(s - c.x0) < Math.abs(starts[best]! - c.x0) ? i : best), 0);
-      cells[col] = cells[col] ? `${cells[col]} ${c.text}` : c.text;
-    }
-    return `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`;
-  });
-  return [rows[0]!, `|${" --- |".repeat(columns)}`, ...rows.slice(1)].join("\n");
-}
-
-const sizeKey = (size: number) => Math.round(size * 2) / 2;
-
-function headingSizesOf(lines: Line[], body: number): number[] {
-  return [...new Set(lines.filter((l) => l.size >= body * 1.2).map((l) => sizeKey(l.size)))].sort((a, b) => b - a);
-}
-
-function textElements(lines: Line[], width: number, height: number, body: number, headingSizes: number[]): DocElement[] {
-  const blocks = buildBlocks(lines, body);
-  return blocks.map((block) => {
-    const first = block[0]!;
-    const bounds = box(Math.min(...block.map((l) => l.x0)), first.top, Math.max(...block.map((l) => l.x1)), block.at(-1)!.bottom, width, height);
-    const fontSize = Math.round(first.size * 10) / 10;
-    if (first.size >= body * 1.2 || (first.bold && block.length === 1 && first.text.length <= 80 && !/[.:]$/.test(first.text) && first.cells.length === 1)) {
-      const level = first.size >= body * 1.2 ? headingSizes.indexOf(sizeKey(first.size)) + 1 : headingSizes.length + 1;
-      return { type: "heading", content: block.map((l) => l.text).join(" "), bounding_box: bounds, metadata: { level, font_size: fontSize } };
-    }
-    if (block.length >= 2 && block.every((l) => l.cells.length >= 2)) {
-      return { type: "table", content: tableContent(block), bounding_box: bounds, metadata: { rows: block.length, columns: Math.max(...block.map((l) => l.cells.length)) } };
-    }
-    const draft = classifyLines(block.map((l) => l.text))!;
-    if (draft.type === "paragraph") draft.content = block.map((l) => l.text).join("\n").replace(/(\w)-\n(\w)/g, "$1$2").replace(/\n/g, " ");
-    return { ...draft, bounding_box: bounds, metadata: { ...draft.metadata, font_size: fontSize } };
-  });
-}
-
-/** Images painted on the page, from the operator list with the current transformation matrix tracked. */
-interface Figure {
-  box: BoundingBox;
-  /** pdf.js object id of the image (null for inline images). */
-  objId: string | null;
-}
-
-async function figures(pdfjs: PdfJs, page: PdfPage, viewport: Matrix, width: number, height: number): Promise<Figure[]> {
+/** Boxes of the images painted on the page, tracking the transformation matrix through the operator list. */
+async function imageBoxes(pdfjs: PdfJs, page: PdfPage, viewport: Matrix, width: number, height: number): Promise<BoundingBox[]> {
   const { OPS } = pdfjs;
-  const ops = await page.getOperatorList();
-  const boxes: Figure[] = [];
+  const ops = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
+  const boxes: BoundingBox[] = [];
   const stack: Matrix[] = [];
   let ctm: Matrix = [1, 0, 0, 1, 0, 0];
+  const paint = (m: Matrix) => {
+    const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)].map(([x, y]) => apply(viewport, x, y));
+    const xs = corners.map((c) => c[0]);
+    const ys = corners.map((c) => c[1]);
+    boxes.push(normalizedBox(Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys), width, height));
+  };
   for (let i = 0; i < ops.fnArray.length; i++) {
     const fn = ops.fnArray[i];
-    if (fn === OPS.save) stack.push(ctm);
-    else if (fn === OPS.restore) ctm = stack.pop() ?? ctm;
-    else if (fn === OPS.transform) ctm = multiply(ctm, ops.argsArray[i] as Matrix);
-    else if (fn === OPS.paintImageXObject || fn === OPS.paintInlineImageXObject || fn === OPS.paintImageMaskXObject) {
-      const corners = [[0, 0], [1, 0], [0, 1], [1, 1]].map(([x, y]) => apply(viewport, ...apply(ctm, x!, y!)));
-      const xs = corners.map((c) => c[0]);
-      const ys = corners.map((c) => c[1]);
-      const b = box(Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys), width, height);
-      if (b.w * b.h >= 0.02) boxes.push({ box: b, objId: fn === OPS.paintImageXObject ? String((ops.argsArray[i] as unknown[])[0]) : null });
+    const args = ops.argsArray[i] as unknown[] | null;
+    switch (fn) {
+      case OPS.save:
+        stack.push(ctm);
+        break;
+      case OPS.restore:
+        ctm = stack.pop() ?? ctm;
+        break;
+      case OPS.transform:
+        ctm = multiply(ctm, args as Matrix);
+        break;
+      case OPS.paintFormXObjectBegin: {
+        stack.push(ctm);
+        const matrix = args?.[0] as Matrix | null;
+        if (matrix) ctm = multiply(ctm, matrix);
+        break;
+      }
+      case OPS.beginGroup: {
+        stack.push(ctm);
+        const matrix = (args?.[0] as { matrix?: Matrix } | undefined)?.matrix;
+        if (matrix) ctm = multiply(ctm, matrix);
+        break;
+      }
+      case OPS.paintFormXObjectEnd:
+      case OPS.endGroup:
+        ctm = stack.pop() ?? ctm;
+        break;
+      case OPS.paintImageXObject:
+      case OPS.paintInlineImageXObject:
+      case OPS.paintImageMaskXObject:
+      case OPS.paintSolidColorImageMask:
+        paint(ctm);
+        break;
+      case OPS.paintImageXObjectRepeat: {
+        const [, sx, sy, positions] = args as [unknown, number, number, number[]];
+        for (let p = 0; p + 1 < positions.length; p += 2) paint(multiply(ctm, [sx, 0, 0, sy, positions[p]!, positions[p + 1]!]));
+        break;
+      }
+      case OPS.paintImageMaskXObjectRepeat: {
+        const [, sx, kx, ky, sy, positions] = args as [unknown, number, number, number, number, number[]];
+        for (let p = 0; p + 1 < positions.length; p += 2) paint(multiply(ctm, [sx, kx, ky, sy, positions[p]!, positions[p + 1]!]));
+        break;
+      }
     }
   }
   return boxes;
 }
 
-/** The decoded pixels of an image object as PNG (pdf.js gives 1-bit gray, RGB or RGBA rows). */
-async function imagePng(page: PdfPage, objId: string): Promise<Buffer> {
-  const sharp = (await import("sharp")).default;
-  const image = await new Promise<{ width: number; height: number; kind: number; data: Uint8Array }>((resolve) => page.objs.get(objId, resolve));
-  const { width, height, kind } = image;
-  if (kind === 1) {
-    // 1 bit per pixel, rows padded to whole bytes.
-    const rowBytes = (width + 7) >> 3;
-    const gray = new Uint8Array(width * height);
-    for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) gray[y * width + x] = (image.data[y * rowBytes + (x >> 3)]! >> (7 - (x & 7))) & 1 ? 255 : 0;
-    return sharp(gray, { raw: { width, height, channels: 1 } }).png().toBuffer();
+/** Images that touch or overlap (scans in strips, tiled pictures) become one figure. */
+function mergeBoxes(boxes: BoundingBox[]): BoundingBox[] {
+  const out = boxes.filter((b) => b.w > 0 && b.h > 0).map((b) => ({ x0: b.x, y0: b.y, x1: b.x + b.w, y1: b.y + b.h }));
+  for (let merged = true; merged; ) {
+    merged = false;
+    outer: for (let i = 0; i < out.length; i++) {
+      for (let j = i + 1; j < out.length; j++) {
+        const a = out[i]!;
+        const b = out[j]!;
+        const eps = 0.002;
+        if (a.x0 <= b.x1 + eps && b.x0 <= a.x1 + eps && a.y0 <= b.y1 + eps && b.y0 <= a.y1 + eps) {
+          out[i] = { x0: Math.min(a.x0, b.x0), y0: Math.min(a.y0, b.y0), x1: Math.max(a.x1, b.x1), y1: Math.max(a.y1, b.y1) };
+          out.splice(j, 1);
+          merged = true;
+          break outer;
+        }
+      }
+    }
   }
-  return sharp(image.data, { raw: { width, height, channels: kind === 3 ? 4 : 3 } }).png().toBuffer();
+  return out.map((b) => ({ x: round4(b.x0), y: round4(b.y0), w: round4(b.x1 - b.x0), h: round4(b.y1 - b.y0) }));
+}
+
+interface CanvasLike {
+  width: number;
+  height: number;
+  encode(format: "png"): Promise<Buffer>;
+  getContext(kind: "2d"): unknown;
+}
+
+interface CanvasTarget {
+  canvas: CanvasLike;
+  context: unknown;
+}
+
+interface CanvasFactory {
+  create(width: number, height: number): CanvasTarget;
+  destroy(target: CanvasTarget): void;
 }
 
 /**
- * A scanned page: OCR of its largest image, with line boxes mapped from the image onto the page
- * and lines grouped into blocks at vertical gaps wider than a line.
+ * The canvas factory pdf.js renders with in Node, or else one over the @napi-rs/canvas that
+ * pdf.js itself resolves (its own nested copy when it has one): canvases and Path2D objects from
+ * two copies of the package do not mix.
  */
-async function ocrPage(page: PdfPage, scan: Figure, options: ExtractOptions): Promise<DocElement[]> {
-  if (!scan.objId) throw new Error("the page has no text layer and its image cannot be read for OCR");
-  const result = await options.ocr.recognize(await imagePng(page, scan.objId));
-  const b = scan.box;
-  const toPage = (r: { bounding_box: { x_min: number; y_min: number; x_max: number; y_max: number } }) => ({
-    x0: b.x + r.bounding_box.x_min * b.w,
-    y0: b.y + r.bounding_box.y_min * b.h,
-    x1: b.x + r.bounding_box.x_max * b.w,
-    y1: b.y + r.bounding_box.y_max * b.h,
-  });
-  const elements: DocElement[] = [];
-  let group: typeof result.regions = [];
-  const flush = () => {
-    if (!group.length) return;
-    const draft = classifyLines(group.map((r) => r.text))!;
-    const boxes = group.map(toPage);
-    const bounds = box(Math.min(...boxes.map((q) => q.x0)), Math.min(...boxes.map((q) => q.y0)), Math.max(...boxes.map((q) => q.x1)), Math.max(...boxes.map((q) => q.y1)), 1, 1);
-    elements.push({ ...draft, bounding_box: bounds, metadata: { ...draft.metadata, ocr: true } });
-    group = [];
+function canvasFactory(doc: PdfDocument): CanvasFactory {
+  const own = (doc as unknown as { canvasFactory?: CanvasFactory }).canvasFactory;
+  if (own && typeof own.create === "function") return own;
+  const fromPdfJs = createRequire(createRequire(import.meta.url).resolve("pdfjs-dist/package.json"));
+  const { createCanvas } = fromPdfJs("@napi-rs/canvas") as { createCanvas(w: number, h: number): CanvasLike };
+  return {
+    create: (width, height) => {
+      const canvas = createCanvas(width, height);
+      return { canvas, context: canvas.getContext("2d") };
+    },
+    destroy: (target) => {
+      target.canvas.width = 0;
+      target.canvas.height = 0;
+    },
   };
-  for (const region of result.regions) {
-    const prev = group.at(-1);
-    const lineHeight = prev ? prev.bounding_box.y_max - prev.bounding_box.y_min : 0;
-    if (prev && region.bounding_box.y_min - prev.bounding_box.y_max > lineHeight * 0.9) flush();
-    group.push(region);
-  }
-  flush();
-  return elements;
 }
 
-interface PageLayout {
+/** Renders the page at 200 dpi (capped for huge pages) on a white background, as PNG. */
+async function renderPng(doc: PdfDocument, page: PdfPage): Promise<Buffer> {
+  const base = page.getViewport({ scale: 1 });
+  const scale = Math.min(OCR_SCALE, OCR_MAX_SIDE / Math.max(base.width, base.height));
+  const viewport = page.getViewport({ scale });
+  const factory = canvasFactory(doc);
+  const target = factory.create(Math.max(1, Math.ceil(viewport.width)), Math.max(1, Math.ceil(viewport.height)));
+  try {
+    await page.render({ canvas: target.canvas as never, canvasContext: target.context as never, viewport, background: "white" }).promise;
+    return await target.canvas.encode("png");
+  } finally {
+    factory.destroy(target);
+  }
+}
+
+/**
+ * Cap height and x-height are shorter than the em: a line's box height is its tallest ascent
+ * (capitals/digits/ascenders ~0.73 em, else x-height ~0.5 em) plus its deepest descent (~0.22 em),
+ * so "SCANNED LOG" and "pump gasket" of one font size get one size estimate.
+ */
+function emOf(text: string, boxHeight: number): number {
+  const ascent = /[\p{Lu}\p{N}bdfhklt]/u.test(text) ? 0.73 : 0.5;
+  const descent = /[gjpqy,;()]/.test(text) ? 0.22 : 0;
+  return boxHeight / (ascent + descent);
+}
+
+/** OCR of a rendered scan → runs in page units (one run per OCR line). */
+async function ocrRuns(doc: PdfDocument, page: PdfPage, width: number, height: number, options: ExtractOptions): Promise<Run[]> {
+  const png = await renderPng(doc, page);
+  interrupted(options.signal);
+  const result = await options.ocr.recognize(png);
+  return result.regions.map((r) => {
+    const b = r.bounding_box;
+    const top = b.y_min * height;
+    const bottom = b.y_max * height;
+    const size = Math.max(1, emOf(r.text, bottom - top));
+    // The box is the ink: its bottom is the baseline unless letters descend below it.
+    const descent = /[gjpqy,;()]/.test(r.text) ? 0.22 : 0;
+    return { text: r.text, x0: b.x_min * width, x1: b.x_max * width, baseline: bottom - size * descent, size, top, descent };
+  });
+}
+
+/** A scanned page whose rendering or OCR failed. */
+class OcrPageError extends Error {}
+
+interface PageRead {
   width: number;
   height: number;
   lines: Line[];
-  figures: Figure[];
-  /** Elements already read by OCR (scanned pages). */
-  ocrElements: DocElement[] | null;
+  figures: BoundingBox[];
+  /** Lines read by OCR: the page is a scan, laid out on its own (its sizes are not the text layer's). */
+  ocr: boolean;
 }
 
-async function readPage(pdfjs: PdfJs, page: PdfPage, options: ExtractOptions): Promise<PageLayout> {
-  const view = page.getViewport({ scale: 1 });
-  const viewport = view.transform as Matrix;
-  const content = await page.getTextContent();
-  const items = content.items.filter((i): i is (typeof content.items)[number] & { str: string; transform: number[]; width: number; height: number; fontName: string } => "str" in i);
-  const lines = buildLines(items, viewport, content.styles as Record<string, { fontFamily?: string }>);
-  const found = await figures(pdfjs, page, viewport, view.width, view.height);
-  const chars = lines.reduce((n, l) => n + l.text.length, 0);
-  const largest = [...found].sort((a, b) => b.box.w * b.box.h - a.box.w * a.box.h)[0];
-  const ocrElements = chars < SCANNED_MAX_CHARS && largest ? await ocrPage(page, largest, options) : null;
-  return { width: view.width, height: view.height, lines, figures: found, ocrElements };
+async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: boolean, options: ExtractOptions): Promise<PageRead> {
+  const page = await doc.getPage(n);
+  try {
+    const view = page.getViewport({ scale: 1 });
+    const viewport = view.transform as Matrix;
+    const content = await page.getTextContent();
+    const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
+    const lines = buildLines(runsOf(items, viewport, content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>));
+    const chars = lines.reduce((n, l) => n + l.text.replace(/\s/g, "").length, 0);
+    const sparse = chars < SCANNED_MAX_CHARS;
+    const images = withImages || sparse ? mergeBoxes(await imageBoxes(pdfjs, page, viewport, view.width, view.height)) : [];
+    const figures = images.filter((b) => b.w * b.h >= MIN_FIGURE_AREA);
+    if (sparse && figures.length) {
+      interrupted(options.signal);
+      const runs = await ocrRuns(doc, page, view.width, view.height, options).catch((err: unknown) => {
+        if (options.signal?.aborted) throw err;
+        const reason = err instanceof Error ? err.message : String(err);
+        throw new OcrPageError(/^OCR\b/i.test(reason) ? reason : `OCR failed: ${reason}`, { cause: err });
+      });
+      const ocrLines = buildLines(runs);
+      return { width: view.width, height: view.height, lines: ocrLines, figures: [], ocr: true };
+    }
+    return { width: view.width, height: view.height, lines, figures, ocr: false };
+  } finally {
+    page.cleanup();
+  }
 }
 
-/** Headings are judged against the whole document: its body size and its distinct heading sizes. */
-function pageElements(layout: PageLayout, body: number, headingSizes: number[]): DocElement[] {
-  if (layout.ocrElements) return layout.ocrElements;
-  const elements = textElements(layout.lines, layout.width, layout.height, body, headingSizes);
-  for (const f of layout.figures) elements.push({ type: "figure", content: "", bounding_box: f.box, metadata: {} });
-  return elements.sort((a, b) => a.bounding_box.y - b.bounding_box.y || a.bounding_box.x - b.bounding_box.x);
+function openError(err: unknown): DocumentExtractionError {
+  const name = (err as { name?: string } | null)?.name;
+  if (name === "PasswordException") return new DocumentExtractionError("the PDF is encrypted; remove the password and upload again");
+  const reason = err instanceof Error ? err.message : String(err);
+  return new DocumentExtractionError(`the PDF could not be read (corrupt or not a PDF): ${reason}`);
 }
 
 export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Promise<ExtractedDocument> {
+  const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
+  if (!head.includes("%PDF-")) throw new DocumentExtractionError("the file is not a PDF (no %PDF header)");
   const pdfjs = await loadPdfJs();
+  const withImages = hasImageObjects(bytes);
   const task = pdfjs.getDocument({
-    data: new Uint8Array(bytes), // pdf.js transfers (detaches) the buffer it is given
+    // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy (Buffer#slice would be a view).
+    data: new Uint8Array(bytes),
     standardFontDataUrl: standardFonts(),
     isEvalSupported: false,
     disableFontFace: true,
     useSystemFonts: false,
+    stopAtErrors: false,
     verbosity: 0,
   });
   try {
-    let doc;
+    let doc: PdfDocument;
     try {
       doc = await task.promise;
     } catch (err) {
-      const name = (err as { name?: string }).name;
-      if (name === "PasswordException") throw new DocumentExtractionError("the PDF is encrypted; remove the password and upload again");
-      throw new DocumentExtractionError(`the PDF could not be read: ${err instanceof Error ? err.message : String(err)}`);
+      throw openError(err);
     }
-    const total = Math.min(doc.numPages, options.maxPages ?? 2000);
-    const layouts: (PageLayout | Error)[] = [];
+    const total = Math.min(doc.numPages, Math.max(1, Math.floor(options.maxPages ?? 2000)));
+    // Reads one page; never rejects, so the page read ahead can fail on its own.
+    const read = (n: number) => readPage(pdfjs, doc, n, withImages, options).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    const reads: (PageRead | Error)[] = [];
+    const ahead: Promise<PageRead | Error>[] = [];
+    let requested = 0;
     for (let n = 1; n <= total; n++) {
-      if (options.signal?.aborted) throw new Error("extraction interrupted");
-      try {
-        const page = await doc.getPage(n);
-        layouts.push(await readPage(pdfjs, page, options));
-        page.cleanup();
-      } catch (err) {
-        layouts.push(err instanceof Error ? err : new Error(String(err)));
-      }
+      interrupted(options.signal);
+      while (requested < total && ahead.length < READ_AHEAD) ahead.push(read(++requested));
+      reads.push(await ahead.shift()!);
       options.onPage?.(n, total);
     }
-    const allLines = layouts.flatMap((l) => (l instanceof Error ? [] : l.lines));
-    const body = bodySize(allLines);
-    const headingSizes = headingSizesOf(allLines, body);
-    const pages: DocPage[] = layouts.map((layout, i) => {
-      if (layout instanceof Error) return { page_number: i + 1, status: "failed", error_message: layout.message, ocr: false, text: "", elements: [] };
-      const elements = pageElements(layout, body, headingSizes);
-      const text = elements.map((e) => e.content).filter(Boolean).join("\n\n");
-      return { page_number: i + 1, status: "completed", error_message: null, ocr: layout.ocrElements !== null, text, elements };
+    interrupted(options.signal);
+
+    const textLines = reads.flatMap((r) => (r instanceof Error || r.ocr ? [] : r.lines));
+    const body = bodySize(textLines);
+    const style: LayoutStyle = { body, headingSizes: headingSizes(textLines, body, 1.2), headingRatio: 1.2, monoIsCode: monoIsCode(textLines) };
+    const pages: DocPage[] = reads.map((r, i) => {
+      if (r instanceof Error) return failedPage(i + 1, r, r instanceof OcrPageError);
+      try {
+        return completedPage(i + 1, pageElements(r, style), r.ocr);
+      } catch (err) {
+        return failedPage(i + 1, err, r.ocr);
+      }
     });
-    const info = ((await doc.getMetadata().catch(() => null))?.info ?? {}) as { Title?: string; Author?: string };
+    const info = ((await doc.getMetadata().catch(() => null))?.info ?? {}) as { Title?: unknown; Author?: unknown };
+    const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : null);
+    const firstHeading = pages[0]?.elements.find((e) => e.type === "heading")?.content ?? null;
     return {
       document_type: "pdf",
       page_count: doc.numPages,
       pages,
-      text: pages.map((p) => p.text).filter(Boolean).join("\n\n"),
-      metadata: { title: info.Title?.trim() || null, author: info.Author?.trim() || null },
+      text: documentText(pages),
+      metadata: { title: str(info.Title) ?? firstHeading, author: str(info.Author) },
     };
   } finally {
-    await task.destroy();
+    await task.destroy().catch(() => {});
   }
+}
+
+function pageElements(r: PageRead, style: LayoutStyle): DocElement[] {
+  if (r.ocr) {
+    // A scan's sizes are estimates from OCR boxes: its own body size, and a higher bar for headings.
+    const body = bodySize(r.lines);
+    const ocrStyle: LayoutStyle = { body, headingSizes: headingSizes(r.lines, body, 1.4), headingRatio: 1.4, monoIsCode: false };
+    return layoutElements(r.lines, r.width, r.height, ocrStyle, { ocr: true });
+  }
+  const figures: DocElement[] = r.figures.map((box) => ({ type: "figure", content: "", bounding_box: box, metadata: {} }));
+  return withFigures(layoutElements(r.lines, r.width, r.height, style), figures);
 }

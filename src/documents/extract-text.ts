@@ -1,147 +1,310 @@
 /**
- * Plain text and Markdown: logical pages split at form feeds, then blocks by blank lines, typed
- * as headings (Markdown `#` and setext underlines; in plain text short ALL-CAPS or underlined
- * lines), lists, key-value blocks, pipe tables (Markdown), code and images. These files have no
- * geometry, so boxes are synthetic: full width, stacked top to bottom in proportion to each
- * block's share of the page's text (see layoutBoxes).
+ * Plain text and Markdown. Logical pages are split at form feeds (one page when there are none).
+ *
+ * Markdown: `#`..`######` headings (level = number of #), setext headings (=== level 1, --- level
+ * 2), `-` `*` `+` `1.` `1)` lists (nested items indented two spaces per level), pipe tables (kept
+ * as Markdown, normalized), fenced code blocks as paragraphs with metadata.code, images
+ * `![alt](src)` as figures whose content is the alt text, YAML front matter as key-value pairs.
+ * Inline markup is dropped so the text reads plainly: **bold**, _emphasis_, `code`,
+ * [links](url) → their text.
+ *
+ * Plain text: blocks split on blank lines; a short line underlined with === (level 1) or ---
+ * (level 2) or a short ALL-CAPS line is a heading; bulleted/numbered lines form lists (indented
+ * lines continue an item); "Label: value" lines form key-value elements; lines of pipe-separated
+ * cells or of columns separated by 2+ spaces/tabs form tables.
+ *
+ * Neither format has geometry, so boxes are synthetic (layoutBoxes in extract-common.ts).
  */
-import type { DocElement, DocPage, ExtractedDocument } from "./types.ts";
+import { classifyLines, completedPage, documentText, isBullet, joinLines, layoutBoxes, tableDraft, type Draft } from "./extract-common.ts";
+import { DocumentExtractionError, type DocPage, type ExtractedDocument } from "./types.ts";
 
-type Draft = Omit<DocElement, "bounding_box">;
-
-const BULLET = /^\s*(?:[-*+•◦▪]|\d{1,3}[.)]|[a-z][.)])\s+/i;
-const KEY_VALUE = /^([^:|]{1,40}):\s+(\S.*)$/;
-
-export function classifyLines(lines: string[]): Draft | null {
-  const clean = lines.map((l) => l.trim()).filter(Boolean);
-  if (!clean.length) return null;
-  if (clean.every((l) => BULLET.test(l))) {
-    const ordered = /^\d/.test(clean[0]!);
-    const items = clean.map((l, i) => `${ordered ? `${i + 1}.` : "-"} ${l.replace(BULLET, "").trim()}`);
-    return { type: "list", content: items.join("\n"), metadata: { ordered, items: items.length } };
+/** Bytes → text: UTF-8 (BOM dropped), UTF-16 with a BOM, or Windows-1252 when the bytes are not valid UTF-8. */
+export function decodeText(bytes: Uint8Array): string {
+  let text: string;
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) text = new TextDecoder("utf-16le").decode(bytes.subarray(2));
+  else if (bytes[0] === 0xfe && bytes[1] === 0xff) text = new TextDecoder("utf-16be").decode(bytes.subarray(2));
+  else {
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      text = new TextDecoder("windows-1252").decode(bytes);
+    }
   }
-  if (clean.every((l) => KEY_VALUE.test(l))) {
-    return { type: "key_value", content: clean.join("\n"), metadata: { pairs: clean.length } };
-  }
-  return { type: "paragraph", content: clean.join(" ") };
+  text = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
+  const controls = text.match(/[\u0000-\u0008\u000e-\u001f]/g)?.length ?? 0;
+  if (controls > Math.max(8, text.length * 0.01)) throw new DocumentExtractionError("the file does not look like text (it holds binary data)");
+  return text;
 }
 
-/** Spreads drafts down the page: each gets a share of the height proportional to its text. */
-export function layoutBoxes(drafts: Draft[]): DocElement[] {
-  const weights = drafts.map((d) => Math.max(20, d.content.length));
-  const total = weights.reduce((a, b) => a + b, 0);
-  const usable = 0.9;
-  let y = 0.05;
-  return drafts.map((d, i) => {
-    const h = (weights[i]! / total) * usable;
-    const box = { x: 0.05, y: round(y), w: 0.9, h: round(h) };
-    y += h;
-    return { ...d, bounding_box: box };
-  });
-}
+// ---------------------------------------------------------------- shared
 
-const round = (n: number) => Math.round(n * 10_000) / 10_000;
-
-function stripInline(text: string): string {
-  return text
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
-    .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1")
-    .replace(/(\*\*|__)(.+?)\1/g, "$2")
-    .replace(/(^|\W)[*_](\S.*?)[*_](?=\W|$)/g, "$1$2")
-    .replace(/`([^`]+)`/g, "$1");
-}
-
-function isTableRow(line: string): boolean {
-  return /^\s*\|.*\|\s*$/.test(line);
-}
-
-function normalizeTable(lines: string[]): Draft {
-  const rows = lines.filter((l) => !/^\s*\|?\s*:?-{2,}/.test(l)).map((l) => l.trim().replace(/^\||\|$/g, "").split("|").map((c) => stripInline(c.trim())));
-  const columns = Math.max(...rows.map((r) => r.length));
-  const line = (cells: string[]) => `| ${Array.from({ length: columns }, (_, i) => cells[i] ?? "").join(" | ")} |`;
-  const content = [line(rows[0]!), `|${" --- |".repeat(columns)}`, ...rows.slice(1).map(line)].join("\n");
-  return { type: "table", content, metadata: { rows: rows.length, columns } };
-}
-
-function markdownPage(text: string): Draft[] {
+/** Lines of one block → drafts: runs of list items (bulleted lines and the indented lines under them) and runs of other lines. */
+export function segmentLines(lines: string[]): Draft[] {
   const drafts: Draft[] = [];
-  const lines = text.split("\n");
-  let block: string[] = [];
+  let run: string[] = [];
+  let listRun = false;
   const flush = () => {
-    const draft = classifyLines(block.map(stripInline));
+    const draft = classifyLines(run);
     if (draft) drafts.push(draft);
-    block = [];
+    run = [];
   };
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!;
-    const heading = /^(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
-    if (heading) {
+  for (const line of lines) {
+    if (!line.trim()) continue;
+    const bullet = isBullet(line);
+    if (bullet && !listRun) {
       flush();
-      drafts.push({ type: "heading", content: stripInline(heading[2]!), metadata: { level: heading[1]!.length } });
-      continue;
-    }
-    const next = lines[i + 1] ?? "";
-    if (line.trim() && block.length === 0 && /^(=+|-+)\s*$/.test(next) && !BULLET.test(line)) {
-      drafts.push({ type: "heading", content: stripInline(line.trim()), metadata: { level: next.startsWith("=") ? 1 : 2 } });
-      i += 1;
-      continue;
-    }
-    if (/^\s*```/.test(line)) {
+      listRun = true;
+    } else if (!bullet && listRun && !/^\s{2,}\S/.test(line)) {
       flush();
-      const code: string[] = [];
-      for (i += 1; i < lines.length && !/^\s*```/.test(lines[i]!); i++) code.push(lines[i]!);
-      if (code.join("").trim()) drafts.push({ type: "paragraph", content: code.join("\n"), metadata: { code: true } });
-      continue;
+      listRun = false;
     }
-    if (isTableRow(line)) {
-      flush();
-      const rows: string[] = [];
-      for (; i < lines.length && isTableRow(lines[i]!); i++) rows.push(lines[i]!);
-      i -= 1;
-      drafts.push(normalizeTable(rows));
-      continue;
-    }
-    const image = /^\s*!\[([^\]]*)\]\([^)]*\)\s*$/.exec(line);
-    if (image) {
-      flush();
-      drafts.push({ type: "figure", content: image[1]!, metadata: { alt: image[1] } });
-      continue;
-    }
-    if (!line.trim()) flush();
-    else block.push(line);
+    run.push(line);
   }
   flush();
   return drafts;
 }
 
-function textPage(text: string): Draft[] {
-  const drafts: Draft[] = [];
-  for (const block of text.split(/\n\s*\n/)) {
-    const lines = block.split("\n").filter((l) => l.trim());
-    if (!lines.length) continue;
-    // A short line underlined with === or --- is a heading, as is a short ALL-CAPS line.
-    if (lines.length >= 2 && /^(=+|-+)\s*$/.test(lines[1]!)) {
-      drafts.push({ type: "heading", content: lines[0]!.trim(), metadata: { level: lines[1]!.trim().startsWith("=") ? 1 : 2 } });
-      const rest = classifyLines(lines.slice(2));
-      if (rest) drafts.push(rest);
-      continue;
-    }
-    if (lines.length === 1 && lines[0]!.trim().length <= 80 && /[A-Z]/.test(lines[0]!) && lines[0] === lines[0]!.toUpperCase() && !KEY_VALUE.test(lines[0]!)) {
-      drafts.push({ type: "heading", content: lines[0]!.trim(), metadata: { level: 1 } });
-      continue;
-    }
-    const draft = classifyLines(lines);
-    if (draft) drafts.push(draft);
+const DELIMITER_ROW = /^\s*\|?\s*:?-{1,}:?\s*(?:\|\s*:?-{1,}:?\s*)*\|?\s*$/;
+
+function splitPipes(line: string): string[] {
+  const cells: string[] = [];
+  let cell = "";
+  const body = line.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === "\\" && body[i + 1] === "|") {
+      cell += "|";
+      i++;
+    } else if (c === "|") {
+      cells.push(cell);
+      cell = "";
+    } else cell += c;
   }
+  cells.push(cell);
+  return cells.map((c) => c.trim());
+}
+
+function pipeTable(lines: string[], inline: (s: string) => string = (s) => s): Draft {
+  const rows = lines.filter((l) => !(DELIMITER_ROW.test(l) && l.includes("-"))).map((l) => splitPipes(l).map(inline));
+  return tableDraft(rows);
+}
+
+// ---------------------------------------------------------------- Markdown
+
+function stripInline(text: string): string {
+  return text
+    .replace(/!\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/\[([^\]]+)\]\([^)]*\)/g, "$1")
+    .replace(/\[([^\]]+)\]\[[^\]]*\]/g, "$1")
+    .replace(/<((?:https?|mailto):[^>\s]+)>/g, "$1")
+    .replace(/<br\s*\/?>/gi, " ")
+    .replace(/`+([^`]+?)`+/g, "$1")
+    .replace(/(\*\*|__)(?=\S)(.+?)(?<=\S)\1/g, "$2")
+    .replace(/~~(?=\S)(.+?)(?<=\S)~~/g, "$1")
+    .replace(/(^|[^\p{L}\p{N}*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\p{L}\p{N}*])/gu, "$1$2")
+    .replace(/(^|[^\p{L}\p{N}_])_(?=\S)([^_]+?)(?<=\S)_(?![\p{L}\p{N}_])/gu, "$1$2")
+    .replace(/\\([\\`*_{}[\]()#+\-.!|>~])/g, "$1");
+}
+
+const ATX = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+-]*)/;
+const MD_ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
+const THEMATIC = /^ {0,3}([-*_])(?:\s*\1){2,}\s*$/;
+const IMAGE_LINE = /^\s*!\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)\s*$/;
+
+/** Title and author from YAML front matter, when the Markdown file starts with it. */
+function frontMatterFields(drafts: Draft[]): { title: string | null; author: string | null } {
+  const fm = drafts.find((d) => d.metadata?.front_matter === true);
+  const field = (name: string) => fm?.content.split("\n").find((l) => l.toLowerCase().startsWith(`${name}: `))?.slice(name.length + 2).trim() || null;
+  return { title: field("title"), author: field("author") };
+}
+
+function markdownPage(text: string, frontMatter: boolean): Draft[] {
+  const drafts: Draft[] = [];
+  const lines = text.split("\n");
+  let paragraph: string[] = [];
+  let items: { depth: number; marker: string; text: string }[] = [];
+  /** Indents of the open list levels, outermost first. */
+  let indents: number[] = [];
+  const flushParagraph = () => {
+    drafts.push(...segmentLines(paragraph.map(stripInline)));
+    paragraph = [];
+  };
+  const flushList = () => {
+    if (!items.length) return;
+    const ordered = /\d/.test(items[0]!.marker);
+    // Nested items keep their level as indentation; numbers restart per level as written.
+    const content = items.map((i) => `${"  ".repeat(i.depth)}${/\d/.test(i.marker) ? `${/\d+/.exec(i.marker)![0]}.` : "-"} ${stripInline(joinLines([i.text]))}`).join("\n");
+    drafts.push({ type: "list", content, metadata: { ordered, items: items.length } });
+    items = [];
+  };
+  const flush = () => {
+    flushParagraph();
+    flushList();
+  };
+  let i = 0;
+  if (frontMatter && /^---\s*$/.test(lines[0] ?? "")) {
+    const end = lines.findIndex((l, n) => n > 0 && /^(---|\.\.\.)\s*$/.test(l));
+    if (end > 0) {
+      const pairs = lines.slice(1, end).map((l) => /^([\w .-]{1,40}):\s*(.+)$/.exec(l)).filter((m) => m !== null);
+      if (pairs.length) drafts.push({ type: "key_value", content: pairs.map((m) => `${m[1]!.trim()}: ${m[2]!.trim().replace(/^["']|["']$/g, "")}`).join("\n"), metadata: { pairs: pairs.length, front_matter: true } });
+      i = end + 1;
+    }
+  }
+  for (; i < lines.length; i++) {
+    const line = lines[i]!;
+    const fence = FENCE.exec(line);
+    if (fence) {
+      flush();
+      const code: string[] = [];
+      const close = new RegExp(`^ {0,3}${fence[1]![0] === "`" ? "`" : "~"}{${fence[1]!.length},}\\s*$`);
+      for (i += 1; i < lines.length && !close.test(lines[i]!); i++) code.push(lines[i]!);
+      const body = code.join("\n").replace(/^\n+|\s+$/g, "");
+      if (body) drafts.push({ type: "paragraph", content: body, metadata: { code: true, ...(fence[2] ? { language: fence[2] } : {}) } });
+      continue;
+    }
+    if (/^\s*<!--/.test(line)) {
+      flush();
+      while (i < lines.length && !lines[i]!.includes("-->")) i++;
+      continue;
+    }
+    const heading = ATX.exec(line);
+    if (heading) {
+      flush();
+      const content = stripInline((heading[2] ?? "").trim());
+      if (content) drafts.push({ type: "heading", content, metadata: { level: heading[1]!.length } });
+      continue;
+    }
+    // Setext: a paragraph underlined with === or ---.
+    if (paragraph.length && !items.length && /^ {0,3}(=+|-+)\s*$/.test(line)) {
+      const content = joinLines(paragraph.map(stripInline));
+      paragraph = [];
+      drafts.push({ type: "heading", content, metadata: { level: line.trim().startsWith("=") ? 1 : 2 } });
+      continue;
+    }
+    if (THEMATIC.test(line)) {
+      flush();
+      continue;
+    }
+    const next = lines[i + 1] ?? "";
+    if (line.includes("|") && ((DELIMITER_ROW.test(next) && next.includes("-") && next.includes("|")) || (/^\s*\|.*\|\s*$/.test(line) && /^\s*\|.*\|\s*$/.test(next)))) {
+      flush();
+      const rows: string[] = [];
+      for (; i < lines.length && lines[i]!.trim() && lines[i]!.includes("|"); i++) rows.push(lines[i]!);
+      i -= 1;
+      drafts.push(pipeTable(rows, stripInline));
+      continue;
+    }
+    const image = IMAGE_LINE.exec(line);
+    if (image) {
+      flush();
+      drafts.push({ type: "figure", content: stripInline(image[1]!.trim()), metadata: { alt: image[1]!.trim(), src: image[2] } });
+      continue;
+    }
+    const item = MD_ITEM.exec(line);
+    if (item) {
+      flushParagraph();
+      const indent = item[1]!.replace(/\t/g, "    ").length;
+      // A top-level item of the other kind (bullet vs number) starts a new list.
+      if (items.length && indent <= indents[0]! && /\d/.test(item[2]!) !== /\d/.test(items[0]!.marker)) flushList();
+      if (!items.length) indents = [indent];
+      else if (indent > indents.at(-1)! + 1) indents.push(indent);
+      else while (indents.length > 1 && indent < indents.at(-1)! - 1) indents.pop();
+      items.push({ depth: Math.min(5, indents.length - 1), marker: item[2]!, text: item[3]!.trim() });
+      continue;
+    }
+    if (!line.trim()) {
+      // A blank line ends a paragraph; a list continues if the next non-blank line is indented or another item.
+      flushParagraph();
+      if (items.length) {
+        const following = lines.slice(i + 1).find((l) => l.trim());
+        if (!following || !(/^\s{2,}\S/.test(following) || MD_ITEM.test(following))) flushList();
+      }
+      continue;
+    }
+    if (items.length) {
+      // Continuation of the last item (indented, or lazily wrapped right under it).
+      const last = items.at(-1)!;
+      last.text += ` ${line.trim().replace(/^>\s?/, "")}`;
+      continue;
+    }
+    paragraph.push(line.replace(/^\s{0,3}>\s?/, ""));
+  }
+  flush();
   return drafts;
 }
 
-export function extractPlain(bytes: Uint8Array, type: "txt" | "md"): ExtractedDocument {
-  const raw = new TextDecoder("utf-8").decode(bytes).replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
-  const pages: DocPage[] = raw.split("\f").map((text, i) => {
-    const elements = layoutBoxes(type === "md" ? markdownPage(text) : textPage(text));
-    return { page_number: i + 1, status: "completed", error_message: null, ocr: false, text: elements.map((e) => e.content).join("\n\n"), elements };
+// ---------------------------------------------------------------- plain text
+
+function isCapsTitle(line: string): boolean {
+  const t = line.trim();
+  const letters = t.replace(/[^\p{L}]/gu, "");
+  return t.length <= 60 && letters.length >= 3 && letters === letters.toUpperCase() && letters !== letters.toLowerCase() && t.split(/\s+/).length <= 8 && !/[.,;!?]$/.test(t);
+}
+
+/** Columns separated by a tab or 2+ spaces, the same number on every line, short cells. */
+function spacedTable(lines: string[]): string[][] | null {
+  if (lines.length < 2) return null;
+  const rows = lines.map((l) => l.trim().split(/\t+|\s{2,}/));
+  const columns = rows[0]!.length;
+  if (columns < 2 || rows.some((r) => r.length !== columns)) return null;
+  const cells = rows.flat();
+  if (cells.reduce((n, c) => n + c.length, 0) / cells.length > 30) return null;
+  return rows;
+}
+
+type TextDraft = Draft & { underline?: "=" | "-" | "caps" };
+
+function textBlock(lines: string[]): TextDraft[] {
+  if (!lines.length) return [];
+  if (lines.length >= 2 && /^\s*(={3,}|-{3,})\s*$/.test(lines[1]!) && lines[0]!.trim().length <= 80 && !isBullet(lines[0]!)) {
+    return [{ type: "heading", content: lines[0]!.trim(), underline: lines[1]!.trim()[0] as "=" | "-" }, ...textBlock(lines.slice(2))];
+  }
+  if (isCapsTitle(lines[0]!) && !isBullet(lines[0]!) && !lines[0]!.includes("|") && columnCount(lines[0]!) < 2) {
+    return [{ type: "heading", content: lines[0]!.trim(), underline: "caps" }, ...textBlock(lines.slice(1))];
+  }
+  if (lines.length >= 2 && lines.every((l) => /^\s*\|.*\|\s*$/.test(l) || (DELIMITER_ROW.test(l) && l.includes("-")))) return [pipeTable(lines)];
+  // Runs of at least two lines with the same number of spaced columns are tables; the rest is text.
+  const drafts: TextDraft[] = [];
+  let rest: string[] = [];
+  for (let i = 0; i < lines.length; ) {
+    const cells = columnCount(lines[i]!);
+    let end = i + 1;
+    while (cells >= 2 && end < lines.length && columnCount(lines[end]!) === cells) end++;
+    const table = end - i >= 2 ? spacedTable(lines.slice(i, end)) : null;
+    if (table) {
+      drafts.push(...segmentLines(rest), tableDraft(table));
+      rest = [];
+      i = end;
+    } else rest.push(lines[i++]!);
+  }
+  drafts.push(...segmentLines(rest));
+  return drafts;
+}
+
+const columnCount = (line: string) => (isBullet(line) ? 1 : line.trim().split(/\t+|\s{2,}/).length);
+
+function textPages(pages: string[]): Draft[][] {
+  const parsed = pages.map((text) => text.split(/\n[ \t]*\n/).flatMap((block) => textBlock(block.split("\n").filter((l) => l.trim()))));
+  // Underlined with === is the top level; --- and ALL-CAPS titles sit below it when both kinds occur.
+  const hasDouble = parsed.flat().some((d) => d.underline === "=");
+  return parsed.map((drafts) =>
+    drafts.map(({ underline, ...d }) => (d.type === "heading" ? { ...d, metadata: { level: underline === "=" ? 1 : underline === "-" ? 2 : hasDouble ? 2 : 1 } } : d)),
+  );
+}
+
+export function extractPlain(bytes: Uint8Array, type: "txt" | "md", onPage?: (done: number, total: number) => void): ExtractedDocument {
+  const raw = decodeText(bytes);
+  const texts = raw.split("\f");
+  // A trailing form feed ends the last page; it does not start an empty one.
+  if (texts.length > 1 && !texts.at(-1)!.trim()) texts.pop();
+  const drafts = type === "md" ? texts.map((t, i) => markdownPage(t, i === 0)) : textPages(texts);
+  const pages: DocPage[] = drafts.map((d, i) => {
+    const page = completedPage(i + 1, layoutBoxes(d));
+    onPage?.(i + 1, drafts.length);
+    return page;
   });
-  const title = pages[0]?.elements.find((e) => e.type === "heading")?.content ?? null;
-  return { document_type: type, page_count: pages.length, pages, text: pages.map((p) => p.text).join("\n\n"), metadata: { title, author: null } };
+  const fields = type === "md" ? frontMatterFields(drafts[0] ?? []) : { title: null, author: null };
+  const title = fields.title ?? pages.flatMap((p) => p.elements).find((e) => e.type === "heading")?.content ?? null;
+  return { document_type: type, page_count: pages.length, pages, text: documentText(pages), metadata: { title, author: fields.author } };
 }

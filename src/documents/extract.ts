@@ -1,13 +1,17 @@
 /**
  * Reading a document into pages of typed elements: the entry point that picks the reader for
- * PDF, DOCX, TXT or MD. Readers throw DocumentExtractionError when the whole file is unreadable;
- * a page that fails is marked on its own.
+ * PDF (extract-pdf.ts), DOCX (extract-docx.ts), TXT or MD (extract-text.ts). Readers throw
+ * DocumentExtractionError when the whole file is unreadable (empty, corrupt, encrypted, not the
+ * format it claims); a single page that fails is marked failed on its own and the others go on.
+ * Nothing here touches the network.
  */
+import { interrupted } from "./extract-common.ts";
 import { extractDocx } from "./extract-docx.ts";
 import { extractPdf } from "./extract-pdf.ts";
 import { extractPlain } from "./extract-text.ts";
-import { DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { DOCUMENT_TYPES, DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
 
+/** What extraction needs from OCR (src/images/ocr.ts's OcrEngine fits). */
 export interface OcrLike {
   recognize(image: Buffer): Promise<{ text: string; regions: { text: string; bounding_box: { x_min: number; y_min: number; x_max: number; y_max: number } }[] }>;
 }
@@ -15,21 +19,25 @@ export interface OcrLike {
 export interface ExtractOptions {
   /** Reads pages that have no text layer (scanned PDFs). */
   ocr: OcrLike;
+  /** Checked between pages; extraction then rejects with "extraction interrupted". */
   signal?: AbortSignal;
+  /** Called after each page is read. */
   onPage?: (done: number, total: number) => void;
   /** Pages beyond this are not read (page_count still reports them all). Default 2000. */
   maxPages?: number;
 }
 
 export async function extractDocument(bytes: Uint8Array, type: DocumentType, options: ExtractOptions): Promise<ExtractedDocument> {
-  if (bytes.length === 0) throw new DocumentExtractionError("the file is empty");
+  if (!bytes || bytes.length === 0) throw new DocumentExtractionError("the file is empty");
+  if (!DOCUMENT_TYPES.includes(type)) throw new DocumentExtractionError(`unsupported document type: ${String(type)}`);
+  interrupted(options.signal);
   switch (type) {
     case "pdf":
       return extractPdf(bytes, options);
     case "docx":
-      return extractDocx(bytes);
+      return extractDocx(bytes, options.onPage);
     case "txt":
     case "md":
-      return extractPlain(bytes, type);
+      return extractPlain(bytes, type, options.onPage);
   }
 }

@@ -55,15 +55,19 @@ function tokens(text: string): string[] {
   return text.toLowerCase().normalize("NFKD").replace(/\p{M}/gu, "").match(/[\p{L}\p{N}]+/gu) ?? [];
 }
 
-/** A term that occurs in more than this share of all chunks is left out of the keyword query. */
+/**
+ * A term in more than this share of all chunks (and in more than COMMON_TERM_MIN_CHUNKS chunks:
+ * small libraries keep every word) is left out of the keyword query.
+ */
 const COMMON_TERM_SHARE = 0.1;
+const COMMON_TERM_MIN_CHUNKS = 1000;
 const MIN_TERMS = 1;
 
 /**
  * FTS5 query: each query word (identifiers like "VX-4471" kept as one phrase) as an OR-ed term,
- * so BM25 ranks chunks by how many rare words they match. Words found in more than 10% of the
- * chunks are left out, keeping at least the rarest one: they would match (and make BM25 score)
- * most of the index while ranking nothing.
+ * so BM25 ranks chunks by how many rare words they match. In a large index, words found in more
+ * than 10% of the chunks are left out, keeping at least the rarest one: they would match (and
+ * make BM25 score) most of the index while ranking nothing.
  */
 export function keywordQuery(db: Database, text: string): string | null {
   const words = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}_-]*/gu) ?? [])].slice(0, 64);
@@ -79,7 +83,7 @@ export function keywordQuery(db: Database, text: string): string | null {
     .filter((w) => !w.empty && w.frequency > 0)
     .sort((a, b) => a.frequency - b.frequency);
   if (!scored.length) return null;
-  const informative = scored.filter((w, i) => i < MIN_TERMS || w.frequency <= total * COMMON_TERM_SHARE);
+  const informative = scored.filter((w, i) => i < MIN_TERMS || w.frequency <= Math.max(total * COMMON_TERM_SHARE, COMMON_TERM_MIN_CHUNKS));
   return informative.map((w) => w.phrase).join(" OR ");
 }
 

@@ -1,11 +1,13 @@
 /**
  * Native libraries embedded in the compiled binary cannot be dlopen()ed from its virtual
- * filesystem. This writes one out to a cache directory keyed by its content hash (once; later
- * starts reuse it) and returns the real path. Used only by the compiled build (scripts/build.ts).
+ * filesystem, and code embedded as plain files cannot be require()d from it. These write
+ * embedded files out to a cache directory keyed by their content hash (once; later starts reuse
+ * them) and return the real path. Used only by the compiled build (scripts/build.ts).
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { dlopen } from "bun:ffi";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 export function nativeCacheDir(): string {
   if (process.env.MEDIABOX_NATIVE_CACHE) return process.env.MEDIABOX_NATIVE_CACHE;
@@ -24,4 +26,50 @@ export function extractNative(embeddedPath: string, fileName: string): string {
   writeFileSync(partial, bytes, { mode: 0o755 });
   renameSync(partial, target);
   return target;
+}
+
+/** What scripts/build.ts writes as manifest.json at the top of an embedded directory tree. */
+export interface TreeManifest {
+  /** Content hash of every file in the tree (with its relative path); names the cache directory. */
+  digest: string;
+  /** Paths relative to the tree, "/"-separated. */
+  files: string[];
+}
+
+/**
+ * Writes an embedded directory tree (one with a manifest.json, see TreeManifest) out to
+ * `<cache>/<digest>/<name>` and returns that directory. The tree is written beside it under a
+ * temporary name and renamed into place, so a directory that exists is always complete; a
+ * process that loses the race to another one uses the winner's copy.
+ */
+export function extractTree(embeddedDir: string, name: string): string {
+  const manifest = JSON.parse(readFileSync(join(embeddedDir, "manifest.json"), "utf8")) as TreeManifest;
+  const target = join(nativeCacheDir(), manifest.digest, name);
+  if (existsSync(target)) return target;
+  const partial = `${target}.${process.pid}.tmp`;
+  rmSync(partial, { recursive: true, force: true });
+  for (const file of [...manifest.files, "manifest.json"]) {
+    const to = join(partial, file);
+    mkdirSync(dirname(to), { recursive: true });
+    writeFileSync(to, readFileSync(join(embeddedDir, file)));
+  }
+  try {
+    renameSync(partial, target);
+  } catch (err) {
+    rmSync(partial, { recursive: true, force: true });
+    if (!existsSync(target)) throw err;
+  }
+  return target;
+}
+
+// Handles of preloaded libraries; kept so they stay open for the life of the process.
+const preloaded: unknown[] = [];
+
+/**
+ * dlopen()s a shared library so that a native addon linked against it (by soname) finds it
+ * already resident instead of searching its RPATH. `symbol` must be a function the library
+ * exports (bun:ffi only opens a library together with at least one symbol); it is never called.
+ */
+export function preloadSharedLibrary(path: string, symbol: string): void {
+  preloaded.push(dlopen(path, { [symbol]: { args: [], returns: "void" } }));
 }

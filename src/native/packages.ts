@@ -1,23 +1,63 @@
 /**
  * Where the media code that runs outside the main bundle is read from: the tesseract worker (a
  * worker thread) with its wasm core and language data, and tfjs/Human/nsfwjs with their model
- * files. In development that is node_modules. The compiled binary cannot resolve packages from
- * disk, so scripts/build.ts pre-bundles those into single files in `mediabox-assets/` beside the
- * executable, with the wasm and model files they read.
+ * files. In development that is node_modules.
+ *
+ * The compiled binary cannot resolve packages from disk, so scripts/build.ts pre-bundles those
+ * into single files and embeds them, with the wasm and model files they read, as one directory
+ * tree (`/$bunfs/root/mediabox-assets`). Code there must be require()d and run as a worker from
+ * a real file, so on first use the tree is written out to the native cache directory, under its
+ * content hash (see extractTree); later starts of the same build reuse it. pdf.js's worker module
+ * and font data, also in the tree, are read in place (import() and fs both see embedded files).
  */
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { extractTree } from "./extract.ts";
 
 /** True inside the executable built by `bun build --compile`. */
 export const isCompiled = import.meta.url.includes("$bunfs");
 
+/** Name of the embedded tree; scripts/build.ts stages it in a directory of this name. */
+export const EMBEDDED_ASSETS = "mediabox-assets";
+
+let extracted: string | undefined;
+
+/**
+ * The directory holding `tesseract/` and `vision/` (layout: scripts/build.ts). Only meaningful in
+ * the compiled binary. MEDIABOX_ASSETS_DIR overrides it (for trying out a staged tree).
+ */
 export function assetsDir(): string {
-  return process.env.MEDIABOX_ASSETS_DIR ?? join(dirname(process.execPath), "mediabox-assets");
+  if (process.env.MEDIABOX_ASSETS_DIR) return process.env.MEDIABOX_ASSETS_DIR;
+  if (extracted) return extracted;
+  const embedded = join(import.meta.dir, EMBEDDED_ASSETS);
+  if (!existsSync(join(embedded, "manifest.json"))) {
+    throw new Error(`this mediabox binary has no embedded ${EMBEDDED_ASSETS} (looked in ${embedded}); rebuild it with scripts/build.ts`);
+  }
+  extracted = extractTree(embedded, EMBEDDED_ASSETS);
+  return extracted;
 }
 
-/** A require() that resolves the media packages from node_modules, or from the assets beside the binary. */
+/** A require() that resolves the media packages from node_modules (development only). */
 export function packageRequire(): NodeJS.Require {
-  return isCompiled ? createRequire(join(assetsDir(), "package.json")) : createRequire(import.meta.url);
+  return createRequire(import.meta.url);
+}
+
+/**
+ * pdf.js's standard font data folder, with the trailing slash pdf.js needs. In the compiled binary
+ * it is read in place from the embedded tree (pdf.js reads it with fs, which sees embedded files).
+ */
+export function pdfStandardFontsDir(): string {
+  if (isCompiled) return `${join(import.meta.dir, EMBEDDED_ASSETS, "pdfjs", "standard_fonts")}/`;
+  return `${join(dirname(createRequire(import.meta.url).resolve("pdfjs-dist/package.json")), "standard_fonts")}/`;
+}
+
+/**
+ * pdf.js's worker module, which pdf.js imports to run its "fake" (in-process) worker. Only the
+ * compiled binary asks (scripts/build.ts points pdf.js here); import() reads embedded modules.
+ */
+export function pdfWorkerPath(): string {
+  return join(import.meta.dir, EMBEDDED_ASSETS, "pdfjs", "pdf.worker.mjs");
 }
 
 /** The tesseract worker script and the folder of eng.traineddata.gz. */

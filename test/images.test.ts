@@ -262,7 +262,7 @@ describe("descriptions and tags", () => {
 });
 
 describe("optional OpenAI-compatible vision endpoint", () => {
-  test("when configured it writes the caption and fills the custom schema; the local summary is kept", async () => {
+  test("when configured it writes the caption, picks the content category and fills the custom schema; the local summary is kept", async () => {
     const requests: { model: string; hasImage: boolean; wantsJson: boolean }[] = [];
     const endpoint = Bun.serve({
       port: 0,
@@ -270,7 +270,12 @@ describe("optional OpenAI-compatible vision endpoint", () => {
         const body = (await req.json()) as { model: string; messages: { content: { type: string; image_url?: { url: string } }[] }[]; response_format?: unknown };
         const image = body.messages[0]!.content.find((c) => c.type === "image_url");
         requests.push({ model: body.model, hasImage: image?.image_url?.url.startsWith("data:image/jpeg;base64,") ?? false, wantsJson: !!body.response_format });
-        const content = body.response_format ? JSON.stringify({ invoice_number: "FROM-ENDPOINT" }) : "A lighthouse on a rocky coast at dusk.";
+        const schema = JSON.stringify(body.response_format ?? "");
+        const content = !body.response_format
+          ? "A lighthouse on a rocky coast at dusk."
+          : schema.includes("real_estate")
+            ? JSON.stringify({ category: "real_estate" })
+            : JSON.stringify({ invoice_number: "FROM-ENDPOINT" });
         return Response.json({ model: body.model, choices: [{ message: { role: "assistant", content }, finish_reason: "stop" }] });
       },
     });
@@ -295,7 +300,9 @@ describe("optional OpenAI-compatible vision endpoint", () => {
       expect(extraction.data.value).toEqual({ invoice_number: "FROM-ENDPOINT" });
       expect(extraction.source).toBe("vision endpoint");
       expect(requests.every((r) => r.model === "llava:13b" && r.hasImage)).toBe(true);
-      expect(requests.map((r) => r.wantsJson).sort()).toEqual([false, true]);
+      // caption, zero-shot category, custom schema
+      expect(requests.map((r) => r.wantsJson).sort()).toEqual([false, true, true]);
+      expect(file.content_category).toBe("real_estate");
     } finally {
       await other.close();
       endpoint.stop(true);

@@ -17,6 +17,7 @@ import { PermanentJobError, type JobContext, type QueueDefinition } from "../job
 import { type FileRow, tagsOf } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { getCustomSchema } from "../schemas/custom-schemas.ts";
+import { CONTENT_CATEGORIES, type ContentCategory } from "../ingest/options.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "./compliance.ts";
 import { categorize, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
@@ -125,15 +126,25 @@ function variantData(rendered: RenderedImage, type: "large_1024" | "medium_750" 
   return rendered.variants.find((v) => v.type === type)!.data;
 }
 
+/** Zero-shot choice among the spec's content categories by the vision endpoint; null when it cannot say. */
+async function classifyWithEndpoint(ctx: AppContext, jpeg: Buffer): Promise<ContentCategory | null> {
+  const schema = { type: "object", properties: { category: { type: "string", enum: [...CONTENT_CATEGORIES] } }, required: ["category"], additionalProperties: false };
+  const hint = "Pick the one category that best fits this image. general means none of the others fits.";
+  const answer = (await ctx.images.endpoint!.extractJson(jpeg, "image/jpeg", schema, hint).catch(() => null)) as { category?: unknown } | null;
+  return CONTENT_CATEGORIES.includes(answer?.category as ContentCategory) ? (answer!.category as ContentCategory) : null;
+}
+
 async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedImage, facts: ImageFacts) {
   const { captioner, endpoint } = ctx.images;
   const composed = composeDescription(facts);
   const items: { model: string; kind: string; text: string }[] = [];
+  let endpointCategory: ContentCategory | null = null;
   if (endpoint) {
     // Endpoints take JPEG everywhere; WebP support varies between servers.
     const jpeg = await sharp(variantData(rendered, "large_1024")).jpeg({ quality: 85 }).toBuffer();
     const answer = await endpoint.describe(jpeg, "image/jpeg");
     items.push({ model: answer.model, kind: "caption", text: answer.text });
+    if (file.content_category === "general") endpointCategory = await classifyWithEndpoint(ctx, jpeg);
   } else if (captioner) {
     const { data, info } = await sharp(variantData(rendered, "medium_750")).removeAlpha().raw().toBuffer({ resolveWithObject: true });
     items.push({ model: `${captioner.modelName} (${captioner.folder})`, kind: "caption", text: await captioner.caption(data, info.width, info.height) });
@@ -143,7 +154,7 @@ async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedI
   const current = loadFile(ctx, file.id);
   if (!current) return items[0]!.text;
   const at = isoAt(ctx.clock.now());
-  const category = current.content_category === "general" ? categorize(facts) : current.content_category;
+  const category = current.content_category === "general" ? (endpointCategory ?? categorize(facts)) : current.content_category;
   ctx.db.transaction(() => {
     ctx.db.query("DELETE FROM file_descriptions WHERE file_id = ?").run(file.id);
     for (const item of items) {

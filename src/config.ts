@@ -12,6 +12,8 @@ export interface Config {
   host: string;
   dataDir: string;
   modelsDir: string;
+  /** Refuse model folders that the models directory's manifest.json does not list. */
+  modelsRequireManifest: boolean;
   /** Base URL clients use to reach the server (for signed URLs behind a proxy); null = derive from the request. */
   publicUrl: string | null;
   logLevel: LogLevel;
@@ -92,6 +94,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   host: { key: "host", flag: "host", env: "MEDIABOX_HOST", parse: text, fallback: "0.0.0.0" },
   dataDir: { key: "dataDir", flag: "data-dir", env: "MEDIABOX_DATA_DIR", parse: (r) => resolve(r), fallback: "data" },
   modelsDir: { key: "modelsDir", flag: "models-dir", env: "MEDIABOX_MODELS_DIR", parse: (r) => resolve(r), fallback: "models" },
+  modelsRequireManifest: {
+    key: "modelsRequireManifest", flag: "models-require-manifest", env: "MEDIABOX_MODELS_REQUIRE_MANIFEST", parse: boolean, fallback: "false",
+  },
   publicUrl: {
     key: "publicUrl",
     flag: "public-url",

@@ -11,6 +11,7 @@ import type { EventHub } from "./events/hub.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
 import type { TextEmbedder } from "./documents/text-embedder.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
+import type { ModelVerifier } from "./models/model-verifier.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
@@ -25,6 +26,8 @@ export interface AppContext {
   blobs: BlobStore;
   uploadSlots: UploadSlots;
   pipelines: PipelineRegistry;
+  /** Checks model folders against the models directory's manifest before they load. */
+  models: ModelVerifier;
   /** Image models (OCR, detectors, embeddings, captioning), loaded lazily. */
   images: ImageAnalyzers;
   /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */

@@ -1,11 +1,12 @@
 #!/usr/bin/env bun
 /**
- * The `mediabox` command: `serve` (default) runs the appliance; `orgs` and `keys` administer
- * the same data directory. Flags override MEDIABOX_* environment variables.
+ * The `mediabox` command: `serve` (default) runs the appliance; `orgs`, `keys`, `backup` and
+ * `models` administer the same data and models directories. Flags override MEDIABOX_* variables.
  */
 import { parseArgs } from "node:util";
 import { ApiKeyError } from "./auth/api-keys.ts";
-import { backupCommand, keysCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
+import { backupCommand, keysCommand, modelsCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
+import { ManifestError } from "./models/manifest.ts";
 import { systemClock } from "./clock.ts";
 import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
 import { databasePath, openDatabase } from "./db/database.ts";
@@ -25,6 +26,8 @@ Commands:
   keys list --org NAME                    list an organization's keys
   keys revoke ID                          revoke a key
   backup FILE                             write a consistent copy of the database (safe while serving)
+  models manifest                         hash every folder of the models directory into its manifest.json
+  models verify                           check the model folders against manifest.json (exit 1 if any is refused)
   version                                 print the version
 
 Tiers: FREE, STARTER, PROFESSIONAL, ENTERPRISE, CUSTOM (FREE cannot hold API keys)
@@ -35,7 +38,7 @@ ${describeSettings()
   .join("\n")}
 `;
 
-function main(argv: string[]): number | "serving" {
+async function main(argv: string[]): Promise<number | "serving"> {
   const options = Object.fromEntries(CONFIG_FLAGS.map((flag) => [flag, { type: "string" as const }]));
   const { values, positionals } = parseArgs({
     args: argv,
@@ -71,6 +74,7 @@ function main(argv: string[]): number | "serving" {
     process.once("SIGTERM", () => shutdown("SIGTERM"));
     return "serving";
   }
+  if (command === "models") return print(await modelsCommand(config, args));
   const db = openDatabase(databasePath(config.dataDir));
   try {
     let output: CommandOutput;
@@ -78,20 +82,24 @@ function main(argv: string[]): number | "serving" {
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
     else if (command === "backup") output = backupCommand(db, args);
     else throw new UsageError(`unknown command "${command}"`);
-    if (output.stdout) process.stdout.write(output.stdout + "\n");
-    if (output.stderr) process.stderr.write(output.stderr + "\n");
-    return 0;
+    return print(output);
   } finally {
     db.close();
   }
 }
 
+function print(output: CommandOutput): number {
+  if (output.stdout) process.stdout.write(output.stdout + "\n");
+  if (output.stderr) process.stderr.write(output.stderr + "\n");
+  return output.exitCode ?? 0;
+}
+
 try {
-  const result = main(process.argv.slice(2));
+  const result = await main(process.argv.slice(2));
   if (result !== "serving") process.exit(result);
 } catch (err) {
   const message = err instanceof Error ? err.message : String(err);
-  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError ||
+  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError ||
     (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   process.stderr.write(`mediabox: ${message}\n`);
   if (err instanceof UsageError) process.stderr.write("run 'mediabox --help' for usage\n");

@@ -21,6 +21,7 @@ import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from ".
 import { TextEmbedder } from "./documents/text-embedder.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
+import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -47,10 +48,12 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   for (const queue of options.queues ?? []) jobs.register(queue);
   const blobs = createBlobStore(config, clock);
   const events = new EventHub();
+  const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
   const ctx: AppContext = {
     config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs,
-    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, images: new ImageAnalyzers(config),
-    embedder: new TextEmbedder({ modelsDir: config.modelsDir, model: config.textEmbeddingModel }),
+    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
+    images: new ImageAnalyzers(config, models.require),
+    embedder: new TextEmbedder({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require }),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
@@ -66,6 +69,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   if (!server) throw new Error("HTTP server did not start");
   events.attach(server);
   jobs.start();
+  logModelVerification(models, log);
   resumePendingEmbeddings(ctx).then(
     (n) => n && log.info("queued embeddings that waited for the text model", { documents: n }),
     (err) => log.warn("could not check for pending embeddings", { err: String(err) }),

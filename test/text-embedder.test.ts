@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { TextEmbedder } from "../src/documents/text-embedder.ts";
+import { buildManifest, writeManifest } from "../src/models/manifest.ts";
+import { ModelVerifier } from "../src/models/model-verifier.ts";
 import { SHARED_TOKENIZER, buildFixtureEmbeddingModel, fixtureTokenizerAvailable } from "./support/embedding-model.ts";
 
 const available = fixtureTokenizerAvailable();
@@ -57,7 +59,7 @@ describe.skipIf(!available)("TextEmbedder with the fixture model", () => {
 
   test("embeds to L2-normalized vectors of the model's dimension", async () => {
     expect(embedder.modelId).toBe("all-MiniLM-L6-v2");
-    expect(await embedder.available()).toBe(true);
+    expect(await embedder.unavailableReason()).toBeNull();
     expect(await embedder.dimension()).toBe(DIM);
     const vectors = await embedder.embed(["The pump was serviced.", "", "Ünïcödé — 12.5 N·m"]);
     expect(vectors).toHaveLength(3);
@@ -123,32 +125,52 @@ describe.skipIf(!available)("TextEmbedder with the fixture model", () => {
     expect(Array.from(after!)).toEqual(Array.from(before!));
   });
 
-  test("without weights: tokenizer works, available() is false, embed names the missing file", async () => {
+  test("without weights: tokenizer works, unavailableReason names the weights, so does embed", async () => {
     const folder = path.join(modelsDir, "tokenizer-only");
     mkdirSync(folder);
     for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"]) copyFileSync(path.join(SHARED_TOKENIZER, file), path.join(folder, file));
     const partial = new TextEmbedder({ modelsDir, model: "tokenizer-only" });
-    expect(await partial.available()).toBe(false);
-    expect((await partial.tokenizer()).count("pressure valve")).toBe(2);
     const weights = path.join(folder, "onnx", "model_quantized.onnx");
+    expect(await partial.unavailableReason()).toBe(`text embedding model "tokenizer-only" is not installed: ${weights} is missing`);
+    expect((await partial.tokenizer()).count("pressure valve")).toBe(2);
     await expect(partial.embed(["x"])).rejects.toThrow(`text embedding model "tokenizer-only" is not installed: ${weights} is missing`);
     await expect(partial.dimension()).rejects.toThrow(weights);
 
     // A site that installs the weights later needs no new embedder.
     await buildFixtureEmbeddingModel(modelsDir, { name: "tokenizer-only", dim: 16 });
-    expect(await partial.available()).toBe(true);
+    expect(await partial.unavailableReason()).toBeNull();
     expect(await partial.dimension()).toBe(16);
     await partial.close();
+  });
+
+  test("with the models manifest check: weights that differ from the manifest are refused, tokenizer included", async () => {
+    await buildFixtureEmbeddingModel(modelsDir, { name: "checked", dim: 8 });
+    writeManifest(modelsDir, await buildManifest(modelsDir));
+    const verifier = new ModelVerifier(modelsDir);
+    const checked = new TextEmbedder({ modelsDir, model: "checked", check: verifier.require });
+    expect(await checked.unavailableReason()).toBeNull();
+    expect(await checked.dimension()).toBe(8);
+    await checked.close();
+
+    const weights = path.join(modelsDir, "checked", "onnx", "model_quantized.onnx");
+    const bytes = readFileSync(weights);
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff;
+    writeFileSync(weights, bytes);
+    const refused = new TextEmbedder({ modelsDir, model: "checked", check: verifier.require });
+    expect(await refused.unavailableReason()).toMatch(/model folder "checked" .* is refused: onnx\/model_quantized\.onnx has SHA-256 [0-9a-f]{64}, the manifest says/);
+    await expect(refused.embed(["x"])).rejects.toThrow("is refused");
+    await expect(refused.tokenizer()).rejects.toThrow("is refused");
+    rmSync(path.join(modelsDir, "manifest.json"));
   });
 
   test("a missing folder: tokenizer() and embed() reject naming it", async () => {
     const missing = new TextEmbedder({ modelsDir, model: "no-such-model" });
     const folder = path.join(modelsDir, "no-such-model");
-    expect(await missing.available()).toBe(false);
+    expect(await missing.unavailableReason()).toContain(folder);
     await expect(missing.tokenizer()).rejects.toThrow(`text embedding model "no-such-model" is not installed: folder ${folder} does not exist`);
     await expect(missing.embed(["x"])).rejects.toThrow(folder);
     const escaping = new TextEmbedder({ modelsDir, model: "../elsewhere" });
-    expect(await escaping.available()).toBe(false);
+    expect(await escaping.unavailableReason()).toMatch(/must be a folder name inside the models directory/);
     await expect(escaping.tokenizer()).rejects.toThrow(/must be a folder name inside the models directory/);
   });
 

@@ -1,11 +1,15 @@
 /**
- * Administrative commands run against the server's data directory: organizations and API keys.
- * Each returns the text to print, so tests can call them directly as well as through the binary.
+ * Administrative commands run against the server's data and models directories: organizations,
+ * API keys, backups and the models manifest. Each returns the text to print, so tests can call
+ * them directly as well as through the binary.
  */
 import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import { buildManifest, type ModelRole, writeManifest } from "../models/manifest.ts";
+import { ModelVerifier } from "../models/model-verifier.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys.ts";
 import { parsePermissions } from "../auth/permissions.ts";
 import { createOrganization, listOrganizations, setOrganizationTier } from "../tenancy/organizations.ts";
@@ -18,6 +22,8 @@ export interface CommandOutput {
   stdout: string;
   /** Human notes for stderr. */
   stderr?: string;
+  /** Process exit status (default 0). */
+  exitCode?: number;
 }
 
 function required(value: string | undefined, what: string): string {
@@ -85,4 +91,37 @@ export function backupCommand(db: Database, args: string[]): CommandOutput {
   if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`);
   db.query("VACUUM INTO ?").run(target);
   return { stdout: target, stderr: "database backup written; copy the data directory's blob folders alongside it" };
+}
+
+/**
+ * `models manifest` hashes every folder of the models directory into manifest.json (run it where
+ * the folders were downloaded, then carry both to the site); `models verify` checks the folders
+ * against it and exits 1 when any would be refused.
+ */
+export async function modelsCommand(config: Config, args: string[]): Promise<CommandOutput> {
+  const [action] = args;
+  switch (action) {
+    case "manifest": {
+      const roles: Record<string, ModelRole> = { [config.textEmbeddingModel]: "text_embedding" };
+      if (config.imageEmbeddingModel) roles[config.imageEmbeddingModel] = "image_embedding";
+      if (config.captionModel) roles[config.captionModel] = "captioning";
+      const manifest = await buildManifest(config.modelsDir, { roles });
+      if (!manifest.models.length) throw new UsageError(`no model folders in ${config.modelsDir}`);
+      const file = writeManifest(config.modelsDir, manifest);
+      const files = manifest.models.reduce((n, m) => n + m.files.length, 0);
+      return { stdout: file, stderr: `recorded ${manifest.models.length} model folder(s), ${files} file(s): ${manifest.models.map((m) => `${m.name} (${m.role})`).join(", ")}` };
+    }
+    case "verify": {
+      const verifier = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
+      const { manifest, reports } = await verifier.verifyAll();
+      const refused = reports.filter((r) => r.problems.length);
+      return {
+        stdout: reports.map((r) => [r.name, r.role ?? "-", r.status, r.problems.join("; ") || "-"].join("\t")).join("\n"),
+        stderr: `${manifest ?? "no manifest"}: ${reports.length} model folder(s), ${refused.length} refused`,
+        exitCode: refused.length ? 1 : 0,
+      };
+    }
+    default:
+      throw new UsageError(`unknown models command "${action ?? ""}" (expected manifest or verify)`);
+  }
 }

@@ -146,8 +146,8 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
       const file = loadFile(ctx, fileId);
       if (!file || file.deleted_at) return [{ document_id: fileId, skipped: "file deleted" }];
       const at = () => isoAt(ctx.clock.now());
-      if (!(await ctx.embedder.available())) {
-        const why = await ctx.embedder.embed(["probe"]).then(() => "model unavailable", (err) => message(err));
+      const why = await ctx.embedder.unavailableReason();
+      if (why) {
         ctx.db.query("UPDATE files SET embedding_status = 'pending', processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?").run(
           `embeddings pending: ${why}`, at(), fileId,
         );
@@ -191,7 +191,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
 
 /** At start: documents whose chunks wait for a model that is now installed get their embedding job. */
 export async function resumePendingEmbeddings(ctx: AppContext): Promise<number> {
-  if (!(await ctx.embedder.available())) return 0;
+  if (await ctx.embedder.unavailableReason()) return 0;
   const files = ctx.db
     .query<{ id: string; org_id: string }, []>(
       `SELECT DISTINCT f.id, f.org_id FROM document_chunks c JOIN files f ON f.id = c.file_id

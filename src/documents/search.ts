@@ -112,8 +112,9 @@ function keywordCandidates(db: Database, req: SearchRequest): ChunkRow[] {
 }
 
 async function vectorCandidates(ctx: AppContext, req: SearchRequest): Promise<{ rows: { row: ChunkRow; similarity: number }[]; model: string | null; reason: string | null }> {
-  if (!(await ctx.embedder.available())) {
-    return { rows: [], model: null, reason: `text embedding model "${ctx.embedder.modelId}" is not installed` };
+  const unavailable = await ctx.embedder.unavailableReason();
+  if (unavailable) {
+    return { rows: [], model: null, reason: unavailable };
   }
   const space = VectorSpace.find(ctx.db, "text", ctx.embedder.modelId);
   if (!space) return { rows: [], model: ctx.embedder.modelId, reason: "no document has been embedded yet" };

@@ -22,12 +22,15 @@
 import { stat } from "node:fs/promises";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
+import type { ModelCheck } from "../models/model-verifier.ts";
 
 export interface TextEmbedderOptions {
   /** The models directory (MEDIABOX_MODELS_DIR). */
   modelsDir: string;
   /** Folder name of the model under modelsDir, e.g. "all-MiniLM-L6-v2" (an "owner/name" path works too). */
   model: string;
+  /** Runs before the folder is used (the models manifest check); rejecting refuses the model. */
+  check?: ModelCheck;
 }
 
 export interface TokenCounter {
@@ -98,6 +101,7 @@ export class TextEmbedder {
   private readonly modelsDir: string;
   /** Set when the model name cannot be a folder under modelsDir; every call rejects with it. */
   private readonly nameError: string | null;
+  private readonly check: ModelCheck | undefined;
   private tokenizerLoad: Promise<TokenCounter> | null = null;
   private extractorLoad: Promise<FeatureExtractor> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
@@ -108,6 +112,7 @@ export class TextEmbedder {
     this.modelId = options.model;
     this.folder = path.resolve(this.modelsDir, options.model);
     this.weightsPath = path.join(this.folder, WEIGHTS_FILE);
+    this.check = options.check;
     const parts = options.model.split(/[\\/]/);
     this.nameError =
       !options.model || path.isAbsolute(options.model) || parts.some((p) => p === "" || p === "." || p === "..")
@@ -115,7 +120,7 @@ export class TextEmbedder {
         : null;
   }
 
-  /** Rejects naming the folder, or the first missing file, of `files`. */
+  /** Rejects naming the folder, or the first missing file, of `files`, or what the manifest check refused. */
   private async require(files: string[]): Promise<void> {
     if (this.nameError) throw new Error(this.nameError);
     if (!(await stat(this.folder).catch(() => null))?.isDirectory()) {
@@ -125,6 +130,7 @@ export class TextEmbedder {
       const full = path.join(this.folder, file);
       if (!(await isFile(full))) throw new Error(`text embedding model "${this.modelId}" is not installed: ${full} is missing`);
     }
+    await this.check?.(this.modelId);
   }
 
   private async readJson(file: string): Promise<Record<string, unknown>> {
@@ -170,11 +176,9 @@ export class TextEmbedder {
     return this.tokenizerLoad;
   }
 
-  /** True when every file embedding needs is present (weights, config, tokenizer). */
-  async available(): Promise<boolean> {
-    if (this.nameError) return false;
-    for (const file of MODEL_FILES) if (!(await isFile(path.join(this.folder, file)))) return false;
-    return true;
+  /** Null when embedding can run (weights, config and tokenizer present, manifest check passed), else why not. */
+  unavailableReason(): Promise<string | null> {
+    return this.require(MODEL_FILES).then(() => null, (err: unknown) => message(err));
   }
 
   private extractor(): Promise<FeatureExtractor> {

@@ -4,6 +4,7 @@
  * once per server from configuration; each loads lazily on first use and is closed at shutdown.
  */
 import type { Config } from "../config.ts";
+import type { ModelCheck } from "../models/model-verifier.ts";
 import { Captioner } from "./captioner.ts";
 import { OcrEngine } from "./ocr.ts";
 import { VisionEndpoint } from "./vision-endpoint.ts";
@@ -15,10 +16,14 @@ export class ImageAnalyzers {
   readonly captioner: Captioner | null;
   readonly endpoint: VisionEndpoint | null;
 
-  constructor(config: Config) {
+  constructor(config: Config, check?: ModelCheck) {
     this.ocr = new OcrEngine({ workers: config.ocrWorkers });
-    this.vision = new VisionModels({ modelsDir: config.modelsDir, ...(config.imageEmbeddingModel ? { imageEmbeddingModel: config.imageEmbeddingModel } : {}) });
-    this.captioner = config.captionModel ? new Captioner(config.modelsDir, config.captionModel) : null;
+    this.vision = new VisionModels({
+      modelsDir: config.modelsDir,
+      ...(config.imageEmbeddingModel ? { imageEmbeddingModel: config.imageEmbeddingModel } : {}),
+      ...(check ? { check } : {}),
+    });
+    this.captioner = config.captionModel ? new Captioner(config.modelsDir, config.captionModel, check) : null;
     this.endpoint =
       config.visionEndpointUrl && config.visionEndpointModel
         ? new VisionEndpoint({

@@ -6,6 +6,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import type { ModelCheck } from "../models/model-verifier.ts";
 
 type CaptionPipeline = (image: unknown, options?: Record<string, unknown>) => Promise<{ generated_text: string }[]>;
 
@@ -15,6 +16,8 @@ export class Captioner {
   constructor(
     private readonly modelsDir: string,
     readonly modelName: string,
+    /** Runs before the folder is used (the models manifest check); rejecting refuses the model. */
+    private readonly check?: ModelCheck,
   ) {}
 
   get folder(): string {
@@ -27,6 +30,7 @@ export class Captioner {
       if (!(await stat(folder).catch(() => null))?.isDirectory()) {
         throw new Error(`captioning model "${this.modelName}" not found: folder ${folder} does not exist`);
       }
+      await this.check?.(this.modelName);
       const transformers = await import("@huggingface/transformers");
       transformers.env.allowRemoteModels = false;
       transformers.env.localModelPath = path.resolve(this.modelsDir);

@@ -6,6 +6,7 @@
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
+import type { ModelCheck } from "../models/model-verifier.ts";
 
 // Required files, checked up front so the error names the exact path instead of surfacing
 // whatever transformers.js reports for an absent file.
@@ -27,7 +28,7 @@ export interface ClipEmbedder {
   dispose(): Promise<void>;
 }
 
-export async function loadClipEmbedder(modelsDir: string, name: string): Promise<ClipEmbedder> {
+export async function loadClipEmbedder(modelsDir: string, name: string, check?: ModelCheck): Promise<ClipEmbedder> {
   // Hub-style "owner/model" names are folders too, but the name must stay inside modelsDir.
   if (path.isAbsolute(name) || name.split(/[\\/]/).some((part) => part === ".." || part === "")) {
     throw new Error(`image embedding model name "${name}" must be a folder name relative to the models directory`);
@@ -43,6 +44,7 @@ export async function loadClipEmbedder(modelsDir: string, name: string): Promise
       throw new Error(`image embedding model "${name}" is incomplete: ${full} is missing (folder ${folder})`);
     }
   }
+  await check?.(name);
 
   const transformers = await import("@huggingface/transformers");
   const { env } = transformers;

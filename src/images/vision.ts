@@ -9,6 +9,7 @@
  */
 import sharp, { type Sharp } from "sharp";
 import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, detect, errorMessage, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
+import type { ModelCheck } from "../models/model-verifier.ts";
 import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
 
 export { COCO_LABELS };
@@ -41,6 +42,8 @@ export interface VisionModelsOptions {
    * to another model whose vectors would not be comparable.
    */
   imageEmbeddingModel?: string;
+  /** Runs before a model folder is used (the models manifest check); rejecting refuses the model. */
+  check?: ModelCheck;
 }
 
 const MIN_OBJECT_SCORE = 0.4;
@@ -55,6 +58,7 @@ const COCO_SET = new Set(COCO_LABELS);
 export class VisionModels {
   private readonly modelsDir: string;
   private readonly clipName: string | undefined;
+  private readonly check: ModelCheck | undefined;
   private clip: Promise<ClipEmbedder> | undefined;
   private clipQueue: Promise<unknown> = Promise.resolve();
   private clipDimension: number | undefined;
@@ -64,6 +68,7 @@ export class VisionModels {
   constructor(options: VisionModelsOptions) {
     this.modelsDir = options.modelsDir;
     this.clipName = options.imageEmbeddingModel?.trim() || undefined;
+    this.check = options.check;
   }
 
   /** Objects (score >= 0.4, at most 20, one per label keeping the best) and face count. */
@@ -147,7 +152,7 @@ export class VisionModels {
   }
 
   private loadClip(): Promise<ClipEmbedder> {
-    this.clip ??= loadClipEmbedder(this.modelsDir, this.clipName!).catch((err: unknown) => {
+    this.clip ??= loadClipEmbedder(this.modelsDir, this.clipName!, this.check).catch((err: unknown) => {
       this.clip = undefined; // the folder may be installed later; check again next time
       throw err;
     });

@@ -7,6 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
@@ -321,6 +322,30 @@ describe("job runner", () => {
     expect(JSON.parse(row.results!)).toEqual([{ worker: "b" }]);
     expect(row.error).toBeNull();
     expect(executions).toEqual(["a", "b"]);
+  });
+
+  test("at start, leases of dead worker processes on this host are released at once; other hosts' and live ones' are not", async () => {
+    const exited = Bun.spawn(["true"]);
+    await exited.exited;
+    const host = hostname();
+    const owners = {
+      dead: `worker-${host}-${exited.pid}-0123abcd`,
+      live: `worker-${host}-${process.ppid}-0123abcd`,
+      elsewhere: `worker-${host}x-${exited.pid}-0123abcd`,
+    };
+    const ids: Record<string, string> = {};
+    for (const [name, owner] of Object.entries(owners)) {
+      ids[name] = enqueueJob(db, systemClock, { queue: "t.orphans", payload: { name } }).id;
+      db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [owner, Date.now() + 600_000, ids[name]!]);
+    }
+    const ran: string[] = [];
+    runner([{ name: "t.orphans", concurrency: 3, handler: async (ctx) => void ran.push((ctx.payload as { name: string }).name) }]).start();
+    const done = await waitForStatus(db, ids.dead!, "completed");
+    expect(done.attempts).toBe(2);
+    await Bun.sleep(200);
+    expect(ran).toEqual(["dead"]);
+    expect(getJobRow(db, ids.live!)).toMatchObject({ status: "processing", lease_owner: owners.live });
+    expect(getJobRow(db, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
   });
 
   test("stopping the runner hands a running job back without spending an attempt", async () => {

@@ -3,9 +3,12 @@
  * heartbeats while the handler runs, and records the outcome only while it still holds the
  * lease (so a worker that lost its lease can never complete a job someone else took over).
  * A process killed mid-job simply stops heartbeating: once the lease expires, any runner picks
- * the job up again. Failures retry with exponential backoff up to the job's attempt limit.
+ * the job up again. A runner starting on the same host does not wait for that: worker ids name
+ * their host and pid, so leases of processes that no longer exist are released at start.
+ * Failures retry with exponential backoff up to the job's attempt limit.
  */
 import type { Database } from "bun:sqlite";
+import { hostname } from "node:os";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { getJobRow, jobSignal, type JobRow } from "./queue.ts";
@@ -84,7 +87,7 @@ export class JobRunner {
     private readonly log: Logger,
     private readonly options: RunnerOptions,
   ) {
-    this.workerId = options.workerId ?? `worker-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
+    this.workerId = options.workerId ?? `worker-${hostname()}-${process.pid}-${crypto.randomUUID().slice(0, 8)}`;
     this.pollMs = options.pollMs ?? 500;
   }
 
@@ -103,7 +106,30 @@ export class JobRunner {
     this.started = true;
     jobSignal.addEventListener("enqueued", this.onEnqueued);
     jobSignal.addEventListener("cancel", this.onCancel);
+    this.releaseDeadOwners();
     this.wake();
+  }
+
+  /**
+   * Expires at once the leases of workers that ran on this host in a process that is gone
+   * (kill -9, OOM kill, crash), so their jobs resume now rather than after the lease. Leases of
+   * other hosts, of live processes, and of this process's pid (another runner in this process,
+   * or a reused pid) are left to lapse normally: when in doubt, wait.
+   */
+  private releaseDeadOwners(): void {
+    const owners = this.db
+      .query<{ lease_owner: string }, []>("SELECT DISTINCT lease_owner FROM jobs WHERE status = 'processing' AND lease_owner IS NOT NULL")
+      .all();
+    for (const { lease_owner: owner } of owners) {
+      const match = /^worker-(.+)-(\d+)-[0-9a-f]{8}$/.exec(owner);
+      if (!match || match[1] !== hostname()) continue;
+      const pid = Number(match[2]);
+      if (pid === process.pid || processExists(pid)) continue;
+      const released = this.db
+        .query("UPDATE jobs SET lease_expires_at = ?, updated_at = ? WHERE status = 'processing' AND lease_owner = ?")
+        .run(0, isoAt(this.clock.now()), owner).changes;
+      this.log.info("released the jobs of a worker process that no longer exists", { owner, jobs: released });
+    }
   }
 
   /** Stops claiming, interrupts running handlers and hands their jobs back without spending an attempt. */
@@ -320,5 +346,15 @@ export class JobRunner {
       this.stopJob(id, "lease-lost");
       throw new LeaseLostError(`job ${id}: lease lost`);
     }
+  }
+}
+
+/** Signal 0 checks existence without signalling; EPERM means it exists under another user. */
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === "EPERM";
   }
 }

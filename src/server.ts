@@ -22,6 +22,7 @@ import { TextEmbedder } from "./documents/text-embedder.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
+import { exportExpiryQueue } from "./library/exports.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -61,6 +62,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));
   jobs.register(batchIngestQueue(ctx));
+  jobs.register(exportExpiryQueue(ctx));
   recoverInterruptedUploads(ctx);
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.

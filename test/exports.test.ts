@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
 import mammoth from "mammoth";
+import { ManualClock } from "../src/clock.ts";
 import { defaultProjectId } from "../src/projects/projects.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -131,5 +132,33 @@ describe("exports", () => {
       expect(res.body.detail).toContain(needle);
     }
     expect((await server.anonymous().post("/files/export", { format: "csv", columns: [{ field_key: "id" }] })).status).toBe(401);
+  });
+});
+
+describe("export retention", () => {
+  test("the exported file is deleted once its download URL has expired (plus a 10-minute margin)", async () => {
+    const clock = new ManualClock();
+    const other = await startTestServer({ clock });
+    try {
+      const tenant = other.tenant();
+      insertFileRow(other.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectId(other.ctx.db, tenant.orgId), filename: "kept.jpg" });
+      const res = await tenant.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }] });
+      expect(res.status).toBe(200);
+      const key = decodeURIComponent(new URL(res.body.download_url).pathname).replace(/^\/s3\/mediabox\//, "");
+      expect(key).toMatch(new RegExp(`^orgs/${tenant.orgId}/exports/[0-9a-f-]{36}\\.csv$`));
+      expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0);
+
+      clock.advance(3600 * 1000);
+      other.ctx.jobs.wake();
+      await Bun.sleep(300);
+      expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0); // still inside the margin
+
+      clock.advance(601 * 1000);
+      other.ctx.jobs.wake();
+      for (let i = 0; i < 100 && (await other.ctx.blobs.size(key)) !== null; i++) await Bun.sleep(50);
+      expect(await other.ctx.blobs.size(key)).toBeNull();
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Exports of file metadata: the column registry (`GET /files/export/columns`) and the CSV, XLSX
- * and DOCX writers behind `POST /files/export`. The generated file is stored in the blob store
- * and handed out as a signed download URL.
+ * and DOCX writers behind `POST /files/export`. The generated file is stored in the blob store,
+ * handed out as a signed download URL, and deleted by a scheduled job once that URL has expired
+ * (nothing else can reach it).
  */
 import type { Database } from "bun:sqlite";
 import { stringify } from "csv-stringify/sync";
@@ -12,6 +13,8 @@ import { join } from "node:path";
 import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "./file-rows.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
@@ -20,6 +23,13 @@ export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 /** Rows per export; larger libraries are exported by folder or by ids. */
 export const MAX_EXPORT_ROWS = 100_000;
 const DOWNLOAD_SECONDS = 3600;
+/** Lets a download that started just before the URL expired finish before its bytes go. */
+const EXPIRY_MARGIN_SECONDS = 600;
+export const EXPORT_EXPIRY_QUEUE = "export.expire";
+
+interface ExportExpiryPayload {
+  key: string;
+}
 
 type Cell = string | number | null;
 
@@ -185,6 +195,13 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
 
   const exportId = crypto.randomUUID();
   const key = `orgs/${orgId}/exports/${exportId}.${format}`;
+  // Scheduled before the bytes exist, so a crash in between can leave nothing behind.
+  enqueueJob(ctx.db, ctx.clock, {
+    queue: EXPORT_EXPIRY_QUEUE,
+    orgId,
+    payload: { key } satisfies ExportExpiryPayload,
+    runAt: ctx.clock.now() + (DOWNLOAD_SECONDS + EXPIRY_MARGIN_SECONDS) * 1000,
+  });
   const staging = mkdtempSync(join(ctx.config.dataDir, "staging", "export-"));
   try {
     const path = join(staging, `export.${format}`);
@@ -200,4 +217,16 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
     origin,
   );
   return { download_url: downloadUrl, spreadsheet_url: null, record_count: rows.length, format };
+}
+
+/** Deletes an export's file after its download URL has expired. */
+export function exportExpiryQueue(ctx: AppContext): QueueDefinition<ExportExpiryPayload> {
+  return {
+    name: EXPORT_EXPIRY_QUEUE,
+    concurrency: 1,
+    async handler(job) {
+      await ctx.blobs.delete(job.payload.key);
+      return [{ deleted: job.payload.key }];
+    },
+  };
 }

@@ -126,11 +126,13 @@ export function listModelFolders(modelsDir: string): string[] {
 export interface BuildOptions {
   /** Roles of folders the configuration names (e.g. the text embedding model); others keep their listed role or get "other". */
   roles?: Record<string, ModelRole>;
+  /** Where folders came from (e.g. "Xenova/all-MiniLM-L6-v2@main"); others keep their listed source. */
+  sources?: Record<string, string>;
 }
 
 /**
  * A manifest describing every folder now in the models directory, hashing each file. Roles and
- * sources already recorded in an existing manifest are kept unless `roles` says otherwise.
+ * sources already recorded in an existing manifest are kept unless `options` says otherwise.
  */
 export async function buildManifest(modelsDir: string, options: BuildOptions = {}): Promise<Manifest> {
   const dir = path.resolve(modelsDir);
@@ -146,6 +148,7 @@ export async function buildManifest(modelsDir: string, options: BuildOptions = {
     const files = listModelFiles(folder);
     if (!files.length) continue;
     const before = previous?.models.find((m) => m.name === name);
+    const source = options.sources?.[name] ?? before?.source;
     const entries: ManifestEntry[] = [];
     for (const file of files) {
       const full = path.join(folder, file);
@@ -154,7 +157,7 @@ export async function buildManifest(modelsDir: string, options: BuildOptions = {
     models.push({
       name,
       role: options.roles?.[name] ?? before?.role ?? "other",
-      ...(before?.source ? { source: before.source } : {}),
+      ...(source ? { source } : {}),
       files: entries,
     });
   }

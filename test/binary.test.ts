@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:f
 import { join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel, fixtureTokenizerAvailable } from "./support/embedding-model.ts";
+import { heicHalves } from "./support/heic.ts";
 import { tempDir } from "./support/server.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
 
@@ -83,6 +84,18 @@ test("the built executable administers and serves from any directory", async () 
   expect([file.description_status, file.description_error ?? null]).toEqual(["completed", null]);
   // 200 (not 409 EMBEDDING_NOT_READY) only when the image embedding was stored.
   expect((await fetch(`${server.url}/api/v2/files/${id}/similar`, { headers })).status).toBe(200);
+  // HEIC through libheif's wasm build (embedded in the bundle).
+  const heicForm = new FormData();
+  heicForm.append("file", new File([heicHalves()], "IMG_0002.HEIC"));
+  heicForm.append("auto_describe", "false");
+  const heicUpload = await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: heicForm, headers });
+  const { image_id: heicId } = (await heicUpload.json()) as { image_id: string };
+  for (const until = Date.now() + 30_000; Date.now() < until; await Bun.sleep(100)) {
+    const status = (await (await fetch(`${server.url}/api/v2/files/uploads-status/${heicId}`, { headers })).json()) as { is_terminal: boolean };
+    if (status.is_terminal) break;
+  }
+  const heic = (await (await fetch(`${server.url}/api/v2/files/${heicId}`, { headers })).json()) as Record<string, unknown>;
+  expect([heic.variant_status, heic.format, heic.dimensions]).toEqual(["completed", "heic", { width: 800, height: 400 }]);
   // The media assets were written out once, as one tree named by its content hash.
   const trees = readdirSync(nativeCache).filter((d) => existsSync(join(nativeCache, d, "mediabox-assets")));
   expect(trees).toHaveLength(1);

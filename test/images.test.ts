@@ -12,6 +12,7 @@ import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { recordUsage } from "../src/usage/usage.ts";
 import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { pdf } from "./support/fixtures.ts";
+import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -120,6 +121,25 @@ describe("variants, blurhash, EXIF", () => {
     // The stored left half (red) is the displayed top after a 90° clockwise turn.
     expect(pixel(187, 50)[0]).toBeGreaterThan(180);
     expect(pixel(187, 700)[2]).toBeGreaterThan(180);
+  });
+
+  test("HEIC (HEVC) photos are decoded by libheif: variants, dimensions, colours and OCR as for any image", async () => {
+    const id = await upload(owner, heicHalves(), "IMG_0001.HEIC", { auto_describe: "false" });
+    const file = await processed(owner, id);
+    expect(file.variant_status).toBe("completed");
+    expect(file.format).toBe("heic");
+    expect(file.dimensions).toEqual({ width: 800, height: 400 });
+    const { data, info } = await sharp((await fetchRedirect(owner, `/files/${id}/variant/medium_750`)).bytes).raw().toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([750, 375, 3]);
+    const pixel = (x: number, y: number) => [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
+    for (const [channel, value] of [220, 30, 30].entries()) expect(Math.abs(pixel(100, 187)[channel]! - value)).toBeLessThan(20);
+    for (const [channel, value] of [30, 30, 220].entries()) expect(Math.abs(pixel(650, 187)[channel]! - value)).toBeLessThan(20);
+    const original = await fetchRedirect(owner, `/files/${id}/variant/original`);
+    expect(Buffer.from(original.bytes).equals(heicHalves())).toBe(true);
+
+    const text = await processed(owner, await upload(owner, heicText(), "scan.heic", { auto_describe: "false" }));
+    expect(text.visible_text).toContain(HEIC_TEXT_LINES[0]);
+    expect(text.visible_text).toContain(HEIC_TEXT_LINES[1]);
   });
 
   test("the blurhash decodes to the image's average colour", async () => {

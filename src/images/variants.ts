@@ -7,6 +7,7 @@
 import { encode as encodeBlurHash } from "blurhash";
 import exifr from "exifr";
 import sharp, { type Metadata, type Sharp } from "sharp";
+import { heicToPng, isHevcHeif } from "./heic.ts";
 
 export const VARIANT_SIZES = { tiny_64: 64, small_256: 256, medium_750: 750, large_1024: 1024 } as const;
 export type VariantType = keyof typeof VARIANT_SIZES;
@@ -87,14 +88,21 @@ async function borderStats(upright: Sharp): Promise<RenderedImage["border"]> {
   return { mean, stdDev: Math.round(stdDev * 10) / 10 };
 }
 
-export async function renderImage(input: Buffer): Promise<RenderedImage> {
+/**
+ * `input` is the original as uploaded; `readable` the bytes to decode when they differ (a HEIC
+ * converted by sharpReadable, which is called here when the caller has not done so already).
+ */
+export async function renderImage(input: Buffer, readable?: Buffer): Promise<RenderedImage> {
+  let format: string;
   let meta: Metadata;
   try {
-    meta = await sharp(input).metadata();
+    const original = await sharp(input).metadata();
+    format = formatOf(original);
+    readable ??= isHevcHeif(original) ? await heicToPng(input) : input;
+    meta = readable === input ? original : await sharp(readable).metadata();
   } catch (err) {
     throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
   }
-  const format = formatOf(meta);
   const width = meta.autoOrient?.width ?? meta.width;
   const height = meta.autoOrient?.height ?? meta.height;
   if (!width || !height) throw new ImageDecodeError("the image could not be decoded: no dimensions");
@@ -103,7 +111,7 @@ export async function renderImage(input: Buffer): Promise<RenderedImage> {
     // Decode once to the largest variant (libvips shrinks on load), then derive the smaller ones
     // from those pixels instead of decoding the original four times.
     const largest = VARIANT_SIZES.large_1024;
-    const upright = sharp(input, { failOn: "error" })
+    const upright = sharp(readable, { failOn: "error" })
       .rotate()
       .resize(largest, largest, { fit: "inside", withoutEnlargement: true })
       .toColourspace("srgb");

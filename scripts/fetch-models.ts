@@ -40,7 +40,16 @@ const CATALOG: Record<string, CatalogEntry> = {
     folder: "clip-vit-base-patch32",
     role: "image_embedding",
     setting: "MEDIABOX_IMAGE_EMBEDDING_MODEL=clip-vit-base-patch32",
-    files: ["config.json", "preprocessor_config.json", "onnx/vision_model_quantized.onnx"],
+    // Vision tower for similar images; text tower and tokenizer for zero-shot content categories.
+    files: [
+      "config.json",
+      "preprocessor_config.json",
+      "tokenizer.json",
+      "tokenizer_config.json",
+      "special_tokens_map.json",
+      "onnx/vision_model_quantized.onnx",
+      "onnx/text_model_quantized.onnx",
+    ],
   },
   captioning: {
     repo: "Xenova/vit-gpt2-image-captioning",

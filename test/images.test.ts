@@ -12,9 +12,12 @@ import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { recordUsage } from "../src/usage/usage.ts";
 import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { pdf } from "./support/fixtures.ts";
+import { rmSync } from "node:fs";
+import { buildFixtureClipModel } from "./support/clip-model.ts";
+import { fixtureTokenizerAvailable } from "./support/embedding-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -277,6 +280,49 @@ describe("descriptions and tags", () => {
       expect(file.variant_status).toBe("completed");
     } finally {
       await other.close();
+    }
+  });
+});
+
+describe.skipIf(!fixtureTokenizerAvailable())("CLIP zero-shot content category (fixture CLIP model with both towers)", () => {
+  const RED: [number, number, number] = [220, 30, 30];
+  const BLUE: [number, number, number] = [30, 30, 220];
+  const WHITE: [number, number, number] = [255, 255, 255];
+
+  test("an image left as general gets the category whose prompt CLIP ranks clearly first; the uploader's choice is kept", async () => {
+    const modelsDir = tempDir("mediabox-clip-models-");
+    // "computer" is only in the screenshot prompt, "blue" only in the blueprint one, "everyday" only in general's.
+    buildFixtureClipModel(modelsDir, "clip-fixture", { computer: RED, blue: BLUE, everyday: WHITE });
+    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
+    try {
+      const tenant = other.tenant({ tier: "ENTERPRISE" });
+      const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
+      expect([red.description_status, red.content_category]).toEqual(["completed", "screenshot"]);
+      const blue = await processed(tenant, await upload(tenant, await solid(320, 240, BLUE, "jpeg"), "blue.jpg"));
+      expect(blue.content_category).toBe("blueprint");
+      const white = await processed(tenant, await upload(tenant, await solid(320, 240, WHITE, "jpeg"), "white.jpg"));
+      expect(white.content_category).toBe("general");
+      const chosen = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "mine.jpg", { content_category: "artwork" }));
+      expect(chosen.content_category).toBe("artwork");
+      // The category came from the same CLIP vector similarity search uses.
+      expect(other.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
+    } finally {
+      await other.close();
+      rmSync(modelsDir, { recursive: true, force: true });
+    }
+  });
+
+  test("without a text tower the rules decide, as without CLIP", async () => {
+    const modelsDir = tempDir("mediabox-clip-models-");
+    buildFixtureClipModel(modelsDir, "clip-vision-only", {}, { textTower: false });
+    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-vision-only" } });
+    try {
+      const tenant = other.tenant({ tier: "ENTERPRISE" });
+      const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
+      expect([red.description_status, red.content_category]).toEqual(["completed", "general"]);
+    } finally {
+      await other.close();
+      rmSync(modelsDir, { recursive: true, force: true });
     }
   });
 });

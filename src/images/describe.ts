@@ -121,3 +121,43 @@ export function categorize(facts: ImageFacts): ContentCategory {
   }
   return "general";
 }
+
+/**
+ * What CLIP is shown for each content category ("a photo of …"-style captions work best with
+ * CLIP's training text). `general` has prompts too, so everyday photos have somewhere to go.
+ */
+export const CATEGORY_PROMPTS: Record<ContentCategory, string> = {
+  general: "a photo of everyday people, places or things",
+  blueprint: "a blueprint with white lines on a blue background",
+  ce_plan: "a civil engineering site plan drawing",
+  technical_diagram: "a technical diagram with labels and arrows",
+  architectural_design: "an architectural floor plan or building design",
+  product_photo: "a product photo on a plain white background",
+  real_estate: "a real estate photo of a house or a room interior",
+  mining: "a photo of a mine, a quarry or mining equipment",
+  robotics: "a photo of a robot or a robotic arm",
+  artwork: "a painting or a work of art",
+  screenshot: "a screenshot of a computer screen",
+  document: "a scanned page of a text document",
+  map: "a map",
+  pid: "a piping and instrumentation diagram",
+  pfd: "a process flow diagram of a chemical plant",
+  construction: "a photo of a construction site",
+  facility_assessment: "a photo of building equipment inspected for a facility assessment",
+};
+
+/** CLIP's logit scale: softmax over 100 × cosine turns similarities into probabilities. */
+const CLIP_LOGIT_SCALE = 100;
+/** Below this probability CLIP's best guess is not trusted and the image stays `general`. */
+const MIN_CATEGORY_PROBABILITY = 0.5;
+
+/** The category whose prompt CLIP ranks first, if it is clearly first; `similarities` follow CATEGORY_PROMPTS' order. */
+export function categoryFromSimilarities(similarities: number[]): { category: ContentCategory; probability: number } {
+  const categories = Object.keys(CATEGORY_PROMPTS) as ContentCategory[];
+  const top = Math.max(...similarities);
+  const weights = similarities.map((s) => Math.exp(CLIP_LOGIT_SCALE * (s - top)));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const best = weights.indexOf(Math.max(...weights));
+  const probability = weights[best]! / total;
+  return { category: probability >= MIN_CATEGORY_PROBABILITY ? categories[best]! : "general", probability };
+}

@@ -20,12 +20,12 @@ import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../ingest/options.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "./compliance.ts";
-import { categorize, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
+import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
 import type { OcrResult } from "./ocr.ts";
 import { fillSchema } from "./schema-fill.ts";
 import { sharpReadable } from "./heic.ts";
 import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
-import type { ImageAnalysis } from "./vision.ts";
+import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 
 export type StageName = "variants" | "ocr" | "embedding" | "objects" | "description" | "custom_schema" | "compliance";
 
@@ -136,7 +136,20 @@ async function classifyWithEndpoint(ctx: AppContext, jpeg: Buffer): Promise<Cont
   return CONTENT_CATEGORIES.includes(answer?.category as ContentCategory) ? (answer!.category as ContentCategory) : null;
 }
 
-async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedImage, facts: ImageFacts) {
+/** Zero-shot choice by the CLIP model's text tower; null without CLIP, its text tower or the image's embedding. */
+async function classifyWithClip(ctx: AppContext, embedding: ImageEmbedding | null): Promise<ContentCategory | null> {
+  if (!embedding) return null;
+  try {
+    const similarities = await ctx.images.vision.textSimilarities(embedding.vector, Object.values(CATEGORY_PROMPTS));
+    return similarities ? categoryFromSimilarities(similarities).category : null;
+  } catch (err) {
+    // A broken text tower costs the category, not the description.
+    ctx.log.warn("CLIP zero-shot category failed", { err: message(err) });
+    return null;
+  }
+}
+
+async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedImage, facts: ImageFacts, embedding: ImageEmbedding | null) {
   const { captioner, endpoint } = ctx.images;
   const composed = composeDescription(facts);
   const items: { model: string; kind: string; text: string }[] = [];
@@ -156,7 +169,8 @@ async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedI
   const current = loadFile(ctx, file.id);
   if (!current) return items[0]!.text;
   const at = isoAt(ctx.clock.now());
-  const category = current.content_category === "general" ? (endpointCategory ?? categorize(facts)) : current.content_category;
+  const category =
+    current.content_category !== "general" ? current.content_category : (endpointCategory ?? (await classifyWithClip(ctx, embedding)) ?? categorize(facts));
   ctx.db.transaction(() => {
     ctx.db.query("DELETE FROM file_descriptions WHERE file_id = ?").run(file.id);
     for (const item of items) {
@@ -213,10 +227,11 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   job.progress(40);
 
   const large = variantData(rendered, "large_1024");
-  await runStage(ctx, fileId, "embedding", outcomes, async () => {
+  const embedding = await runStage(ctx, fileId, "embedding", outcomes, async () => {
     const embedding = await ctx.images.vision.embed(large);
     VectorSpace.open(ctx.db, ctx.clock, "image", embedding.model, embedding.vector.length).upsert(fileId, file.org_id, embedding.vector);
     ctx.db.query("UPDATE files SET image_embedding_model = ? WHERE id = ?").run(embedding.model, fileId);
+    return embedding;
   });
   job.progress(60);
 
@@ -248,7 +263,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
     ctx.db.query("UPDATE files SET description_status = 'processing', updated_at = ? WHERE id = ?").run(isoAt(ctx.clock.now()), fileId);
     description = await runStage(ctx, fileId, "description", outcomes, async () => {
       if (analysisError) throw new Error(analysisError);
-      return describeImage(ctx, file, rendered, facts);
+      return describeImage(ctx, file, rendered, facts, embedding);
     });
     if (description === null) {
       ctx.db

@@ -2,7 +2,10 @@
  * CLIP-style image embeddings through @huggingface/transformers (onnxruntime), loaded only from a
  * folder under the models directory: `<modelsDir>/<name>/` with `config.json`,
  * `preprocessor_config.json` and `onnx/vision_model_quantized.onnx`. Remote loading is disabled;
- * a missing folder or file is an error naming what was looked for. Used only through vision.ts.
+ * a missing folder or file is an error naming what was looked for. When the folder also holds
+ * the text tower (`onnx/text_model_quantized.onnx` with `tokenizer.json` and
+ * `tokenizer_config.json`), texts embed into the same space, for zero-shot classification.
+ * Used only through vision.ts.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";
@@ -11,6 +14,7 @@ import type { ModelCheck } from "../models/model-verifier.ts";
 // Required files, checked up front so the error names the exact path instead of surfacing
 // whatever transformers.js reports for an absent file.
 const REQUIRED_FILES = ["config.json", "preprocessor_config.json", path.join("onnx", "vision_model_quantized.onnx")];
+const TEXT_TOWER_FILES = ["tokenizer.json", "tokenizer_config.json", path.join("onnx", "text_model_quantized.onnx")];
 
 /** Callable shapes of the transformers.js objects used here (the library types them loosely). */
 interface ClipImageProcessor {
@@ -20,13 +24,20 @@ interface ClipVisionModel {
   (inputs: Record<string, unknown>): Promise<Record<string, { data: ArrayLike<number>; dims: number[] } | undefined>>;
   dispose(): Promise<unknown>;
 }
+interface ClipTokenizer {
+  (texts: string[], options: { padding: boolean; truncation: boolean }): Record<string, unknown>;
+}
 type RawImageCtor = new (data: Uint8Array | Uint8ClampedArray, width: number, height: number, channels: 3) => unknown;
 
 export interface ClipEmbedder {
   readonly folder: string;
   embed(rgb: Uint8Array, width: number, height: number): Promise<Float32Array>;
+  /** One vector per text in the image embedding space; null when the folder has no text tower. */
+  embedTexts(texts: string[]): Promise<Float32Array[] | null>;
   dispose(): Promise<void>;
 }
+
+const isFile = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
 export async function loadClipEmbedder(modelsDir: string, name: string, check?: ModelCheck): Promise<ClipEmbedder> {
   // Hub-style "owner/model" names are folders too, but the name must stay inside modelsDir.
@@ -71,6 +82,24 @@ export async function loadClipEmbedder(modelsDir: string, name: string, check?: 
   }
   const RawImage = transformers.RawImage as unknown as RawImageCtor;
 
+  // Loaded on first use: similarity search needs only the vision tower.
+  let textTower: Promise<{ tokenizer: ClipTokenizer; model: ClipVisionModel } | null> | undefined;
+  const loadTextTower = async () => {
+    for (const file of TEXT_TOWER_FILES) if (!(await isFile(path.join(folder, file)))) return null;
+    try {
+      const options = { local_files_only: true } as const;
+      const tokenizer = (await transformers.AutoTokenizer.from_pretrained(name, options)) as unknown as ClipTokenizer;
+      const textModel = (await transformers.CLIPTextModelWithProjection.from_pretrained(name, {
+        ...options,
+        dtype: "q8", // selects onnx/text_model_quantized.onnx
+        device: "cpu",
+      })) as unknown as ClipVisionModel;
+      return { tokenizer, model: textModel };
+    } catch (err) {
+      throw new Error(`could not load the text tower of ${folder}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  };
+
   return {
     folder,
     async embed(rgb, width, height) {
@@ -80,8 +109,21 @@ export async function loadClipEmbedder(modelsDir: string, name: string, check?: 
       if (!embeds) throw new Error(`model in ${folder} has no image_embeds output (expected a CLIPVisionModelWithProjection export)`);
       return Float32Array.from(embeds.data);
     },
+    async embedTexts(texts) {
+      textTower ??= loadTextTower();
+      textTower.catch(() => (textTower = undefined));
+      const tower = await textTower;
+      if (!tower) return null;
+      const output = await tower.model(tower.tokenizer(texts, { padding: true, truncation: true }));
+      const embeds = output.text_embeds;
+      if (!embeds) throw new Error(`text tower in ${folder} has no text_embeds output (expected a CLIPTextModelWithProjection export)`);
+      const dim = embeds.dims.at(-1)!;
+      return texts.map((_, i) => Float32Array.from(Array.prototype.slice.call(embeds.data, i * dim, (i + 1) * dim) as number[]));
+    },
     async dispose() {
       await model.dispose();
+      const tower = await textTower?.catch(() => null);
+      await tower?.model.dispose();
     },
   };
 }

@@ -62,6 +62,7 @@ export class VisionModels {
   private clip: Promise<ClipEmbedder> | undefined;
   private clipQueue: Promise<unknown> = Promise.resolve();
   private clipDimension: number | undefined;
+  private readonly textVectors = new Map<string, Float32Array>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
 
@@ -114,6 +115,28 @@ export class VisionModels {
         s.resize({ width: MOBILENET_INPUT_SIZE, height: MOBILENET_INPUT_SIZE, fit: "fill" }).blur(MOBILENET_BLUR_SIGMA),
       );
       return { model: MOBILENET_MODEL_NAME, vector: l2Normalize(await mobileNetFeatures(data)) };
+    });
+  }
+
+  /**
+   * Cosine similarity of an embed() vector to each text, through the CLIP model's text tower (text
+   * vectors are cached); null when the embedding model is not CLIP or its folder has no text tower.
+   */
+  textSimilarities(vector: Float32Array, texts: string[]): Promise<number[] | null> {
+    return this.track(async () => {
+      if (!this.clipName) return null;
+      const clip = await this.loadClip();
+      const missing = texts.filter((t) => !this.textVectors.has(t));
+      if (missing.length) {
+        const vectors = await this.clipExclusive(() => clip.embedTexts(missing));
+        if (!vectors) return null;
+        missing.forEach((text, i) => this.textVectors.set(text, l2Normalize(vectors[i]!)));
+      }
+      return texts.map((text) => {
+        const t = this.textVectors.get(text)!;
+        if (t.length !== vector.length) throw new Error(`text vectors have ${t.length} dimensions, the image vector ${vector.length}`);
+        return t.reduce((sum, x, i) => sum + x * vector[i]!, 0);
+      });
     });
   }
 

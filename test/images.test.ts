@@ -143,6 +143,22 @@ describe("variants, blurhash, EXIF", () => {
     const text = await processed(owner, await upload(owner, heicText(), "scan.heic", { auto_describe: "false" }));
     expect(text.visible_text).toContain(HEIC_TEXT_LINES[0]);
     expect(text.visible_text).toContain(HEIC_TEXT_LINES[1]);
+
+    // A cut-off HEIC fails its processing with libheif's reason, and nothing but JSON reaches the log.
+    const cut = heicHalves().subarray(0, 1000);
+    const logged: unknown[][] = [];
+    const log = console.log;
+    console.log = (...args: unknown[]) => void logged.push(args);
+    let broken: Record<string, unknown>;
+    try {
+      broken = await processed(owner, await upload(owner, cut, "cut.heic", { auto_describe: "false" }));
+    } finally {
+      console.log = log;
+    }
+    expect(logged.filter((args) => String(args[0]).includes("Decoding image failed"))).toEqual([]);
+    expect(broken.variant_status).toBe("failed");
+    const status = (await owner.api.get(`/files/uploads-status/${broken.id}`)).body;
+    expect(status.error_message).toContain("libheif could not decode the HEIC: Invalid input");
   });
 
   test("the blurhash decodes to the image's average colour", async () => {

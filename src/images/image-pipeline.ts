@@ -23,7 +23,6 @@ import { evaluateCompliance, type ComplianceImageType, type ComplianceType } fro
 import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
 import type { OcrResult } from "./ocr.ts";
 import { fillSchema } from "./schema-fill.ts";
-import { sharpReadable } from "./heic.ts";
 import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 
@@ -82,13 +81,12 @@ async function readOriginal(ctx: AppContext, file: FileRow): Promise<Buffer> {
 }
 
 /** Renders and stores the four variants; the file row then points at them. Throws PermanentJobError for an undecodable image. */
-/** `readable`: the original in a form sharp decodes (see sharpReadable), when the caller has it already. */
-export async function generateVariants(ctx: AppContext, file: FileRow, original: Buffer, readable?: Buffer): Promise<RenderedImage> {
+export async function generateVariants(ctx: AppContext, file: FileRow, original: Buffer): Promise<RenderedImage> {
   const at = () => isoAt(ctx.clock.now());
   ctx.db.query("UPDATE files SET variant_status = 'processing', updated_at = ? WHERE id = ?").run(at(), file.id);
   let rendered: RenderedImage;
   try {
-    rendered = await renderImage(original, readable);
+    rendered = await renderImage(original);
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${message(err)}`;
     ctx.db.query("UPDATE files SET variant_status = 'failed', processing_error = ?, updated_at = ? WHERE id = ?").run(why, at(), file.id);
@@ -196,11 +194,8 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
 
   const started = performance.now();
   let rendered: RenderedImage;
-  // Decoded once for the stages that read the full image (variants, OCR).
-  let readable = original;
   try {
-    readable = await sharpReadable(original);
-    rendered = await generateVariants(ctx, file, original, readable);
+    rendered = await generateVariants(ctx, file, original);
   } catch (err) {
     recordStage(ctx, fileId, "variants", { status: "failed", duration_ms: Math.round(performance.now() - started), error: message(err) });
     if (file.description_status === "pending") {
@@ -216,7 +211,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   job.progress(20);
 
   const ocr: OcrResult | null = await runStage(ctx, fileId, "ocr", outcomes, async () => {
-    const result = await ctx.images.ocr.recognize(readable);
+    const result = await ctx.images.ocr.recognize(rendered.readable);
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
     ctx.db.transaction(() => {
       saveExtraction(ctx.db, ctx.clock, fileId, "text_regions", "tesseract.js eng 4.0.0_best_int", { regions });

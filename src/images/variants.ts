@@ -33,6 +33,8 @@ export interface RenderedImage {
   variants: RenderedVariant[];
   /** Mean sRGB colour of the outer 5% frame and its spread (the compliance rules read them). */
   border: { mean: [number, number, number]; stdDev: number };
+  /** The full image as later stages (OCR) decode it: the original, or a PNG of a HEIC's pixels. */
+  readable: Buffer;
 }
 
 export class ImageDecodeError extends Error {
@@ -88,17 +90,14 @@ async function borderStats(upright: Sharp): Promise<RenderedImage["border"]> {
   return { mean, stdDev: Math.round(stdDev * 10) / 10 };
 }
 
-/**
- * `input` is the original as uploaded; `readable` the bytes to decode when they differ (a HEIC
- * converted by sharpReadable, which is called here when the caller has not done so already).
- */
-export async function renderImage(input: Buffer, readable?: Buffer): Promise<RenderedImage> {
+export async function renderImage(input: Buffer): Promise<RenderedImage> {
   let format: string;
   let meta: Metadata;
+  let readable: Buffer;
   try {
     const original = await sharp(input).metadata();
     format = formatOf(original);
-    readable ??= isHevcHeif(original) ? await heicToPng(input) : input;
+    readable = isHevcHeif(original) ? await heicToPng(input, original) : input;
     meta = readable === input ? original : await sharp(readable).metadata();
   } catch (err) {
     throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
@@ -143,6 +142,7 @@ export async function renderImage(input: Buffer, readable?: Buffer): Promise<Ren
       takenAt: await readCaptureTime(input),
       variants,
       border: await borderStats(sharp(pixels, raw)),
+      readable,
     };
   } catch (err) {
     if (err instanceof ImageDecodeError) throw err;

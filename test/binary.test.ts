@@ -110,7 +110,11 @@ test("the built executable administers and serves from any directory", async () 
 test.skipIf(!fixtureTokenizerAvailable())("the built executable runs ONNX Runtime models from the models directory", async () => {
   const modelsDir = join(workDir, "models");
   await buildFixtureEmbeddingModel(modelsDir);
-  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir };
+  // Only folders the manifest vouches for may load: the binary writes and verifies it.
+  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true" };
+  expect((await run([binary, "models", "manifest"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
+  const verified = await run([binary, "models", "verify"], { cwd: workDir, env: docsEnv });
+  expect([verified.exitCode, verified.stdout]).toEqual([0, "all-MiniLM-L6-v2\ttext_embedding\tverified\t-\n"]);
   expect((await run([binary, "orgs", "create", "Docs Co", "--tier", "ENTERPRISE"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
   const key = (await run([binary, "keys", "create", "--org", "Docs Co"], { cwd: workDir, env: docsEnv })).stdout.trim();
   server = await spawnServer([binary], { cwd: workDir, env: docsEnv });

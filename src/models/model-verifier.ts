@@ -38,6 +38,7 @@ export class ModelVerifier {
   readonly modelsDir: string;
   private readonly requireManifest: boolean;
   private readonly hashes = new Map<string, { key: string; sha256: Promise<string> }>();
+  private parsed: { key: string; manifest: Manifest | null } | undefined;
 
   constructor(modelsDir: string, options: ModelVerifierOptions = {}) {
     this.modelsDir = path.resolve(modelsDir);
@@ -46,7 +47,7 @@ export class ModelVerifier {
 
   /** Rejects with the reason when folder `name` fails the manifest (or is unlisted while one is required). */
   readonly require: ModelCheck = async (name) => {
-    const report = await this.check(name, readManifest(this.modelsDir));
+    const report = await this.check(name, await this.manifest());
     if (report.status === "failed" || (report.status === "unlisted" && this.requireManifest)) {
       throw new Error(`model folder "${name}" in ${this.modelsDir} is refused: ${report.problems.join("; ")}`);
     }
@@ -57,11 +58,19 @@ export class ModelVerifier {
    * path (null when there is none). Throws ManifestError for a malformed manifest.
    */
   async verifyAll(): Promise<{ manifest: string | null; reports: ModelReport[] }> {
-    const manifest = readManifest(this.modelsDir);
+    const manifest = await this.manifest();
     const names = new Set([...listModelFolders(this.modelsDir), ...(manifest?.models.map((m) => m.name) ?? [])]);
     const reports: ModelReport[] = [];
     for (const name of [...names].sort()) reports.push(await this.check(name, manifest));
     return { manifest: manifest ? manifestPath(this.modelsDir) : null, reports };
+  }
+
+  /** The manifest, parsed again only when the file changed (checks run on every search). */
+  private async manifest(): Promise<Manifest | null> {
+    const info = await stat(manifestPath(this.modelsDir)).catch(() => null);
+    const key = info ? `${info.size}:${info.mtimeMs}:${info.ino}` : "absent";
+    if (this.parsed?.key !== key) this.parsed = { key, manifest: readManifest(this.modelsDir) };
+    return this.parsed.manifest;
   }
 
   private async check(name: string, manifest: Manifest | null): Promise<ModelReport> {

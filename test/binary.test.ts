@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
-import { buildFixtureEmbeddingModel, fixtureTokenizerAvailable } from "./support/embedding-model.ts";
+import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
 import { tempDir } from "./support/server.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
@@ -107,7 +107,7 @@ test("the built executable administers and serves from any directory", async () 
 
 // transformers.js with ONNX Runtime (libonnxruntime and its addon are embedded like sharp's):
 // document chunks and the search query are embedded with the fixture sentence model.
-test.skipIf(!fixtureTokenizerAvailable())("the built executable runs ONNX Runtime models from the models directory", async () => {
+test("the built executable runs ONNX Runtime models from the models directory", async () => {
   const modelsDir = join(workDir, "models");
   await buildFixtureEmbeddingModel(modelsDir);
   // Only folders the manifest vouches for may load: the binary writes and verifies it.

@@ -3,7 +3,7 @@ import path from "node:path";
 import { chunkDocument } from "../src/documents/chunking.ts";
 import { TextEmbedder } from "../src/documents/text-embedder.ts";
 import type { Chunk, DocElement, ElementType, ExtractedDocument } from "../src/documents/types.ts";
-import { SHARED_TOKENIZER, fixtureTokenizerAvailable } from "./support/embedding-model.ts";
+import { SHARED_TOKENIZER, realTokenizerAvailable } from "./support/embedding-model.ts";
 
 /** Word count: additive over whitespace like a WordPiece tokenizer, and easy to reason about. */
 const words = (text: string) => text.split(/\s+/).filter(Boolean).length;
@@ -266,7 +266,7 @@ describe("chunkDocument", () => {
 });
 
 describe("chunkDocument with the real all-MiniLM-L6-v2 tokenizer", () => {
-  const available = fixtureTokenizerAvailable();
+  const available = realTokenizerAvailable();
   if (!available) console.warn(`skipping real-tokenizer chunking test: ${SHARED_TOKENIZER} is missing`);
 
   test.skipIf(!available)("token counts are the tokenizer's and every chunk fits the model window", async () => {

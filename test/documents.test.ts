@@ -12,11 +12,11 @@ import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
-import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
+import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { photo } from "./support/images.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
-const SHARED_MINILM = resolve(import.meta.dir, "../../shared/models/all-MiniLM-L6-v2");
+const SHARED_MINILM = SHARED_TOKENIZER;
 
 let server: TestServer;
 let owner: Tenant;
@@ -263,10 +263,6 @@ describe("POST /files/search (keywords, no text model installed)", () => {
 
 describe("vector search with an installed text model", () => {
   test("chunks are embedded in the background and the vector signal joins the ranking", async () => {
-    if (!existsSync(SHARED_MINILM)) {
-      console.warn(`skipped: ${SHARED_MINILM} (tokenizer for the fixture model) is not present`);
-      return;
-    }
     const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-models-"));
     await buildFixtureEmbeddingModel(modelsDir);
     const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });

@@ -14,7 +14,6 @@ import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { pdf } from "./support/fixtures.ts";
 import { rmSync } from "node:fs";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
-import { fixtureTokenizerAvailable } from "./support/embedding-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -300,7 +299,7 @@ describe("descriptions and tags", () => {
   });
 });
 
-describe.skipIf(!fixtureTokenizerAvailable())("CLIP zero-shot content category (fixture CLIP model with both towers)", () => {
+describe("CLIP zero-shot content category (fixture CLIP model with both towers)", () => {
   const RED: [number, number, number] = [220, 30, 30];
   const BLUE: [number, number, number] = [30, 30, 220];
   const WHITE: [number, number, number] = [255, 255, 255];

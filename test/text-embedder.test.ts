@@ -5,17 +5,15 @@ import path from "node:path";
 import { TextEmbedder } from "../src/documents/text-embedder.ts";
 import { buildManifest, writeManifest } from "../src/models/manifest.ts";
 import { ModelVerifier } from "../src/models/model-verifier.ts";
-import { SHARED_TOKENIZER, buildFixtureEmbeddingModel, fixtureTokenizerAvailable } from "./support/embedding-model.ts";
+import { buildFixtureEmbeddingModel, fixtureTokenizerDir } from "./support/embedding-model.ts";
 
-const available = fixtureTokenizerAvailable();
-if (!available) console.warn(`skipping text embedder tests: the shared tokenizer ${SHARED_TOKENIZER} is missing`);
 
 const DIM = 32;
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i]!, 0);
 const norm = (a: Float32Array) => Math.sqrt(dot(a, a));
 const urlOf = (input: unknown) => (input instanceof Request ? input.url : input instanceof URL ? input.href : String(input));
 
-describe.skipIf(!available)("TextEmbedder with the fixture model", () => {
+describe("TextEmbedder with the fixture model", () => {
   let modelsDir: string;
   let embedder: TextEmbedder;
   const realFetch = globalThis.fetch;
@@ -128,7 +126,7 @@ describe.skipIf(!available)("TextEmbedder with the fixture model", () => {
   test("without weights: tokenizer works, unavailableReason names the weights, so does embed", async () => {
     const folder = path.join(modelsDir, "tokenizer-only");
     mkdirSync(folder);
-    for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"]) copyFileSync(path.join(SHARED_TOKENIZER, file), path.join(folder, file));
+    for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"]) copyFileSync(path.join(fixtureTokenizerDir(), file), path.join(folder, file));
     const partial = new TextEmbedder({ modelsDir, model: "tokenizer-only" });
     const weights = path.join(folder, "onnx", "model_quantized.onnx");
     expect(await partial.unavailableReason()).toBe(`text embedding model "tokenizer-only" is not installed: ${weights} is missing`);

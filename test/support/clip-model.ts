@@ -1,7 +1,7 @@
 /**
  * A tiny CLIP-style model folder with both towers, built by the tests (no CLIP weights can be
  * obtained here), in the layout transformers.js loads: config.json, preprocessor_config.json,
- * the real all-MiniLM-L6-v2 tokenizer (from the shared models folder), and
+ * a BERT tokenizer (fixtureTokenizerDir: the real MiniLM one when present), and
  *
  *   onnx/vision_model_quantized.onnx   pixel_values [b,3,h,w] ─ReduceMean(h,w)─ MatMul(3→4) → image_embeds [b,4]
  *   onnx/text_model_quantized.onnx     input_ids [b,s] ─Gather(word_table)─ ReduceMean(s) → text_embeds [b,4]
@@ -14,7 +14,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { onnx } from "onnx-proto";
-import { SHARED_TOKENIZER } from "./embedding-model.ts";
+import { fixtureTokenizerDir } from "./embedding-model.ts";
 
 const DIM = 4;
 const MEAN = [0.48145466, 0.4578275, 0.40821073];
@@ -69,10 +69,11 @@ export function buildFixtureClipModel(modelsDir: string, name: string, words: Re
   );
   if (options.textTower === false) return folder;
 
+  const tokenizerDir = fixtureTokenizerDir();
   for (const file of ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"]) {
-    if (existsSync(path.join(SHARED_TOKENIZER, file))) copyFileSync(path.join(SHARED_TOKENIZER, file), path.join(folder, file));
+    if (existsSync(path.join(tokenizerDir, file))) copyFileSync(path.join(tokenizerDir, file), path.join(folder, file));
   }
-  const vocab = (JSON.parse(readFileSync(path.join(SHARED_TOKENIZER, "tokenizer.json"), "utf8")) as { model: { vocab: Record<string, number> } }).model.vocab;
+  const vocab = (JSON.parse(readFileSync(path.join(tokenizerDir, "tokenizer.json"), "utf8")) as { model: { vocab: Record<string, number> } }).model.vocab;
   const rows = Math.max(...Object.values(vocab)) + 1;
   const table = new Float32Array(rows * DIM);
   for (let row = 0; row < rows; row++) table[row * DIM + 3] = 1;

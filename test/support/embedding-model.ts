@@ -3,7 +3,8 @@
  * sentence-embedding weights can be obtained on this machine (see ../shared/models/README.md).
  *
  * `<modelsDir>/<name>/` gets the real all-MiniLM-L6-v2 tokenizer files (copied at test time from
- * the shared models folder, never committed), a config.json whose `hidden_size` is the fixture's
+ * the shared models folder, never committed; on machines without that folder, a WordPiece
+ * tokenizer generated from the test sources' words, see wordpiece.ts), a config.json whose `hidden_size` is the fixture's
  * dimension, and `onnx/model_quantized.onnx`: an ONNX graph (ir_version 8, opset 13) with the
  * same inputs as the real BERT export and one node,
  *
@@ -19,12 +20,17 @@
  * the real model (tokenizer, ONNX Runtime session, mean pooling over the attention mask, L2
  * normalization), so the whole embedding path is exercised. 30522 tokens × 32 floats ≈ 3.9 MB.
  */
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { onnx } from "onnx-proto";
+import { writeWordPieceTokenizer } from "./wordpiece.ts";
 
-/** The shared folder with all-MiniLM-L6-v2's real tokenizer and config (no weights). */
-export const SHARED_TOKENIZER = path.resolve(import.meta.dir, "../../../shared/models/all-MiniLM-L6-v2");
+/** The shared folder with all-MiniLM-L6-v2's real tokenizer and config (no weights); MEDIABOX_TEST_SHARED_MODELS overrides ../shared/models. */
+export const SHARED_TOKENIZER = path.resolve(
+  process.env.MEDIABOX_TEST_SHARED_MODELS ?? path.resolve(import.meta.dir, "../../../shared/models"),
+  "all-MiniLM-L6-v2",
+);
 
 const COPIED = ["config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"];
 const REQUIRED = ["config.json", "tokenizer.json", "tokenizer_config.json"];
@@ -32,7 +38,7 @@ const REQUIRED = ["config.json", "tokenizer.json", "tokenizer_config.json"];
 const QUIET_TOKENS = new Set(["[PAD]", "[CLS]", "[SEP]"]);
 
 export interface FixtureModelOptions {
-  /** Folder with tokenizer.json, tokenizer_config.json, config.json (default: the shared MiniLM folder). */
+  /** Folder with tokenizer.json, tokenizer_config.json, config.json (default: fixtureTokenizerDir()). */
   tokenizerFrom?: string;
   /** Embedding dimension (default 32). */
   dim?: number;
@@ -40,9 +46,21 @@ export interface FixtureModelOptions {
   name?: string;
 }
 
-/** True when the shared tokenizer the fixture needs is present (tests skip otherwise). */
-export function fixtureTokenizerAvailable(from: string = SHARED_TOKENIZER): boolean {
+/** True when the real all-MiniLM-L6-v2 tokenizer is present (tests about its exact behaviour skip otherwise). */
+export function realTokenizerAvailable(from: string = SHARED_TOKENIZER): boolean {
   return REQUIRED.every((file) => existsSync(path.join(from, file)));
+}
+
+let generated: string | undefined;
+
+/** The tokenizer fixtures use: the real one when present, else one generated once per process. */
+export function fixtureTokenizerDir(): string {
+  if (realTokenizerAvailable()) return SHARED_TOKENIZER;
+  if (!generated) {
+    generated = path.join(mkdtempSync(path.join(tmpdir(), "mediabox-wordpiece-")), "tokenizer");
+    writeWordPieceTokenizer(generated);
+  }
+  return generated;
 }
 
 /** FNV-1a of the token text: the seed of its vector. */
@@ -68,7 +86,7 @@ function fillRow(table: Float32Array, row: number, dim: number, token: string, s
 
 /** Builds `<modelsDir>/<name>/` and returns its absolute path. Throws if the tokenizer folder is absent. */
 export async function buildFixtureEmbeddingModel(modelsDir: string, options: FixtureModelOptions = {}): Promise<string> {
-  const from = path.resolve(options.tokenizerFrom ?? SHARED_TOKENIZER);
+  const from = path.resolve(options.tokenizerFrom ?? fixtureTokenizerDir());
   const missing = REQUIRED.filter((file) => !existsSync(path.join(from, file)));
   if (missing.length) {
     throw new Error(`cannot build the fixture embedding model: tokenizer folder ${from} lacks ${missing.join(", ")}`);

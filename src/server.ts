@@ -23,6 +23,7 @@ import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
 import { exportExpiryQueue } from "./library/exports.ts";
+import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embeddings.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -63,6 +64,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.register(documentEmbedQueue(ctx));
   jobs.register(batchIngestQueue(ctx));
   jobs.register(exportExpiryQueue(ctx));
+  jobs.register(imageEmbedQueue(ctx));
   recoverInterruptedUploads(ctx);
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
@@ -73,8 +75,12 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.start();
   logModelVerification(models, log);
   resumePendingEmbeddings(ctx).then(
-    (n) => n && log.info("queued embeddings that waited for the text model", { documents: n }),
+    (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
     (err) => log.warn("could not check for pending embeddings", { err: String(err) }),
+  );
+  resumeImageEmbeddings(ctx).then(
+    (n) => n && log.info("queued image embeddings with the configured model", { images: n, model: ctx.images.vision.modelName }),
+    (err) => log.warn("images embedded by another model stay as they are: the configured model cannot load", { err: String(err) }),
   );
   const stopMaintenance = startMaintenance(ctx);
   const port = server.port ?? config.port;

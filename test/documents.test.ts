@@ -5,7 +5,7 @@
  * and async); the 400/404/409 cases; and the purge of everything derived from a document.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ManualClock } from "../src/clock.ts";
@@ -14,7 +14,7 @@ import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
 import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { photo } from "./support/images.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { ApiClient, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const SHARED_MINILM = SHARED_TOKENIZER;
 
@@ -284,6 +284,46 @@ describe("vector search with an installed text model", () => {
       expect(res.results[0].match.vector_rank).not.toBeNull();
     } finally {
       await other.close();
+    }
+  });
+
+  test("after the text model setting changes, a restart re-embeds every document with the new model", async () => {
+    const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-models-"));
+    await buildFixtureEmbeddingModel(modelsDir, { name: "model-a", dim: 16 });
+    await buildFixtureEmbeddingModel(modelsDir, { name: "model-b", dim: 24 });
+    const dataDir = mkdtempSync(join(tmpdir(), "mediabox-restart-"));
+    const first = await startTestServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-a" } });
+    let key: string;
+    let id: string;
+    try {
+      const tenant = first.tenant({ tier: "ENTERPRISE" });
+      key = tenant.key;
+      id = await uploadDoc(tenant, new TextEncoder().encode(sampleMd()), "guide.md");
+      const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
+      expect((await jobDone(tenant, summary.embedding_job_id)).status).toBe("completed");
+      const chunks = (await tenant.api.get(`/files/${id}/chunks?include_embeddings=true`)).body.chunks;
+      expect(chunks.map((c: { embedding_model: string; embedding: number[] }) => [c.embedding_model, c.embedding.length])).toContainEqual(["model-a", 16]);
+    } finally {
+      await first.close();
+    }
+
+    const second = await startTestServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-b" } });
+    try {
+      const api = new ApiClient(second.url, key);
+      let chunks: { embedding_model: string; embedding: number[] | null }[] = [];
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(100)) {
+        chunks = (await api.get(`/files/${id}/chunks?include_embeddings=true`)).body.chunks;
+        if (chunks.every((c) => c.embedding_model === "model-b")) break;
+      }
+      expect(chunks.length).toBeGreaterThan(0);
+      expect(chunks.map((c) => [c.embedding_model, c.embedding?.length])).toEqual(chunks.map(() => ["model-b", 24]));
+      expect((await api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
+      const search = (await api.post("/files/search", { query: sampleMd().split("\n").find((l) => l.length > 40)!.slice(0, 60) })).body;
+      expect(search.retrieval).toMatchObject({ vector: true, vector_model: "model-b" });
+      expect(search.results[0].match.vector_rank).not.toBeNull();
+    } finally {
+      await second.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 

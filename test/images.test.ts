@@ -16,7 +16,7 @@ import { rmSync } from "node:fs";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
-import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -299,7 +299,7 @@ describe("descriptions and tags", () => {
   });
 });
 
-describe("CLIP zero-shot content category (fixture CLIP model with both towers)", () => {
+describe("CLIP model folders (fixture CLIP model): zero-shot categories and switching models", () => {
   const RED: [number, number, number] = [220, 30, 30];
   const BLUE: [number, number, number] = [30, 30, 220];
   const WHITE: [number, number, number] = [255, 255, 255];
@@ -323,6 +323,38 @@ describe("CLIP zero-shot content category (fixture CLIP model with both towers)"
       expect(other.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
     } finally {
       await other.close();
+      rmSync(modelsDir, { recursive: true, force: true });
+    }
+  });
+
+  test("after switching the image model, a restart re-embeds the library so similar images keep working", async () => {
+    const modelsDir = tempDir("mediabox-clip-models-");
+    buildFixtureClipModel(modelsDir, "clip-fixture", {}, { textTower: false });
+    const dataDir = tempDir("mediabox-restart-");
+    const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(id) as { m: string }).m);
+    const first = await startTestServer({ dataDir });
+    let key: string;
+    const ids: string[] = [];
+    try {
+      const tenant = first.tenant({ tier: "ENTERPRISE" });
+      key = tenant.key;
+      for (const [name, colour] of [["red.jpg", RED], ["red-too.jpg", [200, 40, 40]], ["blue.jpg", BLUE]] as const) {
+        ids.push(await upload(tenant, await solid(320, 240, colour as [number, number, number], "jpeg"), name, { auto_describe: "false" }));
+      }
+      for (const id of ids) await processed(tenant, id);
+      expect(modelOf(first)).toEqual(["mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs"]);
+    } finally {
+      await first.close();
+    }
+    const second = await startTestServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
+    try {
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline && modelOf(second).some((m) => m !== "clip:clip-fixture"); ) await Bun.sleep(100);
+      expect(modelOf(second)).toEqual(["clip:clip-fixture", "clip:clip-fixture", "clip:clip-fixture"]);
+      const similar = (await new ApiClient(second.url, key).get(`/files/${ids[0]}/similar`)).body;
+      expect(similar.items.map((i: { image_id: string }) => i.image_id)).toEqual([ids[1], ids[2]]);
+    } finally {
+      await second.close();
+      rmSync(dataDir, { recursive: true, force: true });
       rmSync(modelsDir, { recursive: true, force: true });
     }
   });

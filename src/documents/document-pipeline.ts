@@ -189,9 +189,25 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
   };
 }
 
-/** At start: documents whose chunks wait for a model that is now installed get their embedding job. */
+/**
+ * At start, when the text model is usable: chunks embedded by another model (the setting
+ * changed; vectors of different models are not comparable) go back to `pending`, and every
+ * document with pending chunks (those too, and those that waited for a model) gets its job.
+ */
 export async function resumePendingEmbeddings(ctx: AppContext): Promise<number> {
   if (await ctx.embedder.unavailableReason()) return 0;
+  const at = isoAt(ctx.clock.now());
+  ctx.db.transaction(() => {
+    ctx.db
+      .query(
+        `UPDATE files SET embedding_status = 'pending', updated_at = ? WHERE deleted_at IS NULL AND id IN (
+           SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND embedding_model IS NOT ?)`,
+      )
+      .run(at, ctx.embedder.modelId);
+    ctx.db
+      .query("UPDATE document_chunks SET embedding_status = 'pending', embedding_error = NULL WHERE embedding_status = 'completed' AND embedding_model IS NOT ?")
+      .run(ctx.embedder.modelId);
+  })();
   const files = ctx.db
     .query<{ id: string; org_id: string }, []>(
       `SELECT DISTINCT f.id, f.org_id FROM document_chunks c JOIN files f ON f.id = c.file_id

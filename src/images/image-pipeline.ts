@@ -18,10 +18,10 @@ import { type FileRow, tagsOf } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../ingest/options.ts";
-import { VectorSpace } from "../vectors/vector-index.ts";
 import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "./compliance.ts";
 import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
 import type { OcrResult } from "./ocr.ts";
+import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";
 import { fillSchema } from "./schema-fill.ts";
 import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
@@ -221,13 +221,8 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   });
   job.progress(40);
 
-  const large = variantData(rendered, "large_1024");
-  const embedding = await runStage(ctx, fileId, "embedding", outcomes, async () => {
-    const embedding = await ctx.images.vision.embed(large);
-    VectorSpace.open(ctx.db, ctx.clock, "image", embedding.model, embedding.vector.length).upsert(fileId, file.org_id, embedding.vector);
-    ctx.db.query("UPDATE files SET image_embedding_model = ? WHERE id = ?").run(embedding.model, fileId);
-    return embedding;
-  });
+  const large = variantData(rendered, EMBEDDED_VARIANT);
+  const embedding = await runStage(ctx, fileId, "embedding", outcomes, () => storeImageEmbedding(ctx, file, large));
   job.progress(60);
 
   const wantsDescription = file.description_status === "pending";

@@ -72,6 +72,11 @@ export class VisionModels {
     this.check = options.check;
   }
 
+  /** The `model` embed() reports: vectors of different names are not comparable. */
+  get modelName(): string {
+    return this.clipName ? `clip:${this.clipName}` : MOBILENET_MODEL_NAME;
+  }
+
   /** Objects (score >= 0.4, at most 20, one per label keeping the best) and face count. */
   analyze(image: Buffer): Promise<ImageAnalysis> {
     return this.track(async () => {
@@ -104,7 +109,7 @@ export class VisionModels {
         );
         const vector = await this.clipExclusive(() => clip.embed(data, width, height));
         this.clipDimension = vector.length;
-        return { model: `clip:${this.clipName}`, vector: l2Normalize(vector) };
+        return { model: this.modelName, vector: l2Normalize(vector) };
       }
       // Squashing to 224x224 (no crop) is how the nsfwjs model was trained, and keeps the whole
       // frame. The slight blur evens out how sharp the 224 px image comes out of different source

@@ -45,9 +45,10 @@ export function tempDir(prefix = "mediabox-test-"): string {
 }
 
 export async function startTestServer(
-  options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[] } = {},
+  /** `dataDir`: reuse a data directory (a "restart"); the caller removes it. By default each server gets its own, removed on close. */
+  options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[]; dataDir?: string } = {},
 ): Promise<TestServer> {
-  const dataDir = tempDir();
+  const dataDir = options.dataDir ?? tempDir();
   const config = loadConfig(
     {},
     {
@@ -84,7 +85,7 @@ export async function startTestServer(
     },
     async close() {
       await server.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

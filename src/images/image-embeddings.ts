@@ -1,0 +1,69 @@
+/**
+ * Image embeddings for "similar images": storing an image's vector in its model's space, and
+ * keeping the library in one space when the model changes. Vectors of different models are not
+ * comparable, so after MEDIABOX_IMAGE_EMBEDDING_MODEL changes (or a model that was missing
+ * appears), the start-up check queues an `image.embed` job for every image whose vector is from
+ * another model or absent; each job embeds the stored large_1024 variant again.
+ */
+import type { AppContext } from "../context.ts";
+import { enqueueJob } from "../jobs/queue.ts";
+import type { QueueDefinition } from "../jobs/runner.ts";
+import type { FileRow } from "../library/file-rows.ts";
+import type { FileProcessingPayload } from "../processing/file-processing.ts";
+import { VectorSpace } from "../vectors/vector-index.ts";
+import type { ImageEmbedding } from "./vision.ts";
+
+export const IMAGE_EMBED_QUEUE = "image.embed";
+/** The variant every embedding is computed from (the pipeline embeds the same one). */
+export const EMBEDDED_VARIANT = "large_1024";
+
+/** Embeds `image` with the configured model and stores the vector; returns the embedding. */
+export async function storeImageEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, image: Buffer): Promise<ImageEmbedding> {
+  const embedding = await ctx.images.vision.embed(image);
+  ctx.db.transaction(() => {
+    VectorSpace.open(ctx.db, ctx.clock, "image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
+    ctx.db.query("UPDATE files SET image_embedding_model = ? WHERE id = ?").run(embedding.model, file.id);
+  })();
+  return embedding;
+}
+
+export function imageEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessingPayload> {
+  return {
+    name: IMAGE_EMBED_QUEUE,
+    concurrency: 1,
+    async handler(job) {
+      const file = ctx.db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(job.payload.fileId);
+      if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
+      const variant = ctx.db
+        .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")
+        .get(file.id, EMBEDDED_VARIANT);
+      const stream = variant ? await ctx.blobs.read(variant.blob_key) : null;
+      if (!stream) return [{ file_id: file.id, skipped: `no ${EMBEDDED_VARIANT} variant` }];
+      const embedding = await storeImageEmbedding(ctx, file, Buffer.from(await new Response(stream).arrayBuffer()));
+      return [{ file_id: file.id, model: embedding.model }];
+    },
+  };
+}
+
+/**
+ * At start: queues re-embedding of every live image whose vector is not from the configured
+ * model. Does nothing when none is stale, or when the model cannot load (its stage reports why
+ * on new uploads; the next start checks again).
+ */
+export async function resumeImageEmbeddings(ctx: AppContext): Promise<number> {
+  const model = ctx.images.vision.modelName;
+  const stale = ctx.db
+    .query<{ id: string; org_id: string }, [string]>(
+      `SELECT id, org_id FROM files WHERE media_type = 'image' AND deleted_at IS NULL AND variant_status = 'completed'
+         AND (image_embedding_model IS NULL OR image_embedding_model != ?)`,
+    )
+    .all(model);
+  if (!stale.length) return 0;
+  await ctx.images.vision.embeddingDimension(); // throws when the model cannot load
+  ctx.db.transaction(() => {
+    for (const file of stale) {
+      enqueueJob(ctx.db, ctx.clock, { queue: IMAGE_EMBED_QUEUE, orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 });
+    }
+  })();
+  return stale.length;
+}

@@ -139,6 +139,8 @@ describe("mediabox models (CLI)", () => {
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout).toContain("captioner\tcaptioning\tfailed\tonnx/decoder_model_merged_quantized.onnx has SHA-256 ");
     expect(bad.stderr).toContain("2 model folder(s), 1 refused");
+    // The default text model is configured but not installed here: said, not an error.
+    expect(bad.stderr).toContain(`configured text_embedding model "all-MiniLM-L6-v2" is not installed in ${dir}`);
 
     const empty = tempDir("mediabox-models-empty-");
     dirs.push(empty);

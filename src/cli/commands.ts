@@ -98,14 +98,19 @@ export function backupCommand(db: Database, args: string[]): CommandOutput {
  * the folders were downloaded, then carry both to the site); `models verify` checks the folders
  * against it and exits 1 when any would be refused.
  */
+/** Folder name → role of every model folder the configuration names. */
+function configuredModels(config: Config): Record<string, ModelRole> {
+  const roles: Record<string, ModelRole> = { [config.textEmbeddingModel]: "text_embedding" };
+  if (config.imageEmbeddingModel) roles[config.imageEmbeddingModel] = "image_embedding";
+  if (config.captionModel) roles[config.captionModel] = "captioning";
+  return roles;
+}
+
 export async function modelsCommand(config: Config, args: string[]): Promise<CommandOutput> {
   const [action] = args;
   switch (action) {
     case "manifest": {
-      const roles: Record<string, ModelRole> = { [config.textEmbeddingModel]: "text_embedding" };
-      if (config.imageEmbeddingModel) roles[config.imageEmbeddingModel] = "image_embedding";
-      if (config.captionModel) roles[config.captionModel] = "captioning";
-      const manifest = await buildManifest(config.modelsDir, { roles });
+      const manifest = await buildManifest(config.modelsDir, { roles: configuredModels(config) });
       if (!manifest.models.length) throw new UsageError(`no model folders in ${config.modelsDir}`);
       const file = writeManifest(config.modelsDir, manifest);
       const files = manifest.models.reduce((n, m) => n + m.files.length, 0);
@@ -115,9 +120,13 @@ export async function modelsCommand(config: Config, args: string[]): Promise<Com
       const verifier = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
       const { manifest, reports } = await verifier.verifyAll();
       const refused = reports.filter((r) => r.problems.length);
+      // What the configuration asks for but the directory lacks: the feature runs without it.
+      const missing = Object.entries(configuredModels(config))
+        .filter(([name]) => !reports.some((r) => r.name === name))
+        .map(([name, role]) => `configured ${role} model "${name}" is not installed in ${config.modelsDir}`);
       return {
         stdout: reports.map((r) => [r.name, r.role ?? "-", r.status, r.problems.join("; ") || "-"].join("\t")).join("\n"),
-        stderr: `${manifest ?? "no manifest"}: ${reports.length} model folder(s), ${refused.length} refused`,
+        stderr: [...missing, `${manifest ?? "no manifest"}: ${reports.length} model folder(s), ${refused.length} refused`].join("\n"),
         exitCode: refused.length ? 1 : 0,
       };
     }

@@ -45,6 +45,8 @@ export interface Config {
   visionEndpointApiKey: string | null;
   /** Tesseract workers for OCR (each uses one core while it runs). */
   ocrWorkers: number;
+  /** Tesseract languages read together (eng bundled; others from <modelsDir>/tesseract/). */
+  ocrLanguages: string[];
   /** Folder (under modelsDir) of the sentence-embedding model for document search. */
   textEmbeddingModel: string;
 }
@@ -61,6 +63,8 @@ interface Setting<K extends keyof Config> {
 }
 
 const LOG_LEVELS: LogLevel[] = ["debug", "info", "warn", "error"];
+/** Tesseract's language names: three letters, sometimes with a script suffix (chi_sim, deu_latf). */
+const OCR_LANGUAGE = /^[a-z]{3}(_[a-z]{3,4})?$/;
 
 function integer(min: number, max: number) {
   return (raw: string): number => {
@@ -179,6 +183,18 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "visionEndpointApiKey", flag: "vision-endpoint-api-key", env: "MEDIABOX_VISION_ENDPOINT_API_KEY", parse: text, fallback: null, unset: null,
   },
   ocrWorkers: { key: "ocrWorkers", flag: "ocr-workers", env: "MEDIABOX_OCR_WORKERS", parse: integer(1, 16), fallback: "1" },
+  ocrLanguages: {
+    key: "ocrLanguages",
+    flag: "ocr-languages",
+    env: "MEDIABOX_OCR_LANGUAGES",
+    parse: (raw) => {
+      const codes = [...new Set(raw.split(/[+,\s]+/).filter(Boolean))];
+      const bad = codes.find((code) => !OCR_LANGUAGE.test(code));
+      if (!codes.length || bad !== undefined) throw new ConfigError(`expected tesseract language codes like eng+deu, got "${raw}"`);
+      return codes;
+    },
+    fallback: "eng",
+  },
   textEmbeddingModel: {
     key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "all-MiniLM-L6-v2",
   },

@@ -12,7 +12,9 @@ import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { recordUsage } from "../src/usage/usage.ts";
 import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { pdf } from "./support/fixtures.ts";
-import { rmSync } from "node:fs";
+import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { loadConfig } from "../src/config.ts";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
@@ -234,6 +236,25 @@ describe("OCR", () => {
     expect(found.body.items.map((f: { id: string }) => f.id)).toContain(id);
     const metadataOnly = await owner.api.get("/files?search=thank%20business&search_mode=metadata");
     expect(metadataOnly.body.items.map((f: { id: string }) => f.id)).not.toContain(id);
+  });
+
+  test("MEDIABOX_OCR_LANGUAGES reads further languages from <models>/tesseract/; bad codes are refused at start", async () => {
+    expect(() => loadConfig({}, { MEDIABOX_OCR_LANGUAGES: "eng+../etc" })).toThrow("--ocr-languages / MEDIABOX_OCR_LANGUAGES: expected tesseract language codes");
+    expect(loadConfig({}, { MEDIABOX_OCR_LANGUAGES: "eng+deu,eng" }).ocrLanguages).toEqual(["eng", "deu"]);
+    const modelsDir = tempDir("mediabox-ocr-models-");
+    mkdirSync(join(modelsDir, "tesseract"));
+    const deu = join(dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
+    copyFileSync(deu, join(modelsDir, "tesseract", "deu.traineddata.gz"));
+    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_LANGUAGES: "eng+deu" } });
+    try {
+      const tenant = other.tenant({ tier: "ENTERPRISE" });
+      const file = await processed(tenant, await upload(tenant, await textImage(["Übergabe an Jürgen Maßmann"]), "brief.png", { auto_describe: "false" }));
+      expect(file.visible_text).toContain("Übergabe an Jürgen");
+      expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("tesseract.js eng+deu");
+    } finally {
+      await other.close();
+      rmSync(modelsDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import sharp from "sharp";
 import { OcrEngine, type BoundingBox, type OcrResult } from "../src/images/ocr.ts";
@@ -148,4 +149,33 @@ describe("OcrEngine", () => {
     await idle.close();
     await expect(idle.recognize(await render(LINES))).rejects.toThrow(/closed/);
   });
+});
+
+describe("OCR languages beyond the bundled English", () => {
+  const GERMAN = [
+    { text: "Prüfbericht für Größe", x: 60, baseline: 110 },
+    { text: "Übergabe an Jürgen Maßmann", x: 60, baseline: 250 },
+  ];
+  const deuPackage = path.join(path.dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
+
+  test("a language file in <models>/tesseract/ is read with the bundled English; missing ones are named, and found once added", async () => {
+    const modelsDir = mkdtempSync(path.join(tmpdir(), "mediabox-ocr-models-"));
+    const german = new OcrEngine({ languages: ["eng", "deu"], modelsDir });
+    const englishOnly = new OcrEngine();
+    try {
+      const image = await render(GERMAN);
+      await expect(german.recognize(image)).rejects.toThrow(`OCR model is missing: language "deu" needs ${path.join(modelsDir, "tesseract")}/deu.traineddata (or .gz)`);
+      mkdirSync(path.join(modelsDir, "tesseract"));
+      copyFileSync(deuPackage, path.join(modelsDir, "tesseract", "deu.traineddata.gz"));
+      const read = await german.recognize(image);
+      expect(german.modelDescription).toBe("tesseract.js eng+deu");
+      for (const word of ["Größe", "Übergabe", "Jürgen", "Maßmann"]) expect(read.text).toContain(word);
+      // English alone has no umlauts or ß in its alphabet: the same image reads differently.
+      const plain = await englishOnly.recognize(image);
+      expect(["Größe", "Übergabe", "Maßmann"].filter((word) => plain.text.includes(word))).toEqual([]);
+    } finally {
+      await Promise.all([german.close(), englishOnly.close()]);
+      rmSync(modelsDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -17,7 +17,7 @@ export class ImageAnalyzers {
   readonly endpoint: VisionEndpoint | null;
 
   constructor(config: Config, check?: ModelCheck) {
-    this.ocr = new OcrEngine({ workers: config.ocrWorkers });
+    this.ocr = new OcrEngine({ workers: config.ocrWorkers, languages: config.ocrLanguages, modelsDir: config.modelsDir, ...(check ? { check } : {}) });
     this.vision = new VisionModels({
       modelsDir: config.modelsDir,
       ...(config.imageEmbeddingModel ? { imageEmbeddingModel: config.imageEmbeddingModel } : {}),

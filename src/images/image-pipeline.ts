@@ -214,7 +214,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
     const result = await ctx.images.ocr.recognize(rendered.readable);
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
     ctx.db.transaction(() => {
-      saveExtraction(ctx.db, ctx.clock, fileId, "text_regions", "tesseract.js eng 4.0.0_best_int", { regions });
+      saveExtraction(ctx.db, ctx.clock, fileId, "text_regions", ctx.images.ocr.modelDescription, { regions });
       ctx.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(result.text || null, isoAt(ctx.clock.now()), fileId);
     })();
     return result;

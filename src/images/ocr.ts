@@ -1,10 +1,19 @@
 /**
  * Offline OCR: turns an image's bytes into its text lines with boxes normalized to the upright
- * image. Owns the tesseract.js worker pool (bundled English model, never touching the network or
- * the working directory) and the sharp preprocessing that makes photos legible to it. Deciding
- * which images to OCR and storing the results is the pipeline's job.
+ * image. Owns the tesseract.js worker pool (never touching the network or the working directory),
+ * its language data, and the sharp preprocessing that makes photos legible to it. Deciding which
+ * images to OCR and storing the results is the pipeline's job.
+ *
+ * Languages: English is bundled (npm `@tesseract.js-data/eng`, 4.0.0_best_int). Any other
+ * tesseract language is read from `<modelsDir>/tesseract/<code>.traineddata` (or `.gz`), where a
+ * site may also put its own `eng`. With only the bundled English the worker reads the package's
+ * file directly; otherwise the files are gathered, uncompressed, into a temporary directory.
  */
-import { access } from "node:fs/promises";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { access, readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { gunzipSync } from "node:zlib";
+import type { ModelCheck } from "../models/model-verifier.ts";
 import { tesseractPaths } from "../native/packages.ts";
 import path from "node:path";
 import sharp from "sharp";
@@ -38,6 +47,12 @@ export interface OcrResult {
 export interface OcrOptions {
   /** Tesseract workers, each a thread with its own copy of the model. Default 1. */
   workers?: number;
+  /** Tesseract language codes, e.g. ["eng", "deu"]. Default ["eng"]. */
+  languages?: string[];
+  /** Where languages other than the bundled English are looked for (`<modelsDir>/tesseract/`). */
+  modelsDir?: string;
+  /** The models manifest check, run on the `tesseract` folder before its files are used. */
+  check?: ModelCheck;
   /** Lines below this confidence (0-1) are dropped. Default 0.5. */
   minConfidence?: number;
 }
@@ -47,21 +62,66 @@ export interface OcrOptions {
 const MIN_LONG_SIDE = 1000;
 const MAX_LONG_SIDE = 2500;
 
-// Resolved from the installed packages so the worker never falls back to its CDN defaults;
-// lazily, so a process that never reads text never looks for them.
-const paths = () => {
-  const { workerPath, langPath } = tesseractPaths();
-  return { workerPath, langPath, modelFile: path.join(langPath, "eng.traineddata.gz") };
-};
+interface LanguageData {
+  /** The directory tesseract.js reads `<code>.traineddata[.gz]` from. */
+  langPath: string;
+  gzip: boolean;
+  /** Removes what was gathered (nothing for the bundled file). */
+  dispose(): void;
+}
+
+/**
+ * Finds every language's file, or fails naming the one missing and where it was looked for.
+ * Resolved from the installed packages so the worker never falls back to its CDN defaults.
+ */
+async function languageData(languages: string[], modelsDir: string | undefined, check: ModelCheck | undefined): Promise<LanguageData> {
+  const bundled = tesseractPaths().langPath;
+  const siteDir = modelsDir ? path.join(modelsDir, "tesseract") : null;
+  const exists = (file: string) => access(file).then(() => true, () => false);
+  const sources: { code: string; file: string }[] = [];
+  for (const code of languages) {
+    const candidates = [
+      ...(siteDir ? [path.join(siteDir, `${code}.traineddata`), path.join(siteDir, `${code}.traineddata.gz`)] : []),
+      ...(code === "eng" ? [path.join(bundled, "eng.traineddata.gz")] : []),
+    ];
+    let found: string | undefined;
+    for (const candidate of candidates) if (!found && (await exists(candidate))) found = candidate;
+    if (!found) {
+      const where = siteDir ? `${siteDir}/${code}.traineddata (or .gz)` : `a models directory's tesseract/${code}.traineddata`;
+      throw new Error(`OCR model is missing: language "${code}" needs ${where}`);
+    }
+    sources.push({ code, file: found });
+  }
+  if (sources.every((s) => s.file.startsWith(bundled + path.sep))) return { langPath: bundled, gzip: true, dispose: () => {} };
+  await check?.("tesseract");
+  const dir = mkdtempSync(path.join(tmpdir(), "mediabox-tessdata-"));
+  try {
+    for (const { code, file } of sources) {
+      const bytes = await readFile(file);
+      writeFileSync(path.join(dir, `${code}.traineddata`), file.endsWith(".gz") ? gunzipSync(bytes) : bytes);
+    }
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { langPath: dir, gzip: false, dispose: () => rmSync(dir, { recursive: true, force: true }) };
+}
 
 export class OcrEngine {
   private readonly workers: number;
+  readonly languages: string[];
+  private readonly modelsDir: string | undefined;
+  private readonly check: ModelCheck | undefined;
+  private data: LanguageData | null = null;
   private readonly minConfidence: number;
   private scheduler: Promise<Scheduler> | null = null;
   private closed = false;
 
   constructor(options: OcrOptions = {}) {
     this.workers = Math.max(1, Math.floor(options.workers ?? 1));
+    this.languages = options.languages?.length ? options.languages : ["eng"];
+    this.modelsDir = options.modelsDir;
+    this.check = options.check;
     this.minConfidence = options.minConfidence ?? 0.5;
   }
 
@@ -84,13 +144,23 @@ export class OcrEngine {
     if (!pending) return;
     const scheduler = await pending.catch(() => null);
     await scheduler?.terminate();
+    this.data?.dispose();
+    this.data = null;
+  }
+
+  /** What produced the text, for the extraction's source. */
+  get modelDescription(): string {
+    return `tesseract.js ${this.languages.join("+")}`;
   }
 
   private pool(): Promise<Scheduler> {
     // Checked here rather than on entry, so a call still decoding when close() ran cannot restart the pool.
     if (this.closed) return Promise.reject(new Error("OcrEngine is closed"));
     if (!this.scheduler) {
-      const starting = startPool(this.workers);
+      const starting = (async () => {
+        this.data ??= await languageData(this.languages, this.modelsDir, this.check);
+        return startPool(this.workers, this.languages, this.data);
+      })();
       // A failed start must not poison the engine: the next call tries again.
       starting.catch(() => {
         if (this.scheduler === starting) this.scheduler = null;
@@ -101,14 +171,11 @@ export class OcrEngine {
   }
 }
 
-async function startPool(count: number): Promise<Scheduler> {
-  // A worker that fails to load the model can't be terminated (tesseract.js never hands it over)
-  // and its thread would outlive the engine, so rule out the likeliest cause before spawning any.
-  const { workerPath, langPath, modelFile } = paths();
-  await access(modelFile).catch((err: Error) => {
-    throw new Error(`OCR model is missing: ${err.message}`, { cause: err });
-  });
-  const started = await Promise.allSettled(Array.from({ length: count }, () => startWorker(workerPath, langPath)));
+// A worker that fails to load the model can't be terminated (tesseract.js never hands it over)
+// and its thread would outlive the engine: languageData rules out missing files before any starts.
+async function startPool(count: number, languages: string[], data: LanguageData): Promise<Scheduler> {
+  const { workerPath } = tesseractPaths();
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startWorker(workerPath, languages, data)));
   const failure = started.find((s) => s.status === "rejected");
   if (failure) {
     // Don't leave the threads that did start running with nobody to terminate them.
@@ -120,12 +187,12 @@ async function startPool(count: number): Promise<Scheduler> {
   return scheduler;
 }
 
-function startWorker(workerPath: string, langPath: string): Promise<Worker> {
+function startWorker(workerPath: string, languages: string[], data: LanguageData): Promise<Worker> {
   return new Promise((resolve, reject) => {
-    createWorker("eng", OEM.LSTM_ONLY, {
+    createWorker(languages, OEM.LSTM_ONLY, {
       workerPath,
-      langPath,
-      gzip: true,
+      langPath: data.langPath,
+      gzip: data.gzip,
       // The default cache writes eng.traineddata into the working directory.
       cacheMethod: "none",
       logger: () => {},

@@ -121,7 +121,8 @@ describe("ModelVerifier", () => {
 
 describe("mediabox models (CLI)", () => {
   const MAIN = path.join(import.meta.dir, "..", "src", "main.ts");
-  const cli = (dir: string, ...args: string[]) => run([process.execPath, MAIN, "models", ...args, "--models-dir", dir, "--caption-model", "captioner"]);
+  const cli = (dir: string, ...args: string[]) =>
+    run([process.execPath, MAIN, "models", ...args, "--models-dir", dir, "--caption-model", "captioner", "--ocr-languages", "eng+deu"]);
 
   test("manifest writes manifest.json with the configured roles; verify exits 1 naming a tampered file", async () => {
     const dir = modelsDir();
@@ -141,6 +142,7 @@ describe("mediabox models (CLI)", () => {
     expect(bad.stderr).toContain("2 model folder(s), 1 refused");
     // The default text model is configured but not installed here: said, not an error.
     expect(bad.stderr).toContain(`configured text_embedding model "all-MiniLM-L6-v2" is not installed in ${dir}`);
+    expect(bad.stderr).toContain(`configured OCR language "deu" is not installed: ${dir}/tesseract/deu.traineddata (or .gz) is missing`);
 
     const empty = tempDir("mediabox-models-empty-");
     dirs.push(empty);

@@ -162,7 +162,12 @@ async function search() {
 
   const queries = Array.from({ length: ROUNDS }, () => randomUnit(rand));
   let q = 0;
-  const embedder = { modelId: "bench-384", available: async () => true, embed: async () => [queries[q++ % ROUNDS]!] };
+  // Typed against the real class, so a change to what search calls breaks the type check, not the run.
+  const embedder: Pick<TextEmbedder, "modelId" | "unavailableReason" | "embed"> = {
+    modelId: "bench-384",
+    unavailableReason: async () => null,
+    embed: async () => [queries[q++ % ROUNDS]!],
+  };
   const ctx = { db, embedder } as unknown as AppContext;
   const time = async (fn: () => Promise<unknown> | unknown) => {
     const times: number[] = [];
@@ -191,7 +196,7 @@ async function search() {
   const store = await time(() => space.nearestInStore(orgId, queries[q++ % ROUNDS]!, 10));
   space.nearest(orgId, queries[0]!, 1); // loads the in-memory copy (timed separately below)
   const knn = await time(() => space.nearest(orgId, queries[q++ % ROUNDS]!, 10));
-  const keywordCtx = { db, embedder: { ...embedder, available: async () => false } } as unknown as AppContext;
+  const keywordCtx = { db, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as AppContext;
   const keyword = await time(() => searchChunks(keywordCtx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const hybrid = await time(() => searchChunks(ctx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const row = (name: string, t: number[], note = "") => console.log(`  ${name.padEnd(44)} p50 ${fmt(percentile(t, 50))} ms   p95 ${fmt(percentile(t, 95))} ms${note}`);

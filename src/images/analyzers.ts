@@ -5,6 +5,7 @@
  */
 import type { Config } from "../config.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
+import { scratchRoot } from "../processing/scratch.ts";
 import { Captioner } from "./captioner.ts";
 import { OcrEngine } from "./ocr.ts";
 import { VisionEndpoint } from "./vision-endpoint.ts";
@@ -17,7 +18,13 @@ export class ImageAnalyzers {
   readonly endpoint: VisionEndpoint | null;
 
   constructor(config: Config, check?: ModelCheck) {
-    this.ocr = new OcrEngine({ workers: config.ocrWorkers, languages: config.ocrLanguages, modelsDir: config.modelsDir, ...(check ? { check } : {}) });
+    this.ocr = new OcrEngine({
+      workers: config.ocrWorkers,
+      languages: config.ocrLanguages,
+      modelsDir: config.modelsDir,
+      scratchDir: scratchRoot(config.dataDir),
+      ...(check ? { check } : {}),
+    });
     this.vision = new VisionModels({
       modelsDir: config.modelsDir,
       ...(config.imageEmbeddingModel ? { imageEmbeddingModel: config.imageEmbeddingModel } : {}),

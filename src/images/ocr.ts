@@ -9,7 +9,7 @@
  * site may also put its own `eng`. With only the bundled English the worker reads the package's
  * file directly; otherwise the files are gathered, uncompressed, into a temporary directory.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { access, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { gunzipSync } from "node:zlib";
@@ -53,6 +53,8 @@ export interface OcrOptions {
   modelsDir?: string;
   /** The models manifest check, run on the `tesseract` folder before its files are used. */
   check?: ModelCheck;
+  /** Where gathered language files are written (the data directory's scratch, emptied at start). Default: the OS temp dir. */
+  scratchDir?: string;
   /** Lines below this confidence (0-1) are dropped. Default 0.5. */
   minConfidence?: number;
 }
@@ -74,7 +76,8 @@ interface LanguageData {
  * Finds every language's file, or fails naming the one missing and where it was looked for.
  * Resolved from the installed packages so the worker never falls back to its CDN defaults.
  */
-async function languageData(languages: string[], modelsDir: string | undefined, check: ModelCheck | undefined): Promise<LanguageData> {
+async function languageData(languages: string[], options: OcrOptions): Promise<LanguageData> {
+  const { modelsDir, check } = options;
   const bundled = tesseractPaths().langPath;
   const siteDir = modelsDir ? path.join(modelsDir, "tesseract") : null;
   const exists = (file: string) => access(file).then(() => true, () => false);
@@ -94,7 +97,9 @@ async function languageData(languages: string[], modelsDir: string | undefined, 
   }
   if (sources.every((s) => s.file.startsWith(bundled + path.sep))) return { langPath: bundled, gzip: true, dispose: () => {} };
   await check?.("tesseract");
-  const dir = mkdtempSync(path.join(tmpdir(), "mediabox-tessdata-"));
+  const scratch = options.scratchDir ?? tmpdir();
+  mkdirSync(scratch, { recursive: true });
+  const dir = mkdtempSync(path.join(scratch, "tessdata-"));
   try {
     for (const { code, file } of sources) {
       const bytes = await readFile(file);
@@ -110,8 +115,7 @@ async function languageData(languages: string[], modelsDir: string | undefined, 
 export class OcrEngine {
   private readonly workers: number;
   readonly languages: string[];
-  private readonly modelsDir: string | undefined;
-  private readonly check: ModelCheck | undefined;
+  private readonly options: OcrOptions;
   private data: LanguageData | null = null;
   private readonly minConfidence: number;
   private scheduler: Promise<Scheduler> | null = null;
@@ -120,8 +124,7 @@ export class OcrEngine {
   constructor(options: OcrOptions = {}) {
     this.workers = Math.max(1, Math.floor(options.workers ?? 1));
     this.languages = options.languages?.length ? options.languages : ["eng"];
-    this.modelsDir = options.modelsDir;
-    this.check = options.check;
+    this.options = options;
     this.minConfidence = options.minConfidence ?? 0.5;
   }
 
@@ -158,7 +161,7 @@ export class OcrEngine {
     if (this.closed) return Promise.reject(new Error("OcrEngine is closed"));
     if (!this.scheduler) {
       const starting = (async () => {
-        this.data ??= await languageData(this.languages, this.modelsDir, this.check);
+        this.data ??= await languageData(this.languages, this.options);
         return startPool(this.workers, this.languages, this.data);
       })();
       // A failed start must not poison the engine: the next call tries again.

@@ -244,7 +244,8 @@ const stage = mkdtempSync(join(tmpdir(), "mediabox-build-"));
 let result: Bun.BuildOutput;
 try {
   result = await Bun.build({
-    entrypoints: [resolve(root, "src/main.ts")],
+    // Worker threads are entry points of their own (see workerEntry in src/native/packages.ts).
+    entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/vectors/scan-worker.ts")],
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
     minify: true,
     sourcemap: "linked",

@@ -24,6 +24,7 @@ import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
 import { exportExpiryQueue } from "./library/exports.ts";
 import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embeddings.ts";
+import { startScanThreads } from "./vectors/scan-threads.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -82,6 +83,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     (n) => n && log.info("queued image embeddings with the configured model", { images: n, model: ctx.images.vision.modelName }),
     (err) => log.warn("images embedded by another model stay as they are: the configured model cannot load", { err: String(err) }),
   );
+  startScanThreads().catch((err) => log.warn("vector scan threads did not start; scans use one thread", { err: String(err) }));
   const stopMaintenance = startMaintenance(ctx);
   const port = server.port ?? config.port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;

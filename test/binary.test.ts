@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
@@ -49,6 +50,11 @@ test("the built executable administers and serves from any directory", async () 
   const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { status: string; checks: Record<string, { detail: string }> };
   expect(ready.status).toBe("ready");
   expect(ready.checks.vector_search!.detail).toMatch(/^sqlite-vec v/);
+  // The vector scan's worker threads are entry points embedded in the binary too.
+  for (const until = Date.now() + 5_000; Date.now() < until && ready.checks.vector_search!.detail.includes("starting"); await Bun.sleep(50)) {
+    Object.assign(ready, await (await fetch(`${server.url}/readyz`)).json());
+  }
+  expect(ready.checks.vector_search!.detail).toEndWith(`in-memory scan on ${Math.min(4, cpus().length)} thread(s)`);
   // sqlite-vec, libvips and the sharp addon, each in a directory named by its content hash. ONNX
   // Runtime, the canvas addon and the media assets are written out only when first used.
   expect(readdirSync(nativeCache).length).toBe(3);

@@ -194,7 +194,7 @@ async function search() {
     return best;
   });
   const store = await time(() => space.nearestInStore(orgId, queries[q++ % ROUNDS]!, 10));
-  space.nearest(orgId, queries[0]!, 1); // loads the in-memory copy (timed separately below)
+  await space.nearest(orgId, queries[0]!, 1); // loads the in-memory copy (timed separately below)
   const knn = await time(() => space.nearest(orgId, queries[q++ % ROUNDS]!, 10));
   const keywordCtx = { db, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as AppContext;
   const keyword = await time(() => searchChunks(keywordCtx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));

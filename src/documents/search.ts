@@ -121,7 +121,7 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest): Promise<{ 
   const [vector] = await ctx.embedder.embed([req.query]);
   // Deleted documents and other documents (with document_ids) are filtered after the KNN.
   const depth = req.documentIds ? CANDIDATES * 4 : CANDIDATES * 2;
-  const neighbours = space.nearest(req.orgId, vector!, depth);
+  const neighbours = await space.nearest(req.orgId, vector!, depth);
   const fetch = ctx.db.query<ChunkRow, (string | number)[]>(
     `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
      WHERE c.id = ? AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,

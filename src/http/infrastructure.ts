@@ -6,6 +6,7 @@ import type { AppContext } from "../context.ts";
 import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
 import { VERSION } from "./docs.ts";
+import { scanThreadsReady } from "../vectors/scan-threads.ts";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
@@ -52,7 +53,10 @@ function readiness(ctx: AppContext): Record<string, { ok: boolean; detail: strin
       if (version !== latest) throw new Error(`schema at version ${version}, expected ${latest}`);
       return `version ${version}`;
     }),
-    vector_search: probe(() => `sqlite-vec ${vectorExtensionVersion(ctx.db)}`),
+    vector_search: probe(() => {
+      const threads = scanThreadsReady();
+      return `sqlite-vec ${vectorExtensionVersion(ctx.db)}; in-memory scan on ${threads ?? "(starting)"} thread(s)`;
+    }),
     jobs: probe(() => {
       if (!ctx.jobs.isRunning) throw new Error("job workers are not running");
       return "workers running";

@@ -26,7 +26,7 @@ function tagOverlap(a: string[], b: string[]): number {
   return [...left].filter((t) => right.has(t)).length / union;
 }
 
-export function similarImages(db: Database, reference: FileRow & { image_embedding_model?: string | null }, limit: number): SimilarImage[] {
+export async function similarImages(db: Database, reference: FileRow & { image_embedding_model?: string | null }, limit: number): Promise<SimilarImage[]> {
   const model = reference.image_embedding_model;
   const space = model ? VectorSpace.find(db, "image", model) : null;
   const vector = space?.get(reference.id) ?? null;
@@ -37,7 +37,7 @@ export function similarImages(db: Database, reference: FileRow & { image_embeddi
   const deleted = db
     .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type = 'image'")
     .get(reference.org_id)!.n;
-  const neighbours = space.nearest(reference.org_id, vector, Math.min(MAX_NEIGHBOURS, limit + 1 + deleted));
+  const neighbours = await space.nearest(reference.org_id, vector, Math.min(MAX_NEIGHBOURS, limit + 1 + deleted));
   const fetch = db.query<FileRow, [string, string]>("SELECT * FROM files WHERE id = ? AND org_id = ? AND deleted_at IS NULL");
   const referenceTags = tagsOf(reference);
   const results: SimilarImage[] = [];

@@ -72,3 +72,13 @@ export function tesseractPaths(): { workerPath: string; langPath: string } {
     langPath: join(dirname(require.resolve("@tesseract.js-data/eng/package.json")), "4.0.0_best_int"),
   };
 }
+
+/**
+ * What to pass to `new Worker()` for a worker entry point, given as its path under src/. In the
+ * compiled binary scripts/build.ts embeds each worker as an entry point of its own, which lands
+ * at that path (as .js) under the binary's root, not beside the module that starts it.
+ */
+export function workerEntry(pathUnderSrc: string): string {
+  if (isCompiled) return join(import.meta.dir, pathUnderSrc.replace(/\.ts$/, ".js"));
+  return join(import.meta.dir, "..", pathUnderSrc);
+}

@@ -135,11 +135,9 @@ export class VectorSpace {
   }
 
   /** The k nearest items of one organization by cosine similarity, most similar first. */
-  nearest(orgId: string, vector: Float32Array, k: number): Neighbour[] {
+  async nearest(orgId: string, vector: Float32Array, k: number): Promise<Neighbour[]> {
     const limit = Math.max(1, Math.min(MAX_NEIGHBOURS, k));
-    return this.scanOf(orgId)
-      .nearest(vector, limit)
-      .map((r) => ({ itemId: r.id, similarity: r.similarity }));
+    return (await this.scanOf(orgId).nearest(vector, limit)).map((r) => ({ itemId: r.id, similarity: r.similarity }));
   }
 
   /** The same query answered by sqlite-vec itself (kept for comparison in benchmarks and tests). */

@@ -5,8 +5,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { textImage } from "./support/images.ts";
 import { cpus } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
@@ -116,11 +117,15 @@ test("the built executable administers and serves from any directory", async () 
 test("the built executable runs ONNX Runtime models from the models directory", async () => {
   const modelsDir = join(workDir, "models");
   await buildFixtureEmbeddingModel(modelsDir);
+  // A second OCR language from the models directory (German, for the umlauts below).
+  mkdirSync(join(modelsDir, "tesseract"));
+  const deu = join(dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
+  copyFileSync(deu, join(modelsDir, "tesseract", "deu.traineddata.gz"));
   // Only folders the manifest vouches for may load: the binary writes and verifies it.
-  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true" };
+  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true", MEDIABOX_OCR_LANGUAGES: "eng+deu" };
   expect((await run([binary, "models", "manifest"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
   const verified = await run([binary, "models", "verify"], { cwd: workDir, env: docsEnv });
-  expect([verified.exitCode, verified.stdout]).toEqual([0, "all-MiniLM-L6-v2\ttext_embedding\tverified\t-\n"]);
+  expect([verified.exitCode, verified.stdout]).toEqual([0, "all-MiniLM-L6-v2\ttext_embedding\tverified\t-\ntesseract\tother\tverified\t-\n"]);
   expect((await run([binary, "orgs", "create", "Docs Co", "--tier", "ENTERPRISE"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
   const key = (await run([binary, "keys", "create", "--org", "Docs Co"], { cwd: workDir, env: docsEnv })).stdout.trim();
   server = await spawnServer([binary], { cwd: workDir, env: docsEnv });
@@ -137,6 +142,16 @@ test("the built executable runs ONNX Runtime models from the models directory", 
   }
   expect(search?.retrieval).toMatchObject({ vector: true, vector_unavailable_reason: null });
   expect(search?.results[0]?.match.vector_rank).toBe(1);
+
+  const letter = new FormData();
+  letter.append("file", new File([(await textImage(["Übergabe an Jürgen"])) as Uint8Array<ArrayBuffer>], "brief.png"));
+  letter.append("auto_describe", "false");
+  const { image_id: letterId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: letter, headers })).json()) as { image_id: string };
+  let visible = "";
+  for (const deadline = Date.now() + 30_000; Date.now() < deadline && !visible; await Bun.sleep(100)) {
+    visible = String(((await (await fetch(`${server.url}/api/v2/files/${letterId}`, { headers })).json()) as { visible_text: string | null }).visible_text ?? "");
+  }
+  expect(visible).toContain("Übergabe an Jürgen");
   expect(await server.stop("SIGTERM")).toBe(0);
   server = null;
-}, 40_000);
+}, 60_000);

@@ -1,15 +1,15 @@
 /**
  * Checks model folders against the models directory's manifest before they are loaded. Every
- * folder-model loader (text embeddings, CLIP, captioning) calls `require(name)` first; the server
+ * folder-model loader (text embeddings, CLIP, captioning, OCR languages) calls `require(name)` first; the server
  * also runs `verifyAll()` at start and logs the outcome, and `mediabox models verify` prints it.
  *
  * - A folder listed in the manifest must hold every listed file with the listed size and SHA-256;
  *   otherwise it is refused with a message naming the file and what differs.
  * - A folder the manifest does not list (or any folder when there is no manifest) is used as it
  *   is, unless `requireManifest` is on, in which case it is refused.
- * - The manifest is read on every check, so a site that fixes a folder or its manifest needs no
- *   restart; file hashes are remembered per (path, size, mtime), so a check of unchanged files
- *   costs a few stat calls.
+ * - The manifest is parsed again whenever its file changes, so a site that fixes a folder or its
+ *   manifest needs no restart; file hashes are remembered per (path, size, mtime), so a check of
+ *   unchanged files costs a few stat calls.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";

@@ -245,7 +245,7 @@ let result: Bun.BuildOutput;
 try {
   result = await Bun.build({
     // Worker threads are entry points of their own (see workerEntry in src/native/packages.ts).
-    entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/vectors/scan-worker.ts")],
+    entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/vectors/scan-worker.ts"), resolve(root, "src/images/heic-worker.ts")],
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
     minify: true,
     sourcemap: "linked",

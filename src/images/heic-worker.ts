@@ -1,0 +1,40 @@
+/**
+ * The HEIC decoding thread (heic.ts): libheif (wasm) decodes one HEIC at a time here, so a 12 MP
+ * photo's ~270 ms of decoding never blocks the server's event loop. libheif-js reports a failed
+ * decode only with console.log("Decoding image failed", handle, error) (a multi-line object dump
+ * that would land among the server's JSON log lines) and a bare "HEIF processing error": this
+ * thread's console.log keeps that message for the reply instead of printing it.
+ */
+import decodeHeic from "heic-decode";
+
+declare const self: Worker;
+
+export interface HeicRequest {
+  id: number;
+  bytes: Uint8Array;
+}
+
+export type HeicReply = { id: number; width: number; height: number; data: Uint8ClampedArray } | { id: number; error: string };
+
+const libheifSaid: string[] = [];
+const log = console.log;
+console.log = (...args: unknown[]) => {
+  if (args[0] !== "Decoding image failed") return log(...args);
+  libheifSaid.push(String((args[2] as { message?: unknown } | undefined)?.message ?? "unknown libheif error").trim());
+};
+
+let queue: Promise<void> = Promise.resolve();
+
+self.onmessage = (event: MessageEvent<HeicRequest>) => {
+  const { id, bytes } = event.data;
+  // One decode at a time: libheif's failure message has to belong to the request that failed.
+  queue = queue.then(async () => {
+    libheifSaid.length = 0;
+    try {
+      const { width, height, data } = await decodeHeic({ buffer: bytes });
+      self.postMessage({ id, width, height, data } satisfies HeicReply, [data.buffer]);
+    } catch (err) {
+      self.postMessage({ id, error: libheifSaid.at(-1) ?? (err instanceof Error ? err.message : String(err)) } satisfies HeicReply);
+    }
+  });
+};

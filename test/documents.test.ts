@@ -14,6 +14,7 @@ import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
 import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { photo } from "./support/images.ts";
+import { jobDone, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const SHARED_MINILM = SHARED_TOKENIZER;
@@ -44,25 +45,6 @@ async function uploadDoc(tenant: Tenant, bytes: Uint8Array, filename: string, fi
   const res = await upload(tenant, bytes, filename, fields);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.image_id as string;
-}
-
-async function processed(tenant: Tenant, id: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = (await tenant.api.get(`/files/uploads-status/${id}`)).body;
-    if (status.is_terminal || Date.now() > deadline) break;
-    await Bun.sleep(50);
-  }
-  return (await tenant.api.get(`/files/${id}`)).body;
-}
-
-async function jobDone(tenant: Tenant, jobId: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = (await tenant.api.get(`/job/${jobId}`)).body;
-    if (["completed", "failed", "cancelled"].includes(job.status) || Date.now() > deadline) return job;
-    await Bun.sleep(50);
-  }
 }
 
 describe("extraction and digitization", () => {

@@ -7,6 +7,7 @@ import sharp from "sharp";
 import { extractDocument, type OcrLike } from "../src/documents/extract.ts";
 import { DocumentExtractionError, type DocElement, type ExtractedDocument } from "../src/documents/types.ts";
 import { OcrEngine } from "../src/images/ocr.ts";
+import { zip } from "./support/fixtures.ts";
 import {
   A4,
   COLUMN_TEXT,
@@ -23,7 +24,6 @@ import {
   scannedPdf,
   truncatedPdf,
   twoColumnPdf,
-  zipOf,
 } from "./support/documents.ts";
 
 const engine = new OcrEngine();
@@ -254,7 +254,7 @@ describe("unreadable files fail the document with a message", () => {
     ["empty text", () => new Uint8Array(0), "txt", /empty/],
     ["empty Markdown", () => new Uint8Array(0), "md", /empty/],
     ["DOCX that is not a ZIP", () => utf8("plain words, not a zip archive at all"), "docx", /not a DOCX/],
-    ["ZIP that is not a DOCX", () => zipOf({ "hello.txt": "hi" }), "docx", /could not be read/],
+    ["ZIP that is not a DOCX", () => zip({ "hello.txt": "hi" }), "docx", /could not be read/],
     ["legacy .doc / protected DOCX", () => new Uint8Array([0xd0, 0xcf, 0x11, 0xe0, 0xa1, 0xb1, 0x1a, 0xe1, 0, 0]), "docx", /password-protected DOCX or a legacy/],
     ["binary data as text", () => new Uint8Array(Array.from({ length: 400 }, (_, i) => i % 7)), "txt", /does not look like text/],
   ];

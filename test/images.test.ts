@@ -18,6 +18,7 @@ import { loadConfig } from "../src/config.ts";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
+import { jobDone, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -37,26 +38,6 @@ async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, field
   const res = await tenant.api.form("/files/upload", form);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.image_id as string;
-}
-
-/** Waits until the file's processing has finished (completed or failed). */
-async function processed(tenant: Tenant, id: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const status = await tenant.api.get(`/files/uploads-status/${id}`);
-    if (status.body.is_terminal || Date.now() > deadline) break;
-    await Bun.sleep(50);
-  }
-  return (await tenant.api.get(`/files/${id}`)).body;
-}
-
-async function jobDone(tenant: Tenant, jobId: string, timeoutMs = 60_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = (await tenant.api.get(`/job/${jobId}`)).body;
-    if (["completed", "failed", "cancelled"].includes(job.status) || Date.now() > deadline) return job;
-    await Bun.sleep(50);
-  }
 }
 
 async function fetchRedirect(tenant: Tenant, path: string) {

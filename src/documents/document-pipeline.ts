@@ -8,7 +8,7 @@ import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
-import type { FileRow } from "../library/file-rows.ts";
+import { fileById, type FileRow } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { chunkDocument } from "./chunking.ts";
@@ -22,8 +22,6 @@ const EMBED_BATCH = 32;
 const SEARCH_TEXT_LIMIT = 200_000;
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
-const loadFile = (ctx: AppContext, id: string) => ctx.db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id);
-
 /** Without the model's tokenizer, chunk sizes use this estimate (word pieces run ~1.3 per word). */
 export const approximateTokens = (text: string) => Math.ceil((text.match(/\S+/g)?.length ?? 0) * 1.3);
 
@@ -81,7 +79,7 @@ export function enqueueEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "or
 }
 
 export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport> {
-  const file = loadFile(ctx, fileId);
+  const file = fileById(ctx.db, fileId);
   if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
   const at = () => isoAt(ctx.clock.now());
   ctx.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(at(), fileId);
@@ -143,7 +141,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
     timeoutMs: 60 * 60 * 1000,
     async handler(job) {
       const fileId = job.payload.fileId;
-      const file = loadFile(ctx, fileId);
+      const file = fileById(ctx.db, fileId);
       if (!file || file.deleted_at) return [{ document_id: fileId, skipped: "file deleted" }];
       const at = () => isoAt(ctx.clock.now());
       const why = await ctx.embedder.unavailableReason();

@@ -11,7 +11,7 @@ import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { waitForJob } from "../jobs/queue.ts";
-import { findFile, requireMediaType, type FileRow } from "../library/file-rows.ts";
+import { findFile, fileById, findFileOfType, type FileRow } from "../library/file-rows.ts";
 import { badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
@@ -95,20 +95,11 @@ function analyzeView(file: FileRow, status: "completed" | "processing" | "failed
 
 export function documentRoutes(ctx: AppContext) {
   const { db } = ctx;
-  const loadDocument = (orgId: string, ref: string) => {
-    const row = findFile(db, orgId, ref);
-    requireMediaType(row, "document");
-    return row;
-  };
-  const reload = (id: string) => db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id)!;
-  const upload = async (request: Request, readFields: (fields: Record<string, string>) => void) => {
+  const loadDocument = (orgId: string, ref: string) => findFileOfType(db, orgId, ref, "document");
+  const reload = (id: string) => fileById(db, id)!;
+  const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
-    const release = ctx.uploadSlots.acquire(principal.orgId, principal.tier);
-    try {
-      return await streamingUpload(ctx, principal, request, { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields });
-    } finally {
-      release();
-    }
+    return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, request, { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields }));
   };
   const analyzeBody = multipartBody({ file: { type: "string", format: "binary", description: "PDF, DOCX, TXT or MD, at most 10 MB" } }, ["file"], {
     timeout: { type: "integer", minimum: 5, maximum: 120, default: 60 },

@@ -8,7 +8,7 @@
 import type { AppContext } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
-import type { FileRow } from "../library/file-rows.ts";
+import { fileById, type FileRow } from "../library/file-rows.ts";
 import type { FileProcessingPayload } from "../processing/file-processing.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ImageEmbedding } from "./vision.ts";
@@ -32,7 +32,7 @@ export function imageEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessing
     name: IMAGE_EMBED_QUEUE,
     concurrency: 1,
     async handler(job) {
-      const file = ctx.db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(job.payload.fileId);
+      const file = fileById(ctx.db, job.payload.fileId);
       if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
       const variant = ctx.db
         .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")

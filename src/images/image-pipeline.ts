@@ -14,7 +14,7 @@ import type { AppContext } from "../context.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
 import { scratchRoot } from "../processing/scratch.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
-import { type FileRow, tagsOf } from "../library/file-rows.ts";
+import { fileById, type FileRow, tagsOf } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../ingest/options.ts";
@@ -71,8 +71,6 @@ function skipStage(ctx: AppContext, fileId: string, stage: StageName, outcomes: 
   outcomes[stage] = outcome;
   recordStage(ctx, fileId, stage, outcome);
 }
-
-const loadFile = (ctx: AppContext, fileId: string) => ctx.db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(fileId);
 
 async function readOriginal(ctx: AppContext, file: FileRow): Promise<Buffer> {
   const stream = file.blob_key ? await ctx.blobs.read(file.blob_key) : null;
@@ -164,7 +162,7 @@ async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedI
   }
   items.push({ model: COMPOSED_MODEL, kind: "summary", text: composed });
 
-  const current = loadFile(ctx, file.id);
+  const current = fileById(ctx.db, file.id);
   if (!current) return items[0]!.text;
   const at = isoAt(ctx.clock.now());
   const category =
@@ -187,7 +185,7 @@ async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedI
 }
 
 export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport> {
-  const file = loadFile(ctx, fileId);
+  const file = fileById(ctx.db, fileId);
   if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
   const outcomes: Partial<Record<StageName, StageOutcome>> = {};
   const original = await readOriginal(ctx, file);
@@ -268,7 +266,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
     await runStage(ctx, fileId, "custom_schema", outcomes, async () => {
       if (analysisError) throw new Error(analysisError);
       const schema = getCustomSchema(ctx.db, file.org_id, file.custom_schema_id!);
-      const current = loadFile(ctx, fileId)!;
+      const current = fileById(ctx.db, fileId)!;
       const evidence = {
         description: current.upload_description,
         tags: tagsOf(current),
@@ -323,7 +321,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   }
   job.progress(100);
 
-  const final = loadFile(ctx, fileId);
+  const final = fileById(ctx.db, fileId);
   const failed = Object.entries(outcomes).filter(([, o]) => o.status === "failed");
   const summary = {
     file_id: fileId,
@@ -347,7 +345,7 @@ export function imageVariantsQueue(ctx: AppContext): QueueDefinition<FileProcess
     concurrency: 1,
     timeoutMs: 10 * 60 * 1000,
     async handler(job) {
-      const file = loadFile(ctx, job.payload.fileId);
+      const file = fileById(ctx.db, job.payload.fileId);
       if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
       const started = performance.now();
       const rendered = await generateVariants(ctx, file, await readOriginal(ctx, file));

@@ -14,7 +14,7 @@ import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { enqueueJob, getJobRow, waitForJob } from "../jobs/queue.ts";
-import { findFile, requireMediaType, tagsOf, type FileRow } from "../library/file-rows.ts";
+import { fileById, findFileOfType, tagsOf, type FileRow } from "../library/file-rows.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
 import { TextRegion } from "../library/file-schemas.ts";
 import { listExtractions } from "../extractions/extractions.ts";
@@ -70,21 +70,12 @@ function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "proce
 
 export function imageRoutes(ctx: AppContext) {
   const { db, clock } = ctx;
-  const loadImage = (orgId: string, ref: string) => {
-    const row = findFile(db, orgId, ref);
-    requireMediaType(row, "image");
-    return row;
-  };
-  const reload = (id: string) => db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id)!;
+  const loadImage = (orgId: string, ref: string) => findFileOfType(db, orgId, ref, "image");
+  const reload = (id: string) => fileById(db, id)!;
 
-  const upload = async (request: Request, readFields: (fields: Record<string, string>) => void) => {
+  const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
-    const release = ctx.uploadSlots.acquire(principal.orgId, principal.tier);
-    try {
-      return await streamingUpload(ctx, principal, request, { mediaTypes: ["image"], readFields });
-    } finally {
-      release();
-    }
+    return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, request, { mediaTypes: ["image"], readFields }));
   };
 
   return new Elysia({ tags: ["Images"] })

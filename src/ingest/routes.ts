@@ -177,22 +177,12 @@ const SHA256 = t.String({ pattern: "^[0-9a-fA-F]{64}$", error: "hashes: every ha
 
 export function ingestRoutes(ctx: AppContext) {
   const { db, clock } = ctx;
-  const withSlot = async <T>(request: Request, work: () => Promise<T>): Promise<T> => {
-    const principal = principalOf(request);
-    const release = ctx.uploadSlots.acquire(principal.orgId, principal.tier);
-    try {
-      return await work();
-    } finally {
-      release();
-    }
-  };
-
   return new Elysia({ tags: ["Uploads"] })
     .use(permissions)
     .post(
       "/files/upload",
       ({ principal, request, set }) =>
-        withSlot(request, async () => {
+        ctx.uploadSlots.hold(principal, async () => {
           const result = await streamingUpload(ctx, principal, request);
           set.status = 201;
           return result;
@@ -211,7 +201,7 @@ export function ingestRoutes(ctx: AppContext) {
     .post(
       "/files/upload/batch",
       ({ principal, request, set }) =>
-        withSlot(request, async () => {
+        ctx.uploadSlots.hold(principal, async () => {
           const result = await createBatch(ctx, principal, request);
           set.status = 201;
           return result;

@@ -32,6 +32,16 @@ export class UploadSlots {
     };
   }
 
+  /** Runs `work` holding one of the organization's slots (429 before it starts when none is free). */
+  async hold<T>(owner: { orgId: string; tier: Tier }, work: () => Promise<T>): Promise<T> {
+    const release = this.acquire(owner.orgId, owner.tier);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+
   inFlight(orgId: string): number {
     return this.inUse.get(orgId) ?? 0;
   }

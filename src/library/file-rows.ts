@@ -100,11 +100,18 @@ export function findFile(db: Database, orgId: string, ref: string, options: { in
   return rows[0]!;
 }
 
-/** For endpoints that only make sense for one media type (spec: 400 otherwise). */
-export function requireMediaType(row: FileRow, mediaType: FileRow["media_type"]): void {
+/** findFile for endpoints that only make sense for one media type (spec: 400 for the others). */
+export function findFileOfType(db: Database, orgId: string, ref: string, mediaType: FileRow["media_type"]): FileRow {
+  const row = findFile(db, orgId, ref);
   if (row.media_type !== mediaType) {
     throw new ApiError(400, "WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${mediaType}s`);
   }
+  return row;
+}
+
+/** A file row by its full id, deleted or not (jobs and routes re-reading a row they already resolved). */
+export function fileById(db: Database, id: string): FileRow | null {
+  return db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id);
 }
 
 export function tagsOf(row: Pick<FileRow, "tags">): string[] {

@@ -6,15 +6,13 @@
  * thread's console.log keeps that message for the reply instead of printing it.
  */
 import decodeHeic from "heic-decode";
-
-declare const self: Worker;
+import { serveRequests } from "../native/worker-thread.ts";
 
 export interface HeicRequest {
-  id: number;
   bytes: Uint8Array;
 }
 
-export type HeicReply = { id: number; width: number; height: number; data: Uint8ClampedArray } | { id: number; error: string };
+export type HeicReply = { width: number; height: number; data: Uint8ClampedArray } | { error: string };
 
 const libheifSaid: string[] = [];
 const log = console.log;
@@ -23,18 +21,19 @@ console.log = (...args: unknown[]) => {
   libheifSaid.push(String((args[2] as { message?: unknown } | undefined)?.message ?? "unknown libheif error").trim());
 };
 
-let queue: Promise<void> = Promise.resolve();
+let queue: Promise<unknown> = Promise.resolve();
 
-self.onmessage = (event: MessageEvent<HeicRequest>) => {
-  const { id, bytes } = event.data;
+serveRequests<HeicRequest, HeicReply>(({ bytes }) => {
   // One decode at a time: libheif's failure message has to belong to the request that failed.
-  queue = queue.then(async () => {
+  const decoded = queue.then(async (): Promise<{ reply: HeicReply; transfer?: Transferable[] }> => {
     libheifSaid.length = 0;
     try {
       const { width, height, data } = await decodeHeic({ buffer: bytes });
-      self.postMessage({ id, width, height, data } satisfies HeicReply, [data.buffer]);
+      return { reply: { width, height, data }, transfer: [data.buffer] };
     } catch (err) {
-      self.postMessage({ id, error: libheifSaid.at(-1) ?? (err instanceof Error ? err.message : String(err)) } satisfies HeicReply);
+      return { reply: { error: libheifSaid.at(-1) ?? (err instanceof Error ? err.message : String(err)) } };
     }
   });
-};
+  queue = decoded;
+  return decoded;
+});

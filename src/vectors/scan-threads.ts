@@ -6,14 +6,13 @@
  * scanned by the caller, so the scan works (on one core) even where threads cannot start.
  */
 import { cpus } from "node:os";
-import { workerEntry } from "../native/packages.ts";
+import { WorkerThread } from "../native/worker-thread.ts";
 import { topK, type TopK } from "./top-k.ts";
 
 /** Scan threads at most besides the calling thread. */
 const MAX_THREADS = 3;
 
 export interface ScanRequest {
-  id: number;
   buffer: SharedArrayBuffer;
   dimension: number;
   from: number;
@@ -23,48 +22,19 @@ export interface ScanRequest {
 }
 
 export interface ScanReply {
-  id: number;
   rows: Int32Array;
   scores: Float64Array;
 }
 
-class ScanThread {
-  private readonly worker: Worker;
-  private readonly waiting = new Map<number, (reply: ScanReply | Error) => void>();
-  broken = false;
-
-  constructor() {
-    this.worker = new Worker(workerEntry("vectors/scan-worker.ts"));
-    (this.worker as Worker & { unref(): void }).unref(); // Bun's Worker has unref
-    this.worker.onmessage = (event: MessageEvent<ScanReply>) => {
-      this.waiting.get(event.data.id)?.(event.data);
-      this.waiting.delete(event.data.id);
-    };
-    this.worker.onerror = (event: ErrorEvent) => {
-      this.broken = true;
-      for (const settle of this.waiting.values()) settle(new Error(`vector scan thread failed: ${event.message}`));
-      this.waiting.clear();
-    };
-  }
-
-  scan(request: ScanRequest): Promise<ScanReply | Error> {
-    if (this.broken) return Promise.resolve(new Error("vector scan thread failed earlier"));
-    return new Promise((settle) => {
-      this.waiting.set(request.id, settle);
-      this.worker.postMessage(request);
-    });
-  }
-}
-
+type ScanThread = WorkerThread<ScanRequest, ScanReply>;
 let threads: ScanThread[] | null = null;
-let requests = 0;
 
 function available(): ScanThread[] {
   // Not os.availableParallelism(): Bun reads it from navigator, which pdf.js's legacy build replaces.
   const want = Math.min(MAX_THREADS, cpus().length - 1);
   threads = (threads ?? []).filter((t) => !t.broken);
   try {
-    while (threads.length < want) threads.push(new ScanThread());
+    while (threads.length < want) threads.push(new WorkerThread<ScanRequest, ScanReply>("vectors/scan-worker.ts", "vector scan thread"));
   } catch {
     // No worker threads here: the caller scans alone.
   }
@@ -80,7 +50,7 @@ let ready: number | null = null;
 export async function startScanThreads(): Promise<number> {
   const buffer = new SharedArrayBuffer(4 * Float32Array.BYTES_PER_ELEMENT);
   const query = new Float32Array([1, 0, 0, 0]);
-  const answers = await Promise.all(available().map((t) => t.scan({ id: ++requests, buffer, dimension: 4, from: 0, to: 1, query, k: 1 })));
+  const answers = await Promise.all(available().map((t) => t.ask({ buffer, dimension: 4, from: 0, to: 1, query, k: 1 })));
   ready = 1 + answers.filter((a) => !(a instanceof Error)).length;
   return ready;
 }
@@ -96,7 +66,7 @@ export async function parallelTopK(buffer: SharedArrayBuffer, dimension: number,
   const slices = helpers.map((thread, i) => {
     const from = Math.min(rows, (i + 1) * share);
     const to = Math.min(rows, (i + 2) * share);
-    return { from, to, reply: from < to ? thread.scan({ id: ++requests, buffer, dimension, from, to, query, k }) : null };
+    return { from, to, reply: from < to ? thread.ask({ buffer, dimension, from, to, query, k }) : null };
   });
   const parts: TopK[] = [topK(matrix, dimension, 0, Math.min(rows, share), query, k)];
   for (const slice of slices) {

@@ -4,6 +4,7 @@
  * and a MEDIABOX_* variable of the same name; the README's configuration table lists them.
  */
 import { resolve } from "node:path";
+import { errorMessage } from "./errors.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -220,7 +221,7 @@ export function loadConfig(
     try {
       config[setting.key] = setting.parse(raw);
     } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
+      const why = errorMessage(err);
       throw new ConfigError(`--${setting.flag} / ${setting.env}: ${why}`);
     }
   }

@@ -74,3 +74,10 @@ export const badRequest = (detail: string, code: ErrorCode = "VALIDATION_ERROR")
 export const notFound = (detail: string, code: ErrorCode = "NOT_FOUND") => new ApiError(404, code, detail);
 export const conflict = (detail: string, code: ErrorCode) => new ApiError(409, code, detail);
 export const ruleViolation = (detail: string, code: ErrorCode = "BUSINESS_RULE_VIOLATION") => new ApiError(422, code, detail);
+
+/** The message of anything thrown (libraries also throw strings and plain objects). */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  if (err && typeof err === "object" && "message" in err) return String((err as { message: unknown }).message);
+  return String(err);
+}

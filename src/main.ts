@@ -13,6 +13,7 @@ import { databasePath, openDatabase } from "./db/database.ts";
 import { VERSION } from "./http/docs.ts";
 import { startServer } from "./server.ts";
 import { OrganizationError } from "./tenancy/organizations.ts";
+import { errorMessage } from "./errors.ts";
 
 const USAGE = `Usage: mediabox [command] [flags]
 
@@ -98,7 +99,7 @@ try {
   const result = await main(process.argv.slice(2));
   if (result !== "serving") process.exit(result);
 } catch (err) {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError ||
     (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   process.stderr.write(`mediabox: ${message}\n`);

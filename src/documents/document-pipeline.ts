@@ -15,13 +15,14 @@ import { chunkDocument } from "./chunking.ts";
 import { extractDocument } from "./extract.ts";
 import { detectLanguage } from "./language.ts";
 import { DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { errorMessage } from "../errors.ts";
+import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
+import { readObject } from "../storage/blob-store.ts";
 
 export const DOCUMENT_EMBED_QUEUE = "document.embed";
-const EMBED_BATCH = 32;
 /** The library's search index holds this much of a document's text (the chunks hold all of it). */
 const SEARCH_TEXT_LIMIT = 200_000;
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 /** Without the model's tokenizer, chunk sizes use this estimate (word pieces run ~1.3 per word). */
 export const approximateTokens = (text: string) => Math.ceil((text.match(/\S+/g)?.length ?? 0) * 1.3);
 
@@ -30,7 +31,7 @@ async function tokenCounter(ctx: AppContext): Promise<{ count: (text: string) =>
     const tokenizer = await ctx.embedder.tokenizer();
     return { count: (t) => tokenizer.count(t), maxTokens: tokenizer.maxTokens, exact: true };
   } catch {
-    return { count: approximateTokens, maxTokens: 256, exact: false };
+    return { count: approximateTokens, maxTokens: DEFAULT_MAX_TOKENS, exact: false };
   }
 }
 
@@ -83,9 +84,8 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileP
   if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
   const at = () => isoAt(ctx.clock.now());
   ctx.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(at(), fileId);
-  const stream = file.blob_key ? await ctx.blobs.read(file.blob_key) : null;
-  if (!stream) throw new PermanentJobError(`the original of document ${fileId} is missing from the store`);
-  const bytes = new Uint8Array(await new Response(stream).arrayBuffer());
+  const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
+  if (!bytes) throw new PermanentJobError(`the original of document ${fileId} is missing from the store`);
 
   let doc: ExtractedDocument;
   try {
@@ -96,7 +96,7 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileP
     });
   } catch (err) {
     const final = err instanceof DocumentExtractionError;
-    const why = final ? err.message : `text extraction failed: ${message(err)}`;
+    const why = final ? err.message : `text extraction failed: ${errorMessage(err)}`;
     ctx.db
       .query("UPDATE files SET text_extraction_status = ?, digitization_status = ?, processing_error = ?, updated_at = ? WHERE id = ?")
       .run(final ? "failed" : "pending", final ? "failed" : "pending", why, at(), fileId);
@@ -179,7 +179,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
       } catch (err) {
         if (job.signal.aborted) throw err;
         failed = pending.length - done;
-        ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(message(err), fileId);
+        ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(errorMessage(err), fileId);
       }
       ctx.db.query("UPDATE files SET embedding_status = ?, updated_at = ? WHERE id = ?").run(failed ? "failed" : "completed", at(), fileId);
       return [{ document_id: fileId, embedded: done, failed }];

@@ -4,6 +4,7 @@
  * ExtractedDocument shape.
  */
 import type { DocElement, DocPage } from "./types.ts";
+import { errorMessage } from "../errors.ts";
 
 /** An element before it has a box. */
 export type Draft = Omit<DocElement, "bounding_box">;
@@ -130,7 +131,7 @@ export function completedPage(pageNumber: number, elements: DocElement[], ocr = 
 }
 
 export function failedPage(pageNumber: number, error: unknown, ocr = false): DocPage {
-  const message = (error instanceof Error ? error.message : String(error)).trim().replace(/\s*\n\s*/g, "; ") || "the page could not be read";
+  const message = errorMessage(error).trim().replace(/\s*\n\s*/g, "; ") || "the page could not be read";
   return { page_number: pageNumber, status: "failed", error_message: message, ocr, text: "", elements: [] };
 }
 

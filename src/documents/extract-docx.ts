@@ -20,6 +20,7 @@ import mammoth from "mammoth";
 import { classifyLines, completedPage, keyValueDraft, layoutBoxes, listDraft, splitBullet, tableDraft, type Draft } from "./extract-common.ts";
 import { DocumentExtractionError, type ExtractedDocument } from "./types.ts";
 import { readZipEntry } from "./extract-zip.ts";
+import { errorMessage } from "../errors.ts";
 
 const STYLE_MAP = ["p[style-name='Title'] => h1.doc-title:fresh", "p[style-name='Subtitle'] => p.doc-subtitle:fresh", "p[style-name='Caption'] => p.doc-caption:fresh"];
 
@@ -216,7 +217,7 @@ export async function extractDocx(bytes: Uint8Array, onPage?: (done: number, tot
     );
     html = result.value;
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     throw new DocumentExtractionError(`the DOCX could not be read (corrupt or not a Word document): ${reason}`);
   }
   const page = completedPage(1, layoutBoxes(toDrafts(parse(html))));

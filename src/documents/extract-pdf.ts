@@ -16,6 +16,7 @@ import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normali
 import type { ExtractOptions } from "./extract.ts";
 import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DocumentExtractionError, type BoundingBox, type DocElement, type DocPage, type ExtractedDocument } from "./types.ts";
+import { errorMessage } from "../errors.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 type PdfDocument = Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>;
@@ -290,7 +291,7 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
       interrupted(options.signal);
       const runs = await ocrRuns(doc, page, view.width, view.height, options).catch((err: unknown) => {
         if (options.signal?.aborted) throw err;
-        const reason = err instanceof Error ? err.message : String(err);
+        const reason = errorMessage(err);
         throw new OcrPageError(/^OCR\b/i.test(reason) ? reason : `OCR failed: ${reason}`, { cause: err });
       });
       const ocrLines = buildLines(runs);
@@ -305,7 +306,7 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
 function openError(err: unknown): DocumentExtractionError {
   const name = (err as { name?: string } | null)?.name;
   if (name === "PasswordException") return new DocumentExtractionError("the PDF is encrypted; remove the password and upload again");
-  const reason = err instanceof Error ? err.message : String(err);
+  const reason = errorMessage(err);
   return new DocumentExtractionError(`the PDF could not be read (corrupt or not a PDF): ${reason}`);
 }
 

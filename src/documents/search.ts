@@ -122,15 +122,21 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest): Promise<{ 
   // Deleted documents and other documents (with document_ids) are filtered after the KNN.
   const depth = req.documentIds ? CANDIDATES * 4 : CANDIDATES * 2;
   const neighbours = await space.nearest(req.orgId, vector!, depth);
-  const fetch = ctx.db.query<ChunkRow, (string | number)[]>(
-    `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
-     WHERE c.id = ? AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,
+  // One query for all neighbours' rows; those of deleted or out-of-scope documents do not come back.
+  const params: string[] = [JSON.stringify(neighbours.map((n) => n.itemId)), req.orgId];
+  if (req.documentIds) params.push(JSON.stringify(req.documentIds));
+  const found = new Map(
+    ctx.db
+      .query<ChunkRow, string[]>(
+        `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
+         WHERE c.id IN (SELECT value FROM json_each(?)) AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,
+      )
+      .all(...params)
+      .map((row) => [row.id, row]),
   );
   const rows: { row: ChunkRow; similarity: number }[] = [];
   for (const n of neighbours) {
-    const params: (string | number)[] = [n.itemId, req.orgId];
-    if (req.documentIds) params.push(JSON.stringify(req.documentIds));
-    const row = fetch.get(...params);
+    const row = found.get(n.itemId);
     if (row) rows.push({ row, similarity: n.similarity });
     if (rows.length >= CANDIDATES) break;
   }

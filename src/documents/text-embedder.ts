@@ -23,6 +23,8 @@ import { stat } from "node:fs/promises";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
+import { offlineTransformers } from "../models/transformers.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface TextEmbedderOptions {
   /** The models directory (MEDIABOX_MODELS_DIR). */
@@ -62,35 +64,7 @@ interface FeatureExtractor {
   tokenizer: object;
   dispose(): Promise<void>;
 }
-type Transformers = typeof import("@huggingface/transformers");
-
-let fetchGuarded = false;
-
-/** Loads transformers.js configured for local files only (idempotent; process-wide settings). */
-async function offlineTransformers(modelsDir: string): Promise<Transformers> {
-  const lib = await import("@huggingface/transformers");
-  const { env } = lib;
-  env.allowRemoteModels = false;
-  env.allowLocalModels = true;
-  env.localModelPath = modelsDir;
-  if (!fetchGuarded) {
-    // transformers.js captured globalThis.fetch at import and uses it only for remote files (local
-    // ones are read from disk). Refuse anything that would leave the machine; other URLs go to
-    // the current globalThis.fetch.
-    fetchGuarded = true;
-    env.fetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-      const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-      if (/^\s*https?:/i.test(url)) {
-        return Promise.reject(new Error(`model files load only from the models directory; refused to fetch ${url}`));
-      }
-      return globalThis.fetch(input, init);
-    };
-  }
-  return lib;
-}
-
 const isFile = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class TextEmbedder {
   readonly modelId: string;
@@ -166,7 +140,7 @@ export class TextEmbedder {
       try {
         tokenizer = (await AutoTokenizer.from_pretrained(this.folder, { local_files_only: true })) as unknown as HfTokenizer;
       } catch (err) {
-        throw new Error(`could not load the tokenizer of text embedding model "${this.modelId}" from ${this.folder}: ${message(err)}`, { cause: err });
+        throw new Error(`could not load the tokenizer of text embedding model "${this.modelId}" from ${this.folder}: ${errorMessage(err)}`, { cause: err });
       }
       const maxTokens = await this.maxTokens();
       return { count: (text: string) => (text ? tokenizer.encode(text, { add_special_tokens: false }).length : 0), maxTokens };
@@ -178,7 +152,7 @@ export class TextEmbedder {
 
   /** Null when embedding can run (weights, config and tokenizer present, manifest check passed), else why not. */
   unavailableReason(): Promise<string | null> {
-    return this.require(MODEL_FILES).then(() => null, (err: unknown) => message(err));
+    return this.require(MODEL_FILES).then(() => null, (err: unknown) => errorMessage(err));
   }
 
   private extractor(): Promise<FeatureExtractor> {
@@ -193,7 +167,7 @@ export class TextEmbedder {
           device: "cpu",
         })) as unknown as FeatureExtractor;
       } catch (err) {
-        throw new Error(`could not load text embedding model "${this.modelId}" from ${this.folder}: ${message(err)}`, { cause: err });
+        throw new Error(`could not load text embedding model "${this.modelId}" from ${this.folder}: ${errorMessage(err)}`, { cause: err });
       }
       // The pipeline truncates at the tokenizer's model_max_length (512 for MiniLM); truncate at
       // the window the model was trained for instead, as sentence-transformers does.

@@ -7,6 +7,7 @@ import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
 import { VERSION } from "./docs.ts";
 import { scanThreadsReady } from "../vectors/scan-threads.ts";
+import { errorMessage } from "../errors.ts";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
@@ -39,7 +40,7 @@ function readiness(ctx: AppContext): Record<string, { ok: boolean; detail: strin
     try {
       return { ok: true, detail: fn() };
     } catch (err) {
-      return { ok: false, detail: err instanceof Error ? err.message : String(err) };
+      return { ok: false, detail: errorMessage(err) };
     }
   };
   const latest = Math.max(...MIGRATIONS.map((m) => m.version));

@@ -7,6 +7,7 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
+import { offlineTransformers } from "../models/transformers.ts";
 
 type CaptionPipeline = (image: unknown, options?: Record<string, unknown>) => Promise<{ generated_text: string }[]>;
 
@@ -31,9 +32,7 @@ export class Captioner {
         throw new Error(`captioning model "${this.modelName}" not found: folder ${folder} does not exist`);
       }
       await this.check?.(this.modelName);
-      const transformers = await import("@huggingface/transformers");
-      transformers.env.allowRemoteModels = false;
-      transformers.env.localModelPath = path.resolve(this.modelsDir);
+      const transformers = await offlineTransformers(this.modelsDir);
       const pipe = await transformers.pipeline("image-to-text", this.modelName, { local_files_only: true, dtype: "q8", device: "cpu" });
       return pipe as unknown as CaptionPipeline;
     })();

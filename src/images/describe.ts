@@ -4,7 +4,7 @@
  * description Mediabox gives, and it says only what a detector really reported; the model
  * string records which detectors spoke.
  */
-import type { ContentCategory } from "../ingest/options.ts";
+import { type ContentCategory, MAX_TAG_LENGTH, MAX_TAGS } from "../ingest/options.ts";
 
 export interface ImageFacts {
   width: number;
@@ -96,12 +96,12 @@ export function mergeTags(userTags: string[], aiTags: string[]): string[] {
   const seen = new Set<string>();
   const merged: string[] = [];
   for (const tag of [...userTags, ...aiTags]) {
-    const clean = tag.trim().slice(0, 50);
+    const clean = tag.trim().slice(0, MAX_TAG_LENGTH);
     if (!clean || seen.has(clean.toLowerCase())) continue;
     seen.add(clean.toLowerCase());
     merged.push(clean);
   }
-  return merged.slice(0, 40);
+  return merged.slice(0, MAX_TAGS);
 }
 
 const INTERIOR = new Set(["bed", "couch", "chair", "dining table", "toilet", "sink", "oven", "refrigerator", "microwave", "potted plant", "tv", "vase"]);

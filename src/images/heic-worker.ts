@@ -7,6 +7,7 @@
  */
 import decodeHeic from "heic-decode";
 import { serveRequests } from "../native/worker-thread.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface HeicRequest {
   bytes: Uint8Array;
@@ -31,7 +32,7 @@ serveRequests<HeicRequest, HeicReply>(({ bytes }) => {
       const { width, height, data } = await decodeHeic({ buffer: bytes });
       return { reply: { width, height, data }, transfer: [data.buffer] };
     } catch (err) {
-      return { reply: { error: libheifSaid.at(-1) ?? (err instanceof Error ? err.message : String(err)) } };
+      return { reply: { error: libheifSaid.at(-1) ?? errorMessage(err) } };
     }
   });
   queue = decoded;

@@ -10,6 +10,7 @@ import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fileById, type FileRow } from "../library/file-rows.ts";
 import type { FileProcessingPayload } from "../processing/file-processing.ts";
+import { readObject } from "../storage/blob-store.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ImageEmbedding } from "./vision.ts";
 
@@ -37,9 +38,9 @@ export function imageEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessing
       const variant = ctx.db
         .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")
         .get(file.id, EMBEDDED_VARIANT);
-      const stream = variant ? await ctx.blobs.read(variant.blob_key) : null;
-      if (!stream) return [{ file_id: file.id, skipped: `no ${EMBEDDED_VARIANT} variant` }];
-      const embedding = await storeImageEmbedding(ctx, file, Buffer.from(await new Response(stream).arrayBuffer()));
+      const image = variant ? await readObject(ctx.blobs, variant.blob_key) : null;
+      if (!image) return [{ file_id: file.id, skipped: `no ${EMBEDDED_VARIANT} variant` }];
+      const embedding = await storeImageEmbedding(ctx, file, image);
       return [{ file_id: file.id, model: embedding.model }];
     },
   };

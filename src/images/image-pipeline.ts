@@ -13,6 +13,7 @@ import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
 import { scratchRoot } from "../processing/scratch.ts";
+import { readObject } from "../storage/blob-store.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { fileById, type FileRow, tagsOf } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
@@ -25,6 +26,7 @@ import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";
 import { fillSchema } from "./schema-fill.ts";
 import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
+import { errorMessage } from "../errors.ts";
 
 export type StageName = "variants" | "ocr" | "embedding" | "objects" | "description" | "custom_schema" | "compliance";
 
@@ -34,7 +36,6 @@ export interface StageOutcome {
   error?: string;
 }
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export const variantBlobKey = (orgId: string, fileId: string, type: string) => `orgs/${orgId}/files/${fileId}/variants/${type}.webp`;
 
@@ -58,7 +59,7 @@ async function runStage<T>(ctx: AppContext, fileId: string, stage: StageName, ou
     recordStage(ctx, fileId, stage, outcome);
     return value;
   } catch (err) {
-    const outcome: StageOutcome = { status: "failed", duration_ms: Math.round(performance.now() - started), error: message(err) };
+    const outcome: StageOutcome = { status: "failed", duration_ms: Math.round(performance.now() - started), error: errorMessage(err) };
     outcomes[stage] = outcome;
     recordStage(ctx, fileId, stage, outcome);
     ctx.log.warn("image stage failed", { file_id: fileId, stage, err: outcome.error });
@@ -73,9 +74,9 @@ function skipStage(ctx: AppContext, fileId: string, stage: StageName, outcomes: 
 }
 
 async function readOriginal(ctx: AppContext, file: FileRow): Promise<Buffer> {
-  const stream = file.blob_key ? await ctx.blobs.read(file.blob_key) : null;
-  if (!stream) throw new PermanentJobError(`the original of image ${file.id} is missing from the store`);
-  return Buffer.from(await new Response(stream).arrayBuffer());
+  const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
+  if (!bytes) throw new PermanentJobError(`the original of image ${file.id} is missing from the store`);
+  return bytes;
 }
 
 /** Renders and stores the four variants; the file row then points at them. Throws PermanentJobError for an undecodable image. */
@@ -86,7 +87,7 @@ export async function generateVariants(ctx: AppContext, file: FileRow, original:
   try {
     rendered = await renderImage(original);
   } catch (err) {
-    const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${message(err)}`;
+    const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
     ctx.db.query("UPDATE files SET variant_status = 'failed', processing_error = ?, updated_at = ? WHERE id = ?").run(why, at(), file.id);
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
@@ -140,19 +141,25 @@ async function classifyWithClip(ctx: AppContext, embedding: ImageEmbedding | nul
     return similarities ? categoryFromSimilarities(similarities).category : null;
   } catch (err) {
     // A broken text tower costs the category, not the description.
-    ctx.log.warn("CLIP zero-shot category failed", { err: message(err) });
+    ctx.log.warn("CLIP zero-shot category failed", { err: errorMessage(err) });
     return null;
   }
 }
 
-async function describeImage(ctx: AppContext, file: FileRow, rendered: RenderedImage, facts: ImageFacts, embedding: ImageEmbedding | null) {
+async function describeImage(
+  ctx: AppContext,
+  file: FileRow,
+  rendered: RenderedImage,
+  facts: ImageFacts,
+  embedding: ImageEmbedding | null,
+  endpointJpeg: () => Promise<Buffer>,
+) {
   const { captioner, endpoint } = ctx.images;
   const composed = composeDescription(facts);
   const items: { model: string; kind: string; text: string }[] = [];
   let endpointCategory: ContentCategory | null = null;
   if (endpoint) {
-    // Endpoints take JPEG everywhere; WebP support varies between servers.
-    const jpeg = await sharp(variantData(rendered, "large_1024")).jpeg({ quality: 85 }).toBuffer();
+    const jpeg = await endpointJpeg();
     const answer = await endpoint.describe(jpeg, "image/jpeg");
     items.push({ model: answer.model, kind: "caption", text: answer.text });
     if (file.content_category === "general") endpointCategory = await classifyWithEndpoint(ctx, jpeg);
@@ -195,11 +202,11 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   try {
     rendered = await generateVariants(ctx, file, original);
   } catch (err) {
-    recordStage(ctx, fileId, "variants", { status: "failed", duration_ms: Math.round(performance.now() - started), error: message(err) });
+    recordStage(ctx, fileId, "variants", { status: "failed", duration_ms: Math.round(performance.now() - started), error: errorMessage(err) });
     if (file.description_status === "pending") {
       ctx.db
         .query("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?")
-        .run(`not described: ${message(err)}`, isoAt(ctx.clock.now()), fileId);
+        .run(`not described: ${errorMessage(err)}`, isoAt(ctx.clock.now()), fileId);
     }
     throw err;
   }
@@ -220,6 +227,9 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
   job.progress(40);
 
   const large = variantData(rendered, EMBEDDED_VARIANT);
+  // Endpoints take JPEG everywhere (WebP support varies between servers); made once, when first needed.
+  let jpeg: Promise<Buffer> | undefined;
+  const endpointJpeg = () => (jpeg ??= sharp(large).jpeg({ quality: 85 }).toBuffer());
   const embedding = await runStage(ctx, fileId, "embedding", outcomes, () => storeImageEmbedding(ctx, file, large));
   job.progress(60);
 
@@ -251,7 +261,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
     ctx.db.query("UPDATE files SET description_status = 'processing', updated_at = ? WHERE id = ?").run(isoAt(ctx.clock.now()), fileId);
     description = await runStage(ctx, fileId, "description", outcomes, async () => {
       if (analysisError) throw new Error(analysisError);
-      return describeImage(ctx, file, rendered, facts, embedding);
+      return describeImage(ctx, file, rendered, facts, embedding, endpointJpeg);
     });
     if (description === null) {
       ctx.db
@@ -280,20 +290,17 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
         takenAt: current.content_created_at,
         dominantColours: facts.colours,
       };
-      const local = fillSchema(schema.schema, evidence);
-      let value = local.value;
-      let source = "mediabox schema-fill (local evidence)";
-      if (ctx.images.endpoint) {
-        const jpeg = await sharp(large).jpeg({ quality: 85 }).toBuffer();
-        value = await ctx.images.endpoint.extractJson(jpeg, "image/jpeg", schema.schema, schema.prompt_hint ?? undefined);
-        source = "vision endpoint";
-      }
-      saveExtraction(ctx.db, ctx.clock, fileId, "custom_schema", source, {
+      const { endpoint } = ctx.images;
+      // The endpoint fills the whole schema; without one, the local evidence does (and says what it could not).
+      const filled = endpoint
+        ? { source: "vision endpoint", value: await endpoint.extractJson(await endpointJpeg(), "image/jpeg", schema.schema, schema.prompt_hint ?? undefined), filled: null, unfilled: null }
+        : { source: "mediabox schema-fill (local evidence)", ...fillSchema(schema.schema, evidence) };
+      saveExtraction(ctx.db, ctx.clock, fileId, "custom_schema", filled.source, {
         schema_id: schema.id,
         schema_name: schema.name,
-        value,
-        filled: ctx.images.endpoint ? null : local.filled,
-        unfilled: ctx.images.endpoint ? null : local.unfilled,
+        value: filled.value,
+        filled: filled.filled,
+        unfilled: filled.unfilled,
       });
     });
   }

@@ -18,6 +18,7 @@ import { tesseractPaths } from "../native/packages.ts";
 import path from "node:path";
 import sharp from "sharp";
 import { createScheduler, createWorker, OEM, type Page, type Scheduler, type Worker } from "tesseract.js";
+import { errorMessage } from "../errors.ts";
 
 /** Normalized 0-1, relative to the image as displayed (after EXIF orientation). */
 export interface BoundingBox {
@@ -226,7 +227,7 @@ async function preprocess(image: Buffer | Uint8Array): Promise<{ png: Buffer; wi
     return { png: data, width: info.width, height: info.height };
   } catch (err) {
     // libvips reports one line per layer; keep the message to one line for logs and API errors.
-    const reason = (err instanceof Error ? err.message : String(err)).trim().replace(/\s*\n\s*/g, "; ");
+    const reason = errorMessage(err).trim().replace(/\s*\n\s*/g, "; ");
     throw new Error(`OCR failed: the image could not be decoded (${reason})`, { cause: err });
   }
 }

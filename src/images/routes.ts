@@ -17,7 +17,7 @@ import { enqueueJob, getJobRow, waitForJob } from "../jobs/queue.ts";
 import { fileById, findFileOfType, tagsOf, type FileRow } from "../library/file-rows.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
 import { TextRegion } from "../library/file-schemas.ts";
-import { listExtractions } from "../extractions/extractions.ts";
+import { getExtraction } from "../extractions/extractions.ts";
 import { IMAGE_VARIANTS_QUEUE } from "./image-pipeline.ts";
 import { similarImages } from "./similar.ts";
 import { VARIANT_TYPES } from "./variants.ts";
@@ -48,7 +48,7 @@ const AnalyzeResult = t.Object(
 );
 
 function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
-  const regions = listExtractions(ctx.db, row.id).find((e) => e.domain === "text_regions")?.corrected as { regions?: unknown[] } | undefined;
+  const regions = getExtraction(ctx.db, row.id, "text_regions")?.corrected as { regions?: unknown[] } | undefined;
   const finished = status !== "processing";
   return {
     image_id: row.id,

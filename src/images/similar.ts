@@ -38,12 +38,18 @@ export async function similarImages(db: Database, reference: FileRow & { image_e
     .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type = 'image'")
     .get(reference.org_id)!.n;
   const neighbours = await space.nearest(reference.org_id, vector, Math.min(MAX_NEIGHBOURS, limit + 1 + deleted));
-  const fetch = db.query<FileRow, [string, string]>("SELECT * FROM files WHERE id = ? AND org_id = ? AND deleted_at IS NULL");
+  // One query for all neighbours' rows (live ones of this organization only).
+  const rows = new Map(
+    db
+      .query<FileRow, [string, string]>("SELECT * FROM files WHERE id IN (SELECT value FROM json_each(?)) AND org_id = ? AND deleted_at IS NULL")
+      .all(JSON.stringify(neighbours.map((n) => n.itemId)), reference.org_id)
+      .map((row) => [row.id, row]),
+  );
   const referenceTags = tagsOf(reference);
   const results: SimilarImage[] = [];
   for (const n of neighbours) {
     if (n.itemId === reference.id) continue;
-    const row = fetch.get(n.itemId, reference.org_id);
+    const row = rows.get(n.itemId);
     if (!row) continue;
     const similarity = Math.max(0, Math.min(1, n.similarity));
     results.push({

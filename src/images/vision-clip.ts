@@ -10,6 +10,8 @@
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
+import { offlineTransformers } from "../models/transformers.ts";
+import { errorMessage } from "../errors.ts";
 
 // Required files, checked up front so the error names the exact path instead of surfacing
 // whatever transformers.js reports for an absent file.
@@ -51,17 +53,13 @@ export async function loadClipEmbedder(modelsDir: string, name: string, check?: 
   }
   for (const file of REQUIRED_FILES) {
     const full = path.join(folder, file);
-    if (!(await stat(full).catch(() => null))?.isFile()) {
+    if (!(await isFile(full))) {
       throw new Error(`image embedding model "${name}" is incomplete: ${full} is missing (folder ${folder})`);
     }
   }
   await check?.(name);
 
-  const transformers = await import("@huggingface/transformers");
-  const { env } = transformers;
-  env.allowRemoteModels = false;
-  env.allowLocalModels = true;
-  env.localModelPath = path.resolve(modelsDir);
+  const transformers = await offlineTransformers(modelsDir);
 
   let processor: ClipImageProcessor;
   let model: ClipVisionModel;
@@ -76,7 +74,7 @@ export async function loadClipEmbedder(modelsDir: string, name: string, check?: 
       device: "cpu",
     })) as unknown as ClipVisionModel;
   } catch (err) {
-    throw new Error(`could not load image embedding model from ${folder}: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new Error(`could not load image embedding model from ${folder}: ${errorMessage(err)}`, {
       cause: err,
     });
   }
@@ -96,7 +94,7 @@ export async function loadClipEmbedder(modelsDir: string, name: string, check?: 
       })) as unknown as ClipVisionModel;
       return { tokenizer, model: textModel };
     } catch (err) {
-      throw new Error(`could not load the text tower of ${folder}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`could not load the text tower of ${folder}: ${errorMessage(err)}`, { cause: err });
     }
   };
 

@@ -14,6 +14,7 @@ import path from "node:path";
 import type * as TfCore from "@tensorflow/tfjs-core";
 import type * as TfLayers from "@tensorflow/tfjs-layers";
 import type { Human, Config as HumanConfig, ObjectResult } from "@vladmandic/human";
+import { errorMessage } from "../errors.ts";
 
 /** The 80 COCO classes CenterNet can report, in its class-id order. */
 export const COCO_LABELS: readonly string[] = [
@@ -350,8 +351,3 @@ function concatArrayBuffers(parts: ArrayBuffer[]): ArrayBuffer {
   return out.buffer;
 }
 
-export function errorMessage(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  if (err && typeof err === "object" && "message" in err) return String((err as { message: unknown }).message);
-  return String(err);
-}

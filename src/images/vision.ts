@@ -8,9 +8,10 @@
  * never from the network. Models load lazily on first use.
  */
 import sharp, { type Sharp } from "sharp";
-import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, detect, errorMessage, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
+import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, detect, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
+import { errorMessage } from "../errors.ts";
 
 export { COCO_LABELS };
 

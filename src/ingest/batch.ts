@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/api-keys.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
-import { badRequest } from "../errors.ts";
+import { badRequest, errorMessage } from "../errors.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
@@ -197,7 +197,7 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
       outcome = result.status === "skipped" ? { status: "skipped", existing: result.skippedExistingId, error: null } : { status: "completed", existing: null, error: null };
     } catch (err) {
       ctx.log.warn("batch item failed", { session_id: sessionId, item: item.item_index, error: String(err) });
-      outcome = { status: "failed", existing: null, error: err instanceof Error ? err.message : String(err) };
+      outcome = { status: "failed", existing: null, error: errorMessage(err) };
     }
     const elapsed = Math.round((performance.now() - started) * 10) / 10;
     const now = isoAt(clock.now());

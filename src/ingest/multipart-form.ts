@@ -7,7 +7,7 @@ import Busboy from "busboy";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError, badRequest, errorMessage } from "../errors.ts";
 import { SizeLimitError, writeStream } from "../storage/disk.ts";
 
 export interface StagedUpload {
@@ -67,7 +67,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
       defParamCharset: "utf8",
     });
   } catch (err) {
-    throw badRequest(`malformed multipart body: ${err instanceof Error ? err.message : String(err)}`);
+    throw badRequest(`malformed multipart body: ${errorMessage(err)}`);
   }
   const source = Readable.fromWeb(request.body as unknown as import("node:stream/web").ReadableStream);
 
@@ -128,7 +128,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     // A failure stops reading at once; the rest of the body is never consumed.
     stop = resolve;
     busboy.on("close", resolve);
-    busboy.on("error", (err) => reject(badRequest(`malformed multipart body: ${err instanceof Error ? err.message : String(err)}`)));
+    busboy.on("error", (err) => reject(badRequest(`malformed multipart body: ${errorMessage(err)}`)));
     source.on("error", (err) => reject(failure ?? err));
   });
   source.pipe(busboy);

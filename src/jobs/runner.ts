@@ -12,6 +12,7 @@ import { hostname } from "node:os";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { getJobRow, jobSignal, type JobRow } from "./queue.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface JobContext<P> {
   jobId: string;
@@ -259,7 +260,7 @@ export class JobRunner {
   }
 
   private recordFailure(queue: QueueDefinition<any>, row: JobRow, entry: RunningJob, err: unknown, log: Logger): void {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     if (err instanceof LeaseLostError) {
       log.warn("job lease lost; its outcome was discarded", { error: message });
       return;

@@ -21,6 +21,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { errorMessage } from "../errors.ts";
 
 export const MANIFEST_FILE = "manifest.json";
 export const MODEL_ROLES = ["text_embedding", "image_embedding", "captioning", "other"] as const;
@@ -66,7 +67,7 @@ export function readManifest(modelsDir: string): Manifest | null {
   try {
     data = JSON.parse(readFileSync(file, "utf8"));
   } catch (err) {
-    throw new ManifestError(`models manifest ${file} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new ManifestError(`models manifest ${file} is not valid JSON: ${errorMessage(err)}`);
   }
   const error = Value.Errors(ManifestSchema, data).First();
   if (error) throw new ManifestError(`models manifest ${file}: ${error.path || "/"} ${error.message}`);

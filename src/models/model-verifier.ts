@@ -15,6 +15,7 @@ import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../log.ts";
 import { listModelFolders, type Manifest, type ManifestModel, manifestPath, type ModelRole, readManifest, sha256File } from "./manifest.ts";
+import { errorMessage } from "../errors.ts";
 
 export type ModelStatus = "verified" | "failed" | "unlisted";
 
@@ -132,6 +133,6 @@ export function logModelVerification(models: ModelVerifier, log: Logger): void {
         else if (status === "verified") log.info("model folder verified", { model: name, role });
       }
     },
-    (err: unknown) => log.error("models manifest unreadable; listed model folders are refused", { err: err instanceof Error ? err.message : String(err) }),
+    (err: unknown) => log.error("models manifest unreadable; listed model folders are refused", { err: errorMessage(err) }),
   );
 }

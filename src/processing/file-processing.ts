@@ -9,6 +9,7 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import type { MediaType } from "../ingest/detect.ts";
 import type { JobContext, QueueDefinition } from "../jobs/runner.ts";
+import { errorMessage } from "../errors.ts";
 
 export const FILE_PROCESSING_QUEUE = "file.process";
 
@@ -74,7 +75,7 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
       try {
         report = await pipeline.run(ctx, job, job.payload.fileId);
       } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorMessage(err);
         const max = ctx.db.query<{ max_attempts: number }, [string]>("SELECT max_attempts FROM jobs WHERE id = ?").get(job.jobId)?.max_attempts ?? 1;
         const final = job.attempt >= max || (err instanceof Error && err.name === "PermanentJobError");
         setStatus(ctx.db, ctx.clock, job.payload.fileId, final ? "failed" : "processing", message);

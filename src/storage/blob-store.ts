@@ -51,6 +51,12 @@ export async function digestStream(stream: AsyncIterable<Uint8Array>): Promise<O
   return { size, sha256: hasher.digest("hex") };
 }
 
+/** An object's whole content in memory (media the pipelines decode), or null when it does not exist. */
+export async function readObject(blobs: Pick<BlobStore, "read">, key: string): Promise<Buffer | null> {
+  const stream = await blobs.read(key);
+  return stream ? Buffer.from(await new Response(stream).arrayBuffer()) : null;
+}
+
 /** ETags are compared without their quotes (clients pass them either way). */
 export function normalizeEtag(etag: string): string {
   return etag.trim().replace(/^W\//, "").replace(/^"|"$/g, "").toLowerCase();

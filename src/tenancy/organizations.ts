@@ -7,6 +7,7 @@ import { isoAt, type Clock } from "../clock.ts";
 import { createDefaultProject } from "../projects/projects.ts";
 import { nameKey, validName } from "./names.ts";
 import type { Tier } from "./tiers.ts";
+import { errorMessage } from "../errors.ts";
 
 export interface Organization {
   id: string;
@@ -22,7 +23,7 @@ export function createOrganization(db: Database, clock: Clock, name: string, tie
   try {
     clean = validName("name", name);
   } catch (err) {
-    throw new OrganizationError(err instanceof Error ? err.message : String(err));
+    throw new OrganizationError(errorMessage(err));
   }
   const org: Organization = { id: crypto.randomUUID(), name: clean, tier, created_at: isoAt(clock.now()) };
   db.transaction(() => {

@@ -12,11 +12,12 @@
  * Finally the directory's manifest.json is rewritten with each folder's role and source: copy the
  * directory (folders and manifest) to the site's MEDIABOX_MODELS_DIR.
  */
-import { createWriteStream, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
-import { buildManifest, type ModelRole, sha256File, writeManifest } from "../src/models/manifest.ts";
+import { buildManifest, type ModelRole, writeManifest } from "../src/models/manifest.ts";
+import { normalizeEtag } from "../src/storage/blob-store.ts";
+import { writeStream } from "../src/storage/disk.ts";
 
 interface CatalogEntry {
   repo: string;
@@ -70,15 +71,15 @@ const CATALOG: Record<string, CatalogEntry> = {
 };
 
 const SHA256 = /^[0-9a-f]{64}$/;
-/** The Hub's headers for large (LFS) files: their SHA-256 and size, on the redirect to the CDN. */
-const unquote = (value: string | null) => value?.replace(/^W\//, "").replace(/"/g, "").trim().toLowerCase() ?? null;
+const etag = (value: string | null) => (value === null ? null : normalizeEtag(value));
 
 class FetchError extends Error {}
 
 /** Downloads one file to `target`, checking it against what the server says it should be. */
 async function download(url: string, target: string): Promise<void> {
   let response = await fetch(url, { redirect: "manual" });
-  let expectedSha = unquote(response.headers.get("x-linked-etag"));
+  // The Hub's headers for large (LFS) files, on the redirect to the CDN: their SHA-256 and size.
+  let expectedSha = etag(response.headers.get("x-linked-etag"));
   let expectedSize = response.headers.get("x-linked-size");
   if (response.status >= 300 && response.status < 400) {
     const location = response.headers.get("location");
@@ -86,18 +87,16 @@ async function download(url: string, target: string): Promise<void> {
     response = await fetch(new URL(location, url), { redirect: "follow" });
   } else {
     // Served directly: a 64-hex ETag is the file's SHA-256 (small files carry a git SHA-1 instead).
-    expectedSha ??= unquote(response.headers.get("etag"));
+    expectedSha ??= etag(response.headers.get("etag"));
     // A compressed response's length is not the file's (fetch hands back the decoded bytes).
     if (!response.headers.get("content-encoding")) expectedSize ??= response.headers.get("content-length");
   }
   if (!response.ok || !response.body) throw new FetchError(`${url}: HTTP ${response.status}`);
-  mkdirSync(path.dirname(target), { recursive: true });
-  await response.body.pipeTo(Writable.toWeb(createWriteStream(target)));
-  const size = Bun.file(target).size;
+  // Hashed while written, so the file is read once.
+  const { size, sha256 } = await writeStream(response.body, target);
   if (expectedSize !== null && Number(expectedSize) !== size) throw new FetchError(`${url}: received ${size} bytes, expected ${expectedSize}`);
-  if (expectedSha && SHA256.test(expectedSha)) {
-    const actual = await sha256File(target);
-    if (actual !== expectedSha) throw new FetchError(`${url}: SHA-256 ${actual} does not match the published ${expectedSha}`);
+  if (expectedSha && SHA256.test(expectedSha) && sha256 !== expectedSha) {
+    throw new FetchError(`${url}: SHA-256 ${sha256} does not match the published ${expectedSha}`);
   }
 }
 

@@ -5,9 +5,10 @@
  */
 import type { Database } from "bun:sqlite";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import { siteLanguageFiles } from "../images/ocr.ts";
 import { buildManifest, type ModelRole, writeManifest } from "../models/manifest.ts";
 import { ModelVerifier } from "../models/model-verifier.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys.ts";
@@ -124,11 +125,9 @@ export async function modelsCommand(config: Config, args: string[]): Promise<Com
       const missing = Object.entries(configuredModels(config))
         .filter(([name]) => !reports.some((r) => r.name === name))
         .map(([name, role]) => `configured ${role} model "${name}" is not installed in ${config.modelsDir}`);
-      const tessdata = join(config.modelsDir, "tesseract");
       for (const code of config.ocrLanguages.filter((c) => c !== "eng")) {
-        if (![".traineddata", ".traineddata.gz"].some((ext) => existsSync(join(tessdata, code + ext)))) {
-          missing.push(`configured OCR language "${code}" is not installed: ${join(tessdata, code)}.traineddata (or .gz) is missing`);
-        }
+        const files = siteLanguageFiles(config.modelsDir, code);
+        if (!files.some((file) => existsSync(file))) missing.push(`configured OCR language "${code}" is not installed: ${files[0]} (or .gz) is missing`);
       }
       return {
         stdout: reports.map((r) => [r.name, r.role ?? "-", r.status, r.problems.join("; ") || "-"].join("\t")).join("\n"),

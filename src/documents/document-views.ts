@@ -9,10 +9,10 @@ import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";
 
-export function chunkView(row: ChunkRow, documentId: string, similarity: number | null = null) {
+export function chunkView(row: ChunkRow, similarity: number | null = null) {
   return {
     chunk_id: row.id,
-    document_id: documentId,
+    document_id: row.file_id,
     document_filename: row.filename,
     chunk_index: row.chunk_index,
     content: row.content,
@@ -35,7 +35,7 @@ export function documentChunks(db: Database, file: FileRow, includeEmbeddings: b
     return spaces.get(model)!;
   };
   const chunks = rows.map((row) => {
-    const view = chunkView(row, file.id);
+    const view = chunkView(row);
     if (!includeEmbeddings) return view;
     const vector = row.embedding_model ? space(row.embedding_model)?.get(row.id) : null;
     return { ...view, embedding: vector ? Array.from(vector) : null, embedding_model: row.embedding_model };

@@ -10,7 +10,6 @@
  * or the page has no text. The next page is read while the current one is laid out.
  */
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { completedPage, documentText, failedPage, interrupted, round4 } from "./extract-common.ts";
 import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normalizedBox, withFigures, type LayoutStyle, type Line, type Run } from "./extract-layout.ts";
 import type { ExtractOptions } from "./extract.ts";

@@ -239,7 +239,7 @@ export function documentRoutes(ctx: AppContext) {
           documentIds,
         });
         const results = outcome.hits.map((h) => ({
-          ...chunkView(h.chunk, h.chunk.file_id, h.similarity_score),
+          ...chunkView(h.chunk, h.similarity_score),
           match: { keyword_rank: h.keyword_rank, vector_rank: h.vector_rank, vector_similarity: h.vector_similarity },
         }));
         return { query: body.query, results, total_count: results.length, search_time_ms: Math.round((performance.now() - started) * 100) / 100, retrieval: outcome.signals };

@@ -13,7 +13,7 @@ import type { HeicReply, HeicRequest } from "./heic-worker.ts";
 export const isHevcHeif = (meta: Metadata) => meta.format === "heif" && meta.compression === "hevc";
 
 /** libheif decodes to RGBA in wasm memory (4 bytes a pixel): twice a 48 MP phone photo, 400 MB at most. */
-export const MAX_HEIC_PIXELS = 100_000_000;
+const MAX_HEIC_PIXELS = 100_000_000;
 
 /** A lossless PNG of a HEIC's primary image (RGB when fully opaque); throws with the reason when it cannot be decoded. */
 export async function heicToPng(image: Buffer, meta: Metadata): Promise<Buffer> {

@@ -37,7 +37,7 @@ export interface StageOutcome {
 }
 
 
-export const variantBlobKey = (orgId: string, fileId: string, type: string) => `orgs/${orgId}/files/${fileId}/variants/${type}.webp`;
+const variantBlobKey = (orgId: string, fileId: string, type: string) => `orgs/${orgId}/files/${fileId}/variants/${type}.webp`;
 
 function recordStage(ctx: AppContext, fileId: string, stage: StageName, outcome: StageOutcome): void {
   ctx.db
@@ -80,7 +80,7 @@ async function readOriginal(ctx: AppContext, file: FileRow): Promise<Buffer> {
 }
 
 /** Renders and stores the four variants; the file row then points at them. Throws PermanentJobError for an undecodable image. */
-export async function generateVariants(ctx: AppContext, file: FileRow, original: Buffer): Promise<RenderedImage> {
+async function generateVariants(ctx: AppContext, file: FileRow, original: Buffer): Promise<RenderedImage> {
   const at = () => isoAt(ctx.clock.now());
   ctx.db.query("UPDATE files SET variant_status = 'processing', updated_at = ? WHERE id = ?").run(at(), file.id);
   let rendered: RenderedImage;

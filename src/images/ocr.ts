@@ -73,6 +73,12 @@ interface LanguageData {
   dispose(): void;
 }
 
+/** Where a site installs tesseract language `code`, in order of preference. */
+export function siteLanguageFiles(modelsDir: string, code: string): string[] {
+  const dir = path.join(modelsDir, "tesseract");
+  return [path.join(dir, `${code}.traineddata`), path.join(dir, `${code}.traineddata.gz`)];
+}
+
 /**
  * Finds every language's file, or fails naming the one missing and where it was looked for.
  * Resolved from the installed packages so the worker never falls back to its CDN defaults.
@@ -84,10 +90,7 @@ async function languageData(languages: string[], options: OcrOptions): Promise<L
   const exists = (file: string) => access(file).then(() => true, () => false);
   const sources: { code: string; file: string }[] = [];
   for (const code of languages) {
-    const candidates = [
-      ...(siteDir ? [path.join(siteDir, `${code}.traineddata`), path.join(siteDir, `${code}.traineddata.gz`)] : []),
-      ...(code === "eng" ? [path.join(bundled, "eng.traineddata.gz")] : []),
-    ];
+    const candidates = [...(modelsDir ? siteLanguageFiles(modelsDir, code) : []), ...(code === "eng" ? [path.join(bundled, "eng.traineddata.gz")] : [])];
     let found: string | undefined;
     for (const candidate of candidates) if (!found && (await exists(candidate))) found = candidate;
     if (!found) {

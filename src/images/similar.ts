@@ -26,7 +26,7 @@ function tagOverlap(a: string[], b: string[]): number {
   return [...left].filter((t) => right.has(t)).length / union;
 }
 
-export async function similarImages(db: Database, reference: FileRow & { image_embedding_model?: string | null }, limit: number): Promise<SimilarImage[]> {
+export async function similarImages(db: Database, reference: FileRow, limit: number): Promise<SimilarImage[]> {
   const model = reference.image_embedding_model;
   const space = model ? VectorSpace.find(db, "image", model) : null;
   const vector = space?.get(reference.id) ?? null;

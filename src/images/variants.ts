@@ -58,7 +58,7 @@ function exifTime(value: unknown, offset: unknown): string | null {
   return Number.isFinite(ms) && Number(m[1]) > 1900 ? new Date(ms).toISOString() : null;
 }
 
-export async function readCaptureTime(input: Buffer): Promise<string | null> {
+async function readCaptureTime(input: Buffer): Promise<string | null> {
   try {
     const tags = await exifr.parse(input, {
       pick: ["DateTimeOriginal", "CreateDate", "OffsetTimeOriginal", "OffsetTime"],

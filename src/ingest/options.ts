@@ -3,7 +3,7 @@
  * duplicates, placement, category, custom schema, compliance), validated once with messages
  * that name the field, and the placement rule: folder_id wins, else project_id, else Default.
  */
-import { isKnownStandard, knownStandards } from "../images/compliance.ts";
+import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../images/compliance.ts";
 import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import type { Database } from "bun:sqlite";
 import { badRequest } from "../errors.ts";
@@ -22,9 +22,9 @@ export const MAX_TAG_LENGTH = 50;
 export const MAX_TITLE_LENGTH = 255;
 
 export interface Compliance {
-  type: "mls" | "marketplace";
+  type: ComplianceType;
   standard: string;
-  imageType: "main" | "secondary";
+  imageType: ComplianceImageType;
 }
 
 export interface UploadOptions {
@@ -98,15 +98,17 @@ export function parseTags(value: unknown, limits: { maxTags: number; field?: str
   return tags;
 }
 
+const isComplianceType = (value: string): value is ComplianceType => (COMPLIANCE_TYPES as readonly string[]).includes(value);
+
 export function parseUploadOptions(raw: RawOptions, limits: { maxTags: number } = { maxTags: MAX_TAGS }): UploadOptions {
   const title = str(raw, "title");
   if (title !== null && title.length > MAX_TITLE_LENGTH) throw badRequest(`title: must be at most ${MAX_TITLE_LENGTH} characters`);
   const complianceType = str(raw, "compliance_type");
   const standard = str(raw, "compliance_standard");
-  const imageType = oneOf(raw, "compliance_image_type", ["main", "secondary"] as const, "main");
+  const imageType = oneOf(raw, "compliance_image_type", COMPLIANCE_IMAGE_TYPES, "main");
   let compliance: Compliance | null = null;
   if (complianceType !== null && complianceType !== "") {
-    if (complianceType !== "mls" && complianceType !== "marketplace") throw badRequest("compliance_type: must be mls or marketplace");
+    if (!isComplianceType(complianceType)) throw badRequest(`compliance_type: must be ${COMPLIANCE_TYPES.join(" or ")}`);
     if (!standard?.trim()) throw badRequest("compliance_standard: required when compliance_type is set");
     if (standard.length > 100) throw badRequest("compliance_standard: must be at most 100 characters");
     if (!isKnownStandard(complianceType, standard.trim())) {

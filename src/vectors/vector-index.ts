@@ -57,12 +57,12 @@ export class VectorSpace {
   /** Opens the space for a model, creating its table on first use. */
   static open(db: Database, clock: Clock, purpose: VectorPurpose, model: string, dimension: number): VectorSpace {
     const name = `${purpose}:${model}`;
-    const existing = db.query<SpaceRow, [string]>("SELECT * FROM vector_spaces WHERE name = ?").get(name);
+    const existing = VectorSpace.find(db, purpose, model);
     if (existing) {
       if (existing.dimension !== dimension) {
         throw new Error(`vector space ${name} holds ${existing.dimension}-d vectors but the model now gives ${dimension}-d; re-index after changing models`);
       }
-      return new VectorSpace(db, name, model, dimension, existing.table_name);
+      return existing;
     }
     const table = tableNameFor(purpose, model, dimension);
     db.transaction(() => {

@@ -51,6 +51,9 @@ export type ErrorCode =
   | "EMBEDDING_NOT_READY"
   | "FILE_NOT_DELETED"
   | "WRONG_MEDIA_TYPE"
+  | "MALFORMED_MULTIPART"
+  | "UNSUPPORTED_CONTENT_TYPE"
+  | "CLIENT_DISCONNECTED"
   | "INTERNAL_ERROR";
 
 export class ApiError extends Error {
@@ -67,6 +70,16 @@ export class ApiError extends Error {
 
   toBody(): { detail: string; code: ErrorCode } {
     return { detail: this.detail, code: this.code };
+  }
+}
+
+/**
+ * The client went away before its request was read. Nobody receives the answer (status 499, as
+ * nginx logs it); the error exists so the request's work stops and is logged as what it was.
+ */
+export class ClientDisconnectedError extends ApiError {
+  constructor() {
+    super(499, "CLIENT_DISCONNECTED", "the client closed the connection before the request body was complete");
   }
 }
 

@@ -10,6 +10,7 @@ import { createApp } from "./http/app.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
+import { SafetyNet } from "./ops/safety-net.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
 import { EventHub } from "./events/hub.ts";
@@ -39,12 +40,15 @@ export interface RunningServer {
   url: string;
   port: number;
   ctx: AppContext;
+  /** Counts errors that escaped a request or job (each one a bug; the server survives them). */
+  safetyNet: SafetyNet;
   stop(): Promise<void>;
 }
 
 export function startServer(config: Config, options: ServerOptions = {}): RunningServer {
   const clock = options.clock ?? systemClock;
   const log = new Logger(config.logLevel);
+  const safetyNet = new SafetyNet(log).install();
   const db = openDatabase(databasePath(config.dataDir));
   clearScratch(config.dataDir);
   const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
@@ -95,6 +99,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     url,
     port,
     ctx,
+    safetyNet,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -104,6 +109,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await ctx.images.close();
       await ctx.embedder.close();
       db.close();
+      safetyNet.uninstall();
       log.info("mediabox stopped");
     },
   };

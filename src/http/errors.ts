@@ -4,7 +4,7 @@
  * a generic 500 (never a stack trace).
  */
 import { Elysia } from "elysia";
-import { ApiError } from "../errors.ts";
+import { ApiError, ClientDisconnectedError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
 interface ValidationIssue {
@@ -35,6 +35,7 @@ export function describeValidation(error: ValidationLike): string {
 
 export function errorHandler(log: Logger) {
   return new Elysia({ name: "mediabox-errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
+    if (error instanceof ClientDisconnectedError) log.info("client disconnected mid-request", { method: request.method, path: new URL(request.url).pathname });
     if (error instanceof ApiError) {
       set.status = error.status;
       Object.assign(set.headers, error.headers);

@@ -6,6 +6,7 @@
  * active HTML/SVG, and anything unrecognizable.
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
+import { errorMessage } from "../errors.ts";
 
 export type MediaType = "image" | "document" | "video";
 export type DocumentType = "pdf" | "docx" | "txt" | "md";
@@ -46,8 +47,15 @@ const MARKDOWN_HINT = /\.(md|markdown|mdown|mkd)$/i;
  */
 export async function detectType(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
   if (head.byteLength === 0) return { ok: false, reason: "the file is empty" };
-  let found = await fileTypeFromBuffer(head);
-  if (found?.ext === "zip" && path) found = (await fileTypeFromFile(path)) ?? found;
+  let found = await fileTypeFromBuffer(head).catch(() => undefined);
+  if (found?.ext === "zip" && path) {
+    // file-type inflates the entries that name the format; a damaged archive makes it throw.
+    try {
+      found = (await fileTypeFromFile(path)) ?? found;
+    } catch (err) {
+      return { ok: false, reason: `the file is a damaged zip container (a docx?) and cannot be read: ${errorMessage(err)}` };
+    }
+  }
   if (found) return classifyBinary(found.ext, found.mime);
   return classifyText(head, filename);
 }

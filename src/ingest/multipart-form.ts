@@ -6,8 +6,8 @@
 import Busboy from "busboy";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { Readable } from "node:stream";
-import { ApiError, badRequest, errorMessage } from "../errors.ts";
+import type { Readable } from "node:stream";
+import { ApiError, badRequest, ClientDisconnectedError, errorMessage } from "../errors.ts";
 import { SizeLimitError, writeStream } from "../storage/disk.ts";
 
 export interface StagedUpload {
@@ -42,22 +42,22 @@ export interface FormLimits {
 
 const MAX_FIELD_BYTES = 64 * 1024;
 
+/**
+ * Reads the form. Whatever the client does (a body cut off before its closing boundary, a
+ * connection dropped mid-file, a part too large), this settles: every staging file it opened is
+ * closed and removed, and the failure is thrown as an ApiError for this request alone. Nothing
+ * escapes as an unhandled stream error, and no file handle is left for the garbage collector.
+ */
 export async function parseMultipartForm(request: Request, stagingDir: string, limits: FormLimits): Promise<ParsedForm> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {
-    throw new ApiError(415, "VALIDATION_ERROR", "the body must be multipart/form-data");
+    throw new ApiError(415, "UNSUPPORTED_CONTENT_TYPE", "the body must be multipart/form-data");
   }
-  if (!request.body) throw badRequest("the multipart body is empty");
+  if (!request.body) throw badRequest("the multipart body is empty", "MALFORMED_MULTIPART");
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limits.maxTotalBytes + 1024 * 1024) {
     throw new ApiError(413, "PAYLOAD_TOO_LARGE", `the request body of ${declared} bytes exceeds the ${limits.maxTotalBytes}-byte limit`);
   }
-
-  const fields: Record<string, string> = {};
-  const files: StagedUpload[] = [];
-  const writes: Promise<void>[] = [];
-  let failure: unknown = null;
-  let total = 0;
 
   let busboy: Busboy.Busboy;
   try {
@@ -67,24 +67,32 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
       defParamCharset: "utf8",
     });
   } catch (err) {
-    throw badRequest(`malformed multipart body: ${errorMessage(err)}`);
+    throw badRequest(`malformed multipart body: ${errorMessage(err)}`, "MALFORMED_MULTIPART");
   }
-  const source = Readable.fromWeb(request.body as unknown as import("node:stream/web").ReadableStream);
 
-  let stop: () => void = () => {};
+  const fields: Record<string, string> = {};
+  const files: StagedUpload[] = [];
+  const writes: Promise<void>[] = [];
+  /** File parts being written: a failure destroys them, which ends their writers' loops. */
+  const receiving = new Set<Readable>();
+  let failure: unknown = null;
+  const settled = Promise.withResolvers<void>();
   const fail = (err: unknown) => {
-    if (failure === null) failure = err;
-    busboy.removeAllListeners("file");
-    source.unpipe(busboy);
-    source.destroy();
-    stop();
+    failure ??= err;
+    for (const stream of receiving) stream.destroy(failure instanceof Error ? failure : new Error(String(failure)));
+    settled.resolve();
   };
+  let total = 0;
 
   busboy.on("field", (name, value, info) => {
     if (info.valueTruncated) return fail(badRequest(`${name}: field value is longer than ${MAX_FIELD_BYTES} bytes`));
     fields[name] = value;
   });
   busboy.on("file", (name, stream, info) => {
+    // busboy errors a part it cannot finish ("Unexpected end of form"); its writer sees that through
+    // iteration, and an 'error' event with no listener would end the process.
+    stream.on("error", () => {});
+    if (failure !== null) return void stream.resume();
     if (!limits.fileFields.includes(name)) {
       stream.resume();
       return fail(badRequest(`unexpected file field "${name}"; send files as ${limits.fileFields.join(" or ")}`));
@@ -97,6 +105,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     const filename = decodeFormFilename(info.filename ?? "") || `file-${index + 1}`;
     const entry: StagedUpload = { index, field: name, filename, declaredType: info.mimeType, path: null, size: 0, sha256: "", head: new Uint8Array() };
     files.push(entry);
+    receiving.add(stream);
     const path = join(stagingDir, `${index}`);
     const counted = (async function* () {
       for await (const chunk of stream as AsyncIterable<Uint8Array>) {
@@ -120,29 +129,57 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
             return;
           }
           fail(err);
-        }),
+        })
+        .finally(() => receiving.delete(stream)),
     );
   });
+  busboy.on("error", (err) => fail(malformedBody(err)));
+  busboy.on("close", () => settled.resolve());
 
-  const finished = new Promise<void>((resolve, reject) => {
-    // A failure stops reading at once; the rest of the body is never consumed.
-    stop = resolve;
-    busboy.on("close", resolve);
-    busboy.on("error", (err) => reject(badRequest(`malformed multipart body: ${errorMessage(err)}`)));
-    source.on("error", (err) => reject(failure ?? err));
-  });
-  source.pipe(busboy);
-  try {
-    await finished;
-  } catch (err) {
-    if (failure === null) failure = err;
-  }
+  await pump(request, busboy, settled.promise, fail);
+  await settled.promise;
   await Promise.allSettled(writes);
-  if (failure) {
+  if (failure !== null) {
     await rm(stagingDir, { recursive: true, force: true });
     throw failure;
   }
   return { fields, files };
+}
+
+/**
+ * Feeds the request body into busboy with backpressure, until the body ends or `stopped`
+ * settles (a failure elsewhere). A body that cannot be read (the client went away) fails the form.
+ */
+async function pump(request: Request, busboy: Busboy.Busboy, stopped: Promise<void>, fail: (err: unknown) => void): Promise<void> {
+  const reader = request.body!.getReader();
+  let stop = false;
+  void stopped.then(() => (stop = true));
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), stopped.then(() => null)]);
+      if (next === null || stop) break;
+      if (next.done) {
+        busboy.end();
+        return;
+      }
+      if (!busboy.write(next.value)) {
+        await Promise.race([new Promise((resolve) => busboy.once("drain", resolve)), stopped]);
+      }
+    }
+  } catch (err) {
+    fail(request.signal.aborted ? new ClientDisconnectedError() : malformedBody(err));
+  }
+  reader.cancel().catch(() => {});
+  busboy.destroy();
+}
+
+function malformedBody(err: unknown): ApiError {
+  const message = errorMessage(err);
+  const truncated = /unexpected end/i.test(message);
+  return badRequest(
+    truncated ? "the multipart body ended before its closing boundary (truncated upload); send the whole body" : `malformed multipart body: ${message}`,
+    "MALFORMED_MULTIPART",
+  );
 }
 
 /**

@@ -47,7 +47,7 @@ export async function spawnServer(
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let seen = "";
-  const deadline = Date.now() + (options.timeoutMs ?? 20_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   while (Date.now() < deadline) {
     const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)]);
     if (!chunk || chunk.done) break;

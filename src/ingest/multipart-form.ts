@@ -77,9 +77,14 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
   const receiving = new Set<Readable>();
   let failure: unknown = null;
   const settled = Promise.withResolvers<void>();
+  const reader = request.body.getReader();
+  /** Wakes the body pump when it waits for busboy to drain. */
+  let wakePump: () => void = () => {};
   const fail = (err: unknown) => {
     failure ??= err;
     for (const stream of receiving) stream.destroy(failure instanceof Error ? failure : new Error(String(failure)));
+    reader.cancel().catch(() => {});
+    wakePump();
     settled.resolve();
   };
   let total = 0;
@@ -136,7 +141,30 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
   busboy.on("error", (err) => fail(malformedBody(err)));
   busboy.on("close", () => settled.resolve());
 
-  await pump(request, busboy, settled.promise, fail);
+  // Feed the body to busboy with backpressure. A failure cancels the reader (ending a pending
+  // read) and wakes a wait for 'drain'. No promise outlives its chunk: racing each read against
+  // a long-lived promise would keep every chunk reachable until the request ends.
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (failure !== null) break;
+      if (next.done) {
+        busboy.end();
+        break;
+      }
+      if (!busboy.write(next.value)) {
+        await new Promise<void>((resolve) => {
+          wakePump = resolve;
+          busboy.once("drain", resolve);
+        });
+        busboy.removeAllListeners("drain");
+        wakePump = () => {};
+      }
+    }
+  } catch (err) {
+    fail(request.signal.aborted ? new ClientDisconnectedError() : malformedBody(err));
+  }
+  if (failure !== null) busboy.destroy();
   await settled.promise;
   await Promise.allSettled(writes);
   if (failure !== null) {
@@ -144,33 +172,6 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     throw failure;
   }
   return { fields, files };
-}
-
-/**
- * Feeds the request body into busboy with backpressure, until the body ends or `stopped`
- * settles (a failure elsewhere). A body that cannot be read (the client went away) fails the form.
- */
-async function pump(request: Request, busboy: Busboy.Busboy, stopped: Promise<void>, fail: (err: unknown) => void): Promise<void> {
-  const reader = request.body!.getReader();
-  let stop = false;
-  void stopped.then(() => (stop = true));
-  try {
-    for (;;) {
-      const next = await Promise.race([reader.read(), stopped.then(() => null)]);
-      if (next === null || stop) break;
-      if (next.done) {
-        busboy.end();
-        return;
-      }
-      if (!busboy.write(next.value)) {
-        await Promise.race([new Promise((resolve) => busboy.once("drain", resolve)), stopped]);
-      }
-    }
-  } catch (err) {
-    fail(request.signal.aborted ? new ClientDisconnectedError() : malformedBody(err));
-  }
-  reader.cancel().catch(() => {});
-  busboy.destroy();
 }
 
 function malformedBody(err: unknown): ApiError {

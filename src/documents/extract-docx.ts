@@ -14,12 +14,14 @@
  *
  * Word files carry no geometry mammoth exposes, so boxes are synthetic (layoutBoxes). Title and
  * author come from the document's core properties (docProps/core.xml), the title falling back to
- * the Title paragraph or the first heading.
+ * the Title paragraph or the first heading. Before mammoth runs, docx-limits.ts refuses archives
+ * that would exhaust it (zip bombs, millions of paragraphs).
  */
 import mammoth from "mammoth";
 import { classifyLines, completedPage, keyValueDraft, layoutBoxes, listDraft, splitBullet, tableDraft, type Draft } from "./extract-common.ts";
 import { DocumentExtractionError, type ExtractedDocument } from "./types.ts";
 import { readZipEntry } from "./extract-zip.ts";
+import { checkDocxLimits } from "./docx-limits.ts";
 import { errorMessage } from "../errors.ts";
 
 const STYLE_MAP = ["p[style-name='Title'] => h1.doc-title:fresh", "p[style-name='Subtitle'] => p.doc-subtitle:fresh", "p[style-name='Caption'] => p.doc-caption:fresh"];
@@ -208,6 +210,7 @@ export async function extractDocx(bytes: Uint8Array, onPage?: (done: number, tot
     throw new DocumentExtractionError("the file is a password-protected DOCX or a legacy Word .doc file; save it as an unprotected .docx and upload again");
   }
   if (bytes[0] !== 0x50 || bytes[1] !== 0x4b) throw new DocumentExtractionError("the file is not a DOCX (it is not a ZIP archive)");
+  checkDocxLimits(bytes);
   let html: string;
   try {
     // Images are not kept: the default converter would inline them as base64 into the HTML.

@@ -5,6 +5,9 @@
  * scan: it is rendered at 200 dpi and read by OCR. Heading levels and the body size are judged over
  * the whole document, so pages are laid out after all of them were read.
  *
+ * Images over DOCUMENT_LIMITS.pdf.maxImagePixels are never decoded (pdf.js leaves them out of the
+ * page); a file whose only content is such an image fails with that reason.
+ *
  * Speed: pdf.js is imported once, pages are never rendered unless they need OCR, and the operator
  * list (as costly as the text itself) is only asked for when the file holds image objects at all
  * or the page has no text. The next page is read while the current one is laid out.
@@ -14,6 +17,7 @@ import { completedPage, documentText, failedPage, interrupted, round4 } from "./
 import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normalizedBox, withFigures, type LayoutStyle, type Line, type Run } from "./extract-layout.ts";
 import type { ExtractOptions } from "./extract.ts";
 import { pdfStandardFontsDir } from "../native/packages.ts";
+import { DOCUMENT_LIMITS } from "./document-limits.ts";
 import { DocumentExtractionError, type BoundingBox, type DocElement, type DocPage, type ExtractedDocument } from "./types.ts";
 import { errorMessage } from "../errors.ts";
 
@@ -40,7 +44,9 @@ const SCANNED_MAX_CHARS = 10;
 const MIN_FIGURE_AREA = 0.02;
 /** Scans are rendered at 200 dpi, capped so huge pages stay within memory. */
 const OCR_SCALE = 200 / 72;
-const OCR_MAX_SIDE = 4000;
+const OCR_MAX_SIDE = DOCUMENT_LIMITS.pdf.ocrRenderMaxSide;
+/** pdf.js skips (never decodes) images of more pixels than this. */
+const MAX_IMAGE_PIXELS = DOCUMENT_LIMITS.pdf.maxImagePixels;
 /** Pages read concurrently: pdf.js interleaves their parsing, which hides its message-passing latency. */
 const READ_AHEAD = 2;
 
@@ -54,18 +60,35 @@ const multiply = (m: Matrix, n: Matrix): Matrix => [
 ];
 const apply = (m: Matrix, x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 
+interface ImageObjects {
+  /** The file holds image XObjects at all. */
+  any: boolean;
+  /** The largest one over MAX_IMAGE_PIXELS, by the /Width and /Height of its dictionary. */
+  oversize: { width: number; height: number } | null;
+}
+
 /**
- * Whether the file holds image XObjects: their dictionaries can never sit in compressed object
- * streams, so "/Image" followed by a delimiter shows in the raw bytes (/ImageB, /ImageMask... do not
- * count). Inline images hide in compressed content streams; pages without text are checked anyway.
+ * The file's image XObjects: their dictionaries can never sit in compressed object streams (they
+ * are streams), so "/Image" followed by a delimiter shows in the raw bytes (/ImageB, /ImageMask...
+ * do not count), with /Width and /Height nearby when they are direct numbers. Inline images hide
+ * in compressed content streams; pages without text are checked anyway.
  */
-function hasImageObjects(bytes: Uint8Array): boolean {
+function imageObjects(bytes: Uint8Array): ImageObjects {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const found: ImageObjects = { any: false, oversize: null };
   for (let at = buf.indexOf("/Image"); at >= 0; at = buf.indexOf("/Image", at + 6)) {
     const next = buf[at + 6];
-    if (next === undefined || !/[A-Za-z0-9_.#-]/.test(String.fromCharCode(next))) return true;
+    if (next !== undefined && /[A-Za-z0-9_.#-]/.test(String.fromCharCode(next))) continue;
+    found.any = true;
+    // The dictionary runs from its object header to its stream keyword.
+    const from = Math.max(0, buf.lastIndexOf("obj", at), at - 4096);
+    const stream = buf.indexOf("stream", at);
+    const dict = buf.toString("latin1", from, stream < 0 ? Math.min(buf.length, at + 4096) : Math.min(stream, at + 4096));
+    const width = Number(/\/Width\s+(\d+)/.exec(dict)?.[1] ?? 0);
+    const height = Number(/\/Height\s+(\d+)/.exec(dict)?.[1] ?? 0);
+    if (width * height > MAX_IMAGE_PIXELS && width * height > (found.oversize ? found.oversize.width * found.oversize.height : 0)) found.oversize = { width, height };
   }
-  return false;
+  return found;
 }
 
 interface TextItemLike {
@@ -302,6 +325,15 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
   }
 }
 
+/** A PDF whose only content is an image too large to decode fails with that reason, not as an empty document. */
+function oversizeError({ width, height }: { width: number; height: number }): DocumentExtractionError {
+  const megapixels = (n: number) => `${Math.round(n / 1e6).toLocaleString("en-US")} megapixels`;
+  return new DocumentExtractionError(
+    `the PDF was not read: it holds an image of ${width.toLocaleString("en-US")} x ${height.toLocaleString("en-US")} pixels (${megapixels(width * height)}), ` +
+      `more than the ${megapixels(MAX_IMAGE_PIXELS)} Mediabox decodes, and no text besides`,
+  );
+}
+
 function openError(err: unknown): DocumentExtractionError {
   const name = (err as { name?: string } | null)?.name;
   if (name === "PasswordException") return new DocumentExtractionError("the PDF is encrypted; remove the password and upload again");
@@ -313,7 +345,8 @@ export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Pr
   const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
   if (!head.includes("%PDF-")) throw new DocumentExtractionError("the file is not a PDF (no %PDF header)");
   const pdfjs = await loadPdfJs();
-  const withImages = hasImageObjects(bytes);
+  const images = imageObjects(bytes);
+  const withImages = images.any;
   const task = pdfjs.getDocument({
     // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy (Buffer#slice would be a view).
     data: new Uint8Array(bytes),
@@ -322,6 +355,8 @@ export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Pr
     disableFontFace: true,
     useSystemFonts: false,
     stopAtErrors: false,
+    // Larger images are left out of the page (never decoded): a 30000 x 30000 picture would take 3.6 GB.
+    maxImageSize: MAX_IMAGE_PIXELS,
     verbosity: 0,
   });
   try {
@@ -331,7 +366,7 @@ export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Pr
     } catch (err) {
       throw openError(err);
     }
-    const total = Math.min(doc.numPages, Math.max(1, Math.floor(options.maxPages ?? 2000)));
+    const total = Math.min(doc.numPages, Math.max(1, Math.floor(options.maxPages ?? DOCUMENT_LIMITS.maxPages)));
     // Reads one page; never rejects, so the page read ahead can fail on its own.
     const read = (n: number) => readPage(pdfjs, doc, n, withImages, options).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     const reads: (PageRead | Error)[] = [];
@@ -356,6 +391,8 @@ export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Pr
         return failedPage(i + 1, err, r.ocr);
       }
     });
+    const text = documentText(pages);
+    if (!text && images.oversize) throw oversizeError(images.oversize);
     const info = ((await doc.getMetadata().catch(() => null))?.info ?? {}) as { Title?: unknown; Author?: unknown };
     const str = (v: unknown) => (typeof v === "string" && v.trim() ? v.trim() : null);
     const firstHeading = pages[0]?.elements.find((e) => e.type === "heading")?.content ?? null;
@@ -363,7 +400,7 @@ export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Pr
       document_type: "pdf",
       page_count: doc.numPages,
       pages,
-      text: documentText(pages),
+      text,
       metadata: { title: str(info.Title) ?? firstHeading, author: str(info.Author) },
     };
   } finally {

@@ -13,10 +13,12 @@
  * lines continue an item); "Label: value" lines form key-value elements; lines of pipe-separated
  * cells or of columns separated by 2+ spaces/tabs form tables.
  *
- * Neither format has geometry, so boxes are synthetic (layoutBoxes in extract-common.ts).
+ * Neither format has geometry, so boxes are synthetic (layoutBoxes in extract-common.ts). Files
+ * with more lines or blocks than DOCUMENT_LIMITS allows are refused before they are parsed.
  */
 import { classifyLines, completedPage, documentText, isBullet, joinLines, layoutBoxes, tableDraft, type Draft } from "./extract-common.ts";
 import { DocumentExtractionError, type DocPage, type ExtractedDocument } from "./types.ts";
+import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
 
 /** Bytes → text: UTF-8 (BOM dropped), UTF-16 with a BOM, or Windows-1252 when the bytes are not valid UTF-8. */
 export function decodeText(bytes: Uint8Array): string {
@@ -217,7 +219,10 @@ function markdownPage(text: string, frontMatter: boolean): Draft[] {
       // A blank line ends a paragraph; a list continues if the next non-blank line is indented or another item.
       flushParagraph();
       if (items.length) {
-        const following = lines.slice(i + 1).find((l) => l.trim());
+        // Look ahead without copying the rest of the file (a copy per blank line is quadratic).
+        let k = i + 1;
+        while (k < lines.length && !lines[k]!.trim()) k++;
+        const following = lines[k];
         if (!following || !(/^\s{2,}\S/.test(following) || MD_ITEM.test(following))) flushList();
       }
       continue;
@@ -293,8 +298,26 @@ function textPages(pages: string[]): Draft[][] {
   );
 }
 
+/** Refuses text with more lines or blocks than the limits allow, before any of it is split or parsed. */
+function checkTextLimits(text: string): void {
+  let lines = 1;
+  let blocks = 1;
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) {
+    lines += 1;
+    // A blank line (or a form feed) ends a block: each block becomes at least one element.
+    if (text.charCodeAt(at + 1) === 10 || text.charCodeAt(at + 1) === 12) blocks += 1;
+    if (lines > DOCUMENT_LIMITS.text.maxLines) {
+      throw new DocumentExtractionError(`the file was not read: it has more than ${count(DOCUMENT_LIMITS.text.maxLines)} lines, the most Mediabox reads`);
+    }
+  }
+  if (blocks > DOCUMENT_LIMITS.maxElements) {
+    throw new DocumentExtractionError(`the file was not read: it has more than ${count(DOCUMENT_LIMITS.maxElements)} blocks of text, the most elements Mediabox reads in one document`);
+  }
+}
+
 export function extractPlain(bytes: Uint8Array, type: "txt" | "md", onPage?: (done: number, total: number) => void): ExtractedDocument {
   const raw = decodeText(bytes);
+  checkTextLimits(raw);
   const texts = raw.split("\f");
   // A trailing form feed ends the last page; it does not start an empty one.
   if (texts.length > 1 && !texts.at(-1)!.trim()) texts.pop();

@@ -2,9 +2,11 @@
  * Reading a document into pages of typed elements: the entry point that picks the reader for
  * PDF (extract-pdf.ts), DOCX (extract-docx.ts), TXT or MD (extract-text.ts). Readers throw
  * DocumentExtractionError when the whole file is unreadable (empty, corrupt, encrypted, not the
- * format it claims); a single page that fails is marked failed on its own and the others go on.
- * Nothing here touches the network.
+ * format it claims) or is over a decode limit (document-limits.ts); a single page that fails is
+ * marked failed on its own and the others go on. Nothing here touches the network. This runs in
+ * the document reader's child process (document-reader.ts), never on the server's event loop.
  */
+import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
 import { interrupted } from "./extract-common.ts";
 import { extractDocx } from "./extract-docx.ts";
 import { extractPdf } from "./extract-pdf.ts";
@@ -23,7 +25,7 @@ export interface ExtractOptions {
   signal?: AbortSignal;
   /** Called after each page is read. */
   onPage?: (done: number, total: number) => void;
-  /** Pages beyond this are not read (page_count still reports them all). Default 2000. */
+  /** Pages beyond this are not read (page_count still reports them all). Default DOCUMENT_LIMITS.maxPages (2000). */
   maxPages?: number;
 }
 
@@ -31,6 +33,10 @@ export async function extractDocument(bytes: Uint8Array, type: DocumentType, opt
   if (!bytes || bytes.length === 0) throw new DocumentExtractionError("the file is empty");
   if (!DOCUMENT_TYPES.includes(type)) throw new DocumentExtractionError(`unsupported document type: ${String(type)}`);
   interrupted(options.signal);
+  return withinElementLimit(await read(bytes, type, options));
+}
+
+function read(bytes: Uint8Array, type: DocumentType, options: ExtractOptions): Promise<ExtractedDocument> | ExtractedDocument {
   switch (type) {
     case "pdf":
       return extractPdf(bytes, options);
@@ -40,4 +46,13 @@ export async function extractDocument(bytes: Uint8Array, type: DocumentType, opt
     case "md":
       return extractPlain(bytes, type, options.onPage);
   }
+}
+
+/** The last guard, whatever the format: what is stored, chunked and indexed stays bounded. */
+function withinElementLimit(doc: ExtractedDocument): ExtractedDocument {
+  const elements = doc.pages.reduce((n, p) => n + p.elements.length, 0);
+  if (elements > DOCUMENT_LIMITS.maxElements) {
+    throw new DocumentExtractionError(`the document was not read: it has ${count(elements)} elements (headings, paragraphs, tables...); the most Mediabox keeps is ${count(DOCUMENT_LIMITS.maxElements)}`);
+  }
+  return doc;
 }

@@ -50,6 +50,8 @@ export interface Config {
   ocrLanguages: string[];
   /** Folder (under modelsDir) of the sentence-embedding model for document search. */
   textEmbeddingModel: string;
+  /** Resident memory the document reader child process may use before it is killed (MB). */
+  documentMemoryMb: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -198,6 +200,14 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   },
   textEmbeddingModel: {
     key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "all-MiniLM-L6-v2",
+  },
+  documentMemoryMb: {
+    key: "documentMemoryMb",
+    flag: "document-memory-mb",
+    env: "MEDIABOX_DOCUMENT_MEMORY_MB",
+    // Below ~200 MB no document reads (the reader process itself starts at ~150 MB); tests use tiny values on purpose.
+    parse: integer(32, 1024 * 1024),
+    fallback: "1024",
   },
 };
 

@@ -40,6 +40,11 @@ ${describeSettings()
 `;
 
 async function main(argv: string[]): Promise<number | "serving"> {
+  // Hidden: the document reader child process the server starts (src/documents/document-reader.ts).
+  if (argv[0] === "__document-reader") {
+    await (await import("./documents/reader-child.ts")).serveDocumentReader();
+    return "serving";
+  }
   const options = Object.fromEntries(CONFIG_FLAGS.map((flag) => [flag, { type: "string" as const }]));
   const { values, positionals } = parseArgs({
     args: argv,

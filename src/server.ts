@@ -20,6 +20,7 @@ import { clearScratch } from "./processing/scratch.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
 import { TextEmbedder } from "./documents/text-embedder.ts";
+import { closeDocumentReader } from "./documents/server-reader.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
@@ -106,6 +107,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       stopMaintenance();
       await app.stop();
       await jobs.stop();
+      await closeDocumentReader(ctx);
       await ctx.images.close();
       await ctx.embedder.close();
       db.close();

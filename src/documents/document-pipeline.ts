@@ -1,8 +1,9 @@
 /**
  * The document pipeline: text extraction and digitization (every page with its elements), then
  * chunking for search, then embeddings as a separate batched job so a slow model never holds up
- * the document's text. A file that cannot be read fails for good with the extractor's message; a
- * page that fails is recorded on its own and the rest of the document still counts.
+ * the document's text. A file that cannot be read, or whose reading passed a decode limit or the
+ * reader's memory or time budget, fails for good with that message (never retried into the same
+ * failure); a page that fails is recorded on its own and the rest of the document still counts.
  */
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
@@ -12,7 +13,7 @@ import { fileById, type FileRow } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { chunkDocument } from "./chunking.ts";
-import { extractDocument } from "./extract.ts";
+import { documentReaderOf } from "./server-reader.ts";
 import { detectLanguage } from "./language.ts";
 import { DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
 import { errorMessage } from "../errors.ts";
@@ -89,8 +90,9 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileP
 
   let doc: ExtractedDocument;
   try {
-    doc = await extractDocument(bytes, file.document_type as DocumentType, {
-      ocr: ctx.images.ocr,
+    // Read in the reader child process: a hostile file costs that process (killed past its memory
+    // or time budget), never the server's event loop or memory.
+    doc = await documentReaderOf(ctx).read(bytes, file.document_type as DocumentType, {
       signal: job.signal,
       onPage: (done, total) => job.progress(Math.round((done / Math.max(1, total)) * 80)),
     });

@@ -1,0 +1,353 @@
+/**
+ * Reads documents in a child process the server can kill (reader-child.ts), one at a time, with a
+ * watchdog. The child is started on first use and again after it dies; reads wait their turn in
+ * the parent. While a read runs, the child's resident memory is polled from /proc every ~100 ms
+ * and the child is SIGKILLed past the memory budget (MEDIABOX_DOCUMENT_MEMORY_MB) or past the time
+ * limit (time spent waiting for the server's OCR does not count). A read stopped for a limit, or
+ * by the child dying on its own, rejects with a DocumentExtractionError: the document fails for
+ * good instead of being retried into the same failure. Cancelling a read (its signal) kills the
+ * child at once; close() kills it and refuses further reads. However the server process ends, the
+ * child goes with it (an exit hook here; the IPC and parent-death checks in the child).
+ */
+import { mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { errorMessage } from "../errors.ts";
+import type { Logger } from "../log.ts";
+import { isCompiled } from "../native/packages.ts";
+import type { OcrLike } from "./extract.ts";
+import { residentBytes } from "./process-memory.ts";
+import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type FromReader, type ToReader } from "./reader-protocol.ts";
+import { DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
+
+const MiB = 1024 * 1024;
+
+export interface DocumentReaderOptions {
+  /** The child is killed when its resident memory passes this. */
+  memoryBudgetBytes: number;
+  /** Reader time per document (OCR waits excluded). Default 10 minutes. */
+  timeLimitMs?: number;
+  /** How often the watchdog looks. Default 100 ms. */
+  pollMs?: number;
+  /** Where documents are written for the child to read. Default: the OS temp directory. */
+  scratchDir?: string;
+  /** OCR for scanned pages, run in this process (the tesseract workers live here). */
+  ocr: OcrLike;
+  log?: Logger;
+  /** The child's command line; default: this program's hidden reader command. */
+  command?: string[];
+}
+
+export interface ReadOptions {
+  /** Aborting kills the child's current read (or drops the queued one); the read rejects with "extraction interrupted". */
+  signal?: AbortSignal;
+  onPage?: (done: number, total: number) => void;
+}
+
+/** What the watchdog saw of one read (for logs, tests and the bombs benchmark). */
+export interface ReadStats {
+  peakRssBytes: number;
+  readerMs: number;
+}
+
+type StopReason = "memory" | "time" | "cancelled" | "closed" | "startup" | "recycled";
+
+interface Task {
+  id: number;
+  bytes: Uint8Array;
+  type: DocumentType;
+  options: ReadOptions;
+  resolve: (doc: ExtractedDocument) => void;
+  reject: (err: Error) => void;
+}
+
+interface Child {
+  proc: Subprocess;
+  pid: number;
+  /** True once the child has loaded and said so; false if it died or hung first. */
+  ready: Promise<boolean>;
+  exited: Promise<number>;
+  /** Why the parent killed it, when it did. */
+  stopReason: StopReason | null;
+  onMessage: ((message: FromReader) => void) | null;
+}
+
+/** How long a starting child may take to say it is ready (it loads the whole program). */
+const STARTUP_LIMIT_MS = 60_000;
+
+/** Children alive in this process, killed on the way out whatever stops the process. */
+const liveChildren = new Set<Subprocess>();
+let exitHookInstalled = false;
+function track(proc: Subprocess): void {
+  liveChildren.add(proc);
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const child of liveChildren) child.kill("SIGKILL");
+  });
+}
+
+/** The command that starts the reader: this program again, with the hidden command. */
+export function readerCommand(): string[] {
+  if (isCompiled) return [process.execPath, DOCUMENT_READER_COMMAND];
+  return [process.execPath, join(import.meta.dir, "..", "main.ts"), DOCUMENT_READER_COMMAND];
+}
+
+export class DocumentReader {
+  private readonly queue: Task[] = [];
+  private child: Child | null = null;
+  private busy = false;
+  private closed = false;
+  private nextId = 0;
+  private scratchReady = false;
+  private readonly scratchDir: string;
+  private readonly timeLimitMs: number;
+  private readonly pollMs: number;
+  /** Stats of the last finished read. */
+  lastRead: ReadStats | null = null;
+
+  constructor(private readonly options: DocumentReaderOptions) {
+    this.scratchDir = options.scratchDir ?? tmpdir();
+    this.timeLimitMs = options.timeLimitMs ?? 10 * 60 * 1000;
+    this.pollMs = options.pollMs ?? 100;
+  }
+
+  /** The child's pid while one runs. */
+  get pid(): number | null {
+    return this.child?.pid ?? null;
+  }
+
+  read(bytes: Uint8Array, type: DocumentType, options: ReadOptions = {}): Promise<ExtractedDocument> {
+    if (this.closed) return Promise.reject(new Error("the document reader is shut down"));
+    if (options.signal?.aborted) return Promise.reject(new Error("extraction interrupted"));
+    return new Promise<ExtractedDocument>((resolve, reject) => {
+      const task: Task = { id: ++this.nextId, bytes, type, options, resolve, reject };
+      this.queue.push(task);
+      // A read cancelled while it waits leaves the queue; a running one is handled by run().
+      options.signal?.addEventListener(
+        "abort",
+        () => {
+          const at = this.queue.indexOf(task);
+          if (at < 0) return;
+          this.queue.splice(at, 1);
+          reject(new Error("extraction interrupted"));
+        },
+        { once: true },
+      );
+      this.pump();
+    });
+  }
+
+  /** Kills the child and fails every waiting read; later reads are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const task of this.queue.splice(0)) task.reject(new Error("the document reader is shut down"));
+    const child = this.child;
+    if (child) {
+      this.kill(child, "closed");
+      await child.exited;
+    }
+  }
+
+  private pump(): void {
+    if (this.busy || this.closed) return;
+    const task = this.queue.shift();
+    if (!task) return;
+    this.busy = true;
+    this.run(task)
+      .then(task.resolve, task.reject)
+      .finally(() => {
+        this.busy = false;
+        this.pump();
+      });
+  }
+
+  private spawn(): Child {
+    const proc = Bun.spawn(this.options.command ?? readerCommand(), {
+      env: {
+        ...process.env,
+        [READER_PARENT_ENV]: String(process.pid),
+        // JavaScriptCore sizes its heap from the machine's RAM; sized to the budget, it collects
+        // garbage well before the watchdog would have to step in.
+        BUN_JSC_forceRAMSize: String(this.options.memoryBudgetBytes),
+      },
+      stdio: ["ignore", "ignore", "inherit"],
+      serialization: "advanced",
+      ipc: (message: FromReader) => child.onMessage?.(message),
+    });
+    track(proc);
+    let settleReady!: (ready: boolean) => void;
+    const child: Child = {
+      proc,
+      pid: proc.pid,
+      ready: new Promise<boolean>((resolve) => (settleReady = resolve)),
+      exited: proc.exited,
+      stopReason: null,
+      onMessage: (message) => {
+        if (message.type === "ready") settleReady(true);
+      },
+    };
+    const startup = setTimeout(() => {
+      this.kill(child, "startup");
+      settleReady(false);
+    }, STARTUP_LIMIT_MS);
+    void child.ready.then(() => clearTimeout(startup));
+    void proc.exited.then(() => {
+      liveChildren.delete(proc);
+      settleReady(false);
+      if (this.child === child) this.child = null;
+    });
+    this.options.log?.debug("document reader started", { pid: proc.pid });
+    return child;
+  }
+
+  private kill(child: Child, reason: StopReason): void {
+    child.stopReason ??= reason;
+    child.proc.kill("SIGKILL");
+  }
+
+  private scratchPath(id: number): string {
+    if (!this.scratchReady) {
+      mkdirSync(this.scratchDir, { recursive: true });
+      this.scratchReady = true;
+    }
+    return join(this.scratchDir, `document-read-${process.pid}-${id}-${crypto.randomUUID().slice(0, 8)}`);
+  }
+
+  private async run(task: Task): Promise<ExtractedDocument> {
+    const { signal } = task.options;
+    if (signal?.aborted) throw new Error("extraction interrupted");
+    const child = (this.child ??= this.spawn());
+    const onAbort = () => this.kill(child, "cancelled");
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const path = this.scratchPath(task.id);
+    const stats: ReadStats = { peakRssBytes: 0, readerMs: 0 };
+    try {
+      await Bun.write(path, task.bytes);
+      if (!(await child.ready)) throw this.stoppedError(child, await child.exited, false);
+      return await this.exchange(child, task, path, stats);
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      rmSync(path, { force: true });
+      this.lastRead = stats;
+      this.recycleIfBloated(child);
+    }
+  }
+
+  /** Sends the read and serves the child's messages (pages, OCR) until its answer, its death or a limit. */
+  private exchange(child: Child, task: Task, path: string, stats: ReadStats): Promise<ExtractedDocument> {
+    return new Promise<ExtractedDocument>((resolve, reject) => {
+      let settled = false;
+      let reading = false;
+      let ocrWaits = 0;
+      let last = performance.now();
+      const watchdog = setInterval(() => {
+        const now = performance.now();
+        if (ocrWaits === 0) stats.readerMs += now - last;
+        last = now;
+        const rss = residentBytes(child.pid);
+        if (rss !== null) stats.peakRssBytes = Math.max(stats.peakRssBytes, rss);
+        if (rss !== null && rss > this.options.memoryBudgetBytes) this.kill(child, "memory");
+        else if (stats.readerMs > this.timeLimitMs) this.kill(child, "time");
+      }, this.pollMs);
+      const settle = (outcome: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearInterval(watchdog);
+        if (child.onMessage === onMessage) child.onMessage = null;
+        outcome();
+      };
+      const onMessage = (message: FromReader) => {
+        if (!("id" in message) || message.id !== task.id) return;
+        switch (message.type) {
+          case "reading":
+            reading = true;
+            break;
+          case "page":
+            task.options.onPage?.(message.done, message.total);
+            break;
+          case "ocr":
+            ocrWaits += 1;
+            this.recognize(message.png)
+              .then(
+                (result) => this.send(child, { type: "ocr-result", id: task.id, ocrId: message.ocrId, result }),
+                (err: unknown) => this.send(child, { type: "ocr-result", id: task.id, ocrId: message.ocrId, error: errorMessage(err) }),
+              )
+              .finally(() => {
+                ocrWaits -= 1;
+                last = performance.now();
+              });
+            break;
+          case "done":
+            settle(() => resolve(message.doc));
+            break;
+          case "failed":
+            settle(() => reject(message.permanent ? new DocumentExtractionError(message.message) : new Error(message.message)));
+            break;
+        }
+      };
+      child.onMessage = onMessage;
+      void child.exited.then((code) => settle(() => reject(this.stoppedError(child, code, reading))));
+      this.send(child, { type: "read", id: task.id, path, documentType: task.type });
+    });
+  }
+
+  private recognize(png: Uint8Array): ReturnType<OcrLike["recognize"]> {
+    return this.options.ocr.recognize(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
+  }
+
+  private send(child: Child, message: ToReader): void {
+    try {
+      child.proc.send(message);
+    } catch {
+      // The child is gone; its exit fails the read.
+    }
+  }
+
+  /** A child that kept more than half its budget after a read starts the next read bloated: replace it. */
+  private recycleIfBloated(child: Child): void {
+    if (this.child !== child || child.proc.exitCode !== null || child.proc.signalCode !== null) return;
+    const rss = residentBytes(child.pid);
+    if (rss !== null && rss > this.options.memoryBudgetBytes / 2) {
+      this.options.log?.info("document reader replaced: it kept too much memory after a read", { rss_mb: Math.round(rss / MiB) });
+      this.child = null;
+      this.kill(child, "recycled");
+    }
+  }
+
+  /**
+   * Why a read ended with the child gone: a limit, a cancellation, shutdown, or a crash. A crash
+   * is the document's doing (permanent) only once the child had the read in hand (`reading`).
+   */
+  private stoppedError(child: Child, code: number, reading: boolean): Error {
+    switch (child.stopReason) {
+      case "memory":
+        return new DocumentExtractionError(
+          `reading the document needed more than ${Math.round(this.options.memoryBudgetBytes / MiB)} MB of memory ` +
+            "(the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped",
+        );
+      case "time":
+        return new DocumentExtractionError(`reading the document took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
+      case "cancelled":
+        return new Error("extraction interrupted");
+      case "closed":
+      case "recycled":
+        return new Error("the document reader is shut down");
+      case "startup":
+        return new Error(`the document reader did not start within ${formatDuration(STARTUP_LIMIT_MS)}`);
+      default:
+        if (!reading) return new Error(`the document reader exited before it could read the document (${exitDescription(child.proc, code)})`);
+        return new DocumentExtractionError(`the document reader stopped unexpectedly while reading this document (${exitDescription(child.proc, code)})`);
+    }
+  }
+}
+
+function exitDescription(proc: Subprocess, code: number): string {
+  return proc.signalCode ? `killed by ${proc.signalCode}` : `exit code ${code}`;
+}
+
+function formatDuration(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
+  return `${Math.round(ms / 100) / 10} s`;
+}

@@ -1,0 +1,93 @@
+/**
+ * The document reader's child process: `mediabox __document-reader`, started by document-reader.ts.
+ * It reads one document at a time with extractDocument (pdf.js, mammoth, the text readers), so a
+ * file that eats memory or CPU costs this process, which the server watches and kills, never the
+ * server's event loop. OCR of scanned pages is asked of the server, which owns the tesseract
+ * workers. The process exits as soon as its parent is gone: the IPC channel closes, the parent pid
+ * changes, or (Linux) the kernel's parent-death signal fires.
+ */
+import { errorMessage } from "../errors.ts";
+import { extractDocument, type OcrLike } from "./extract.ts";
+import { READER_PARENT_ENV, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
+import { DocumentExtractionError } from "./types.ts";
+
+const send = (message: FromReader) => process.send?.(message);
+
+/**
+ * Library errors sometimes name files by their absolute path (pdf.js's font data, the scratch
+ * copy of the document); answers never show server paths, so only the file's own name is kept.
+ */
+export function withoutServerPaths(message: string): string {
+  return message.replace(/(^|[\s'"(=:])(?:file:\/\/)?\/(?:[^\s/'"():]+\/)+([^\s/'"():]*)/g, "$1$2");
+}
+
+/** OCR answers awaited from the parent, by request. */
+const pendingOcr = new Map<number, { resolve: (r: OcrAnswer) => void; reject: (e: Error) => void }>();
+let nextOcr = 0;
+
+function ocrThroughParent(id: number): OcrLike {
+  return {
+    recognize(image) {
+      const ocrId = ++nextOcr;
+      return new Promise<OcrAnswer>((resolve, reject) => {
+        pendingOcr.set(ocrId, { resolve, reject });
+        send({ type: "ocr", id, ocrId, png: new Uint8Array(image) });
+      });
+    },
+  };
+}
+
+async function read(message: Extract<ToReader, { type: "read" }>): Promise<void> {
+  const { id } = message;
+  send({ type: "reading", id });
+  try {
+    const bytes = await Bun.file(message.path).bytes();
+    const doc = await extractDocument(bytes, message.documentType, {
+      ocr: ocrThroughParent(id),
+      onPage: (done, total) => send({ type: "page", id, done, total }),
+    });
+    for (const page of doc.pages) if (page.error_message) page.error_message = withoutServerPaths(page.error_message);
+    send({ type: "done", id, doc });
+  } catch (err) {
+    send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentExtractionError });
+  } finally {
+    // Hand the document's garbage back now, so the parent's idle check sees what this process really keeps.
+    Bun.gc(true);
+  }
+}
+
+/** Asks the kernel to SIGKILL this process when its parent dies (Linux; elsewhere the other checks suffice). */
+async function dieWithParent(): Promise<void> {
+  if (process.platform !== "linux") return;
+  try {
+    const { dlopen, FFIType } = await import("bun:ffi");
+    const libc = dlopen("libc.so.6", { prctl: { args: [FFIType.i32, FFIType.u64, FFIType.u64, FFIType.u64, FFIType.u64], returns: FFIType.i32 } });
+    const PR_SET_PDEATHSIG = 1;
+    const SIGKILL = 9n;
+    libc.symbols.prctl(PR_SET_PDEATHSIG, SIGKILL, 0n, 0n, 0n);
+  } catch {
+    // No libc to call (musl, a sandbox): the IPC and pid checks below still end the process.
+  }
+}
+
+export async function serveDocumentReader(): Promise<void> {
+  const parent = Number(process.env[READER_PARENT_ENV] ?? process.ppid);
+  await dieWithParent();
+  // The parent may have died before the signal was armed.
+  if (process.ppid !== parent) process.exit(0);
+  process.on("disconnect", () => process.exit(0));
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 1000).unref();
+  process.on("message", (message: ToReader) => {
+    if (message.type === "read") void read(message);
+    else if (message.type === "ocr-result") {
+      const waiting = pendingOcr.get(message.ocrId);
+      pendingOcr.delete(message.ocrId);
+      if (!waiting) return;
+      if (message.result) waiting.resolve(message.result);
+      else waiting.reject(new Error(message.error ?? "OCR failed"));
+    }
+  });
+  send({ type: "ready" });
+}

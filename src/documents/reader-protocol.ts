@@ -1,0 +1,30 @@
+/**
+ * The messages between the server and its document reader child process (document-reader.ts and
+ * reader-child.ts), sent over Bun's IPC channel (structured clone, so byte arrays travel as they
+ * are). One read is in flight at a time; `id` ties every message to it. The document's bytes go
+ * through a scratch file rather than the channel: cloning a 50 MB message stalls the server's
+ * event loop for ~100 ms.
+ */
+import type { OcrLike } from "./extract.ts";
+import type { DocumentType, ExtractedDocument } from "./types.ts";
+
+/** The hidden `mediabox` command that runs the reader (src/main.ts dispatches it). */
+export const DOCUMENT_READER_COMMAND = "__document-reader";
+/** Set by the parent to its pid, so the child can tell when it has been orphaned. */
+export const READER_PARENT_ENV = "MEDIABOX_READER_PARENT_PID";
+
+export type OcrAnswer = Awaited<ReturnType<OcrLike["recognize"]>>;
+
+export type ToReader =
+  | { type: "read"; id: number; path: string; documentType: DocumentType }
+  | { type: "ocr-result"; id: number; ocrId: number; result?: OcrAnswer; error?: string };
+
+export type FromReader =
+  | { type: "ready" }
+  /** The child has the read in hand: from here on, its death is the document's doing. */
+  | { type: "reading"; id: number }
+  | { type: "page"; id: number; done: number; total: number }
+  | { type: "ocr"; id: number; ocrId: number; png: Uint8Array }
+  | { type: "done"; id: number; doc: ExtractedDocument }
+  /** `permanent`: the file itself cannot be read (a DocumentExtractionError), so retrying is useless. */
+  | { type: "failed"; id: number; message: string; permanent: boolean };

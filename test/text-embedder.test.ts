@@ -128,7 +128,8 @@ describe("TextEmbedder with the fixture model", () => {
     mkdirSync(folder);
     for (const file of ["config.json", "tokenizer.json", "tokenizer_config.json"]) copyFileSync(path.join(fixtureTokenizerDir(), file), path.join(folder, file));
     const partial = new TextEmbedder({ modelsDir, model: "tokenizer-only" });
-    const weights = path.join(folder, "onnx", "model_quantized.onnx");
+    // Answers name files relative to the models directory, never by the server's absolute path.
+    const weights = "models/tokenizer-only/onnx/model_quantized.onnx";
     expect(await partial.unavailableReason()).toBe(`text embedding model "tokenizer-only" is not installed: ${weights} is missing`);
     expect((await partial.tokenizer()).count("pressure valve")).toBe(2);
     await expect(partial.embed(["x"])).rejects.toThrow(`text embedding model "tokenizer-only" is not installed: ${weights} is missing`);
@@ -163,8 +164,9 @@ describe("TextEmbedder with the fixture model", () => {
 
   test("a missing folder: tokenizer() and embed() reject naming it", async () => {
     const missing = new TextEmbedder({ modelsDir, model: "no-such-model" });
-    const folder = path.join(modelsDir, "no-such-model");
+    const folder = "models/no-such-model";
     expect(await missing.unavailableReason()).toContain(folder);
+    expect(await missing.unavailableReason()).not.toContain(modelsDir);
     await expect(missing.tokenizer()).rejects.toThrow(`text embedding model "no-such-model" is not installed: folder ${folder} does not exist`);
     await expect(missing.embed(["x"])).rejects.toThrow(folder);
     const escaping = new TextEmbedder({ modelsDir, model: "../elsewhere" });

@@ -15,7 +15,9 @@
  *   chunking is exact even where the weights are not installed; embedding needs the weights.
  * - Required files are checked up front, so a missing model is an error naming the exact folder or
  *   file that was looked for (never a fake vector); a failed load is retried on the next call, so a
- *   site that copies the folder in later needs no restart for the check to pass.
+ *   site that copies the folder in later needs no restart for the check to pass. Messages name
+ *   them relative to the models directory ("models/all-MiniLM-L6-v2/..."): they reach API answers
+ *   (a document's processing error, search's vector_unavailable_reason), which never show server paths.
  * - Everything loads lazily on first use; concurrent callers share one load, and embedding calls
  *   run one at a time in batches of EMBED_BATCH (ONNX Runtime already uses every core per run).
  */
@@ -90,21 +92,35 @@ export class TextEmbedder {
     const parts = options.model.split(/[\\/]/);
     this.nameError =
       !options.model || path.isAbsolute(options.model) || parts.some((p) => p === "" || p === "." || p === "..")
-        ? `text embedding model name "${options.model}" must be a folder name inside the models directory ${this.modelsDir}`
+        ? `text embedding model name "${options.model}" must be a folder name inside the models directory`
         : null;
+  }
+
+  /** A path inside the models directory as answers show it: "models/<model>/<file>". */
+  private shown(file: string): string {
+    return ["models", ...path.relative(this.modelsDir, file).split(path.sep)].join("/");
+  }
+
+  /** The error with every mention of the models directory's absolute path replaced by "models". */
+  private scrubbed(err: unknown): Error {
+    const message = errorMessage(err).split(this.modelsDir).join("models");
+    return new Error(message, { cause: err });
   }
 
   /** Rejects naming the folder, or the first missing file, of `files`, or what the manifest check refused. */
   private async require(files: string[]): Promise<void> {
     if (this.nameError) throw new Error(this.nameError);
     if (!(await stat(this.folder).catch(() => null))?.isDirectory()) {
-      throw new Error(`text embedding model "${this.modelId}" is not installed: folder ${this.folder} does not exist`);
+      throw new Error(`text embedding model "${this.modelId}" is not installed: folder ${this.shown(this.folder)} does not exist`);
     }
     for (const file of files) {
       const full = path.join(this.folder, file);
-      if (!(await isFile(full))) throw new Error(`text embedding model "${this.modelId}" is not installed: ${full} is missing`);
+      if (!(await isFile(full))) throw new Error(`text embedding model "${this.modelId}" is not installed: ${this.shown(full)} is missing`);
     }
-    await this.check?.(this.modelId);
+    // The manifest check's own messages name the models directory by its absolute path.
+    await this.check?.(this.modelId).catch((err: unknown) => {
+      throw this.scrubbed(err);
+    });
   }
 
   private async readJson(file: string): Promise<Record<string, unknown>> {
@@ -140,7 +156,7 @@ export class TextEmbedder {
       try {
         tokenizer = (await AutoTokenizer.from_pretrained(this.folder, { local_files_only: true })) as unknown as HfTokenizer;
       } catch (err) {
-        throw new Error(`could not load the tokenizer of text embedding model "${this.modelId}" from ${this.folder}: ${errorMessage(err)}`, { cause: err });
+        throw this.scrubbed(new Error(`could not load the tokenizer of text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${errorMessage(err)}`, { cause: err }));
       }
       const maxTokens = await this.maxTokens();
       return { count: (text: string) => (text ? tokenizer.encode(text, { add_special_tokens: false }).length : 0), maxTokens };
@@ -167,7 +183,7 @@ export class TextEmbedder {
           device: "cpu",
         })) as unknown as FeatureExtractor;
       } catch (err) {
-        throw new Error(`could not load text embedding model "${this.modelId}" from ${this.folder}: ${errorMessage(err)}`, { cause: err });
+        throw this.scrubbed(new Error(`could not load text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${errorMessage(err)}`, { cause: err }));
       }
       // The pipeline truncates at the tokenizer's model_max_length (512 for MiniLM); truncate at
       // the window the model was trained for instead, as sentence-transformers does.

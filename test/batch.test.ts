@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { elf, pdf, png, text } from "./support/fixtures.ts";
+import { clockPassed, terminalStatus, waitFor } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -28,13 +29,8 @@ async function subscribe(key: string, channel: string) {
     ws.onerror = () => reject(new Error("websocket failed"));
   });
   ws.send(JSON.stringify({ action: "subscribe", channel }));
-  const until = async (predicate: (m: any[]) => boolean, ms = 15_000) => {
-    const deadline = Date.now() + ms;
-    while (!predicate(messages)) {
-      if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(messages.map((m) => m.type))}`);
-      await Bun.sleep(20);
-    }
-  };
+  const until = (predicate: (m: any[]) => boolean, what: string) =>
+    waitFor(() => predicate(messages), { what: () => `${what} on ${channel}; got ${JSON.stringify(messages.map((m) => m.type))}` });
   return { ws, messages, until };
 }
 
@@ -70,7 +66,7 @@ describe("POST /files/upload/batch", () => {
     expect(res.body).toMatchObject({ total_files: 12, accepted_files: 12, rejected_files: 0, status: "processing", immediate_results: null, rejections: null });
     const channel = res.body.websocket_channel;
     const client = await subscribe(tenant.key, channel);
-    await client.until((m) => m.some((x) => x.type === "session_completed"));
+    await client.until((m) => m.some((x) => x.type === "session_completed"), "session_completed");
     client.ws.close();
     const types = client.messages.map((m) => m.type);
     expect(types[0]).toBe("welcome");
@@ -95,7 +91,7 @@ describe("POST /files/upload/batch", () => {
     const res = await owner.api.form("/files/upload/batch", batchForm([[png(3, 3, 55), "x.png"]]));
     const intruder = server.tenant();
     const client = await subscribe(intruder.key, res.body.websocket_channel);
-    await client.until((m) => m.some((x) => x.type === "error"));
+    await client.until((m) => m.some((x) => x.type === "error"), "an error message");
     client.ws.close();
     expect(client.messages.some((m) => m.type === "subscribed")).toBe(false);
     expect((await intruder.api.get(`/files/sessions/${res.body.session_id}/status`)).status).toBe(404);
@@ -168,7 +164,8 @@ describe("sessions", () => {
   test("listing filters by status and method, newest first, with pagination checks", async () => {
     const tenant = server.tenant();
     const a = insertSession(tenant.orgId, "completed");
-    await Bun.sleep(5);
+    // b is newer: wait until the clock has moved past a's created_at.
+    await clockPassed(server.ctx.db.query<{ created_at: string }, [string]>("SELECT created_at FROM upload_sessions WHERE id = ?").get(a)!.created_at);
     const b = insertSession(tenant.orgId, "processing");
     const all = await tenant.api.get("/files/sessions");
     expect(all.body.items.map((s: any) => s.session_id)).toEqual([b, a]);
@@ -184,7 +181,7 @@ describe("sessions", () => {
     const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([png(9, 9, 9) as Uint8Array<ArrayBuffer>]), "s.png"); f.append("auto_describe", "false"); return f; })());
     // Let its processing job finish first (the first image loads the OCR engine), then make it
     // look like a file whose job never ran.
-    for (let i = 0; i < 1200 && !(await tenant.api.get(`/files/uploads-status/${up.body.image_id}`)).body.is_terminal; i++) await Bun.sleep(25);
+    await terminalStatus(tenant, up.body.image_id);
     const old = new Date(Date.now() - 45 * 60_000).toISOString();
     server.ctx.db.query("UPDATE files SET processing_status = 'queued', updated_at = ? WHERE id = ?").run(old, up.body.image_id);
     const stuck = await tenant.api.get("/files/sessions/stuck?stuck_minutes=30");
@@ -192,5 +189,5 @@ describe("sessions", () => {
     expect(stuck.body.images[0]).toMatchObject({ image_id: up.body.image_id, is_stuck: true, is_terminal: false, unified_status: "queued" });
     expect((await tenant.api.get("/files/sessions/stuck?stuck_minutes=60")).body.stuck_count).toBe(0);
     expect((await tenant.api.get("/files/sessions/stuck?stuck_minutes=0")).status).toBe(400);
-  }, 40_000);
+  });
 });

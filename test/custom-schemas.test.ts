@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { clockPassed } from "./support/polling.ts";
 import { startTestServer, type ApiClient, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -317,7 +318,7 @@ describe("PUT /custom-extraction-schemas/{schema_id}", () => {
   test("a full replacement: description and prompt_hint left out are cleared, field_count recomputed", async () => {
     const { api } = newTenant();
     const created = (await api.post(PATH, { name: "Old", description: "d", schema: INVOICE, prompt_hint: "h" })).body;
-    await Bun.sleep(5);
+    await clockPassed(created.updated_at);
     const replacement = obj({ vendor: obj({ name: str, vat: str }) });
     const res = await api.put(`${PATH}/${created.id}`, { name: "New", schema: replacement });
     expect(res.status).toBe(200);

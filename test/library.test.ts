@@ -9,6 +9,7 @@ import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { RARE_TAG_MATCHES } from "../src/library/file-listing.ts";
 import { defaultProjectId } from "../src/projects/projects.ts";
 import { pdf, png } from "./support/fixtures.ts";
+import { pollApi } from "./support/polling.ts";
 import { insertFileRow, type FileRowFixture } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -187,11 +188,9 @@ describe("GET /files/{id}", () => {
 
   test("a document's detail has extracted_text and document_url; markdown format is for images only", async () => {
     const id = await upload(owner, pdf("Quarterly"), "q.pdf");
-    let res = await owner.api.get(`/files/${id}`);
-    for (let i = 0; i < 200 && res.body.text_extraction_status !== "completed"; i++) {
-      await Bun.sleep(25);
-      res = await owner.api.get(`/files/${id}`);
-    }
+    const res = await pollApi(owner, `/files/${id}`, (r) => ["completed", "failed"].includes(r.body.text_extraction_status), {
+      what: `the text extraction of ${id} to finish`,
+    });
     expect(res.body).toMatchObject({ media_type: "document", document_type: "pdf", text_extraction_status: "completed", page_count: 1 });
     expect(res.body.extracted_text).toContain("Quarterly");
     expect(res.body.document_url).toContain("/s3/");

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { clockPassed } from "./support/polling.ts";
 import { deleteFileRow, insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -197,7 +198,7 @@ describe("PATCH /projects/{project_id}", () => {
   test("updates any field, bumps updated_at, and null clears optional fields", async () => {
     const { api } = newTenant();
     const created = (await api.post("/projects", { name: "Old", description: "d", color: "#000" })).body;
-    await Bun.sleep(5);
+    await clockPassed(created.updated_at);
     const res = await api.patch(`/projects/${created.id}`, {
       name: "New",
       description: null,

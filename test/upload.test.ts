@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { docx, elf, jar, mp4, pdf, peExe, png, text, zip } from "./support/fixtures.ts";
+import { terminalStatus } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -177,14 +178,10 @@ describe("POST /files/upload", () => {
 
 describe("GET /files/uploads-status/{image_id}", () => {
   test("a stored file without an analysis pipeline ends as partially_completed, never completed", async () => {
-    const { api } = server.tenant();
+    const tenant = server.tenant();
+    const { api } = tenant;
     const up = await api.form("/files/upload", form(mp4(), "clip.mp4"));
-    let status: any;
-    for (let i = 0; i < 100; i++) {
-      status = (await api.get(`/files/uploads-status/${up.body.image_id}`)).body;
-      if (status.is_terminal) break;
-      await Bun.sleep(50);
-    }
+    const status = await terminalStatus(tenant, up.body.image_id);
     expect(status).toMatchObject({
       image_id: up.body.image_id,
       unified_status: "partially_completed",

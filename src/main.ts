@@ -11,7 +11,7 @@ import { systemClock } from "./clock.ts";
 import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
 import { databasePath, openDatabase } from "./db/database.ts";
 import { VERSION } from "./http/docs.ts";
-import { startServer } from "./server.ts";
+import { StartupError, startServer } from "./server.ts";
 import { OrganizationError } from "./tenancy/organizations.ts";
 import { errorMessage } from "./errors.ts";
 
@@ -105,7 +105,7 @@ try {
   if (result !== "serving") process.exit(result);
 } catch (err) {
   const message = errorMessage(err);
-  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError ||
+  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError || err instanceof StartupError ||
     (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   process.stderr.write(`mediabox: ${message}\n`);
   if (err instanceof UsageError) process.stderr.write("run 'mediabox --help' for usage\n");

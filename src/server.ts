@@ -11,6 +11,8 @@ import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { SafetyNet } from "./ops/safety-net.ts";
+import { DataDirInUseError, DataDirLock } from "./ops/data-dir-lock.ts";
+import { errorMessage } from "./errors.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
 import { EventHub } from "./events/hub.ts";
@@ -29,6 +31,11 @@ import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embedding
 import { startScanThreads } from "./vectors/scan-threads.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
+
+/** The server could not take its data directory or its address; nothing was started. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
 
 export interface ServerOptions {
   clock?: Clock;
@@ -49,6 +56,12 @@ export interface RunningServer {
 export function startServer(config: Config, options: ServerOptions = {}): RunningServer {
   const clock = options.clock ?? systemClock;
   const log = new Logger(config.logLevel);
+  let lock: DataDirLock;
+  try {
+    lock = DataDirLock.acquire(config.dataDir);
+  } catch (err) {
+    throw err instanceof DataDirInUseError ? new StartupError(err.message) : err;
+  }
   const safetyNet = new SafetyNet(log).install();
   const db = openDatabase(databasePath(config.dataDir));
   clearScratch(config.dataDir);
@@ -74,9 +87,19 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   recoverInterruptedUploads(ctx);
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
-  const app = createApp(ctx).listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY_BYTES });
+  let app: ReturnType<typeof createApp>;
+  try {
+    // Elysia asks for SO_REUSEPORT; without turning it off a second server on the same port would
+    // "listen" too and the kernel would split requests between two data directories.
+    app = createApp(ctx).listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY_BYTES, reusePort: false });
+  } catch (err) {
+    db.close();
+    safetyNet.uninstall();
+    lock.release();
+    throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${/in use/i.test(errorMessage(err)) ? "the port is already in use (another mediabox or program listens there); stop it or choose another --port" : errorMessage(err)}`);
+  }
   const server = app.server;
-  if (!server) throw new Error("HTTP server did not start");
+  if (!server) throw new StartupError("the HTTP server did not start");
   events.attach(server);
   jobs.start();
   logModelVerification(models, log);
@@ -112,6 +135,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await ctx.embedder.close();
       db.close();
       safetyNet.uninstall();
+      lock.release();
       log.info("mediabox stopped");
     },
   };

@@ -1,0 +1,55 @@
+/**
+ * One server per port and per data directory: a second `mediabox serve` fails at once with one
+ * clear line and exit code 1, touching nothing of the first; a server killed with kill -9 leaves
+ * no lock behind.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { run, spawnServer, type ServerProcess } from "./support/process.ts";
+import { tempDir } from "./support/server.ts";
+
+const MAIN = join(import.meta.dir, "..", "src", "main.ts");
+const servers: ServerProcess[] = [];
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+function dataDir(): string {
+  const dir = tempDir("mediabox-single-");
+  dirs.push(dir);
+  return dir;
+}
+
+async function serve(dir: string, port = "0"): Promise<ServerProcess> {
+  const server = await spawnServer([process.execPath, MAIN, "serve", "--data-dir", dir, "--port", port]);
+  servers.push(server);
+  return server;
+}
+
+test("a second server on a port in use exits 1 with one line, and the first keeps serving", async () => {
+  const first = await serve(dataDir());
+  const port = new URL(first.url).port;
+  const second = await run([process.execPath, MAIN, "serve", "--data-dir", dataDir(), "--port", port]);
+  expect(second.exitCode).toBe(1);
+  expect(second.stderr).toContain(`cannot listen on 0.0.0.0:${port}: the port is already in use`);
+  expect(second.stderr.trim().split("\n")).toHaveLength(1);
+  expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+});
+
+test("a second server on a data directory in use exits 1 naming the holder; kill -9 leaves no lock", async () => {
+  const dir = dataDir();
+  const first = await serve(dir);
+  const second = await run([process.execPath, MAIN, "serve", "--data-dir", dir, "--port", "0"]);
+  expect(second.exitCode).toBe(1);
+  expect(second.stderr).toContain(`the data directory ${dir} is in use by mediabox pid ${first.proc.pid}`);
+  expect(second.stderr.trim().split("\n")).toHaveLength(1);
+  expect((await fetch(`${first.url}/healthz`)).status).toBe(200);
+
+  await first.stop("SIGKILL");
+  const third = await serve(dir);
+  expect((await fetch(`${third.url}/healthz`)).status).toBe(200);
+});

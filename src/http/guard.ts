@@ -27,6 +27,7 @@ export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 export function isInfrastructurePath(path: string): boolean {
   return (
     path.startsWith(`${LOCAL_S3_PATH}/`) ||
+    path === "/" ||
     path === "/healthz" ||
     path === "/readyz" ||
     path === "/docs" ||

@@ -13,6 +13,8 @@ const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
 export function infrastructureRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Operations"] })
+    // A browser pointed at the appliance lands on the API docs instead of a 401.
+    .get("/", ({ redirect }) => redirect("/docs", 302), { detail: { summary: "Redirects to the API docs", security: [], hide: true } })
     .get("/healthz", () => ({ status: "ok" as const, version: VERSION }), {
       response: t.Object({ status: t.Literal("ok"), version: t.String() }),
       detail: { summary: "Liveness: the process answers", security: [] },

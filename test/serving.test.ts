@@ -1,7 +1,8 @@
 /**
- * One server per port and per data directory: a second `mediabox serve` fails at once with one
- * clear line and exit code 1, touching nothing of the first; a server killed with kill -9 leaves
- * no lock behind.
+ * The server process as an operator meets it: one server per port and per data directory (a
+ * second `mediabox serve` fails at once with one clear line and exit code 1, touching nothing of
+ * the first; kill -9 leaves no lock behind), `npm start` that stops on SIGTERM, `GET /` that leads
+ * a browser to the docs.
  */
 import { afterEach, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
@@ -52,4 +53,24 @@ test("a second server on a data directory in use exits 1 naming the holder; kill
   await first.stop("SIGKILL");
   const third = await serve(dir);
   expect((await fetch(`${third.url}/healthz`)).status).toBe(200);
+});
+
+test("GET / redirects to the docs without spending the anonymous budget", async () => {
+  const server = await serve(dataDir());
+  for (let i = 0; i < 8; i++) {
+    const res = await fetch(`${server.url}/`, { redirect: "manual" });
+    expect([res.status, res.headers.get("location")]).toEqual([302, "/docs"]);
+  }
+});
+
+test("npm start hands SIGTERM to the server, which stops and frees its port", async () => {
+  const dir = dataDir();
+  const npm = Bun.which("npm");
+  if (!npm) throw new Error("npm is needed for this test");
+  const server = await spawnServer([npm, "start", "--silent"], { env: { MEDIABOX_DATA_DIR: dir, MEDIABOX_PORT: "0" }, cwd: join(import.meta.dir, "..") });
+  servers.push(server);
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  expect(await server.stop("SIGTERM")).toBe(0);
+  // Nothing listens any more: the port refuses connections.
+  await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
 });

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -6,10 +6,16 @@ import { buildManifest, ManifestError, readManifest, writeManifest } from "../sr
 import { ModelVerifier } from "../src/models/model-verifier.ts";
 import { photo } from "./support/images.ts";
 import { run } from "./support/process.ts";
-import { startTestServer, tempDir } from "./support/server.ts";
+import { pollApi } from "./support/polling.ts";
+import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
 
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+/** Servers a test started: stopped after it, whatever happened. */
+const servers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
 
 /** A models directory with two model-shaped folders of made-up bytes. */
 function modelsDir(): string {
@@ -158,22 +164,16 @@ describe("a server with a models manifest (HTTP)", () => {
     writeManifest(dir, await buildManifest(dir, { roles: { captioner: "captioning" } }));
     writeFileSync(path.join(dir, "captioner/onnx/decoder_model_merged_quantized.onnx"), "swapped weights");
     const server = await startTestServer({ env: { MEDIABOX_MODELS_DIR: dir, MEDIABOX_CAPTION_MODEL: "captioner" } });
-    try {
-      const tenant = server.tenant({ tier: "ENTERPRISE" });
-      const form = new FormData();
-      form.append("file", new File([(await photo(3, 400, 300)) as Uint8Array<ArrayBuffer>], "m.jpg"));
-      const id = (await tenant.api.form("/files/upload", form)).body.image_id;
-      let file: Record<string, unknown> = {};
-      for (let i = 0; i < 300 && !["completed", "failed", "skipped"].includes(file.description_status as string); i++) {
-        await Bun.sleep(100);
-        file = (await tenant.api.get(`/files/${id}`)).body;
-      }
-      expect(file.description_status).toBe("failed");
-      expect(file.description_error).toContain(`model folder "captioner" in ${dir} is refused`);
-      expect(file.description_error).toContain("onnx/decoder_model_merged_quantized.onnx has SHA-256 ");
-      expect(file.upload_description).toBeNull();
-    } finally {
-      await server.close();
-    }
+    servers.push(server);
+    const tenant = server.tenant({ tier: "ENTERPRISE" });
+    const form = new FormData();
+    form.append("file", new File([(await photo(3, 400, 300)) as Uint8Array<ArrayBuffer>], "m.jpg"));
+    const id = (await tenant.api.form("/files/upload", form)).body.image_id;
+    const described = (r: { body: Record<string, unknown> }) => ["completed", "failed", "skipped"].includes(r.body.description_status as string);
+    const file = (await pollApi<Record<string, unknown>>(tenant, `/files/${id}`, described, { what: `the description of ${id} to finish` })).body;
+    expect(file.description_status).toBe("failed");
+    expect(file.description_error).toContain(`model folder "captioner" in ${dir} is refused`);
+    expect(file.description_error).toContain("onnx/decoder_model_merged_quantized.onnx has SHA-256 ");
+    expect(file.upload_description).toBeNull();
   });
 });

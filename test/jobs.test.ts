@@ -15,25 +15,35 @@ import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
 import { Logger } from "../src/log.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
+import { waitFor } from "./support/polling.ts";
 import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
 
 const log = new Logger("error");
 
-async function waitFor<T>(probe: () => T | null | undefined | false, what: string, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(10);
-  }
+/** Waits for a condition on the local database (cheap to probe, so probed often). */
+function until<T>(probe: () => T, what: string): Promise<NonNullable<T>> {
+  return waitFor(probe, { what, intervalMs: 10, maxIntervalMs: 100 });
 }
 
-function waitForStatus(db: Database, id: string, status: JobRow["status"], timeoutMs?: number): Promise<JobRow> {
-  return waitFor(() => {
+function waitForStatus(db: Database, id: string, status: JobRow["status"]): Promise<JobRow> {
+  return until(() => {
     const row = getJobRow(db, id);
     return row?.status === status ? row : null;
-  }, `job ${id} to become ${status}`, timeoutMs);
+  }, `job ${id} to become ${status}`);
+}
+
+/** The payload of the no-op jobs `caughtUp` enqueues; the handlers here return at once for them. */
+const SENTINEL = { sentinel: true };
+const isSentinel = (payload: unknown) => (payload as { sentinel?: boolean } | null)?.sentinel === true;
+
+/**
+ * Resolves once a runner has claimed and finished a no-op job of `queue` due `inMs` from now. The
+ * runner claims due jobs in run_at order, so every job of the queue that was due before it has had
+ * its turn: "it did not run" is then an observation, not a guess about how long to sleep.
+ */
+async function caughtUp(db: Database, queue: string, inMs = 0): Promise<void> {
+  const { id } = enqueueJob(db, systemClock, { queue, payload: SENTINEL, runAt: Date.now() + inMs });
+  await waitForStatus(db, id, "completed");
 }
 
 /** Resolves when the signal aborts, so handlers can "work" until told to stop. */
@@ -144,7 +154,8 @@ describe("job runner", () => {
         name: "t.permanent",
         concurrency: 1,
         backoffMs: 10,
-        handler: async () => {
+        handler: async (ctx) => {
+          if (isSentinel(ctx.payload)) return [];
           calls += 1;
           throw new PermanentJobError("input can never work");
         },
@@ -153,7 +164,8 @@ describe("job runner", () => {
     r.start();
     const { id } = enqueueJob(db, systemClock, { queue: "t.permanent", maxAttempts: 5 });
     const row = await waitForStatus(db, id, "failed");
-    await Bun.sleep(100);
+    // A retry would be due ~10 ms later (backoffMs): the runner has passed that point.
+    await caughtUp(db, "t.permanent", 100);
     expect(calls).toBe(1);
     expect(row.attempts).toBe(1);
     expect(row.error).toBe("input can never work");
@@ -196,9 +208,9 @@ describe("job runner", () => {
     const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
     const view = cancelJob(db, systemClock, org, id);
     expect(view.status).toBe("cancelled");
-    const r = runner([{ name: "t.cancel-pending", concurrency: 1, handler: async () => void (ran = true) }]);
+    const r = runner([{ name: "t.cancel-pending", concurrency: 1, handler: async (ctx) => void (ran ||= !isSentinel(ctx.payload)) }]);
     r.start();
-    await Bun.sleep(100);
+    await caughtUp(db, "t.cancel-pending");
     expect(ran).toBe(false);
     expect(getJobRow(db, id)!.status).toBe("cancelled");
     expect(() => cancelJob(db, systemClock, org, id)).toThrow(/already cancelled/);
@@ -222,7 +234,7 @@ describe("job runner", () => {
     ]);
     r.start();
     const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-running", orgId: org });
-    await waitFor(() => getJobRow(db, id)!.progress === 10, "job to start");
+    await until(() => getJobRow(db, id)!.progress === 10, "job to start");
     const view = cancelJob(db, systemClock, org, id);
     expect(view.status).toBe("processing");
     const row = await waitForStatus(db, id, "cancelled");
@@ -276,7 +288,7 @@ describe("job runner", () => {
 
   test("a job enqueued inside a rolled-back transaction never exists and never runs", async () => {
     let ran = false;
-    const r = runner([{ name: "t.rollback", concurrency: 1, handler: async () => void (ran = true) }]);
+    const r = runner([{ name: "t.rollback", concurrency: 1, handler: async (ctx) => void (ran ||= !isSentinel(ctx.payload)) }]);
     r.start();
     let id = "";
     expect(() =>
@@ -285,7 +297,7 @@ describe("job runner", () => {
         throw new Error("the record this job belongs to failed validation");
       })(),
     ).toThrow(/failed validation/);
-    await Bun.sleep(100);
+    await caughtUp(db, "t.rollback");
     expect(getJobRow(db, id)).toBeNull();
     expect(ran).toBe(false);
   });
@@ -297,6 +309,7 @@ describe("job runner", () => {
       name: "t.fenced",
       concurrency: 1,
       handler: async (ctx) => {
+        if (isSentinel(ctx.payload)) return [];
         executions.push(worker);
         if (worker === "a") {
           await releaseFirst.promise;
@@ -310,13 +323,16 @@ describe("job runner", () => {
     const a = runner([queue("a")], { leaseMs: 60_000, workerId: "a" });
     a.start();
     const { id } = enqueueJob(db, systemClock, { queue: "t.fenced" });
-    await waitFor(() => executions.includes("a"), "worker a to start");
+    await until(() => executions.includes("a"), "worker a to start");
     db.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ?", [Date.now() - 1, id]);
     const b = runner([queue("b")], { leaseMs: 2_000, workerId: "b" });
     b.start();
     const done = await waitForStatus(db, id, "completed");
+    // Only worker a runs now; once its stale attempt has ended (refused), its slot frees and it
+    // takes the next job of the queue.
+    await b.stop(1_000);
     releaseFirst.resolve();
-    await Bun.sleep(50);
+    await caughtUp(db, "t.fenced");
     const row = getJobRow(db, id)!;
     expect(done.lease_owner).toBeNull();
     expect(JSON.parse(row.results!)).toEqual([{ worker: "b" }]);
@@ -339,10 +355,10 @@ describe("job runner", () => {
       db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [owner, Date.now() + 600_000, ids[name]!]);
     }
     const ran: string[] = [];
-    runner([{ name: "t.orphans", concurrency: 3, handler: async (ctx) => void ran.push((ctx.payload as { name: string }).name) }]).start();
+    runner([{ name: "t.orphans", concurrency: 3, handler: async (ctx) => void (isSentinel(ctx.payload) || ran.push((ctx.payload as { name: string }).name)) }]).start();
     const done = await waitForStatus(db, ids.dead!, "completed");
     expect(done.attempts).toBe(2);
-    await Bun.sleep(200);
+    await caughtUp(db, "t.orphans");
     expect(ran).toEqual(["dead"]);
     expect(getJobRow(db, ids.live!)).toMatchObject({ status: "processing", lease_owner: owners.live });
     expect(getJobRow(db, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
@@ -361,7 +377,7 @@ describe("job runner", () => {
     const first = runner([hang]);
     first.start();
     const { id } = enqueueJob(db, systemClock, { queue: "t.shutdown", maxAttempts: 1 });
-    await waitFor(() => starts === 1, "first start");
+    await until(() => starts === 1, "first start");
     await first.stop(1_000);
     const released = getJobRow(db, id)!;
     expect(released.status).toBe("pending");
@@ -450,7 +466,7 @@ describe("job resource over HTTP", () => {
   test("POST /job/{id}/cancel needs EDIT, stops a running job and then answers 409 JOB_FINISHED", async () => {
     const owner = server.tenant();
     const id = enqueue(owner.orgId, { wait: true });
-    await waitFor(() => getJobRow(server.ctx.db, id)!.progress === 25, "job to start");
+    await until(() => getJobRow(server.ctx.db, id)!.progress === 25, "job to start");
     const viewer = owner.keyWith(["view"]);
     expect((await viewer.get(`/job/${id}`)).body.status).toBe("processing");
     const forbidden = await viewer.post(`/job/${id}/cancel`);

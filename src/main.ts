@@ -107,8 +107,9 @@ try {
   const message = errorMessage(err);
   const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError || err instanceof StartupError ||
     (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
+  const usage = err instanceof UsageError || (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   process.stderr.write(`mediabox: ${message}\n`);
-  if (err instanceof UsageError) process.stderr.write("run 'mediabox --help' for usage\n");
+  if (usage) process.stderr.write("run 'mediabox --help' for usage\n");
   if (!expected && err instanceof Error && err.stack) process.stderr.write(err.stack + "\n");
-  process.exit(err instanceof UsageError ? 2 : 1);
+  process.exit(usage ? 2 : 1);
 }

@@ -38,7 +38,7 @@ describe("organizations", () => {
     expect(res.exitCode).toBe(2);
     expect(res.stderr).toContain("mediabox --help");
     const unknownFlag = await cli("orgs", "list", "--colour", "red");
-    expect(unknownFlag.exitCode).toBe(1);
+    expect(unknownFlag.exitCode).toBe(2);
     expect(unknownFlag.stderr).toContain("colour");
   });
 });

@@ -242,7 +242,7 @@ export class DocumentReader {
       let reading = false;
       let ocrWaits = 0;
       let last = performance.now();
-      const watchdog = setInterval(() => {
+      const check = () => {
         const now = performance.now();
         if (ocrWaits === 0) stats.readerMs += now - last;
         last = now;
@@ -250,7 +250,10 @@ export class DocumentReader {
         if (rss !== null) stats.peakRssBytes = Math.max(stats.peakRssBytes, rss);
         if (rss !== null && rss > this.options.memoryBudgetBytes) this.kill(child, "memory");
         else if (stats.readerMs > this.timeLimitMs) this.kill(child, "time");
-      }, this.pollMs);
+      };
+      // Once before the read starts (a child already over budget reads nothing), then every pollMs.
+      check();
+      const watchdog = setInterval(check, this.pollMs);
       const settle = (outcome: () => void) => {
         if (settled) return;
         settled = true;

@@ -1,0 +1,220 @@
+/**
+ * Documents built to exhaust a reader never take the appliance down. Through real HTTP: each bomb
+ * (millions of paragraphs, zip entries inflating to 200 MB and 1 GB or lying about their size, a
+ * 30000 x 30000 image, countless text blocks) is stored, fails for good with a clear reason on the
+ * first attempt (no 500, no retry), and the server then answers /healthz and reads a normal
+ * document. The reader's watchdog: a child over its memory budget or time limit is killed and the
+ * document fails for good (also across a restart); a cancelled read kills the child; the child
+ * never outlives the server, even one killed with SIGKILL.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { DocumentReader } from "../src/documents/document-reader.ts";
+import { residentBytes } from "../src/documents/process-memory.ts";
+import { documentReaderOf } from "../src/documents/server-reader.ts";
+import { DocumentExtractionError } from "../src/documents/types.ts";
+import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
+import { reportDocx } from "./support/documents.ts";
+import { processed } from "./support/polling.ts";
+import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+
+const MiB = 1024 * 1024;
+/** Each test stays well under this; the margin is for a busy machine. */
+const TIMEOUT = 30_000;
+const noOcr = { recognize: async () => ({ text: "", regions: [] }) };
+
+async function upload(tenant: Tenant, bytes: Uint8Array, filename: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
+  const res = await tenant.api.form("/files/upload", form);
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.image_id as string;
+}
+
+/** The file's processing status and its processing job, once processing has finished. */
+async function outcome(tenant: Tenant, id: string) {
+  await processed(tenant, id, 25_000);
+  const status = (await tenant.api.get(`/files/${id}/processing-status`)).body;
+  const jobId = (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0];
+  const job = (await tenant.api.get(`/job/${jobId}`)).body;
+  return { status, job };
+}
+
+/** Whether a process is gone (a zombie waiting to be reaped counts as gone: it holds no memory). */
+const gone = (pid: number) => residentBytes(pid) === null;
+
+async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(25);
+  }
+}
+
+describe("document bombs through HTTP", () => {
+  let server: TestServer;
+  let owner: Tenant;
+  beforeAll(async () => {
+    server = await startTestServer();
+    owner = server.tenant({ tier: "CUSTOM" });
+  });
+  afterAll(() => server.close());
+
+  const bombs: [string, () => Promise<Uint8Array> | Uint8Array, string, RegExp][] = [
+    ["a DOCX of 2 million tiny paragraphs", () => paragraphBombDocx(2_000_000), "paragraphs.docx", /^the DOCX was not read: word\/document\.xml is \d+ MB uncompressed/],
+    ["a DOCX of 120,000 paragraphs (under every size limit)", () => paragraphBombDocx(120_000), "many-paragraphs.docx", /more than 100,000 paragraphs/],
+    ["a 1 MB DOCX inflating to 1 GB", () => inflationBombDocx(1024 * MiB), "gigabyte.docx", /its entries inflate to 1,024 MB; the most Mediabox reads is 512 MB/],
+    ["a DOCX inflating to 200 MB", () => inflationBombDocx(200 * MiB), "inflating.docx", /word\/document\.xml is 200 MB uncompressed/],
+    ["a DOCX whose zip entry claims 1 MB and inflates to 40 MB", () => inflationBombDocx(40 * MiB, { declaredSize: MiB }), "liar.docx", /inflates to more than the 1,048,576 bytes its zip entry declares/],
+    ["a PDF page holding one 30000 x 30000 image", () => hugeImagePdf(30_000), "gigapixel.pdf", /image of 30,000 x 30,000 pixels \(900 megapixels\), more than the 40 megapixels/],
+    ["a text file of 300,000 one-word blocks", () => manyBlocksText(300_000), "blocks.txt", /more than 250,000 blocks/],
+  ];
+  for (const [name, make, filename, reason] of bombs) {
+    test(`${name}: fails at once with the reason; the server serves on`, async () => {
+      const id = await upload(owner, await make(), filename);
+      const { status, job } = await outcome(owner, id);
+      expect(status).toMatchObject({ processing_status: "failed", text_extraction_status: "failed" });
+      expect(status.error_message).toMatch(reason);
+      expect(status.error_message).not.toContain(server.dataDir);
+      // Failed for good on its first attempt: never retried into the same failure.
+      expect(job).toMatchObject({ status: "failed", attempts: 1 });
+      expect(job.error).toMatch(reason);
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    }, TIMEOUT);
+  }
+
+  test("after the bombs, a normal document still reads", async () => {
+    const id = await upload(owner, await reportDocx(), "review.docx");
+    const { status } = await outcome(owner, id);
+    expect(status).toMatchObject({ processing_status: "completed", text_extraction_status: "completed" });
+    expect((await owner.api.get(`/files/${id}`)).body.extracted_text).toContain("Quarterly Operations Review");
+  }, TIMEOUT);
+});
+
+describe("the document reader's watchdog", () => {
+  let reader: DocumentReader;
+  afterAll(() => reader?.close());
+
+  test("a child over its memory budget is killed and the read fails for good", async () => {
+    // 48 MB is below what the reader process needs just to start: the first poll kills it.
+    reader = new DocumentReader({ memoryBudgetBytes: 48 * MiB, ocr: noOcr });
+    const err = await reader.read(await reportDocx(), "docx").catch((e: Error) => e);
+    expect(err).toBeInstanceOf(DocumentExtractionError);
+    expect((err as Error).message).toBe(
+      "reading the document needed more than 48 MB of memory (the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped",
+    );
+    expect(reader.lastRead!.peakRssBytes).toBeGreaterThan(48 * MiB);
+    // The next read gets a fresh child (and meets the same budget).
+    const again = await reader.read(new TextEncoder().encode("hello\n"), "txt").catch((e: Error) => e);
+    expect((again as Error).message).toContain("needed more than 48 MB");
+    await reader.close();
+  }, TIMEOUT);
+
+  test("a read whose memory grows past the budget is killed mid-read", async () => {
+    // 90,000 paragraphs pass every decode limit, but mammoth holds ~500 MB for them; the reader starts at ~150 MB.
+    reader = new DocumentReader({ memoryBudgetBytes: 300 * MiB, ocr: noOcr });
+    expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).text).toBe("warm up");
+    const child = reader.pid!;
+    const started = performance.now();
+    const err = await reader.read(await paragraphBombDocx(90_000), "docx").catch((e: Error) => e);
+    expect((err as Error).message).toContain("needed more than 300 MB of memory");
+    expect(err).toBeInstanceOf(DocumentExtractionError);
+    // Caught by the poll, not long after the budget was passed.
+    expect(reader.lastRead!.peakRssBytes).toBeGreaterThan(300 * MiB);
+    expect(reader.lastRead!.peakRssBytes).toBeLessThan(600 * MiB);
+    expect(performance.now() - started).toBeLessThan(15_000);
+    await until(() => gone(child), "the killed child to exit");
+    await reader.close();
+  }, TIMEOUT);
+
+  test("a child past its time limit is killed; a cancelled read kills the child; both spare the next read", async () => {
+    reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, timeLimitMs: 150, pollMs: 20, ocr: noOcr });
+    // Warm the child up with a tiny read, so the time limit meets the slow read itself.
+    expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).text).toBe("warm up");
+    const slow = await paragraphBombDocx(60_000); // mammoth needs seconds for it
+    const first = reader.pid!;
+    const late = await reader.read(slow, "docx").catch((e: Error) => e);
+    expect(late).toBeInstanceOf(DocumentExtractionError);
+    expect((late as Error).message).toBe("reading the document took longer than 0.2 s, so it was stopped");
+    await until(() => gone(first), "the timed-out child to exit");
+
+    const controller = new AbortController();
+    const reading = reader.read(slow, "docx", { signal: controller.signal }).catch((e: Error) => e);
+    await until(() => reader.pid !== null && reader.pid !== first, "a new child");
+    const second = reader.pid!;
+    controller.abort();
+    const cancelled = await reading;
+    expect(cancelled).not.toBeInstanceOf(DocumentExtractionError);
+    expect((cancelled as Error).message).toBe("extraction interrupted");
+    await until(() => gone(second), "the cancelled child to exit");
+
+    expect((await reader.read(new TextEncoder().encode("still reading\n"), "txt")).text).toBe("still reading");
+    await reader.close();
+  }, TIMEOUT);
+
+  test("the child exits when the process that owns it is killed with SIGKILL", async () => {
+    const host = Bun.spawn([process.execPath, join(import.meta.dir, "support", "reader-host.ts")], { stdout: "pipe", stderr: "inherit" });
+    try {
+      const reader = host.stdout.getReader();
+      let text = "";
+      while (!text.includes("\n")) {
+        const chunk = await reader.read();
+        if (chunk.done) throw new Error(`the reader host exited early: ${text}`);
+        text += new TextDecoder().decode(chunk.value);
+      }
+      const child = JSON.parse(text.split("\n")[0]!).child as number;
+      expect(gone(child)).toBe(false);
+      host.kill("SIGKILL");
+      await host.exited;
+      await until(() => gone(child), "the orphaned reader child to exit");
+    } finally {
+      host.kill("SIGKILL");
+    }
+  }, TIMEOUT);
+});
+
+describe("a read killed by the watchdog, through the server", () => {
+  const dataDir = tempDir();
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  test("fails the document on its first attempt, stays failed after a restart, and stop() leaves no child behind", async () => {
+    let server = await startTestServer({ dataDir, env: { MEDIABOX_DOCUMENT_MEMORY_MB: "48" } });
+    let fileId: string;
+    let jobId: string;
+    let key: string;
+    try {
+      const owner = server.tenant({ tier: "CUSTOM" });
+      key = owner.key;
+      fileId = await upload(owner, await reportDocx(), "review.docx");
+      const { status, job } = await outcome(owner, fileId);
+      jobId = job.job_id;
+      expect(status).toMatchObject({ processing_status: "failed", text_extraction_status: "failed" });
+      expect(status.error_message).toBe("reading the document needed more than 48 MB of memory (the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped");
+      expect(job).toMatchObject({ status: "failed", attempts: 1 });
+      expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      await server.stop();
+    }
+
+    // A restart with the default budget: the job is finished, so nothing reads the bomb again.
+    server = await startTestServer({ dataDir });
+    try {
+      const api = new ApiClient(server.url, key!);
+      const job = (await api.get(`/job/${jobId!}`)).body;
+      expect(job).toMatchObject({ status: "failed", attempts: 1 });
+      expect((await api.get(`/files/${fileId!}/processing-status`)).body).toMatchObject({ processing_status: "failed", text_extraction_status: "failed" });
+
+      // This server's own reader runs, and goes when the server stops.
+      const owner = server.tenant({ tier: "CUSTOM" });
+      const id = await upload(owner, await reportDocx(), "second.docx");
+      expect((await outcome(owner, id)).status.text_extraction_status).toBe("completed");
+      const child = documentReaderOf(server.ctx).pid!;
+      expect(gone(child)).toBe(false);
+      await server.stop();
+      await until(() => gone(child), "the reader child to exit with the server");
+    } finally {
+      await server.stop();
+    }
+  }, TIMEOUT);
+});

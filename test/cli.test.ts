@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
@@ -8,12 +8,13 @@ import { run, spawnServer, type ServerProcess } from "./support/process.ts";
 const dataDir = tempDir("mediabox-cli-");
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
+/** Servers a test started: killed after it, whatever happened (stopping one already stopped is harmless). */
 const servers: ServerProcess[] = [];
 
-afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop("SIGKILL")));
-  rmSync(dataDir, { recursive: true, force: true });
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
 });
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 describe("organizations", () => {
   test("create, list and change tier", async () => {

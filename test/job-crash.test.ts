@@ -8,6 +8,7 @@ import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { databasePath } from "../src/db/database.ts";
+import { waitFor } from "./support/polling.ts";
 import { spawnServer, type ServerProcess } from "./support/process.ts";
 import { tempDir } from "./support/server.ts";
 
@@ -16,8 +17,8 @@ const fixture = join(import.meta.dir, "fixtures", "job-server.ts");
 const env = { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_JOB_LEASE_SECONDS: "600", MEDIABOX_LOG_LEVEL: "info" };
 const started: ServerProcess[] = [];
 
-afterAll(() => {
-  for (const s of started) s.proc.kill("SIGKILL");
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.stop("SIGKILL")));
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -43,24 +44,18 @@ function jobStatus(): string | null {
   }
 }
 
-async function until(probe: () => boolean, what: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(50);
-  }
-}
-
 test("a job interrupted by kill -9 is taken over by the next process at once and completes exactly once", async () => {
   const first = await spawnServer([process.execPath, fixture], { env });
   started.push(first);
-  await until(() => executions().length === 1, "the first execution", 15_000);
+  await waitFor(() => executions().length === 1, { what: "the first execution" });
   expect(await first.stop("SIGKILL")).not.toBe(0);
 
   const second = await spawnServer([process.execPath, fixture], { env });
   started.push(second);
   // The lease runs 10 minutes: completing within seconds shows the dead process's lease was released.
-  await until(() => executions().length === 2 && jobStatus() === "completed", "the takeover to complete", 15_000);
+  await waitFor(() => executions().length === 2 && jobStatus() === "completed", {
+    what: () => `the takeover to complete (executions: ${JSON.stringify(executions())}, job: ${jobStatus()})`,
+  });
   expect(await second.stop("SIGTERM")).toBe(0);
 
   const runs = executions();
@@ -77,4 +72,4 @@ test("a job interrupted by kill -9 is taken over by the next process at once and
   } finally {
     db.close();
   }
-}, 60_000);
+}, 180_000); // two server starts and two waits, each with a 60 s deadline of its own

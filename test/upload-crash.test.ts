@@ -10,8 +10,9 @@ import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { databasePath } from "../src/db/database.ts";
 import { png } from "./support/fixtures.ts";
+import { pollApi, waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
-import { tempDir } from "./support/server.ts";
+import { ApiClient, tempDir } from "./support/server.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const dataDir = tempDir("mediabox-upload-crash-");
@@ -20,8 +21,8 @@ const env = { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_J
 const servers: ServerProcess[] = [];
 const FILES = 80;
 
-afterAll(() => {
-  for (const s of servers) s.proc.kill("SIGKILL");
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop("SIGKILL")));
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -90,9 +91,9 @@ test("kill -9 during a batch loses no acknowledged file; a cut-off streaming upl
     duplex: "half",
   } as RequestInit).catch((err: unknown) => err);
 
-  // Kill as soon as the background job has stored its first file (it starts 0.5 s after the response).
-  const deadline0 = Date.now() + 10_000;
-  while (countFiles() === 0 && Date.now() < deadline0) await Bun.sleep(2);
+  // Kill as soon as the background job has stored its first file (it starts 0.5 s after the response):
+  // probed every 2 ms, so the kill lands mid-batch.
+  await waitFor(() => countFiles() > 0, { what: "the batch job to store its first file", intervalMs: 2, maxIntervalMs: 2 });
   expect(await first.stop("SIGKILL")).not.toBe(0);
   expect(await cutOff).toBeInstanceOf(Error);
   const storedBeforeKill = countFiles();
@@ -103,15 +104,13 @@ test("kill -9 during a batch loses no acknowledged file; a cut-off streaming upl
 
   const second = await spawnServer([process.execPath, MAIN, "serve"], { env });
   servers.push(second);
-  const deadline = Date.now() + 30_000;
-  let status = "";
-  while (Date.now() < deadline) {
-    const res = await fetch(`${second.url}/api/v2/files/sessions/${sessionId}/status`, { headers: auth });
-    status = ((await res.json()) as { status: string }).status;
-    if (status !== "processing" && status !== "pending" && status !== "uploading") break;
-    await Bun.sleep(100);
-  }
-  expect(status).toBe("completed");
+  const finished = await pollApi<{ status: string }>(
+    { api: new ApiClient(second.url, key) },
+    `/files/sessions/${sessionId}/status`,
+    (res) => !["processing", "pending", "uploading"].includes(res.body.status),
+    { what: "the interrupted batch to finish after the restart" },
+  );
+  expect(finished.body.status).toBe("completed");
   const results = (await (await fetch(`${second.url}/api/v2/files/sessions/${sessionId}/results`, { headers: auth })).json()) as {
     results: Array<{ image_id: string; filename: string; status: string }>;
   };
@@ -140,4 +139,4 @@ test("kill -9 during a batch loses no acknowledged file; a cut-off streaming upl
   } finally {
     db.close();
   }
-}, 90_000);
+}, 180_000); // two server starts and two waits, each with a 60 s deadline of its own

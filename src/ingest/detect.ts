@@ -7,6 +7,7 @@
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
 import { errorMessage } from "../errors.ts";
+import { inspectSvg } from "./svg-check.ts";
 
 export type MediaType = "image" | "document" | "video";
 export type DocumentType = "pdf" | "docx" | "txt" | "md";
@@ -43,7 +44,8 @@ const MARKDOWN_HINT = /\.(md|markdown|mdown|mkd)$/i;
 
 /**
  * `head` is the file's first bytes (64 KiB is plenty); `path`, when the whole file is on disk,
- * lets a zip whose telling entries lie beyond the head (a docx, a jar) be read in full.
+ * lets a zip whose telling entries lie beyond the head (a docx, a jar) be read in full, and an
+ * SVG be checked to its end (without it an SVG is refused: its head alone proves nothing).
  */
 export async function detectType(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
   if (head.byteLength === 0) return { ok: false, reason: "the file is empty" };
@@ -57,7 +59,7 @@ export async function detectType(head: Uint8Array, filename: string, path?: stri
     }
   }
   if (found) return classifyBinary(found.ext, found.mime);
-  return classifyText(head, filename);
+  return classifyText(head, filename, path);
 }
 
 function classifyBinary(ext: string, mime: string): Detection {
@@ -104,7 +106,7 @@ const BATCH = /^\s*@?echo\s+off\b/im;
 const POWERSHELL = /\b(Invoke-Expression|Invoke-WebRequest|Set-ExecutionPolicy|Start-Process|New-Object\s+System\.Net\.WebClient|IEX\s*\()/i;
 const ACTIVE_MARKUP = /<script\b|\bjavascript:|\son[a-z]+\s*=|<iframe\b|<object\b|<embed\b|<foreignObject\b/i;
 
-function classifyText(head: Uint8Array, filename: string): Detection {
+async function classifyText(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
   const text = decodeText(head);
   if (text === null) return { ok: false, reason: "unrecognized binary content" };
   const start = text.trimStart();
@@ -113,12 +115,13 @@ function classifyText(head: Uint8Array, filename: string): Detection {
   if (BATCH.test(text)) return { ok: false, reason: "batch scripts are not accepted" };
   if (POWERSHELL.test(text)) return { ok: false, reason: "PowerShell scripts are not accepted" };
 
-  const lower = start.slice(0, 1024).toLowerCase();
-  const isSvg = /^(<\?xml[^>]*>\s*)?(<!--[\s\S]*?-->\s*)*(<!doctype svg[^>]*>\s*)?<svg[\s>]/.test(lower);
-  if (isSvg) {
-    if (ACTIVE_MARKUP.test(text)) return { ok: false, reason: "SVG with script or event handlers is not accepted" };
+  // An <svg> root after comments or a doctype of any length is an SVG, checked whole (svg-check.ts).
+  const svg = await inspectSvg(text, path);
+  if (svg.svg) {
+    if (svg.refusal) return { ok: false, reason: svg.refusal };
     return { ok: true, type: { mediaType: "image", mime: "image/svg+xml", format: "svg", documentType: null } };
   }
+  const lower = start.slice(0, 1024).toLowerCase();
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(lower) || (/<script\b/i.test(text) && /<\/?[a-z]+[\s>]/i.test(lower))) {
     return { ok: false, reason: ACTIVE_MARKUP.test(text) ? "HTML with script is not accepted" : "HTML pages are not a supported document type (pdf, docx, txt, md)" };
   }

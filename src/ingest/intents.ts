@@ -9,15 +9,19 @@
  * UPLOADED multipart intent back to PENDING until the part is confirmed again.
  */
 import type { Database } from "bun:sqlite";
+import { mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import type { Principal } from "../auth/api-keys.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { LocalBlobStore } from "../storage/local-store.ts";
-import { detectType, mediaTypeFromHints, type MediaType } from "./detect.ts";
+import { scratchRoot } from "../processing/scratch.ts";
+import { detectType, mediaTypeFromHints, type Detection, type MediaType } from "./detect.ts";
 import { findDuplicate, insertFileRecord, unsupportedFile } from "./ingest.ts";
 import { parseUploadOptions, resolvePlacement, type RawOptions, type UploadOptions } from "./options.ts";
+import { SVG_MAX_BYTES } from "./svg-check.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -468,8 +472,7 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
     throw conflict(`${why}; the upload was discarded, create a new one`, "UPLOAD_HASH_MISMATCH");
   }
 
-  const head = await blobs.head(row.object_key, DETECTION_HEAD_BYTES);
-  const detection = await detectType(head ?? new Uint8Array(), row.filename);
+  const detection = await detectStored(ctx, row, digest.size);
   if (!detection.ok) {
     await fail(ctx, row, `unsupported content: ${detection.reason}`);
     throw unsupportedFile(detection.reason);
@@ -512,6 +515,30 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
     ).run(type.mediaType, fileId, at, at, row.id);
   }).immediate();
   return completionResult(getIntentRow(db, principal.orgId, row.id));
+}
+
+/**
+ * Detects the stored object's type with the whole object on local disk whenever it can be, so
+ * an SVG is checked to its end (detect.ts refuses an SVG it cannot read whole): the local
+ * store's object is read in place; an S3 object is fetched into scratch only when it is small
+ * enough to be an acceptable SVG (anything larger is detected from its head).
+ */
+async function detectStored(ctx: AppContext, row: IntentRow, size: number): Promise<Detection> {
+  const { blobs } = ctx;
+  const head = (await blobs.head(row.object_key, DETECTION_HEAD_BYTES)) ?? new Uint8Array();
+  if (blobs instanceof LocalBlobStore) return detectType(head, row.filename, blobs.pathOf(row.object_key));
+  if (size > SVG_MAX_BYTES) return detectType(head, row.filename);
+  const dir = join(scratchRoot(ctx.config.dataDir), `detect-${crypto.randomUUID()}`);
+  mkdirSync(dir, { recursive: true });
+  try {
+    const stream = await blobs.read(row.object_key);
+    if (!stream) return detectType(head, row.filename);
+    const path = join(dir, "object");
+    await Bun.write(path, new Response(stream));
+    return await detectType(head, row.filename, path);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The whole object's size and SHA-256, assembling a multipart upload first. */

@@ -8,6 +8,7 @@ import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import type { VariantType } from "../images/variants.ts";
+import { isInlineSafe } from "../storage/serving-policy.ts";
 import { type FileRow, tagsOf } from "./file-rows.ts";
 
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
@@ -38,11 +39,16 @@ export class FileUrls {
     return urls;
   }
 
+  /**
+   * The stored original. A type that may not be shown inline (an SVG: it is a document) is
+   * always an attachment (serving-policy.ts), so it carries its file name even as a view URL.
+   */
   async original(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS, download = false): Promise<string | null> {
     if (!row.blob_key) return null;
+    const named = download || !isInlineSafe(row.content_type);
     return this.ctx.blobs.presignGet(
       row.blob_key,
-      { expiresInSeconds, contentType: row.content_type, ...(download ? { downloadName: row.filename } : {}) },
+      { expiresInSeconds, contentType: row.content_type, ...(named ? { downloadName: row.filename } : {}) },
       this.origin,
     );
   }

@@ -3,7 +3,9 @@
  * URLs point at. Supports exactly what those URLs are for: PUT of a whole object (verifying
  * x-amz-checksum-sha256 when signed), PUT of a multipart part (answering its ETag), and
  * GET/HEAD of an object. Every request must carry a valid, unexpired SigV4 query signature made
- * with the local secret; anything else is 403 with an S3-style XML error.
+ * with the local secret, over every header it signs (Content-Type included); anything else is
+ * 403 with an S3-style XML error. Blobs are user-supplied and served from the API's own origin,
+ * so every answer is made inert by serving-policy.ts whatever the signed URL asks for.
  */
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { HttpRequest } from "@smithy/protocol-http";
@@ -14,6 +16,7 @@ import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { SizeLimitError } from "./disk.ts";
 import { LOCAL_BUCKET, LOCAL_S3_PATH, LocalStoreError, type LocalBlobStore } from "./local-store.ts";
+import { BLOB_RESPONSE_HEADERS, servedContentType, servedDisposition } from "./serving-policy.ts";
 
 const MAX_OBJECT_BYTES = 5 * 1024 ** 3;
 const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
@@ -38,7 +41,7 @@ function errorResponse(err: S3Error, resource: string): Response {
   const body =
     `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${err.code}</Code><Message>${xmlEscape(err.message)}</Message>` +
     `<Resource>${xmlEscape(resource)}</Resource></Error>`;
-  return new Response(body, { status: err.status, headers: { "content-type": "application/xml" } });
+  return new Response(body, { status: err.status, headers: { ...BLOB_RESPONSE_HEADERS, "content-type": "application/xml" } });
 }
 
 function parseAmzDate(raw: string | null): number {
@@ -116,22 +119,24 @@ async function* bodyOf(request: Request): AsyncIterable<Uint8Array> {
   if (request.body) yield* request.body;
 }
 
-/** Serves one object, honouring a single `Range: bytes=a-b`. */
+/**
+ * Serves one object, honouring a single `Range: bytes=a-b`. The signed URL's
+ * `response-content-type` and `response-content-disposition` are only requests: an active type
+ * is served as an opaque attachment, and every answer carries nosniff and a sandboxing CSP.
+ */
 function serveObject(path: string, request: Request, url: URL): Response {
   const file = Bun.file(path);
   const size = file.size;
-  const headers: Record<string, string> = {
-    "accept-ranges": "bytes",
-    "content-type": url.searchParams.get("response-content-type") ?? "application/octet-stream",
-  };
-  const disposition = url.searchParams.get("response-content-disposition");
+  const type = servedContentType(url.searchParams.get("response-content-type"));
+  const headers: Record<string, string> = { ...BLOB_RESPONSE_HEADERS, "accept-ranges": "bytes", "content-type": type };
+  const disposition = servedDisposition(type, url.searchParams.get("response-content-disposition"));
   if (disposition) headers["content-disposition"] = disposition;
   const range = /^bytes=(\d*)-(\d*)$/.exec(request.headers.get("range") ?? "");
   if (range && (range[1] || range[2])) {
     let start = range[1] ? Number(range[1]) : Math.max(0, size - Number(range[2]));
     let end = range[1] && range[2] ? Math.min(Number(range[2]), size - 1) : size - 1;
     if (start >= size || start > end) {
-      return new Response(null, { status: 416, headers: { "content-range": `bytes */${size}` } });
+      return new Response(null, { status: 416, headers: { ...BLOB_RESPONSE_HEADERS, "content-range": `bytes */${size}` } });
     }
     headers["content-range"] = `bytes ${start}-${end}/${size}`;
     headers["content-length"] = String(end - start + 1);

@@ -1,20 +1,20 @@
 /**
  * Presigned URLs for both backends, produced by the AWS presigner so they are real SigV4 query
- * signatures that any S3 client or plain HTTP client can use. The checksum headers stay signed
- * headers (not hoisted into the query) so the store verifies the client's SHA-256 on PUT.
+ * signatures that any S3 client or plain HTTP client can use. On PUT, the checksum headers stay
+ * signed headers (not hoisted into the query) so the store verifies the client's SHA-256, and
+ * Content-Type is signed too (the AWS presigner leaves it out unless asked), so an upload
+ * cannot change the type it was granted. GETs carry only what serving-policy.ts allows: a safe
+ * response type, an attachment for anything active, and a bounded download name.
  */
 import { GetObjectCommand, PutObjectCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import type { Clock } from "../clock.ts";
 import type { PresignGetOptions, PresignPutOptions } from "./blob-store.ts";
+import { attachmentDisposition } from "./content-disposition.ts";
+import { servedContentType, servedDisposition } from "./serving-policy.ts";
 
 const CHECKSUM_HEADERS = new Set(["x-amz-checksum-sha256", "x-amz-sdk-checksum-algorithm"]);
-
-export function contentDisposition(filename: string): string {
-  // RFC 6266: an ASCII fallback plus the exact UTF-8 name.
-  const fallback = filename.replace(/[^\x20-\x7e]|["\\%]/g, "_");
-  return `attachment; filename="${fallback}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
-}
+const SIGNED_PUT_HEADERS = new Set(["content-type"]);
 
 export class Presigner {
   constructor(
@@ -26,7 +26,7 @@ export class Presigner {
   private sign(
     command: PutObjectCommand | UploadPartCommand | GetObjectCommand,
     expiresIn: number,
-    extra: { unhoistableHeaders?: Set<string> } = {},
+    extra: { unhoistableHeaders?: Set<string>; signableHeaders?: Set<string> } = {},
   ) {
     // The presigner's Command type is declared against its own copy of the smithy types; the
     // cast bridges two structurally equal declarations.
@@ -44,7 +44,7 @@ export class Presigner {
       ContentType: options.contentType,
       ...(options.checksumSha256Base64 ? { ChecksumSHA256: options.checksumSha256Base64, ChecksumAlgorithm: "SHA256" } : {}),
     });
-    return this.sign(command, options.expiresInSeconds, { unhoistableHeaders: CHECKSUM_HEADERS });
+    return this.sign(command, options.expiresInSeconds, { unhoistableHeaders: CHECKSUM_HEADERS, signableHeaders: SIGNED_PUT_HEADERS });
   }
 
   part(key: string, uploadId: string, partNumber: number, expiresIn: number): Promise<string> {
@@ -52,11 +52,13 @@ export class Presigner {
   }
 
   get(key: string, options: PresignGetOptions): Promise<string> {
+    const type = servedContentType(options.contentType);
+    const disposition = servedDisposition(type, options.downloadName ? attachmentDisposition(options.downloadName) : null);
     const command = new GetObjectCommand({
       Bucket: this.bucket,
       Key: key,
-      ...(options.downloadName ? { ResponseContentDisposition: contentDisposition(options.downloadName) } : {}),
-      ...(options.contentType ? { ResponseContentType: options.contentType } : {}),
+      ResponseContentType: type,
+      ...(disposition ? { ResponseContentDisposition: disposition } : {}),
     });
     return this.sign(command, options.expiresInSeconds);
   }

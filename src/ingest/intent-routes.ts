@@ -199,6 +199,8 @@ export function intentRoutes(ctx: AppContext) {
       "/files/uploads/:upload_id",
       ({ principal, params, query }) => abortIntent(ctx, principal.orgId, params.upload_id, query.reason ?? null),
       {
+        // An edit, not a deletion: it cancels an upload in progress, whose bytes never became a
+        // file; whoever may start an upload may stop it. Deleting stored files needs DELETE.
         permission: "edit",
         params: uploadParams,
         query: t.Object({ reason: t.Optional(t.String({ maxLength: 255, error: "reason: at most 255 characters" })) }),

@@ -1,7 +1,9 @@
 /**
  * The S3 blob store: any S3-compatible endpoint (AWS, MinIO, Ceph, ...) through the AWS SDK.
  * Presigned URLs point straight at the object store, so intent uploads never pass through
- * the appliance.
+ * the appliance. S3 cannot add nosniff or a CSP per request, so objects the appliance writes
+ * are stored with the type and disposition serving-policy.ts allows (an SVG is stored as an
+ * opaque attachment), and presigned GETs ask for the same; the bucket should add the rest.
  */
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
@@ -21,6 +23,14 @@ import { Upload } from "@aws-sdk/lib-storage";
 import type { Clock } from "../clock.ts";
 import { digestStream, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
 import { Presigner } from "./presigner.ts";
+import { servedContentType, servedDisposition } from "./serving-policy.ts";
+
+/** The object's own Content-Type and Content-Disposition: what a GET without overrides would answer. */
+function storedHeaders(contentType: string): { ContentType: string; ContentDisposition?: string } {
+  const type = servedContentType(contentType);
+  const disposition = servedDisposition(type, null);
+  return { ContentType: type, ...(disposition ? { ContentDisposition: disposition } : {}) };
+}
 
 function isMissing(err: unknown): boolean {
   return err instanceof NoSuchKey || err instanceof NotFound || (err as { name?: string })?.name === "NotFound" || (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 404;
@@ -44,7 +54,7 @@ export class S3BlobStore implements BlobStore {
     // lib-storage switches to a multipart upload for large files and streams from disk.
     await new Upload({
       client: this.client,
-      params: { Bucket: this.bucket, Key: key, Body: createReadStream(path), ContentType: contentType },
+      params: { Bucket: this.bucket, Key: key, Body: createReadStream(path), ...storedHeaders(contentType) },
       partSize: 16 * 1024 * 1024,
       queueSize: 2,
     }).done();
@@ -94,7 +104,7 @@ export class S3BlobStore implements BlobStore {
 
   async createMultipartUpload(key: string, contentType: string): Promise<string> {
     // S3 needs no layout up front; parts may arrive in any size the client chose.
-    const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: contentType }));
+    const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ...storedHeaders(contentType) }));
     if (!out.UploadId) throw new Error("the object store returned no UploadId");
     return out.UploadId;
   }

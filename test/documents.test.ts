@@ -4,7 +4,7 @@
  * fixture embedding model, paraphrases with a real model when one is installed); analyze (sync
  * and async); the 400/404/409 cases; and the purge of everything derived from a document.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -14,7 +14,7 @@ import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
 import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { photo } from "./support/images.ts";
-import { jobDone, processed } from "./support/polling.ts";
+import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const SHARED_MINILM = SHARED_TOKENIZER;
@@ -28,6 +28,24 @@ beforeAll(async () => {
   owner = server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
+
+/** Servers and folders a test made: stopped and removed after it, whatever happened. */
+const extraServers: TestServer[] = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  await Promise.all(extraServers.splice(0).map((s) => s.close()));
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+async function startExtraServer(options: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
+  const started = await startTestServer(options);
+  extraServers.push(started);
+  return started;
+}
+function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(dir);
+  return dir;
+}
 
 const bytesOf = async (b: Uint8Array | string | Promise<Uint8Array | string>) => {
   const v = await b;
@@ -245,83 +263,68 @@ describe("POST /files/search (keywords, no text model installed)", () => {
 
 describe("vector search with an installed text model", () => {
   test("chunks are embedded in the background and the vector signal joins the ranking", async () => {
-    const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-models-"));
+    const modelsDir = scratchDir("mediabox-models-");
     await buildFixtureEmbeddingModel(modelsDir);
-    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
-      const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
-      expect(summary.token_counts).toBe("tokenizer");
-      const embedded = await jobDone(tenant, summary.embedding_job_id);
-      expect(embedded.status).toBe("completed");
-      const chunks = (await tenant.api.get(`/files/${id}/chunks?include_embeddings=true`)).body;
-      expect(chunks.status_counts).toEqual({ completed: chunks.total_chunks, pending: 0, failed: 0 });
-      expect(chunks.chunks[0].embedding.length).toBeGreaterThan(0);
-      expect((await tenant.api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
+    const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
+    expect(summary.token_counts).toBe("tokenizer");
+    const embedded = await jobDone(tenant, summary.embedding_job_id);
+    expect(embedded.status).toBe("completed");
+    const chunks = (await tenant.api.get(`/files/${id}/chunks?include_embeddings=true`)).body;
+    expect(chunks.status_counts).toEqual({ completed: chunks.total_chunks, pending: 0, failed: 0 });
+    expect(chunks.chunks[0].embedding.length).toBeGreaterThan(0);
+    expect((await tenant.api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
 
-      const res = (await tenant.api.post("/files/search", { query: "VX-4471 flange leak" })).body;
-      expect(res.retrieval).toMatchObject({ keyword: true, vector: true });
-      expect(res.results[0].content).toContain("VX-4471");
-      expect(res.results[0].match.vector_rank).not.toBeNull();
-    } finally {
-      await other.close();
-    }
+    const res = (await tenant.api.post("/files/search", { query: "VX-4471 flange leak" })).body;
+    expect(res.retrieval).toMatchObject({ keyword: true, vector: true });
+    expect(res.results[0].content).toContain("VX-4471");
+    expect(res.results[0].match.vector_rank).not.toBeNull();
   });
 
   test("after the text model setting changes, a restart re-embeds every document with the new model", async () => {
-    const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-models-"));
+    const modelsDir = scratchDir("mediabox-models-");
     await buildFixtureEmbeddingModel(modelsDir, { name: "model-a", dim: 16 });
     await buildFixtureEmbeddingModel(modelsDir, { name: "model-b", dim: 24 });
-    const dataDir = mkdtempSync(join(tmpdir(), "mediabox-restart-"));
-    const first = await startTestServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-a" } });
-    let key: string;
-    let id: string;
-    try {
-      const tenant = first.tenant({ tier: "ENTERPRISE" });
-      key = tenant.key;
-      id = await uploadDoc(tenant, new TextEncoder().encode(sampleMd()), "guide.md");
-      const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
-      expect((await jobDone(tenant, summary.embedding_job_id)).status).toBe("completed");
-      const chunks = (await tenant.api.get(`/files/${id}/chunks?include_embeddings=true`)).body.chunks;
-      expect(chunks.map((c: { embedding_model: string; embedding: number[] }) => [c.embedding_model, c.embedding.length])).toContainEqual(["model-a", 16]);
-    } finally {
-      await first.close();
-    }
+    const dataDir = scratchDir("mediabox-restart-");
+    const first = await startExtraServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-a" } });
+    const tenant = first.tenant({ tier: "ENTERPRISE" });
+    const key = tenant.key;
+    const id = await uploadDoc(tenant, new TextEncoder().encode(sampleMd()), "guide.md");
+    const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
+    expect((await jobDone(tenant, summary.embedding_job_id)).status).toBe("completed");
+    const before = (await tenant.api.get(`/files/${id}/chunks?include_embeddings=true`)).body.chunks;
+    expect(before.map((c: { embedding_model: string; embedding: number[] }) => [c.embedding_model, c.embedding.length])).toContainEqual(["model-a", 16]);
+    await first.close();
 
-    const second = await startTestServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-b" } });
-    try {
-      const api = new ApiClient(second.url, key);
-      let chunks: { embedding_model: string; embedding: number[] | null }[] = [];
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await Bun.sleep(100)) {
-        chunks = (await api.get(`/files/${id}/chunks?include_embeddings=true`)).body.chunks;
-        if (chunks.every((c) => c.embedding_model === "model-b")) break;
-      }
-      expect(chunks.length).toBeGreaterThan(0);
-      expect(chunks.map((c) => [c.embedding_model, c.embedding?.length])).toEqual(chunks.map(() => ["model-b", 24]));
-      expect((await api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
-      const search = (await api.post("/files/search", { query: sampleMd().split("\n").find((l) => l.length > 40)!.slice(0, 60) })).body;
-      expect(search.retrieval).toMatchObject({ vector: true, vector_model: "model-b" });
-      expect(search.results[0].match.vector_rank).not.toBeNull();
-    } finally {
-      await second.close();
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    const second = await startExtraServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-b" } });
+    const api = new ApiClient(second.url, key);
+    type Chunk = { embedding_model: string; embedding: number[] | null };
+    const reembedded = await pollApi<{ chunks: Chunk[] }>(
+      { api },
+      `/files/${id}/chunks?include_embeddings=true`,
+      (res) => res.body.chunks.every((c) => c.embedding_model === "model-b"),
+      { what: "every chunk to be embedded again with model-b" },
+    );
+    const chunks = reembedded.body.chunks;
+    expect(chunks.length).toBeGreaterThan(0);
+    expect(chunks.map((c) => [c.embedding_model, c.embedding?.length])).toEqual(chunks.map(() => ["model-b", 24]));
+    expect((await api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
+    const search = (await api.post("/files/search", { query: sampleMd().split("\n").find((l) => l.length > 40)!.slice(0, 60) })).body;
+    expect(search.retrieval).toMatchObject({ vector: true, vector_model: "model-b" });
+    expect(search.results[0].match.vector_rank).not.toBeNull();
   });
 
   const realModel = join(SHARED_MINILM, "onnx", "model_quantized.onnx");
   test.skipIf(!existsSync(realModel))("paraphrased queries find the right chunk with the real model", async () => {
-    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: resolve(SHARED_MINILM, "..") } });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
-      const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
-      await jobDone(tenant, summary.embedding_job_id);
-      const res = (await tenant.api.post("/files/search", { query: "which part was swapped out during the repair" })).body;
-      expect(res.results[0].content).toContain("VX-4471");
-    } finally {
-      await other.close();
-    }
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: resolve(SHARED_MINILM, "..") } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
+    const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
+    await jobDone(tenant, summary.embedding_job_id);
+    const res = (await tenant.api.post("/files/search", { query: "which part was swapped out during the repair" })).body;
+    expect(res.results[0].content).toContain("VX-4471");
   });
   if (!existsSync(realModel)) console.warn(`skipped the paraphrase test: no real sentence-embedding model at ${realModel}`);
 });

@@ -4,7 +4,7 @@
  * monthly quota), similar images, custom-schema and compliance extractions, reviews, markdown,
  * trigger-variants, /images/analyze (sync and async), corrupt input and the purge of derived data.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { decode as decodeBlurHash } from "blurhash";
 import sharp from "sharp";
 import { ManualClock } from "../src/clock.ts";
@@ -18,7 +18,7 @@ import { loadConfig } from "../src/config.ts";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
-import { jobDone, processed } from "./support/polling.ts";
+import { jobDone, processed, waitFor } from "./support/polling.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -30,6 +30,22 @@ beforeAll(async () => {
   owner = server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
+
+/** What a test started or made: stopped and removed after it, whatever happened. */
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+async function startExtraServer(options: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
+  const started = await startTestServer(options);
+  cleanups.push(() => started.close());
+  return started;
+}
+function scratchDir(prefix: string): string {
+  const dir = tempDir(prefix);
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) {
   const form = new FormData();
@@ -214,20 +230,15 @@ describe("OCR", () => {
   test("MEDIABOX_OCR_LANGUAGES reads further languages from <models>/tesseract/; bad codes are refused at start", async () => {
     expect(() => loadConfig({}, { MEDIABOX_OCR_LANGUAGES: "eng+../etc" })).toThrow("--ocr-languages / MEDIABOX_OCR_LANGUAGES: expected tesseract language codes");
     expect(loadConfig({}, { MEDIABOX_OCR_LANGUAGES: "eng+deu,eng" }).ocrLanguages).toEqual(["eng", "deu"]);
-    const modelsDir = tempDir("mediabox-ocr-models-");
+    const modelsDir = scratchDir("mediabox-ocr-models-");
     mkdirSync(join(modelsDir, "tesseract"));
     const deu = join(dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
     copyFileSync(deu, join(modelsDir, "tesseract", "deu.traineddata.gz"));
-    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_LANGUAGES: "eng+deu" } });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const file = await processed(tenant, await upload(tenant, await textImage(["Übergabe an Jürgen Maßmann"]), "brief.png", { auto_describe: "false" }));
-      expect(file.visible_text).toContain("Übergabe an Jürgen");
-      expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("tesseract.js eng+deu");
-    } finally {
-      await other.close();
-      rmSync(modelsDir, { recursive: true, force: true });
-    }
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_LANGUAGES: "eng+deu" } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const file = await processed(tenant, await upload(tenant, await textImage(["Übergabe an Jürgen Maßmann"]), "brief.png", { auto_describe: "false" }));
+    expect(file.visible_text).toContain("Übergabe an Jürgen");
+    expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("tesseract.js eng+deu");
   });
 });
 
@@ -275,21 +286,17 @@ describe("descriptions and tags", () => {
   });
 
   test("a configured captioning model that is missing fails the description naming its folder", async () => {
-    const other = await startTestServer({ env: { MEDIABOX_CAPTION_MODEL: "vit-gpt2-image-captioning" } });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const form = new FormData();
-      form.append("file", new File([(await photo(9, 400, 300)) as Uint8Array<ArrayBuffer>], "c.jpg"));
-      const id = (await tenant.api.form("/files/upload", form)).body.image_id;
-      const file = await processed(tenant, id);
-      expect(file.description_status).toBe("failed");
-      expect(file.description_error).toContain("vit-gpt2-image-captioning");
-      expect(file.description_error).toContain(other.ctx.config.modelsDir);
-      expect(file.upload_description).toBeNull();
-      expect(file.variant_status).toBe("completed");
-    } finally {
-      await other.close();
-    }
+    const other = await startExtraServer({ env: { MEDIABOX_CAPTION_MODEL: "vit-gpt2-image-captioning" } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const form = new FormData();
+    form.append("file", new File([(await photo(9, 400, 300)) as Uint8Array<ArrayBuffer>], "c.jpg"));
+    const id = (await tenant.api.form("/files/upload", form)).body.image_id;
+    const file = await processed(tenant, id);
+    expect(file.description_status).toBe("failed");
+    expect(file.description_error).toContain("vit-gpt2-image-captioning");
+    expect(file.description_error).toContain(other.ctx.config.modelsDir);
+    expect(file.upload_description).toBeNull();
+    expect(file.variant_status).toBe("completed");
   });
 });
 
@@ -299,72 +306,55 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
   const WHITE: [number, number, number] = [255, 255, 255];
 
   test("an image left as general gets the category whose prompt CLIP ranks clearly first; the uploader's choice is kept", async () => {
-    const modelsDir = tempDir("mediabox-clip-models-");
+    const modelsDir = scratchDir("mediabox-clip-models-");
     // "computer" is only in the screenshot prompt, "blue" only in the blueprint one, "everyday" only in general's.
     buildFixtureClipModel(modelsDir, "clip-fixture", { computer: RED, blue: BLUE, everyday: WHITE });
-    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
-      expect([red.description_status, red.content_category]).toEqual(["completed", "screenshot"]);
-      const blue = await processed(tenant, await upload(tenant, await solid(320, 240, BLUE, "jpeg"), "blue.jpg"));
-      expect(blue.content_category).toBe("blueprint");
-      const white = await processed(tenant, await upload(tenant, await solid(320, 240, WHITE, "jpeg"), "white.jpg"));
-      expect(white.content_category).toBe("general");
-      const chosen = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "mine.jpg", { content_category: "artwork" }));
-      expect(chosen.content_category).toBe("artwork");
-      // The category came from the same CLIP vector similarity search uses.
-      expect(other.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
-    } finally {
-      await other.close();
-      rmSync(modelsDir, { recursive: true, force: true });
-    }
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
+    expect([red.description_status, red.content_category]).toEqual(["completed", "screenshot"]);
+    const blue = await processed(tenant, await upload(tenant, await solid(320, 240, BLUE, "jpeg"), "blue.jpg"));
+    expect(blue.content_category).toBe("blueprint");
+    const white = await processed(tenant, await upload(tenant, await solid(320, 240, WHITE, "jpeg"), "white.jpg"));
+    expect(white.content_category).toBe("general");
+    const chosen = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "mine.jpg", { content_category: "artwork" }));
+    expect(chosen.content_category).toBe("artwork");
+    // The category came from the same CLIP vector similarity search uses.
+    expect(other.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
   });
 
   test("after switching the image model, a restart re-embeds the library so similar images keep working", async () => {
-    const modelsDir = tempDir("mediabox-clip-models-");
+    const modelsDir = scratchDir("mediabox-clip-models-");
     buildFixtureClipModel(modelsDir, "clip-fixture", {}, { textTower: false });
-    const dataDir = tempDir("mediabox-restart-");
-    const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(id) as { m: string }).m);
-    const first = await startTestServer({ dataDir });
-    let key: string;
+    const dataDir = scratchDir("mediabox-restart-");
     const ids: string[] = [];
-    try {
-      const tenant = first.tenant({ tier: "ENTERPRISE" });
-      key = tenant.key;
-      for (const [name, colour] of [["red.jpg", RED], ["red-too.jpg", [200, 40, 40]], ["blue.jpg", BLUE]] as const) {
-        ids.push(await upload(tenant, await solid(320, 240, colour as [number, number, number], "jpeg"), name, { auto_describe: "false" }));
-      }
-      for (const id of ids) await processed(tenant, id);
-      expect(modelOf(first)).toEqual(["mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs"]);
-    } finally {
-      await first.close();
+    const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(id) as { m: string }).m);
+    const first = await startExtraServer({ dataDir });
+    const tenant = first.tenant({ tier: "ENTERPRISE" });
+    const key = tenant.key;
+    for (const [name, colour] of [["red.jpg", RED], ["red-too.jpg", [200, 40, 40]], ["blue.jpg", BLUE]] as const) {
+      ids.push(await upload(tenant, await solid(320, 240, colour as [number, number, number], "jpeg"), name, { auto_describe: "false" }));
     }
-    const second = await startTestServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
-    try {
-      for (const deadline = Date.now() + 20_000; Date.now() < deadline && modelOf(second).some((m) => m !== "clip:clip-fixture"); ) await Bun.sleep(100);
-      expect(modelOf(second)).toEqual(["clip:clip-fixture", "clip:clip-fixture", "clip:clip-fixture"]);
-      const similar = (await new ApiClient(second.url, key).get(`/files/${ids[0]}/similar`)).body;
-      expect(similar.items.map((i: { image_id: string }) => i.image_id)).toEqual([ids[1], ids[2]]);
-    } finally {
-      await second.close();
-      rmSync(dataDir, { recursive: true, force: true });
-      rmSync(modelsDir, { recursive: true, force: true });
-    }
+    for (const id of ids) await processed(tenant, id);
+    expect(modelOf(first)).toEqual(["mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs"]);
+    await first.close();
+
+    const second = await startExtraServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
+    await waitFor(() => modelOf(second).every((m) => m === "clip:clip-fixture"), {
+      what: () => `every image to be embedded again with clip-fixture (now: ${modelOf(second).join(", ")})`,
+    });
+    expect(modelOf(second)).toEqual(["clip:clip-fixture", "clip:clip-fixture", "clip:clip-fixture"]);
+    const similar = (await new ApiClient(second.url, key).get(`/files/${ids[0]}/similar`)).body;
+    expect(similar.items.map((i: { image_id: string }) => i.image_id)).toEqual([ids[1], ids[2]]);
   });
 
   test("without a text tower the rules decide, as without CLIP", async () => {
-    const modelsDir = tempDir("mediabox-clip-models-");
+    const modelsDir = scratchDir("mediabox-clip-models-");
     buildFixtureClipModel(modelsDir, "clip-vision-only", {}, { textTower: false });
-    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-vision-only" } });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
-      expect([red.description_status, red.content_category]).toEqual(["completed", "general"]);
-    } finally {
-      await other.close();
-      rmSync(modelsDir, { recursive: true, force: true });
-    }
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-vision-only" } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
+    expect([red.description_status, red.content_category]).toEqual(["completed", "general"]);
   });
 });
 
@@ -386,34 +376,30 @@ describe("optional OpenAI-compatible vision endpoint", () => {
         return Response.json({ model: body.model, choices: [{ message: { role: "assistant", content }, finish_reason: "stop" }] });
       },
     });
-    const other = await startTestServer({
+    cleanups.push(() => endpoint.stop(true));
+    const other = await startExtraServer({
       env: { MEDIABOX_VISION_ENDPOINT_URL: `http://127.0.0.1:${endpoint.port}/v1`, MEDIABOX_VISION_ENDPOINT_MODEL: "llava:13b" },
     });
-    try {
-      const tenant = other.tenant({ tier: "ENTERPRISE" });
-      const schema = await tenant.api.post("/custom-extraction-schemas", { name: "ep", schema: { type: "object", properties: { invoice_number: { type: "string" } } } });
-      const form = new FormData();
-      form.append("file", new File([(await photo(21, 800, 600)) as Uint8Array<ArrayBuffer>], "coast.jpg"));
-      form.append("custom_schema_id", schema.body.id);
-      const id = (await tenant.api.form("/files/upload", form)).body.image_id;
-      const file = await processed(tenant, id);
-      expect(file.description_status).toBe("completed");
-      expect(file.upload_description).toBe("A lighthouse on a rocky coast at dusk.");
-      expect(file.full_descriptions.map((d: { kind: string; model: string }) => [d.kind, d.model.split(" ")[0]])).toEqual([
-        ["caption", "llava:13b"],
-        ["summary", "mediabox-composer"],
-      ]);
-      const extraction = file.extractions.find((e: { domain: string }) => e.domain === "custom_schema");
-      expect(extraction.data.value).toEqual({ invoice_number: "FROM-ENDPOINT" });
-      expect(extraction.source).toBe("vision endpoint");
-      expect(requests.every((r) => r.model === "llava:13b" && r.hasImage)).toBe(true);
-      // caption, zero-shot category, custom schema
-      expect(requests.map((r) => r.wantsJson).sort()).toEqual([false, true, true]);
-      expect(file.content_category).toBe("real_estate");
-    } finally {
-      await other.close();
-      endpoint.stop(true);
-    }
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const schema = await tenant.api.post("/custom-extraction-schemas", { name: "ep", schema: { type: "object", properties: { invoice_number: { type: "string" } } } });
+    const form = new FormData();
+    form.append("file", new File([(await photo(21, 800, 600)) as Uint8Array<ArrayBuffer>], "coast.jpg"));
+    form.append("custom_schema_id", schema.body.id);
+    const id = (await tenant.api.form("/files/upload", form)).body.image_id;
+    const file = await processed(tenant, id);
+    expect(file.description_status).toBe("completed");
+    expect(file.upload_description).toBe("A lighthouse on a rocky coast at dusk.");
+    expect(file.full_descriptions.map((d: { kind: string; model: string }) => [d.kind, d.model.split(" ")[0]])).toEqual([
+      ["caption", "llava:13b"],
+      ["summary", "mediabox-composer"],
+    ]);
+    const extraction = file.extractions.find((e: { domain: string }) => e.domain === "custom_schema");
+    expect(extraction.data.value).toEqual({ invoice_number: "FROM-ENDPOINT" });
+    expect(extraction.source).toBe("vision endpoint");
+    expect(requests.every((r) => r.model === "llava:13b" && r.hasImage)).toBe(true);
+    // caption, zero-shot category, custom schema
+    expect(requests.map((r) => r.wantsJson).sort()).toEqual([false, true, true]);
+    expect(file.content_category).toBe("real_estate");
   });
 });
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { Elysia } from "elysia";
 import { ApiKeyError, createApiKey, revokeApiKey } from "../src/auth/api-keys.ts";
 import { errorHandler } from "../src/http/errors.ts";
@@ -11,6 +11,11 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
+/** Listeners a test started: stopped after it, whatever happened. */
+const listeners: { stop(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  await Promise.all(listeners.splice(0).map((l) => l.stop()));
+});
 
 describe("authentication", () => {
   test("a request without a key is 401 with a detail and a Bearer challenge", async () => {
@@ -168,12 +173,9 @@ describe("errors", () => {
         throw new Error("secret connection string at /srv/db");
       })
       .listen({ port: 0, hostname: "127.0.0.1" });
-    try {
-      const res = await new ApiClient(`http://127.0.0.1:${app.server!.port}`, null).get("/api/../boom");
-      expect(res.status).toBe(500);
-      expect(res.body).toEqual({ detail: "internal server error", code: "INTERNAL_ERROR" });
-    } finally {
-      await app.stop();
-    }
+    listeners.push(app);
+    const res = await new ApiClient(`http://127.0.0.1:${app.server!.port}`, null).get("/api/../boom");
+    expect(res.status).toBe(500);
+    expect(res.body).toEqual({ detail: "internal server error", code: "INTERNAL_ERROR" });
   });
 });

@@ -197,7 +197,7 @@ describe("scanned PDF", () => {
     const title = page.elements.find((e) => e.content.toUpperCase().includes("SCANNED MAINTENANCE LOG"))!;
     expect(title.bounding_box.y).toBeLessThan(0.25);
     expect(Math.abs(title.bounding_box.x - 120 / 1654)).toBeLessThan(0.03);
-  }, 60_000);
+  }, 120_000);
 
   test("OCR lines are laid out like text: headings, lists and key-value pairs", async () => {
     const seen: { width: number; height: number; format: string }[] = [];

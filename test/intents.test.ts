@@ -66,29 +66,27 @@ async function uploadParts(api: Tenant["api"], created: any, bytes: Uint8Array, 
 
 interface Backend {
   name: string;
-  start(): Promise<{ server: TestServer; close(): Promise<void> }>;
+  /** Starts the server (and its storage); `onStop` receives each stop step as soon as there is something to stop. */
+  start(onStop: (stop: () => Promise<unknown>) => void): Promise<TestServer>;
 }
 
 const backends: Backend[] = [
   {
     name: "local store (the appliance's own S3 endpoint)",
-    async start() {
+    async start(onStop) {
       const server = await startTestServer();
-      return { server, close: () => server.close() };
+      onStop(() => server.close());
+      return server;
     },
   },
   {
     name: "S3 backend against s3rver",
-    async start() {
+    async start(onStop) {
       const s3: S3Fixture = await startS3rver();
+      onStop(() => s3.close());
       const server = await startTestServer({ env: s3.env });
-      return {
-        server,
-        async close() {
-          await server.close();
-          await s3.close();
-        },
-      };
+      onStop(() => server.close());
+      return server;
     },
   },
 ];
@@ -96,14 +94,17 @@ const backends: Backend[] = [
 for (const backend of backends) {
   describe(`upload intents: ${backend.name}`, () => {
     let server: TestServer;
-    let close: () => Promise<void>;
     let owner: Tenant;
+    const stops: (() => Promise<unknown>)[] = [];
 
     beforeAll(async () => {
-      ({ server, close } = await backend.start());
+      server = await backend.start((stop) => stops.push(stop));
       owner = server.tenant();
     });
-    afterAll(() => close());
+    // Whatever started, even if the start failed half-way: the server first, then its storage.
+    afterAll(async () => {
+      for (const stop of stops.splice(0).reverse()) await stop();
+    });
 
     test("single-shot: create, PUT the bytes to the presigned URL, complete; completing again returns the same file", async () => {
       const bytes = png(32, 32, 7);
@@ -161,7 +162,7 @@ for (const backend of backends) {
       await Bun.write(file, bytes);
       const headerArgs = Object.entries(created.headers as Record<string, string>).flatMap(([k, v]) => ["-H", `${k}: ${v}`]);
       // Async spawn: the server answers from this same process.
-      const curl = Bun.spawn(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-X", "PUT", "--upload-file", file, ...headerArgs, created.presigned_url], { stdout: "pipe", stderr: "pipe" });
+      const curl = Bun.spawn(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "60", "-X", "PUT", "--upload-file", file, ...headerArgs, created.presigned_url], { stdout: "pipe", stderr: "pipe" });
       const [code, stderr] = await Promise.all([new Response(curl.stdout).text(), new Response(curl.stderr).text(), curl.exited]);
       expect({ code, stderr }).toEqual({ code: "200", stderr: "" });
       const done = await owner.api.post(`/files/uploads/${created.upload_id}/complete`, {});

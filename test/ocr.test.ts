@@ -177,5 +177,5 @@ describe("OCR languages beyond the bundled English", () => {
       await Promise.all([german.close(), englishOnly.close()]);
       rmSync(modelsDir, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -7,6 +7,11 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(() => server.close());
+/** Servers a test started: stopped after it, whatever happened. */
+const extraServers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(extraServers.splice(0).map((s) => s.close()));
+});
 
 describe("health", () => {
   test("/healthz answers without authentication", async () => {
@@ -25,15 +30,12 @@ describe("health", () => {
 
   test("/readyz is 503 when the job workers are down", async () => {
     const other = await startTestServer();
-    try {
-      await other.ctx.jobs.stop();
-      const res = await other.anonymous().get("/readyz");
-      expect(res.status).toBe(503);
-      expect(res.body.status).toBe("not_ready");
-      expect(res.body.checks.jobs.ok).toBe(false);
-    } finally {
-      await other.close();
-    }
+    extraServers.push(other);
+    await other.ctx.jobs.stop();
+    const res = await other.anonymous().get("/readyz");
+    expect(res.status).toBe(503);
+    expect(res.body.status).toBe("not_ready");
+    expect(res.body.checks.jobs.ok).toBe(false);
   });
 });
 

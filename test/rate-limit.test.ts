@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createApiKey } from "../src/auth/api-keys.ts";
 import { ManualClock } from "../src/clock.ts";
 import { bucketsFor, UPLOAD_LIMIT_ANONYMOUS } from "../src/ratelimit/policy.ts";
@@ -11,6 +11,11 @@ beforeAll(async () => {
   server = await startTestServer({ clock });
 });
 afterAll(() => server.close());
+/** Servers a test started: stopped after it, whatever happened. */
+const extraServers: TestServer[] = [];
+afterEach(async () => {
+  await Promise.all(extraServers.splice(0).map((s) => s.close()));
+});
 
 function limitHeaders(res: ApiResponse) {
   return {
@@ -178,12 +183,9 @@ describe("per-IP endpoint limits", () => {
 describe("client IP behind proxies", () => {
   test("X-Forwarded-For is ignored unless the peer is a trusted proxy", async () => {
     const direct = await startTestServer({ env: { MEDIABOX_TRUSTED_PROXIES: "" } });
-    try {
-      const statuses: number[] = [];
-      for (let i = 0; i < 6; i++) statuses.push((await direct.anonymous(`10.99.0.${i}`).get("/projects")).status);
-      expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
-    } finally {
-      await direct.close();
-    }
+    extraServers.push(direct);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await direct.anonymous(`10.99.0.${i}`).get("/projects")).status);
+    expect(statuses).toEqual([401, 401, 401, 401, 401, 429]);
   });
 });

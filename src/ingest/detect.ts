@@ -58,7 +58,9 @@ export async function detectType(head: Uint8Array, filename: string, path?: stri
       return { ok: false, reason: `the file is a damaged zip container (a docx?) and cannot be read: ${errorMessage(err)}` };
     }
   }
-  if (found) return classifyBinary(found.ext, found.mime);
+  // file-type calls anything with an XML declaration "xml": the text sniffer tells an SVG (which
+  // usually has one) from other XML, and checks it.
+  if (found && found.ext !== "xml") return classifyBinary(found.ext, found.mime);
   return classifyText(head, filename, path);
 }
 

@@ -84,7 +84,8 @@ export class SigV4QueryVerifier {
     for (const name of signedHeaders) {
       if (name === "host") continue;
       const value = request.headers.get(name);
-      if (value === null) throw new S3Error(403, "AccessDenied", `signed header ${name} is missing from the request`);
+      // As on S3: a signed header the request lacks (a PUT without its signed Content-Type) fails the signature.
+      if (value === null) throw new S3Error(403, "SignatureDoesNotMatch", `the signed header ${name} is missing from the request`);
       headers[name] = value;
     }
     // The AWS presigner signs this as a header named exactly so, then hoists it into the query.

@@ -9,11 +9,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { GetObjectCommand } from "@aws-sdk/client-s3";
+import { GetObjectCommand, HeadObjectCommand } from "@aws-sdk/client-s3";
 import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { LOCAL_BUCKET, LOCAL_S3_PATH, type LocalBlobStore } from "../src/storage/local-store.ts";
 import { makeS3Client } from "../src/storage/presigner.ts";
 import { png, text } from "./support/fixtures.ts";
+import { startS3rver, type S3Fixture } from "./support/s3rver.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -352,5 +353,54 @@ describe("upload intents", () => {
     const uploaded = await editor.form("/files/upload", uploadForm(png(3, 3, 9), "b.png", "image/png"));
     expect(uploaded.status).toBe(201);
     expect((await editor.request("DELETE", `/files/${uploaded.body.image_id}`)).status).toBe(403);
+  });
+});
+
+describe("with the S3 backend (s3rver)", () => {
+  let s3: S3Fixture;
+  let s3Server: TestServer;
+  beforeAll(async () => {
+    s3 = await startS3rver();
+    s3Server = await startTestServer({ env: s3.env });
+  });
+  afterAll(async () => {
+    await s3Server?.close();
+    await s3?.close();
+  });
+
+  test("an SVG's presigned GET asks S3 for an opaque attachment, and the object is stored as one", async () => {
+    const tenant = s3Server.tenant();
+    const uploaded = await tenant.api.form("/files/upload", uploadForm(CLEAN_SVG, "badge.svg"));
+    expect(uploaded.status).toBe(201);
+    const detail = await tenant.api.get(`/files/${uploaded.body.image_id}`);
+    const url = new URL(detail.body.original_url);
+    expect(url.origin).toBe(s3.endpoint);
+    expect(url.searchParams.get("response-content-type")).toBe("application/octet-stream");
+    expect(url.searchParams.get("response-content-disposition")).toStartWith('attachment; filename="badge.svg"');
+    const res = await fetch(url);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/octet-stream");
+    expect(res.headers.get("content-disposition")).toStartWith("attachment");
+    expect(await res.text()).toBe(CLEAN_SVG);
+
+    const row = s3Server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM files WHERE id = ?").get(uploaded.body.image_id)!;
+    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } });
+    const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: row.blob_key }));
+    expect(head.ContentType).toBe("application/octet-stream");
+    expect(head.ContentDisposition).toBe("attachment");
+  });
+
+  test("intent completion fetches a small object whole, so a hostile SVG is refused there too", async () => {
+    const tenant = s3Server.tenant();
+    const { created, completed } = await throughIntent(tenant, text(SCRIPT_AFTER_COMMENT), "diagram.svg");
+    expect(completed.status).toBe(415);
+    expect(completed.body.detail).toContain("<script>");
+    expect((await tenant.api.get(`/files/uploads/${created.upload_id}`)).body.status).toBe("FAILED");
+    const clean = await throughIntent(tenant, text(svg('<circle r="3" cx="4" cy="4"/>', LONG_COMMENT)), "dot.svg");
+    expect(clean.completed.status).toBe(200);
+    expect(clean.completed.body.media_type).toBe("image");
+    // Nothing is left in scratch.
+    const scratch = join(s3Server.dataDir, "tmp");
+    expect(existsSync(scratch) ? readdirSync(scratch).filter((n) => n.startsWith("detect-")) : []).toEqual([]);
   });
 });

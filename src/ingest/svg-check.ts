@@ -40,10 +40,13 @@ export async function inspectSvg(headText: string, path: string | undefined): Pr
   const size = file.size;
   const tooLarge = size > SVG_MAX_BYTES;
   if (root.kind === "element" && tooLarge) return { svg: true, refusal: tooLargeReason(size) };
-  const whole = decodeWhole(await file.slice(0, Math.min(size, SVG_MAX_BYTES)).bytes());
+  const bytes = await file.slice(0, Math.min(size, SVG_MAX_BYTES)).bytes();
+  const whole = decodeWhole(bytes);
   if (whole === null) {
-    // The head decoded as text, so this is non-UTF-8 or binary further on.
-    return root.kind === "element" ? { svg: true, refusal: "the SVG is not valid UTF-8 text" } : { svg: false };
+    // The head decoded as text, so this is non-UTF-8 or binary further on: still an SVG if its
+    // root says so (read leniently), and then refused, since it cannot be checked as text.
+    const lenient = root.kind === "element" ? root : findRoot(new TextDecoder().decode(bytes));
+    return lenient.kind === "element" && isSvgName(lenient.name) ? { svg: true, refusal: "the SVG is not valid UTF-8 text" } : { svg: false };
   }
   const full = root.kind === "element" ? root : findRoot(whole);
   if (full.kind === "text" || (full.kind === "element" && !isSvgName(full.name))) return { svg: false };

@@ -46,7 +46,7 @@ describe("local S3-compatible endpoint", () => {
     const key = `test/${crypto.randomUUID()}/original`;
     const checksum = sha256("expected").toString("base64");
     const url = await store.presignPut(key, { contentType: "text/plain", checksumSha256Base64: checksum, expiresInSeconds: 300 }, server.url);
-    const put = await fetch(url, { method: "PUT", body: "something else", headers: { "x-amz-checksum-sha256": checksum, "x-amz-sdk-checksum-algorithm": "SHA256" } });
+    const put = await fetch(url, { method: "PUT", body: "something else", headers: { "content-type": "text/plain", "x-amz-checksum-sha256": checksum, "x-amz-sdk-checksum-algorithm": "SHA256" } });
     expect(put.status).toBe(400);
     expect(await put.text()).toContain("BadDigest");
     expect(existsSync(objectPath(key))).toBe(false);

@@ -194,6 +194,11 @@ export function localS3Routes(store: LocalBlobStore, clock: Clock, publicUrl: st
         const status = err.code === "NoSuchKey" || err.code === "NoSuchUpload" ? 404 : 400;
         return errorResponse(new S3Error(status, err.code, err.message), resource);
       }
+      if (request.signal.aborted) {
+        // The client went away mid-body; the store already removed what it had written.
+        log.info("client disconnected mid-request", { method: request.method, path: resource });
+        return errorResponse(new S3Error(400, "IncompleteBody", "The request body terminated unexpectedly"), resource);
+      }
       log.error("local S3 endpoint failed", { error: String(err), path: resource });
       return errorResponse(new S3Error(500, "InternalError", "We encountered an internal error. Please try again."), resource);
     }

@@ -52,12 +52,18 @@ export class S3BlobStore implements BlobStore {
 
   async importFile(key: string, path: string, contentType: string): Promise<void> {
     // lib-storage switches to a multipart upload for large files and streams from disk.
-    await new Upload({
-      client: this.client,
-      params: { Bucket: this.bucket, Key: key, Body: createReadStream(path), ...storedHeaders(contentType) },
-      partSize: 16 * 1024 * 1024,
-      queueSize: 2,
-    }).done();
+    const body = createReadStream(path);
+    try {
+      await new Upload({
+        client: this.client,
+        params: { Bucket: this.bucket, Key: key, Body: body, ...storedHeaders(contentType) },
+        partSize: 16 * 1024 * 1024,
+        queueSize: 2,
+      }).done();
+    } finally {
+      // A failed upload may stop reading half-way; the descriptor must not wait for the collector.
+      body.destroy();
+    }
     await rm(path, { force: true });
   }
 

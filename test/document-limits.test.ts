@@ -114,7 +114,7 @@ describe("the document reader's watchdog", () => {
   test("a read whose memory grows past the budget is killed mid-read", async () => {
     // 90,000 paragraphs pass every decode limit, but mammoth holds ~500 MB for them; the reader starts at ~150 MB.
     reader = new DocumentReader({ memoryBudgetBytes: 300 * MiB, ocr: noOcr });
-    expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).text).toBe("warm up");
+    expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).document.text).toBe("warm up");
     const child = reader.pid!;
     const started = performance.now();
     const err = await reader.read(await paragraphBombDocx(90_000), "docx").catch((e: Error) => e);
@@ -131,7 +131,7 @@ describe("the document reader's watchdog", () => {
   test("a child past its time limit is killed; a cancelled read kills the child; both spare the next read", async () => {
     reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, timeLimitMs: 150, pollMs: 20, ocr: noOcr });
     // Warm the child up with a tiny read, so the time limit meets the slow read itself.
-    expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).text).toBe("warm up");
+    expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).document.text).toBe("warm up");
     const slow = await paragraphBombDocx(60_000); // mammoth needs seconds for it
     const first = reader.pid!;
     const late = await reader.read(slow, "docx").catch((e: Error) => e);
@@ -149,7 +149,7 @@ describe("the document reader's watchdog", () => {
     expect((cancelled as Error).message).toBe("extraction interrupted");
     await until(() => gone(second), "the cancelled child to exit");
 
-    expect((await reader.read(new TextEncoder().encode("still reading\n"), "txt")).text).toBe("still reading");
+    expect((await reader.read(new TextEncoder().encode("still reading\n"), "txt")).document.text).toBe("still reading");
     await reader.close();
   }, TIMEOUT);
 

@@ -49,6 +49,9 @@ export interface ChunkingOptions {
 
 export const DEFAULT_CHUNKING: Readonly<ChunkingOptions> = { maxTokens: 254, overlapTokens: 32 };
 
+/** Without the model's tokenizer, chunk sizes use this estimate (word pieces run ~1.3 per word). */
+export const approximateTokens = (text: string) => Math.ceil((text.match(/\S+/g)?.length ?? 0) * 1.3);
+
 type Kind = Exclude<Chunk["chunk_type"], "mixed">;
 
 const KIND: Record<ElementType, Kind> = {

@@ -12,10 +12,10 @@ import { PermanentJobError, type JobContext, type QueueDefinition } from "../job
 import { fileById, type FileRow } from "../library/file-rows.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
-import { chunkDocument } from "./chunking.ts";
 import { documentReaderOf } from "./server-reader.ts";
 import { detectLanguage } from "./language.ts";
-import { DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { DocumentExtractionError, type Chunk, type DocumentType, type ExtractedDocument } from "./types.ts";
+import type { ChunkingRequest } from "./reader-protocol.ts";
 import { errorMessage } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
@@ -24,15 +24,19 @@ export const DOCUMENT_EMBED_QUEUE = "document.embed";
 /** The library's search index holds this much of a document's text (the chunks hold all of it). */
 const SEARCH_TEXT_LIMIT = 200_000;
 
-/** Without the model's tokenizer, chunk sizes use this estimate (word pieces run ~1.3 per word). */
-export const approximateTokens = (text: string) => Math.ceil((text.match(/\S+/g)?.length ?? 0) * 1.3);
+export { approximateTokens } from "./chunking.ts";
 
-async function tokenCounter(ctx: AppContext): Promise<{ count: (text: string) => number; maxTokens: number; exact: boolean }> {
+/**
+ * How the reader child sizes chunks: with the text model's tokenizer when this server can load it
+ * (which runs the models manifest check), else estimated. Chunks leave room for the [CLS] and
+ * [SEP] tokens the model adds around every chunk.
+ */
+async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
   try {
     const tokenizer = await ctx.embedder.tokenizer();
-    return { count: (t) => tokenizer.count(t), maxTokens: tokenizer.maxTokens, exact: true };
+    return { tokenizer: { modelsDir: ctx.config.modelsDir, model: ctx.embedder.modelId }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
   } catch {
-    return { count: approximateTokens, maxTokens: DEFAULT_MAX_TOKENS, exact: false };
+    return { tokenizer: null, maxTokens: DEFAULT_MAX_TOKENS - 2 };
   }
 }
 
@@ -54,25 +58,38 @@ function storeExtraction(ctx: AppContext, fileId: string, doc: ExtractedDocument
   })();
 }
 
-async function storeChunks(ctx: AppContext, file: FileRow, doc: ExtractedDocument): Promise<{ chunks: number; exactTokens: boolean }> {
-  const counter = await tokenCounter(ctx);
-  // Leave room for the [CLS] and [SEP] tokens the model adds around every chunk.
-  const chunks = chunkDocument(doc, counter.count, { maxTokens: Math.max(32, counter.maxTokens - 2) });
+/** Longest a chunk-writing transaction holds the event loop before the next one is left for later. */
+const WRITE_SLICE_MS = 15;
+
+/**
+ * Writes the chunks in transactions of at most ~WRITE_SLICE_MS each, yielding between them: every
+ * insert also feeds the full-text index, and a 2,000-page document's 7,000 chunks in one
+ * transaction would hold the event loop (and /healthz) for most of a second. The document is
+ * still `processing` meanwhile; chunk_count is set with the last slice.
+ */
+async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[]): Promise<void> {
   const { db } = ctx;
-  db.transaction(() => {
-    db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
-    const insert = db.query(
-      `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
-    );
-    for (const c of chunks) {
-      insert.run(`${file.id}:${c.chunk_index}`, file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
-    }
-    db.query("UPDATE files SET chunk_count = ?, embedding_status = ?, updated_at = ? WHERE id = ?").run(
-      chunks.length, chunks.length ? "pending" : "completed", isoAt(ctx.clock.now()), file.id,
-    );
-  })();
-  return { chunks: chunks.length, exactTokens: counter.exact };
+  const insert = db.query(
+    `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+  );
+  let next = 0;
+  do {
+    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
+    db.transaction(() => {
+      const started = performance.now();
+      if (next === 0) db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
+      for (; next < chunks.length && performance.now() - started < WRITE_SLICE_MS; next++) {
+        const c = chunks[next]!;
+        insert.run(`${file.id}:${c.chunk_index}`, file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
+      }
+      if (next === chunks.length) {
+        db.query("UPDATE files SET chunk_count = ?, embedding_status = ?, updated_at = ? WHERE id = ?").run(
+          chunks.length, chunks.length ? "pending" : "completed", isoAt(ctx.clock.now()), file.id,
+        );
+      }
+    })();
+  } while (next < chunks.length);
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
@@ -89,13 +106,20 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileP
   if (!bytes) throw new PermanentJobError(`the original of document ${fileId} is missing from the store`);
 
   let doc: ExtractedDocument;
+  let chunked: Chunk[];
+  let exactTokens: boolean;
+  const chunking = await chunkingRequest(ctx);
   try {
     // Read in the reader child process: a hostile file costs that process (killed past its memory
     // or time budget), never the server's event loop or memory.
-    doc = await documentReaderOf(ctx).read(bytes, file.document_type as DocumentType, {
+    const read = await documentReaderOf(ctx).read(bytes, file.document_type as DocumentType, {
       signal: job.signal,
       onPage: (done, total) => job.progress(Math.round((done / Math.max(1, total)) * 80)),
+      chunking,
     });
+    doc = read.document;
+    chunked = read.chunks ?? [];
+    exactTokens = read.exactTokens;
   } catch (err) {
     const final = err instanceof DocumentExtractionError;
     const why = final ? err.message : `text extraction failed: ${errorMessage(err)}`;
@@ -106,7 +130,8 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileP
     throw err;
   }
   storeExtraction(ctx, fileId, doc);
-  const { chunks, exactTokens } = await storeChunks(ctx, file, doc);
+  await storeChunks(ctx, file, chunked);
+  const chunks = chunked.length;
   job.progress(95);
   const embedJob = chunks > 0 ? enqueueEmbedding(ctx, file) : null;
   const failedPages = doc.pages.filter((p) => p.status === "failed");

@@ -10,7 +10,7 @@
  * child goes with it (an exit hook here; the IPC and parent-death checks in the child).
  */
 import { mkdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { setPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { errorMessage } from "../errors.ts";
@@ -18,10 +18,12 @@ import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
 import type { OcrLike } from "./extract.ts";
 import { residentBytes } from "./process-memory.ts";
-import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type FromReader, type ToReader } from "./reader-protocol.ts";
-import { DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type ToReader } from "./reader-protocol.ts";
+import { DocumentExtractionError, type Chunk, type DocumentType, type ExtractedDocument } from "./types.ts";
 
 const MiB = 1024 * 1024;
+/** The reader runs at a lower CPU priority: on a busy machine the server's event loop (requests, /healthz) goes first. */
+const READER_NICENESS = 10;
 
 export interface DocumentReaderOptions {
   /** The child is killed when its resident memory passes this. */
@@ -43,6 +45,16 @@ export interface ReadOptions {
   /** Aborting kills the child's current read (or drops the queued one); the read rejects with "extraction interrupted". */
   signal?: AbortSignal;
   onPage?: (done: number, total: number) => void;
+  /** Also cut the document into chunks, in the child. */
+  chunking?: ChunkingRequest;
+}
+
+export interface ReadResult {
+  document: ExtractedDocument;
+  /** Null unless chunking was asked for. */
+  chunks: Chunk[] | null;
+  /** False when chunk sizes were estimated rather than counted by the model's tokenizer. */
+  exactTokens: boolean;
 }
 
 /** What the watchdog saw of one read (for logs, tests and the bombs benchmark). */
@@ -58,7 +70,7 @@ interface Task {
   bytes: Uint8Array;
   type: DocumentType;
   options: ReadOptions;
-  resolve: (doc: ExtractedDocument) => void;
+  resolve: (result: ReadResult) => void;
   reject: (err: Error) => void;
 }
 
@@ -118,10 +130,10 @@ export class DocumentReader {
     return this.child?.pid ?? null;
   }
 
-  read(bytes: Uint8Array, type: DocumentType, options: ReadOptions = {}): Promise<ExtractedDocument> {
+  read(bytes: Uint8Array, type: DocumentType, options: ReadOptions = {}): Promise<ReadResult> {
     if (this.closed) return Promise.reject(new Error("the document reader is shut down"));
     if (options.signal?.aborted) return Promise.reject(new Error("extraction interrupted"));
-    return new Promise<ExtractedDocument>((resolve, reject) => {
+    return new Promise<ReadResult>((resolve, reject) => {
       const task: Task = { id: ++this.nextId, bytes, type, options, resolve, reject };
       this.queue.push(task);
       // A read cancelled while it waits leaves the queue; a running one is handled by run().
@@ -177,6 +189,11 @@ export class DocumentReader {
       ipc: (message: FromReader) => child.onMessage?.(message),
     });
     track(proc);
+    try {
+      setPriority(proc.pid, READER_NICENESS);
+    } catch {
+      // Not permitted here (some sandboxes): the reader then competes for the CPU as an equal.
+    }
     let settleReady!: (ready: boolean) => void;
     const child: Child = {
       proc,
@@ -215,7 +232,7 @@ export class DocumentReader {
     return join(this.scratchDir, `document-read-${process.pid}-${id}-${crypto.randomUUID().slice(0, 8)}`);
   }
 
-  private async run(task: Task): Promise<ExtractedDocument> {
+  private async run(task: Task): Promise<ReadResult> {
     const { signal } = task.options;
     if (signal?.aborted) throw new Error("extraction interrupted");
     const child = (this.child ??= this.spawn());
@@ -236,8 +253,8 @@ export class DocumentReader {
   }
 
   /** Sends the read and serves the child's messages (pages, OCR) until its answer, its death or a limit. */
-  private exchange(child: Child, task: Task, path: string, stats: ReadStats): Promise<ExtractedDocument> {
-    return new Promise<ExtractedDocument>((resolve, reject) => {
+  private exchange(child: Child, task: Task, path: string, stats: ReadStats): Promise<ReadResult> {
+    return new Promise<ReadResult>((resolve, reject) => {
       let settled = false;
       let reading = false;
       let ocrWaits = 0;
@@ -283,7 +300,7 @@ export class DocumentReader {
               });
             break;
           case "done":
-            settle(() => resolve(message.doc));
+            settle(() => resolve({ document: message.doc, chunks: message.chunks, exactTokens: message.exactTokens }));
             break;
           case "failed":
             settle(() => reject(message.permanent ? new DocumentExtractionError(message.message) : new Error(message.message)));
@@ -292,7 +309,7 @@ export class DocumentReader {
       };
       child.onMessage = onMessage;
       void child.exited.then((code) => settle(() => reject(this.stoppedError(child, code, reading))));
-      this.send(child, { type: "read", id: task.id, path, documentType: task.type });
+      this.send(child, { type: "read", id: task.id, path, documentType: task.type, chunking: task.options.chunking ?? null });
     });
   }
 

@@ -1,15 +1,18 @@
 /**
  * The document reader's child process: `mediabox __document-reader`, started by document-reader.ts.
- * It reads one document at a time with extractDocument (pdf.js, mammoth, the text readers), so a
- * file that eats memory or CPU costs this process, which the server watches and kills, never the
- * server's event loop. OCR of scanned pages is asked of the server, which owns the tesseract
+ * It reads one document at a time with extractDocument (pdf.js, mammoth, the text readers) and
+ * cuts it into chunks (with the text model's tokenizer when the server names one), so a file that
+ * eats memory or CPU costs this process, which the server watches and kills, never the server's
+ * event loop. OCR of scanned pages is asked of the server, which owns the tesseract
  * workers. The process exits as soon as its parent is gone: the IPC channel closes, the parent pid
  * changes, or (Linux) the kernel's parent-death signal fires.
  */
 import { errorMessage } from "../errors.ts";
+import { approximateTokens, chunkDocument } from "./chunking.ts";
 import { extractDocument, type OcrLike } from "./extract.ts";
-import { READER_PARENT_ENV, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
-import { DocumentExtractionError } from "./types.ts";
+import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
+import { TextEmbedder } from "./text-embedder.ts";
+import { DocumentExtractionError, type Chunk, type ExtractedDocument } from "./types.ts";
 
 const send = (message: FromReader) => process.send?.(message);
 
@@ -37,6 +40,28 @@ function ocrThroughParent(id: number): OcrLike {
   };
 }
 
+/** Tokenizers loaded in this process, by folder (the server checked them before naming them). */
+const tokenizers = new Map<string, TextEmbedder>();
+
+async function chunk(doc: ExtractedDocument, request: ChunkingRequest): Promise<{ chunks: Chunk[]; exactTokens: boolean }> {
+  let count = approximateTokens;
+  let exactTokens = false;
+  if (request.tokenizer) {
+    const { modelsDir, model } = request.tokenizer;
+    const key = `${modelsDir}\0${model}`;
+    let embedder = tokenizers.get(key);
+    if (!embedder) tokenizers.set(key, (embedder = new TextEmbedder({ modelsDir, model })));
+    try {
+      const tokenizer = await embedder.tokenizer();
+      count = (text) => tokenizer.count(text);
+      exactTokens = true;
+    } catch {
+      // Estimated sizes, as the server does without a tokenizer; the job's result says so.
+    }
+  }
+  return { chunks: chunkDocument(doc, count, { maxTokens: request.maxTokens }), exactTokens };
+}
+
 async function read(message: Extract<ToReader, { type: "read" }>): Promise<void> {
   const { id } = message;
   send({ type: "reading", id });
@@ -47,7 +72,8 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
       onPage: (done, total) => send({ type: "page", id, done, total }),
     });
     for (const page of doc.pages) if (page.error_message) page.error_message = withoutServerPaths(page.error_message);
-    send({ type: "done", id, doc });
+    const chunked = message.chunking ? await chunk(doc, message.chunking) : null;
+    send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false });
   } catch (err) {
     send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentExtractionError });
   } finally {

@@ -6,7 +6,7 @@
  * event loop for ~100 ms.
  */
 import type { OcrLike } from "./extract.ts";
-import type { DocumentType, ExtractedDocument } from "./types.ts";
+import type { Chunk, DocumentType, ExtractedDocument } from "./types.ts";
 
 /** The hidden `mediabox` command that runs the reader (src/main.ts dispatches it). */
 export const DOCUMENT_READER_COMMAND = "__document-reader";
@@ -15,8 +15,20 @@ export const READER_PARENT_ENV = "MEDIABOX_READER_PARENT_PID";
 
 export type OcrAnswer = Awaited<ReturnType<OcrLike["recognize"]>>;
 
+/**
+ * How the child cuts the document into chunks after reading it (chunking a 2,000-page document
+ * takes seconds with the model's tokenizer: that too belongs off the server's event loop).
+ * `tokenizer`: the text model's folder, already checked by the server (manifest included); null
+ * means sizes are estimated (approximateTokens).
+ */
+export interface ChunkingRequest {
+  tokenizer: { modelsDir: string; model: string } | null;
+  /** Most tokens of a chunk's content. */
+  maxTokens: number;
+}
+
 export type ToReader =
-  | { type: "read"; id: number; path: string; documentType: DocumentType }
+  | { type: "read"; id: number; path: string; documentType: DocumentType; chunking: ChunkingRequest | null }
   | { type: "ocr-result"; id: number; ocrId: number; result?: OcrAnswer; error?: string };
 
 export type FromReader =
@@ -25,6 +37,7 @@ export type FromReader =
   | { type: "reading"; id: number }
   | { type: "page"; id: number; done: number; total: number }
   | { type: "ocr"; id: number; ocrId: number; png: Uint8Array }
-  | { type: "done"; id: number; doc: ExtractedDocument }
+  /** `chunks` when chunking was asked for; `exactTokens` false when sizes were estimated. */
+  | { type: "done"; id: number; doc: ExtractedDocument; chunks: Chunk[] | null; exactTokens: boolean }
   /** `permanent`: the file itself cannot be read (a DocumentExtractionError), so retrying is useless. */
   | { type: "failed"; id: number; message: string; permanent: boolean };

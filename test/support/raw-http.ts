@@ -22,7 +22,7 @@ export function rawRequest(baseUrl: string, request: RawRequest, timeoutMs = 30_
   return new Promise((resolve, reject) => {
     let answer = "";
     const socket: Socket = connect(Number(url.port), url.hostname, () => {
-      const headers = { host: url.host, ...request.headers };
+      const headers: Record<string, string> = { host: url.host, ...request.headers };
       if (request.chunked) headers["transfer-encoding"] = "chunked";
       else headers["content-length"] ??= String(request.body.reduce((n, part) => n + Buffer.byteLength(part), 0));
       const head = `${request.method ?? "POST"} ${request.path} HTTP/1.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join("\r\n")}\r\n\r\n`;

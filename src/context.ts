@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
 import type { EventHub } from "./events/hub.ts";
+import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
 import type { TextEmbedder } from "./documents/text-embedder.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
@@ -19,6 +20,8 @@ import type { RateLimiter } from "./ratelimit/limiter.ts";
 export interface AppContext {
   config: Config;
   db: Database;
+  /** The only writer of the `files` table. */
+  files: FileRepository;
   clock: Clock;
   log: Logger;
   limiter: RateLimiter;

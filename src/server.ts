@@ -11,6 +11,7 @@ import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { SafetyNet } from "./ops/safety-net.ts";
+import { FileRepository } from "./files/file-repository.ts";
 import { DataDirInUseError, DataDirLock } from "./ops/data-dir-lock.ts";
 import { errorMessage } from "./errors.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
@@ -71,7 +72,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const events = new EventHub();
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
   const ctx: AppContext = {
-    config, db, clock, log, limiter: new RateLimiter(clock), jobs, blobs,
+    config, db, files: new FileRepository(db, clock), clock, log, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
     images: new ImageAnalyzers(config, models.require),
     embedder: new TextEmbedder({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require }),

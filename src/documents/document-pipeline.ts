@@ -1,20 +1,22 @@
 /**
- * The document pipeline: text extraction and digitization (every page with its elements), then
- * chunking for search, then embeddings as a separate batched job so a slow model never holds up
- * the document's text. A file that cannot be read, or whose reading passed a decode limit or the
+ * The document pipeline, as a list of stages over one DocumentWork (run by
+ * processing/stage-runner.ts): text extraction and digitization (every page with its elements,
+ * chunked in the same reader process), then storing the pages and chunks for search, then queuing
+ * embeddings as a separate batched job so a slow model never holds up the document's text. A file that cannot be read, or whose reading passed a decode limit or the
  * reader's memory or time budget, fails for good with that message (never retried into the same
  * failure); a page that fails is recorded on its own and the rest of the document still counts.
  */
-import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
-import { fileById, type FileRow } from "../library/file-rows.ts";
+import type { FileRow } from "../files/file.ts";
 import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import { runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { documentReaderOf } from "./server-reader.ts";
 import { detectLanguage } from "./language.ts";
-import { DocumentExtractionError, type Chunk, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { DocumentExtractionError, type Chunk, type ExtractedDocument } from "./types.ts";
+import type { DocumentType } from "../files/file.ts";
 import type { ChunkingRequest } from "./reader-protocol.ts";
 import { errorMessage } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
@@ -44,17 +46,19 @@ function storeExtraction(ctx: AppContext, fileId: string, doc: ExtractedDocument
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
-  const at = isoAt(ctx.clock.now());
   db.transaction(() => {
     db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
     const insert = db.query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)");
     for (const page of doc.pages) {
       insert.run(fileId, page.page_number, page.status, page.error_message, page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
     }
-    db.query(
-      `UPDATE files SET page_count = ?, extracted_text = ?, visible_text = ?, document_language = ?, digitization_status = ?,
-         text_extraction_status = 'completed', updated_at = ? WHERE id = ?`,
-    ).run(doc.page_count, doc.text, doc.text.slice(0, SEARCH_TEXT_LIMIT) || null, detectLanguage(doc.text), digitization, at, fileId);
+    ctx.files.textExtracted(fileId, {
+      pageCount: doc.page_count,
+      text: doc.text,
+      searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null,
+      language: detectLanguage(doc.text),
+      digitization,
+    });
   })();
 }
 
@@ -83,11 +87,7 @@ async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[]): Pro
         const c = chunks[next]!;
         insert.run(`${file.id}:${c.chunk_index}`, file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
       }
-      if (next === chunks.length) {
-        db.query("UPDATE files SET chunk_count = ?, embedding_status = ?, updated_at = ? WHERE id = ?").run(
-          chunks.length, chunks.length ? "pending" : "completed", isoAt(ctx.clock.now()), file.id,
-        );
-      }
+      if (next === chunks.length) ctx.files.chunksStored(file.id, chunks.length);
     })();
   } while (next < chunks.length);
 }
@@ -97,43 +97,71 @@ export function enqueueEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "or
   return enqueueJob(ctx.db, ctx.clock, { queue: DOCUMENT_EMBED_QUEUE, orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }).id;
 }
 
-export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport> {
-  const file = fileById(ctx.db, fileId);
-  if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
-  const at = () => isoAt(ctx.clock.now());
-  ctx.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(at(), fileId);
-  const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
-  if (!bytes) throw new PermanentJobError(`the original of document ${fileId} is missing from the store`);
+/** One document on its way through the stages. */
+interface DocumentWork extends FileWork {
+  document: ExtractedDocument | null;
+  chunks: Chunk[];
+  exactTokens: boolean;
+  embeddingJobId: string | null;
+}
 
-  let doc: ExtractedDocument;
-  let chunked: Chunk[];
-  let exactTokens: boolean;
-  const chunking = await chunkingRequest(ctx);
-  try {
-    // Read in the reader child process: a hostile file costs that process (killed past its memory
-    // or time budget), never the server's event loop or memory.
-    const read = await documentReaderOf(ctx).read(bytes, file.document_type as DocumentType, {
-      signal: job.signal,
-      onPage: (done, total) => job.progress(Math.round((done / Math.max(1, total)) * 80)),
-      chunking,
-    });
-    doc = read.document;
-    chunked = read.chunks ?? [];
-    exactTokens = read.exactTokens;
-  } catch (err) {
-    const final = err instanceof DocumentExtractionError;
-    const why = final ? err.message : `text extraction failed: ${errorMessage(err)}`;
-    ctx.db
-      .query("UPDATE files SET text_extraction_status = ?, digitization_status = ?, processing_error = ?, updated_at = ? WHERE id = ?")
-      .run(final ? "failed" : "pending", final ? "failed" : "pending", why, at(), fileId);
-    if (final) throw new PermanentJobError(why);
-    throw err;
-  }
-  storeExtraction(ctx, fileId, doc);
-  await storeChunks(ctx, file, chunked);
-  const chunks = chunked.length;
-  job.progress(95);
-  const embedJob = chunks > 0 ? enqueueEmbedding(ctx, file) : null;
+const extractionStage: Stage<DocumentWork> = {
+  name: "extraction",
+  required: true,
+  weight: 16,
+  async run(work, progress) {
+    const { ctx, file, job } = work;
+    ctx.files.extractionStarted(file.id);
+    const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
+    if (!bytes) throw new PermanentJobError(`the original of document ${file.id} is missing from the store`);
+    try {
+      // Read in the reader child process: a hostile file costs that process (killed past its memory
+      // or time budget), never the server's event loop or memory.
+      const read = await documentReaderOf(ctx).read(bytes, file.document_type as DocumentType, {
+        signal: job.signal,
+        onPage: (done, total) => progress(done / Math.max(1, total)),
+        chunking: await chunkingRequest(ctx),
+      });
+      work.document = read.document;
+      work.chunks = read.chunks ?? [];
+      work.exactTokens = read.exactTokens;
+    } catch (err) {
+      // Unreadable, or past a decode limit or the reader's budget: that never changes, so no retry.
+      const final = err instanceof DocumentExtractionError;
+      const why = final ? err.message : `text extraction failed: ${errorMessage(err)}`;
+      ctx.files.extractionFailed(file.id, why, final);
+      throw final ? new PermanentJobError(why) : err;
+    }
+  },
+};
+
+const chunksStage: Stage<DocumentWork> = {
+  name: "chunks",
+  required: true,
+  weight: 3,
+  async run(work) {
+    storeExtraction(work.ctx, work.file.id, work.document!);
+    await storeChunks(work.ctx, work.file, work.chunks);
+  },
+};
+
+const embeddingsStage: Stage<DocumentWork> = {
+  name: "embeddings",
+  appliesTo: (work) => work.chunks.length > 0 || "no text to embed",
+  async run(work) {
+    work.embeddingJobId = enqueueEmbedding(work.ctx, work.file);
+  },
+};
+
+/** Every document goes through these, in this order. */
+export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, chunksStage, embeddingsStage];
+
+export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport> {
+  const file = ctx.files.byId(fileId);
+  if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
+  const work: DocumentWork = { ctx, job, file, outcomes: {}, document: null, chunks: [], exactTokens: false, embeddingJobId: null };
+  await runStages(work, DOCUMENT_STAGES);
+  const doc = work.document!;
   const failedPages = doc.pages.filter((p) => p.status === "failed");
   return {
     summary: {
@@ -141,10 +169,11 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileP
       document_type: file.document_type,
       text_extraction_status: "completed",
       page_count: doc.page_count,
-      chunk_count: chunks,
+      chunk_count: work.chunks.length,
       failed_pages: failedPages.map((p) => p.page_number),
-      token_counts: exactTokens ? "tokenizer" : "estimated",
-      embedding_job_id: embedJob,
+      token_counts: work.exactTokens ? "tokenizer" : "estimated",
+      embedding_job_id: work.embeddingJobId,
+      stages: work.outcomes,
     },
     warnings: failedPages.length ? failedPages.map((p) => `page ${p.page_number}: ${p.error_message}`).join("; ") : null,
   };
@@ -168,18 +197,15 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
     timeoutMs: 60 * 60 * 1000,
     async handler(job) {
       const fileId = job.payload.fileId;
-      const file = fileById(ctx.db, fileId);
+      const file = ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ document_id: fileId, skipped: "file deleted" }];
-      const at = () => isoAt(ctx.clock.now());
       const why = await ctx.embedder.unavailableReason();
       if (why) {
-        ctx.db.query("UPDATE files SET embedding_status = 'pending', processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?").run(
-          `embeddings pending: ${why}`, at(), fileId,
-        );
+        ctx.files.embeddingWaits(fileId, why);
         ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(why, fileId);
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }
-      ctx.db.query("UPDATE files SET embedding_status = 'processing', updated_at = ? WHERE id = ?").run(at(), fileId);
+      ctx.files.embeddingStarted(fileId);
       const pending = ctx.db
         .query<{ id: string; content: string; heading_hierarchy: string }, [string]>(
           "SELECT id, content, heading_hierarchy FROM document_chunks WHERE file_id = ? AND embedding_status = 'pending' ORDER BY chunk_index",
@@ -208,7 +234,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
         failed = pending.length - done;
         ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(errorMessage(err), fileId);
       }
-      ctx.db.query("UPDATE files SET embedding_status = ?, updated_at = ? WHERE id = ?").run(failed ? "failed" : "completed", at(), fileId);
+      ctx.files.embeddingEnded(fileId, failed ? "failed" : "completed");
       return [{ document_id: fileId, embedded: done, failed }];
     },
   };
@@ -221,14 +247,8 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
  */
 export async function resumePendingEmbeddings(ctx: AppContext): Promise<number> {
   if (await ctx.embedder.unavailableReason()) return 0;
-  const at = isoAt(ctx.clock.now());
   ctx.db.transaction(() => {
-    ctx.db
-      .query(
-        `UPDATE files SET embedding_status = 'pending', updated_at = ? WHERE deleted_at IS NULL AND id IN (
-           SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND embedding_model IS NOT ?)`,
-      )
-      .run(at, ctx.embedder.modelId);
+    ctx.files.embeddingsOfOtherModelsPending(ctx.embedder.modelId);
     ctx.db
       .query("UPDATE document_chunks SET embedding_status = 'pending', embedding_error = NULL WHERE embedding_status = 'completed' AND embedding_model IS NOT ?")
       .run(ctx.embedder.modelId);

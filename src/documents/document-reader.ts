@@ -19,7 +19,8 @@ import { isCompiled } from "../native/packages.ts";
 import type { OcrLike } from "./extract.ts";
 import { residentBytes } from "./process-memory.ts";
 import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type ToReader } from "./reader-protocol.ts";
-import { DocumentExtractionError, type Chunk, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { DocumentExtractionError, type Chunk, type ExtractedDocument } from "./types.ts";
+import type { DocumentType } from "../files/file.ts";
 
 const MiB = 1024 * 1024;
 /** The reader runs at a lower CPU priority: on a busy machine the server's event loop (requests, /healthz) goes first. */

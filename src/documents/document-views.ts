@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { notFound } from "../errors.ts";
-import type { FileRow } from "../library/file-rows.ts";
+import type { FileRow } from "../files/file.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";

@@ -11,7 +11,8 @@ import { interrupted } from "./extract-common.ts";
 import { extractDocx } from "./extract-docx.ts";
 import { extractPdf } from "./extract-pdf.ts";
 import { extractPlain } from "./extract-text.ts";
-import { DOCUMENT_TYPES, DocumentExtractionError, type DocumentType, type ExtractedDocument } from "./types.ts";
+import { DocumentExtractionError, type ExtractedDocument } from "./types.ts";
+import { DOCUMENT_TYPES, type DocumentType } from "../files/file.ts";
 
 /** What extraction needs from OCR (src/images/ocr.ts's OcrEngine fits). */
 export interface OcrLike {

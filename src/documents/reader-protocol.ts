@@ -6,7 +6,8 @@
  * event loop for ~100 ms.
  */
 import type { OcrLike } from "./extract.ts";
-import type { Chunk, DocumentType, ExtractedDocument } from "./types.ts";
+import type { Chunk, ExtractedDocument } from "./types.ts";
+import type { DocumentType } from "../files/file.ts";
 
 /** The hidden `mediabox` command that runs the reader (src/main.ts dispatches it). */
 export const DOCUMENT_READER_COMMAND = "__document-reader";

@@ -11,7 +11,7 @@ import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { waitForJob } from "../jobs/queue.ts";
-import { findFile, fileById, findFileOfType, type FileRow } from "../library/file-rows.ts";
+import type { FileRow } from "../files/file.ts";
 import { badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
@@ -95,8 +95,8 @@ function analyzeView(file: FileRow, status: "completed" | "processing" | "failed
 
 export function documentRoutes(ctx: AppContext) {
   const { db } = ctx;
-  const loadDocument = (orgId: string, ref: string) => findFileOfType(db, orgId, ref, "document");
-  const reload = (id: string) => fileById(db, id)!;
+  const loadDocument = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "document");
+  const reload = (id: string) => ctx.files.byId(id)!;
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
     return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, request, { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields }));
@@ -190,7 +190,7 @@ export function documentRoutes(ctx: AppContext) {
     .get(
       "/files/:file_id/processing-status",
       ({ principal, params }) => {
-        const file = findFile(db, principal.orgId, params.file_id);
+        const file = ctx.files.find(principal.orgId, params.file_id);
         if (file.media_type === "link") throw badRequest(`file ${file.id} is a link; processing-status is for images, documents and videos`, "WRONG_MEDIA_TYPE");
         return processingStatus(file);
       },

@@ -2,9 +2,7 @@
  * The shapes a document passes through: what extraction reads from a PDF, DOCX, TXT or MD file
  * (pages of typed elements with normalized boxes), and the chunks cut from it for search.
  */
-
-export const DOCUMENT_TYPES = ["pdf", "docx", "txt", "md"] as const;
-export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+import type { DocumentType } from "../files/file.ts";
 
 export const ELEMENT_TYPES = ["heading", "paragraph", "table", "key_value", "list", "figure"] as const;
 export type ElementType = (typeof ELEMENT_TYPES)[number];

@@ -4,6 +4,7 @@
  * case-insensitively, bounded depth, no cycles, moves that carry the whole subtree and its
  * files to another project, and deletion only when empty.
  */
+import type { FileRepository } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { badRequest, conflict, notFound, ruleViolation } from "../errors.ts";
@@ -138,7 +139,8 @@ export interface FolderPatch {
   project_id?: string | undefined;
 }
 
-export function updateFolder(db: Database, clock: Clock, orgId: string, id: string, patch: FolderPatch): Folder {
+/** `files` moves the folder's files along when the folder changes project. */
+export function updateFolder(db: Database, clock: Clock, files: FileRepository, orgId: string, id: string, patch: FolderPatch): Folder {
   db.transaction(() => {
     const current = getFolder(db, orgId, id);
     const name = patch.name === undefined ? current.name : validName("name", patch.name);
@@ -172,7 +174,7 @@ export function updateFolder(db: Database, clock: Clock, orgId: string, id: stri
       const subtree = `WITH RECURSIVE sub(id) AS (
           SELECT ? UNION ALL SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id)`;
       db.query(`${subtree} UPDATE folders SET project_id = ?, updated_at = ? WHERE id IN (SELECT id FROM sub)`).run(id, projectId, now);
-      db.query(`${subtree} UPDATE files SET project_id = ?, updated_at = ? WHERE folder_id IN (SELECT id FROM sub)`).run(id, projectId, now);
+      files.moveFolderTreeToProject(id, projectId);
     }
   }).immediate();
   return getFolder(db, orgId, id);

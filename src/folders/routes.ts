@@ -78,7 +78,7 @@ export function folderRoutes(ctx: AppContext) {
     })
     .patch(
       "/folders/:folder_id",
-      ({ principal, params, body }) => updateFolder(db, clock, principal.orgId, params.folder_id, body),
+      ({ principal, params, body }) => updateFolder(db, clock, ctx.files, principal.orgId, params.folder_id, body),
       {
         permission: "edit",
         params: folderParams,

@@ -8,7 +8,7 @@
 import type { AppContext } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
-import { fileById, type FileRow } from "../library/file-rows.ts";
+import type { FileRow } from "../files/file.ts";
 import type { FileProcessingPayload } from "../processing/file-processing.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
@@ -23,7 +23,7 @@ export async function storeImageEmbedding(ctx: AppContext, file: Pick<FileRow, "
   const embedding = await ctx.images.vision.embed(image);
   ctx.db.transaction(() => {
     VectorSpace.open(ctx.db, ctx.clock, "image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
-    ctx.db.query("UPDATE files SET image_embedding_model = ? WHERE id = ?").run(embedding.model, file.id);
+    ctx.files.imageEmbedded(file.id, embedding.model);
   })();
   return embedding;
 }
@@ -33,7 +33,7 @@ export function imageEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessing
     name: IMAGE_EMBED_QUEUE,
     concurrency: 1,
     async handler(job) {
-      const file = fileById(ctx.db, job.payload.fileId);
+      const file = ctx.files.byId(job.payload.fileId);
       if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
       const variant = ctx.db
         .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")

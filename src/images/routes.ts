@@ -14,7 +14,7 @@ import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { enqueueJob, getJobRow, waitForJob } from "../jobs/queue.ts";
-import { fileById, findFileOfType, tagsOf, type FileRow } from "../library/file-rows.ts";
+import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
 import { TextRegion } from "../library/file-schemas.ts";
 import { getExtraction } from "../extractions/extractions.ts";
@@ -70,8 +70,8 @@ function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "proce
 
 export function imageRoutes(ctx: AppContext) {
   const { db, clock } = ctx;
-  const loadImage = (orgId: string, ref: string) => findFileOfType(db, orgId, ref, "image");
-  const reload = (id: string) => fileById(db, id)!;
+  const loadImage = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "image");
+  const reload = (id: string) => ctx.files.byId(id)!;
 
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);

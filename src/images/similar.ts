@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { conflict } from "../errors.ts";
-import { type FileRow, tagsOf } from "../library/file-rows.ts";
+import { type FileRow, tagsOf } from "../files/file.ts";
 import { MAX_NEIGHBOURS, VectorSpace } from "../vectors/vector-index.ts";
 
 export interface SimilarImage {

@@ -15,8 +15,10 @@ import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
 import { FIXED_LIMITS, TIER_LIMITS } from "../tenancy/tiers.ts";
-import { detectType, type DetectedType, type DocumentType, type MediaType } from "./detect.ts";
-import { fileBlobKey, ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.ts";
+import { detectType, type DetectedType } from "./detect.ts";
+import type { DocumentType, UploadedMediaType as MediaType } from "../files/file.ts";
+import { ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.ts";
+import { originalBlobKey } from "../files/blob-keys.ts";
 import { parseMultipartForm } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
 import { getSessionRow, statusUrl, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
@@ -187,7 +189,7 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
         size: item.size_bytes,
         sha256: item.sha256,
         type: { mediaType: item.media_type as MediaType, mime: item.content_type, format: item.format ?? "", documentType: item.document_type as DocumentType | null },
-        blobKey: fileBlobKey(session.org_id, item.file_id),
+        blobKey: originalBlobKey(session.org_id, item.file_id),
         uploadMethod: "streaming",
         sessionId,
         uploadedBy: session.created_by,

@@ -7,13 +7,12 @@
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
 import { errorMessage } from "../errors.ts";
+import type { DocumentType, UploadedMediaType } from "../files/file.ts";
 import { inspectSvg } from "./svg-check.ts";
 
-export type MediaType = "image" | "document" | "video";
-export type DocumentType = "pdf" | "docx" | "txt" | "md";
 
 export interface DetectedType {
-  mediaType: MediaType;
+  mediaType: UploadedMediaType;
   /** Canonical MIME type from the content. */
   mime: string;
   /** Short format name: jpeg, png, pdf, docx, mp4, ... */
@@ -161,7 +160,7 @@ const DOCUMENT_NAME = /\.(pdf|docx|txt|text|md|markdown)$/i;
  * The media type a client announces before any byte exists (upload intents). Only a forecast:
  * completion detects the type from the stored bytes, and the content wins.
  */
-export function mediaTypeFromHints(contentType: string, filename: string): MediaType | null {
+export function mediaTypeFromHints(contentType: string, filename: string): UploadedMediaType | null {
   const mime = contentType.split(";")[0]!.trim().toLowerCase();
   if (mime.startsWith("image/")) return "image";
   if (mime.startsWith("video/")) return "video";

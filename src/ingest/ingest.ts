@@ -6,7 +6,6 @@
  */
 import type { Database } from "bun:sqlite";
 import { rm } from "node:fs/promises";
-import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { enqueueJob } from "../jobs/queue.ts";
@@ -43,8 +42,6 @@ export interface IngestOutcome {
   type: DetectedType;
 }
 
-export const fileBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/original`;
-
 export function unsupportedFile(reason: string): ApiError {
   return new ApiError(415, "UNSUPPORTED_FILE_TYPE", `unsupported or unsafe file: ${reason}`);
 }
@@ -56,68 +53,33 @@ export function sizeLimitViolation(type: DetectedType, size: number): string | n
   return `${type.mediaType} files are limited to ${limit / 1024 ** 2} MB through this endpoint (got ${size} bytes); use the upload-intent flow (POST /files/uploads) for larger files`;
 }
 
-export function findDuplicate(db: Database, orgId: string, sha256: string): { id: string; filename: string } | null {
-  return (
-    db
-      .query<{ id: string; filename: string }, [string, string]>(
-        "SELECT id, filename FROM files WHERE org_id = ? AND sha256 = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1",
-      )
-      .get(orgId, sha256) ?? null
-  );
-}
-
-export function fileExists(db: Database, id: string): boolean {
-  return db.query("SELECT 1 FROM files WHERE id = ?").get(id) !== null;
-}
-
-/** Inserts the record and its processing job atomically. Must run inside a transaction. */
+/** Records the file and enqueues its processing job atomically. Must run inside a transaction. */
 export function insertFileRecord(ctx: AppContext, file: NewFile): void {
-  const { db, clock } = ctx;
-  const now = clock.now();
-  const at = isoAt(now);
-  const job = enqueueJob(db, clock, { queue: FILE_PROCESSING_QUEUE, orgId: file.orgId, payload: { fileId: file.id } });
+  const job = enqueueJob(ctx.db, ctx.clock, { queue: FILE_PROCESSING_QUEUE, orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
-  const description = type.mediaType === "image" ? reserveDescription(db, file.orgId, options.autoDescribe, now) : null;
-  db.query(
-    `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
-       title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
-       storage_target, auto_describe, content_category, custom_schema_id, compliance_type, compliance_standard,
-       compliance_image_type, uploaded_by, processing_status, processing_job_id, text_extraction_status,
-       variant_status, description_status, description_error)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
-  ).run(
-    file.id,
-    file.orgId,
-    file.placement.projectId,
-    file.placement.folderId,
-    type.mediaType,
-    file.filename,
-    at,
-    at,
-    options.title,
-    JSON.stringify(options.tags),
-    file.size,
-    type.mime,
-    type.format,
-    type.documentType,
-    file.sha256,
-    file.blobKey,
-    file.uploadMethod,
-    file.sessionId,
-    options.storageTarget,
-    options.autoDescribe ? 1 : 0,
-    options.contentCategory,
-    options.customSchemaId,
-    options.compliance?.type ?? null,
-    options.compliance?.standard ?? null,
-    options.compliance ? options.compliance.imageType : null,
-    file.uploadedBy,
-    job.id,
-    type.mediaType === "document" ? "pending" : null,
-    type.mediaType === "image" ? "pending" : null,
-    description?.status ?? null,
-    description?.error ?? null,
-  );
+  ctx.files.create({
+    id: file.id,
+    orgId: file.orgId,
+    projectId: file.placement.projectId,
+    folderId: file.placement.folderId,
+    filename: file.filename,
+    size: file.size,
+    sha256: file.sha256,
+    type,
+    blobKey: file.blobKey,
+    uploadMethod: file.uploadMethod,
+    sessionId: file.sessionId,
+    uploadedBy: file.uploadedBy,
+    processingJobId: job.id,
+    title: options.title,
+    tags: options.tags,
+    storageTarget: options.storageTarget,
+    autoDescribe: options.autoDescribe,
+    contentCategory: options.contentCategory,
+    customSchemaId: options.customSchemaId,
+    compliance: options.compliance,
+    description: type.mediaType === "image" ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now()) : null,
+  });
 }
 
 /**
@@ -142,13 +104,13 @@ function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, 
  * half-way can run the same item again.
  */
 export async function ingestStagedFile(ctx: AppContext, stagedPath: string | null, file: NewFile): Promise<IngestOutcome> {
-  const { db, blobs } = ctx;
-  if (fileExists(db, file.id)) {
+  const { db, blobs, files } = ctx;
+  if (files.exists(file.id)) {
     if (stagedPath) await rm(stagedPath, { force: true });
     return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
   }
   if (file.options.skipDuplicates) {
-    const existing = findDuplicate(db, file.orgId, file.sha256);
+    const existing = files.findDuplicate(file.orgId, file.sha256);
     if (existing) {
       if (stagedPath) await rm(stagedPath, { force: true });
       return { fileId: existing.id, status: "skipped", skippedExistingId: existing.id, type: file.type };

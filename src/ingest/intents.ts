@@ -18,8 +18,9 @@ import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { LocalBlobStore } from "../storage/local-store.ts";
 import { scratchRoot } from "../processing/scratch.ts";
-import { detectType, mediaTypeFromHints, type Detection, type MediaType } from "./detect.ts";
-import { findDuplicate, insertFileRecord, unsupportedFile } from "./ingest.ts";
+import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
+import type { UploadedMediaType as MediaType } from "../files/file.ts";
+import { insertFileRecord, unsupportedFile } from "./ingest.ts";
 import { parseUploadOptions, resolvePlacement, type RawOptions, type UploadOptions } from "./options.ts";
 import { SVG_MAX_BYTES } from "./svg-check.ts";
 
@@ -480,7 +481,7 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
   const type = detection.type;
   const options = JSON.parse(row.options) as UploadOptions;
   const placement = resolvePlacement(db, principal.orgId, options);
-  const duplicate = options.skipDuplicates ? findDuplicate(db, principal.orgId, digest.sha256) : null;
+  const duplicate = options.skipDuplicates ? ctx.files.findDuplicate(principal.orgId, digest.sha256) : null;
   const at = isoAt(clock.now());
 
   if (duplicate) {

@@ -6,14 +6,16 @@ import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";
 import { stagingRoot } from "./batch.ts";
-import { detectType, type MediaType } from "./detect.ts";
-import { fileBlobKey, ingestStagedFile, sizeLimitViolation, unsupportedFile } from "./ingest.ts";
+import { detectType } from "./detect.ts";
+import type { UploadedMediaType } from "../files/file.ts";
+import { ingestStagedFile, sizeLimitViolation, unsupportedFile } from "./ingest.ts";
+import { originalBlobKey } from "../files/blob-keys.ts";
 import { parseMultipartForm } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement } from "./options.ts";
 
 /** What a caller other than POST /files/upload narrows (e.g. POST /images/analyze takes images only). */
 export interface UploadPolicy {
-  mediaTypes?: MediaType[];
+  mediaTypes?: UploadedMediaType[];
   /** A lower size limit than the streaming upload's (e.g. 10 MB for synchronous analyze). */
   maxBytes?: number;
   /** Reads the caller's own form fields; throws to refuse the request before anything is stored. */
@@ -57,7 +59,7 @@ export async function streamingUpload(ctx: AppContext, principal: Principal, req
       size: staged.size,
       sha256: staged.sha256,
       type: detection.type,
-      blobKey: fileBlobKey(principal.orgId, fileId),
+      blobKey: originalBlobKey(principal.orgId, fileId),
       uploadMethod: "streaming",
       sessionId: null,
       uploadedBy: principal.keyId,

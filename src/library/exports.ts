@@ -15,7 +15,7 @@ import { badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
-import { type FileRow, tagsOf } from "./file-rows.ts";
+import { type FileRow, tagsOf } from "../files/file.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];

@@ -3,13 +3,12 @@
  * window, and the purge that removes a deleted file's rows and blobs once the window has passed.
  */
 import { purgeDerivedData } from "../processing/derived-data.ts";
-import type { Database } from "bun:sqlite";
-import type { Clock } from "../clock.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
 import { MAX_TITLE_LENGTH, parseTags } from "../ingest/options.ts";
-import { findFile, tagsOf, type FileRow } from "./file-rows.ts";
+import { tagsOf, type FileRow } from "../files/file.ts";
+import type { FileEdit } from "../files/file-repository.ts";
 
 export const RETENTION_DAYS = 30;
 const RETENTION_MS = RETENTION_DAYS * 86_400_000;
@@ -21,32 +20,23 @@ export interface FilePatch {
   user_description?: string | null;
 }
 
-export function updateFile(db: Database, clock: Clock, orgId: string, ref: string, patch: FilePatch) {
-  const row = findFile(db, orgId, ref);
-  const sets: string[] = [];
-  const params: (string | null)[] = [];
+export function updateFile(ctx: AppContext, orgId: string, ref: string, patch: FilePatch) {
+  const row = ctx.files.find(orgId, ref);
+  const edit: FileEdit = {};
   if (patch.title !== undefined) {
     const title = patch.title === null ? null : patch.title.trim() || null;
     if (title !== null && title.length > MAX_TITLE_LENGTH) throw badRequest(`title: must be at most ${MAX_TITLE_LENGTH} characters`);
-    sets.push("title = ?");
-    params.push(title);
+    edit.title = title;
   }
-  if (patch.tags !== undefined) {
-    sets.push("tags = ?");
-    params.push(JSON.stringify(parseTags(patch.tags)));
-  }
+  if (patch.tags !== undefined) edit.tags = parseTags(patch.tags);
   if (patch.user_description !== undefined) {
     const text = patch.user_description;
     if (text !== null && text.length > MAX_USER_DESCRIPTION) throw badRequest(`user_description: must be at most ${MAX_USER_DESCRIPTION} characters`);
     // null (or blank) hands the description back to the AI's upload_description.
-    sets.push("user_description = ?");
-    params.push(text === null || !text.trim() ? null : text);
+    edit.userDescription = text === null || !text.trim() ? null : text;
   }
-  const at = isoAt(clock.now());
-  if (sets.length) {
-    db.query(`UPDATE files SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...params, at, row.id);
-  }
-  const updated = findFile(db, orgId, row.id);
+  ctx.files.edit(row.id, edit);
+  const updated = ctx.files.find(orgId, row.id);
   return {
     id: updated.id,
     title: updated.title,
@@ -68,17 +58,15 @@ function busyReason(row: FileRow): string | null {
   return null;
 }
 
-function markDeleted(db: Database, clock: Clock, row: FileRow): string {
+function markDeleted(ctx: AppContext, row: FileRow): string {
   const busy = busyReason(row);
   if (busy) throw conflict(`file ${row.id} cannot be deleted while ${busy}; try again when it finishes`, "FILE_BUSY");
-  const at = isoAt(clock.now());
-  db.query("UPDATE files SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL").run(at, at, row.id);
-  return at;
+  return ctx.files.softDelete(row.id);
 }
 
-export function deleteFile(db: Database, clock: Clock, orgId: string, ref: string) {
-  const row = findFile(db, orgId, ref);
-  const deletedAt = db.transaction(() => markDeleted(db, clock, findFile(db, orgId, row.id))).immediate();
+export function deleteFile(ctx: AppContext, orgId: string, ref: string) {
+  const row = ctx.files.find(orgId, ref);
+  const deletedAt = ctx.db.transaction(() => markDeleted(ctx, ctx.files.find(orgId, row.id))).immediate();
   return { id: row.id, deleted_at: deletedAt, message: `file deleted; it can be restored until ${isoAt(Date.parse(deletedAt) + RETENTION_MS)}` };
 }
 
@@ -90,14 +78,14 @@ interface BatchEntry {
 }
 
 /** Deletes each file on its own: one failure never blocks the others. */
-export function batchDeleteFiles(db: Database, clock: Clock, orgId: string, ids: string[]) {
+export function batchDeleteFiles(ctx: AppContext, orgId: string, ids: string[]) {
   const lowered = ids.map((id) => id.toLowerCase());
   if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
   const deleted: BatchEntry[] = [];
   const skipped: BatchEntry[] = [];
   const failed: BatchEntry[] = [];
   for (const id of lowered) {
-    const row = db.query<FileRow, [string, string]>("SELECT * FROM files WHERE id = ? AND org_id = ?").get(id, orgId);
+    const row = ctx.files.ofOrg(orgId, id);
     if (!row) {
       failed.push({ id, status: "failed", message: "file not found", deleted_at: null });
       continue;
@@ -107,7 +95,7 @@ export function batchDeleteFiles(db: Database, clock: Clock, orgId: string, ids:
       continue;
     }
     try {
-      const at = db.transaction(() => markDeleted(db, clock, row)).immediate();
+      const at = ctx.db.transaction(() => markDeleted(ctx, row)).immediate();
       deleted.push({ id, status: "deleted", message: "deleted", deleted_at: at });
     } catch (err) {
       failed.push({ id, status: "failed", message: err instanceof ApiError ? err.detail : "could not delete", deleted_at: null });
@@ -122,14 +110,13 @@ export function batchDeleteFiles(db: Database, clock: Clock, orgId: string, ids:
 }
 
 /** Undoes a soft delete within the retention window (extension). */
-export function restoreFile(db: Database, clock: Clock, orgId: string, ref: string) {
-  const row = findFile(db, orgId, ref, { includeDeleted: true });
+export function restoreFile(ctx: AppContext, orgId: string, ref: string) {
+  const row = ctx.files.find(orgId, ref, { includeDeleted: true });
   if (!row.deleted_at) throw conflict(`file ${row.id} is not deleted`, "FILE_NOT_DELETED");
-  if (Date.parse(row.deleted_at) + RETENTION_MS <= clock.now()) {
+  if (Date.parse(row.deleted_at) + RETENTION_MS <= ctx.clock.now()) {
     throw notFound(`file ${row.id} was deleted more than ${RETENTION_DAYS} days ago and is being purged`, "FILE_NOT_FOUND");
   }
-  const at = isoAt(clock.now());
-  db.query("UPDATE files SET deleted_at = NULL, updated_at = ? WHERE id = ?").run(at, row.id);
+  const at = ctx.files.restore(row.id);
   return { id: row.id, restored_at: at, message: "file restored" };
 }
 
@@ -140,16 +127,14 @@ export function restoreFile(db: Database, clock: Clock, orgId: string, ref: stri
  */
 export async function purgeDeletedFiles(ctx: AppContext): Promise<number> {
   const cutoff = isoAt(ctx.clock.now() - RETENTION_MS);
-  const due = ctx.db
-    .query<{ id: string; blob_key: string | null }, [string]>("SELECT id, blob_key FROM files WHERE deleted_at IS NOT NULL AND deleted_at <= ? LIMIT 1000")
-    .all(cutoff);
+  const due = ctx.files.deletedBefore(cutoff, 1000);
   let purged = 0;
   for (const file of due) {
     try {
       // Every record owns its object (keys are per file or per upload intent), so it goes too.
       await purgeDerivedData(ctx, file.id);
       if (file.blob_key) await ctx.blobs.delete(file.blob_key);
-      ctx.db.query("DELETE FROM files WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ?").run(file.id, cutoff);
+      ctx.files.purge(file.id, cutoff);
       purged += 1;
     } catch (err) {
       ctx.log.warn("could not purge a deleted file; will retry", { file_id: file.id, err });

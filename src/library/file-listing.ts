@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { badRequest } from "../errors.ts";
-import type { FileRow } from "./file-rows.ts";
+import type { FileRow } from "../files/file.ts";
 
 export const SEARCH_MODES = ["all", "metadata", "visible_text"] as const;
 export const SORT_FIELDS = ["created_at", "content_created_at", "title", "size_bytes"] as const;

@@ -9,7 +9,7 @@ import type { AppContext } from "../context.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import type { VariantType } from "../images/variants.ts";
 import { isInlineSafe } from "../storage/serving-policy.ts";
-import { type FileRow, tagsOf } from "./file-rows.ts";
+import { type FileRow, tagsOf } from "../files/file.ts";
 
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
 export const VIEW_URL_SECONDS = 3600;

@@ -11,7 +11,6 @@ import { FileDetail, FileSummary } from "./file-schemas.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, updateFile } from "./file-edits.ts";
 import { listFiles, MEDIA_TYPES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
-import { findFile } from "./file-rows.ts";
 import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
@@ -139,7 +138,7 @@ export function libraryRoutes(ctx: AppContext) {
         description: "Selection: file_ids, else folder_id (with include_subfolders), else every file. hosted_sheets answers 400 until cloud storage exists.",
       },
     })
-    .post("/files/batch-delete", ({ principal, body }) => batchDeleteFiles(db, clock, principal.orgId, body.file_ids), {
+    .post("/files/batch-delete", ({ principal, body }) => batchDeleteFiles(ctx, principal.orgId, body.file_ids), {
       permission: "delete",
       body: t.Object({
         file_ids: t.Array(Uuid("file_ids"), { minItems: 1, maxItems: 100, error: "file_ids: 1-100 file UUIDs" }),
@@ -159,7 +158,7 @@ export function libraryRoutes(ctx: AppContext) {
     .get(
       "/files/:file_id",
       async ({ principal, params, query, request }) => {
-        const row = findFile(db, principal.orgId, params.file_id);
+        const row = ctx.files.find(principal.orgId, params.file_id);
         const detail = await fileDetail(row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
           if (!("extractions" in detail)) throw badRequest("format=markdown is available for images only", "WRONG_MEDIA_TYPE");
@@ -175,7 +174,7 @@ export function libraryRoutes(ctx: AppContext) {
         detail: { summary: "Get a file by UUID or 8-character id prefix (409 FILE_ID_AMBIGUOUS when a prefix matches several)" },
       },
     )
-    .patch("/files/:file_id", ({ principal, params, body }) => updateFile(db, clock, principal.orgId, params.file_id, body), {
+    .patch("/files/:file_id", ({ principal, params, body }) => updateFile(ctx, principal.orgId, params.file_id, body), {
       permission: "edit",
       params: FileParams,
       body: t.Object({
@@ -199,13 +198,13 @@ export function libraryRoutes(ctx: AppContext) {
       },
       detail: { summary: "Edit title, tags or user_description (null hands the description back to the AI's)" },
     })
-    .delete("/files/:file_id", ({ principal, params }) => deleteFile(db, clock, principal.orgId, params.file_id), {
+    .delete("/files/:file_id", ({ principal, params }) => deleteFile(ctx, principal.orgId, params.file_id), {
       permission: "delete",
       params: FileParams,
       response: { 200: t.Object({ id: t.String(), deleted_at: Timestamp, message: t.String() }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
       detail: { summary: "Soft-delete a file (restorable for 30 days; 409 FILE_BUSY while a document's text extraction runs)" },
     })
-    .post("/files/:file_id/restore", ({ principal, params }) => restoreFile(db, clock, principal.orgId, params.file_id), {
+    .post("/files/:file_id/restore", ({ principal, params }) => restoreFile(ctx, principal.orgId, params.file_id), {
       permission: "delete",
       params: FileParams,
       response: { 200: t.Object({ id: t.String(), restored_at: Timestamp, message: t.String() }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
@@ -214,7 +213,7 @@ export function libraryRoutes(ctx: AppContext) {
     .get(
       "/files/:file_id/download",
       async ({ principal, params, request, set }) => {
-        const row = findFile(db, principal.orgId, params.file_id);
+        const row = ctx.files.find(principal.orgId, params.file_id);
         const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).original(row, DOWNLOAD_URL_SECONDS, true);
         if (!url) throw badRequest(`file ${row.id} has no stored bytes to download`);
         set.status = 302;

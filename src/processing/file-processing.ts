@@ -4,10 +4,8 @@
  * Until a media type has a pipeline, the job records the file as `stored` (bytes safe, no
  * analysis ran), which the status endpoints show as such and never as `completed`.
  */
-import type { Database } from "bun:sqlite";
-import { isoAt, type Clock } from "../clock.ts";
 import type { AppContext } from "../context.ts";
-import type { MediaType } from "../ingest/detect.ts";
+import type { MediaType } from "../files/file.ts";
 import type { JobContext, QueueDefinition } from "../jobs/runner.ts";
 import { errorMessage } from "../errors.ts";
 
@@ -43,34 +41,20 @@ export class PipelineRegistry {
   }
 }
 
-function setStatus(db: Database, clock: Clock, fileId: string, status: "processing" | "stored" | "completed" | "failed", error: string | null = null) {
-  const now = isoAt(clock.now());
-  db.query(
-    `UPDATE files SET processing_status = ?, processing_error = ?, updated_at = ?,
-       processing_started_at = CASE WHEN ? = 'processing' THEN ? ELSE processing_started_at END,
-       processing_completed_at = CASE WHEN ? IN ('stored','completed','failed') THEN ? ELSE processing_completed_at END,
-       last_error_at = CASE WHEN ? IS NULL THEN last_error_at ELSE ? END
-     WHERE id = ?`,
-  ).run(status, error, now, status, now, status, now, error, now, fileId);
-}
-
 export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry): QueueDefinition<FileProcessingPayload> {
   return {
     name: FILE_PROCESSING_QUEUE,
     concurrency: 2,
     timeoutMs: 30 * 60 * 1000,
     async handler(job) {
-      const file = ctx.db
-        .query<{ media_type: MediaType; deleted_at: string | null }, [string]>("SELECT media_type, deleted_at FROM files WHERE id = ?")
-        .get(job.payload.fileId);
+      const file = ctx.files.byId(job.payload.fileId);
       if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
-      if (job.attempt > 1) ctx.db.query("UPDATE files SET retry_count = ? WHERE id = ?").run(job.attempt - 1, job.payload.fileId);
       const pipeline = pipelines.for(file.media_type);
       if (!pipeline) {
-        job.transaction(() => setStatus(ctx.db, ctx.clock, job.payload.fileId, "stored"));
+        job.transaction(() => ctx.files.processingEnded(file.id, "stored", null));
         return [{ file_id: job.payload.fileId, processing_status: "stored" }];
       }
-      job.transaction(() => setStatus(ctx.db, ctx.clock, job.payload.fileId, "processing"));
+      job.transaction(() => ctx.files.processingStarted(file.id, job.attempt));
       let report: PipelineReport;
       try {
         report = await pipeline.run(ctx, job, job.payload.fileId);
@@ -78,10 +62,10 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
         const message = errorMessage(err);
         const max = ctx.db.query<{ max_attempts: number }, [string]>("SELECT max_attempts FROM jobs WHERE id = ?").get(job.jobId)?.max_attempts ?? 1;
         const final = job.attempt >= max || (err instanceof Error && err.name === "PermanentJobError");
-        setStatus(ctx.db, ctx.clock, job.payload.fileId, final ? "failed" : "processing", message);
+        ctx.files.processingEnded(file.id, final ? "failed" : "processing", message);
         throw err;
       }
-      job.transaction(() => setStatus(ctx.db, ctx.clock, job.payload.fileId, "completed", report.warnings));
+      job.transaction(() => ctx.files.processingEnded(file.id, "completed", report.warnings));
       return [{ ...report.summary, file_id: job.payload.fileId, processing_status: "completed" }];
     },
   };

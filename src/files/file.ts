@@ -1,17 +1,29 @@
 /**
- * Reading file records: the row type, lookup by full UUID or 8-character prefix (tenant-scoped,
- * soft-deleted files hidden unless asked for), and the media-type guard the per-type endpoints use.
+ * The File entity: the `files` row as the code reads it, the words for its media types and
+ * states, and how a file is named by the API (a full UUID or its first 8 hex characters).
+ * Writes to the row go through FileRepository (file-repository.ts), the one module that owns it.
  */
-import type { Database } from "bun:sqlite";
-import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { badRequest } from "../errors.ts";
 import { UUID_PATTERN } from "../ids.ts";
+
+export const MEDIA_TYPES = ["image", "document", "video", "link"] as const;
+export type MediaType = (typeof MEDIA_TYPES)[number];
+/** Media types that arrive as uploaded bytes (links are fetched). */
+export type UploadedMediaType = Exclude<MediaType, "link">;
+export const DOCUMENT_TYPES = ["pdf", "docx", "txt", "md"] as const;
+export type DocumentType = (typeof DOCUMENT_TYPES)[number];
+
+/** The file as a whole: `queued` at upload, then what its pipeline made of it (`stored` = no pipeline for its type). */
+export type ProcessingStatus = "queued" | "processing" | "stored" | "completed" | "failed";
+/** One aspect's progress (variants, description, text extraction, embeddings, ...). */
+export type AspectStatus = "pending" | "processing" | "completed" | "failed" | "skipped";
 
 export interface FileRow {
   id: string;
   org_id: string;
   project_id: string;
   folder_id: string | null;
-  media_type: "image" | "document" | "video" | "link";
+  media_type: MediaType;
   filename: string;
   created_at: string;
   updated_at: string;
@@ -35,7 +47,7 @@ export interface FileRow {
   compliance_image_type: string | null;
   compliance_status: string | null;
   uploaded_by: string | null;
-  processing_status: string;
+  processing_status: ProcessingStatus;
   processing_job_id: string | null;
   processing_error: string | null;
   processing_started_at: string | null;
@@ -75,43 +87,6 @@ export function parseFileRef(ref: string): { kind: "id" | "prefix"; value: strin
   if (UUID_PATTERN.test(value)) return { kind: "id", value };
   if (PREFIX.test(value)) return { kind: "prefix", value };
   throw badRequest("file_id: must be a UUID or its first 8 hexadecimal characters");
-}
-
-/**
- * The organization's file named by `ref`. A prefix matching several files is 409 (the caller
- * must use more of the id); deleted files are 404 unless `includeDeleted`.
- */
-export function findFile(db: Database, orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): FileRow {
-  const parsed = parseFileRef(ref);
-  const visible = options.includeDeleted ? "" : "AND deleted_at IS NULL";
-  if (parsed.kind === "id") {
-    const row = db.query<FileRow, [string, string]>(`SELECT * FROM files WHERE id = ? AND org_id = ? ${visible}`).get(parsed.value, orgId);
-    if (!row) throw notFound(`file ${ref} not found`, "FILE_NOT_FOUND");
-    return row;
-  }
-  // A range over the primary key, so a prefix lookup is an index seek.
-  const rows = db
-    .query<FileRow, [string, string, string]>(`SELECT * FROM files WHERE id >= ? AND id < ? AND org_id = ? ${visible} LIMIT 2`)
-    .all(parsed.value, `${parsed.value}g`, orgId);
-  if (rows.length === 0) throw notFound(`no file id starts with ${parsed.value}`, "FILE_NOT_FOUND");
-  if (rows.length > 1) {
-    throw conflict(`more than one file id starts with ${parsed.value}; use the full id`, "FILE_ID_AMBIGUOUS");
-  }
-  return rows[0]!;
-}
-
-/** findFile for endpoints that only make sense for one media type (spec: 400 for the others). */
-export function findFileOfType(db: Database, orgId: string, ref: string, mediaType: FileRow["media_type"]): FileRow {
-  const row = findFile(db, orgId, ref);
-  if (row.media_type !== mediaType) {
-    throw new ApiError(400, "WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${mediaType}s`);
-  }
-  return row;
-}
-
-/** A file row by its full id, deleted or not (jobs and routes re-reading a row they already resolved). */
-export function fileById(db: Database, id: string): FileRow | null {
-  return db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id);
 }
 
 export function tagsOf(row: Pick<FileRow, "tags">): string[] {

@@ -1,0 +1,8 @@
+/**
+ * Where a file's bytes live in the blob store. Every key is under its organization and its file,
+ * so one file's objects are found (and purged) by id alone, and no two files share an object.
+ */
+export const originalBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/original`;
+
+/** A rendered image variant (tiny_64, small_256, ...), always WebP. */
+export const variantBlobKey = (orgId: string, fileId: string, variant: string) => `orgs/${orgId}/files/${fileId}/variants/${variant}.webp`;

@@ -1,0 +1,351 @@
+/**
+ * The one module that writes the `files` table. Every change to a file's row is a named
+ * transition here (created, edited, deleted, variants done, text extracted, ...), so what can
+ * happen to a file reads in one place and no other module holds SQL that writes the row (a test
+ * checks). Reads that other modules need by id or by the API's file reference are here too;
+ * listings and search keep their own read queries.
+ *
+ * Methods run single statements; callers that must commit several together (a file and its
+ * processing job, a stage's results and its state) wrap them in their transaction.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import { ApiError, conflict, notFound } from "../errors.ts";
+import type { DetectedType } from "../ingest/detect.ts";
+import { parseFileRef, type FileRow, type MediaType, type ProcessingStatus } from "./file.ts";
+
+/** A file about to be recorded: its bytes are already in the store under `blobKey`. */
+export interface NewFileRecord {
+  id: string;
+  orgId: string;
+  projectId: string;
+  folderId: string | null;
+  filename: string;
+  size: number;
+  sha256: string;
+  type: DetectedType;
+  blobKey: string;
+  uploadMethod: "streaming" | "presigned";
+  sessionId: string | null;
+  uploadedBy: string | null;
+  processingJobId: string;
+  title: string | null;
+  tags: string[];
+  storageTarget: string;
+  autoDescribe: boolean;
+  contentCategory: string;
+  customSchemaId: string | null;
+  compliance: { type: string; standard: string; imageType: string } | null;
+  /** Images: the AI description's reservation (pending) or why there is none (skipped). */
+  description: { status: "pending" | "skipped"; error: string | null } | null;
+}
+
+/** The metadata a user edits; undefined leaves a field as it is. */
+export interface FileEdit {
+  title?: string | null;
+  tags?: string[];
+  userDescription?: string | null;
+}
+
+export interface RenderedVariants {
+  count: number;
+  width: number;
+  height: number;
+  format: string;
+  blurHash: string;
+  /** Capture time from the image's metadata; kept only when the file has none yet. */
+  takenAt: string | null;
+}
+
+export interface ExtractedText {
+  pageCount: number;
+  text: string;
+  /** What the library's search index holds of the text. */
+  searchText: string | null;
+  language: string | null;
+  digitization: "completed" | "failed";
+}
+
+export class FileRepository {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {}
+
+  private now(): string {
+    return isoAt(this.clock.now());
+  }
+
+  // ---- reads --------------------------------------------------------------------------------
+
+  /** A file row by its full id, deleted or not (jobs and routes re-reading a row they already resolved). */
+  byId(id: string): FileRow | null {
+    return this.db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id);
+  }
+
+  /** A file of the organization by id, deleted or not, or null (batch operations report each id). */
+  ofOrg(orgId: string, id: string): FileRow | null {
+    return this.db.query<FileRow, [string, string]>("SELECT * FROM files WHERE id = ? AND org_id = ?").get(id, orgId);
+  }
+
+  /**
+   * The organization's file named by `ref` (a UUID or its 8-character prefix). A prefix matching
+   * several files is 409 (the caller must use more of the id); deleted files are 404 unless
+   * `includeDeleted`.
+   */
+  find(orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): FileRow {
+    const parsed = parseFileRef(ref);
+    const visible = options.includeDeleted ? "" : "AND deleted_at IS NULL";
+    if (parsed.kind === "id") {
+      const row = this.db.query<FileRow, [string, string]>(`SELECT * FROM files WHERE id = ? AND org_id = ? ${visible}`).get(parsed.value, orgId);
+      if (!row) throw notFound(`file ${ref} not found`, "FILE_NOT_FOUND");
+      return row;
+    }
+    // A range over the primary key, so a prefix lookup is an index seek.
+    const rows = this.db
+      .query<FileRow, [string, string, string]>(`SELECT * FROM files WHERE id >= ? AND id < ? AND org_id = ? ${visible} LIMIT 2`)
+      .all(parsed.value, `${parsed.value}g`, orgId);
+    if (rows.length === 0) throw notFound(`no file id starts with ${parsed.value}`, "FILE_NOT_FOUND");
+    if (rows.length > 1) throw conflict(`more than one file id starts with ${parsed.value}; use the full id`, "FILE_ID_AMBIGUOUS");
+    return rows[0]!;
+  }
+
+  /** find() for endpoints that only make sense for one media type (spec: 400 for the others). */
+  findOfType(orgId: string, ref: string, mediaType: MediaType): FileRow {
+    const row = this.find(orgId, ref);
+    if (row.media_type !== mediaType) {
+      throw new ApiError(400, "WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${mediaType}s`);
+    }
+    return row;
+  }
+
+  /** The organization's oldest live file with this content, if any (skip_duplicates). */
+  findDuplicate(orgId: string, sha256: string): { id: string; filename: string } | null {
+    return (
+      this.db
+        .query<{ id: string; filename: string }, [string, string]>(
+          "SELECT id, filename FROM files WHERE org_id = ? AND sha256 = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1",
+        )
+        .get(orgId, sha256) ?? null
+    );
+  }
+
+  exists(id: string): boolean {
+    return this.db.query("SELECT 1 FROM files WHERE id = ?").get(id) !== null;
+  }
+
+  /** Files deleted at or before `cutoff`, oldest first, for the purge. */
+  deletedBefore(cutoff: string, limit: number): { id: string; blob_key: string | null }[] {
+    return this.db
+      .query<{ id: string; blob_key: string | null }, [string, number]>("SELECT id, blob_key FROM files WHERE deleted_at IS NOT NULL AND deleted_at <= ? LIMIT ?")
+      .all(cutoff, limit);
+  }
+
+  // ---- life of a file ---------------------------------------------------------------------
+
+  /** Records a stored file, `queued` for its processing job (enqueued in the same transaction). */
+  create(file: NewFileRecord): void {
+    const at = this.now();
+    const { type } = file;
+    this.db
+      .query(
+        `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
+           title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
+           storage_target, auto_describe, content_category, custom_schema_id, compliance_type, compliance_standard,
+           compliance_image_type, uploaded_by, processing_status, processing_job_id, text_extraction_status,
+           variant_status, description_status, description_error)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        file.id, file.orgId, file.projectId, file.folderId, type.mediaType, file.filename, at, at,
+        file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType, file.sha256, file.blobKey,
+        file.uploadMethod, file.sessionId, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId,
+        file.compliance?.type ?? null, file.compliance?.standard ?? null, file.compliance?.imageType ?? null, file.uploadedBy,
+        file.processingJobId,
+        type.mediaType === "document" ? "pending" : null,
+        type.mediaType === "image" ? "pending" : null,
+        file.description?.status ?? null,
+        file.description?.error ?? null,
+      );
+  }
+
+  /** Applies a user's metadata edit (values already validated). */
+  edit(id: string, edit: FileEdit): void {
+    const sets: string[] = [];
+    const params: (string | null)[] = [];
+    if (edit.title !== undefined) {
+      sets.push("title = ?");
+      params.push(edit.title);
+    }
+    if (edit.tags !== undefined) {
+      sets.push("tags = ?");
+      params.push(JSON.stringify(edit.tags));
+    }
+    if (edit.userDescription !== undefined) {
+      sets.push("user_description = ?");
+      params.push(edit.userDescription);
+    }
+    if (!sets.length) return;
+    this.db.query(`UPDATE files SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...params, this.now(), id);
+  }
+
+  /** Soft delete; returns the deletion time (a file already deleted keeps its first one). */
+  softDelete(id: string): string {
+    const at = this.now();
+    this.db.query("UPDATE files SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL").run(at, at, id);
+    return at;
+  }
+
+  restore(id: string): string {
+    const at = this.now();
+    this.db.query("UPDATE files SET deleted_at = NULL, updated_at = ? WHERE id = ?").run(at, id);
+    return at;
+  }
+
+  /** Removes the row of a file deleted at or before `cutoff` (its blobs and derived rows went first). */
+  purge(id: string, cutoff: string): void {
+    this.db.query("DELETE FROM files WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ?").run(id, cutoff);
+  }
+
+  /** The files of a folder and all its subfolders move with them to another project. */
+  moveFolderTreeToProject(rootFolderId: string, projectId: string): void {
+    this.db
+      .query(
+        `WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id)
+         UPDATE files SET project_id = ?, updated_at = ? WHERE folder_id IN (SELECT id FROM sub)`,
+      )
+      .run(rootFolderId, projectId, this.now());
+  }
+
+  // ---- processing as a whole --------------------------------------------------------------
+
+  /** The processing job's attempt started; `attempt` > 1 counts as a retry. */
+  processingStarted(id: string, attempt: number): void {
+    const at = this.now();
+    this.db
+      .query("UPDATE files SET processing_status = 'processing', processing_error = NULL, processing_started_at = ?, retry_count = ?, updated_at = ? WHERE id = ?")
+      .run(at, Math.max(0, attempt - 1), at, id);
+  }
+
+  /**
+   * The processing job's outcome: `stored` (no pipeline for the type), `completed` (with the
+   * warnings of stages that failed), `failed` (for good), or back to `processing` with the error of
+   * an attempt that will be retried.
+   */
+  processingEnded(id: string, status: Exclude<ProcessingStatus, "queued">, error: string | null): void {
+    const at = this.now();
+    const terminal = status !== "processing";
+    this.db
+      .query(
+        `UPDATE files SET processing_status = ?, processing_error = ?, updated_at = ?,
+           processing_completed_at = CASE WHEN ? THEN ? ELSE processing_completed_at END,
+           last_error_at = CASE WHEN ? IS NULL THEN last_error_at ELSE ? END
+         WHERE id = ?`,
+      )
+      .run(status, error, at, terminal ? 1 : 0, at, error, at, id);
+  }
+
+  // ---- images -------------------------------------------------------------------------------
+
+  variantsStarted(id: string): void {
+    this.db.query("UPDATE files SET variant_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
+  }
+
+  variantsFailed(id: string, why: string): void {
+    this.db.query("UPDATE files SET variant_status = 'failed', processing_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), id);
+  }
+
+  variantsDone(id: string, rendered: RenderedVariants): void {
+    this.db
+      .query(
+        `UPDATE files SET variant_status = 'completed', variant_count = ?, width = ?, height = ?, format = ?, blur_hash = ?,
+           content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?`,
+      )
+      .run(rendered.count, rendered.width, rendered.height, rendered.format, rendered.blurHash, rendered.takenAt, this.now(), id);
+  }
+
+  /** Text read in the media (OCR of an image). */
+  visibleTextFound(id: string, text: string | null): void {
+    this.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(text, this.now(), id);
+  }
+
+  imageEmbedded(id: string, model: string): void {
+    this.db.query("UPDATE files SET image_embedding_model = ? WHERE id = ?").run(model, id);
+  }
+
+  descriptionStarted(id: string): void {
+    this.db.query("UPDATE files SET description_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
+  }
+
+  /** The AI description, the tags after the AI's were merged in, and the content category. */
+  described(id: string, description: { text: string; tags: string[]; category: string }): void {
+    const at = this.now();
+    this.db
+      .query(
+        `UPDATE files SET upload_description = ?, tags = ?, content_category = ?, description_status = 'completed',
+           description_error = NULL, description_generated_at = ?, updated_at = ? WHERE id = ?`,
+      )
+      .run(description.text, JSON.stringify(description.tags), description.category, at, at, id);
+  }
+
+  descriptionFailed(id: string, why: string): void {
+    this.db.query("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), id);
+  }
+
+  complianceChecked(id: string, status: "pass" | "fail"): void {
+    this.db.query("UPDATE files SET compliance_status = ?, updated_at = ? WHERE id = ?").run(status, this.now(), id);
+  }
+
+  // ---- documents ----------------------------------------------------------------------------
+
+  extractionStarted(id: string): void {
+    this.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
+  }
+
+  /** Extraction failed: for good (`final`), or back to pending for the retry. */
+  extractionFailed(id: string, why: string, final: boolean): void {
+    const status = final ? "failed" : "pending";
+    this.db
+      .query("UPDATE files SET text_extraction_status = ?, digitization_status = ?, processing_error = ?, updated_at = ? WHERE id = ?")
+      .run(status, status, why, this.now(), id);
+  }
+
+  textExtracted(id: string, extracted: ExtractedText): void {
+    this.db
+      .query(
+        `UPDATE files SET page_count = ?, extracted_text = ?, visible_text = ?, document_language = ?, digitization_status = ?,
+           text_extraction_status = 'completed', updated_at = ? WHERE id = ?`,
+      )
+      .run(extracted.pageCount, extracted.text, extracted.searchText, extracted.language, extracted.digitization, this.now(), id);
+  }
+
+  /** The document's chunks are stored; they wait for embedding (or there is nothing to embed). */
+  chunksStored(id: string, count: number): void {
+    this.db.query("UPDATE files SET chunk_count = ?, embedding_status = ?, updated_at = ? WHERE id = ?").run(count, count ? "pending" : "completed", this.now(), id);
+  }
+
+  /** No text model can embed now; the reason joins the file's processing error unless one is there. */
+  embeddingWaits(id: string, why: string): void {
+    this.db
+      .query("UPDATE files SET embedding_status = 'pending', processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?")
+      .run(`embeddings pending: ${why}`, this.now(), id);
+  }
+
+  embeddingStarted(id: string): void {
+    this.db.query("UPDATE files SET embedding_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
+  }
+
+  embeddingEnded(id: string, status: "completed" | "failed"): void {
+    this.db.query("UPDATE files SET embedding_status = ?, updated_at = ? WHERE id = ?").run(status, this.now(), id);
+  }
+
+  /** Live documents with chunks embedded by another model than `modelId` go back to pending. */
+  embeddingsOfOtherModelsPending(modelId: string): void {
+    this.db
+      .query(
+        `UPDATE files SET embedding_status = 'pending', updated_at = ? WHERE deleted_at IS NULL AND id IN (
+           SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND embedding_model IS NOT ?)`,
+      )
+      .run(this.now(), modelId);
+  }
+}

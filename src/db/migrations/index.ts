@@ -9,6 +9,7 @@ import library from "./004_library.ts";
 import images from "./005_images.ts";
 import documents from "./006_documents.ts";
 import chunkVocabulary from "./007_chunk_vocabulary.ts";
+import stemmedSearch from "./008_stemmed_search.ts";
 
 export interface Migration {
   version: number;
@@ -24,4 +25,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 5, name: "images", sql: images },
   { version: 6, name: "documents", sql: documents },
   { version: 7, name: "chunk_vocabulary", sql: chunkVocabulary },
+  { version: 8, name: "stemmed_search", sql: stemmedSearch },
 ];

@@ -72,6 +72,8 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
       onPage: (done, total) => send({ type: "page", id, done, total }),
     });
     for (const page of doc.pages) if (page.error_message) page.error_message = withoutServerPaths(page.error_message);
+    // The reader's garbage (mammoth's XML trees, pdf.js's pages) goes before chunking adds its own.
+    if (message.chunking) Bun.gc(true);
     const chunked = message.chunking ? await chunk(doc, message.chunking) : null;
     send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false });
   } catch (err) {

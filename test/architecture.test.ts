@@ -27,3 +27,7 @@ test("only src/files/ writes the files table", async () => {
 test("only the stage runner writes file_stage_runs", async () => {
   expect(await writersOf("file_stage_runs", ["processing/stage-runner.ts"])).toEqual([]);
 });
+
+test("only src/jobs/ writes the jobs table", async () => {
+  expect(await writersOf("jobs", ["jobs/"])).toEqual([]);
+});

@@ -9,7 +9,7 @@ import ExcelJS from "exceljs";
 import mammoth from "mammoth";
 import { ManualClock } from "../src/clock.ts";
 import { enqueueJob, getJobRow } from "../src/jobs/queue.ts";
-import { EXPORT_EXPIRY_QUEUE } from "../src/library/exports.ts";
+
 import { defaultProjectId } from "../src/projects/projects.ts";
 import { waitFor } from "./support/polling.ts";
 import { insertFileRow } from "./support/rows.ts";
@@ -161,7 +161,7 @@ describe("export retention", () => {
     const key = decodeURIComponent(new URL(res.body.download_url).pathname).replace(/^\/s3\/mediabox\//, "");
     expect(key).toMatch(new RegExp(`^orgs/${tenant.orgId}/exports/[0-9a-f-]{36}\\.csv$`));
     expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0);
-    const expiry = other.ctx.db.query<{ id: string }, [string]>("SELECT id FROM jobs WHERE queue = ?").get(EXPORT_EXPIRY_QUEUE)!;
+    const expiry = other.ctx.db.query<{ id: string }, [string]>("SELECT id FROM jobs WHERE queue = ?").get("export.expire")!;
 
     clock.advance(3600 * 1000);
     await runnerCaughtUp();

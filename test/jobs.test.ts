@@ -41,7 +41,7 @@ const isSentinel = (payload: unknown) => (payload as { sentinel?: boolean } | nu
  * runner claims due jobs in run_at order, so every job of the queue that was due before it has had
  * its turn: "it did not run" is then an observation, not a guess about how long to sleep.
  */
-async function caughtUp(db: Database, queue: string, inMs = 0): Promise<void> {
+async function caughtUp(db: Database, queue: `t.${string}`, inMs = 0): Promise<void> {
   const { id } = enqueueJob(db, systemClock, { queue, payload: SENTINEL, runAt: Date.now() + inMs });
   await waitForStatus(db, id, "completed");
 }

@@ -7,10 +7,11 @@
  * failure); a page that fails is recorded on its own and the rest of the document still counts.
  */
 import type { AppContext } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
-import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import { fileJob } from "../processing/file-job.ts";
+import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { documentReaderOf } from "./server-reader.ts";
@@ -22,7 +23,6 @@ import { errorMessage } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
 
-export const DOCUMENT_EMBED_QUEUE = "document.embed";
 /** The library's search index holds this much of a document's text (the chunks hold all of it). */
 const SEARCH_TEXT_LIMIT = 200_000;
 
@@ -94,7 +94,7 @@ async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[]): Pro
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
 export function enqueueEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">): string {
-  return enqueueJob(ctx.db, ctx.clock, { queue: DOCUMENT_EMBED_QUEUE, orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }).id;
+  return ctx.jobs.enqueue({ queue: "document.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }).id;
 }
 
 /** One document on its way through the stages. */
@@ -156,9 +156,8 @@ const embeddingsStage: Stage<DocumentWork> = {
 /** Every document goes through these, in this order. */
 export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, chunksStage, embeddingsStage];
 
-export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport> {
-  const file = ctx.files.byId(fileId);
-  if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
+export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+  const fileId = file.id;
   const work: DocumentWork = { ctx, job, file, outcomes: {}, document: null, chunks: [], exactTokens: false, embeddingJobId: null };
   await runStages(work, DOCUMENT_STAGES);
   const doc = work.document!;
@@ -190,15 +189,13 @@ export const documentPipeline: MediaPipeline = {
  * `pending` (keyword search still finds them) and the document's embedding_status says why;
  * installing the model and restarting embeds them (see resumePendingEmbeddings).
  */
-export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessingPayload> {
-  return {
-    name: DOCUMENT_EMBED_QUEUE,
+export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.embed"> {
+  return fileJob(ctx, {
+    name: "document.embed",
     concurrency: 1,
     timeoutMs: 60 * 60 * 1000,
-    async handler(job) {
-      const fileId = job.payload.fileId;
-      const file = ctx.files.byId(fileId);
-      if (!file || file.deleted_at) return [{ document_id: fileId, skipped: "file deleted" }];
+    async handle(file, job) {
+      const fileId = file.id;
       const why = await ctx.embedder.unavailableReason();
       if (why) {
         ctx.files.embeddingWaits(fileId, why);
@@ -237,7 +234,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<FileProcess
       ctx.files.embeddingEnded(fileId, failed ? "failed" : "completed");
       return [{ document_id: fileId, embedded: done, failed }];
     },
-  };
+  });
 }
 
 /**

@@ -9,12 +9,11 @@ import type { AppContext } from "../context.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
-import type { FileProcessingPayload } from "../processing/file-processing.ts";
+import { fileJob } from "../processing/file-job.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ImageEmbedding } from "./vision.ts";
 
-export const IMAGE_EMBED_QUEUE = "image.embed";
 /** The variant every embedding is computed from (the pipeline embeds the same one). */
 export const EMBEDDED_VARIANT = "large_1024";
 
@@ -28,13 +27,11 @@ export async function storeImageEmbedding(ctx: AppContext, file: Pick<FileRow, "
   return embedding;
 }
 
-export function imageEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessingPayload> {
-  return {
-    name: IMAGE_EMBED_QUEUE,
+export function imageEmbedQueue(ctx: AppContext): QueueDefinition<"image.embed"> {
+  return fileJob(ctx, {
+    name: "image.embed",
     concurrency: 1,
-    async handler(job) {
-      const file = ctx.files.byId(job.payload.fileId);
-      if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
+    async handle(file) {
       const variant = ctx.db
         .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")
         .get(file.id, EMBEDDED_VARIANT);
@@ -43,7 +40,7 @@ export function imageEmbedQueue(ctx: AppContext): QueueDefinition<FileProcessing
       const embedding = await storeImageEmbedding(ctx, file, image);
       return [{ file_id: file.id, model: embedding.model }];
     },
-  };
+  });
 }
 
 /**
@@ -63,7 +60,7 @@ export async function resumeImageEmbeddings(ctx: AppContext): Promise<number> {
   await ctx.images.vision.embeddingDimension(); // throws when the model cannot load
   ctx.db.transaction(() => {
     for (const file of stale) {
-      enqueueJob(ctx.db, ctx.clock, { queue: IMAGE_EMBED_QUEUE, orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 });
+      ctx.jobs.enqueue({ queue: "image.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 });
     }
   })();
   return stale.length;

@@ -5,19 +5,17 @@
  * them; an image that cannot be decoded stops there and fails for good. OCR, embedding, objects,
  * description, custom schema and compliance each succeed or fail on their own.
  */
-import { mkdirSync } from "node:fs";
-import { rm } from "node:fs/promises";
-import { join } from "node:path";
 import sharp from "sharp";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
-import { scratchRoot } from "../processing/scratch.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { variantBlobKey } from "../files/blob-keys.ts";
-import type { FileProcessingPayload, MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import { fileJob } from "../processing/file-job.ts";
+import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../ingest/options.ts";
@@ -78,25 +76,17 @@ async function generateVariants(work: ImageWork): Promise<void> {
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
-  const dir = join(scratchRoot(ctx.config.dataDir), `variants-${crypto.randomUUID()}`);
-  mkdirSync(dir, { recursive: true });
-  try {
-    for (const variant of image.variants) {
-      const key = variantBlobKey(file.org_id, file.id, variant.type);
-      const path = join(dir, variant.type);
-      await Bun.write(path, variant.data);
-      await ctx.blobs.importFile(key, path, VARIANT_CONTENT_TYPE);
-      ctx.db
-        .query(
-          `INSERT INTO image_variants (file_id, variant_type, blob_key, width, height, size_bytes, content_type, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-           ON CONFLICT (file_id, variant_type) DO UPDATE SET blob_key = excluded.blob_key, width = excluded.width,
-             height = excluded.height, size_bytes = excluded.size_bytes, created_at = excluded.created_at`,
-        )
-        .run(file.id, variant.type, key, variant.width, variant.height, variant.data.length, VARIANT_CONTENT_TYPE, isoAt(ctx.clock.now()));
-    }
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  for (const variant of image.variants) {
+    const key = variantBlobKey(file.org_id, file.id, variant.type);
+    await ctx.blobs.put(key, variant.data, VARIANT_CONTENT_TYPE);
+    ctx.db
+      .query(
+        `INSERT INTO image_variants (file_id, variant_type, blob_key, width, height, size_bytes, content_type, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (file_id, variant_type) DO UPDATE SET blob_key = excluded.blob_key, width = excluded.width,
+           height = excluded.height, size_bytes = excluded.size_bytes, created_at = excluded.created_at`,
+      )
+      .run(file.id, variant.type, key, variant.width, variant.height, variant.data.length, VARIANT_CONTENT_TYPE, isoAt(ctx.clock.now()));
   }
   ctx.files.variantsDone(file.id, { count: image.variants.length, width: image.width, height: image.height, format: image.format, blurHash: image.blurHash, takenAt: image.takenAt });
   work.rendered = image;
@@ -299,9 +289,8 @@ const complianceStage: Stage<ImageWork> = {
 /** Every image goes through these, in this order. */
 export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, objectsStage, descriptionStage, customSchemaStage, complianceStage];
 
-export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport> {
-  const file = ctx.files.byId(fileId);
-  if (!file) return { summary: { file_id: fileId, skipped: "file deleted" }, warnings: null };
+export async function runImagePipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+  const fileId = file.id;
   const work = await startWork(ctx, job, file);
   const outcomes = await runStages(work, IMAGE_STAGES);
   const final = ctx.files.byId(fileId);
@@ -319,21 +308,17 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileProc
 }
 
 /** Re-renders an image's variants only (POST /files/{id}/trigger-variants). */
-export const IMAGE_VARIANTS_QUEUE = "image.variants";
-
-export function imageVariantsQueue(ctx: AppContext): QueueDefinition<FileProcessingPayload> {
-  return {
-    name: IMAGE_VARIANTS_QUEUE,
+export function imageVariantsQueue(ctx: AppContext): QueueDefinition<"image.variants"> {
+  return fileJob(ctx, {
+    name: "image.variants",
     concurrency: 1,
     timeoutMs: 10 * 60 * 1000,
-    async handler(job) {
-      const file = ctx.files.byId(job.payload.fileId);
-      if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
+    async handle(file, job) {
       const work = await startWork(ctx, job, file);
       await runStages(work, [variantsStage]);
       return [{ file_id: file.id, variant_status: "completed", variant_count: rendered(work).variants.length }];
     },
-  };
+  });
 }
 
 export const imagePipeline: MediaPipeline = {

@@ -13,12 +13,11 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
-import { enqueueJob, getJobRow, waitForJob } from "../jobs/queue.ts";
+import { getJobRow, waitForJob } from "../jobs/queue.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
 import { TextRegion } from "../library/file-schemas.ts";
 import { getExtraction } from "../extractions/extractions.ts";
-import { IMAGE_VARIANTS_QUEUE } from "./image-pipeline.ts";
 import { similarImages } from "./similar.ts";
 import { VARIANT_TYPES } from "./variants.ts";
 
@@ -109,7 +108,7 @@ export function imageRoutes(ctx: AppContext) {
         if (running && (running.status === "pending" || running.status === "processing") && row.variant_status !== "completed" && row.variant_status !== "failed") {
           return { success: true, message: "variant generation is already running", task_id: running.id, current_status: row.variant_status ?? "pending", image_id: row.id, skipped_duplicate: true };
         }
-        const job = enqueueJob(db, clock, { queue: IMAGE_VARIANTS_QUEUE, orgId: row.org_id, payload: { fileId: row.id }, dedupeKey: `variants:${row.id}`, maxAttempts: 3 });
+        const job = ctx.jobs.enqueue({ queue: "image.variants", orgId: row.org_id, payload: { fileId: row.id }, dedupeKey: `variants:${row.id}`, maxAttempts: 3 });
         return job.deduplicated
           ? { success: true, message: "variant generation is already queued or running", task_id: job.id, current_status: row.variant_status ?? "pending", image_id: row.id, skipped_duplicate: true }
           : { success: true, message: "variant generation queued", task_id: job.id, current_status: "queued", image_id: row.id };

@@ -23,14 +23,11 @@ import { parseMultipartForm } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
 import { getSessionRow, statusUrl, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
 
-export const BATCH_QUEUE = "batch.ingest";
 /** Batches up to this many accepted files are stored before the response returns. */
 export const IMMEDIATE_RESULTS_MAX = 5;
 /** Background storing starts this long after the response, so a client that subscribes to the
  *  channel right away sees every file's event (a late subscriber still gets the current state). */
 export const BATCH_START_DELAY_MS = 500;
-
-export const stagingRoot = (ctx: AppContext) => join(ctx.config.dataDir, "staging");
 
 interface SessionOptions {
   options: UploadOptions;
@@ -61,7 +58,7 @@ export interface ItemResult {
 export async function createBatch(ctx: AppContext, principal: Principal, request: Request) {
   const { db, clock } = ctx;
   const sessionId = crypto.randomUUID();
-  const stagingDir = join(stagingRoot(ctx), sessionId);
+  const stagingDir = join(ctx.dataDir.staging, sessionId);
   mkdirSync(stagingDir, { recursive: true });
   const maxFiles = TIER_LIMITS[principal.tier].batchFiles;
   try {
@@ -115,7 +112,7 @@ export async function createBatch(ctx: AppContext, principal: Principal, request
         insert.run(sessionId, a.index, a.filename, crypto.randomUUID(), a.size, a.sha256, a.type.mediaType, a.type.mime, a.type.format, a.type.documentType, now);
       }
       if (background) {
-        enqueueJob(db, clock, { queue: BATCH_QUEUE, orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}`, runAt: clock.now() + BATCH_START_DELAY_MS });
+        ctx.jobs.enqueue({ queue: "batch.ingest", orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}`, runAt: clock.now() + BATCH_START_DELAY_MS });
       }
     }).immediate();
 
@@ -171,7 +168,7 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
   if (!session) return [];
   const { options, placement } = JSON.parse(session.options) as SessionOptions;
   const channel = websocketChannel(sessionId);
-  const stagingDir = join(stagingRoot(ctx), sessionId);
+  const stagingDir = join(ctx.dataDir.staging, sessionId);
   const pending = db.query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? AND status = 'pending' ORDER BY item_index").all(sessionId);
 
   for (const item of pending) {
@@ -265,9 +262,9 @@ function finishSession(ctx: AppContext, sessionId: string) {
   }
 }
 
-export function batchIngestQueue(ctx: AppContext): QueueDefinition<{ sessionId: string }> {
+export function batchIngestQueue(ctx: AppContext): QueueDefinition<"batch.ingest"> {
   return {
-    name: BATCH_QUEUE,
+    name: "batch.ingest",
     concurrency: 1,
     async handler(job) {
       const results = await processSession(ctx, job.payload.sessionId, job.signal);
@@ -281,7 +278,7 @@ export function batchIngestQueue(ctx: AppContext): QueueDefinition<{ sessionId: 
  * deleted; acknowledged sessions with items still pending get their job back.
  */
 export function recoverInterruptedUploads(ctx: AppContext): void {
-  const root = stagingRoot(ctx);
+  const root = ctx.dataDir.staging;
   mkdirSync(root, { recursive: true });
   for (const name of readdirSync(root)) {
     const session = ctx.db.query<{ status: string; org_id: string }, [string]>("SELECT status, org_id FROM upload_sessions WHERE id = ?").get(name);
@@ -296,6 +293,6 @@ export function recoverInterruptedUploads(ctx: AppContext): void {
     )
     .all();
   for (const s of open) {
-    enqueueJob(ctx.db, ctx.clock, { queue: BATCH_QUEUE, orgId: s.org_id, payload: { sessionId: s.id }, dedupeKey: `batch:${s.id}` });
+    ctx.jobs.enqueue({ queue: "batch.ingest", orgId: s.org_id, payload: { sessionId: s.id }, dedupeKey: `batch:${s.id}` });
   }
 }

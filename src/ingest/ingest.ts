@@ -8,8 +8,6 @@ import type { Database } from "bun:sqlite";
 import { rm } from "node:fs/promises";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import { enqueueJob } from "../jobs/queue.ts";
-import { FILE_PROCESSING_QUEUE } from "../processing/file-processing.ts";
 import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
 import { recordUsage, usageThisMonth } from "../usage/usage.ts";
 import type { DetectedType } from "./detect.ts";
@@ -55,7 +53,7 @@ export function sizeLimitViolation(type: DetectedType, size: number): string | n
 
 /** Records the file and enqueues its processing job atomically. Must run inside a transaction. */
 export function insertFileRecord(ctx: AppContext, file: NewFile): void {
-  const job = enqueueJob(ctx.db, ctx.clock, { queue: FILE_PROCESSING_QUEUE, orgId: file.orgId, payload: { fileId: file.id } });
+  const job = ctx.jobs.enqueue({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
   ctx.files.create({
     id: file.id,

@@ -1,11 +1,13 @@
 /**
- * The durable job table's operations that do not need a running worker: enqueue (callable
- * inside the caller's transaction, so a record and the job that processes it commit together),
- * read, and cancel. The worker side lives in runner.ts.
+ * The durable job table's operations that do not need a running worker: insert (callable inside
+ * the caller's transaction, so a record and the job that processes it commit together), read,
+ * request cancellation, prune. The jobs module (this file and runner.ts) is the table's only
+ * writer. Application code enqueues through `JobRunner.enqueue`, which also wakes the runner.
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, notFound } from "../errors.ts";
+import type { JobPayloads, QueueName } from "./catalogue.ts";
 
 export const JOB_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -50,20 +52,21 @@ export interface JobView {
   updated_at: string;
 }
 
-export interface EnqueueOptions {
-  queue: string;
-  payload?: unknown;
+/** A job for queue Q; its payload is required unless the queue's payload type allows none. */
+export type EnqueueOptions<Q extends QueueName = QueueName> = {
+  queue: Q;
   orgId?: string | null;
   maxAttempts?: number;
   /** Earliest start, ms since epoch (defaults to now). */
   runAt?: number;
   /** While a job with this key is pending or processing, enqueueing again returns that job. */
   dedupeKey?: string;
-}
+} & (undefined extends JobPayloads[Q] ? { payload?: JobPayloads[Q] } : { payload: JobPayloads[Q] });
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
-export function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions): { id: string; deduplicated: boolean } {
+/** Inserts a job. Runners pick it up at their next poll; `JobRunner.enqueue` wakes its runner at once. */
+export function enqueueJob<Q extends QueueName>(db: Database, clock: Clock, options: EnqueueOptions<Q>): { id: string; deduplicated: boolean } {
   const now = clock.now();
   const id = crypto.randomUUID();
   const inserted = db
@@ -84,10 +87,7 @@ export function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions):
       isoAt(now),
       isoAt(now),
     );
-  if (inserted) {
-    jobSignal.dispatchEvent(new Event("enqueued"));
-    return { id: inserted.id, deduplicated: false };
-  }
+  if (inserted) return { id: inserted.id, deduplicated: false };
   const existing = db
     .query<{ id: string }, [string]>(
       "SELECT id FROM jobs WHERE dedupe_key = ? AND status IN ('pending','processing')",
@@ -96,12 +96,6 @@ export function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions):
   if (!existing) throw new Error(`could not enqueue job on queue ${options.queue}`);
   return { id: existing.id, deduplicated: true };
 }
-
-/**
- * Tells runners in this process that work arrived. Dispatched synchronously inside the caller's
- * transaction; runners react on a later tick, after the transaction has committed.
- */
-export const jobSignal = new EventTarget();
 
 /**
  * Waits until a job reaches a terminal status or the time is up, and returns its row then.
@@ -146,7 +140,8 @@ export function toJobView(row: JobRow): JobView {
 
 /**
  * Cancels a job: a pending job is cancelled at once; a running job is asked to stop and becomes
- * `cancelled` when its handler yields (runners poll the flag with every heartbeat).
+ * `cancelled` when its handler yields (runners poll the flag with every heartbeat;
+ * `JobRunner.cancel` also stops it at once when it runs in this process).
  */
 export function cancelJob(db: Database, clock: Clock, orgId: string, id: string): JobView {
   const now = isoAt(clock.now());
@@ -163,8 +158,12 @@ export function cancelJob(db: Database, clock: Clock, orgId: string, id: string)
       ).run(now, now, id);
     } else {
       db.query("UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?").run(now, id);
-      jobSignal.dispatchEvent(new CustomEvent("cancel", { detail: id }));
     }
     return toJobView(getJobRow(db, id)!);
   }).immediate();
+}
+
+/** Deletes jobs that finished more than `retentionMs` ago; returns how many. */
+export function pruneFinishedJobs(db: Database, clock: Clock, retentionMs: number): number {
+  return db.query("DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?").run(isoAt(clock.now() - retentionMs)).changes;
 }

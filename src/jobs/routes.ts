@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
 import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum } from "../http/schemas.ts";
-import { cancelJob, getJobForOrg, JOB_STATUSES } from "./queue.ts";
+import { getJobForOrg, JOB_STATUSES } from "./queue.ts";
 
 export const JobSchema = t.Object(
   {
@@ -34,7 +34,7 @@ export function jobRoutes(ctx: AppContext) {
       response: { 200: JobSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
       detail: { summary: "Get a background job's status, progress and results" },
     })
-    .post("/job/:job_id/cancel", ({ principal, params }) => cancelJob(ctx.db, ctx.clock, principal.orgId, params.job_id), {
+    .post("/job/:job_id/cancel", ({ principal, params }) => ctx.jobs.cancel(principal.orgId, params.job_id), {
       permission: "edit",
       params: jobParams,
       response: { 200: JobSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },

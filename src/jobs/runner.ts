@@ -11,7 +11,8 @@ import type { Database } from "bun:sqlite";
 import { hostname } from "node:os";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { getJobRow, jobSignal, type JobRow } from "./queue.ts";
+import { cancelJob, enqueueJob, getJobRow, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
+import type { JobPayloads, QueueName } from "./catalogue.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface JobContext<P> {
@@ -20,6 +21,8 @@ export interface JobContext<P> {
   orgId: string | null;
   /** 1 on the first run. */
   attempt: number;
+  /** When this attempt fails, the job fails for good if attempt >= maxAttempts. */
+  maxAttempts: number;
   /** Aborted on cancellation, timeout, shutdown or a lost lease. */
   signal: AbortSignal;
   /** Records progress in percent (0-100). */
@@ -32,11 +35,11 @@ export interface JobContext<P> {
   log: Logger;
 }
 
-export interface QueueDefinition<P = unknown> {
-  name: string;
+export interface QueueDefinition<Q extends QueueName = QueueName> {
+  name: Q;
   /** Jobs of this queue run at most this many at a time in this process. */
   concurrency: number;
-  handler: (ctx: JobContext<P>) => Promise<unknown[] | void>;
+  handler: (ctx: JobContext<JobPayloads[Q]>) => Promise<unknown[] | void>;
   /** Wall-clock limit per attempt; exceeded attempts fail and retry. */
   timeoutMs?: number;
   /** First retry delay; doubles with every attempt (capped at maxBackoffMs). */
@@ -76,11 +79,6 @@ export class JobRunner {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
   private ticking = false;
-  private readonly onEnqueued = () => this.wake();
-  private readonly onCancel = (event: Event) => {
-    const id = (event as CustomEvent<string>).detail;
-    this.stopJob(id, "cancelled");
-  };
 
   constructor(
     private readonly db: Database,
@@ -92,7 +90,7 @@ export class JobRunner {
     this.pollMs = options.pollMs ?? 500;
   }
 
-  register<P>(definition: QueueDefinition<P>): void {
+  register<Q extends QueueName>(definition: QueueDefinition<Q>): void {
     if (this.queues.has(definition.name)) throw new Error(`queue ${definition.name} registered twice`);
     this.queues.set(definition.name, definition);
     this.perQueue.set(definition.name, 0);
@@ -105,8 +103,6 @@ export class JobRunner {
   start(): void {
     if (this.started) return;
     this.started = true;
-    jobSignal.addEventListener("enqueued", this.onEnqueued);
-    jobSignal.addEventListener("cancel", this.onCancel);
     this.releaseDeadOwners();
     this.wake();
   }
@@ -137,12 +133,27 @@ export class JobRunner {
   async stop(graceMs = 10_000): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    jobSignal.removeEventListener("enqueued", this.onEnqueued);
-    jobSignal.removeEventListener("cancel", this.onCancel);
     if (this.timer) clearTimeout(this.timer);
     for (const id of this.running.keys()) this.stopJob(id, "shutdown");
     const all = Promise.all([...this.running.values()].map((r) => r.done));
     await Promise.race([all, Bun.sleep(graceMs)]);
+  }
+
+  /**
+   * Enqueues a job (inside the caller's transaction, if any) and looks for work on the next tick,
+   * after that transaction has committed.
+   */
+  enqueue<Q extends QueueName>(options: EnqueueOptions<Q>): { id: string; deduplicated: boolean } {
+    const queued = enqueueJob(this.db, this.clock, options);
+    this.wake();
+    return queued;
+  }
+
+  /** Cancels a job of the organization; one running here stops at once rather than at its next heartbeat. */
+  cancel(orgId: string, id: string): JobView {
+    const view = cancelJob(this.db, this.clock, orgId, id);
+    this.stopJob(id, "cancelled");
+    return view;
   }
 
   /** Look for work now instead of at the next poll. */
@@ -231,6 +242,7 @@ export class JobRunner {
       payload: JSON.parse(row.payload),
       orgId: row.org_id,
       attempt: row.attempts,
+      maxAttempts: row.max_attempts,
       signal: entry.controller.signal,
       log,
       progress: (percent) => {

@@ -8,8 +8,6 @@ import type { Database } from "bun:sqlite";
 import { stringify } from "csv-stringify/sync";
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from "docx";
 import ExcelJS from "exceljs";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
@@ -25,11 +23,6 @@ export const MAX_EXPORT_ROWS = 100_000;
 const DOWNLOAD_SECONDS = 3600;
 /** Lets a download that started just before the URL expired finish before its bytes go. */
 const EXPIRY_MARGIN_SECONDS = 600;
-export const EXPORT_EXPIRY_QUEUE = "export.expire";
-
-interface ExportExpiryPayload {
-  key: string;
-}
 
 type Cell = string | number | null;
 
@@ -196,20 +189,13 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
   const exportId = crypto.randomUUID();
   const key = `orgs/${orgId}/exports/${exportId}.${format}`;
   // Scheduled before the bytes exist, so a crash in between can leave nothing behind.
-  enqueueJob(ctx.db, ctx.clock, {
-    queue: EXPORT_EXPIRY_QUEUE,
+  ctx.jobs.enqueue({
+    queue: "export.expire",
     orgId,
-    payload: { key } satisfies ExportExpiryPayload,
+    payload: { key },
     runAt: ctx.clock.now() + (DOWNLOAD_SECONDS + EXPIRY_MARGIN_SECONDS) * 1000,
   });
-  const staging = mkdtempSync(join(ctx.config.dataDir, "staging", "export-"));
-  try {
-    const path = join(staging, `export.${format}`);
-    writeFileSync(path, bytes);
-    await ctx.blobs.importFile(key, path, CONTENT_TYPES[format]);
-  } finally {
-    rmSync(staging, { recursive: true, force: true });
-  }
+  await ctx.blobs.put(key, bytes, CONTENT_TYPES[format]);
   const stamp = new Date(ctx.clock.now()).toISOString().slice(0, 10);
   const downloadUrl = await ctx.blobs.presignGet(
     key,
@@ -220,9 +206,9 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
 }
 
 /** Deletes an export's file after its download URL has expired. */
-export function exportExpiryQueue(ctx: AppContext): QueueDefinition<ExportExpiryPayload> {
+export function exportExpiryQueue(ctx: AppContext): QueueDefinition<"export.expire"> {
   return {
-    name: EXPORT_EXPIRY_QUEUE,
+    name: "export.expire",
     concurrency: 1,
     async handler(job) {
       await ctx.blobs.delete(job.payload.key);

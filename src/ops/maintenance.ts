@@ -2,7 +2,7 @@
  * Periodic housekeeping that needs no durability (it is idempotent and simply runs again):
  * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes, purging files deleted more than 30 days ago.
  */
-import { isoAt } from "../clock.ts";
+import { pruneFinishedJobs } from "../jobs/queue.ts";
 import type { AppContext } from "../context.ts";
 import { sweepExpiredIntents } from "../ingest/intents.ts";
 import { purgeDeletedFiles } from "../library/file-edits.ts";
@@ -12,10 +12,7 @@ export const FINISHED_JOB_RETENTION_DAYS = 14;
 const INTERVAL_MS = 60 * 60 * 1000;
 
 export function runMaintenance(ctx: AppContext): { jobs: number; uploadEvents: number } {
-  const cutoff = isoAt(ctx.clock.now() - FINISHED_JOB_RETENTION_DAYS * 86_400_000);
-  const jobs = ctx.db
-    .query("DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?")
-    .run(cutoff).changes;
+  const jobs = pruneFinishedJobs(ctx.db, ctx.clock, FINISHED_JOB_RETENTION_DAYS * 86_400_000);
   const uploadEvents = pruneUploadEvents(ctx.db, ctx.clock);
   if (jobs || uploadEvents) ctx.log.info("maintenance pruned rows", { jobs, upload_events: uploadEvents });
   return { jobs, uploadEvents };

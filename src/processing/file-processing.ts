@@ -5,21 +5,18 @@
  * analysis ran), which the status endpoints show as such and never as `completed`.
  */
 import type { AppContext } from "../context.ts";
-import type { MediaType } from "../files/file.ts";
-import type { JobContext, QueueDefinition } from "../jobs/runner.ts";
+import type { FileRow, MediaType } from "../files/file.ts";
+import type { FileJobPayload } from "../jobs/catalogue.ts";
+import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
+import { fileJob } from "./file-job.ts";
 import { errorMessage } from "../errors.ts";
 
-export const FILE_PROCESSING_QUEUE = "file.process";
-
-export interface FileProcessingPayload {
-  fileId: string;
-}
 
 export interface MediaPipeline {
   mediaType: MediaType;
   /** What the pipeline produces, reported at upload (thumbnail_generation_started, analysis_started). */
   produces: { thumbnails: boolean; analysis: boolean };
-  run(ctx: AppContext, job: JobContext<FileProcessingPayload>, fileId: string): Promise<PipelineReport>;
+  run(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport>;
 }
 
 export interface PipelineReport {
@@ -41,32 +38,28 @@ export class PipelineRegistry {
   }
 }
 
-export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry): QueueDefinition<FileProcessingPayload> {
-  return {
-    name: FILE_PROCESSING_QUEUE,
+export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry): QueueDefinition<"file.process"> {
+  return fileJob(ctx, {
+    name: "file.process",
     concurrency: 2,
     timeoutMs: 30 * 60 * 1000,
-    async handler(job) {
-      const file = ctx.files.byId(job.payload.fileId);
-      if (!file || file.deleted_at) return [{ file_id: job.payload.fileId, skipped: "file deleted" }];
+    async handle(file, job) {
       const pipeline = pipelines.for(file.media_type);
       if (!pipeline) {
         job.transaction(() => ctx.files.processingEnded(file.id, "stored", null));
-        return [{ file_id: job.payload.fileId, processing_status: "stored" }];
+        return [{ file_id: file.id, processing_status: "stored" }];
       }
       job.transaction(() => ctx.files.processingStarted(file.id, job.attempt));
       let report: PipelineReport;
       try {
-        report = await pipeline.run(ctx, job, job.payload.fileId);
+        report = await pipeline.run(ctx, job, file);
       } catch (err) {
-        const message = errorMessage(err);
-        const max = ctx.db.query<{ max_attempts: number }, [string]>("SELECT max_attempts FROM jobs WHERE id = ?").get(job.jobId)?.max_attempts ?? 1;
-        const final = job.attempt >= max || (err instanceof Error && err.name === "PermanentJobError");
-        ctx.files.processingEnded(file.id, final ? "failed" : "processing", message);
+        const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
+        ctx.files.processingEnded(file.id, final ? "failed" : "processing", errorMessage(err));
         throw err;
       }
       job.transaction(() => ctx.files.processingEnded(file.id, "completed", report.warnings));
-      return [{ ...report.summary, file_id: job.payload.fileId, processing_status: "completed" }];
+      return [{ ...report.summary, file_id: file.id, processing_status: "completed" }];
     },
-  };
+  });
 }

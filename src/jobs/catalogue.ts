@@ -1,0 +1,28 @@
+/**
+ * Every queue of the appliance and the payload its jobs carry: the one list that makes
+ * `enqueue` and queue definitions type-checked per queue (a job enqueued with the wrong payload,
+ * or on a queue nobody defines, does not compile). Tests add their own queues by declaration
+ * merging (test/support/test-queues.ts).
+ */
+
+/** Jobs about one stored file. */
+export interface FileJobPayload {
+  fileId: string;
+}
+
+export interface JobPayloads {
+  /** A stored file's pipeline (images, documents; other types are recorded as stored). */
+  "file.process": FileJobPayload;
+  /** Re-renders an image's variants (POST /files/{id}/trigger-variants). */
+  "image.variants": FileJobPayload;
+  /** Embeds an image with the configured image model (after a model change). */
+  "image.embed": FileJobPayload;
+  /** Embeds a document's pending chunks. */
+  "document.embed": FileJobPayload;
+  /** Stores the accepted files of a large batch upload. */
+  "batch.ingest": { sessionId: string };
+  /** Deletes an export's file once its download link has expired. */
+  "export.expire": { key: string };
+}
+
+export type QueueName = keyof JobPayloads;

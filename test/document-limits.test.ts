@@ -15,7 +15,7 @@ import { residentBytes } from "../src/documents/process-memory.ts";
 import { documentReaderOf } from "../src/documents/server-reader.ts";
 import { DocumentExtractionError } from "../src/documents/types.ts";
 import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
-import { reportDocx } from "./support/documents.ts";
+import { reportDocx, scannedPdf } from "./support/documents.ts";
 import { processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -89,6 +89,35 @@ describe("document bombs through HTTP", () => {
     const { status } = await outcome(owner, id);
     expect(status).toMatchObject({ processing_status: "completed", text_extraction_status: "completed" });
     expect((await owner.api.get(`/files/${id}`)).body.extracted_text).toContain("Quarterly Operations Review");
+  }, TIMEOUT);
+});
+
+describe("answers never name server paths", () => {
+  const modelsDir = tempDir("mediabox-models-");
+  afterAll(() => rmSync(modelsDir, { recursive: true, force: true }));
+
+  test("a missing OCR language and a missing text model are named relative to the models directory", async () => {
+    const server = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_LANGUAGES: "eng+deu" } });
+    try {
+      const owner = server.tenant({ tier: "CUSTOM" });
+      const id = await upload(owner, await scannedPdf(), "scan.pdf");
+      const { status } = await outcome(owner, id);
+      // The scanned page fails (no German data installed); the page error reaches the answer.
+      expect(status.error_message).toContain("models/tesseract");
+      expect(status.error_message).not.toContain(modelsDir);
+      const pages = (await owner.api.get(`/files/${id}/digitization`)).body.pages;
+      expect(pages[0].error_message).toContain("models/tesseract");
+      expect(JSON.stringify(pages)).not.toContain(modelsDir);
+
+      const doc = await upload(owner, await reportDocx(), "review.docx");
+      await outcome(owner, doc);
+      await until(async () => (await owner.api.get(`/files/${doc}/processing-status`)).body.embedding_status === "pending", "the embedding job to say why it waits");
+      const waiting = (await owner.api.get(`/files/${doc}/processing-status`)).body.error_message;
+      expect(waiting).toContain("models/all-MiniLM-L6-v2");
+      expect(waiting).not.toContain(modelsDir);
+    } finally {
+      await server.close();
+    }
   }, TIMEOUT);
 });
 

@@ -5,6 +5,7 @@
  */
 import type { AppContext } from "../context.ts";
 import { scratchRoot } from "../processing/scratch.ts";
+import { errorMessage } from "../errors.ts";
 import { DocumentReader } from "./document-reader.ts";
 
 const readers = new WeakMap<AppContext, DocumentReader>();
@@ -15,7 +16,13 @@ export function documentReaderOf(ctx: AppContext): DocumentReader {
     reader = new DocumentReader({
       memoryBudgetBytes: ctx.config.documentMemoryMb * 1024 * 1024,
       scratchDir: scratchRoot(ctx.config.dataDir),
-      ocr: ctx.images.ocr,
+      ocr: {
+        // OCR errors become page errors, which answers show: name the models directory relatively.
+        recognize: (image) =>
+          ctx.images.ocr.recognize(image).catch((err: unknown) => {
+            throw new Error(errorMessage(err).split(ctx.config.modelsDir).join("models"), { cause: err });
+          }),
+      },
       log: ctx.log.child({ component: "document-reader" }),
     });
     readers.set(ctx, reader);

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 
 const notAvailable = () => {
-  throw new ApiError(404, "NOT_AVAILABLE", "the Datasets API is not yet available in this release");
+  throw new ApiError("NOT_AVAILABLE", "the Datasets API is not yet available in this release");
 };
 
 export function datasetRoutes() {

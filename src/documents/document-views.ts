@@ -3,7 +3,7 @@
  * (document level and per page) and the processing status of any file.
  */
 import type { Database } from "bun:sqlite";
-import { notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
@@ -84,9 +84,9 @@ export function digitizationPage(db: Database, file: FileRow, pageNumber: number
     .query<PageRow, [string, number]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? AND page_number = ?")
     .get(file.id, pageNumber);
   if (!row) {
-    throw notFound(
-      file.page_count ? `document ${file.id} has ${file.page_count} pages; page ${pageNumber} has no digitization` : `document ${file.id} has no digitization yet (status ${digitizationStatus(file)})`,
+    throw new ApiError(
       "NOT_FOUND",
+      file.page_count ? `document ${file.id} has ${file.page_count} pages; page ${pageNumber} has no digitization` : `document ${file.id} has no digitization yet (status ${digitizationStatus(file)})`,
     );
   }
   return pageView(row);

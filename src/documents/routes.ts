@@ -12,7 +12,7 @@ import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { waitForJob } from "../jobs/queue.ts";
 import type { FileRow } from "../files/file.ts";
-import { badRequest } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
 import { searchChunks } from "./search.ts";
@@ -191,7 +191,7 @@ export function documentRoutes(ctx: AppContext) {
       "/files/:file_id/processing-status",
       ({ principal, params }) => {
         const file = ctx.files.find(principal.orgId, params.file_id);
-        if (file.media_type === "link") throw badRequest(`file ${file.id} is a link; processing-status is for images, documents and videos`, "WRONG_MEDIA_TYPE");
+        if (file.media_type === "link") throw new ApiError("WRONG_MEDIA_TYPE", `file ${file.id} is a link; processing-status is for images, documents and videos`);
         return processingStatus(file);
       },
       {

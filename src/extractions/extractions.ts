@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { applyCorrections, emptyCorrections, mergeCorrections, validateAgainst, type Corrections } from "./review.ts";
 
 export interface Extraction {
@@ -69,7 +69,7 @@ export function getExtraction(db: Database, fileId: string, domain: string): Ext
 export function reviewExtraction(db: Database, clock: Clock, fileId: string, domain: string, incoming: Corrections) {
   return db.transaction(() => {
     const current = getExtraction(db, fileId, domain);
-    if (!current) throw notFound(`file ${fileId} has no ${domain} extraction to review`, "EXTRACTION_NOT_FOUND");
+    if (!current) throw new ApiError("EXTRACTION_NOT_FOUND", `file ${fileId} has no ${domain} extraction to review`);
     validateAgainst(current.data, incoming);
     const merged = mergeCorrections(current.corrections ?? emptyCorrections(), incoming);
     const at = isoAt(clock.now());

@@ -20,7 +20,7 @@
  * - `confirmed` leaves the value as it is: the confirmation lives in the corrections, not in the
  *   value, so the corrected view keeps the domain's own shape.
  */
-import { badRequest } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 
 /** The spec's list, exactly. `custom_schema` extractions are not reviewable (yet). */
 export const REVIEW_DOMAINS = [
@@ -46,7 +46,7 @@ export function isReviewDomain(name: string): name is ReviewDomain {
 /** The domain path parameter, or 400 naming the reviewable domains. */
 export function parseReviewDomain(name: string): ReviewDomain {
   if (isReviewDomain(name)) return name;
-  throw badRequest(`domain_name: must be one of ${REVIEW_DOMAINS.join(", ")} (got ${JSON.stringify(name)})`, "INVALID_DOMAIN");
+  throw new ApiError("INVALID_DOMAIN", `domain_name: must be one of ${REVIEW_DOMAINS.join(", ")} (got ${JSON.stringify(name)})`);
 }
 
 export type ItemReview = "confirmed" | "rejected";

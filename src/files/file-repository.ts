@@ -10,7 +10,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError, conflict, notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { DetectedType } from "../ingest/detect.ts";
 import { parseFileRef, type FileRow, type MediaType, type ProcessingStatus } from "./file.ts";
 
@@ -98,15 +98,15 @@ export class FileRepository {
     const visible = options.includeDeleted ? "" : "AND deleted_at IS NULL";
     if (parsed.kind === "id") {
       const row = this.db.query<FileRow, [string, string]>(`SELECT * FROM files WHERE id = ? AND org_id = ? ${visible}`).get(parsed.value, orgId);
-      if (!row) throw notFound(`file ${ref} not found`, "FILE_NOT_FOUND");
+      if (!row) throw new ApiError("FILE_NOT_FOUND", `file ${ref} not found`);
       return row;
     }
     // A range over the primary key, so a prefix lookup is an index seek.
     const rows = this.db
       .query<FileRow, [string, string, string]>(`SELECT * FROM files WHERE id >= ? AND id < ? AND org_id = ? ${visible} LIMIT 2`)
       .all(parsed.value, `${parsed.value}g`, orgId);
-    if (rows.length === 0) throw notFound(`no file id starts with ${parsed.value}`, "FILE_NOT_FOUND");
-    if (rows.length > 1) throw conflict(`more than one file id starts with ${parsed.value}; use the full id`, "FILE_ID_AMBIGUOUS");
+    if (rows.length === 0) throw new ApiError("FILE_NOT_FOUND", `no file id starts with ${parsed.value}`);
+    if (rows.length > 1) throw new ApiError("FILE_ID_AMBIGUOUS", `more than one file id starts with ${parsed.value}; use the full id`);
     return rows[0]!;
   }
 
@@ -114,7 +114,7 @@ export class FileRepository {
   findOfType(orgId: string, ref: string, mediaType: MediaType): FileRow {
     const row = this.find(orgId, ref);
     if (row.media_type !== mediaType) {
-      throw new ApiError(400, "WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${mediaType}s`);
+      throw new ApiError("WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${mediaType}s`);
     }
     return row;
   }

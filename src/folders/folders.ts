@@ -7,7 +7,7 @@
 import type { FileRepository } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { badRequest, conflict, notFound, ruleViolation } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { defaultProjectId, getProject } from "../projects/projects.ts";
 import { nameKey, validName } from "../tenancy/names.ts";
 
@@ -43,7 +43,7 @@ const SELECT_FOLDER = `
   FROM folders f`;
 
 export function folderNotFound(id: string) {
-  return notFound(`folder ${id} not found`, "FOLDER_NOT_FOUND");
+  return new ApiError("FOLDER_NOT_FOUND", `folder ${id} not found`);
 }
 
 function ancestry(db: Database, id: string): FolderRef[] {
@@ -120,7 +120,7 @@ export function createFolder(db: Database, clock: Clock, orgId: string, createdB
   db.transaction(() => {
     const { projectId, parentId } = placement(db, orgId, input.project_id ?? null, input.parent_id ?? null);
     if (parentId && ancestry(db, parentId).length >= MAX_FOLDER_DEPTH) {
-      throw ruleViolation(`folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`, "FOLDER_DEPTH_EXCEEDED");
+      throw new ApiError("FOLDER_DEPTH_EXCEEDED", `folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`);
     }
     assertSiblingNameFree(db, projectId, parentId, name, null);
     db.query(
@@ -153,10 +153,10 @@ export function updateFolder(db: Database, clock: Clock, files: FileRepository, 
       if (parentId) {
         const parentPath = ancestry(db, parentId);
         if (parentPath.some((f) => f.id === id)) {
-          throw ruleViolation("a folder cannot be moved into itself or one of its subfolders");
+          throw new ApiError("BUSINESS_RULE_VIOLATION", "a folder cannot be moved into itself or one of its subfolders");
         }
         if (parentPath.length + subtreeHeight(db, id) > MAX_FOLDER_DEPTH) {
-          throw ruleViolation(`folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`, "FOLDER_DEPTH_EXCEEDED");
+          throw new ApiError("FOLDER_DEPTH_EXCEEDED", `folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`);
         }
       }
     }
@@ -189,7 +189,7 @@ export function deleteFolder(db: Database, orgId: string, id: string): void {
     if (folder.folder_count > 0 || folder.file_count > 0 || trashed > 0) {
       const parts = [`${folder.folder_count} subfolder(s)`, `${folder.file_count} file(s)`];
       if (trashed > 0) parts.push(`${trashed} deleted file(s) still recoverable`);
-      throw conflict(`folder "${folder.name}" is not empty: it holds ${parts.join(", ")}`, "FOLDER_NOT_EMPTY");
+      throw new ApiError("FOLDER_NOT_EMPTY", `folder "${folder.name}" is not empty: it holds ${parts.join(", ")}`);
     }
     db.query("DELETE FROM folders WHERE id = ? AND org_id = ?").run(id, orgId);
   }).immediate();
@@ -234,6 +234,6 @@ function assertSiblingNameFree(db: Database, projectId: string, parentId: string
     )
     .get(projectId, parentId ?? "", nameKey(name));
   if (clash && clash.id !== exceptId) {
-    throw conflict(`a folder named "${clash.name}" already exists here (names are compared case-insensitively)`, "FOLDER_NAME_EXISTS");
+    throw new ApiError("FOLDER_NAME_EXISTS", `a folder named "${clash.name}" already exists here (names are compared case-insensitively)`);
   }
 }

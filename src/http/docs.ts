@@ -6,6 +6,7 @@ import { toOpenAPISchema } from "@elysiajs/openapi";
 import { Elysia, type AnyElysia } from "elysia";
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
+import { ApiError } from "../errors.ts";
 import { API_PREFIX } from "./guard.ts";
 
 export const VERSION = "0.1.0";
@@ -96,12 +97,9 @@ export function docsRoutes(root: () => AnyElysia) {
     })
     .get(
       "/docs/assets/:file",
-      ({ params, set }) => {
+      ({ params }) => {
         const asset = ASSETS[params.file];
-        if (!asset) {
-          set.status = 404;
-          return { detail: `no docs asset named ${params.file}`, code: "NOT_FOUND" };
-        }
+        if (!asset) throw new ApiError("NOT_FOUND", `no docs asset named ${params.file}`);
         return new Response(Bun.file(asset.path), {
           headers: { "content-type": asset.type, "cache-control": "public, max-age=86400" },
         });

@@ -36,27 +36,24 @@ export function describeValidation(error: ValidationLike): string {
 export function errorHandler(log: Logger) {
   return new Elysia({ name: "mediabox-errors" }).onError({ as: "global" }, ({ code, error, set, request }) => {
     if (error instanceof ClientDisconnectedError) log.info("client disconnected mid-request", { method: request.method, path: new URL(request.url).pathname });
-    if (error instanceof ApiError) {
-      set.status = error.status;
-      Object.assign(set.headers, error.headers);
-      return error.toBody();
-    }
+    const answer = (apiError: ApiError) => {
+      set.status = apiError.status;
+      Object.assign(set.headers, apiError.headers);
+      return apiError.toBody();
+    };
+    if (error instanceof ApiError) return answer(error);
     switch (code) {
       case "VALIDATION": {
         const validation = error as unknown as ValidationLike;
         if (validation.type === "response") break;
-        set.status = 400;
-        return { detail: describeValidation(validation), code: "VALIDATION_ERROR" };
+        return answer(new ApiError("VALIDATION_ERROR", describeValidation(validation)));
       }
       case "PARSE":
-        set.status = 400;
-        return { detail: "request body could not be parsed; send valid JSON with Content-Type: application/json", code: "VALIDATION_ERROR" };
+        return answer(new ApiError("VALIDATION_ERROR", "request body could not be parsed; send valid JSON with Content-Type: application/json"));
       case "NOT_FOUND":
-        set.status = 404;
-        return { detail: `no route for ${request.method} ${new URL(request.url).pathname}`, code: "NOT_FOUND" };
+        return answer(new ApiError("NOT_FOUND", `no route for ${request.method} ${new URL(request.url).pathname}`));
     }
     log.error("unhandled error", { method: request.method, url: request.url, code, err: error });
-    set.status = 500;
-    return { detail: "internal server error", code: "INTERNAL_ERROR" };
+    return answer(new ApiError("INTERNAL_ERROR", "internal server error"));
   });
 }

@@ -68,7 +68,6 @@ export function guard(ctx: AppContext) {
     set.headers["x-ratelimit-reset"] = String(decision.resetAt);
     if (!decision.allowed) {
       throw new ApiError(
-        429,
         "RATE_LIMITED",
         `rate limit of ${decision.limit} requests per minute exceeded; retry in ${decision.retryAfter} s`,
         { "retry-after": String(decision.retryAfter) },
@@ -79,14 +78,13 @@ export function guard(ctx: AppContext) {
     }
     const length = Number(request.headers.get("content-length") ?? 0);
     if (length > MAX_JSON_BODY_BYTES && (request.headers.get("content-type") ?? "").includes("json")) {
-      throw new ApiError(413, "PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
+      throw new ApiError("PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
     }
   });
 }
 
 function unauthenticated(token: string | null): ApiError {
   return new ApiError(
-    401,
     "UNAUTHENTICATED",
     token === null
       ? "missing API key: send the header 'Authorization: Bearer <API key>'"
@@ -101,7 +99,7 @@ export const permissions = new Elysia({ name: "mediabox-permissions" }).macro({
     // transform runs before body validation, so a caller without the permission learns nothing more.
     transform({ request }) {
       if (!principalOf(request).permissions.has(needed)) {
-        throw new ApiError(403, "PERMISSION_DENIED", `this API key lacks the ${needed.toUpperCase()} permission`);
+        throw new ApiError("PERMISSION_DENIED", `this API key lacks the ${needed.toUpperCase()} permission`);
       }
     },
     resolve({ request }) {

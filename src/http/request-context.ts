@@ -24,7 +24,7 @@ export function requestInfo(request: Request): RequestInfo {
 /** The authenticated caller; the guard has already answered 401 for anonymous calls to protected routes. */
 export function principalOf(request: Request): Principal {
   const principal = infos.get(request)?.principal;
-  if (!principal) throw new ApiError(401, "UNAUTHENTICATED", "authentication required");
+  if (!principal) throw new ApiError("UNAUTHENTICATED", "authentication required");
   return principal;
 }
 

@@ -4,7 +4,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { badRequest, notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { reviewExtraction } from "../extractions/extractions.ts";
 import { parseReviewBody, parseReviewDomain } from "../extractions/review.ts";
 import { permissions } from "../http/guard.ts";
@@ -86,7 +86,7 @@ export function imageRoutes(ctx: AppContext) {
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         if (params.variant_type === "original") return redirect((await urls.original(row, VIEW_URL_SECONDS))!, 302);
         const url = (await urls.variants(row))[params.variant_type];
-        if (!url) throw notFound(`variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${row.variant_status})`, "VARIANT_NOT_READY");
+        if (!url) throw new ApiError("VARIANT_NOT_READY", `variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${row.variant_status})`);
         return redirect(url, 302);
       },
       {

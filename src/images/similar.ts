@@ -5,7 +5,7 @@
  * are ordered by what users and detectors said about them.
  */
 import type { Database } from "bun:sqlite";
-import { conflict } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import { MAX_NEIGHBOURS, VectorSpace } from "../vectors/vector-index.ts";
 
@@ -31,7 +31,7 @@ export async function similarImages(db: Database, reference: FileRow, limit: num
   const space = model ? VectorSpace.find(db, "image", model) : null;
   const vector = space?.get(reference.id) ?? null;
   if (!space || !vector) {
-    throw conflict(`image ${reference.id} has no embedding yet (processing status ${reference.processing_status}); try again when its processing completes`, "EMBEDDING_NOT_READY");
+    throw new ApiError("EMBEDDING_NOT_READY", `image ${reference.id} has no embedding yet (processing status ${reference.processing_status}); try again when its processing completes`);
   }
   // Soft-deleted files keep their vectors until purged; ask for enough neighbours to skip them.
   const deleted = db

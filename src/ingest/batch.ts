@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/api-keys.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
-import { badRequest, errorMessage } from "../errors.ts";
+import { badRequest, errorMessage, type ErrorCode } from "../errors.ts";
 import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
@@ -37,7 +37,7 @@ interface SessionOptions {
 export interface Rejection {
   file_index: number;
   filename: string;
-  code: "UNSUPPORTED_FILE_TYPE" | "FILE_TOO_LARGE";
+  code: Extract<ErrorCode, "UNSUPPORTED_FILE_TYPE" | "FILE_TOO_LARGE">;
   reason: string;
 }
 

@@ -41,7 +41,7 @@ export interface IngestOutcome {
 }
 
 export function unsupportedFile(reason: string): ApiError {
-  return new ApiError(415, "UNSUPPORTED_FILE_TYPE", `unsupported or unsafe file: ${reason}`);
+  return new ApiError("UNSUPPORTED_FILE_TYPE", `unsupported or unsafe file: ${reason}`);
 }
 
 /** The streaming limit for a detected type, or null when it is within it. */

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/api-keys.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { LocalBlobStore } from "../storage/local-store.ts";
 import { scratchRoot } from "../processing/scratch.ts";
@@ -100,7 +100,7 @@ const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
 function getIntentRow(db: Database, orgId: string, id: string): IntentRow {
   const row = db.query<IntentRow, [string, string]>("SELECT * FROM upload_intents WHERE id = ? AND org_id = ?").get(id, orgId);
-  if (!row) throw notFound(`upload ${id} not found`, "UPLOAD_NOT_FOUND");
+  if (!row) throw new ApiError("UPLOAD_NOT_FOUND", `upload ${id} not found`);
   return row;
 }
 
@@ -187,7 +187,7 @@ function validateCreate(body: CreateIntentBody) {
   }
   const size = body.size_bytes;
   if (size > INTENT_LIMITS.multipartMaxBytes) {
-    throw new ApiError(413, "FILE_TOO_LARGE", `size_bytes: files are limited to 5 TB (got ${size} bytes)`);
+    throw new ApiError("FILE_TOO_LARGE", `size_bytes: files are limited to 5 TB (got ${size} bytes)`);
   }
   const mode: UploadMode = body.upload_mode ?? (size > INTENT_LIMITS.autoMultipartAboveBytes ? "multipart" : "single_shot");
   if (mode === "single_shot") {
@@ -318,9 +318,9 @@ export async function createIntent(ctx: AppContext, principal: Principal, body: 
 
 async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, mode: UploadMode, origin: string) {
   if (!sameRequest(row, body, mode)) {
-    throw conflict(
-      `idempotency_key "${row.idempotency_key}" already names upload ${row.id} for a different file (filename, size_bytes, claimed_file_hash or upload_mode differ)`,
+    throw new ApiError(
       "IDEMPOTENCY_KEY_REUSED",
+      `idempotency_key "${row.idempotency_key}" already names upload ${row.id} for a different file (filename, size_bytes, claimed_file_hash or upload_mode differ)`,
     );
   }
   return { replayed: true, response: await creationResponse(ctx, row, origin) };
@@ -330,15 +330,15 @@ async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, m
 // Parts
 
 function requireActiveMultipart(ctx: AppContext, row: IntentRow): void {
-  if (row.upload_mode !== "multipart") throw conflict(`upload ${row.id} is single_shot; it has no parts`, "UPLOAD_STATE_CONFLICT");
+  if (row.upload_mode !== "multipart") throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is single_shot; it has no parts`);
   requireActive(ctx, row);
 }
 
 function requireActive(ctx: AppContext, row: IntentRow): void {
   if (!isActive(row)) {
-    throw conflict(`upload ${row.id} is ${row.status}${row.error_message ? ` (${row.error_message})` : ""}`, "UPLOAD_STATE_CONFLICT");
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is ${row.status}${row.error_message ? ` (${row.error_message})` : ""}`);
   }
-  if (isExpired(ctx, row)) throw new ApiError(410, "UPLOAD_EXPIRED", `upload ${row.id} expired at ${row.expires_at}; create a new upload`);
+  if (isExpired(ctx, row)) throw new ApiError("UPLOAD_EXPIRED", `upload ${row.id} expired at ${row.expires_at}; create a new upload`);
 }
 
 function checkPartNumber(row: IntentRow, partNumber: number): void {
@@ -361,13 +361,13 @@ export async function confirmPart(ctx: AppContext, orgId: string, id: string, bo
   if (etag === '""') throw badRequest("etag: required (the ETag header of the part's PUT response)");
   const stored = await blobs.getPart(row.object_key, row.store_upload_id!, body.part_number);
   if (stored === null) {
-    throw conflict(`part ${body.part_number} has not been received by the object store; PUT it to its URL first`, "UPLOAD_STATE_CONFLICT");
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.part_number} has not been received by the object store; PUT it to its URL first`);
   }
   if (stored && normalizeEtag(stored.etag) !== normalizeEtag(etag)) {
-    throw conflict(`etag: part ${body.part_number} in the store has ETag ${stored.etag}, not ${body.etag}`, "UPLOAD_STATE_CONFLICT");
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `etag: part ${body.part_number} in the store has ETag ${stored.etag}, not ${body.etag}`);
   }
   if (stored && stored.size !== expected) {
-    throw conflict(`part ${body.part_number} in the store is ${stored.size} bytes, expected ${expected}`, "UPLOAD_STATE_CONFLICT");
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.part_number} in the store is ${stored.size} bytes, expected ${expected}`);
   }
   const at = isoAt(clock.now());
   const result = db.transaction(() => {
@@ -449,7 +449,7 @@ function completionResult(row: IntentRow): CompletionResult {
 export async function completeIntent(ctx: AppContext, principal: Principal, id: string): Promise<CompletionResult> {
   const first = getIntentRow(ctx.db, principal.orgId, id);
   if (first.status === "COMPLETED") return completionResult(first);
-  if (completing.has(id)) throw conflict(`upload ${id} is already being completed`, "UPLOAD_STATE_CONFLICT");
+  if (completing.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is already being completed`);
   completing.add(id);
   try {
     return await complete(ctx, principal, first);
@@ -470,7 +470,7 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
         ? `the stored object is ${digest.size} bytes, but size_bytes was ${row.size_bytes}`
         : `the SHA-256 of the stored bytes is ${digest.sha256}, but claimed_file_hash was ${claimed}`;
     await fail(ctx, row, `hash mismatch: ${why}`);
-    throw conflict(`${why}; the upload was discarded, create a new one`, "UPLOAD_HASH_MISMATCH");
+    throw new ApiError("UPLOAD_HASH_MISMATCH", `${why}; the upload was discarded, create a new one`);
   }
 
   const detection = await detectStored(ctx, row, digest.size);
@@ -496,7 +496,7 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
   const fileId = crypto.randomUUID();
   db.transaction(() => {
     const current = getIntentRow(db, principal.orgId, row.id);
-    if (!isActive(current)) throw conflict(`upload ${row.id} is ${current.status}`, "UPLOAD_STATE_CONFLICT");
+    if (!isActive(current)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is ${current.status}`);
     insertFileRecord(ctx, {
       id: fileId,
       orgId: principal.orgId,
@@ -547,7 +547,7 @@ async function assembledDigest(ctx: AppContext, row: IntentRow): Promise<ObjectD
   const { db, blobs } = ctx;
   if (row.upload_mode === "single_shot") {
     const digest = await blobs.digest(row.object_key);
-    if (!digest) throw conflict(`nothing has been uploaded for ${row.id} yet; PUT the file to presigned_url first`, "UPLOAD_STATE_CONFLICT");
+    if (!digest) throw new ApiError("UPLOAD_STATE_CONFLICT", `nothing has been uploaded for ${row.id} yet; PUT the file to presigned_url first`);
     return digest;
   }
   // Already assembled by an earlier attempt that stopped before recording the file.
@@ -559,7 +559,6 @@ async function assembledDigest(ctx: AppContext, row: IntentRow): Promise<ObjectD
   if (missing.length) {
     const shown = missing.slice(0, 50).join(", ");
     throw new ApiError(
-      422,
       "UPLOAD_PARTS_MISSING",
       `parts not confirmed: ${shown}${missing.length > 50 ? ` and ${missing.length - 50} more` : ""} (${missing.length} of ${row.total_parts} missing)`,
     );
@@ -573,7 +572,7 @@ async function assembledDigest(ctx: AppContext, row: IntentRow): Promise<ObjectD
   } catch (err) {
     const name = (err as { code?: string; name?: string }).code ?? (err as { name?: string }).name;
     if (name === "InvalidPart" || name === "InvalidPartOrder") {
-      throw new ApiError(422, "UPLOAD_PARTS_MISSING", `the object store refused the confirmed parts: ${(err as Error).message}; retry the affected parts and confirm them again`);
+      throw new ApiError("UPLOAD_PARTS_MISSING", `the object store refused the confirmed parts: ${(err as Error).message}; retry the affected parts and confirm them again`);
     }
     throw err;
   }
@@ -616,7 +615,7 @@ function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard:
 export async function abortIntent(ctx: AppContext, orgId: string, id: string, reason: string | null) {
   if (reason !== null && reason.length > 255) throw badRequest("reason: must be at most 255 characters");
   const row = getIntentRow(ctx.db, orgId, id);
-  if (completing.has(id)) throw conflict(`upload ${id} is being completed`, "UPLOAD_STATE_CONFLICT");
+  if (completing.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is being completed`);
   const aborted = isActive(row) ? await fail(ctx, row, `aborted${reason ? `: ${reason}` : ""}`) : false;
   return { upload_id: id, aborted, reason };
 }

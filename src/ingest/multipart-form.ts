@@ -51,12 +51,12 @@ const MAX_FIELD_BYTES = 64 * 1024;
 export async function parseMultipartForm(request: Request, stagingDir: string, limits: FormLimits): Promise<ParsedForm> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {
-    throw new ApiError(415, "UNSUPPORTED_CONTENT_TYPE", "the body must be multipart/form-data");
+    throw new ApiError("UNSUPPORTED_CONTENT_TYPE", "the body must be multipart/form-data");
   }
-  if (!request.body) throw badRequest("the multipart body is empty", "MALFORMED_MULTIPART");
+  if (!request.body) throw new ApiError("MALFORMED_MULTIPART", "the multipart body is empty");
   const declared = Number(request.headers.get("content-length") ?? NaN);
   if (declared > limits.maxTotalBytes + 1024 * 1024) {
-    throw new ApiError(413, "PAYLOAD_TOO_LARGE", `the request body of ${declared} bytes exceeds the ${limits.maxTotalBytes}-byte limit`);
+    throw new ApiError("PAYLOAD_TOO_LARGE", `the request body of ${declared} bytes exceeds the ${limits.maxTotalBytes}-byte limit`);
   }
 
   let busboy: Busboy.Busboy;
@@ -67,7 +67,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
       defParamCharset: "utf8",
     });
   } catch (err) {
-    throw badRequest(`malformed multipart body: ${errorMessage(err)}`, "MALFORMED_MULTIPART");
+    throw new ApiError("MALFORMED_MULTIPART", `malformed multipart body: ${errorMessage(err)}`);
   }
 
   const fields: Record<string, string> = {};
@@ -105,7 +105,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     const index = files.length;
     if (limits.maxFiles !== null && index >= limits.maxFiles) {
       stream.resume();
-      return fail(new ApiError(400, "BATCH_TOO_LARGE", `at most ${limits.maxFiles} files per request for this tier`));
+      return fail(new ApiError("BATCH_TOO_LARGE", `at most ${limits.maxFiles} files per request for this tier`));
     }
     const filename = decodeFormFilename(info.filename ?? "") || `file-${index + 1}`;
     const entry: StagedUpload = { index, field: name, filename, declaredType: info.mimeType, path: null, size: 0, sha256: "", head: new Uint8Array() };
@@ -116,7 +116,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
       for await (const chunk of stream as AsyncIterable<Uint8Array>) {
         total += chunk.byteLength;
         if (total > limits.maxTotalBytes) {
-          throw new ApiError(413, "PAYLOAD_TOO_LARGE", `the files in this request exceed ${limits.maxTotalBytes} bytes in total`);
+          throw new ApiError("PAYLOAD_TOO_LARGE", `the files in this request exceed ${limits.maxTotalBytes} bytes in total`);
         }
         yield chunk;
       }
@@ -130,7 +130,7 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
           stream.resume();
           if (err instanceof SizeLimitError) {
             entry.size = limits.maxFileBytes + 1;
-            if (limits.abortOnOversizedFile) fail(new ApiError(413, "FILE_TOO_LARGE", limits.oversizeMessage));
+            if (limits.abortOnOversizedFile) fail(new ApiError("FILE_TOO_LARGE", limits.oversizeMessage));
             return;
           }
           fail(err);
@@ -177,9 +177,9 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
 function malformedBody(err: unknown): ApiError {
   const message = errorMessage(err);
   const truncated = /unexpected end/i.test(message);
-  return badRequest(
-    truncated ? "the multipart body ended before its closing boundary (truncated upload); send the whole body" : `malformed multipart body: ${message}`,
+  return new ApiError(
     "MALFORMED_MULTIPART",
+    truncated ? "the multipart body ended before its closing boundary (truncated upload); send the whole body" : `malformed multipart body: ${message}`,
   );
 }
 

@@ -261,7 +261,7 @@ export function ingestRoutes(ctx: AppContext) {
           ...AUTH_ERRORS,
         },
         transform({ query }) {
-          if ((query as Record<string, unknown>).file_count === undefined) throw new ApiError(400, "VALIDATION_ERROR", "file_count: required");
+          if ((query as Record<string, unknown>).file_count === undefined) throw new ApiError("VALIDATION_ERROR", "file_count: required");
         },
         detail: { summary: "Check the monthly AI-description quota before uploading file_count files" },
       },

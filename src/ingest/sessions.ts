@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { API_PREFIX } from "../http/guard.ts";
 
 export const SESSION_STATUSES = ["pending", "uploading", "processing", "completed", "failed", "expired", "cancelled"] as const;
@@ -50,7 +50,7 @@ export const websocketChannel = (sessionId: string) => `batch.${sessionId}`;
 export const statusUrl = (sessionId: string) => `${API_PREFIX}/files/sessions/${sessionId}/status`;
 
 export function sessionNotFound(id: string) {
-  return notFound(`upload session ${id} not found`, "SESSION_NOT_FOUND");
+  return new ApiError("SESSION_NOT_FOUND", `upload session ${id} not found`);
 }
 
 export function getSessionRow(db: Database, orgId: string, id: string): SessionRow {
@@ -193,7 +193,7 @@ export function cancelSession(db: Database, clock: Clock, orgId: string, id: str
   return db.transaction(() => {
     const row = getSessionRow(db, orgId, id);
     if (FINISHED_SESSION_STATUSES.has(row.status)) {
-      throw new ApiError(400, "SESSION_FINISHED", `session ${id} is already ${row.status} and cannot be cancelled`);
+      throw new ApiError("SESSION_FINISHED", `session ${id} is already ${row.status} and cannot be cancelled`);
     }
     const now = isoAt(clock.now());
     db.query("UPDATE upload_sessions SET status = 'cancelled', completed_at = ?, updated_at = ? WHERE id = ?").run(now, now, id);
@@ -267,7 +267,7 @@ export function fileUploadStatus(db: Database, clock: Clock, orgId: string, file
   const row = db
     .query<FileStatusRow, [string, string]>(`SELECT ${FILE_STATUS_COLUMNS} FROM files WHERE id = ? AND org_id = ? AND deleted_at IS NULL`)
     .get(fileId, orgId);
-  if (!row) throw notFound(`file ${fileId} not found`, "FILE_NOT_FOUND");
+  if (!row) throw new ApiError("FILE_NOT_FOUND", `file ${fileId} not found`);
   return unifiedStatus(row, clock.now());
 }
 

@@ -46,10 +46,10 @@ export async function streamingUpload(ctx: AppContext, principal: Principal, req
     const detection = await detectType(staged.head, staged.filename, staged.path);
     if (!detection.ok) throw unsupportedFile(detection.reason);
     if (policy.mediaTypes && !policy.mediaTypes.includes(detection.type.mediaType)) {
-      throw badRequest(`file: this endpoint takes ${policy.mediaTypes.join(" or ")} files; got ${detection.type.mediaType} (${detection.type.mime})`, "WRONG_MEDIA_TYPE");
+      throw new ApiError("WRONG_MEDIA_TYPE", `file: this endpoint takes ${policy.mediaTypes.join(" or ")} files; got ${detection.type.mediaType} (${detection.type.mime})`);
     }
     const tooLarge = sizeLimitViolation(detection.type, staged.size);
-    if (tooLarge) throw new ApiError(413, "FILE_TOO_LARGE", tooLarge);
+    if (tooLarge) throw new ApiError("FILE_TOO_LARGE", tooLarge);
 
     const fileId = crypto.randomUUID();
     const outcome = await ingestStagedFile(ctx, staged.path, {

@@ -15,7 +15,6 @@ export class UploadSlots {
     const current = this.inUse.get(orgId) ?? 0;
     if (limit !== null && current >= limit) {
       throw new ApiError(
-        429,
         "UPLOAD_BACKPRESSURE",
         `${current} uploads are already in progress for this organization (the ${tier} limit is ${limit}); retry shortly`,
         { "retry-after": "2" },

@@ -6,7 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 
 export const JOB_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
@@ -117,7 +117,7 @@ export function getJobRow(db: Database, id: string): JobRow | null {
 /** A job of the organization, or 404: another tenant's job is indistinguishable from a missing one. */
 export function getJobForOrg(db: Database, orgId: string, id: string): JobView {
   const row = db.query<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND org_id = ?").get(id, orgId);
-  if (!row) throw notFound(`job ${id} not found`, "JOB_NOT_FOUND");
+  if (!row) throw new ApiError("JOB_NOT_FOUND", `job ${id} not found`);
   return toJobView(row);
 }
 
@@ -147,9 +147,9 @@ export function cancelJob(db: Database, clock: Clock, orgId: string, id: string)
   const now = isoAt(clock.now());
   return db.transaction(() => {
     const row = db.query<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND org_id = ?").get(id, orgId);
-    if (!row) throw notFound(`job ${id} not found`, "JOB_NOT_FOUND");
+    if (!row) throw new ApiError("JOB_NOT_FOUND", `job ${id} not found`);
     if (TERMINAL_STATUSES.has(row.status)) {
-      throw new ApiError(409, "JOB_FINISHED", `job ${id} is already ${row.status}`);
+      throw new ApiError("JOB_FINISHED", `job ${id} is already ${row.status}`);
     }
     if (row.status === "pending") {
       db.query(

@@ -5,7 +5,7 @@
 import { purgeDerivedData } from "../processing/derived-data.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
-import { ApiError, badRequest, conflict, notFound } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { MAX_TITLE_LENGTH, parseTags } from "../ingest/options.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileEdit } from "../files/file-repository.ts";
@@ -60,7 +60,7 @@ function busyReason(row: FileRow): string | null {
 
 function markDeleted(ctx: AppContext, row: FileRow): string {
   const busy = busyReason(row);
-  if (busy) throw conflict(`file ${row.id} cannot be deleted while ${busy}; try again when it finishes`, "FILE_BUSY");
+  if (busy) throw new ApiError("FILE_BUSY", `file ${row.id} cannot be deleted while ${busy}; try again when it finishes`);
   return ctx.files.softDelete(row.id);
 }
 
@@ -112,9 +112,9 @@ export function batchDeleteFiles(ctx: AppContext, orgId: string, ids: string[]) 
 /** Undoes a soft delete within the retention window (extension). */
 export function restoreFile(ctx: AppContext, orgId: string, ref: string) {
   const row = ctx.files.find(orgId, ref, { includeDeleted: true });
-  if (!row.deleted_at) throw conflict(`file ${row.id} is not deleted`, "FILE_NOT_DELETED");
+  if (!row.deleted_at) throw new ApiError("FILE_NOT_DELETED", `file ${row.id} is not deleted`);
   if (Date.parse(row.deleted_at) + RETENTION_MS <= ctx.clock.now()) {
-    throw notFound(`file ${row.id} was deleted more than ${RETENTION_DAYS} days ago and is being purged`, "FILE_NOT_FOUND");
+    throw new ApiError("FILE_NOT_FOUND", `file ${row.id} was deleted more than ${RETENTION_DAYS} days ago and is being purged`);
   }
   const at = ctx.files.restore(row.id);
   return { id: row.id, restored_at: at, message: "file restored" };

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { isoAt } from "../clock.ts";
-import { badRequest } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
@@ -161,7 +161,7 @@ export function libraryRoutes(ctx: AppContext) {
         const row = ctx.files.find(principal.orgId, params.file_id);
         const detail = await fileDetail(row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
-          if (!("extractions" in detail)) throw badRequest("format=markdown is available for images only", "WRONG_MEDIA_TYPE");
+          if (!("extractions" in detail)) throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
           return { ...detail, formatted_document: imageMarkdown(detail, isoAt(clock.now())) };
         }
         return detail;

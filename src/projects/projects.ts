@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { conflict, notFound, ruleViolation } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { nameKey, validName } from "../tenancy/names.ts";
 
 export const MAX_PROJECTS_PER_ORG = 50;
@@ -90,7 +90,7 @@ export function createProject(db: Database, clock: Clock, orgId: string, created
   db.transaction(() => {
     const count = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM projects WHERE org_id = ?").get(orgId)?.n ?? 0;
     if (count >= MAX_PROJECTS_PER_ORG) {
-      throw conflict(`the organization already has ${MAX_PROJECTS_PER_ORG} projects, the maximum`, "PROJECT_LIMIT_REACHED");
+      throw new ApiError("PROJECT_LIMIT_REACHED", `the organization already has ${MAX_PROJECTS_PER_ORG} projects, the maximum`);
     }
     assertNameFree(db, orgId, name, null);
     db.query(
@@ -122,7 +122,7 @@ export function updateProject(db: Database, clock: Clock, orgId: string, id: str
     if (patch.name !== undefined) {
       const name = validName("name", patch.name);
       if (name !== current.name) {
-        if (current.is_default) throw ruleViolation("the Default project cannot be renamed");
+        if (current.is_default) throw new ApiError("BUSINESS_RULE_VIOLATION", "the Default project cannot be renamed");
         assertNameFree(db, orgId, name, id);
         sets.push("name = ?", "name_key = ?");
         values.push(name, nameKey(name));
@@ -145,14 +145,14 @@ export function updateProject(db: Database, clock: Clock, orgId: string, id: str
 export function deleteProject(db: Database, orgId: string, id: string): void {
   db.transaction(() => {
     const project = getProject(db, orgId, id);
-    if (project.is_default) throw ruleViolation("the Default project cannot be deleted");
+    if (project.is_default) throw new ApiError("BUSINESS_RULE_VIOLATION", "the Default project cannot be deleted");
     const trashed = db
       .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE project_id = ? AND deleted_at IS NOT NULL")
       .get(id)?.n ?? 0;
     if (project.folder_count > 0 || project.file_count > 0 || trashed > 0) {
       const parts = [`${project.folder_count} folder(s)`, `${project.file_count} file(s)`];
       if (trashed > 0) parts.push(`${trashed} deleted file(s) still recoverable`);
-      throw conflict(`project "${project.name}" is not empty: it holds ${parts.join(", ")}`, "PROJECT_NOT_EMPTY");
+      throw new ApiError("PROJECT_NOT_EMPTY", `project "${project.name}" is not empty: it holds ${parts.join(", ")}`);
     }
     db.query("DELETE FROM projects WHERE id = ? AND org_id = ?").run(id, orgId);
   }).immediate();
@@ -163,10 +163,10 @@ function assertNameFree(db: Database, orgId: string, name: string, exceptId: str
     .query<{ id: string; name: string }, [string, string]>("SELECT id, name FROM projects WHERE org_id = ? AND name_key = ?")
     .get(orgId, nameKey(name));
   if (clash && clash.id !== exceptId) {
-    throw conflict(`a project named "${clash.name}" already exists (names are compared case-insensitively)`, "PROJECT_NAME_EXISTS");
+    throw new ApiError("PROJECT_NAME_EXISTS", `a project named "${clash.name}" already exists (names are compared case-insensitively)`);
   }
 }
 
 export function projectNotFound(id: string) {
-  return notFound(`project ${id} not found`, "PROJECT_NOT_FOUND");
+  return new ApiError("PROJECT_NOT_FOUND", `project ${id} not found`);
 }

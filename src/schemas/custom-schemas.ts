@@ -7,16 +7,13 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError, badRequest, notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { nameKey } from "../tenancy/names.ts";
 import { countFields, schemaProblems } from "./schema-rules.ts";
 
 export const NAME_MAX = 255;
 export const DESCRIPTION_MAX = 1000;
 export const PROMPT_HINT_MAX = 2000;
-
-/** The spec's error table gives CUSTOM_SCHEMA_NAME_EXISTS status 400 (PROJECT_NAME_EXISTS is 409). */
-export const NAME_EXISTS_STATUS = 400;
 
 export interface CustomSchema {
   id: string;
@@ -138,7 +135,7 @@ export function deleteCustomSchema(db: Database, orgId: string, id: string): Cus
 }
 
 export function customSchemaNotFound(id: string) {
-  return notFound(`custom extraction schema ${id} not found`, "CUSTOM_SCHEMA_NOT_FOUND");
+  return new ApiError("CUSTOM_SCHEMA_NOT_FOUND", `custom extraction schema ${id} not found`);
 }
 
 interface ValidInput {
@@ -152,29 +149,29 @@ interface ValidInput {
 /** Field rules in body order, so the first refusal names the first bad field. */
 function validInput(input: CustomSchemaInput): ValidInput {
   const name = input.name.trim();
-  if (name.length === 0) throw badRequest("name: must not be blank", "CUSTOM_SCHEMA_INVALID_NAME");
+  if (name.length === 0) throw new ApiError("CUSTOM_SCHEMA_INVALID_NAME", "name: must not be blank");
   const nameLength = characters(name);
   if (nameLength > NAME_MAX) {
-    throw badRequest(`name: must be at most ${NAME_MAX} characters (got ${nameLength})`, "CUSTOM_SCHEMA_INVALID_NAME");
+    throw new ApiError("CUSTOM_SCHEMA_INVALID_NAME", `name: must be at most ${NAME_MAX} characters (got ${nameLength})`);
   }
-  if (CONTROL.test(name)) throw badRequest("name: must not contain control characters", "CUSTOM_SCHEMA_INVALID_NAME");
+  if (CONTROL.test(name)) throw new ApiError("CUSTOM_SCHEMA_INVALID_NAME", "name: must not contain control characters");
 
   const description = input.description ?? null;
   if (description !== null && characters(description) > DESCRIPTION_MAX) {
-    throw badRequest(
-      `description: must be at most ${DESCRIPTION_MAX} characters (got ${characters(description)})`,
+    throw new ApiError(
       "CUSTOM_SCHEMA_INVALID_DESCRIPTION",
+      `description: must be at most ${DESCRIPTION_MAX} characters (got ${characters(description)})`,
     );
   }
 
   const problems = schemaProblems(input.schema);
-  if (problems.length > 0) throw badRequest(`invalid schema: ${problems.join("; ")}`, "CUSTOM_SCHEMA_INVALID_SCHEMA");
+  if (problems.length > 0) throw new ApiError("CUSTOM_SCHEMA_INVALID_SCHEMA", `invalid schema: ${problems.join("; ")}`);
 
   const promptHint = input.prompt_hint ?? null;
   if (promptHint !== null && characters(promptHint) > PROMPT_HINT_MAX) {
-    throw badRequest(
-      `prompt_hint: must be at most ${PROMPT_HINT_MAX} characters (got ${characters(promptHint)})`,
+    throw new ApiError(
       "CUSTOM_SCHEMA_INVALID_PROMPT_HINT",
+      `prompt_hint: must be at most ${PROMPT_HINT_MAX} characters (got ${characters(promptHint)})`,
     );
   }
   return { name, description, promptHint, schemaJson: JSON.stringify(input.schema), fieldCount: countFields(input.schema) };
@@ -193,7 +190,6 @@ function assertNameFree(db: Database, orgId: string, name: string, exceptId: str
     .get(orgId, nameKey(name));
   if (clash && clash.id !== exceptId) {
     throw new ApiError(
-      NAME_EXISTS_STATUS,
       "CUSTOM_SCHEMA_NAME_EXISTS",
       `a custom extraction schema named "${clash.name}" already exists (names are compared case-insensitively)`,
     );

@@ -1,0 +1,69 @@
+/**
+ * The error catalogue (src/errors.ts) is the one place a code and its status are declared: the
+ * README's table must be the one generated from it, the spec's codes keep the spec's statuses,
+ * and every declared code is used.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ApiError, ClientDisconnectedError, ERRORS, type ErrorCode } from "../src/errors.ts";
+import { errorTable, README_PATH, readmeTable } from "../scripts/error-table.ts";
+
+const codes = Object.keys(ERRORS) as ErrorCode[];
+
+/** Every .ts file under src/, as text. */
+function sources(dir = join(import.meta.dir, "..", "src")): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sources(path);
+    return entry.name.endsWith(".ts") ? [readFileSync(path, "utf8")] : [];
+  });
+}
+
+describe("error catalogue", () => {
+  test("the README's error table is the one generated from the catalogue (bun scripts/error-table.ts --write)", () => {
+    const table = readmeTable(readFileSync(README_PATH, "utf8"));
+    expect(table).not.toBeNull();
+    expect(table!).toBe(errorTable());
+  });
+
+  test("every code has an HTTP status and a one-line meaning", () => {
+    for (const code of codes) {
+      const { status, meaning } = ERRORS[code];
+      expect({ code, ok: Number.isInteger(status) && status >= 400 && status <= 599 }).toEqual({ code, ok: true });
+      expect({ code, ok: meaning.length > 0 && !meaning.includes("\n") && !meaning.includes("|") }).toEqual({ code, ok: true });
+    }
+  });
+
+  test("the codes the spec names keep the spec's statuses", () => {
+    const spec: Record<string, number> = {
+      PROJECT_NOT_FOUND: 404,
+      PROJECT_NAME_EXISTS: 409,
+      PROJECT_LIMIT_REACHED: 409,
+      PROJECT_NOT_EMPTY: 409,
+      BUSINESS_RULE_VIOLATION: 422,
+      CUSTOM_SCHEMA_NAME_EXISTS: 400,
+      CUSTOM_SCHEMA_INVALID_SCHEMA: 400,
+      CUSTOM_SCHEMA_INVALID_NAME: 400,
+      CUSTOM_SCHEMA_INVALID_DESCRIPTION: 400,
+      CUSTOM_SCHEMA_INVALID_PROMPT_HINT: 400,
+      CUSTOM_SCHEMA_NOT_FOUND: 404,
+    };
+    for (const [code, status] of Object.entries(spec)) expect({ code, status: ERRORS[code as ErrorCode]?.status as number | undefined }).toEqual({ code, status });
+  });
+
+  test("an ApiError takes its status from the catalogue", () => {
+    const error = new ApiError("UPLOAD_BACKPRESSURE", "busy", { "retry-after": "2" });
+    expect(error.status).toBe(429);
+    expect(error.toBody()).toEqual({ detail: "busy", code: "UPLOAD_BACKPRESSURE" });
+    expect(error.headers).toEqual({ "retry-after": "2" });
+    expect(new ClientDisconnectedError().status).toBe(499);
+    for (const code of codes) expect(new ApiError(code, "x").status).toBe(ERRORS[code].status);
+  });
+
+  test("every code in the catalogue is used somewhere in src/", () => {
+    const text = sources().join("\n");
+    const unused = codes.filter((code) => !text.includes(`"${code}"`));
+    expect(unused).toEqual([]);
+  });
+});

@@ -48,7 +48,7 @@ export interface Config {
   ocrWorkers: number;
   /** Tesseract languages read together (eng bundled; others from <modelsDir>/tesseract/). */
   ocrLanguages: string[];
-  /** Folder (under modelsDir) of the sentence-embedding model for document search. */
+  /** Sentence-embedding model for document search: "use-lite-sif" (built in) or a folder under modelsDir. */
   textEmbeddingModel: string;
   /** Resident memory the document reader child process may use before it is killed (MB). */
   documentMemoryMb: number;
@@ -199,7 +199,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     fallback: "eng",
   },
   textEmbeddingModel: {
-    key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "all-MiniLM-L6-v2",
+    key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "use-lite-sif",
   },
   documentMemoryMb: {
     key: "documentMemoryMb",

@@ -10,7 +10,7 @@ import type { Logger } from "./log.ts";
 import type { EventHub } from "./events/hub.ts";
 import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
-import type { TextEmbedder } from "./documents/text-embedder.ts";
+import type { TextEmbedding } from "./documents/text-embedder.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { ModelVerifier } from "./models/model-verifier.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
@@ -34,6 +34,6 @@ export interface AppContext {
   /** Image models (OCR, detectors, embeddings, captioning), loaded lazily. */
   images: ImageAnalyzers;
   /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */
-  embedder: TextEmbedder;
+  embedder: TextEmbedding;
   events: EventHub;
 }

@@ -22,7 +22,7 @@ import { fileProcessingQueue, PipelineRegistry } from "./processing/file-process
 import { clearScratch } from "./processing/scratch.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
-import { TextEmbedder } from "./documents/text-embedder.ts";
+import { createTextEmbedding } from "./embeddings/text-models.ts";
 import { closeDocumentReader } from "./documents/server-reader.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
@@ -75,7 +75,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     config, db, files: new FileRepository(db, clock), clock, log, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
     images: new ImageAnalyzers(config, models.require),
-    embedder: new TextEmbedder({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require }),
+    embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require }),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);

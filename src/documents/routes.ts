@@ -15,7 +15,7 @@ import type { FileRow } from "../files/file.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { parseUuid } from "../ids.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
-import { searchChunks } from "./search.ts";
+import { SEARCH_MODES, searchChunks } from "./search.ts";
 import { ELEMENT_TYPES } from "./types.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
@@ -43,7 +43,15 @@ const Chunk = t.Object(
     embedding: t.Optional(Nullable(t.Array(t.Number()))),
     embedding_model: t.Optional(Nullable(t.String())),
     match: t.Optional(
-      t.Object({ keyword_rank: Nullable(t.Integer()), vector_rank: Nullable(t.Integer()), vector_similarity: Nullable(t.Number()) }, { description: "Where each retrieval signal ranked the chunk" }),
+      t.Object(
+        {
+          keyword_score: Nullable(t.Number({ description: "BM25 of the chunk for this query (higher is better); null when no query word occurs in it" })),
+          keyword_rank: Nullable(t.Integer()),
+          vector_rank: Nullable(t.Integer()),
+          vector_similarity: Nullable(t.Number({ description: "Cosine similarity of the query's and the chunk's vectors (-1..1)" })),
+        },
+        { description: "Each retrieval signal's own score for the chunk, and where it ranked the chunk" },
+      ),
     ),
   },
   { title: "DocumentChunk" },
@@ -235,14 +243,17 @@ export function documentRoutes(ctx: AppContext) {
           orgId: principal.orgId,
           query,
           limit: body.limit ?? SEARCH_LIMIT.fallback,
+          offset: body.offset ?? 0,
           similarityThreshold: body.similarity_threshold ?? 0,
           documentIds,
+          perDocument: body.per_document,
+          mode: body.mode,
         });
         const results = outcome.hits.map((h) => ({
           ...chunkView(h.chunk, h.similarity_score),
-          match: { keyword_rank: h.keyword_rank, vector_rank: h.vector_rank, vector_similarity: h.vector_similarity },
+          match: { keyword_score: h.keyword_score, keyword_rank: h.keyword_rank, vector_rank: h.vector_rank, vector_similarity: h.vector_similarity },
         }));
-        return { query: body.query, results, total_count: results.length, search_time_ms: Math.round((performance.now() - started) * 100) / 100, retrieval: outcome.signals };
+        return { query: body.query, results, total_count: outcome.total, search_time_ms: Math.round((performance.now() - started) * 100) / 100, retrieval: outcome.signals };
       },
       {
         permission: "view",
@@ -251,6 +262,11 @@ export function documentRoutes(ctx: AppContext) {
           limit: t.Optional(t.Integer({ minimum: SEARCH_LIMIT.min, maximum: SEARCH_LIMIT.max, error: "limit: must be an integer from 1 to 100" })),
           similarity_threshold: t.Optional(t.Number({ minimum: 0, maximum: 1, error: "similarity_threshold: must be a number from 0 to 1" })),
           document_ids: t.Optional(t.Array(t.String(), { maxItems: 1000, error: "document_ids: must be an array of at most 1000 UUIDs" })),
+          offset: t.Optional(t.Integer({ minimum: 0, maximum: 3900, error: "offset: must be an integer from 0 to 3900", description: "Extension: results skipped before this page" })),
+          mode: t.Optional(Enum([...SEARCH_MODES], { error: "mode: must be hybrid, keyword or vector", description: "Extension: which signals rank (default hybrid)" })),
+          per_document: t.Optional(
+            t.Integer({ minimum: 1, maximum: 100, error: "per_document: must be an integer from 1 to 100", description: "Extension: most chunks per document (default 1; without limit when document_ids is given)" }),
+          ),
         }),
         response: {
           200: t.Object({
@@ -259,16 +275,26 @@ export function documentRoutes(ctx: AppContext) {
             total_count: t.Integer(),
             search_time_ms: t.Number(),
             retrieval: t.Object(
-              { keyword: t.Boolean(), vector: t.Boolean(), vector_model: Nullable(t.String()), vector_unavailable_reason: Nullable(t.String()) },
-              { description: "The signals this search used; vector is false when no text model is installed" },
+              {
+                keyword: t.Boolean(),
+                vector: t.Boolean(),
+                vector_model: Nullable(t.String()),
+                vector_unavailable_reason: Nullable(t.String()),
+                configured_model_unavailable_reason: Nullable(t.String({ description: "Why the configured text model is not answering (the built-in model stands in)" })),
+                weights: t.Object({ keyword: t.Number(), vector: t.Number() }, { description: "Weights of the fused similarity_score" }),
+              },
+              { description: "The signals this search used and how they were fused" },
             ),
           }),
           400: ErrorBody,
           ...AUTH_ERRORS,
         },
         detail: {
-          summary: "Hybrid search over document chunks (keyword BM25 + vector similarity, reciprocal rank fusion)",
-          description: "similarity_score: the fused score scaled to 0-1 (1 = ranked first by every available signal). limit 1-100, default 10; similarity_threshold 0-1, default 0.",
+          summary: "Hybrid search over document chunks (keyword BM25 with stemming + vector cosine similarity, fused)",
+          description:
+            "similarity_score (0-1) = weights.keyword x BM25 / the query's best BM25 + weights.vector x cosine similarity (clamped at 0); match carries each signal's own score. " +
+            "similarity_threshold (0-1, default 0) applies to the cosine similarity (to the fused score when vectors are unavailable). One result per document unless per_document or document_ids says otherwise; " +
+            "total_count counts every result of the ranking (up to 4096 candidates per signal); offset pages through them. limit 1-100, default 10.",
         },
       },
     )

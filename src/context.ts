@@ -15,10 +15,13 @@ import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { ModelVerifier } from "./models/model-verifier.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
+import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 
 export interface AppContext {
   config: Config;
+  /** Where everything under --data-dir lives; the only builder of paths there. */
+  dataDir: DataDir;
   db: Database;
   /** The only writer of the `files` table. */
   files: FileRepository;

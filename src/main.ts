@@ -9,7 +9,8 @@ import { backupCommand, keysCommand, modelsCommand, orgsCommand, UsageError, typ
 import { ManifestError } from "./models/manifest.ts";
 import { systemClock } from "./clock.ts";
 import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
-import { databasePath, openDatabase } from "./db/database.ts";
+import { openDatabase } from "./db/database.ts";
+import { DataDir } from "./storage/data-dir.ts";
 import { VERSION } from "./http/docs.ts";
 import { StartupError, startServer } from "./server.ts";
 import { OrganizationError } from "./tenancy/organizations.ts";
@@ -81,7 +82,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
     return "serving";
   }
   if (command === "models") return print(await modelsCommand(config, args));
-  const db = openDatabase(databasePath(config.dataDir));
+  const db = openDatabase(new DataDir(config.dataDir).database);
   try {
     let output: CommandOutput;
     if (command === "orgs") output = orgsCommand(db, systemClock, args, flags);

@@ -5,7 +5,7 @@
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
-import { databasePath, openDatabase } from "./db/database.ts";
+import { openDatabase } from "./db/database.ts";
 import { createApp } from "./http/app.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
@@ -16,6 +16,7 @@ import { DataDirInUseError, DataDirLock } from "./ops/data-dir-lock.ts";
 import { errorMessage } from "./errors.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
+import { DataDir } from "./storage/data-dir.ts";
 import { EventHub } from "./events/hub.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
@@ -57,24 +58,25 @@ export interface RunningServer {
 export function startServer(config: Config, options: ServerOptions = {}): RunningServer {
   const clock = options.clock ?? systemClock;
   const log = new Logger(config.logLevel);
+  const dataDir = new DataDir(config.dataDir);
   let lock: DataDirLock;
   try {
-    lock = DataDirLock.acquire(config.dataDir);
+    lock = DataDirLock.acquire(dataDir);
   } catch (err) {
     throw err instanceof DataDirInUseError ? new StartupError(err.message) : err;
   }
   const safetyNet = new SafetyNet(log).install();
-  const db = openDatabase(databasePath(config.dataDir));
-  clearScratch(config.dataDir);
+  const db = openDatabase(dataDir.database);
+  clearScratch(dataDir);
   const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
   for (const queue of options.queues ?? []) jobs.register(queue);
-  const blobs = createBlobStore(config, clock);
+  const blobs = createBlobStore(config, dataDir, clock);
   const events = new EventHub();
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
   const ctx: AppContext = {
-    config, db, files: new FileRepository(db, clock), clock, log, limiter: new RateLimiter(clock), jobs, blobs,
+    config, dataDir, db, files: new FileRepository(db, clock), clock, log, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
-    images: new ImageAnalyzers(config, models.require),
+    images: new ImageAnalyzers(config, dataDir.scratch, models.require),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require }),
   };
   ctx.pipelines.register(imagePipeline);

@@ -7,7 +7,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { databasePath } from "../src/db/database.ts";
+import { DataDir } from "../src/storage/data-dir.ts";
 import { waitFor } from "./support/polling.ts";
 import { spawnServer, type ServerProcess } from "./support/process.ts";
 import { tempDir } from "./support/server.ts";
@@ -36,7 +36,7 @@ function executions(): Execution[] {
 
 /** Read from a separate connection while the server runs (WAL allows concurrent readers). */
 function jobStatus(): string | null {
-  const db = new Database(databasePath(dataDir), { readonly: true });
+  const db = new Database(new DataDir(dataDir).database, { readonly: true });
   try {
     return (db.query("SELECT status FROM jobs WHERE queue = 'test.crashable'").get() as { status: string } | null)?.status ?? null;
   } finally {
@@ -63,7 +63,7 @@ test("a job interrupted by kill -9 is taken over by the next process at once and
   expect(runs[0]!.job_id).toBe(runs[1]!.job_id);
   expect(runs[0]!.pid).not.toBe(runs[1]!.pid);
 
-  const db = new Database(databasePath(dataDir), { readonly: true });
+  const db = new Database(new DataDir(dataDir).database, { readonly: true });
   try {
     const jobs = db.query("SELECT * FROM jobs WHERE queue = 'test.crashable'").all() as Array<Record<string, unknown>>;
     expect(jobs).toHaveLength(1);

@@ -8,7 +8,7 @@ import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { databasePath } from "../src/db/database.ts";
+import { DataDir } from "../src/storage/data-dir.ts";
 import { png } from "./support/fixtures.ts";
 import { pollApi, waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
@@ -40,7 +40,7 @@ function image(seed: number, size: number): Uint8Array {
 }
 
 function countFiles(): number {
-  const db = new Database(databasePath(dataDir), { readonly: true });
+  const db = new Database(new DataDir(dataDir).database, { readonly: true });
   try {
     return (db.query("SELECT count(*) AS n FROM files").get() as { n: number }).n;
   } finally {
@@ -118,7 +118,7 @@ test("kill -9 during a batch loses no acknowledged file; a cut-off streaming upl
   expect(await second.stop("SIGTERM")).toBe(0);
 
   // Every acknowledged file is stored once, with the exact bytes that were sent.
-  const db = new Database(databasePath(dataDir), { readonly: true });
+  const db = new Database(new DataDir(dataDir).database, { readonly: true });
   try {
     const rows = db.query("SELECT id, filename, sha256, blob_key FROM files ORDER BY filename").all() as Array<{ id: string; filename: string; sha256: string; blob_key: string }>;
     expect(rows.map((r) => r.filename).sort()).toEqual(files.map((_, i) => `photo-${i}.png`).sort());

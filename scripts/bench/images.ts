@@ -16,7 +16,8 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
-import { databasePath, openDatabase } from "../../src/db/database.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { DataDir } from "../../src/storage/data-dir.ts";
 import { renderImage, VARIANT_SIZES } from "../../src/images/variants.ts";
 import { photo, textImage } from "../../test/support/images.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
@@ -112,7 +113,7 @@ async function fullPipeline(paths: string[]) {
 }
 
 function stageReport() {
-  const db = openDatabase(databasePath(dataDir));
+  const db = openDatabase(new DataDir(dataDir).database);
   const rows = db.query("SELECT stage, status, duration_ms FROM file_stage_runs").all() as { stage: string; status: string; duration_ms: number }[];
   const failed = db.query("SELECT count(*) AS n FROM files WHERE processing_status = 'failed'").get() as { n: number };
   db.close();

@@ -12,7 +12,8 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { databasePath, openDatabase } from "../../src/db/database.ts";
+import { openDatabase } from "../../src/db/database.ts";
+import { DataDir } from "../../src/storage/data-dir.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
 
 const FILES = Number(process.env.MEDIABOX_BENCH_FILES ?? 100_000);
@@ -25,7 +26,7 @@ const WORDS = "harbor crane invoice sunset orchard quarry drawing survey bridge 
 const TAGS = ["site-a", "site-b", "site-c", "urgent", "archive", "review", "final", "draft", "north", "south"];
 
 function seed(orgId: string): void {
-  const db = openDatabase(databasePath(dataDir));
+  const db = openDatabase(new DataDir(dataDir).database);
   const projectId = (db.query("SELECT id FROM projects WHERE org_id = ? AND is_default = 1").get(orgId) as { id: string }).id;
   const insert = db.query(
     `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, title, tags, size_bytes,
@@ -79,7 +80,7 @@ async function main(): Promise<void> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if ((await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
-  const db = openDatabase(databasePath(dataDir));
+  const db = openDatabase(new DataDir(dataDir).database);
   const orgId = (db.query("SELECT id FROM organizations WHERE name = 'bench'").get() as { id: string }).id;
   db.close();
   const seedStarted = performance.now();

@@ -4,15 +4,11 @@
  */
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname } from "node:path";
 import { getLoadablePath } from "sqlite-vec";
 import { MIGRATIONS, type Migration } from "./migrations/index.ts";
 
 export type { Database };
-
-export function databasePath(dataDir: string): string {
-  return join(dataDir, "mediabox.db");
-}
 
 export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS): Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });

@@ -4,7 +4,6 @@
  * several servers side by side, each with its own reader process.
  */
 import type { AppContext } from "../context.ts";
-import { scratchRoot } from "../processing/scratch.ts";
 import { errorMessage } from "../errors.ts";
 import { DocumentReader } from "./document-reader.ts";
 
@@ -15,7 +14,7 @@ export function documentReaderOf(ctx: AppContext): DocumentReader {
   if (!reader) {
     reader = new DocumentReader({
       memoryBudgetBytes: ctx.config.documentMemoryMb * 1024 * 1024,
-      scratchDir: scratchRoot(ctx.config.dataDir),
+      scratchDir: ctx.dataDir.scratch,
       ocr: {
         // OCR errors become page errors, which answers show: name the models directory relatively.
         recognize: (image) =>

@@ -12,7 +12,6 @@ import { documentRoutes } from "../documents/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { customSchemaRoutes } from "../schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
-import { LocalBlobStore } from "../storage/local-store.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { API_PREFIX, guard } from "./guard.ts";
@@ -40,7 +39,9 @@ export function createApp(ctx: AppContext) {
     .use(docsRoutes(() => app))
     .use(infrastructureRoutes(ctx))
     .use(api);
-  if (ctx.blobs instanceof LocalBlobStore) app.use(localS3Routes(ctx.blobs, ctx.clock, ctx.config.publicUrl, ctx.log));
+  // Only a store whose presigned URLs point back at the appliance needs the endpoint they address.
+  const endpoint = ctx.blobs.localEndpoint();
+  if (endpoint) app.use(localS3Routes(endpoint, ctx.clock, ctx.config.publicUrl, ctx.log));
   return app;
 }
 

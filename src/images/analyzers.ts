@@ -5,7 +5,6 @@
  */
 import type { Config } from "../config.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
-import { scratchRoot } from "../processing/scratch.ts";
 import { Captioner } from "./captioner.ts";
 import { OcrEngine } from "./ocr.ts";
 import { VisionEndpoint } from "./vision-endpoint.ts";
@@ -17,12 +16,13 @@ export class ImageAnalyzers {
   readonly captioner: Captioner | null;
   readonly endpoint: VisionEndpoint | null;
 
-  constructor(config: Config, check?: ModelCheck) {
+  /** `scratchDir` is DataDir's scratch: OCR writes its temporary images there. */
+  constructor(config: Config, scratchDir: string, check?: ModelCheck) {
     this.ocr = new OcrEngine({
       workers: config.ocrWorkers,
       languages: config.ocrLanguages,
       modelsDir: config.modelsDir,
-      scratchDir: scratchRoot(config.dataDir),
+      scratchDir,
       ...(check ? { check } : {}),
     });
     this.vision = new VisionModels({

@@ -16,8 +16,6 @@ import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
-import { LocalBlobStore } from "../storage/local-store.ts";
-import { scratchRoot } from "../processing/scratch.ts";
 import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
 import type { UploadedMediaType as MediaType } from "../files/file.ts";
 import { insertFileRecord, unsupportedFile } from "./ingest.ts";
@@ -527,9 +525,10 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
 async function detectStored(ctx: AppContext, row: IntentRow, size: number): Promise<Detection> {
   const { blobs } = ctx;
   const head = (await blobs.head(row.object_key, DETECTION_HEAD_BYTES)) ?? new Uint8Array();
-  if (blobs instanceof LocalBlobStore) return detectType(head, row.filename, blobs.pathOf(row.object_key));
+  const local = blobs.localFiles();
+  if (local) return detectType(head, row.filename, local.pathOf(row.object_key));
   if (size > SVG_MAX_BYTES) return detectType(head, row.filename);
-  const dir = join(scratchRoot(ctx.config.dataDir), `detect-${crypto.randomUUID()}`);
+  const dir = join(ctx.dataDir.scratch, `detect-${crypto.randomUUID()}`);
   mkdirSync(dir, { recursive: true });
   try {
     const stream = await blobs.read(row.object_key);
@@ -635,14 +634,15 @@ export async function sweepExpiredIntents(ctx: AppContext): Promise<{ expired: n
     if (await fail(ctx, row, `expired at ${row.expires_at}`)) count += 1;
   }
   let orphans = 0;
-  if (ctx.blobs instanceof LocalBlobStore) {
+  const inventory = ctx.blobs.multipartInventory();
+  if (inventory) {
     const active = new Set(
       db
         .query<{ store_upload_id: string }, []>("SELECT store_upload_id FROM upload_intents WHERE status IN ('PENDING','UPLOADED') AND store_upload_id IS NOT NULL")
         .all()
         .map((r) => r.store_upload_id),
     );
-    for (const upload of ctx.blobs.multipartUploads()) {
+    for (const upload of inventory.multipartUploads()) {
       // Young staging may belong to an intent whose row is being inserted right now.
       if (active.has(upload.id) || Date.now() - upload.modifiedMs < ORPHAN_GRACE_MS) continue;
       await ctx.blobs.abortMultipartUpload("", upload.id);

@@ -5,7 +5,6 @@ import type { Principal } from "../auth/api-keys.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";
-import { stagingRoot } from "./batch.ts";
 import { detectType } from "./detect.ts";
 import type { UploadedMediaType } from "../files/file.ts";
 import { ingestStagedFile, sizeLimitViolation, unsupportedFile } from "./ingest.ts";
@@ -24,7 +23,7 @@ export interface UploadPolicy {
 
 export async function streamingUpload(ctx: AppContext, principal: Principal, request: Request, policy: UploadPolicy = {}) {
   const started = performance.now();
-  const stagingDir = join(stagingRoot(ctx), `req-${crypto.randomUUID()}`);
+  const stagingDir = join(ctx.dataDir.staging, `req-${crypto.randomUUID()}`);
   mkdirSync(stagingDir, { recursive: true });
   try {
     const maxBytes = policy.maxBytes ?? FIXED_LIMITS.maxImageBytes;

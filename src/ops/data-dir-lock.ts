@@ -8,7 +8,7 @@
 import { dlopen, FFIType } from "bun:ffi";
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, ftruncateSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import type { DataDir } from "../storage/data-dir.ts";
 
 const LOCK_EX = 2;
 const LOCK_NB = 4;
@@ -33,9 +33,9 @@ export class DataDirLock {
   private constructor(private fd: number | null) {}
 
   /** Takes the lock or throws DataDirInUseError naming the holder. */
-  static acquire(dataDir: string): DataDirLock {
-    mkdirSync(dataDir, { recursive: true });
-    const path = join(dataDir, "mediabox.lock");
+  static acquire(dataDir: DataDir): DataDirLock {
+    mkdirSync(dataDir.root, { recursive: true });
+    const path = dataDir.lockFile;
     const fd = openSync(path, "a+", 0o640);
     if (flock()(fd, LOCK_EX | LOCK_NB) !== 0) {
       closeSync(fd);
@@ -46,7 +46,7 @@ export class DataDirLock {
       } catch {
         // The holder has not written its name yet; the generic words do.
       }
-      throw new DataDirInUseError(`the data directory ${dataDir} is in use by ${holder}; stop it first or choose another --data-dir`);
+      throw new DataDirInUseError(`the data directory ${dataDir.root} is in use by ${holder}; stop it first or choose another --data-dir`);
     }
     ftruncateSync(fd, 0);
     writeFileSync(fd, JSON.stringify({ pid: process.pid, host: hostname(), started_at: new Date().toISOString() }) + "\n");

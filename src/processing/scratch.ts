@@ -1,12 +1,11 @@
 /**
- * Scratch space of the media pipelines (files written only to be moved into the blob store).
- * Nothing in it outlives the process that wrote it, so it is emptied at every start.
+ * The lifetime of the pipelines' scratch space (DataDir's `scratch`: temporary files of OCR, the
+ * document reader and intent checks). Nothing in it outlives the process that wrote it, so it is
+ * emptied at every start.
  */
 import { rmSync } from "node:fs";
-import { join } from "node:path";
+import type { DataDir } from "../storage/data-dir.ts";
 
-export const scratchRoot = (dataDir: string) => join(dataDir, "tmp");
-
-export function clearScratch(dataDir: string): void {
-  rmSync(scratchRoot(dataDir), { recursive: true, force: true });
+export function clearScratch(dataDir: DataDir): void {
+  rmSync(dataDir.scratch, { recursive: true, force: true });
 }

@@ -1,8 +1,16 @@
 /**
  * The blob store contract shared by the local-disk and S3 backends. Callers see object keys,
- * never paths or buckets; bytes enter either from a file already staged on local disk (uploads
- * streamed through the API) or directly from clients through presigned URLs (upload intents).
+ * never paths or buckets; bytes enter from memory or a stream (`put`: what the pipelines and
+ * exports produce), from a file already staged on local disk (`importFile`: uploads streamed
+ * through the API, moved rather than copied) or directly from clients through presigned URLs
+ * (upload intents). What only one backend can do is an optional capability (capabilities.ts),
+ * asked for by the caller that needs it.
  */
+import type { LocalEndpoint, LocalFiles, MultipartInventory } from "./capabilities.ts";
+
+/** What `put` stores: bytes already in memory, or a stream read once to its end. */
+export type BlobBody = Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
+
 export interface ObjectDigest {
   size: number;
   /** Lower-case hex. */
@@ -63,9 +71,14 @@ export function normalizeEtag(etag: string): string {
 }
 
 export interface BlobStore {
-  readonly kind: "local" | "s3";
   readonly bucket: string;
 
+  /**
+   * Stores `body` as the whole object under `key`. Atomic and durable like importFile: readers
+   * see the whole object or nothing, and once this resolves the object survives a crash. A body
+   * that fails (a stream that errors) stores nothing and the key keeps what it held before.
+   */
+  put(key: string, body: BlobBody, contentType: string): Promise<void>;
   /**
    * Moves a fully written local file into the store under `key`. The file must be on the data
    * volume; it is consumed (renamed locally, uploaded and removed for S3). Atomic: readers see
@@ -99,4 +112,12 @@ export interface BlobStore {
   presignPut(key: string, options: PresignPutOptions, origin: string): Promise<string>;
   presignPart(key: string, uploadId: string, partNumber: number, expiresInSeconds: number, origin: string): Promise<string>;
   presignGet(key: string, options: PresignGetOptions, origin: string): Promise<string>;
+
+  // Optional capabilities (capabilities.ts): each answers null on a backend without it.
+  /** Objects as files on this machine, for a caller that must read one in place. */
+  localFiles(): LocalFiles | null;
+  /** What the appliance's own S3-compatible endpoint needs to serve this store. */
+  localEndpoint(): LocalEndpoint | null;
+  /** Multipart uploads the store stages itself, for the sweeper of abandoned ones. */
+  multipartInventory(): MultipartInventory | null;
 }

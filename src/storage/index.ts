@@ -1,13 +1,14 @@
 /** Builds the configured blob store. */
-import { join } from "node:path";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { BlobStore } from "./blob-store.ts";
-import { loadLocalCredentials, LocalBlobStore } from "./local-store.ts";
+import type { DataDir } from "./data-dir.ts";
+import { loadLocalCredentials } from "./local-credentials.ts";
+import { LocalBlobStore } from "./local-store.ts";
 import { makeS3Client } from "./presigner.ts";
 import { S3BlobStore } from "./s3-store.ts";
 
-export function createBlobStore(config: Config, clock: Clock): BlobStore {
+export function createBlobStore(config: Config, dataDir: DataDir, clock: Clock): BlobStore {
   if (config.storage === "s3") {
     const client = makeS3Client({
       region: config.s3Region,
@@ -20,5 +21,5 @@ export function createBlobStore(config: Config, clock: Clock): BlobStore {
     });
     return new S3BlobStore(client, config.s3Bucket!, clock);
   }
-  return new LocalBlobStore(join(config.dataDir, "blobs"), loadLocalCredentials(config.dataDir), clock);
+  return new LocalBlobStore(dataDir.blobs, loadLocalCredentials(dataDir.localS3Secret), clock);
 }

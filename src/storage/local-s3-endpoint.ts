@@ -15,7 +15,8 @@ import { timingSafeEqual } from "node:crypto";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { SizeLimitError } from "./disk.ts";
-import { LOCAL_BUCKET, LOCAL_S3_PATH, LocalStoreError, type LocalBlobStore } from "./local-store.ts";
+import type { LocalEndpoint } from "./capabilities.ts";
+import { LOCAL_BUCKET, LOCAL_S3_PATH, LocalStoreError } from "./local-store.ts";
 import { BLOB_RESPONSE_HEADERS, servedContentType, servedDisposition } from "./serving-policy.ts";
 
 const MAX_OBJECT_BYTES = 5 * 1024 ** 3;
@@ -147,7 +148,7 @@ function serveObject(path: string, request: Request, url: URL): Response {
   return new Response(request.method === "HEAD" ? null : file, { status: 200, headers });
 }
 
-export function localS3Routes(store: LocalBlobStore, clock: Clock, publicUrl: string | null, log: Logger) {
+export function localS3Routes(store: LocalEndpoint, clock: Clock, publicUrl: string | null, log: Logger) {
   const verifier = new SigV4QueryVerifier(store.credentials, clock);
   const publicHost = publicUrl ? new URL(publicUrl).host : null;
 

@@ -1,38 +1,24 @@
 /**
  * The local-disk blob store (the default). Objects live under `<data>/blobs/objects/<key>`;
  * multipart uploads collect their parts under `<data>/blobs/multipart/<uploadId>/` until they
- * are completed or aborted. Presigned URLs point at the appliance's own S3-compatible endpoint
- * (local-s3-endpoint.ts), signed with a secret generated on first start.
+ * are completed or aborted (directories from DataDir). Presigned URLs point at the appliance's
+ * own S3-compatible endpoint (local-s3-endpoint.ts), signed with a secret generated on first
+ * start; the store offers that endpoint, real file paths and its multipart inventory as optional
+ * capabilities (capabilities.ts).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
-import { digestStream, normalizeEtag, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import { digestStream, normalizeEtag, type BlobBody, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import type { LocalEndpoint, LocalFiles, MultipartInventory } from "./capabilities.ts";
+import type { LocalBlobLayout } from "./data-dir.ts";
 import { commitFile, fsyncDir, readHead, ShortWriteError, SizeLimitError, writeRange, writeStreamAtomically, type WrittenFile } from "./disk.ts";
+import type { LocalCredentials } from "./local-credentials.ts";
 import { makeS3Client, Presigner } from "./presigner.ts";
 
 export const LOCAL_BUCKET = "mediabox";
 export const LOCAL_S3_PATH = "/s3";
-
-export interface LocalCredentials {
-  accessKeyId: string;
-  secretAccessKey: string;
-}
-
-/** The signing secret for local presigned URLs; created once per data directory. */
-export function loadLocalCredentials(dataDir: string): LocalCredentials {
-  const dir = join(dataDir, "secrets");
-  const file = join(dir, "local-s3.json");
-  if (existsSync(file)) return JSON.parse(readFileSync(file, "utf8")) as LocalCredentials;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const credentials: LocalCredentials = {
-    accessKeyId: `MBX${Buffer.from(crypto.getRandomValues(new Uint8Array(10))).toString("hex").toUpperCase()}`,
-    secretAccessKey: Buffer.from(crypto.getRandomValues(new Uint8Array(30))).toString("base64url"),
-  };
-  writeFileSync(file, JSON.stringify(credentials), { mode: 0o600, flag: "wx" });
-  return credentials;
-}
 
 export class LocalStoreError extends Error {
   constructor(
@@ -80,23 +66,28 @@ function digestFile(path: string): Promise<ObjectDigest> {
   return digestStream(Bun.file(path).stream());
 }
 
-export class LocalBlobStore implements BlobStore {
-  readonly kind = "local" as const;
+/** Bytes in memory as a one-chunk stream, so every body takes the same durable write. */
+async function* chunksOf(body: BlobBody): AsyncIterable<Uint8Array> {
+  if (body instanceof Uint8Array) yield body;
+  else yield* body as AsyncIterable<Uint8Array>;
+}
+
+export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, MultipartInventory {
   readonly bucket = LOCAL_BUCKET;
   private readonly objects: string;
   private readonly multipart: string;
-  readonly tmp: string;
+  private readonly tmp: string;
   private readonly presigners = new Map<string, Presigner>();
   private readonly partLocks = new KeyedLock();
 
   constructor(
-    root: string,
+    layout: LocalBlobLayout,
     readonly credentials: LocalCredentials,
     private readonly clock: Clock,
   ) {
-    this.objects = join(root, "objects");
-    this.multipart = join(root, "multipart");
-    this.tmp = join(root, "tmp");
+    this.objects = layout.objects;
+    this.multipart = layout.multipart;
+    this.tmp = layout.tmp;
     for (const dir of [this.objects, this.multipart, this.tmp]) mkdirSync(dir, { recursive: true });
     // Whatever is in tmp was being written when the process died: never acknowledged, so drop it.
     for (const name of readdirSync(this.tmp)) rmSync(join(this.tmp, name), { force: true, recursive: true });
@@ -110,6 +101,25 @@ export class LocalBlobStore implements BlobStore {
     return path;
   }
 
+  // The whole object is local; there is nothing to ask for, and these answer the store itself.
+  localFiles(): LocalFiles {
+    return this;
+  }
+
+  localEndpoint(): LocalEndpoint {
+    return this;
+  }
+
+  multipartInventory(): MultipartInventory {
+    return this;
+  }
+
+  /** Content types are not kept on disk: the local endpoint serves by serving-policy.ts from what the URL signed. */
+  async put(key: string, body: BlobBody): Promise<void> {
+    await writeStreamAtomically(chunksOf(body), this.pathOf(key), this.tmp);
+  }
+
+  /** A rename: the staged file is on the same volume (DataDir keeps staging beside the blobs). */
   async importFile(key: string, path: string): Promise<void> {
     await commitFile(path, this.pathOf(key));
   }

@@ -7,6 +7,7 @@
  */
 import { createReadStream } from "node:fs";
 import { rm } from "node:fs/promises";
+import { Readable } from "node:stream";
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -21,7 +22,7 @@ import {
 } from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import type { Clock } from "../clock.ts";
-import { digestStream, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import { digestStream, type BlobBody, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
 import { Presigner } from "./presigner.ts";
 import { servedContentType, servedDisposition } from "./serving-policy.ts";
 
@@ -32,12 +33,17 @@ function storedHeaders(contentType: string): { ContentType: string; ContentDispo
   return { ContentType: type, ...(disposition ? { ContentDisposition: disposition } : {}) };
 }
 
+/** lib-storage takes bytes, web streams and Node streams; any other async iterable becomes a Node stream. */
+function uploadBody(body: BlobBody): Uint8Array | ReadableStream<Uint8Array> | Readable {
+  if (body instanceof Uint8Array || body instanceof ReadableStream || body instanceof Readable) return body;
+  return Readable.from(body);
+}
+
 function isMissing(err: unknown): boolean {
   return err instanceof NoSuchKey || err instanceof NotFound || (err as { name?: string })?.name === "NotFound" || (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 404;
 }
 
 export class S3BlobStore implements BlobStore {
-  readonly kind = "s3" as const;
   private readonly presigner: Presigner;
   /** Cleared when the endpoint answers ListParts with "not implemented" (s3rver, some gateways). */
   private listPartsSupported = true;
@@ -50,16 +56,40 @@ export class S3BlobStore implements BlobStore {
     this.presigner = new Presigner(client, bucket, clock);
   }
 
+  // The objects are remote: nothing to read in place, no endpoint to mount, and abandoned
+  // multipart uploads are the bucket's lifecycle rule's to expire.
+  localFiles(): null {
+    return null;
+  }
+
+  localEndpoint(): null {
+    return null;
+  }
+
+  multipartInventory(): null {
+    return null;
+  }
+
+  /**
+   * lib-storage sends a small body as one PutObject and a large one as a multipart upload of
+   * 16 MiB parts (two in flight), so memory stays bounded whatever the stream's length. A body
+   * that fails before the end never reaches the key: a single PUT is not sent, and a multipart
+   * upload is aborted instead of completed.
+   */
+  async put(key: string, body: BlobBody, contentType: string): Promise<void> {
+    await new Upload({
+      client: this.client,
+      params: { Bucket: this.bucket, Key: key, Body: uploadBody(body), ...storedHeaders(contentType) },
+      partSize: 16 * 1024 * 1024,
+      queueSize: 2,
+    }).done();
+  }
+
+  /** Uploaded from disk, then the staged file is removed (the store consumes it, as locally). */
   async importFile(key: string, path: string, contentType: string): Promise<void> {
-    // lib-storage switches to a multipart upload for large files and streams from disk.
     const body = createReadStream(path);
     try {
-      await new Upload({
-        client: this.client,
-        params: { Bucket: this.bucket, Key: key, Body: body, ...storedHeaders(contentType) },
-        partSize: 16 * 1024 * 1024,
-        queueSize: 2,
-      }).done();
+      await this.put(key, body, contentType);
     } finally {
       // A failed upload may stop reading half-way; the descriptor must not wait for the collector.
       body.destroy();

@@ -31,3 +31,23 @@ test("only the stage runner writes file_stage_runs", async () => {
 test("only src/jobs/ writes the jobs table", async () => {
   expect(await writersOf("jobs", ["jobs/"])).toEqual([]);
 });
+
+/** Source files (relative to src/) whose text matches `pattern`, outside `owners` (files or folders). */
+async function filesMatching(pattern: RegExp, owners: string[]): Promise<string[]> {
+  const found: string[] = [];
+  for await (const path of new Glob("**/*.ts").scan(SRC)) {
+    if (owners.some((owner) => path === owner || path.startsWith(owner))) continue;
+    if (pattern.test(await Bun.file(join(SRC, path)).text())) found.push(path);
+  }
+  return found.sort();
+}
+
+test("blob stores are asked for capabilities, never checked with instanceof outside src/storage/", async () => {
+  expect(await filesMatching(/instanceof\s+(LocalBlobStore|S3BlobStore)\b|blobs\.kind\b/, ["storage/"])).toEqual([]);
+});
+
+test("only storage/data-dir.ts names the places under the data directory", async () => {
+  // A quoted name is a path being built (join(dir, "staging")); comments may still mention them.
+  const names = /["'](mediabox\.db|mediabox\.lock|local-s3\.json|staging|secrets|blobs)["']/;
+  expect(await filesMatching(names, ["storage/data-dir.ts"])).toEqual([]);
+});

@@ -1,8 +1,10 @@
 /**
  * The document pipeline through real HTTP: extraction of PDF (text layer and scanned), DOCX, MD
- * and TXT; digitization endpoints; chunks; hybrid search (keyword always, vectors with the
- * fixture embedding model, paraphrases with a real model when one is installed); analyze (sync
- * and async); the 400/404/409 cases; and the purge of everything derived from a document.
+ * and TXT; digitization endpoints; chunks; hybrid search (stemmed keywords, and vectors of the
+ * built-in text model by default: paraphrases, the similarity cutoff, paging; a configured folder
+ * model with the fixture embedding model, paraphrases with a real folder model when one is
+ * installed); analyze (sync and async); the 400/404/409 cases; and the purge of everything
+ * derived from a document.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
@@ -63,6 +65,12 @@ async function uploadDoc(tenant: Tenant, bytes: Uint8Array, filename: string, fi
   const res = await upload(tenant, bytes, filename, fields);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.image_id as string;
+}
+
+/** Waits until a document's chunks are all embedded (a job of its own, after processing). */
+async function embedded(tenant: Tenant, id: string): Promise<void> {
+  await processed(tenant, id);
+  await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded` });
 }
 
 describe("extraction and digitization", () => {
@@ -191,7 +199,7 @@ describe("extraction and digitization", () => {
   });
 });
 
-describe("POST /files/search (keywords, no text model installed)", () => {
+describe("POST /files/search (hybrid, with the built-in text model)", () => {
   let tenant: Tenant;
   let reportId: string;
   let mdId: string;
@@ -199,11 +207,11 @@ describe("POST /files/search (keywords, no text model installed)", () => {
     tenant = server.tenant({ tier: "ENTERPRISE" });
     reportId = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
     mdId = await uploadDoc(tenant, await bytesOf(sampleMd()), "notes.md");
-    await processed(tenant, reportId);
-    await processed(tenant, mdId);
+    await embedded(tenant, reportId);
+    await embedded(tenant, mdId);
   });
 
-  test("an exact identifier finds its chunk first; the response reports the signals used", async () => {
+  test("an exact identifier finds its chunk first; the response reports the signals used and each one's score", async () => {
     const res = await tenant.api.post("/files/search", { query: "VX-4471", limit: 5 });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.query).toBe("VX-4471");
@@ -212,15 +220,46 @@ describe("POST /files/search (keywords, no text model installed)", () => {
     expect(res.body.results[0].similarity_score).toBeGreaterThan(0);
     expect(res.body.results[0].similarity_score).toBeLessThanOrEqual(1);
     expect(res.body.results[0].match.keyword_rank).toBe(1);
-    expect(res.body.total_count).toBe(res.body.results.length);
+    expect(res.body.results[0].match.keyword_score).toBeGreaterThan(0);
+    expect(res.body.results[0].match.vector_similarity).toBeGreaterThan(-1);
+    // One result per document; total_count counts the whole ranking (both documents here).
+    expect(res.body.total_count).toBe(2);
+    expect(new Set(res.body.results.map((r: { document_id: string }) => r.document_id)).size).toBe(res.body.results.length);
     expect(res.body.search_time_ms).toBeGreaterThanOrEqual(0);
-    expect(res.body.retrieval).toMatchObject({ keyword: true, vector: false });
-    expect(res.body.retrieval.vector_unavailable_reason).toContain("not installed");
+    expect(res.body.retrieval).toMatchObject({
+      keyword: true,
+      vector: true,
+      vector_model: "use-lite-sif",
+      vector_unavailable_reason: null,
+      configured_model_unavailable_reason: null,
+      weights: { keyword: 0.7, vector: 0.3 },
+    });
+    // The fused score is the weighted sum of the signals' own scores, not a restated rank.
+    const [first] = res.body.results;
+    const bestKeyword = Math.max(...res.body.results.map((r: { match: { keyword_score: number | null } }) => r.match.keyword_score ?? 0));
+    expect(first.similarity_score).toBeCloseTo(0.7 * (first.match.keyword_score / bestKeyword) + 0.3 * Math.max(0, first.match.vector_similarity), 3);
+  });
+
+  test("mode keyword ranks by BM25 alone and says the vector signal was not used", async () => {
+    const res = (await tenant.api.post("/files/search", { query: "VX-4471", mode: "keyword" })).body;
+    expect(res.retrieval).toMatchObject({ keyword: true, vector: false, weights: { keyword: 1, vector: 0 } });
+    expect(res.retrieval.vector_unavailable_reason).toContain("mode keyword");
+    expect(res.results.map((r: { document_id: string }) => r.document_id)).toEqual([reportId]);
+    expect(res.results[0].similarity_score).toBe(1);
+    const vector = (await tenant.api.post("/files/search", { query: "VX-4471", mode: "vector" })).body;
+    expect(vector.retrieval).toMatchObject({ keyword: false, vector: true });
+    expect(vector.results.every((r: { match: { keyword_score: number | null } }) => r.match.keyword_score === null)).toBe(true);
   });
 
   test("document_ids scopes the search; other tenants and deleted documents are never searched", async () => {
-    const scoped = await tenant.api.post("/files/search", { query: "VX-4471", document_ids: [mdId] });
-    expect(scoped.body.results).toEqual([]);
+    const scoped = (await tenant.api.post("/files/search", { query: "VX-4471", document_ids: [mdId] })).body.results;
+    // Only the notes' chunks, none of which holds the identifier (they come from the vector signal).
+    expect(scoped.length).toBeGreaterThan(0);
+    for (const r of scoped) {
+      expect(r.document_id).toBe(mdId);
+      expect(r.content).not.toContain("VX-4471");
+      expect(r.match.keyword_score).toBeNull();
+    }
     const stranger = server.tenant();
     expect((await stranger.api.post("/files/search", { query: "VX-4471" })).body.results).toEqual([]);
     const copy = await uploadDoc(tenant, await bytesOf(reportPdf()), "copy.pdf");
@@ -233,13 +272,17 @@ describe("POST /files/search (keywords, no text model installed)", () => {
     expect(after).toContain(reportId);
   });
 
-  test("similarity_threshold and limit", async () => {
-    const all = (await tenant.api.post("/files/search", { query: "valve inspection report findings", limit: 100 })).body.results;
+  test("similarity_threshold cuts on the cosine similarity; limit", async () => {
+    const query = "valve inspection report findings";
+    const all = (await tenant.api.post("/files/search", { query, limit: 100, document_ids: [reportId, mdId] })).body.results;
     expect(all.length).toBeGreaterThan(1);
-    const top = (await tenant.api.post("/files/search", { query: "valve inspection report findings", limit: 1 })).body.results;
+    const top = (await tenant.api.post("/files/search", { query, limit: 1 })).body.results;
     expect(top).toHaveLength(1);
-    const strict = (await tenant.api.post("/files/search", { query: "valve inspection report findings", similarity_threshold: 0.99 })).body.results;
-    expect(strict.every((r: { similarity_score: number }) => r.similarity_score >= 0.99)).toBe(true);
+    const cut = 0.3;
+    const strict = (await tenant.api.post("/files/search", { query, similarity_threshold: cut, document_ids: [reportId, mdId], limit: 100 })).body.results;
+    expect(strict.length).toBeGreaterThan(0);
+    expect(strict.length).toBeLessThan(all.length);
+    expect(strict.every((r: { match: { vector_similarity: number } }) => r.match.vector_similarity >= cut)).toBe(true);
   });
 
   test("validation: 400 with detail", async () => {
@@ -252,6 +295,9 @@ describe("POST /files/search (keywords, no text model installed)", () => {
       { query: "ok", limit: 101 },
       { query: "ok", similarity_threshold: 2 },
       { query: "ok", document_ids: ["not-a-uuid"] },
+      { query: "ok", offset: -1 },
+      { query: "ok", mode: "fuzzy" },
+      { query: "ok", per_document: 0 },
     ];
     for (const body of bad) {
       const res = await tenant.api.post("/files/search", body);
@@ -261,11 +307,98 @@ describe("POST /files/search (keywords, no text model installed)", () => {
   });
 });
 
+describe("POST /files/search semantics with the built-in model", () => {
+  let tenant: Tenant;
+  const docs = {} as Record<"lease" | "cafeteria" | "handbook" | "aero", string>;
+  const LEASE = [
+    "RESIDENTIAL LEASE",
+    "",
+    "RENT",
+    "The tenant pays the monthly rent on the first day of each month by bank transfer.",
+    "",
+    "TERMINATION",
+    "Either party may end this lease with sixty days written notice. The tenant may cancel early when the landlord fails to repair the heating.",
+    "",
+    "MAINTENANCE",
+    "The landlord keeps the roof, the plumbing and the heating in good repair.",
+  ].join("\n");
+  beforeAll(async () => {
+    tenant = server.tenant({ tier: "ENTERPRISE" });
+    const txt = (text: string) => new TextEncoder().encode(text);
+    docs.lease = await uploadDoc(tenant, txt(LEASE), "lease.txt");
+    docs.cafeteria = await uploadDoc(tenant, txt("The cafeteria serves hot lunches from noon until two o'clock. Vegetarian dishes and fresh fruit are on offer every day."), "cafeteria.txt");
+    docs.handbook = await uploadDoc(tenant, txt("Staff handbook. Flexible working hours are offered to every employee after the probation period."), "handbook.txt");
+    docs.aero = await uploadDoc(tenant, txt("Wind tunnel measurements of the shock wave and the sound it radiates from a supersonic nozzle."), "aero.txt");
+    for (const id of Object.values(docs)) await embedded(tenant, id);
+  });
+  const search = async (body: Record<string, unknown>) => {
+    const res = await tenant.api.post("/files/search", body);
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    return res.body;
+  };
+
+  test("'when can the tenant terminate the lease' finds the Termination clause", async () => {
+    const res = await search({ query: "when can the tenant terminate the lease", document_ids: [docs.lease] });
+    expect(res.results[0].content).toContain("TERMINATION");
+    expect(res.results[0].match.keyword_score).toBeGreaterThan(0);
+    const anywhere = await search({ query: "when can the tenant terminate the lease" });
+    expect(anywhere.results[0].document_id).toBe(docs.lease);
+    expect(anywhere.results[0].content).toContain("TERMINATION");
+  });
+
+  test("a paraphrase sharing no word with the document ranks it above an unrelated one", async () => {
+    const res = await search({ query: "renter wants to quit the apartment contract", mode: "vector" });
+    const similarity = (id: string) => res.results.find((r: { document_id: string }) => r.document_id === id)?.match.vector_similarity;
+    expect(res.results[0].document_id).toBe(docs.lease);
+    expect(similarity(docs.lease)).toBeGreaterThan(similarity(docs.cafeteria) + 0.1);
+    const hybrid = await search({ query: "renter wants to quit the apartment contract" });
+    expect(hybrid.results[0].document_id).toBe(docs.lease);
+    expect(hybrid.results[0].match.keyword_score).toBeNull();
+  });
+
+  test("stemming: 'flexibility' finds 'Flexible'; stop words do not match on their own", async () => {
+    const res = await search({ query: "flexibility", mode: "keyword" });
+    expect(res.results.map((r: { document_id: string }) => r.document_id)).toEqual([docs.handbook]);
+    expect(res.results[0].match.keyword_score).toBeGreaterThan(0);
+    // "the" and "of" are in every document; with a content word beside them only that word counts.
+    const withStopWords = await search({ query: "the flexibility of the", mode: "keyword" });
+    expect(withStopWords.results.map((r: { document_id: string }) => r.document_id)).toEqual([docs.handbook]);
+  });
+
+  test("a hyphenated query word matches its parts written apart", async () => {
+    const res = await search({ query: "shock-sound", mode: "keyword" });
+    expect(res.results.map((r: { document_id: string }) => r.document_id)).toEqual([docs.aero]);
+  });
+
+  test("a similarity cutoff returns nothing for an unrelated query", async () => {
+    const unrelated = await search({ query: "medieval poetry and troubadour songs", similarity_threshold: 0.4 });
+    expect(unrelated.results).toEqual([]);
+    expect(unrelated.total_count).toBe(0);
+    // Without the cutoff the same query still gets the library's nearest chunks, each with its low similarity.
+    const uncut = await search({ query: "medieval poetry and troubadour songs" });
+    expect(uncut.results.length).toBeGreaterThan(0);
+    expect(uncut.results.every((r: { match: { vector_similarity: number } }) => r.match.vector_similarity < 0.4)).toBe(true);
+    const related = await search({ query: "renter wants to quit the apartment contract", similarity_threshold: 0.4 });
+    expect(related.results.map((r: { document_id: string }) => r.document_id)).toEqual([docs.lease]);
+  });
+
+  test("offset pages through the ranking; per_document returns more chunks of a document", async () => {
+    const all = await search({ query: "lease lunch employee shock heating", limit: 100 });
+    expect(all.total_count).toBe(4);
+    const pages = [];
+    for (let offset = 0; offset < 4; offset++) pages.push((await search({ query: "lease lunch employee shock heating", limit: 1, offset })).results[0].document_id);
+    expect(pages).toEqual(all.results.map((r: { document_id: string }) => r.document_id));
+    expect((await search({ query: "lease lunch employee shock heating", limit: 1, offset: 4 })).results).toEqual([]);
+    const chunks = await search({ query: "heating repair", per_document: 10, document_ids: [docs.lease, docs.cafeteria] });
+    expect(chunks.results.filter((r: { document_id: string }) => r.document_id === docs.lease).length).toBeGreaterThan(1);
+  });
+});
+
 describe("vector search with an installed text model", () => {
   test("chunks are embedded in the background and the vector signal joins the ranking", async () => {
     const modelsDir = scratchDir("mediabox-models-");
     await buildFixtureEmbeddingModel(modelsDir);
-    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" } });
     const tenant = other.tenant({ tier: "ENTERPRISE" });
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
     const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
@@ -278,7 +411,7 @@ describe("vector search with an installed text model", () => {
     expect((await tenant.api.get(`/files/${id}/processing-status`)).body.embedding_status).toBe("completed");
 
     const res = (await tenant.api.post("/files/search", { query: "VX-4471 flange leak" })).body;
-    expect(res.retrieval).toMatchObject({ keyword: true, vector: true });
+    expect(res.retrieval).toMatchObject({ keyword: true, vector: true, vector_model: "all-MiniLM-L6-v2", configured_model_unavailable_reason: null });
     expect(res.results[0].content).toContain("VX-4471");
     expect(res.results[0].match.vector_rank).not.toBeNull();
   });
@@ -318,7 +451,7 @@ describe("vector search with an installed text model", () => {
 
   const realModel = join(SHARED_MINILM, "onnx", "model_quantized.onnx");
   test.skipIf(!existsSync(realModel))("paraphrased queries find the right chunk with the real model", async () => {
-    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: resolve(SHARED_MINILM, "..") } });
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: resolve(SHARED_MINILM, ".."), MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" } });
     const tenant = other.tenant({ tier: "ENTERPRISE" });
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
     const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];

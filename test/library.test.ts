@@ -131,6 +131,11 @@ describe("GET /files", () => {
     // An identifier the tokenizer splits is matched as a phrase.
     expect(ids(await owner.api.get("/files?search=INV-2024-001"))).toEqual([f.invoice]);
     expect(ids(await owner.api.get("/files?search=INV-2024-002"))).toEqual([]);
+    // Words are stemmed (both in the index and in the query) and diacritics folded.
+    expect(ids(await owner.api.get("/files?search=orchards%20planning"))).toEqual([f.plan]);
+    expect(ids(await owner.api.get("/files?search=sunsets"))).toEqual([f.sunset]);
+    expect(ids(await owner.api.get("/files?search=%C3%B3range%20waters"))).toEqual([f.sunset]);
+    expect(ids(await owner.api.get("/files?search=invoices%20totals"))).toEqual([f.invoice]);
     // Tags and filenames are searchable; FTS syntax in the input is neutralized.
     expect(ids(await owner.api.get("/files?search=finance"))).toEqual([f.invoice]);
     expect(ids(await owner.api.get("/files?search=clip.mp4"))).toEqual([f.clip]);

@@ -114,6 +114,7 @@ async function main(): Promise<void> {
     // Progress is read from the database (read-only): polling 1,400 files over HTTP would load the server under test.
     const db = new Database(join(dataDir, "mediabox.db"), { readonly: true });
     let chunks = 0;
+    let extracted: number | null = null;
     for (const deadline = Date.now() + 30 * 60_000; ; await Bun.sleep(200)) {
       const row = db
         .query<{ docs: number; pending: number; chunks: number; stored: number }, []>(
@@ -124,6 +125,7 @@ async function main(): Promise<void> {
         )
         .get()!;
       chunks = row.chunks;
+      if (extracted === null && row.stored >= sent && row.docs >= sent) extracted = performance.now();
       if (row.stored >= sent && row.docs >= sent && row.pending === 0) break;
       if (Date.now() > deadline) throw new Error(`indexing did not finish in 30 minutes: ${JSON.stringify(row)}`);
     }
@@ -136,7 +138,8 @@ async function main(): Promise<void> {
     db.close();
     const seconds = (indexed - started) / 1000;
     console.log(`indexed ${docs.length} documents, ${chunks} chunks (${failed} failed) with ${model} in ${seconds.toFixed(1)} s: ` +
-      `${(chunks / seconds).toFixed(1)} chunks/s (uploads took ${((uploaded - started) / 1000).toFixed(1)} s)`);
+      `${(chunks / seconds).toFixed(1)} chunks/s (uploads took ${((uploaded - started) / 1000).toFixed(1)} s, ` +
+      `text extraction and chunking ended after ${(((extracted ?? indexed) - started) / 1000).toFixed(1)} s)`);
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 50 ms)`);
 
     const judged = queries.filter((q) => qrels.has(q.id));

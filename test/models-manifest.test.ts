@@ -146,8 +146,9 @@ describe("mediabox models (CLI)", () => {
     expect(bad.exitCode).toBe(1);
     expect(bad.stdout).toContain("captioner\tcaptioning\tfailed\tonnx/decoder_model_merged_quantized.onnx has SHA-256 ");
     expect(bad.stderr).toContain("2 model folder(s), 1 refused");
-    // The default text model is configured but not installed here: said, not an error.
-    expect(bad.stderr).toContain(`configured text_embedding model "all-MiniLM-L6-v2" is not installed in ${dir}`);
+    // The default text model is built in (from npm): no folder is expected for it.
+    expect(bad.stderr).not.toContain("use-lite-sif");
+    expect(bad.stderr).not.toContain("configured text_embedding model");
     expect(bad.stderr).toContain(`configured OCR language "deu" is not installed: ${dir}/tesseract/deu.traineddata (or .gz) is missing`);
 
     const empty = tempDir("mediabox-models-empty-");

@@ -4,6 +4,7 @@
  * them directly as well as through the binary.
  */
 import type { Database } from "bun:sqlite";
+import { BUILTIN_TEXT_MODEL } from "../embeddings/use-sif-embedder.ts";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Clock } from "../clock.ts";
@@ -101,7 +102,8 @@ export function backupCommand(db: Database, args: string[]): CommandOutput {
  */
 /** Folder name → role of every model folder the configuration names. */
 function configuredModels(config: Config): Record<string, ModelRole> {
-  const roles: Record<string, ModelRole> = { [config.textEmbeddingModel]: "text_embedding" };
+  // The built-in text model comes from npm, not from a folder (package-lock.json vouches for it).
+  const roles: Record<string, ModelRole> = config.textEmbeddingModel === BUILTIN_TEXT_MODEL ? {} : { [config.textEmbeddingModel]: "text_embedding" };
   if (config.imageEmbeddingModel) roles[config.imageEmbeddingModel] = "image_embedding";
   if (config.captionModel) roles[config.captionModel] = "captioning";
   return roles;

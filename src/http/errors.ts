@@ -7,11 +7,15 @@ import { Elysia } from "elysia";
 import { ApiError, ClientDisconnectedError } from "../errors.ts";
 import type { Logger } from "../log.ts";
 
-interface ValidationIssue {
+/** A failed check as TypeBox reports it (Elysia adds `summary`). */
+export interface ValidationIssue {
   path: string;
   message: string;
+  value?: unknown;
   summary?: string;
   schema?: { error?: unknown };
+  /** A union's failure: what each of its branches reported. */
+  errors?: Iterable<ValidationIssue>[];
 }
 
 interface ValidationLike {
@@ -19,15 +23,42 @@ interface ValidationLike {
   all: ValidationIssue[];
 }
 
-/** One line per offending field: "invalid body: name: is required; color: must be a hex colour…". */
+const customMessage = (issue: ValidationIssue): string | null => (typeof issue.schema?.error === "string" ? issue.schema.error : null);
+
+/** "/field_edits/rooms.0" → "field_edits.rooms.0" (JSON pointer escapes undone). */
+const fieldOf = (path: string) => path.replace(/^\//, "").replaceAll("/", ".").replaceAll("~1", "/").replaceAll("~0", "~");
+
+/**
+ * A union reports only "Expected union value". Nullable fields, enums and the string-or-array
+ * union Elysia makes of an array query parameter are unions, so look into the branches: the one
+ * that got furthest into the value explains the failure best, else one with its own message.
+ */
+function mostSpecific(issue: ValidationIssue): ValidationIssue {
+  if (!issue.errors?.length) return issue;
+  const firsts = issue.errors.map((branch) => [...branch][0]).filter((e): e is ValidationIssue => e !== undefined);
+  const deeper = firsts.find((e) => e.path.length > issue.path.length);
+  if (deeper) return mostSpecific(deeper);
+  if (customMessage(issue)) return issue;
+  const explained = firsts.find((e) => customMessage(mostSpecific(e)));
+  return explained ? mostSpecific(explained) : issue;
+}
+
+/**
+ * One line per offending field: "invalid body: name: is required; color: must be a hex colour…".
+ * A schema's own `error` message is used as it is when it names its field ("format: must be csv,
+ * …"); one that starts with "must" gets the field put in front, so schemas of record values and
+ * array items (whose field is only known at run time) read the same way.
+ */
 export function describeValidation(error: ValidationLike): string {
   const where = error.type === "property" ? "query" : error.type;
   const lines = new Set<string>();
-  for (const issue of error.all) {
-    const field = issue.path.replace(/^\//, "").replaceAll("/", ".");
-    const custom = typeof issue.schema?.error === "string" ? issue.schema.error : null;
-    if (issue.summary?.endsWith("but found: undefined")) lines.add(`${field}: is required`);
-    else if (custom) lines.add(custom);
+  for (const reported of error.all) {
+    const issue = mostSpecific(reported);
+    const field = fieldOf(issue.path);
+    const custom = customMessage(issue);
+    const missing = reported.summary ? reported.summary.endsWith("but found: undefined") : reported.value === undefined && field !== "";
+    if (missing) lines.add(`${fieldOf(reported.path)}: is required`);
+    else if (custom) lines.add(custom.startsWith("must ") && field ? `${field}: ${custom}` : custom);
     else lines.add(`${field || where}: ${issue.message.replace(/^Expected/, "expected")}`);
   }
   return `invalid ${where}: ${[...lines].join("; ") || "malformed value"}`;

@@ -6,7 +6,7 @@ import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/schemas.ts";
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, retryPart, type CreateIntentBody } from "./intents.ts";
-import { CONTENT_CATEGORIES } from "./options.ts";
+import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
 
 const MediaType = Enum(["image", "document", "video"]);
 const IntentStatus = Enum(["PENDING", "UPLOADED", "COMPLETED", "FAILED"]);
@@ -77,23 +77,12 @@ const IntentResource = t.Object(
 const CreateBody = t.Object({
   filename: t.String({ error: "filename: required string" }),
   content_type: t.String({ error: "content_type: required string" }),
-  size_bytes: t.Integer({ error: "size_bytes: required integer" }),
-  claimed_file_hash: t.String({ error: "claimed_file_hash: required 64-character hex SHA-256" }),
+  size_bytes: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, error: "size_bytes: must be a positive integer" }),
+  claimed_file_hash: t.String({ pattern: "^[0-9a-fA-F]{64}$", error: "claimed_file_hash: must be a 64-character hex SHA-256" }),
   upload_mode: t.Optional(UploadMode),
   part_size_bytes: t.Optional(t.Integer({ error: "part_size_bytes: must be an integer" })),
-  idempotency_key: t.Optional(Nullable(t.String())),
-  title: t.Optional(Nullable(t.String())),
-  tags: t.Optional(t.Array(t.String(), { error: "tags: must be an array of strings" })),
-  folder_id: t.Optional(Nullable(t.String())),
-  project_id: t.Optional(Nullable(t.String())),
-  skip_duplicates: t.Optional(t.Boolean({ error: "skip_duplicates: must be a boolean" })),
-  storage_target: t.Optional(Enum(["default", "custom"])),
-  auto_describe: t.Optional(t.Boolean({ error: "auto_describe: must be a boolean" })),
-  content_category: t.Optional(Enum(CONTENT_CATEGORIES)),
-  custom_schema_id: t.Optional(Nullable(t.String())),
-  compliance_type: t.Optional(Nullable(t.String())),
-  compliance_standard: t.Optional(Nullable(t.String())),
-  compliance_image_type: t.Optional(Nullable(t.String())),
+  idempotency_key: t.Optional(Nullable(t.String({ minLength: 1, maxLength: 128, error: "idempotency_key: must be 1-128 characters" }))),
+  ...uploadOptionsJson,
 });
 
 const uploadParams = t.Object({ upload_id: Uuid("upload_id") });
@@ -114,6 +103,9 @@ export function intentRoutes(ctx: AppContext) {
       },
       {
         permission: "edit",
+        transform({ body }) {
+          emptyOptionsAbsent(body);
+        },
         body: CreateBody,
         response: { 200: t.Union([SingleShotCreated, MultipartCreated]), 201: t.Union([SingleShotCreated, MultipartCreated]), 413: ErrorBody, 415: ErrorBody, ...INTENT_ERRORS },
         detail: {

@@ -19,7 +19,7 @@ import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
 import type { UploadedMediaType as MediaType } from "../files/file.ts";
 import { insertFileRecord, unsupportedFile } from "./ingest.ts";
-import { parseUploadOptions, resolvePlacement, type RawOptions, type UploadOptions } from "./options.ts";
+import { resolvePlacement, uploadOptions, type UploadFields, type UploadOptions } from "./options.ts";
 import { SVG_MAX_BYTES } from "./svg-check.ts";
 
 const MiB = 1024 ** 2;
@@ -81,7 +81,9 @@ interface PartRow {
   confirmed_at: string;
 }
 
-export interface CreateIntentBody extends RawOptions {
+/** The body as the route's schema checked it. */
+export interface CreateIntentBody extends Omit<UploadFields, "tags"> {
+  tags?: string[];
   filename: string;
   content_type: string;
   size_bytes: number;
@@ -90,8 +92,6 @@ export interface CreateIntentBody extends RawOptions {
   part_size_bytes?: number;
   idempotency_key?: string | null;
 }
-
-const SHA256_HEX = /^[0-9a-f]{64}$/i;
 
 // ---------------------------------------------------------------------------------------------
 // Reading
@@ -178,11 +178,6 @@ function validateCreate(body: CreateIntentBody) {
   }
   const contentType = body.content_type.trim();
   if (!contentType || contentType.length > 255) throw badRequest("content_type: must be 1-255 characters");
-  if (!Number.isSafeInteger(body.size_bytes) || body.size_bytes < 1) throw badRequest("size_bytes: must be a positive integer");
-  if (!SHA256_HEX.test(body.claimed_file_hash)) throw badRequest("claimed_file_hash: must be a 64-character hex SHA-256");
-  if (body.idempotency_key !== undefined && body.idempotency_key !== null && (body.idempotency_key.length < 1 || body.idempotency_key.length > 128)) {
-    throw badRequest("idempotency_key: must be 1-128 characters");
-  }
   const size = body.size_bytes;
   if (size > INTENT_LIMITS.multipartMaxBytes) {
     throw new ApiError("FILE_TOO_LARGE", `size_bytes: files are limited to 5 TB (got ${size} bytes)`);
@@ -283,7 +278,7 @@ export async function createIntent(ctx: AppContext, principal: Principal, body: 
     const existing = findByIdempotencyKey(db, principal.orgId, idempotencyKey);
     if (existing) return replay(ctx, existing, body, checked.mode, origin);
   }
-  const options = parseUploadOptions(body, { maxTags: INTENT_LIMITS.maxIntentTags });
+  const options = uploadOptions(body, { maxTags: INTENT_LIMITS.maxIntentTags });
   resolvePlacement(db, principal.orgId, options);
   const mediaType = mediaTypeFromHints(checked.contentType, checked.filename);
   if (!mediaType) throw unsupportedFile(`content_type ${checked.contentType} (${checked.filename}) is not a supported image, document or video`);

@@ -1,13 +1,17 @@
 /**
  * The upload options shared by streaming, batch and intent uploads (title, tags, description,
- * duplicates, placement, category, custom schema, compliance), validated once with messages
- * that name the field, and the placement rule: folder_id wins, else project_id, else Default.
+ * duplicates, placement, category, custom schema, compliance): each field's shape declared once
+ * in TypeBox (for multipart fields and JSON bodies alike), the rules between fields, and the
+ * placement rule: folder_id wins, else project_id, else Default.
  */
 import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../images/compliance.ts";
 import { getCustomSchema } from "../schemas/custom-schemas.ts";
 import type { Database } from "bun:sqlite";
+import { Type } from "@sinclair/typebox";
+import { t } from "elysia";
 import { badRequest } from "../errors.ts";
-import { parseUuid } from "../ids.ts";
+import { Enum, Nullable } from "../http/schemas.ts";
+import { checkForm } from "../http/validation.ts";
 import { getFolder } from "../folders/folders.ts";
 import { defaultProjectId, getProject } from "../projects/projects.ts";
 
@@ -40,39 +44,85 @@ export interface UploadOptions {
   compliance: Compliance | null;
 }
 
-/** Raw option values as they arrive (strings from a form, typed values from JSON). */
-export type RawOptions = Record<string, unknown>;
+const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+const UuidField = (description: string) => t.String({ pattern: UUID_PATTERN, error: "must be a UUID", description });
+const OneOf = <const T extends readonly string[]>(values: T, description?: string) =>
+  Enum(values, { error: `must be one of ${values.join(", ")}`, ...(description ? { description } : {}) });
 
-function str(raw: RawOptions, field: string): string | null {
-  const value = raw[field];
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw badRequest(`${field}: must be a string`);
-  return value;
+/**
+ * Each upload option's shape, once: the multipart form of streaming and batch uploads
+ * (UploadFormFields) and the JSON body of upload intents (uploadOptionsJson) are built from it.
+ */
+const field = {
+  title: t.String({ maxLength: MAX_TITLE_LENGTH, error: `must be at most ${MAX_TITLE_LENGTH} characters` }),
+  autoDescribe: t.Boolean({ error: "must be true or false", description: "Describe images with AI (default true)" }),
+  skipDuplicates: t.Boolean({ error: "must be true or false", description: "Answer with the organization's existing copy of the same content (default false)" }),
+  storageTarget: OneOf(["default", "custom"] as const, "Where the bytes are stored (default: default)"),
+  folderId: UuidField("Folder to put the files in (its project wins over project_id)"),
+  projectId: UuidField("Project to put the files in (default: the Default project)"),
+  contentCategory: OneOf(CONTENT_CATEGORIES, "default: general (an image's is then chosen by its analysis)"),
+  customSchemaId: UuidField("Custom extraction schema to fill from each image"),
+  complianceType: Enum(COMPLIANCE_TYPES, { error: `must be ${COMPLIANCE_TYPES.join(" or ")}` }),
+  complianceStandard: t.String({ maxLength: 100, error: "must be at most 100 characters", description: "Required with compliance_type" }),
+  complianceImageType: OneOf(COMPLIANCE_IMAGE_TYPES, "Which photo of the listing this is (default: main)"),
+};
+
+/** The upload options as multipart text fields (checked with checkForm). */
+export const UploadFormFields = t.Object({
+  title: t.Optional(field.title),
+  tags: t.Optional(t.String({ description: `Comma-separated; at most ${MAX_TAGS} tags of 1-${MAX_TAG_LENGTH} characters` })),
+  auto_describe: t.Optional(field.autoDescribe),
+  skip_duplicates: t.Optional(field.skipDuplicates),
+  storage_target: t.Optional(field.storageTarget),
+  folder_id: t.Optional(field.folderId),
+  project_id: t.Optional(field.projectId),
+  content_category: t.Optional(field.contentCategory),
+  custom_schema_id: t.Optional(field.customSchemaId),
+  compliance_type: t.Optional(field.complianceType),
+  compliance_standard: t.Optional(field.complianceStandard),
+  compliance_image_type: t.Optional(field.complianceImageType),
+});
+
+/** The upload options as properties of a JSON body (null means absent). */
+export const uploadOptionsJson = {
+  title: t.Optional(Nullable(field.title)),
+  tags: t.Optional(t.Array(t.String(), { error: "tags: must be an array of strings" })),
+  auto_describe: t.Optional(field.autoDescribe),
+  skip_duplicates: t.Optional(field.skipDuplicates),
+  storage_target: t.Optional(field.storageTarget),
+  folder_id: t.Optional(Nullable(field.folderId)),
+  project_id: t.Optional(Nullable(field.projectId)),
+  content_category: t.Optional(field.contentCategory),
+  custom_schema_id: t.Optional(Nullable(field.customSchemaId)),
+  compliance_type: t.Optional(Nullable(field.complianceType)),
+  compliance_standard: t.Optional(Nullable(field.complianceStandard)),
+  compliance_image_type: t.Optional(Nullable(field.complianceImageType)),
+};
+
+/**
+ * JSON clients, like forms, may send "" for an option they leave unset: removed from the body
+ * before its schema is checked (a route's transform), so "" means absent in both.
+ */
+export function emptyOptionsAbsent(body: unknown): void {
+  if (typeof body !== "object" || body === null) return;
+  const record = body as Record<string, unknown>;
+  for (const name of Object.keys(uploadOptionsJson)) if (record[name] === "") delete record[name];
 }
 
-function bool(raw: RawOptions, field: string, fallback: boolean): boolean {
-  const value = raw[field];
-  if (value === undefined || value === null || value === "") return fallback;
-  if (typeof value === "boolean") return value;
-  if (typeof value === "string") {
-    const v = value.trim().toLowerCase();
-    if (["true", "1", "yes", "on"].includes(v)) return true;
-    if (["false", "0", "no", "off"].includes(v)) return false;
-  }
-  throw badRequest(`${field}: must be true or false`);
-}
-
-function uuid(raw: RawOptions, field: string): string | null {
-  const value = str(raw, field);
-  if (value === null || value === "") return null;
-  return parseUuid(value, field);
-}
-
-function oneOf<T extends string>(raw: RawOptions, field: string, allowed: readonly T[], fallback: T): T {
-  const value = str(raw, field);
-  if (value === null || value === "") return fallback;
-  if (!(allowed as readonly string[]).includes(value)) throw badRequest(`${field}: must be one of ${allowed.join(", ")}`);
-  return value as T;
+/** Upload option fields whose shape was checked (a form's, or a JSON body's). */
+export interface UploadFields {
+  title?: string | null;
+  tags?: string | string[];
+  auto_describe?: boolean;
+  skip_duplicates?: boolean;
+  storage_target?: "default" | "custom";
+  folder_id?: string | null;
+  project_id?: string | null;
+  content_category?: ContentCategory;
+  custom_schema_id?: string | null;
+  compliance_type?: ComplianceType | null;
+  compliance_standard?: string | null;
+  compliance_image_type?: ComplianceImageType | null;
 }
 
 /** Tags: a comma-separated string (forms) or an array (JSON); trimmed, de-duplicated, bounded. */
@@ -98,36 +148,40 @@ export function parseTags(value: unknown, limits: { maxTags: number; field?: str
   return tags;
 }
 
-const isComplianceType = (value: string): value is ComplianceType => (COMPLIANCE_TYPES as readonly string[]).includes(value);
+/** The options of a multipart upload: its text fields' shape, then the rules between them. */
+export function parseUploadOptions(fields: Record<string, string>, limits: { maxTags: number } = { maxTags: MAX_TAGS }): UploadOptions {
+  return uploadOptions(checkForm(UploadFormFields, fields), limits);
+}
 
-export function parseUploadOptions(raw: RawOptions, limits: { maxTags: number } = { maxTags: MAX_TAGS }): UploadOptions {
-  const title = str(raw, "title");
-  if (title !== null && title.length > MAX_TITLE_LENGTH) throw badRequest(`title: must be at most ${MAX_TITLE_LENGTH} characters`);
-  const complianceType = str(raw, "compliance_type");
-  const standard = str(raw, "compliance_standard");
-  const imageType = oneOf(raw, "compliance_image_type", COMPLIANCE_IMAGE_TYPES, "main");
+/**
+ * Options from fields of a checked shape. What is left are rules no schema states: tags trimmed,
+ * de-duplicated and counted; a compliance standard required with, and only with, a compliance
+ * type, and known for it; defaults.
+ */
+export function uploadOptions(fields: UploadFields, limits: { maxTags: number } = { maxTags: MAX_TAGS }): UploadOptions {
+  const complianceType = fields.compliance_type ?? null;
+  const standard = fields.compliance_standard?.trim() ?? "";
   let compliance: Compliance | null = null;
-  if (complianceType !== null && complianceType !== "") {
-    if (!isComplianceType(complianceType)) throw badRequest(`compliance_type: must be ${COMPLIANCE_TYPES.join(" or ")}`);
-    if (!standard?.trim()) throw badRequest("compliance_standard: required when compliance_type is set");
-    if (standard.length > 100) throw badRequest("compliance_standard: must be at most 100 characters");
-    if (!isKnownStandard(complianceType, standard.trim())) {
-      throw badRequest(`compliance_standard: unknown ${complianceType} standard "${standard.trim()}"; known: ${knownStandards(complianceType).join(", ")}`);
+  if (complianceType !== null) {
+    if (!standard) throw badRequest("compliance_standard: required when compliance_type is set");
+    if (!isKnownStandard(complianceType, standard)) {
+      throw badRequest(`compliance_standard: unknown ${complianceType} standard "${standard}"; known: ${knownStandards(complianceType).join(", ")}`);
     }
-    compliance = { type: complianceType, standard: standard.trim(), imageType };
-  } else if (standard) {
+    compliance = { type: complianceType, standard, imageType: fields.compliance_image_type ?? "main" };
+  } else if (fields.compliance_standard) {
     throw badRequest("compliance_standard: only allowed together with compliance_type");
   }
+  const id = (value: string | null | undefined) => value?.toLowerCase() ?? null;
   return {
-    title: title?.trim() || null,
-    tags: parseTags(raw.tags, limits),
-    autoDescribe: bool(raw, "auto_describe", true),
-    skipDuplicates: bool(raw, "skip_duplicates", false),
-    storageTarget: oneOf(raw, "storage_target", ["default", "custom"] as const, "default"),
-    folderId: uuid(raw, "folder_id"),
-    projectId: uuid(raw, "project_id"),
-    contentCategory: oneOf(raw, "content_category", CONTENT_CATEGORIES, "general"),
-    customSchemaId: uuid(raw, "custom_schema_id"),
+    title: fields.title?.trim() || null,
+    tags: parseTags(fields.tags, limits),
+    autoDescribe: fields.auto_describe ?? true,
+    skipDuplicates: fields.skip_duplicates ?? false,
+    storageTarget: fields.storage_target ?? "default",
+    folderId: id(fields.folder_id),
+    projectId: id(fields.project_id),
+    contentCategory: fields.content_category ?? "general",
+    customSchemaId: id(fields.custom_schema_id),
     compliance,
   };
 }
@@ -151,12 +205,22 @@ export function resolvePlacement(db: Database, orgId: string, options: UploadOpt
 
 export const ANALYZE_TIMEOUT_SECONDS = { min: 5, max: 120, fallback: 60 };
 
+/**
+ * The analyze endpoints' own form field, besides the upload options. TypeBox's Integer, not
+ * Elysia's t.Integer: that one also passes any string of digits, whatever its range.
+ */
+export const AnalyzeFormFields = t.Object({
+  timeout: t.Optional(
+    Type.Integer({
+      minimum: ANALYZE_TIMEOUT_SECONDS.min,
+      maximum: ANALYZE_TIMEOUT_SECONDS.max,
+      error: `must be an integer number of seconds from ${ANALYZE_TIMEOUT_SECONDS.min} to ${ANALYZE_TIMEOUT_SECONDS.max}`,
+      description: `Seconds to wait for the analysis (default ${ANALYZE_TIMEOUT_SECONDS.fallback})`,
+    }),
+  ),
+});
+
 /** The `timeout` field of the analyze endpoints: whole seconds, 5-120, default 60. */
 export function parseAnalyzeTimeout(fields: Record<string, string>): number {
-  const raw = fields.timeout;
-  const { min, max, fallback } = ANALYZE_TIMEOUT_SECONDS;
-  if (raw === undefined || raw.trim() === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) throw badRequest(`timeout: must be an integer number of seconds from ${min} to ${max}`);
-  return n;
+  return checkForm(AnalyzeFormFields, fields).timeout ?? ANALYZE_TIMEOUT_SECONDS.fallback;
 }

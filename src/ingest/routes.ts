@@ -4,14 +4,13 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { ApiError } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { principalOf } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/schemas.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";
-import { CONTENT_CATEGORIES } from "./options.ts";
+import { UploadFormFields } from "./options.ts";
 import {
   cancelSession,
   DEFAULT_STUCK_MINUTES,
@@ -149,26 +148,14 @@ const UnifiedStatus = t.Object(
   { title: "UnifiedUploadStatus" },
 );
 
-const uploadFields = {
-  title: { type: "string", maxLength: 255 },
-  tags: { type: "string", description: "Comma-separated" },
-  auto_describe: { type: "boolean", default: true },
-  skip_duplicates: { type: "boolean", default: false },
-  storage_target: { type: "string", enum: ["default", "custom"], default: "default" },
-  folder_id: { type: "string", format: "uuid" },
-  project_id: { type: "string", format: "uuid" },
-  content_category: { type: "string", enum: [...CONTENT_CATEGORIES], default: "general" },
-  custom_schema_id: { type: "string", format: "uuid" },
-  compliance_type: { type: "string", enum: ["mls", "marketplace"] },
-  compliance_standard: { type: "string" },
-  compliance_image_type: { type: "string", enum: ["main", "secondary"], default: "main" },
-};
-
-/** OpenAPI request body of the multipart upload endpoints (Elysia cannot derive it from parse: "none"). */
+/**
+ * OpenAPI request body of the multipart upload endpoints (Elysia cannot derive it from parse:
+ * "none"). The text fields are the schema the upload checks them with (checkForm).
+ */
 export const multipartBody = (files: Record<string, unknown>, required: string[], extra: Record<string, unknown> = {}) => ({
   required: true,
   content: {
-    "multipart/form-data": { schema: { type: "object", required, properties: { ...files, ...uploadFields, ...extra } } },
+    "multipart/form-data": { schema: { type: "object", required, properties: { ...files, ...UploadFormFields.properties, ...extra } } },
   },
 });
 
@@ -244,7 +231,7 @@ export function ingestRoutes(ctx: AppContext) {
       },
       {
         permission: "view",
-        query: t.Object({ file_count: queryInt("file_count", 0, 1_000_000, 0) }),
+        query: t.Object({ file_count: t.Integer({ minimum: 0, maximum: 1_000_000, error: "file_count must be an integer from 0 to 1000000" }) }),
         response: {
           200: t.Object({
             can_proceed: t.Boolean(),
@@ -259,9 +246,6 @@ export function ingestRoutes(ctx: AppContext) {
           }),
           400: ErrorBody,
           ...AUTH_ERRORS,
-        },
-        transform({ query }) {
-          if ((query as Record<string, unknown>).file_count === undefined) throw new ApiError("VALIDATION_ERROR", "file_count: required");
         },
         detail: { summary: "Check the monthly AI-description quota before uploading file_count files" },
       },

@@ -84,6 +84,8 @@ interface Child {
   /** Why the parent killed it, when it did. */
   stopReason: StopReason | null;
   onMessage: ((message: FromReader) => void) | null;
+  /** The read in progress, told when the child exits (one slot: a handler per read on `exited` would keep every read's bytes alive). */
+  onExit: ((code: number) => void) | null;
 }
 
 /** How long a starting child may take to say it is ready (it loads the whole program). */
@@ -205,14 +207,16 @@ export class DocumentReader {
       onMessage: (message) => {
         if (message.type === "ready") settleReady(true);
       },
+      onExit: null,
     };
     const startup = setTimeout(() => {
       this.kill(child, "startup");
       settleReady(false);
     }, STARTUP_LIMIT_MS);
     void child.ready.then(() => clearTimeout(startup));
-    void proc.exited.then(() => {
+    void proc.exited.then((code) => {
       liveChildren.delete(proc);
+      child.onExit?.(code);
       settleReady(false);
       if (this.child === child) this.child = null;
     });
@@ -277,6 +281,7 @@ export class DocumentReader {
         settled = true;
         clearInterval(watchdog);
         if (child.onMessage === onMessage) child.onMessage = null;
+        if (child.onExit === onExit) child.onExit = null;
         outcome();
       };
       const onMessage = (message: FromReader) => {
@@ -308,8 +313,11 @@ export class DocumentReader {
             break;
         }
       };
+      const onExit = (code: number) => settle(() => reject(this.stoppedError(child, code, reading)));
       child.onMessage = onMessage;
-      void child.exited.then((code) => settle(() => reject(this.stoppedError(child, code, reading))));
+      child.onExit = onExit;
+      // The child may already be gone (it died between reads and its exit was not yet seen).
+      if (child.proc.exitCode !== null || child.proc.signalCode !== null) void child.exited.then(onExit);
       this.send(child, { type: "read", id: task.id, path, documentType: task.type, chunking: task.options.chunking ?? null });
     });
   }

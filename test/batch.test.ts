@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { elf, pdf, png, text } from "./support/fixtures.ts";
+import { elf, mp4, pdf, png, text } from "./support/fixtures.ts";
 import { clockPassed, terminalStatus, waitFor } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -178,9 +178,10 @@ describe("sessions", () => {
 
   test("stuck files: queued longer than stuck_minutes", async () => {
     const tenant = server.tenant();
-    const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([png(9, 9, 9) as Uint8Array<ArrayBuffer>]), "s.png"); f.append("auto_describe", "false"); return f; })());
-    // Let its processing job finish first (the first image loads the OCR engine), then make it
-    // look like a file whose job never ran.
+    // A video: its processing job only records it as stored, so it finishes at once even on a
+    // busy machine (an image would wait for the OCR engine to load). Then make the file look like
+    // one whose job never ran.
+    const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([mp4() as Uint8Array<ArrayBuffer>]), "s.mp4"); return f; })());
     await terminalStatus(tenant, up.body.image_id);
     const old = new Date(Date.now() - 45 * 60_000).toISOString();
     server.ctx.db.query("UPDATE files SET processing_status = 'queued', updated_at = ? WHERE id = ?").run(old, up.body.image_id);

@@ -123,6 +123,22 @@ describe("GET /files", () => {
     }
   });
 
+  test("query syntax: repeatable parameters also as name[]= or comma-separated; empty parameters are absent; 1/0 and any-case sort_order", async () => {
+    expect(ids(await owner.api.get("/files?tags[]=BEACH&tags[]=evening"))).toEqual([f.sunset]);
+    expect(ids(await owner.api.get("/files?tags=beach,%20evening"))).toEqual([f.sunset]);
+    expect(ids(await owner.api.get("/files?media_types=document,video"))).toEqual([f.clip, f.invoice]);
+    expect(ids(await owner.api.get("/files?has_description=1"))).toEqual([f.plan, f.sunset]);
+    expect(ids(await owner.api.get("/files?has_description=0"))).toEqual([f.clip, f.invoice]);
+    expect(ids(await owner.api.get("/files?sort_by=size_bytes&sort_order=ASC"))).toEqual([f.invoice, f.plan, f.sunset, f.clip]);
+    expect(ids(await owner.api.get("/files?sort_by=&sort_order=&search=&tags=&folder_id="))).toEqual([f.clip, f.plan, f.invoice, f.sunset]);
+    const tooMany = await owner.api.get(`/files?tags=${Array.from({ length: 41 }, (_, i) => `t${i}`).join(",")}`);
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.detail).toBe("invalid query: tags: at most 40 tags per query");
+    const badId = await owner.api.get(`/files?ids=${f.sunset},nope`);
+    expect(badId.status).toBe(400);
+    expect(badId.body.detail).toBe("invalid query: ids.1: must be a UUID");
+  });
+
   test("full-text search: every word must match, the last as a prefix; ranked by relevance unless sort_by is given", async () => {
     expect(ids(await owner.api.get("/files?search=sunset"))).toEqual([f.sunset]);
     expect(ids(await owner.api.get("/files?search=sun"))).toEqual([f.sunset]);

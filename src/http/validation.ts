@@ -17,6 +17,33 @@ export function checkShape<T extends TSchema>(schema: T, value: unknown, where: 
   throw new ApiError("VALIDATION_ERROR", describeValidation({ type: where, all: issues }));
 }
 
+/**
+ * Query-string syntax, settled before a route's query schema sees the values (the route's
+ * `transform`): each parameter named in `repeatable` may be repeated (`tags=a&tags=b`),
+ * bracketed (`tags[]=a`) or comma-separated (`tags=a,b`), its items trimmed and blanks dropped;
+ * any parameter left empty (`sort_by=`) is absent, and a repeated single-valued one keeps its
+ * first value.
+ */
+export function querySyntax(repeatable: readonly string[]) {
+  return ({ query, request }: { query: Record<string, unknown>; request: Request }): void => {
+    const params = new URL(request.url).searchParams;
+    for (const name of Object.keys(query)) {
+      const value = params.get(name);
+      if (value === null || value === "") delete query[name];
+      else query[name] = value;
+    }
+    for (const name of repeatable) {
+      delete query[`${name}[]`];
+      const items = [...params.getAll(name), ...params.getAll(`${name}[]`)]
+        .flatMap((v) => v.split(","))
+        .map((v) => v.trim())
+        .filter(Boolean);
+      if (items.length > 0) query[name] = items;
+      else delete query[name];
+    }
+  };
+}
+
 const FORM_TRUE = new Set(["true", "1", "yes", "on"]);
 const FORM_FALSE = new Set(["false", "0", "no", "off"]);
 

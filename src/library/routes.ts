@@ -2,10 +2,11 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { isoAt } from "../clock.ts";
+import type { Static } from "@sinclair/typebox";
 import { ApiError, badRequest } from "../errors.ts";
-import { parseUuid } from "../ids.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
+import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
 import { FileDetail, FileSummary } from "./file-schemas.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
@@ -20,59 +21,49 @@ const DOWNLOAD_URL_SECONDS = 300;
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 
 
-/** Repeatable query parameters (`tags=a&tags=b`, also `tags[]=` and comma-separated). */
-function many(params: URLSearchParams, name: string): string[] {
-  return [...params.getAll(name), ...params.getAll(`${name}[]`)]
-    .flatMap((v) => v.split(","))
-    .map((v) => v.trim())
-    .filter(Boolean);
-}
+const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+const UuidParam = t.String({ pattern: UUID_PATTERN, error: "must be a UUID" });
+const OneOf = <const T extends readonly string[]>(values: T) => Enum(values, { error: `must be one of ${values.join(", ")}` });
 
-function optionalBoolean(value: string | undefined, field: string): boolean | null {
-  if (value === undefined || value === "") return null;
-  if (value === "true" || value === "1") return true;
-  if (value === "false" || value === "0") return false;
-  throw badRequest(`${field}: must be true or false`);
-}
+/** Repeatable parameters of GET /files (repeated, `name[]=` or comma-separated; see querySyntax). */
+const LIST_REPEATABLE = ["tags", "media_types", "ids"] as const;
 
-function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], field: string): T | null {
-  if (value === undefined || value === "") return null;
-  if (!(allowed as readonly string[]).includes(value)) throw badRequest(`${field}: must be one of ${allowed.join(", ")}`);
-  return value as T;
-}
+const ListQuery = t.Object({
+  search: t.Optional(t.String({ maxLength: 1000, error: "search: at most 1000 characters", description: "Every word must match; the last also as a prefix" })),
+  search_mode: t.Optional(OneOf(SEARCH_MODES)),
+  tags: t.Optional(t.Array(t.String(), { maxItems: 40, error: "tags: at most 40 tags per query", description: "All must match, case-insensitive (repeatable)" })),
+  media_types: t.Optional(t.Array(OneOf(MEDIA_TYPES), { description: "Repeatable" })),
+  ids: t.Optional(t.Array(UuidParam, { description: "Repeatable" })),
+  folder_id: t.Optional(UuidParam),
+  project_id: t.Optional(UuidParam),
+  has_description: t.Optional(Enum(["true", "false", "1", "0"], { error: "must be true or false" })),
+  compliance_status: t.Optional(t.String()),
+  date_from: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
+  date_to: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
+  sort_by: t.Optional(OneOf(SORT_FIELDS)),
+  sort_order: t.Optional(t.String({ pattern: "^(?:[aA][sS][cC]|[dD][eE][sS][cC])$", error: "must be one of asc, desc", description: "asc or desc (default desc)" })),
+  limit: queryInt("limit", 1, 100, 20),
+  offset: queryInt("offset", 0, null, 0),
+});
 
-function uuidOrNull(value: string | undefined, field: string): string | null {
-  return value === undefined || value === "" ? null : parseUuid(value, field);
-}
-
-/** Everything but limit/offset is read from the raw URL: the route's schema only declares those two. */
-function parseListQuery(request: Request, limit: number, offset: number): ListFilesQuery {
-  const params = new URL(request.url).searchParams;
-  const query = Object.fromEntries([...params.keys()].map((k) => [k, params.get(k) ?? undefined])) as Record<string, string | undefined>;
-  const mediaTypes = many(params, "media_types");
-  for (const type of mediaTypes) oneOf(type, MEDIA_TYPES, "media_types");
-  const ids = many(params, "ids");
-  for (const id of ids) uuidOrNull(id, "ids");
-  const tags = many(params, "tags");
-  if (tags.length > 40) throw badRequest("tags: at most 40 tags per query");
-  const search = query.search?.trim() ? query.search : null;
-  if (search !== null && search.length > 1000) throw badRequest("search: at most 1000 characters");
+/** The checked query as the listing takes it (blank search is no search; ids in lower case). */
+function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
   return {
-    search,
-    searchMode: oneOf(query.search_mode, SEARCH_MODES, "search_mode") ?? "all",
-    tags,
-    mediaTypes,
-    ids,
-    folderId: uuidOrNull(query.folder_id, "folder_id"),
-    projectId: uuidOrNull(query.project_id, "project_id"),
-    hasDescription: optionalBoolean(query.has_description, "has_description"),
+    search: query.search?.trim() ? query.search : null,
+    searchMode: query.search_mode ?? "all",
+    tags: query.tags ?? [],
+    mediaTypes: query.media_types ?? [],
+    ids: (query.ids ?? []).map((id) => id.toLowerCase()),
+    folderId: query.folder_id?.toLowerCase() ?? null,
+    projectId: query.project_id?.toLowerCase() ?? null,
+    hasDescription: query.has_description === undefined ? null : query.has_description === "true" || query.has_description === "1",
     complianceStatus: query.compliance_status?.trim() || null,
-    dateFrom: query.date_from || null,
-    dateTo: query.date_to || null,
-    sortBy: oneOf(query.sort_by, SORT_FIELDS, "sort_by"),
-    sortOrder: oneOf(query.sort_order?.toLowerCase(), ["asc", "desc"] as const, "sort_order") ?? "desc",
-    limit,
-    offset,
+    dateFrom: query.date_from ?? null,
+    dateTo: query.date_to ?? null,
+    sortBy: query.sort_by ?? null,
+    sortOrder: query.sort_order?.toLowerCase() === "asc" ? "asc" : "desc",
+    limit: query.limit,
+    offset: query.offset,
   };
 }
 
@@ -83,7 +74,7 @@ export function libraryRoutes(ctx: AppContext) {
     .get(
       "/files",
       async ({ principal, query, request }) => {
-        const q = parseListQuery(request, query.limit, query.offset);
+        const q = listFilesQuery(query);
         const { rows, total } = listFiles(db, principal.orgId, q);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = await Promise.all(rows.map((row) => fileSummary(row, urls)));
@@ -91,15 +82,13 @@ export function libraryRoutes(ctx: AppContext) {
       },
       {
         permission: "view",
-        query: t.Object(
-          { limit: queryInt("limit", 1, 100, 20), offset: queryInt("offset", 0, null, 0) },
-          { additionalProperties: true },
-        ),
+        transform: querySyntax(LIST_REPEATABLE),
+        query: ListQuery,
         response: { 200: Page(FileSummary), 400: ErrorBody, ...AUTH_ERRORS },
         detail: {
           summary: "List and search files",
           description:
-            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset.",
+            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
         },
       },
     )

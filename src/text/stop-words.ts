@@ -9,7 +9,7 @@ export const STOP_WORDS: ReadonlySet<string> = new Set(
     "him himself his how i if in into is isn't it its itself just me more most my myself no nor not now of off on once only or " +
     "other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there " +
     "these they this those through to too under until up upon very was we were what when where which while who whom why will " +
-    "with would you your yours yourself yourselves"
+    "with would you your yours yourself yourselves may might must shall also however thus therefore"
   ).split(" "),
 );
 

@@ -44,10 +44,14 @@ export interface Config {
   visionEndpointUrl: string | null;
   visionEndpointModel: string | null;
   visionEndpointApiKey: string | null;
+  /** Bearer token GET /metrics requires; null leaves it open (bind it to a private address instead). */
+  metricsToken: string | null;
   /** Tesseract workers for OCR (each uses one core while it runs). */
   ocrWorkers: number;
   /** Tesseract languages read together (eng bundled; others from <modelsDir>/tesseract/). */
   ocrLanguages: string[];
+  /** Images with more pixels than this are refused with a clear message (huge ones render by shrink-on-load). */
+  imageMaxPixels: number;
   /** Sentence-embedding model for document search: "use-lite-sif" (built in) or a folder under modelsDir. */
   textEmbeddingModel: string;
   /** Resident memory the document reader child process may use before it is killed (MB). */
@@ -185,6 +189,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   visionEndpointApiKey: {
     key: "visionEndpointApiKey", flag: "vision-endpoint-api-key", env: "MEDIABOX_VISION_ENDPOINT_API_KEY", parse: text, fallback: null, unset: null,
   },
+  metricsToken: { key: "metricsToken", flag: "metrics-token", env: "MEDIABOX_METRICS_TOKEN", parse: text, fallback: null, unset: null },
   ocrWorkers: { key: "ocrWorkers", flag: "ocr-workers", env: "MEDIABOX_OCR_WORKERS", parse: integer(1, 16), fallback: "1" },
   ocrLanguages: {
     key: "ocrLanguages",
@@ -197,6 +202,15 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
       return codes;
     },
     fallback: "eng",
+  },
+  imageMaxPixels: {
+    key: "imageMaxPixels",
+    flag: "image-max-pixels",
+    env: "MEDIABOX_IMAGE_MAX_PIXELS",
+    // Memory stays bounded at any size for JPEG (decoded shrunk); the limit bounds the decode time
+    // of formats without shrink-on-load (PNG, TIFF) and of decompression bombs.
+    parse: integer(1_000_000, 10_000_000_000),
+    fallback: "500000000",
   },
   textEmbeddingModel: {
     key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "use-lite-sif",

@@ -7,6 +7,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
+import type { Metrics } from "./ops/metrics.ts";
 import type { EventHub } from "./events/hub.ts";
 import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
@@ -27,6 +28,8 @@ export interface AppContext {
   files: FileRepository;
   clock: Clock;
   log: Logger;
+  /** Prometheus metrics observed where things happen (GET /metrics). */
+  metrics: Metrics;
   limiter: RateLimiter;
   jobs: JobRunner;
   blobs: BlobStore;

@@ -16,6 +16,8 @@ import { DataDirInUseError, DataDirLock } from "./ops/data-dir-lock.ts";
 import { errorMessage } from "./errors.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
+import { countingErrors } from "./storage/error-counting.ts";
+import { Metrics } from "./ops/metrics.ts";
 import { DataDir } from "./storage/data-dir.ts";
 import { EventHub } from "./events/hub.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
@@ -70,11 +72,12 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   clearScratch(dataDir);
   const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
   for (const queue of options.queues ?? []) jobs.register(queue);
-  const blobs = createBlobStore(config, dataDir, clock);
+  const metrics = new Metrics(db, clock, dataDir.database);
+  const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
   const events = new EventHub();
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
   const ctx: AppContext = {
-    config, dataDir, db, files: new FileRepository(db, clock), clock, log, limiter: new RateLimiter(clock), jobs, blobs,
+    config, dataDir, db, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
     images: new ImageAnalyzers(config, dataDir.scratch, models.require),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require }),

@@ -14,6 +14,7 @@ import { customSchemaRoutes } from "../schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
 import { errorHandler } from "./errors.ts";
+import { requestMetrics } from "./request-metrics.ts";
 import { API_PREFIX, guard } from "./guard.ts";
 import { docsRoutes } from "./docs.ts";
 import { infrastructureRoutes } from "./infrastructure.ts";
@@ -34,6 +35,7 @@ export function createApp(ctx: AppContext) {
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })
+    .use(requestMetrics(ctx.metrics))
     .use(errorHandler(ctx.log))
     .use(guard(ctx))
     .use(docsRoutes(() => app))

@@ -30,6 +30,7 @@ export function isInfrastructurePath(path: string): boolean {
     path === "/" ||
     path === "/healthz" ||
     path === "/readyz" ||
+    path === "/metrics" ||
     path === "/docs" ||
     path.startsWith("/docs/") ||
     path === `${API_PREFIX}/openapi.json`

@@ -1,5 +1,6 @@
 /**
- * Operational routes outside the versioned API: liveness and readiness probes.
+ * Operational routes outside the versioned API: liveness and readiness probes, Prometheus
+ * metrics (behind MEDIABOX_METRICS_TOKEN when set), and the root redirect to the docs.
  */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
@@ -7,7 +8,8 @@ import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
 import { VERSION } from "./docs.ts";
 import { scanThreadsReady } from "../vectors/scan-threads.ts";
-import { errorMessage } from "../errors.ts";
+import { ApiError, errorMessage } from "../errors.ts";
+import { timingSafeEqual } from "node:crypto";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
@@ -15,6 +17,19 @@ export function infrastructureRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Operations"] })
     // A browser pointed at the appliance lands on the API docs instead of a 401.
     .get("/", ({ redirect }) => redirect("/docs", 302), { detail: { summary: "Redirects to the API docs", security: [], hide: true } })
+    .get(
+      "/metrics",
+      async ({ request, set }) => {
+        const token = ctx.config.metricsToken;
+        if (token !== null && !bearerMatches(request.headers.get("authorization"), token)) {
+          throw new ApiError("UNAUTHENTICATED", "GET /metrics needs 'Authorization: Bearer <MEDIABOX_METRICS_TOKEN>'", { "www-authenticate": 'Bearer realm="mediabox-metrics"' });
+        }
+        const { body, contentType } = await ctx.metrics.scrape();
+        set.headers["content-type"] = contentType;
+        return body;
+      },
+      { detail: { summary: "Prometheus metrics (text exposition format)", security: [] } },
+    )
     .get("/healthz", () => ({ status: "ok" as const, version: VERSION }), {
       response: t.Object({ status: t.Literal("ok"), version: t.String() }),
       detail: { summary: "Liveness: the process answers", security: [] },
@@ -65,4 +80,11 @@ function readiness(ctx: AppContext): Record<string, { ok: boolean; detail: strin
       return "workers running";
     }),
   };
+}
+
+/** Constant-time check of `Authorization: Bearer <token>`. */
+function bearerMatches(header: string | null, token: string): boolean {
+  const given = Buffer.from(/^Bearer\s+(\S+)\s*$/i.exec(header ?? "")?.[1] ?? "");
+  const expected = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }

@@ -55,6 +55,9 @@ export function sizeLimitViolation(type: DetectedType, size: number): string | n
 export function insertFileRecord(ctx: AppContext, file: NewFile): void {
   const job = ctx.jobs.enqueue({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
+  const labels = { method: file.uploadMethod, media_type: type.mediaType };
+  ctx.metrics.uploads.inc(labels);
+  ctx.metrics.uploadBytes.inc(labels, file.size);
   ctx.files.create({
     id: file.id,
     orgId: file.orgId,

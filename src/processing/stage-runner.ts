@@ -88,5 +88,6 @@ function record(work: FileWork, stage: string, outcome: StageOutcome): void {
          error = excluded.error, finished_at = excluded.finished_at`,
     )
     .run(file.id, stage, outcome.status, outcome.duration_ms, outcome.error ?? null, isoAt(ctx.clock.now()));
+  ctx.metrics.stageDuration.observe({ media_type: file.media_type, stage, status: outcome.status }, outcome.duration_ms / 1000);
   work.job.log.info("stage done", { file_id: file.id, filename: file.filename, media_type: file.media_type, stage, status: outcome.status, duration_ms: outcome.duration_ms });
 }

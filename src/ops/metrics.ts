@@ -1,0 +1,117 @@
+/**
+ * The appliance's Prometheus metrics (GET /metrics): HTTP requests by route and status with
+ * latency, jobs by queue and state, queue depth and the age of the oldest pending job, pipeline
+ * stage durations, uploads and their bytes, blob store errors, and the database's size. Counters
+ * and histograms are observed where things happen; job and database figures are read from SQLite
+ * at scrape time, so they are right whichever process did the work. One registry per server (no
+ * global registry), so several servers can run in one process.
+ */
+import type { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Clock } from "../clock.ts";
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpRequests = new Histogram({
+    name: "mediabox_http_request_duration_seconds",
+    help: "HTTP requests by method, route template and status, with their latency",
+    labelNames: ["method", "route", "status"] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [this.registry],
+  });
+
+  readonly stageDuration = new Histogram({
+    name: "mediabox_stage_duration_seconds",
+    help: "Pipeline stage runs by media type, stage and outcome",
+    labelNames: ["media_type", "stage", "status"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+    registers: [this.registry],
+  });
+
+  readonly uploads = new Counter({
+    name: "mediabox_uploads_total",
+    help: "Files stored, by upload method and media type",
+    labelNames: ["method", "media_type"] as const,
+    registers: [this.registry],
+  });
+
+  readonly uploadBytes = new Counter({
+    name: "mediabox_upload_bytes_total",
+    help: "Bytes of the files stored, by upload method and media type",
+    labelNames: ["method", "media_type"] as const,
+    registers: [this.registry],
+  });
+
+  readonly blobStoreErrors = new Counter({
+    name: "mediabox_blob_store_errors_total",
+    help: "Blob store operations that failed, by operation",
+    labelNames: ["operation"] as const,
+    registers: [this.registry],
+  });
+
+  constructor(db: Database, clock: Clock, databaseFile: string) {
+    collectDefaultMetrics({ register: this.registry, prefix: "mediabox_" });
+    const registers = [this.registry];
+    new Gauge({
+      name: "mediabox_jobs",
+      help: "Jobs in the durable queue by queue and status",
+      labelNames: ["queue", "status"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const row of db.query<{ queue: string; status: string; n: number }, []>("SELECT queue, status, count(*) AS n FROM jobs GROUP BY queue, status").all()) {
+          this.set({ queue: row.queue, status: row.status }, row.n);
+        }
+      },
+    });
+    new Gauge({
+      name: "mediabox_queue_depth",
+      help: "Pending jobs that are due, by queue",
+      labelNames: ["queue"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const row of db.query<{ queue: string; n: number }, [number]>("SELECT queue, count(*) AS n FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(clock.now())) {
+          this.set({ queue: row.queue }, row.n);
+        }
+      },
+    });
+    new Gauge({
+      name: "mediabox_queue_oldest_pending_age_seconds",
+      help: "How long the oldest due pending job of each queue has waited",
+      labelNames: ["queue"] as const,
+      registers,
+      collect() {
+        this.reset();
+        const now = clock.now();
+        for (const row of db.query<{ queue: string; oldest: number }, [number]>("SELECT queue, min(run_at) AS oldest FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(now)) {
+          this.set({ queue: row.queue }, Math.max(0, (now - row.oldest) / 1000));
+        }
+      },
+    });
+    new Gauge({
+      name: "mediabox_database_bytes",
+      help: "Size of the SQLite database and its write-ahead log",
+      labelNames: ["file"] as const,
+      registers,
+      collect() {
+        const size = (path: string) => {
+          try {
+            return statSync(path).size;
+          } catch {
+            return 0;
+          }
+        };
+        this.set({ file: "database" }, size(databaseFile));
+        this.set({ file: "wal" }, size(`${databaseFile}-wal`));
+      },
+    });
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ body: string; contentType: string }> {
+    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

@@ -130,7 +130,9 @@ for (const backend of backends) {
 
       expect((await putSingleShot(body, bytes)).status).toBe(200);
       const uploaded = await owner.api.get(`/files/uploads/${body.upload_id}`);
-      expect(uploaded.body).toMatchObject({ status: "UPLOADED", progress_percent: 100, object_key: body.object_key });
+      // The spec: parts and progress are null for single_shot; confirmed_at says when the object arrived.
+      expect(uploaded.body).toMatchObject({ status: "UPLOADED", total_parts: null, parts_confirmed: null, progress_percent: null, object_key: body.object_key });
+      expect(Date.parse(uploaded.body.confirmed_at)).toBeGreaterThan(0);
 
       const done = await owner.api.post(`/files/uploads/${body.upload_id}/complete`, {});
       expect(done.status).toBe(200);

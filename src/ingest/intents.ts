@@ -128,9 +128,9 @@ function progressPercent(row: IntentRow, confirmedBytes: number): number {
 }
 
 export function intentView(ctx: AppContext, row: IntentRow) {
-  const parts = row.upload_mode === "multipart" ? partsOf(ctx.db, row.id) : [];
-  const confirmedBytes =
-    row.upload_mode === "multipart" ? parts.reduce((sum, p) => sum + p.size_bytes, 0) : row.status === "PENDING" ? 0 : row.size_bytes;
+  const multipart = row.upload_mode === "multipart";
+  const parts = multipart ? partsOf(ctx.db, row.id) : [];
+  const confirmedBytes = parts.reduce((sum, p) => sum + p.size_bytes, 0);
   return {
     upload_id: row.id,
     status: row.status,
@@ -144,10 +144,12 @@ export function intentView(ctx: AppContext, row: IntentRow) {
     bucket_name: ctx.blobs.bucket,
     s3_upload_id: row.store_upload_id,
     part_size_bytes: row.part_size_bytes,
-    total_parts: row.total_parts,
-    parts_confirmed: parts.length,
+    // Parts and progress mean nothing for a single PUT: the spec has them null for single_shot.
+    total_parts: multipart ? row.total_parts : null,
+    parts_confirmed: multipart ? parts.length : null,
     confirmed_parts: parts.map((p) => ({ part_number: p.part_number, etag: p.etag, size_bytes: p.size_bytes, confirmed_at: p.confirmed_at })),
-    progress_percent: progressPercent(row, confirmedBytes),
+    progress_percent: multipart ? progressPercent(row, confirmedBytes) : null,
+    confirmed_at: row.confirmed_at,
     idempotency_key: row.idempotency_key,
     file_id: row.file_id,
     deduplicated: row.deduplicated === 1,
@@ -598,7 +600,10 @@ async function discardBytes(ctx: AppContext, row: IntentRow): Promise<void> {
 
 function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard: { onlyFrom: IntentStatus }): IntentRow {
   const at = isoAt(ctx.clock.now());
-  ctx.db.query("UPDATE upload_intents SET status = ?, updated_at = ? WHERE id = ? AND status = ?").run(status, at, row.id, guard.onlyFrom);
+  // Reaching UPLOADED is when the bytes were confirmed present (single-shot: the object exists).
+  ctx.db
+    .query("UPDATE upload_intents SET status = ?, confirmed_at = CASE WHEN ? = 'UPLOADED' THEN ? ELSE confirmed_at END, updated_at = ? WHERE id = ? AND status = ?")
+    .run(status, status, at, at, row.id, guard.onlyFrom);
   return getIntentRow(ctx.db, row.org_id, row.id);
 }
 

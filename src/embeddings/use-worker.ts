@@ -10,14 +10,16 @@ import { loadUseModel, type UseModel } from "./use-runtime.ts";
 export interface UseRequest {
   /** Inputs as piece ids (the main thread tokenizes). */
   inputs: number[][];
+  /** The compiled binary's assets directory (see compiledAssets), null in development. */
+  assets: string | null;
 }
 export type UseReply = { vectors: Float32Array } | { error: string };
 
 let model: Promise<UseModel> | null = null;
 
-serveRequests<UseRequest, UseReply>(async ({ inputs }) => {
+serveRequests<UseRequest, UseReply>(async ({ inputs, assets }) => {
   try {
-    model ??= loadUseModel().catch((err: unknown) => {
+    model ??= loadUseModel(assets).catch((err: unknown) => {
       model = null;
       throw err;
     });

@@ -13,6 +13,7 @@ import { openDatabase } from "./db/database.ts";
 import { DataDir } from "./storage/data-dir.ts";
 import { VERSION } from "./http/docs.ts";
 import { StartupError, startServer } from "./server.ts";
+import { RestoreError, restoreDatabase } from "./ops/restore.ts";
 import { OrganizationError } from "./tenancy/organizations.ts";
 import { errorMessage } from "./errors.ts";
 
@@ -28,6 +29,7 @@ Commands:
   keys list --org NAME                    list an organization's keys
   keys revoke ID                          revoke a key
   backup FILE                             write a consistent copy of the database (safe while serving)
+  restore FILE                            put a backup in place of the database (the server must be stopped)
   models manifest                         hash every folder of the models directory into its manifest.json
   models verify                           check the model folders against manifest.json (exit 1 if any is refused)
   version                                 print the version
@@ -82,6 +84,14 @@ async function main(argv: string[]): Promise<number | "serving"> {
     return "serving";
   }
   if (command === "models") return print(await modelsCommand(config, args));
+  if (command === "restore") {
+    if (!args[0]) throw new UsageError("restore needs the backup FILE to restore");
+    const outcome = await restoreDatabase(new DataDir(config.dataDir), args[0], new Date());
+    return print({
+      stdout: outcome.restored,
+      stderr: `database restored (schema version ${outcome.schemaVersion})${outcome.previous ? `; the one it replaced is kept as ${outcome.previous}` : ""}; restore blobs/objects/ and secrets/ from the same backup too`,
+    });
+  }
   const db = openDatabase(new DataDir(config.dataDir).database);
   try {
     let output: CommandOutput;
@@ -106,7 +116,7 @@ try {
   if (result !== "serving") process.exit(result);
 } catch (err) {
   const message = errorMessage(err);
-  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError || err instanceof StartupError ||
+  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError || err instanceof StartupError || err instanceof RestoreError ||
     (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   const usage = err instanceof UsageError || (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   process.stderr.write(`mediabox: ${message}\n`);

@@ -152,6 +152,9 @@ describe("GET /files", () => {
     expect(ids(await owner.api.get("/files?search=sunsets"))).toEqual([f.sunset]);
     expect(ids(await owner.api.get("/files?search=%C3%B3range%20waters"))).toEqual([f.sunset]);
     expect(ids(await owner.api.get("/files?search=invoices%20totals"))).toEqual([f.invoice]);
+    // Stop words need not occur, except as the last (still typed) word.
+    expect(ids(await owner.api.get("/files?search=the%20apple%20orchard%20of"))).toEqual([]);
+    expect(ids(await owner.api.get("/files?search=the%20apple%20orchard"))).toEqual([f.plan]);
     // Tags and filenames are searchable; FTS syntax in the input is neutralized.
     expect(ids(await owner.api.get("/files?search=finance"))).toEqual([f.invoice]);
     expect(ids(await owner.api.get("/files?search=clip.mp4"))).toEqual([f.clip]);

@@ -4,6 +4,7 @@
  * soft-deleted. Every sort order is backed by a partial index (migration 004).
  */
 import type { Database } from "bun:sqlite";
+import { STOP_WORDS } from "../text/stop-words.ts";
 import { badRequest } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 
@@ -44,9 +45,18 @@ const FTS_COLUMNS: Record<ListFilesQuery["searchMode"], string | null> = {
 export function ftsQuery(search: string, mode: ListFilesQuery["searchMode"]): string {
   const words = search.split(/\s+/).filter(Boolean);
   const terms: string[] = [];
-  for (const word of words) {
+  for (const [i, word] of words.entries()) {
     const tokens = word.match(/[\p{L}\p{N}]+/gu);
-    if (tokens) terms.push(`"${tokens.join(" ")}"`);
+    // Stop words need not occur ("the annual report" finds "Annual report 2024"), except the last
+    // word, which may be the start of a longer one, and a query of nothing else.
+    const stop = i < words.length - 1 && tokens?.length === 1 && STOP_WORDS.has(tokens[0]!.toLowerCase());
+    if (tokens && !stop) terms.push(`"${tokens.join(" ")}"`);
+  }
+  if (terms.length === 0) {
+    for (const word of words) {
+      const tokens = word.match(/[\p{L}\p{N}]+/gu);
+      if (tokens) terms.push(`"${tokens.join(" ")}"`);
+    }
   }
   if (terms.length === 0) throw badRequest("search: must contain at least one letter or digit");
   terms[terms.length - 1] += "*";

@@ -104,6 +104,9 @@ describe("permissions", () => {
     const viewer = server.tenant().keyWith(["view"]);
     const res = await viewer.post("/projects", { name: 42 });
     expect(res.status).toBe(403);
+    // Also where unknown body fields are refused (knownFieldsOnly runs after the permission check).
+    const review = `/files/${crypto.randomUUID()}/extractions/text_regions/review`;
+    for (const body of [{ field_edit: { a: 1 } }, { item_reviews: { "regions.0": "maybe" } }]) expect((await viewer.patch(review, body)).status).toBe(403);
   });
 });
 

@@ -67,19 +67,20 @@ describe("parseReviewBody", () => {
   });
 
   test("the body must be an object with at least one correction", () => {
-    expect(badRequestOf(() => parseReviewBody(null))).toStartWith("body: must be a JSON object");
-    expect(badRequestOf(() => parseReviewBody([]))).toStartWith("body: must be a JSON object");
+    // Shape refusals read like every route's validation message: "invalid body: <field>: <rule>".
+    expect(badRequestOf(() => parseReviewBody(null))).toStartWith("invalid body: must be a JSON object");
+    expect(badRequestOf(() => parseReviewBody([]))).toStartWith("invalid body: must be a JSON object");
     expect(badRequestOf(() => parseReviewBody({}))).toBe("body: at least one of item_reviews or field_edits must be a non-empty object");
     expect(badRequestOf(() => parseReviewBody({ item_reviews: {}, field_edits: {} }))).toStartWith("body: at least one");
-    expect(badRequestOf(() => parseReviewBody({ item_reviews: ["rooms.0"] }))).toStartWith("item_reviews: must be an object mapping dot paths");
-    expect(badRequestOf(() => parseReviewBody({ field_edits: "x" }))).toStartWith("field_edits: must be an object");
-    expect(badRequestOf(() => parseReviewBody({ field_edit: { a: 1 } }))).toBe("field_edit: unknown field; expected item_reviews and/or field_edits");
+    expect(badRequestOf(() => parseReviewBody({ item_reviews: ["rooms.0"] }))).toStartWith("invalid body: item_reviews: must be an object mapping dot paths");
+    expect(badRequestOf(() => parseReviewBody({ field_edits: "x" }))).toStartWith("invalid body: field_edits: must be an object");
+    expect(badRequestOf(() => parseReviewBody({ field_edit: { a: 1 } }))).toBe("invalid body: field_edit: unknown field; expected item_reviews, field_edits");
   });
 
   test("item review values are exactly confirmed or rejected", () => {
-    expect(badRequestOf(() => parseReviewBody({ item_reviews: { "rooms.0": "approved" } }))).toBe("item_reviews.rooms.0: must be 'confirmed' or 'rejected'");
-    expect(badRequestOf(() => parseReviewBody({ item_reviews: { "rooms.0": "Confirmed" } }))).toBe("item_reviews.rooms.0: must be 'confirmed' or 'rejected'");
-    expect(badRequestOf(() => parseReviewBody({ item_reviews: { "rooms.0": true } }))).toBe("item_reviews.rooms.0: must be 'confirmed' or 'rejected'");
+    expect(badRequestOf(() => parseReviewBody({ item_reviews: { "rooms.0": "approved" } }))).toBe("invalid body: item_reviews.rooms.0: must be 'confirmed' or 'rejected'");
+    expect(badRequestOf(() => parseReviewBody({ item_reviews: { "rooms.0": "Confirmed" } }))).toBe("invalid body: item_reviews.rooms.0: must be 'confirmed' or 'rejected'");
+    expect(badRequestOf(() => parseReviewBody({ item_reviews: { "rooms.0": true } }))).toBe("invalid body: item_reviews.rooms.0: must be 'confirmed' or 'rejected'");
   });
 
   test("keys must be dot paths", () => {

@@ -20,7 +20,11 @@
  * - `confirmed` leaves the value as it is: the confirmation lives in the corrections, not in the
  *   value, so the corrected view keeps the domain's own shape.
  */
+import type { Static } from "@sinclair/typebox";
+import { t } from "elysia";
 import { ApiError, badRequest } from "../errors.ts";
+import { Enum, Nullable } from "../http/schemas.ts";
+import { checkShape, refuseUnknownFields } from "../http/validation.ts";
 
 /** The spec's list, exactly. `custom_schema` extractions are not reviewable (yet). */
 export const REVIEW_DOMAINS = [
@@ -79,14 +83,45 @@ const RESERVED = new Set(["__proto__", "prototype", "constructor"]);
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** The review body, validated; 400 with a message naming the field and key otherwise. */
+/**
+ * The review body's shape. Keys are dot paths; their grammar (segments, depth, reserved names) and
+ * the limits across both maps are rules checked after it (reviewCorrections), each with its own
+ * message. Unknown fields are refused, not ignored: a misspelt field_edits must not pass as an
+ * empty review.
+ */
+export const ReviewBody = t.Object(
+  {
+    item_reviews: t.Optional(
+      Nullable(
+        t.Record(t.String(), Enum(["confirmed", "rejected"], { error: "must be 'confirmed' or 'rejected'" }), {
+          error: "item_reviews: must be an object mapping dot paths to 'confirmed' or 'rejected'",
+          description: "{<dot.path>: confirmed | rejected}; a rejected item is removed from the corrected view",
+        }),
+      ),
+    ),
+    field_edits: t.Optional(
+      Nullable(
+        t.Record(t.String(), t.Unknown(), {
+          error: "field_edits: must be an object mapping dot paths to corrected values",
+          description: "{<dot.path>: value}; null sets the field to null",
+        }),
+      ),
+    ),
+  },
+  { error: "must be a JSON object with item_reviews and/or field_edits", description: "At least one of item_reviews and field_edits, non-empty" },
+);
+export type ReviewBody = Static<typeof ReviewBody>;
+
+/** A review body from anywhere but the route (which checks it with knownFieldsOnly and ReviewBody): its shape, then its rules. */
 export function parseReviewBody(body: unknown): Corrections {
-  if (!isObject(body)) throw badRequest("body: must be a JSON object with item_reviews and/or field_edits");
-  for (const key of Object.keys(body)) {
-    if (key !== "item_reviews" && key !== "field_edits") throw badRequest(`${key}: unknown field; expected item_reviews and/or field_edits`);
-  }
-  const reviews = mapField(body, "item_reviews");
-  const edits = mapField(body, "field_edits");
+  refuseUnknownFields(ReviewBody)({ body });
+  return reviewCorrections(checkShape(ReviewBody, body, "body"));
+}
+
+/** The corrections of a review body whose shape was checked; 400 naming the field and key otherwise. */
+export function reviewCorrections(body: ReviewBody): Corrections {
+  const reviews = body.item_reviews ?? {};
+  const edits = body.field_edits ?? {};
   const count = Object.keys(reviews).length + Object.keys(edits).length;
   if (count === 0) throw badRequest("body: at least one of item_reviews or field_edits must be a non-empty object");
   if (count > REVIEW_LIMITS.maxKeysPerRequest) {
@@ -95,7 +130,6 @@ export function parseReviewBody(body: unknown): Corrections {
   const corrections = emptyCorrections();
   for (const [key, value] of Object.entries(reviews)) {
     checkPath("item_reviews", key);
-    if (value !== "confirmed" && value !== "rejected") throw badRequest(`item_reviews.${key}: must be 'confirmed' or 'rejected'`);
     corrections.item_reviews[key] = value;
   }
   for (const [key, value] of Object.entries(edits)) {
@@ -108,13 +142,6 @@ export function parseReviewBody(body: unknown): Corrections {
     throw badRequest(`field_edits: serialized size must be at most ${REVIEW_LIMITS.maxEditBytes} bytes (got ${bytes})`);
   }
   return corrections;
-}
-
-function mapField(body: Json, field: "item_reviews" | "field_edits"): Json {
-  const value = body[field];
-  if (value === undefined || value === null) return {};
-  if (!isObject(value)) throw badRequest(`${field}: must be an object mapping dot paths to ${field === "item_reviews" ? "'confirmed' or 'rejected'" : "corrected values"}`);
-  return value;
 }
 
 function checkPath(field: string, key: string): void {

@@ -43,6 +43,9 @@ function mostSpecific(issue: ValidationIssue): ValidationIssue {
   return explained ? mostSpecific(explained) : issue;
 }
 
+/** A body with thousands of bad keys still gets a message of bounded size. */
+const MAX_LINES = 20;
+
 /**
  * One line per offending field: "invalid body: name: is required; color: must be a hex colour…".
  * A schema's own `error` message is used as it is when it names its field ("format: must be csv,
@@ -61,7 +64,9 @@ export function describeValidation(error: ValidationLike): string {
     else if (custom) lines.add(custom.startsWith("must ") && field ? `${field}: ${custom}` : custom);
     else lines.add(`${field || where}: ${issue.message.replace(/^Expected/, "expected")}`);
   }
-  return `invalid ${where}: ${[...lines].join("; ") || "malformed value"}`;
+  const all = [...lines];
+  const shown = all.length > MAX_LINES ? [...all.slice(0, MAX_LINES), `and ${all.length - MAX_LINES} more`] : all;
+  return `invalid ${where}: ${shown.join("; ") || "malformed value"}`;
 }
 
 export function errorHandler(log: Logger) {

@@ -6,8 +6,9 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { reviewExtraction } from "../extractions/extractions.ts";
-import { parseReviewBody, parseReviewDomain } from "../extractions/review.ts";
+import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions/review.ts";
 import { permissions } from "../http/guard.ts";
+import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/schemas.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
@@ -79,6 +80,7 @@ export function imageRoutes(ctx: AppContext) {
 
   return new Elysia({ tags: ["Images"] })
     .use(permissions)
+    .use(knownFieldsOnly)
     .get(
       "/files/:file_id/variant/:variant_type",
       async ({ principal, params, request, redirect }) => {
@@ -192,16 +194,15 @@ export function imageRoutes(ctx: AppContext) {
       ({ principal, params, body }) => {
         const row = loadImage(principal.orgId, params.file_id);
         const domain = parseReviewDomain(params.domain_name);
-        const corrections = parseReviewBody(body);
+        const corrections = reviewCorrections(body);
         const result = reviewExtraction(db, clock, row.id, domain, corrections);
         return { image_id: row.id, domain_name: domain, corrections: result.corrections, updated_at: result.updated_at };
       },
       {
         permission: "edit",
         params: t.Object({ file_id: t.String(), domain_name: t.String() }),
-        body: t.Unknown({
-          description: "{item_reviews?: {<dot.path>: confirmed|rejected}, field_edits?: {<dot.path>: value}}; at least one non-empty",
-        }),
+        knownFieldsOnly: ReviewBody,
+        body: ReviewBody,
         response: {
           200: t.Object({
             image_id: t.String({ format: "uuid" }),

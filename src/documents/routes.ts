@@ -6,14 +6,13 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
 import { principalOf } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText } from "../http/schemas.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { waitForJob } from "../jobs/queue.ts";
 import type { FileRow } from "../files/file.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { parseUuid } from "../ids.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
 import { SEARCH_MODES, searchChunks } from "./search.ts";
 import { ELEMENT_TYPES } from "./types.ts";
@@ -238,7 +237,7 @@ export function documentRoutes(ctx: AppContext) {
         const started = performance.now();
         const query = body.query.trim();
         if (!query) throw badRequest("query: must contain at least one non-space character");
-        const documentIds = body.document_ids ? [...new Set(body.document_ids.map((id, i) => parseUuid(id, `document_ids[${i}]`)))] : null;
+        const documentIds = body.document_ids ? [...new Set(body.document_ids.map((id) => id.toLowerCase()))] : null;
         const outcome = await searchChunks(ctx, {
           orgId: principal.orgId,
           query,
@@ -261,7 +260,7 @@ export function documentRoutes(ctx: AppContext) {
           query: t.String({ minLength: 1, maxLength: 1000, error: "query: must be a string of 1-1000 characters" }),
           limit: t.Optional(t.Integer({ minimum: SEARCH_LIMIT.min, maximum: SEARCH_LIMIT.max, error: "limit: must be an integer from 1 to 100" })),
           similarity_threshold: t.Optional(t.Number({ minimum: 0, maximum: 1, error: "similarity_threshold: must be a number from 0 to 1" })),
-          document_ids: t.Optional(t.Array(t.String(), { maxItems: 1000, error: "document_ids: must be an array of at most 1000 UUIDs" })),
+          document_ids: t.Optional(t.Array(UuidText(), { maxItems: 1000, error: "document_ids: must be an array of at most 1000 UUIDs" })),
           offset: t.Optional(t.Integer({ minimum: 0, maximum: 3900, error: "offset: must be an integer from 0 to 3900", description: "Extension: results skipped before this page" })),
           mode: t.Optional(Enum([...SEARCH_MODES], { error: "mode: must be hybrid, keyword or vector", description: "Extension: which signals rank (default hybrid)" })),
           per_document: t.Optional(

@@ -71,3 +71,15 @@ export const Enum = <const T extends readonly string[]>(values: T, options: { er
     values.map((v) => t.Literal(v)) as unknown as [TLiteral<T[number]>],
     options,
   );
+
+/** `Enum` whose message lists the values; the validation message puts the field in front. */
+export const OneOf = <const T extends readonly string[]>(values: T, description?: string) =>
+  Enum(values, { error: `must be one of ${values.join(", ")}`, ...(description ? { description } : {}) });
+
+/**
+ * A UUID in either letter case, by pattern: unlike `format: "uuid"` it needs no format registry
+ * (values checked outside a route) and refuses a "urn:uuid:" prefix. Its message names no field:
+ * the validation message puts the field in front ("ids.1: must be a UUID").
+ */
+export const UuidText = (description?: string) =>
+  t.String({ pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", error: "must be a UUID", ...(description ? { description } : {}) });

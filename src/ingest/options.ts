@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { badRequest } from "../errors.ts";
-import { Enum, Nullable } from "../http/schemas.ts";
+import { Enum, Nullable, OneOf, UuidText } from "../http/schemas.ts";
 import { checkForm } from "../http/validation.ts";
 import { getFolder } from "../folders/folders.ts";
 import { defaultProjectId, getProject } from "../projects/projects.ts";
@@ -44,11 +44,6 @@ export interface UploadOptions {
   compliance: Compliance | null;
 }
 
-const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
-const UuidField = (description: string) => t.String({ pattern: UUID_PATTERN, error: "must be a UUID", description });
-const OneOf = <const T extends readonly string[]>(values: T, description?: string) =>
-  Enum(values, { error: `must be one of ${values.join(", ")}`, ...(description ? { description } : {}) });
-
 /**
  * Each upload option's shape, once: the multipart form of streaming and batch uploads
  * (UploadFormFields) and the JSON body of upload intents (uploadOptionsJson) are built from it.
@@ -58,10 +53,10 @@ const field = {
   autoDescribe: t.Boolean({ error: "must be true or false", description: "Describe images with AI (default true)" }),
   skipDuplicates: t.Boolean({ error: "must be true or false", description: "Answer with the organization's existing copy of the same content (default false)" }),
   storageTarget: OneOf(["default", "custom"] as const, "Where the bytes are stored (default: default)"),
-  folderId: UuidField("Folder to put the files in (its project wins over project_id)"),
-  projectId: UuidField("Project to put the files in (default: the Default project)"),
+  folderId: UuidText("Folder to put the files in (its project wins over project_id)"),
+  projectId: UuidText("Project to put the files in (default: the Default project)"),
   contentCategory: OneOf(CONTENT_CATEGORIES, "default: general (an image's is then chosen by its analysis)"),
-  customSchemaId: UuidField("Custom extraction schema to fill from each image"),
+  customSchemaId: UuidText("Custom extraction schema to fill from each image"),
   complianceType: Enum(COMPLIANCE_TYPES, { error: `must be ${COMPLIANCE_TYPES.join(" or ")}` }),
   complianceStandard: t.String({ maxLength: 100, error: "must be at most 100 characters", description: "Required with compliance_type" }),
   complianceImageType: OneOf(COMPLIANCE_IMAGE_TYPES, "Which photo of the listing this is (default: main)"),

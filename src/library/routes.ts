@@ -7,7 +7,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { querySyntax } from "../http/validation.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, queryInt, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, queryInt, Timestamp, Uuid, UuidText } from "../http/schemas.ts";
 import { FileDetail, FileSummary } from "./file-schemas.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, updateFile } from "./file-edits.ts";
@@ -21,10 +21,6 @@ const DOWNLOAD_URL_SECONDS = 300;
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 
 
-const UUID_PATTERN = "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
-const UuidParam = t.String({ pattern: UUID_PATTERN, error: "must be a UUID" });
-const OneOf = <const T extends readonly string[]>(values: T) => Enum(values, { error: `must be one of ${values.join(", ")}` });
-
 /** Repeatable parameters of GET /files (repeated, `name[]=` or comma-separated; see querySyntax). */
 const LIST_REPEATABLE = ["tags", "media_types", "ids"] as const;
 
@@ -33,9 +29,9 @@ const ListQuery = t.Object({
   search_mode: t.Optional(OneOf(SEARCH_MODES)),
   tags: t.Optional(t.Array(t.String(), { maxItems: 40, error: "tags: at most 40 tags per query", description: "All must match, case-insensitive (repeatable)" })),
   media_types: t.Optional(t.Array(OneOf(MEDIA_TYPES), { description: "Repeatable" })),
-  ids: t.Optional(t.Array(UuidParam, { description: "Repeatable" })),
-  folder_id: t.Optional(UuidParam),
-  project_id: t.Optional(UuidParam),
+  ids: t.Optional(t.Array(UuidText(), { description: "Repeatable" })),
+  folder_id: t.Optional(UuidText()),
+  project_id: t.Optional(UuidText()),
   has_description: t.Optional(Enum(["true", "false", "1", "0"], { error: "must be true or false" })),
   compliance_status: t.Optional(t.String()),
   date_from: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),

@@ -9,6 +9,11 @@
  * the draft-07 meta-schema and compiles the schema in strict mode, which catches what a walk of
  * the shape does not (a `required` that is not a string array, a `pattern` that is not a regular
  * expression, `minimum` on a string).
+ *
+ * Why Ajv here when every request shape is TypeBox (src/http/validation.ts): a custom schema is
+ * data, not a request shape. The user writes an arbitrary draft-07 JSON Schema; the API's own
+ * schema for the request only says "a JSON value" (t.Unknown), and whether that value is a valid
+ * JSON Schema is judged by the draft-07 meta-schema and a strict compile, which is Ajv's job.
  */
 import Ajv from "ajv";
 

@@ -1,9 +1,10 @@
 /**
  * HEIC photos (HEVC-coded HEIF, the iPhone default) for the bundled libvips, which has no HEVC
  * decoder: libheif compiled to wasm (heic-decode) decodes the primary image, with the file's
- * rotation and mirroring applied, and the pixels go on as a PNG every later stage reads
- * (variants, OCR, detectors). Used by renderImage, which hands the PNG on. The decode (~270 ms
- * for 12 MP here) runs on a thread of its own (heic-worker.ts), off the server's event loop.
+ * rotation and mirroring applied, and the RGBA pixels go to open-image.ts, which renders every
+ * variant (and OCR's bounded copy) from them: the HEIC is decoded once per processing run. The
+ * decode runs on a thread of its own (heic-worker.ts), off the server's event loop; libheif in
+ * wasm is single-threaded (README, Images, has the measured times).
  */
 import sharp, { type Metadata } from "sharp";
 import { WorkerThread } from "../native/worker-thread.ts";
@@ -15,23 +16,13 @@ export const isHevcHeif = (meta: Metadata) => meta.format === "heif" && meta.com
 /** libheif decodes to RGBA in wasm memory (4 bytes a pixel): twice a 48 MP phone photo, 400 MB at most. */
 const MAX_HEIC_PIXELS = 100_000_000;
 
-/** A lossless PNG of a HEIC's primary image (RGB when fully opaque); throws with the reason when it cannot be decoded. */
-export async function heicToPng(image: Buffer, meta: Metadata): Promise<Buffer> {
+/** RGBA pixels of a HEIC's primary image, upright; throws with the reason when it cannot be decoded. */
+export async function decodeHeic(image: Buffer): Promise<{ width: number; height: number; data: Uint8ClampedArray }> {
+  const meta = await sharp(image, { limitInputPixels: false }).metadata();
   if ((meta.width ?? 0) * (meta.height ?? 0) > MAX_HEIC_PIXELS) throw new Error(`HEIC of ${meta.width}×${meta.height} exceeds the ${MAX_HEIC_PIXELS / 1e6} megapixel limit`);
   const reply = await decoder().ask({ bytes: image });
   if (reply instanceof Error || "error" in reply) throw new Error(`libheif could not decode the HEIC: ${reply instanceof Error ? reply.message : reply.error}`);
-  const { width, height, data } = reply;
-  let opaque = true;
-  for (let i = 3; i < data.length; i += 4) {
-    if (data[i] !== 255) {
-      opaque = false;
-      break;
-    }
-  }
-  let pixels = sharp(Buffer.from(data.buffer, data.byteOffset, data.byteLength), { raw: { width, height, channels: 4 } });
-  if (opaque) pixels = pixels.removeAlpha();
-  // Fast compression: the PNG lives only for this processing run.
-  return pixels.png({ compressionLevel: 1 }).toBuffer();
+  return reply;
 }
 
 let thread: WorkerThread<HeicRequest, HeicReply> | null = null;

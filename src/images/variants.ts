@@ -1,13 +1,18 @@
 /**
  * Rendering an image's variants: the four resized copies (longest side 64/256/750/1024 px, never
  * upscaled, EXIF orientation applied, converted to sRGB, WebP), its BlurHash, upright
- * dimensions, format and the capture time from EXIF. Pure: bytes in, bytes out; storing them is
- * the pipeline's job.
+ * dimensions, format, capture time (capture-date.ts), whether the file is damaged, and the copy
+ * OCR reads. Decoding (which format, wasm decoders, RAW previews, the pixel limit) is
+ * open-image.ts's. Pure: bytes in, bytes out; storing them is the pipeline's job.
  */
 import { encode as encodeBlurHash } from "blurhash";
-import exifr from "exifr";
-import sharp, { type Metadata, type Sharp } from "sharp";
-import { heicToPng, isHevcHeif } from "./heic.ts";
+import sharp, { type Sharp } from "sharp";
+import { blocksFromSharp, captureDate, type CaptureDate } from "./capture-date.ts";
+import { isJxl, jxlMetadata } from "./jxl.ts";
+import { rawFormatOf } from "./raw.ts";
+import { DEFAULT_MAX_PIXELS, ImageDecodeError, openImage, uprightPixels, type OpenedImage } from "./open-image.ts";
+
+export { DEFAULT_MAX_PIXELS, ImageDecodeError };
 
 export const VARIANT_SIZES = { tiny_64: 64, small_256: 256, medium_750: 750, large_1024: 1024 } as const;
 export type VariantType = keyof typeof VARIANT_SIZES;
@@ -28,48 +33,34 @@ export interface RenderedImage {
   height: number;
   format: string;
   blurHash: string;
-  /** ISO timestamp of DateTimeOriginal / CreateDate, or null. */
+  /** ISO timestamp by the capture-date chain (capture-date.ts), or null. */
   takenAt: string | null;
+  /** Which metadata field takenAt came from ("EXIF DateTimeOriginal", "XMP photoshop:DateCreated", ...). */
+  takenAtSource: string | null;
+  /**
+   * Why the file is damaged when it decoded only partly (a truncated or corrupt JPEG shown as far
+   * as it goes, the rest grey), else null. The variants are still made from what decoded.
+   */
+  damaged: string | null;
   variants: RenderedVariant[];
   /** Mean sRGB colour of the outer 5% frame and its spread (the compliance rules read them). */
   border: { mean: [number, number, number]; stdDev: number };
-  /** The full image as later stages (OCR) decode it: the original, or a PNG of a HEIC's pixels. */
+  /**
+   * The image as OCR reads it: the original when sharp reads it as is; otherwise (HEIC, JPEG XL,
+   * RAW, damaged, huge) an upright PNG of at most READABLE_LONG_SIDE px, or the RAW's preview.
+   */
   readable: Buffer;
 }
 
-export class ImageDecodeError extends Error {
-  override name = "ImageDecodeError";
+export interface RenderOptions {
+  /** Images with more pixels are refused with a clear message (MEDIABOX_IMAGE_MAX_PIXELS). */
+  maxPixels?: number;
 }
 
-/** libvips reports AVIF and HEIC both as "heif"; the compression tells them apart. */
-function formatOf(meta: Metadata): string {
-  if (meta.format === "heif") return meta.compression === "av1" ? "avif" : "heic";
-  if (meta.format === "jpeg") return "jpeg";
-  return meta.format ?? "unknown";
-}
-
-// EXIF times carry no zone unless OffsetTime* is present; without it they are read as UTC.
-function exifTime(value: unknown, offset: unknown): string | null {
-  if (typeof value !== "string") return null;
-  const m = /^(\d{4}):(\d{2}):(\d{2})[ T](\d{2}):(\d{2}):(\d{2})/.exec(value.trim());
-  if (!m) return null;
-  const zone = typeof offset === "string" && /^[+-]\d{2}:\d{2}$/.test(offset.trim()) ? offset.trim() : "Z";
-  const ms = Date.parse(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${zone}`);
-  return Number.isFinite(ms) && Number(m[1]) > 1900 ? new Date(ms).toISOString() : null;
-}
-
-async function readCaptureTime(input: Buffer): Promise<string | null> {
-  try {
-    const tags = await exifr.parse(input, {
-      pick: ["DateTimeOriginal", "CreateDate", "OffsetTimeOriginal", "OffsetTime"],
-      reviveValues: false,
-    });
-    if (!tags) return null;
-    return exifTime(tags.DateTimeOriginal, tags.OffsetTimeOriginal) ?? exifTime(tags.CreateDate, tags.OffsetTime);
-  } catch {
-    return null; // unreadable EXIF never fails the image
-  }
-}
+/** OCR never reads more than 2500 px on the long side (ocr.ts), so a copy of this size loses nothing. */
+export const READABLE_LONG_SIDE = 2500;
+/** Above this many pixels the original is not handed to OCR (it would decode it whole): a bounded copy is. */
+const READABLE_MAX_PIXELS = 40_000_000;
 
 async function borderStats(upright: Sharp): Promise<RenderedImage["border"]> {
   // A 40x40 thumbnail is enough to judge whether the frame is a plain (e.g. white) background.
@@ -90,33 +81,76 @@ async function borderStats(upright: Sharp): Promise<RenderedImage["border"]> {
   return { mean, stdDev: Math.round(stdDev * 10) / 10 };
 }
 
-export async function renderImage(input: Buffer): Promise<RenderedImage> {
-  let format: string;
-  let meta: Metadata;
-  let readable: Buffer;
+/** Reads the capture date alone (no decoding): the pipeline can keep it even when rendering fails. */
+export async function readCaptureDate(input: Buffer, options: RenderOptions = {}): Promise<CaptureDate | null> {
   try {
-    const original = await sharp(input).metadata();
-    format = formatOf(original);
-    readable = isHevcHeif(original) ? await heicToPng(input, original) : input;
-    meta = readable === input ? original : await sharp(readable).metadata();
-  } catch (err) {
-    throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+    return captureDate((await openImageHeaders(input, options)).blocks);
+  } catch {
+    return null; // unreadable metadata never fails anything
   }
-  const width = meta.autoOrient?.width ?? meta.width;
-  const height = meta.autoOrient?.height ?? meta.height;
-  if (!width || !height) throw new ImageDecodeError("the image could not be decoded: no dimensions");
+}
+
+// Opening a HEIC or JPEG XL decodes it; for the date alone only headers are needed, which
+// open-image reads before decoding (a RAW's or sharp's metadata). A full open is the fallback.
+async function openImageHeaders(input: Buffer, options: RenderOptions): Promise<Pick<OpenedImage, "blocks">> {
+  if (isJxl(input)) return { blocks: jxlMetadata(input) };
+  if (!rawFormatOf(input)) return { blocks: blocksFromSharp(await sharp(input, { limitInputPixels: false }).metadata(), input) };
+  return openImage(input, options.maxPixels ?? DEFAULT_MAX_PIXELS);
+}
+
+interface Rendered {
+  pixels: Buffer;
+  info: { width: number; height: number };
+  readable: Buffer | null;
+}
+
+/** Decodes once to the largest variant's size (libvips shrinks JPEGs on load), plus OCR's bounded copy when one is needed. */
+async function decodeUpright(image: OpenedImage, maxPixels: number, failOn: "error" | "none", needReadable: boolean): Promise<Rendered> {
+  const largest = VARIANT_SIZES.large_1024;
+  const { data: pixels, info } = await uprightPixels(image, maxPixels, failOn)
+    .resize(largest, largest, { fit: "inside", withoutEnlargement: true })
+    .toColourspace("srgb")
+    .ensureAlpha()
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const readable = needReadable
+    ? await uprightPixels(image, maxPixels, failOn)
+        .resize(READABLE_LONG_SIDE, READABLE_LONG_SIDE, { fit: "inside", withoutEnlargement: true })
+        .toColourspace("srgb")
+        // Fast compression: the PNG lives only for this processing run.
+        .png({ compressionLevel: 1 })
+        .toBuffer()
+    : null;
+  return { pixels, info, readable };
+}
+
+export async function renderImage(input: Buffer, options: RenderOptions = {}): Promise<RenderedImage> {
+  const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
+  const image = await openImage(input, maxPixels);
+  const { pixels: source } = image;
+  const date = captureDate(image.blocks);
+  const hugeOriginal = source.kind === "encoded" && source.width * source.height > READABLE_MAX_PIXELS;
+  const originalReadable = source.kind === "encoded" && !hugeOriginal;
+
+  let decoded: Rendered;
+  let damaged: string | null = null;
+  try {
+    decoded = await decodeUpright(image, maxPixels, "error", !originalReadable);
+  } catch (err) {
+    if (source.kind !== "encoded") throw new ImageDecodeError(`the image could not be decoded: ${oneLine(err)}`);
+    // A truncated or corrupt file: decode what is there (libvips fills the rest) and say so.
+    try {
+      decoded = await decodeUpright(image, maxPixels, "none", true);
+    } catch {
+      throw new ImageDecodeError(`the image could not be decoded: ${oneLine(err)}`);
+    }
+    damaged = `the ${image.format.toUpperCase()} is damaged and was decoded only as far as it goes: ${oneLine(err)}`;
+  }
 
   try {
-    // Decode once to the largest variant (libvips shrinks on load), then derive the smaller ones
-    // from those pixels instead of decoding the original four times.
-    const largest = VARIANT_SIZES.large_1024;
-    const upright = sharp(readable, { failOn: "error" })
-      .rotate()
-      .resize(largest, largest, { fit: "inside", withoutEnlargement: true })
-      .toColourspace("srgb");
-    const { data: pixels, info } = await upright.clone().ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+    const { pixels, info } = decoded;
     const raw = { raw: { width: info.width, height: info.height, channels: 4 as const } };
-    const opaque = meta.hasAlpha !== true;
+    const opaque = source.kind === "rgba" ? source.opaque : !source.hasAlpha;
 
     const variants = await Promise.all(
       VARIANT_TYPES.map(async (type) => {
@@ -135,17 +169,24 @@ export async function renderImage(input: Buffer): Promise<RenderedImage> {
     const blurHash = encodeBlurHash(new Uint8ClampedArray(small.data), small.info.width, small.info.height, componentsX, componentsY);
 
     return {
-      width,
-      height,
-      format,
+      width: image.width,
+      height: image.height,
+      format: image.format,
       blurHash,
-      takenAt: await readCaptureTime(input),
+      takenAt: date?.at ?? null,
+      takenAtSource: date?.source ?? null,
+      damaged,
       variants,
       border: await borderStats(sharp(pixels, raw)),
-      readable,
+      readable: decoded.readable ?? (source.kind === "encoded" ? source.bytes : input),
     };
   } catch (err) {
     if (err instanceof ImageDecodeError) throw err;
-    throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+    throw new ImageDecodeError(`the image could not be decoded: ${oneLine(err)}`);
   }
+}
+
+/** libvips reports one line per layer; one line reads better in logs and API errors. */
+function oneLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).trim().replace(/\s*\n\s*/g, "; ");
 }

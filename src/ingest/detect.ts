@@ -7,6 +7,7 @@
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
 import { errorMessage } from "../errors.ts";
+import { isRawFormat, RAW_MIME, rawFormatOf } from "../images/raw.ts";
 import type { DocumentType, UploadedMediaType } from "../files/file.ts";
 import { inspectSvg } from "./svg-check.ts";
 
@@ -30,6 +31,7 @@ const IMAGE_FORMATS: Record<string, string> = {
   tif: "tiff",
   avif: "avif",
   heic: "heic",
+  jxl: "jxl",
 };
 
 const VIDEO_FORMATS = new Set(["mp4", "mov", "webm", "mkv", "avi", "m4v", "mpg", "3gp"]);
@@ -48,7 +50,17 @@ const MARKDOWN_HINT = /\.(md|markdown|mdown|mkd)$/i;
  */
 export async function detectType(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
   if (head.byteLength === 0) return { ok: false, reason: "the file is empty" };
+  // Camera RAWs first: several are TIFF files by their header (file-type calls a NEF "tif"), and
+  // only the camera maker in IFD0 tells them apart.
+  const raw = rawFormatOf(head);
+  if (raw) return { ok: true, type: { mediaType: "image", mime: RAW_MIME[raw], format: raw, documentType: null } };
   let found = await fileTypeFromBuffer(head).catch(() => undefined);
+  if (!found && isTiffHeader(head)) {
+    // A TIFF whose directory lies past the head (common: writers put it after the pixels).
+    // Reading the file lets file-type seek to the directory; it reads only the directory's
+    // entries (bounded by the file's size). Without the file, the header alone says TIFF.
+    found = (path ? await fileTypeFromFile(path).catch(() => undefined) : undefined) ?? { ext: "tif", mime: "image/tiff" };
+  }
   if (found?.ext === "zip" && path) {
     // file-type inflates the entries that name the format; a damaged archive makes it throw.
     try {
@@ -63,15 +75,23 @@ export async function detectType(head: Uint8Array, filename: string, path?: stri
   return classifyText(head, filename, path);
 }
 
+/** "II*\0" or "MM\0*" (BigTIFF: 43 instead of 42). */
+function isTiffHeader(head: Uint8Array): boolean {
+  const ii = head[0] === 0x49 && head[1] === 0x49 && (head[2] === 42 || head[2] === 43) && head[3] === 0;
+  const mm = head[0] === 0x4d && head[1] === 0x4d && head[2] === 0 && (head[3] === 42 || head[3] === 43);
+  return ii || mm;
+}
+
 function classifyBinary(ext: string, mime: string): Detection {
   if (EXECUTABLES.has(ext)) return { ok: false, reason: `executable content (${mime}) is not accepted` };
   if (ARCHIVES.has(ext)) return { ok: false, reason: `archives (${mime}) are not accepted; upload the files inside instead` };
+  if (isRawFormat(ext)) return { ok: true, type: { mediaType: "image", mime: RAW_MIME[ext], format: ext, documentType: null } };
   const image = IMAGE_FORMATS[ext];
   if (image) return { ok: true, type: { mediaType: "image", mime, format: image, documentType: null } };
   if (ext === "pdf") return { ok: true, type: { mediaType: "document", mime, format: "pdf", documentType: "pdf" } };
   if (ext === "docx") return { ok: true, type: { mediaType: "document", mime, format: "docx", documentType: "docx" } };
   if (VIDEO_FORMATS.has(ext)) return { ok: true, type: { mediaType: "video", mime, format: ext, documentType: null } };
-  return { ok: false, reason: `unsupported file type ${mime}; accepted: images (jpeg, png, gif, webp, tiff, avif, heic), documents (pdf, docx, txt, md) and videos (mp4, mov, webm, mkv, avi)` };
+  return { ok: false, reason: `unsupported file type ${mime}; accepted: images (jpeg, png, gif, webp, tiff, avif, heic, jxl, camera raw: cr2, cr3, nef, dng, arw, raf, rw2, orf, pef, srw), documents (pdf, docx, txt, md) and videos (mp4, mov, webm, mkv, avi)` };
 }
 
 /** Decodes as UTF-8 (a multi-byte character cut at the end of the head is tolerated). */
@@ -152,7 +172,7 @@ const DOCUMENT_MIMES = new Set([
   "text/markdown",
   "text/x-markdown",
 ]);
-const IMAGE_NAME = /\.(jpe?g|png|gif|webp|tiff?|avif|heic|heif|svg)$/i;
+const IMAGE_NAME = /\.(jpe?g|png|gif|webp|tiff?|avif|heic|heif|svg|jxl|cr2|cr3|nef|dng|arw|raf|rw2|orf|pef|srw)$/i;
 const VIDEO_NAME = /\.(mp4|m4v|mov|webm|mkv|avi|mpe?g|3gp)$/i;
 const DOCUMENT_NAME = /\.(pdf|docx|txt|text|md|markdown)$/i;
 

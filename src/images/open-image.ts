@@ -1,0 +1,139 @@
+/**
+ * Opening an uploaded image for rendering: what it is (`format`), its upright size as reported
+ * to users, the metadata blocks its capture date is read from, and pixels sharp can render:
+ * the bytes themselves for what libvips reads (JPEG, PNG, WebP, GIF, TIFF, AVIF, SVG), decoded
+ * RGBA from the wasm decoders (HEIC, JPEG XL), or a RAW's largest embedded preview JPEG. The
+ * pixel limit is checked here, from headers, before anything is decoded.
+ */
+import sharp, { type Metadata, type SharpOptions } from "sharp";
+import { blocksFromSharp, emptyBlocks, type MetadataBlocks } from "./capture-date.ts";
+import { decodeHeic, isHevcHeif } from "./heic.ts";
+import { decodeJxl, isJxl, jxlMetadata, jxlSize } from "./jxl.ts";
+import { rawFormatOf, readRaw } from "./raw.ts";
+
+/** Default of MEDIABOX_IMAGE_MAX_PIXELS: room for 288 MP panoramas and 400 MP multi-shot cameras. */
+export const DEFAULT_MAX_PIXELS = 500_000_000;
+
+export class ImageDecodeError extends Error {
+  override name = "ImageDecodeError";
+}
+
+export interface OpenedImage {
+  format: string;
+  /** Upright size to report (a RAW's sensor size, turned by its orientation). */
+  width: number;
+  height: number;
+  /** What sharp renders: encoded bytes (EXIF orientation still to apply), or upright RGBA pixels. */
+  pixels: { kind: "encoded"; bytes: Buffer; width: number; height: number; hasAlpha: boolean } | { kind: "rgba"; data: Buffer; width: number; height: number; opaque: boolean };
+  blocks: MetadataBlocks;
+}
+
+/** libvips reports AVIF and HEIC both as "heif"; the compression tells them apart. */
+function formatOf(meta: Metadata): string {
+  if (meta.format === "heif") return meta.compression === "av1" ? "avif" : "heic";
+  return meta.format ?? "unknown";
+}
+
+const megapixels = (n: number) => `${(n / 1e6).toFixed(1)} megapixels`;
+
+function checkPixels(width: number, height: number, maxPixels: number, what: string): void {
+  if (width * height > maxPixels) {
+    throw new ImageDecodeError(
+      `the image could not be decoded: the ${what} is ${width}×${height} (${megapixels(width * height)}), over the ${megapixels(maxPixels)} limit (MEDIABOX_IMAGE_MAX_PIXELS)`,
+    );
+  }
+}
+
+const isOpaque = (data: Uint8Array | Uint8ClampedArray) => {
+  for (let i = 3; i < data.length; i += 4) if (data[i] !== 255) return false;
+  return true;
+};
+
+/** Options for every sharp instance reading the original: the limit is ours (checked above), not libvips' default. */
+export const sharpInput = (maxPixels: number, failOn: SharpOptions["failOn"]): SharpOptions => ({ failOn, limitInputPixels: Math.max(1, Math.floor(maxPixels)) });
+
+/** Opens the image, or throws ImageDecodeError naming why it cannot be. */
+export async function openImage(input: Buffer, maxPixels = DEFAULT_MAX_PIXELS): Promise<OpenedImage> {
+  const rawFormat = rawFormatOf(input);
+  if (rawFormat) {
+    let raw;
+    try {
+      raw = readRaw(input, rawFormat);
+    } catch (err) {
+      throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+    }
+    checkPixels(raw.previewWidth, raw.previewHeight, maxPixels, `${rawFormat.toUpperCase()} preview`);
+    const turned = raw.orientation >= 5;
+    return {
+      format: rawFormat,
+      width: turned ? raw.height : raw.width,
+      height: turned ? raw.width : raw.height,
+      pixels: { kind: "encoded", bytes: Buffer.from(raw.preview), width: raw.previewWidth, height: raw.previewHeight, hasAlpha: false },
+      blocks: { ...emptyBlocks(), exif: raw.exif },
+    };
+  }
+
+  if (isJxl(input)) {
+    const size = jxlSize(input);
+    if (size) checkPixels(size.width, size.height, maxPixels, "JPEG XL");
+    let decoded;
+    try {
+      decoded = await decodeJxl(input);
+    } catch (err) {
+      throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+    }
+    const data = Buffer.from(decoded.data.buffer, decoded.data.byteOffset, decoded.data.byteLength);
+    return {
+      format: "jxl",
+      width: decoded.width,
+      height: decoded.height,
+      pixels: { kind: "rgba", data, width: decoded.width, height: decoded.height, opaque: isOpaque(data) },
+      blocks: jxlMetadata(input),
+    };
+  }
+
+  let meta: Metadata;
+  try {
+    // Reading the header only: the limit is checked below with a clear message.
+    meta = await sharp(input, { limitInputPixels: false }).metadata();
+  } catch (err) {
+    throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+  }
+  const width = meta.width ?? 0;
+  const height = meta.height ?? 0;
+  if (!width || !height) throw new ImageDecodeError("the image could not be decoded: no dimensions");
+  checkPixels(width, height, maxPixels, "image");
+  const blocks = blocksFromSharp(meta, input);
+
+  if (isHevcHeif(meta)) {
+    let decoded;
+    try {
+      decoded = await decodeHeic(input);
+    } catch (err) {
+      throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+    }
+    const data = Buffer.from(decoded.data.buffer, decoded.data.byteOffset, decoded.data.byteLength);
+    // libheif applies the container's rotation and mirroring: these pixels are upright.
+    return {
+      format: "heic",
+      width: decoded.width,
+      height: decoded.height,
+      pixels: { kind: "rgba", data, width: decoded.width, height: decoded.height, opaque: isOpaque(data) },
+      blocks,
+    };
+  }
+  return {
+    format: formatOf(meta),
+    width: meta.autoOrient?.width ?? width,
+    height: meta.autoOrient?.height ?? height,
+    pixels: { kind: "encoded", bytes: input, width, height, hasAlpha: meta.hasAlpha === true },
+    blocks,
+  };
+}
+
+/** A sharp instance over the opened pixels, upright (EXIF orientation applied to encoded bytes). */
+export function uprightPixels(image: OpenedImage, maxPixels: number, failOn: SharpOptions["failOn"]) {
+  const { pixels } = image;
+  if (pixels.kind === "rgba") return sharp(pixels.data, { raw: { width: pixels.width, height: pixels.height, channels: 4 }, limitInputPixels: false });
+  return sharp(pixels.bytes, sharpInput(maxPixels, failOn)).rotate();
+}

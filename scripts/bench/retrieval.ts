@@ -20,6 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
+import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "../../src/embeddings/use-sif-embedder.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const DATASET = resolve(process.env.MEDIABOX_BENCH_CRANFIELD ?? join(ROOT, "..", "shared", "datasets", "retrieval", "cranfield"));
@@ -182,6 +183,18 @@ async function main(): Promise<void> {
       results[mode] = { ndcg: sum.ndcg / n, mrr: sum.mrr / n, recall: sum.recall / n };
       console.log(`${mode.padEnd(8)} nDCG@10 ${results[mode]!.ndcg.toFixed(3)}  MRR@10 ${results[mode]!.mrr.toFixed(3)}  Recall@100 ${results[mode]!.recall.toFixed(3)}   ` +
         `search p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms (${n} queries)`);
+    }
+    // The built-in model's own rate in this process, apart from the job queue and text extraction:
+    // every document once with an empty word cache (each new word is a USE run), then again warm.
+    if (!process.env.MEDIABOX_TEXT_EMBEDDING_MODEL || process.env.MEDIABOX_TEXT_EMBEDDING_MODEL === BUILTIN_TEXT_MODEL) {
+      const model = new UseSifEmbedder();
+      const texts = docs.map((d) => d.text.trim() || d.title.trim()).filter(Boolean);
+      for (const pass of ["cold", "warm"]) {
+        const t0 = performance.now();
+        for (let i = 0; i < texts.length; i += 256) await model.embed(texts.slice(i, i + 256));
+        console.log(`${BUILTIN_TEXT_MODEL} in-process, ${pass} word cache: ${(texts.length / ((performance.now() - t0) / 1000)).toFixed(0)} documents/s`);
+      }
+      await model.close();
     }
     const { keyword, vector, hybrid } = results as Record<"keyword" | "vector" | "hybrid", { ndcg: number }>;
     console.log(`hybrid / keyword nDCG@10: ${(hybrid.ndcg / keyword.ndcg).toFixed(3)}x (target >= 1.15x); ` +

@@ -29,8 +29,8 @@ export const BUILTIN_TEXT_MODEL = "use-lite-sif";
 export const USE_DIMENSION = 512;
 /** SIF smoothing: words more probable than this are weighted down. */
 const SIF_A = 1e-4;
-/** Words sent to the worker per USE run. */
-const WORD_BATCH = 256;
+/** Most words sent to the worker per USE run (measured: ~1 ms a word at 1,024, ~1.3-1.7 ms at 64-256). */
+const WORD_BATCH = 1024;
 /** How many of the vocabulary's most probable whole-word pieces define the common component. */
 const COMMON_WORDS = 1000;
 /** Words kept in memory (512 bytes each). */

@@ -90,6 +90,8 @@ export interface SearchOutcome {
 }
 
 const round = (n: number) => Math.round(n * 10_000) / 10_000;
+/** BM25 has no fixed scale (a tiny index gives scores near 1e-6): four significant digits, not four decimals. */
+const significant = (n: number) => Number(n.toPrecision(4));
 
 const CHUNK_COLUMNS = `c.seq, c.id, c.file_id, c.chunk_index, c.content, c.page_numbers, c.heading_hierarchy, c.token_count, c.chunk_type,
   c.embedding_status, f.filename`;
@@ -171,6 +173,8 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
   const useVector = vector.reason === null;
 
   const hits = new Map<string, SearchHit>();
+  /** Unrounded BM25 by chunk id: the fused score is computed from these. */
+  const bm25 = new Map(keyword.map((row) => [row.id, row.score]));
   const hit = (row: ChunkRow) => {
     let h = hits.get(row.id);
     if (!h) hits.set(row.id, (h = { chunk: row, similarity_score: 0, keyword_score: null, keyword_rank: null, vector_rank: null, vector_similarity: null }));
@@ -179,7 +183,7 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
   keyword.forEach((row, i) => {
     const h = hit(row);
     h.keyword_rank = i + 1;
-    h.keyword_score = round(row.score);
+    h.keyword_score = significant(row.score);
   });
   vector.rows.forEach(({ row, similarity }, i) => {
     const h = hit(row);
@@ -193,7 +197,8 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
   }
   const bestKeyword = keyword.reduce((best, row) => Math.max(best, row.score), 0);
   for (const h of hits.values()) {
-    const keywordPart = h.keyword_score !== null && bestKeyword > 0 ? h.keyword_score / bestKeyword : 0;
+    const score = bm25.get(h.chunk.id);
+    const keywordPart = score !== undefined && bestKeyword > 0 ? score / bestKeyword : 0;
     const vectorPart = Math.max(0, h.vector_similarity ?? 0);
     const fused = mode === "vector" ? vectorPart : useVector ? KEYWORD_WEIGHT * keywordPart + VECTOR_WEIGHT * vectorPart : keywordPart;
     h.similarity_score = round(fused);

@@ -16,7 +16,7 @@ import { documentReaderOf } from "../src/documents/server-reader.ts";
 import { DocumentExtractionError } from "../src/documents/types.ts";
 import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
 import { reportDocx, scannedPdf } from "./support/documents.ts";
-import { processed } from "./support/polling.ts";
+import { waitFor, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 const MiB = 1024 * 1024;
@@ -44,13 +44,8 @@ async function outcome(tenant: Tenant, id: string) {
 /** Whether a process is gone (a zombie waiting to be reaped counts as gone: it holds no memory). */
 const gone = (pid: number) => residentBytes(pid) === null;
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(25);
-  }
-}
+/** Waits for a condition with the suite's deadline (see support/polling.ts). */
+const until = (condition: () => boolean | Promise<boolean>, what: string) => waitFor(condition, { what, intervalMs: 25 });
 
 describe("document bombs through HTTP", () => {
   let server: TestServer;

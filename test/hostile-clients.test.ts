@@ -4,6 +4,7 @@
  * where fetch cannot misbehave), and afterwards the server must still serve, its staging areas
  * must be empty, and nothing may have escaped to the process-level safety net.
  */
+import { waitFor } from "./support/polling.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -37,13 +38,8 @@ function entries(dir: string): string[] {
   }
 }
 
-async function until(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(25);
-  }
-}
+/** Waits for a condition with the suite's deadline (see support/polling.ts). */
+const until = (condition: () => boolean | Promise<boolean>, what: string) => waitFor(condition, { what, intervalMs: 25 });
 
 describe("in one server process", () => {
   let server: TestServer;

@@ -4,6 +4,7 @@
  * created in one transaction with its processing job (and the AI-description reservation).
  * Streaming, batch and intent uploads all end here.
  */
+import type { NewFileRecord } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { rm } from "node:fs/promises";
 import type { AppContext } from "../context.ts";
@@ -18,20 +19,11 @@ export interface Placement {
   folderId: string | null;
 }
 
-export interface NewFile {
-  id: string;
-  orgId: string;
-  filename: string;
-  size: number;
-  sha256: string;
-  type: DetectedType;
-  blobKey: string;
-  uploadMethod: "streaming" | "presigned";
-  sessionId: string | null;
-  uploadedBy: string | null;
+/** What an upload knows of a file it is about to store: the record's facts plus the uploader's options. */
+export type NewFile = Pick<NewFileRecord, "id" | "orgId" | "filename" | "size" | "sha256" | "type" | "blobKey" | "uploadMethod" | "sessionId" | "uploadedBy"> & {
   options: UploadOptions;
   placement: Placement;
-}
+};
 
 export interface IngestOutcome {
   fileId: string;

@@ -68,6 +68,15 @@ async function main(): Promise<void> {
   const { docs, queries, qrels } = load();
   const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-retrieval-"));
   const dataDir = join(root, "data");
+  try {
+    await measure(dataDir, docs, queries, qrels);
+  } finally {
+    if (process.env.MEDIABOX_BENCH_KEEP) console.log(`kept ${dataDir}`);
+    else rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>): Promise<void> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if ((await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
@@ -201,8 +210,6 @@ async function main(): Promise<void> {
       `hybrid >= each alone: ${hybrid.ndcg >= keyword.ndcg && hybrid.ndcg >= vector.ndcg ? "yes" : "NO"}`);
   } finally {
     await server.stop("SIGTERM");
-    if (process.env.MEDIABOX_BENCH_KEEP) console.log(`kept ${dataDir}`);
-    else rmSync(root, { recursive: true, force: true });
   }
 }
 

@@ -6,6 +6,7 @@
  * 1 GB in memory.
  */
 import { crc32, createDeflate, createDeflateRaw } from "node:zlib";
+import { zipArchive, type ZipEntryBytes } from "./fixtures.ts";
 
 const enc = new TextEncoder();
 const MiB = 1024 * 1024;
@@ -48,53 +49,16 @@ function piecesOf(data: BombEntry["data"]): Iterable<Uint8Array> {
 
 /** A zip archive (deflated entries unless `stored`), its sizes as declared by each entry. */
 export async function bombZip(entries: BombEntry[]): Promise<Uint8Array> {
-  const parts: Uint8Array[] = [];
-  const centrals: Uint8Array[] = [];
-  let offset = 0;
+  const written: ZipEntryBytes[] = [];
   for (const entry of entries) {
-    const name = enc.encode(entry.name);
     let body: { data: Uint8Array; crc: number; size: number };
     if (entry.stored) {
       const data = Buffer.concat([...piecesOf(entry.data)]);
       body = { data, crc: crc32(data) >>> 0, size: data.length };
     } else body = await deflatePieces(piecesOf(entry.data), true);
-    const size = entry.declaredSize ?? body.size;
-    const method = entry.stored ? 0 : 8;
-    const local = new Uint8Array(30 + name.length);
-    const lv = new DataView(local.buffer);
-    lv.setUint32(0, 0x04034b50, true);
-    lv.setUint16(4, 20, true);
-    lv.setUint16(8, method, true);
-    lv.setUint32(14, body.crc, true);
-    lv.setUint32(18, body.data.length, true);
-    lv.setUint32(22, Math.min(size, 0xffffffff), true);
-    lv.setUint16(26, name.length, true);
-    local.set(name, 30);
-    const central = new Uint8Array(46 + name.length);
-    const cv = new DataView(central.buffer);
-    cv.setUint32(0, 0x02014b50, true);
-    cv.setUint16(4, 20, true);
-    cv.setUint16(6, 20, true);
-    cv.setUint16(10, method, true);
-    cv.setUint32(16, body.crc, true);
-    cv.setUint32(20, body.data.length, true);
-    cv.setUint32(24, Math.min(size, 0xffffffff), true);
-    cv.setUint16(28, name.length, true);
-    cv.setUint32(42, offset, true);
-    central.set(name, 46);
-    parts.push(local, body.data);
-    centrals.push(central);
-    offset += local.length + body.data.length;
+    written.push({ name: entry.name, body: body.data, crc: body.crc, size: entry.declaredSize ?? body.size, method: entry.stored ? 0 : 8 });
   }
-  const centralSize = centrals.reduce((n, c) => n + c.length, 0);
-  const end = new Uint8Array(22);
-  const ev = new DataView(end.buffer);
-  ev.setUint32(0, 0x06054b50, true);
-  ev.setUint16(8, centrals.length, true);
-  ev.setUint16(10, centrals.length, true);
-  ev.setUint32(12, centralSize, true);
-  ev.setUint32(16, offset, true);
-  return Buffer.concat([...parts, ...centrals, end]);
+  return zipArchive(written);
 }
 
 const CONTENT_TYPES =

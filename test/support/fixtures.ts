@@ -57,39 +57,50 @@ trailer << /Root 1 0 R >>
   return new TextEncoder().encode(body);
 }
 
-/** A zip with stored (uncompressed) entries. */
-export function zip(entries: Record<string, string | Uint8Array>): Uint8Array {
+/** One entry of a zip archive as it is written: its bytes after compression (method 0 stored, 8 deflated). */
+export interface ZipEntryBytes {
+  name: string;
+  body: Uint8Array;
+  crc: number;
+  /** The uncompressed size the headers declare (a bomb may lie). */
+  size: number;
+  method: 0 | 8;
+}
+
+/** Lays entries out as a zip archive: local headers and bodies, the central directory, its end record. */
+export function zipArchive(entries: ZipEntryBytes[]): Uint8Array {
   const enc = new TextEncoder();
   const locals: Uint8Array[] = [];
   const centrals: Uint8Array[] = [];
   let offset = 0;
-  for (const [name, content] of Object.entries(entries)) {
-    const data = typeof content === "string" ? enc.encode(content) : content;
-    const nameBytes = enc.encode(name);
-    const crc = crc32(data);
-    const local = new Uint8Array(30 + nameBytes.length);
+  for (const entry of entries) {
+    const name = enc.encode(entry.name);
+    const size = Math.min(entry.size, 0xffffffff);
+    const local = new Uint8Array(30 + name.length);
     const lv = new DataView(local.buffer);
     lv.setUint32(0, 0x04034b50, true);
     lv.setUint16(4, 20, true);
-    lv.setUint32(14, crc, true);
-    lv.setUint32(18, data.length, true);
-    lv.setUint32(22, data.length, true);
-    lv.setUint16(26, nameBytes.length, true);
-    local.set(nameBytes, 30);
-    const central = new Uint8Array(46 + nameBytes.length);
+    lv.setUint16(8, entry.method, true);
+    lv.setUint32(14, entry.crc, true);
+    lv.setUint32(18, entry.body.length, true);
+    lv.setUint32(22, size, true);
+    lv.setUint16(26, name.length, true);
+    local.set(name, 30);
+    const central = new Uint8Array(46 + name.length);
     const cv = new DataView(central.buffer);
     cv.setUint32(0, 0x02014b50, true);
     cv.setUint16(4, 20, true);
     cv.setUint16(6, 20, true);
-    cv.setUint32(16, crc, true);
-    cv.setUint32(20, data.length, true);
-    cv.setUint32(24, data.length, true);
-    cv.setUint16(28, nameBytes.length, true);
+    cv.setUint16(10, entry.method, true);
+    cv.setUint32(16, entry.crc, true);
+    cv.setUint32(20, entry.body.length, true);
+    cv.setUint32(24, size, true);
+    cv.setUint16(28, name.length, true);
     cv.setUint32(42, offset, true);
-    central.set(nameBytes, 46);
-    locals.push(local, data);
+    central.set(name, 46);
+    locals.push(local, entry.body);
     centrals.push(central);
-    offset += local.length + data.length;
+    offset += local.length + entry.body.length;
   }
   const centralSize = centrals.reduce((n, c) => n + c.length, 0);
   const end = new Uint8Array(22);
@@ -100,6 +111,17 @@ export function zip(entries: Record<string, string | Uint8Array>): Uint8Array {
   ev.setUint32(12, centralSize, true);
   ev.setUint32(16, offset, true);
   return concat(...locals, ...centrals, end);
+}
+
+/** A zip with stored (uncompressed) entries. */
+export function zip(entries: Record<string, string | Uint8Array>): Uint8Array {
+  const enc = new TextEncoder();
+  return zipArchive(
+    Object.entries(entries).map(([name, content]) => {
+      const body = typeof content === "string" ? enc.encode(content) : content;
+      return { name, body, crc: crc32(body), size: body.length, method: 0 };
+    }),
+  );
 }
 
 export function docx(text = "Quarterly report"): Uint8Array {

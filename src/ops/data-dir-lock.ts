@@ -14,16 +14,10 @@ const LOCK_EX = 2;
 const LOCK_NB = 4;
 const LOCK_UN = 8;
 
-type Flock = (fd: number, operation: number) => number;
-let flockCall: Flock | null = null;
-function flock(): Flock {
-  if (!flockCall) {
-    const libc = process.platform === "darwin" ? "libc.dylib" : "libc.so.6";
-    const { symbols } = dlopen(libc, { flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 } });
-    flockCall = symbols.flock;
-  }
-  return flockCall;
-}
+/** flock(2) from the C library (loaded once, when the module is). */
+const { flock } = dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", {
+  flock: { args: [FFIType.i32, FFIType.i32], returns: FFIType.i32 },
+}).symbols;
 
 export class DataDirInUseError extends Error {
   override name = "DataDirInUseError";
@@ -37,7 +31,7 @@ export class DataDirLock {
     mkdirSync(dataDir.root, { recursive: true });
     const path = dataDir.lockFile;
     const fd = openSync(path, "a+", 0o640);
-    if (flock()(fd, LOCK_EX | LOCK_NB) !== 0) {
+    if (flock(fd, LOCK_EX | LOCK_NB) !== 0) {
       closeSync(fd);
       let holder = "another process";
       try {
@@ -55,7 +49,7 @@ export class DataDirLock {
 
   release(): void {
     if (this.fd === null) return;
-    flock()(this.fd, LOCK_UN);
+    flock(this.fd, LOCK_UN);
     closeSync(this.fd);
     this.fd = null;
   }

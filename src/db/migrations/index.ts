@@ -10,6 +10,7 @@ import images from "./005_images.ts";
 import documents from "./006_documents.ts";
 import chunkVocabulary from "./007_chunk_vocabulary.ts";
 import stemmedSearch from "./008_stemmed_search.ts";
+import textWordVectors from "./009_text_word_vectors.ts";
 
 export interface Migration {
   version: number;
@@ -26,4 +27,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 6, name: "documents", sql: documents },
   { version: 7, name: "chunk_vocabulary", sql: chunkVocabulary },
   { version: 8, name: "stemmed_search", sql: stemmedSearch },
+  { version: 9, name: "text_word_vectors", sql: textWordVectors },
 ];

@@ -12,6 +12,7 @@ import { UseSifEmbedder } from "../src/embeddings/use-sif-embedder.ts";
 import { UseTokenizer } from "../src/embeddings/use-tokenizer.ts";
 import { readUseVocabulary } from "../src/embeddings/use-runtime.ts";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
+import { openDatabase } from "../src/db/database.ts";
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((s, v, i) => s + v * b[i]!, 0);
 const embedder = new UseSifEmbedder();
@@ -72,6 +73,28 @@ describe("the built-in text model", () => {
       clearInterval(timer);
     }
     expect(worstGap).toBeLessThan(100);
+  });
+});
+
+describe("the built-in model's word vectors in the database", () => {
+  test("a second instance on the same database reads the words it needs instead of running USE, and gives the same vectors", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mediabox-word-vectors-"));
+    dirs.push(dir);
+    const db = openDatabase(path.join(dir, "mediabox.db"));
+    const text = "Turbine blade erosion under sandy desert conditions";
+    const first = new UseSifEmbedder(db);
+    const [before] = await first.embed([text]);
+    expect(first.wordsComputed).toBeGreaterThan(0);
+    await first.close();
+    const stored = db.query<{ n: number }, []>("SELECT count(*) AS n FROM text_word_vectors").get()!.n;
+    expect(stored).toBe(first.wordsComputed);
+
+    const second = new UseSifEmbedder(db);
+    const [after] = await second.embed([text]);
+    expect(second.wordsComputed).toBe(0);
+    expect(Array.from(after!)).toEqual(Array.from(before!));
+    await second.close();
+    db.close();
   });
 });
 

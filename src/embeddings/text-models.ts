@@ -7,6 +7,7 @@
  * checked again on every unavailableReason() call, so installing it needs only the restart that
  * re-embeds the library with it).
  */
+import type { Database } from "bun:sqlite";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { TextEmbedder, type TextEmbedding, type TokenCounter } from "../documents/text-embedder.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "./use-sif-embedder.ts";
@@ -15,13 +16,15 @@ export { BUILTIN_TEXT_MODEL };
 
 export interface TextModelOptions {
   modelsDir: string;
+  /** Where the built-in model keeps its word vectors across restarts (none: memory only). */
+  db?: Database;
   /** BUILTIN_TEXT_MODEL or a folder name under modelsDir. */
   model: string;
   check?: ModelCheck;
 }
 
 export function createTextEmbedding(options: TextModelOptions): TextEmbedding {
-  const builtin = new UseSifEmbedder();
+  const builtin = new UseSifEmbedder(options.db ?? null);
   if (options.model === BUILTIN_TEXT_MODEL) return builtin;
   return new FolderOrBuiltin(new TextEmbedder(options), builtin);
 }

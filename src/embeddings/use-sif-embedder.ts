@@ -7,8 +7,10 @@
  * the averaged word vectors retrieve better (nDCG@10 0.24 against 0.19 for whole-chunk USE) and
  * cost microseconds per chunk instead of ~120 ms of wasm on one core. Each distinct word is run
  * through USE once, in batches on a worker thread (use-worker.ts) so the event loop stays free,
- * and kept in a bounded in-memory cache (int8, 512 bytes a word): a library's vocabulary
- * saturates quickly, after which indexing is pure arithmetic.
+ * and kept in a bounded in-memory cache (int8, 512 bytes a word) and, given the database, in
+ * its text_word_vectors table (migration 009), so a restarted server neither runs USE again for
+ * words it has seen nor embeds queries from vectors other than those its chunks were embedded
+ * with: a library's vocabulary saturates quickly, after which indexing is pure arithmetic.
  *
  * - p(word) is the word's probability under USE's own unigram vocabulary (the sum of its pieces'
  *   log-probabilities), so weights are fixed and a vector never depends on what else is indexed.
@@ -17,6 +19,7 @@
  *   something.
  * - Stop words are left out (unless a text has nothing else).
  */
+import type { Database } from "bun:sqlite";
 import { errorMessage } from "../errors.ts";
 import { WorkerThread } from "../native/worker-thread.ts";
 import { STOP_WORDS, words } from "../text/stop-words.ts";
@@ -45,6 +48,8 @@ interface WordVector {
 
 export class UseSifEmbedder implements TextEmbedding {
   readonly modelId = BUILTIN_TEXT_MODEL;
+  /** Words run through USE by this instance (the rest came from memory or the database). */
+  wordsComputed = 0;
   private vocabulary: UseVocabulary | null = null;
   private tokenizerInstance: UseTokenizer | null = null;
   private worker: WorkerThread<UseRequest, UseReply> | null = null;
@@ -52,6 +57,35 @@ export class UseSifEmbedder implements TextEmbedding {
   private readonly inflight = new Map<string, Promise<void>>();
   private common: Promise<Float32Array> | null = null;
   private loadError: string | null = null;
+
+  /** `db`: where word vectors are kept across restarts (none: memory only). */
+  constructor(private readonly db: Database | null = null) {}
+
+  /** Stored vectors of those of `list` the database holds, into the memory cache; returns the rest. */
+  private fromDatabase(list: string[]): string[] {
+    if (!this.db || !list.length) return list;
+    const rows = this.db
+      .query<{ word: string; scale: number; weight: number; q: Uint8Array }, [string, string]>(
+        "SELECT word, scale, weight, q FROM text_word_vectors WHERE model = ? AND word IN (SELECT value FROM json_each(?))",
+      )
+      .all(BUILTIN_TEXT_MODEL, JSON.stringify(list));
+    for (const row of rows) {
+      const q = new Int8Array(row.q.buffer.slice(row.q.byteOffset, row.q.byteOffset + row.q.byteLength));
+      if (q.length === USE_DIMENSION) this.cacheEntry(row.word, { q, scale: row.scale, weight: row.weight });
+    }
+    return list.filter((w) => !this.cache.has(w));
+  }
+
+  private toDatabase(words: string[]): void {
+    if (!this.db) return;
+    const insert = this.db.query("INSERT OR IGNORE INTO text_word_vectors (model, word, scale, weight, q) VALUES (?, ?, ?, ?, ?)");
+    this.db.transaction(() => {
+      for (const word of words) {
+        const entry = this.cache.get(word);
+        if (entry) insert.run(BUILTIN_TEXT_MODEL, word, entry.scale, entry.weight, new Uint8Array(entry.q.buffer, entry.q.byteOffset, entry.q.byteLength));
+      }
+    })();
+  }
 
   private tokenizerOf(): UseTokenizer {
     if (!this.tokenizerInstance) {
@@ -116,13 +150,14 @@ export class UseSifEmbedder implements TextEmbedding {
   /** Makes sure every word of `list` is in the cache, asking the worker for the missing ones. */
   private async ensureWords(list: string[]): Promise<void> {
     const waits: Promise<void>[] = [];
-    const missing: string[] = [];
+    let missing: string[] = [];
     for (const word of new Set(list)) {
       if (this.cache.has(word)) continue;
       const pending = this.inflight.get(word);
       if (pending) waits.push(pending);
       else missing.push(word);
     }
+    missing = this.fromDatabase(missing);
     if (missing.length) {
       const mean = await this.commonComponent();
       const tokenizer = this.tokenizerOf();
@@ -135,6 +170,8 @@ export class UseSifEmbedder implements TextEmbedding {
             const logP = pieces[b]!.reduce((s, id) => s + (this.vocabulary![id]?.[1] ?? 0), 0);
             this.remember(word, vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION), mean, SIF_A / (SIF_A + Math.exp(logP)));
           });
+          this.wordsComputed += batch.length;
+          this.toDatabase(batch);
         })();
         const done = run.finally(() => batch.forEach((w) => this.inflight.delete(w)));
         batch.forEach((w) => this.inflight.set(w, done.catch(() => undefined)));
@@ -150,15 +187,19 @@ export class UseSifEmbedder implements TextEmbedding {
     const scale = max / 127 || 1;
     const q = new Int8Array(USE_DIMENSION);
     for (let k = 0; k < USE_DIMENSION; k++) q[k] = Math.round((vector[k]! - mean[k]!) / scale);
+    this.cacheEntry(word, { q, scale, weight });
+  }
+
+  private cacheEntry(word: string, entry: WordVector): void {
     if (this.cache.size >= CACHE_WORDS) {
-      // Forget the oldest tenth (Map keeps insertion order); they are recomputed when seen again.
+      // Forget the oldest tenth (Map keeps insertion order); they are read again from the database (or recomputed) when seen again.
       let drop = Math.ceil(CACHE_WORDS / 10);
       for (const key of this.cache.keys()) {
         if (drop-- <= 0) break;
         this.cache.delete(key);
       }
     }
-    this.cache.set(word, { q, scale, weight });
+    this.cache.set(word, entry);
   }
 
   /** L2-normalized vectors, one per text; a text without words gets the zero vector. */

@@ -72,7 +72,10 @@ describe("the built-in text model", () => {
     } finally {
       clearInterval(timer);
     }
-    expect(worstGap).toBeLessThan(100);
+    // On the main thread these runs would block it for seconds (400 words, ~36 ms each); on the
+    // worker the loop only pauses for scheduling and GC, which a busy 2-core machine stretches to
+    // a few hundred ms, so the bound separates the two without timing the machine.
+    expect(worstGap).toBeLessThan(1_500);
   });
 });
 

@@ -150,6 +150,26 @@ describe("extraction and digitization", () => {
     expect(docxElements).toContain("list");
   });
 
+  test("a document gets a machine-made summary as its description and keyphrase tags after the user's", async () => {
+    const form = new FormData();
+    form.append("file", new File([sampleMd()], "guide.md"));
+    form.append("tags", "mine");
+    const id = (await owner.api.form("/files/upload", form)).body.image_id;
+    const file = await processed(owner, id);
+    // Its sentences come from the text itself, never invented.
+    const sentences = String(file.upload_description).split(/(?<=[.!?])\s+/).filter(Boolean);
+    expect(sentences.length).toBeGreaterThan(0);
+    for (const sentence of sentences) expect(file.extracted_text.replace(/\s+/g, " ")).toContain(sentence.replace(/\s+/g, " ").slice(0, 40));
+    expect(file.tags[0]).toBe("mine");
+    expect(file.tags.length).toBeGreaterThan(1);
+
+    const quiet = new FormData();
+    quiet.append("file", new File([sampleMd()], "quiet.md"));
+    quiet.append("auto_describe", "false");
+    const untouched = await processed(owner, (await owner.api.form("/files/upload", quiet)).body.image_id);
+    expect([untouched.upload_description, untouched.tags]).toEqual([null, []]);
+  });
+
   test("a scanned PDF is read by OCR", async () => {
     const id = await uploadDoc(owner, await bytesOf(scannedPdf()), "scan.pdf");
     const file = await processed(owner, id);

@@ -8,7 +8,10 @@
  */
 import type { AppContext } from "../context.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
-import type { FileRow } from "../files/file.ts";
+import { tagsOf, type FileRow } from "../files/file.ts";
+import { isoAt } from "../clock.ts";
+import { extractiveSummary, keyphrases } from "../text/summary.ts";
+import { mergeTags } from "../images/describe.ts";
 import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
@@ -36,7 +39,7 @@ export { approximateTokens } from "./chunking.ts";
 async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
   try {
     const tokenizer = await ctx.embedder.tokenizer();
-    return { tokenizer: { modelsDir: ctx.config.modelsDir, model: ctx.embedder.modelId }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
+    return { tokenizer: { modelsDir: ctx.config.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
   } catch {
     return { tokenizer: null, maxTokens: DEFAULT_MAX_TOKENS - 2 };
   }
@@ -153,8 +156,33 @@ const embeddingsStage: Stage<DocumentWork> = {
   },
 };
 
+/** Machine-made description and tags from the text alone: its most central sentences and keyphrases. */
+const SUMMARY_MODEL = "mediabox extractive summary (no language model)";
+
+const summaryStage: Stage<DocumentWork> = {
+  name: "summary",
+  appliesTo: ({ file, document }) => (file.auto_describe !== 1 ? "auto_describe is false" : document?.text.trim() ? true : "no text to summarize"),
+  async run(work) {
+    const { ctx, file } = work;
+    const text = work.document!.text;
+    const summary = extractiveSummary(text);
+    // The user may have tagged the file while it was read: merge into the row as it is now.
+    const current = ctx.files.byId(file.id);
+    if (!current) return;
+    ctx.db.transaction(() => {
+      if (summary) {
+        ctx.db.query("DELETE FROM file_descriptions WHERE file_id = ? AND model = ?").run(file.id, SUMMARY_MODEL);
+        ctx.db
+          .query("INSERT INTO file_descriptions (id, file_id, model, kind, text, created_at) VALUES (?, ?, ?, 'summary', ?, ?)")
+          .run(crypto.randomUUID(), file.id, SUMMARY_MODEL, summary, isoAt(ctx.clock.now()));
+      }
+      ctx.files.summarized(file.id, { text: summary, tags: mergeTags(tagsOf(current), keyphrases(text, { max: 5 })) });
+    })();
+  },
+};
+
 /** Every document goes through these, in this order. */
-export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, chunksStage, embeddingsStage];
+export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, chunksStage, summaryStage, embeddingsStage];
 
 export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;

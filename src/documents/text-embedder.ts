@@ -47,6 +47,8 @@ export interface TextEmbedding {
   readonly modelId: string;
   /** The model's own token counter, for sizing chunks; rejects when chunks should be sized by estimate. */
   tokenizer(): Promise<TokenCounter>;
+  /** The models-directory folder tokenizer() reads (the reader child loads the same one). */
+  readonly tokenizerFolder: string;
   /** Null when embed() can run, else why not. */
   unavailableReason(): Promise<string | null>;
   /** L2-normalized vectors, one per text, in order. */
@@ -88,6 +90,7 @@ const isFile = async (file: string) => (await stat(file).catch(() => null))?.isF
 
 export class TextEmbedder implements TextEmbedding {
   readonly modelId: string;
+  readonly tokenizerFolder: string;
   /** Absolute path of the model's folder. */
   readonly folder: string;
   /** Absolute path of the weights file embedding needs. */
@@ -104,6 +107,7 @@ export class TextEmbedder implements TextEmbedding {
   constructor(options: TextEmbedderOptions) {
     this.modelsDir = path.resolve(options.modelsDir);
     this.modelId = options.model;
+    this.tokenizerFolder = options.model;
     this.folder = path.resolve(this.modelsDir, options.model);
     this.weightsPath = path.join(this.folder, WEIGHTS_FILE);
     this.check = options.check;

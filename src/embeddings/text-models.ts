@@ -50,6 +50,11 @@ export class FolderOrBuiltin implements TextEmbedding {
     return this.active.modelId;
   }
 
+  /** The configured folder's: its tokenizer sizes chunks even while the built-in model stands in. */
+  get tokenizerFolder(): string {
+    return this.configured.tokenizerFolder;
+  }
+
   /** The configured model's tokenizer (its folder may hold the tokenizer even without weights). */
   tokenizer(): Promise<TokenCounter> {
     return this.configured.tokenizer();

@@ -48,6 +48,8 @@ interface WordVector {
 
 export class UseSifEmbedder implements TextEmbedding {
   readonly modelId = BUILTIN_TEXT_MODEL;
+  /** It has no folder and no tokenizer: chunks are sized by estimate. */
+  readonly tokenizerFolder = BUILTIN_TEXT_MODEL;
   /** Words run through USE by this instance (the rest came from memory or the database). */
   wordsComputed = 0;
   private vocabulary: UseVocabulary | null = null;

@@ -298,6 +298,13 @@ export class FileRepository {
 
   // ---- documents ----------------------------------------------------------------------------
 
+  /** A machine-made summary becomes the AI description; suggested tags are merged in after the user's. */
+  summarized(id: string, summary: { text: string | null; tags: string[] }): void {
+    this.db
+      .query("UPDATE files SET upload_description = coalesce(?, upload_description), tags = ?, updated_at = ? WHERE id = ?")
+      .run(summary.text, JSON.stringify(summary.tags), this.now(), id);
+  }
+
   extractionStarted(id: string): void {
     this.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
   }

@@ -198,3 +198,15 @@ describe("as its own process", () => {
     expect(files.status).toBe(200);
   });
 });
+
+test("errors that escape every request are logged and the process keeps serving", async () => {
+  const dataDir = tempDir("mediabox-escape-");
+  try {
+    const result = await run([process.execPath, join(import.meta.dir, "fixtures", "escape-server.ts")], { env: { MEDIABOX_DATA_DIR: dataDir } });
+    expect(result.exitCode).toBe(0);
+    expect(JSON.parse(result.stdout.trim().split("\n").at(-1)!)).toEqual({ escapes: 3, health: 200 });
+    expect(result.stderr).toContain("the server keeps serving");
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -19,6 +19,7 @@ import path from "node:path";
 import sharp from "sharp";
 import { createScheduler, createWorker, OEM, type Page, type Scheduler, type Worker } from "tesseract.js";
 import { errorMessage } from "../errors.ts";
+import { DEFAULT_FILTER, filterLines, type FilterOptions } from "./ocr-filter.ts";
 
 /** Normalized 0-1, relative to the image as displayed (after EXIF orientation). */
 export interface BoundingBox {
@@ -56,8 +57,8 @@ export interface OcrOptions {
   check?: ModelCheck;
   /** Where gathered language files are written (the data directory's scratch, emptied at start). Default: the OS temp dir. */
   scratchDir?: string;
-  /** Lines below this confidence (0-1) are dropped. Default 0.5. */
-  minConfidence?: number;
+  /** Which words are kept (ocr-filter.ts); default DEFAULT_FILTER. */
+  filter?: FilterOptions;
 }
 
 // Tesseract misreads text only a few pixels tall, so small images are scaled up; huge ones are
@@ -121,7 +122,7 @@ export class OcrEngine {
   readonly languages: string[];
   private readonly options: OcrOptions;
   private data: LanguageData | null = null;
-  private readonly minConfidence: number;
+  private readonly filter: FilterOptions;
   private scheduler: Promise<Scheduler> | null = null;
   private closed = false;
 
@@ -129,7 +130,7 @@ export class OcrEngine {
     this.workers = Math.max(1, Math.floor(options.workers ?? 1));
     this.languages = options.languages?.length ? options.languages : ["eng"];
     this.options = options;
-    this.minConfidence = options.minConfidence ?? 0.5;
+    this.filter = options.filter ?? DEFAULT_FILTER;
   }
 
   /** Accepts any image buffer sharp can read (jpeg, png, webp, tiff, gif, avif, heic...). */
@@ -140,7 +141,7 @@ export class OcrEngine {
     const { data } = await scheduler.addJob("recognize", png, {}, { blocks: true, text: false }).catch((err: unknown) => {
       throw asError(err, "OCR failed");
     });
-    return toResult(data, width, height, this.minConfidence);
+    return toResult(data, width, height, this.filter);
   }
 
   /** Terminates the workers. Safe to call twice; the engine cannot be used afterwards. */
@@ -235,28 +236,38 @@ async function preprocess(image: Buffer | Uint8Array): Promise<{ png: Buffer; wi
   }
 }
 
-function toResult(page: Page, width: number, height: number, minConfidence: number): OcrResult {
+/**
+ * Lines of the words the filter keeps (ocr-filter.ts), each line's box the union of its kept
+ * words and its confidence their mean; nothing at all when the page holds no text.
+ */
+function toResult(page: Page, width: number, height: number, filter: FilterOptions): OcrResult {
+  const paragraphs = (page.blocks ?? []).flatMap((block) => block.paragraphs.map((paragraph) => paragraph.lines.map((line) => line.words)));
+  const kept = filterLines(paragraphs.flat(), filter);
+  if (!kept) return { text: "", regions: [], width, height };
   const regions: TextRegion[] = [];
-  const paragraphs: string[] = [];
-  for (const block of page.blocks ?? []) {
-    for (const paragraph of block.paragraphs) {
-      const lines: string[] = [];
-      for (const line of paragraph.lines) {
-        const text = line.text.trim();
-        const confidence = line.confidence / 100;
-        if (!text || confidence < minConfidence) continue;
-        const { x0, y0, x1, y1 } = line.bbox;
-        regions.push({
-          text,
-          bounding_box: { x_min: unit(x0 / width), y_min: unit(y0 / height), x_max: unit(x1 / width), y_max: unit(y1 / height) },
-          confidence: unit(confidence),
-        });
-        lines.push(text);
-      }
-      if (lines.length) paragraphs.push(lines.join("\n"));
+  const texts: string[] = [];
+  let index = 0;
+  for (const paragraph of paragraphs) {
+    const lines: string[] = [];
+    for (let i = 0; i < paragraph.length; i++) {
+      const words = kept[index++]!;
+      if (!words.length) continue;
+      const text = words.map((w) => w.text.trim()).join(" ");
+      const x0 = Math.min(...words.map((w) => w.bbox.x0));
+      const y0 = Math.min(...words.map((w) => w.bbox.y0));
+      const x1 = Math.max(...words.map((w) => w.bbox.x1));
+      const y1 = Math.max(...words.map((w) => w.bbox.y1));
+      const confidence = words.reduce((n, w) => n + w.confidence, 0) / words.length / 100;
+      regions.push({
+        text,
+        bounding_box: { x_min: unit(x0 / width), y_min: unit(y0 / height), x_max: unit(x1 / width), y_max: unit(y1 / height) },
+        confidence: unit(confidence),
+      });
+      lines.push(text);
     }
+    if (lines.length) texts.push(lines.join("\n"));
   }
-  return { text: paragraphs.join("\n\n"), regions, width, height };
+  return { text: texts.join("\n\n"), regions, width, height };
 }
 
 // tesseract.js rejects with bare strings; callers deserve an Error with a stack.

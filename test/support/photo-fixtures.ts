@@ -160,19 +160,16 @@ export function halves(width: number, height: number, format: "jpeg" | "png" | "
   return sharp(Buffer.from(svg)).toFormat(format, format === "jpeg" ? { quality: 90 } : {}).toBuffer();
 }
 
-/** Mean colour of the left and right thirds of an image (after orientation, as served). */
-export async function sideColours(bytes: Uint8Array): Promise<{ left: number[]; right: number[]; width: number; height: number }> {
-  const { data, info } = await sharp(bytes).removeAlpha().resize(30, 30, { fit: "fill" }).raw().toBuffer({ resolveWithObject: true });
-  const mean = (x0: number, x1: number) => {
-    const sum = [0, 0, 0];
-    let n = 0;
-    for (let y = 0; y < 30; y++) {
-      for (let x = x0; x < x1; x++, n++) for (let c = 0; c < 3; c++) sum[c]! += data[(y * 30 + x) * 3 + c]!;
-    }
-    return sum.map((v) => Math.round(v / n));
+/** Where the red half of a `halves` image ended up once displayed: "left" as drawn, "top" after a 90° clockwise turn, ... */
+export async function redSide(bytes: Uint8Array): Promise<"left" | "right" | "top" | "bottom"> {
+  const { data } = await sharp(bytes).removeAlpha().resize(30, 30, { fit: "fill" }).raw().toBuffer({ resolveWithObject: true });
+  const redness = (x0: number, x1: number, y0: number, y1: number) => {
+    let sum = 0;
+    for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) sum += data[(y * 30 + x) * 3]! - data[(y * 30 + x) * 3 + 2]!;
+    return sum;
   };
-  const meta = await sharp(bytes).metadata();
-  return { left: mean(0, 10), right: mean(20, 30), width: meta.width!, height: meta.height! };
+  const sides = { left: redness(0, 10, 0, 30), right: redness(20, 30, 0, 30), top: redness(0, 30, 0, 10), bottom: redness(0, 30, 20, 30) };
+  return (Object.entries(sides) as [keyof typeof sides, number][]).sort((a, b) => b[1] - a[1])[0]![0];
 }
 
 // ---------------------------------------------------------------------------------------------

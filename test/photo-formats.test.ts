@@ -1,0 +1,258 @@
+/**
+ * The photo-format matrix through real HTTP: every supported format (JPEG, PNG, WebP, AVIF,
+ * TIFF with its directory past 64 KiB, GIF, HEIC, JPEG XL, and the camera RAWs CR2, CR3, NEF,
+ * DNG, ARW, RAF, RW2, ORF) and every capture-date source (EXIF with and without offsets, XMP,
+ * IPTC, GPS, ModifyDate) is accepted with the right format, dimensions, orientation and
+ * content_created_at. The fixtures are made here (sharp pixels, hand-built EXIF/XMP/IPTC and RAW
+ * containers, the wasm JPEG XL encoder), so the test needs nothing outside the checkout. Also:
+ * a truncated JPEG still renders, and the pixel limit and huge-image rendering of renderImage.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import sharp from "sharp";
+import { renderImage } from "../src/images/variants.ts";
+import { heicHalves } from "./support/heic.ts";
+import * as F from "./support/photo-fixtures.ts";
+import { processed } from "./support/polling.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let owner: Tenant;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  owner = server.tenant({ tier: "CUSTOM" });
+});
+afterAll(() => server.close());
+
+async function upload(bytes: Uint8Array, filename: string): Promise<string> {
+  const form = new FormData();
+  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
+  // Descriptions need the detectors; this test is about decoding, dimensions and dates.
+  form.append("auto_describe", "false");
+  const res = await owner.api.form("/files/upload", form);
+  expect(res.status, `${filename}: ${JSON.stringify(res.body)}`).toBe(201);
+  return res.body.image_id as string;
+}
+
+async function fetchSigned(path: string): Promise<Buffer> {
+  const res = await owner.api.get(path);
+  expect(res.status, JSON.stringify(res.body)).toBe(302);
+  return Buffer.from(await (await fetch(res.headers.get("location")!)).arrayBuffer());
+}
+
+interface Case {
+  name: string;
+  filename: string;
+  make: () => Promise<Uint8Array>;
+  format: string;
+  dimensions: { width: number; height: number };
+  /** Where the red half shows in the served variant ("top": the stored image was turned 90° clockwise). */
+  red: "left" | "right" | "top" | "bottom";
+  /** The expected instant (any ISO form), or null. */
+  takenAt: string | null;
+}
+
+const preview = () => F.halves(600, 400);
+/** Orientation 6 (turn 90° clockwise to display) and a capture time at UTC-3. */
+const cameraExif = { orientation: 6, dateTimeOriginal: "2019:05:04 10:11:12", offsetTimeOriginal: "-03:00" };
+const cameraTime = "2019-05-04T13:11:12Z";
+const sensor = { width: 6000, height: 4000 };
+const portrait = { width: 4000, height: 6000 };
+
+const FORMATS: Case[] = [
+  {
+    name: "JPEG with EXIF orientation 6 and an offset",
+    filename: "camera.jpg",
+    make: async () => F.withSegments(await F.halves(800, 400), F.exifSegment(cameraExif)),
+    format: "jpeg",
+    dimensions: { width: 400, height: 800 },
+    red: "top",
+    takenAt: cameraTime,
+  },
+  {
+    name: "PNG with an eXIf chunk",
+    filename: "screen.png",
+    make: async () => sharp(await F.halves(640, 480, "png")).png().withExif({ IFD2: { DateTimeOriginal: "2020:02:29 23:59:58" } } as never).toBuffer(),
+    format: "png",
+    dimensions: { width: 640, height: 480 },
+    red: "left",
+    takenAt: "2020-02-29T23:59:58Z",
+  },
+  {
+    name: "WebP with EXIF (its date used to be ignored)",
+    filename: "phone.webp",
+    make: async () => sharp(await F.halves(640, 480, "png")).webp().withExif({ IFD2: { DateTimeOriginal: "2021:07:08 09:10:11", OffsetTimeOriginal: "+05:30" } } as never).toBuffer(),
+    format: "webp",
+    dimensions: { width: 640, height: 480 },
+    red: "left",
+    takenAt: "2021-07-08T03:40:11Z",
+  },
+  {
+    name: "AVIF with EXIF",
+    filename: "modern.avif",
+    make: async () => sharp(await F.halves(320, 240, "png")).avif({ effort: 0 }).withExif({ IFD2: { DateTimeOriginal: "2022:01:02 03:04:05", OffsetTimeOriginal: "+00:00" } } as never).toBuffer(),
+    format: "avif",
+    dimensions: { width: 320, height: 240 },
+    red: "left",
+    takenAt: "2022-01-02T03:04:05Z",
+  },
+  {
+    name: "TIFF whose directory lies past the first 64 KiB, dated in XMP",
+    filename: "scan.tif",
+    make: async () => {
+      const tiff = await sharp(await F.halves(400, 300, "png")).tiff({ compression: "none" }).withXmp(F.xmpPacket({ "xmp:CreateDate": "2012-03-04T05:06:07+01:00" })).toBuffer();
+      // Uncompressed 400×300 RGB is 360 KB of pixels before libtiff's directory.
+      expect(tiff.readUInt32LE(4)).toBeGreaterThan(65536);
+      return tiff;
+    },
+    format: "tiff",
+    dimensions: { width: 400, height: 300 },
+    red: "left",
+    takenAt: "2012-03-04T04:06:07Z",
+  },
+  { name: "GIF", filename: "anim.gif", make: () => F.halves(200, 100, "gif"), format: "gif", dimensions: { width: 200, height: 100 }, red: "left", takenAt: null },
+  { name: "HEIC", filename: "iphone.heic", make: async () => heicHalves(), format: "heic", dimensions: { width: 800, height: 400 }, red: "left", takenAt: null },
+  {
+    name: "JPEG XL in its container, EXIF time with the offset kept only in XMP",
+    filename: "next.jxl",
+    make: async () =>
+      F.jxlContainer(await F.jxlCodestream(await F.halves(160, 120, "png")), {
+        exif: { dateTimeOriginal: "2018:01:02 03:04:05" },
+        xmp: { "exif:DateTimeOriginal": "2018-01-02T03:04:05+01:00" },
+      }),
+    format: "jxl",
+    dimensions: { width: 160, height: 120 },
+    red: "left",
+    takenAt: "2018-01-02T02:04:05Z",
+  },
+  ...(
+    [
+      ["cr2", F.cr2],
+      ["cr3", F.cr3],
+      ["nef", F.nef],
+      ["dng", F.dng],
+      ["arw", F.arw],
+      ["raf", F.raf],
+      ["rw2", F.rw2],
+      ["orf", F.orf],
+    ] as const
+  ).map(([format, build]): Case => ({
+    name: `camera RAW ${format.toUpperCase()} (preview rendered, sensor size reported)`,
+    filename: `IMG_0001.${format}`,
+    make: async () => build({ preview: await preview(), sensor, exif: cameraExif }),
+    format,
+    dimensions: portrait,
+    red: "top",
+    takenAt: cameraTime,
+  })),
+];
+
+const jpegWith = (...segments: Uint8Array[]) => async () => F.withSegments(await F.halves(300, 200), ...segments);
+
+const DATES: Case[] = (
+  [
+    ["EXIF DateTimeOriginal without an offset is UTC", jpegWith(F.exifSegment({ dateTimeOriginal: "2010:10:10 10:10:10" })), "2010-10-10T10:10:10Z"],
+    ["EXIF CreateDate with no DateTimeOriginal", jpegWith(F.exifSegment({ createDate: "2011:11:11 11:11:11" })), "2011-11-11T11:11:11Z"],
+    [
+      "EXIF DateTimeOriginal takes the offset an XMP date at the same local time carries",
+      jpegWith(F.exifSegment({ dateTimeOriginal: "2015:06:07 08:09:10" }), F.xmpSegment({ "photoshop:DateCreated": "2015-06-07T08:09:10+02:00" })),
+      "2015-06-07T06:09:10Z",
+    ],
+    ["XMP photoshop:DateCreated only", jpegWith(F.xmpSegment({ "photoshop:DateCreated": "2013-04-05T06:07:08-07:00" })), "2013-04-05T13:07:08Z"],
+    ["XMP xmp:CreateDate only", jpegWith(F.xmpSegment({ "xmp:CreateDate": "2014-05-06T07:08:09Z" })), "2014-05-06T07:08:09Z"],
+    ["IPTC DateCreated and TimeCreated with an offset", jpegWith(F.iptcSegment({ 55: "20170809", 60: "101112+0530" })), "2017-08-09T04:41:12Z"],
+    ["GPS date and time (UTC) only", jpegWith(F.exifSegment({ gps: { date: "2016:02:03", time: [4, 5, 6] } })), "2016-02-03T04:05:06Z"],
+    ["ModifyDate with OffsetTime, the last resort", jpegWith(F.exifSegment({ modifyDate: "2014:01:01 00:00:00", offsetTime: "+01:00" })), "2013-12-31T23:00:00Z"],
+    [
+      "DateTimeOriginal wins over every other source",
+      jpegWith(
+        F.exifSegment({ dateTimeOriginal: "2019:01:01 12:00:00", offsetTimeOriginal: "+00:00", createDate: "2018:01:01 00:00:00", modifyDate: "2020:01:01 00:00:00", gps: { date: "2017:01:01", time: [0, 0, 0] } }),
+        F.xmpSegment({ "xmp:CreateDate": "2016-01-01T00:00:00Z" }),
+        F.iptcSegment({ 55: "20150101" }),
+      ),
+      "2019-01-01T12:00:00Z",
+    ],
+    ["no date anywhere", jpegWith(F.exifSegment({ make: "Nothing" })), null],
+  ] as const
+).map(([name, make, takenAt]) => ({ name, filename: "dated.jpg", make, format: "jpeg", dimensions: { width: 300, height: 200 }, red: "left", takenAt }));
+
+describe("every format and date source is accepted with the right dimensions, orientation and date", () => {
+  const uploaded = new Map<string, { id: string; bytes: Uint8Array }>();
+
+  beforeAll(async () => {
+    // Upload everything first, so the server processes while the test checks the first ones.
+    for (const c of [...FORMATS, ...DATES]) {
+      const bytes = await c.make();
+      uploaded.set(c.name, { id: await upload(bytes, c.filename), bytes });
+    }
+  });
+
+  for (const c of [...FORMATS, ...DATES]) {
+    test(c.name, async () => {
+      const { id } = uploaded.get(c.name)!;
+      const file = await processed(owner, id, 120_000);
+      expect(file.media_type).toBe("image");
+      expect(file.variant_status, JSON.stringify(file)).toBe("completed");
+      expect(file.format).toBe(c.format);
+      expect(file.dimensions).toEqual(c.dimensions);
+      if (c.takenAt === null) expect(file.content_created_at).toBeNull();
+      else expect(Date.parse(file.content_created_at)).toBe(Date.parse(c.takenAt));
+      expect(await F.redSide(await fetchSigned(`/files/${id}/variant/large_1024`))).toBe(c.red);
+    });
+  }
+
+  test("a RAW's original is kept as uploaded for download", async () => {
+    const { id, bytes } = uploaded.get(FORMATS.find((c) => c.format === "nef")!.name)!;
+    await processed(owner, id, 120_000);
+    const file = await owner.api.get(`/files/${id}`);
+    const original = Buffer.from(await (await fetch(file.body.original_url)).arrayBuffer());
+    expect(original.equals(Buffer.from(bytes))).toBe(true);
+  });
+});
+
+describe("damaged and huge images", () => {
+  test("a JPEG cut short renders what is there instead of failing", async () => {
+    const whole = await F.halves(800, 600);
+    const id = await upload(whole.subarray(0, Math.floor(whole.length * 0.6)), "cut.jpg");
+    const file = await processed(owner, id, 120_000);
+    expect(file.variant_status, JSON.stringify(file)).toBe("completed");
+    expect(file.dimensions).toEqual({ width: 800, height: 600 });
+    // The top of the picture decoded: red on the left, blue on the right.
+    const variant = await fetchSigned(`/files/${id}/variant/large_1024`);
+    const { data } = await sharp(variant).extract({ left: 0, top: 0, width: 800, height: 100 }).resize(2, 1, { fit: "fill" }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    expect(data[0]!).toBeGreaterThan(150);
+    expect(data[5]!).toBeGreaterThan(150);
+  });
+
+  test("renderImage says a file is damaged and what libvips reported", async () => {
+    const whole = await F.halves(800, 600);
+    const rendered = await renderImage(whole.subarray(0, Math.floor(whole.length * 0.6)));
+    expect(rendered.damaged).toContain("damaged");
+    expect((await renderImage(whole)).damaged).toBeNull();
+  });
+
+  test("an image over the pixel limit is refused with the sizes and the setting named", async () => {
+    const image = await F.halves(2000, 1500);
+    await expect(renderImage(image, { maxPixels: 1_000_000 })).rejects.toThrow(/2000×1500 \(3\.0 megapixels\), over the 1\.0 megapixels limit \(MEDIABOX_IMAGE_MAX_PIXELS\)/);
+  });
+
+  test("a 288 MP JPEG renders by shrink-on-load with bounded memory", async () => {
+    const huge = await sharp({ create: { width: 24000, height: 12000, channels: 3, background: "#4080c0" }, limitInputPixels: false }).jpeg({ quality: 70 }).toBuffer();
+    let peak = process.memoryUsage().rss;
+    const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 10);
+    const before = process.memoryUsage().rss;
+    try {
+      const rendered = await renderImage(huge);
+      expect(rendered.width).toBe(24000);
+      expect(rendered.height).toBe(12000);
+      expect(rendered.variants.find((v) => v.type === "large_1024")).toMatchObject({ width: 1024, height: 512 });
+      // OCR gets a bounded copy, never the 288 MP original.
+      const readable = await sharp(rendered.readable).metadata();
+      expect(Math.max(readable.width, readable.height)).toBeLessThanOrEqual(2500);
+    } finally {
+      clearInterval(sampler);
+    }
+    // Decoded whole it would take 864 MB; shrink-on-load keeps the growth to a fraction of that.
+    expect(peak - before).toBeLessThan(300 * 1024 * 1024);
+  }, 180_000);
+});

@@ -9,8 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
+import { OcrEngine } from "../src/images/ocr.ts";
 import { renderImage } from "../src/images/variants.ts";
+import { detectType } from "../src/ingest/detect.ts";
 import { heicHalves } from "./support/heic.ts";
+import { photo } from "./support/images.ts";
 import * as F from "./support/photo-fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -110,6 +113,32 @@ const FORMATS: Case[] = [
     red: "left",
     takenAt: "2012-03-04T04:06:07Z",
   },
+  {
+    name: "TIFF from a scanner whose maker also makes cameras (not taken for a RAW)",
+    filename: "coolscan.tif",
+    make: async () => {
+      const { data } = await sharp(await F.halves(200, 100, "png")).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const tiff = new F.TiffBuilder();
+      const pixels = tiff.blob(data);
+      const ifd0 = tiff.ifd({
+        0x0100: { long: [200] },
+        0x0101: { long: [100] },
+        0x0102: { short: [8, 8, 8] },
+        0x0103: { short: [1] },
+        0x0106: { short: [2] },
+        0x010f: { ascii: "Nikon" },
+        0x0111: { long: [pixels] },
+        0x0115: { short: [3] },
+        0x0116: { long: [100] },
+        0x0117: { long: [data.length] },
+      });
+      return tiff.setFirstIfd(ifd0).bytes();
+    },
+    format: "tiff",
+    dimensions: { width: 200, height: 100 },
+    red: "left",
+    takenAt: null,
+  },
   { name: "GIF", filename: "anim.gif", make: () => F.halves(200, 100, "gif"), format: "gif", dimensions: { width: 200, height: 100 }, red: "left", takenAt: null },
   { name: "HEIC", filename: "iphone.heic", make: async () => heicHalves(), format: "heic", dimensions: { width: 800, height: 400 }, red: "left", takenAt: null },
   {
@@ -207,6 +236,55 @@ describe("every format and date source is accepted with the right dimensions, or
     const file = await owner.api.get(`/files/${id}`);
     const original = Buffer.from(await (await fetch(file.body.original_url)).arrayBuffer());
     expect(original.equals(Buffer.from(bytes))).toBe(true);
+  });
+});
+
+describe("type detection from the head alone", () => {
+  test("a TIFF whose directory lies past the head is a TIFF even without the whole file (large S3 intents)", async () => {
+    const tiff = await sharp(await F.halves(400, 300, "png")).tiff({ compression: "none" }).toBuffer();
+    const detection = await detectType(tiff.subarray(0, 65536), "scan.tif");
+    expect(detection).toMatchObject({ ok: true, type: { mediaType: "image", format: "tiff" } });
+  });
+
+  test("RAWs are told apart by their headers and camera maker", async () => {
+    const spec = { preview: await preview(), sensor };
+    const expected = { cr2: F.cr2, cr3: F.cr3, nef: F.nef, dng: F.dng, arw: F.arw, raf: F.raf, rw2: F.rw2, orf: F.orf };
+    for (const [format, build] of Object.entries(expected)) {
+      const detection = await detectType((await build(spec)).subarray(0, 65536), "IMG_0001.bin");
+      expect(detection, format).toMatchObject({ ok: true, type: { mediaType: "image", format } });
+    }
+  });
+});
+
+describe("OCR on photos", () => {
+  const engine = new OcrEngine();
+  afterAll(() => engine.close());
+
+  /** A dark sign with light lettering on a photo, turned by `angle` degrees. */
+  async function sign(seed: number, lines: string[], angle: number): Promise<Buffer> {
+    const board = await sharp(
+      Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="900" height="${120 + lines.length * 110}">
+        <rect width="100%" height="100%" rx="20" fill="rgb(25,60,40)"/>
+        ${lines.map((w, i) => `<text x="50" y="${110 + i * 110}" font-family="DejaVu Sans" font-weight="bold" font-size="80" fill="rgb(240,230,200)">${w}</text>`).join("")}</svg>`),
+    )
+      .rotate(angle, { background: { r: 0, g: 0, b: 0, alpha: 0 } })
+      .png()
+      .toBuffer();
+    return sharp(await photo(seed, 1600, 1200)).composite([{ input: board, left: 300, top: 250 }]).jpeg({ quality: 85 }).toBuffer();
+  }
+
+  test("ordinary photos without text yield no text at all (no noise words)", async () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const result = await engine.recognize(await photo(seed, 1600, 1200));
+      expect(result.text, `photo ${seed}`).toBe("");
+      expect(result.regions).toEqual([]);
+    }
+  });
+
+  test("a sign in a photo is read, level or slightly turned", async () => {
+    expect((await engine.recognize(await sign(1, ["WEEKEND", "WARRIOR"], 0))).text).toBe("WEEKEND\nWARRIOR");
+    expect((await engine.recognize(await sign(2, ["WEEKEND", "WARRIOR"], 4))).text).toContain("WEEKEND\nWARRIOR");
+    expect((await engine.recognize(await sign(5, ["HOP DELUSION", "OPEN 7 DAYS"], 3))).text).toBe("HOP DELUSION\nOPEN 7 DAYS");
   });
 });
 

@@ -42,10 +42,21 @@ export function rawFormatOfTiff(bytes: Uint8Array): RawFormat | null {
   if (ascii(bytes, 8, 2) === "CR") return "cr2";
   const ifd0 = tiff.readIfd(tiff.firstIfdOffset).entries;
   if (ifd0.has(TAG.DngVersion)) return "dng";
+  // The same makers build scanners and write plain TIFFs: a RAW also has what no scanner TIFF
+  // has (sub-images, a thumbnail as IFD0, an embedded JPEG, raw-only compressions, EXIF maker notes).
+  const compression = tiff.number(ifd0.get(TAG.Compression)) ?? 1;
+  const exifAt = tiff.number(ifd0.get(TAG.ExifIfd));
+  const rawLike =
+    ifd0.has(TAG.SubIFDs) ||
+    ifd0.has(TAG.JpegOffset) ||
+    tiff.number(ifd0.get(TAG.NewSubfileType)) === 1 ||
+    compression === 6 ||
+    compression >= 32767 ||
+    (exifAt !== null && tiff.readIfd(exifAt).entries.has(TAG.MakerNote));
+  if (!rawLike) return null;
   const make = (tiff.text(ifd0.get(TAG.Make)) ?? "").toUpperCase();
   if (make.startsWith("NIKON")) return "nef";
   if (make.startsWith("SONY")) return "arw";
-  if (make.startsWith("CANON")) return "cr2";
   if (make.startsWith("PENTAX") || make.startsWith("RICOH")) return "pef";
   if (make.startsWith("OLYMPUS") || make.startsWith("OM DIGITAL")) return "orf";
   if (make.startsWith("SAMSUNG")) return "srw";

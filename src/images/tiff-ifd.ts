@@ -121,6 +121,7 @@ export const TAG = {
   OffsetTime: 0x9010,
   OffsetTimeOriginal: 0x9011,
   OffsetTimeDigitized: 0x9012,
+  MakerNote: 0x927c,
   PixelXDimension: 0xa002,
   PixelYDimension: 0xa003,
   DngVersion: 0xc612,

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { OcrEngine } from "../src/images/ocr.ts";
-import { renderImage } from "../src/images/variants.ts";
+import { readCaptureDate, renderImage } from "../src/images/variants.ts";
 import { detectType } from "../src/ingest/detect.ts";
 import { heicHalves } from "./support/heic.ts";
 import { photo } from "./support/images.ts";
@@ -307,6 +307,16 @@ describe("damaged and huge images", () => {
     const rendered = await renderImage(whole.subarray(0, Math.floor(whole.length * 0.6)));
     expect(rendered.damaged).toContain("damaged");
     expect((await renderImage(whole)).damaged).toBeNull();
+  });
+
+  test("the capture date is read without decoding, even from a JPEG too damaged to render", async () => {
+    const exif = F.exifSegment({ dateTimeOriginal: "2019:05:04 10:11:12", offsetTimeOriginal: "-03:00" });
+    // SOI, the EXIF segment, then garbage where the frame header should be.
+    const wrecked = Buffer.concat([Buffer.from([0xff, 0xd8]), exif, Buffer.from([0xff, 0xc0, 0x00, 0x03, 0x00]), Buffer.alloc(200, 0x55)]);
+    await expect(renderImage(wrecked)).rejects.toThrow(/could not be decoded/);
+    expect(await readCaptureDate(wrecked)).toEqual({ at: "2019-05-04T13:11:12.000Z", source: "EXIF DateTimeOriginal" });
+    const heicDate = await readCaptureDate(heicHalves());
+    expect(heicDate).toBeNull();
   });
 
   test("an image over the pixel limit is refused with the sizes and the setting named", async () => {

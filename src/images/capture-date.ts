@@ -57,6 +57,31 @@ export function blocksFromSharp(meta: Metadata, original?: Uint8Array): Metadata
   return blocks;
 }
 
+/**
+ * The blocks of a JPEG read straight from its marker segments (APP1 EXIF and XMP, APP13 IPTC),
+ * for a JPEG too damaged for libvips to open: its date is still worth keeping.
+ */
+export function blocksFromJpegSegments(jpeg: Uint8Array): MetadataBlocks {
+  const blocks = emptyBlocks();
+  if (jpeg[0] !== 0xff || jpeg[1] !== 0xd8) return blocks;
+  const latin1 = (start: number, length: number) => String.fromCharCode(...jpeg.subarray(start, start + length));
+  let at = 2;
+  while (at + 4 <= jpeg.byteLength && jpeg[at] === 0xff) {
+    const marker = jpeg[at + 1]!;
+    if (marker === 0xda || marker === 0xd9) break;
+    const length = (jpeg[at + 2]! << 8) | jpeg[at + 3]!;
+    const payload = jpeg.subarray(at + 4, Math.min(jpeg.byteLength, at + 2 + length));
+    if (marker === 0xe1 && latin1(at + 4, 6) === "Exif\0\0") {
+      const tiff = exifPayloadToTiff(payload);
+      if (tiff) blocks.exif.push(tiff);
+    } else if (marker === 0xe1 && latin1(at + 4, 29) === "http://ns.adobe.com/xap/1.0/\0") {
+      blocks.xmp.push(new TextDecoder().decode(payload.subarray(29)));
+    } else if (marker === 0xed) blocks.iptc.push(payload);
+    at += 2 + length;
+  }
+  return blocks;
+}
+
 const OFFSET = /^([+-])(\d{2}):?(\d{2})$/;
 
 /** "+02:00" / "-0530" / "Z" normalized to "+HH:MM", or null. */

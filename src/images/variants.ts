@@ -7,7 +7,7 @@
  */
 import { encode as encodeBlurHash } from "blurhash";
 import sharp, { type Sharp } from "sharp";
-import { blocksFromSharp, captureDate, type CaptureDate } from "./capture-date.ts";
+import { blocksFromJpegSegments, blocksFromSharp, captureDate, type CaptureDate } from "./capture-date.ts";
 import { isJxl, jxlMetadata } from "./jxl.ts";
 import { rawFormatOf } from "./raw.ts";
 import { DEFAULT_MAX_PIXELS, ImageDecodeError, openImage, uprightPixels, type OpenedImage } from "./open-image.ts";
@@ -94,7 +94,10 @@ export async function readCaptureDate(input: Buffer, options: RenderOptions = {}
 // open-image reads before decoding (a RAW's or sharp's metadata). A full open is the fallback.
 async function openImageHeaders(input: Buffer, options: RenderOptions): Promise<Pick<OpenedImage, "blocks">> {
   if (isJxl(input)) return { blocks: jxlMetadata(input) };
-  if (!rawFormatOf(input)) return { blocks: blocksFromSharp(await sharp(input, { limitInputPixels: false }).metadata(), input) };
+  if (!rawFormatOf(input)) {
+    const meta = await sharp(input, { limitInputPixels: false }).metadata().catch(() => null);
+    return { blocks: meta ? blocksFromSharp(meta, input) : blocksFromJpegSegments(input) };
+  }
   return openImage(input, options.maxPixels ?? DEFAULT_MAX_PIXELS);
 }
 

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
 import { OcrEngine } from "../src/images/ocr.ts";
-import { readCaptureDate, renderImage } from "../src/images/variants.ts";
+import { ImageDecodeError, readCaptureDate, renderImage } from "../src/images/variants.ts";
 import { detectType } from "../src/ingest/detect.ts";
 import { heicHalves } from "./support/heic.ts";
 import { photo } from "./support/images.ts";
@@ -313,7 +313,13 @@ describe("damaged and huge images", () => {
     const exif = F.exifSegment({ dateTimeOriginal: "2019:05:04 10:11:12", offsetTimeOriginal: "-03:00" });
     // SOI, the EXIF segment, then garbage where the frame header should be.
     const wrecked = Buffer.concat([Buffer.from([0xff, 0xd8]), exif, Buffer.from([0xff, 0xc0, 0x00, 0x03, 0x00]), Buffer.alloc(200, 0x55)]);
-    await expect(renderImage(wrecked)).rejects.toThrow(/could not be decoded/);
+    const failure = (await renderImage(wrecked).then(
+      () => null,
+      (err: unknown) => err,
+    )) as ImageDecodeError;
+    expect(failure).toBeInstanceOf(ImageDecodeError);
+    expect(failure.message).toContain("could not be decoded");
+    expect(failure.takenAt).toBe("2019-05-04T13:11:12.000Z");
     expect(await readCaptureDate(wrecked)).toEqual({ at: "2019-05-04T13:11:12.000Z", source: "EXIF DateTimeOriginal" });
     const heicDate = await readCaptureDate(heicHalves());
     expect(heicDate).toBeNull();

@@ -16,6 +16,8 @@ export const DEFAULT_MAX_PIXELS = 500_000_000;
 
 export class ImageDecodeError extends Error {
   override name = "ImageDecodeError";
+  /** The capture date read from the file's metadata anyway (renderImage sets it), for the pipeline to keep. */
+  takenAt: string | null = null;
 }
 
 export interface OpenedImage {

@@ -127,7 +127,20 @@ async function decodeUpright(image: OpenedImage, maxPixels: number, failOn: "err
   return { pixels, info, readable };
 }
 
+/**
+ * Renders the image; an ImageDecodeError carries the capture date when the metadata had one
+ * (`err.takenAt`), so a file that never decodes still keeps its date.
+ */
 export async function renderImage(input: Buffer, options: RenderOptions = {}): Promise<RenderedImage> {
+  try {
+    return await render(input, options);
+  } catch (err) {
+    if (err instanceof ImageDecodeError) err.takenAt = (await readCaptureDate(input, options))?.at ?? null;
+    throw err;
+  }
+}
+
+async function render(input: Buffer, options: RenderOptions): Promise<RenderedImage> {
   const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
   const image = await openImage(input, maxPixels);
   const { pixels: source } = image;

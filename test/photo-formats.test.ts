@@ -174,6 +174,15 @@ const FORMATS: Case[] = [
     red: "top",
     takenAt: cameraTime,
   })),
+  {
+    name: "a DNG holding no JPEG preview renders from its RGB thumbnail, with the sensor size",
+    filename: "converted.dng",
+    make: async () => F.dngWithoutPreview({ thumbnail: await F.halves(256, 170), sensor, exif: cameraExif }),
+    format: "dng",
+    dimensions: portrait,
+    red: "top",
+    takenAt: cameraTime,
+  },
 ];
 
 const jpegWith = (...segments: Uint8Array[]) => async () => F.withSegments(await F.halves(300, 200), ...segments);

@@ -9,7 +9,7 @@ import sharp, { type Metadata, type SharpOptions } from "sharp";
 import { blocksFromSharp, emptyBlocks, type MetadataBlocks } from "./capture-date.ts";
 import { decodeHeic, isHevcHeif } from "./heic.ts";
 import { decodeJxl, isJxl, jxlMetadata, jxlSize } from "./jxl.ts";
-import { rawFormatOf, readRaw } from "./raw.ts";
+import { RawDecodeError, rawFormatOf, readRaw } from "./raw.ts";
 
 /** Default of MEDIABOX_IMAGE_MAX_PIXELS: room for 288 MP panoramas and 400 MP multi-shot cameras. */
 export const DEFAULT_MAX_PIXELS = 500_000_000;
@@ -62,6 +62,8 @@ export async function openImage(input: Buffer, maxPixels = DEFAULT_MAX_PIXELS): 
     try {
       raw = readRaw(input, rawFormat);
     } catch (err) {
+      const fallback = err instanceof RawDecodeError ? await rawWithoutPreview(input, rawFormat, err, maxPixels) : null;
+      if (fallback) return fallback;
       throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
     }
     checkPixels(raw.previewWidth, raw.previewHeight, maxPixels, `${rawFormat.toUpperCase()} preview`);
@@ -130,6 +132,27 @@ export async function openImage(input: Buffer, maxPixels = DEFAULT_MAX_PIXELS): 
     height: meta.autoOrient?.height ?? height,
     pixels: { kind: "encoded", bytes: input, width, height, hasAlpha: meta.hasAlpha === true },
     blocks,
+  };
+}
+
+/**
+ * A TIFF-structured RAW without any JPEG preview (some DNG converters and phones store only an
+ * uncompressed thumbnail): libvips reads its first directory, a small RGB image, which is still
+ * better than nothing for variants; the sensor size stays the metadata's.
+ */
+async function rawWithoutPreview(input: Buffer, format: string, err: RawDecodeError, maxPixels: number): Promise<OpenedImage | null> {
+  if (format === "cr3" || format === "raf" || !err.found) return null;
+  const meta = await sharp(input, { limitInputPixels: false }).metadata().catch(() => null);
+  if (!meta?.width || !meta.height || meta.width * meta.height > maxPixels) return null;
+  const ok = await sharp(input, sharpInput(maxPixels, "error")).resize(8, 8).raw().toBuffer().then(() => true, () => false);
+  if (!ok) return null;
+  const turned = err.found.orientation >= 5;
+  return {
+    format,
+    width: turned ? err.found.height : err.found.width,
+    height: turned ? err.found.width : err.found.height,
+    pixels: { kind: "encoded", bytes: input, width: meta.width, height: meta.height, hasAlpha: meta.hasAlpha === true },
+    blocks: { ...emptyBlocks(), exif: err.found.exif },
   };
 }
 

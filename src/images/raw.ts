@@ -235,6 +235,13 @@ export interface RawImage {
 
 export class RawDecodeError extends Error {
   override name = "RawDecodeError";
+  /** What the metadata said anyway: sensor size (as stored), orientation and EXIF, for a fallback rendering. */
+  constructor(
+    message: string,
+    readonly found: Pick<RawImage, "width" | "height" | "orientation" | "exif"> | null = null,
+  ) {
+    super(message);
+  }
 }
 
 /** A JPEG's own EXIF orientation (APP1 "Exif"), or null when it carries none. */
@@ -324,7 +331,10 @@ export function readRaw(bytes: Uint8Array, format: RawFormat): RawImage {
       size = format === "rw2" ? rw2Size(tiff) : format !== "dng" && pixelX && pixelY && pixelX > 160 ? { width: pixelX, height: pixelY } : largestDirectory(tiff);
     }
   }
-  if (!found) throw new RawDecodeError(`the ${format.toUpperCase()} file holds no embedded preview JPEG that can be decoded`);
+  if (!found) {
+    const known = size ? { width: size.width, height: size.height, orientation: orientation && orientation <= 8 ? orientation : 1, exif } : null;
+    throw new RawDecodeError(`the ${format.toUpperCase()} file holds no embedded preview JPEG that can be decoded`, known);
+  }
 
   let preview = found.jpeg;
   // Some previews carry the camera's EXIF themselves (Panasonic's JpgFromRaw): a date source too.

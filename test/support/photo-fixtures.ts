@@ -240,6 +240,31 @@ export async function dng(spec: RawSpec): Promise<Uint8Array> {
   return tiff.setFirstIfd(ifd0).bytes();
 }
 
+/** A DNG with no JPEG at all: IFD0 is an uncompressed RGB thumbnail (`thumbnail` as raw pixels), as some converters write. */
+export async function dngWithoutPreview(spec: Omit<RawSpec, "preview"> & { thumbnail: Buffer }): Promise<Uint8Array> {
+  const { data, info } = await sharp(spec.thumbnail).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const tiff = new TiffBuilder();
+  const rawIfd = tiff.ifd({ 0x00fe: { long: [0] }, 0x0100: { long: [spec.sensor.width + 16] }, 0x0101: { long: [spec.sensor.height + 16] }, 0xc620: { long: [spec.sensor.width, spec.sensor.height] } });
+  const pixels = tiff.blob(data);
+  const ifd0 = tiff.ifd(
+    exifEntries(tiff, { make: "Adobe Test", ...spec.exif }, {
+      0x00fe: { long: [1] },
+      0x0100: { long: [info.width] },
+      0x0101: { long: [info.height] },
+      0x0102: { short: [8, 8, 8] },
+      0x0103: { short: [1] },
+      0x0106: { short: [2] },
+      0x0111: { long: [pixels] },
+      0x0115: { short: [3] },
+      0x0116: { long: [info.height] },
+      0x0117: { long: [data.length] },
+      0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) },
+      0x014a: { long: [rawIfd] },
+    }),
+  );
+  return tiff.setFirstIfd(ifd0).bytes();
+}
+
 /** Sony ARW: IFD0's JPEGInterchangeFormat is the preview; the raw directory (next IFD) has the sensor size. */
 export async function arw(spec: RawSpec): Promise<Uint8Array> {
   const tiff = new TiffBuilder();

@@ -307,7 +307,16 @@ export function readRaw(bytes: Uint8Array, format: RawFormat): RawImage {
     // The RAF's JPEG carries the camera's EXIF (dates, orientation) in its own APP1.
     const jpeg = parts.jpeg ?? found?.jpeg;
     const app1 = jpeg ? exifOfJpeg(jpeg) : null;
-    if (app1) exif.push(app1);
+    if (app1) {
+      exif.push(app1);
+      // Without the CFA records, the JPEG's EXIF pixel dimensions name the developed image's size.
+      if (!size) {
+        const entries = exifDirectories(app1).exif;
+        const width = app1.number(entries.get(TAG.PixelXDimension));
+        const height = app1.number(entries.get(TAG.PixelYDimension));
+        if (width && height) size = { width, height };
+      }
+    }
   } else if (format === "cr3") {
     const { cmt1, cmt2, cmt4 } = cr3Metadata(bytes);
     for (const block of [cmt1, cmt2, cmt4]) if (block) exif.push(block);

@@ -311,6 +311,20 @@ describe("damaged and huge images", () => {
     expect(data[5]!).toBeGreaterThan(150);
   });
 
+  test("through the pipeline: a cut JPEG completes saying it is damaged; an undecodable one fails but keeps its capture date", async () => {
+    const whole = await F.halves(640, 480);
+    const cut = await processed(owner, await upload(whole.subarray(0, Math.floor(whole.length * 0.6)), "cut-short.jpg"), 120_000);
+    expect(cut.variant_status).toBe("completed");
+    const status = (await owner.api.get(`/files/uploads-status/${cut.id}`)).body;
+    expect(status.error_message).toContain("damaged");
+
+    const exif = F.exifSegment({ dateTimeOriginal: "2019:05:04 10:11:12", offsetTimeOriginal: "-03:00" });
+    const wrecked = Buffer.concat([Buffer.from([0xff, 0xd8]), exif, Buffer.from([0xff, 0xc0, 0x00, 0x03, 0x00]), Buffer.alloc(200, 0x55)]);
+    const failed = await processed(owner, await upload(new Uint8Array(wrecked), "wrecked.jpg"), 120_000);
+    expect(failed.variant_status).toBe("failed");
+    expect(failed.content_created_at).toBe("2019-05-04T13:11:12.000Z");
+  });
+
   test("renderImage says a file is damaged and what libvips reported", async () => {
     const whole = await F.halves(800, 600);
     const rendered = await renderImage(whole.subarray(0, Math.floor(whole.length * 0.6)));
@@ -332,6 +346,21 @@ describe("damaged and huge images", () => {
     expect(await readCaptureDate(wrecked)).toEqual({ at: "2019-05-04T13:11:12.000Z", source: "EXIF DateTimeOriginal" });
     const heicDate = await readCaptureDate(heicHalves());
     expect(heicDate).toBeNull();
+  });
+
+  test("MEDIABOX_IMAGE_MAX_PIXELS reaches the pipeline: a larger image fails with the limit named", async () => {
+    const small = await startTestServer({ env: { MEDIABOX_IMAGE_MAX_PIXELS: "1000000" } });
+    try {
+      const tenant = small.tenant({ tier: "CUSTOM" });
+      const form = new FormData();
+      form.append("file", new File([(await F.halves(2000, 1500)) as Uint8Array<ArrayBuffer>], "big.jpg"));
+      form.append("auto_describe", "false");
+      const file = await processed(tenant, (await tenant.api.form("/files/upload", form)).body.image_id, 120_000);
+      expect(file.variant_status).toBe("failed");
+      expect((await tenant.api.get(`/files/uploads-status/${file.id}`)).body.error_message).toContain("MEDIABOX_IMAGE_MAX_PIXELS");
+    } finally {
+      await small.close();
+    }
   });
 
   test("an image over the pixel limit is refused with the sizes and the setting named", async () => {

@@ -251,8 +251,11 @@ export class FileRepository {
     this.db.query("UPDATE files SET variant_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
   }
 
-  variantsFailed(id: string, why: string): void {
-    this.db.query("UPDATE files SET variant_status = 'failed', processing_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), id);
+  /** The image did not render; a capture date read from its metadata is kept all the same. */
+  variantsFailed(id: string, why: string, takenAt: string | null = null): void {
+    this.db
+      .query("UPDATE files SET variant_status = 'failed', processing_error = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
+      .run(why, takenAt, this.now(), id);
   }
 
   variantsDone(id: string, rendered: RenderedVariants): void {

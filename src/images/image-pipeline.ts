@@ -68,10 +68,10 @@ async function generateVariants(work: ImageWork): Promise<void> {
   ctx.files.variantsStarted(file.id);
   let image: RenderedImage;
   try {
-    image = await renderImage(work.original);
+    image = await renderImage(work.original, { maxPixels: ctx.config.imageMaxPixels });
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
-    ctx.files.variantsFailed(file.id, why);
+    ctx.files.variantsFailed(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
     // An image that does not decode never will: fail for good rather than retry.
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
@@ -304,7 +304,9 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileJobP
     visible_text: final?.visible_text ?? null,
     stages: outcomes,
   };
-  return { summary, warnings: failedStages(outcomes) };
+  // A partly decoded file (a truncated JPEG) completes, and says it is damaged.
+  const warnings = [work.rendered?.damaged ?? null, failedStages(outcomes)].filter(Boolean).join("; ") || null;
+  return { summary: { ...summary, damaged: work.rendered?.damaged ?? null }, warnings };
 }
 
 /** Re-renders an image's variants only (POST /files/{id}/trigger-variants). */

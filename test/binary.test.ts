@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
+import { halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
 import { tempDir } from "./support/server.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
 
@@ -117,6 +118,16 @@ test("the built executable administers and serves from any directory", async () 
   }
   const heic = (await (await fetch(`${server.url}/api/v2/files/${heicId}`, { headers })).json()) as Record<string, unknown>;
   expect([heic.variant_status, heic.format, heic.dimensions]).toEqual(["completed", "heic", { width: 800, height: 400 }]);
+  // JPEG XL through its wasm decoder on a thread of its own (an entry point of the binary).
+  const jxlForm = new FormData();
+  jxlForm.append("file", new File([new Uint8Array(jxlContainer(await jxlCodestream(await halves(160, 120, "png"))))], "next.jxl"));
+  jxlForm.append("auto_describe", "false");
+  const { image_id: jxlId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: jxlForm, headers })).json()) as { image_id: string };
+  for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
+    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${jxlId}`, headers)).is_terminal) break;
+  }
+  const jxl = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${jxlId}`, headers);
+  expect([jxl.variant_status, jxl.format, jxl.dimensions]).toEqual(["completed", "jxl", { width: 160, height: 120 }]);
   // The built-in text model (USE lite on its own worker entry point, model files in the assets):
   // a paraphrase sharing no word with the document finds it through the vector signal alone.
   const note = new FormData();

@@ -6,7 +6,6 @@
  * another model or absent; each job embeds the stored large_1024 variant again.
  */
 import type { AppContext } from "../context.ts";
-import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
 import { fileJob } from "../processing/file-job.ts";

@@ -11,7 +11,6 @@ import type { Principal } from "../auth/api-keys.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { badRequest, errorMessage, type ErrorCode } from "../errors.ts";
-import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
 import { FIXED_LIMITS, TIER_LIMITS } from "../tenancy/tiers.ts";

@@ -11,7 +11,6 @@ import ExcelJS from "exceljs";
 import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
-import { enqueueJob } from "../jobs/queue.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 

@@ -4,7 +4,7 @@
  * with libvips, ONNX Runtime (for transformers.js models), the @napi-rs/canvas addon and pdf.js's
  * worker and font data, and the media code and models (tesseract worker, language data and wasm
  * cores; the tfjs runtime with Human's and MobileNetV2's models). Nothing is read from beside it;
- * what must be a real file is written to the native cache (src/native/extract.ts) on first use.
+ * what must be a real file is written to the native cache (src/native/unpack.ts) on first use.
  * Run with `npm run build`.
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -16,7 +16,7 @@ import { getLoadablePath } from "sqlite-vec";
 import { EMBEDDED_ASSETS } from "../src/native/packages.ts";
 
 const root = resolve(import.meta.dir, "..");
-const extractModule = JSON.stringify(resolve(root, "src/native/extract.ts"));
+const extractModule = JSON.stringify(resolve(root, "src/native/unpack.ts"));
 
 /** Replaces `sqlite-vec` with a module that embeds vec0 and extracts it at run time. */
 const embedSqliteVec: BunPlugin = {
@@ -27,8 +27,8 @@ const embedSqliteVec: BunPlugin = {
       loader: "ts",
       contents: `
         import vec0 from ${JSON.stringify(getLoadablePath())} with { type: "file" };
-        import { extractNative } from ${extractModule};
-        export function getLoadablePath(): string { return extractNative(vec0, "vec0.so"); }
+        import { unpackNative } from ${extractModule};
+        export function getLoadablePath(): string { return unpackNative(vec0, "vec0.so"); }
       `,
     }));
   },
@@ -55,10 +55,10 @@ const embedSharp: BunPlugin = {
       contents: `
         import addonFile from ${JSON.stringify(join(sharpAddonDir, sharpAddon))} with { type: "file" };
         import vipsFile from ${JSON.stringify(join(libvipsDir, libvips))} with { type: "file" };
-        import { extractNative, preloadSharedLibrary } from ${extractModule};
-        preloadSharedLibrary(extractNative(vipsFile, ${JSON.stringify(libvips)}), "vips_version");
+        import { unpackNative, preloadSharedLibrary } from ${extractModule};
+        preloadSharedLibrary(unpackNative(vipsFile, ${JSON.stringify(libvips)}), "vips_version");
         const module = { exports: {} as Record<string, any> };
-        process.dlopen(module, extractNative(addonFile, "sharp.node"));
+        process.dlopen(module, unpackNative(addonFile, "sharp.node"));
         if (!module.exports._isUsingX64V2()) throw new Error("sharp's prebuilt linux-x64 binaries require a CPU with the x86-64-v2 microarchitecture");
         export default module.exports;
       `,
@@ -109,11 +109,11 @@ const embedOnnxRuntime: BunPlugin = {
       contents: `
         import bindingFile from ${JSON.stringify(join(ortBinDir, "onnxruntime_binding.node"))} with { type: "file" };
         import libraryFile from ${JSON.stringify(join(ortBinDir, "libonnxruntime.so.1"))} with { type: "file" };
-        import { extractNative, preloadSharedLibrary } from ${extractModule};
+        import { unpackNative, preloadSharedLibrary } from ${extractModule};
         export function loadBinding(): unknown {
-          preloadSharedLibrary(extractNative(libraryFile, "libonnxruntime.so.1"), "OrtGetApiBase");
+          preloadSharedLibrary(unpackNative(libraryFile, "libonnxruntime.so.1"), "OrtGetApiBase");
           const module = { exports: {} };
-          process.dlopen(module, extractNative(bindingFile, "onnxruntime_binding.node"));
+          process.dlopen(module, unpackNative(bindingFile, "onnxruntime_binding.node"));
           return module.exports;
         }
       `,
@@ -129,7 +129,7 @@ if (!canvasAddon) throw new Error(`@napi-rs/canvas's linux-x64-gnu addon is not 
  * pdf.js (documents): in Node it loads @napi-rs/canvas (DOMMatrix, Path2D, ImageData and the
  * canvas scans are rendered on) through a createRequire() Bun cannot follow, and its in-process
  * "fake worker" with import() of a path relative to itself. The first becomes a static require()
- * (reached only when pdf.js itself is imported, lazily, by extract-pdf.ts); the canvas addon (no
+ * (reached only when pdf.js itself is imported, lazily, by read-pdf.ts); the canvas addon (no
  * shared libraries beyond libc) is unpacked to the native cache and loaded from there. The
  * worker module (2.3 MB, so not parsed at every start) is imported from the embedded tree.
  */
@@ -160,10 +160,10 @@ const embedPdfJs: BunPlugin = {
       loader: "ts",
       contents: `
         import addonFile from ${JSON.stringify(join(canvasAddonDir, canvasAddon))} with { type: "file" };
-        import { extractNative } from ${extractModule};
+        import { unpackNative } from ${extractModule};
         export function loadBinding(): unknown {
           const module = { exports: {} };
-          process.dlopen(module, extractNative(addonFile, ${JSON.stringify(canvasAddon)}));
+          process.dlopen(module, unpackNative(addonFile, ${JSON.stringify(canvasAddon)}));
           return module.exports;
         }
       `,

@@ -13,6 +13,7 @@ import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
 import type { TextEmbedding } from "./documents/text-embedder.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
+import type { OcrEngine } from "./ocr/ocr.ts";
 import type { ModelVerifier } from "./models/model-verifier.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
@@ -37,8 +38,10 @@ export interface AppContext {
   pipelines: PipelineRegistry;
   /** Checks model folders against the models directory's manifest before they load. */
   models: ModelVerifier;
-  /** Image models (OCR, detectors, embeddings, captioning), loaded lazily. */
+  /** Image models (detectors, embeddings, captioning), loaded lazily. */
   images: ImageAnalyzers;
+  /** Text recognition for images, scanned pages and video frames, loaded lazily. */
+  ocr: OcrEngine;
   /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */
   embedder: TextEmbedding;
   events: EventHub;

@@ -24,6 +24,7 @@ import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
 import { clearScratch } from "./processing/scratch.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
+import { OcrEngine } from "./ocr/ocr.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
 import { createTextEmbedding } from "./embeddings/text-models.ts";
 import { closeDocumentReader } from "./documents/server-reader.ts";
@@ -79,7 +80,14 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const ctx: AppContext = {
     config, dataDir, db, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
-    images: new ImageAnalyzers(config, dataDir.scratch, models.require),
+    images: new ImageAnalyzers(config, models.require),
+    ocr: new OcrEngine({
+      workers: config.ocrWorkers,
+      languages: config.ocrLanguages,
+      modelsDir: config.modelsDir,
+      scratchDir: dataDir.scratch,
+      check: models.require,
+    }),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
   };
   ctx.pipelines.register(imagePipeline);
@@ -137,7 +145,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await app.stop();
       await jobs.stop();
       await closeDocumentReader(ctx);
-      await ctx.images.close();
+      await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
       db.close();
       safetyNet.uninstall();

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import path from "node:path";
 import { chunkDocument } from "../src/documents/chunking.ts";
 import { TextEmbedder } from "../src/documents/text-embedder.ts";
-import type { Chunk, DocElement, ElementType, ExtractedDocument } from "../src/documents/types.ts";
+import type { Chunk, DocElement, ElementType, DocumentContent } from "../src/documents/types.ts";
 import { SHARED_TOKENIZER, realTokenizerAvailable } from "./support/embedding-model.ts";
 
 /** Word count: additive over whitespace like a WordPiece tokenizer, and easy to reason about. */
@@ -19,7 +19,7 @@ const h = (level: number, text: string) => el("heading", text, { level });
 const p = (text: string) => el("paragraph", text);
 
 /** A document whose page N (1-indexed) holds pages[N-1]. */
-function doc(...pages: DocElement[][]): ExtractedDocument {
+function doc(...pages: DocElement[][]): DocumentContent {
   const docPages = pages.map((elements, i) => ({
     page_number: i + 1,
     status: "completed" as const,

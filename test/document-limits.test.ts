@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { DocumentReader } from "../src/documents/document-reader.ts";
 import { residentBytes } from "../src/documents/process-memory.ts";
 import { documentReaderOf } from "../src/documents/server-reader.ts";
-import { DocumentExtractionError } from "../src/documents/types.ts";
+import { DocumentReadError } from "../src/documents/types.ts";
 import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
 import { reportDocx, scannedPdf } from "./support/documents.ts";
 import { waitFor, processed } from "./support/polling.ts";
@@ -126,7 +126,7 @@ describe("the document reader's watchdog", () => {
     // 48 MB is below what the reader process needs just to start: the first poll kills it.
     reader = new DocumentReader({ memoryBudgetBytes: 48 * MiB, ocr: noOcr });
     const err = await reader.read(await reportDocx(), "docx").catch((e: Error) => e);
-    expect(err).toBeInstanceOf(DocumentExtractionError);
+    expect(err).toBeInstanceOf(DocumentReadError);
     expect((err as Error).message).toBe(
       "reading the document needed more than 48 MB of memory (the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped",
     );
@@ -145,7 +145,7 @@ describe("the document reader's watchdog", () => {
     const started = performance.now();
     const err = await reader.read(await paragraphBombDocx(90_000), "docx").catch((e: Error) => e);
     expect((err as Error).message).toContain("needed more than 300 MB of memory");
-    expect(err).toBeInstanceOf(DocumentExtractionError);
+    expect(err).toBeInstanceOf(DocumentReadError);
     // Caught by the poll, not long after the budget was passed.
     expect(reader.lastRead!.peakRssBytes).toBeGreaterThan(300 * MiB);
     expect(reader.lastRead!.peakRssBytes).toBeLessThan(600 * MiB);
@@ -163,7 +163,7 @@ describe("the document reader's watchdog", () => {
     const slow = await paragraphBombDocx(90_000); // under the 100,000-paragraph limit; mammoth needs seconds for it
     const first = reader.pid!;
     const late = await reader.read(slow, "docx").catch((e: Error) => e);
-    expect(late).toBeInstanceOf(DocumentExtractionError);
+    expect(late).toBeInstanceOf(DocumentReadError);
     expect((late as Error).message).toBe("reading the document took longer than 1 s, so it was stopped");
     await until(() => gone(first), "the timed-out child to exit");
 
@@ -173,7 +173,7 @@ describe("the document reader's watchdog", () => {
     const second = reader.pid!;
     controller.abort();
     const cancelled = await reading;
-    expect(cancelled).not.toBeInstanceOf(DocumentExtractionError);
+    expect(cancelled).not.toBeInstanceOf(DocumentReadError);
     expect((cancelled as Error).message).toBe("extraction interrupted");
     await until(() => gone(second), "the cancelled child to exit");
 

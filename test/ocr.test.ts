@@ -3,7 +3,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from "node:f
 import { tmpdir } from "node:os";
 import path from "node:path";
 import sharp from "sharp";
-import { OcrEngine, type BoundingBox, type OcrResult } from "../src/images/ocr.ts";
+import { OcrEngine, type BoundingBox, type OcrResult } from "../src/ocr/ocr.ts";
 
 const WIDTH = 1200;
 const HEIGHT = 500;

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import { OcrEngine } from "../src/images/ocr.ts";
+import { OcrEngine } from "../src/ocr/ocr.ts";
 import { ImageDecodeError, readCaptureDate, renderImage } from "../src/images/variants.ts";
 import { detectType } from "../src/ingest/detect.ts";
 import { heicHalves } from "./support/heic.ts";

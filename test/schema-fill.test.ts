@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import Ajv from "ajv";
 import { fillSchema, parseNumber, type Evidence } from "../src/images/schema-fill.ts";
-import { schemaProblems } from "../src/schemas/schema-rules.ts";
+import { schemaProblems } from "../src/custom-schemas/schema-rules.ts";
 
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
 

@@ -22,10 +22,10 @@ import { PDFDocument, StandardFonts } from "pdf-lib";
 import { ManualClock } from "../../src/clock.ts";
 import type { AppContext } from "../../src/context.ts";
 import { openDatabase } from "../../src/db/database.ts";
-import { extractDocument } from "../../src/documents/extract.ts";
+import { readDocument } from "../../src/documents/read-document.ts";
 import { searchChunks } from "../../src/documents/search.ts";
 import { TextEmbedder } from "../../src/documents/text-embedder.ts";
-import { OcrEngine } from "../../src/images/ocr.ts";
+import { OcrEngine } from "../../src/ocr/ocr.ts";
 import { VectorSpace } from "../../src/vectors/vector-index.ts";
 import { buildFixtureEmbeddingModel } from "../../test/support/embedding-model.ts";
 import { run } from "../../test/support/process.ts";
@@ -61,14 +61,14 @@ async function extraction() {
   await Bun.write(path, bytes);
   const ocr = new OcrEngine();
   try {
-    let doc = await extractDocument(bytes, "pdf", { ocr }); // warm-up (loads pdf.js)
+    let doc = await readDocument(bytes, "pdf", { ocr }); // warm-up (loads pdf.js)
     // Median of 5 runs each: single runs of ~0.2 s swing by a third on this machine.
     const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const ours: number[] = [];
     const theirs: number[] = [];
     for (let i = 0; i < 5; i++) {
       const started = performance.now();
-      doc = await extractDocument(bytes, "pdf", { ocr });
+      doc = await readDocument(bytes, "pdf", { ocr });
       ours.push(performance.now() - started);
       const popplerStarted = performance.now();
       const result = await run(["pdftotext", "-layout", path, join(root, "hundred.txt")]);

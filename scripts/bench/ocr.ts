@@ -14,7 +14,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { OcrEngine } from "../../src/images/ocr.ts";
+import { OcrEngine } from "../../src/ocr/ocr.ts";
 
 const dataset = process.argv[2] ?? process.env.MEDIABOX_OCR_DATASET ?? join(import.meta.dir, "..", "..", "..", "shared", "datasets", "ocr");
 if (!existsSync(dataset)) {

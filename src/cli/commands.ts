@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import { siteLanguageFiles } from "../images/ocr.ts";
+import { siteLanguageFiles } from "../ocr/ocr.ts";
 import { buildManifest, type ModelRole, writeManifest } from "../models/manifest.ts";
 import { ModelVerifier } from "../models/model-verifier.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys.ts";

@@ -38,7 +38,7 @@
  * sum is an upper bound, so the limit still holds). A 100-page document takes milliseconds with a
  * word count and about one tokenizer pass (~1.5 M tokens/s) with the MiniLM tokenizer.
  */
-import type { Chunk, DocElement, ElementType, ExtractedDocument } from "./types.ts";
+import type { Chunk, DocElement, ElementType, DocumentContent } from "./types.ts";
 
 export interface ChunkingOptions {
   /** Most tokens (as `count` measures) in one chunk's content. */
@@ -279,7 +279,7 @@ function normalizeOptions(options: Partial<ChunkingOptions>): ChunkingOptions {
   return { maxTokens, overlapTokens: Math.min(overlap, Math.floor(maxTokens / 2)) };
 }
 
-export function chunkDocument(doc: ExtractedDocument, count: Count, options: Partial<ChunkingOptions> = {}): Chunk[] {
+export function chunkDocument(doc: DocumentContent, count: Count, options: Partial<ChunkingOptions> = {}): Chunk[] {
   const { maxTokens, overlapTokens } = normalizeOptions(options);
   const chunks: Chunk[] = [];
   const hierarchy: { level: number; text: string }[] = [];

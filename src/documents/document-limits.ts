@@ -3,7 +3,7 @@
  * "Document limits" lists the same numbers). They are generous for real documents (a 2,000-page
  * report reads) and stop the files built to exhaust a reader (zip bombs, millions of tiny
  * paragraphs, gigapixel images) with a reason, before the memory watchdog of document-reader.ts
- * has to. A file over a limit fails for good with a DocumentExtractionError.
+ * has to. A file over a limit fails for good with a DocumentReadError.
  */
 const MiB = 1024 * 1024;
 

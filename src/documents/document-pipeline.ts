@@ -19,7 +19,7 @@ import { runStages, type FileWork, type Stage } from "../processing/stage-runner
 import { VectorSpace } from "../vectors/vector-index.ts";
 import { documentReaderOf } from "./server-reader.ts";
 import { detectLanguage } from "./language.ts";
-import { DocumentExtractionError, type Chunk, type ExtractedDocument } from "./types.ts";
+import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
 import type { ChunkingRequest } from "./reader-protocol.ts";
 import { errorMessage } from "../errors.ts";
@@ -45,7 +45,7 @@ async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
   }
 }
 
-function storeExtraction(ctx: AppContext, fileId: string, doc: ExtractedDocument): void {
+function storeExtraction(ctx: AppContext, fileId: string, doc: DocumentContent): void {
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
@@ -102,7 +102,7 @@ export function enqueueEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "or
 
 /** One document on its way through the stages. */
 interface DocumentWork extends FileWork {
-  document: ExtractedDocument | null;
+  document: DocumentContent | null;
   chunks: Chunk[];
   exactTokens: boolean;
   embeddingJobId: string | null;
@@ -114,7 +114,7 @@ const extractionStage: Stage<DocumentWork> = {
   weight: 16,
   async run(work, progress) {
     const { ctx, file, job } = work;
-    ctx.files.extractionStarted(file.id);
+    ctx.files.textExtractionStarted(file.id);
     const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
     if (!bytes) throw new PermanentJobError(`the original of document ${file.id} is missing from the store`);
     try {
@@ -130,9 +130,9 @@ const extractionStage: Stage<DocumentWork> = {
       work.exactTokens = read.exactTokens;
     } catch (err) {
       // Unreadable, or past a decode limit or the reader's budget: that never changes, so no retry.
-      const final = err instanceof DocumentExtractionError;
+      const final = err instanceof DocumentReadError;
       const why = final ? err.message : `text extraction failed: ${errorMessage(err)}`;
-      ctx.files.extractionFailed(file.id, why, final);
+      ctx.files.textExtractionFailed(file.id, why, final);
       throw final ? new PermanentJobError(why) : err;
     }
   },

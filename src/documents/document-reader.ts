@@ -4,7 +4,7 @@
  * the parent. While a read runs, the child's resident memory is polled from /proc every ~100 ms
  * and the child is SIGKILLed past the memory budget (MEDIABOX_DOCUMENT_MEMORY_MB) or past the time
  * limit (time spent waiting for the server's OCR does not count). A read stopped for a limit, or
- * by the child dying on its own, rejects with a DocumentExtractionError: the document fails for
+ * by the child dying on its own, rejects with a DocumentReadError: the document fails for
  * good instead of being retried into the same failure. Cancelling a read (its signal) kills the
  * child at once; close() kills it and refuses further reads. However the server process ends, the
  * child goes with it (an exit hook here; the IPC and parent-death checks in the child).
@@ -16,10 +16,10 @@ import type { Subprocess } from "bun";
 import { errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
-import type { OcrLike } from "./extract.ts";
+import type { OcrLike } from "./read-document.ts";
 import { residentBytes } from "./process-memory.ts";
 import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type ToReader } from "./reader-protocol.ts";
-import { DocumentExtractionError, type Chunk, type ExtractedDocument } from "./types.ts";
+import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
 
 const MiB = 1024 * 1024;
@@ -51,7 +51,7 @@ export interface ReadOptions {
 }
 
 export interface ReadResult {
-  document: ExtractedDocument;
+  document: DocumentContent;
   /** Null unless chunking was asked for. */
   chunks: Chunk[] | null;
   /** False when chunk sizes were estimated rather than counted by the model's tokenizer. */
@@ -309,7 +309,7 @@ export class DocumentReader {
             settle(() => resolve({ document: message.doc, chunks: message.chunks, exactTokens: message.exactTokens }));
             break;
           case "failed":
-            settle(() => reject(message.permanent ? new DocumentExtractionError(message.message) : new Error(message.message)));
+            settle(() => reject(message.permanent ? new DocumentReadError(message.message) : new Error(message.message)));
             break;
         }
       };
@@ -352,12 +352,12 @@ export class DocumentReader {
   private stoppedError(child: Child, code: number, reading: boolean): Error {
     switch (child.stopReason) {
       case "memory":
-        return new DocumentExtractionError(
+        return new DocumentReadError(
           `reading the document needed more than ${Math.round(this.options.memoryBudgetBytes / MiB)} MB of memory ` +
             "(the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped",
         );
       case "time":
-        return new DocumentExtractionError(`reading the document took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
+        return new DocumentReadError(`reading the document took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
       case "cancelled":
         return new Error("extraction interrupted");
       case "closed":
@@ -367,7 +367,7 @@ export class DocumentReader {
         return new Error(`the document reader did not start within ${formatDuration(STARTUP_LIMIT_MS)}`);
       default:
         if (!reading) return new Error(`the document reader exited before it could read the document (${exitDescription(child.proc, code)})`);
-        return new DocumentExtractionError(`the document reader stopped unexpectedly while reading this document (${exitDescription(child.proc, code)})`);
+        return new DocumentReadError(`the document reader stopped unexpectedly while reading this document (${exitDescription(child.proc, code)})`);
     }
   }
 }

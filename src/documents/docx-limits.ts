@@ -7,14 +7,14 @@
  * decides whether it fits; a file past any limit fails at once with the reason.
  */
 import { count, DOCUMENT_LIMITS, megabytes } from "./document-limits.ts";
-import { inflateZipEntry, readZipDirectory, ZipEntryTooLarge, type ZipEntry } from "./extract-zip.ts";
-import { DocumentExtractionError } from "./types.ts";
+import { inflateZipEntry, readZipDirectory, ZipEntryTooLarge, type ZipEntry } from "./zip-entries.ts";
+import { DocumentReadError } from "./types.ts";
 
 const LIMITS = DOCUMENT_LIMITS.docx;
 /** ZIP64 archives write this in the 32-bit size fields; Word files never need it. */
 const ZIP64_MARKER = 0xffffffff;
 
-const refuse = (why: string) => new DocumentExtractionError(`the DOCX was not read: ${why}`);
+const refuse = (why: string) => new DocumentReadError(`the DOCX was not read: ${why}`);
 
 /** Parts mammoth may parse: the XML and the relationships. Pictures and other media are never inflated. */
 const isXmlPart = (entry: ZipEntry) => /\.(xml|rels)$/i.test(entry.name);
@@ -27,7 +27,7 @@ export interface XmlCounts {
 
 export function checkDocxLimits(bytes: Uint8Array): XmlCounts {
   const directory = readZipDirectory(bytes);
-  if (!directory) throw new DocumentExtractionError("the DOCX could not be read (corrupt or not a Word document): its zip directory is missing or damaged");
+  if (!directory) throw new DocumentReadError("the DOCX could not be read (corrupt or not a Word document): its zip directory is missing or damaged");
   const { entries } = directory;
   const listed = Math.max(directory.declaredEntries, entries.length);
   if (listed > LIMITS.maxEntries) throw refuse(`the archive has ${count(listed)} entries; the most Mediabox reads is ${count(LIMITS.maxEntries)}`);
@@ -59,9 +59,9 @@ export function checkDocxLimits(bytes: Uint8Array): XmlCounts {
       xml = inflateZipEntry(bytes, part, Math.max(1, part.size));
     } catch (err) {
       if (err instanceof ZipEntryTooLarge) throw refuse(`${part.name} inflates to more than the ${count(part.size)} bytes its zip entry declares`);
-      throw new DocumentExtractionError(`the DOCX could not be read (corrupt or not a Word document): ${part.name} cannot be inflated`);
+      throw new DocumentReadError(`the DOCX could not be read (corrupt or not a Word document): ${part.name} cannot be inflated`);
     }
-    if (xml === null) throw new DocumentExtractionError(`the DOCX could not be read (corrupt or not a Word document): ${part.name} uses a compression method Word does not write`);
+    if (xml === null) throw new DocumentReadError(`the DOCX could not be read (corrupt or not a Word document): ${part.name} uses a compression method Word does not write`);
     scanXml(part.name, xml, counts);
   }
   return counts;

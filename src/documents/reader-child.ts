@@ -1,6 +1,6 @@
 /**
  * The document reader's child process: `mediabox __document-reader`, started by document-reader.ts.
- * It reads one document at a time with extractDocument (pdf.js, mammoth, the text readers) and
+ * It reads one document at a time with readDocument (pdf.js, mammoth, the text readers) and
  * cuts it into chunks (with the text model's tokenizer when the server names one), so a file that
  * eats memory or CPU costs this process, which the server watches and kills, never the server's
  * event loop. OCR of scanned pages is asked of the server, which owns the tesseract
@@ -9,10 +9,10 @@
  */
 import { errorMessage } from "../errors.ts";
 import { approximateTokens, chunkDocument } from "./chunking.ts";
-import { extractDocument, type OcrLike } from "./extract.ts";
+import { readDocument, type OcrLike } from "./read-document.ts";
 import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
 import { TextEmbedder } from "./text-embedder.ts";
-import { DocumentExtractionError, type Chunk, type ExtractedDocument } from "./types.ts";
+import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 
 const send = (message: FromReader) => process.send?.(message);
 
@@ -43,7 +43,7 @@ function ocrThroughParent(id: number): OcrLike {
 /** Tokenizers loaded in this process, by folder (the server checked them before naming them). */
 const tokenizers = new Map<string, TextEmbedder>();
 
-async function chunk(doc: ExtractedDocument, request: ChunkingRequest): Promise<{ chunks: Chunk[]; exactTokens: boolean }> {
+async function chunk(doc: DocumentContent, request: ChunkingRequest): Promise<{ chunks: Chunk[]; exactTokens: boolean }> {
   let count = approximateTokens;
   let exactTokens = false;
   if (request.tokenizer) {
@@ -67,7 +67,7 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
   send({ type: "reading", id });
   try {
     const bytes = await Bun.file(message.path).bytes();
-    const doc = await extractDocument(bytes, message.documentType, {
+    const doc = await readDocument(bytes, message.documentType, {
       ocr: ocrThroughParent(id),
       onPage: (done, total) => send({ type: "page", id, done, total }),
     });
@@ -77,7 +77,7 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
     const chunked = message.chunking ? await chunk(doc, message.chunking) : null;
     send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false });
   } catch (err) {
-    send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentExtractionError });
+    send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentReadError });
   } finally {
     // Hand the document's garbage back now, so the parent's idle check sees what this process really keeps.
     Bun.gc(true);

@@ -5,8 +5,8 @@
  * through a scratch file rather than the channel: cloning a 50 MB message stalls the server's
  * event loop for ~100 ms.
  */
-import type { OcrLike } from "./extract.ts";
-import type { Chunk, ExtractedDocument } from "./types.ts";
+import type { OcrLike } from "./read-document.ts";
+import type { Chunk, DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
 
 /** The hidden `mediabox` command that runs the reader (src/main.ts dispatches it). */
@@ -39,6 +39,6 @@ export type FromReader =
   | { type: "page"; id: number; done: number; total: number }
   | { type: "ocr"; id: number; ocrId: number; png: Uint8Array }
   /** `chunks` when chunking was asked for; `exactTokens` false when sizes were estimated. */
-  | { type: "done"; id: number; doc: ExtractedDocument; chunks: Chunk[] | null; exactTokens: boolean }
-  /** `permanent`: the file itself cannot be read (a DocumentExtractionError), so retrying is useless. */
+  | { type: "done"; id: number; doc: DocumentContent; chunks: Chunk[] | null; exactTokens: boolean }
+  /** `permanent`: the file itself cannot be read (a DocumentReadError), so retrying is useless. */
   | { type: "failed"; id: number; message: string; permanent: boolean };

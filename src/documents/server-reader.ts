@@ -18,7 +18,7 @@ export function documentReaderOf(ctx: AppContext): DocumentReader {
       ocr: {
         // OCR errors become page errors, which answers show: name the models directory relatively.
         recognize: (image) =>
-          ctx.images.ocr.recognize(image).catch((err: unknown) => {
+          ctx.ocr.recognize(image).catch((err: unknown) => {
             throw new Error(errorMessage(err).split(ctx.config.modelsDir).join("models"), { cause: err });
           }),
       },

@@ -100,7 +100,7 @@ export class TextEmbedder implements TextEmbedding {
   private readonly nameError: string | null;
   private readonly check: ModelCheck | undefined;
   private tokenizerLoad: Promise<TokenCounter> | null = null;
-  private extractorLoad: Promise<FeatureExtractor> | null = null;
+  private modelLoad: Promise<FeatureExtractor> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private dim: number | null = null;
 
@@ -194,7 +194,7 @@ export class TextEmbedder implements TextEmbedding {
   }
 
   private extractor(): Promise<FeatureExtractor> {
-    this.extractorLoad ??= (async () => {
+    this.modelLoad ??= (async () => {
       await this.require(MODEL_FILES);
       const { pipeline } = await offlineTransformers(this.modelsDir);
       let pipe: FeatureExtractor;
@@ -212,8 +212,8 @@ export class TextEmbedder implements TextEmbedding {
       Object.defineProperty(pipe.tokenizer, "model_max_length", { value: await this.maxTokens(), configurable: true });
       return pipe;
     })();
-    this.extractorLoad.catch(() => (this.extractorLoad = null));
-    return this.extractorLoad;
+    this.modelLoad.catch(() => (this.modelLoad = null));
+    return this.modelLoad;
   }
 
   /** Runs `task` after every earlier embedding call has settled. */
@@ -247,8 +247,8 @@ export class TextEmbedder implements TextEmbedding {
   /** Releases the ONNX Runtime session; a later call loads the model again. */
   async close(): Promise<void> {
     await this.serial(async () => {
-      const load = this.extractorLoad;
-      this.extractorLoad = null;
+      const load = this.modelLoad;
+      this.modelLoad = null;
       this.dim = null;
       const pipe = await load?.catch(() => null);
       await pipe?.dispose();

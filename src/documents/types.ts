@@ -36,7 +36,7 @@ export interface DocPage {
   elements: DocElement[];
 }
 
-export interface ExtractedDocument {
+export interface DocumentContent {
   document_type: DocumentType;
   page_count: number;
   pages: DocPage[];
@@ -46,8 +46,8 @@ export interface ExtractedDocument {
 }
 
 /** The whole file cannot be read (corrupt, encrypted, empty): the document fails with this message. */
-export class DocumentExtractionError extends Error {
-  override name = "DocumentExtractionError";
+export class DocumentReadError extends Error {
+  override name = "DocumentReadError";
 }
 
 export interface Chunk {

@@ -23,7 +23,7 @@
 import type { Static } from "@sinclair/typebox";
 import { t } from "elysia";
 import { ApiError, badRequest } from "../errors.ts";
-import { Enum, Nullable } from "../http/schemas.ts";
+import { Enum, Nullable } from "../http/shapes.ts";
 import { checkShape, refuseUnknownFields } from "../http/validation.ts";
 
 /** The spec's list, exactly. `custom_schema` extractions are not reviewable (yet). */

@@ -57,7 +57,7 @@ export interface RenderedVariants {
   takenAt: string | null;
 }
 
-export interface ExtractedText {
+export interface DocumentText {
   pageCount: number;
   text: string;
   /** What the library's search index holds of the text. */
@@ -308,19 +308,19 @@ export class FileRepository {
       .run(summary.text, JSON.stringify(summary.tags), this.now(), id);
   }
 
-  extractionStarted(id: string): void {
+  textExtractionStarted(id: string): void {
     this.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
   }
 
   /** Extraction failed: for good (`final`), or back to pending for the retry. */
-  extractionFailed(id: string, why: string, final: boolean): void {
+  textExtractionFailed(id: string, why: string, final: boolean): void {
     const status = final ? "failed" : "pending";
     this.db
       .query("UPDATE files SET text_extraction_status = ?, digitization_status = ?, processing_error = ?, updated_at = ? WHERE id = ?")
       .run(status, status, why, this.now(), id);
   }
 
-  textExtracted(id: string, extracted: ExtractedText): void {
+  textExtracted(id: string, extracted: DocumentText): void {
     this.db
       .query(
         `UPDATE files SET page_count = ?, extracted_text = ?, visible_text = ?, document_language = ?, digitization_status = ?,

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
 
 const FolderRef = t.Object({ id: t.String({ format: "uuid" }), name: t.String() });

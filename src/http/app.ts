@@ -10,7 +10,7 @@ import { libraryRoutes } from "../library/routes.ts";
 import { imageRoutes } from "../images/routes.ts";
 import { documentRoutes } from "../documents/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
-import { customSchemaRoutes } from "../schemas/routes.ts";
+import { customSchemaRoutes } from "../custom-schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
 import { errorHandler } from "./errors.ts";

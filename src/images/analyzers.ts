@@ -1,30 +1,21 @@
 /**
- * The image models one server holds: the OCR engine, the vision models (objects, faces,
- * embeddings), the optional captioning model and the optional OpenAI-compatible endpoint. Built
- * once per server from configuration; each loads lazily on first use and is closed at shutdown.
+ * The image models one server holds: the vision models (objects, faces, embeddings), the
+ * optional captioning model and the optional OpenAI-compatible endpoint. Built once per server
+ * from configuration; each loads lazily on first use and is closed at shutdown. OCR is not here:
+ * images, scanned pages and video frames share it (`ctx.ocr`).
  */
 import type { Config } from "../config.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { Captioner } from "./captioner.ts";
-import { OcrEngine } from "./ocr.ts";
 import { VisionEndpoint } from "./vision-endpoint.ts";
 import { VisionModels } from "./vision.ts";
 
 export class ImageAnalyzers {
-  readonly ocr: OcrEngine;
   readonly vision: VisionModels;
   readonly captioner: Captioner | null;
   readonly endpoint: VisionEndpoint | null;
 
-  /** `scratchDir` is DataDir's scratch: OCR writes its temporary images there. */
-  constructor(config: Config, scratchDir: string, check?: ModelCheck) {
-    this.ocr = new OcrEngine({
-      workers: config.ocrWorkers,
-      languages: config.ocrLanguages,
-      modelsDir: config.modelsDir,
-      scratchDir,
-      ...(check ? { check } : {}),
-    });
+  constructor(config: Config, check?: ModelCheck) {
     this.vision = new VisionModels({
       modelsDir: config.modelsDir,
       ...(config.imageEmbeddingModel ? { imageEmbeddingModel: config.imageEmbeddingModel } : {}),
@@ -42,6 +33,6 @@ export class ImageAnalyzers {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([this.ocr.close(), this.vision.close()]);
+    await this.vision.close();
   }
 }

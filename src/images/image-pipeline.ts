@@ -17,11 +17,11 @@ import type { MediaPipeline, PipelineReport } from "../processing/file-processin
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
-import { getCustomSchema } from "../schemas/custom-schemas.ts";
+import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../ingest/options.ts";
 import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "./compliance.ts";
 import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
-import type { OcrResult } from "./ocr.ts";
+import type { OcrResult } from "../ocr/ocr.ts";
 import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";
 import { fillSchema } from "./schema-fill.ts";
 import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
@@ -185,10 +185,10 @@ const ocrStage: Stage<ImageWork> = {
   name: "ocr",
   async run(work) {
     const { ctx, file } = work;
-    const result = await ctx.images.ocr.recognize(rendered(work).readable);
+    const result = await ctx.ocr.recognize(rendered(work).readable);
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
     ctx.db.transaction(() => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", ctx.images.ocr.modelDescription, { regions });
+      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", ctx.ocr.modelDescription, { regions });
       ctx.files.visibleTextFound(file.id, result.text || null);
     })();
     work.ocr = result;

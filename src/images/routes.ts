@@ -10,14 +10,14 @@ import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions
 import { permissions } from "../http/guard.ts";
 import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/schemas.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { getJobRow, waitForJob } from "../jobs/queue.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
-import { TextRegion } from "../library/file-schemas.ts";
+import { TextRegion } from "../library/file-shapes.ts";
 import { getExtraction } from "../extractions/extractions.ts";
 import { similarImages } from "./similar.ts";
 import { VARIANT_TYPES } from "./variants.ts";

@@ -4,7 +4,7 @@ import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/schemas.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/shapes.ts";
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, retryPart, type CreateIntentBody } from "./intents.ts";
 import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
 

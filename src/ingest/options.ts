@@ -5,12 +5,12 @@
  * placement rule: folder_id wins, else project_id, else Default.
  */
 import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../images/compliance.ts";
-import { getCustomSchema } from "../schemas/custom-schemas.ts";
+import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import type { Database } from "bun:sqlite";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { badRequest } from "../errors.ts";
-import { Enum, Nullable, OneOf, UuidText } from "../http/schemas.ts";
+import { Enum, Nullable, OneOf, UuidText } from "../http/shapes.ts";
 import { checkForm } from "../http/validation.ts";
 import { getFolder } from "../folders/folders.ts";
 import { defaultProjectId, getProject } from "../projects/projects.ts";

@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
 import { principalOf } from "../http/request-context.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/shapes.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";

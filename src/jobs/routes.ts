@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum } from "../http/shapes.ts";
 import { getJobForOrg, JOB_STATUSES } from "./queue.ts";
 
 export const JobSchema = t.Object(

@@ -7,13 +7,13 @@
  * into single files and embeds them, with the wasm and model files they read, as one directory
  * tree (`/$bunfs/root/mediabox-assets`). Code there must be require()d and run as a worker from
  * a real file, so on first use the tree is written out to the native cache directory, under its
- * content hash (see extractTree); later starts of the same build reuse it. pdf.js's worker module
+ * content hash (see unpackTree); later starts of the same build reuse it. pdf.js's worker module
  * and font data, also in the tree, are read in place (import() and fs both see embedded files).
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { extractTree } from "./extract.ts";
+import { unpackTree } from "./unpack.ts";
 
 /** True inside the executable built by `bun build --compile`. */
 export const isCompiled = import.meta.url.includes("$bunfs");
@@ -34,7 +34,7 @@ export function assetsDir(): string {
   if (!existsSync(join(embedded, "manifest.json"))) {
     throw new Error(`this mediabox binary has no embedded ${EMBEDDED_ASSETS} (looked in ${embedded}); rebuild it with scripts/build.ts`);
   }
-  extracted = extractTree(embedded, EMBEDDED_ASSETS);
+  extracted = unpackTree(embedded, EMBEDDED_ASSETS);
   return extracted;
 }
 

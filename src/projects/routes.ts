@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/schemas.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/shapes.ts";
 import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "./projects.ts";
 
 const ProjectType = Enum(PROJECT_TYPES, { error: "project_type must be general or real_estate" });

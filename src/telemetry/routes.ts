@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { requestInfo } from "../http/request-context.ts";
-import { ErrorBody } from "../http/schemas.ts";
+import { ErrorBody } from "../http/shapes.ts";
 import { logUploadEvent } from "./upload-events.ts";
 
 export function telemetryRoutes(ctx: AppContext) {

@@ -1,7 +1,7 @@
 /**
  * What every reader shares: recognising lists and "Label: value" lines, writing tables as
  * Markdown, synthetic boxes for formats without geometry, and assembling pages into the
- * ExtractedDocument shape.
+ * DocumentContent shape.
  */
 import type { DocElement, DocPage } from "./types.ts";
 import { errorMessage } from "../errors.ts";

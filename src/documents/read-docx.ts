@@ -18,9 +18,9 @@
  * that would exhaust it (zip bombs, millions of paragraphs).
  */
 import mammoth from "mammoth";
-import { classifyLines, completedPage, keyValueDraft, layoutBoxes, listDraft, splitBullet, tableDraft, type Draft } from "./extract-common.ts";
-import { DocumentExtractionError, type ExtractedDocument } from "./types.ts";
-import { readZipEntry } from "./extract-zip.ts";
+import { classifyLines, completedPage, keyValueDraft, layoutBoxes, listDraft, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
+import { DocumentReadError, type DocumentContent } from "./types.ts";
+import { readZipEntry } from "./zip-entries.ts";
 import { checkDocxLimits } from "./docx-limits.ts";
 import { errorMessage } from "../errors.ts";
 
@@ -205,11 +205,11 @@ function coreProperties(bytes: Uint8Array): CoreProperties {
   }
 }
 
-export async function extractDocx(bytes: Uint8Array, onPage?: (done: number, total: number) => void): Promise<ExtractedDocument> {
+export async function readDocx(bytes: Uint8Array, onPage?: (done: number, total: number) => void): Promise<DocumentContent> {
   if (bytes[0] === 0xd0 && bytes[1] === 0xcf && bytes[2] === 0x11 && bytes[3] === 0xe0) {
-    throw new DocumentExtractionError("the file is a password-protected DOCX or a legacy Word .doc file; save it as an unprotected .docx and upload again");
+    throw new DocumentReadError("the file is a password-protected DOCX or a legacy Word .doc file; save it as an unprotected .docx and upload again");
   }
-  if (bytes[0] !== 0x50 || bytes[1] !== 0x4b) throw new DocumentExtractionError("the file is not a DOCX (it is not a ZIP archive)");
+  if (bytes[0] !== 0x50 || bytes[1] !== 0x4b) throw new DocumentReadError("the file is not a DOCX (it is not a ZIP archive)");
   checkDocxLimits(bytes);
   let html: string;
   try {
@@ -221,7 +221,7 @@ export async function extractDocx(bytes: Uint8Array, onPage?: (done: number, tot
     html = result.value;
   } catch (err) {
     const reason = errorMessage(err);
-    throw new DocumentExtractionError(`the DOCX could not be read (corrupt or not a Word document): ${reason}`);
+    throw new DocumentReadError(`the DOCX could not be read (corrupt or not a Word document): ${reason}`);
   }
   const page = completedPage(1, layoutBoxes(toDrafts(parse(html))));
   onPage?.(1, 1);

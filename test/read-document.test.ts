@@ -4,9 +4,9 @@
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
-import { extractDocument, type OcrLike } from "../src/documents/extract.ts";
-import { DocumentExtractionError, type DocElement, type ExtractedDocument } from "../src/documents/types.ts";
-import { OcrEngine } from "../src/images/ocr.ts";
+import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
+import { DocumentReadError, type DocElement, type DocumentContent } from "../src/documents/types.ts";
+import { OcrEngine } from "../src/ocr/ocr.ts";
 import { zip } from "./support/fixtures.ts";
 import {
   A4,
@@ -37,7 +37,7 @@ const noOcr: OcrLike = {
 const utf8 = (s: string) => new TextEncoder().encode(s);
 const ofType = (elements: DocElement[], type: DocElement["type"]) => elements.filter((e) => e.type === type);
 
-function expectValidBoxes(doc: ExtractedDocument) {
+function expectValidBoxes(doc: DocumentContent) {
   for (const page of doc.pages) {
     for (const e of page.elements) {
       const b = e.bounding_box;
@@ -57,14 +57,14 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
 }
 
 describe("PDF with a text layer", () => {
-  let doc: ExtractedDocument;
+  let doc: DocumentContent;
   const progress: [number, number][] = [];
   const bytes = reportPdf();
 
   test("reads both pages with their title and author", async () => {
     const input = await bytes;
     const before = input.byteLength;
-    doc = await extractDocument(input, "pdf", { ocr: noOcr, onPage: (done, total) => progress.push([done, total]) });
+    doc = await readDocument(input, "pdf", { ocr: noOcr, onPage: (done, total) => progress.push([done, total]) });
     expect(input.byteLength).toBe(before); // the caller's buffer is not handed to pdf.js
     expect(doc.document_type).toBe("pdf");
     expect(doc.page_count).toBe(2);
@@ -153,7 +153,7 @@ describe("PDF with a text layer", () => {
   test("maxPages stops reading early but page_count reports the whole file", async () => {
     const input = Buffer.from(await reportPdf());
     const copy = Buffer.from(input);
-    const short = await extractDocument(input, "pdf", { ocr: noOcr, maxPages: 1 });
+    const short = await readDocument(input, "pdf", { ocr: noOcr, maxPages: 1 });
     expect(input.equals(copy)).toBe(true); // a Buffer (a view on a shared pool) is copied, not detached
     expect(short.page_count).toBe(2);
     expect(short.pages.map((p) => p.page_number)).toEqual([1]);
@@ -163,13 +163,13 @@ describe("PDF with a text layer", () => {
   test("an aborted signal stops extraction", async () => {
     const controller = new AbortController();
     controller.abort();
-    const err = await rejection(extractDocument(await reportPdf(), "pdf", { ocr: noOcr, signal: controller.signal }));
+    const err = await rejection(readDocument(await reportPdf(), "pdf", { ocr: noOcr, signal: controller.signal }));
     expect(err.message).toContain("interrupted");
-    expect(err).not.toBeInstanceOf(DocumentExtractionError);
+    expect(err).not.toBeInstanceOf(DocumentReadError);
   });
 
   test("two columns of prose are read column by column, not as a table", async () => {
-    const page = (await extractDocument(await twoColumnPdf(), "pdf", { ocr: noOcr })).pages[0]!;
+    const page = (await readDocument(await twoColumnPdf(), "pdf", { ocr: noOcr })).pages[0]!;
     expect(ofType(page.elements, "table")).toEqual([]);
     expect(page.elements[0]).toMatchObject({ type: "heading", content: "Two Column Bulletin", metadata: { level: 1 } });
     const left = page.text.indexOf("Left column prose");
@@ -183,7 +183,7 @@ describe("PDF with a text layer", () => {
 
 describe("scanned PDF", () => {
   test("a page that is only an image is rendered and read by OCR", async () => {
-    const doc = await extractDocument(await scannedPdf(), "pdf", { ocr: engine });
+    const doc = await readDocument(await scannedPdf(), "pdf", { ocr: engine });
     expect(doc.page_count).toBe(1);
     const page = doc.pages[0]!;
     expect([page.status, page.ocr, page.error_message]).toEqual(["completed", true, null]);
@@ -219,7 +219,7 @@ describe("scanned PDF", () => {
         };
       },
     };
-    const page = (await extractDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
+    const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
     // Rendered at 200 dpi: 595 x 396 pt → about 1653 x 1100 px.
     expect(seen).toEqual([{ width: 1653, height: 1100, format: "png" }]);
     expect(page.elements.map((e) => [e.type, e.content])).toEqual([
@@ -233,7 +233,7 @@ describe("scanned PDF", () => {
 
   test("a page whose OCR fails is marked failed; the rest of the document is read", async () => {
     const failing: OcrLike = { recognize: () => Promise.reject(new Error("tesseract crashed")) };
-    const doc = await extractDocument(await mixedPdf(), "pdf", { ocr: failing });
+    const doc = await readDocument(await mixedPdf(), "pdf", { ocr: failing });
     expect(doc.page_count).toBe(2);
     expect(doc.pages[0]).toMatchObject({ status: "completed", ocr: false, error_message: null });
     expect(doc.pages[0]!.text).toContain("Cover page with a real text layer.");
@@ -260,18 +260,18 @@ describe("unreadable files fail the document with a message", () => {
   ];
   for (const [name, make, type, message] of cases) {
     test(name, async () => {
-      const err = await rejection(extractDocument(await make(), type, { ocr: noOcr }));
-      expect(err).toBeInstanceOf(DocumentExtractionError);
-      expect(err.name).toBe("DocumentExtractionError");
+      const err = await rejection(readDocument(await make(), type, { ocr: noOcr }));
+      expect(err).toBeInstanceOf(DocumentReadError);
+      expect(err.name).toBe("DocumentReadError");
       expect(err.message).toMatch(message);
     });
   }
 });
 
 describe("DOCX", () => {
-  let doc: ExtractedDocument;
+  let doc: DocumentContent;
   test("one logical page of typed elements, title and author from the core properties", async () => {
-    doc = await extractDocument(Buffer.from(await reportDocx()), "docx", { ocr: noOcr });
+    doc = await readDocument(Buffer.from(await reportDocx()), "docx", { ocr: noOcr });
     expect(doc.document_type).toBe("docx");
     expect(doc.page_count).toBe(1);
     expect(doc.pages[0]).toMatchObject({ page_number: 1, status: "completed", ocr: false, error_message: null });
@@ -319,9 +319,9 @@ describe("DOCX", () => {
 });
 
 describe("Markdown", () => {
-  let doc: ExtractedDocument;
+  let doc: DocumentContent;
   test("a form feed starts a second logical page", async () => {
-    doc = await extractDocument(utf8(sampleMd()), "md", { ocr: noOcr });
+    doc = await readDocument(utf8(sampleMd()), "md", { ocr: noOcr });
     expect(doc.page_count).toBe(2);
     expect(doc.pages.map((p) => p.page_number)).toEqual([1, 2]);
     expect(doc.metadata).toEqual({ title: "Pump Handbook", author: null });
@@ -360,7 +360,7 @@ describe("Markdown", () => {
 
 describe("plain text", () => {
   test("pages, caps and underlined headings, key-value lines, lists and a spaced table", async () => {
-    const doc = await extractDocument(utf8(sampleTxt()), "txt", { ocr: noOcr });
+    const doc = await readDocument(utf8(sampleTxt()), "txt", { ocr: noOcr });
     expect(doc.page_count).toBe(2);
     expectValidBoxes(doc);
     expect(doc.pages[0]!.elements.map((e) => [e.type, e.content])).toEqual([
@@ -381,7 +381,7 @@ describe("plain text", () => {
 
   test("Windows-1252 text and CRLF line ends are decoded", async () => {
     const bytes = new Uint8Array([...utf8("Caf"), 0xe9, ...utf8(" menu\r\n\r\nPrice: 3 "), 0x80]);
-    const doc = await extractDocument(bytes, "txt", { ocr: noOcr });
+    const doc = await readDocument(bytes, "txt", { ocr: noOcr });
     expect(doc.pages[0]!.elements.map((e) => e.content)).toEqual(["Café menu", "Price: 3 €"]);
   });
 });

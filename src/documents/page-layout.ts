@@ -19,7 +19,7 @@
  * Bold type is not used: pdf.js's text layer does not name fonts, and the operator list that does
  * costs as much as the text itself.
  */
-import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, splitBullet, tableDraft, type Draft } from "./extract-common.ts";
+import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
 import type { BoundingBox, DocElement } from "./types.ts";
 
 /** A piece of text on one baseline: a PDF text item or an OCR line. */

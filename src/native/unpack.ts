@@ -15,7 +15,7 @@ export function nativeCacheDir(): string {
   return join(base, "mediabox", "native");
 }
 
-export function extractNative(embeddedPath: string, fileName: string): string {
+export function unpackNative(embeddedPath: string, fileName: string): string {
   const bytes = readFileSync(embeddedPath);
   const digest = new Bun.CryptoHasher("sha256").update(bytes).digest("hex").slice(0, 16);
   const dir = join(nativeCacheDir(), digest);
@@ -42,7 +42,7 @@ export interface TreeManifest {
  * temporary name and renamed into place, so a directory that exists is always complete; a
  * process that loses the race to another one uses the winner's copy.
  */
-export function extractTree(embeddedDir: string, name: string): string {
+export function unpackTree(embeddedDir: string, name: string): string {
   const manifest = JSON.parse(readFileSync(join(embeddedDir, "manifest.json"), "utf8")) as TreeManifest;
   const target = join(nativeCacheDir(), manifest.digest, name);
   if (existsSync(target)) return target;

@@ -1,25 +1,25 @@
 /**
  * Reading a document into pages of typed elements: the entry point that picks the reader for
- * PDF (extract-pdf.ts), DOCX (extract-docx.ts), TXT or MD (extract-text.ts). Readers throw
- * DocumentExtractionError when the whole file is unreadable (empty, corrupt, encrypted, not the
+ * PDF (read-pdf.ts), DOCX (read-docx.ts), TXT or MD (read-text.ts). Readers throw
+ * DocumentReadError when the whole file is unreadable (empty, corrupt, encrypted, not the
  * format it claims) or is over a decode limit (document-limits.ts); a single page that fails is
  * marked failed on its own and the others go on. Nothing here touches the network. This runs in
  * the document reader's child process (document-reader.ts), never on the server's event loop.
  */
 import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
-import { interrupted } from "./extract-common.ts";
-import { extractDocx } from "./extract-docx.ts";
-import { extractPdf } from "./extract-pdf.ts";
-import { extractPlain } from "./extract-text.ts";
-import { DocumentExtractionError, type ExtractedDocument } from "./types.ts";
+import { interrupted } from "./reader-common.ts";
+import { readDocx } from "./read-docx.ts";
+import { readPdf } from "./read-pdf.ts";
+import { readPlainText } from "./read-text.ts";
+import { DocumentReadError, type DocumentContent } from "./types.ts";
 import { DOCUMENT_TYPES, type DocumentType } from "../files/file.ts";
 
-/** What extraction needs from OCR (src/images/ocr.ts's OcrEngine fits). */
+/** What extraction needs from OCR (src/ocr/ocr.ts's OcrEngine fits). */
 export interface OcrLike {
   recognize(image: Buffer): Promise<{ text: string; regions: { text: string; bounding_box: { x_min: number; y_min: number; x_max: number; y_max: number } }[] }>;
 }
 
-export interface ExtractOptions {
+export interface ReadOptions {
   /** Reads pages that have no text layer (scanned PDFs). */
   ocr: OcrLike;
   /** Checked between pages; extraction then rejects with "extraction interrupted". */
@@ -30,30 +30,30 @@ export interface ExtractOptions {
   maxPages?: number;
 }
 
-export async function extractDocument(bytes: Uint8Array, type: DocumentType, options: ExtractOptions): Promise<ExtractedDocument> {
-  if (!bytes || bytes.length === 0) throw new DocumentExtractionError("the file is empty");
-  if (!DOCUMENT_TYPES.includes(type)) throw new DocumentExtractionError(`unsupported document type: ${String(type)}`);
+export async function readDocument(bytes: Uint8Array, type: DocumentType, options: ReadOptions): Promise<DocumentContent> {
+  if (!bytes || bytes.length === 0) throw new DocumentReadError("the file is empty");
+  if (!DOCUMENT_TYPES.includes(type)) throw new DocumentReadError(`unsupported document type: ${String(type)}`);
   interrupted(options.signal);
   return withinElementLimit(await read(bytes, type, options));
 }
 
-function read(bytes: Uint8Array, type: DocumentType, options: ExtractOptions): Promise<ExtractedDocument> | ExtractedDocument {
+function read(bytes: Uint8Array, type: DocumentType, options: ReadOptions): Promise<DocumentContent> | DocumentContent {
   switch (type) {
     case "pdf":
-      return extractPdf(bytes, options);
+      return readPdf(bytes, options);
     case "docx":
-      return extractDocx(bytes, options.onPage);
+      return readDocx(bytes, options.onPage);
     case "txt":
     case "md":
-      return extractPlain(bytes, type, options.onPage);
+      return readPlainText(bytes, type, options.onPage);
   }
 }
 
 /** The last guard, whatever the format: what is stored, chunked and indexed stays bounded. */
-function withinElementLimit(doc: ExtractedDocument): ExtractedDocument {
+function withinElementLimit(doc: DocumentContent): DocumentContent {
   const elements = doc.pages.reduce((n, p) => n + p.elements.length, 0);
   if (elements > DOCUMENT_LIMITS.maxElements) {
-    throw new DocumentExtractionError(`the document was not read: it has ${count(elements)} elements (headings, paragraphs, tables...); the most Mediabox keeps is ${count(DOCUMENT_LIMITS.maxElements)}`);
+    throw new DocumentReadError(`the document was not read: it has ${count(elements)} elements (headings, paragraphs, tables...); the most Mediabox keeps is ${count(DOCUMENT_LIMITS.maxElements)}`);
   }
   return doc;
 }

@@ -1,6 +1,6 @@
 /**
  * PDF extraction with pdf.js. Per page: the text layer's items become lines, blocks and typed
- * elements (extract-layout.ts); images painted on the page become figures (from the operator list,
+ * elements (page-layout.ts); images painted on the page become figures (from the operator list,
  * tracking the transformation matrix). A page with (almost) no text layer but an image on it is a
  * scan: it is rendered at 200 dpi and read by OCR. Heading levels and the body size are judged over
  * the whole document, so pages are laid out after all of them were read.
@@ -13,12 +13,12 @@
  * or the page has no text. The next page is read while the current one is laid out.
  */
 import { createRequire } from "node:module";
-import { completedPage, documentText, failedPage, interrupted, round4 } from "./extract-common.ts";
-import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normalizedBox, withFigures, type LayoutStyle, type Line, type Run } from "./extract-layout.ts";
-import type { ExtractOptions } from "./extract.ts";
+import { completedPage, documentText, failedPage, interrupted, round4 } from "./reader-common.ts";
+import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normalizedBox, withFigures, type LayoutStyle, type Line, type Run } from "./page-layout.ts";
+import type { ReadOptions } from "./read-document.ts";
 import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
-import { DocumentExtractionError, type BoundingBox, type DocElement, type DocPage, type ExtractedDocument } from "./types.ts";
+import { DocumentReadError, type BoundingBox, type DocElement, type DocPage, type DocumentContent } from "./types.ts";
 import { errorMessage } from "../errors.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
@@ -270,7 +270,7 @@ function emOf(text: string, boxHeight: number): number {
 }
 
 /** OCR of a rendered scan → runs in page units (one run per OCR line). */
-async function ocrRuns(doc: PdfDocument, page: PdfPage, width: number, height: number, options: ExtractOptions): Promise<Run[]> {
+async function ocrRuns(doc: PdfDocument, page: PdfPage, width: number, height: number, options: ReadOptions): Promise<Run[]> {
   const png = await renderPng(doc, page);
   interrupted(options.signal);
   const result = await options.ocr.recognize(png);
@@ -297,7 +297,7 @@ interface PageRead {
   ocr: boolean;
 }
 
-async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: boolean, options: ExtractOptions): Promise<PageRead> {
+async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: boolean, options: ReadOptions): Promise<PageRead> {
   const page = await doc.getPage(n);
   try {
     const view = page.getViewport({ scale: 1 });
@@ -326,24 +326,24 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
 }
 
 /** A PDF whose only content is an image too large to decode fails with that reason, not as an empty document. */
-function oversizeError({ width, height }: { width: number; height: number }): DocumentExtractionError {
+function oversizeError({ width, height }: { width: number; height: number }): DocumentReadError {
   const megapixels = (n: number) => `${Math.round(n / 1e6).toLocaleString("en-US")} megapixels`;
-  return new DocumentExtractionError(
+  return new DocumentReadError(
     `the PDF was not read: it holds an image of ${width.toLocaleString("en-US")} x ${height.toLocaleString("en-US")} pixels (${megapixels(width * height)}), ` +
       `more than the ${megapixels(MAX_IMAGE_PIXELS)} Mediabox decodes, and no text besides`,
   );
 }
 
-function openError(err: unknown): DocumentExtractionError {
+function openError(err: unknown): DocumentReadError {
   const name = (err as { name?: string } | null)?.name;
-  if (name === "PasswordException") return new DocumentExtractionError("the PDF is encrypted; remove the password and upload again");
+  if (name === "PasswordException") return new DocumentReadError("the PDF is encrypted; remove the password and upload again");
   const reason = errorMessage(err);
-  return new DocumentExtractionError(`the PDF could not be read (corrupt or not a PDF): ${reason}`);
+  return new DocumentReadError(`the PDF could not be read (corrupt or not a PDF): ${reason}`);
 }
 
-export async function extractPdf(bytes: Uint8Array, options: ExtractOptions): Promise<ExtractedDocument> {
+export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<DocumentContent> {
   const head = new TextDecoder("latin1").decode(bytes.subarray(0, 1024));
-  if (!head.includes("%PDF-")) throw new DocumentExtractionError("the file is not a PDF (no %PDF header)");
+  if (!head.includes("%PDF-")) throw new DocumentReadError("the file is not a PDF (no %PDF header)");
   const pdfjs = await loadPdfJs();
   const images = imageObjects(bytes);
   const withImages = images.any;

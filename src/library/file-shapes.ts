@@ -1,7 +1,7 @@
 /** Response schemas of the File resource, one object per media type (summary and detail). */
 import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
-import { Enum, Nullable, NullableTimestamp, Timestamp } from "../http/schemas.ts";
+import { Enum, Nullable, NullableTimestamp, Timestamp } from "../http/shapes.ts";
 import { CONTENT_CATEGORIES } from "../ingest/options.ts";
 
 const NullableString = Nullable(t.String());

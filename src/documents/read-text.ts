@@ -13,11 +13,11 @@
  * lines continue an item); "Label: value" lines form key-value elements; lines of pipe-separated
  * cells or of columns separated by 2+ spaces/tabs form tables.
  *
- * Neither format has geometry, so boxes are synthetic (layoutBoxes in extract-common.ts). Files
+ * Neither format has geometry, so boxes are synthetic (layoutBoxes in reader-common.ts). Files
  * with more lines or blocks than DOCUMENT_LIMITS allows are refused before they are parsed.
  */
-import { classifyLines, completedPage, documentText, isBullet, joinLines, layoutBoxes, tableDraft, type Draft } from "./extract-common.ts";
-import { DocumentExtractionError, type DocPage, type ExtractedDocument } from "./types.ts";
+import { classifyLines, completedPage, documentText, isBullet, joinLines, layoutBoxes, tableDraft, type Draft } from "./reader-common.ts";
+import { DocumentReadError, type DocPage, type DocumentContent } from "./types.ts";
 import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
 
 /** Bytes → text: UTF-8 (BOM dropped), UTF-16 with a BOM, or Windows-1252 when the bytes are not valid UTF-8. */
@@ -34,7 +34,7 @@ export function decodeText(bytes: Uint8Array): string {
   }
   text = text.replace(/^\uFEFF/, "").replace(/\r\n?/g, "\n");
   const controls = text.match(/[\u0000-\u0008\u000e-\u001f]/g)?.length ?? 0;
-  if (controls > Math.max(8, text.length * 0.01)) throw new DocumentExtractionError("the file does not look like text (it holds binary data)");
+  if (controls > Math.max(8, text.length * 0.01)) throw new DocumentReadError("the file does not look like text (it holds binary data)");
   return text;
 }
 
@@ -307,15 +307,15 @@ function checkTextLimits(text: string): void {
     // A blank line (or a form feed) ends a block: each block becomes at least one element.
     if (text.charCodeAt(at + 1) === 10 || text.charCodeAt(at + 1) === 12) blocks += 1;
     if (lines > DOCUMENT_LIMITS.text.maxLines) {
-      throw new DocumentExtractionError(`the file was not read: it has more than ${count(DOCUMENT_LIMITS.text.maxLines)} lines, the most Mediabox reads`);
+      throw new DocumentReadError(`the file was not read: it has more than ${count(DOCUMENT_LIMITS.text.maxLines)} lines, the most Mediabox reads`);
     }
   }
   if (blocks > DOCUMENT_LIMITS.maxElements) {
-    throw new DocumentExtractionError(`the file was not read: it has more than ${count(DOCUMENT_LIMITS.maxElements)} blocks of text, the most elements Mediabox reads in one document`);
+    throw new DocumentReadError(`the file was not read: it has more than ${count(DOCUMENT_LIMITS.maxElements)} blocks of text, the most elements Mediabox reads in one document`);
   }
 }
 
-export function extractPlain(bytes: Uint8Array, type: "txt" | "md", onPage?: (done: number, total: number) => void): ExtractedDocument {
+export function readPlainText(bytes: Uint8Array, type: "txt" | "md", onPage?: (done: number, total: number) => void): DocumentContent {
   const raw = decodeText(bytes);
   checkTextLimits(raw);
   const texts = raw.split("\f");

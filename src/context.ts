@@ -12,6 +12,7 @@ import type { EventHub } from "./events/hub.ts";
 import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
 import type { TextEmbedding } from "./documents/text-embedder.ts";
+import type { DocumentReader } from "./documents/document-reader.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { OcrEngine } from "./ocr/ocr.ts";
 import type { ModelVerifier } from "./models/model-verifier.ts";
@@ -19,6 +20,7 @@ import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
+import type { VectorIndex } from "./vectors/vector-index.ts";
 
 export interface AppContext {
   config: Config;
@@ -44,5 +46,9 @@ export interface AppContext {
   ocr: OcrEngine;
   /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */
   embedder: TextEmbedding;
+  /** Reads documents in a killable child process (started on first use). */
+  documentReader: DocumentReader;
+  /** Vector spaces in sqlite-vec and their in-memory scans. */
+  vectors: VectorIndex;
   events: EventHub;
 }

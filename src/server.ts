@@ -27,7 +27,8 @@ import { ImageAnalyzers } from "./images/analyzers.ts";
 import { OcrEngine } from "./ocr/ocr.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
 import { createTextEmbedding } from "./embeddings/text-models.ts";
-import { closeDocumentReader } from "./documents/server-reader.ts";
+import { serverDocumentReader } from "./documents/server-reader.ts";
+import { VectorIndex } from "./vectors/vector-index.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
@@ -77,18 +78,21 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
   const events = new EventHub();
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
+  const ocr = new OcrEngine({
+    workers: config.ocrWorkers,
+    languages: config.ocrLanguages,
+    modelsDir: config.modelsDir,
+    scratchDir: dataDir.scratch,
+    check: models.require,
+  });
   const ctx: AppContext = {
     config, dataDir, db, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
     images: new ImageAnalyzers(config, models.require),
-    ocr: new OcrEngine({
-      workers: config.ocrWorkers,
-      languages: config.ocrLanguages,
-      modelsDir: config.modelsDir,
-      scratchDir: dataDir.scratch,
-      check: models.require,
-    }),
+    ocr,
+    documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
+    vectors: new VectorIndex(db, clock),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
@@ -144,7 +148,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       stopMaintenance();
       await app.stop();
       await jobs.stop();
-      await closeDocumentReader(ctx);
+      await ctx.documentReader.close();
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
       db.close();

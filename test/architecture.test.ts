@@ -1,6 +1,7 @@
 /**
  * Rules of the code's shape that a reviewer would otherwise have to remember: each table that
- * has an owner is written by that owner alone.
+ * has an owner is written by that owner alone; stores are asked for capabilities; paths under the
+ * data directory are named in one place; module-level state is process-wide by nature.
  */
 import { expect, test } from "bun:test";
 import { Glob } from "bun";
@@ -50,4 +51,49 @@ test("only storage/data-dir.ts names the places under the data directory", async
   // A quoted name is a path being built (join(dir, "staging")); comments may still mention them.
   const names = /["'](mediabox\.db|mediabox\.lock|local-s3\.json|staging|secrets|blobs)["']/;
   expect(await filesMatching(names, ["storage/data-dir.ts"])).toEqual([]);
+});
+
+/**
+ * Module-level state is shared by every server in the process (tests run several side by side),
+ * so per-server state lives on the AppContext. What remains at module level is process-wide by
+ * nature, each with its reason; a new entry needs one too.
+ */
+const PROCESS_WIDE_STATE: Record<string, string> = {
+  "documents/document-reader.ts liveChildren": "every reader child of the process is killed when the process exits",
+  "documents/document-reader.ts exitHookInstalled": "the process exit hook is installed once",
+  "documents/keyword-query.ts stemmer": "a scratch FTS table used as a pure stemming function",
+  "documents/read-pdf.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
+  "documents/read-pdf.ts fontDir": "pdf.js's standard fonts are unpacked once per process",
+  "documents/reader-child.ts pendingOcr": "the reader child's own requests to its parent (a process entry point)",
+  "documents/reader-child.ts nextOcr": "the reader child's own request counter (a process entry point)",
+  "documents/reader-child.ts tokenizers": "the reader child's loaded tokenizers (a process entry point)",
+  "embeddings/use-worker.ts model": "the text model inside its own worker thread",
+  "http/request-context.ts infos": "request-scoped data keyed by the Request object itself",
+  "images/heic.ts thread": "one stateless HEIC decoding thread serves the process",
+  "images/heic-worker.ts queue": "serializes decodes inside the HEIC worker thread",
+  "images/jxl.ts thread": "one stateless JPEG XL decoding thread serves the process",
+  "images/jxl-worker.ts ready": "the wasm decoder inside its own worker thread",
+  "images/schema-fill.ts compiled": "compiled validators memoized by schema object, which never changes",
+  "images/vision-tfjs.ts runtime": "tfjs keeps one global backend per process",
+  "images/vision-tfjs.ts routerRegistered": "tfjs's IO router is global to the process",
+  "images/vision-tfjs.ts queue": "tfjs's wasm backend runs one inference at a time per process",
+  "models/transformers.ts fetchGuarded": "the network guard wraps the process's global fetch once",
+  "native/packages.ts extracted": "embedded assets are unpacked once per process",
+  "ops/metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",
+  "vectors/scan-threads.ts threads": "stateless vector scan threads shared by the process",
+  "vectors/scan-threads.ts ready": "how many scan threads started, for the shared pool",
+};
+
+test("no module-level mutable state outside the listed process-wide resources", async () => {
+  // `let` at the top level, or an empty Map/Set/WeakMap created there (a cache or registry).
+  const declaration = /^(?:export\s+)?(?:let\s+(\w+)|const\s+(\w+)(?::[^=]+)?\s*=\s*new\s+(?:Map|Set|WeakMap|WeakSet)\b(?:<.*>)?\(\);?\s*$)/gm;
+  const found: string[] = [];
+  for await (const path of new Glob("**/*.ts").scan(SRC)) {
+    const text = await Bun.file(join(SRC, path)).text();
+    for (const match of text.matchAll(declaration)) found.push(`${path} ${match[1] ?? match[2]}`);
+  }
+  const unexplained = found.filter((entry) => !(entry in PROCESS_WIDE_STATE));
+  expect(unexplained.sort()).toEqual([]);
+  // Entries whose state is gone must leave the list too.
+  expect(Object.keys(PROCESS_WIDE_STATE).filter((entry) => !found.includes(entry)).sort()).toEqual([]);
 });

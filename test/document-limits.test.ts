@@ -12,7 +12,6 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { DocumentReader } from "../src/documents/document-reader.ts";
 import { residentBytes } from "../src/documents/process-memory.ts";
-import { documentReaderOf } from "../src/documents/server-reader.ts";
 import { DocumentReadError } from "../src/documents/types.ts";
 import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
 import { reportDocx, scannedPdf } from "./support/documents.ts";
@@ -251,7 +250,7 @@ describe("a read killed by the watchdog, through the server", () => {
       const owner = server.tenant({ tier: "CUSTOM" });
       const id = await upload(owner, await reportDocx(), "second.docx");
       expect((await outcome(owner, id)).status.text_extraction_status).toBe("completed");
-      const child = documentReaderOf(server.ctx).pid!;
+      const child = server.ctx.documentReader.pid!;
       expect(gone(child)).toBe(false);
       await server.stop();
       await until(() => gone(child), "the reader child to exit with the server");

@@ -12,7 +12,6 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
-import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
 import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { photo } from "./support/images.ts";
@@ -541,6 +540,6 @@ describe("purge", () => {
     expect(db.query("SELECT count(*) AS n FROM document_chunks WHERE file_id = ?").get(id)).toEqual({ n: 0 });
     expect(db.query("SELECT count(*) AS n FROM document_pages WHERE file_id = ?").get(id)).toEqual({ n: 0 });
     for (const { seq } of seqs) expect(db.query("SELECT count(*) AS n FROM chunks_fts WHERE rowid = ?").get(seq)).toEqual({ n: 0 });
-    for (const space of VectorSpace.all(db, "text")) for (const { id: chunkId } of seqs) expect(space.get(chunkId)).toBeNull();
+    for (const space of server.ctx.vectors.all("text")) for (const { id: chunkId } of seqs) expect(space.get(chunkId)).toBeNull();
   });
 });

@@ -10,7 +10,6 @@ import sharp from "sharp";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { recordUsage } from "../src/usage/usage.ts";
-import { VectorSpace } from "../src/vectors/vector-index.ts";
 import { pdf } from "./support/fixtures.ts";
 import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -614,14 +613,14 @@ describe("purge", () => {
     const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(id).map((r) => r.blob_key);
     expect(keys).toHaveLength(4);
     const model = server.ctx.db.query<{ m: string }, [string]>("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(id)!.m;
-    expect(VectorSpace.find(server.ctx.db, "image", model)!.get(id)).not.toBeNull();
+    expect(server.ctx.vectors.find("image", model)!.get(id)).not.toBeNull();
     expect(file.full_url).toStartWith("http");
 
     await tenant.api.delete(`/files/${id}`);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
-    expect(VectorSpace.find(server.ctx.db, "image", model)!.get(id)).toBeNull();
+    expect(server.ctx.vectors.find("image", model)!.get(id)).toBeNull();
     expect(server.ctx.db.query("SELECT count(*) AS n FROM image_variants WHERE file_id = ?").get(id)).toEqual({ n: 0 });
   });
 });

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { MemoryScan } from "../src/vectors/memory-scan.ts";
-import { VectorSpace } from "../src/vectors/vector-index.ts";
+import { VectorIndex } from "../src/vectors/vector-index.ts";
 import { tempDir } from "./support/server.ts";
 
 /** Deterministic pseudo-random unit vectors. */
@@ -85,7 +85,7 @@ describe("VectorSpace", () => {
   test("nearest stays within the organization and follows upserts and removals", async () => {
     const db = openDatabase(join(dir, "v.db"));
     try {
-      const space = VectorSpace.open(db, systemClock, "text", "test-model", 8);
+      const space = new VectorIndex(db, systemClock).open("text", "test-model", 8);
       const [a, b, c, query] = vectors(4, 8, 21);
       space.upsert("a", "org-1", a!);
       space.upsert("b", "org-1", b!);

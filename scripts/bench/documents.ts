@@ -26,7 +26,7 @@ import { readDocument } from "../../src/documents/read-document.ts";
 import { searchChunks } from "../../src/documents/search.ts";
 import { TextEmbedder } from "../../src/documents/text-embedder.ts";
 import { OcrEngine } from "../../src/ocr/ocr.ts";
-import { VectorSpace } from "../../src/vectors/vector-index.ts";
+import { VectorIndex } from "../../src/vectors/vector-index.ts";
 import { buildFixtureEmbeddingModel } from "../../test/support/embedding-model.ts";
 import { run } from "../../test/support/process.ts";
 
@@ -132,7 +132,7 @@ async function search() {
   let seed = 42;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
   const vectors: Float32Array[] = [];
-  const space = VectorSpace.open(db, clock, "text", "bench-384", DIM);
+  const space = new VectorIndex(db, clock).open("text", "bench-384", DIM);
   const started = performance.now();
   db.transaction(() => {
     db.query(

@@ -16,8 +16,6 @@ import type { MediaPipeline, PipelineReport } from "../processing/file-processin
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
-import { VectorSpace } from "../vectors/vector-index.ts";
-import { documentReaderOf } from "./server-reader.ts";
 import { detectLanguage } from "./language.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
@@ -120,7 +118,7 @@ const extractionStage: Stage<DocumentWork> = {
     try {
       // Read in the reader child process: a hostile file costs that process (killed past its memory
       // or time budget), never the server's event loop or memory.
-      const read = await documentReaderOf(ctx).read(bytes, file.document_type as DocumentType, {
+      const read = await ctx.documentReader.read(bytes, file.document_type as DocumentType, {
         signal: job.signal,
         onPage: (done, total) => progress(done / Math.max(1, total)),
         chunking: await chunkingRequest(ctx),
@@ -240,7 +238,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
       let failed = 0;
       try {
         const dimension = await ctx.embedder.dimension();
-        const space = VectorSpace.open(ctx.db, ctx.clock, "text", ctx.embedder.modelId, dimension);
+        const space = ctx.vectors.open("text", ctx.embedder.modelId, dimension);
         for (let i = 0; i < pending.length; i += EMBED_BATCH) {
           if (job.signal.aborted) throw new Error("embedding interrupted");
           const batch = pending.slice(i, i + EMBED_BATCH);

@@ -5,7 +5,7 @@
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
-import { VectorSpace } from "../vectors/vector-index.ts";
+import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";
 
@@ -23,7 +23,7 @@ export function chunkView(row: ChunkRow, similarity: number | null = null) {
   };
 }
 
-export function documentChunks(db: Database, file: FileRow, includeEmbeddings: boolean) {
+export function documentChunks(db: Database, vectors: VectorIndex, file: FileRow, includeEmbeddings: boolean) {
   const rows = db
     .query<ChunkRow & { embedding_model: string | null }, [string]>(
       `SELECT c.*, f.filename FROM document_chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ? ORDER BY c.chunk_index`,
@@ -31,7 +31,7 @@ export function documentChunks(db: Database, file: FileRow, includeEmbeddings: b
     .all(file.id);
   const spaces = new Map<string, VectorSpace | null>();
   const space = (model: string) => {
-    if (!spaces.has(model)) spaces.set(model, VectorSpace.find(db, "text", model));
+    if (!spaces.has(model)) spaces.set(model, vectors.find("text", model));
     return spaces.get(model)!;
   };
   const chunks = rows.map((row) => {

@@ -129,7 +129,7 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest, depth: numb
   const unavailable = await ctx.embedder.unavailableReason();
   if (unavailable) return { space: null, query: null, rows: [], model: null, reason: unavailable };
   const model = ctx.embedder.modelId;
-  const space = VectorSpace.find(ctx.db, "text", model);
+  const space = ctx.vectors.find("text", model);
   if (!space) return { space: null, query: null, rows: [], model, reason: "no document has been embedded yet" };
   let vector: Float32Array | undefined;
   try {

@@ -10,7 +10,6 @@ import type { QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
 import { fileJob } from "../processing/file-job.ts";
 import { readObject } from "../storage/blob-store.ts";
-import { VectorSpace } from "../vectors/vector-index.ts";
 import type { ImageEmbedding } from "./vision.ts";
 
 /** The variant every embedding is computed from (the pipeline embeds the same one). */
@@ -20,7 +19,7 @@ export const EMBEDDED_VARIANT = "large_1024";
 export async function storeImageEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, image: Buffer): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
   ctx.db.transaction(() => {
-    VectorSpace.open(ctx.db, ctx.clock, "image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
+    ctx.vectors.open("image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
     ctx.files.imageEmbedded(file.id, embedding.model);
   })();
   return embedding;

@@ -141,7 +141,7 @@ export function imageRoutes(ctx: AppContext) {
         const row = loadImage(principal.orgId, params.file_id);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = [];
-        for (const match of await similarImages(db, row, query.limit)) {
+        for (const match of await similarImages(db, ctx.vectors, row, query.limit)) {
           const variants = await urls.variants(match.row);
           items.push({
             image_id: match.row.id,

@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
-import { MAX_NEIGHBOURS, VectorSpace } from "../vectors/vector-index.ts";
+import { MAX_NEIGHBOURS, type VectorIndex } from "../vectors/vector-index.ts";
 
 export interface SimilarImage {
   row: FileRow;
@@ -26,9 +26,9 @@ function tagOverlap(a: string[], b: string[]): number {
   return [...left].filter((t) => right.has(t)).length / union;
 }
 
-export async function similarImages(db: Database, reference: FileRow, limit: number): Promise<SimilarImage[]> {
+export async function similarImages(db: Database, vectors: VectorIndex, reference: FileRow, limit: number): Promise<SimilarImage[]> {
   const model = reference.image_embedding_model;
-  const space = model ? VectorSpace.find(db, "image", model) : null;
+  const space = model ? vectors.find("image", model) : null;
   const vector = space?.get(reference.id) ?? null;
   if (!space || !vector) {
     throw new ApiError("EMBEDDING_NOT_READY", `image ${reference.id} has no embedding yet (processing status ${reference.processing_status}); try again when its processing completes`);

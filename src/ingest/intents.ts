@@ -409,9 +409,6 @@ export async function retryPart(ctx: AppContext, orgId: string, id: string, part
 /** Multipart staging on disk untouched this long, with no active intent, is removed. */
 const ORPHAN_GRACE_MS = 60 * 60 * 1000;
 
-/** Completions running in this process; a second concurrent complete of one intent gets 409. */
-const completing = new Set<string>();
-
 export interface CompletionResult {
   upload_id: string;
   file_id: string;
@@ -444,12 +441,12 @@ function completionResult(row: IntentRow): CompletionResult {
 export async function completeIntent(ctx: AppContext, principal: Principal, id: string): Promise<CompletionResult> {
   const first = getIntentRow(ctx.db, principal.orgId, id);
   if (first.status === "COMPLETED") return completionResult(first);
-  if (completing.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is already being completed`);
-  completing.add(id);
+  if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is already being completed`);
+  ctx.uploadSlots.completingIntents.add(id);
   try {
     return await complete(ctx, principal, first);
   } finally {
-    completing.delete(id);
+    ctx.uploadSlots.completingIntents.delete(id);
   }
 }
 
@@ -614,7 +611,7 @@ function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard:
 export async function abortIntent(ctx: AppContext, orgId: string, id: string, reason: string | null) {
   if (reason !== null && reason.length > 255) throw badRequest("reason: must be at most 255 characters");
   const row = getIntentRow(ctx.db, orgId, id);
-  if (completing.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is being completed`);
+  if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is being completed`);
   const aborted = isActive(row) ? await fail(ctx, row, `aborted${reason ? `: ${reason}` : ""}`) : false;
   return { upload_id: id, aborted, reason };
 }
@@ -630,7 +627,7 @@ export async function sweepExpiredIntents(ctx: AppContext): Promise<{ expired: n
     .all(clock.now());
   let count = 0;
   for (const row of expired) {
-    if (completing.has(row.id)) continue;
+    if (ctx.uploadSlots.completingIntents.has(row.id)) continue;
     if (await fail(ctx, row, `expired at ${row.expires_at}`)) count += 1;
   }
   let orphans = 0;

@@ -8,6 +8,8 @@ import { TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
 
 export class UploadSlots {
   private readonly inUse = new Map<string, number>();
+  /** Upload intents being completed now; a second concurrent complete or an abort gets 409. */
+  readonly completingIntents = new Set<string>();
 
   /** Returns the release function; throws 429 when the organization is at its limit. */
   acquire(orgId: string, tier: Tier): () => void {

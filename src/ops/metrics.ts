@@ -4,12 +4,24 @@
  * stage durations, uploads and their bytes, blob store errors, and the database's size. Counters
  * and histograms are observed where things happen; job and database figures are read from SQLite
  * at scrape time, so they are right whichever process did the work. One registry per server (no
- * global registry), so several servers can run in one process.
+ * global registry), so several servers can run in one process; the process's own figures (CPU,
+ * memory, event loop) are collected once per process and merged into each scrape, because
+ * prom-client's default collectors cannot be stopped and would pile up with every server started.
  */
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Clock } from "../clock.ts";
+
+let processMetrics: Registry | null = null;
+
+function processRegistry(): Registry {
+  if (!processMetrics) {
+    processMetrics = new Registry();
+    collectDefaultMetrics({ register: processMetrics, prefix: "mediabox_" });
+  }
+  return processMetrics;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -52,7 +64,6 @@ export class Metrics {
   });
 
   constructor(db: Database, clock: Clock, databaseFile: string) {
-    collectDefaultMetrics({ register: this.registry, prefix: "mediabox_" });
     const registers = [this.registry];
     new Gauge({
       name: "mediabox_jobs",
@@ -112,6 +123,7 @@ export class Metrics {
 
   /** The exposition text and its content type. */
   async scrape(): Promise<{ body: string; contentType: string }> {
-    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+    const scrape = Registry.merge([processRegistry(), this.registry]);
+    return { body: await scrape.metrics(), contentType: this.registry.contentType };
   }
 }

@@ -4,12 +4,11 @@
  * calls this first; rows in the derived tables go with the file row by ON DELETE CASCADE.
  */
 import type { AppContext } from "../context.ts";
-import { VectorSpace } from "../vectors/vector-index.ts";
 
 export async function purgeDerivedData(ctx: AppContext, fileId: string): Promise<void> {
   const variants = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(fileId);
   for (const v of variants) await ctx.blobs.delete(v.blob_key);
-  for (const space of VectorSpace.all(ctx.db, "image")) space.remove([fileId]);
+  for (const space of ctx.vectors.all("image")) space.remove([fileId]);
   const chunkIds = ctx.db.query<{ id: string }, [string]>("SELECT id FROM document_chunks WHERE file_id = ?").all(fileId).map((c) => c.id);
-  if (chunkIds.length) for (const space of VectorSpace.all(ctx.db, "text")) space.remove(chunkIds);
+  if (chunkIds.length) for (const space of ctx.vectors.all("text")) space.remove(chunkIds);
 }

@@ -10,9 +10,6 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { MemoryScan } from "./memory-scan.ts";
 
-/** In-memory scan copies per database, vec0 table and organization (see memory-scan.ts). */
-const scans = new WeakMap<Database, Map<string, Map<string, MemoryScan>>>();
-
 export type VectorPurpose = "image" | "text";
 
 export interface Neighbour {
@@ -45,19 +42,23 @@ function asBlob(vector: Float32Array): Uint8Array {
   return new Uint8Array(vector.buffer, vector.byteOffset, vector.byteLength);
 }
 
-export class VectorSpace {
-  private constructor(
+/**
+ * The server's vector spaces, and their in-memory scan copies (by vec0 table, then organization),
+ * which must be shared by everyone who reads or writes the same database.
+ */
+export class VectorIndex {
+  private readonly scans = new Map<string, Map<string, MemoryScan>>();
+
+  constructor(
     private readonly db: Database,
-    readonly name: string,
-    readonly model: string,
-    readonly dimension: number,
-    private readonly table: string,
+    private readonly clock: Clock,
   ) {}
 
   /** Opens the space for a model, creating its table on first use. */
-  static open(db: Database, clock: Clock, purpose: VectorPurpose, model: string, dimension: number): VectorSpace {
+  open(purpose: VectorPurpose, model: string, dimension: number): VectorSpace {
+    const { db, clock } = this;
     const name = `${purpose}:${model}`;
-    const existing = VectorSpace.find(db, purpose, model);
+    const existing = this.find(purpose, model);
     if (existing) {
       if (existing.dimension !== dimension) {
         throw new Error(`vector space ${name} holds ${existing.dimension}-d vectors but the model now gives ${dimension}-d; re-index after changing models`);
@@ -74,33 +75,43 @@ export class VectorSpace {
         name, purpose, model, dimension, table, isoAt(clock.now()),
       );
     }).immediate();
-    return new VectorSpace(db, name, model, dimension, table);
+    return this.spaceOf({ name, model, dimension, table_name: table });
   }
 
   /** The space holding a model's vectors, or null when none was stored yet. */
-  static find(db: Database, purpose: VectorPurpose, model: string): VectorSpace | null {
-    const row = db.query<SpaceRow, [string]>("SELECT * FROM vector_spaces WHERE name = ?").get(`${purpose}:${model}`);
-    return row ? new VectorSpace(db, row.name, row.model, row.dimension, row.table_name) : null;
+  find(purpose: VectorPurpose, model: string): VectorSpace | null {
+    const row = this.db.query<SpaceRow, [string]>("SELECT * FROM vector_spaces WHERE name = ?").get(`${purpose}:${model}`);
+    return row ? this.spaceOf(row) : null;
   }
 
   /** Every space of a purpose (purging an item must reach the tables of earlier models too). */
-  static all(db: Database, purpose: VectorPurpose): VectorSpace[] {
-    return db
+  all(purpose: VectorPurpose): VectorSpace[] {
+    return this.db
       .query<SpaceRow, [string]>("SELECT * FROM vector_spaces WHERE purpose = ?")
       .all(purpose)
-      .map((row) => new VectorSpace(db, row.name, row.model, row.dimension, row.table_name));
+      .map((row) => this.spaceOf(row));
   }
 
-  private scansOfTable(): Map<string, MemoryScan> {
-    let byTable = scans.get(this.db);
-    if (!byTable) scans.set(this.db, (byTable = new Map()));
-    let byOrg = byTable.get(this.table);
-    if (!byOrg) byTable.set(this.table, (byOrg = new Map()));
-    return byOrg;
+  private spaceOf(row: SpaceRow): VectorSpace {
+    let byOrg = this.scans.get(row.table_name);
+    if (!byOrg) this.scans.set(row.table_name, (byOrg = new Map()));
+    return new VectorSpace(this.db, row.name, row.model, row.dimension, row.table_name, byOrg);
   }
+}
+
+/** One model's vectors: the vec0 table and its in-memory scans by organization. */
+export class VectorSpace {
+  constructor(
+    private readonly db: Database,
+    readonly name: string,
+    readonly model: string,
+    readonly dimension: number,
+    private readonly table: string,
+    private readonly scansByOrg: Map<string, MemoryScan>,
+  ) {}
 
   private scanOf(orgId: string): MemoryScan {
-    const byOrg = this.scansOfTable();
+    const byOrg = this.scansByOrg;
     let scan = byOrg.get(orgId);
     if (!scan) {
       const rows = this.db.query<{ item_id: string; embedding: Uint8Array }, [string]>(`SELECT item_id, embedding FROM ${this.table} WHERE org_id = ?`).all(orgId);
@@ -120,13 +131,13 @@ export class VectorSpace {
       this.db.query(`DELETE FROM ${this.table} WHERE item_id = ?`).run(itemId);
       this.db.query(`INSERT INTO ${this.table} (item_id, org_id, embedding) VALUES (?, ?, ?)`).run(itemId, orgId, asBlob(vector));
     })();
-    this.scansOfTable().get(orgId)?.set(itemId, vector);
+    this.scansByOrg.get(orgId)?.set(itemId, vector);
   }
 
   remove(itemIds: string[]): void {
     const del = this.db.query(`DELETE FROM ${this.table} WHERE item_id = ?`);
     for (const id of itemIds) del.run(id);
-    for (const scan of this.scansOfTable().values()) for (const id of itemIds) scan.delete(id);
+    for (const scan of this.scansByOrg.values()) for (const id of itemIds) scan.delete(id);
   }
 
   get(itemId: string): Float32Array | null {

@@ -10,6 +10,7 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, U
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
+import { formOf } from "../ingest/multipart-form.ts";
 import { waitForJob } from "../jobs/queue.ts";
 import type { FileRow } from "../files/file.ts";
 import { ApiError, badRequest } from "../errors.ts";
@@ -106,7 +107,7 @@ export function documentRoutes(ctx: AppContext) {
   const reload = (id: string) => ctx.files.byId(id)!;
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
-    return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, request, { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields }));
+    return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, formOf(request), { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields }));
   };
   const analyzeBody = multipartBody({ file: { type: "string", format: "binary", description: "PDF, DOCX, TXT or MD, at most 10 MB" } }, ["file"], {
     timeout: { type: "integer", minimum: 5, maximum: 120, default: 60 },
@@ -303,7 +304,7 @@ export function documentRoutes(ctx: AppContext) {
         const started = performance.now();
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
-        const file = reload(stored.image_id);
+        const file = reload(stored.fileId);
         if (stored.skipped) return analyzeView(file, "skipped", started);
         const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
         const now = reload(file.id);
@@ -321,7 +322,7 @@ export function documentRoutes(ctx: AppContext) {
       "/files/analyze/async",
       async ({ request, set }) => {
         const stored = await upload(request, (fields) => parseAnalyzeTimeout(fields));
-        const file = reload(stored.image_id);
+        const file = reload(stored.fileId);
         set.status = 202;
         return { job_id: file.processing_job_id!, document_id: file.id, status: stored.skipped ? "skipped" : "pending", poll_url: `/api/v2/job/${file.processing_job_id}` };
       },

@@ -14,6 +14,7 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
+import { formOf } from "../ingest/multipart-form.ts";
 import { getJobRow, waitForJob } from "../jobs/queue.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
@@ -75,7 +76,7 @@ export function imageRoutes(ctx: AppContext) {
 
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
-    return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, request, { mediaTypes: ["image"], readFields }));
+    return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, formOf(request), { mediaTypes: ["image"], readFields }));
   };
 
   return new Elysia({ tags: ["Images"] })
@@ -224,7 +225,7 @@ export function imageRoutes(ctx: AppContext) {
         const started = performance.now();
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
-        const row = reload(stored.image_id);
+        const row = reload(stored.fileId);
         if (stored.skipped) return analyzeView(ctx, row, "skipped", started);
         const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;
         const now = reload(row.id);
@@ -245,7 +246,7 @@ export function imageRoutes(ctx: AppContext) {
       "/images/analyze/async",
       async ({ request, set }) => {
         const stored = await upload(request, () => {});
-        const row = reload(stored.image_id);
+        const row = reload(stored.fileId);
         set.status = 202;
         return {
           job_id: row.processing_job_id!,

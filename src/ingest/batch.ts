@@ -18,7 +18,7 @@ import { detectType, type DetectedType } from "./detect.ts";
 import type { DocumentType, UploadedMediaType as MediaType } from "../files/file.ts";
 import { ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
-import { parseMultipartForm } from "./multipart-form.ts";
+import type { FormReader } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
 import { getSessionRow, statusUrl, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
 
@@ -54,14 +54,14 @@ export interface ItemResult {
   text_extraction_status: string | null;
 }
 
-export async function createBatch(ctx: AppContext, principal: Principal, request: Request) {
+export async function createBatch(ctx: AppContext, principal: Principal, readForm: FormReader) {
   const { db, clock } = ctx;
   const sessionId = crypto.randomUUID();
   const stagingDir = join(ctx.dataDir.staging, sessionId);
   mkdirSync(stagingDir, { recursive: true });
   const maxFiles = TIER_LIMITS[principal.tier].batchFiles;
   try {
-    const form = await parseMultipartForm(request, stagingDir, {
+    const form = await readForm(stagingDir, {
       fileFields: ["files", "files[]", "file"],
       maxFileBytes: FIXED_LIMITS.maxImageBytes,
       maxFiles,

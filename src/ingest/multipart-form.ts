@@ -48,6 +48,16 @@ const MAX_FIELD_BYTES = 64 * 1024;
  * closed and removed, and the failure is thrown as an ApiError for this request alone. Nothing
  * escapes as an unhandled stream error, and no file handle is left for the garbage collector.
  */
+/**
+ * How an ingest service receives a form without seeing HTTP: it names the staging directory and
+ * its limits, the reader streams the files there. Routes pass `formOf(request)`.
+ */
+export type FormReader = (stagingDir: string, limits: FormLimits) => Promise<ParsedForm>;
+
+export function formOf(request: Request): FormReader {
+  return (stagingDir, limits) => parseMultipartForm(request, stagingDir, limits);
+}
+
 export async function parseMultipartForm(request: Request, stagingDir: string, limits: FormLimits): Promise<ParsedForm> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {

@@ -24,7 +24,8 @@ import {
   stuckFiles,
   websocketChannel,
 } from "./sessions.ts";
-import { streamingUpload } from "./streaming-upload.ts";
+import { streamingUpload, type StoredUpload } from "./streaming-upload.ts";
+import { formOf } from "./multipart-form.ts";
 
 const MediaType = Enum(["image", "document", "video"]);
 const DocumentType = Nullable(Enum(["pdf", "docx", "txt", "md"]));
@@ -162,6 +163,26 @@ export const multipartBody = (files: Record<string, unknown>, required: string[]
 const sessionParams = t.Object({ session_id: Uuid("session_id") });
 const SHA256 = t.String({ pattern: "^[0-9a-fA-F]{64}$", error: "hashes: every hash must be 64 hexadecimal characters (SHA-256)" });
 
+/** POST /files/upload's body (spec "Upload file"). */
+function uploadResponse(stored: StoredUpload) {
+  const isDocument = stored.type.mediaType === "document";
+  return {
+    image_id: stored.fileId,
+    upload_method: "STREAMING" as const,
+    status: stored.status,
+    processing_time_ms: Math.round(stored.elapsedMs * 10) / 10,
+    upload_completed: true,
+    thumbnail_generation_started: stored.thumbnailsStarted,
+    analysis_started: stored.analysisStarted,
+    skipped: stored.skipped,
+    skipped_existing_image_id: stored.skippedExistingId,
+    storage_target: stored.storageTarget,
+    media_type: stored.type.mediaType,
+    document_type: stored.type.documentType,
+    text_extraction_status: isDocument ? (stored.skipped ? null : ("pending" as const)) : null,
+  };
+}
+
 export function ingestRoutes(ctx: AppContext) {
   const { db, clock } = ctx;
   return new Elysia({ tags: ["Uploads"] })
@@ -170,9 +191,9 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/upload",
       ({ principal, request, set }) =>
         ctx.uploadSlots.hold(principal, async () => {
-          const result = await streamingUpload(ctx, principal, request);
+          const stored = await streamingUpload(ctx, principal, formOf(request));
           set.status = 201;
-          return result;
+          return uploadResponse(stored);
         }),
       {
         permission: "edit",
@@ -189,7 +210,7 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/upload/batch",
       ({ principal, request, set }) =>
         ctx.uploadSlots.hold(principal, async () => {
-          const result = await createBatch(ctx, principal, request);
+          const result = await createBatch(ctx, principal, formOf(request));
           set.status = 201;
           return result;
         }),

@@ -5,12 +5,12 @@ import type { Principal } from "../auth/api-keys.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";
-import { detectType } from "./detect.ts";
+import { detectType, type DetectedType } from "./detect.ts";
 import type { UploadedMediaType } from "../files/file.ts";
-import { ingestStagedFile, sizeLimitViolation, unsupportedFile } from "./ingest.ts";
+import { ingestStagedFile, sizeLimitViolation, unsupportedFile, type IngestOutcome } from "./ingest.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
-import { parseMultipartForm } from "./multipart-form.ts";
-import { parseUploadOptions, resolvePlacement } from "./options.ts";
+import type { FormReader } from "./multipart-form.ts";
+import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
 
 /** What a caller other than POST /files/upload narrows (e.g. POST /images/analyze takes images only). */
 export interface UploadPolicy {
@@ -21,13 +21,26 @@ export interface UploadPolicy {
   readFields?: (fields: Record<string, string>) => void;
 }
 
-export async function streamingUpload(ctx: AppContext, principal: Principal, request: Request, policy: UploadPolicy = {}) {
+/** What a streaming upload stored (or skipped as a duplicate), for the route's response. */
+export interface StoredUpload {
+  fileId: string;
+  status: IngestOutcome["status"];
+  elapsedMs: number;
+  skipped: boolean;
+  skippedExistingId: string | null;
+  storageTarget: UploadOptions["storageTarget"];
+  type: DetectedType;
+  thumbnailsStarted: boolean;
+  analysisStarted: boolean;
+}
+
+export async function streamingUpload(ctx: AppContext, principal: Principal, readForm: FormReader, policy: UploadPolicy = {}): Promise<StoredUpload> {
   const started = performance.now();
   const stagingDir = join(ctx.dataDir.staging, `req-${crypto.randomUUID()}`);
   mkdirSync(stagingDir, { recursive: true });
   try {
     const maxBytes = policy.maxBytes ?? FIXED_LIMITS.maxImageBytes;
-    const form = await parseMultipartForm(request, stagingDir, {
+    const form = await readForm(stagingDir, {
       fileFields: ["file"],
       maxFileBytes: maxBytes,
       maxFiles: 1,
@@ -67,21 +80,16 @@ export async function streamingUpload(ctx: AppContext, principal: Principal, req
     });
     const skipped = outcome.status === "skipped";
     const pipeline = skipped ? null : ctx.pipelines.for(detection.type.mediaType);
-    const isDocument = detection.type.mediaType === "document";
     return {
-      image_id: outcome.fileId,
-      upload_method: "STREAMING" as const,
+      fileId: outcome.fileId,
       status: outcome.status,
-      processing_time_ms: Math.round((performance.now() - started) * 10) / 10,
-      upload_completed: true,
-      thumbnail_generation_started: pipeline?.produces.thumbnails ?? false,
-      analysis_started: pipeline?.produces.analysis ?? false,
+      elapsedMs: performance.now() - started,
       skipped,
-      skipped_existing_image_id: outcome.skippedExistingId,
-      storage_target: options.storageTarget,
-      media_type: detection.type.mediaType,
-      document_type: detection.type.documentType,
-      text_extraction_status: isDocument ? (skipped ? null : "pending") : null,
+      skippedExistingId: outcome.skippedExistingId,
+      storageTarget: options.storageTarget,
+      type: detection.type,
+      thumbnailsStarted: pipeline?.produces.thumbnails ?? false,
+      analysisStarted: pipeline?.produces.analysis ?? false,
     };
   } finally {
     rmSync(stagingDir, { recursive: true, force: true });

@@ -36,8 +36,24 @@ export interface NewFileRecord {
   contentCategory: string;
   customSchemaId: string | null;
   compliance: { type: string; standard: string; imageType: string } | null;
-  /** Images: the AI description's reservation (pending) or why there is none (skipped). */
-  description: { status: "pending" | "skipped"; error: string | null } | null;
+  /**
+   * Images and videos: the AI description's reservation (pending, with the credits it holds) or
+   * why there is none (skipped).
+   */
+  description: { status: "pending" | "skipped"; error: string | null; credits: number } | null;
+}
+
+/** What probing a video found (video/probe.ts), as the row keeps it. */
+export interface ProbedVideo {
+  durationSeconds: number | null;
+  frameRate: number | null;
+  codec: string | null;
+  width: number | null;
+  height: number | null;
+  container: string | null;
+  hasAudio: boolean;
+  bitRate: number | null;
+  createdAt: string | null;
 }
 
 /** The metadata a user edits; undefined leaves a field as it is. */
@@ -153,8 +169,8 @@ export class FileRepository {
            title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
            storage_target, auto_describe, content_category, custom_schema_id, compliance_type, compliance_standard,
            compliance_image_type, uploaded_by, processing_status, processing_job_id, text_extraction_status,
-           variant_status, description_status, description_error)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+           variant_status, description_status, description_error, analysis_status, reserved_credits)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         file.id, file.orgId, file.projectId, file.folderId, type.mediaType, file.filename, at, at,
@@ -163,9 +179,11 @@ export class FileRepository {
         file.compliance?.type ?? null, file.compliance?.standard ?? null, file.compliance?.imageType ?? null, file.uploadedBy,
         file.processingJobId,
         type.mediaType === "document" ? "pending" : null,
-        type.mediaType === "image" ? "pending" : null,
+        type.mediaType === "image" || type.mediaType === "video" ? "pending" : null,
         file.description?.status ?? null,
         file.description?.error ?? null,
+        type.mediaType === "video" ? "pending" : null,
+        file.description?.status === "pending" ? file.description.credits : 0,
       );
   }
 
@@ -267,7 +285,39 @@ export class FileRepository {
       .run(rendered.count, rendered.width, rendered.height, rendered.format, rendered.blurHash, rendered.takenAt, this.now(), id);
   }
 
-  /** Text read in the media (OCR of an image). */
+  // ---- videos --------------------------------------------------------------------------------
+
+  /** The video's stream facts; `analysis_status` goes to processing. Width and height are as displayed. */
+  videoProbed(id: string, video: ProbedVideo): void {
+    this.db
+      .query(
+        `UPDATE files SET duration_seconds = ?, frame_rate = ?, video_codec = ?, width = ?, height = ?, video_container = ?,
+           has_audio = ?, bit_rate = ?, content_created_at = coalesce(content_created_at, ?), analysis_status = 'processing',
+           analysis_error = NULL, updated_at = ? WHERE id = ?`,
+      )
+      .run(
+        video.durationSeconds, video.frameRate, video.codec, video.width, video.height, video.container,
+        video.hasAudio ? 1 : 0, video.bitRate, video.createdAt, this.now(), id,
+      );
+  }
+
+  /** The poster frame's variants are stored; the row keeps the video's own dimensions. */
+  posterRendered(id: string, poster: { count: number; blurHash: string }): void {
+    this.db
+      .query("UPDATE files SET variant_status = 'completed', variant_count = ?, blur_hash = ?, updated_at = ? WHERE id = ?")
+      .run(poster.count, poster.blurHash, this.now(), id);
+  }
+
+  analysisEnded(id: string, status: "completed" | "failed", error: string | null): void {
+    this.db.query("UPDATE files SET analysis_status = ?, analysis_error = ?, updated_at = ? WHERE id = ?").run(status, error, this.now(), id);
+  }
+
+  /** The reserved AI-description credits were given back (the description did not happen). */
+  creditsReleased(id: string): void {
+    this.db.query("UPDATE files SET reserved_credits = 0 WHERE id = ?").run(id);
+  }
+
+  /** Text read in the media (OCR of an image or of a video's keyframes). */
   visibleTextFound(id: string, text: string | null): void {
     this.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(text, this.now(), id);
   }

@@ -77,6 +77,20 @@ export interface FileRow {
   frame_rate: number | null;
   video_codec: string | null;
   analysis_status: string | null;
+  video_container: string | null;
+  has_audio: number | null;
+  bit_rate: number | null;
+  analysis_error: string | null;
+  reserved_credits: number;
+  link_url_key: string | null;
+  domain: string | null;
+  og_metadata: string | null;
+  favicon_blob_key: string | null;
+  snapshot_blob_key: string | null;
+  crawl_status: string | null;
+  crawl_error: string | null;
+  extract_images: number | null;
+  parent_file_id: string | null;
 }
 
 const PREFIX = /^[0-9a-f]{8}$/;

@@ -12,6 +12,7 @@ import { ApiError } from "../errors.ts";
 import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
 import { recordUsage, usageThisMonth } from "../usage/usage.ts";
 import type { DetectedType } from "./detect.ts";
+import type { MediaType } from "../files/file.ts";
 import type { UploadOptions } from "./options.ts";
 
 export interface Placement {
@@ -71,24 +72,27 @@ export function insertFileRecord(ctx: AppContext, file: NewFile): void {
     contentCategory: options.contentCategory,
     customSchemaId: options.customSchemaId,
     compliance: options.compliance,
-    description: type.mediaType === "image" ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now()) : null,
+    description: DESCRIPTION_CREDITS[type.mediaType] ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now(), DESCRIPTION_CREDITS[type.mediaType]!) : null,
   });
 }
 
+/** AI-description credits a file reserves at upload: the spec's 2-credit reservation for videos. */
+const DESCRIPTION_CREDITS: Partial<Record<MediaType, number>> = { image: 1, video: 2 };
+
 /**
- * An image's AI description is reserved against the tier's monthly quota when the file is
- * recorded; past the quota (or with auto_describe=false) the description is skipped, and the
- * error says why.
+ * An image's or video's AI description is reserved against the tier's monthly quota when the
+ * file is recorded; past the quota (or with auto_describe=false) the description is skipped, and
+ * the error says why. A video's pipeline gives its credits back when no description is made.
  */
-function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, now: number): { status: "pending" | "skipped"; error: string | null } {
-  if (!autoDescribe) return { status: "skipped", error: null };
+function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, now: number, credits: number) {
+  if (!autoDescribe) return { status: "skipped" as const, error: null, credits: 0 };
   const tier = db.query<{ tier: Tier }, [string]>("SELECT tier FROM organizations WHERE id = ?").get(orgId)?.tier ?? "FREE";
   const limit = TIER_LIMITS[tier].aiDescriptionsPerMonth;
-  if (limit !== null && usageThisMonth(db, orgId, "ai_descriptions", now) >= limit) {
-    return { status: "skipped", error: `monthly AI description quota of the ${tier} tier (${limit}) is used up; the description was skipped` };
+  if (limit !== null && usageThisMonth(db, orgId, "ai_descriptions", now) + credits > limit) {
+    return { status: "skipped" as const, error: `monthly AI description quota of the ${tier} tier (${limit}) is used up; the description was skipped`, credits: 0 };
   }
-  recordUsage(db, orgId, "ai_descriptions", 1, now);
-  return { status: "pending", error: null };
+  recordUsage(db, orgId, "ai_descriptions", credits, now);
+  return { status: "pending" as const, error: null, credits };
 }
 
 /**

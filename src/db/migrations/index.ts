@@ -11,6 +11,7 @@ import documents from "./006_documents.ts";
 import chunkVocabulary from "./007_chunk_vocabulary.ts";
 import stemmedSearch from "./008_stemmed_search.ts";
 import textWordVectors from "./009_text_word_vectors.ts";
+import videosAndLinks from "./010_videos_and_links.ts";
 
 export interface Migration {
   version: number;
@@ -28,4 +29,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 7, name: "chunk_vocabulary", sql: chunkVocabulary },
   { version: 8, name: "stemmed_search", sql: stemmedSearch },
   { version: 9, name: "text_word_vectors", sql: textWordVectors },
+  { version: 10, name: "videos_and_links", sql: videosAndLinks },
 ];

@@ -94,3 +94,34 @@ export function baseUrlOf(document: Document, pageUrl: string): string {
   const base = document.querySelector("base[href]")?.getAttribute("href");
   return absoluteHttpUrl(base, pageUrl) ?? pageUrl;
 }
+
+/**
+ * The address an <img> shows at its best: the widest srcset entry, else the address a lazy
+ * loader keeps in a data attribute (its src is then a placeholder), else src. Raw, unresolved.
+ */
+export function imageSource(img: Element): string | null {
+  const candidates = [
+    largestInSrcset(img.getAttribute("srcset")),
+    largestInSrcset(img.getAttribute("data-srcset")),
+    img.getAttribute("data-src"),
+    img.getAttribute("data-lazy-src"),
+    img.getAttribute("data-original"),
+    img.getAttribute("src"),
+  ];
+  return candidates.find((candidate) => candidate != null && candidate.trim() !== "" && !/^\s*data:/i.test(candidate)) ?? img.getAttribute("src");
+}
+
+/** The URL of the widest (or densest) entry of a srcset. */
+function largestInSrcset(srcset: string | null): string | null {
+  if (!srcset) return null;
+  let best: { url: string; weight: number } | null = null;
+  for (const entry of srcset.split(/,\s+/)) {
+    const [url, descriptor = "1x"] = entry.trim().split(/\s+/);
+    if (!url || url.startsWith("data:")) continue;
+    const parsed = Number.parseFloat(descriptor);
+    // A width (640w) outranks any density (2x): density-only sets have no widths to compare.
+    const weight = Number.isFinite(parsed) ? parsed * (descriptor.endsWith("x") ? 1 : 1000) : 0;
+    if (!best || weight > best.weight) best = { url, weight };
+  }
+  return best?.url ?? null;
+}

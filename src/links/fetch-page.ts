@@ -366,10 +366,9 @@ export function decodeHtml(bytes: Uint8Array, headerCharset: string | null, trun
 }
 
 function isUtf8(bytes: Uint8Array, truncated: boolean): boolean {
-  // A cut page may end mid-character: judge all but its last 3 bytes.
-  const judged = truncated ? bytes.subarray(0, Math.max(0, bytes.byteLength - 3)) : bytes;
   try {
-    new TextDecoder("utf-8", { fatal: true }).decode(judged);
+    // Streaming mode forgives an unfinished character at the end: a cut page may end in one.
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: truncated });
     return true;
   } catch {
     return false;

@@ -26,21 +26,30 @@ export interface ReadablePage {
   method: "readability" | "fallback";
 }
 
-/** Beyond this many elements Readability gives up (it scores every one); the fallback takes over. */
-const MAX_ELEMENTS = 60_000;
+export interface ReadableOptions {
+  /**
+   * Pages with more elements than this are not given to Readability (it scores every one, and
+   * a huge page holds a pipeline worker for seconds); the fallback reads them. 60,000 by default.
+   */
+  maxElements?: number;
+}
 
 /** The readable article of the page `html`, fetched (after redirects) from `url`. */
-export function readablePage(html: string, url: string): ReadablePage {
+export function readablePage(html: string, url: string, { maxElements = 60_000 }: ReadableOptions = {}): ReadablePage {
   const document = parsePage(html);
   const base = baseUrlOf(document, url);
   // Readability makes links absolute against these; linkedom documents have neither.
   Object.defineProperty(document, "baseURI", { value: base });
   Object.defineProperty(document, "documentURI", { value: url });
   let article: ReturnType<Readability<Element>["parse"]> = null;
-  try {
-    article = new Readability<Element>(document, { maxElemsToParse: MAX_ELEMENTS, serializer: (node) => node as Element }).parse();
-  } catch {
-    // Too many elements, or a page its heuristics choke on: the fallback reads it.
+  // Counted here: Readability's own maxElemsToParse counts with getElementsByTagName("*"),
+  // which linkedom answers with nothing.
+  if (document.querySelectorAll("*").length <= maxElements) {
+    try {
+      article = new Readability<Element>(document, { serializer: (node) => node as Element }).parse();
+    } catch {
+      // A page its heuristics choke on: the fallback reads it.
+    }
   }
   const content = article?.content;
   if (content) {

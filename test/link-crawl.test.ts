@@ -633,6 +633,17 @@ describe("readable article and snapshot", () => {
     expect(minimal).toEqual({ title: "Just a title", byline: null, text: "", html: "", excerpt: null, length: 0, method: "fallback" });
   });
 
+  test("a page nested thousands deep is read by the fallback (Readability would take minutes)", () => {
+    const depth = 5_000;
+    const deep = `<!DOCTYPE html><title>Deep</title><body><nav>NAV</nav>${"<div>".repeat(depth)}<p>deep <b>text</b></p>${"</div>".repeat(depth)}<p>${"Shallow prose. ".repeat(40)}</p></body>`;
+    const readable = readablePage(deep, "https://deep.example/");
+    expect(readable.method).toBe("fallback");
+    expect(readable.text.startsWith("deep text\n\nShallow prose.")).toBe(true);
+    // Markup deeper than the sanitizer goes is flattened to its (escaped) text.
+    expect(readable.html).toContain(">deep text<");
+    expect(readable.html.split("<div>").length - 1).toBeLessThanOrEqual(400);
+  });
+
   test("plain text keeps headings, list items, line breaks and preformatted text apart", () => {
     const readable = readablePage(
       `<html><body><article><h2>Steps</h2><p>First line<br>second   line</p><ul><li>one</li><li>two</li></ul><pre>  indented\n    code</pre><p>${"Filler sentence for the scorer. ".repeat(30)}</p></article></body></html>`,

@@ -62,6 +62,20 @@ function childByTag(parent: Element, tag: string): Element | null {
   return null;
 }
 
+/**
+ * Whether any element lies deeper than `limit` below `root`. Iterative: a hostile page nests
+ * tens of thousands of elements, past the call stack a recursive walk would need.
+ */
+export function deeperThan(root: Element, limit: number): boolean {
+  const stack: [Element, number][] = [[root, 0]];
+  while (stack.length > 0) {
+    const [element, depth] = stack.pop()!;
+    if (depth > limit) return true;
+    for (const child of element.children) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Whitespace runs (including newlines and NBSP) collapsed to one space, ends trimmed. */
 export const collapseSpace = (text: string) => text.replace(/[\s\u00a0]+/g, " ").trim();
 

@@ -6,6 +6,7 @@
 import { parseArgs } from "node:util";
 import { ApiKeyError } from "./auth/api-keys.ts";
 import { backupCommand, keysCommand, modelsCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
+import { importCommand } from "./cli/import.ts";
 import { ManifestError } from "./models/manifest.ts";
 import { systemClock } from "./clock.ts";
 import { CONFIG_FLAGS, ConfigError, describeSettings, loadConfig } from "./config.ts";
@@ -30,6 +31,10 @@ Commands:
   keys revoke ID                          revoke a key
   backup FILE                             write a consistent copy of the database (safe while serving)
   restore FILE                            put a backup in place of the database (the server must be stopped)
+  import DIR [--server URL] [--key KEY] [--project P] [--folder F] [--tags a,b] [--recursive]
+         [--skip-duplicates] [--concurrency N]
+                                          upload a directory to a running server; re-running resumes
+                                          (mediabox import --help for details)
   models manifest                         hash every folder of the models directory into its manifest.json
   models verify                           check the model folders against manifest.json (exit 1 if any is refused)
   version                                 print the version
@@ -48,6 +53,8 @@ async function main(argv: string[]): Promise<number | "serving"> {
     await (await import("./documents/reader-child.ts")).serveDocumentReader();
     return "serving";
   }
+  // `import` talks to a running server over HTTP and has flags of its own (src/cli/import.ts).
+  if (argv[0] === "import") return importCommand(argv.slice(1));
   const options = Object.fromEntries(CONFIG_FLAGS.map((flag) => [flag, { type: "string" as const }]));
   const { values, positionals } = parseArgs({
     args: argv,
@@ -72,6 +79,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
     process.stdout.write(`mediabox ${VERSION}\n`);
     return 0;
   }
+  if (command === "import") throw new UsageError("import comes first: mediabox import DIR [flags]");
   const config = loadConfig(flags);
   if (command === "serve") {
     const server = startServer(config);

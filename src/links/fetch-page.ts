@@ -127,7 +127,7 @@ async function followRedirects(
   onHop: (url: string) => void,
 ): Promise<{ response: Response; finalUrl: string; redirects: string[] }> {
   const first = validateLinkUrl(start);
-  if (!first.ok) throw new LinkFetchError("invalid-url", first.reason, start);
+  if (!first.ok) throw new LinkFetchError("invalid-url", first.reason, start.slice(0, 2048));
   let url = first.url;
   const redirects: string[] = [];
   for (;;) {

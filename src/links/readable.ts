@@ -188,6 +188,7 @@ export function sanitize(root: Node, base: string, options: SanitizeOptions = {}
 /** The attributes written for `element` (" a=\"b\""), or null when a link must lose its tag. */
 function keptAttributes(element: Element, allowed: readonly string[], base: string): string | null {
   let written = "";
+  let hasHref = false;
   for (const name of allowed) {
     const value = element.getAttribute(name);
     if (value === null) continue;
@@ -197,6 +198,7 @@ function keptAttributes(element: Element, allowed: readonly string[], base: stri
         if (name === "href") return null;
         continue;
       }
+      hasHref ||= name === "href";
       written += ` ${name}="${escapeAttribute(url)}"`;
     } else if (name === "colspan" || name === "rowspan" || name === "start" || name === "width" || name === "height") {
       if (/^\d{1,5}$/.test(value.trim())) written += ` ${name}="${value.trim()}"`;
@@ -204,7 +206,7 @@ function keptAttributes(element: Element, allowed: readonly string[], base: stri
     else written += ` ${name}="${escapeAttribute(clip(value, 1000))}"`;
   }
   if (element.tagName.toUpperCase() === "A") {
-    if (!written.includes(" href=")) return null;
+    if (!hasHref) return null;
     written += ' rel="noopener noreferrer nofollow"';
   }
   return written;

@@ -175,6 +175,19 @@ async function failure(promise: Promise<unknown>): Promise<LinkFetchError> {
   throw new Error("expected the fetch to fail, it succeeded");
 }
 
+/** `promise`, or a failure naming `what` after `ms`: no wait in this file is unbounded. */
+async function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 async function fetchPage(path: string, overrides: Partial<FetchOptions> = {}) {
   return fetchResource(`${origin}${path}`, { ...options(overrides), accept: "html" });
 }
@@ -401,7 +414,7 @@ describe("fetching: deadlines, caps and content types", () => {
     hangArrived = Promise.withResolvers();
     const controller = new AbortController();
     const pending = failure(fetchPage("/hang", { signal: controller.signal }));
-    await hangArrived.promise;
+    await within(hangArrived.promise, 30_000, "the server to receive /hang");
     controller.abort();
     const cancelled = await pending;
     expect([cancelled.kind, cancelled.reason]).toEqual(["cancelled", "cancelled"]);

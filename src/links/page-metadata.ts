@@ -376,7 +376,7 @@ function contentImages(document: Document): { src: string; width: number | null;
 }
 
 /** The element holding the page's main content, by the usual markers; the body failing them. */
-export function mainContent(document: Document): Element {
+function mainContent(document: Document): Element {
   return document.querySelector('[itemprop="articleBody"]') ?? document.querySelector("article") ?? document.querySelector("main, [role=main]") ?? document.body;
 }
 

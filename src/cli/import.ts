@@ -121,7 +121,9 @@ export async function importCommand(
   }
   const options = importOptions(flags, positionals, env);
   try {
-    return (await runImport(options, io)).exitCode;
+    const summary = await runImport(options, io);
+    if (summary.aborted) errors.write(`mediabox import: ${summary.aborted}\n`);
+    return summary.exitCode;
   } catch (err) {
     if (!(err instanceof ImportAbort)) throw err;
     errors.write(`mediabox import: ${err.message}\n`);

@@ -1,0 +1,275 @@
+/**
+ * `mediabox import DIR` against a real server: the CLI as a child process (top level, then
+ * recursive, then a re-run that stores nothing new; tags, project and folder by name; usage
+ * errors; a file above the streaming limit through an upload intent), and `runImport` in process
+ * with an injected fetch for 429 and network retries, an unreachable server and the TTY line.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { closeSync, ftruncateSync, mkdirSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
+import { join } from "node:path";
+import { chooseUploadPath, runImport, type ImportOptions } from "../src/cli/import.ts";
+import { mp4, pdf, peExe, png, text } from "./support/fixtures.ts";
+import { run } from "./support/process.ts";
+import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+
+const MAIN = join(import.meta.dir, "..", "src", "main.ts");
+const MiB = 1024 * 1024;
+/** The variables the command reads, emptied so the developer's own never leak into a test. */
+const CLEAN_ENV = { MEDIABOX_URL: "", MEDIABOX_API_KEY: "", MEDIABOX_PORT: "" };
+
+let server: TestServer;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function tree(files: Record<string, Uint8Array>): string {
+  const root = tempDir("mediabox-import-");
+  dirs.push(root);
+  for (const [rel, bytes] of Object.entries(files)) {
+    mkdirSync(join(root, rel, ".."), { recursive: true });
+    writeFileSync(join(root, rel), bytes);
+  }
+  return root;
+}
+
+const mediabox = (args: string[], env: Record<string, string> = {}) => run([process.execPath, MAIN, "import", ...args], { env: { ...CLEAN_ENV, ...env } });
+
+async function listFiles(tenant: Tenant): Promise<{ id: string; filename: string; tags: string[]; folder_id: string | null; project_id: string; media_type: string; size_bytes: number }[]> {
+  const res = await tenant.api.get("/files?limit=100&sort_by=title&sort_order=asc");
+  expect(res.status).toBe(200);
+  return res.body.items;
+}
+
+const summaryOf = (stdout: string) => stdout.split("\n").find((line) => line.startsWith("Summary: ")) ?? `(no summary in: ${stdout})`;
+
+describe("mediabox import (the CLI against a running server)", () => {
+  let root: string;
+  beforeAll(() => {
+    root = tree({
+      "photo-a.png": png(16, 16, 1),
+      "photo-b.png": png(16, 16, 2),
+      "report.pdf": pdf("Quarterly numbers"),
+      "setup.exe": peExe(),
+      ".hidden.png": png(16, 16, 3),
+      ".cache/inner.png": png(16, 16, 4),
+      "nested/photo-c.png": png(16, 16, 5),
+      "nested/deeper/notes.md": text("# Field notes\n\nThe survey went well.\n"),
+    });
+    const outside = tree({ "elsewhere.png": png(16, 16, 6) });
+    symlinkSync(join(outside, "elsewhere.png"), join(root, "outside-link.png"));
+  });
+
+  test("top level only, then --recursive, then a re-run that stores nothing new; tags applied; the refused file fails the run", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const first = await mediabox([root, "--server", server.url, "--key", tenant.key, "--tags", "trip, 2024"]);
+    expect(first.exitCode, first.stderr).toBe(1);
+    expect(first.stdout).toMatch(/^stored: photo-a\.png \(\d+ B\) as [0-9a-f-]{36}$/m);
+    expect(first.stdout).toMatch(/^stored: photo-b\.png /m);
+    expect(first.stdout).toMatch(/^stored: report\.pdf /m);
+    expect(first.stdout).toMatch(/^failed: setup\.exe: .*executable.*\(415 UNSUPPORTED_FILE_TYPE\)$/m);
+    expect(first.stdout).toContain("1 subdirectory not imported (use --recursive)");
+    expect(first.stdout).toMatch(/^skipped: outside-link\.png: symbolic link leading outside the directory/m);
+    expect(summaryOf(first.stdout)).toMatch(/^Summary: 4 files: 3 stored, 0 already stored, 1 failed, 1 skipped; /);
+    expect(first.stdout).toMatch(/^Failed:\n {2}setup\.exe: .*415 UNSUPPORTED_FILE_TYPE/m);
+    const afterFirst = await listFiles(tenant);
+    expect(afterFirst.map((f) => f.filename).sort()).toEqual(["photo-a.png", "photo-b.png", "report.pdf"]);
+    for (const file of afterFirst) expect(file.tags).toEqual(["trip", "2024"]);
+    const tagged = await tenant.api.get("/files?tags=trip&tags=2024");
+    expect(tagged.body.total_count).toBe(3);
+
+    const recursive = await mediabox([root, "--recursive", "--server", server.url, "--key", tenant.key]);
+    expect(recursive.exitCode, recursive.stderr).toBe(1);
+    expect(recursive.stdout).toMatch(/^already stored: photo-a\.png \([0-9a-f-]{36}\)$/m);
+    expect(recursive.stdout).toMatch(/^stored: nested\/photo-c\.png /m);
+    expect(recursive.stdout).toMatch(/^stored: nested\/deeper\/notes\.md /m);
+    expect(recursive.stdout).toMatch(/^failed: setup\.exe: /m);
+    expect(summaryOf(recursive.stdout)).toMatch(/^Summary: 6 files: 2 stored, 3 already stored, 1 failed, 1 skipped; /);
+    const afterRecursive = await listFiles(tenant);
+    expect(afterRecursive.map((f) => f.filename).sort()).toEqual(["notes.md", "photo-a.png", "photo-b.png", "photo-c.png", "report.pdf"]);
+
+    const again = await mediabox([root, "--recursive", "--server", server.url, "--key", tenant.key, "--concurrency", "4"]);
+    expect(again.exitCode).toBe(1);
+    expect(again.stdout).not.toMatch(/^stored: /m);
+    expect(summaryOf(again.stdout)).toMatch(/^Summary: 6 files: 0 stored, 5 already stored, 1 failed, 1 skipped; 0 B uploaded/);
+    expect((await listFiles(tenant)).length).toBe(5);
+
+    // Nothing failing: exit 0.
+    const clean = await mediabox([join(root, "nested"), "--recursive", "--server", server.url, "--key", tenant.key]);
+    expect(clean.exitCode, clean.stdout + clean.stderr).toBe(0);
+    expect(summaryOf(clean.stdout)).toMatch(/^Summary: 2 files: 0 stored, 2 already stored, 0 failed; /);
+  });
+
+  test("--project and --folder by name; the server from MEDIABOX_PORT and the key from MEDIABOX_API_KEY", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const project = (await tenant.api.post("/projects", { name: "Field Work" })).body;
+    const inbox = (await tenant.api.post("/folders", { name: "Inbox", project_id: project.id })).body;
+    const year = (await tenant.api.post("/folders", { name: "2024", parent_id: inbox.id })).body;
+    expect(year.id).toBeString();
+    const dir = tree({ "site.png": png(16, 16, 20), "plan.pdf": pdf("Site plan") });
+    const env = { MEDIABOX_PORT: new URL(server.url).port, MEDIABOX_API_KEY: tenant.key };
+
+    const res = await mediabox([dir, "--project", "field work", "--folder", "inbox/2024"], env);
+    expect(res.exitCode, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toContain("folder inbox/2024 in project Field Work");
+    const files = await listFiles(tenant);
+    expect(files.map((f) => [f.filename, f.project_id, f.folder_id])).toEqual([
+      ["plan.pdf", project.id, year.id],
+      ["site.png", project.id, year.id],
+    ]);
+
+    const byId = await mediabox([tree({ "other.png": png(16, 16, 21) }), "--folder", inbox.id], env);
+    expect(byId.exitCode).toBe(0);
+    expect((await listFiles(tenant)).find((f) => f.filename === "other.png")?.folder_id).toBe(inbox.id);
+
+    const noFolder = await mediabox([dir, "--project", "Field Work", "--folder", "Inbox/2025"], env);
+    expect(noFolder.exitCode).toBe(1);
+    expect(noFolder.stderr).toContain('no folder "2025" in folder Inbox');
+    const noProject = await mediabox([dir, "--project", "Nowhere"], env);
+    expect(noProject.exitCode).toBe(1);
+    expect(noProject.stderr).toContain('no project "Nowhere"');
+  });
+
+  test("usage errors exit 2 with a hint; a refused key exits 1", async () => {
+    const dir = tree({ "a.png": png(8, 8, 30) });
+    const noKey = await mediabox([dir, "--server", server.url]);
+    expect(noKey.exitCode).toBe(2);
+    expect(noKey.stderr).toContain("needs an API key");
+    expect(noKey.stderr).toContain("mediabox --help");
+    const noDir = await mediabox(["--server", server.url, "--key", "k"]);
+    expect(noDir.exitCode).toBe(2);
+    expect(noDir.stderr).toContain("needs the DIR");
+    const missing = await mediabox([join(dir, "nope"), "--server", server.url, "--key", "k"]);
+    expect(missing.exitCode).toBe(2);
+    expect(missing.stderr).toContain("no such directory");
+    const badConcurrency = await mediabox([dir, "--server", server.url, "--key", "k", "--concurrency", "0"]);
+    expect(badConcurrency.exitCode).toBe(2);
+    expect(badConcurrency.stderr).toContain("--concurrency");
+    const unknownFlag = await mediabox([dir, "--key", "k", "--colour", "red"]);
+    expect(unknownFlag.exitCode).toBe(2);
+    expect(unknownFlag.stderr).toContain("colour");
+    const badServer = await mediabox([dir, "--key", "k", "--server", "ftp://example"]);
+    expect(badServer.exitCode).toBe(2);
+
+    const help = await mediabox(["--help"]);
+    expect(help.exitCode).toBe(0);
+    expect(help.stdout).toContain("Usage: mediabox import DIR");
+
+    const refused = await mediabox([dir, "--server", server.url, "--key", "mbx_" + "x".repeat(43)]);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain("refused the API key");
+    expect(refused.stdout).toContain("Stopped early");
+  });
+
+  test("a file above the streaming limit goes up as a multipart upload intent, and is not sent again", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const dir = tempDir("mediabox-import-big-");
+    dirs.push(dir);
+    // A sparse 101 MiB "video": a real MP4 header, then zeros the disk never stores.
+    const fd = openSync(join(dir, "long-take.mp4"), "w");
+    writeSync(fd, mp4());
+    ftruncateSync(fd, 101 * MiB);
+    closeSync(fd);
+    writeFileSync(join(dir, "small.png"), png(16, 16, 40));
+
+    const res = await mediabox([dir, "--server", server.url, "--key", tenant.key, "--tags", "raw"]);
+    expect(res.exitCode, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/^stored: long-take\.mp4 \(106 MB, upload intent\) as [0-9a-f-]{36}$/m);
+    expect(res.stdout).toMatch(/^stored: small\.png \(\d+ B\) as /m);
+    const big = (await listFiles(tenant)).find((f) => f.filename === "long-take.mp4")!;
+    expect(big).toMatchObject({ media_type: "video", size_bytes: 101 * MiB, tags: ["raw"] });
+
+    const again = await mediabox([dir, "--server", server.url, "--key", tenant.key]);
+    expect(again.exitCode).toBe(0);
+    expect(again.stdout).toContain(`already stored: long-take.mp4 (${big.id})`);
+    expect(summaryOf(again.stdout)).toMatch(/^Summary: 2 files: 0 stored, 2 already stored, 0 failed; 0 B uploaded/);
+  });
+});
+
+describe("runImport in process", () => {
+  const options = (tenant: Tenant, dir: string, extra: Partial<ImportOptions> = {}): ImportOptions => ({
+    dir,
+    server: server.url,
+    key: tenant.key,
+    project: null,
+    folder: null,
+    tags: [],
+    recursive: false,
+    skipDuplicates: false,
+    concurrency: 2,
+    ...extra,
+  });
+  const capture = (isTTY = false) => {
+    const out = { text: "", isTTY, columns: 120, write: (chunk: string) => (out.text += chunk) };
+    return out;
+  };
+
+  test("the upload path: streaming within the limits, an intent above them", () => {
+    expect(chooseUploadPath(100 * MiB, "image", "a.png")).toBe("streaming");
+    expect(chooseUploadPath(100 * MiB + 1, "image", "a.png")).toBe("intent");
+    expect(chooseUploadPath(50 * MiB, "document", "a.pdf")).toBe("streaming");
+    expect(chooseUploadPath(50 * MiB + 1, "document", "scan.bin")).toBe("intent");
+    expect(chooseUploadPath(60 * MiB, "video", "clip.pdf")).toBe("streaming");
+    expect(chooseUploadPath(60 * MiB, null, "notes.txt")).toBe("intent");
+    expect(chooseUploadPath(60 * MiB, null, "blob.bin")).toBe("streaming");
+  });
+
+  test("429 waits Retry-After and network errors back off, then the files go up (STARTER tenant); same content is sent once", async () => {
+    const tenant = server.tenant({ tier: "STARTER" });
+    const dir = tree({ "one.png": png(16, 16, 50), "three-same-as-one.png": png(16, 16, 50), "two.png": png(16, 16, 51) });
+    const sleeps: number[] = [];
+    const injected = { rateLimited: 0, resets: 0 };
+    const fetcher = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      const url = String(input);
+      if (url.endsWith("/files/check-duplicates") && injected.rateLimited === 0) {
+        injected.rateLimited += 1;
+        return Response.json({ detail: "rate limit of 30 requests per minute exceeded; retry in 7 s", code: "RATE_LIMITED" }, { status: 429, headers: { "retry-after": "7" } });
+      }
+      if (url.endsWith("/files/upload") && injected.resets === 0) {
+        injected.resets += 1;
+        throw new TypeError("socket connection was closed unexpectedly");
+      }
+      return fetch(input, init);
+    }) as typeof fetch;
+    const out = capture();
+    const summary = await runImport(options(tenant, dir), { out, fetch: fetcher, sleep: async (ms) => void sleeps.push(ms) });
+    expect(injected).toEqual({ rateLimited: 1, resets: 1 });
+    expect(sleeps).toEqual([7000, 500]);
+    expect(out.text).toContain("waiting 7 s: rate limited");
+    expect(out.text).toContain("waiting 1 s: network error (socket connection was closed unexpectedly); retrying");
+    expect(summary).toMatchObject({ total: 3, stored: 2, alreadyStored: 1, failed: [], aborted: null, exitCode: 0 });
+    expect(out.text).toMatch(/^already stored: three-same-as-one\.png \(same content as one\.png\)$/m);
+    expect((await listFiles(tenant)).map((f) => f.filename).sort()).toEqual(["one.png", "two.png"]);
+  });
+
+  test("an unreachable server stops the run with a summary that says how to resume", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const dir = tree({ "a.png": png(8, 8, 60) });
+    const out = capture();
+    const refusing = (async () => {
+      throw new TypeError("Unable to connect. Is the computer able to access the url?");
+    }) as unknown as typeof fetch;
+    const summary = await runImport(options(tenant, dir), { out, fetch: refusing, sleep: async () => {} });
+    expect(summary.exitCode).toBe(1);
+    expect(summary.aborted).toContain("cannot reach");
+    expect(out.text).toContain("1 not reached");
+    expect(out.text).toContain("Run the same import again to resume.");
+  });
+
+  test("on a terminal one progress line is redrawn instead of a line per file; failures still show", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const dir = tree({ "a.png": png(16, 16, 70), "b.png": png(16, 16, 71), "tool": peExe() });
+    const out = capture(true);
+    const summary = await runImport(options(tenant, dir, { concurrency: 1 }), { out });
+    expect(summary).toMatchObject({ stored: 2, exitCode: 1 });
+    expect(out.text).toMatch(/\r\x1b\[K\[\d\/3\] {2}[\d.]+ files\/s {2}[\d.]+ MB\/s {2}ETA [^ ]+( s)? {2}\d failed/);
+    expect(out.text).not.toContain("stored: a.png");
+    expect(out.text).toMatch(/\r\x1b\[Kfailed: tool: .*\(415 UNSUPPORTED_FILE_TYPE\)\n/);
+    expect(out.text).toMatch(/Summary: 3 files: 2 stored, 0 already stored, 1 failed; [\d.]+ K?B uploaded in [\d.]+ s\n/);
+  });
+});

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, ftruncateSync, mkdirSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
-import { chooseUploadPath, runImport, type ImportOptions } from "../src/cli/import.ts";
+import { UsageError } from "../src/cli/commands.ts";
+import { chooseUploadPath, importOptions, runImport, type ImportOptions } from "../src/cli/import.ts";
 import { mp4, pdf, peExe, png, text } from "./support/fixtures.ts";
 import { run } from "./support/process.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -135,32 +136,21 @@ describe("mediabox import (the CLI against a running server)", () => {
     expect(noProject.stderr).toContain('no project "Nowhere"');
   });
 
-  test("usage errors exit 2 with a hint; a refused key exits 1", async () => {
+  test("usage errors exit 2 with a hint; --help; a refused key exits 1", async () => {
     const dir = tree({ "a.png": png(8, 8, 30) });
-    const noKey = await mediabox([dir, "--server", server.url]);
+    const [noKey, unknownFlag, help, refused] = await Promise.all([
+      mediabox([dir, "--server", server.url]),
+      mediabox([dir, "--key", "k", "--colour", "red"]),
+      mediabox(["--help"]),
+      mediabox([dir, "--server", server.url, "--key", "mbx_" + "x".repeat(43)]),
+    ]);
     expect(noKey.exitCode).toBe(2);
     expect(noKey.stderr).toContain("needs an API key");
     expect(noKey.stderr).toContain("mediabox --help");
-    const noDir = await mediabox(["--server", server.url, "--key", "k"]);
-    expect(noDir.exitCode).toBe(2);
-    expect(noDir.stderr).toContain("needs the DIR");
-    const missing = await mediabox([join(dir, "nope"), "--server", server.url, "--key", "k"]);
-    expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain("no such directory");
-    const badConcurrency = await mediabox([dir, "--server", server.url, "--key", "k", "--concurrency", "0"]);
-    expect(badConcurrency.exitCode).toBe(2);
-    expect(badConcurrency.stderr).toContain("--concurrency");
-    const unknownFlag = await mediabox([dir, "--key", "k", "--colour", "red"]);
     expect(unknownFlag.exitCode).toBe(2);
     expect(unknownFlag.stderr).toContain("colour");
-    const badServer = await mediabox([dir, "--key", "k", "--server", "ftp://example"]);
-    expect(badServer.exitCode).toBe(2);
-
-    const help = await mediabox(["--help"]);
     expect(help.exitCode).toBe(0);
     expect(help.stdout).toContain("Usage: mediabox import DIR");
-
-    const refused = await mediabox([dir, "--server", server.url, "--key", "mbx_" + "x".repeat(43)]);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain("refused the API key");
     expect(refused.stdout).toContain("Stopped early");
@@ -209,6 +199,38 @@ describe("runImport in process", () => {
     return out;
   };
 
+  test("the command line: every problem is a usage error naming what is wrong; defaults", async () => {
+    const parse = (flags: Record<string, string | boolean>, positionals: string[], env: Record<string, string> = {}) => () => importOptions(flags, positionals, env);
+    expect(parse({ key: "k" }, [])).toThrow(new UsageError("import needs the DIR to import"));
+    expect(parse({ key: "k" }, ["a", "b"])).toThrow("import takes one DIR");
+    expect(parse({}, ["dir"])).toThrow("needs an API key");
+    expect(parse({ key: "k", concurrency: "0" }, ["dir"])).toThrow("--concurrency: expected an integer from 1 to 16");
+    expect(parse({ key: "k", concurrency: "2.5" }, ["dir"])).toThrow("--concurrency");
+    expect(parse({ key: "k", server: "ftp://example" }, ["dir"])).toThrow("--server: expected an http(s) URL");
+    expect(parse({ key: "k", tags: Array.from({ length: 21 }, (_, i) => `t${i}`).join(",") }, ["dir"])).toThrow("at most 20 tags");
+    expect(parse({ key: "k", tags: "x".repeat(51) }, ["dir"])).toThrow("longer than 50 characters");
+    expect(parse({ key: "k", port: "0" }, ["dir"])).toThrow("--server URL");
+    expect(importOptions({ tags: " a, b ,a,", recursive: true }, ["dir"], { MEDIABOX_API_KEY: "env-key", MEDIABOX_PORT: "9123" })).toEqual({
+      dir: "dir",
+      server: "http://127.0.0.1:9123",
+      key: "env-key",
+      project: null,
+      folder: null,
+      tags: ["a", "b"],
+      recursive: true,
+      skipDuplicates: false,
+      concurrency: 2,
+    });
+    const fromUrl = importOptions({ key: "k", server: "https://media.example/api/v2/" }, ["dir"], { MEDIABOX_URL: "http://ignored" });
+    expect(fromUrl.server).toBe("https://media.example");
+    expect(importOptions({ key: "k" }, ["dir"], { MEDIABOX_URL: "http://box:8080" }).server).toBe("http://box:8080");
+
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const notADir = join(tree({ "a.png": png(8, 8, 31) }), "a.png");
+    await expect(runImport(options(tenant, join(notADir, "..", "missing")), { out: capture() })).rejects.toThrow("no such directory");
+    await expect(runImport(options(tenant, notADir), { out: capture() })).rejects.toThrow("not a directory");
+  });
+
   test("the upload path: streaming within the limits, an intent above them", () => {
     expect(chooseUploadPath(100 * MiB, "image", "a.png")).toBe("streaming");
     expect(chooseUploadPath(100 * MiB + 1, "image", "a.png")).toBe("intent");
@@ -245,6 +267,31 @@ describe("runImport in process", () => {
     expect(summary).toMatchObject({ total: 3, stored: 2, alreadyStored: 1, failed: [], aborted: null, exitCode: 0 });
     expect(out.text).toMatch(/^already stored: three-same-as-one\.png \(same content as one\.png\)$/m);
     expect((await listFiles(tenant)).map((f) => f.filename).sort()).toEqual(["one.png", "two.png"]);
+  });
+
+  test("--skip-duplicates asks the server too: content that arrives after the check is not stored twice", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const bytes = png(16, 16, 55);
+    const dir = tree({ "late.png": bytes });
+    const form = new FormData();
+    form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type: "image/png" }), "first.png");
+    const existing = await tenant.api.form("/files/upload", form);
+    expect(existing.status).toBe(201);
+    // The check answers as if the other copy had not arrived yet.
+    const blindCheck = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (!String(input).endsWith("/files/check-duplicates")) return fetch(input, init);
+      const { hashes } = JSON.parse(String(init?.body));
+      return Response.json({ duplicates: [], unique: hashes, matches: [] });
+    }) as typeof fetch;
+
+    const skipping = await runImport(options(tenant, dir, { skipDuplicates: true }), { out: capture(), fetch: blindCheck });
+    expect(skipping).toMatchObject({ stored: 0, alreadyStored: 1, exitCode: 0 });
+    expect(skipping.outcomes[0]).toMatchObject({ status: "already stored", fileId: existing.body.image_id });
+    expect((await listFiles(tenant)).length).toBe(1);
+
+    const copying = await runImport(options(tenant, dir), { out: capture(), fetch: blindCheck });
+    expect(copying).toMatchObject({ stored: 1, alreadyStored: 0, exitCode: 0 });
+    expect((await listFiles(tenant)).length).toBe(2);
   });
 
   test("an unreachable server stops the run with a summary that says how to resume", async () => {

@@ -117,7 +117,7 @@ describe("mediabox import (the CLI against a running server)", () => {
 
     const res = await mediabox([dir, "--project", "field work", "--folder", "inbox/2024"], env);
     expect(res.exitCode, res.stdout + res.stderr).toBe(0);
-    expect(res.stdout).toContain("folder inbox/2024 in project Field Work");
+    expect(res.stdout).toContain("(folder Inbox/2024 in project Field Work)");
     const files = await listFiles(tenant);
     expect(files.map((f) => [f.filename, f.project_id, f.folder_id])).toEqual([
       ["plan.pdf", project.id, year.id],

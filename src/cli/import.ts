@@ -288,6 +288,7 @@ async function resolvePlacement(client: ImportClient, options: ImportOptions): P
   }
   const names = options.folder.split("/").map((n) => n.trim()).filter(Boolean);
   let parentId: string | null = null;
+  const foundNames: string[] = [];
   for (const [depth, name] of names.entries()) {
     const siblings = await listFolders(client, parentId ? { parent_id: parentId } : projectId ? { project_id: projectId } : {});
     const found = siblings.find((f) => f.name.toLowerCase() === name.toLowerCase());
@@ -296,8 +297,9 @@ async function resolvePlacement(client: ImportClient, options: ImportOptions): P
       throw new ImportAbort(`no folder "${name}" in ${at} (create it first: POST /api/v2/folders)`);
     }
     parentId = found.id;
+    foundNames.push(found.name);
   }
-  return { projectId, folderId: parentId, label: `folder ${names.join("/")} in ${projectName}` };
+  return { projectId, folderId: parentId, label: `folder ${foundNames.join("/")} in ${projectName}` };
 }
 
 async function listFolders(client: ImportClient, filter: Record<string, string>): Promise<{ id: string; name: string }[]> {

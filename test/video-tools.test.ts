@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { describeTools, resolveFfmpegPaths, VideoToolError, VideoTools } from "../src/video/ffmpeg-tools.ts";
-import { choosePoster, sampleKeyframes, type KeyFrame } from "../src/video/frames.ts";
+import { choosePoster, keyframesAndPoster, sampleKeyframes, type KeyFrame } from "../src/video/frames.ts";
 import { JpegSplitter } from "../src/video/jpeg-stream.ts";
 import { probeVideo, type VideoProbe } from "../src/video/probe.ts";
 import { waitFor } from "./support/polling.ts";
@@ -355,6 +355,15 @@ describe("poster", () => {
     expect(poster.jpeg).toBe(frames[poster.index]!.jpeg);
     const { channels } = await sharp(poster.jpeg).stats();
     expect(channels.reduce((sum, c) => sum + c.mean, 0) / channels.length).toBeGreaterThan(40);
+  });
+
+  test("measured while ffmpeg decodes, the same choice", async () => {
+    const probe = await probeVideo(tools, fixture("scenes.mp4"));
+    const { frames, poster } = await keyframesAndPoster(tools, fixture("scenes.mp4"), probe, { minGapSeconds: 1 });
+    const again = (await choosePoster(frames))!;
+    expect(poster!.index).toBe(again.index);
+    expect(poster!.qualities).toEqual(again.qualities);
+    expect(poster!.timeSeconds).toBeGreaterThanOrEqual(4);
   });
 
   test("with no good frame, the best of the rest; with none, null", async () => {

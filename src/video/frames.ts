@@ -8,8 +8,9 @@
  * cap whatever the video's length; only the picked frames are scaled and encoded, as JPEG, on
  * ffmpeg's stdout. Their times come from the showinfo filter on stderr, one line per frame.
  *
- * choosePoster looks at each keyframe with sharp (brightness, contrast, entropy, Laplacian
- * sharpness) and takes an early frame among those that are neither black, blank nor blurry.
+ * choosePoster shrinks each keyframe to grey with sharp, measures it (brightness, contrast,
+ * entropy, Laplacian sharpness) and takes an early frame among those that are neither black,
+ * blank nor blurry.
  */
 import { resolve } from "node:path";
 import sharp from "sharp";
@@ -38,6 +39,8 @@ export interface KeyframeOptions {
   jpegQuality?: number;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Told of each JPEG as it arrives, while ffmpeg goes on decoding (keyframesAndPoster measures them there). */
+  onFrame?: (jpeg: Buffer, index: number) => void;
 }
 
 /**
@@ -110,7 +113,10 @@ export async function sampleKeyframes(tools: VideoTools, path: string, probe: Vi
       // Generous for maxFrames JPEGs of at most maxSide², small enough to stop a runaway.
       maxStdoutBytes: maxFrames * 4 * 1024 * 1024,
       onStdout: (chunk) => {
-        for (const image of splitter.push(chunk)) images.push(image);
+        for (const image of splitter.push(chunk)) {
+          images.push(image);
+          options.onFrame?.(image, images.length - 1);
+        }
       },
       onStderrLine: (line) => {
         const match = SHOWINFO.exec(line);
@@ -151,30 +157,54 @@ export interface PosterChoice extends KeyFrame {
 
 /** Frames are judged at this size (never enlarged): the same for all, so their sharpness compares, and small, so it is quick. */
 const JUDGE_SIDE = 256;
-/**
- * The Laplacian, divided by 4 and centred on 128 so that its range (±1020, ±510 at a black/white
- * step) mostly fits the 8-bit output sharp gives for 8-bit input; the variance is scaled back up.
- */
-const LAPLACIAN = { width: 3, height: 3, kernel: [0, 1, 0, 1, -4, 1, 0, 1, 0], scale: 4, offset: 128 };
 
-function variance(values: Uint8Array): number {
+/**
+ * Grey-level statistics and the variance of the Laplacian (4-neighbour kernel) of a small grey
+ * image, in one pass. sharp decodes and shrinks the frame; the statistics are computed here
+ * because sharp's stats() and convolve() cost ~10 ms of pipeline set-up each on an image this
+ * small, several times the arithmetic.
+ */
+export function greyStats(grey: Uint8Array, width: number, height: number): FrameMeasure {
+  const histogram = new Float64Array(256);
   let sum = 0;
   let squares = 0;
-  for (const v of values) {
+  for (const v of grey) {
+    histogram[v]! += 1;
     sum += v;
     squares += v * v;
   }
-  const mean = sum / values.length;
-  return squares / values.length - mean * mean;
+  const n = grey.length;
+  const mean = sum / n;
+  let entropy = 0;
+  for (const count of histogram) if (count > 0) entropy -= (count / n) * Math.log2(count / n);
+
+  let lapSum = 0;
+  let lapSquares = 0;
+  let inner = 0;
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x;
+      const lap = grey[i - width]! + grey[i + width]! + grey[i - 1]! + grey[i + 1]! - 4 * grey[i]!;
+      lapSum += lap;
+      lapSquares += lap * lap;
+      inner++;
+    }
+  }
+  const lapMean = inner ? lapSum / inner : 0;
+  return {
+    brightness: mean,
+    contrast: Math.sqrt(Math.max(0, squares / n - mean * mean)),
+    entropy,
+    sharpness: inner ? lapSquares / inner - lapMean * lapMean : 0,
+  };
 }
 
-async function measure(jpeg: Buffer): Promise<Omit<FrameQuality, "verdict">> {
-  const grey = await sharp(jpeg).resize(JUDGE_SIDE, JUDGE_SIDE, { fit: "inside", withoutEnlargement: true }).greyscale().raw().toBuffer({ resolveWithObject: true });
-  const raw = { raw: { width: grey.info.width, height: grey.info.height, channels: 1 as const } };
-  // stats() describes its input, not the pipeline's output: the Laplacian is rendered first.
-  const [stats, edges] = await Promise.all([sharp(grey.data, raw).stats(), sharp(grey.data, raw).convolve(LAPLACIAN).raw().toBuffer()]);
-  const channel = stats.channels[0]!;
-  return { brightness: channel.mean, contrast: channel.stdev, entropy: stats.entropy, sharpness: variance(edges) * LAPLACIAN.scale ** 2 };
+export type FrameMeasure = Omit<FrameQuality, "verdict">;
+
+/** A frame's measurements, for choosePoster. */
+export async function measureFrame(jpeg: Buffer): Promise<FrameMeasure> {
+  const { data, info } = await sharp(jpeg).resize(JUDGE_SIDE, JUDGE_SIDE, { fit: "inside", withoutEnlargement: true }).greyscale().raw().toBuffer({ resolveWithObject: true });
+  return greyStats(data, info.width, info.height);
 }
 
 /** A frame this dark is black (a fade, a lens cap), unless it still shows detail. */
@@ -186,23 +216,25 @@ const BLURRY_SHARE = 0.25;
 /** Among good frames the earliest scoring at least this share of the best is taken. */
 const GOOD_ENOUGH_SHARE = 0.6;
 
-function verdictOf(q: Omit<FrameQuality, "verdict">, sharpest: number): FrameQuality["verdict"] {
+function verdictOf(q: FrameMeasure, sharpest: number): FrameQuality["verdict"] {
   if (q.brightness < BLACK_MEAN && q.contrast < 2 * BLANK_STDEV) return "black";
   if (q.contrast < BLANK_STDEV) return "blank";
   if (q.sharpness < BLURRY_SHARE * sharpest) return "blurry";
   return "good";
 }
 
-const score = (q: Omit<FrameQuality, "verdict">) => q.entropy * Math.sqrt(q.sharpness);
+const score = (q: FrameMeasure) => q.entropy * Math.sqrt(q.sharpness);
 
 /**
  * The poster: the earliest good frame (not black, blank or blurry) that scores at least 60% of
  * the best good frame (entropy × √sharpness), so an early frame wins over a marginally better late
- * one but not over a clearly better one. When no frame is good, the best-scoring one. Null for no frames.
+ * one but not over a clearly better one. When no frame is good, the best-scoring one. Null for
+ * no frames. `measured` (measureFrame of each frame, same order) saves measuring them again.
  */
-export async function choosePoster(frames: KeyFrame[]): Promise<PosterChoice | null> {
+export async function choosePoster(frames: KeyFrame[], measured?: FrameMeasure[]): Promise<PosterChoice | null> {
   if (frames.length === 0) return null;
-  const measured = await Promise.all(frames.map((frame) => measure(frame.jpeg)));
+  measured ??= await Promise.all(frames.map((frame) => measureFrame(frame.jpeg)));
+  if (measured.length !== frames.length) throw new Error(`choosePoster: ${measured.length} measurements for ${frames.length} frames`);
   // Blank frames have no edges to compare with; the sharpest among the others sets the bar.
   const sharpest = Math.max(0, ...measured.filter((q) => q.contrast >= BLANK_STDEV).map((q) => q.sharpness));
   const qualities: FrameQuality[] = measured.map((q) => ({ ...q, verdict: verdictOf(q, sharpest) }));
@@ -215,4 +247,26 @@ export async function choosePoster(frames: KeyFrame[]): Promise<PosterChoice | n
     index = qualities.reduce((bestIndex, q, i) => (score(q) > score(qualities[bestIndex]!) ? i : bestIndex), 0);
   }
   return { ...frames[index]!, index, qualities };
+}
+
+/**
+ * sampleKeyframes and choosePoster together, each frame measured as soon as ffmpeg delivers it:
+ * on a short clip that hides the measuring behind the decoding of the rest.
+ */
+export async function keyframesAndPoster(
+  tools: VideoTools,
+  path: string,
+  probe: VideoProbe,
+  options: Omit<KeyframeOptions, "onFrame"> = {},
+): Promise<{ frames: KeyFrame[]; poster: PosterChoice | null }> {
+  const measures: Promise<FrameMeasure>[] = [];
+  let frames: KeyFrame[];
+  try {
+    frames = await sampleKeyframes(tools, path, probe, { ...options, onFrame: (jpeg) => measures.push(measureFrame(jpeg)) });
+  } catch (err) {
+    // Measurements still in flight settle before the failure is reported, so none rejects unobserved.
+    await Promise.allSettled(measures);
+    throw err;
+  }
+  return { frames, poster: await choosePoster(frames, await Promise.all(measures)) };
 }

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { describeTools, resolveFfmpegPaths, VideoToolError, VideoTools } from "../src/video/ffmpeg-tools.ts";
-import { choosePoster, keyframesAndPoster, sampleKeyframes, type KeyFrame } from "../src/video/frames.ts";
+import { choosePoster, keepSpaced, keyframesAndPoster, sampleKeyframes, selectionFor, type KeyFrame } from "../src/video/frames.ts";
 import { JpegSplitter } from "../src/video/jpeg-stream.ts";
 import { probeVideo, type VideoProbe } from "../src/video/probe.ts";
 import { waitFor } from "./support/polling.ts";
@@ -272,11 +272,12 @@ describe("keyframes", () => {
     scenes = await probeVideo(tools, fixture("scenes.mp4"));
   });
 
-  test("default caps: JPEGs in time order, at least 2 s apart, starting at the first frame", async () => {
+  test("default caps: JPEGs in time order, at least 2 s apart; the cut 1 s in displaces the black opening", async () => {
     const frames = await sampleKeyframes(tools, fixture("scenes.mp4"), scenes);
     expect(frames.length).toBeGreaterThanOrEqual(3);
     expect(frames.length).toBeLessThanOrEqual(Math.floor(10 / 2) + 1);
-    expect(frames[0]!.timeSeconds).toBe(0);
+    // The first frame is a fill: the cut at 1 s, less than the 2 s gap after it, takes its place.
+    expect(Math.abs(frames[0]!.timeSeconds - CUTS[0]!)).toBeLessThanOrEqual(0.25);
     expectSpacing(frames, 2);
     for (const frame of frames) {
       const meta = await sharp(frame.jpeg).metadata();
@@ -326,16 +327,41 @@ describe("keyframes", () => {
   });
 
   test("a truncated video gives the frames before the cut", async () => {
+    const whole = await sampleKeyframes(tools, fixture("scenes.mp4"), scenes);
     const probe = await probeVideo(tools, fixture("truncated-faststart.mp4"));
     const frames = await sampleKeyframes(tools, fixture("truncated-faststart.mp4"), probe);
     expect(frames.length).toBeGreaterThanOrEqual(1);
-    expect(frames.at(-1)!.timeSeconds).toBeLessThan(8);
+    expect(frames.length).toBeLessThan(whole.length);
+    expect(frames.map((f) => f.timeSeconds)).toEqual(whole.slice(0, frames.length).map((f) => f.timeSeconds));
   });
 
   test("a cancelled sampling rejects as cancelled", async () => {
     const controller = new AbortController();
     controller.abort();
     expect((await failure(sampleKeyframes(tools, fixture("scenes.mp4"), scenes, { signal: controller.signal }))).reason).toBe("cancelled");
+  });
+});
+
+describe("keeping frames apart", () => {
+  const selection = selectionFor(60, { maxFrames: 48, minGapSeconds: 2, sceneThreshold: 0.3 });
+
+  test("the gap widens to spread the cap over a long video; fills are twice the gap", () => {
+    expect(selection).toMatchObject({ gap: 2, fill: 4 });
+    expect(selectionFor(960, { maxFrames: 48, minGapSeconds: 2, sceneThreshold: 0.3 })).toMatchObject({ gap: 20, fill: 40 });
+    // Unknown duration: the minimum gap, and ffmpeg's own frame cap bounds the rest.
+    expect(selectionFor(null, { maxFrames: 48, minGapSeconds: 2, sceneThreshold: 0.3 })).toMatchObject({ gap: 2, fill: 4 });
+  });
+
+  test("a cut displaces the fill just before it, never a cut", () => {
+    const picks = [
+      { timeSeconds: 0, sceneScore: 0 }, // the first frame: a fill
+      { timeSeconds: 1, sceneScore: 0.9 }, // a cut 1 s later takes its place
+      { timeSeconds: 5, sceneScore: 0.1 }, // a fill
+      { timeSeconds: 5.5, sceneScore: 0.8 }, // a cut: replaces the fill at 5
+      { timeSeconds: 6, sceneScore: 0.9 }, // too close to the cut at 5.5: dropped
+      { timeSeconds: 9.5, sceneScore: 0.05 }, // a fill, 4 s on
+    ];
+    expect(keepSpaced(picks, selection)).toEqual([1, 3, 5]);
   });
 });
 

@@ -3,10 +3,10 @@
  *
  * sampleKeyframes decodes the video once, in one ffmpeg run that picks frames as they go by:
  * the first frame, the first frame after each scene cut, and a frame whenever the video has gone
- * on without one for a while (so a single long shot is still sampled). No two picked frames are
- * closer than the minimum gap and there are never more than the cap, so memory is bounded by the
- * cap whatever the video's length; only the picked frames are scaled and encoded, as JPEG, on
- * ffmpeg's stdout. Their times come from the showinfo filter on stderr, one line per frame.
+ * on without one for a while (so a single long shot is still sampled). Only those are scaled and
+ * encoded, as JPEG, on ffmpeg's stdout; their times and scene scores come from the metadata
+ * filter on stderr. No two kept frames are closer than the minimum gap and there are never more
+ * than the cap; ffmpeg's picks are bounded too, so memory is bounded whatever the video's length.
  *
  * choosePoster shrinks each keyframe to grey with sharp, measures it (brightness, contrast,
  * entropy, Laplacian sharpness) and takes an early frame among those that are neither black,
@@ -39,16 +39,17 @@ export interface KeyframeOptions {
   jpegQuality?: number;
   timeoutMs?: number;
   signal?: AbortSignal;
-  /** Told of each JPEG as it arrives, while ffmpeg goes on decoding (keyframesAndPoster measures them there). */
+  /** Told of each JPEG as it arrives, while ffmpeg goes on decoding (keyframesAndPoster measures them there); a few may not be kept. */
   onFrame?: (jpeg: Buffer, index: number) => void;
 }
 
 /**
  * ffmpeg 4.1 computes the scene score on RGB only, so every frame compared is converted at full
- * size; comparing one frame every 0.19 s instead of each one costs a fifth as much at 25 fps and
- * still places a cut within a fifth of a second.
+ * size. Comparing one frame every quarter second or so (every 6th at 25 fps, every 7th at 30)
+ * instead of each one costs a sixth as much and still places a cut within a quarter second.
+ * (0.23 rather than 0.25: frame times are not exact binary fractions.)
  */
-const SCENE_STEP_SECONDS = 0.19;
+const SCENE_STEP_SECONDS = 0.23;
 
 /** Output size: the display size (pixel aspect applied, unless implausible), fitted in maxSide, even. */
 export function frameSize(probe: Pick<VideoProbe, "width" | "height" | "rotation" | "pixelAspect">, maxSide: number): { width: number; height: number } {
@@ -62,47 +63,101 @@ export function frameSize(probe: Pick<VideoProbe, "width" | "height" | "rotation
   return { width: even(displayWidth), height: even(displayHeight) };
 }
 
-/** The select expressions; exported for the bench, which runs the same selection through the CLI. */
-export function selectionFilters(durationSeconds: number | null, options: { maxFrames: number; minGapSeconds: number; sceneThreshold: number }): string[] {
+export interface Selection {
+  /** No two kept frames closer than this: the minimum gap, or duration / maxFrames on a long video. */
+  gap: number;
+  /** A shot without cuts gets a frame every `fill` seconds. */
+  fill: number;
+  /** Frames compared for scene cuts are this far apart. */
+  step: number;
+  sceneThreshold: number;
+}
+
+export function selectionFor(durationSeconds: number | null, options: { maxFrames: number; minGapSeconds: number; sceneThreshold: number }): Selection {
   const duration = durationSeconds ?? 0;
   const gap = Math.max(options.minGapSeconds, duration / options.maxFrames);
-  // A shot without cuts is sampled every `fill` seconds: twice the gap (cuts get room between
-  // fills), but at least about four frames in a short clip.
+  // Twice the gap, so cuts have room between fills, but at least about four frames in a short clip.
   const fill = Math.max(gap, Math.min(2 * gap, duration / 4 || 2 * gap));
-  const step = Math.min(SCENE_STEP_SECONDS, gap / 2);
-  const since = "(t-prev_selected_t)";
+  return { gap, fill, step: Math.min(SCENE_STEP_SECONDS, gap / 2), sceneThreshold: options.sceneThreshold };
+}
+
+/**
+ * The two select filters. The first passes a frame every `step` seconds. The second picks the
+ * first frame; a cut (scene score over the threshold) at least `gap` after the last picked cut
+ * (register 1 holds its time); else a fill, `fill` after the last picked frame of any kind.
+ * Cuts are measured from cuts only, so a fill never hides the cut that follows it; keepSpaced
+ * then drops such a fill. The first frame counts as a fill: a video that opens on black or a
+ * title card and cuts a second later is represented by the shot after the cut.
+ * (select keeps a frame whose value is not 0; st() returns what it stores.)
+ */
+export function selectionFilters(selection: Selection): string[] {
+  const { gap, fill, step, sceneThreshold } = selection;
   return [
-    `select='isnan(prev_selected_t)+gte(${since},${step})'`,
-    `select='isnan(prev_selected_t)+gte(${since},${gap})*gt(scene,${options.sceneThreshold})+gte(${since},${fill})'`,
+    `select='isnan(prev_selected_t)+gte(t-prev_selected_t,${step})'`,
+    `select='if(isnan(prev_selected_t),st(1,-1e9)*0+1,if(gt(scene,${sceneThreshold})*gte(t-ld(1),${gap}),st(1,t)*0+1,gte(t-prev_selected_t,${fill})))'`,
   ];
 }
 
-/** "[Parsed_showinfo_5 @ 0x..] n:   3 pts:  51200 pts_time:4  ..." */
-const SHOWINFO = /Parsed_showinfo_\d+.*\bn:\s*\d+.*\bpts_time:\s*(-?[\d.]+|nan)/i;
+export interface Candidate {
+  timeSeconds: number;
+  sceneScore: number;
+}
+
+/**
+ * Which of ffmpeg's picks to keep (their indices): it re-labels each as cut or fill the way the
+ * select expression did, then keeps frames at least `gap` apart, a cut taking the place of a
+ * fill just before it. Times are as ffmpeg prints them (6 significant digits), hence the
+ * millisecond of slack.
+ */
+export function keepSpaced(candidates: Candidate[], selection: Selection): number[] {
+  const kept: { index: number; time: number; cut: boolean }[] = [];
+  let lastCut = Number.NEGATIVE_INFINITY;
+  candidates.forEach((candidate, index) => {
+    const time = candidate.timeSeconds;
+    const cut = index > 0 && candidate.sceneScore > selection.sceneThreshold && time - lastCut >= selection.gap - 1e-3;
+    if (cut) lastCut = time;
+    const last = kept.at(-1);
+    if (!last || time - last.time >= selection.gap - 1e-3) kept.push({ index, time, cut });
+    else if (cut && !last.cut) kept[kept.length - 1] = { index, time, cut };
+  });
+  return kept.map((frame) => frame.index);
+}
+
+/** "[Parsed_metadata_3 @ 0x..] frame:2    pts:30720   pts_time:2.4" and, on the next line, "... lavfi.scene_score=0.024597". */
+const PICKED = /Parsed_metadata_\d+.*\bframe:\s*\d+.*\bpts_time:\s*(\S+)/;
+const SCORE = /Parsed_metadata_\d+.*\blavfi\.scene_score=([\d.]+)/;
 
 /** Samples keyframes of the video at `path` (already probed). Throws VideoToolError. */
 export async function sampleKeyframes(tools: VideoTools, path: string, probe: VideoProbe, options: KeyframeOptions = {}): Promise<KeyFrame[]> {
   const maxFrames = Math.max(1, Math.floor(options.maxFrames ?? 48));
-  const minGapSeconds = Math.max(0, options.minGapSeconds ?? 2);
+  const selection = selectionFor(probe.durationSeconds, {
+    maxFrames,
+    minGapSeconds: Math.max(0, options.minGapSeconds ?? 2),
+    sceneThreshold: options.sceneThreshold ?? 0.3,
+  });
+  // Fills that a cut displaces are the only picks beyond the gap's own bound: at most one per
+  // fill interval, and fills are at least twice the gap apart; this bounds ffmpeg's output
+  // (and so memory) even when the duration is unknown.
+  const maxPicks = 2 * maxFrames + 2;
   const size = frameSize(probe, options.maxSide ?? 1024);
   const filters = [
-    ...selectionFilters(probe.durationSeconds, { maxFrames, minGapSeconds, sceneThreshold: options.sceneThreshold ?? 0.3 }),
+    ...selectionFilters(selection),
+    "metadata=mode=print:key=lavfi.scene_score",
     `scale=${size.width}:${size.height}`,
     "setsar=1",
     "format=yuvj420p",
-    "showinfo",
   ];
   const args = [
     "-v", "info",
     "-i", `file:${resolve(path)}`,
     "-map", `0:${probe.streamIndex}`, "-an", "-sn", "-dn",
     "-vf", filters.join(","),
-    "-vsync", "0", "-frames:v", String(maxFrames),
+    "-vsync", "0", "-frames:v", String(maxPicks),
     "-f", "image2pipe", "-c:v", "mjpeg", "-q:v", String(options.jpegQuality ?? 3),
     "pipe:1",
   ];
 
-  const times: number[] = [];
+  const candidates: Candidate[] = [];
   const images: Buffer[] = [];
   const splitter = new JpegSplitter();
   let result;
@@ -110,8 +165,8 @@ export async function sampleKeyframes(tools: VideoTools, path: string, probe: Vi
     result = await tools.run("ffmpeg", args, {
       timeoutMs: options.timeoutMs,
       signal: options.signal,
-      // Generous for maxFrames JPEGs of at most maxSide², small enough to stop a runaway.
-      maxStdoutBytes: maxFrames * 4 * 1024 * 1024,
+      // Generous for JPEGs of at most maxSide², small enough to stop a runaway.
+      maxStdoutBytes: maxPicks * 4 * 1024 * 1024,
       onStdout: (chunk) => {
         for (const image of splitter.push(chunk)) {
           images.push(image);
@@ -119,8 +174,10 @@ export async function sampleKeyframes(tools: VideoTools, path: string, probe: Vi
         }
       },
       onStderrLine: (line) => {
-        const match = SHOWINFO.exec(line);
-        if (match) times.push(Number(match[1]));
+        const picked = PICKED.exec(line);
+        if (picked) candidates.push({ timeSeconds: Number(picked[1]), sceneScore: 0 });
+        const score = SCORE.exec(line);
+        if (score && candidates.length) candidates[candidates.length - 1]!.sceneScore = Number(score[1]);
       },
     });
   } catch (err) {
@@ -133,7 +190,11 @@ export async function sampleKeyframes(tools: VideoTools, path: string, probe: Vi
     const reason = result.exitCode === 0 ? "no frame could be decoded" : tailText(result.stderrTail);
     throw new VideoToolError("corrupt", `truncated or corrupt: ${reason}`);
   }
-  return images.map((jpeg, i) => ({ timeSeconds: times[i] ?? Number.NaN, jpeg, ...size }));
+  // A frame picked but not encoded (the run ended in between) has no image: only the pairs count.
+  const picks = candidates.slice(0, images.length);
+  return keepSpaced(picks, selection)
+    .slice(0, maxFrames)
+    .map((index) => ({ timeSeconds: picks[index]!.timeSeconds, jpeg: images[index]!, ...size }));
 }
 
 export interface FrameQuality {
@@ -259,14 +320,17 @@ export async function keyframesAndPoster(
   probe: VideoProbe,
   options: Omit<KeyframeOptions, "onFrame"> = {},
 ): Promise<{ frames: KeyFrame[]; poster: PosterChoice | null }> {
-  const measures: Promise<FrameMeasure>[] = [];
+  // Every frame ffmpeg delivers is measured on arrival; the ones kept are looked up by their buffer.
+  const measures = new Map<Buffer, Promise<FrameMeasure>>();
   let frames: KeyFrame[];
   try {
-    frames = await sampleKeyframes(tools, path, probe, { ...options, onFrame: (jpeg) => measures.push(measureFrame(jpeg)) });
+    frames = await sampleKeyframes(tools, path, probe, { ...options, onFrame: (jpeg) => measures.set(jpeg, measureFrame(jpeg)) });
   } catch (err) {
     // Measurements still in flight settle before the failure is reported, so none rejects unobserved.
-    await Promise.allSettled(measures);
+    await Promise.allSettled(measures.values());
     throw err;
   }
-  return { frames, poster: await choosePoster(frames, await Promise.all(measures)) };
+  const measured = await Promise.all(frames.map((frame) => measures.get(frame.jpeg) ?? measureFrame(frame.jpeg)));
+  await Promise.allSettled(measures.values());
+  return { frames, poster: await choosePoster(frames, measured) };
 }

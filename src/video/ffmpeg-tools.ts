@@ -53,7 +53,7 @@ export class VideoToolError extends Error {
  * Demuxers ffmpeg may use on an upload. Without this list ffmpeg picks whatever its probing
  * guesses, including playlist and concat formats that open further files by name.
  */
-export const VIDEO_DEMUXERS = ["mov", "mp4", "matroska", "webm", "avi", "flv", "mpegts", "mpeg", "ogg", "asf", "mxf", "dv", "nut", "rm"];
+export const VIDEO_DEMUXERS: readonly string[] = ["mov", "mp4", "matroska", "webm", "avi", "flv", "mpegts", "mpeg", "ogg", "asf", "mxf", "dv", "nut", "rm"];
 
 const PACKAGES = { ffmpeg: "@ffmpeg-installer/linux-x64", ffprobe: "@ffprobe-installer/linux-x64" } as const;
 

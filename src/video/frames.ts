@@ -192,6 +192,7 @@ export async function sampleKeyframes(tools: VideoTools, path: string, probe: Vi
   }
   // A frame picked but not encoded (the run ended in between) has no image: only the pairs count.
   const picks = candidates.slice(0, images.length);
+  if (picks.length === 0) throw new VideoToolError("failed", `ffmpeg printed no frame times: ${tailText(result.stderrTail)}`);
   return keepSpaced(picks, selection)
     .slice(0, maxFrames)
     .map((index) => ({ timeSeconds: picks[index]!.timeSeconds, jpeg: images[index]!, ...size }));

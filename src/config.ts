@@ -56,6 +56,19 @@ export interface Config {
   textEmbeddingModel: string;
   /** Resident memory the document reader child process may use before it is killed (MB). */
   documentMemoryMb: number;
+  /** A site's own ffmpeg / ffprobe; null = the static builds that ship with Mediabox. */
+  ffmpegPath: string | null;
+  ffprobePath: string | null;
+  /** Videos longer than this are stored and probed but not analysed (seconds). */
+  videoMaxDurationSeconds: number;
+  /** Videos larger than this are stored but not analysed (MB). */
+  videoMaxMb: number;
+  /** Keyframes a video's analysis looks at, at most. */
+  videoMaxKeyframes: number;
+  /** Wall-clock limit of one ffmpeg run over a video (seconds). */
+  videoTimeoutSeconds: number;
+  /** Address-space cap of each ffmpeg/ffprobe process (MB). */
+  videoMemoryMb: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -222,6 +235,24 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     // Below ~200 MB no document reads (the reader process itself starts at ~150 MB); tests use tiny values on purpose.
     parse: integer(32, 1024 * 1024),
     fallback: "1024",
+  },
+  ffmpegPath: { key: "ffmpegPath", flag: "ffmpeg-path", env: "MEDIABOX_FFMPEG_PATH", parse: (r) => resolve(r), fallback: null, unset: null },
+  ffprobePath: { key: "ffprobePath", flag: "ffprobe-path", env: "MEDIABOX_FFPROBE_PATH", parse: (r) => resolve(r), fallback: null, unset: null },
+  videoMaxDurationSeconds: {
+    key: "videoMaxDurationSeconds", flag: "video-max-duration-seconds", env: "MEDIABOX_VIDEO_MAX_DURATION_SECONDS", parse: integer(1, 7 * 24 * 3600), fallback: "14400",
+  },
+  videoMaxMb: { key: "videoMaxMb", flag: "video-max-mb", env: "MEDIABOX_VIDEO_MAX_MB", parse: integer(1, 5 * 1024 * 1024), fallback: "20480" },
+  videoMaxKeyframes: { key: "videoMaxKeyframes", flag: "video-max-keyframes", env: "MEDIABOX_VIDEO_MAX_KEYFRAMES", parse: integer(1, 200), fallback: "48" },
+  videoTimeoutSeconds: {
+    key: "videoTimeoutSeconds", flag: "video-timeout-seconds", env: "MEDIABOX_VIDEO_TIMEOUT_SECONDS", parse: integer(10, 24 * 3600), fallback: "1800",
+  },
+  videoMemoryMb: {
+    key: "videoMemoryMb",
+    flag: "video-memory-mb",
+    env: "MEDIABOX_VIDEO_MEMORY_MB",
+    // ffmpeg maps ~300 MB of address space before it decodes anything; 4K HEVC needs ~1 GB more.
+    parse: integer(256, 64 * 1024),
+    fallback: "2048",
   },
 };
 

@@ -21,6 +21,7 @@ import type { BlobStore } from "./storage/blob-store.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 import type { VectorIndex } from "./vectors/vector-index.ts";
+import type { VideoEngine } from "./video/video-engine.ts";
 
 export interface AppContext {
   config: Config;
@@ -50,5 +51,7 @@ export interface AppContext {
   documentReader: DocumentReader;
   /** Vector spaces in sqlite-vec and their in-memory scans. */
   vectors: VectorIndex;
+  /** ffmpeg and ffprobe for videos, found on first use. */
+  video: VideoEngine;
   events: EventHub;
 }

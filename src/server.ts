@@ -35,6 +35,8 @@ import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts"
 import { exportExpiryQueue } from "./library/exports.ts";
 import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embeddings.ts";
 import { startScanThreads } from "./vectors/scan-threads.ts";
+import { VideoEngine } from "./video/video-engine.ts";
+import { videoPipeline } from "./video/video-pipeline.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -93,9 +95,11 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
     vectors: new VectorIndex(db, clock),
+    video: new VideoEngine(config),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
+  ctx.pipelines.register(videoPipeline);
   jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));
@@ -149,6 +153,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await app.stop();
       await jobs.stop();
       await ctx.documentReader.close();
+      await ctx.video.close();
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
       db.close();

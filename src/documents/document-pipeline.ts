@@ -7,9 +7,9 @@
  * failure); a page that fails is recorded on its own and the rest of the document still counts.
  */
 import type { AppContext } from "../context.ts";
+import { replaceDescriptionsOf } from "../processing/descriptions.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
-import { isoAt } from "../clock.ts";
 import { extractiveSummary, keyphrases } from "../text/summary.ts";
 import { mergeTags } from "../images/describe.ts";
 import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
@@ -168,12 +168,7 @@ const summaryStage: Stage<DocumentWork> = {
     const current = ctx.files.byId(file.id);
     if (!current) return;
     ctx.db.transaction(() => {
-      if (summary) {
-        ctx.db.query("DELETE FROM file_descriptions WHERE file_id = ? AND model = ?").run(file.id, SUMMARY_MODEL);
-        ctx.db
-          .query("INSERT INTO file_descriptions (id, file_id, model, kind, text, created_at) VALUES (?, ?, ?, 'summary', ?, ?)")
-          .run(crypto.randomUUID(), file.id, SUMMARY_MODEL, summary, isoAt(ctx.clock.now()));
-      }
+      if (summary) replaceDescriptionsOf(ctx.db, ctx.clock, file.id, [{ model: SUMMARY_MODEL, kind: "summary", text: summary }]);
       ctx.files.summarized(file.id, { text: summary, tags: mergeTags(tagsOf(current), keyphrases(text, { max: 5 })) });
     })();
   },

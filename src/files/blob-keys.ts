@@ -6,3 +6,6 @@ export const originalBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}
 
 /** A rendered image variant (tiny_64, small_256, ...), always WebP. */
 export const variantBlobKey = (orgId: string, fileId: string, variant: string) => `orgs/${orgId}/files/${fileId}/variants/${variant}.webp`;
+
+/** A video's keyframe as sampled (JPEG), by its index in time order. */
+export const keyframeBlobKey = (orgId: string, fileId: string, index: number) => `orgs/${orgId}/files/${fileId}/keyframes/${index}.jpg`;

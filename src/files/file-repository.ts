@@ -126,11 +126,12 @@ export class FileRepository {
     return rows[0]!;
   }
 
-  /** find() for endpoints that only make sense for one media type (spec: 400 for the others). */
-  findOfType(orgId: string, ref: string, mediaType: MediaType): FileRow {
+  /** find() for endpoints that only make sense for some media types (spec: 400 for the others). */
+  findOfType(orgId: string, ref: string, mediaType: MediaType | MediaType[]): FileRow {
     const row = this.find(orgId, ref);
-    if (row.media_type !== mediaType) {
-      throw new ApiError("WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${mediaType}s`);
+    const types = Array.isArray(mediaType) ? mediaType : [mediaType];
+    if (!types.includes(row.media_type)) {
+      throw new ApiError("WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${types.map((t) => `${t}s`).join(" and ")}`);
     }
     return row;
   }
@@ -308,7 +309,8 @@ export class FileRepository {
       .run(poster.count, poster.blurHash, this.now(), id);
   }
 
-  analysisEnded(id: string, status: "completed" | "failed", error: string | null): void {
+  /** skipped: the video was over a configured limit; error says which. */
+  analysisEnded(id: string, status: "completed" | "failed" | "skipped", error: string | null): void {
     this.db.query("UPDATE files SET analysis_status = ?, analysis_error = ?, updated_at = ? WHERE id = ?").run(status, error, this.now(), id);
   }
 
@@ -339,6 +341,11 @@ export class FileRepository {
            description_error = NULL, description_generated_at = ?, updated_at = ? WHERE id = ?`,
       )
       .run(description.text, JSON.stringify(description.tags), description.category, at, at, id);
+  }
+
+  /** No description will be made (e.g. the video is over the analysis limits); why says so. */
+  descriptionSkipped(id: string, why: string): void {
+    this.db.query("UPDATE files SET description_status = 'skipped', description_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), id);
   }
 
   descriptionFailed(id: string, why: string): void {

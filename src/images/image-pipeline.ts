@@ -6,13 +6,12 @@
  * description, custom schema and compliance each succeed or fail on their own.
  */
 import sharp from "sharp";
-import { isoAt } from "../clock.ts";
+import { replaceDescriptions, type DescriptionItem } from "../processing/descriptions.ts";
 import type { AppContext } from "../context.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
-import { variantBlobKey } from "../files/blob-keys.ts";
 import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
@@ -24,7 +23,8 @@ import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescript
 import type { OcrResult } from "../ocr/ocr.ts";
 import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";
 import { fillSchema } from "./schema-fill.ts";
-import { ImageDecodeError, renderImage, VARIANT_CONTENT_TYPE, type RenderedImage } from "./variants.ts";
+import { ImageDecodeError, renderImage, type RenderedImage } from "./variants.ts";
+import { storeVariants } from "./variant-store.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 import { errorMessage } from "../errors.ts";
 
@@ -76,18 +76,7 @@ async function generateVariants(work: ImageWork): Promise<void> {
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
-  for (const variant of image.variants) {
-    const key = variantBlobKey(file.org_id, file.id, variant.type);
-    await ctx.blobs.put(key, variant.data, VARIANT_CONTENT_TYPE);
-    ctx.db
-      .query(
-        `INSERT INTO image_variants (file_id, variant_type, blob_key, width, height, size_bytes, content_type, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (file_id, variant_type) DO UPDATE SET blob_key = excluded.blob_key, width = excluded.width,
-           height = excluded.height, size_bytes = excluded.size_bytes, created_at = excluded.created_at`,
-      )
-      .run(file.id, variant.type, key, variant.width, variant.height, variant.data.length, VARIANT_CONTENT_TYPE, isoAt(ctx.clock.now()));
-  }
+  await storeVariants(ctx, file, image.variants);
   ctx.files.variantsDone(file.id, { count: image.variants.length, width: image.width, height: image.height, format: image.format, blurHash: image.blurHash, takenAt: image.takenAt });
   work.rendered = image;
 }
@@ -126,7 +115,7 @@ async function classifyWithClip(ctx: AppContext, embedding: ImageEmbedding | nul
 async function describeImage(work: ImageWork, facts: ImageFacts): Promise<void> {
   const { ctx, file } = work;
   const { captioner, endpoint } = ctx.images;
-  const items: { model: string; kind: string; text: string }[] = [];
+  const items: DescriptionItem[] = [];
   let endpointCategory: ContentCategory | null = null;
   if (endpoint) {
     const jpeg = await endpointJpeg(work);
@@ -142,16 +131,10 @@ async function describeImage(work: ImageWork, facts: ImageFacts): Promise<void> 
   // The user may have edited tags or the category while the models ran: merge into the row as it is now.
   const current = ctx.files.byId(file.id);
   if (!current) return;
-  const at = isoAt(ctx.clock.now());
   const category =
     current.content_category !== "general" ? current.content_category : (endpointCategory ?? (await classifyWithClip(ctx, work.embedding)) ?? categorize(facts));
   ctx.db.transaction(() => {
-    ctx.db.query("DELETE FROM file_descriptions WHERE file_id = ?").run(file.id);
-    for (const item of items) {
-      ctx.db.query("INSERT INTO file_descriptions (id, file_id, model, kind, text, created_at) VALUES (?, ?, ?, ?, ?, ?)").run(
-        crypto.randomUUID(), file.id, item.model, item.kind, item.text, at,
-      );
-    }
+    replaceDescriptions(ctx.db, ctx.clock, file.id, items);
     ctx.files.described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
   })();
 }

@@ -72,6 +72,8 @@ function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "proce
 export function imageRoutes(ctx: AppContext) {
   const { db, clock } = ctx;
   const loadImage = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "image");
+  /** Videos have images too: their poster's variants, and keyframes for similar search. */
+  const loadPictured = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, ["image", "video"]);
   const reload = (id: string) => ctx.files.byId(id)!;
 
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
@@ -85,7 +87,7 @@ export function imageRoutes(ctx: AppContext) {
     .get(
       "/files/:file_id/variant/:variant_type",
       async ({ principal, params, request, redirect }) => {
-        const row = loadImage(principal.orgId, params.file_id);
+        const row = loadPictured(principal.orgId, params.file_id);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         if (params.variant_type === "original") return redirect((await urls.original(row, VIEW_URL_SECONDS))!, 302);
         const url = (await urls.variants(row))[params.variant_type];
@@ -139,7 +141,7 @@ export function imageRoutes(ctx: AppContext) {
     .get(
       "/files/:file_id/similar",
       async ({ principal, params, query, request }) => {
-        const row = loadImage(principal.orgId, params.file_id);
+        const row = loadPictured(principal.orgId, params.file_id);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = [];
         for (const match of await similarImages(db, ctx.vectors, row, query.limit)) {
@@ -150,6 +152,8 @@ export function imageRoutes(ctx: AppContext) {
             description: match.row.user_description ?? match.row.upload_description,
             relevance_score: match.relevance_score,
             vector_similarity: match.vector_similarity,
+            media_type: match.row.media_type as "image" | "video",
+            time_seconds: match.timeSeconds,
             thumbnail_url: variants.small_256 ?? null,
             medium_url: variants.medium_750 ?? null,
             full_url: variants.large_1024 ?? null,
@@ -173,6 +177,8 @@ export function imageRoutes(ctx: AppContext) {
                 description: Nullable(t.String()),
                 relevance_score: t.Number({ description: "0-1: 0.9 x cosine similarity (clamped to 0-1) + 0.1 x tag overlap (Jaccard)" }),
                 vector_similarity: t.Number({ description: "Cosine similarity of the image embeddings" }),
+                media_type: t.Union([t.Literal("image"), t.Literal("video")], { description: "Extension: videos are found by their keyframes" }),
+                time_seconds: t.Union([t.Number(), t.Null()], { description: "Extension: for a video, the time of its closest keyframe (null when its poster matched)" }),
                 thumbnail_url: Nullable(t.String()),
                 medium_url: Nullable(t.String()),
                 full_url: Nullable(t.String()),
@@ -187,7 +193,7 @@ export function imageRoutes(ctx: AppContext) {
           409: ErrorBody,
           ...AUTH_ERRORS,
         },
-        detail: { summary: "Images of the organization most similar to this one (409 EMBEDDING_NOT_READY before its embedding exists)" },
+        detail: { summary: "Images and videos of the organization most similar to this image or video (409 EMBEDDING_NOT_READY before its embedding exists); a video is matched by its keyframes, with the moment" },
       },
     )
     .patch(

@@ -1,16 +1,20 @@
 /**
- * "More like this" for images: nearest neighbours of an image's embedding among the live images
- * of the same organization, scored for ranking. relevance_score is the cosine similarity of the
- * embeddings (clamped to 0-1) with a small bonus for shared tags, so two equally close images
- * are ordered by what users and detectors said about them.
+ * "More like this" for images and videos: nearest neighbours of a file's embedding (an image's,
+ * or a video's poster) among the live images and video keyframes of the same organization,
+ * scored for ranking. A video is answered once, by its closest keyframe, with that frame's time.
+ * relevance_score is the cosine similarity of the embeddings (clamped to 0-1) with a small bonus
+ * for shared tags, so two equally close files are ordered by what users and detectors said.
  */
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
-import { MAX_NEIGHBOURS, type VectorIndex } from "../vectors/vector-index.ts";
+import { MAX_NEIGHBOURS, type Neighbour, type VectorIndex, type VectorSpace } from "../vectors/vector-index.ts";
+import { keyframeTimes, parseItemId } from "../video/keyframe-store.ts";
 
 export interface SimilarImage {
   row: FileRow;
+  /** The moment of a video that matched (its closest keyframe); null for an image, or a video's poster. */
+  timeSeconds: number | null;
   relevance_score: number;
   vector_similarity: number;
 }
@@ -35,28 +39,53 @@ export async function similarImages(db: Database, vectors: VectorIndex, referenc
   }
   // Soft-deleted files keep their vectors until purged; ask for enough neighbours to skip them.
   const deleted = db
-    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type = 'image'")
+    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type IN ('image', 'video')")
     .get(reference.org_id)!.n;
-  const neighbours = await space.nearest(reference.org_id, vector, Math.min(MAX_NEIGHBOURS, limit + 1 + deleted));
+  // A video's keyframes are neighbours of their own: ask for more, and for all there may be if that was not enough.
+  let k = Math.min(MAX_NEIGHBOURS, (limit + 1 + deleted) * 8);
+  let ranked = await rankNeighbours(db, space, reference, vector, k);
+  if (ranked.items.length < limit && !ranked.exhausted && k < MAX_NEIGHBOURS) {
+    k = MAX_NEIGHBOURS;
+    ranked = await rankNeighbours(db, space, reference, vector, k);
+  }
+  return ranked.items.sort((a, b) => b.relevance_score - a.relevance_score).slice(0, limit);
+}
+
+async function rankNeighbours(
+  db: Database,
+  space: VectorSpace,
+  reference: FileRow,
+  vector: Float32Array,
+  k: number,
+): Promise<{ items: SimilarImage[]; exhausted: boolean }> {
+  const neighbours: Neighbour[] = await space.nearest(reference.org_id, vector, k);
+  const items = neighbours.map((n) => ({ ...n, ...parseItemId(n.itemId) }));
+  const fileIds = [...new Set(items.map((i) => i.fileId))];
   // One query for all neighbours' rows (live ones of this organization only).
   const rows = new Map(
     db
       .query<FileRow, [string, string]>("SELECT * FROM files WHERE id IN (SELECT value FROM json_each(?)) AND org_id = ? AND deleted_at IS NULL")
-      .all(JSON.stringify(neighbours.map((n) => n.itemId)), reference.org_id)
+      .all(JSON.stringify(fileIds), reference.org_id)
       .map((row) => [row.id, row]),
   );
+  const times = keyframeTimes({ db }, fileIds.filter((id) => rows.get(id)?.media_type === "video"));
   const referenceTags = tagsOf(reference);
+  const seen = new Set<string>([reference.id]);
   const results: SimilarImage[] = [];
-  for (const n of neighbours) {
-    if (n.itemId === reference.id) continue;
-    const row = rows.get(n.itemId);
+  // Neighbours come most similar first: a file's first one is its best.
+  for (const n of items) {
+    if (seen.has(n.fileId)) continue;
+    const row = rows.get(n.fileId);
     if (!row) continue;
+    seen.add(n.fileId);
     const similarity = Math.max(0, Math.min(1, n.similarity));
     results.push({
       row,
+      timeSeconds: n.keyframeIndex === null ? null : (times.get(n.itemId) ?? null),
       vector_similarity: round(n.similarity),
       relevance_score: round((1 - TAG_WEIGHT) * similarity + TAG_WEIGHT * tagOverlap(referenceTags, tagsOf(row))),
     });
   }
-  return results.sort((a, b) => b.relevance_score - a.relevance_score).slice(0, limit);
+  // Fewer neighbours than asked for: there are no more to find.
+  return { items: results, exhausted: neighbours.length < k };
 }

@@ -106,7 +106,42 @@ const video = {
   frame_rate: NullableNumber,
   video_codec: NullableString,
   resolution: NullableString,
-  analysis_status: NullableString,
+  analysis_status: t.Union([t.Literal("pending"), t.Literal("processing"), t.Literal("completed"), t.Literal("failed"), t.Literal("skipped"), t.Null()], {
+    description: "skipped: over MEDIABOX_VIDEO_MAX_DURATION_SECONDS or MEDIABOX_VIDEO_MAX_MB (analysis_error says which)",
+  }),
+  analysis_error: t.Optional(NullableString),
+  thumbnail_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Extension: the poster frame's small_256 variant" })),
+  medium_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Extension: the poster frame's medium_750 variant" })),
+  full_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Extension: the poster frame's large_1024 variant" })),
+  blur_hash: t.Optional(NullableString),
+  video_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Extension: signed URL of the original; supports HTTP Range for seeking" })),
+  container: t.Optional(NullableString),
+  has_audio: t.Optional(t.Union([t.Boolean(), t.Null()])),
+  bit_rate: t.Optional(NullableInteger),
+  description_status: t.Optional(NullableString),
+  description_error: t.Optional(NullableString),
+};
+
+const Keyframe = t.Object(
+  {
+    index: t.Integer(),
+    time_seconds: t.Number({ description: "Seconds from the start of the video" }),
+    width: t.Integer(),
+    height: t.Integer(),
+    is_poster: t.Boolean(),
+    url: t.String({ description: "Signed URL of the frame (JPEG)" }),
+    visible_text: NullableString,
+    objects: t.Union([t.Array(t.Object({ label: t.String(), score: t.Number() })), t.Null()], { description: "Null when the detectors did not look at this frame" }),
+    faces: NullableInteger,
+  },
+  { title: "VideoKeyframe" },
+);
+
+const videoDetail = {
+  keyframes: t.Array(Keyframe, { description: "Extension: the sampled keyframes in time order" }),
+  text_regions: t.Array(t.Unknown(), { description: "OCR lines of the keyframes, each with its time_seconds" }),
+  full_descriptions: t.Array(FullDescription),
+  extractions: t.Array(ExtractionView),
 };
 
 const link = {
@@ -130,6 +165,6 @@ export const FileSummary = t.Union([
 export const FileDetail = t.Union([
   variant("ImageFile", { ...common("image"), ...image, ...imageDetail }),
   variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString }),
-  variant("VideoFile", { ...common("video"), ...video }),
+  variant("VideoFile", { ...common("video"), ...video, ...videoDetail }),
   variant("LinkFile", { ...common("link"), ...link }),
 ]);

@@ -10,6 +10,7 @@ import { listExtractions } from "../extractions/extractions.ts";
 import type { VariantType } from "../images/variants.ts";
 import { isInlineSafe } from "../storage/serving-policy.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
+import { keyframesOf } from "../video/keyframe-store.ts";
 
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
 export const VIEW_URL_SECONDS = 3600;
@@ -37,6 +38,11 @@ export class FileUrls {
       urls[v.variant_type] = await this.ctx.blobs.presignGet(v.blob_key, { expiresInSeconds, contentType: v.content_type }, this.origin);
     }
     return urls;
+  }
+
+  /** Any other stored object the file owns (a video's keyframes), shown inline. */
+  blob(key: string, contentType: string, expiresInSeconds = VIEW_URL_SECONDS): Promise<string> {
+    return this.ctx.blobs.presignGet(key, { expiresInSeconds, contentType }, this.origin);
   }
 
   /**
@@ -120,14 +126,46 @@ async function documentFields(row: FileRow, urls: FileUrls) {
   };
 }
 
-function videoFields(row: FileRow) {
+/** The spec's video fields, then the poster's variants and what the probe found beyond them (extensions). */
+async function videoFields(row: FileRow, urls: FileUrls) {
+  const poster = await urls.variants(row);
   return {
     duration_seconds: row.duration_seconds,
     frame_rate: row.frame_rate,
     video_codec: row.video_codec,
     resolution: row.width !== null && row.height !== null ? `${row.width}x${row.height}` : null,
     analysis_status: row.analysis_status,
+    analysis_error: row.analysis_error,
+    thumbnail_url: poster.small_256 ?? null,
+    medium_url: poster.medium_750 ?? null,
+    full_url: poster.large_1024 ?? null,
+    blur_hash: row.blur_hash,
+    video_url: await urls.original(row),
+    container: row.video_container,
+    has_audio: row.has_audio === null ? null : row.has_audio === 1,
+    bit_rate: row.bit_rate,
+    description_status: row.description_status,
+    description_error: row.description_error,
   };
+}
+
+/** Each keyframe with its time, a signed URL and the text read in it; the OCR regions carry their times. */
+async function videoDetailFields(row: FileRow, urls: FileUrls) {
+  const keyframes = [];
+  for (const frame of keyframesOf(urls, row.id)) {
+    keyframes.push({
+      index: frame.index,
+      time_seconds: frame.timeSeconds,
+      width: frame.width,
+      height: frame.height,
+      is_poster: frame.isPoster,
+      url: await urls.blob(frame.blobKey, "image/jpeg"),
+      visible_text: frame.visibleText,
+      objects: frame.objects,
+      faces: frame.faces,
+    });
+  }
+  return { keyframes, ...imageDetailFields(urls.db, row) };
 }
 
 function linkFields() {
@@ -142,7 +180,7 @@ export async function fileSummary(row: FileRow, urls: FileUrls) {
     case "document":
       return { ...common(row), ...(await documentFields(row, urls)) };
     case "video":
-      return { ...common(row), ...videoFields(row) };
+      return { ...common(row), ...(await videoFields(row, urls)) };
     case "link":
       return { ...common(row), ...linkFields() };
   }
@@ -155,7 +193,7 @@ export async function fileDetail(row: FileRow, urls: FileUrls) {
     case "document":
       return { ...common(row), ...(await documentFields(row, urls)), extracted_text: row.extracted_text };
     case "video":
-      return { ...common(row), ...videoFields(row) };
+      return { ...common(row), ...(await videoFields(row, urls)), ...(await videoDetailFields(row, urls)) };
     case "link":
       return { ...common(row), ...linkFields() };
   }

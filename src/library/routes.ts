@@ -146,7 +146,7 @@ export function libraryRoutes(ctx: AppContext) {
         const row = ctx.files.find(principal.orgId, params.file_id);
         const detail = await fileDetail(row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
-          if (!("extractions" in detail)) throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
+          if (detail.media_type !== "image" || !("format" in detail)) throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
           return { ...detail, formatted_document: imageMarkdown(detail, isoAt(clock.now())) };
         }
         return detail;

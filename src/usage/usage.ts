@@ -25,3 +25,9 @@ export function usageThisMonth(db: Database, orgId: string, kind: UsageKind, now
       .get(orgId, period(nowMs), kind)?.count ?? 0
   );
 }
+
+/** Gives back `count` reserved in the month of `reservedAtMs` (a reservation that was not used); never below zero. */
+export function releaseUsage(db: Database, orgId: string, kind: UsageKind, count: number, reservedAtMs: number): void {
+  if (count <= 0) return;
+  db.query("UPDATE usage_counters SET count = max(0, count - ?) WHERE org_id = ? AND period = ? AND kind = ?").run(count, orgId, period(reservedAtMs), kind);
+}

@@ -1,0 +1,26 @@
+/**
+ * The server's ffmpeg and ffprobe: found on first use (a server that never sees a video never
+ * looks), run under the configured time and memory limits, and every process they started
+ * killed when the server stops.
+ */
+import type { Config } from "../config.ts";
+import { resolveFfmpegPaths, VideoTools } from "./ffmpeg-tools.ts";
+
+export class VideoEngine {
+  private tools: VideoTools | null = null;
+
+  constructor(private readonly config: Pick<Config, "ffmpegPath" | "ffprobePath" | "videoTimeoutSeconds" | "videoMemoryMb">) {}
+
+  /** Throws VideoToolError ("missing-binary") naming the binary that is not there. */
+  get(): VideoTools {
+    this.tools ??= new VideoTools(resolveFfmpegPaths({ ffmpeg: this.config.ffmpegPath, ffprobe: this.config.ffprobePath }), {
+      timeoutMs: this.config.videoTimeoutSeconds * 1000,
+      memoryBytes: this.config.videoMemoryMb * 1024 * 1024,
+    });
+    return this.tools;
+  }
+
+  async close(): Promise<void> {
+    await this.tools?.close();
+  }
+}

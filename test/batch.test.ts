@@ -178,8 +178,8 @@ describe("sessions", () => {
 
   test("stuck files: queued longer than stuck_minutes", async () => {
     const tenant = server.tenant();
-    // A video: its processing job only records it as stored, so it finishes at once even on a
-    // busy machine (an image would wait for the OCR engine to load). Then make the file look like
+    // An MP4 header and nothing playable: its processing ends at the video probe at once even on
+    // a busy machine (an image would wait for the OCR engine to load). Then make the file look like
     // one whose job never ran.
     const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([mp4() as Uint8Array<ArrayBuffer>]), "s.mp4"); return f; })());
     await terminalStatus(tenant, up.body.image_id);

@@ -75,8 +75,9 @@ describe("GET /files", () => {
     expect(doc).not.toHaveProperty("blur_hash");
     expect(doc).not.toHaveProperty("extracted_text");
     const video = byId[f.clip]!;
-    expect(video).toMatchObject({ media_type: "video", duration_seconds: null, resolution: null });
-    expect(video).not.toHaveProperty("thumbnail_url");
+    expect(video).toMatchObject({ media_type: "video", duration_seconds: null, resolution: null, thumbnail_url: null, analysis_status: null });
+    expect(video).not.toHaveProperty("page_count");
+    expect(video).not.toHaveProperty("keyframes");
   });
 
   test("paging with limit and offset; limit outside 1-100 is 400", async () => {

@@ -183,19 +183,20 @@ describe("POST /files/upload", () => {
 });
 
 describe("GET /files/uploads-status/{image_id}", () => {
-  test("a stored file without an analysis pipeline ends as partially_completed, never completed", async () => {
+  test("a stored file whose processing fails ends as failed, never completed, with the reason", async () => {
     const tenant = server.tenant();
     const { api } = tenant;
+    // An MP4 header and nothing playable: stored, then refused by the video probe for good.
     const up = await api.form("/files/upload", form(mp4(), "clip.mp4"));
     const status = await terminalStatus(tenant, up.body.image_id);
     expect(status).toMatchObject({
       image_id: up.body.image_id,
-      unified_status: "partially_completed",
+      unified_status: "failed",
       is_terminal: true,
       is_stuck: false,
-      retry_count: 0,
-      component_statuses: { upload_status: "completed", processing_status: "stored" },
+      component_statuses: { upload_status: "completed", processing_status: "failed" },
     });
+    expect(status.error_message ?? status.processing_error ?? JSON.stringify(status)).toMatch(/corrupt|not a video/);
     expect(status.processing_ids.length).toBe(1);
     const other = await server.tenant().api.get(`/files/uploads-status/${up.body.image_id}`);
     expect(other.status).toBe(404);

@@ -133,6 +133,28 @@ if (!canvasAddon) throw new Error(`@napi-rs/canvas's linux-x64-gnu addon is not 
  * shared libraries beyond libc) is unpacked to the native cache and loaded from there. The
  * worker module (2.3 MB, so not parsed at every start) is imported from the embedded tree.
  */
+/**
+ * Replaces src/video/bundled-binaries.ts with one that embeds the static ffmpeg and ffprobe of
+ * the npm packages and unpacks each to the native cache (executable) when a video first needs it.
+ */
+const embedFfmpeg: BunPlugin = {
+  name: "embed-ffmpeg",
+  setup(build) {
+    const binary = (tool: string) => JSON.stringify(join(dirname(require.resolve(`@${tool}-installer/linux-x64/package.json`)), tool));
+    build.onLoad({ filter: /video[\\/]bundled-binaries\.ts$/ }, () => ({
+      loader: "ts",
+      contents: `
+        import ffmpegFile from ${binary("ffmpeg")} with { type: "file" };
+        import ffprobeFile from ${binary("ffprobe")} with { type: "file" };
+        import { unpackNative } from ${extractModule};
+        const embedded = { ffmpeg: ffmpegFile, ffprobe: ffprobeFile };
+        export function bundledBinary(tool: "ffmpeg" | "ffprobe"): string | null { return unpackNative(embedded[tool], tool); }
+        export const bundledSource = (tool: "ffmpeg" | "ffprobe") => "the " + tool + " embedded in this binary";
+      `,
+    }));
+  },
+};
+
 const embedPdfJs: BunPlugin = {
   name: "embed-pdfjs",
   setup(build) {
@@ -263,7 +285,7 @@ try {
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
     minify: true,
     sourcemap: "linked",
-    plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs],
+    plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs, embedFfmpeg],
   });
 } finally {
   rmSync(stage, { recursive: true, force: true });

@@ -150,6 +150,8 @@ describe("mediabox models (CLI)", () => {
     expect(bad.stderr).not.toContain("use-lite-sif");
     expect(bad.stderr).not.toContain("configured text_embedding model");
     expect(bad.stderr).toContain(`configured OCR language "deu" is not installed: ${dir}/tesseract/deu.traineddata (or .gz) is missing`);
+    // Which ffmpeg videos are analysed with, and its version.
+    expect(bad.stderr).toMatch(/^videos: ffmpeg \S+ \(\/.*ffmpeg\), ffprobe \S+ \(\/.*ffprobe\); /m);
 
     const empty = tempDir("mediabox-models-empty-");
     dirs.push(empty);

@@ -12,6 +12,9 @@ import type { Config } from "../config.ts";
 import { siteLanguageFiles } from "../ocr/ocr.ts";
 import { buildManifest, type ModelRole, writeManifest } from "../models/manifest.ts";
 import { ModelVerifier } from "../models/model-verifier.ts";
+import { describeTools } from "../video/ffmpeg-tools.ts";
+import { VideoEngine } from "../video/video-engine.ts";
+import { errorMessage } from "../errors.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys.ts";
 import { parsePermissions } from "../auth/permissions.ts";
 import { createOrganization, listOrganizations, setOrganizationTier } from "../tenancy/organizations.ts";
@@ -109,6 +112,20 @@ function configuredModels(config: Config): Record<string, ModelRole> {
   return roles;
 }
 
+/** Which ffmpeg and ffprobe videos are analysed with, their versions and guards; or why there are none. */
+async function videoToolsLine(config: Config): Promise<string> {
+  const engine = new VideoEngine(config);
+  try {
+    const { ffmpeg, ffprobe, limits } = await describeTools(engine.get());
+    const guards = [limits.memoryCap ? `memory cap ${Math.round(limits.memoryBytes / 1024 ** 2)} MB` : "no memory cap (prlimit missing)", limits.lowPriority ? "low priority" : "normal priority (nice missing)"];
+    return `videos: ffmpeg ${ffmpeg.version} (${ffmpeg.path}), ffprobe ${ffprobe.version} (${ffprobe.path}); ${guards.join(", ")}`;
+  } catch (err) {
+    return `videos: not analysed here: ${errorMessage(err)}`;
+  } finally {
+    await engine.close();
+  }
+}
+
 export async function modelsCommand(config: Config, args: string[]): Promise<CommandOutput> {
   const [action] = args;
   switch (action) {
@@ -133,7 +150,7 @@ export async function modelsCommand(config: Config, args: string[]): Promise<Com
       }
       return {
         stdout: reports.map((r) => [r.name, r.role ?? "-", r.status, r.problems.join("; ") || "-"].join("\t")).join("\n"),
-        stderr: [...missing, `${manifest ?? "no manifest"}: ${reports.length} model folder(s), ${refused.length} refused`].join("\n"),
+        stderr: [...missing, `${manifest ?? "no manifest"}: ${reports.length} model folder(s), ${refused.length} refused`, await videoToolsLine(config)].join("\n"),
         exitCode: refused.length ? 1 : 0,
       };
     }

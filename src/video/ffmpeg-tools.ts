@@ -12,9 +12,8 @@
  * is module-level state.
  */
 import { accessSync, constants } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import type { Subprocess } from "bun";
+import { bundledBinary, bundledSource } from "./bundled-binaries.ts";
 
 export interface FfmpegPaths {
   ffmpeg: string;
@@ -55,8 +54,6 @@ export class VideoToolError extends Error {
  */
 export const VIDEO_DEMUXERS: readonly string[] = ["mov", "mp4", "matroska", "webm", "avi", "flv", "mpegts", "mpeg", "ogg", "asf", "mxf", "dv", "nut", "rm"];
 
-const PACKAGES = { ffmpeg: "@ffmpeg-installer/linux-x64", ffprobe: "@ffprobe-installer/linux-x64" } as const;
-
 function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
@@ -66,23 +63,14 @@ function isExecutable(path: string): boolean {
   }
 }
 
-/** The binary inside its npm package, or null when the package cannot be resolved (e.g. in a compiled executable). */
-function packagedBinary(tool: keyof FfmpegPaths): string | null {
-  try {
-    return join(dirname(createRequire(import.meta.url).resolve(`${PACKAGES[tool]}/package.json`)), tool);
-  } catch {
-    return null;
-  }
-}
-
 function resolveOne(tool: keyof FfmpegPaths, explicit: string | null | undefined): string {
   if (explicit) {
     if (!isExecutable(explicit)) throw new VideoToolError("missing-binary", `${tool} not found or not executable at ${explicit}`);
     return explicit;
   }
-  const packaged = packagedBinary(tool);
+  const packaged = bundledBinary(tool);
   if (!packaged || !isExecutable(packaged)) {
-    throw new VideoToolError("missing-binary", `${tool} not found: no path was configured and ${packaged ?? `the npm package ${PACKAGES[tool]}`} is not there or not executable`);
+    throw new VideoToolError("missing-binary", `${tool} not found: no path was configured and ${packaged ?? bundledSource(tool)} is not there or not executable`);
   }
   return packaged;
 }

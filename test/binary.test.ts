@@ -4,7 +4,7 @@
  * libvips, the tesseract worker with its language data, the tfjs runtime and vision models).
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { textImage } from "./support/images.ts";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
@@ -144,6 +144,18 @@ test("the built executable administers and serves from any directory", async () 
   expect(semantic?.retrieval).toMatchObject({ vector: true, vector_model: "use-lite-sif" });
   expect(semantic?.results[0]?.match.keyword_score).toBeNull();
   expect(semantic?.results[0]?.match.vector_similarity).toBeGreaterThan(0.4);
+  // A video through the embedded static ffprobe and ffmpeg (unpacked on first use).
+  const videoForm = new FormData();
+  videoForm.append("file", new File([readFileSync(join(import.meta.dir, "fixtures", "video", "vp9.webm"))], "clip.webm"));
+  const { image_id: videoId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: videoForm, headers })).json()) as { image_id: string };
+  for (const until = Date.now() + 90_000; Date.now() < until; await Bun.sleep(250)) {
+    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${videoId}`, headers)).is_terminal) break;
+  }
+  const video = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${videoId}`, headers);
+  expect([video.analysis_status, video.video_codec, video.resolution]).toEqual(["completed", "vp9", "320x240"]);
+  expect(String(video.thumbnail_url)).toStartWith("http");
+  const verify = await run([binary, "models", "verify"], { cwd: workDir, env });
+  expect(verify.stderr).toMatch(new RegExp(`videos: ffmpeg \\S+ \\(${nativeCache}/[0-9a-f]+/ffmpeg\\), ffprobe \\S+ \\(${nativeCache}/[0-9a-f]+/ffprobe\\)`));
   // The media assets were written out once, as one tree named by its content hash.
   const trees = readdirSync(nativeCache).filter((d) => existsSync(join(nativeCache, d, "mediabox-assets")));
   expect(trees).toHaveLength(1);

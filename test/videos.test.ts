@@ -246,6 +246,7 @@ describe("playback and purge", () => {
     const file = await processed(owner, id, 120_000);
     const ranged = await fetch(file.video_url, { headers: { Range: "bytes=100-199" } });
     expect(ranged.status).toBe(206);
+    expect(ranged.headers.get("accept-ranges")).toBe("bytes");
     expect(ranged.headers.get("content-range")).toBe(`bytes 100-199/${bytes.length}`);
     expect(Buffer.from(await ranged.arrayBuffer())).toEqual(bytes.subarray(100, 200));
 

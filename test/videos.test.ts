@@ -109,6 +109,21 @@ describe("probe, poster and keyframes", () => {
     expect(listed.body.items[0]).toMatchObject({ id, resolution: "320x240", analysis_status: "completed" });
     expect(listed.body.items[0].thumbnail_url).toStartWith("http");
     expect(listed.body.items[0]).not.toHaveProperty("keyframes");
+
+    // processing-status works for videos; the export's video columns are filled.
+    const status = await owner.api.get(`/files/${id}/processing-status`);
+    expect(status.status).toBe(200);
+    expect(status.body).toMatchObject({ media_type: "video", processing_status: "completed" });
+    const exported = await owner.api.post("/files/export", {
+      format: "csv",
+      file_ids: [id],
+      columns: ["filename", "duration_seconds", "frame_rate", "video_codec", "resolution"].map((field_key) => ({ field_key })),
+    });
+    expect(exported.status, JSON.stringify(exported.body)).toBe(200);
+    const csv = await (await fetch(exported.body.download_url)).text();
+    const [header, row] = csv.trim().split(/\r?\n/);
+    expect(header).toContain("Video codec");
+    expect(row).toMatch(/^scenes\.mp4,\d+(\.\d+)?,25,h264,320x240$/);
   }, 150_000);
 
   test.each([

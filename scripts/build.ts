@@ -14,6 +14,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { BunPlugin } from "bun";
 import { getLoadablePath } from "sqlite-vec";
 import { EMBEDDED_ASSETS } from "../src/native/packages.ts";
+import { bundleDashboard } from "../src/dashboard/bundle.ts";
 
 const root = resolve(import.meta.dir, "..");
 const extractModule = JSON.stringify(resolve(root, "src/native/unpack.ts"));
@@ -155,6 +156,34 @@ const embedFfmpeg: BunPlugin = {
   },
 };
 
+/**
+ * Replaces src/dashboard/bundle.ts with one that serves the dashboard bundled here, at build
+ * time (the binary has no sources to bundle at run time): each file embedded as is.
+ */
+async function embedDashboard(stage: string): Promise<BunPlugin> {
+  const dir = join(stage, "dashboard");
+  mkdirSync(dir, { recursive: true });
+  const files = await bundleDashboard();
+  for (const file of files) writeFileSync(join(dir, file.name), file.bytes);
+  const imports = files.map((f, i) => `import file${i} from ${JSON.stringify(join(dir, f.name))} with { type: "file" };`).join("\n");
+  const entries = files.map((f, i) => `{ name: ${JSON.stringify(f.name)}, type: ${JSON.stringify(f.type)}, path: file${i} }`).join(",\n");
+  return {
+    name: "embed-dashboard",
+    setup(build) {
+      build.onLoad({ filter: /dashboard[\\/]bundle\.ts$/ }, () => ({
+        loader: "ts",
+        contents: `
+          ${imports}
+          const embedded = [${entries}];
+          export async function dashboardFiles() {
+            return Promise.all(embedded.map(async (f) => ({ name: f.name, type: f.type, bytes: new Uint8Array(await Bun.file(f.path).arrayBuffer()) })));
+          }
+        `,
+      }));
+    },
+  };
+}
+
 const embedPdfJs: BunPlugin = {
   name: "embed-pdfjs",
   setup(build) {
@@ -285,7 +314,7 @@ try {
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
     minify: true,
     sourcemap: "linked",
-    plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs, embedFfmpeg],
+    plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs, embedFfmpeg, await embedDashboard(stage)],
   });
 } finally {
   rmSync(stage, { recursive: true, force: true });

@@ -81,6 +81,11 @@ test("the built executable administers and serves from any directory", async () 
 
   const projects = await fetch(`${server.url}/api/v2/projects`, { headers: { authorization: `Bearer ${key}` } });
   expect(projects.status).toBe(200);
+  // The dashboard, bundled at build time and embedded.
+  const dashboard = await (await fetch(`${server.url}/`)).text();
+  const dashboardScript = /src="(\/app\/assets\/main-[^"]+\.js)"/.exec(dashboard)?.[1];
+  expect(dashboardScript).toBeDefined();
+  expect((await (await fetch(`${server.url}${dashboardScript}`)).text()).length).toBeGreaterThan(10_000);
   const docsAsset = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
   expect(docsAsset.status).toBe(200);
   expect((await docsAsset.arrayBuffer()).byteLength).toBeGreaterThan(100_000);

@@ -55,12 +55,21 @@ test("a second server on a data directory in use exits 1 naming the holder; kill
   expect((await fetch(`${third.url}/healthz`)).status).toBe(200);
 });
 
-test("GET / redirects to the docs without spending the anonymous budget", async () => {
+test("GET / serves the dashboard page and its assets without spending the anonymous budget", async () => {
   const server = await serve(dataDir());
   for (let i = 0; i < 8; i++) {
     const res = await fetch(`${server.url}/`, { redirect: "manual" });
-    expect([res.status, res.headers.get("location")]).toEqual([302, "/docs"]);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toStartWith("text/html");
+    expect(res.headers.get("content-security-policy")).toContain("script-src 'self'");
+    const html = await res.text();
+    const script = /src="(\/app\/assets\/main-[^"]+\.js)"/.exec(html)?.[1];
+    expect(script).toBeDefined();
+    const asset = await fetch(`${server.url}${script}`);
+    expect([asset.status, asset.headers.get("content-type")]).toEqual([200, "text/javascript; charset=utf-8"]);
+    expect(asset.headers.get("cache-control")).toContain("immutable");
   }
+  expect((await fetch(`${server.url}/app/assets/nothing.js`)).status).toBe(404);
 });
 
 test("npm start hands SIGTERM to the server, which stops and frees its port", async () => {

@@ -18,6 +18,7 @@ import { requestMetrics } from "./request-metrics.ts";
 import { API_PREFIX, guard } from "./guard.ts";
 import { docsRoutes } from "./docs.ts";
 import { infrastructureRoutes } from "./infrastructure.ts";
+import { dashboardRoutes } from "../dashboard/routes.ts";
 
 export function createApp(ctx: AppContext) {
   const api = new Elysia({ prefix: API_PREFIX })
@@ -40,6 +41,7 @@ export function createApp(ctx: AppContext) {
     .use(guard(ctx))
     .use(docsRoutes(() => app))
     .use(infrastructureRoutes(ctx))
+    .use(dashboardRoutes())
     .use(api);
   // Only a store whose presigned URLs point back at the appliance needs the endpoint they address.
   const endpoint = ctx.blobs.localEndpoint();

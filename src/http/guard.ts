@@ -20,8 +20,8 @@ export const API_PREFIX = "/api/v2";
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
 /**
- * Operational routes: no authentication, no rate limit (probes and the docs page must always
- * answer). The local S3 endpoint is here too: its presigned-URL signature is the credential,
+ * Operational routes: no authentication, no rate limit (probes, the docs page and the dashboard's
+ * static page and assets must always answer). The local S3 endpoint is here too: its presigned-URL signature is the credential,
  * and a multipart upload may send thousands of part PUTs a minute.
  */
 export function isInfrastructurePath(path: string): boolean {
@@ -33,6 +33,7 @@ export function isInfrastructurePath(path: string): boolean {
     path === "/metrics" ||
     path === "/docs" ||
     path.startsWith("/docs/") ||
+    path.startsWith("/app/assets/") ||
     path === `${API_PREFIX}/openapi.json`
   );
 }

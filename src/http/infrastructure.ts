@@ -1,6 +1,6 @@
 /**
  * Operational routes outside the versioned API: liveness and readiness probes, Prometheus
- * metrics (behind MEDIABOX_METRICS_TOKEN when set), and the root redirect to the docs.
+ * metrics (behind MEDIABOX_METRICS_TOKEN when set).
  */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
@@ -15,8 +15,6 @@ const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 
 export function infrastructureRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Operations"] })
-    // A browser pointed at the appliance lands on the API docs instead of a 401.
-    .get("/", ({ redirect }) => redirect("/docs", 302), { detail: { summary: "Redirects to the API docs", security: [], hide: true } })
     .get(
       "/metrics",
       async ({ request, set }) => {

@@ -1,0 +1,77 @@
+/**
+ * The web dashboard's HTTP side: the page at `/` and its bundled assets under /app/assets/,
+ * served by the binary itself (works air-gapped). The page is static; everything it shows comes
+ * from the same /api/v2 routes a client uses, with the same permissions.
+ */
+import { Elysia } from "elysia";
+import { ApiError } from "../errors.ts";
+import { dashboardFiles, type DashboardFile } from "./bundle.ts";
+
+export const DASHBOARD_ASSETS_PATH = "/app/assets";
+
+/**
+ * Script and styles from this origin only; images and video from anywhere the blob store signs
+ * URLs for (the local store is this origin; an S3 bucket is another); no framing.
+ */
+const PAGE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob: http: https:",
+  "media-src 'self' blob: http: https:",
+  "connect-src 'self' ws: wss:",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+].join("; ");
+
+const SECURITY_HEADERS = { "content-security-policy": PAGE_CSP, "x-content-type-options": "nosniff", "referrer-policy": "same-origin" };
+
+function page(files: DashboardFile[]): string {
+  const script = files.find((f) => f.name.endsWith(".js") && f.name.startsWith("main-"));
+  const styles = files.filter((f) => f.name.endsWith(".css"));
+  if (!script) throw new Error("the dashboard bundle has no main script");
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8" />
+  <meta name="viewport" content="width=device-width, initial-scale=1" />
+  <title>Mediabox</title>
+  ${styles.map((s) => `<link rel="stylesheet" href="${DASHBOARD_ASSETS_PATH}/${s.name}" />`).join("\n  ")}
+</head>
+<body>
+  <noscript>The Mediabox dashboard needs JavaScript. The API is documented at <a href="/docs">/docs</a>.</noscript>
+  <div id="app"></div>
+  <script type="module" src="${DASHBOARD_ASSETS_PATH}/${script.name}"></script>
+</body>
+</html>`;
+}
+
+export function dashboardRoutes() {
+  // Built on first request and kept for the server's life (per server, not per process).
+  let built: Promise<{ files: Map<string, DashboardFile>; html: string }> | null = null;
+  const bundle = () =>
+    (built ??= dashboardFiles().then(
+      (files) => ({ files: new Map(files.map((f) => [f.name, f])), html: page(files) }),
+      (err) => {
+        built = null;
+        throw err;
+      },
+    ));
+  return new Elysia({ tags: ["Dashboard"] })
+    .get(
+      "/",
+      async () => new Response((await bundle()).html, { headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
+      { detail: { summary: "The web dashboard", security: [], hide: true } },
+    )
+    .get(
+      `${DASHBOARD_ASSETS_PATH}/:name`,
+      async ({ params }) => {
+        const file = (await bundle()).files.get(params.name);
+        if (!file) throw new ApiError("NOT_FOUND", `no dashboard asset ${params.name}`);
+        // Names carry their content hash: a cached copy is never stale.
+        return new Response(file.bytes, { headers: { ...SECURITY_HEADERS, "content-type": file.type, "cache-control": "public, max-age=31536000, immutable" } });
+      },
+      { detail: { summary: "Dashboard assets", security: [], hide: true } },
+    );
+}

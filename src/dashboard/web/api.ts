@@ -1,0 +1,73 @@
+/**
+ * The dashboard's way to the API: every call goes to /api/v2 with the signed-in credential, and
+ * every failure becomes an ApiFailure carrying the server's `detail` and `code` to show as is.
+ */
+const KEY_STORAGE = "mediabox.apiKey";
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+export const credentials = {
+  key(): string | null {
+    return sessionStorage.getItem(KEY_STORAGE);
+  },
+  signIn(key: string): void {
+    sessionStorage.setItem(KEY_STORAGE, key);
+  },
+  signOut(): void {
+    sessionStorage.removeItem(KEY_STORAGE);
+  },
+};
+
+function headers(extra: Record<string, string> = {}): Record<string, string> {
+  const key = credentials.key();
+  return key ? { ...extra, authorization: `Bearer ${key}` } : extra;
+}
+
+async function failure(res: Response): Promise<ApiFailure> {
+  const body = (await res.json().catch(() => null)) as { detail?: string; code?: string } | null;
+  return new ApiFailure(res.status, body?.code ?? "HTTP_ERROR", body?.detail ?? `${res.status} ${res.statusText}`);
+}
+
+export async function api<T = any>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const res = await fetch(`/api/v2${path}`, {
+    method: init.method ?? "GET",
+    credentials: "same-origin",
+    headers: headers(init.body === undefined ? {} : { "content-type": "application/json" }),
+    body: init.body === undefined ? undefined : JSON.stringify(init.body),
+  });
+  if (!res.ok) throw await failure(res);
+  return (res.status === 204 ? null : await res.json()) as T;
+}
+
+/** A multipart upload with progress (fetch cannot report upload progress; XHR can). */
+export function uploadFile(file: File, onProgress: (fraction: number) => void): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", "/api/v2/files/upload");
+    for (const [name, value] of Object.entries(headers())) xhr.setRequestHeader(name, value);
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onerror = () => reject(new ApiFailure(0, "NETWORK", "the upload was interrupted (network error)"));
+    xhr.onload = () => {
+      const body = (() => {
+        try {
+          return JSON.parse(xhr.responseText);
+        } catch {
+          return null;
+        }
+      })();
+      if (xhr.status >= 200 && xhr.status < 300) resolve(body);
+      else reject(new ApiFailure(xhr.status, body?.code ?? "HTTP_ERROR", body?.detail ?? `${xhr.status} ${xhr.statusText}`));
+    };
+    const form = new FormData();
+    form.append("file", file, file.name);
+    xhr.send(form);
+  });
+}

@@ -1,0 +1,218 @@
+/**
+ * One file: its picture with the text OCR read drawn over it, a video with its keyframe strip
+ * (each frame seeks the player), a document's text; title, tags and description editable;
+ * delete and restore; similar images.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
+import { api, ApiFailure } from "./api.ts";
+
+type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
+type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };
+
+function clock(seconds: number): string {
+  const s = Math.round(seconds);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+function OcrOverlay({ src, regions, alt }: { src: string; regions: Region[]; alt: string }) {
+  const [shown, setShown] = useState(true);
+  return (
+    <figure class="ocr">
+      <div class="stage">
+        <img src={src} alt={alt} />
+        {shown
+          ? regions.map((r, i) => (
+              <span
+                key={i}
+                class="box"
+                title={r.text}
+                style={{ left: `${r.bounding_box.x_min * 100}%`, top: `${r.bounding_box.y_min * 100}%`, width: `${(r.bounding_box.x_max - r.bounding_box.x_min) * 100}%`, height: `${(r.bounding_box.y_max - r.bounding_box.y_min) * 100}%` }}
+              />
+            ))
+          : null}
+      </div>
+      {regions.length ? (
+        <figcaption>
+          <label>
+            <input type="checkbox" checked={shown} onChange={() => setShown(!shown)} /> Show text boxes ({regions.length})
+          </label>
+        </figcaption>
+      ) : null}
+    </figure>
+  );
+}
+
+function VideoPlayer({ file }: { file: any }) {
+  const player = useRef<HTMLVideoElement>(null);
+  const seek = (t: number) => {
+    if (!player.current) return;
+    player.current.currentTime = t;
+    player.current.focus();
+  };
+  return (
+    <div class="video">
+      <video ref={player} controls preload="metadata" src={file.video_url} poster={file.medium_url ?? undefined} aria-label={file.title ?? file.filename} />
+      {file.keyframes?.length ? (
+        <ol class="keyframes" aria-label="Keyframes">
+          {file.keyframes.map((k: any) => (
+            <li key={k.index}>
+              <button type="button" onClick={() => seek(k.time_seconds)} aria-label={`Play from ${clock(k.time_seconds)}`}>
+                <img src={k.url} alt="" loading="lazy" />
+                <span>{clock(k.time_seconds)}</span>
+              </button>
+            </li>
+          ))}
+        </ol>
+      ) : null}
+    </div>
+  );
+}
+
+function Editor({ file, onSaved }: { file: any; onSaved: (file: any) => void }) {
+  const [title, setTitle] = useState(file.title ?? "");
+  const [tags, setTags] = useState((file.tags ?? []).join(", "));
+  const [description, setDescription] = useState(file.user_description ?? "");
+  const [status, setStatus] = useState<string | null>(null);
+  async function save(event: Event) {
+    event.preventDefault();
+    try {
+      const tagList = tags.split(",").map((t: string) => t.trim()).filter(Boolean);
+      const saved = await api(`/files/${file.id}`, { method: "PATCH", body: { title: title || null, tags: tagList, user_description: description || null } });
+      setStatus("Saved");
+      onSaved(saved);
+    } catch (err) {
+      setStatus(err instanceof ApiFailure ? err.message : String(err));
+    }
+  }
+  return (
+    <form class="editor" onSubmit={save}>
+      <label>
+        Title
+        <input value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        Tags <span class="hint">(comma-separated)</span>
+        <input value={tags} onInput={(e) => setTags((e.target as HTMLInputElement).value)} />
+      </label>
+      <label>
+        Your description
+        <textarea rows={3} value={description} onInput={(e) => setDescription((e.target as HTMLTextAreaElement).value)} />
+      </label>
+      <button type="submit">Save</button>
+      {status ? <span role="status">{status}</span> : null}
+    </form>
+  );
+}
+
+export function FileDetail({ id }: { id: string }) {
+  const [file, setFile] = useState<any>(null);
+  const [similar, setSimilar] = useState<any[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [processing, setProcessing] = useState<string | null>(null);
+  useEffect(() => {
+    let stopped = false;
+    setFile(null);
+    setSimilar([]);
+    const show = () => {
+      api(`/files/${id}`).then((f) => !stopped && setFile(f), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+      api(`/files/${id}/similar?limit=8`).then((r) => !stopped && setSimilar(r.items), () => setSimilar([]));
+    };
+    // While the file is being analysed, its page says so and fills in when the analysis ends.
+    const watch = async () => {
+      for (let pause = 1000; !stopped; pause = Math.min(pause * 1.5, 5000)) {
+        const status = await api(`/files/uploads-status/${id}`).catch(() => null);
+        if (!status || status.is_terminal) break;
+        setProcessing(status.unified_status);
+        await new Promise((r) => setTimeout(r, pause));
+      }
+      if (stopped) return;
+      setProcessing(null);
+      show();
+    };
+    show();
+    watch();
+    return () => {
+      stopped = true;
+    };
+  }, [id]);
+  if (error) return <p class="error" role="alert">{error}</p>;
+  if (!file) return <p aria-live="polite">Loading…</p>;
+  const name = file.title ?? file.filename;
+  async function remove() {
+    await api(`/files/${id}`, { method: "DELETE" });
+    location.hash = "#/library";
+  }
+  return (
+    <article class="detail" aria-labelledby="file-title">
+      <p>
+        <a href="#/library">← Library</a>
+      </p>
+      <h1 id="file-title">{name}</h1>
+      {processing ? (
+        <p class="processing" role="status">
+          Analysing ({processing})…
+        </p>
+      ) : null}
+      <p class="meta">
+        {file.media_type} · {file.filename} · {(file.size_bytes / 1024).toFixed(0)} KB
+        {file.resolution ? ` · ${file.resolution}` : ""}
+        {file.duration_seconds ? ` · ${clock(file.duration_seconds)}` : ""}
+        {file.content_created_at ? ` · taken ${new Date(file.content_created_at).toLocaleString()}` : ""}
+      </p>
+      {file.media_type === "image" && file.medium_url ? <OcrOverlay src={file.full_url ?? file.medium_url} regions={file.text_regions ?? []} alt={file.upload_description ?? name} /> : null}
+      {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
+      {file.media_type === "document" ? (
+        <div class="document">
+          <p>
+            {file.page_count ?? "?"} page(s), {file.chunk_count} chunk(s) · text extraction {file.text_extraction_status ?? "pending"} ·{" "}
+            {file.document_url ? <a href={file.document_url}>Open</a> : null}
+          </p>
+          {file.extracted_text ? <pre class="text">{file.extracted_text.slice(0, 20000)}</pre> : null}
+        </div>
+      ) : null}
+      {file.upload_description ? (
+        <section>
+          <h2>Description</h2>
+          <p>{file.upload_description}</p>
+        </section>
+      ) : null}
+      {file.visible_text ? (
+        <section>
+          <h2>Text in the {file.media_type}</h2>
+          <pre class="text">{file.visible_text}</pre>
+        </section>
+      ) : null}
+      <section>
+        <h2>Edit</h2>
+        <Editor file={file} onSaved={(saved) => setFile({ ...file, ...saved })} />
+      </section>
+      {similar.length ? (
+        <section>
+          <h2>Similar</h2>
+          <ul class="similar">
+            {similar.map((s) => (
+              <li key={s.image_id}>
+                <a href={`#/files/${s.image_id}`}>
+                  {s.thumbnail_url ? <img src={s.thumbnail_url} alt={s.title ?? ""} loading="lazy" /> : null}
+                  <span>
+                    {Math.round(s.relevance_score * 100)} %{s.time_seconds != null ? ` at ${clock(s.time_seconds)}` : ""}
+                  </span>
+                </a>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+      <p class="actions">
+        {file.original_url ?? file.video_url ?? file.document_url ? (
+          <a class="button" href={file.original_url ?? file.video_url ?? file.document_url} download={file.filename}>
+            Download
+          </a>
+        ) : null}{" "}
+        <button type="button" class="danger" onClick={remove}>
+          Delete
+        </button>
+      </p>
+    </article>
+  );
+}

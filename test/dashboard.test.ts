@@ -1,0 +1,101 @@
+/**
+ * The web dashboard end to end, in Debian's chromium driven by playwright-core (no browser
+ * download): sign in with the keyboard, upload through the page and watch its progress, find the
+ * file in the library, open it and see the text OCR read drawn over the image, edit it, delete
+ * it. Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { textImage } from "./support/images.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const SHOTS = join(import.meta.dir, "..", "test-results", "dashboard");
+
+let server: TestServer;
+let owner: Tenant;
+let browser: Browser;
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startTestServer();
+  owner = server.tenant({ tier: "CUSTOM" });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(server.url);
+  // Keyboard only: the key field is reachable by Tab and the form submits with Enter.
+  await page.keyboard.press("Tab");
+  await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("api-key");
+  await page.keyboard.type(owner.key);
+  await page.keyboard.press("Enter");
+  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+}
+
+test("a wrong key is refused with the server's reason", async () => {
+  const page = await browser.newPage();
+  try {
+    await page.goto(server.url);
+    await page.getByLabel("API key").fill("mbx_not-a-key");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page.getByRole("alert").textContent({ timeout: 30_000 })).resolves.toMatch(/key/i);
+    await page.screenshot({ path: join(SHOTS, "sign-in-refused.png") });
+  } finally {
+    await page.close();
+  }
+}, 90_000);
+
+test("sign in, upload with progress, find the file, see its OCR boxes, edit and delete it", async () => {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signIn(page);
+    await page.getByRole("navigation").getByRole("link", { name: "Upload" }).click();
+    const image = await textImage(["DASHBOARD HARBOUR", "INVOICE 2026"]);
+    await page.locator('input[type="file"]').setInputFiles({ name: "harbour.png", mimeType: "image/png", buffer: image });
+    const row = page.locator(".uploads li").first();
+    await expect(row.locator(".message").textContent({ timeout: 30_000 })).resolves.toBeDefined();
+    await page.waitForFunction(() => document.querySelector(".uploads li .message")?.textContent?.includes("image"), null, { timeout: 30_000 });
+    expect(await row.locator("progress").evaluate((p) => (p as HTMLProgressElement).value)).toBe(1);
+    await page.screenshot({ path: join(SHOTS, "upload.png") });
+
+    // Opened at once, the file's page says it is being analysed and fills in when that ends.
+    await page.locator(".uploads li a").first().click();
+    await page.getByRole("heading", { name: "harbour.png" }).waitFor({ timeout: 30_000 });
+    await page.locator(".ocr .box").first().waitFor({ timeout: 120_000 });
+    expect(await page.locator(".processing").count()).toBe(0);
+
+    // The library finds it by a word OCR read in it.
+    await page.getByRole("navigation").getByRole("link", { name: "Library" }).click();
+    await page.getByLabel("Search").fill("nothing-matches-this");
+    await page.getByText("0 files").waitFor({ timeout: 30_000 });
+    await page.getByLabel("Search").fill("invoice");
+    await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "library.png") });
+
+    await page.getByRole("link", { name: /harbour\.png/ }).click();
+    await page.getByRole("heading", { name: "harbour.png" }).waitFor({ timeout: 30_000 });
+    await page.locator(".ocr .box").first().waitFor({ timeout: 30_000 });
+    expect(await page.locator(".ocr .box").count()).toBeGreaterThanOrEqual(2);
+    await expect(page.locator("pre.text").first().textContent()).resolves.toContain("HARBOUR");
+    await page.screenshot({ path: join(SHOTS, "file-detail.png"), fullPage: true });
+
+    await page.getByLabel("Title").fill("Harbour invoice");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByRole("status").filter({ hasText: "Saved" }).waitFor({ timeout: 10_000 });
+    const id = page.url().split("/").pop()!;
+    expect((await owner.api.get(`/files/${id}`)).body.title).toBe("Harbour invoice");
+
+    await page.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 10_000 });
+    expect((await owner.api.get(`/files/${id}`)).status).toBe(404);
+  } finally {
+    await page.close();
+  }
+}, 180_000);

@@ -5,10 +5,11 @@
  * it. Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
+import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -95,6 +96,29 @@ test("sign in, upload with progress, find the file, see its OCR boxes, edit and 
     await page.getByRole("button", { name: "Delete" }).click();
     await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 10_000 });
     expect((await owner.api.get(`/files/${id}`)).status).toBe(404);
+  } finally {
+    await page.close();
+  }
+}, 180_000);
+
+test("a video's page plays it and its keyframe strip seeks the player", async () => {
+  const form = new FormData();
+  form.append("file", new File([readFileSync(join(import.meta.dir, "fixtures", "video", "scenes.mp4"))], "scenes.mp4"));
+  const id = (await owner.api.form("/files/upload", form)).body.image_id as string;
+  await processed(owner, id, 120_000);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signIn(page);
+    await page.goto(`${server.url}/#/files/${id}`);
+    await page.locator(".keyframes button").nth(2).waitFor({ timeout: 30_000 });
+    const frames = await page.locator(".keyframes button").count();
+    expect(frames).toBeGreaterThanOrEqual(3);
+    const label = (await page.locator(".keyframes button").nth(2).getAttribute("aria-label"))!;
+    await page.locator(".keyframes button").nth(2).focus();
+    await page.keyboard.press("Enter");
+    const seconds = Number(/(\d+):(\d+)$/.exec(label)!.slice(1).reduce((m, s) => String(Number(m) * 60 + Number(s))));
+    await page.waitForFunction((t) => Math.abs((document.querySelector("video") as HTMLVideoElement).currentTime - t) < 1, seconds, { timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "video.png"), fullPage: true });
   } finally {
     await page.close();
   }

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(import.meta.dir, "..", "test-results", "dashboard");
@@ -123,3 +123,71 @@ test("a video's page plays it and its keyframe strip seeks the player", async ()
     await page.close();
   }
 }, 180_000);
+
+test("select files, tag them, delete them and undo; search documents; a large file goes through an upload intent", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const ids: string[] = [];
+  for (const [name, text] of [
+    ["lease.txt", "The tenant may terminate this lease with sixty days written notice to the landlord.\n"],
+    ["menu.txt", "Soup of the day, fresh bread and a glass of cider.\n"],
+  ] as const) {
+    const form = new FormData();
+    form.append("file", new File([text], name));
+    ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
+  }
+  for (const id of ids) await processed(tenant, id, 120_000);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.goto(server.url);
+    await page.getByLabel("API key").fill(tenant.key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+
+    // Select both with the keyboard-reachable checkboxes, tag them, then delete and undo.
+    await page.getByLabel("Select lease.txt").check();
+    await page.getByLabel("Select menu.txt").check();
+    await page.getByRole("region", { name: "Selected files" }).getByText("2 selected").waitFor();
+    await page.getByRole("textbox", { name: "Tag to add" }).fill("reviewed");
+    await page.getByRole("button", { name: "Add tag" }).click();
+    await page.getByText('Tagged 2 file(s) "reviewed"').waitFor({ timeout: 30_000 });
+    for (const id of ids) expect((await tenant.api.get(`/files/${id}`)).body.tags).toContain("reviewed");
+    await page.getByLabel("Select menu.txt").check();
+    await page.screenshot({ path: join(SHOTS, "library-selection.png") });
+    await page.getByRole("region", { name: "Selected files" }).getByRole("button", { name: "Delete" }).click();
+    await page.getByText("Deleted 1 file(s)").waitFor({ timeout: 30_000 });
+    await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(404);
+    await page.getByRole("button", { name: "Undo" }).click();
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(200);
+
+    // Documents answer a question in other words, the matching words marked.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Search documents" }).click();
+    await page.getByLabel("Question or words").fill("when can the tenant terminate the lease");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.locator(".passages li").first().waitFor({ timeout: 30_000 });
+    await expect(page.locator(".passages li .source a").first().textContent()).resolves.toBe("lease.txt");
+    expect(await page.locator(".passages mark").count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, "search.png") });
+
+    // Over 45 MB: hashed in slices, sent to the store through a multipart intent, completed.
+    const big = join(tempDir("mediabox-dash-big-"), "long-clip.mp4");
+    const header = readFileSync(join(import.meta.dir, "fixtures", "video", "scenes.mp4"));
+    const bytes = new Uint8Array(110 * 1024 * 1024);
+    bytes.set(header);
+    for (let i = header.length; i < bytes.length; i += 4096) bytes[i] = i & 255;
+    await Bun.write(big, bytes);
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
+    await page.locator('input[type="file"]').setInputFiles(big);
+    await page.waitForFunction(() => /video, (processing|completed)/.test(document.querySelector(".uploads li .message")?.textContent ?? ""), null, { timeout: 120_000 });
+    const intents = server.ctx.db.query<{ upload_mode: string; status: string }, [string]>("SELECT upload_mode, status FROM upload_intents WHERE org_id = ?").all(tenant.orgId);
+    expect(intents).toEqual([{ upload_mode: "multipart", status: "COMPLETED" }]);
+    await page.screenshot({ path: join(SHOTS, "upload-large.png") });
+    // Chosen again, it is recognised as a duplicate before anything is sent.
+    await page.locator('input[type="file"]').setInputFiles(big);
+    await page.waitForFunction(() => document.querySelectorAll(".uploads li")[1]?.textContent?.includes("already in the library"), null, { timeout: 120_000 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);

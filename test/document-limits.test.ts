@@ -154,8 +154,9 @@ describe("the document reader's watchdog", () => {
   }, TIMEOUT);
 
   test("a child past its time limit is killed; a cancelled read kills the child; both spare the next read", async () => {
-    // The reader runs at niceness 10, so on a busy machine even a tiny read can take a few hundred
-    // ms: the limit is one second, and the slow read (90,000 paragraphs) takes mammoth several.
+    // The limit is one second of the reader's CPU time, which a busy machine (the reader runs at
+    // niceness 10) stretches in wall-clock time without reaching it for a tiny read; the slow read
+    // (90,000 paragraphs) takes mammoth several seconds of CPU.
     reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, timeLimitMs: 1_000, pollMs: 20, ocr: noOcr });
     // Warm the child up with a tiny read, so the time limit meets the slow read itself.
     expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).document.text).toBe("warm up");

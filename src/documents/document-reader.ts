@@ -17,7 +17,7 @@ import { errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
 import type { OcrLike } from "./read-document.ts";
-import { residentBytes } from "./process-memory.ts";
+import { cpuMillis, residentBytes } from "./process-memory.ts";
 import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type ToReader } from "./reader-protocol.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
@@ -29,7 +29,12 @@ const READER_NICENESS = 10;
 export interface DocumentReaderOptions {
   /** The child is killed when its resident memory passes this. */
   memoryBudgetBytes: number;
-  /** Reader time per document (OCR waits excluded). Default 10 minutes. */
+  /**
+   * CPU time the reader may spend on one document. Default 10 minutes. CPU rather than wall-clock
+   * time, so a busy machine (the reader runs at low priority) slows a read without killing it; a
+   * reader that stalls without using CPU is stopped after 3x the limit plus 30 s of wall-clock
+   * time (OCR waits excluded).
+   */
   timeLimitMs?: number;
   /** How often the watchdog looks. Default 100 ms. */
   pollMs?: number;
@@ -61,7 +66,10 @@ export interface ReadResult {
 /** What the watchdog saw of one read (for logs, tests and the bombs benchmark). */
 export interface ReadStats {
   peakRssBytes: number;
+  /** Wall-clock time of the read, OCR waits excluded. */
   readerMs: number;
+  /** CPU time the child spent on it. */
+  readerCpuMs: number;
 }
 
 type StopReason = "memory" | "time" | "cancelled" | "closed" | "startup" | "recycled";
@@ -118,6 +126,8 @@ export class DocumentReader {
   private scratchReady = false;
   private readonly scratchDir: string;
   private readonly timeLimitMs: number;
+  /** Wall-clock backstop for a reader that stalls without using CPU. */
+  private readonly stallLimitMs: number;
   private readonly pollMs: number;
   /** Stats of the last finished read. */
   lastRead: ReadStats | null = null;
@@ -125,6 +135,7 @@ export class DocumentReader {
   constructor(private readonly options: DocumentReaderOptions) {
     this.scratchDir = options.scratchDir ?? tmpdir();
     this.timeLimitMs = options.timeLimitMs ?? 10 * 60 * 1000;
+    this.stallLimitMs = 3 * this.timeLimitMs + 30_000;
     this.pollMs = options.pollMs ?? 100;
   }
 
@@ -244,7 +255,7 @@ export class DocumentReader {
     const onAbort = () => this.kill(child, "cancelled");
     signal?.addEventListener("abort", onAbort, { once: true });
     const path = this.scratchPath(task.id);
-    const stats: ReadStats = { peakRssBytes: 0, readerMs: 0 };
+    const stats: ReadStats = { peakRssBytes: 0, readerMs: 0, readerCpuMs: 0 };
     try {
       await Bun.write(path, task.bytes);
       if (!(await child.ready)) throw this.stoppedError(child, await child.exited, false);
@@ -264,14 +275,17 @@ export class DocumentReader {
       let reading = false;
       let ocrWaits = 0;
       let last = performance.now();
+      const cpuAtStart = cpuMillis(child.pid);
       const check = () => {
         const now = performance.now();
         if (ocrWaits === 0) stats.readerMs += now - last;
         last = now;
+        const cpu = cpuMillis(child.pid);
+        if (cpu !== null && cpuAtStart !== null) stats.readerCpuMs = cpu - cpuAtStart;
         const rss = residentBytes(child.pid);
         if (rss !== null) stats.peakRssBytes = Math.max(stats.peakRssBytes, rss);
         if (rss !== null && rss > this.options.memoryBudgetBytes) this.kill(child, "memory");
-        else if (stats.readerMs > this.timeLimitMs) this.kill(child, "time");
+        else if (stats.readerCpuMs > this.timeLimitMs || stats.readerMs > this.stallLimitMs) this.kill(child, "time");
       };
       // Once before the read starts (a child already over budget reads nothing), then every pollMs.
       check();

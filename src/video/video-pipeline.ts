@@ -138,6 +138,8 @@ const ocrStage: Stage<VideoWork> = {
     const { ctx, file } = work;
     const regions: { text: string; bounding_box: unknown; confidence: number; time_seconds: number }[] = [];
     for (const [index, frame] of work.frames.entries()) {
+      // A stopping server or a cancelled job ends the loop between frames, not after all of them.
+      work.job.signal.throwIfAborted();
       const result = await ctx.ocr.recognize(frame.jpeg);
       const lines = result.regions.map((r) => r.text);
       work.findings[index]!.lines = lines;
@@ -162,6 +164,7 @@ const embeddingStage: Stage<VideoWork> = {
     const vision = ctx.images.vision;
     const vectors: { item: string; vector: Float32Array; model: string }[] = [];
     for (const [index, frame] of work.frames.entries()) {
+      work.job.signal.throwIfAborted();
       const embedding = await vision.embed(frame.jpeg);
       vectors.push({ item: keyframeItemId(file.id, index), vector: embedding.vector, model: embedding.model });
       if (work.stored[index]?.isPoster) vectors.push({ item: file.id, vector: embedding.vector, model: embedding.model });
@@ -196,6 +199,7 @@ const objectsStage: Stage<VideoWork> = {
     const poster = work.stored.find((f) => f.isPoster)?.index ?? null;
     const indexes = spreadIndexes(work.frames.length, ANALYSED_FRAMES, poster);
     for (const [n, index] of indexes.entries()) {
+      work.job.signal.throwIfAborted();
       const analysis = await ctx.images.vision.analyze(work.frames[index]!.jpeg);
       const objects = analysis.objects.map((o) => ({ label: o.label, score: o.score }));
       work.findings[index]!.objects = objects;

@@ -1,25 +1,95 @@
-/** The library: every live file as a grid of thumbnails, with search, a media-type filter and sorting. */
-import { useEffect, useState } from "preact/hooks";
+/**
+ * The library: every live file as a grid of thumbnails, narrowed by project or folder, search,
+ * media type and sort; more pages load as the end of the grid comes into view. Files can be
+ * selected (checkboxes, keyboard included) for batch tagging, export and deletion (with undo).
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
+import { Places, type Place } from "./places.tsx";
 
 const PAGE = 60;
-type Summary = { id: string; media_type: string; title: string | null; filename: string; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string; duration_seconds?: number | null };
+type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
+
+function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (message: string, undo?: () => Promise<void>) => void; clear: () => void }) {
+  const [tag, setTag] = useState("");
+  const [busy, setBusy] = useState(false);
+  async function run(action: () => Promise<void>) {
+    setBusy(true);
+    try {
+      await action();
+    } catch (err) {
+      onDone(err instanceof ApiFailure ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  const addTag = () =>
+    run(async () => {
+      const clean = tag.trim();
+      if (!clean) return;
+      for (const file of selected) await api(`/files/${file.id}`, { method: "PATCH", body: { tags: [...new Set([...(file.tags ?? []), clean])] } });
+      setTag("");
+      onDone(`Tagged ${selected.length} file(s) "${clean}"`);
+    });
+  const exportCsv = () =>
+    run(async () => {
+      const answer = await api("/files/export", { method: "POST", body: { format: "csv", file_ids: selected.map((f) => f.id), columns: ["filename", "title", "media_type", "tags", "description", "size_bytes", "created_at"].map((field_key) => ({ field_key })) } });
+      location.assign(answer.download_url);
+      onDone(`Exported ${answer.record_count} file(s)`);
+    });
+  const remove = () =>
+    run(async () => {
+      const ids = selected.map((f) => f.id);
+      const answer = await api("/files/batch-delete", { method: "POST", body: { file_ids: ids } });
+      const deleted = (answer.deleted as { id?: string; file_id?: string }[]).map((d) => d.id ?? d.file_id!);
+      onDone(`Deleted ${deleted.length} file(s)`, async () => {
+        for (const id of deleted) await api(`/files/${id}/restore`, { method: "POST" });
+      });
+    });
+  return (
+    <div class="batch" role="region" aria-label="Selected files">
+      <strong>{selected.length} selected</strong>
+      <label class="inline">
+        <span class="visually-hidden">Tag to add</span>
+        <input value={tag} onInput={(e) => setTag((e.target as HTMLInputElement).value)} placeholder="tag" maxLength={50} />
+      </label>
+      <button type="button" disabled={busy || !tag.trim()} onClick={addTag}>
+        Add tag
+      </button>
+      <button type="button" disabled={busy} onClick={exportCsv}>
+        Export CSV
+      </button>
+      <button type="button" class="danger" disabled={busy} onClick={remove}>
+        Delete
+      </button>
+      <button type="button" class="link" onClick={clear}>
+        Clear selection
+      </button>
+    </div>
+  );
+}
 
 export function Library() {
+  const [place, setPlace] = useState<Place>({ projectId: null, folderId: null, label: "All files" });
   const [search, setSearch] = useState("");
   const [mediaType, setMediaType] = useState("");
   const [sort, setSort] = useState("created_at:desc");
   const [items, setItems] = useState<Summary[]>([]);
   const [total, setTotal] = useState(0);
+  const [selected, setSelected] = useState<Set<string>>(new Set());
+  const [notice, setNotice] = useState<{ message: string; undo?: () => Promise<void> } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
+  const end = useRef<HTMLDivElement>(null);
 
   async function load(offset: number) {
     const [by, order] = sort.split(":");
     const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset), sort_by: by!, sort_order: order! });
     if (search.trim()) query.set("search", search.trim());
     if (mediaType) query.set("media_types", mediaType);
+    if (place.projectId) query.set("project_id", place.projectId);
+    if (place.folderId) query.set("folder_id", place.folderId);
     setLoading(true);
     try {
       const page = await api<{ items: Summary[]; total_count: number }>(`/files?${query}`);
@@ -37,54 +107,109 @@ export function Library() {
   useEffect(() => {
     const timer = setTimeout(() => load(0), search ? 250 : 0);
     return () => clearTimeout(timer);
-  }, [search, mediaType, sort]);
+  }, [search, mediaType, sort, place]);
+
+  // The next page loads as the end of the grid comes into view.
+  useEffect(() => {
+    if (!end.current) return;
+    const observer = new IntersectionObserver((entries) => {
+      if (entries.some((e) => e.isIntersecting) && !loading && items.length < total) load(items.length);
+    });
+    observer.observe(end.current);
+    return () => observer.disconnect();
+  }, [items.length, total, loading]);
+
+  const toggle = (id: string) =>
+    setSelected((current) => {
+      const next = new Set(current);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
 
   return (
-    <section aria-labelledby="library-title">
-      <h1 id="library-title">Library</h1>
-      <form class="filters" role="search" onSubmit={(e) => (e.preventDefault(), load(0))}>
-        <label>
-          Search
-          <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} placeholder="Titles, tags, text in images…" />
-        </label>
-        <label>
-          Type
-          <select value={mediaType} onChange={(e) => setMediaType((e.target as HTMLSelectElement).value)}>
-            <option value="">All</option>
-            <option value="image">Images</option>
-            <option value="document">Documents</option>
-            <option value="video">Videos</option>
-            <option value="link">Links</option>
-          </select>
-        </label>
-        <label>
-          Sort
-          <select value={sort} onChange={(e) => setSort((e.target as HTMLSelectElement).value)}>
-            <option value="created_at:desc">Newest first</option>
-            <option value="created_at:asc">Oldest first</option>
-            <option value="title:asc">Title</option>
-            <option value="size_bytes:desc">Largest</option>
-          </select>
-        </label>
-      </form>
-      {error ? <p class="error" role="alert">{error}</p> : null}
-      <p class="count" aria-live="polite">{loading && !items.length ? "Loading…" : `${total} file${total === 1 ? "" : "s"}`}</p>
-      <ul class="grid">
-        {items.map((file) => (
-          <li key={file.id}>
-            <a href={`#/files/${file.id}`} class="card">
-              <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" />
-              <span class="name">{file.title ?? file.filename}</span>
-              <span class={`badge ${file.media_type}`}>{file.media_type}</span>
-            </a>
-          </li>
-        ))}
-      </ul>
-      {items.length < total ? (
-        <button type="button" onClick={() => load(items.length)} disabled={loading}>
-          {loading ? "Loading…" : "Load more"}
-        </button>
-      ) : null}
-    </section>
+    <div class="library">
+      <Places place={place} onChoose={(p) => (setPlace(p), setSelected(new Set()))} />
+      <section aria-labelledby="library-title">
+        <h1 id="library-title" tabIndex={-1}>
+          Library{place.label !== "All files" ? `: ${place.label}` : ""}
+        </h1>
+        <form class="filters" role="search" onSubmit={(e) => (e.preventDefault(), load(0))}>
+          <label>
+            Search
+            <input type="search" value={search} onInput={(e) => setSearch((e.target as HTMLInputElement).value)} placeholder="Titles, tags, text in images…" />
+          </label>
+          <label>
+            Type
+            <select value={mediaType} onChange={(e) => setMediaType((e.target as HTMLSelectElement).value)}>
+              <option value="">All</option>
+              <option value="image">Images</option>
+              <option value="document">Documents</option>
+              <option value="video">Videos</option>
+              <option value="link">Links</option>
+            </select>
+          </label>
+          <label>
+            Sort
+            <select value={sort} onChange={(e) => setSort((e.target as HTMLSelectElement).value)}>
+              <option value="created_at:desc">Newest first</option>
+              <option value="created_at:asc">Oldest first</option>
+              <option value="content_created_at:desc">Taken, newest first</option>
+              <option value="title:asc">Title</option>
+              <option value="size_bytes:desc">Largest</option>
+            </select>
+          </label>
+        </form>
+        {error ? <p class="error" role="alert">{error}</p> : null}
+        {notice ? (
+          <p class="notice" role="status">
+            {notice.message}{" "}
+            {notice.undo ? (
+              <button
+                type="button"
+                class="link"
+                onClick={async () => {
+                  await notice.undo!();
+                  setNotice({ message: "Restored" });
+                  load(0);
+                }}
+              >
+                Undo
+              </button>
+            ) : null}
+          </p>
+        ) : null}
+        {selected.size ? (
+          <BatchBar
+            selected={items.filter((f) => selected.has(f.id))}
+            clear={() => setSelected(new Set())}
+            onDone={(message, undo) => {
+              setNotice({ message, ...(undo ? { undo } : {}) });
+              setSelected(new Set());
+              load(0);
+            }}
+          />
+        ) : null}
+        <p class="count" aria-live="polite">{loading && !items.length ? "Loading…" : `${total} file${total === 1 ? "" : "s"}`}</p>
+        <ul class="grid">
+          {items.map((file) => (
+            <li key={file.id} class={selected.has(file.id) ? "selected" : ""}>
+              <input type="checkbox" class="pick" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} />
+              <a href={`#/files/${file.id}`} class="card">
+                <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" />
+                <span class="name">{file.title ?? file.filename}</span>
+                <span class={`badge ${file.media_type}`}>{file.media_type}</span>
+              </a>
+            </li>
+          ))}
+        </ul>
+        <div ref={end} />
+        {items.length < total ? (
+          <button type="button" onClick={() => load(items.length)} disabled={loading}>
+            {loading ? "Loading…" : "Load more"}
+          </button>
+        ) : null}
+      </section>
+    </div>
   );
 }

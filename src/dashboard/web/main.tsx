@@ -6,7 +6,9 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { credentials } from "./api.ts";
 import { FileDetail } from "./file-detail.tsx";
+import { Activity } from "./activity.tsx";
 import { Library } from "./library.tsx";
+import { Search } from "./search.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { Upload } from "./upload.tsx";
 import "./styles.css";
@@ -25,6 +27,8 @@ function Page({ hash }: { hash: string }) {
   const file = /^#\/files\/([0-9a-f-]{36})$/.exec(hash);
   if (file) return <FileDetail id={file[1]!} />;
   if (hash === "#/upload") return <Upload />;
+  if (hash === "#/search") return <Search />;
+  if (hash === "#/activity") return <Activity />;
   return <Library />;
 }
 
@@ -47,6 +51,8 @@ function App() {
           <span class="brand">Mediabox</span>
           <a href="#/library" aria-current={current("#/library")}>Library</a>
           <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
+          <a href="#/search" aria-current={current("#/search")}>Search documents</a>
+          <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
           <a href="/docs">API docs</a>
           <button
             type="button"

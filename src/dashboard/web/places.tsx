@@ -1,0 +1,77 @@
+/**
+ * Projects and their folder trees, as a navigation list beside the library: choosing one
+ * narrows the library to it. Folders load when their parent is opened.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { api } from "./api.ts";
+
+export type Place = { projectId: string | null; folderId: string | null; label: string };
+type Folder = { id: string; name: string; folder_count: number; file_count?: number };
+
+function FolderBranch({ folder, place, onChoose }: { folder: Folder; place: Place; onChoose: (p: Place) => void }) {
+  const [open, setOpen] = useState(false);
+  const [children, setChildren] = useState<Folder[] | null>(null);
+  async function toggle() {
+    if (!open && children === null) setChildren((await api(`/folders?parent_id=${folder.id}&limit=100`)).items);
+    setOpen(!open);
+  }
+  return (
+    <li>
+      {folder.folder_count > 0 ? (
+        <button type="button" class="twisty" aria-expanded={open} aria-label={`${open ? "Collapse" : "Expand"} ${folder.name}`} onClick={toggle}>
+          {open ? "▾" : "▸"}
+        </button>
+      ) : (
+        <span class="twisty" aria-hidden="true" />
+      )}
+      <button type="button" class="place" aria-current={place.folderId === folder.id ? "true" : undefined} onClick={() => onChoose({ projectId: null, folderId: folder.id, label: folder.name })}>
+        {folder.name}
+      </button>
+      {open && children?.length ? (
+        <ul>
+          {children.map((child) => (
+            <FolderBranch key={child.id} folder={child} place={place} onChoose={onChoose} />
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  );
+}
+
+export function Places({ place, onChoose }: { place: Place; onChoose: (p: Place) => void }) {
+  const [projects, setProjects] = useState<{ id: string; name: string; file_count?: number }[]>([]);
+  const [folders, setFolders] = useState<Record<string, Folder[]>>({});
+  useEffect(() => {
+    api("/projects?limit=100").then(async (page) => {
+      setProjects(page.items);
+      const trees: Record<string, Folder[]> = {};
+      for (const project of page.items) trees[project.id] = (await api(`/folders?project_id=${project.id}&limit=100`)).items;
+      setFolders(trees);
+    }, () => setProjects([]));
+  }, []);
+  return (
+    <nav class="places" aria-label="Projects and folders">
+      <ul>
+        <li>
+          <button type="button" class="place" aria-current={!place.projectId && !place.folderId ? "true" : undefined} onClick={() => onChoose({ projectId: null, folderId: null, label: "All files" })}>
+            All files
+          </button>
+        </li>
+        {projects.map((project) => (
+          <li key={project.id}>
+            <button type="button" class="place project" aria-current={place.projectId === project.id ? "true" : undefined} onClick={() => onChoose({ projectId: project.id, folderId: null, label: project.name })}>
+              {project.name}
+            </button>
+            {folders[project.id]?.length ? (
+              <ul>
+                {folders[project.id]!.map((folder) => (
+                  <FolderBranch key={folder.id} folder={folder} place={place} onChoose={onChoose} />
+                ))}
+              </ul>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}

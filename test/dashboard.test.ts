@@ -32,8 +32,8 @@ afterAll(async () => {
 
 async function signIn(page: Page): Promise<void> {
   await page.goto(server.url);
-  // Keyboard only: the key field is reachable by Tab and the form submits with Enter.
-  await page.keyboard.press("Tab");
+  // Keyboard only: the key form opens from the sign-in page with the cursor in its field, and submits with Enter.
+  await page.getByRole("button", { name: "Use an API key instead" }).press("Enter");
   await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("api-key");
   await page.keyboard.type(owner.key);
   await page.keyboard.press("Enter");
@@ -44,8 +44,9 @@ test("a wrong key is refused with the server's reason", async () => {
   const page = await browser.newPage();
   try {
     await page.goto(server.url);
+    await page.getByRole("button", { name: "Use an API key instead" }).click();
     await page.getByLabel("API key").fill("mbx_not-a-key");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await expect(page.getByRole("alert").textContent({ timeout: 30_000 })).resolves.toMatch(/key/i);
     await page.screenshot({ path: join(SHOTS, "sign-in-refused.png") });
   } finally {
@@ -139,8 +140,9 @@ test("select files, tag them, delete them and undo; search documents; a large fi
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     await page.goto(server.url);
+    await page.getByRole("button", { name: "Use an API key instead" }).click();
     await page.getByLabel("API key").fill(tenant.key);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
     await page.getByText("2 files").waitFor({ timeout: 30_000 });
 

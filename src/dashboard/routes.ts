@@ -6,8 +6,9 @@
 import { Elysia } from "elysia";
 import { ApiError } from "../errors.ts";
 import { dashboardFiles, type DashboardFile } from "./bundle.ts";
+import { DASHBOARD_ASSETS_PATH, DASHBOARD_PAGES } from "./pages.ts";
 
-export const DASHBOARD_ASSETS_PATH = "/app/assets";
+
 
 /**
  * Script and styles from this origin only; images and video from anywhere the blob store signs
@@ -58,12 +59,14 @@ export function dashboardRoutes() {
         throw err;
       },
     ));
+  const servePage = async () => new Response((await bundle()).html, { headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
+  const pageRoute = { detail: { summary: "The web dashboard (and the pages mailed links open)", security: [], hide: true } };
+  const [root, verify, reset, invite] = DASHBOARD_PAGES as [string, string, string, string];
   return new Elysia({ tags: ["Dashboard"] })
-    .get(
-      "/",
-      async () => new Response((await bundle()).html, { headers: { ...SECURITY_HEADERS, "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } }),
-      { detail: { summary: "The web dashboard", security: [], hide: true } },
-    )
+    .get(root, servePage, pageRoute)
+    .get(verify, servePage, pageRoute)
+    .get(reset, servePage, pageRoute)
+    .get(invite, servePage, pageRoute)
     .get(
       `${DASHBOARD_ASSETS_PATH}/:name`,
       async ({ params }) => {

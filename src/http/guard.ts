@@ -4,6 +4,7 @@
  * to protected routes with 401. Also defines the `permission` route option that answers 403
  * when the key lacks the action a route needs.
  */
+import { DASHBOARD_ASSETS_PATH, DASHBOARD_PAGES } from "../dashboard/pages.ts";
 import { Elysia } from "elysia";
 import { authenticateKey } from "../auth/api-keys.ts";
 import type { Permission } from "../auth/permissions.ts";
@@ -27,13 +28,13 @@ export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 export function isInfrastructurePath(path: string): boolean {
   return (
     path.startsWith(`${LOCAL_S3_PATH}/`) ||
-    path === "/" ||
     path === "/healthz" ||
     path === "/readyz" ||
     path === "/metrics" ||
     path === "/docs" ||
     path.startsWith("/docs/") ||
-    path.startsWith("/app/assets/") ||
+    path.startsWith(`${DASHBOARD_ASSETS_PATH}/`) ||
+    DASHBOARD_PAGES.includes(path) ||
     path === `${API_PREFIX}/openapi.json`
   );
 }

@@ -26,9 +26,18 @@ export const credentials = {
   },
 };
 
-function headers(extra: Record<string, string> = {}): Record<string, string> {
+/** The session's CSRF token, from the script-readable cookie the server set at sign-in. */
+function csrfToken(): string | null {
+  const match = /(?:^|;\s*)mediabox_csrf=([^;]+)/.exec(document.cookie);
+  return match ? decodeURIComponent(match[1]!) : null;
+}
+
+/** A key when signed in with one; else the session cookie goes by itself, and writes echo its CSRF token. */
+function headers(extra: Record<string, string> = {}, write = false): Record<string, string> {
   const key = credentials.key();
-  return key ? { ...extra, authorization: `Bearer ${key}` } : extra;
+  if (key) return { ...extra, authorization: `Bearer ${key}` };
+  const csrf = write ? csrfToken() : null;
+  return csrf ? { ...extra, "x-csrf-token": csrf } : extra;
 }
 
 async function failure(res: Response): Promise<ApiFailure> {
@@ -40,7 +49,7 @@ export async function api<T = any>(path: string, init: { method?: string; body?:
   const res = await fetch(`/api/v2${path}`, {
     method: init.method ?? "GET",
     credentials: "same-origin",
-    headers: headers(init.body === undefined ? {} : { "content-type": "application/json" }),
+    headers: headers(init.body === undefined ? {} : { "content-type": "application/json" }, (init.method ?? "GET") !== "GET"),
     body: init.body === undefined ? undefined : JSON.stringify(init.body),
   });
   if (!res.ok) throw await failure(res);
@@ -52,7 +61,7 @@ export function uploadFile(file: File, onProgress: (fraction: number) => void): 
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open("POST", "/api/v2/files/upload");
-    for (const [name, value] of Object.entries(headers())) xhr.setRequestHeader(name, value);
+    for (const [name, value] of Object.entries(headers({}, true))) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     xhr.onerror = () => reject(new ApiFailure(0, "NETWORK", "the upload was interrupted (network error)"));
     xhr.onload = () => {
@@ -70,4 +79,19 @@ export function uploadFile(file: File, onProgress: (fraction: number) => void): 
     form.append("file", file, file.name);
     xhr.send(form);
   });
+}
+
+export interface SessionInfo {
+  user: { id: string; email: string; name: string | null };
+  organization: { id: string; name: string; tier: string; api_keys_allowed: boolean };
+  role: string;
+  permissions: string[];
+  organizations: { id: string; name: string; role: string }[];
+}
+
+/** The signed-in session, or null (no session, or a server without accounts). */
+export async function currentSession(): Promise<SessionInfo | null> {
+  if (credentials.key()) return null;
+  const res = await fetch("/api/v2/auth/session", { credentials: "same-origin" });
+  return res.ok ? ((await res.json()) as SessionInfo) : null;
 }

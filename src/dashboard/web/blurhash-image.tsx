@@ -2,7 +2,8 @@
 import { decode } from "blurhash";
 import { useEffect, useRef, useState } from "preact/hooks";
 
-export function BlurhashImage({ src, hash, alt }: { src: string | null; hash: string | null; alt: string }) {
+/** `label` stands in for a file with no picture (a document's type). */
+export function BlurhashImage({ src, hash, alt, label }: { src: string | null; hash: string | null; alt: string; label?: string }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const [loaded, setLoaded] = useState(false);
   useEffect(() => {
@@ -20,7 +21,7 @@ export function BlurhashImage({ src, hash, alt }: { src: string | null; hash: st
   return (
     <div class="thumb">
       {hash && !loaded ? <canvas ref={canvas} width={32} height={32} aria-hidden="true" /> : null}
-      {src ? <img src={src} alt={alt} loading="lazy" onLoad={() => setLoaded(true)} class={loaded ? "loaded" : ""} /> : hash ? null : <span class="no-thumb" aria-hidden="true" />}
+      {src ? <img src={src} alt={alt} loading="lazy" onLoad={() => setLoaded(true)} class={loaded ? "loaded" : ""} /> : hash ? null : <span class="no-thumb" aria-hidden="true">{label}</span>}
     </div>
   );
 }

@@ -196,7 +196,7 @@ export function Library() {
             <li key={file.id} class={selected.has(file.id) ? "selected" : ""}>
               <input type="checkbox" class="pick" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} />
               <a href={`#/files/${file.id}`} class="card">
-                <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" />
+                <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" label={file.filename.includes(".") ? file.filename.split(".").pop()!.toUpperCase().slice(0, 5) : file.media_type} />
                 <span class="name">{file.title ?? file.filename}</span>
                 <span class={`badge ${file.media_type}`}>{file.media_type}</span>
               </a>

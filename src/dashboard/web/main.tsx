@@ -1,12 +1,15 @@
 /**
- * The dashboard's entry point: sign-in, then the library, upload and file pages, chosen by the
- * URL's hash so every page has an address that survives a reload.
+ * The dashboard's entry point: the pages mailed links open, sign-in, then the library, upload,
+ * search, activity, API keys and file pages, chosen by the URL's hash so every page has an
+ * address that survives a reload. A session (cookie) and an API key (this tab only) both work.
  */
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
-import { credentials } from "./api.ts";
-import { FileDetail } from "./file-detail.tsx";
+import { accountPage } from "./account-pages.tsx";
 import { Activity } from "./activity.tsx";
+import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
+import { ApiKeys } from "./api-keys.tsx";
+import { FileDetail } from "./file-detail.tsx";
 import { Library } from "./library.tsx";
 import { Search } from "./search.tsx";
 import { SignIn } from "./sign-in.tsx";
@@ -29,18 +32,59 @@ function Page({ hash }: { hash: string }) {
   if (hash === "#/upload") return <Upload />;
   if (hash === "#/search") return <Search />;
   if (hash === "#/activity") return <Activity />;
+  if (hash === "#/keys") return <ApiKeys />;
   return <Library />;
 }
 
+type Auth = { kind: "unknown" } | { kind: "none" } | { kind: "key" } | { kind: "session"; session: SessionInfo };
+
+function OrganizationSwitch({ session, onSwitched }: { session: SessionInfo; onSwitched: () => void }) {
+  if (session.organizations.length < 2) return <span class="org">{session.organization.name}</span>;
+  return (
+    <label class="inline org">
+      <span class="visually-hidden">Organization</span>
+      <select
+        value={session.organization.id}
+        onChange={async (e) => {
+          await api("/auth/session/switch-organization", { method: "POST", body: { organization_id: (e.target as HTMLSelectElement).value } });
+          onSwitched();
+        }}
+      >
+        {session.organizations.map((o) => (
+          <option key={o.id} value={o.id}>
+            {o.name} ({o.role})
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function App() {
-  const [signedIn, setSignedIn] = useState(credentials.key() !== null);
+  const [auth, setAuth] = useState<Auth>({ kind: "unknown" });
   const hash = useHash();
+  const check = async () => {
+    if (credentials.key()) return setAuth({ kind: "key" });
+    const session = await currentSession().catch(() => null);
+    setAuth(session ? { kind: "session", session } : { kind: "none" });
+  };
+  useEffect(() => void check(), []);
   // A page change moves focus to the new page's heading, as a screen reader user expects.
   useEffect(() => {
     requestAnimationFrame(() => document.querySelector<HTMLElement>("main h1")?.focus());
-  }, [hash]);
-  if (!signedIn) return <SignIn onSignedIn={() => setSignedIn(true)} />;
+  }, [hash, auth.kind]);
+
+  const mailed = accountPage(location.pathname);
+  if (mailed) return mailed;
+  if (auth.kind === "unknown") return <p aria-live="polite">Loading…</p>;
+  if (auth.kind === "none") return <SignIn onSignedIn={check} />;
   const current = (target: string) => (hash.startsWith(target) ? "page" : undefined);
+  const manager = auth.kind === "session" && ["owner", "admin"].includes(auth.session.role);
+  async function signOut() {
+    if (auth.kind === "session") await api("/auth/session/logout", { method: "POST" }).catch(() => null);
+    credentials.signOut();
+    setAuth({ kind: "none" });
+  }
   return (
     <>
       <a class="skip" href="#content" onClick={(e) => (e.preventDefault(), document.getElementById("content")?.focus())}>
@@ -53,17 +97,21 @@ function App() {
           <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
           <a href="#/search" aria-current={current("#/search")}>Search documents</a>
           <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
+          {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
           <a href="/docs">API docs</a>
-          <button
-            type="button"
-            class="link"
-            onClick={() => {
-              credentials.signOut();
-              setSignedIn(false);
-            }}
-          >
-            Sign out
-          </button>
+          <span class="who">
+            {auth.kind === "session" ? (
+              <>
+                <span>{auth.session.user.email}</span>
+                <OrganizationSwitch session={auth.session} onSwitched={() => location.reload()} />
+              </>
+            ) : (
+              <span>API key</span>
+            )}
+            <button type="button" class="link" onClick={signOut}>
+              Sign out
+            </button>
+          </span>
         </nav>
       </header>
       <main id="content" tabIndex={-1}>

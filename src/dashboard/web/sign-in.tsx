@@ -1,36 +1,117 @@
-/** Sign-in: with an API key of the organization (kept for this browser tab only). */
-import { useState } from "preact/hooks";
+/**
+ * Signing in: with email and password (a session cookie), through the site's identity provider
+ * when one is configured, or with an API key (kept for this tab only). "Forgot password" mails a
+ * reset link; answers never say whether an address has an account.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, credentials } from "./api.ts";
 
+type Mode = "password" | "key" | "forgot";
+
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [mode, setMode] = useState<Mode>("password");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
   const [key, setKey] = useState("");
   const [error, setError] = useState<string | null>(null);
+  const [message, setMessage] = useState<string | null>(() => {
+    const failed = new URLSearchParams(location.search).get("sign_in_error");
+    return failed ? `Sign-in through your identity provider failed (${failed}).` : null;
+  });
   const [busy, setBusy] = useState(false);
-  async function submit(event: Event) {
-    event.preventDefault();
+  const forms = useRef<HTMLDivElement>(null);
+  const switched = useRef(false);
+  // Switching between the forms puts the cursor in the new form's first field.
+  useEffect(() => {
+    if (switched.current) forms.current?.querySelector<HTMLInputElement>("input")?.focus();
+    switched.current = true;
+  }, [mode]);
+
+  async function attempt(action: () => Promise<void>) {
     setBusy(true);
     setError(null);
-    credentials.signIn(key.trim());
+    setMessage(null);
     try {
-      await api("/files?limit=1");
-      onSignedIn();
+      await action();
     } catch (err) {
-      credentials.signOut();
       setError(err instanceof ApiFailure ? err.message : String(err));
     } finally {
       setBusy(false);
     }
   }
+  const withPassword = (event: Event) => {
+    event.preventDefault();
+    attempt(async () => {
+      await api("/auth/session/login", { method: "POST", body: { email: email.trim(), password } });
+      onSignedIn();
+    });
+  };
+  const withKey = (event: Event) => {
+    event.preventDefault();
+    attempt(async () => {
+      credentials.signIn(key.trim());
+      try {
+        await api("/files?limit=1");
+        onSignedIn();
+      } catch (err) {
+        credentials.signOut();
+        throw err;
+      }
+    });
+  };
+  const forgot = (event: Event) => {
+    event.preventDefault();
+    attempt(async () => {
+      await api("/auth/session/password-reset/request", { method: "POST", body: { email: email.trim() } });
+      setMessage("If that address has an account, a link to choose a new password is on its way.");
+    });
+  };
+  const withProvider = () =>
+    attempt(async () => {
+      const started = await api("/auth/session/oidc/start", { method: "POST", body: { return_to: "/" } });
+      location.assign(started.authorization_url);
+    });
+
   return (
     <main class="sign-in">
-      <h1>Mediabox</h1>
-      <form onSubmit={submit}>
-        <label for="api-key">API key</label>
-        <input id="api-key" type="password" autocomplete="off" required value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} placeholder="mbx_…" />
-        <p class="hint">Create one with <code>mediabox keys create --org NAME</code>. It stays in this tab until you sign out.</p>
-        {error ? <p class="error" role="alert">{error}</p> : null}
-        <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
-      </form>
+      <h1 tabIndex={-1}>Mediabox</h1>
+      {message ? <p class="notice" role="status">{message}</p> : null}
+      {error ? <p class="error" role="alert">{error}</p> : null}
+      <div ref={forms}>
+      {mode === "password" ? (
+        <form onSubmit={withPassword}>
+          <label for="email">Email</label>
+          <input id="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          <label for="password">Password</label>
+          <input id="password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
+          <p class="alternatives">
+            <button type="button" class="link" onClick={() => setMode("forgot")}>Forgot password?</button>
+            <button type="button" class="link" onClick={withProvider}>Sign in with your organization's identity provider</button>
+            <button type="button" class="link" onClick={() => setMode("key")}>Use an API key instead</button>
+          </p>
+        </form>
+      ) : mode === "key" ? (
+        <form onSubmit={withKey}>
+          <label for="api-key">API key</label>
+          <input id="api-key" type="password" autocomplete="off" required value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} placeholder="mbx_…" />
+          <p class="hint">It stays in this tab until you sign out or close it.</p>
+          <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
+          <p class="alternatives">
+            <button type="button" class="link" onClick={() => setMode("password")}>Sign in with email and password</button>
+          </p>
+        </form>
+      ) : (
+        <form onSubmit={forgot}>
+          <label for="reset-email">Email</label>
+          <input id="reset-email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          <button type="submit" disabled={busy}>Send me a link</button>
+          <p class="alternatives">
+            <button type="button" class="link" onClick={() => setMode("password")}>Back to sign in</button>
+          </p>
+        </form>
+      )}
+      </div>
     </main>
   );
 }

@@ -10,7 +10,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
-import { checkAddress, validateLinkUrl } from "./url-policy.ts";
+import { type AllowedCidr, checkAddress, validateLinkUrl } from "./url-policy.ts";
 
 /** What the caller wants: a page (decoded text) or an image/icon (raw bytes). */
 export type AcceptKind = "html" | "image" | "icon";
@@ -29,6 +29,13 @@ export interface FetchOptions {
   maxRedirects: number;
   /** Let the crawler reach loopback and private addresses (see checkAddress). */
   allowPrivate: boolean;
+  /** Ranges allowed whatever their kind (see checkAddress). */
+  allowCidrs?: readonly AllowedCidr[];
+  /**
+   * Ports a URL may name (the scheme's default port counts as named), on every hop; any port
+   * when absent. A port outside the list fails as "blocked".
+   */
+  allowedPorts?: readonly number[];
   userAgent: string;
   /**
    * All addresses of a hostname; `dns.lookup` (the system resolver, /etc/hosts included) by
@@ -132,6 +139,7 @@ async function followRedirects(
   const redirects: string[] = [];
   for (;;) {
     onHop(url.href);
+    checkPort(url, options);
     const response = await requestPinned(url, options, deadline);
     if (!REDIRECT_STATUSES.has(response.status)) {
       if (response.status < 200 || response.status > 299) {
@@ -148,6 +156,15 @@ async function followRedirects(
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Refuses a URL whose port (explicit, or its scheme's default) the options do not allow. */
+function checkPort(url: URL, options: FetchOptions): void {
+  if (!options.allowedPorts) return;
+  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  if (!options.allowedPorts.includes(port)) {
+    throw new LinkFetchError("blocked", `port ${port} is not allowed (allowed: ${options.allowedPorts.join(", ")})`, url.href);
+  }
+}
 
 /** Where a redirect leads: its Location resolved against the URL that sent it, then validated. */
 function nextHop(from: URL, response: Response): URL {
@@ -179,7 +196,7 @@ async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline
   const isIpLiteral = isIP(host) !== 0;
   const addresses = isIpLiteral ? [host] : await deadline.race(resolve(host, url, options));
   for (const address of addresses) {
-    const verdict = checkAddress(address, { allowPrivate: options.allowPrivate });
+    const verdict = checkAddress(address, { allowPrivate: options.allowPrivate, ...(options.allowCidrs ? { allowCidrs: options.allowCidrs } : {}) });
     if (!verdict.ok) throw new LinkFetchError("blocked", verdict.reason, url.href);
   }
   let lastError: unknown;

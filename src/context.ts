@@ -21,6 +21,7 @@ import type { BlobStore } from "./storage/blob-store.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 import type { VectorIndex } from "./vectors/vector-index.ts";
+import type { LinkFetcher } from "./links/link-fetcher.ts";
 
 export interface AppContext {
   config: Config;
@@ -51,4 +52,6 @@ export interface AppContext {
   /** Vector spaces in sqlite-vec and their in-memory scans. */
   vectors: VectorIndex;
   events: EventHub;
+  /** The link crawler's fetch policy and per-domain politeness. */
+  links: LinkFetcher;
 }

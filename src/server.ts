@@ -35,6 +35,8 @@ import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts"
 import { exportExpiryQueue } from "./library/exports.ts";
 import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embeddings.ts";
 import { startScanThreads } from "./vectors/scan-threads.ts";
+import { LinkFetcher } from "./links/link-fetcher.ts";
+import { linkPipeline } from "./links/link-pipeline.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -93,9 +95,11 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
     vectors: new VectorIndex(db, clock),
+    links: new LinkFetcher(config),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
+  ctx.pipelines.register(linkPipeline);
   jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));

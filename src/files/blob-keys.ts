@@ -6,3 +6,9 @@ export const originalBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}
 
 /** A rendered image variant (tiny_64, small_256, ...), always WebP. */
 export const variantBlobKey = (orgId: string, fileId: string, variant: string) => `orgs/${orgId}/files/${fileId}/variants/${variant}.webp`;
+
+/** A link's page icon, as fetched (its type is kept on the row). */
+export const faviconBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/favicon`;
+
+/** A link's offline reading copy (one self-contained HTML document). */
+export const snapshotBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/snapshot.html`;

@@ -12,8 +12,8 @@ import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
 import { type AllowedCidr, checkAddress, validateLinkUrl } from "./url-policy.ts";
 
-/** What the caller wants: a page (decoded text) or an image/icon (raw bytes). */
-export type AcceptKind = "html" | "image" | "icon";
+/** What the caller wants: a page or a plain-text file such as robots.txt (decoded text), or an image/icon (raw bytes). */
+export type AcceptKind = "html" | "text" | "image" | "icon";
 
 export interface FetchOptions {
   accept: AcceptKind;
@@ -107,7 +107,7 @@ export class LinkFetchError extends Error {
   }
 }
 
-export function fetchResource(url: string | URL, options: FetchOptions & { accept: "html" }): Promise<FetchedPage>;
+export function fetchResource(url: string | URL, options: FetchOptions & { accept: "html" | "text" }): Promise<FetchedPage>;
 export function fetchResource(url: string | URL, options: FetchOptions & { accept: "image" | "icon" }): Promise<FetchedImage>;
 export function fetchResource(url: string | URL, options: FetchOptions): Promise<FetchedPage | FetchedImage>;
 /** GETs `url` under the options' policy; resolves with the body or rejects with a LinkFetchError. */
@@ -118,7 +118,7 @@ export async function fetchResource(url: string | URL, options: FetchOptions): P
     const { response, finalUrl, redirects } = await followRedirects(current, options, deadline, (at) => (current = at));
     current = finalUrl;
     const base = { finalUrl, status: response.status, redirects };
-    return options.accept === "html" ? { ...base, ...(await readPage(response, options, finalUrl)) } : { ...base, ...(await readImage(response, options, finalUrl)) };
+    return options.accept === "html" || options.accept === "text" ? { ...base, ...(await readPage(response, options, finalUrl)) } : { ...base, ...(await readImage(response, options, finalUrl)) };
   } catch (err) {
     throw deadline.explain(err, current);
   } finally {
@@ -224,6 +224,7 @@ async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline
 }
 
 const ACCEPT_HEADERS: Record<AcceptKind, string> = {
+  text: "text/plain,*/*;q=0.1",
   html: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
   image: "image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8",
   icon: "image/png,image/x-icon,image/*;q=0.8",
@@ -257,6 +258,16 @@ async function discard(response: Response): Promise<void> {
 /** The page's text, or a refusal when the answer is not HTML. */
 async function readPage(response: Response, options: FetchOptions, url: string): Promise<Omit<FetchedPage, "finalUrl" | "status" | "redirects">> {
   const header = parseContentType(response.headers.get("content-type"));
+  if (options.accept === "text") {
+    // Plain text (robots.txt): any text/* label, or none; read as UTF-8 unless it says otherwise.
+    if (header && !header.type.startsWith("text/")) {
+      await discard(response);
+      throw new LinkFetchError("wrong-type", `not a text file (${header.type})`, url);
+    }
+    const { bytes, truncated } = await readBody(response, options.maxBytes, "truncate", url);
+    const { text, charset } = decodeHtml(bytes, header?.charset ?? "utf-8", truncated);
+    return { kind: "html", contentType: header?.type ?? "text/plain", text, charset, byteLength: bytes.byteLength, truncated };
+  }
   if (header && !HTML_TYPES.has(header.type)) {
     await discard(response);
     throw new LinkFetchError("wrong-type", `not an HTML page (${header.type})`, url);

@@ -6,6 +6,7 @@
  * existing file. `link_images` keeps which images a link showed, in page order; this module is
  * its only writer.
  */
+import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
@@ -82,8 +83,8 @@ export async function storePageImages(ctx: AppContext, link: FileRow, images: Pa
 }
 
 /** The link's images that are still live, in page order. */
-export function linkImages(ctx: AppContext, linkId: string): { file: FileRow; sourceUrl: string }[] {
-  return ctx.db
+export function linkImages(db: Database, linkId: string): { file: FileRow; sourceUrl: string }[] {
+  return db
     .query<FileRow & { link_image_source: string }, [string]>(
       `SELECT f.*, li.source_url AS link_image_source FROM link_images li JOIN files f ON f.id = li.image_file_id
        WHERE li.link_file_id = ? AND f.deleted_at IS NULL ORDER BY li.position`,

@@ -35,6 +35,9 @@ export class LinkFetcher {
   }
 }
 
+/** Robots failures that mean "no rules to read", not "the host is unwell". */
+const NO_RULES = new Set(["wrong-type", "blocked", "invalid-url", "redirects"]);
+
 const limiterKey = (orgId: string, host: string) => `${orgId} ${host.toLowerCase()}`;
 
 /**
@@ -105,9 +108,11 @@ export class CrawlSession {
   }
 
   /**
-   * A missing robots.txt (any 4xx) or one that is not text allows everything (RFC 9309 §2.3.1.3);
-   * a server error or an unreachable host fails the fetch like the page's own would (retried
-   * when transient), rather than crawling against rules we could not read.
+   * A missing robots.txt (any 4xx) or one that is not text allows everything (RFC 9309 §2.3.1.3),
+   * as does one the policy will not let us read (an address or port refused, a redirect away):
+   * the page's own fetch then meets the same policy and reports it for the page. A server error
+   * or an unreachable host fails the fetch like the page's own would (retried when transient),
+   * rather than crawling against rules we could not read.
    */
   private async readRobots(target: URL): Promise<RobotsRules> {
     const url = new URL("/robots.txt", target.origin).href;
@@ -117,7 +122,7 @@ export class CrawlSession {
       );
       return parseRobots(file.text, productToken(this.config.linkUserAgent));
     } catch (err) {
-      if (err instanceof LinkFetchError && ((err.kind === "http-status" && (err.status ?? 0) < 500) || err.kind === "wrong-type")) return ALLOW_ALL;
+      if (err instanceof LinkFetchError && ((err.kind === "http-status" && (err.status ?? 0) < 500) || NO_RULES.has(err.kind))) return ALLOW_ALL;
       throw err;
     }
   }

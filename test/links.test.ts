@@ -14,7 +14,7 @@ import { DomainLimiter } from "../src/links/domain-limiter.ts";
 import { parseRobots } from "../src/links/robots.ts";
 import { checkAddress, parseAllowedCidrs } from "../src/links/url-policy.ts";
 import { photo } from "./support/images.ts";
-import { pollApi, waitFor } from "./support/polling.ts";
+import { jobDone, pollApi, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const LOOPBACK = { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" };
@@ -463,7 +463,13 @@ describe("politeness, recrawl and purge", () => {
     const busy = await owner.api.post(`/files/${first.id}/recrawl`);
     expect(busy.status).toBe(409);
     expect(busy.body.code).toBe("CRAWL_IN_PROGRESS");
+    // A cancelled crawl leaves the link pending with nothing to move it on: recrawl takes it over.
+    expect((await owner.api.post(`/job/${again.body.job_id}/cancel`)).status).toBe(200);
+    expect((await jobDone(owner, again.body.job_id)).status).toBe("cancelled");
     held.open();
+    hold = null;
+    const third = await owner.api.post(`/files/${first.id}/recrawl`);
+    expect(third.status, JSON.stringify(third.body)).toBe(200);
     const second = await crawled(owner, first.id);
     expect(second.crawl_status).toBe("completed");
     expect(second.visible_text).toContain("Revision bravo");

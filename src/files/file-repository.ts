@@ -469,16 +469,17 @@ export class FileRepository {
 
   /**
    * A finished crawl is queued again with `jobId`. Returns false, changing nothing, while a crawl
-   * is pending or running (the caller answers 409).
+   * is pending or running (the caller answers 409), unless `orphaned`: its job ended without
+   * finishing the crawl (cancelled), so nothing will ever move it on.
    */
-  recrawlQueued(id: string, jobId: string): boolean {
+  recrawlQueued(id: string, jobId: string, orphaned: boolean): boolean {
     const at = this.now();
     const changed = this.db
       .query(
         `UPDATE files SET crawl_status = 'pending', crawl_error = NULL, processing_status = 'queued', processing_job_id = ?,
-           processing_error = NULL, updated_at = ? WHERE id = ? AND crawl_status NOT IN ('pending', 'crawling')`,
+           processing_error = NULL, updated_at = ? WHERE id = ? AND (crawl_status NOT IN ('pending', 'crawling') OR ?)`,
       )
-      .run(jobId, at, id);
+      .run(jobId, at, id, orphaned ? 1 : 0);
     return changed.changes > 0;
   }
 

@@ -11,6 +11,7 @@ import type { FileRow } from "../files/file.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { resolvePlacement, uploadOptions } from "../ingest/options.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
+import { getJobRow } from "../jobs/queue.ts";
 import { LINK_MAX_ATTEMPTS } from "./link-pipeline.ts";
 import { normalizeUrl, validateLinkUrl } from "./url-policy.ts";
 
@@ -90,8 +91,11 @@ export function recrawlLink(ctx: AppContext, orgId: string, ref: string): { file
   const row = ctx.files.findOfType(orgId, ref, "link");
   const jobId = ctx.db
     .transaction(() => {
+      const current = ctx.files.byId(row.id)!;
+      const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+      const orphaned = !previous || !LIVE_JOB.has(previous.status);
       const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
-      if (!ctx.files.recrawlQueued(row.id, job.id)) {
+      if (!ctx.files.recrawlQueued(row.id, job.id, orphaned)) {
         throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${ctx.files.byId(row.id)?.crawl_status}); try again when it finishes`);
       }
       return job.id;
@@ -99,6 +103,9 @@ export function recrawlLink(ctx: AppContext, orgId: string, ref: string): { file
     .immediate();
   return { file: ctx.files.byId(row.id)!, jobId };
 }
+
+/** Job states in which a crawl will still move on by itself. */
+const LIVE_JOB = new Set(["pending", "processing"]);
 
 /** The stored offline snapshot's HTML (404 SNAPSHOT_NOT_READY until a crawl stored one). */
 export async function readSnapshot(ctx: AppContext, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {

@@ -271,7 +271,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   linkUserAgent: {
     key: "linkUserAgent", flag: "link-user-agent", env: "MEDIABOX_LINK_USER_AGENT", parse: text, fallback: "Mediabox/1.0 (self-hosted link saver)",
   },
-  linkMaxPageBytes: { key: "linkMaxPageBytes", flag: "link-max-page-bytes", env: "MEDIABOX_LINK_MAX_PAGE_BYTES", parse: integer(1024, 100 * 1024 ** 2), fallback: String(5 * 1024 ** 2) },
+  linkMaxPageBytes: { key: "linkMaxPageBytes", flag: "link-max-page-bytes", env: "MEDIABOX_LINK_MAX_PAGE_BYTES", parse: integer(1024, 100 * 1024 ** 2), fallback: String(2 * 1024 ** 2) },
   linkMaxImageBytes: {
     key: "linkMaxImageBytes", flag: "link-max-image-bytes", env: "MEDIABOX_LINK_MAX_IMAGE_BYTES", parse: integer(1024, 100 * 1024 ** 2), fallback: String(10 * 1024 ** 2),
   },

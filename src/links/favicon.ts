@@ -13,6 +13,8 @@ export interface InlineImage {
 
 /** The page's inline raster icons, in document order. */
 export function inlineIcons(html: string, maxBytes: number): InlineImage[] {
+  // Parsing a large page again costs the event loop a second or more: only when it may have one.
+  if (!/<link\b[^>]*\bhref\s*=\s*["']?\s*data:/i.test(html)) return [];
   const document = parsePage(html);
   const icons: InlineImage[] = [];
   for (const link of document.querySelectorAll("link[rel][href]")) {

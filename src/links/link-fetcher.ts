@@ -12,9 +12,10 @@ import { ALLOW_ALL, parseRobots, productToken, type RobotsRules } from "./robots
 /** RFC 9309 asks crawlers to read at least 500 KiB of a robots.txt. */
 const ROBOTS_MAX_BYTES = 512 * 1024;
 
-/** Whether a failed fetch may succeed if tried again later (the job retries only these). */
+/** Whether a failed fetch may succeed if tried again later (the job retries only these): 408, 429 and 5xx answers too. */
 export function isTransient(err: LinkFetchError): boolean {
-  return err.kind === "timeout" || err.kind === "connect" || err.kind === "dns" || (err.kind === "http-status" && (err.status ?? 0) >= 500);
+  if (err.kind === "http-status") return (err.status ?? 0) >= 500 || err.status === 408 || err.status === 429;
+  return err.kind === "timeout" || err.kind === "connect" || err.kind === "dns";
 }
 
 export class LinkFetcher {

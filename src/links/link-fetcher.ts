@@ -25,11 +25,6 @@ export class LinkFetcher {
     this.limiter = new DomainLimiter(config.linkDomainConcurrency);
   }
 
-  /** Fetches running now for an organization's host (tests). */
-  active(orgId: string, host: string): number {
-    return this.limiter.active(limiterKey(orgId, host));
-  }
-
   /** The fetches of one crawl of one link, cancelled by `signal`. */
   session(orgId: string, signal: AbortSignal): CrawlSession {
     return new CrawlSession(this.config, this.limiter, orgId, signal);

@@ -283,6 +283,28 @@ describe("what the crawler refuses or survives", () => {
     expect(web.hits.filter((h) => h === "/slow")).toHaveLength(3);
   }, 120_000);
 
+  test("a 503 is retried and the crawl then completes; an image two pages show is stored once", async () => {
+    const hero = await photo(6, 300, 200, "png");
+    let unavailable = 1;
+    const web = site((path) => {
+      if (path === "/busy") return unavailable-- > 0 ? new Response("try later", { status: 503 }) : html(articlePage());
+      if (path === "/again") return html(articlePage());
+      if (path === "/img/hero.png") return png(hero);
+      return undefined;
+    });
+    const { owner } = await mediabox({ ...LOOPBACK, MEDIABOX_LINK_ROBOTS: "off" });
+    const first = await crawled(owner, (await save(owner, { url: `${web.origin}/busy` })).id);
+    expect(first.crawl_status, JSON.stringify(first.crawl_error)).toBe("completed");
+    expect(web.hits.filter((h) => h === "/busy")).toHaveLength(2);
+    const second = await crawled(owner, (await save(owner, { url: `${web.origin}/again` })).id);
+    expect(second.crawl_status).toBe("completed");
+    // og:image is on both pages (the lazy image 404s): one image file, listed by both links.
+    expect(first.extracted_images.map((i: { id: string }) => i.id)).toEqual(second.extracted_images.map((i: { id: string }) => i.id));
+    expect(first.extracted_images_count).toBe(1);
+    const images = (await owner.api.get("/files?media_types=image")).body;
+    expect(images.total_count).toBe(1);
+  }, 120_000);
+
   test("robots.txt is honoured by default: a disallowed page is blocked and never fetched", async () => {
     const web = site((path) => {
       if (path === "/robots.txt") return new Response("User-agent: *\nAllow: /\n\nUser-agent: Mediabox\nDisallow: /members/\n", { headers: { "content-type": "text/plain" } });

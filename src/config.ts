@@ -5,6 +5,7 @@
  */
 import { resolve } from "node:path";
 import { errorMessage } from "./errors.ts";
+import { type AllowedCidr, parseAllowedCidrs } from "./links/url-policy.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -69,6 +70,24 @@ export interface Config {
   videoTimeoutSeconds: number;
   /** Address-space cap of each ffmpeg/ffprobe process (MB). */
   videoMemoryMb: number;
+  /** Whether links are fetched at all; off (air-gapped sites) stores the URL and marks the crawl blocked. */
+  linkFetch: boolean;
+  /** Address ranges the crawler may reach despite the private/loopback rules (intranet pages). */
+  linkAllowCidrs: AllowedCidr[];
+  /** Ports a link (and every redirect) may name; null = any port. */
+  linkPorts: number[] | null;
+  linkUserAgent: string;
+  /** Most bytes of a page read (the rest is cut) and of one image or icon (larger ones are refused). */
+  linkMaxPageBytes: number;
+  linkMaxImageBytes: number;
+  /** One deadline per fetch (lookups, redirects and body). */
+  linkTimeoutSeconds: number;
+  /** Honour robots.txt (default on). */
+  linkRobots: boolean;
+  /** Fetches at once per domain per organization. */
+  linkDomainConcurrency: number;
+  /** Page images downloaded as image files per link. */
+  linkMaxImages: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -254,6 +273,45 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: integer(256, 64 * 1024),
     fallback: "2048",
   },
+  linkFetch: { key: "linkFetch", flag: "link-fetch", env: "MEDIABOX_LINK_FETCH", parse: boolean, fallback: "on" },
+  linkAllowCidrs: {
+    key: "linkAllowCidrs",
+    flag: "link-allow-cidrs",
+    env: "MEDIABOX_LINK_ALLOW_CIDRS",
+    parse: (raw) => {
+      try {
+        return parseAllowedCidrs(raw);
+      } catch (err) {
+        throw new ConfigError(errorMessage(err));
+      }
+    },
+    fallback: "",
+  },
+  linkPorts: {
+    key: "linkPorts",
+    flag: "link-ports",
+    env: "MEDIABOX_LINK_PORTS",
+    parse: (raw) => {
+      if (raw.trim().toLowerCase() === "any") return null;
+      const ports = raw.split(/[,\s]+/).filter(Boolean).map(integer(1, 65535));
+      if (!ports.length) throw new ConfigError(`expected a comma list of ports or "any", got "${raw}"`);
+      return [...new Set(ports)];
+    },
+    fallback: "80,443",
+  },
+  linkUserAgent: {
+    key: "linkUserAgent", flag: "link-user-agent", env: "MEDIABOX_LINK_USER_AGENT", parse: text, fallback: "Mediabox/1.0 (self-hosted link saver)",
+  },
+  linkMaxPageBytes: { key: "linkMaxPageBytes", flag: "link-max-page-bytes", env: "MEDIABOX_LINK_MAX_PAGE_BYTES", parse: integer(1024, 100 * 1024 ** 2), fallback: String(2 * 1024 ** 2) },
+  linkMaxImageBytes: {
+    key: "linkMaxImageBytes", flag: "link-max-image-bytes", env: "MEDIABOX_LINK_MAX_IMAGE_BYTES", parse: integer(1024, 100 * 1024 ** 2), fallback: String(10 * 1024 ** 2),
+  },
+  linkTimeoutSeconds: { key: "linkTimeoutSeconds", flag: "link-timeout-seconds", env: "MEDIABOX_LINK_TIMEOUT_SECONDS", parse: integer(1, 300), fallback: "20" },
+  linkRobots: { key: "linkRobots", flag: "link-robots", env: "MEDIABOX_LINK_ROBOTS", parse: boolean, fallback: "on" },
+  linkDomainConcurrency: {
+    key: "linkDomainConcurrency", flag: "link-domain-concurrency", env: "MEDIABOX_LINK_DOMAIN_CONCURRENCY", parse: integer(1, 32), fallback: "2",
+  },
+  linkMaxImages: { key: "linkMaxImages", flag: "link-max-images", env: "MEDIABOX_LINK_MAX_IMAGES", parse: integer(0, 50), fallback: "10" },
 };
 
 export class ConfigError extends Error {}

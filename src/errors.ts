@@ -13,6 +13,7 @@ export const ERRORS = {
   BATCH_TOO_LARGE: { status: 400, meaning: "more files than the tier's batch size" },
   SESSION_FINISHED: { status: 400, meaning: "cancel of an upload session that has already finished" },
   WRONG_MEDIA_TYPE: { status: 400, meaning: "the file is not of a media type this endpoint handles (e.g. a document sent to an image endpoint)" },
+  INVALID_LINK_URL: { status: 400, meaning: "a link URL that is not an absolute http(s) URL with a host, carries credentials or is longer than 2048 characters (the detail says which)" },
   INVALID_DOMAIN: { status: 400, meaning: "review of an extraction domain that is not reviewable" },
   CUSTOM_SCHEMA_INVALID_SCHEMA: { status: 400, meaning: "custom schema too deep or too large, unsupported types or keywords, empty (spec)" },
   CUSTOM_SCHEMA_INVALID_NAME: { status: 400, meaning: "custom schema name blank, over 255 characters or with control characters (spec)" },
@@ -32,6 +33,7 @@ export const ERRORS = {
   UPLOAD_NOT_FOUND: { status: 404, meaning: "upload intent id not in the organization" },
   CUSTOM_SCHEMA_NOT_FOUND: { status: 404, meaning: "custom schema id not in the organization (spec)" },
   EXTRACTION_NOT_FOUND: { status: 404, meaning: "the file has no extraction of that domain" },
+  SNAPSHOT_NOT_READY: { status: 404, meaning: "a link's offline snapshot has not been stored (crawl pending, failed or blocked)" },
   VARIANT_NOT_READY: { status: 404, meaning: "the image variant has not been rendered yet" },
   NOT_AVAILABLE: { status: 404, meaning: "the Datasets API (not yet available)" },
   // 409
@@ -47,6 +49,7 @@ export const ERRORS = {
   FILE_ID_AMBIGUOUS: { status: 409, meaning: "an 8-character id prefix shared by several files" },
   FILE_BUSY: { status: 409, meaning: "delete while a document's text extraction runs" },
   FILE_NOT_DELETED: { status: 409, meaning: "restore of a file that is not deleted" },
+  CRAWL_IN_PROGRESS: { status: 409, meaning: "recrawl of a link whose crawl is pending or running" },
   EMBEDDING_NOT_READY: { status: 409, meaning: "similar images asked before the image's embedding exists" },
   // 410, 413, 415
   UPLOAD_EXPIRED: { status: 410, meaning: "upload intent past its expiry" },

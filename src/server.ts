@@ -37,6 +37,8 @@ import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embedding
 import { startScanThreads } from "./vectors/scan-threads.ts";
 import { VideoEngine } from "./video/video-engine.ts";
 import { videoPipeline } from "./video/video-pipeline.ts";
+import { LinkFetcher } from "./links/link-fetcher.ts";
+import { linkPipeline } from "./links/link-pipeline.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -96,10 +98,12 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
     vectors: new VectorIndex(db, clock),
     video: new VideoEngine(config),
+    links: new LinkFetcher(config),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
   ctx.pipelines.register(videoPipeline);
+  ctx.pipelines.register(linkPipeline);
   jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));

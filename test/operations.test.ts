@@ -72,7 +72,7 @@ describe("OpenAPI", () => {
       expect(Object.keys(op.responses ?? {}).length, where).toBeGreaterThan(1);
       const success = op.responses["200"] ?? op.responses["201"] ?? op.responses["202"] ?? op.responses["204"] ?? op.responses["101"] ?? op.responses["302"];
       expect(success, where).toBeDefined();
-      const bodiless = path.endsWith("/cancel") || path.endsWith("/restore") || path.endsWith("/trigger-variants");
+      const bodiless = path.endsWith("/cancel") || path.endsWith("/restore") || path.endsWith("/trigger-variants") || path.endsWith("/recrawl");
       if ((method === "post" || method === "patch") && !bodiless) {
         const content = op.requestBody?.content ?? {};
         expect(content["application/json"]?.schema ?? content["multipart/form-data"]?.schema, where).toBeDefined();

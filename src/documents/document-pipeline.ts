@@ -43,7 +43,7 @@ async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
   }
 }
 
-function storeExtraction(ctx: AppContext, fileId: string, doc: DocumentContent): void {
+export function storeExtraction(ctx: AppContext, fileId: string, doc: DocumentContent): void {
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
@@ -72,7 +72,7 @@ const WRITE_SLICE_MS = 15;
  * transaction would hold the event loop (and /healthz) for most of a second. The document is
  * still `processing` meanwhile; chunk_count is set with the last slice.
  */
-async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[]): Promise<void> {
+export async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[]): Promise<void> {
   const { db } = ctx;
   const insert = db.query(
     `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)

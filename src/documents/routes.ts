@@ -103,7 +103,12 @@ function analyzeView(file: FileRow, status: "completed" | "processing" | "failed
 
 export function documentRoutes(ctx: AppContext) {
   const { db } = ctx;
-  const loadDocument = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "document");
+  // A link's readable article is stored as a one-page document (links/reading-view.ts): its text,
+  // chunks and digitization are read through the same endpoints.
+  const loadDocument = (orgId: string, ref: string) => {
+    const row = ctx.files.find(orgId, ref);
+    return row.media_type === "link" ? row : ctx.files.findOfType(orgId, row.id, "document");
+  };
   const reload = (id: string) => ctx.files.byId(id)!;
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);

@@ -9,3 +9,8 @@ export const variantBlobKey = (orgId: string, fileId: string, variant: string) =
 
 /** A video's keyframe as sampled (JPEG), by its index in time order. */
 export const keyframeBlobKey = (orgId: string, fileId: string, index: number) => `orgs/${orgId}/files/${fileId}/keyframes/${index}.jpg`;
+/** A link's page icon, as fetched (its type is kept on the row). */
+export const faviconBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/favicon`;
+
+/** A link's offline reading copy (one self-contained HTML document). */
+export const snapshotBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/snapshot.html`;

@@ -15,6 +15,8 @@ export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 /** The file as a whole: `queued` at upload, then what its pipeline made of it (`stored` = no pipeline for its type). */
 export type ProcessingStatus = "queued" | "processing" | "stored" | "completed" | "failed";
+/** A link's crawl: `pending` until a worker takes it (and between retries), then `crawling`, then one of the outcomes. */
+export type CrawlStatus = "pending" | "crawling" | "completed" | "failed" | "blocked";
 /** One aspect's progress (variants, description, text extraction, embeddings, ...). */
 export type AspectStatus = "pending" | "processing" | "completed" | "failed" | "skipped";
 
@@ -91,6 +93,8 @@ export interface FileRow {
   crawl_error: string | null;
   extract_images: number | null;
   parent_file_id: string | null;
+  crawled_at: string | null;
+  favicon_content_type: string | null;
 }
 
 const PREFIX = /^[0-9a-f]{8}$/;

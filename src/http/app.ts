@@ -9,6 +9,7 @@ import { jobRoutes } from "../jobs/routes.ts";
 import { libraryRoutes } from "../library/routes.ts";
 import { imageRoutes } from "../images/routes.ts";
 import { documentRoutes } from "../documents/routes.ts";
+import { linkRoutes } from "../links/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { customSchemaRoutes } from "../custom-schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
@@ -29,6 +30,7 @@ export function createApp(ctx: AppContext) {
     .use(libraryRoutes(ctx))
     .use(imageRoutes(ctx))
     .use(documentRoutes(ctx))
+    .use(linkRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))

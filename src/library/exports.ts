@@ -28,7 +28,7 @@ type Cell = string | number | null;
 interface ColumnDef {
   key: string;
   display: string;
-  group: "basic" | "descriptions" | "image" | "document" | "video";
+  group: "basic" | "descriptions" | "image" | "document" | "video" | "link";
   value(row: FileRow, options: { flattenTags: boolean }): Cell;
 }
 
@@ -70,7 +70,22 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("video", "frame_rate", "Frame rate"),
   field("video", "video_codec", "Video codec"),
   col("video", "resolution", "Resolution", (row) => (row.media_type === "video" && row.width && row.height ? `${row.width}x${row.height}` : null)),
+  field("link", "source_url", "Source URL"),
+  field("link", "domain", "Domain"),
+  field("link", "crawl_status", "Crawl status"),
+  field("link", "crawl_error", "Crawl error"),
+  field("link", "crawled_at", "Crawled at"),
+  col("link", "site_name", "Site name", (row) => ogField(row, "site_name")),
+  col("link", "og_image", "Open Graph image", (row) => ogField(row, "og:image")),
 ];
+
+/** One field of a link's og_metadata, as text (the first of repeated tags). */
+function ogField(row: FileRow, key: string): Cell {
+  if (!row.og_metadata) return null;
+  const value = (JSON.parse(row.og_metadata) as Record<string, unknown>)[key];
+  const first = Array.isArray(value) ? value[0] : value;
+  return typeof first === "string" ? first : null;
+}
 
 const BY_KEY = new Map(EXPORT_COLUMNS.map((c) => [c.key, c]));
 

@@ -144,12 +144,26 @@ const videoDetail = {
   extractions: t.Array(ExtractionView),
 };
 
+export const ExtractedImage = t.Object(
+  {
+    id: t.String({ format: "uuid", description: "The image file" }),
+    source_url: t.String({ description: "Where the page showed it" }),
+    thumbnail_url: NullableString,
+    medium_url: NullableString,
+    variant_status: NullableString,
+  },
+  { title: "ExtractedImage" },
+);
+
 const link = {
   domain: NullableString,
-  og_metadata: t.Unknown(),
-  favicon_url: NullableString,
-  crawl_status: NullableString,
-  extracted_images: t.Array(t.Unknown()),
+  og_metadata: Nullable(t.Record(t.String(), t.Unknown(), { description: "og:*, twitter:*, article:* tags as written, json_ld, and final_url, canonical_url, site_name, author, published_at, language, charset, truncated" })),
+  favicon_url: Nullable(t.String({ description: "Signed URL of the stored icon (valid 1 hour)" })),
+  crawl_status: Nullable(Enum(["pending", "crawling", "completed", "failed", "blocked"])),
+  crawl_error: Nullable(t.String({ description: "Extension: why the crawl failed or was blocked" })),
+  crawled_at: Nullable(t.String({ format: "date-time", description: "Extension: when the page was last read" })),
+  snapshot_available: t.Boolean({ description: "Extension: GET /files/{id}/snapshot serves the offline copy" }),
+  extracted_images: t.Array(ExtractedImage),
   extracted_images_count: t.Integer(),
 };
 

@@ -11,6 +11,7 @@ import type { VariantType } from "../images/variants.ts";
 import { isInlineSafe } from "../storage/serving-policy.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import { keyframesOf } from "../video/keyframe-store.ts";
+import { linkImages } from "../links/page-images.ts";
 
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
 export const VIEW_URL_SECONDS = 3600;
@@ -24,6 +25,12 @@ export class FileUrls {
 
   get db(): Database {
     return this.ctx.db;
+  }
+
+  /** A link's stored icon, or null before a crawl stored one. */
+  async favicon(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<string | null> {
+    if (!row.favicon_blob_key) return null;
+    return this.ctx.blobs.presignGet(row.favicon_blob_key, { expiresInSeconds, contentType: row.favicon_content_type ?? "image/x-icon" }, this.origin);
   }
 
   /** Signed URLs of an image's stored variants, by variant type. */
@@ -168,9 +175,28 @@ async function videoDetailFields(row: FileRow, urls: FileUrls) {
   return { keyframes, ...imageDetailFields(urls.db, row) };
 }
 
-function linkFields() {
-  // Links have no ingest path yet; the shape is kept so clients can rely on it.
-  return { domain: null, og_metadata: null, favicon_url: null, crawl_status: null, extracted_images: [], extracted_images_count: 0 };
+/**
+ * A link as crawled: favicon_url is a signed URL of the stored copy (it works without the
+ * site), extracted_images the image files made from the page, with their variant URLs.
+ */
+async function linkFields(row: FileRow, urls: FileUrls) {
+  const images = await Promise.all(
+    linkImages(urls.db, row.id).map(async ({ file, sourceUrl }) => {
+      const variants = await urls.variants(file);
+      return { id: file.id, source_url: sourceUrl, thumbnail_url: variants.small_256 ?? null, medium_url: variants.medium_750 ?? null, variant_status: file.variant_status };
+    }),
+  );
+  return {
+    domain: row.domain,
+    og_metadata: row.og_metadata ? (JSON.parse(row.og_metadata) as Record<string, unknown>) : null,
+    favicon_url: await urls.favicon(row),
+    crawl_status: row.crawl_status,
+    crawl_error: row.crawl_error,
+    crawled_at: row.crawled_at,
+    snapshot_available: row.snapshot_blob_key !== null,
+    extracted_images: images,
+    extracted_images_count: images.length,
+  };
 }
 
 export async function fileSummary(row: FileRow, urls: FileUrls) {
@@ -182,7 +208,7 @@ export async function fileSummary(row: FileRow, urls: FileUrls) {
     case "video":
       return { ...common(row), ...(await videoFields(row, urls)) };
     case "link":
-      return { ...common(row), ...linkFields() };
+      return { ...common(row), ...(await linkFields(row, urls)) };
   }
 }
 
@@ -195,6 +221,6 @@ export async function fileDetail(row: FileRow, urls: FileUrls) {
     case "video":
       return { ...common(row), ...(await videoFields(row, urls)), ...(await videoDetailFields(row, urls)) };
     case "link":
-      return { ...common(row), ...linkFields() };
+      return { ...common(row), ...(await linkFields(row, urls)) };
   }
 }

@@ -94,7 +94,7 @@ export function libraryRoutes(ctx: AppContext) {
         200: t.Object({ groups: t.Record(t.String(), t.Array(t.Object({ field_key: t.String(), display_name: t.String(), group: t.String() }))) }),
         ...AUTH_ERRORS,
       },
-      detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video)" },
+      detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video, link)" },
     })
     .post("/files/export", ({ principal, body, request }) => exportFiles(ctx, principal.orgId, body, publicOrigin(ctx.config, request)), {
       permission: "view",

@@ -10,10 +10,10 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
-import { checkAddress, validateLinkUrl } from "./url-policy.ts";
+import { type AllowedCidr, checkAddress, validateLinkUrl } from "./url-policy.ts";
 
-/** What the caller wants: a page (decoded text) or an image/icon (raw bytes). */
-export type AcceptKind = "html" | "image" | "icon";
+/** What the caller wants: a page or a plain-text file such as robots.txt (decoded text), or an image/icon (raw bytes). */
+export type AcceptKind = "html" | "text" | "image" | "icon";
 
 export interface FetchOptions {
   accept: AcceptKind;
@@ -29,6 +29,13 @@ export interface FetchOptions {
   maxRedirects: number;
   /** Let the crawler reach loopback and private addresses (see checkAddress). */
   allowPrivate: boolean;
+  /** Ranges allowed whatever their kind (see checkAddress). */
+  allowCidrs?: readonly AllowedCidr[];
+  /**
+   * Ports a URL may name (the scheme's default port counts as named), on every hop; any port
+   * when absent. A port outside the list fails as "blocked".
+   */
+  allowedPorts?: readonly number[];
   userAgent: string;
   /**
    * All addresses of a hostname; `dns.lookup` (the system resolver, /etc/hosts included) by
@@ -100,7 +107,7 @@ export class LinkFetchError extends Error {
   }
 }
 
-export function fetchResource(url: string | URL, options: FetchOptions & { accept: "html" }): Promise<FetchedPage>;
+export function fetchResource(url: string | URL, options: FetchOptions & { accept: "html" | "text" }): Promise<FetchedPage>;
 export function fetchResource(url: string | URL, options: FetchOptions & { accept: "image" | "icon" }): Promise<FetchedImage>;
 export function fetchResource(url: string | URL, options: FetchOptions): Promise<FetchedPage | FetchedImage>;
 /** GETs `url` under the options' policy; resolves with the body or rejects with a LinkFetchError. */
@@ -111,7 +118,7 @@ export async function fetchResource(url: string | URL, options: FetchOptions): P
     const { response, finalUrl, redirects } = await followRedirects(current, options, deadline, (at) => (current = at));
     current = finalUrl;
     const base = { finalUrl, status: response.status, redirects };
-    return options.accept === "html" ? { ...base, ...(await readPage(response, options, finalUrl)) } : { ...base, ...(await readImage(response, options, finalUrl)) };
+    return options.accept === "html" || options.accept === "text" ? { ...base, ...(await readPage(response, options, finalUrl)) } : { ...base, ...(await readImage(response, options, finalUrl)) };
   } catch (err) {
     throw deadline.explain(err, current);
   } finally {
@@ -132,6 +139,7 @@ async function followRedirects(
   const redirects: string[] = [];
   for (;;) {
     onHop(url.href);
+    checkPort(url, options);
     const response = await requestPinned(url, options, deadline);
     if (!REDIRECT_STATUSES.has(response.status)) {
       if (response.status < 200 || response.status > 299) {
@@ -148,6 +156,15 @@ async function followRedirects(
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/** Refuses a URL whose port (explicit, or its scheme's default) the options do not allow. */
+function checkPort(url: URL, options: FetchOptions): void {
+  if (!options.allowedPorts) return;
+  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  if (!options.allowedPorts.includes(port)) {
+    throw new LinkFetchError("blocked", `port ${port} is not allowed (allowed: ${options.allowedPorts.join(", ")})`, url.href);
+  }
+}
 
 /** Where a redirect leads: its Location resolved against the URL that sent it, then validated. */
 function nextHop(from: URL, response: Response): URL {
@@ -179,7 +196,7 @@ async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline
   const isIpLiteral = isIP(host) !== 0;
   const addresses = isIpLiteral ? [host] : await deadline.race(resolve(host, url, options));
   for (const address of addresses) {
-    const verdict = checkAddress(address, { allowPrivate: options.allowPrivate });
+    const verdict = checkAddress(address, { allowPrivate: options.allowPrivate, ...(options.allowCidrs ? { allowCidrs: options.allowCidrs } : {}) });
     if (!verdict.ok) throw new LinkFetchError("blocked", verdict.reason, url.href);
   }
   let lastError: unknown;
@@ -207,6 +224,7 @@ async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline
 }
 
 const ACCEPT_HEADERS: Record<AcceptKind, string> = {
+  text: "text/plain,*/*;q=0.1",
   html: "text/html,application/xhtml+xml;q=0.9,*/*;q=0.1",
   image: "image/avif,image/webp,image/png,image/jpeg,image/*;q=0.8",
   icon: "image/png,image/x-icon,image/*;q=0.8",
@@ -240,6 +258,16 @@ async function discard(response: Response): Promise<void> {
 /** The page's text, or a refusal when the answer is not HTML. */
 async function readPage(response: Response, options: FetchOptions, url: string): Promise<Omit<FetchedPage, "finalUrl" | "status" | "redirects">> {
   const header = parseContentType(response.headers.get("content-type"));
+  if (options.accept === "text") {
+    // Plain text (robots.txt): any text/* label, or none; read as UTF-8 unless it says otherwise.
+    if (header && !header.type.startsWith("text/")) {
+      await discard(response);
+      throw new LinkFetchError("wrong-type", `not a text file (${header.type})`, url);
+    }
+    const { bytes, truncated } = await readBody(response, options.maxBytes, "truncate", url);
+    const { text, charset } = decodeHtml(bytes, header?.charset ?? "utf-8", truncated);
+    return { kind: "html", contentType: header?.type ?? "text/plain", text, charset, byteLength: bytes.byteLength, truncated };
+  }
   if (header && !HTML_TYPES.has(header.type)) {
     await discard(response);
     throw new LinkFetchError("wrong-type", `not an HTML page (${header.type})`, url);

@@ -122,6 +122,46 @@ export interface AddressPolicy {
    * servers. Off by default.
    */
   allowPrivate: boolean;
+  /**
+   * Ranges allowed whatever their kind (MEDIABOX_LINK_ALLOW_CIDRS): an on-premises site names
+   * its intranet here rather than opening every private range. The cloud metadata addresses
+   * stay refused even inside an allowed range.
+   */
+  allowCidrs?: readonly AllowedCidr[];
+}
+
+export type AllowedCidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+/**
+ * "10.20.0.0/16, fd00::/8, 192.168.1.7" → the ranges (a bare address is its own /32 or /128).
+ * Throws a readable Error naming the first entry that is not a CIDR.
+ */
+export function parseAllowedCidrs(text: string): AllowedCidr[] {
+  const ranges: AllowedCidr[] = [];
+  for (const entry of text.split(/[,\s]+/).filter(Boolean)) {
+    try {
+      if (entry.includes("/")) ranges.push(ipaddr.parseCIDR(entry));
+      else {
+        const address = ipaddr.parse(entry);
+        ranges.push([address, address.kind() === "ipv4" ? 32 : 128]);
+      }
+    } catch {
+      throw new Error(`"${entry}" is not an IP address or CIDR range (like 10.0.0.0/8 or fd00::/8)`);
+    }
+  }
+  return ranges;
+}
+
+/** Whether the address, or the IPv4 address an IPv6 form carries, lies in an allowed range. */
+function inAllowedRange(address: ipaddr.IPv4 | ipaddr.IPv6, ranges: readonly AllowedCidr[]): boolean {
+  const forms: (ipaddr.IPv4 | ipaddr.IPv6)[] = [address];
+  if (address.kind() === "ipv6") {
+    const embedded = embeddedV4(address as ipaddr.IPv6);
+    if (embedded) forms.push(embedded);
+  }
+  return forms.some((form) =>
+    ranges.some(([base, bits]) => base.kind() === form.kind() && (form as ipaddr.IPv4).match(base as ipaddr.IPv4, bits)),
+  );
 }
 
 export type AddressVerdict = { ok: true } | { ok: false; reason: string };
@@ -143,7 +183,8 @@ const PRIVATE_V6 = new Set(["loopback", "uniqueLocal", "linkLocal"]);
  * IPv6 forms that carry an IPv4 address (IPv4-mapped `::ffff:a.b.c.d`, SIIT `::ffff:0:a.b.c.d`,
  * NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:aabb:ccdd::`) are judged by the IPv4 address they
  * reach; Teredo (whose embedded address is obfuscated) is refused. Other IPv6 must be global
- * unicast (2000::/3). The reason names the address and its range: "blocked address 10.0.0.1 (private)".
+ * unicast (2000::/3). An address inside `allowCidrs` is allowed whatever its range, except the
+ * metadata addresses, unspecified, broadcast and multicast. The reason names the address and its range: "blocked address 10.0.0.1 (private)".
  */
 export function checkAddress(ip: string, policy: AddressPolicy): AddressVerdict {
   const text = ip.replace(/^\[|\]$/g, "");
@@ -151,6 +192,10 @@ export function checkAddress(ip: string, policy: AddressPolicy): AddressVerdict 
   const address = ipaddr.parse(text);
   const blocked = (range: string): AddressVerdict => ({ ok: false, reason: `blocked address ${text} (${label(range)})` });
   if (METADATA_ADDRESSES.has(address.toNormalizedString()) || METADATA_ADDRESSES.has(address.toString())) return blocked("cloud metadata service");
+  if (policy.allowCidrs?.length && !isUnspecifiedOrMulticast(address)) {
+    const embeddedMetadata = address.kind() === "ipv6" && METADATA_ADDRESSES.has(embeddedV4(address as ipaddr.IPv6)?.toString() ?? "");
+    if (!embeddedMetadata && inAllowedRange(address, policy.allowCidrs)) return { ok: true };
+  }
   if (address.kind() === "ipv4") return judgeV4(address as ipaddr.IPv4, policy, blocked);
 
   const v6 = address as ipaddr.IPv6;
@@ -163,6 +208,12 @@ export function checkAddress(ip: string, policy: AddressPolicy): AddressVerdict 
   if (range === "unicast") return v6.match(GLOBAL_UNICAST) ? { ok: true } : blocked("reserved");
   if (policy.allowPrivate && PRIVATE_V6.has(range)) return { ok: true };
   return blocked(range);
+}
+
+/** 0.0.0.0 reaches the host itself and multicast is no page: no allow-list opens them. */
+function isUnspecifiedOrMulticast(address: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  const range = address.range();
+  return range === "unspecified" || range === "multicast" || range === "broadcast";
 }
 
 /** Words for ipaddr.js's range names, for the reasons people read. */

@@ -1,0 +1,53 @@
+/**
+ * Politeness: at most N fetches at once per key (an organization and a host), the others
+ * waiting their turn in arrival order. One instance per server (on the link fetcher), never
+ * module state: two servers in one process keep their own counts.
+ */
+export class DomainLimiter {
+  private readonly running = new Map<string, number>();
+  private readonly waiting = new Map<string, (() => void)[]>();
+
+  constructor(private readonly perKey: number) {}
+
+  /** Runs `work` once fewer than the limit of `key`'s fetches are running. */
+  async run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    await this.acquire(key);
+    try {
+      return await work();
+    } finally {
+      this.release(key);
+    }
+  }
+
+  /** Fetches running now for `key` (tests and metrics). */
+  active(key: string): number {
+    return this.running.get(key) ?? 0;
+  }
+
+  private acquire(key: string): Promise<void> {
+    const count = this.running.get(key) ?? 0;
+    if (count < this.perKey) {
+      this.running.set(key, count + 1);
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const queue = this.waiting.get(key) ?? [];
+      queue.push(resolve);
+      this.waiting.set(key, queue);
+    });
+  }
+
+  private release(key: string): void {
+    const queue = this.waiting.get(key);
+    const next = queue?.shift();
+    if (next) {
+      // The slot passes straight to the next waiter: the count stays.
+      if (!queue!.length) this.waiting.delete(key);
+      next();
+      return;
+    }
+    const count = (this.running.get(key) ?? 1) - 1;
+    if (count <= 0) this.running.delete(key);
+    else this.running.set(key, count);
+  }
+}

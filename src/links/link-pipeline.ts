@@ -1,0 +1,247 @@
+/**
+ * The link pipeline: a saved URL's crawl as a list of stages over one LinkWork (run by
+ * processing/stage-runner.ts). The page fetch is required: without the page nothing else can
+ * run, and its failure says what happened in `crawl_status` (blocked by policy, failed for good,
+ * or pending a retry when the failure may pass: a timeout, a refused connection, a 5xx). The
+ * other stages succeed or fail on their own: metadata, the stored icon, the readable text (chunks
+ * and embeddings through the document machinery), the offline snapshot and the page's images.
+ */
+import type { AppContext } from "../context.ts";
+import { storeChunks, storeExtraction, enqueueEmbedding } from "../documents/document-pipeline.ts";
+import { approximateTokens, chunkDocument } from "../documents/chunking.ts";
+import { DEFAULT_MAX_TOKENS } from "../documents/text-embedder.ts";
+import { errorMessage } from "../errors.ts";
+import { faviconBlobKey, snapshotBlobKey } from "../files/blob-keys.ts";
+import type { FileRow } from "../files/file.ts";
+import type { FileJobPayload } from "../jobs/catalogue.ts";
+import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
+import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { dataUrl, inlineIcons } from "./favicon.ts";
+import { type FetchedPage, LinkFetchError } from "./fetch-page.ts";
+import { isTransient, type CrawlSession } from "./link-fetcher.ts";
+import { pageMetadata, type PageMetadata } from "./page-metadata.ts";
+import { storePageImages } from "./page-images.ts";
+import { articleDocument } from "./reading-view.ts";
+import { readablePage, snapshotHtml, type ReadablePage } from "./readable.ts";
+import { parsePage } from "./html-document.ts";
+
+/** Icons are small; a larger "icon" is somebody's photo. */
+const ICON_MAX_BYTES = 512 * 1024;
+/** Inlined images of one snapshot together, so a reading copy stays a reasonable download. */
+export const SNAPSHOT_IMAGE_BYTES = 4 * 1024 * 1024;
+/** Crawl attempts of a link: transient failures get two more tries (1 s and 2 s later). */
+export const LINK_MAX_ATTEMPTS = 3;
+
+export const AIR_GAPPED_REASON = "link fetching is turned off on this appliance (MEDIABOX_LINK_FETCH=off); the URL is stored, the page was not fetched";
+
+interface LinkWork extends FileWork {
+  session: CrawlSession;
+  page: FetchedPage | null;
+  meta: PageMetadata | null;
+  readable: ReadablePage | null;
+  chunks: number;
+  embeddingJobId: string | null;
+  images: { created: number; reused: number; listed: number };
+}
+
+const fetchStage: Stage<LinkWork> = {
+  name: "fetch",
+  required: true,
+  weight: 4,
+  async run(work) {
+    const { ctx, file, job } = work;
+    if (!ctx.config.linkFetch) {
+      ctx.files.crawlEnded(file.id, "blocked", AIR_GAPPED_REASON);
+      throw new PermanentJobError(AIR_GAPPED_REASON);
+    }
+    ctx.files.crawlStarted(file.id);
+    try {
+      work.page = await work.session.page(file.source_url!);
+    } catch (err) {
+      if (!(err instanceof LinkFetchError)) {
+        ctx.files.crawlEnded(file.id, job.attempt >= job.maxAttempts ? "failed" : "pending", `the page could not be read: ${errorMessage(err)}`);
+        throw err;
+      }
+      const where = err.url && err.url !== file.source_url ? ` (at ${err.url})` : "";
+      const reason = `${err.reason}${where}`;
+      if (err.kind === "cancelled") {
+        ctx.files.crawlEnded(file.id, "pending", "the crawl was interrupted");
+        throw err;
+      }
+      const policy = err.kind === "blocked" || err.kind === "invalid-url";
+      if (policy) {
+        ctx.files.crawlEnded(file.id, "blocked", reason);
+        throw new PermanentJobError(reason);
+      }
+      const retry = isTransient(err) && job.attempt < job.maxAttempts;
+      ctx.files.crawlEnded(file.id, retry ? "pending" : "failed", reason);
+      throw retry ? new Error(reason) : new PermanentJobError(reason);
+    }
+  },
+};
+
+const metadataStage: Stage<LinkWork> = {
+  name: "metadata",
+  async run(work) {
+    const { ctx, file } = work;
+    const page = work.page!;
+    const meta = pageMetadata(page.text, page.finalUrl);
+    work.meta = meta;
+    const ogMetadata = {
+      ...meta.og_metadata,
+      // What the crawl learnt besides the tags, for clients that show a card.
+      final_url: page.finalUrl,
+      canonical_url: meta.canonicalUrl,
+      site_name: meta.siteName,
+      author: meta.author,
+      published_at: meta.publishedAt,
+      language: meta.language,
+      charset: page.charset,
+      truncated: page.truncated,
+    };
+    ctx.files.pageRead(file.id, {
+      ogMetadata: JSON.stringify(ogMetadata),
+      title: meta.title?.slice(0, 255) ?? null,
+      description: meta.description,
+      publishedAt: meta.publishedAt,
+      byteLength: page.byteLength,
+    });
+  },
+};
+
+const faviconStage: Stage<LinkWork> = {
+  name: "favicon",
+  appliesTo: (work) => work.meta !== null || "no metadata",
+  async run(work) {
+    const { ctx, file } = work;
+    const declared = work.meta!.iconCandidates.filter((c) => c.rel !== "fallback");
+    const fallback = work.meta!.iconCandidates.filter((c) => c.rel === "fallback");
+    const maxBytes = Math.min(ICON_MAX_BYTES, ctx.config.linkMaxImageBytes);
+    const failures: string[] = [];
+    const tryFetch = async (url: string) => {
+      try {
+        const icon = await work.session.image(url, "icon");
+        return icon.bytes.byteLength <= maxBytes ? { bytes: icon.bytes, contentType: icon.contentType } : null;
+      } catch (err) {
+        failures.push(`${url}: ${errorMessage(err)}`);
+        return null;
+      }
+    };
+    let icon: { bytes: Uint8Array; contentType: string } | null = null;
+    for (const candidate of declared) if (!icon) icon = await tryFetch(candidate.url);
+    icon ??= inlineIcons(work.page!.text, maxBytes)[0] ?? null;
+    for (const candidate of fallback) if (!icon) icon = await tryFetch(candidate.url);
+    if (!icon) throw new Error(`no usable icon (${failures.join("; ") || "none declared"})`);
+    const key = faviconBlobKey(file.org_id, file.id);
+    await ctx.blobs.put(key, icon.bytes, icon.contentType);
+    ctx.files.faviconStored(file.id, key, icon.contentType);
+  },
+};
+
+const textStage: Stage<LinkWork> = {
+  name: "text",
+  weight: 2,
+  async run(work) {
+    const { ctx, file } = work;
+    const page = work.page!;
+    const readable = readablePage(page.text, page.finalUrl);
+    work.readable = readable;
+    const document = articleDocument(readable);
+    const chunks = chunkDocument(document, approximateTokens, { maxTokens: DEFAULT_MAX_TOKENS - 2 });
+    storeExtraction(ctx, file.id, document);
+    await storeChunks(ctx, file, chunks);
+    work.chunks = chunks.length;
+    if (chunks.length) work.embeddingJobId = enqueueEmbedding(ctx, file);
+  },
+};
+
+const snapshotStage: Stage<LinkWork> = {
+  name: "snapshot",
+  weight: 2,
+  appliesTo: (work) => work.readable !== null || "no readable text",
+  async run(work) {
+    const { ctx, file } = work;
+    const readable = work.readable!;
+    const images = new Map<string, string>();
+    let budget = SNAPSHOT_IMAGE_BYTES;
+    for (const img of parsePage(`<body>${readable.html}</body>`).querySelectorAll("img[src]")) {
+      const src = img.getAttribute("src")!;
+      if (images.has(src) || !/^https?:/i.test(src) || budget <= 0) continue;
+      try {
+        const fetched = await work.session.image(src);
+        if (fetched.bytes.byteLength > budget || !/^image\/(png|jpeg|gif|webp|avif)$/.test(fetched.contentType)) continue;
+        images.set(src, dataUrl(fetched.bytes, fetched.contentType));
+        budget -= fetched.bytes.byteLength;
+      } catch {
+        // The snapshot shows the image as a link to its source instead.
+      }
+    }
+    const meta = work.meta;
+    const html = snapshotHtml(readable, meta ?? {}, work.page!.finalUrl, { images, savedAt: new Date(ctx.clock.now()).toISOString() });
+    const key = snapshotBlobKey(file.org_id, file.id);
+    await ctx.blobs.put(key, new TextEncoder().encode(html), "text/html; charset=utf-8");
+    ctx.files.snapshotStored(file.id, key);
+  },
+};
+
+const imagesStage: Stage<LinkWork> = {
+  name: "images",
+  weight: 3,
+  appliesTo: ({ file, meta, ctx }) =>
+    file.extract_images !== 1 ? "extract_images is false" : ctx.config.linkMaxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
+  async run(work, progress) {
+    const { ctx, file } = work;
+    const candidates = work.meta!.imageCandidates.slice(0, ctx.config.linkMaxImages);
+    const fetched: { url: string; bytes: Uint8Array }[] = [];
+    const failures: string[] = [];
+    for (const [i, candidate] of candidates.entries()) {
+      try {
+        const image = await work.session.image(candidate.url);
+        fetched.push({ url: candidate.url, bytes: image.bytes });
+      } catch (err) {
+        failures.push(`${candidate.url}: ${errorMessage(err)}`);
+      }
+      progress((i + 1) / (candidates.length + 1));
+    }
+    const stored = await storePageImages(ctx, file, fetched);
+    work.images = { created: stored.created, reused: stored.reused, listed: stored.fileIds.length };
+    const problems = [...failures, ...stored.refused];
+    // Some images of a page failing is normal (404s, trackers); only all of them failing is the stage's failure.
+    if (candidates.length > 0 && stored.fileIds.length === 0 && problems.length) throw new Error(`no image could be stored (${problems.slice(0, 3).join("; ")})`);
+  },
+};
+
+/** Every link goes through these, in this order. */
+export const LINK_STAGES: Stage<LinkWork>[] = [fetchStage, metadataStage, faviconStage, textStage, snapshotStage, imagesStage];
+
+export async function runLinkPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+  const work: LinkWork = {
+    ctx, job, file, outcomes: {}, session: ctx.links.session(file.org_id, job.signal),
+    page: null, meta: null, readable: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },
+  };
+  await runStages(work, LINK_STAGES);
+  job.transaction(() => ctx.files.crawled(file.id));
+  const page = work.page!;
+  return {
+    summary: {
+      link_id: file.id,
+      crawl_status: "completed",
+      final_url: page.finalUrl,
+      redirects: page.redirects,
+      bytes: page.byteLength,
+      truncated: page.truncated,
+      chunk_count: work.chunks,
+      embedding_job_id: work.embeddingJobId,
+      extracted_images: work.images,
+      stages: work.outcomes,
+    },
+    warnings: failedStages(work.outcomes),
+  };
+}
+
+export const linkPipeline: MediaPipeline = {
+  mediaType: "link",
+  produces: { thumbnails: false, analysis: true },
+  run: runLinkPipeline,
+};

@@ -1,0 +1,128 @@
+/**
+ * Saving links: one URL or a batch of them becomes a link file queued for its crawl (the
+ * duplicate of a page the organization already saved answers with that file instead), a
+ * finished crawl can be run again, and the stored snapshot is read back. Plain functions over
+ * the context; the routes only bind them to HTTP.
+ */
+import type { Principal } from "../auth/api-keys.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import type { FileRow } from "../files/file.ts";
+import { readObject } from "../storage/blob-store.ts";
+import { resolvePlacement, uploadOptions } from "../ingest/options.ts";
+import { TIER_LIMITS } from "../tenancy/tiers.ts";
+import { getJobRow } from "../jobs/queue.ts";
+import { LINK_MAX_ATTEMPTS } from "./link-pipeline.ts";
+import { normalizeUrl, validateLinkUrl } from "./url-policy.ts";
+
+export interface LinkRequest {
+  url: string;
+  title?: string | null;
+  tags?: string[];
+  project_id?: string | null;
+  folder_id?: string | null;
+  extract_images?: boolean;
+  skip_duplicates?: boolean;
+}
+
+export type SaveOutcome = { status: "created"; file: FileRow } | { status: "duplicate"; file: FileRow };
+
+/** Where a link goes and what it carries, checked (400 otherwise) before anything is written. */
+function checkRequest(ctx: AppContext, orgId: string, request: LinkRequest, field = "url") {
+  const verdict = validateLinkUrl(request.url);
+  if (!verdict.ok) throw new ApiError("INVALID_LINK_URL", `${field}: ${verdict.reason}`);
+  const options = uploadOptions({ title: request.title ?? null, tags: request.tags ?? [], folder_id: request.folder_id ?? null, project_id: request.project_id ?? null });
+  const placement = resolvePlacement(ctx.db, orgId, options);
+  return { url: verdict.url, options, placement };
+}
+
+/** Saves one link: a new file queued for its crawl, or the organization's existing file for the same page. */
+export function saveLink(ctx: AppContext, principal: Principal, request: LinkRequest, field = "url"): SaveOutcome {
+  const { url, options, placement } = checkRequest(ctx, principal.orgId, request, field);
+  const urlKey = normalizeUrl(url);
+  const skipDuplicates = request.skip_duplicates ?? true;
+  return ctx.db
+    .transaction((): SaveOutcome => {
+      // Inside the write transaction: two saves of one page at once still make one file.
+      const existing = skipDuplicates ? ctx.files.findLink(principal.orgId, urlKey) : null;
+      if (existing) return { status: "duplicate", file: existing };
+      const id = crypto.randomUUID();
+      const job = ctx.jobs.enqueue({ queue: "file.process", orgId: principal.orgId, payload: { fileId: id }, maxAttempts: LINK_MAX_ATTEMPTS });
+      ctx.files.createLink({
+        id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href, urlKey,
+        domain: url.hostname.replace(/\.$/, ""), filename: linkFilename(url), title: options.title, tags: options.tags,
+        uploadedBy: principal.keyId, processingJobId: job.id, extractImages: request.extract_images ?? true,
+      });
+      return { status: "created", file: ctx.files.byId(id)! };
+    })
+    .immediate();
+}
+
+export interface BatchItemResult {
+  index: number;
+  url: string;
+  status: "created" | "duplicate" | "rejected";
+  file_id: string | null;
+  /** Why a URL was rejected (the 400 the single form would answer), null otherwise. */
+  reason: string | null;
+  code: string | null;
+}
+
+/** Saves each link on its own: one bad URL never stops the others. More than the tier's batch size is 400 as a whole. */
+export function saveLinks(ctx: AppContext, principal: Principal, links: LinkRequest[]): { results: BatchItemResult[]; files: Map<string, FileRow> } {
+  const max = TIER_LIMITS[principal.tier].batchFiles;
+  if (max !== null && links.length > max) throw new ApiError("BATCH_TOO_LARGE", `links: the ${principal.tier} tier saves at most ${max} links per batch (got ${links.length})`);
+  const files = new Map<string, FileRow>();
+  const results = links.map((link, index): BatchItemResult => {
+    try {
+      const outcome = saveLink(ctx, principal, link, `links.${index}.url`);
+      files.set(outcome.file.id, outcome.file);
+      return { index, url: link.url, status: outcome.status, file_id: outcome.file.id, reason: null, code: null };
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status !== 400 && err.status !== 404) throw err;
+      return { index, url: link.url, status: "rejected", file_id: null, reason: err.detail, code: err.code };
+    }
+  });
+  return { results, files };
+}
+
+/** Queues a finished crawl again (409 while one is pending or running). */
+export function recrawlLink(ctx: AppContext, orgId: string, ref: string): { file: FileRow; jobId: string } {
+  const row = ctx.files.findOfType(orgId, ref, "link");
+  const jobId = ctx.db
+    .transaction(() => {
+      const current = ctx.files.byId(row.id)!;
+      const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+      const orphaned = !previous || !LIVE_JOB.has(previous.status);
+      const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
+      if (!ctx.files.recrawlQueued(row.id, job.id, orphaned)) {
+        throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${ctx.files.byId(row.id)?.crawl_status}); try again when it finishes`);
+      }
+      return job.id;
+    })
+    .immediate();
+  return { file: ctx.files.byId(row.id)!, jobId };
+}
+
+/** Job states in which a crawl will still move on by itself. */
+const LIVE_JOB = new Set(["pending", "processing"]);
+
+/** The stored offline snapshot's HTML (404 SNAPSHOT_NOT_READY until a crawl stored one). */
+export async function readSnapshot(ctx: AppContext, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {
+  const row = ctx.files.findOfType(orgId, ref, "link");
+  const bytes = row.snapshot_blob_key ? await readObject(ctx.blobs, row.snapshot_blob_key) : null;
+  if (!bytes) throw new ApiError("SNAPSHOT_NOT_READY", `link ${row.id} has no snapshot yet (crawl_status ${row.crawl_status})`);
+  return { file: row, html: bytes };
+}
+
+/** "example.com/news/story" for https://www.example.com/news/story?id=1: what the page is, as a name. */
+function linkFilename(url: URL): string {
+  const path = url.pathname === "/" ? "" : url.pathname.replace(/\/$/, "");
+  let name = `${url.hostname.replace(/\.$/, "")}${path}`;
+  try {
+    name = decodeURIComponent(name);
+  } catch {
+    // Keep the escapes of a path that does not decode.
+  }
+  return name.replace(/[\u0000-\u001f]/g, "").slice(0, 255);
+}

@@ -1,0 +1,106 @@
+/**
+ * A page's main images as image files of the library: each downloaded image is stored through
+ * the ingest path (so the image pipeline gives it variants, OCR and an embedding, and similar
+ * images finds it), placed beside its link and marked as extracted from it. An image the
+ * organization already holds (same SHA-256) is not stored twice: the link points at the
+ * existing file. `link_images` keeps which images a link showed, in page order; this module is
+ * its only writer.
+ */
+import type { Database } from "bun:sqlite";
+import { createHash } from "node:crypto";
+import type { AppContext } from "../context.ts";
+import { originalBlobKey } from "../files/blob-keys.ts";
+import type { FileRow } from "../files/file.ts";
+import { detectType } from "../ingest/detect.ts";
+import { insertFileRecord } from "../ingest/ingest.ts";
+
+export interface PageImage {
+  url: string;
+  bytes: Uint8Array;
+}
+
+export interface StoredImages {
+  /** Image files now listed for the link, in page order. */
+  fileIds: string[];
+  created: number;
+  reused: number;
+  /** Why images were not stored ("https://…/x.png: not a supported image"). */
+  refused: string[];
+}
+
+/** Stores the images and replaces the link's list with them. */
+export async function storePageImages(ctx: AppContext, link: FileRow, images: PageImage[]): Promise<StoredImages> {
+  const result: StoredImages = { fileIds: [], created: 0, reused: 0, refused: [] };
+  const listed: { fileId: string; url: string }[] = [];
+  for (const image of images) {
+    const sha256 = createHash("sha256").update(image.bytes).digest("hex");
+    const existing = ctx.files.findDuplicate(link.org_id, sha256);
+    if (existing) {
+      if (!listed.some((l) => l.fileId === existing.id)) listed.push({ fileId: existing.id, url: image.url });
+      result.reused += 1;
+      continue;
+    }
+    const filename = imageFilename(image.url, listed.length + 1);
+    const detected = await detectType(image.bytes, filename);
+    if (!detected.ok || detected.type.mediaType !== "image") {
+      result.refused.push(`${image.url}: ${detected.ok ? `a ${detected.type.mediaType}, not an image` : detected.reason}`);
+      continue;
+    }
+    const id = crypto.randomUUID();
+    const blobKey = originalBlobKey(link.org_id, id);
+    await ctx.blobs.put(blobKey, image.bytes, detected.type.mime);
+    // Checked again inside the transaction: another crawl may have stored the same image meanwhile.
+    const winner = ctx.db
+      .transaction(() => {
+        const raced = ctx.files.findDuplicate(link.org_id, sha256);
+        if (raced) return raced.id;
+        insertFileRecord(ctx, {
+          id, orgId: link.org_id, filename, size: image.bytes.byteLength, sha256, type: detected.type, blobKey,
+          uploadMethod: "streaming", sessionId: null, uploadedBy: link.uploaded_by,
+          placement: { projectId: link.project_id, folderId: link.folder_id },
+          options: {
+            title: null, tags: [], autoDescribe: false, skipDuplicates: true, storageTarget: "default", folderId: link.folder_id,
+            projectId: link.project_id, contentCategory: "general", customSchemaId: null, compliance: null,
+          },
+        });
+        ctx.files.extractedFrom(id, link.id, image.url);
+        return id;
+      })
+      .immediate();
+    if (winner !== id) {
+      await ctx.blobs.delete(blobKey);
+      result.reused += 1;
+    } else result.created += 1;
+    if (!listed.some((l) => l.fileId === winner)) listed.push({ fileId: winner, url: image.url });
+  }
+  ctx.db.transaction(() => {
+    ctx.db.query("DELETE FROM link_images WHERE link_file_id = ?").run(link.id);
+    const insert = ctx.db.query("INSERT INTO link_images (link_file_id, position, image_file_id, source_url) VALUES (?, ?, ?, ?)");
+    listed.forEach((entry, i) => insert.run(link.id, i, entry.fileId, entry.url));
+  })();
+  result.fileIds = listed.map((l) => l.fileId);
+  return result;
+}
+
+/** The link's images that are still live, in page order. */
+export function linkImages(db: Database, linkId: string): { file: FileRow; sourceUrl: string }[] {
+  return db
+    .query<FileRow & { link_image_source: string }, [string]>(
+      `SELECT f.*, li.source_url AS link_image_source FROM link_images li JOIN files f ON f.id = li.image_file_id
+       WHERE li.link_file_id = ? AND f.deleted_at IS NULL ORDER BY li.position`,
+    )
+    .all(linkId)
+    .map(({ link_image_source, ...file }) => ({ file: file as FileRow, sourceUrl: link_image_source }));
+}
+
+/** A file name from the image's URL ("photo.jpg"), or "image-N" when its path names none. */
+function imageFilename(url: string, n: number): string {
+  let last = "";
+  try {
+    last = decodeURIComponent(new URL(url).pathname.split("/").pop() ?? "");
+  } catch {
+    last = "";
+  }
+  const clean = last.replace(/[\u0000-\u001f/\\]/g, "").slice(0, 200);
+  return clean || `image-${n}`;
+}

@@ -1,0 +1,137 @@
+/** HTTP binding of links (Mediabox extension; documented in the README): save, save many, recrawl, snapshot. */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { permissions } from "../http/guard.ts";
+import { publicOrigin } from "../http/request-context.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
+import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../ingest/options.ts";
+import { FileDetail } from "../library/file-shapes.ts";
+import { fileDetail, FileUrls } from "../library/file-views.ts";
+import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
+import { SNAPSHOT_CSP } from "./readable.ts";
+import { MAX_URL_LENGTH } from "./url-policy.ts";
+
+const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
+
+/** Batches are bounded by the tier's batch size; this only stops absurd bodies before they are checked item by item. */
+const MAX_BATCH_BODY_ITEMS = 1000;
+
+const linkFields = {
+  url: t.String({ minLength: 1, maxLength: MAX_URL_LENGTH * 2, error: "url: an absolute http(s) URL is required", description: `Absolute http(s) URL, at most ${MAX_URL_LENGTH} characters` }),
+  title: t.Optional(Nullable(t.String({ maxLength: MAX_TITLE_LENGTH, error: `title: at most ${MAX_TITLE_LENGTH} characters`, description: "Kept; otherwise the page's own title is used" }))),
+  tags: t.Optional(t.Array(t.String({ maxLength: MAX_TAG_LENGTH }), { maxItems: MAX_TAGS, error: `tags: at most ${MAX_TAGS} strings of 1-${MAX_TAG_LENGTH} characters` })),
+  project_id: t.Optional(Nullable(UuidText("Project (default: the Default project)"))),
+  folder_id: t.Optional(Nullable(UuidText("Folder (its project wins)"))),
+  extract_images: t.Optional(t.Boolean({ error: "extract_images: must be true or false", description: "Store the page's main images as image files (default true)" })),
+  skip_duplicates: t.Optional(
+    t.Boolean({ error: "skip_duplicates: must be true or false", description: "Answer with the organization's existing file for the same page (default true)" }),
+  ),
+};
+
+const LinkBody = t.Object(linkFields);
+
+const BatchResult = t.Object(
+  {
+    index: t.Integer(),
+    url: t.String(),
+    status: t.Union([t.Literal("created"), t.Literal("duplicate"), t.Literal("rejected")]),
+    file_id: Nullable(t.String({ format: "uuid" })),
+    crawl_status: Nullable(t.String()),
+    reason: Nullable(t.String()),
+    code: Nullable(t.String()),
+  },
+  { title: "LinkBatchResult" },
+);
+
+export function linkRoutes(ctx: AppContext) {
+  return new Elysia({ tags: ["Links"] })
+    .use(permissions)
+    .post(
+      "/files/links",
+      async ({ principal, body, request, set }) => {
+        const outcome = saveLink(ctx, principal, body);
+        set.status = outcome.status === "created" ? 201 : 200;
+        return fileDetail(outcome.file, new FileUrls(ctx, publicOrigin(ctx.config, request)));
+      },
+      {
+        permission: "edit",
+        body: LinkBody,
+        response: { 200: FileDetail, 201: FileDetail, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Save a web page as a link file (extension)",
+          description:
+            "201 with the new link (crawl_status pending; the crawl runs as its processing job). A page the organization already saved (same URL after normalization: scheme and host case, default port, fragment, tracking parameters, query order) answers 200 with that file unless skip_duplicates is false. 400 INVALID_LINK_URL for a URL that is not absolute http(s), carries credentials or is too long.",
+        },
+      },
+    )
+    .post(
+      "/files/links/batch",
+      ({ principal, body }) => {
+        const { results, files } = saveLinks(ctx, principal, body.links);
+        return {
+          results: results.map((r) => ({ ...r, crawl_status: r.file_id ? (files.get(r.file_id)?.crawl_status ?? null) : null })),
+          created: results.filter((r) => r.status === "created").length,
+          duplicates: results.filter((r) => r.status === "duplicate").length,
+          rejected: results.filter((r) => r.status === "rejected").length,
+        };
+      },
+      {
+        permission: "edit",
+        body: t.Object({
+          links: t.Array(LinkBody, { minItems: 1, maxItems: MAX_BATCH_BODY_ITEMS, error: "links: 1 or more {url, ...} objects, up to the tier's batch size" }),
+        }),
+        response: {
+          200: t.Object({ results: t.Array(BatchResult), created: t.Integer(), duplicates: t.Integer(), rejected: t.Integer() }),
+          400: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: {
+          summary: "Save several web pages at once (extension)",
+          description:
+            "links: up to the tier's batch size (FREE 10, STARTER 50, PROFESSIONAL 100, ENTERPRISE 200; more is 400 BATCH_TOO_LARGE). Each link is saved on its own, as POST /files/links would; results[] says per URL created, duplicate (file_id is the existing file) or rejected (reason, code).",
+        },
+      },
+    )
+    .post(
+      "/files/:file_id/recrawl",
+      async ({ principal, params, request }) => {
+        const { file, jobId } = recrawlLink(ctx, principal.orgId, params.file_id);
+        return { id: file.id, job_id: jobId, crawl_status: file.crawl_status!, file: await fileDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
+      },
+      {
+        permission: "edit",
+        params: FileParams,
+        response: { 200: t.Object({ id: t.String(), job_id: t.String(), crawl_status: t.String(), file: FileDetail }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Crawl a link again (extension)",
+          description: "Queues a new crawl of the saved URL; crawl_status goes back to pending. 409 CRAWL_IN_PROGRESS while a crawl is pending or running; 400 WRONG_MEDIA_TYPE for other files.",
+        },
+      },
+    )
+    .get(
+      "/files/:file_id/snapshot",
+      async ({ principal, params }) => {
+        const { html } = await readSnapshot(ctx, principal.orgId, params.file_id);
+        return new Response(html as Uint8Array<ArrayBuffer>, {
+          headers: {
+            "content-type": "text/html; charset=utf-8",
+            // The snapshot runs nothing and loads nothing, even if a browser opens it on our origin.
+            "content-security-policy": `${SNAPSHOT_CSP}; sandbox`,
+            "x-content-type-options": "nosniff",
+            "referrer-policy": "no-referrer",
+            "cross-origin-resource-policy": "same-origin",
+            "cache-control": "private, no-store",
+          },
+        });
+      },
+      {
+        permission: "view",
+        params: FileParams,
+        response: { 200: t.String({ description: "The offline copy: text/html, inert (CSP default-src 'none' with sandbox, nosniff)" }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "The link's offline snapshot (extension)",
+          description: "The readable article saved at the last crawl as one self-contained HTML document (images inlined as data: URLs). Served with Content-Security-Policy default-src 'none' (plus sandbox), X-Content-Type-Options nosniff. 404 SNAPSHOT_NOT_READY until a crawl stored one.",
+        },
+      },
+    );
+}

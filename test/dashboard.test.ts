@@ -193,3 +193,45 @@ test("select files, tag them, delete them and undo; search documents; a large fi
     await page.close();
   }
 }, 300_000);
+
+test("a web page saved from the upload page shows its site, crawl and page images", async () => {
+  const linkServer = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" } });
+  const tenant = linkServer.tenant({ tier: "CUSTOM" });
+  const photoBytes = await textImage(["HARBOUR PHOTO"], 900, 500);
+  const site = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch(req) {
+      const path = new URL(req.url).pathname;
+      if (path === "/photo.png") return new Response(new Uint8Array(photoBytes), { headers: { "content-type": "image/png" } });
+      if (path === "/article") {
+        return new Response(
+          `<!doctype html><html><head><title>Harbour news</title><meta property="og:site_name" content="Harbour Gazette"><meta property="og:image" content="/photo.png"></head>
+           <body><article><h1>New pier opens</h1><p>${"The harbour's new pier opened today with a ceremony on the quay. ".repeat(12)}</p><img src="/photo.png" width="900" height="500"></article></body></html>`,
+          { headers: { "content-type": "text/html; charset=utf-8" } },
+        );
+      }
+      return new Response("not found", { status: 404 });
+    },
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.goto(linkServer.url);
+    await page.getByRole("button", { name: "Use an API key instead" }).click();
+    await page.getByLabel("API key").fill(tenant.key);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
+    await page.getByLabel("Save a web page").fill(`http://127.0.0.1:${site.port}/article`);
+    await page.getByRole("button", { name: "Save link" }).click();
+    await page.locator(".uploads li a").first().click();
+    await page.getByText("Crawl: completed").waitFor({ timeout: 120_000 });
+    await page.getByRole("heading", { name: "Harbour news" }).waitFor({ timeout: 30_000 });
+    await page.locator(".link-view .similar img").first().waitFor({ timeout: 60_000 });
+    await page.screenshot({ path: join(SHOTS, "link.png"), fullPage: true });
+  } finally {
+    await page.close();
+    site.stop(true);
+    await linkServer.close();
+  }
+}, 240_000);

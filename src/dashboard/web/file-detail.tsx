@@ -68,6 +68,48 @@ function VideoPlayer({ file }: { file: any }) {
   );
 }
 
+function LinkView({ file }: { file: any }) {
+  const og = file.og_metadata ?? {};
+  return (
+    <div class="link-view">
+      <p class="site">
+        {file.favicon_url ? <img src={file.favicon_url} alt="" width={24} height={24} /> : null}
+        <a href={file.source_url} rel="noopener noreferrer" target="_blank">
+          {file.source_url}
+        </a>
+      </p>
+      <p>
+        Crawl: {file.crawl_status}
+        {file.crawl_error ? ` — ${file.crawl_error}` : ""}
+        {file.crawled_at ? ` · ${new Date(file.crawled_at).toLocaleString()}` : ""}
+      </p>
+      {og.site_name || og.author || og.published_at ? (
+        <p class="meta">{[og.site_name, og.author, og.published_at ? new Date(og.published_at).toLocaleDateString() : null].filter(Boolean).join(" · ")}</p>
+      ) : null}
+      {file.snapshot_available ? (
+        <p>
+          {/* Served with a sandboxing CSP; a session cookie carries the credential (an API key cannot ride on a link). */}
+          <a href={`/api/v2/files/${file.id}/snapshot`} target="_blank" rel="noopener">
+            Read the saved copy
+          </a>
+        </p>
+      ) : null}
+      {file.extracted_images?.length ? (
+        <>
+          <h2>Images from the page ({file.extracted_images_count})</h2>
+          <ul class="similar">
+            {file.extracted_images.map((image: any) => (
+              <li key={image.id}>
+                <a href={`#/files/${image.id}`}>{image.thumbnail_url ? <img src={image.thumbnail_url} alt="" loading="lazy" /> : <span>image</span>}</a>
+              </li>
+            ))}
+          </ul>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
 function Editor({ file, onSaved }: { file: any; onSaved: (file: any) => void }) {
   const [title, setTitle] = useState(file.title ?? "");
   const [tags, setTags] = useState((file.tags ?? []).join(", "));
@@ -135,6 +177,13 @@ export function FileDetail({ id }: { id: string }) {
       stopped = true;
     };
   }, [id]);
+  // A link's page images are files of their own, analysed after the crawl: look again until they have pictures.
+  const imagesPending = file?.media_type === "link" && (file.extracted_images ?? []).some((i: any) => !i.thumbnail_url && i.variant_status !== "failed");
+  useEffect(() => {
+    if (!imagesPending) return;
+    const timer = setTimeout(() => api(`/files/${id}`).then(setFile, () => null), 2000);
+    return () => clearTimeout(timer);
+  }, [file]);
   if (error) return <p class="error" role="alert">{error}</p>;
   if (!file) return <p aria-live="polite">Loading…</p>;
   const name = file.title ?? file.filename;
@@ -161,6 +210,7 @@ export function FileDetail({ id }: { id: string }) {
       </p>
       {file.media_type === "image" && file.medium_url ? <OcrOverlay src={file.full_url ?? file.medium_url} regions={file.text_regions ?? []} alt={file.upload_description ?? name} /> : null}
       {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
+      {file.media_type === "link" ? <LinkView file={file} /> : null}
       {file.media_type === "document" ? (
         <div class="document">
           <p>

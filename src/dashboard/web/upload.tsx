@@ -57,6 +57,22 @@ export function Upload() {
     await Promise.all([worker(), worker(), worker()]);
   }
 
+  const [url, setUrl] = useState("");
+  async function saveLink(event: Event) {
+    event.preventDefault();
+    const index = items.length;
+    const address = url.trim();
+    if (!address) return;
+    setItems((current) => [...current, { name: address, progress: 0, phase: "saving", state: "working" as const, message: "" }]);
+    setUrl("");
+    try {
+      const saved = await api("/files/links", { method: "POST", body: { url: address } });
+      update(index, { state: "stored", progress: 1, id: saved.id, message: `link, crawl ${saved.crawl_status}` });
+    } catch (err) {
+      update(index, { state: "refused", message: err instanceof ApiFailure ? err.message : String(err) });
+    }
+  }
+
   return (
     <section aria-labelledby="upload-title">
       <h1 id="upload-title" tabIndex={-1}>Upload</h1>
@@ -87,6 +103,13 @@ export function Upload() {
         </label>
         <p class="hint">Large files go straight to storage and resume after a reload: choose the same file again.</p>
       </div>
+      <form class="save-link" onSubmit={saveLink}>
+        <label for="link-url">Save a web page</label>
+        <div class="row">
+          <input id="link-url" type="url" placeholder="https://…" value={url} onInput={(e) => setUrl((e.target as HTMLInputElement).value)} />
+          <button type="submit">Save link</button>
+        </div>
+      </form>
       <ul class="uploads" aria-live="polite">
         {items.map((item, i) => (
           <li key={i} class={item.state}>

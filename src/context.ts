@@ -22,6 +22,7 @@ import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 import type { VectorIndex } from "./vectors/vector-index.ts";
 import type { VideoEngine } from "./video/video-engine.ts";
+import type { CloudConnections } from "./cloud/connections.ts";
 
 export interface AppContext {
   config: Config;
@@ -54,4 +55,6 @@ export interface AppContext {
   /** ffmpeg and ffprobe for videos, found on first use. */
   video: VideoEngine;
   events: EventHub;
+  /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */
+  cloud: CloudConnections;
 }

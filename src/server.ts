@@ -37,6 +37,9 @@ import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embedding
 import { startScanThreads } from "./vectors/scan-threads.ts";
 import { VideoEngine } from "./video/video-engine.ts";
 import { videoPipeline } from "./video/video-pipeline.ts";
+import { CloudConnections } from "./cloud/connections.ts";
+import { cloudExportQueue, cloudImportQueue, recoverCloudJobs } from "./cloud/cloud-jobs.ts";
+import { loadTokenKey, TokenVault } from "./cloud/token-vault.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -96,6 +99,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
     vectors: new VectorIndex(db, clock),
     video: new VideoEngine(config),
+    cloud: new CloudConnections(db, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
@@ -106,7 +110,12 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.register(batchIngestQueue(ctx));
   jobs.register(exportExpiryQueue(ctx));
   jobs.register(imageEmbedQueue(ctx));
+  jobs.register(cloudImportQueue(ctx));
+  jobs.register(cloudExportQueue(ctx));
   recoverInterruptedUploads(ctx);
+  recoverCloudJobs(ctx);
+  const resealed = ctx.cloud.resealStaleTokens();
+  if (resealed) log.info("re-encrypted cloud tokens with the current key", { connections: resealed });
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
   let app: ReturnType<typeof createApp>;

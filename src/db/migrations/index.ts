@@ -12,6 +12,7 @@ import chunkVocabulary from "./007_chunk_vocabulary.ts";
 import stemmedSearch from "./008_stemmed_search.ts";
 import textWordVectors from "./009_text_word_vectors.ts";
 import videosAndLinks from "./010_videos_and_links.ts";
+import cloudStorage from "./013_cloud_storage.ts";
 
 export interface Migration {
   version: number;
@@ -30,4 +31,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: "stemmed_search", sql: stemmedSearch },
   { version: 9, name: "text_word_vectors", sql: textWordVectors },
   { version: 10, name: "videos_and_links", sql: videosAndLinks },
+  // 11 and 12 are reserved for changes being written on other branches.
+  { version: 13, name: "cloud_storage", sql: cloudStorage },
 ];

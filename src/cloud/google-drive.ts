@@ -9,7 +9,7 @@ import type { Config } from "../config.ts";
 import {
   authorizeUrl,
   errorFromResponse,
-  importableMime,
+  importable,
   ProviderError,
   providerFetch,
   revokeToken,
@@ -65,7 +65,7 @@ function entry(file: DriveFile): CloudEntry {
     is_folder: isFolder,
     web_view_link: file.webViewLink ?? null,
     thumbnail_url: file.thumbnailLink ?? null,
-    is_importable: !isFolder && (importableMime(file.mimeType) || file.mimeType in EXPORTS),
+    is_importable: !isFolder && (importable(file.mimeType, file.name) || file.mimeType in EXPORTS),
   };
 }
 

@@ -9,7 +9,7 @@ import type { Config } from "../config.ts";
 import {
   authorizeUrl,
   errorFromResponse,
-  importableMime,
+  importable,
   ProviderError,
   providerFetch,
   revokeToken,
@@ -176,7 +176,7 @@ export class NextcloudProvider implements CloudProvider {
       is_folder: dav.isFolder,
       web_view_link: `${this.base}/index.php/apps/files/?dir=${encodeURIComponent(dav.isFolder ? dav.path : dir)}${dav.isFolder ? "" : `&scrollto=${encodeURIComponent(dav.name)}`}`,
       thumbnail_url: null,
-      is_importable: !dav.isFolder && importableMime(dav.mime),
+      is_importable: !dav.isFolder && importable(dav.mime, dav.name),
     };
   }
 

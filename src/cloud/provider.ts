@@ -5,6 +5,7 @@
  * spreadsheets), which callers ask for by checking the member. Providers speak HTTP to base URLs
  * that are settings and throw ProviderError, whose kind says what the caller may do about it.
  */
+import { mediaTypeFromHints } from "../ingest/detect.ts";
 
 export const PROVIDER_NAMES = ["google_drive", "nextcloud"] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
@@ -204,7 +205,7 @@ export function authorizeUrl(base: string, params: Record<string, string>): stri
   return url.toString();
 }
 
-/** File types the ingest path can take, by the provider's content type (detection still decides). */
-export function importableMime(mime: string): boolean {
-  return /^(image|video)\//.test(mime) || ["application/pdf", "text/plain", "text/markdown", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"].includes(mime);
+/** Whether the ingest path can take the file, by its declared type and name (detection still decides). */
+export function importable(mime: string, name: string): boolean {
+  return mediaTypeFromHints(mime, name) !== null;
 }

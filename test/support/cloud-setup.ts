@@ -3,7 +3,8 @@
  * authorization server for both providers, a Drive-shaped API and a Nextcloud-shaped server.
  * `startCloudStack` starts them all; `stop` stops them all whatever state they are in.
  */
-import { startTestServer, type Tenant, type TestServer } from "./server.ts";
+import { rmSync } from "node:fs";
+import { startTestServer, tempDir, type Tenant, type TestServer } from "./server.ts";
 import { consent, startAuthServer, startDriveServer, startNextcloudServer, type AuthServer, type DriveServer, type NextcloudServer } from "./cloud-servers.ts";
 
 export interface CloudStack {
@@ -11,14 +12,17 @@ export interface CloudStack {
   drive: DriveServer;
   nextcloud: NextcloudServer;
   server: TestServer;
+  /** Stops Mediabox (jobs handed back as at a shutdown) and starts it again on the same data directory. */
+  restart(): Promise<TestServer>;
   stop(): Promise<void>;
 }
 
 export const DRIVE_CLIENT = { clientId: "mediabox-drive", clientSecret: "drive-secret-0123456789" };
 export const NEXTCLOUD_CLIENT = { clientId: "mediabox-nextcloud", clientSecret: "nextcloud-secret-0123456789" };
 
-export async function startCloudStack(options: { env?: Record<string, string>; dataDir?: string } = {}): Promise<CloudStack> {
-  const started: { stop(): Promise<void> }[] = [];
+export async function startCloudStack(options: { env?: Record<string, string> } = {}): Promise<CloudStack> {
+  const dataDir = tempDir("mediabox-cloud-");
+  const started: { stop(): Promise<void> }[] = [{ stop: async () => rmSync(dataDir, { recursive: true, force: true }) }];
   const stopAll = async () => {
     await Promise.allSettled(started.reverse().map((s) => s.stop()));
   };
@@ -29,9 +33,7 @@ export async function startCloudStack(options: { env?: Record<string, string>; d
     started.push(drive);
     const nextcloud = await startNextcloudServer(as);
     started.push(nextcloud);
-    const server = await startTestServer({
-      ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-      env: {
+    const env = {
         MEDIABOX_GOOGLE_DRIVE_CLIENT_ID: DRIVE_CLIENT.clientId,
         MEDIABOX_GOOGLE_DRIVE_CLIENT_SECRET: DRIVE_CLIENT.clientSecret,
         MEDIABOX_GOOGLE_DRIVE_AUTH_URL: `${as.url}/auth`,
@@ -50,14 +52,26 @@ export async function startCloudStack(options: { env?: Record<string, string>; d
         MEDIABOX_NEXTCLOUD_REVOKE_URL: `${as.url}/token/revocation`,
         MEDIABOX_NEXTCLOUD_SCOPES: "openid",
         ...options.env,
-      },
-    });
+    };
+    let server = await startTestServer({ dataDir, env });
     started.push({ stop: () => server.close() });
     as.configure([
       { ...DRIVE_CLIENT, redirectUri: `${server.url}/api/v2/cloud-storage/auth/google_drive/callback` },
       { ...NEXTCLOUD_CLIENT, redirectUri: `${server.url}/api/v2/cloud-storage/auth/nextcloud/callback` },
     ]);
-    return { as, drive, nextcloud, server, stop: stopAll };
+    const stack: CloudStack = {
+      as,
+      drive,
+      nextcloud,
+      server,
+      async restart() {
+        await server.close();
+        server = stack.server = await startTestServer({ dataDir, env });
+        return server;
+      },
+      stop: stopAll,
+    };
+    return stack;
   } catch (err) {
     await stopAll();
     throw err;

@@ -12,6 +12,9 @@ export interface CloudStack {
   drive: DriveServer;
   nextcloud: NextcloudServer;
   server: TestServer;
+  dataDir: string;
+  /** Mediabox's settings for these servers (for a server started as a child process). */
+  env: Record<string, string>;
   /** Stops Mediabox (jobs handed back as at a shutdown) and starts it again on the same data directory. */
   restart(): Promise<TestServer>;
   stop(): Promise<void>;
@@ -33,7 +36,7 @@ export async function startCloudStack(options: { env?: Record<string, string> } 
     started.push(drive);
     const nextcloud = await startNextcloudServer(as);
     started.push(nextcloud);
-    const env = {
+    const env: Record<string, string> = {
         MEDIABOX_GOOGLE_DRIVE_CLIENT_ID: DRIVE_CLIENT.clientId,
         MEDIABOX_GOOGLE_DRIVE_CLIENT_SECRET: DRIVE_CLIENT.clientSecret,
         MEDIABOX_GOOGLE_DRIVE_AUTH_URL: `${as.url}/auth`,
@@ -64,6 +67,8 @@ export async function startCloudStack(options: { env?: Record<string, string> } 
       drive,
       nextcloud,
       server,
+      dataDir,
+      env,
       async restart() {
         await server.close();
         server = stack.server = await startTestServer({ dataDir, env });

@@ -141,6 +141,15 @@ function url(raw: string): string {
   }
 }
 
+/** An AES-256 key in base64 (`openssl rand -base64 32`). */
+function tokenKey(raw: string): string {
+  const key = raw.trim();
+  if (Buffer.from(key, "base64").length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
+    throw new ConfigError("expected 32 bytes in base64 (make one with: openssl rand -base64 32)");
+  }
+  return key;
+}
+
 const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   port: { key: "port", flag: "port", env: "MEDIABOX_PORT", parse: integer(0, 65535), fallback: "8080" },
   host: { key: "host", flag: "host", env: "MEDIABOX_HOST", parse: text, fallback: "0.0.0.0" },
@@ -282,12 +291,12 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: integer(256, 64 * 1024),
     fallback: "2048",
   },
-  cloudTokenKey: { key: "cloudTokenKey", flag: "cloud-token-key", env: "MEDIABOX_CLOUD_TOKEN_KEY", parse: text, fallback: null, unset: null },
+  cloudTokenKey: { key: "cloudTokenKey", flag: "cloud-token-key", env: "MEDIABOX_CLOUD_TOKEN_KEY", parse: tokenKey, fallback: null, unset: null },
   cloudTokenPreviousKeys: {
     key: "cloudTokenPreviousKeys",
     flag: "cloud-token-previous-keys",
     env: "MEDIABOX_CLOUD_TOKEN_PREVIOUS_KEYS",
-    parse: (raw) => raw.split(",").map((s) => s.trim()).filter(Boolean),
+    parse: (raw) => raw.split(",").map((s) => s.trim()).filter(Boolean).map(tokenKey),
     fallback: "",
   },
   cloudOauthOpenerOrigin: {

@@ -147,6 +147,8 @@ export async function errorFromResponse(provider: string, what: string, response
   const message = `${provider} answered ${response.status} to ${what}${detail ? `: ${detail}` : ""}`;
   if (response.status === 401) return new ProviderError("unauthorized", message);
   if (response.status === 404) return new ProviderError("not_found", message);
+  // Google reports per-user rate limits as 403 with a rateLimitExceeded reason.
+  if (response.status === 403 && /(userRateLimitExceeded|rateLimitExceeded)/.test(detail)) return new ProviderError("rate_limited", message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null);
   if (response.status === 429) return new ProviderError("rate_limited", message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null);
   if (response.status >= 500) return new ProviderError("unavailable", message, Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null);
   return new ProviderError("refused", message);

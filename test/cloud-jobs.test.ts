@@ -141,6 +141,10 @@ describe("import", () => {
     const runner = stack.server.ctx.db.query<{ status: string }, [string]>("SELECT j.status FROM jobs j JOIN cloud_jobs c ON c.runner_job_id = j.id WHERE c.id = ?");
     await waitFor(() => runner.get(res.body.job_id)?.status === "cancelled", { what: "the runner job to stop" });
     for (const id of res.body.image_ids) expect((await tenant.api.get(`/files/uploads-status/${id}`)).body.unified_status).toBe("failed");
+    // Placeholders are files like others in listings.
+    const listing = await tenant.api.get("/files");
+    expect(listing.status).toBe(200);
+    expect(listing.body.items.map((f: { id: string }) => f.id).sort()).toEqual([...res.body.image_ids].sort());
     expect((await tenant.api.post(`/cloud-storage/jobs/${res.body.job_id}/cancel`)).status).toBe(409);
     expect(stack.drive.requests.some((r) => r.includes(`${later}?alt=media`))).toBe(false);
   });

@@ -238,6 +238,29 @@ describe("OAuth connection flow", () => {
   });
 });
 
+describe("limits and permissions", () => {
+  test("per-IP limits of the spec (callback 10, import 30) and the permission each route needs", async () => {
+    const tenant = stack.server.tenant();
+    const popup = stack.server.anonymous();
+    const codes: number[] = [];
+    for (let i = 0; i < 11; i++) codes.push((await popup.get("/cloud-storage/auth/google_drive/callback?code=a&state=b")).status);
+    expect(codes.slice(0, 10).every((c) => c === 400)).toBe(true);
+    expect(codes[10]).toBe(429);
+
+    const imports: number[] = [];
+    for (let i = 0; i < 31; i++) imports.push((await tenant.api.post("/cloud-storage/import", { connection_id: crypto.randomUUID(), files: [{ id: "x", name: "x.png" }] })).status);
+    expect(imports.slice(0, 30).every((c) => c === 404)).toBe(true);
+    expect(imports[30]).toBe(429);
+
+    const viewer = stack.server.tenant({ permissions: ["view"] });
+    expect((await viewer.api.post("/cloud-storage/auth/google_drive")).status).toBe(403);
+    expect((await viewer.api.post("/cloud-storage/export", { connection_id: crypto.randomUUID(), image_ids: [crypto.randomUUID()] })).status).toBe(403);
+    expect((await viewer.api.delete(`/cloud-storage/connections/${crypto.randomUUID()}`)).status).toBe(403);
+    expect((await viewer.api.get("/cloud-storage/connections")).status).toBe(200);
+    expect((await stack.server.anonymous().get("/cloud-storage/connections")).status).toBe(401);
+  });
+});
+
 describe("browse", () => {
   test("google_drive: root, paging with page tokens, a subfolder with breadcrumbs, a missing folder", async () => {
     const tenant = stack.server.tenant();

@@ -99,7 +99,14 @@ export function cloudRoutes(ctx: AppContext) {
           error: t.Optional(t.String({ maxLength: 200 })),
           error_description: t.Optional(t.String({ maxLength: 2000 })),
         }),
+        response: {
+          200: t.String({ description: "HTML page posting {type: oauth-complete, success: true, connection} to window.opener" }),
+          400: t.String({ description: "HTML page posting {type: oauth-complete, success: false, error, code}" }),
+          404: t.String({ description: "HTML page (unknown or unconfigured provider)" }),
+          429: ErrorBody,
+        },
         detail: {
+          security: [],
           summary: "OAuth redirect target: an HTML page that posts oauth-complete to window.opener",
           description: "Not JSON. Needs no API key: the single-use state issued by POST /cloud-storage/auth/{provider} names the flow.",
         },
@@ -109,6 +116,7 @@ export function cloudRoutes(ctx: AppContext) {
     .post("/cloud-storage/auth/:provider", ({ principal, params, request }) => cloud.startAuthorization({ orgId: principal.orgId, keyId: principal.keyId }, params.provider, publicOrigin(ctx.config, request)), {
       permission: "edit",
       params: ProviderParams,
+      body: t.Optional(t.Object({}, { description: "No fields; an empty body or {}" })),
       response: { 200: t.Object({ authorization_url: t.String(), state: t.String(), provider: t.String() }), ...CloudErrors },
       detail: { summary: "Start connecting a cloud drive (OAuth 2.0 authorization code with PKCE)" },
     })

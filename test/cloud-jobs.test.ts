@@ -147,6 +147,13 @@ describe("import", () => {
     expect(listing.body.items.map((f: { id: string }) => f.id).sort()).toEqual([...res.body.image_ids].sort());
     expect((await tenant.api.post(`/cloud-storage/jobs/${res.body.job_id}/cancel`)).status).toBe(409);
     expect(stack.drive.requests.some((r) => r.includes(`${later}?alt=media`))).toBe(false);
+    // Cancelling the runner job through the generic job route cancels the cloud job too.
+    stack.drive.faults.push({ pattern: new RegExp(`${later}\\?alt=media`), status: 503, times: 1, retryAfter: 30 });
+    const other = await tenant.api.post("/cloud-storage/import", { connection_id: connection.id, files: [{ id: later, name: "later.png" }] });
+    await waitFor(() => stack.drive.requests.some((r) => r.includes(`${later}?alt=media`)), { what: "the other import's first attempt" });
+    const runnerId = stack.server.ctx.db.query<{ runner_job_id: string }, [string]>("SELECT runner_job_id FROM cloud_jobs WHERE id = ?").get(other.body.job_id)!.runner_job_id;
+    expect((await tenant.api.post(`/job/${runnerId}/cancel`)).status).toBe(200);
+    expect(await cloudJob(tenant, other.body.job_id)).toMatchObject({ status: "cancelled", skipped_files: 1 });
   });
 
   test("an import interrupted by a shutdown resumes on the next start and finishes each file once", async () => {
@@ -211,6 +218,19 @@ describe("export", () => {
     const missing = await tenant.api.post("/cloud-storage/export", { connection_id: connection.id, image_ids: [crypto.randomUUID()] });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe("FILE_NOT_FOUND");
+  });
+
+  test("a provider that is down during a small export hands it to the background job", async () => {
+    const tenant = stack.server.tenant();
+    const a = await upload(tenant, png(4, 4, 65), "late.png");
+    const { connection } = await connect(stack, tenant, "nextcloud");
+    stack.nextcloud.faults.push({ pattern: /^MKCOL /, status: 503, times: 1 });
+    const res = await tenant.api.post("/cloud-storage/export", { connection_id: connection.id, image_ids: [a], folder_name: "Later" });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ is_async: true, cloud_file_ids: [] });
+    const job = await cloudJob(tenant, res.body.job_id);
+    expect(job).toMatchObject({ status: "completed", cloud_file_ids: ["/Later/late.png"] });
+    expect(existsSync(join(stack.nextcloud.root, "Later", "late.png"))).toBe(true);
   });
 
   test("google_drive: more than five files run as a job into a new folder; cloud ids on the job", async () => {

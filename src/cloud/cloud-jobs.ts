@@ -210,7 +210,7 @@ export function createImport(ctx: AppContext, principal: Principal, request: Imp
       });
     });
     const runner = ctx.jobs.enqueue({ queue: "cloud.import", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
-    ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runner.id, jobId);
+    setRunner(ctx, jobId, runner.id);
   }).immediate();
   return {
     image_ids: imageIds,
@@ -251,38 +251,60 @@ export async function createExport(ctx: AppContext, principal: Principal, reques
     files.forEach((f, index) => insert.run(jobId, index, f.filename, f.content_type, f.size_bytes, f.id));
     if (!inline) {
       const runner = ctx.jobs.enqueue({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
-      ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runner.id, jobId);
+      setRunner(ctx, jobId, runner.id);
     }
   }).immediate();
   // A small export runs now, so the response can carry the cloud ids; a crash meanwhile is
-  // recovered at the next start (recoverCloudJobs) like any unfinished job.
-  if (inline) await runExport(ctx, jobId);
+  // recovered at the next start (recoverCloudJobs) like any unfinished job. A provider that is
+  // down or rate limiting hands the rest to the durable job, which retries with backoff.
+  let ranInline = inline;
+  if (inline) {
+    try {
+      await runExport(ctx, jobId);
+    } catch (err) {
+      ctx.log.warn("inline cloud export interrupted; the job continues in the background", { job_id: jobId, error: errorMessage(err) });
+      const runner = ctx.jobs.enqueue({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10, runAt: ctx.clock.now() + 2_000 });
+      setRunner(ctx, jobId, runner.id);
+      ranInline = false;
+    }
+  }
   const view = cloudJobView(ctx, principal.orgId, jobId);
   return {
     cloud_file_ids: view.cloud_file_ids.filter((id): id is string => id !== null),
     job_id: jobId,
     job_status: view.status,
-    is_async: !inline,
-    message: inline
+    is_async: !ranInline,
+    message: ranInline
       ? `exported ${view.completed_files} of ${files.length} file(s) to ${connection.provider}${view.failed_files ? `; ${view.failed_files} failed (see GET /cloud-storage/jobs/${jobId})` : ""}`
       : `exporting ${files.length} file(s) to ${connection.provider}; follow GET /cloud-storage/jobs/${jobId}`,
   };
 }
 
+function setRunner(ctx: AppContext, jobId: string, runnerJobId: string): void {
+  ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runnerJobId, jobId);
+}
+
 // ---- cancellation -------------------------------------------------------------------------------
 
-/** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
-export function cancelCloudJob(ctx: AppContext, orgId: string, id: string) {
-  const row = jobRow(ctx, orgId, id);
-  if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
+/** Files not yet transferred become skipped (import placeholders fail) and the job cancelled. */
+function markCancelled(ctx: AppContext, row: CloudJobRow): void {
   const now = isoAt(ctx.clock.now());
   ctx.db.transaction(() => {
     if (row.type === "import") {
       for (const item of items(ctx, row.id)) if (item.status === "pending") ctx.files.placeholderFailed(item.file_id, "the cloud import was cancelled before this file was downloaded");
     }
     ctx.db.query("UPDATE cloud_job_items SET status = 'skipped', error = 'cancelled', finished_at = ? WHERE job_id = ? AND status = 'pending'").run(now, row.id);
-    ctx.db.query("UPDATE cloud_jobs SET status = 'cancelled', error = 'cancelled by request', completed_at = ?, updated_at = ? WHERE id = ?").run(now, now, row.id);
+    ctx.db
+      .query("UPDATE cloud_jobs SET status = 'cancelled', error = 'cancelled by request', completed_at = ?, updated_at = ? WHERE id = ? AND status IN ('pending','in_progress')")
+      .run(now, now, row.id);
   }).immediate();
+}
+
+/** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
+export function cancelCloudJob(ctx: AppContext, orgId: string, id: string) {
+  const row = jobRow(ctx, orgId, id);
+  if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
+  markCancelled(ctx, row);
   if (row.runner_job_id) {
     try {
       ctx.jobs.cancel(orgId, row.runner_job_id);
@@ -538,11 +560,19 @@ async function runExport(ctx: AppContext, jobId: string, signal?: AbortSignal): 
   settle(ctx, job.id);
 }
 
-/** A job that fails for good on its runner leaves the cloud job failed, not in progress forever. */
-function failOnLastAttempt(ctx: AppContext, jobId: string, attempt: number, maxAttempts: number, err: unknown): void {
-  if (attempt < maxAttempts) return;
+/**
+ * What a runner job's end means for its cloud job: cancelled through the generic job route, the
+ * cloud job is cancelled too; failed for good, it fails rather than stay in progress forever.
+ * A shutdown or lost lease changes nothing (the job resumes).
+ */
+function runnerJobEnded(ctx: AppContext, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): void {
   const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
   if (!job) return;
+  if (runner.signal.aborted) {
+    if (errorMessage(runner.signal.reason) === "job cancelled") markCancelled(ctx, job);
+    return;
+  }
+  if (runner.attempt < runner.maxAttempts) return;
   failRest(ctx, job, errorMessage(err));
   setStatus(ctx, jobId, "failed", errorMessage(err));
 }
@@ -557,7 +587,7 @@ export function cloudImportQueue(ctx: AppContext): QueueDefinition<"cloud.import
       try {
         await runImport(ctx, job.payload.cloudJobId, job.signal);
       } catch (err) {
-        if (!job.signal.aborted) failOnLastAttempt(ctx, job.payload.cloudJobId, job.attempt, job.maxAttempts, err);
+        runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
         throw err;
       }
       return [{ cloud_job_id: job.payload.cloudJobId }];
@@ -575,7 +605,7 @@ export function cloudExportQueue(ctx: AppContext): QueueDefinition<"cloud.export
       try {
         await runExport(ctx, job.payload.cloudJobId, job.signal);
       } catch (err) {
-        if (!job.signal.aborted) failOnLastAttempt(ctx, job.payload.cloudJobId, job.attempt, job.maxAttempts, err);
+        runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
         throw err;
       }
       return [{ cloud_job_id: job.payload.cloudJobId }];
@@ -593,6 +623,6 @@ export function recoverCloudJobs(ctx: AppContext): void {
   for (const job of open) {
     const queue = job.type === "import" ? "cloud.import" : "cloud.export";
     const runner = ctx.jobs.enqueue({ queue, orgId: job.org_id, payload: { cloudJobId: job.id }, dedupeKey: `cloud:${job.id}`, maxAttempts: 10 });
-    if (runner.id !== job.runner_job_id) ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runner.id, job.id);
+    if (runner.id !== job.runner_job_id) setRunner(ctx, job.id, runner.id);
   }
 }

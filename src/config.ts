@@ -88,6 +88,34 @@ export interface Config {
   linkDomainConcurrency: number;
   /** Page images downloaded as image files per link. */
   linkMaxImages: number;
+  /** AES-256-GCM key (base64, 32 bytes) for cloud drive tokens at rest; null = a key file in the data dir's secrets. */
+  cloudTokenKey: string | null;
+  /** Keys tokens may still be sealed with after a rotation (re-encrypted with the current key at start). */
+  cloudTokenPreviousKeys: string[];
+  /** The exact origin the OAuth callback page posts its message to; null = the callback's own origin. */
+  cloudOauthOpenerOrigin: string | null;
+  /** Lifetime of an OAuth state (seconds): the user must finish consenting within it. */
+  cloudOauthStateTtlSeconds: number;
+  googleDriveClientId: string | null;
+  googleDriveClientSecret: string | null;
+  googleDriveAuthUrl: string;
+  googleDriveTokenUrl: string;
+  googleDriveRevokeUrl: string | null;
+  /** Drive v3 API base (files, about); the upload base is derived unless set. */
+  googleDriveApiUrl: string;
+  googleDriveUploadUrl: string;
+  googleDriveScopes: string;
+  googlePickerAppId: string | null;
+  googlePickerDeveloperKey: string | null;
+  /** Nextcloud server base URL; null = the nextcloud provider is off. */
+  nextcloudUrl: string | null;
+  nextcloudClientId: string | null;
+  nextcloudClientSecret: string | null;
+  /** Defaults derived from nextcloudUrl (Nextcloud's oauth2 app). */
+  nextcloudAuthUrl: string | null;
+  nextcloudTokenUrl: string | null;
+  nextcloudRevokeUrl: string | null;
+  nextcloudScopes: string;
 }
 
 interface Setting<K extends keyof Config> {
@@ -130,6 +158,15 @@ function url(raw: string): string {
   } catch {
     throw new ConfigError(`expected an absolute URL, got "${raw}"`);
   }
+}
+
+/** An AES-256 key in base64 (`openssl rand -base64 32`). */
+function tokenKey(raw: string): string {
+  const key = raw.trim();
+  if (Buffer.from(key, "base64").length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(key)) {
+    throw new ConfigError("expected 32 bytes in base64 (make one with: openssl rand -base64 32)");
+  }
+  return key;
 }
 
 const SETTINGS: { [K in keyof Config]: Setting<K> } = {
@@ -312,6 +349,68 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "linkDomainConcurrency", flag: "link-domain-concurrency", env: "MEDIABOX_LINK_DOMAIN_CONCURRENCY", parse: integer(1, 32), fallback: "2",
   },
   linkMaxImages: { key: "linkMaxImages", flag: "link-max-images", env: "MEDIABOX_LINK_MAX_IMAGES", parse: integer(0, 50), fallback: "10" },
+  cloudTokenKey: { key: "cloudTokenKey", flag: "cloud-token-key", env: "MEDIABOX_CLOUD_TOKEN_KEY", parse: tokenKey, fallback: null, unset: null },
+  cloudTokenPreviousKeys: {
+    key: "cloudTokenPreviousKeys",
+    flag: "cloud-token-previous-keys",
+    env: "MEDIABOX_CLOUD_TOKEN_PREVIOUS_KEYS",
+    parse: (raw) => raw.split(",").map((s) => s.trim()).filter(Boolean).map(tokenKey),
+    fallback: "",
+  },
+  cloudOauthOpenerOrigin: {
+    key: "cloudOauthOpenerOrigin",
+    flag: "cloud-oauth-opener-origin",
+    env: "MEDIABOX_CLOUD_OAUTH_OPENER_ORIGIN",
+    parse: (raw) => {
+      const origin = new URL(url(raw)).origin;
+      if (origin === "null") throw new ConfigError(`expected an http(s) origin, got "${raw}"`);
+      return origin;
+    },
+    fallback: null,
+    unset: null,
+  },
+  cloudOauthStateTtlSeconds: {
+    key: "cloudOauthStateTtlSeconds", flag: "cloud-oauth-state-ttl-seconds", env: "MEDIABOX_CLOUD_OAUTH_STATE_TTL_SECONDS", parse: integer(30, 3600), fallback: "600",
+  },
+  googleDriveClientId: { key: "googleDriveClientId", flag: "google-drive-client-id", env: "MEDIABOX_GOOGLE_DRIVE_CLIENT_ID", parse: text, fallback: null, unset: null },
+  googleDriveClientSecret: {
+    key: "googleDriveClientSecret", flag: "google-drive-client-secret", env: "MEDIABOX_GOOGLE_DRIVE_CLIENT_SECRET", parse: text, fallback: null, unset: null,
+  },
+  googleDriveAuthUrl: {
+    key: "googleDriveAuthUrl", flag: "google-drive-auth-url", env: "MEDIABOX_GOOGLE_DRIVE_AUTH_URL", parse: url, fallback: "https://accounts.google.com/o/oauth2/v2/auth",
+  },
+  googleDriveTokenUrl: {
+    key: "googleDriveTokenUrl", flag: "google-drive-token-url", env: "MEDIABOX_GOOGLE_DRIVE_TOKEN_URL", parse: url, fallback: "https://oauth2.googleapis.com/token",
+  },
+  googleDriveRevokeUrl: {
+    key: "googleDriveRevokeUrl", flag: "google-drive-revoke-url", env: "MEDIABOX_GOOGLE_DRIVE_REVOKE_URL", parse: url, fallback: "https://oauth2.googleapis.com/revoke",
+  },
+  googleDriveApiUrl: {
+    key: "googleDriveApiUrl", flag: "google-drive-api-url", env: "MEDIABOX_GOOGLE_DRIVE_API_URL", parse: url, fallback: "https://www.googleapis.com/drive/v3",
+  },
+  googleDriveUploadUrl: {
+    key: "googleDriveUploadUrl", flag: "google-drive-upload-url", env: "MEDIABOX_GOOGLE_DRIVE_UPLOAD_URL", parse: url, fallback: "https://www.googleapis.com/upload/drive/v3",
+  },
+  googleDriveScopes: {
+    key: "googleDriveScopes",
+    flag: "google-drive-scopes",
+    env: "MEDIABOX_GOOGLE_DRIVE_SCOPES",
+    parse: text,
+    fallback: "openid email profile https://www.googleapis.com/auth/drive",
+  },
+  googlePickerAppId: { key: "googlePickerAppId", flag: "google-picker-app-id", env: "MEDIABOX_GOOGLE_PICKER_APP_ID", parse: text, fallback: null, unset: null },
+  googlePickerDeveloperKey: {
+    key: "googlePickerDeveloperKey", flag: "google-picker-developer-key", env: "MEDIABOX_GOOGLE_PICKER_DEVELOPER_KEY", parse: text, fallback: null, unset: null,
+  },
+  nextcloudUrl: { key: "nextcloudUrl", flag: "nextcloud-url", env: "MEDIABOX_NEXTCLOUD_URL", parse: url, fallback: null, unset: null },
+  nextcloudClientId: { key: "nextcloudClientId", flag: "nextcloud-client-id", env: "MEDIABOX_NEXTCLOUD_CLIENT_ID", parse: text, fallback: null, unset: null },
+  nextcloudClientSecret: {
+    key: "nextcloudClientSecret", flag: "nextcloud-client-secret", env: "MEDIABOX_NEXTCLOUD_CLIENT_SECRET", parse: text, fallback: null, unset: null,
+  },
+  nextcloudAuthUrl: { key: "nextcloudAuthUrl", flag: "nextcloud-auth-url", env: "MEDIABOX_NEXTCLOUD_AUTH_URL", parse: url, fallback: null, unset: null },
+  nextcloudTokenUrl: { key: "nextcloudTokenUrl", flag: "nextcloud-token-url", env: "MEDIABOX_NEXTCLOUD_TOKEN_URL", parse: url, fallback: null, unset: null },
+  nextcloudRevokeUrl: { key: "nextcloudRevokeUrl", flag: "nextcloud-revoke-url", env: "MEDIABOX_NEXTCLOUD_REVOKE_URL", parse: url, fallback: null, unset: null },
+  nextcloudScopes: { key: "nextcloudScopes", flag: "nextcloud-scopes", env: "MEDIABOX_NEXTCLOUD_SCOPES", parse: text, fallback: "" },
 };
 
 export class ConfigError extends Error {}
@@ -347,6 +446,12 @@ export function loadConfig(
   }
   if ((result.visionEndpointUrl === null) !== (result.visionEndpointModel === null)) {
     throw new ConfigError("MEDIABOX_VISION_ENDPOINT_URL and MEDIABOX_VISION_ENDPOINT_MODEL must be set together");
+  }
+  if ((result.googleDriveClientId === null) !== (result.googleDriveClientSecret === null)) {
+    throw new ConfigError("MEDIABOX_GOOGLE_DRIVE_CLIENT_ID and MEDIABOX_GOOGLE_DRIVE_CLIENT_SECRET must be set together");
+  }
+  if (result.nextcloudUrl !== null && (result.nextcloudClientId === null || result.nextcloudClientSecret === null)) {
+    throw new ConfigError("MEDIABOX_NEXTCLOUD_URL needs MEDIABOX_NEXTCLOUD_CLIENT_ID and MEDIABOX_NEXTCLOUD_CLIENT_SECRET");
   }
   return result;
 }

@@ -23,6 +23,7 @@ import type { RateLimiter } from "./ratelimit/limiter.ts";
 import type { VectorIndex } from "./vectors/vector-index.ts";
 import type { VideoEngine } from "./video/video-engine.ts";
 import type { LinkFetcher } from "./links/link-fetcher.ts";
+import type { CloudConnections } from "./cloud/connections.ts";
 
 export interface AppContext {
   config: Config;
@@ -57,4 +58,6 @@ export interface AppContext {
   events: EventHub;
   /** The link crawler's fetch policy and per-domain politeness. */
   links: LinkFetcher;
+  /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */
+  cloud: CloudConnections;
 }

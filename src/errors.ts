@@ -14,6 +14,9 @@ export const ERRORS = {
   SESSION_FINISHED: { status: 400, meaning: "cancel of an upload session that has already finished" },
   WRONG_MEDIA_TYPE: { status: 400, meaning: "the file is not of a media type this endpoint handles (e.g. a document sent to an image endpoint)" },
   INVALID_LINK_URL: { status: 400, meaning: "a link URL that is not an absolute http(s) URL with a host, carries credentials or is longer than 2048 characters (the detail says which)" },
+  OAUTH_STATE_INVALID: { status: 400, meaning: "cloud OAuth callback with a state that is unknown (forged), already used, expired, of another provider, or started by another organization or key" },
+  OAUTH_PROVIDER_ERROR: { status: 400, meaning: "the cloud provider ended the authorization with an error (consent denied) or refused the code exchange (bad code, PKCE verifier mismatch)" },
+  CLOUD_NOT_SUPPORTED: { status: 400, meaning: "the cloud provider lacks what the request needs (a picker for nextcloud, hosted spreadsheets without a connection)" },
   INVALID_DOMAIN: { status: 400, meaning: "review of an extraction domain that is not reviewable" },
   CUSTOM_SCHEMA_INVALID_SCHEMA: { status: 400, meaning: "custom schema too deep or too large, unsupported types or keywords, empty (spec)" },
   CUSTOM_SCHEMA_INVALID_NAME: { status: 400, meaning: "custom schema name blank, over 255 characters or with control characters (spec)" },
@@ -22,6 +25,7 @@ export const ERRORS = {
   CUSTOM_SCHEMA_NAME_EXISTS: { status: 400, meaning: "the organization already has a custom schema of that name (spec; 400 is the spec's status)" },
   // 401, 403
   UNAUTHENTICATED: { status: 401, meaning: "API key missing, malformed, unknown or revoked (with WWW-Authenticate: Bearer)" },
+  PICKER_ENDPOINT_FORBIDDEN: { status: 403, meaning: "picker proxy call to an endpoint outside files, files/{id}, files/{id}/export and about" },
   PERMISSION_DENIED: { status: 403, meaning: "the API key lacks the permission the endpoint needs" },
   // 404
   NOT_FOUND: { status: 404, meaning: "no such route, or no such sub-resource (a document page without digitization)" },
@@ -35,6 +39,12 @@ export const ERRORS = {
   EXTRACTION_NOT_FOUND: { status: 404, meaning: "the file has no extraction of that domain" },
   SNAPSHOT_NOT_READY: { status: 404, meaning: "a link's offline snapshot has not been stored (crawl pending, failed or blocked)" },
   VARIANT_NOT_READY: { status: 404, meaning: "the image variant has not been rendered yet" },
+  CLOUD_PROVIDER_NOT_FOUND: { status: 404, meaning: "no cloud provider of that name (google_drive and nextcloud exist)" },
+  CLOUD_PROVIDER_NOT_CONFIGURED: { status: 404, meaning: "the cloud provider exists but this appliance has no OAuth client for it (see Cloud storage settings)" },
+  CLOUD_CONNECTION_NOT_FOUND: { status: 404, meaning: "cloud connection id not in the organization (or removed)" },
+  CLOUD_JOB_NOT_FOUND: { status: 404, meaning: "cloud import/export job id not in the organization" },
+  CLOUD_FILE_NOT_FOUND: { status: 404, meaning: "the cloud drive has no such file or folder (or the connection cannot see it)" },
+  PICKER_SESSION_NOT_FOUND: { status: 404, meaning: "picker session unknown, expired, of another organization, or its connection was removed" },
   NOT_AVAILABLE: { status: 404, meaning: "the Datasets API (not yet available)" },
   // 409
   PROJECT_NAME_EXISTS: { status: 409, meaning: "project name already used, compared case-insensitively (spec)" },
@@ -50,6 +60,7 @@ export const ERRORS = {
   FILE_BUSY: { status: 409, meaning: "delete while a document's text extraction runs" },
   FILE_NOT_DELETED: { status: 409, meaning: "restore of a file that is not deleted" },
   CRAWL_IN_PROGRESS: { status: 409, meaning: "recrawl of a link whose crawl is pending or running" },
+  CLOUD_CONNECTION_EXPIRED: { status: 409, meaning: "the cloud provider no longer accepts the connection's grant (revoked or expired refresh token): connect again" },
   EMBEDDING_NOT_READY: { status: 409, meaning: "similar images asked before the image's embedding exists" },
   // 410, 413, 415
   UPLOAD_EXPIRED: { status: 410, meaning: "upload intent past its expiry" },
@@ -64,6 +75,9 @@ export const ERRORS = {
   // 429
   RATE_LIMITED: { status: 429, meaning: "a rate limit is exhausted (see Limits; with Retry-After)" },
   UPLOAD_BACKPRESSURE: { status: 429, meaning: "the organization already has its tier's number of concurrent uploads in flight (FREE 10, STARTER 20, PROFESSIONAL 30, ENTERPRISE 50; with Retry-After)" },
+  // 502, 503: the cloud provider
+  CLOUD_PROVIDER_REFUSED: { status: 502, meaning: "the cloud provider refused a request in a way Mediabox cannot fix (the detail quotes it)" },
+  CLOUD_PROVIDER_UNAVAILABLE: { status: 503, meaning: "the cloud provider is unreachable, failing (5xx) or rate limiting (429); with Retry-After" },
   // Never seen by a client, or the last resort
   CLIENT_DISCONNECTED: { status: 499, meaning: "the client closed the connection mid-request; nobody receives the answer, the server logs it (nginx's 499)" },
   INTERNAL_ERROR: { status: 500, meaning: "an unexpected failure; logged, never with a stack trace in the answer" },

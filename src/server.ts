@@ -39,6 +39,9 @@ import { VideoEngine } from "./video/video-engine.ts";
 import { videoPipeline } from "./video/video-pipeline.ts";
 import { LinkFetcher } from "./links/link-fetcher.ts";
 import { linkPipeline } from "./links/link-pipeline.ts";
+import { CloudConnections } from "./cloud/connections.ts";
+import { cloudExportQueue, cloudImportQueue, recoverCloudJobs } from "./cloud/cloud-jobs.ts";
+import { loadTokenKey, TokenVault } from "./cloud/token-vault.ts";
 
 const MAX_REQUEST_BODY_BYTES = 5 * 1024 ** 3 + 1024 ** 2;
 
@@ -99,6 +102,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     vectors: new VectorIndex(db, clock),
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
+    cloud: new CloudConnections(db, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
@@ -110,7 +114,12 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.register(batchIngestQueue(ctx));
   jobs.register(exportExpiryQueue(ctx));
   jobs.register(imageEmbedQueue(ctx));
+  jobs.register(cloudImportQueue(ctx));
+  jobs.register(cloudExportQueue(ctx));
   recoverInterruptedUploads(ctx);
+  recoverCloudJobs(ctx);
+  const resealed = ctx.cloud.resealStaleTokens();
+  if (resealed) log.info("re-encrypted cloud tokens with the current key", { connections: resealed });
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
   let app: ReturnType<typeof createApp>;

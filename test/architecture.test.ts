@@ -33,6 +33,18 @@ test("only src/jobs/ writes the jobs table", async () => {
   expect(await writersOf("jobs", ["jobs/"])).toEqual([]);
 });
 
+test("only cloud/connections.ts writes cloud connections, OAuth states and picker sessions", async () => {
+  for (const table of ["cloud_connections", "cloud_oauth_states", "cloud_picker_sessions"]) {
+    expect(await writersOf(table, ["cloud/connections.ts"])).toEqual([]);
+  }
+});
+
+test("only cloud/cloud-jobs.ts writes cloud jobs and their items", async () => {
+  for (const table of ["cloud_jobs", "cloud_job_items"]) {
+    expect(await writersOf(table, ["cloud/cloud-jobs.ts"])).toEqual([]);
+  }
+});
+
 /** Source files (relative to src/) whose text matches `pattern`, outside `owners` (files or folders). */
 async function filesMatching(pattern: RegExp, owners: string[]): Promise<string[]> {
   const found: string[] = [];

@@ -43,6 +43,25 @@ export interface NewFileRecord {
   description: { status: "pending" | "skipped"; error: string | null; credits: number } | null;
 }
 
+/**
+ * A file announced before its bytes arrive (a cloud import): the client gets its id at once; the
+ * import fills it (`placeholderFilled`) or fails it (`placeholderFailed`). Until then the row has
+ * no blob, no hash, and the media type its name and declared type suggest.
+ */
+export interface NewPlaceholder {
+  id: string;
+  orgId: string;
+  projectId: string;
+  folderId: string | null;
+  filename: string;
+  mediaType: Exclude<MediaType, "link">;
+  contentType: string;
+  size: number;
+  tags: string[];
+  uploadedBy: string | null;
+  sourceUrl: string | null;
+}
+
 /** What probing a video found (video/probe.ts), as the row keeps it. */
 export interface ProbedVideo {
   durationSeconds: number | null;
@@ -215,6 +234,62 @@ export class FileRepository {
         type.mediaType === "video" ? "pending" : null,
         file.description?.status === "pending" ? file.description.credits : 0,
       );
+  }
+
+  /** Records a placeholder: `queued`, without bytes (see NewPlaceholder). */
+  createPlaceholder(file: NewPlaceholder): void {
+    const at = this.now();
+    this.db
+      .query(
+        `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, tags, size_bytes,
+           content_type, uploaded_by, source_url, processing_status)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')`,
+      )
+      .run(file.id, file.orgId, file.projectId, file.folderId, file.mediaType, file.filename, at, at, JSON.stringify(file.tags), file.size,
+        file.contentType, file.uploadedBy, file.sourceUrl);
+  }
+
+  /** True while the file is a placeholder whose bytes have not been stored. */
+  isPlaceholder(id: string): boolean {
+    return this.db.query("SELECT 1 FROM files WHERE id = ? AND blob_key IS NULL AND processing_status = 'queued'").get(id) !== null;
+  }
+
+  /**
+   * The placeholder's bytes are stored: it becomes a file like any upload's, `queued` for its
+   * processing job, with what detection found (the media type may differ from the guess).
+   */
+  placeholderFilled(file: NewFileRecord): void {
+    const { type } = file;
+    this.db
+      .query(
+        `UPDATE files SET media_type = ?, filename = ?, updated_at = ?, title = ?, tags = ?, size_bytes = ?, content_type = ?, format = ?,
+           document_type = ?, sha256 = ?, blob_key = ?, storage_target = ?, auto_describe = ?, content_category = ?, custom_schema_id = ?,
+           processing_status = 'queued', processing_job_id = ?, processing_error = NULL, text_extraction_status = ?, variant_status = ?,
+           description_status = ?, description_error = ?, analysis_status = ?, reserved_credits = ?
+         WHERE id = ? AND blob_key IS NULL`,
+      )
+      .run(
+        type.mediaType, file.filename, this.now(), file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType,
+        file.sha256, file.blobKey, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId, file.processingJobId,
+        type.mediaType === "document" ? "pending" : null,
+        type.mediaType === "image" || type.mediaType === "video" ? "pending" : null,
+        file.description?.status ?? null,
+        file.description?.error ?? null,
+        type.mediaType === "video" ? "pending" : null,
+        file.description?.status === "pending" ? file.description.credits : 0,
+        file.id,
+      );
+  }
+
+  /** The placeholder's bytes will never come (download failed, unsafe file, import cancelled). */
+  placeholderFailed(id: string, why: string): void {
+    const at = this.now();
+    this.db
+      .query(
+        `UPDATE files SET processing_status = 'failed', processing_error = ?, processing_completed_at = ?, last_error_at = ?, updated_at = ?
+         WHERE id = ? AND blob_key IS NULL`,
+      )
+      .run(why, at, at, at, id);
   }
 
   /** Applies a user's metadata edit (values already validated). */

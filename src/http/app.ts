@@ -14,6 +14,7 @@ import { projectRoutes } from "../projects/routes.ts";
 import { customSchemaRoutes } from "../custom-schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
+import { cloudRoutes } from "../cloud/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { requestMetrics } from "./request-metrics.ts";
 import { API_PREFIX, guard } from "./guard.ts";
@@ -34,6 +35,7 @@ export function createApp(ctx: AppContext) {
     .use(jobRoutes(ctx))
     .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))
+    .use(cloudRoutes(ctx))
     .use(datasetRoutes());
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).

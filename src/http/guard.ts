@@ -41,6 +41,9 @@ export function isInfrastructurePath(path: string): boolean {
 
 /** API routes callable without a key (the spec's telemetry endpoint). Paths are below /api/v2. */
 const ANONYMOUS_ROUTES = new Set(["POST /files/log-upload-event"]);
+/** The cloud OAuth popup's landing page: the browser sends no key there; the single-use state names the flow. */
+const ANONYMOUS_PATTERNS = [/^GET \/cloud-storage\/auth\/[^/]+\/callback$/];
+const isAnonymousRoute = (route: string) => ANONYMOUS_ROUTES.has(route) || ANONYMOUS_PATTERNS.some((p) => p.test(route));
 
 /** Browsers cannot set headers on a WebSocket, so the channel endpoint also takes ?access_token=. */
 const WEBSOCKET_PATH = `${API_PREFIX}/ws`;
@@ -76,7 +79,7 @@ export function guard(ctx: AppContext) {
         { "retry-after": String(decision.retryAfter) },
       );
     }
-    if (!principal && !(apiPath !== null && ANONYMOUS_ROUTES.has(`${request.method} ${apiPath}`))) {
+    if (!principal && !(apiPath !== null && isAnonymousRoute(`${request.method} ${apiPath}`))) {
       throw unauthenticated(token);
     }
     const length = Number(request.headers.get("content-length") ?? 0);

@@ -44,14 +44,17 @@ export function sizeLimitViolation(type: DetectedType, size: number): string | n
   return `${type.mediaType} files are limited to ${limit / 1024 ** 2} MB through this endpoint (got ${size} bytes); use the upload-intent flow (POST /files/uploads) for larger files`;
 }
 
-/** Records the file and enqueues its processing job atomically. Must run inside a transaction. */
-export function insertFileRecord(ctx: AppContext, file: NewFile): void {
+/**
+ * Records the file and enqueues its processing job atomically. Must run inside a transaction.
+ * `fill` completes a placeholder created earlier (a cloud import) instead of inserting a row.
+ */
+export function insertFileRecord(ctx: AppContext, file: NewFile, mode: "create" | "fill" = "create"): void {
   const job = ctx.jobs.enqueue({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
   const labels = { method: file.uploadMethod, media_type: type.mediaType };
   ctx.metrics.uploads.inc(labels);
   ctx.metrics.uploadBytes.inc(labels, file.size);
-  ctx.files.create({
+  const record: NewFileRecord = {
     id: file.id,
     orgId: file.orgId,
     projectId: file.placement.projectId,
@@ -73,7 +76,9 @@ export function insertFileRecord(ctx: AppContext, file: NewFile): void {
     customSchemaId: options.customSchemaId,
     compliance: options.compliance,
     description: DESCRIPTION_CREDITS[type.mediaType] ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now(), DESCRIPTION_CREDITS[type.mediaType]!) : null,
-  });
+  };
+  if (mode === "fill") ctx.files.placeholderFilled(record);
+  else ctx.files.create(record);
 }
 
 /** AI-description credits a file reserves at upload: the spec's 2-credit reservation for videos. */
@@ -116,5 +121,30 @@ export async function ingestStagedFile(ctx: AppContext, stagedPath: string | nul
   if (stagedPath) await blobs.importFile(file.blobKey, stagedPath, file.type.mime);
   else if ((await blobs.size(file.blobKey)) === null) throw new Error(`the bytes of ${file.filename} are gone from staging and the store`);
   db.transaction(() => insertFileRecord(ctx, file)).immediate();
+  return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
+}
+
+/**
+ * ingestStagedFile for a placeholder (cloud imports): the same duplicate rule, move into the store
+ * and record-with-job transaction, filling the placeholder's row. With skip_duplicates an
+ * existing file of the same content wins and the placeholder is deleted. Idempotent: a filled
+ * placeholder is left as it is, so an import resumed after a crash can run the item again.
+ */
+export async function ingestIntoPlaceholder(ctx: AppContext, stagedPath: string, file: NewFile): Promise<IngestOutcome> {
+  const { db, blobs, files } = ctx;
+  if (!files.isPlaceholder(file.id)) {
+    await rm(stagedPath, { force: true });
+    return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
+  }
+  if (file.options.skipDuplicates) {
+    const existing = files.findDuplicate(file.orgId, file.sha256);
+    if (existing) {
+      await rm(stagedPath, { force: true });
+      files.softDelete(file.id);
+      return { fileId: existing.id, status: "skipped", skippedExistingId: existing.id, type: file.type };
+    }
+  }
+  await blobs.importFile(file.blobKey, stagedPath, file.type.mime);
+  db.transaction(() => insertFileRecord(ctx, file, "fill")).immediate();
   return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
 }

@@ -21,6 +21,10 @@ export interface JobPayloads {
   "document.embed": FileJobPayload;
   /** Stores the accepted files of a large batch upload. */
   "batch.ingest": { sessionId: string };
+  /** Downloads the files of a cloud import into their placeholders (cloud/cloud-jobs.ts). */
+  "cloud.import": { cloudJobId: string };
+  /** Uploads library files to a cloud drive (cloud/cloud-jobs.ts). */
+  "cloud.export": { cloudJobId: string };
   /** Deletes an export's file once its download link has expired. */
   "export.expire": { key: string };
 }

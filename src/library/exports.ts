@@ -2,14 +2,15 @@
  * Exports of file metadata: the column registry (`GET /files/export/columns`) and the CSV, XLSX
  * and DOCX writers behind `POST /files/export`. The generated file is stored in the blob store,
  * handed out as a signed download URL, and deleted by a scheduled job once that URL has expired
- * (nothing else can reach it).
+ * (nothing else can reach it). `hosted_sheets` writes the spreadsheet to a cloud connection
+ * instead (a Google Sheet, or an .xlsx in Nextcloud) and answers its `spreadsheet_url`.
  */
 import type { Database } from "bun:sqlite";
 import { stringify } from "csv-stringify/sync";
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from "docx";
 import ExcelJS from "exceljs";
 import type { AppContext } from "../context.ts";
-import { badRequest } from "../errors.ts";
+import { ApiError, badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
@@ -103,6 +104,10 @@ export interface ExportRequest {
   include_subfolders?: boolean;
   flatten_tags?: boolean;
   sheet_name?: string | null;
+  /** hosted_sheets: the spreadsheet's name in the drive. */
+  title?: string | null;
+  /** hosted_sheets: the cloud connection to write to. */
+  connection_id?: string | null;
 }
 
 /**
@@ -139,8 +144,8 @@ function selectRows(db: Database, orgId: string, request: ExportRequest): FileRo
 const SHEET_NAME_FORBIDDEN = /[[\]:*?/\\]/;
 
 function checkRequest(request: ExportRequest): ColumnDef[] {
-  if (request.format === "hosted_sheets") {
-    throw badRequest("format: hosted_sheets needs a cloud storage connection, which this appliance does not support yet; use csv, xlsx or docx");
+  if (request.format === "hosted_sheets" && !request.connection_id) {
+    throw badRequest("connection_id: required for the hosted_sheets format (a cloud storage connection to write the spreadsheet to)");
   }
   if (!request.columns.length) throw badRequest("columns: at least one column is required");
   const columns = request.columns.map((c) => {
@@ -191,13 +196,25 @@ const CONTENT_TYPES = {
 
 export async function exportFiles(ctx: AppContext, orgId: string, request: ExportRequest, origin: string) {
   const columns = checkRequest(request);
-  const format = request.format as "csv" | "xlsx" | "docx";
+  // Checked before the rows are read: another organization's connection is 404 at once.
+  const connection = request.format === "hosted_sheets" ? ctx.cloud.connection(orgId, request.connection_id!) : null;
   const rows = selectRows(ctx.db, orgId, request);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
   const options = { flattenTags: request.flatten_tags ?? true };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));
   const sheetName = request.sheet_name?.trim() || "Files";
+  if (connection) {
+    const stamp = new Date(ctx.clock.now()).toISOString().slice(0, 16).replace("T", " ");
+    const title = request.title?.trim() || `Mediabox export ${stamp}`;
+    const [csv, xlsx] = await Promise.all([render("csv", header, body, sheetName), render("xlsx", header, body, sheetName)]);
+    const hosted = await ctx.cloud.call(connection, (access, provider) => {
+      if (!provider.hostSpreadsheet) throw new ApiError("CLOUD_NOT_SUPPORTED", `the ${provider.name} provider cannot host spreadsheets`);
+      return provider.hostSpreadsheet(access, { title, csv, xlsx });
+    });
+    return { download_url: null, spreadsheet_url: hosted.url, record_count: rows.length, format: request.format };
+  }
+  const format = request.format as "csv" | "xlsx" | "docx";
   const bytes = await render(format, header, body, sheetName);
 
   const exportId = crypto.randomUUID();

@@ -113,14 +113,17 @@ export function libraryRoutes(ctx: AppContext) {
         connection_id: t.Optional(Nullable(t.String())),
       }),
       response: {
-        200: t.Object({ download_url: t.String(), spreadsheet_url: Nullable(t.String()), record_count: t.Integer(), format: t.String() }),
+        200: t.Object({ download_url: Nullable(t.String()), spreadsheet_url: Nullable(t.String()), record_count: t.Integer(), format: t.String() }),
         400: ErrorBody,
         404: ErrorBody,
+        409: ErrorBody,
+        502: ErrorBody,
+        503: ErrorBody,
         ...AUTH_ERRORS,
       },
       detail: {
         summary: "Export file metadata as CSV, XLSX or DOCX (download_url is a signed link valid 1 hour)",
-        description: "Selection: file_ids, else folder_id (with include_subfolders), else every file. hosted_sheets answers 400 until cloud storage exists.",
+        description: "Selection: file_ids, else folder_id (with include_subfolders), else every file. hosted_sheets writes the spreadsheet to connection_id's drive (named by title) and answers spreadsheet_url, with download_url null.",
       },
     })
     .post("/files/batch-delete", ({ principal, body }) => batchDeleteFiles(ctx, principal.orgId, body.file_ids), {

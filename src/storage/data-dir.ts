@@ -32,6 +32,8 @@ export class DataDir {
   readonly secrets: string;
   /** The signing secret of local presigned URLs (storage/local-credentials.ts). */
   readonly localS3Secret: string;
+  /** The key cloud drive tokens are encrypted with, unless a setting gives one (cloud/token-vault.ts). */
+  readonly cloudTokenKey: string;
   /**
    * Request bodies being received (streaming and batch uploads), one directory per request or
    * batch session; what no session row claims is swept at start. On the blobs' volume, so a
@@ -48,6 +50,7 @@ export class DataDir {
     this.blobs = { objects: join(blobs, "objects"), multipart: join(blobs, "multipart"), tmp: join(blobs, "tmp") };
     this.secrets = join(root, "secrets");
     this.localS3Secret = join(this.secrets, "local-s3.json");
+    this.cloudTokenKey = join(this.secrets, "cloud-token.key");
     this.staging = join(root, "staging");
     this.scratch = join(root, "tmp");
   }

@@ -1,0 +1,628 @@
+/**
+ * Cloud import and export jobs, and the cloud job resource. An import creates its placeholder
+ * files at once (their ids are the response's `image_ids`), then the durable `cloud.import` job
+ * downloads each file into staging and hands it to the normal ingest path (type detection,
+ * refusal of unsafe files, duplicates, pipelines), item by item with per-file progress. An
+ * export uploads the originals of library files into an existing or new cloud folder. Both
+ * retry provider 429/5xx with exponential backoff (honouring Retry-After), end `partial` when
+ * some files failed, stop on cancel, and resume after a crash: finished items are never redone.
+ * This module is the only writer of `cloud_jobs` and `cloud_job_items`.
+ */
+import { createHash } from "node:crypto";
+import { createWriteStream, mkdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Principal } from "../auth/api-keys.ts";
+import { isoAt } from "../clock.ts";
+import type { AppContext } from "../context.ts";
+import { ApiError, badRequest, errorMessage } from "../errors.ts";
+import { originalBlobKey } from "../files/blob-keys.ts";
+import { detectType, mediaTypeFromHints } from "../ingest/detect.ts";
+import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
+import { parseTags, resolvePlacement, type UploadOptions } from "../ingest/options.ts";
+import type { QueueDefinition } from "../jobs/runner.ts";
+import { readObject } from "../storage/blob-store.ts";
+import { TIER_LIMITS } from "../tenancy/tiers.ts";
+import { apiErrorOf, type ConnectionRow } from "./connections.ts";
+import { ProviderError } from "./provider.ts";
+
+export const CLOUD_JOB_STATUSES = ["pending", "in_progress", "completed", "partial", "failed", "cancelled"] as const;
+export type CloudJobStatus = (typeof CLOUD_JOB_STATUSES)[number];
+const TERMINAL: ReadonlySet<CloudJobStatus> = new Set(["completed", "partial", "failed", "cancelled"]);
+
+/** Files per import or export request when the tier has no batch limit (CUSTOM). */
+export const MAX_CLOUD_FILES = 1000;
+/** Exports of this many files or fewer run before the response, which then carries cloud_file_ids. */
+export const INLINE_EXPORT_MAX = 5;
+/** Tries per file on provider 429/5xx before the file fails. */
+export const ITEM_ATTEMPTS = 4;
+const BACKOFF_BASE_MS = 500;
+const BACKOFF_MAX_MS = 60_000;
+/** Bytes of a download kept for type detection (detect.ts reads at most this much). */
+const HEAD_BYTES = 64 * 1024;
+/** The single-shot ceiling of the upload-intent flow; nothing larger is downloaded. */
+const MAX_IMPORT_BYTES = 5 * 1024 ** 3;
+
+interface CloudJobRow {
+  id: string;
+  org_id: string;
+  connection_id: string;
+  provider: string;
+  type: "import" | "export";
+  status: CloudJobStatus;
+  total_files: number;
+  error: string | null;
+  options: string;
+  runner_job_id: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  completed_at: string | null;
+}
+
+interface ItemRow {
+  job_id: string;
+  item_index: number;
+  cloud_file_id: string | null;
+  name: string;
+  mime_type: string | null;
+  size_bytes: number | null;
+  file_id: string;
+  status: "pending" | "completed" | "failed" | "skipped";
+  error: string | null;
+  existing_file_id: string | null;
+  attempts: number;
+  finished_at: string | null;
+}
+
+interface ImportOptions {
+  options: UploadOptions;
+  placement: { projectId: string; folderId: string | null };
+  providerMetadata: Record<string, unknown> | null;
+}
+
+interface ExportOptions {
+  folderId: string | null;
+  folderName: string | null;
+  /** The folder made for folder_name, recorded before any upload so a resumed job reuses it. */
+  createdFolderId: string | null;
+}
+
+export interface ImportRequest {
+  connection_id: string;
+  files: { id: string; name: string; mime_type?: string | null | undefined; size_bytes?: number | null | undefined }[];
+  auto_describe?: boolean | undefined;
+  tags?: string[] | undefined;
+  folder_id?: string | null | undefined;
+  provider_metadata?: Record<string, unknown> | null | undefined;
+  skip_duplicates?: boolean | undefined;
+}
+
+export interface ExportRequest {
+  connection_id: string;
+  image_ids: string[];
+  folder_id?: string | null | undefined;
+  folder_name?: string | null | undefined;
+}
+
+function checkCount(principal: Principal, count: number, field: string): void {
+  const max = TIER_LIMITS[principal.tier].batchFiles ?? MAX_CLOUD_FILES;
+  if (count < 1) throw badRequest(`${field}: at least one file is required`);
+  if (count > max) throw new ApiError("BATCH_TOO_LARGE", `${field}: at most ${max} files per request on the ${principal.tier} tier (got ${count})`);
+}
+
+// ---- the resource -----------------------------------------------------------------------------
+
+function jobRow(ctx: AppContext, orgId: string, id: string): CloudJobRow {
+  const row = ctx.db.query<CloudJobRow, [string, string]>("SELECT * FROM cloud_jobs WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
+  if (!row) throw new ApiError("CLOUD_JOB_NOT_FOUND", `cloud job ${id} not found`);
+  return row;
+}
+
+function items(ctx: AppContext, jobId: string): ItemRow[] {
+  return ctx.db.query<ItemRow, [string]>("SELECT * FROM cloud_job_items WHERE job_id = ? ORDER BY item_index").all(jobId);
+}
+
+/** The cloud job resource (spec), with per-file detail and, for exports, the cloud ids written. */
+export function cloudJobView(ctx: AppContext, orgId: string, id: string) {
+  const row = jobRow(ctx, orgId, id);
+  const list = items(ctx, row.id);
+  const count = (status: ItemRow["status"]) => list.filter((i) => i.status === status).length;
+  return {
+    job_id: row.id,
+    type: row.type,
+    status: row.status,
+    connection_id: row.connection_id,
+    provider: row.provider,
+    total_files: row.total_files,
+    completed_files: count("completed"),
+    failed_files: count("failed"),
+    skipped_files: count("skipped"),
+    progress_percentage: row.total_files ? Math.round(((row.total_files - count("pending")) / row.total_files) * 1000) / 10 : 100,
+    error: row.error,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    completed_at: row.completed_at,
+    cloud_file_ids: row.type === "export" ? list.map((i) => (i.status === "completed" ? i.cloud_file_id : null)) : [],
+    files: list.map((i) => ({
+      index: i.item_index,
+      name: i.name,
+      cloud_file_id: i.cloud_file_id,
+      image_id: i.status === "skipped" && i.existing_file_id ? i.existing_file_id : i.file_id,
+      status: i.status,
+      error: i.error,
+      attempts: i.attempts,
+    })),
+  };
+}
+
+// ---- creating jobs ----------------------------------------------------------------------------
+
+export function createImport(ctx: AppContext, principal: Principal, request: ImportRequest) {
+  const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
+  ctx.cloud.provider(connection.provider);
+  checkCount(principal, request.files.length, "files");
+  const options: UploadOptions = {
+    title: null,
+    tags: parseTags(request.tags ?? []),
+    // auto_describe is deprecated (spec): descriptions are always generated.
+    autoDescribe: true,
+    skipDuplicates: request.skip_duplicates ?? false,
+    storageTarget: "default",
+    folderId: request.folder_id?.toLowerCase() ?? null,
+    projectId: null,
+    contentCategory: "general",
+    customSchemaId: null,
+    compliance: null,
+  };
+  const placement = resolvePlacement(ctx.db, principal.orgId, options);
+  const stored: ImportOptions = { options, placement, providerMetadata: request.provider_metadata ?? null };
+  const jobId = crypto.randomUUID();
+  const now = isoAt(ctx.clock.now());
+  const imageIds = request.files.map(() => crypto.randomUUID());
+  ctx.db.transaction(() => {
+    ctx.db
+      .query(
+        `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'import', 'pending', ?, ?, ?, ?, ?)`,
+      )
+      .run(jobId, principal.orgId, connection.id, connection.provider, request.files.length, JSON.stringify(stored), principal.keyId, now, now);
+    const insert = ctx.db.query(
+      `INSERT INTO cloud_job_items (job_id, item_index, cloud_file_id, name, mime_type, size_bytes, file_id, status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`,
+    );
+    request.files.forEach((file, index) => {
+      const name = file.name.trim() || file.id;
+      const mime = file.mime_type ?? "application/octet-stream";
+      insert.run(jobId, index, file.id, name, file.mime_type ?? null, file.size_bytes ?? null, imageIds[index]!);
+      ctx.files.createPlaceholder({
+        id: imageIds[index]!,
+        orgId: principal.orgId,
+        projectId: placement.projectId,
+        folderId: placement.folderId,
+        filename: name,
+        // A guess until detection reads the bytes; a document when nothing hints otherwise.
+        mediaType: mediaTypeFromHints(mime, name) ?? "document",
+        contentType: mime,
+        size: file.size_bytes ?? 0,
+        tags: options.tags,
+        uploadedBy: principal.keyId,
+        sourceUrl: null,
+      });
+    });
+    const runner = ctx.jobs.enqueue({ queue: "cloud.import", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
+    setRunner(ctx, jobId, runner.id);
+  }).immediate();
+  return {
+    image_ids: imageIds,
+    job_id: jobId,
+    status: "pending" as CloudJobStatus,
+    total_files: request.files.length,
+    is_async: true as const,
+    message: `importing ${request.files.length} file(s) from ${connection.provider}; follow GET /cloud-storage/jobs/${jobId}`,
+  };
+}
+
+export async function createExport(ctx: AppContext, principal: Principal, request: ExportRequest) {
+  const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
+  ctx.cloud.provider(connection.provider);
+  const ids = [...new Set(request.image_ids.map((id) => id.toLowerCase()))];
+  checkCount(principal, ids.length, "image_ids");
+  const files = ids.map((id) => {
+    const row = ctx.files.ofOrg(principal.orgId, id);
+    if (!row || row.deleted_at) throw new ApiError("FILE_NOT_FOUND", `file ${id} not found`);
+    if (!row.blob_key) throw badRequest(`image_ids: file ${id} has no original to export (its bytes have not arrived, or it is a link)`);
+    return row;
+  });
+  const folderName = request.folder_name?.trim() || null;
+  const stored: ExportOptions = { folderId: request.folder_id ?? null, folderName, createdFolderId: null };
+  const jobId = crypto.randomUUID();
+  const now = isoAt(ctx.clock.now());
+  const inline = files.length <= INLINE_EXPORT_MAX;
+  ctx.db.transaction(() => {
+    ctx.db
+      .query(
+        `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
+         VALUES (?, ?, ?, ?, 'export', 'pending', ?, ?, ?, ?, ?)`,
+      )
+      .run(jobId, principal.orgId, connection.id, connection.provider, files.length, JSON.stringify(stored), principal.keyId, now, now);
+    const insert = ctx.db.query(
+      "INSERT INTO cloud_job_items (job_id, item_index, name, mime_type, size_bytes, file_id, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
+    );
+    files.forEach((f, index) => insert.run(jobId, index, f.filename, f.content_type, f.size_bytes, f.id));
+    if (!inline) {
+      const runner = ctx.jobs.enqueue({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
+      setRunner(ctx, jobId, runner.id);
+    }
+  }).immediate();
+  // A small export runs now, so the response can carry the cloud ids; a crash meanwhile is
+  // recovered at the next start (recoverCloudJobs) like any unfinished job. A provider that is
+  // down or rate limiting hands the rest to the durable job, which retries with backoff.
+  let ranInline = inline;
+  if (inline) {
+    try {
+      await runExport(ctx, jobId);
+    } catch (err) {
+      ctx.log.warn("inline cloud export interrupted; the job continues in the background", { job_id: jobId, error: errorMessage(err) });
+      const runner = ctx.jobs.enqueue({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10, runAt: ctx.clock.now() + 2_000 });
+      setRunner(ctx, jobId, runner.id);
+      ranInline = false;
+    }
+  }
+  const view = cloudJobView(ctx, principal.orgId, jobId);
+  return {
+    cloud_file_ids: view.cloud_file_ids.filter((id): id is string => id !== null),
+    job_id: jobId,
+    job_status: view.status,
+    is_async: !ranInline,
+    message: ranInline
+      ? `exported ${view.completed_files} of ${files.length} file(s) to ${connection.provider}${view.failed_files ? `; ${view.failed_files} failed (see GET /cloud-storage/jobs/${jobId})` : ""}`
+      : `exporting ${files.length} file(s) to ${connection.provider}; follow GET /cloud-storage/jobs/${jobId}`,
+  };
+}
+
+function setRunner(ctx: AppContext, jobId: string, runnerJobId: string): void {
+  ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runnerJobId, jobId);
+}
+
+// ---- cancellation -------------------------------------------------------------------------------
+
+/** Files not yet transferred become skipped (import placeholders fail) and the job cancelled. */
+function markCancelled(ctx: AppContext, row: CloudJobRow): void {
+  const now = isoAt(ctx.clock.now());
+  ctx.db.transaction(() => {
+    if (row.type === "import") {
+      for (const item of items(ctx, row.id)) if (item.status === "pending") ctx.files.placeholderFailed(item.file_id, "the cloud import was cancelled before this file was downloaded");
+    }
+    ctx.db.query("UPDATE cloud_job_items SET status = 'skipped', error = 'cancelled', finished_at = ? WHERE job_id = ? AND status = 'pending'").run(now, row.id);
+    ctx.db
+      .query("UPDATE cloud_jobs SET status = 'cancelled', error = 'cancelled by request', completed_at = ?, updated_at = ? WHERE id = ? AND status IN ('pending','in_progress')")
+      .run(now, now, row.id);
+  }).immediate();
+}
+
+/** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
+export function cancelCloudJob(ctx: AppContext, orgId: string, id: string) {
+  const row = jobRow(ctx, orgId, id);
+  if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
+  markCancelled(ctx, row);
+  if (row.runner_job_id) {
+    try {
+      ctx.jobs.cancel(orgId, row.runner_job_id);
+    } catch (err) {
+      // Already finished: the job saw nothing left to do.
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
+  return cloudJobView(ctx, orgId, row.id);
+}
+
+// ---- running jobs -------------------------------------------------------------------------------
+
+function setStatus(ctx: AppContext, id: string, status: CloudJobStatus, error: string | null = null): void {
+  const now = isoAt(ctx.clock.now());
+  ctx.db
+    .query(
+      `UPDATE cloud_jobs SET status = ?, error = coalesce(?, error), updated_at = ?, completed_at = CASE WHEN ? THEN ? ELSE completed_at END
+       WHERE id = ? AND status NOT IN ('completed','partial','failed','cancelled')`,
+    )
+    .run(status, error, now, TERMINAL.has(status) ? 1 : 0, now, id);
+}
+
+function finishItem(ctx: AppContext, item: ItemRow, outcome: { status: ItemRow["status"]; error?: string | null; cloudFileId?: string | null; existingFileId?: string | null }): void {
+  const now = isoAt(ctx.clock.now());
+  ctx.db.transaction(() => {
+    ctx.db
+      .query(
+        `UPDATE cloud_job_items SET status = ?, error = ?, cloud_file_id = coalesce(?, cloud_file_id), existing_file_id = ?, finished_at = ?
+         WHERE job_id = ? AND item_index = ? AND status = 'pending'`,
+      )
+      .run(outcome.status, outcome.error ?? null, outcome.cloudFileId ?? null, outcome.existingFileId ?? null, now, item.job_id, item.item_index);
+    ctx.db.query("UPDATE cloud_jobs SET updated_at = ? WHERE id = ?").run(now, item.job_id);
+  }).immediate();
+}
+
+/** Counts one more try of the item; returns the tries so far (kept across restarts). */
+function countAttempt(ctx: AppContext, item: ItemRow): number {
+  return ctx.db
+    .query<{ attempts: number }, [string, number]>("UPDATE cloud_job_items SET attempts = attempts + 1 WHERE job_id = ? AND item_index = ? RETURNING attempts")
+    .get(item.job_id, item.item_index)!.attempts;
+}
+
+/** Ends the job by its items: completed, partial, failed (nothing transferred) or left cancelled. */
+function settle(ctx: AppContext, id: string): void {
+  const list = items(ctx, id);
+  if (list.some((i) => i.status === "pending")) return;
+  const ok = list.filter((i) => i.status === "completed" || (i.status === "skipped" && i.existing_file_id)).length;
+  const failed = list.filter((i) => i.status === "failed");
+  const status: CloudJobStatus = failed.length === 0 ? "completed" : ok === 0 ? "failed" : "partial";
+  setStatus(ctx, id, status, failed.length ? `${failed.length} of ${list.length} file(s) failed; first: ${failed[0]!.error}` : null);
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener("abort", () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    }, { once: true });
+  });
+
+/**
+ * Runs one item's transfer with retries: provider 429/5xx (and network failures) are tried up to
+ * ITEM_ATTEMPTS times with exponential backoff, or after the provider's Retry-After. Each try is
+ * counted in the item's row, so a resumed job continues the count.
+ */
+async function withRetries<T>(ctx: AppContext, item: ItemRow, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  for (;;) {
+    const attempts = countAttempt(ctx, item);
+    try {
+      return await work();
+    } catch (err) {
+      if (!(err instanceof ProviderError) || !err.retryable || attempts >= ITEM_ATTEMPTS) throw err;
+      const backoff = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (attempts - 1));
+      const wait = err.retryAfterSeconds !== null ? Math.min(BACKOFF_MAX_MS, err.retryAfterSeconds * 1000) : backoff;
+      ctx.log.info("cloud transfer will be retried", { job_id: item.job_id, item: item.item_index, attempt: attempts, wait_ms: wait, error: err.message });
+      await sleep(wait, signal);
+    }
+  }
+}
+
+function isCancelled(ctx: AppContext, id: string): boolean {
+  return ctx.db.query<{ status: string }, [string]>("SELECT status FROM cloud_jobs WHERE id = ?").get(id)?.status === "cancelled";
+}
+
+function liveConnection(ctx: AppContext, job: CloudJobRow): ConnectionRow | null {
+  try {
+    return ctx.cloud.connection(job.org_id, job.connection_id);
+  } catch {
+    return null;
+  }
+}
+
+/** Fails every pending item with one reason (the connection is gone or its grant was revoked). */
+function failRest(ctx: AppContext, job: CloudJobRow, why: string): void {
+  for (const item of items(ctx, job.id)) {
+    if (item.status !== "pending") continue;
+    if (job.type === "import") ctx.files.placeholderFailed(item.file_id, why);
+    finishItem(ctx, item, { status: "failed", error: why });
+  }
+}
+
+/** Streams a download to a staging file, hashing it and keeping its head for detection. */
+async function stage(body: ReadableStream<Uint8Array>, path: string): Promise<{ size: number; sha256: string; head: Uint8Array }> {
+  const hash = createHash("sha256");
+  const out = createWriteStream(path);
+  const head: Uint8Array[] = [];
+  let headSize = 0;
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      size += chunk.byteLength;
+      if (size > MAX_IMPORT_BYTES) throw new Error(`the file is larger than ${MAX_IMPORT_BYTES} bytes`);
+      hash.update(chunk);
+      if (headSize < HEAD_BYTES) {
+        head.push(chunk.subarray(0, HEAD_BYTES - headSize));
+        headSize += Math.min(chunk.byteLength, HEAD_BYTES - headSize);
+      }
+      if (!out.write(chunk)) await new Promise((resolve) => out.once("drain", resolve));
+    }
+  } finally {
+    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+  }
+  return { size, sha256: hash.digest("hex"), head: Buffer.concat(head) };
+}
+
+async function importItem(ctx: AppContext, job: CloudJobRow, connection: ConnectionRow, stored: ImportOptions, item: ItemRow, stagingDir: string, signal?: AbortSignal): Promise<void> {
+  const path = join(stagingDir, String(item.item_index));
+  let filename = item.name;
+  const staged = await withRetries(ctx, item, async () => {
+    const download = await ctx.cloud.withAccess(connection, (access, provider) => provider.download(access, { id: item.cloud_file_id!, mimeType: item.mime_type }, signal));
+    if (download.filenameSuffix && !filename.toLowerCase().endsWith(download.filenameSuffix)) filename += download.filenameSuffix;
+    try {
+      return await stage(download.body, path);
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      // The connection broke mid-body: as retryable as a 5xx.
+      throw err instanceof ProviderError ? err : new ProviderError("unavailable", `the download of ${item.name} broke off: ${errorMessage(err)}`);
+    }
+  }, signal);
+  const detection = await detectType(staged.head, filename, path);
+  const tooLarge = detection.ok ? sizeLimitViolation(detection.type, staged.size) : null;
+  if (!detection.ok || tooLarge) {
+    rmSync(path, { force: true });
+    const why = detection.ok ? tooLarge! : `unsupported or unsafe file: ${detection.reason}`;
+    ctx.files.placeholderFailed(item.file_id, why);
+    finishItem(ctx, item, { status: "failed", error: why });
+    return;
+  }
+  const outcome = await ingestIntoPlaceholder(ctx, path, {
+    id: item.file_id,
+    orgId: job.org_id,
+    filename,
+    size: staged.size,
+    sha256: staged.sha256,
+    type: detection.type,
+    blobKey: originalBlobKey(job.org_id, item.file_id),
+    uploadMethod: "streaming",
+    sessionId: null,
+    uploadedBy: job.created_by,
+    options: stored.options,
+    placement: stored.placement,
+  });
+  finishItem(ctx, item, outcome.status === "skipped" ? { status: "skipped", existingFileId: outcome.skippedExistingId } : { status: "completed" });
+}
+
+async function runImport(ctx: AppContext, jobId: string, signal?: AbortSignal): Promise<void> {
+  const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
+  if (!job || TERMINAL.has(job.status)) return;
+  setStatus(ctx, job.id, "in_progress");
+  const stored = JSON.parse(job.options) as ImportOptions;
+  const stagingDir = join(ctx.dataDir.staging, `cloud-${job.id}`);
+  mkdirSync(stagingDir, { recursive: true });
+  try {
+    for (const item of items(ctx, job.id)) {
+      if (item.status !== "pending") continue;
+      if (signal?.aborted) throw signal.reason;
+      if (isCancelled(ctx, job.id)) return;
+      const connection = liveConnection(ctx, job);
+      if (!connection) {
+        failRest(ctx, job, "the cloud connection was removed");
+        break;
+      }
+      try {
+        await importItem(ctx, job, connection, stored, item, stagingDir, signal);
+      } catch (err) {
+        if (signal?.aborted) throw err;
+        const why = errorMessage(apiErrorOf(err));
+        ctx.log.warn("cloud import item failed", { job_id: job.id, item: item.item_index, error: why });
+        ctx.files.placeholderFailed(item.file_id, why);
+        finishItem(ctx, item, { status: "failed", error: why });
+        if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) {
+          failRest(ctx, job, why);
+          break;
+        }
+      }
+    }
+    settle(ctx, job.id);
+  } finally {
+    if (!signal?.aborted) rmSync(stagingDir, { recursive: true, force: true });
+  }
+}
+
+async function runExport(ctx: AppContext, jobId: string, signal?: AbortSignal): Promise<void> {
+  const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
+  if (!job || TERMINAL.has(job.status)) return;
+  setStatus(ctx, job.id, "in_progress");
+  const stored = JSON.parse(job.options) as ExportOptions;
+  const connection = liveConnection(ctx, job);
+  if (!connection) {
+    failRest(ctx, job, "the cloud connection was removed");
+    settle(ctx, job.id);
+    return;
+  }
+  let folderId = stored.createdFolderId ?? stored.folderId;
+  if (stored.folderName && !stored.createdFolderId) {
+    try {
+      const folder = await ctx.cloud.withAccess(connection, (access, provider) => provider.createFolder(access, { parentId: stored.folderId, name: stored.folderName! }));
+      folderId = folder.id;
+      ctx.db.query("UPDATE cloud_jobs SET options = ? WHERE id = ?").run(JSON.stringify({ ...stored, createdFolderId: folder.id }), job.id);
+    } catch (err) {
+      if (err instanceof ProviderError && err.retryable) throw err;
+      const why = `the folder ${stored.folderName} could not be created: ${errorMessage(apiErrorOf(err))}`;
+      failRest(ctx, job, why);
+      settle(ctx, job.id);
+      return;
+    }
+  }
+  for (const item of items(ctx, job.id)) {
+    if (item.status !== "pending") continue;
+    if (signal?.aborted) throw signal.reason;
+    if (isCancelled(ctx, job.id)) return;
+    try {
+      const file = ctx.files.byId(item.file_id);
+      const bytes = file?.blob_key && !file.deleted_at ? await readObject(ctx.blobs, file.blob_key) : null;
+      if (!file || !bytes) throw new Error("the file was deleted before it was exported");
+      const uploaded = await withRetries(ctx, item, () =>
+        ctx.cloud.withAccess(connection, (access, provider) => provider.upload(access, { folderId, name: file.filename, mimeType: file.content_type, body: bytes })), signal);
+      finishItem(ctx, item, { status: "completed", cloudFileId: uploaded.id });
+    } catch (err) {
+      if (signal?.aborted) throw err;
+      const why = errorMessage(apiErrorOf(err));
+      ctx.log.warn("cloud export item failed", { job_id: job.id, item: item.item_index, error: why });
+      finishItem(ctx, item, { status: "failed", error: why });
+      if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) {
+        failRest(ctx, job, why);
+        break;
+      }
+    }
+  }
+  settle(ctx, job.id);
+}
+
+/**
+ * What a runner job's end means for its cloud job: cancelled through the generic job route, the
+ * cloud job is cancelled too; failed for good, it fails rather than stay in progress forever.
+ * A shutdown or lost lease changes nothing (the job resumes).
+ */
+function runnerJobEnded(ctx: AppContext, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): void {
+  const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
+  if (!job) return;
+  if (runner.signal.aborted) {
+    if (errorMessage(runner.signal.reason) === "job cancelled") markCancelled(ctx, job);
+    return;
+  }
+  if (runner.attempt < runner.maxAttempts) return;
+  failRest(ctx, job, errorMessage(err));
+  setStatus(ctx, jobId, "failed", errorMessage(err));
+}
+
+export function cloudImportQueue(ctx: AppContext): QueueDefinition<"cloud.import"> {
+  return {
+    name: "cloud.import",
+    concurrency: 1,
+    backoffMs: 2_000,
+    maxBackoffMs: 120_000,
+    async handler(job) {
+      try {
+        await runImport(ctx, job.payload.cloudJobId, job.signal);
+      } catch (err) {
+        runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
+        throw err;
+      }
+      return [{ cloud_job_id: job.payload.cloudJobId }];
+    },
+  };
+}
+
+export function cloudExportQueue(ctx: AppContext): QueueDefinition<"cloud.export"> {
+  return {
+    name: "cloud.export",
+    concurrency: 1,
+    backoffMs: 2_000,
+    maxBackoffMs: 120_000,
+    async handler(job) {
+      try {
+        await runExport(ctx, job.payload.cloudJobId, job.signal);
+      } catch (err) {
+        runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
+        throw err;
+      }
+      return [{ cloud_job_id: job.payload.cloudJobId }];
+    },
+  };
+}
+
+/**
+ * At start: unfinished cloud jobs get their runner job back if it is gone (an inline export cut
+ * off by a crash, a runner job pruned). Jobs whose runner job is still pending or running are
+ * left to it (the dedupe key makes a second enqueue return the same job).
+ */
+export function recoverCloudJobs(ctx: AppContext): void {
+  const open = ctx.db.query<CloudJobRow, []>("SELECT * FROM cloud_jobs WHERE status IN ('pending','in_progress')").all();
+  for (const job of open) {
+    const queue = job.type === "import" ? "cloud.import" : "cloud.export";
+    const runner = ctx.jobs.enqueue({ queue, orgId: job.org_id, payload: { cloudJobId: job.id }, dedupeKey: `cloud:${job.id}`, maxAttempts: 10 });
+    if (runner.id !== job.runner_job_id) setRunner(ctx, job.id, runner.id);
+  }
+}

@@ -19,9 +19,19 @@ export const ERRORS = {
   CUSTOM_SCHEMA_INVALID_DESCRIPTION: { status: 400, meaning: "custom schema description over 1000 characters (spec)" },
   CUSTOM_SCHEMA_INVALID_PROMPT_HINT: { status: 400, meaning: "custom schema prompt_hint over 2000 characters (spec)" },
   CUSTOM_SCHEMA_NAME_EXISTS: { status: 400, meaning: "the organization already has a custom schema of that name (spec; 400 is the spec's status)" },
+  PASSWORD_REJECTED: { status: 400, meaning: "a new password shorter than 10 or longer than 256 characters, among the commonly used and breached ones, or made of the email address" },
+  TOKEN_INVALID: { status: 400, meaning: "a mailed token (verification, password reset, invitation) that is unknown, already used or expired" },
   // 401, 403
-  UNAUTHENTICATED: { status: 401, meaning: "API key missing, malformed, unknown or revoked (with WWW-Authenticate: Bearer)" },
-  PERMISSION_DENIED: { status: 403, meaning: "the API key lacks the permission the endpoint needs" },
+  UNAUTHENTICATED: { status: 401, meaning: "API key missing, malformed, unknown or revoked (with WWW-Authenticate: Bearer), or a session cookie missing, expired or signed out" },
+  INVALID_CREDENTIALS: { status: 401, meaning: "sign-in with an email and password that do not match an active account (the same answer whichever is wrong)" },
+  WEBHOOK_SIGNATURE_INVALID: { status: 401, meaning: "a payment webhook without a valid signature for its timestamp and body, or signed outside the tolerance window" },
+  PERMISSION_DENIED: { status: 403, meaning: "the API key or the session's role lacks the permission the endpoint needs" },
+  CSRF_FAILED: { status: 403, meaning: "a cookie-authenticated write without the session's X-CSRF-Token header, or a sign-in request from another site's Origin" },
+  SESSION_REQUIRED: { status: 403, meaning: "an account endpoint called with an API key: only a dashboard session may manage users, sessions and keys" },
+  EMAIL_NOT_VERIFIED: { status: 403, meaning: "sign-in with the right password to an account whose email address is not verified yet" },
+  REGISTRATION_CLOSED: { status: 403, meaning: "self-registration is off (MEDIABOX_ALLOW_REGISTRATION); accounts come from an admin or an invitation" },
+  API_KEYS_NOT_IN_TIER: { status: 403, meaning: "API key creation for a FREE organization (the spec's FREE tier has no API key access)" },
+  IDENTITY_NOT_LINKED: { status: 403, meaning: "sign-in through the identity provider with an identity no user has linked" },
   // 404
   NOT_FOUND: { status: 404, meaning: "no such route, or no such sub-resource (a document page without digitization)" },
   PROJECT_NOT_FOUND: { status: 404, meaning: "project id not in the organization (spec)" },
@@ -34,6 +44,10 @@ export const ERRORS = {
   EXTRACTION_NOT_FOUND: { status: 404, meaning: "the file has no extraction of that domain" },
   VARIANT_NOT_READY: { status: 404, meaning: "the image variant has not been rendered yet" },
   NOT_AVAILABLE: { status: 404, meaning: "the Datasets API (not yet available)" },
+  ORGANIZATION_NOT_FOUND: { status: 404, meaning: "organization id the signed-in user is not a member of" },
+  USER_NOT_FOUND: { status: 404, meaning: "user id not a member of the organization" },
+  API_KEY_NOT_FOUND: { status: 404, meaning: "API key id not in the organization" },
+  OIDC_NOT_CONFIGURED: { status: 404, meaning: "sign-in through an identity provider (or POST /auth/session/google) when none is configured, or another provider's name" },
   // 409
   PROJECT_NAME_EXISTS: { status: 409, meaning: "project name already used, compared case-insensitively (spec)" },
   PROJECT_LIMIT_REACHED: { status: 409, meaning: "the organization already has 50 projects (spec)" },
@@ -48,6 +62,9 @@ export const ERRORS = {
   FILE_BUSY: { status: 409, meaning: "delete while a document's text extraction runs" },
   FILE_NOT_DELETED: { status: 409, meaning: "restore of a file that is not deleted" },
   EMBEDDING_NOT_READY: { status: 409, meaning: "similar images asked before the image's embedding exists" },
+  IDENTITY_ALREADY_LINKED: { status: 409, meaning: "linking an identity another user has linked, or a second identity of the same provider" },
+  LAST_SIGN_IN_METHOD: { status: 409, meaning: "unlinking the identity of a user who has no password (they could no longer sign in)" },
+  LAST_OWNER: { status: 409, meaning: "demoting an organization's last owner (an organization always keeps one)" },
   // 410, 413, 415
   UPLOAD_EXPIRED: { status: 410, meaning: "upload intent past its expiry" },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: "JSON request body over 1 MiB, multipart body over its limit (batch payload over 2 GB)" },
@@ -61,6 +78,7 @@ export const ERRORS = {
   // 429
   RATE_LIMITED: { status: 429, meaning: "a rate limit is exhausted (see Limits; with Retry-After)" },
   UPLOAD_BACKPRESSURE: { status: 429, meaning: "the organization already has its tier's number of concurrent uploads in flight (FREE 10, STARTER 20, PROFESSIONAL 30, ENTERPRISE 50; with Retry-After)" },
+  LOGIN_THROTTLED: { status: 429, meaning: "too many failed sign-ins for the account or from the address; with Retry-After" },
   // Never seen by a client, or the last resort
   CLIENT_DISCONNECTED: { status: 499, meaning: "the client closed the connection mid-request; nobody receives the answer, the server logs it (nginx's 499)" },
   INTERNAL_ERROR: { status: 500, meaning: "an unexpected failure; logged, never with a stack trace in the answer" },

@@ -12,6 +12,8 @@ import chunkVocabulary from "./007_chunk_vocabulary.ts";
 import stemmedSearch from "./008_stemmed_search.ts";
 import textWordVectors from "./009_text_word_vectors.ts";
 import videosAndLinks from "./010_videos_and_links.ts";
+// 011 is reserved for another branch in flight.
+import accounts from "./012_accounts.ts";
 
 export interface Migration {
   version: number;
@@ -30,4 +32,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 8, name: "stemmed_search", sql: stemmedSearch },
   { version: 9, name: "text_word_vectors", sql: textWordVectors },
   { version: 10, name: "videos_and_links", sql: videosAndLinks },
+  { version: 12, name: "accounts", sql: accounts },
 ];

@@ -58,9 +58,11 @@ export class Mailer {
     this.log.info("mail sent", { kind: mail.kind, to: mail.to });
   }
 
-  /** Sends without making the caller wait; failures are logged. */
-  sendLater(mail: Mail): void {
-    const sending = this.send(mail).catch((err) => this.log.error("mail could not be sent", { kind: mail.kind, to: mail.to, err: String(err) }));
+  /** Sends without making the caller wait; failures are logged; `onSent` runs after a delivery. */
+  sendLater(mail: Mail, onSent?: () => void): void {
+    const sending = this.send(mail)
+      .then(() => onSent?.())
+      .catch((err) => this.log.error("mail could not be sent", { kind: mail.kind, to: mail.to, err: String(err) }));
     this.pending.add(sending);
     sending.finally(() => this.pending.delete(sending));
   }

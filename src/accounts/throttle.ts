@@ -9,16 +9,16 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 
 interface ThrottleRule {
-  /** Failures allowed in the window before a lock. */
+  /** Failures in the window that lock the subject. */
   failures: number;
   windowMs: number;
   firstLockMs: number;
   maxLockMs: number;
 }
 
-/** Per account: 5 failures, then 1 minute, 2, 4 ... up to 1 hour. */
+/** Per account: the 5th failure locks for 1 minute, each further one doubles it, up to 1 hour. */
 export const ACCOUNT_RULE: ThrottleRule = { failures: 5, windowMs: 15 * 60_000, firstLockMs: 60_000, maxLockMs: 3_600_000 };
-/** Per IP: 30 failures (an office behind one NAT), then 5 minutes doubling up to 1 hour. */
+/** Per IP: the 30th failure (an office behind one NAT) locks for 5 minutes, doubling up to 1 hour. */
 export const IP_RULE: ThrottleRule = { failures: 30, windowMs: 15 * 60_000, firstLockMs: 5 * 60_000, maxLockMs: 3_600_000 };
 
 interface Row {
@@ -41,7 +41,7 @@ export function recordFailure(db: Database, clock: Clock, subject: string, rule:
     const failures = fresh ? 1 : row.failures + 1;
     const start = fresh ? now : row.window_start_ms;
     const over = failures - rule.failures;
-    const locked = over > 0 ? now + Math.min(rule.maxLockMs, rule.firstLockMs * 2 ** Math.min(over - 1, 20)) : 0;
+    const locked = over >= 0 ? now + Math.min(rule.maxLockMs, rule.firstLockMs * 2 ** Math.min(over, 20)) : 0;
     db.query(
       `INSERT INTO login_throttle (subject, failures, window_start_ms, locked_until_ms) VALUES (?, ?, ?, ?)
        ON CONFLICT (subject) DO UPDATE SET failures = excluded.failures, window_start_ms = excluded.window_start_ms, locked_until_ms = excluded.locked_until_ms`,

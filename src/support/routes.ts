@@ -6,7 +6,7 @@ import { ErrorBody, Timestamp } from "../http/shapes.ts";
 import { sendSupportCopy, storeSupportMessage } from "./support.ts";
 
 export function supportRoutes(ctx: AppContext) {
-  const { db, clock, config, accounts, log } = ctx;
+  const { db, clock, config, accounts } = ctx;
   return new Elysia({ tags: ["Support"] }).post(
     "/support/contact",
     ({ body, request, set }) => {
@@ -18,9 +18,7 @@ export function supportRoutes(ctx: AppContext) {
         ip,
       });
       // The sender does not wait for SMTP; a failed copy is logged and the message stays stored.
-      sendSupportCopy(db, clock, accounts.mailer, config.supportEmail, message).catch((err) =>
-        log.error("support message stored but not mailed", { id: message.id, err: String(err) }),
-      );
+      sendSupportCopy(db, clock, accounts.mailer, config.supportEmail, message);
       set.status = 202;
       return { id: message.id, received_at: message.created_at };
     },

@@ -48,15 +48,20 @@ export function listSupportMessages(db: Database, limit = 100): SupportMessage[]
   return db.query<SupportMessage, [number]>("SELECT * FROM support_messages ORDER BY created_at DESC, id LIMIT ?").all(limit);
 }
 
-/** Mails a copy to the support address (when one is set and SMTP is configured) and records when. */
-export async function sendSupportCopy(db: Database, clock: Clock, mailer: Mailer, to: string | null, message: SupportMessage): Promise<boolean> {
+/**
+ * Mails a copy to the support address in the background (when one is set and SMTP is
+ * configured) and records when it went out; the message is stored whatever happens to the mail.
+ */
+export function sendSupportCopy(db: Database, clock: Clock, mailer: Mailer, to: string | null, message: SupportMessage): boolean {
   if (!to || !mailer.configured) return false;
-  await mailer.send({
-    kind: "support",
-    to,
-    subject: `[support] ${message.subject}`,
-    text: `From: ${message.name ? `${message.name} <${message.email}>` : message.email}\nOrganization: ${message.org_id ?? "-"}\nMessage id: ${message.id}\n\n${message.message}`,
-  });
-  db.query("UPDATE support_messages SET mailed_at = ? WHERE id = ?").run(isoAt(clock.now()), message.id);
+  mailer.sendLater(
+    {
+      kind: "support",
+      to,
+      subject: `[support] ${message.subject}`,
+      text: `From: ${message.name ? `${message.name} <${message.email}>` : message.email}\nOrganization: ${message.org_id ?? "-"}\nMessage id: ${message.id}\n\n${message.message}`,
+    },
+    () => db.query("UPDATE support_messages SET mailed_at = ? WHERE id = ?").run(isoAt(clock.now()), message.id),
+  );
   return true;
 }

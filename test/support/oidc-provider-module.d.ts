@@ -1,0 +1,9 @@
+/** The part of oidc-provider's API the tests use (the package ships no types). */
+declare module "oidc-provider" {
+  import type { IncomingMessage, ServerResponse } from "node:http";
+  export default class Provider {
+    constructor(issuer: string, configuration: Record<string, unknown>);
+    callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    on(event: string, listener: (...args: unknown[]) => void): this;
+  }
+}

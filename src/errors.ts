@@ -45,7 +45,6 @@ export const ERRORS = {
   VARIANT_NOT_READY: { status: 404, meaning: "the image variant has not been rendered yet" },
   NOT_AVAILABLE: { status: 404, meaning: "the Datasets API (not yet available)" },
   ORGANIZATION_NOT_FOUND: { status: 404, meaning: "organization id the signed-in user is not a member of" },
-  USER_NOT_FOUND: { status: 404, meaning: "user id not a member of the organization" },
   API_KEY_NOT_FOUND: { status: 404, meaning: "API key id not in the organization" },
   OIDC_NOT_CONFIGURED: { status: 404, meaning: "sign-in through an identity provider (or POST /auth/session/google) when none is configured, or another provider's name" },
   // 409

@@ -389,6 +389,8 @@ export function accountRoutes(ctx: AppContext) {
         return "";
       },
       {
+        query: t.Object({ state: t.Optional(t.String()), code: t.Optional(t.String()), iss: t.Optional(t.String()), error: t.Optional(t.String()), error_description: t.Optional(t.String()) }, { additionalProperties: true }),
+        response: { 303: t.Void({ description: "Redirect to return_to (with ?sign_in_error=CODE or ?linked=<provider>)" }), 429: ErrorBody },
         detail: {
           summary: "Where the identity provider sends the browser back",
           description:

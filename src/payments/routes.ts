@@ -25,6 +25,7 @@ export function paymentRoutes(ctx: AppContext) {
       // The signature covers the exact bytes, so the body is read as text and parsed after the check.
       parse: "text",
       params: t.Object({ provider: t.String({ maxLength: 32 }) }),
+      body: t.String({ description: "The event as JSON, exactly the bytes signed: {id, type, created, data: {organization_id, tier, status}}" }),
       response: {
         200: t.Object({ received: t.Boolean(), event_id: t.String(), outcome: t.String({ description: "tier_changed, ignored, unknown_organization, stale (an older event than one applied) or duplicate (already received)" }) }),
         400: ErrorBody,

@@ -22,7 +22,7 @@ import { parseTier } from "../tenancy/tiers.ts";
 import type { Accounts } from "../accounts/accounts.ts";
 import { checkNewPassword, hashPassword } from "../accounts/passwords.ts";
 import { parseRole } from "../accounts/roles.ts";
-import { createUser, listUsers, requireUserByEmail, setMembership } from "../accounts/users.ts";
+import { createUser, listUsers, requireUserByEmail, setMembership, UserError } from "../accounts/users.ts";
 import { listSupportMessages } from "../support/support.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
@@ -236,7 +236,7 @@ export async function usersCommand(
     }
   } catch (err) {
     // Domain refusals (a weak password, the last owner) are errors of the command, not crashes.
-    if (err instanceof ApiError) throw new UsageError(err.detail);
+    if (err instanceof ApiError) throw new UserError(err.detail);
     throw err;
   }
 }

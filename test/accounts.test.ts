@@ -153,6 +153,8 @@ describe("password sign-in and the session cookie", () => {
     // Sign-in itself refuses another site's Origin (login CSRF).
     const loginCsrf = await new Browser(s.url).post("/auth/session/login", { email, password: PASSWORD }, { headers: { origin: "https://evil.example" } });
     expect(loginCsrf.status).toBe(403);
+    // A cross-site read or WebSocket upgrade with the cookie is refused by its Origin too.
+    expect((await browser.request("GET", "/projects", undefined, { headers: { origin: "https://evil.example" } })).status).toBe(403);
     // Reads need no token; a write with it works.
     expect((await browser.get("/projects")).status).toBe(200);
     expect((await browser.post("/projects", { name: "with token" })).status).toBe(201);
@@ -303,6 +305,10 @@ describe("mail: registration, verification, password reset, invitations", () => 
     expect(weak.status).toBe(400);
     expect(weak.body.code).toBe("PASSWORD_REJECTED");
     const first = await new Browser(s.url).post("/auth/session/register", { email: "reg@example.com", password: PASSWORD, organization_name: "Reg" });
+    // A taken organization name is refused before the address is looked at.
+    const takenName = await new Browser(s.url).post("/auth/session/register", { email: "reg@example.com", password: PASSWORD, organization_name: "reg" });
+    expect(takenName.status).toBe(400);
+    expect(takenName.body.detail).toStartWith("organization_name:");
     expect(first.status).toBe(202);
     const verification = await mail.waitForMail("reg@example.com", /verify your email/i);
     const early = await new Browser(s.url).post("/auth/session/login", { email: "reg@example.com", password: PASSWORD });

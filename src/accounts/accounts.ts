@@ -10,7 +10,8 @@ import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
-import { createOrganization, OrganizationError } from "../tenancy/organizations.ts";
+import { createOrganization, findOrganization, OrganizationError } from "../tenancy/organizations.ts";
+import { validName } from "../tenancy/names.ts";
 import { consumeToken, issueToken, peekToken, type TokenKind } from "./email-tokens.ts";
 import { Mailer, type Mail } from "./mailer.ts";
 import { OidcProvider } from "./oidc.ts";
@@ -116,6 +117,13 @@ export class Accounts {
     }
     const email = this.checkedEmail(input.email);
     checkNewPassword(input.password, email);
+    // The organization name is judged before the address, so its refusal cannot tell whether the address is taken.
+    try {
+      const name = validName("organization_name", input.organization_name);
+      if (findOrganization(this.db, name)) throw new OrganizationError(`an organization named "${name}" already exists; choose another name`);
+    } catch (err) {
+      throw new ApiError("VALIDATION_ERROR", errorMessage(err).startsWith("organization_name") ? errorMessage(err) : `organization_name: ${errorMessage(err)}`);
+    }
     // Hashed whatever happens next, so the answer takes as long for a taken address.
     const passwordHash = await hashPassword(input.password);
     const existing = findUserByEmail(this.db, email);

@@ -132,13 +132,15 @@ export function guard(ctx: AppContext) {
     if (!principal && !anonymousRoute) {
       throw unauthenticated(token, sessionId !== null);
     }
+    // Cross-site requests by cookie: SameSite=Lax already keeps the cookie off them in current
+    // browsers; the Origin check (any method: it also covers WebSocket upgrades and cross-origin
+    // reads) and, for writes, the session's token (double submit: cookie + header) refuse them in
+    // any browser. Sign-in routes get the Origin check too (login CSRF).
+    const signInWrite = !SAFE_METHODS.has(request.method) && (apiPath?.startsWith("/auth/session/") ?? false);
+    if ((principal?.session || signInWrite) && !sameOrigin(request, ctx.config.publicUrl)) {
+      throw new ApiError("CSRF_FAILED", "cross-site request refused: its Origin is not this appliance's");
+    }
     if (!SAFE_METHODS.has(request.method)) {
-      // Cross-site writes by cookie: SameSite=Lax already keeps the cookie off them in current
-      // browsers; the Origin check and the session's token (double submit: cookie + header)
-      // refuse them in any browser. Sign-in routes get the Origin check too (login CSRF).
-      if ((principal?.session || (apiPath?.startsWith("/auth/session/") ?? false)) && !sameOrigin(request, ctx.config.publicUrl)) {
-        throw new ApiError("CSRF_FAILED", "cross-site request refused: its Origin is not this appliance's");
-      }
       if (principal?.session && !anonymousRoute) {
         const presented = request.headers.get(CSRF_HEADER);
         if (!presented || !matchesHash(presented, principal.session.csrfHash)) {

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { usersCommand, supportCommand } from "../src/cli/commands.ts";
 import { ManualClock } from "../src/clock.ts";
+import { checkNewPassword } from "../src/accounts/passwords.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import type { Tier } from "../src/tenancy/tiers.ts";
 import { Browser } from "./support/browser.ts";
@@ -118,6 +119,31 @@ describe("password sign-in and the session cookie", () => {
       expect(locked.body.code).toBe("LOGIN_THROTTLED");
       expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
     }
+  });
+
+  test("failed sign-ins from one IP lock the IP after 30 (on top of its 5 requests a minute)", async () => {
+    const clock = new ManualClock();
+    const s = await server({ clock });
+    const { email } = await userIn(s);
+    const attacker = new Browser(s.url);
+    for (let i = 0; i < 30; i++) {
+      if (i > 0 && i % 5 === 0) clock.advance(61_000);
+      const res = await attacker.post("/auth/session/login", { email: `victim${i}@example.com`, password: "guess" });
+      expect(res.status).toBe(401);
+    }
+    clock.advance(61_000);
+    const locked = await attacker.post("/auth/session/login", { email, password: PASSWORD });
+    expect(locked.status).toBe(429);
+    expect(locked.body.code).toBe("LOGIN_THROTTLED");
+    expect((await new Browser(s.url).post("/auth/session/login", { email, password: PASSWORD })).status).toBe(200);
+    clock.advance(5 * 60_000 + 1000);
+    expect((await attacker.post("/auth/session/login", { email, password: PASSWORD })).status).toBe(200);
+  });
+
+  test("password rules: length, common passwords (with digits appended), too few characters, the address itself", () => {
+    const refused = ["short1", "password123456", "Qwerty!2024", "aaaaaaaaaaaa", "ababababababab", "jane.doe-secret", "x".repeat(257)];
+    for (const password of refused) expect(() => checkNewPassword(password, "jane.doe@example.com"), password).toThrow();
+    for (const password of ["correct horse battery staple", "tr0ub4dor&3xyz", "ünïcödé pässwörd"]) expect(() => checkNewPassword(password, "jane.doe@example.com")).not.toThrow();
   });
 
   test("the spec's per-IP limit: 5 sign-in requests a minute from one address", async () => {

@@ -66,7 +66,7 @@ export const ERRORS = {
   LAST_OWNER: { status: 409, meaning: "demoting an organization's last owner (an organization always keeps one)" },
   // 410, 413, 415
   UPLOAD_EXPIRED: { status: 410, meaning: "upload intent past its expiry" },
-  PAYLOAD_TOO_LARGE: { status: 413, meaning: "JSON request body over 1 MiB, multipart body over its limit (batch payload over 2 GB)" },
+  PAYLOAD_TOO_LARGE: { status: 413, meaning: "JSON request body (or any body sent to a route open without credentials) over 1 MiB, multipart body over its limit (batch payload over 2 GB)" },
   FILE_TOO_LARGE: { status: 413, meaning: "streamed file over 100 MB or document over 50 MB (use POST /files/uploads), intent over 5 TiB" },
   UNSUPPORTED_CONTENT_TYPE: { status: 415, meaning: "an upload endpoint was sent something other than multipart/form-data" },
   UNSUPPORTED_FILE_TYPE: { status: 415, meaning: "the file's content is not a supported type, or is unsafe (see below)" },

@@ -93,6 +93,9 @@ test("a signed but malformed body is 400; another provider is 404; Stripe's head
   expect((await deliver(client, JSON.stringify({ type: "x" }))).status).toBe(400);
   expect((await deliver(client, JSON.stringify(event(tenant.orgId, "PLATINUM")))).status).toBe(400);
   expect((await deliver(client, JSON.stringify(event(tenant.orgId, "CUSTOM")), { provider: "paypal" })).status).toBe(404);
+  // Anonymous routes read small bodies whatever their type: no 5 GB text/plain body is buffered.
+  const huge = await client.request("POST", "/payment/webhooks/stripe", "x".repeat(1024 * 1024 + 1), { "content-type": "text/plain", "webhook-signature": "t=1,v1=00" });
+  expect(huge.status).toBe(413);
   const body = JSON.stringify(event(tenant.orgId, "FREE", "subscription.deleted"));
   const now = Math.floor(Date.now() / 1000);
   const res = await client.request("POST", "/payment/webhooks/stripe", body, { "content-type": "application/json", "stripe-signature": `t=${now},v1=${signPayload(SECRET, now, body)}` });

@@ -149,7 +149,8 @@ export function guard(ctx: AppContext) {
       }
     }
     const length = Number(request.headers.get("content-length") ?? 0);
-    if (length > MAX_JSON_BODY_BYTES && (request.headers.get("content-type") ?? "").includes("json")) {
+    // Routes open to anyone (sign-in, support, webhooks) read small bodies whatever their type.
+    if (length > MAX_JSON_BODY_BYTES && ((request.headers.get("content-type") ?? "").includes("json") || anonymousRoute)) {
       throw new ApiError("PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
     }
   });

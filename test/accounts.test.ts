@@ -214,6 +214,11 @@ describe("session lifetime", () => {
     const stale = await new ApiClient(s.url, null).get("/auth/session", { cookie: `mediabox_session=${oldCookie}` });
     expect(stale.status).toBe(401);
     expect(stale.body.detail).toContain("session has ended");
+    // Signing in again in the same browser ends the session it held.
+    const held = browser.jar.get("mediabox_session")!;
+    expect((await browser.post("/auth/session/login", { email, password: PASSWORD })).status).toBe(200);
+    expect((await new ApiClient(s.url, null).get("/auth/session", { cookie: `mediabox_session=${held}` })).status).toBe(401);
+    expect((await browser.get("/auth/session")).status).toBe(200);
   });
 
   test("logout ends this session; logout-all ends every session of the user", async () => {

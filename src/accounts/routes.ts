@@ -98,6 +98,12 @@ export function accountRoutes(ctx: AppContext) {
   const pick = (u: { id: string; email: string; name: string | null }) => ({ id: u.id, email: u.email, name: u.name });
   const iso = (ms: number) => new Date(ms).toISOString();
 
+  /** A sign-in in a browser that still holds a session ends that session (no two live ones per cookie jar). */
+  function endPrevious(request: Request): void {
+    const previous = requestInfo(request).principal?.session;
+    if (previous) revokeSession(db, clock, previous.idHash);
+  }
+
   /** Answers a new session: its cookies and its view (with the CSRF token, shown only now). */
   function signedIn(set: { headers: Record<string, unknown> }, result: SignedIn) {
     set.headers["set-cookie"] = sessionCookies(config, result.issued.sessionId, result.issued.csrfToken, maxAge(result.issued));
@@ -134,7 +140,11 @@ export function accountRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Accounts"] })
     .post(
       "/auth/session/login",
-      async ({ body, request, set }) => signedIn(set, await accounts.login({ email: body.email, password: body.password, ...(body.organization_id ? { organizationId: body.organization_id } : {}) }, client(request))),
+      async ({ body, request, set }) => {
+        const result = await accounts.login({ email: body.email, password: body.password, ...(body.organization_id ? { organizationId: body.organization_id } : {}) }, client(request));
+        endPrevious(request);
+        return signedIn(set, result);
+      },
       {
         body: t.Object({ email: Email, password: Password, organization_id: t.Optional(t.String({ maxLength: 64 })) }),
         response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
@@ -252,6 +262,7 @@ export function accountRoutes(ctx: AppContext) {
       async ({ body, request, set }) => {
         const result = await accounts.acceptInvite(body, client(request));
         if (result.signedIn) {
+          endPrevious(request);
           set.status = 201;
           return signedIn(set, result.signedIn);
         }
@@ -376,6 +387,7 @@ export function accountRoutes(ctx: AppContext) {
               throw new ApiError("IDENTITY_NOT_LINKED", "no user has linked this identity; sign in with your password and link it, or accept an invitation first");
             }
             const signed = accounts.startSession(user, client(request));
+            endPrevious(request);
             cookies.push(...sessionCookies(config, signed.issued.sessionId, signed.issued.csrfToken, maxAge(signed.issued)));
           }
         } catch (err) {
@@ -386,7 +398,7 @@ export function accountRoutes(ctx: AppContext) {
         set.headers["set-cookie"] = cookies;
         set.status = 303;
         set.headers.location = `${publicOrigin(config, request)}${target}`;
-        return "";
+        return undefined;
       },
       {
         query: t.Object({ state: t.Optional(t.String()), code: t.Optional(t.String()), iss: t.Optional(t.String()), error: t.Optional(t.String()), error_description: t.Optional(t.String()) }, { additionalProperties: true }),

@@ -151,7 +151,7 @@ export function guard(ctx: AppContext) {
     const length = Number(request.headers.get("content-length") ?? 0);
     // Routes open to anyone (sign-in, support, webhooks) read small bodies whatever their type.
     if (length > MAX_JSON_BODY_BYTES && ((request.headers.get("content-type") ?? "").includes("json") || anonymousRoute)) {
-      throw new ApiError("PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
+      throw new ApiError("PAYLOAD_TOO_LARGE", `${anonymousRoute ? "request bodies of this route" : "JSON request bodies"} are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
     }
   });
 }

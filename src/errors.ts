@@ -45,6 +45,7 @@ export const ERRORS = {
   VARIANT_NOT_READY: { status: 404, meaning: "the image variant has not been rendered yet" },
   NOT_AVAILABLE: { status: 404, meaning: "the Datasets API (not yet available)" },
   ORGANIZATION_NOT_FOUND: { status: 404, meaning: "organization id the signed-in user is not a member of" },
+  MEMBER_NOT_FOUND: { status: 404, meaning: "user id not a member of the session's organization" },
   API_KEY_NOT_FOUND: { status: 404, meaning: "API key id not in the organization" },
   OIDC_NOT_CONFIGURED: { status: 404, meaning: "sign-in through an identity provider (or POST /auth/session/google) when none is configured, or another provider's name" },
   // 409
@@ -63,7 +64,7 @@ export const ERRORS = {
   EMBEDDING_NOT_READY: { status: 409, meaning: "similar images asked before the image's embedding exists" },
   IDENTITY_ALREADY_LINKED: { status: 409, meaning: "linking an identity another user has linked, or a second identity of the same provider" },
   LAST_SIGN_IN_METHOD: { status: 409, meaning: "unlinking the identity of a user who has no password (they could no longer sign in)" },
-  LAST_OWNER: { status: 409, meaning: "demoting an organization's last owner (an organization always keeps one)" },
+  LAST_OWNER: { status: 409, meaning: "demoting or removing an organization's last owner (an organization always keeps one)" },
   // 410, 413, 415
   UPLOAD_EXPIRED: { status: 410, meaning: "upload intent past its expiry" },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: "JSON request body (or any body sent to a route open without credentials) over 1 MiB, multipart body over its limit (batch payload over 2 GB)" },

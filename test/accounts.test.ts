@@ -273,6 +273,31 @@ describe("roles and organizations", () => {
     await expect(usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", owner.email], { org: owner.org, role: "admin" })).rejects.toThrow(/last owner/);
   });
 
+  test("owners and admins change roles and remove members over HTTP; admins leave owners alone; the last owner stays", async () => {
+    const s = await server();
+    const owner = await userIn(s);
+    const admin = await userIn(s, { org: owner.org, role: "admin" });
+    const member = await userIn(s, { org: owner.org, role: "member" });
+    const ids = Object.fromEntries(
+      (await (await signedIn(s, owner.email)).get("/account/members")).body.items.map((m: { email: string; id: string }) => [m.email, m.id]),
+    ) as Record<string, string>;
+    const asAdmin = await signedIn(s, admin.email);
+    const asMember = await signedIn(s, member.email);
+    expect((await asAdmin.request("PATCH", `/account/members/${ids[member.email]}`, { role: "viewer" })).status).toBe(200);
+    expect((await asMember.post("/projects", { name: "viewer now" })).status).toBe(403);
+    expect((await asAdmin.request("PATCH", `/account/members/${ids[member.email]}`, { role: "owner" })).status).toBe(403);
+    expect((await asAdmin.request("PATCH", `/account/members/${ids[owner.email]}`, { role: "member" })).status).toBe(403);
+    expect((await asAdmin.delete(`/account/members/${ids[owner.email]}`)).status).toBe(403);
+    expect((await asAdmin.delete(`/account/members/${crypto.randomUUID()}`)).body.code).toBe("MEMBER_NOT_FOUND");
+    const asOwner = await signedIn(s, owner.email);
+    expect((await asOwner.request("PATCH", `/account/members/${ids[owner.email]}`, { role: "admin" })).body.code).toBe("LAST_OWNER");
+    expect((await asOwner.delete(`/account/members/${ids[owner.email]}`)).body.code).toBe("LAST_OWNER");
+    expect((await asAdmin.delete(`/account/members/${ids[member.email]}`)).status).toBe(204);
+    // The removed member's session in that organization ends with the membership.
+    expect((await asMember.get("/auth/session")).status).toBe(401);
+    expect((await asOwner.get("/account/members")).body.items).toHaveLength(2);
+  });
+
   test("a user in two organizations switches between them", async () => {
     const s = await server();
     const first = await userIn(s);

@@ -18,7 +18,7 @@ import { clearedSessionCookies, OIDC_COOKIE, oidcCookie, readCookie, sessionCook
 import { FLOW_LIFETIME_MS, identitiesOf, findIdentity, linkIdentity, unlinkIdentity } from "./oidc.ts";
 import { managesOrganization, mayAssign, ROLE_PERMISSIONS, ROLES, type Role } from "./roles.ts";
 import { revokeSession, revokeUserSessions, rotateSession, type ActiveSession, type IssuedSession } from "./sessions.ts";
-import { getUser, listUsers, membership, membershipsOf, publicUser } from "./users.ts";
+import { getUser, listUsers, membership, membershipsOf, publicUser, removeMembership, setMembership } from "./users.ts";
 
 const CALLBACK_PATH = "/auth/session/oidc/callback";
 
@@ -463,6 +463,48 @@ export function accountRoutes(ctx: AppContext) {
         detail: { summary: "Members of the session's organization" },
       },
     )
+    .patch(
+      "/account/members/:user_id",
+      ({ request, params, body }) => {
+        const session = sessionOf(request);
+        const target = membership(db, session.orgId, params.user_id);
+        if (!target) throw new ApiError("MEMBER_NOT_FOUND", `no member ${params.user_id} in this organization`);
+        // Both the role taken away and the role given must be the actor's to give (admins leave owners alone).
+        requireManager(session, target.role);
+        requireManager(session, body.role);
+        setMembership(db, clock, session.orgId, params.user_id, body.role);
+        return { id: params.user_id, role: body.role };
+      },
+      {
+        params: t.Object({ user_id: t.String({ maxLength: 64 }) }),
+        body: t.Object({ role: RoleField }),
+        response: { 200: t.Object({ id: t.String(), role: RoleField }), 404: ErrorBody, 409: ErrorBody, ...SESSION_ERRORS },
+        detail: {
+          summary: "Change a member's role",
+          description: "Owners and admins; only owners give or take the owner role; 409 LAST_OWNER for the last owner. Applies to the member's sessions at once. Needs X-CSRF-Token.",
+        },
+      },
+    )
+    .delete(
+      "/account/members/:user_id",
+      ({ request, params, set }) => {
+        const session = sessionOf(request);
+        const target = membership(db, session.orgId, params.user_id);
+        if (!target) throw new ApiError("MEMBER_NOT_FOUND", `no member ${params.user_id} in this organization`);
+        requireManager(session, target.role);
+        removeMembership(db, session.orgId, params.user_id);
+        set.status = 204;
+        return undefined;
+      },
+      {
+        params: t.Object({ user_id: t.String({ maxLength: 64 }) }),
+        response: { 204: t.Void(), 404: ErrorBody, 409: ErrorBody, ...SESSION_ERRORS },
+        detail: {
+          summary: "Remove a member from the organization",
+          description: "Owners and admins (admins cannot remove owners); 409 LAST_OWNER for the last owner. The member's sessions in this organization end at once; the user keeps their account. Needs X-CSRF-Token.",
+        },
+      },
+    )
     .post(
       "/account/invitations",
       async ({ request, body, set }) => {
@@ -537,10 +579,10 @@ export function accountRoutes(ctx: AppContext) {
     );
 }
 
-/** Owners and admins manage the organization; `assigning` a role also needs the right to give it. */
+/** Owners and admins manage the organization; `assigning` a role also needs the right to give (or take) it. */
 function requireManager(session: ActiveSession, assigning?: Role): void {
   if (!managesOrganization(session.role) || (assigning && !mayAssign(session.role, assigning))) {
-    throw new ApiError("PERMISSION_DENIED", assigning === "owner" && session.role === "admin" ? "only owners may invite owners" : `your role (${session.role}) cannot manage this organization`);
+    throw new ApiError("PERMISSION_DENIED", assigning === "owner" && session.role === "admin" ? "only owners give, take or invite the owner role" : `your role (${session.role}) cannot manage this organization`);
   }
 }
 

@@ -144,3 +144,16 @@ export function setMembership(db: Database, clock: Clock, orgId: string, userId:
     ).run(orgId, userId, role, isoAt(clock.now()));
   }).immediate();
 }
+
+/** Takes a user out of an organization; their sessions there end with the membership. */
+export function removeMembership(db: Database, orgId: string, userId: string): boolean {
+  return db.transaction(() => {
+    const current = membership(db, orgId, userId);
+    if (!current) return false;
+    if (current.role === "owner" && ownerCount(db, orgId) === 1) {
+      throw new ApiError("LAST_OWNER", "the organization's last owner cannot be removed; make another member owner first");
+    }
+    db.query("DELETE FROM memberships WHERE org_id = ? AND user_id = ?").run(orgId, userId);
+    return true;
+  }).immediate();
+}

@@ -116,6 +116,34 @@ export interface Config {
   nextcloudTokenUrl: string | null;
   nextcloudRevokeUrl: string | null;
   nextcloudScopes: string;
+  /** Accounts (src/accounts/): anyone may create a user and organization through POST /auth/session/register. */
+  allowRegistration: boolean;
+  /** A dashboard session ends after this long without a request (minutes). */
+  sessionIdleMinutes: number;
+  /** ...and this long after sign-in whatever its use (hours). */
+  sessionAbsoluteHours: number;
+  /** SMTP server for verification, reset and invitation mails; null = links are logged for the admin. */
+  smtpHost: string | null;
+  smtpPort: number;
+  smtpUser: string | null;
+  smtpPassword: string | null;
+  smtpFrom: string;
+  /** starttls (required), implicit (TLS from the first byte, port 465) or none (plain text, local relays only). */
+  smtpTls: "starttls" | "implicit" | "none";
+  /** Where POST /support/contact messages are also mailed; null = stored only. */
+  supportEmail: string | null;
+  /** OpenID Connect provider of the site (Keycloak, Authentik, Entra ID, Google...): its issuer or discovery URL. */
+  oidcDiscoveryUrl: string | null;
+  oidcClientId: string | null;
+  oidcClientSecret: string | null;
+  /** The provider's name in the API (link-provider, unlink-provider, identities). */
+  oidcProviderName: string;
+  /** The payment provider whose webhooks are accepted at POST /payment/webhooks/{provider}. */
+  paymentProvider: string;
+  /** HMAC-SHA256 secret of its webhook signatures; null = the webhook endpoint answers 404. */
+  paymentWebhookSecret: string | null;
+  /** How old a webhook's signed timestamp may be (seconds, either way). */
+  paymentWebhookToleranceSeconds: number;
 }
 
 interface Setting<K extends keyof Config> {
@@ -411,6 +439,60 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   nextcloudTokenUrl: { key: "nextcloudTokenUrl", flag: "nextcloud-token-url", env: "MEDIABOX_NEXTCLOUD_TOKEN_URL", parse: url, fallback: null, unset: null },
   nextcloudRevokeUrl: { key: "nextcloudRevokeUrl", flag: "nextcloud-revoke-url", env: "MEDIABOX_NEXTCLOUD_REVOKE_URL", parse: url, fallback: null, unset: null },
   nextcloudScopes: { key: "nextcloudScopes", flag: "nextcloud-scopes", env: "MEDIABOX_NEXTCLOUD_SCOPES", parse: text, fallback: "" },
+  allowRegistration: { key: "allowRegistration", flag: "allow-registration", env: "MEDIABOX_ALLOW_REGISTRATION", parse: boolean, fallback: "false" },
+  sessionIdleMinutes: { key: "sessionIdleMinutes", flag: "session-idle-minutes", env: "MEDIABOX_SESSION_IDLE_MINUTES", parse: integer(1, 30 * 24 * 60), fallback: "60" },
+  sessionAbsoluteHours: {
+    key: "sessionAbsoluteHours", flag: "session-absolute-hours", env: "MEDIABOX_SESSION_ABSOLUTE_HOURS", parse: integer(1, 90 * 24), fallback: "24",
+  },
+  smtpHost: { key: "smtpHost", flag: "smtp-host", env: "MEDIABOX_SMTP_HOST", parse: text, fallback: null, unset: null },
+  smtpPort: { key: "smtpPort", flag: "smtp-port", env: "MEDIABOX_SMTP_PORT", parse: integer(1, 65535), fallback: "587" },
+  smtpUser: { key: "smtpUser", flag: "smtp-user", env: "MEDIABOX_SMTP_USER", parse: text, fallback: null, unset: null },
+  smtpPassword: { key: "smtpPassword", flag: "smtp-password", env: "MEDIABOX_SMTP_PASSWORD", parse: text, fallback: null, unset: null },
+  smtpFrom: { key: "smtpFrom", flag: "smtp-from", env: "MEDIABOX_SMTP_FROM", parse: text, fallback: "Mediabox <mediabox@localhost>" },
+  smtpTls: {
+    key: "smtpTls",
+    flag: "smtp-tls",
+    env: "MEDIABOX_SMTP_TLS",
+    parse: (raw) => {
+      if (raw !== "starttls" && raw !== "implicit" && raw !== "none") throw new ConfigError(`expected starttls, implicit or none, got "${raw}"`);
+      return raw;
+    },
+    fallback: "starttls",
+  },
+  supportEmail: { key: "supportEmail", flag: "support-email", env: "MEDIABOX_SUPPORT_EMAIL", parse: text, fallback: null, unset: null },
+  oidcDiscoveryUrl: { key: "oidcDiscoveryUrl", flag: "oidc-discovery-url", env: "MEDIABOX_OIDC_DISCOVERY_URL", parse: url, fallback: null, unset: null },
+  oidcClientId: { key: "oidcClientId", flag: "oidc-client-id", env: "MEDIABOX_OIDC_CLIENT_ID", parse: text, fallback: null, unset: null },
+  oidcClientSecret: { key: "oidcClientSecret", flag: "oidc-client-secret", env: "MEDIABOX_OIDC_CLIENT_SECRET", parse: text, fallback: null, unset: null },
+  oidcProviderName: {
+    key: "oidcProviderName",
+    flag: "oidc-provider-name",
+    env: "MEDIABOX_OIDC_PROVIDER_NAME",
+    parse: (raw) => {
+      if (!/^[a-z0-9][a-z0-9-]{0,31}$/.test(raw)) throw new ConfigError(`expected a lower-case name of letters, digits and dashes, got "${raw}"`);
+      return raw;
+    },
+    fallback: "sso",
+  },
+  paymentProvider: {
+    key: "paymentProvider",
+    flag: "payment-provider",
+    env: "MEDIABOX_PAYMENT_PROVIDER",
+    parse: (raw) => {
+      if (!/^[a-z0-9][a-z0-9-]{0,31}$/.test(raw)) throw new ConfigError(`expected a lower-case name of letters, digits and dashes, got "${raw}"`);
+      return raw;
+    },
+    fallback: "stripe",
+  },
+  paymentWebhookSecret: {
+    key: "paymentWebhookSecret", flag: "payment-webhook-secret", env: "MEDIABOX_PAYMENT_WEBHOOK_SECRET", parse: text, fallback: null, unset: null,
+  },
+  paymentWebhookToleranceSeconds: {
+    key: "paymentWebhookToleranceSeconds",
+    flag: "payment-webhook-tolerance-seconds",
+    env: "MEDIABOX_PAYMENT_WEBHOOK_TOLERANCE_SECONDS",
+    parse: integer(10, 3600),
+    fallback: "300",
+  },
 };
 
 export class ConfigError extends Error {}
@@ -452,6 +534,12 @@ export function loadConfig(
   }
   if (result.nextcloudUrl !== null && (result.nextcloudClientId === null || result.nextcloudClientSecret === null)) {
     throw new ConfigError("MEDIABOX_NEXTCLOUD_URL needs MEDIABOX_NEXTCLOUD_CLIENT_ID and MEDIABOX_NEXTCLOUD_CLIENT_SECRET");
+  }
+  if ((result.smtpUser === null) !== (result.smtpPassword === null)) {
+    throw new ConfigError("MEDIABOX_SMTP_USER and MEDIABOX_SMTP_PASSWORD must be set together");
+  }
+  if ((result.oidcDiscoveryUrl === null) !== (result.oidcClientId === null)) {
+    throw new ConfigError("MEDIABOX_OIDC_DISCOVERY_URL and MEDIABOX_OIDC_CLIENT_ID must be set together");
   }
   return result;
 }

@@ -3,6 +3,7 @@
  * down explicitly (no module-level singletons, so tests can run several servers side by side).
  */
 import type { Database } from "bun:sqlite";
+import type { Accounts } from "./accounts/accounts.ts";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
@@ -60,4 +61,6 @@ export interface AppContext {
   links: LinkFetcher;
   /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */
   cloud: CloudConnections;
+  /** Users, sessions, sign-in flows, their mailer and the site's identity provider. */
+  accounts: Accounts;
 }

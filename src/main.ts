@@ -5,7 +5,10 @@
  */
 import { parseArgs } from "node:util";
 import { ApiKeyError } from "./auth/api-keys.ts";
-import { backupCommand, keysCommand, modelsCommand, orgsCommand, UsageError, type CommandOutput } from "./cli/commands.ts";
+import { backupCommand, keysCommand, modelsCommand, orgsCommand, supportCommand, UsageError, usersCommand, type CommandOutput } from "./cli/commands.ts";
+import { Accounts } from "./accounts/accounts.ts";
+import { UserError } from "./accounts/users.ts";
+import { Logger } from "./log.ts";
 import { importCommand } from "./cli/import.ts";
 import { ManifestError } from "./models/manifest.ts";
 import { systemClock } from "./clock.ts";
@@ -29,6 +32,16 @@ Commands:
                                           create an API key; prints it once on stdout
   keys list --org NAME                    list an organization's keys
   keys revoke ID                          revoke a key
+  users create EMAIL --org NAME [--role R] [--name N] [--password-stdin]
+                                          create a user (roles owner, admin, member, viewer; default member);
+                                          without a password prints a link to choose one
+  users list [--org NAME]                 list users and their memberships
+  users set-role EMAIL --org NAME --role R
+                                          give a user a role in an organization (adds them if needed)
+  users reset-password EMAIL              print (and mail) a password reset link
+  users invite EMAIL --org NAME [--role R]
+                                          print (and mail) an invitation link
+  support list                            messages sent to POST /support/contact, newest first
   backup FILE                             write a consistent copy of the database (safe while serving)
   restore FILE                            put a backup in place of the database (the server must be stopped)
   import DIR [--server URL] [--key KEY] [--project P] [--folder F] [--tags a,b] [--recursive]
@@ -66,10 +79,12 @@ async function main(argv: string[]): Promise<number | "serving"> {
       org: { type: "string" },
       permissions: { type: "string" },
       name: { type: "string" },
+      role: { type: "string" },
+      "password-stdin": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const flags = values as { [flag: string]: string | undefined } & { help?: boolean; tier?: string; org?: string; permissions?: string; name?: string };
+  const flags = values as { [flag: string]: string | undefined } & { help?: boolean; tier?: string; org?: string; permissions?: string; name?: string; role?: string; "password-stdin"?: boolean };
   const [command = "serve", ...args] = positionals;
   if (flags.help || command === "help") {
     process.stdout.write(USAGE);
@@ -106,6 +121,16 @@ async function main(argv: string[]): Promise<number | "serving"> {
     if (command === "orgs") output = orgsCommand(db, systemClock, args, flags);
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
     else if (command === "backup") output = backupCommand(db, args);
+    else if (command === "support") output = supportCommand(db, args);
+    else if (command === "users") {
+      const accounts = new Accounts(db, systemClock, config, new Logger(config.logLevel));
+      try {
+        const password = flags["password-stdin"] ? (await Bun.stdin.text()).replace(/\r?\n$/, "") : undefined;
+        output = await usersCommand(db, systemClock, config, accounts, args, { ...flags, password });
+      } finally {
+        await accounts.close();
+      }
+    }
     else throw new UsageError(`unknown command "${command}"`);
     return print(output);
   } finally {
@@ -124,7 +149,7 @@ try {
   if (result !== "serving") process.exit(result);
 } catch (err) {
   const message = errorMessage(err);
-  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof ManifestError || err instanceof StartupError || err instanceof RestoreError ||
+  const expected = err instanceof UsageError || err instanceof ConfigError || err instanceof OrganizationError || err instanceof ApiKeyError || err instanceof UserError || err instanceof ManifestError || err instanceof StartupError || err instanceof RestoreError ||
     (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   const usage = err instanceof UsageError || (err instanceof Error && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS"));
   process.stderr.write(`mediabox: ${message}\n`);

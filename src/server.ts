@@ -2,6 +2,7 @@
  * Starts and stops one Mediabox server: database, job workers, housekeeping and HTTP listener.
  * The CLI's `serve` and the test suite both go through here.
  */
+import { Accounts } from "./accounts/accounts.ts";
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
@@ -103,6 +104,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
     cloud: new CloudConnections(db, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
+    accounts: new Accounts(db, clock, config, log.child({ component: "accounts" })),
   };
   ctx.pipelines.register(imagePipeline);
   ctx.pipelines.register(documentPipeline);
@@ -169,6 +171,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await ctx.video.close();
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
+      await ctx.accounts.close();
       db.close();
       safetyNet.uninstall();
       lock.release();

@@ -45,6 +45,21 @@ test("only cloud/cloud-jobs.ts writes cloud jobs and their items", async () => {
   }
 });
 
+test("each accounts table has one writer", async () => {
+  const owners: Record<string, string> = {
+    users: "accounts/users.ts",
+    memberships: "accounts/users.ts",
+    user_sessions: "accounts/sessions.ts",
+    identities: "accounts/oidc.ts",
+    oidc_flows: "accounts/oidc.ts",
+    email_tokens: "accounts/email-tokens.ts",
+    login_throttle: "accounts/throttle.ts",
+    support_messages: "support/support.ts",
+    payment_events: "payments/webhooks.ts",
+  };
+  for (const [table, owner] of Object.entries(owners)) expect({ table, writers: await writersOf(table, [owner]) }).toEqual({ table, writers: [] });
+});
+
 /** Source files (relative to src/) whose text matches `pattern`, outside `owners` (files or folders). */
 async function filesMatching(pattern: RegExp, owners: string[]): Promise<string[]> {
   const found: string[] = [];

@@ -8,6 +8,7 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
+import type { ActiveSession } from "../accounts/sessions.ts";
 import { PERMISSIONS, type Permission } from "./permissions.ts";
 
 export const KEY_PREFIX = "mbx_";
@@ -26,12 +27,18 @@ export interface ApiKeyInfo {
   revoked_at: string | null;
 }
 
-/** Who is calling: resolved from a valid key on every authenticated request. */
+/** Who is calling: resolved from a valid key or dashboard session on every authenticated request. */
 export interface Principal {
+  /**
+   * The credential acting: the API key's id, or `user:<user id>` for a dashboard session
+   * (recorded as created_by / uploaded_by, and the rate-limit bucket).
+   */
   keyId: string;
   orgId: string;
   tier: Tier;
   permissions: ReadonlySet<Permission>;
+  /** Present when the caller is a dashboard session (cookie), absent for API keys. */
+  session?: ActiveSession;
 }
 
 export class ApiKeyError extends Error {}
@@ -68,11 +75,21 @@ export function createApiKey(
         "move it to STARTER or higher first (mediabox orgs set-tier)",
     );
   }
+  return insertApiKey(db, clock, org.id, options);
+}
+
+/** Stores a new key for an organization whose tier the caller has checked; returns the key (shown once). */
+export function insertApiKey(
+  db: Database,
+  clock: Clock,
+  orgId: string,
+  options: { name?: string | null; permissions?: Permission[] } = {},
+): { key: string; info: ApiKeyInfo } {
   const permissions = options.permissions ?? [...PERMISSIONS];
   const key = KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
   const row: KeyRow = {
     id: crypto.randomUUID(),
-    org_id: org.id,
+    org_id: orgId,
     name: options.name ?? null,
     display_prefix: key.slice(0, DISPLAY_LENGTH),
     permissions: permissions.join(","),
@@ -87,15 +104,24 @@ export function createApiKey(
   return { key, info: toInfo(row) };
 }
 
-export function listApiKeys(db: Database, orgName: string): ApiKeyInfo[] {
-  const org = requireOrganization(db, orgName);
+export function listApiKeysOf(db: Database, orgId: string): ApiKeyInfo[] {
   return db
     .query<KeyRow, [string]>(
       `SELECT id, org_id, name, display_prefix, permissions, created_at, last_used_at, revoked_at
        FROM api_keys WHERE org_id = ? ORDER BY created_at, id`,
     )
-    .all(org.id)
+    .all(orgId)
     .map(toInfo);
+}
+
+/** Revokes a key of the organization; null when the organization has no key of that id. */
+export function revokeApiKeyOf(db: Database, clock: Clock, orgId: string, keyId: string): ApiKeyInfo | null {
+  const owned = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM api_keys WHERE id = ? AND org_id = ?").get(keyId, orgId)!.n;
+  return owned ? revokeApiKey(db, clock, keyId) : null;
+}
+
+export function listApiKeys(db: Database, orgName: string): ApiKeyInfo[] {
+  return listApiKeysOf(db, requireOrganization(db, orgName).id);
 }
 
 export function revokeApiKey(db: Database, clock: Clock, keyId: string): ApiKeyInfo {

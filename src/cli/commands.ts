@@ -19,6 +19,13 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../auth/api-keys.ts";
 import { parsePermissions } from "../auth/permissions.ts";
 import { createOrganization, listOrganizations, setOrganizationTier } from "../tenancy/organizations.ts";
 import { parseTier } from "../tenancy/tiers.ts";
+import type { Accounts } from "../accounts/accounts.ts";
+import { checkNewPassword, hashPassword } from "../accounts/passwords.ts";
+import { parseRole } from "../accounts/roles.ts";
+import { createUser, listUsers, requireUserByEmail, setMembership, UserError } from "../accounts/users.ts";
+import { listSupportMessages } from "../support/support.ts";
+import { requireOrganization } from "../tenancy/organizations.ts";
+import { ApiError } from "../errors.ts";
 
 export class UsageError extends Error {}
 
@@ -157,4 +164,88 @@ export async function modelsCommand(config: Config, args: string[]): Promise<Com
     default:
       throw new UsageError(`unknown models command "${action ?? ""}" (expected manifest or verify)`);
   }
+}
+
+/** Where links printed by the CLI point: the public URL, else this machine at the configured port. */
+function cliOrigin(config: Config): string {
+  return config.publicUrl ?? `http://localhost:${config.port || 8080}`;
+}
+
+/**
+ * `users`: the administrator's side of accounts. The first user of an appliance is made here
+ * (`users create ... --role owner`); the CLI acts with the database's authority, not a role's.
+ */
+export async function usersCommand(
+  db: Database,
+  clock: Clock,
+  config: Config,
+  accounts: Accounts,
+  args: string[],
+  flags: { org?: string | undefined; role?: string | undefined; name?: string | undefined; password?: string | undefined },
+): Promise<CommandOutput> {
+  const [action, ...rest] = args;
+  try {
+    switch (action) {
+      case "create": {
+        const email = required(rest[0], "user EMAIL");
+        const org = requireOrganization(db, required(flags.org, "--org NAME"));
+        const role = parseRole(flags.role ?? "member");
+        if (flags.password !== undefined) checkNewPassword(flags.password, email);
+        const passwordHash = flags.password !== undefined ? await hashPassword(flags.password) : null;
+        // The admin vouches for the address, so it starts verified.
+        const user = db.transaction(() => {
+          const created = createUser(db, clock, { email, name: flags.name ?? null, passwordHash, verified: true });
+          setMembership(db, clock, org.id, created.id, role);
+          return created;
+        }).immediate();
+        if (passwordHash) return { stdout: `${user.id}\t${user.email}\t${org.name}\t${role}`, stderr: `created user ${user.email} (${role} of "${org.name}")` };
+        const link = await accounts.requestPasswordReset(user.email, cliOrigin(config), true);
+        return {
+          stdout: `${user.id}\t${user.email}\t${org.name}\t${role}`,
+          stderr: `created user ${user.email} (${role} of "${org.name}") without a password; they choose one with this link (valid 1 hour${accounts.mailer.configured ? ", also mailed" : ""}):\n${link}`,
+        };
+      }
+      case "list": {
+        const orgId = flags.org ? requireOrganization(db, flags.org).id : undefined;
+        const rows = listUsers(db, orgId).map((u) =>
+          [u.id, u.email, u.name ?? "-", u.email_verified_at ? "verified" : "unverified", u.memberships.map((m) => `${m.org_name}:${m.role}`).join(",") || "-", u.created_at].join("\t"),
+        );
+        return { stdout: rows.join("\n") };
+      }
+      case "set-role": {
+        const user = requireUserByEmail(db, required(rest[0], "user EMAIL"));
+        const org = requireOrganization(db, required(flags.org, "--org NAME"));
+        const role = parseRole(required(flags.role, "--role ROLE"));
+        setMembership(db, clock, org.id, user.id, role);
+        return { stdout: `${user.id}\t${user.email}\t${org.name}\t${role}` };
+      }
+      case "reset-password": {
+        const user = requireUserByEmail(db, required(rest[0], "user EMAIL"));
+        const link = await accounts.requestPasswordReset(user.email, cliOrigin(config), true);
+        return { stdout: link ?? "", stderr: `password reset link for ${user.email} (valid 1 hour${accounts.mailer.configured ? ", also mailed" : ""}); the current password works until it is used` };
+      }
+      case "invite": {
+        const email = required(rest[0], "EMAIL");
+        const org = requireOrganization(db, required(flags.org, "--org NAME"));
+        const role = parseRole(flags.role ?? "member");
+        const { link, expiresAtMs } = await accounts.invite({ orgId: org.id, orgName: org.name, email, role, invitedBy: null }, cliOrigin(config), true);
+        return { stdout: link, stderr: `invited ${email} to "${org.name}" as ${role} until ${new Date(expiresAtMs).toISOString()}${accounts.mailer.configured ? " (mailed)" : ""}` };
+      }
+      default:
+        throw new UsageError(`unknown users command "${action ?? ""}" (expected create, list, set-role, reset-password or invite)`);
+    }
+  } catch (err) {
+    // Domain refusals (a weak password, the last owner) are errors of the command, not crashes.
+    if (err instanceof ApiError) throw new UserError(err.detail);
+    throw err;
+  }
+}
+
+export function supportCommand(db: Database, args: string[]): CommandOutput {
+  const [action] = args;
+  if (action !== "list") throw new UsageError(`unknown support command "${action ?? ""}" (expected list)`);
+  const rows = listSupportMessages(db).map((m) =>
+    [m.created_at, m.id, m.name ? `${m.name} <${m.email}>` : m.email, m.org_id ?? "-", m.mailed_at ? "mailed" : "stored", m.subject, JSON.stringify(m.message)].join("\t"),
+  );
+  return { stdout: rows.join("\n") };
 }

@@ -15,6 +15,9 @@ import { customSchemaRoutes } from "../custom-schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
 import { telemetryRoutes } from "../telemetry/routes.ts";
 import { cloudRoutes } from "../cloud/routes.ts";
+import { accountRoutes } from "../accounts/routes.ts";
+import { supportRoutes } from "../support/routes.ts";
+import { paymentRoutes } from "../payments/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { requestMetrics } from "./request-metrics.ts";
 import { API_PREFIX, guard } from "./guard.ts";
@@ -36,7 +39,10 @@ export function createApp(ctx: AppContext) {
     .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))
     .use(cloudRoutes(ctx))
-    .use(datasetRoutes());
+    .use(datasetRoutes())
+    .use(accountRoutes(ctx))
+    .use(supportRoutes(ctx))
+    .use(paymentRoutes(ctx));
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })

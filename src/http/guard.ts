@@ -1,12 +1,17 @@
 /**
- * Runs before routing on every request: resolves the client IP and the API key, applies the
- * rate limits (headers on every response, 429 with Retry-After), and turns away anonymous calls
- * to protected routes with 401. Also defines the `permission` route option that answers 403
- * when the key lacks the action a route needs.
+ * Runs before routing on every request: resolves the client IP and the caller (an API key, else
+ * a dashboard session cookie), applies the rate limits (headers on every response, 429 with
+ * Retry-After), turns away anonymous calls to protected routes with 401, and refuses
+ * cookie-authenticated writes without the session's CSRF token. Also defines the `permission`
+ * route option that answers 403 when the key or the session's role lacks the action a route needs.
  */
 import { DASHBOARD_ASSETS_PATH, DASHBOARD_PAGES } from "../dashboard/pages.ts";
 import { Elysia } from "elysia";
-import { authenticateKey } from "../auth/api-keys.ts";
+import { CSRF_HEADER, readCookie, SESSION_COOKIE } from "../accounts/cookies.ts";
+import { matchesHash } from "../accounts/secrets.ts";
+import { authenticateSession, type ActiveSession } from "../accounts/sessions.ts";
+import { ROLE_PERMISSIONS } from "../accounts/roles.ts";
+import { authenticateKey, type Principal } from "../auth/api-keys.ts";
 import type { Permission } from "../auth/permissions.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
@@ -39,11 +44,55 @@ export function isInfrastructurePath(path: string): boolean {
   );
 }
 
-/** API routes callable without a key (the spec's telemetry endpoint). Paths are below /api/v2. */
-const ANONYMOUS_ROUTES = new Set(["POST /files/log-upload-event"]);
-/** The cloud OAuth popup's landing page: the browser sends no key there; the single-use state names the flow. */
-const ANONYMOUS_PATTERNS = [/^GET \/cloud-storage\/auth\/[^/]+\/callback$/];
-const isAnonymousRoute = (route: string) => ANONYMOUS_ROUTES.has(route) || ANONYMOUS_PATTERNS.some((p) => p.test(route));
+/**
+ * API routes callable without a key or session: the spec's telemetry endpoint, the sign-in
+ * family, support, the payment provider's webhook and the cloud OAuth callback. Paths are below /api/v2.
+ */
+const ANONYMOUS_ROUTES = [
+  "POST /files/log-upload-event",
+  "POST /auth/session/login",
+  "POST /auth/session/register",
+  "POST /auth/session/google",
+  "POST /auth/session/oidc/start",
+  "GET /auth/session/oidc/callback",
+  "POST /auth/session/resend-verification-by-email",
+  "POST /auth/session/password-reset/request",
+  "POST /auth/session/password-reset/validate",
+  "POST /auth/session/password-reset/complete",
+  "POST /auth/session/verify-email",
+  "POST /auth/session/accept-invite",
+  "POST /support/contact",
+].map((r) => new RegExp(`^${r}$`)).concat([
+  /^POST \/payment\/webhooks\/[^/]+$/,
+  // The cloud OAuth popup's landing page: the browser sends no key there; the single-use state names the flow.
+  /^GET \/cloud-storage\/auth\/[^/]+\/callback$/,
+]);
+
+export function isAnonymousRoute(method: string, apiPath: string | null): boolean {
+  if (apiPath === null) return false;
+  const line = `${method} ${apiPath}`;
+  return ANONYMOUS_ROUTES.some((r) => r.test(line));
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function sessionPrincipal(session: ActiveSession): Principal {
+  return {
+    keyId: `user:${session.userId}`,
+    orgId: session.orgId,
+    tier: session.tier,
+    permissions: new Set(ROLE_PERMISSIONS[session.role]),
+    session,
+  };
+}
+
+/** Origins a browser may send writes from: the public URL's and the one the request itself addressed. */
+function sameOrigin(request: Request, publicUrl: string | null): boolean {
+  const origin = request.headers.get("origin");
+  if (origin === null) return true;
+  if (publicUrl && origin === new URL(publicUrl).origin) return true;
+  return origin === new URL(request.url).origin;
+}
 
 /** Browsers cannot set headers on a WebSocket, so the channel endpoint also takes ?access_token=. */
 const WEBSOCKET_PATH = `${API_PREFIX}/ws`;
@@ -63,7 +112,13 @@ export function guard(ctx: AppContext) {
     const socketAddress = server?.requestIP(request)?.address ?? "unknown";
     const ip = clientIp(request, socketAddress, trust);
     const token = bearerToken(request, url);
-    const principal = token ? authenticateKey(ctx.db, ctx.clock, token) : null;
+    let principal = token ? authenticateKey(ctx.db, ctx.clock, token) : null;
+    // A Bearer header wins: a client that sends a key is judged by its key alone.
+    const sessionId = token === null ? readCookie(request, SESSION_COOKIE) : null;
+    if (sessionId) {
+      const session = authenticateSession(ctx.db, ctx.clock, ctx.accounts.lifetimes, sessionId);
+      if (session) principal = sessionPrincipal(session);
+    }
     setRequestInfo(request, { ip, principal });
     if (isInfrastructurePath(path)) return;
 
@@ -79,22 +134,42 @@ export function guard(ctx: AppContext) {
         { "retry-after": String(decision.retryAfter) },
       );
     }
-    if (!principal && !(apiPath !== null && isAnonymousRoute(`${request.method} ${apiPath}`))) {
-      throw unauthenticated(token);
+    const anonymousRoute = isAnonymousRoute(request.method, apiPath);
+    if (!principal && !anonymousRoute) {
+      throw unauthenticated(token, sessionId !== null);
+    }
+    // Cross-site requests by cookie: SameSite=Lax already keeps the cookie off them in current
+    // browsers; the Origin check (any method: it also covers WebSocket upgrades and cross-origin
+    // reads) and, for writes, the session's token (double submit: cookie + header) refuse them in
+    // any browser. Sign-in routes get the Origin check too (login CSRF).
+    const signInWrite = !SAFE_METHODS.has(request.method) && (apiPath?.startsWith("/auth/session/") ?? false);
+    if ((principal?.session || signInWrite) && !sameOrigin(request, ctx.config.publicUrl)) {
+      throw new ApiError("CSRF_FAILED", "cross-site request refused: its Origin is not this appliance's");
+    }
+    if (!SAFE_METHODS.has(request.method)) {
+      if (principal?.session && !anonymousRoute) {
+        const presented = request.headers.get(CSRF_HEADER);
+        if (!presented || !matchesHash(presented, principal.session.csrfHash)) {
+          throw new ApiError("CSRF_FAILED", `missing or wrong ${CSRF_HEADER} header: cookie-authenticated writes must echo the session's CSRF token (the mediabox_csrf cookie)`);
+        }
+      }
     }
     const length = Number(request.headers.get("content-length") ?? 0);
-    if (length > MAX_JSON_BODY_BYTES && (request.headers.get("content-type") ?? "").includes("json")) {
-      throw new ApiError("PAYLOAD_TOO_LARGE", `JSON request bodies are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
+    // Routes open to anyone (sign-in, support, webhooks) read small bodies whatever their type.
+    if (length > MAX_JSON_BODY_BYTES && ((request.headers.get("content-type") ?? "").includes("json") || anonymousRoute)) {
+      throw new ApiError("PAYLOAD_TOO_LARGE", `${anonymousRoute ? "request bodies of this route" : "JSON request bodies"} are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
     }
   });
 }
 
-function unauthenticated(token: string | null): ApiError {
+function unauthenticated(token: string | null, hadSessionCookie: boolean): ApiError {
   return new ApiError(
     "UNAUTHENTICATED",
-    token === null
-      ? "missing API key: send the header 'Authorization: Bearer <API key>'"
-      : "invalid API key: the key is unknown, malformed or revoked",
+    token !== null
+      ? "invalid API key: the key is unknown, malformed or revoked"
+      : hadSessionCookie
+        ? "your session has ended (expired, signed out or replaced); sign in again"
+        : "missing API key: send the header 'Authorization: Bearer <API key>' (or sign in for a session cookie)",
     { "www-authenticate": 'Bearer realm="mediabox"' },
   );
 }
@@ -104,8 +179,14 @@ export const permissions = new Elysia({ name: "mediabox-permissions" }).macro({
   permission: (needed: Permission) => ({
     // transform runs before body validation, so a caller without the permission learns nothing more.
     transform({ request }) {
-      if (!principalOf(request).permissions.has(needed)) {
-        throw new ApiError("PERMISSION_DENIED", `this API key lacks the ${needed.toUpperCase()} permission`);
+      const principal = principalOf(request);
+      if (!principal.permissions.has(needed)) {
+        throw new ApiError(
+          "PERMISSION_DENIED",
+          principal.session
+            ? `your role (${principal.session.role}) lacks the ${needed.toUpperCase()} permission in this organization`
+            : `this API key lacks the ${needed.toUpperCase()} permission`,
+        );
       }
     },
     resolve({ request }) {

@@ -3,6 +3,9 @@
  * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes, purging files deleted more than 30 days ago.
  */
 import { pruneFinishedJobs } from "../jobs/queue.ts";
+import { pruneTokens } from "../accounts/email-tokens.ts";
+import { pruneSessions } from "../accounts/sessions.ts";
+import { pruneThrottle } from "../accounts/throttle.ts";
 import type { AppContext } from "../context.ts";
 import { sweepExpiredIntents } from "../ingest/intents.ts";
 import { purgeDeletedFiles } from "../library/file-edits.ts";
@@ -11,11 +14,13 @@ import { pruneUploadEvents } from "../telemetry/upload-events.ts";
 export const FINISHED_JOB_RETENTION_DAYS = 14;
 const INTERVAL_MS = 60 * 60 * 1000;
 
-export function runMaintenance(ctx: AppContext): { jobs: number; uploadEvents: number } {
+export function runMaintenance(ctx: AppContext): { jobs: number; uploadEvents: number; accounts: number } {
   const jobs = pruneFinishedJobs(ctx.db, ctx.clock, FINISHED_JOB_RETENTION_DAYS * 86_400_000);
   const uploadEvents = pruneUploadEvents(ctx.db, ctx.clock);
-  if (jobs || uploadEvents) ctx.log.info("maintenance pruned rows", { jobs, upload_events: uploadEvents });
-  return { jobs, uploadEvents };
+  // Ended sessions, used or expired mailed tokens, login counters whose lock is over.
+  const accounts = pruneSessions(ctx.db, ctx.clock) + pruneTokens(ctx.db, ctx.clock) + pruneThrottle(ctx.db, ctx.clock);
+  if (jobs || uploadEvents || accounts) ctx.log.info("maintenance pruned rows", { jobs, upload_events: uploadEvents, account_rows: accounts });
+  return { jobs, uploadEvents, accounts };
 }
 
 /** Starts the hourly schedule; returns a function that stops it. */

@@ -1,5 +1,13 @@
-/** oidc-provider ships no types; the tests use a small part of it (test/support/cloud-servers.ts). */
+/** The part of oidc-provider's API the tests use (the package ships no types). */
 declare module "oidc-provider" {
-  const Provider: any;
-  export default Provider;
+  import type { IncomingMessage, ServerResponse } from "node:http";
+  export default class Provider {
+    constructor(issuer: string, configuration: Record<string, unknown>);
+    callback(): (req: IncomingMessage, res: ServerResponse) => void;
+    on(event: string, listener: (...args: any[]) => void): this;
+    interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<any>;
+    interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: Record<string, unknown>): Promise<void>;
+    Grant: any;
+    AccessToken: any;
+  }
 }

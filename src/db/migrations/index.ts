@@ -13,6 +13,7 @@ import stemmedSearch from "./008_stemmed_search.ts";
 import textWordVectors from "./009_text_word_vectors.ts";
 import videosAndLinks from "./010_videos_and_links.ts";
 import linkCrawls from "./011_link_crawls.ts";
+import accounts from "./012_accounts.ts";
 import cloudStorage from "./013_cloud_storage.ts";
 
 export interface Migration {
@@ -33,6 +34,6 @@ export const MIGRATIONS: Migration[] = [
   { version: 9, name: "text_word_vectors", sql: textWordVectors },
   { version: 10, name: "videos_and_links", sql: videosAndLinks },
   { version: 11, name: "link_crawls", sql: linkCrawls },
-  // 12 is reserved for a change being written on another branch.
+  { version: 12, name: "accounts", sql: accounts },
   { version: 13, name: "cloud_storage", sql: cloudStorage },
 ];

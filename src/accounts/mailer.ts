@@ -1,0 +1,75 @@
+/**
+ * Outgoing mail (verification, password reset, invitations, support copies) through the site's
+ * SMTP server with nodemailer. Without an SMTP host nothing is sent: the mail, link included, is
+ * logged at warn level for the admin to pass on (and the CLI prints the links it makes).
+ * Requests never wait for SMTP: a mail is handed over in the background, so a slow relay does
+ * not slow sign-in pages and the time of an answer does not tell whether a mail was sent.
+ */
+import nodemailer, { type Transporter } from "nodemailer";
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  /** The link the mail carries, logged when there is no SMTP server. */
+  link?: string;
+  /** What kind of mail, for the logs (never the token). */
+  kind: string;
+}
+
+export class Mailer {
+  private readonly transport: Transporter | null;
+  private readonly pending = new Set<Promise<void>>();
+
+  constructor(
+    private readonly config: Pick<Config, "smtpHost" | "smtpPort" | "smtpUser" | "smtpPassword" | "smtpFrom" | "smtpTls">,
+    private readonly log: Logger,
+  ) {
+    this.transport = config.smtpHost
+      ? nodemailer.createTransport({
+          host: config.smtpHost,
+          port: config.smtpPort,
+          secure: config.smtpTls === "implicit",
+          requireTLS: config.smtpTls === "starttls",
+          ignoreTLS: config.smtpTls === "none",
+          ...(config.smtpUser ? { auth: { user: config.smtpUser, pass: config.smtpPassword ?? "" } } : {}),
+          connectionTimeout: 15_000,
+          greetingTimeout: 15_000,
+          socketTimeout: 30_000,
+        })
+      : null;
+  }
+
+  get configured(): boolean {
+    return this.transport !== null;
+  }
+
+  /** Sends and waits (the CLI). Throws when the SMTP server refuses. */
+  async send(mail: Mail): Promise<void> {
+    if (!this.transport) {
+      this.log.warn("mail not sent: no SMTP server is configured (MEDIABOX_SMTP_HOST); pass the link on by hand", {
+        kind: mail.kind, to: mail.to, subject: mail.subject, link: mail.link ?? null,
+      });
+      return;
+    }
+    await this.transport.sendMail({ from: this.config.smtpFrom, to: mail.to, subject: mail.subject, text: mail.text });
+    this.log.info("mail sent", { kind: mail.kind, to: mail.to });
+  }
+
+  /** Sends without making the caller wait; failures are logged; `onSent` runs after a delivery. */
+  sendLater(mail: Mail, onSent?: () => void): void {
+    const sending = this.send(mail)
+      .then(() => onSent?.())
+      .catch((err) => this.log.error("mail could not be sent", { kind: mail.kind, to: mail.to, err: String(err) }));
+    this.pending.add(sending);
+    sending.finally(() => this.pending.delete(sending));
+  }
+
+  /** Waits for mails in flight (server stop). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
+    this.transport?.close();
+  }
+}

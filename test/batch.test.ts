@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { elf, mp4, pdf, png, text } from "./support/fixtures.ts";
-import { clockPassed, terminalStatus, waitFor } from "./support/polling.ts";
+import { clockPassed, waitFor } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -178,11 +178,15 @@ describe("sessions", () => {
 
   test("stuck files: queued longer than stuck_minutes", async () => {
     const tenant = server.tenant();
-    // An MP4 header and nothing playable: its processing ends at the video probe at once even on
-    // a busy machine (an image would wait for the OCR engine to load). Then make the file look like
-    // one whose job never ran.
+    // A file whose processing job never ran: its job is cancelled before it is taken (on a busy
+    // machine the queue may hold earlier files for minutes, so nothing waits on it), then the
+    // file is made to look queued for 45 minutes.
     const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([mp4() as Uint8Array<ArrayBuffer>]), "s.mp4"); return f; })());
-    await terminalStatus(tenant, up.body.image_id);
+    const jobId = server.ctx.files.byId(up.body.image_id)!.processing_job_id!;
+    server.ctx.jobs.cancel(tenant.orgId, jobId);
+    await waitFor(() => ["cancelled", "completed", "failed"].includes(server.ctx.db.query<{ status: string }, [string]>("SELECT status FROM jobs WHERE id = ?").get(jobId)!.status), {
+      what: "the processing job to end",
+    });
     const old = new Date(Date.now() - 45 * 60_000).toISOString();
     server.ctx.db.query("UPDATE files SET processing_status = 'queued', updated_at = ? WHERE id = ?").run(old, up.body.image_id);
     const stuck = await tenant.api.get("/files/sessions/stuck?stuck_minutes=30");

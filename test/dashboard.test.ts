@@ -10,7 +10,9 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
-import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { usersCommand } from "../src/cli/commands.ts";
+import { createOrganization } from "../src/tenancy/organizations.ts";
+import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 const SHOTS = join(import.meta.dir, "..", "test-results", "dashboard");
@@ -233,5 +235,70 @@ test("a web page saved from the upload page shows its site, crawl and page image
     await page.close();
     site.stop(true);
     await linkServer.close();
+  }
+}, 240_000);
+
+test("an owner signs in with email and password, creates an API key (shown once, copied), revokes it and signs out; a reset link opens its page", async () => {
+  const org = `dash-${crypto.randomUUID().slice(0, 6)}`;
+  createOrganization(server.ctx.db, server.ctx.clock, org, "STARTER");
+  const email = `owner.${crypto.randomUUID().slice(0, 6)}@example.com`;
+  const password = "harbour-lighthouse-2026";
+  await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", email], { org, role: "owner", password });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+  const page = await context.newPage();
+  try {
+    await page.goto(server.url);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("wrong password here");
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await expect(page.getByRole("alert").textContent({ timeout: 30_000 })).resolves.toMatch(/email|password/i);
+    await page.getByLabel("Password").fill(password);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await page.getByText(email).waitFor();
+
+    // The API Keys tab: a key with view only, shown once, copied, working, then revoked.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click();
+    await page.getByLabel("Name").fill("nightly import");
+    await page.getByRole("checkbox", { name: "edit" }).uncheck();
+    await page.getByRole("checkbox", { name: "delete" }).uncheck();
+    await page.getByRole("button", { name: "Create key" }).click();
+    const key = (await page.getByLabel("New API key").textContent({ timeout: 30_000 }))!;
+    expect(key).toStartWith("mbx_");
+    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(key);
+    const client = new ApiClient(server.url, key);
+    expect((await client.get("/files")).status).toBe(200);
+    expect((await client.post("/projects", { name: "not allowed" })).status).toBe(403);
+    await page.getByRole("row", { name: /nightly import/ }).getByText("never").waitFor();
+    await page.screenshot({ path: join(SHOTS, "api-keys.png"), fullPage: true });
+    page.once("dialog", (dialog) => dialog.accept());
+    await page.getByRole("row", { name: /nightly import/ }).getByRole("button", { name: "Revoke" }).click();
+    await page.getByRole("row", { name: /nightly import/ }).getByText("revoked").waitFor({ timeout: 30_000 });
+    expect((await client.get("/files")).status).toBe(401);
+
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByLabel("Email").waitFor();
+    expect((await page.evaluate(() => fetch("/api/v2/auth/session").then((r) => r.status)))).toBe(401);
+
+    // A mailed reset link opens its page, which sets the new password.
+    const { stdout } = await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["reset-password", email], {});
+    const link = /https?:\/\/\S+\/auth\/reset-password\?token=\S+/.exec(stdout)?.[0];
+    expect(link).toBeDefined();
+    await page.goto(`${server.url}${new URL(link!).pathname}${new URL(link!).search}`);
+    await page.getByRole("heading", { name: "Choose a new password" }).waitFor({ timeout: 30_000 });
+    expect(page.url()).not.toContain("token=");
+    await page.getByLabel("New password").fill("a-brand-new-harbour-2027");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("Your password is changed").waitFor({ timeout: 30_000 });
+    await page.getByRole("link", { name: "Continue to Mediabox" }).click();
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill("a-brand-new-harbour-2027");
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+  } finally {
+    await context.close();
   }
 }, 240_000);

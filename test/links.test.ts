@@ -14,7 +14,7 @@ import { DomainLimiter } from "../src/links/domain-limiter.ts";
 import { parseRobots } from "../src/links/robots.ts";
 import { checkAddress, parseAllowedCidrs } from "../src/links/url-policy.ts";
 import { photo } from "./support/images.ts";
-import { jobDone, pollApi, waitFor } from "./support/polling.ts";
+import { jobDone, pollApi, processed, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const LOOPBACK = { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" };
@@ -203,7 +203,9 @@ describe("a crawled article", () => {
     expect(csv).toContain(`${link.id},link,${url},completed,Harbour Weekly`);
 
     // The extracted images are images: they are processed and similar images answers for them.
-    const similar = await pollApi(owner, `/files/${imageId}/similar`, (r) => r.status === 200, { what: "the extracted image's embedding", timeoutMs: 120_000 });
+    await processed(owner, imageId, 120_000);
+    const similar = await owner.api.get(`/files/${imageId}/similar`);
+    expect(similar.status, JSON.stringify(similar.body)).toBe(200);
     expect(similar.body.reference_image_id).toBe(imageId);
   }, 240_000);
 

@@ -227,12 +227,7 @@ export class FileRepository {
         file.uploadMethod, file.sessionId, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId,
         file.compliance?.type ?? null, file.compliance?.standard ?? null, file.compliance?.imageType ?? null, file.uploadedBy,
         file.processingJobId,
-        type.mediaType === "document" ? "pending" : null,
-        type.mediaType === "image" || type.mediaType === "video" ? "pending" : null,
-        file.description?.status ?? null,
-        file.description?.error ?? null,
-        type.mediaType === "video" ? "pending" : null,
-        file.description?.status === "pending" ? file.description.credits : 0,
+        ...initialStates(type.mediaType, file.description),
       );
   }
 
@@ -271,12 +266,7 @@ export class FileRepository {
       .run(
         type.mediaType, file.filename, this.now(), file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType,
         file.sha256, file.blobKey, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId, file.processingJobId,
-        type.mediaType === "document" ? "pending" : null,
-        type.mediaType === "image" || type.mediaType === "video" ? "pending" : null,
-        file.description?.status ?? null,
-        file.description?.error ?? null,
-        type.mediaType === "video" ? "pending" : null,
-        file.description?.status === "pending" ? file.description.credits : 0,
+        ...initialStates(type.mediaType, file.description),
         file.id,
       );
   }
@@ -600,4 +590,23 @@ export class FileRepository {
   extractedFrom(imageId: string, linkId: string, sourceUrl: string): void {
     this.db.query("UPDATE files SET parent_file_id = ?, source_url = ? WHERE id = ?").run(linkId, sourceUrl, imageId);
   }
+}
+
+/**
+ * What a new file's pipeline has still to do, by media type: text extraction, variants,
+ * description (with the credits it reserved) and video analysis, in the column order of the
+ * INSERT and UPDATE that record a file.
+ */
+function initialStates(
+  mediaType: MediaType,
+  description: { status: string; error: string | null; credits: number } | null | undefined,
+): [string | null, string | null, string | null, string | null, string | null, number] {
+  return [
+    mediaType === "document" ? "pending" : null,
+    mediaType === "image" || mediaType === "video" ? "pending" : null,
+    description?.status ?? null,
+    description?.error ?? null,
+    mediaType === "video" ? "pending" : null,
+    description?.status === "pending" ? description.credits : 0,
+  ];
 }

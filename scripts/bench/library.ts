@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../../src/db/database.ts";
 import { DataDir } from "../../src/storage/data-dir.ts";
+import { seedFiles } from "./seed-files.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
 
 const FILES = Number(process.env.MEDIABOX_BENCH_FILES ?? 100_000);
@@ -21,40 +22,6 @@ const ROUNDS = 200;
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-library-"));
 const dataDir = join(root, "data");
-
-const WORDS = "harbor crane invoice sunset orchard quarry drawing survey bridge tunnel pump valve turbine roof facade kitchen garden river forest mountain".split(" ");
-const TAGS = ["site-a", "site-b", "site-c", "urgent", "archive", "review", "final", "draft", "north", "south"];
-
-function seed(orgId: string): void {
-  const db = openDatabase(new DataDir(dataDir).database);
-  const projectId = (db.query("SELECT id FROM projects WHERE org_id = ? AND is_default = 1").get(orgId) as { id: string }).id;
-  const insert = db.query(
-    `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, title, tags, size_bytes,
-       content_type, upload_description, visible_text, processing_status)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'stored')`,
-  );
-  let x = 12345;
-  const rand = (n: number) => {
-    x = (x * 1103515245 + 12345) >>> 0;
-    return (x >>> 16) % n; // the low bits of an LCG cycle quickly
-  };
-  const started = Date.parse("2024-01-01T00:00:00Z");
-  db.transaction(() => {
-    for (let i = 0; i < FILES; i++) {
-      const words = Array.from({ length: 4 }, () => WORDS[rand(WORDS.length)]!);
-      const tags = [...new Set(Array.from({ length: 1 + rand(3) }, () => TAGS[rand(TAGS.length)]!))];
-      if (i % 1000 === 0) tags.push("rare");
-      const at = new Date(started + i * 60_000).toISOString();
-      const media = ["image", "document", "video"][rand(3)]!;
-      insert.run(
-        crypto.randomUUID(), orgId, projectId, media, `file-${i}.${media === "image" ? "jpg" : media === "document" ? "pdf" : "mp4"}`,
-        at, at, `${words[0]} ${words[1]} ${i}`, JSON.stringify(tags), 1000 + rand(10_000_000), "application/octet-stream",
-        `A ${words[2]} near the ${words[3]}`, rand(4) === 0 ? `Reference REF-${i} ${words[1]}` : null,
-      );
-    }
-  })();
-  db.close();
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -84,7 +51,7 @@ async function main(): Promise<void> {
   const orgId = (db.query("SELECT id FROM organizations WHERE name = 'bench'").get() as { id: string }).id;
   db.close();
   const seedStarted = performance.now();
-  seed(orgId);
+  seedFiles(new DataDir(dataDir).database, orgId, FILES);
   console.log(`seeded ${FILES} files in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s`);
 
   const server = await spawnServer([process.execPath, MAIN, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });

@@ -279,6 +279,21 @@ test("an owner signs in with email and password, creates an API key (shown once,
     await page.getByRole("row", { name: /nightly import/ }).getByText("revoked").waitFor({ timeout: 30_000 });
     expect((await client.get("/files")).status).toBe(401);
 
+    // Members: a colleague's role changed, someone invited.
+    const colleague = `colleague.${crypto.randomUUID().slice(0, 6)}@example.com`;
+    await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", colleague], { org, role: "member", password: "another-harbour-pass-9" });
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click();
+    await page.getByLabel(`Role of ${colleague}`).selectOption("viewer");
+    await page.getByText(`${colleague} is now viewer`).waitFor({ timeout: 30_000 });
+    const role = server.ctx.db
+      .query<{ role: string }, [string]>("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = ?")
+      .get(colleague)?.role;
+    expect(role).toBe("viewer");
+    await page.getByLabel("Invite by email").fill("newcomer@example.com");
+    await page.getByRole("button", { name: "Invite" }).click();
+    await page.getByText("Invitation sent to newcomer@example.com").waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "members.png"), fullPage: true });
+
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Email").waitFor();
     expect((await page.evaluate(() => fetch("/api/v2/auth/session").then((r) => r.status)))).toBe(401);

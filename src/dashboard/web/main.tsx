@@ -11,6 +11,7 @@ import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
 import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
 import { Library } from "./library.tsx";
+import { Members } from "./members.tsx";
 import { Search } from "./search.tsx";
 import { SignIn } from "./sign-in.tsx";
 import { Upload } from "./upload.tsx";
@@ -26,13 +27,14 @@ function useHash(): string {
   return hash;
 }
 
-function Page({ hash }: { hash: string }) {
+function Page({ hash, me }: { hash: string; me: string }) {
   const file = /^#\/files\/([0-9a-f-]{36})$/.exec(hash);
   if (file) return <FileDetail id={file[1]!} />;
   if (hash === "#/upload") return <Upload />;
   if (hash === "#/search") return <Search />;
   if (hash === "#/activity") return <Activity />;
   if (hash === "#/keys") return <ApiKeys />;
+  if (hash === "#/members") return <Members me={me} />;
   return <Library />;
 }
 
@@ -98,6 +100,7 @@ function App() {
           <a href="#/search" aria-current={current("#/search")}>Search documents</a>
           <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
           {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
+          {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
           <a href="/docs">API docs</a>
           <span class="who">
             {auth.kind === "session" ? (
@@ -115,7 +118,7 @@ function App() {
         </nav>
       </header>
       <main id="content" tabIndex={-1}>
-        <Page hash={hash} />
+        <Page hash={hash} me={auth.kind === "session" ? auth.session.user.email : ""} />
       </main>
     </>
   );

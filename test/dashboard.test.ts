@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
+import { ACCOUNT } from "./support/cloud-servers.ts";
+import { startCloudStack } from "./support/cloud-setup.ts";
 import { usersCommand } from "../src/cli/commands.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -315,5 +317,39 @@ test("an owner signs in with email and password, creates an API key (shown once,
     await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
   } finally {
     await context.close();
+  }
+}, 240_000);
+
+test("a cloud drive is connected in a popup, browsed, and a file imported from it", async () => {
+  const stack = await startCloudStack();
+  try {
+    const tenant = stack.server.tenant({ tier: "CUSTOM" });
+    const folder = stack.drive.add({ name: "Site photos", mimeType: "application/vnd.google-apps.folder" });
+    stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: new Uint8Array(await textImage(["QUAY WALL"], 800, 300)) });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await page.goto(stack.server.url);
+      await page.getByRole("button", { name: "Use an API key instead" }).click();
+      await page.getByLabel("API key").fill(tenant.key);
+      await page.getByRole("button", { name: "Sign in", exact: true }).click();
+      await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Cloud drives" }).click();
+      const [popup] = await Promise.all([page.waitForEvent("popup"), page.getByRole("button", { name: "Connect Google Drive" }).click()]);
+      await popup.waitForSelector("#allow", { timeout: 30_000 });
+      await Promise.all([popup.waitForEvent("close", { timeout: 30_000 }), popup.click("#allow")]);
+      await page.getByText(`Connected ${ACCOUNT.email}`).waitFor({ timeout: 30_000 });
+      await page.getByRole("button", { name: "Browse" }).click();
+      await page.getByRole("button", { name: /Site photos/ }).click();
+      await page.getByLabel(/quay\.png/).check();
+      await page.getByRole("button", { name: "Import 1 file" }).click();
+      await page.getByText(/Import completed/).waitFor({ timeout: 120_000 });
+      await page.screenshot({ path: join(SHOTS, "cloud.png"), fullPage: true });
+      const listed = await tenant.api.get("/files?search=quay");
+      expect(listed.body.items.map((f: { filename: string }) => f.filename)).toContain("quay.png");
+    } finally {
+      await page.close();
+    }
+  } finally {
+    await stack.stop();
   }
 }, 240_000);

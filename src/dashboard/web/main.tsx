@@ -7,6 +7,7 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { accountPage } from "./account-pages.tsx";
 import { Activity } from "./activity.tsx";
+import { Cloud } from "./cloud.tsx";
 import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
 import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
@@ -35,6 +36,7 @@ function Page({ hash, me }: { hash: string; me: string }) {
   if (hash === "#/activity") return <Activity />;
   if (hash === "#/keys") return <ApiKeys />;
   if (hash === "#/members") return <Members me={me} />;
+  if (hash === "#/cloud") return <Cloud />;
   return <Library />;
 }
 
@@ -99,6 +101,7 @@ function App() {
           <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
           <a href="#/search" aria-current={current("#/search")}>Search documents</a>
           <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
+          <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
           {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
           {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
           <a href="/docs">API docs</a>

@@ -11,7 +11,9 @@ import { Cloud } from "./cloud.tsx";
 import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
 import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
+import { Exports } from "./exports.tsx";
 import { Library } from "./library.tsx";
+import { Schemas } from "./schemas.tsx";
 import { Members } from "./members.tsx";
 import { Search } from "./search.tsx";
 import { SignIn } from "./sign-in.tsx";
@@ -37,6 +39,8 @@ function Page({ hash, me }: { hash: string; me: string }) {
   if (hash === "#/keys") return <ApiKeys />;
   if (hash === "#/members") return <Members me={me} />;
   if (hash === "#/cloud") return <Cloud />;
+  if (hash === "#/schemas") return <Schemas />;
+  if (hash === "#/export") return <Exports />;
   return <Library />;
 }
 
@@ -102,6 +106,8 @@ function App() {
           <a href="#/search" aria-current={current("#/search")}>Search documents</a>
           <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
           <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
+          <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
+          <a href="#/export" aria-current={current("#/export")}>Export</a>
           {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
           {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
           <a href="/docs">API docs</a>

@@ -12,6 +12,8 @@ import { textImage } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack } from "./support/cloud-setup.ts";
+import { insertFileRow } from "./support/rows.ts";
+import { defaultProjectId } from "../src/projects/projects.ts";
 import { usersCommand } from "../src/cli/commands.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -391,6 +393,36 @@ test("a schema is written with the server's validation shown, saved and edited; 
     const href = await page.getByRole("link", { name: "Download" }).getAttribute("href", { timeout: 30_000 });
     const csv = await (await fetch(href!)).text();
     expect(csv).toContain("notes.txt");
+  } finally {
+    await page.close();
+  }
+}, 180_000);
+
+test("the library grid keeps only the rows near the viewport in the page while it scrolls through 600 files", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
+  const start = Date.parse("2025-01-01T00:00:00Z");
+  server.ctx.db.transaction(() => {
+    for (let i = 0; i < 600; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `scan-${String(i).padStart(3, "0")}.pdf`, mediaType: "document", createdAt: new Date(start + i * 60_000).toISOString() });
+  })();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.goto(server.url);
+    await page.getByRole("button", { name: "Use an API key instead" }).click();
+    await page.getByLabel("API key").fill(tenant.key);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.getByText("600 files", { exact: true }).waitFor({ timeout: 30_000 });
+    const cards = () => page.locator(".grid li").count();
+    expect(await cards()).toBeLessThan(80);
+    // Scroll to the end again and again: pages load, the DOM stays small, the oldest file arrives.
+    const deadline = Date.now() + 90_000;
+    while (!(await page.getByRole("link", { name: /scan-000\.pdf/ }).count())) {
+      if (Date.now() > deadline) throw new Error("the last file never came into view");
+      await page.evaluate(() => scrollTo(0, document.body.scrollHeight));
+      await page.waitForTimeout(150);
+      expect(await cards()).toBeLessThan(80);
+    }
+    await page.screenshot({ path: join(SHOTS, "library-end.png") });
   } finally {
     await page.close();
   }

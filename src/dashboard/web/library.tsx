@@ -1,12 +1,14 @@
 /**
  * The library: every live file as a grid of thumbnails, narrowed by project or folder, search,
- * media type and sort; more pages load as the end of the grid comes into view. Files can be
+ * media type and sort, in a virtual grid (only the rows near the viewport are in the page); more
+ * pages load as the end of the grid comes into view. Files can be
  * selected (checkboxes, keyboard included) for batch tagging, export and deletion (with undo).
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
 import { Places, type Place } from "./places.tsx";
+import { VirtualGrid } from "./virtual-grid.tsx";
 
 const PAGE = 60;
 type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
@@ -81,7 +83,6 @@ export function Library() {
   const [notice, setNotice] = useState<{ message: string; undo?: () => Promise<void> } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
-  const end = useRef<HTMLDivElement>(null);
 
   async function load(offset: number) {
     const [by, order] = sort.split(":");
@@ -108,16 +109,6 @@ export function Library() {
     const timer = setTimeout(() => load(0), search ? 250 : 0);
     return () => clearTimeout(timer);
   }, [search, mediaType, sort, place]);
-
-  // The next page loads as the end of the grid comes into view.
-  useEffect(() => {
-    if (!end.current) return;
-    const observer = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting) && !loading && items.length < total) load(items.length);
-    });
-    observer.observe(end.current);
-    return () => observer.disconnect();
-  }, [items.length, total, loading]);
 
   const toggle = (id: string) =>
     setSelected((current) => {
@@ -191,19 +182,21 @@ export function Library() {
           />
         ) : null}
         <p class="count" aria-live="polite">{loading && !items.length ? "Loading…" : `${total} file${total === 1 ? "" : "s"}`}</p>
-        <ul class="grid">
-          {items.map((file) => (
-            <li key={file.id} class={selected.has(file.id) ? "selected" : ""}>
+        <VirtualGrid
+          items={items}
+          keyOf={(file) => file.id}
+          onNearEnd={() => !loading && items.length < total && load(items.length)}
+          render={(file) => (
+            <div class={`cell ${selected.has(file.id) ? "selected" : ""}`}>
               <input type="checkbox" class="pick" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} />
               <a href={`#/files/${file.id}`} class="card">
                 <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" label={file.filename.includes(".") ? file.filename.split(".").pop()!.toUpperCase().slice(0, 5) : file.media_type} />
                 <span class="name">{file.title ?? file.filename}</span>
                 <span class={`badge ${file.media_type}`}>{file.media_type}</span>
               </a>
-            </li>
-          ))}
-        </ul>
-        <div ref={end} />
+            </div>
+          )}
+        />
         {items.length < total ? (
           <button type="button" onClick={() => load(items.length)} disabled={loading}>
             {loading ? "Loading…" : "Load more"}

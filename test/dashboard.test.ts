@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
+import { reportPdf } from "./support/documents.ts";
 import { processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack } from "./support/cloud-setup.ts";
@@ -423,6 +424,27 @@ test("the library grid keeps only the rows near the viewport in the page while i
       expect(await cards()).toBeLessThan(80);
     }
     await page.screenshot({ path: join(SHOTS, "library-end.png") });
+  } finally {
+    await page.close();
+  }
+}, 180_000);
+
+test("a document's page shows its pages with the digitization's elements in place and its chunks", async () => {
+  const form = new FormData();
+  form.append("file", new File([(await reportPdf()) as Uint8Array<ArrayBuffer>], "report.pdf"));
+  const id = (await owner.api.form("/files/upload", form)).body.image_id as string;
+  await processed(owner, id, 120_000);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signIn(page);
+    await page.goto(`${server.url}/#/files/${id}`);
+    await page.locator(".sheet .element").first().waitFor({ timeout: 30_000 });
+    const types = await page.locator(".sheet .element .tag").allTextContents();
+    expect(types).toContain("heading");
+    expect(types).toContain("paragraph");
+    await page.getByText(/Chunks for search/).click();
+    expect(await page.locator(".chunks li").count()).toBeGreaterThan(0);
+    await page.screenshot({ path: join(SHOTS, "document.png"), fullPage: true });
   } finally {
     await page.close();
   }

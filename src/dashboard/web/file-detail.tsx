@@ -5,6 +5,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
+import { DocumentLayout } from "./document-layout.tsx";
 
 type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
 type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };
@@ -218,6 +219,7 @@ export function FileDetail({ id }: { id: string }) {
             {file.document_url ? <a href={file.document_url}>Open</a> : null}
           </p>
           {file.extracted_text ? <pre class="text">{file.extracted_text.slice(0, 20000)}</pre> : null}
+          {file.text_extraction_status === "completed" ? <DocumentLayout id={file.id} /> : null}
         </div>
       ) : null}
       {file.upload_description ? (

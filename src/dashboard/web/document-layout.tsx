@@ -1,0 +1,64 @@
+/**
+ * A document's digitization: each page drawn as a sheet with its elements' boxes (headings,
+ * paragraphs, tables, lists, figures...) in place, each box labelled and explained on hover and
+ * focus, beside the list of chunks search works on. The page images themselves are not stored,
+ * so the sheet is blank under the boxes.
+ */
+import { useEffect, useState } from "preact/hooks";
+import { api } from "./api.ts";
+
+type Element = { type: string; content: string; /** Normalized 0-1 from the page's top left. */
+  bounding_box: { x: number; y: number; w: number; h: number }; metadata?: Record<string, unknown> };
+type Page = { page_number: number; status: string; ocr: boolean; elements: Element[]; error_message: string | null };
+
+export function DocumentLayout({ id }: { id: string }) {
+  const [pages, setPages] = useState<Page[] | null>(null);
+  const [chunks, setChunks] = useState<{ chunk_id: string; chunk_index: number; content: string; page_numbers: number[] }[]>([]);
+  useEffect(() => {
+    api(`/files/${id}/digitization`).then((d) => setPages(d.pages), () => setPages([]));
+    api(`/files/${id}/chunks`).then((c) => setChunks(c.chunks), () => setChunks([]));
+  }, [id]);
+  if (!pages) return null;
+  return (
+    <section>
+      <h2>Pages ({pages.length})</h2>
+      <div class="sheets">
+        {pages.slice(0, 20).map((page) => (
+          <figure key={page.page_number} class="sheet-frame">
+            <div class="sheet" role="img" aria-label={`Page ${page.page_number}: ${page.elements.map((e) => e.type).join(", ") || "no elements"}`}>
+              {page.elements.map((e, i) => (
+                <span
+                  key={i}
+                  class={`element ${e.type}`}
+                  title={`${e.type}: ${e.content.slice(0, 200)}`}
+                  style={{ left: `${e.bounding_box.x * 100}%`, top: `${e.bounding_box.y * 100}%`, width: `${e.bounding_box.w * 100}%`, height: `${e.bounding_box.h * 100}%` }}
+                >
+                  <span class="tag">{e.type}</span>
+                </span>
+              ))}
+            </div>
+            <figcaption>
+              Page {page.page_number}
+              {page.ocr ? " (read by OCR)" : ""}
+              {page.status === "failed" ? ` — failed: ${page.error_message}` : ""}
+            </figcaption>
+          </figure>
+        ))}
+      </div>
+      {pages.length > 20 ? <p class="hint">The first 20 pages are drawn.</p> : null}
+      {chunks.length ? (
+        <details>
+          <summary>Chunks for search ({chunks.length})</summary>
+          <ol class="chunks">
+            {chunks.map((c) => (
+              <li key={c.chunk_id}>
+                <span class="hint">page {c.page_numbers.join(", ")}</span> {c.content.slice(0, 300)}
+                {c.content.length > 300 ? "…" : ""}
+              </li>
+            ))}
+          </ol>
+        </details>
+      ) : null}
+    </section>
+  );
+}

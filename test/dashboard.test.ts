@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
 import { reportPdf } from "./support/documents.ts";
+import { elf } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack } from "./support/cloud-setup.ts";
@@ -445,6 +446,41 @@ test("a document's page shows its pages with the digitization's elements in plac
     await page.getByText(/Chunks for search/).click();
     expect(await page.locator(".chunks li").count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, "document.png"), fullPage: true });
+  } finally {
+    await page.close();
+  }
+}, 180_000);
+
+test("several files go up as one batch whose results arrive per file over the session's WebSocket channel", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const existing = new TextEncoder().encode("Already stored before the batch.\n");
+  const first = new FormData();
+  first.append("file", new File([existing], "before.txt"));
+  const existingId = (await tenant.api.form("/files/upload", first)).body.image_id;
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.goto(server.url);
+    await page.getByRole("button", { name: "Use an API key instead" }).click();
+    await page.getByLabel("API key").fill(tenant.key);
+    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
+    const files = [
+      ...Array.from({ length: 6 }, (_, i) => ({ name: `note-${i}.txt`, mimeType: "text/plain", buffer: Buffer.from(`Batch note number ${i}.\n`) })),
+      { name: "again.txt", mimeType: "text/plain", buffer: Buffer.from(existing) },
+      { name: "tool.exe", mimeType: "application/octet-stream", buffer: Buffer.from(elf()) },
+    ];
+    await page.locator('input[type="file"]').setInputFiles(files);
+    await page.waitForFunction(() => [...document.querySelectorAll(".uploads li")].every((li) => !li.classList.contains("working")), null, { timeout: 120_000 });
+    const rows = await page.locator(".uploads li").evaluateAll((lis) => lis.map((li) => [li.querySelector(".name")!.textContent, li.className, li.querySelector(".message")!.textContent]));
+    expect(rows.filter(([, state]) => state === "stored")).toHaveLength(6);
+    expect(rows.find(([name]) => name === "again.txt")).toEqual(["again.txt", "duplicate", "already in the library"]);
+    expect(rows.find(([name]) => name === "tool.exe")![1]).toBe("refused");
+    expect(await page.locator(".uploads li.duplicate a").getAttribute("href")).toBe(`#/files/${existingId}`);
+    const sessions = (await tenant.api.get("/files/sessions")).body.items;
+    expect(sessions).toHaveLength(1);
+    expect(sessions[0].total_files).toBe(8);
+    await page.screenshot({ path: join(SHOTS, "upload-batch.png"), fullPage: true });
   } finally {
     await page.close();
   }

@@ -58,9 +58,16 @@ export async function api<T = any>(path: string, init: { method?: string; body?:
 
 /** A multipart upload with progress (fetch cannot report upload progress; XHR can). */
 export function uploadFile(file: File, onProgress: (fraction: number) => void): Promise<any> {
+  const form = new FormData();
+  form.append("file", file, file.name);
+  return postForm("/files/upload", form, onProgress);
+}
+
+/** Any multipart POST under /api/v2 with upload progress. */
+export function postForm(path: string, form: FormData, onProgress: (fraction: number) => void): Promise<any> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open("POST", "/api/v2/files/upload");
+    xhr.open("POST", `/api/v2${path}`);
     for (const [name, value] of Object.entries(headers({}, true))) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
     xhr.onerror = () => reject(new ApiFailure(0, "NETWORK", "the upload was interrupted (network error)"));
@@ -75,8 +82,6 @@ export function uploadFile(file: File, onProgress: (fraction: number) => void): 
       if (xhr.status >= 200 && xhr.status < 300) resolve(body);
       else reject(new ApiFailure(xhr.status, body?.code ?? "HTTP_ERROR", body?.detail ?? `${xhr.status} ${xhr.statusText}`));
     };
-    const form = new FormData();
-    form.append("file", file, file.name);
     xhr.send(form);
   });
 }
@@ -94,4 +99,23 @@ export async function currentSession(): Promise<SessionInfo | null> {
   if (credentials.key()) return null;
   const res = await fetch("/api/v2/auth/session", { credentials: "same-origin" });
   return res.ok ? ((await res.json()) as SessionInfo) : null;
+}
+
+/**
+ * A WebSocket subscribed to one channel (`batch.<session_id>`); each message goes to `onMessage`.
+ * A key rides in the query (browsers cannot set headers on a WebSocket); a session's cookie goes by itself.
+ */
+export function subscribe(channel: string, onMessage: (message: any) => void): WebSocket {
+  const key = credentials.key();
+  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/v2/ws${key ? `?access_token=${encodeURIComponent(key)}` : ""}`;
+  const socket = new WebSocket(url);
+  socket.onopen = () => socket.send(JSON.stringify({ action: "subscribe", channel }));
+  socket.onmessage = (event) => {
+    try {
+      onMessage(JSON.parse(String(event.data)));
+    } catch {
+      // A message that is not JSON is not ours.
+    }
+  };
+  return socket;
 }

@@ -5,7 +5,7 @@
  * after a reload by choosing the same file again).
  */
 import { useState } from "preact/hooks";
-import { api, ApiFailure, uploadFile } from "./api.ts";
+import { api, ApiFailure, postForm, subscribe, uploadFile } from "./api.ts";
 import { hashFile, LARGE_FILE_BYTES, uploadLargeFile, type Progress } from "./large-upload.ts";
 
 type Item = { name: string; progress: number; phase: string; state: "working" | "stored" | "duplicate" | "refused"; message: string; id?: string };
@@ -43,18 +43,72 @@ export function Upload() {
     }
   }
 
+  /**
+   * Several small files go as one batch upload (an upload session): the body's progress for all,
+   * then each file's result from the session's WebSocket channel (or at once for five or fewer).
+   * Duplicates are skipped by the server (skip_duplicates) and pointed at.
+   */
+  async function sendBatch(files: File[], indexes: number[]) {
+    const form = new FormData();
+    for (const file of files) form.append("files", file, file.name);
+    form.append("skip_duplicates", "true");
+    for (const i of indexes) update(i, { phase: "uploading" });
+    const settle = (fileIndex: number, result: any) => {
+      const index = indexes[fileIndex]!;
+      if (result.status === "failed") update(index, { state: "refused", progress: 1, message: result.error ?? "failed" });
+      else if (result.skipped) update(index, { state: "duplicate", progress: 1, id: result.skipped_existing_image_id ?? undefined, message: "already in the library" });
+      else update(index, { state: "stored", progress: 1, id: result.image_id, message: `${result.media_type}, ${result.status === "completed" ? "stored" : result.status}` });
+    };
+    try {
+      const answer = await postForm("/files/upload/batch", form, (fraction) => {
+        for (const i of indexes) update(i, { progress: fraction * 0.9 });
+      });
+      for (const r of answer.rejections ?? []) update(indexes[r.file_index]!, { state: "refused", progress: 1, message: r.reason });
+      if (answer.immediate_results?.length) {
+        const rejected = new Set((answer.rejections ?? []).map((r: any) => r.file_index));
+        const accepted = indexes.map((_, i) => i).filter((i) => !rejected.has(i));
+        answer.immediate_results.forEach((result: any, n: number) => settle(accepted[n]!, result));
+        return;
+      }
+      if (!answer.accepted_files) return;
+      await new Promise<void>((resolve) => {
+        const socket = subscribe(answer.websocket_channel, (message) => {
+          if (message.type === "file_completed" || message.type === "file_failed") settle(message.file_index, message.result);
+          if (message.type === "session_completed") {
+            socket.close();
+            resolve();
+          }
+        });
+        socket.onerror = () => resolve();
+      });
+    } catch (err) {
+      for (const i of indexes) update(i, { state: "refused", message: err instanceof ApiFailure ? err.message : String(err) });
+    }
+  }
+
   async function send(files: File[]) {
     const start = items.length;
     setItems((current) => [...current, ...files.map((f) => ({ name: f.name, progress: 0, phase: "waiting", state: "working" as const, message: "" }))]);
-    // Three at a time: enough to fill the line, few enough to stay inside the tier's concurrency.
+    const small = files.map((f, i) => ({ f, i })).filter(({ f }) => f.size <= LARGE_FILE_BYTES);
+    const large = files.map((f, i) => ({ f, i })).filter(({ f }) => f.size > LARGE_FILE_BYTES);
+    // Ten at a time: every tier takes batches of ten.
+    const batches: { f: File; i: number }[][] = [];
+    if (small.length > 1) for (let n = 0; n < small.length; n += 10) batches.push(small.slice(n, n + 10));
+    const singles = small.length > 1 ? large : [...small, ...large];
     let next = 0;
     const worker = async () => {
-      while (next < files.length) {
-        const index = next++;
-        await sendOne(files[index]!, start + index);
+      while (next < singles.length) {
+        const { f, i } = singles[next++]!;
+        await sendOne(f, start + i);
       }
     };
-    await Promise.all([worker(), worker(), worker()]);
+    await Promise.all([
+      (async () => {
+        for (const batch of batches) await sendBatch(batch.map((b) => b.f), batch.map((b) => start + b.i));
+      })(),
+      worker(),
+      worker(),
+    ]);
   }
 
   const [url, setUrl] = useState("");

@@ -43,6 +43,52 @@ function OcrOverlay({ src, regions, alt }: { src: string; regions: Region[]; alt
   );
 }
 
+/**
+ * Review of the text OCR read: each line confirmed, rejected or corrected. Corrections layer over
+ * the original reading (PATCH …/extractions/text_regions/review); the original is kept.
+ */
+function RegionReview({ fileId, regions, onSaved }: { fileId: string; regions: (Region & { review?: string })[]; onSaved: () => void }) {
+  const [status, setStatus] = useState<string | null>(null);
+  async function review(body: Record<string, unknown>, done: string) {
+    try {
+      await api(`/files/${fileId}/extractions/text_regions/review`, { method: "PATCH", body });
+      setStatus(done);
+      onSaved();
+    } catch (err) {
+      setStatus(err instanceof ApiFailure ? err.message : String(err));
+    }
+  }
+  if (!regions.length) return null;
+  return (
+    <section>
+      <h2>Review the text read</h2>
+      <ol class="regions">
+        {regions.map((r, i) => (
+          <li key={i} class={r.review ?? ""}>
+            <form
+              class="row"
+              onSubmit={(e) => {
+                e.preventDefault();
+                const text = ((e.currentTarget as HTMLFormElement).elements.namedItem("text") as HTMLInputElement).value;
+                review({ field_edits: { [`regions.${i}.text`]: text } }, `Line ${i + 1} corrected`);
+              }}
+            >
+              <label class="inline">
+                <span class="visually-hidden">Line {i + 1}</span>
+                <input name="text" defaultValue={r.text} />
+              </label>
+              <button type="submit">Correct</button>
+              <button type="button" onClick={() => review({ item_reviews: { [`regions.${i}`]: "confirmed" } }, `Line ${i + 1} confirmed`)}>Confirm</button>
+              <button type="button" class="danger" onClick={() => review({ item_reviews: { [`regions.${i}`]: "rejected" } }, `Line ${i + 1} rejected`)}>Reject</button>
+            </form>
+          </li>
+        ))}
+      </ol>
+      {status ? <p role="status">{status}</p> : null}
+    </section>
+  );
+}
+
 function VideoPlayer({ file }: { file: any }) {
   const player = useRef<HTMLVideoElement>(null);
   const seek = (t: number) => {
@@ -210,6 +256,7 @@ export function FileDetail({ id }: { id: string }) {
         {file.content_created_at ? ` · taken ${new Date(file.content_created_at).toLocaleString()}` : ""}
       </p>
       {file.media_type === "image" && file.medium_url ? <OcrOverlay src={file.full_url ?? file.medium_url} regions={file.text_regions ?? []} alt={file.upload_description ?? name} /> : null}
+      {file.media_type === "image" ? <RegionReview fileId={file.id} regions={file.text_regions ?? []} onSaved={() => api(`/files/${id}`).then(setFile, () => null)} /> : null}
       {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
       {file.media_type === "link" ? <LinkView file={file} /> : null}
       {file.media_type === "document" ? (

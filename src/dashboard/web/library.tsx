@@ -11,7 +11,7 @@ import { Places, type Place } from "./places.tsx";
 import { VirtualGrid } from "./virtual-grid.tsx";
 
 const PAGE = 60;
-type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
+type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; size_bytes?: number; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
 
 function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (message: string, undo?: () => Promise<void>) => void; clear: () => void }) {
   const [tag, setTag] = useState("");
@@ -77,6 +77,11 @@ export function Library() {
   const [search, setSearch] = useState("");
   const [mediaType, setMediaType] = useState("");
   const [sort, setSort] = useState("created_at:desc");
+  const [tags, setTags] = useState("");
+  const [from, setFrom] = useState("");
+  const [to, setTo] = useState("");
+  const [compliance, setCompliance] = useState("");
+  const [view, setView] = useState<"grid" | "list">("grid");
   const [items, setItems] = useState<Summary[]>([]);
   const [total, setTotal] = useState(0);
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -91,6 +96,10 @@ export function Library() {
     if (mediaType) query.set("media_types", mediaType);
     if (place.projectId) query.set("project_id", place.projectId);
     if (place.folderId) query.set("folder_id", place.folderId);
+    for (const tag of tags.split(",").map((t) => t.trim()).filter(Boolean)) query.append("tags", tag);
+    if (from) query.set("date_from", new Date(`${from}T00:00:00`).toISOString());
+    if (to) query.set("date_to", new Date(`${to}T23:59:59.999`).toISOString());
+    if (compliance) query.set("compliance_status", compliance);
     setLoading(true);
     try {
       const page = await api<{ items: Summary[]; total_count: number }>(`/files?${query}`);
@@ -108,7 +117,7 @@ export function Library() {
   useEffect(() => {
     const timer = setTimeout(() => load(0), search ? 250 : 0);
     return () => clearTimeout(timer);
-  }, [search, mediaType, sort, place]);
+  }, [search, mediaType, sort, place, tags, from, to, compliance]);
 
   const toggle = (id: string) =>
     setSelected((current) => {
@@ -151,6 +160,33 @@ export function Library() {
             </select>
           </label>
         </form>
+        <form class="filters more" onSubmit={(e) => e.preventDefault()}>
+          <label>
+            Tags <span class="hint">(all of, comma-separated)</span>
+            <input value={tags} onChange={(e) => setTags((e.target as HTMLInputElement).value)} />
+          </label>
+          <label>
+            Added from
+            <input type="date" value={from} onChange={(e) => setFrom((e.target as HTMLInputElement).value)} />
+          </label>
+          <label>
+            Added until
+            <input type="date" value={to} onChange={(e) => setTo((e.target as HTMLInputElement).value)} />
+          </label>
+          <label>
+            Compliance
+            <select value={compliance} onChange={(e) => setCompliance((e.target as HTMLSelectElement).value)}>
+              <option value="">Any</option>
+              <option value="pass">Pass</option>
+              <option value="fail">Fail</option>
+            </select>
+          </label>
+          <fieldset class="view-switch">
+            <legend class="visually-hidden">View</legend>
+            <label class="inline"><input type="radio" name="view" checked={view === "grid"} onChange={() => setView("grid")} /> Grid</label>
+            <label class="inline"><input type="radio" name="view" checked={view === "list"} onChange={() => setView("list")} /> List</label>
+          </fieldset>
+        </form>
         {error ? <p class="error" role="alert">{error}</p> : null}
         {notice ? (
           <p class="notice" role="status">
@@ -182,21 +218,48 @@ export function Library() {
           />
         ) : null}
         <p class="count" aria-live="polite">{loading && !items.length ? "Loading…" : `${total} file${total === 1 ? "" : "s"}`}</p>
-        <VirtualGrid
-          items={items}
-          keyOf={(file) => file.id}
-          onNearEnd={() => !loading && items.length < total && load(items.length)}
-          render={(file) => (
-            <div class={`cell ${selected.has(file.id) ? "selected" : ""}`}>
-              <input type="checkbox" class="pick" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} />
-              <a href={`#/files/${file.id}`} class="card">
-                <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" label={file.filename.includes(".") ? file.filename.split(".").pop()!.toUpperCase().slice(0, 5) : file.media_type} />
-                <span class="name">{file.title ?? file.filename}</span>
-                <span class={`badge ${file.media_type}`}>{file.media_type}</span>
-              </a>
-            </div>
-          )}
-        />
+        {view === "list" ? (
+          <table class="file-list">
+            <thead>
+              <tr>
+                <th scope="col"><span class="visually-hidden">Select</span></th>
+                <th scope="col">Name</th>
+                <th scope="col">Type</th>
+                <th scope="col">Size</th>
+                <th scope="col">Added</th>
+                <th scope="col">Tags</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((file) => (
+                <tr key={file.id} class={selected.has(file.id) ? "selected" : ""}>
+                  <td><input type="checkbox" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} /></td>
+                  <td><a href={`#/files/${file.id}`}>{file.title ?? file.filename}</a></td>
+                  <td>{file.media_type}</td>
+                  <td>{file.size_bytes !== undefined ? `${Math.ceil(file.size_bytes / 1024)} KB` : ""}</td>
+                  <td>{new Date(file.created_at).toLocaleDateString()}</td>
+                  <td>{(file.tags ?? []).join(", ")}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <VirtualGrid
+            items={items}
+            keyOf={(file) => file.id}
+            onNearEnd={() => !loading && items.length < total && load(items.length)}
+            render={(file) => (
+              <div class={`cell ${selected.has(file.id) ? "selected" : ""}`}>
+                <input type="checkbox" class="pick" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} />
+                <a href={`#/files/${file.id}`} class="card">
+                  <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" label={file.filename.includes(".") ? file.filename.split(".").pop()!.toUpperCase().slice(0, 5) : file.media_type} />
+                  <span class="name">{file.title ?? file.filename}</span>
+                  <span class={`badge ${file.media_type}`}>{file.media_type}</span>
+                </a>
+              </div>
+            )}
+          />
+        )}
         {items.length < total ? (
           <button type="button" onClick={() => load(items.length)} disabled={loading}>
             {loading ? "Loading…" : "Load more"}

@@ -6,13 +6,14 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, credentials } from "./api.ts";
 
-type Mode = "password" | "key" | "forgot";
+type Mode = "password" | "key" | "forgot" | "register";
 
 export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
   const [mode, setMode] = useState<Mode>("password");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [key, setKey] = useState("");
+  const [organization, setOrganization] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(() => {
     const failed = new URLSearchParams(location.search).get("sign_in_error");
@@ -66,6 +67,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       setMessage("If that address has an account, a link to choose a new password is on its way.");
     });
   };
+  const register = (event: Event) => {
+    event.preventDefault();
+    attempt(async () => {
+      await api("/auth/session/register", { method: "POST", body: { email: email.trim(), password, organization_name: organization.trim() } });
+      setMessage("Check your mail: a link to verify your address is on its way. Then sign in.");
+      setMode("password");
+    });
+  };
   const withProvider = () =>
     attempt(async () => {
       const started = await api("/auth/session/oidc/start", { method: "POST", body: { return_to: "/" } });
@@ -89,6 +98,21 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
             <button type="button" class="link" onClick={() => setMode("forgot")}>Forgot password?</button>
             <button type="button" class="link" onClick={withProvider}>Sign in with your organization's identity provider</button>
             <button type="button" class="link" onClick={() => setMode("key")}>Use an API key instead</button>
+            <button type="button" class="link" onClick={() => setMode("register")}>Create an account</button>
+          </p>
+        </form>
+      ) : mode === "register" ? (
+        <form onSubmit={register}>
+          <label for="register-email">Email</label>
+          <input id="register-email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          <label for="register-password">Password</label>
+          <input id="register-password" type="password" autocomplete="new-password" minLength={10} required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <p class="hint">At least 10 characters; not a common password.</p>
+          <label for="register-organization">Organization name</label>
+          <input id="register-organization" required maxLength={255} value={organization} onInput={(e) => setOrganization((e.target as HTMLInputElement).value)} />
+          <button type="submit" disabled={busy}>Create account</button>
+          <p class="alternatives">
+            <button type="button" class="link" onClick={() => setMode("password")}>Back to sign in</button>
           </p>
         </form>
       ) : mode === "key" ? (

@@ -155,6 +155,20 @@ export function Upload() {
             }}
           />
         </label>
+        <label class="button secondary">
+          Choose a folder
+          <input
+            type="file"
+            multiple
+            class="visually-hidden"
+            {...({ webkitdirectory: "" } as Record<string, string>)}
+            onChange={(e) => {
+              const input = e.target as HTMLInputElement;
+              send([...(input.files ?? [])]);
+              input.value = "";
+            }}
+          />
+        </label>
         <p class="hint">Large files go straight to storage and resume after a reload: choose the same file again.</p>
       </div>
       <form class="save-link" onSubmit={saveLink}>

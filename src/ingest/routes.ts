@@ -10,6 +10,7 @@ import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQu
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";
+import { batchResponse, sessionCompletedEvent } from "./batch-views.ts";
 import { UploadFormFields } from "./options.ts";
 import {
   cancelSession,
@@ -210,9 +211,9 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/upload/batch",
       ({ principal, request, set }) =>
         ctx.uploadSlots.hold(principal, async () => {
-          const result = await createBatch(ctx, principal, formOf(request));
+          const batch = await createBatch(ctx, principal, formOf(request));
           set.status = 201;
-          return result;
+          return batchResponse(batch);
         }),
       {
         permission: "edit",
@@ -402,7 +403,7 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/sessions/:session_id/cancel",
       ({ principal, params }) => {
         const row = cancelSession(db, clock, principal.orgId, params.session_id);
-        ctx.events.publish(websocketChannel(row.id), "session_completed", { session_id: row.id, status: row.status, completed_at: row.completed_at });
+        ctx.events.publish(websocketChannel(row.id), "session_completed", sessionCompletedEvent(row));
         return sessionView(db, row);
       },
       {

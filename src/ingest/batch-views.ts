@@ -41,28 +41,6 @@ export function fileEvent(sessionId: string, fileIndex: number, item: ItemOutcom
   return { session_id: sessionId, file_index: fileIndex, result: itemResultView(item) };
 }
 
-export interface SessionProgress {
-  sessionId: string;
-  totalFiles: number;
-  completedFiles: number;
-  failedFiles: number;
-  skippedFiles: number;
-  pendingFiles: number;
-  progressPercentage: number;
-}
-
-export function progressEvent(p: SessionProgress) {
-  return {
-    session_id: p.sessionId,
-    total_files: p.totalFiles,
-    completed_files: p.completedFiles,
-    failed_files: p.failedFiles,
-    skipped_files: p.skippedFiles,
-    pending_files: p.pendingFiles,
-    progress_percentage: p.progressPercentage,
-  };
-}
-
 export function sessionCompletedEvent(row: Pick<SessionRow, "id" | "status" | "completed_at">) {
   return { session_id: row.id, status: row.status, completed_at: row.completed_at };
 }

@@ -20,8 +20,9 @@ import { ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.t
 import { originalBlobKey } from "../files/blob-keys.ts";
 import type { FormReader } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
-import { fileEvent, progressEvent, sessionCompletedEvent } from "./batch-views.ts";
-import { getSessionRow, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
+import { fileEvent, sessionCompletedEvent } from "./batch-views.ts";
+import { progressEvent } from "./session-views.ts";
+import { getSessionRow, sessionProgress, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
 
 /** Batches up to this many accepted files are stored before the response returns. */
 export const IMMEDIATE_RESULTS_MAX = 5;
@@ -220,29 +221,8 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
 }
 
 function publishProgress(ctx: AppContext, sessionId: string) {
-  const counts = ctx.db
-    .query<{ total: number; pending: number; completed: number; failed: number; skipped: number; rejected: number }, [string]>(
-      `SELECT s.total_files AS total, s.rejected_files AS rejected,
-         sum(i.status = 'pending') AS pending, sum(i.status = 'completed') AS completed,
-         sum(i.status = 'failed') AS failed, sum(i.status = 'skipped') AS skipped
-       FROM upload_sessions s LEFT JOIN session_items i ON i.session_id = s.id WHERE s.id = ?`,
-    )
-    .get(sessionId);
-  if (!counts) return;
-  const processed = counts.total - (counts.pending ?? 0);
-  ctx.events.publish(
-    websocketChannel(sessionId),
-    "progress",
-    progressEvent({
-      sessionId,
-      totalFiles: counts.total,
-      completedFiles: counts.completed ?? 0,
-      failedFiles: (counts.failed ?? 0) + counts.rejected,
-      skippedFiles: counts.skipped ?? 0,
-      pendingFiles: counts.pending ?? 0,
-      progressPercentage: counts.total ? Math.round((processed / counts.total) * 1000) / 10 : 100,
-    }),
-  );
+  const row = ctx.db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
+  if (row) ctx.events.publish(websocketChannel(sessionId), "progress", progressEvent(sessionProgress(ctx.db, row)));
 }
 
 function finishSession(ctx: AppContext, sessionId: string) {

@@ -3,19 +3,30 @@
  * from the camelCase results of sessions.ts (and sent as the `subscribed` WebSocket message).
  */
 import { API_PREFIX } from "../http/guard.ts";
-import { websocketChannel, type SessionResults, type SessionState, type SessionSummary, type UnifiedStatus } from "./sessions.ts";
+import { websocketChannel, type SessionProgress, type SessionResults, type SessionState, type SessionSummary, type UnifiedStatus } from "./sessions.ts";
+
+/** Picks `keys` of `o`, in the order of `keys` (the order the bodies show them in). */
+function pick<T extends object, K extends keyof T>(o: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, o[k]])) as Pick<T, K>;
+}
+
+function progressView(p: SessionProgress) {
+  return {
+    session_id: p.id,
+    status: p.status,
+    upload_method: p.uploadMethod,
+    total_files: p.totalFiles,
+    completed_files: p.completedFiles,
+    failed_files: p.failedFiles,
+    skipped_files: p.skippedFiles,
+    pending_files: p.pendingFiles,
+    progress_percentage: p.progressPercentage,
+  };
+}
 
 export function sessionView(s: SessionState) {
   return {
-    session_id: s.id,
-    status: s.status,
-    upload_method: s.uploadMethod,
-    total_files: s.totalFiles,
-    completed_files: s.completedFiles,
-    failed_files: s.failedFiles,
-    skipped_files: s.skippedFiles,
-    pending_files: s.pendingFiles,
-    progress_percentage: s.progressPercentage,
+    ...progressView(s),
     created_at: s.createdAt,
     started_at: s.startedAt,
     completed_at: s.completedAt,
@@ -34,20 +45,18 @@ export function sessionView(s: SessionState) {
   };
 }
 
+const LIST_ITEM_KEYS = ["session_id", "status", "upload_method", "total_files", "completed_files", "failed_files", "skipped_files", "progress_percentage", "created_at", "completed_at"] as const;
+
 /** A session in GET /files/sessions: the counts without the recent items. */
 export function sessionListItem(s: SessionState) {
-  return {
-    session_id: s.id,
-    status: s.status,
-    upload_method: s.uploadMethod,
-    total_files: s.totalFiles,
-    completed_files: s.completedFiles,
-    failed_files: s.failedFiles,
-    skipped_files: s.skippedFiles,
-    progress_percentage: s.progressPercentage,
-    created_at: s.createdAt,
-    completed_at: s.completedAt,
-  };
+  return pick(sessionView(s), LIST_ITEM_KEYS);
+}
+
+const PROGRESS_EVENT_KEYS = ["session_id", "total_files", "completed_files", "failed_files", "skipped_files", "pending_files", "progress_percentage"] as const;
+
+/** The `progress` message of the batch.<id> channel. */
+export function progressEvent(p: SessionProgress) {
+  return pick(progressView(p), PROGRESS_EVENT_KEYS);
 }
 
 export function sessionResultsView(r: SessionResults) {

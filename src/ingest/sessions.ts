@@ -74,8 +74,8 @@ function itemCounts(db: Database, sessionId: string): Counts {
   return counts;
 }
 
-/** A session with its live counts and its latest completions and errors. */
-export interface SessionState {
+/** A session's live counts. */
+export interface SessionProgress {
   id: string;
   status: SessionStatus;
   uploadMethod: SessionRow["upload_method"];
@@ -86,6 +86,10 @@ export interface SessionState {
   skippedFiles: number;
   pendingFiles: number;
   progressPercentage: number;
+}
+
+/** A session with its live counts and its latest completions and errors. */
+export interface SessionState extends SessionProgress {
   createdAt: string;
   startedAt: string | null;
   completedAt: string | null;
@@ -94,10 +98,27 @@ export interface SessionState {
   recentErrors: { filename: string; error: string; failedAt: string | null }[];
 }
 
+function progressOf(row: SessionRow, c: Counts): SessionProgress {
+  const done = row.total_files - c.pending;
+  return {
+    id: row.id,
+    status: row.status,
+    uploadMethod: row.upload_method,
+    totalFiles: row.total_files,
+    completedFiles: c.completed,
+    failedFiles: c.failed + row.rejected_files,
+    skippedFiles: c.skipped,
+    pendingFiles: c.pending,
+    progressPercentage: row.total_files === 0 ? 100 : Math.round((done / row.total_files) * 1000) / 10,
+  };
+}
+
+export function sessionProgress(db: Database, row: SessionRow): SessionProgress {
+  return progressOf(row, itemCounts(db, row.id));
+}
+
 export function sessionState(db: Database, row: SessionRow): SessionState {
   const c = itemCounts(db, row.id);
-  const done = row.total_files - c.pending;
-  const progress = row.total_files === 0 ? 100 : Math.round((done / row.total_files) * 1000) / 10;
   let eta: string | null = null;
   if (row.status === "processing" && row.started_at && c.pending > 0) {
     const processed = c.completed + c.failed + c.skipped;
@@ -114,15 +135,7 @@ export function sessionState(db: Database, row: SessionRow): SessionState {
     .query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? AND status = 'failed' ORDER BY finished_at DESC, item_index DESC LIMIT 10")
     .all(row.id);
   return {
-    id: row.id,
-    status: row.status,
-    uploadMethod: row.upload_method,
-    totalFiles: row.total_files,
-    completedFiles: c.completed,
-    failedFiles: c.failed + row.rejected_files,
-    skippedFiles: c.skipped,
-    pendingFiles: c.pending,
-    progressPercentage: progress,
+    ...progressOf(row, c),
     createdAt: row.created_at,
     startedAt: row.started_at,
     completedAt: row.completed_at,

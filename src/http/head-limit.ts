@@ -29,10 +29,9 @@ export function headBytes(request: Request, target: string): number {
 
 export function headLimit(log: Logger) {
   // http.maxHeaderSize is Bun's limit in this process (the flag, or the same flag in BUN_OPTIONS).
+  // Info on stdout, not a warning: a start that then fails must print its one error line alone.
   if (http.maxHeaderSize <= MAX_HEAD_BYTES) {
-    log.warn("request heads over Bun's limit are answered 431 without a JSON body; start Bun with " + RUNTIME_HEAD_FLAG + " (npm start and dist/mediabox do)", {
-      bun_limit: http.maxHeaderSize,
-    });
+    log.info(`request heads over ${http.maxHeaderSize} bytes get Bun's 431 without a JSON body; start Bun with ${RUNTIME_HEAD_FLAG} (npm start and dist/mediabox do)`);
   }
   return new Elysia({ name: "mediabox-head-limit" }).onRequest(({ request }) => {
     const url = new URL(request.url);

@@ -15,6 +15,7 @@ import type { BunPlugin } from "bun";
 import { getLoadablePath } from "sqlite-vec";
 import { EMBEDDED_ASSETS } from "../src/native/packages.ts";
 import { bundleDashboard } from "../src/dashboard/bundle.ts";
+import { RUNTIME_HEAD_FLAG } from "../src/http/head-limit.ts";
 
 const root = resolve(import.meta.dir, "..");
 const extractModule = JSON.stringify(resolve(root, "src/native/unpack.ts"));
@@ -311,7 +312,8 @@ try {
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),
     ],
-    compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)] },
+    // Bun's own request-head limit, raised so the application answers oversized heads (src/http/head-limit.ts).
+    compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)], execArgv: [RUNTIME_HEAD_FLAG] },
     minify: true,
     sourcemap: "linked",
     plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs, embedFfmpeg, await embedDashboard(stage)],

@@ -89,13 +89,14 @@ export const ERRORS = {
   BUSINESS_RULE_VIOLATION: { status: 422, meaning: "rename or delete of the Default project (spec), folder moved into itself" },
   FOLDER_DEPTH_EXCEEDED: { status: 422, meaning: "folders nested more than 20 levels deep" },
   UPLOAD_PARTS_MISSING: { status: 422, meaning: "multipart completion with unconfirmed parts, or parts the store refused" },
-  // 429
+  // 429, 431
   RATE_LIMITED: { status: 429, meaning: "a rate limit is exhausted (see Limits; with Retry-After)" },
   UPLOAD_BACKPRESSURE: { status: 429, meaning: "the organization already has its tier's number of concurrent uploads in flight (FREE 10, STARTER 20, PROFESSIONAL 30, ENTERPRISE 50; with Retry-After)" },
   // 502, 503: the cloud provider
   CLOUD_PROVIDER_REFUSED: { status: 502, meaning: "the cloud provider refused a request in a way Mediabox cannot fix (the detail quotes it)" },
   CLOUD_PROVIDER_UNAVAILABLE: { status: 503, meaning: "the cloud provider is unreachable, failing (5xx) or rate limiting (429); with Retry-After" },
   LOGIN_THROTTLED: { status: 429, meaning: "too many failed sign-ins for the account or from the address; with Retry-After" },
+  HEADERS_TOO_LARGE: { status: 431, meaning: "request line and headers over 16 KiB (a long query string or cookie); heads over 64 KiB get Bun's own 431 without a body (see Honest limits)" },
   // Never seen by a client, or the last resort
   CLIENT_DISCONNECTED: { status: 499, meaning: "the client closed the connection mid-request; nobody receives the answer, the server logs it (nginx's 499)" },
   INTERNAL_ERROR: { status: 500, meaning: "an unexpected failure; logged, never with a stack trace in the answer" },

@@ -8,7 +8,10 @@
  *      growth over its idle RSS while the uploads run;
  *   2. a 1 GB multipart upload intent (parts PUT to presigned URLs, confirmed, completed).
  * Each is reported in MB/s and as a ratio against `dd` writing the same bytes to the same disk
- * (with fsync, as the server does) in the same run. Targets: ratio >= 0.5, RSS growth < 64 MB.
+ * (with fsync, as the server does) in the same run. Targets: ratio >= 0.8, RSS growth < 64 MB.
+ * The streaming upload is sent by curl when it is installed, else by fetch with a streamed body:
+ * fetch of a FormData holding the file tops out near 290 MB/s on this machine kind even against
+ * a server that discards the body, so it measured the client, not the server.
  * Set MEDIABOX_BENCH_DIR to benchmark another disk (default: the OS temp directory).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -50,6 +53,25 @@ async function ddSeconds(source: string): Promise<number> {
   if (result.exitCode !== 0) throw new Error(`dd failed: ${result.stderr}`);
   rmSync(target, { force: true });
   return seconds;
+}
+
+/** Sends `path` as the multipart field "file" to POST /files/upload; answers the status and body. */
+async function streamUpload(url: string, key: string, path: string, filename: string): Promise<{ status: number; body: string }> {
+  if (Bun.which("curl")) {
+    const result = await run(["curl", "-sS", "-w", "\n%{http_code}", "-H", `authorization: Bearer ${key}`, "-F", `file=@${path};type=video/mp4;filename=${filename}`, url]);
+    const cut = result.stdout.lastIndexOf("\n");
+    return { status: Number(result.stdout.slice(cut + 1)), body: result.stdout.slice(0, cut) + result.stderr };
+  }
+  const boundary = `mediabox-bench-${crypto.randomUUID()}`;
+  const encoder = new TextEncoder();
+  // Bun's fetch streams an async generator as a chunked body (its types only list web bodies).
+  const body = (async function* () {
+    yield encoder.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: video/mp4\r\n\r\n`);
+    yield* Bun.file(path).stream();
+    yield encoder.encode(`\r\n--${boundary}--\r\n`);
+  })() as unknown as BodyInit;
+  const res = await fetch(url, { method: "POST", body, headers: { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${boundary}` } });
+  return { status: res.status, body: await res.text() };
 }
 
 function median(values: number[]): number {
@@ -104,13 +126,10 @@ async function main(): Promise<void> {
     const streamRuns: number[] = [];
     const ddStreamRuns: number[] = [ddStream];
     for (let round = 0; round < 3; round++) {
-      const form = new FormData();
-      form.append("file", Bun.file(streamPath, { type: "video/mp4" }), `stream-${round}.mp4`);
       const started = performance.now();
-      const res = await fetch(`${api}/files/upload`, { method: "POST", body: form, headers: auth });
-      const body = await res.text();
+      const res = await streamUpload(`${api}/files/upload`, key, streamPath, `stream-${round}.mp4`);
       streamRuns.push((performance.now() - started) / 1000);
-      if (res.status !== 201) throw new Error(`streaming upload failed: ${res.status} ${body}`);
+      if (res.status !== 201) throw new Error(`streaming upload failed: ${res.status} ${res.body}`);
       if (round < 2) ddStreamRuns.push(await ddSeconds(streamPath));
     }
     const peak = sampler.stop();
@@ -158,11 +177,11 @@ async function main(): Promise<void> {
       { what: "100 MB streaming upload (median of 3)", bytes: streamSize, seconds: streamSeconds, dd: ddStreamSeconds },
       { what: "1 GB multipart intent (PUT parts, confirm, complete)", bytes: intentSize, seconds: intentSeconds, dd: ddIntent },
     ];
-    console.log(`\nUpload benchmark (data dir ${dataDir})`);
+    console.log(`\nUpload benchmark (data dir ${dataDir}; streaming client ${Bun.which("curl") ? "curl" : "fetch, streamed body"})`);
     for (const row of rows) {
       const ratio = rate(row.bytes, row.seconds) / rate(row.bytes, row.dd);
       console.log(
-        `${row.what.padEnd(54)} ${rate(row.bytes, row.seconds).toFixed(1).padStart(7)} MB/s   dd ${rate(row.bytes, row.dd).toFixed(1).padStart(7)} MB/s   ratio ${ratio.toFixed(2)} (target >= 0.50) ${ratio >= 0.5 ? "OK" : "BELOW TARGET"}`,
+        `${row.what.padEnd(54)} ${rate(row.bytes, row.seconds).toFixed(1).padStart(7)} MB/s   dd ${rate(row.bytes, row.dd).toFixed(1).padStart(7)} MB/s   ratio ${ratio.toFixed(2)} (target >= 0.80) ${ratio >= 0.8 ? "OK" : "BELOW TARGET"}`,
       );
     }
     const growth = (peak - baseline) / MiB;

@@ -20,6 +20,7 @@ import { supportRoutes } from "../support/routes.ts";
 import { paymentRoutes } from "../payments/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { requestMetrics } from "./request-metrics.ts";
+import { headLimit } from "./head-limit.ts";
 import { API_PREFIX, guard } from "./guard.ts";
 import { docsRoutes } from "./docs.ts";
 import { infrastructureRoutes } from "./infrastructure.ts";
@@ -48,6 +49,7 @@ export function createApp(ctx: AppContext) {
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })
     .use(requestMetrics(ctx.metrics))
     .use(errorHandler(ctx.log))
+    .use(headLimit(ctx.log))
     .use(guard(ctx))
     .use(docsRoutes(() => app))
     .use(infrastructureRoutes(ctx))

@@ -20,7 +20,9 @@ import { ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.t
 import { originalBlobKey } from "../files/blob-keys.ts";
 import type { FormReader } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
-import { getSessionRow, statusUrl, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
+import { fileEvent, sessionCompletedEvent } from "./batch-views.ts";
+import { progressEvent } from "./session-views.ts";
+import { getSessionRow, sessionProgress, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
 
 /** Batches up to this many accepted files are stored before the response returns. */
 export const IMMEDIATE_RESULTS_MAX = 5;
@@ -33,28 +35,39 @@ interface SessionOptions {
   placement: Placement;
 }
 
+/** A file of the batch refused before it became a session item. */
 export interface Rejection {
-  file_index: number;
+  fileIndex: number;
   filename: string;
   code: Extract<ErrorCode, "UNSUPPORTED_FILE_TYPE" | "FILE_TOO_LARGE">;
   reason: string;
 }
 
-export interface ItemResult {
-  image_id: string | null;
+/** What became of one session item. */
+export interface ItemOutcome {
+  /** The stored file, or the existing one a skipped duplicate points at; null when it failed. */
+  fileId: string | null;
   filename: string;
   status: "completed" | "failed" | "skipped";
-  processing_time_ms: number | null;
-  skipped: boolean;
-  skipped_existing_image_id: string | null;
+  processingTimeMs: number | null;
+  skippedExistingId: string | null;
   error: string | null;
-  storage_target: string;
-  media_type: MediaType;
-  document_type: DocumentType | null;
-  text_extraction_status: string | null;
+  storageTarget: string;
+  mediaType: MediaType;
+  documentType: DocumentType | null;
 }
 
-export async function createBatch(ctx: AppContext, principal: Principal, readForm: FormReader) {
+export interface BatchOutcome {
+  sessionId: string;
+  totalFiles: number;
+  acceptedFiles: number;
+  status: "completed" | "partial" | "processing" | "rejected";
+  /** Stored before the response (small batches); null when a job stores them. */
+  immediateResults: ItemOutcome[] | null;
+  rejections: Rejection[];
+}
+
+export async function createBatch(ctx: AppContext, principal: Principal, readForm: FormReader): Promise<BatchOutcome> {
   const { db, clock } = ctx;
   const sessionId = crypto.randomUUID();
   const stagingDir = join(ctx.dataDir.staging, sessionId);
@@ -78,7 +91,7 @@ export async function createBatch(ctx: AppContext, principal: Principal, readFor
     const accepted: { index: number; filename: string; size: number; sha256: string; type: DetectedType }[] = [];
     for (const staged of form.files) {
       if (staged.path === null) {
-        rejections.push({ file_index: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB here; use the upload-intent flow (POST /files/uploads)` });
+        rejections.push({ fileIndex: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB here; use the upload-intent flow (POST /files/uploads)` });
         continue;
       }
       const detection = await detectType(staged.head, staged.filename, staged.path);
@@ -87,8 +100,8 @@ export async function createBatch(ctx: AppContext, principal: Principal, readFor
         await rm(staged.path, { force: true });
         rejections.push(
           detection.ok
-            ? { file_index: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: tooLarge! }
-            : { file_index: staged.index, filename: staged.filename, code: "UNSUPPORTED_FILE_TYPE", reason: detection.reason },
+            ? { fileIndex: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: tooLarge! }
+            : { fileIndex: staged.index, filename: staged.filename, code: "UNSUPPORTED_FILE_TYPE", reason: detection.reason },
         );
         continue;
       }
@@ -115,7 +128,7 @@ export async function createBatch(ctx: AppContext, principal: Principal, readFor
       }
     }).immediate();
 
-    let immediate: ItemResult[] | null = null;
+    let immediate: ItemOutcome[] | null = null;
     if (!background) {
       immediate = await processSession(ctx, sessionId);
       if (accepted.length === 0) rmSync(stagingDir, { recursive: true, force: true });
@@ -123,17 +136,7 @@ export async function createBatch(ctx: AppContext, principal: Principal, readFor
     const failed = immediate?.filter((r) => r.status === "failed").length ?? 0;
     const status =
       accepted.length === 0 ? "rejected" : background ? "processing" : rejections.length > 0 || failed > 0 ? "partial" : "completed";
-    return {
-      session_id: sessionId,
-      total_files: form.files.length,
-      accepted_files: accepted.length,
-      rejected_files: rejections.length,
-      status,
-      immediate_results: immediate,
-      status_url: statusUrl(sessionId),
-      websocket_channel: websocketChannel(sessionId),
-      rejections: rejections.length ? rejections : null,
-    };
+    return { sessionId, totalFiles: form.files.length, acceptedFiles: accepted.length, status, immediateResults: immediate, rejections };
   } catch (err) {
     // Nothing was acknowledged: drop the staged bytes (and the session row if it was written).
     rmSync(stagingDir, { recursive: true, force: true });
@@ -141,19 +144,17 @@ export async function createBatch(ctx: AppContext, principal: Principal, readFor
   }
 }
 
-function itemResult(item: ItemRow, storageTarget: string): ItemResult {
+function itemOutcome(item: ItemRow, storageTarget: string): ItemOutcome {
   return {
-    image_id: item.status === "skipped" ? item.skipped_existing_file_id : item.status === "completed" ? item.file_id : null,
+    fileId: item.status === "skipped" ? item.skipped_existing_file_id : item.status === "completed" ? item.file_id : null,
     filename: item.filename,
     status: item.status === "pending" ? "failed" : item.status,
-    processing_time_ms: item.processing_time_ms,
-    skipped: item.status === "skipped",
-    skipped_existing_image_id: item.skipped_existing_file_id,
+    processingTimeMs: item.processing_time_ms,
+    skippedExistingId: item.skipped_existing_file_id,
     error: item.error,
-    storage_target: storageTarget,
-    media_type: item.media_type as MediaType,
-    document_type: item.document_type as DocumentType | null,
-    text_extraction_status: item.media_type === "document" && item.status === "completed" ? "pending" : null,
+    storageTarget,
+    mediaType: item.media_type as MediaType,
+    documentType: item.document_type as DocumentType | null,
   };
 }
 
@@ -161,7 +162,7 @@ function itemResult(item: ItemRow, storageTarget: string): ItemResult {
  * Stores every pending item of a session in order, then closes the session. Safe to run again
  * after a crash: finished items are skipped and each item's store step is idempotent.
  */
-export async function processSession(ctx: AppContext, sessionId: string, signal?: AbortSignal): Promise<ItemResult[]> {
+export async function processSession(ctx: AppContext, sessionId: string, signal?: AbortSignal): Promise<ItemOutcome[]> {
   const { db, clock, events } = ctx;
   const session = db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
   if (!session) return [];
@@ -207,7 +208,7 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
       db.query("UPDATE upload_sessions SET updated_at = ? WHERE id = ?").run(now, sessionId);
     }).immediate();
     const done = { ...item, status: outcome.status, skipped_existing_file_id: outcome.existing, error: outcome.error, processing_time_ms: elapsed };
-    events.publish(channel, outcome.status === "failed" ? "file_failed" : "file_completed", { session_id: sessionId, file_index: item.item_index, result: itemResult(done, options.storageTarget) });
+    events.publish(channel, outcome.status === "failed" ? "file_failed" : "file_completed", fileEvent(sessionId, item.item_index, itemOutcome(done, options.storageTarget)));
     publishProgress(ctx, sessionId);
   }
 
@@ -216,29 +217,12 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
   return db
     .query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? ORDER BY item_index")
     .all(sessionId)
-    .map((i) => itemResult(i, options.storageTarget));
+    .map((i) => itemOutcome(i, options.storageTarget));
 }
 
 function publishProgress(ctx: AppContext, sessionId: string) {
-  const counts = ctx.db
-    .query<{ total: number; pending: number; completed: number; failed: number; skipped: number; rejected: number }, [string]>(
-      `SELECT s.total_files AS total, s.rejected_files AS rejected,
-         sum(i.status = 'pending') AS pending, sum(i.status = 'completed') AS completed,
-         sum(i.status = 'failed') AS failed, sum(i.status = 'skipped') AS skipped
-       FROM upload_sessions s LEFT JOIN session_items i ON i.session_id = s.id WHERE s.id = ?`,
-    )
-    .get(sessionId);
-  if (!counts) return;
-  const processed = counts.total - (counts.pending ?? 0);
-  ctx.events.publish(websocketChannel(sessionId), "progress", {
-    session_id: sessionId,
-    total_files: counts.total,
-    completed_files: counts.completed ?? 0,
-    failed_files: (counts.failed ?? 0) + counts.rejected,
-    skipped_files: counts.skipped ?? 0,
-    pending_files: counts.pending ?? 0,
-    progress_percentage: counts.total ? Math.round((processed / counts.total) * 1000) / 10 : 100,
-  });
+  const row = ctx.db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
+  if (row) ctx.events.publish(websocketChannel(sessionId), "progress", progressEvent(sessionProgress(ctx.db, row)));
 }
 
 function finishSession(ctx: AppContext, sessionId: string) {
@@ -257,7 +241,7 @@ function finishSession(ctx: AppContext, sessionId: string) {
   }).immediate();
   if (final) {
     const row = getSessionRow(db, db.query<{ org_id: string }, [string]>("SELECT org_id FROM upload_sessions WHERE id = ?").get(sessionId)!.org_id, sessionId);
-    ctx.events.publish(websocketChannel(sessionId), "session_completed", { session_id: sessionId, status: row.status, completed_at: row.completed_at });
+    ctx.events.publish(websocketChannel(sessionId), "session_completed", sessionCompletedEvent(row));
   }
 }
 

@@ -6,6 +6,7 @@ import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/shapes.ts";
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, retryPart, type CreateIntentBody } from "./intents.ts";
+import { abortView, completionView, intentCreatedView, intentView, partConfirmedView, partRetryView } from "./intent-views.ts";
 import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
 
 const MediaType = Enum(["image", "document", "video"]);
@@ -98,9 +99,9 @@ export function intentRoutes(ctx: AppContext) {
     .post(
       "/files/uploads",
       async ({ principal, body, request, set }) => {
-        const { replayed, response } = await createIntent(ctx, principal, body as CreateIntentBody, publicOrigin(ctx.config, request));
+        const { replayed, intent } = await createIntent(ctx, principal, body as CreateIntentBody, publicOrigin(ctx.config, request));
         set.status = replayed ? 200 : 201;
-        return response;
+        return intentCreatedView(intent);
       },
       {
         permission: "edit",
@@ -116,7 +117,7 @@ export function intentRoutes(ctx: AppContext) {
         },
       },
     )
-    .get("/files/uploads/:upload_id", ({ principal, params }) => getIntent(ctx, principal.orgId, params.upload_id), {
+    .get("/files/uploads/:upload_id", async ({ principal, params }) => intentView(await getIntent(ctx, principal.orgId, params.upload_id)), {
       permission: "view",
       params: uploadParams,
       response: { 200: IntentResource, ...INTENT_ERRORS },
@@ -124,7 +125,8 @@ export function intentRoutes(ctx: AppContext) {
     })
     .post(
       "/files/uploads/:upload_id/parts/confirm",
-      ({ principal, params, body }) => confirmPart(ctx, principal.orgId, params.upload_id, body),
+      async ({ principal, params, body }) =>
+        partConfirmedView(await confirmPart(ctx, principal.orgId, params.upload_id, { partNumber: body.part_number, etag: body.etag, sizeBytes: body.size_bytes })),
       {
         permission: "edit",
         params: uploadParams,
@@ -142,7 +144,7 @@ export function intentRoutes(ctx: AppContext) {
     )
     .post(
       "/files/uploads/:upload_id/parts/retry",
-      ({ principal, params, body, request }) => retryPart(ctx, principal.orgId, params.upload_id, body.part_number, publicOrigin(ctx.config, request)),
+      async ({ principal, params, body, request }) => partRetryView(await retryPart(ctx, principal.orgId, params.upload_id, body.part_number, publicOrigin(ctx.config, request))),
       {
         permission: "edit",
         params: uploadParams,
@@ -153,11 +155,11 @@ export function intentRoutes(ctx: AppContext) {
     )
     .post(
       "/files/uploads/:upload_id/complete",
-      ({ principal, params, body }) => {
+      async ({ principal, params, body }) => {
         if (body && Object.keys(body).length > 0) {
           throw badRequest("body: must be empty ({}); completion uses the claimed hash and the confirmed parts stored with the upload");
         }
-        return completeIntent(ctx, principal, params.upload_id);
+        return completionView(await completeIntent(ctx, principal, params.upload_id));
       },
       {
       permission: "edit",
@@ -190,7 +192,7 @@ export function intentRoutes(ctx: AppContext) {
     )
     .delete(
       "/files/uploads/:upload_id",
-      ({ principal, params, query }) => abortIntent(ctx, principal.orgId, params.upload_id, query.reason ?? null),
+      async ({ principal, params, query }) => abortView(await abortIntent(ctx, principal.orgId, params.upload_id, query.reason ?? null)),
       {
         // An edit, not a deletion: it cancels an upload in progress, whose bytes never became a
         // file; whoever may start an upload may stop it. Deleting stored files needs DELETE.

@@ -127,47 +127,76 @@ function progressPercent(row: IntentRow, confirmedBytes: number): number {
   return Math.floor((confirmedBytes / row.size_bytes) * 1000) / 10;
 }
 
-export function intentView(ctx: AppContext, row: IntentRow) {
+/** An intent as its owner sees it: the row's facts, its confirmed parts and its progress. */
+export interface IntentState {
+  id: string;
+  status: IntentStatus;
+  mode: UploadMode;
+  mediaType: MediaType;
+  filename: string;
+  contentType: string;
+  sizeBytes: number;
+  claimedSha256: string;
+  objectKey: string;
+  bucket: string;
+  storeUploadId: string | null;
+  partSizeBytes: number | null;
+  /** Null for single_shot: parts and progress mean nothing for a single PUT (the spec has them null). */
+  totalParts: number | null;
+  partsConfirmed: number | null;
+  confirmedParts: { partNumber: number; etag: string; sizeBytes: number; confirmedAt: string }[];
+  progressPercent: number | null;
+  confirmedAt: string | null;
+  idempotencyKey: string | null;
+  fileId: string | null;
+  deduplicated: boolean;
+  errorMessage: string | null;
+  createdAt: string;
+  updatedAt: string;
+  expiresAt: string;
+  completedAt: string | null;
+}
+
+function intentState(ctx: AppContext, row: IntentRow): IntentState {
   const multipart = row.upload_mode === "multipart";
   const parts = multipart ? partsOf(ctx.db, row.id) : [];
   const confirmedBytes = parts.reduce((sum, p) => sum + p.size_bytes, 0);
   return {
-    upload_id: row.id,
+    id: row.id,
     status: row.status,
-    upload_mode: row.upload_mode,
-    media_type: row.media_type,
+    mode: row.upload_mode,
+    mediaType: row.media_type,
     filename: row.filename,
-    content_type: row.content_type,
-    size_bytes: row.size_bytes,
-    claimed_file_hash: row.claimed_sha256,
-    object_key: row.object_key,
-    bucket_name: ctx.blobs.bucket,
-    s3_upload_id: row.store_upload_id,
-    part_size_bytes: row.part_size_bytes,
-    // Parts and progress mean nothing for a single PUT: the spec has them null for single_shot.
-    total_parts: multipart ? row.total_parts : null,
-    parts_confirmed: multipart ? parts.length : null,
-    confirmed_parts: parts.map((p) => ({ part_number: p.part_number, etag: p.etag, size_bytes: p.size_bytes, confirmed_at: p.confirmed_at })),
-    progress_percent: multipart ? progressPercent(row, confirmedBytes) : null,
-    confirmed_at: row.confirmed_at,
-    idempotency_key: row.idempotency_key,
-    file_id: row.file_id,
+    contentType: row.content_type,
+    sizeBytes: row.size_bytes,
+    claimedSha256: row.claimed_sha256,
+    objectKey: row.object_key,
+    bucket: ctx.blobs.bucket,
+    storeUploadId: row.store_upload_id,
+    partSizeBytes: row.part_size_bytes,
+    totalParts: multipart ? row.total_parts : null,
+    partsConfirmed: multipart ? parts.length : null,
+    confirmedParts: parts.map((p) => ({ partNumber: p.part_number, etag: p.etag, sizeBytes: p.size_bytes, confirmedAt: p.confirmed_at })),
+    progressPercent: multipart ? progressPercent(row, confirmedBytes) : null,
+    confirmedAt: row.confirmed_at,
+    idempotencyKey: row.idempotency_key,
+    fileId: row.file_id,
     deduplicated: row.deduplicated === 1,
-    error_message: row.error_message,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    expires_at: row.expires_at,
-    completed_at: row.completed_at,
+    errorMessage: row.error_message,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    expiresAt: row.expires_at,
+    completedAt: row.completed_at,
   };
 }
 
 /** `GET /files/uploads/{id}`. A pending single-shot intent whose object has arrived shows as UPLOADED. */
-export async function getIntent(ctx: AppContext, orgId: string, id: string) {
+export async function getIntent(ctx: AppContext, orgId: string, id: string): Promise<IntentState> {
   let row = getIntentRow(ctx.db, orgId, id);
   if (row.status === "PENDING" && row.upload_mode === "single_shot" && (await ctx.blobs.size(row.object_key)) !== null) {
     row = setStatus(ctx, row, "UPLOADED", { onlyFrom: "PENDING" });
   }
-  return intentView(ctx, row);
+  return intentState(ctx, row);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,9 +247,28 @@ function sameRequest(row: IntentRow, body: CreateIntentBody, mode: UploadMode): 
   );
 }
 
-/** The creation response: presigned URL(s) for the bytes. Replays of an idempotency key get fresh URLs for the same intent. */
-async function creationResponse(ctx: AppContext, row: IntentRow, origin: string) {
+/** Where and how the client sends the bytes: one signed PUT, or one signed URL per part not yet confirmed. */
+export type IntentCreation = {
+  id: string;
+  mediaType: MediaType;
+  objectKey: string;
+  bucket: string;
+  expiresAt: string;
+} & (
+  | { mode: "single_shot"; url: string; headers: Record<string, string>; maxSizeBytes: number }
+  | { mode: "multipart"; storeUploadId: string; partUrls: PartUrl[]; partSizeBytes: number; totalParts: number }
+);
+
+export interface PartUrl {
+  partNumber: number;
+  url: string;
+  expiresAt: string;
+}
+
+/** Presigned URL(s) for the bytes. Replays of an idempotency key get fresh URLs for the same intent. */
+async function creation(ctx: AppContext, row: IntentRow, origin: string): Promise<IntentCreation> {
   const expiresIn = urlLifetime(ctx, row);
+  const common = { id: row.id, mediaType: row.media_type, objectKey: row.object_key, bucket: ctx.blobs.bucket, expiresAt: row.expires_at };
   if (row.upload_mode === "single_shot") {
     const checksum = Buffer.from(row.claimed_sha256, "hex").toString("base64");
     const url = await ctx.blobs.presignPut(
@@ -229,36 +277,20 @@ async function creationResponse(ctx: AppContext, row: IntentRow, origin: string)
       origin,
     );
     return {
-      upload_id: row.id,
-      upload_mode: row.upload_mode,
-      media_type: row.media_type,
-      method: "PUT" as const,
-      presigned_url: url,
+      ...common,
+      mode: "single_shot",
+      url,
       headers: { "Content-Type": row.content_type, "x-amz-checksum-sha256": checksum, "x-amz-sdk-checksum-algorithm": "SHA256" },
-      object_key: row.object_key,
-      expires_at: row.expires_at,
-      max_size_bytes: row.size_bytes,
-      bucket_name: ctx.blobs.bucket,
+      maxSizeBytes: row.size_bytes,
     };
   }
   const confirmed = new Set(partsOf(ctx.db, row.id).map((p) => p.part_number));
-  const partUrls: { part_number: number; url: string; expires_at: string }[] = [];
+  const partUrls: PartUrl[] = [];
   for (let n = 1; n <= row.total_parts!; n++) {
     if (confirmed.has(n)) continue;
-    partUrls.push({ part_number: n, url: await ctx.blobs.presignPart(row.object_key, row.store_upload_id!, n, expiresIn, origin), expires_at: row.expires_at });
+    partUrls.push({ partNumber: n, url: await ctx.blobs.presignPart(row.object_key, row.store_upload_id!, n, expiresIn, origin), expiresAt: row.expires_at });
   }
-  return {
-    upload_id: row.id,
-    upload_mode: row.upload_mode,
-    media_type: row.media_type,
-    s3_upload_id: row.store_upload_id!,
-    object_key: row.object_key,
-    part_urls: partUrls,
-    part_size_bytes: row.part_size_bytes!,
-    total_parts: row.total_parts!,
-    expires_at: row.expires_at,
-    bucket_name: ctx.blobs.bucket,
-  };
+  return { ...common, mode: "multipart", storeUploadId: row.store_upload_id!, partUrls, partSizeBytes: row.part_size_bytes!, totalParts: row.total_parts! };
 }
 
 /** Presigned URLs live until the intent expires (at least a minute, at most SigV4's seven days). */
@@ -272,7 +304,7 @@ function findByIdempotencyKey(db: Database, orgId: string, key: string): IntentR
 }
 
 /** `POST /files/uploads`. Returns `replayed` when the idempotency key named an existing intent. */
-export async function createIntent(ctx: AppContext, principal: Principal, body: CreateIntentBody, origin: string) {
+export async function createIntent(ctx: AppContext, principal: Principal, body: CreateIntentBody, origin: string): Promise<{ replayed: boolean; intent: IntentCreation }> {
   const { db, clock, blobs } = ctx;
   const checked = validateCreate(body);
   const idempotencyKey = body.idempotency_key ?? null;
@@ -308,7 +340,7 @@ export async function createIntent(ctx: AppContext, principal: Principal, body: 
     if (winner) return replay(ctx, winner, body, checked.mode, origin);
     throw err;
   }
-  return { replayed: false, response: await creationResponse(ctx, getIntentRow(db, principal.orgId, id), origin) };
+  return { replayed: false, intent: await creation(ctx, getIntentRow(db, principal.orgId, id), origin) };
 }
 
 async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, mode: UploadMode, origin: string) {
@@ -318,7 +350,7 @@ async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, m
       `idempotency_key "${row.idempotency_key}" already names upload ${row.id} for a different file (filename, size_bytes, claimed_file_hash or upload_mode differ)`,
     );
   }
-  return { replayed: true, response: await creationResponse(ctx, row, origin) };
+  return { replayed: true, intent: await creation(ctx, row, origin) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -343,26 +375,34 @@ function checkPartNumber(row: IntentRow, partNumber: number): void {
 }
 
 /** `POST /files/uploads/{id}/parts/confirm`: records a part the client has PUT, checked against the store when it can tell. */
-export async function confirmPart(ctx: AppContext, orgId: string, id: string, body: { part_number: number; etag: string; size_bytes: number }) {
+export interface PartConfirmation {
+  id: string;
+  partNumber: number;
+  partsConfirmed: number;
+  totalParts: number;
+  progressPercent: number;
+}
+
+export async function confirmPart(ctx: AppContext, orgId: string, id: string, body: { partNumber: number; etag: string; sizeBytes: number }): Promise<PartConfirmation> {
   const { db, clock, blobs } = ctx;
   const row = getIntentRow(db, orgId, id);
   requireActiveMultipart(ctx, row);
-  checkPartNumber(row, body.part_number);
-  const expected = expectedPartSize(row, body.part_number);
-  if (body.size_bytes !== expected) {
-    throw badRequest(`size_bytes: part ${body.part_number} must be ${expected} bytes (part_size_bytes ${row.part_size_bytes}, total ${row.size_bytes})`);
+  checkPartNumber(row, body.partNumber);
+  const expected = expectedPartSize(row, body.partNumber);
+  if (body.sizeBytes !== expected) {
+    throw badRequest(`size_bytes: part ${body.partNumber} must be ${expected} bytes (part_size_bytes ${row.part_size_bytes}, total ${row.size_bytes})`);
   }
   const etag = `"${normalizeEtag(body.etag)}"`;
   if (etag === '""') throw badRequest("etag: required (the ETag header of the part's PUT response)");
-  const stored = await blobs.getPart(row.object_key, row.store_upload_id!, body.part_number);
+  const stored = await blobs.getPart(row.object_key, row.store_upload_id!, body.partNumber);
   if (stored === null) {
-    throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.part_number} has not been received by the object store; PUT it to its URL first`);
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.partNumber} has not been received by the object store; PUT it to its URL first`);
   }
   if (stored && normalizeEtag(stored.etag) !== normalizeEtag(etag)) {
-    throw new ApiError("UPLOAD_STATE_CONFLICT", `etag: part ${body.part_number} in the store has ETag ${stored.etag}, not ${body.etag}`);
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `etag: part ${body.partNumber} in the store has ETag ${stored.etag}, not ${body.etag}`);
   }
   if (stored && stored.size !== expected) {
-    throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.part_number} in the store is ${stored.size} bytes, expected ${expected}`);
+    throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.partNumber} in the store is ${stored.size} bytes, expected ${expected}`);
   }
   const at = isoAt(clock.now());
   const result = db.transaction(() => {
@@ -371,7 +411,7 @@ export async function confirmPart(ctx: AppContext, orgId: string, id: string, bo
     db.query(
       `INSERT INTO intent_parts (upload_id, part_number, etag, size_bytes, confirmed_at) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size_bytes = excluded.size_bytes, confirmed_at = excluded.confirmed_at`,
-    ).run(id, body.part_number, etag, body.size_bytes, at);
+    ).run(id, body.partNumber, etag, body.sizeBytes, at);
     const { count, bytes } = db
       .query<{ count: number; bytes: number }, [string]>("SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM intent_parts WHERE upload_id = ?")
       .get(id)!;
@@ -380,16 +420,16 @@ export async function confirmPart(ctx: AppContext, orgId: string, id: string, bo
     return { count, bytes, total: current.total_parts!, status };
   }).immediate();
   return {
-    upload_id: id,
-    part_number: body.part_number,
-    parts_confirmed: result.count,
-    total_parts: result.total,
-    progress_percent: progressPercent({ ...row, status: result.status }, result.bytes),
+    id,
+    partNumber: body.partNumber,
+    partsConfirmed: result.count,
+    totalParts: result.total,
+    progressPercent: progressPercent({ ...row, status: result.status }, result.bytes),
   };
 }
 
 /** `POST /files/uploads/{id}/parts/retry`: a fresh URL for a part; any earlier confirmation of it is dropped. */
-export async function retryPart(ctx: AppContext, orgId: string, id: string, partNumber: number, origin: string) {
+export async function retryPart(ctx: AppContext, orgId: string, id: string, partNumber: number, origin: string): Promise<PartUrl & { id: string }> {
   const { db, clock, blobs } = ctx;
   const row = getIntentRow(db, orgId, id);
   requireActiveMultipart(ctx, row);
@@ -400,7 +440,7 @@ export async function retryPart(ctx: AppContext, orgId: string, id: string, part
     if (dropped) db.query("UPDATE upload_intents SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'UPLOADED'").run(at, id);
   }).immediate();
   const url = await blobs.presignPart(row.object_key, row.store_upload_id!, partNumber, urlLifetime(ctx, row), origin);
-  return { upload_id: id, part_number: partNumber, url, expires_at: row.expires_at };
+  return { id, partNumber, url, expiresAt: row.expires_at };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -410,26 +450,25 @@ export async function retryPart(ctx: AppContext, orgId: string, id: string, part
 const ORPHAN_GRACE_MS = 60 * 60 * 1000;
 
 export interface CompletionResult {
-  upload_id: string;
-  file_id: string;
-  media_type: MediaType;
+  id: string;
+  fileId: string;
+  mediaType: MediaType;
   filename: string;
-  object_key: string;
-  size_bytes: number;
+  objectKey: string;
+  sizeBytes: number;
+  /** The organization already held these bytes: the existing file is the result. */
   deduplicated: boolean;
-  status: "processing" | "completed";
 }
 
 function completionResult(row: IntentRow): CompletionResult {
   return {
-    upload_id: row.id,
-    file_id: row.file_id!,
-    media_type: row.media_type,
+    id: row.id,
+    fileId: row.file_id!,
+    mediaType: row.media_type,
     filename: row.filename,
-    object_key: row.object_key,
-    size_bytes: row.size_bytes,
+    objectKey: row.object_key,
+    sizeBytes: row.size_bytes,
     deduplicated: row.deduplicated === 1,
-    status: row.deduplicated === 1 ? "completed" : "processing",
   };
 }
 
@@ -608,12 +647,12 @@ function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard:
 // Aborting and expiry
 
 /** `DELETE /files/uploads/{id}`. `aborted` is false when the intent had already finished. */
-export async function abortIntent(ctx: AppContext, orgId: string, id: string, reason: string | null) {
+export async function abortIntent(ctx: AppContext, orgId: string, id: string, reason: string | null): Promise<{ id: string; aborted: boolean; reason: string | null }> {
   if (reason !== null && reason.length > 255) throw badRequest("reason: must be at most 255 characters");
   const row = getIntentRow(ctx.db, orgId, id);
   if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is being completed`);
   const aborted = isActive(row) ? await fail(ctx, row, `aborted${reason ? `: ${reason}` : ""}`) : false;
-  return { upload_id: id, aborted, reason };
+  return { id, aborted, reason };
 }
 
 /**

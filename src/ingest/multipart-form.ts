@@ -8,7 +8,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
 import { ApiError, badRequest, ClientDisconnectedError, errorMessage } from "../errors.ts";
-import { SizeLimitError, writeStream } from "../storage/disk.ts";
+import { DurableFile, SizeLimitError, type WrittenFile } from "../storage/disk.ts";
 
 export interface StagedUpload {
   /** Position among the request's files, from 0. */
@@ -122,17 +122,13 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     files.push(entry);
     receiving.add(stream);
     const path = join(stagingDir, `${index}`);
-    const counted = (async function* () {
-      for await (const chunk of stream as AsyncIterable<Uint8Array>) {
-        total += chunk.byteLength;
+    writes.push(
+      receiveFile(stream, path, limits.maxFileBytes, (bytes) => {
+        total += bytes;
         if (total > limits.maxTotalBytes) {
           throw new ApiError("PAYLOAD_TOO_LARGE", `the files in this request exceed ${limits.maxTotalBytes} bytes in total`);
         }
-        yield chunk;
-      }
-    })();
-    writes.push(
-      writeStream(counted, path, { maxBytes: limits.maxFileBytes })
+      })
         .then((written) => {
           Object.assign(entry, { path, size: written.size, sha256: written.sha256, head: written.head });
         })
@@ -182,6 +178,56 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     throw failure;
   }
   return { fields, files };
+}
+
+/**
+ * Writes one file part as busboy emits it. Its 'data' events feed the writer directly, pausing
+ * the part while a batch is being written (which holds busboy, then the body pump, back); an
+ * async iterator over the part would add a promise per chunk. `count` may throw to refuse the
+ * chunk. Settles once the part ends (the file durable) or fails (the file removed).
+ */
+async function receiveFile(stream: Readable, path: string, maxBytes: number, count: (bytes: number) => void): Promise<WrittenFile> {
+  const ended = Promise.withResolvers<void>();
+  // The part can fail while its file is being opened; the rejection is awaited below.
+  ended.promise.catch(() => {});
+  let failed = false;
+  let file: DurableFile | null = null;
+  const failWith = (err: unknown) => {
+    if (failed) return;
+    failed = true;
+    stream.off("data", onData);
+    ended.reject(err);
+  };
+  const onData = (chunk: Uint8Array) => {
+    try {
+      count(chunk.byteLength);
+      const wait = file!.push(chunk);
+      if (wait) {
+        stream.pause();
+        wait.then(() => stream.resume(), failWith);
+      }
+    } catch (err) {
+      failWith(err);
+    }
+  };
+  // Listening before the file is open: busboy may end or error the part (a truncated body) meanwhile.
+  stream.once("end", () => ended.resolve());
+  stream.once("error", failWith);
+  stream.once("close", () => failWith(new Error("the file part was closed before its end")));
+  try {
+    file = await DurableFile.create(path, { maxBytes });
+  } catch (err) {
+    failWith(err);
+  }
+  // Only now does the part flow: no chunk arrives before there is a file to take it.
+  if (!failed) stream.on("data", onData);
+  try {
+    await ended.promise;
+  } catch (err) {
+    await file?.discard();
+    throw err;
+  }
+  return file!.finish();
 }
 
 function malformedBody(err: unknown): ApiError {

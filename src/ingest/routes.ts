@@ -10,6 +10,7 @@ import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQu
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";
+import { batchResponse, sessionCompletedEvent } from "./batch-views.ts";
 import { UploadFormFields } from "./options.ts";
 import {
   cancelSession,
@@ -19,11 +20,12 @@ import {
   listSessions,
   SESSION_STATUSES,
   sessionResults,
+  sessionState,
   sessionSummary,
-  sessionView,
   stuckFiles,
   websocketChannel,
 } from "./sessions.ts";
+import { sessionListItem, sessionResultsView, sessionSummaryView, sessionView, stuckFilesView, unifiedStatusView } from "./session-views.ts";
 import { streamingUpload, type StoredUpload } from "./streaming-upload.ts";
 import { formOf } from "./multipart-form.ts";
 
@@ -210,9 +212,9 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/upload/batch",
       ({ principal, request, set }) =>
         ctx.uploadSlots.hold(principal, async () => {
-          const result = await createBatch(ctx, principal, formOf(request));
+          const batch = await createBatch(ctx, principal, formOf(request));
           set.status = 201;
-          return result;
+          return batchResponse(batch);
         }),
       {
         permission: "edit",
@@ -309,7 +311,7 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/sessions",
       ({ principal, query }) => {
         const { items, total } = listSessions(db, principal.orgId, { status: query.status, uploadMethod: query.upload_method }, query.limit, query.offset);
-        return page(items, total, query.limit, query.offset);
+        return page(items.map(sessionListItem), total, query.limit, query.offset);
       },
       {
         permission: "view",
@@ -324,7 +326,7 @@ export function ingestRoutes(ctx: AppContext) {
     )
     .get(
       "/files/sessions/stuck",
-      ({ principal, query }) => stuckFiles(db, clock, principal.orgId, query.stuck_minutes, query.limit),
+      ({ principal, query }) => stuckFilesView(stuckFiles(db, clock, principal.orgId, query.stuck_minutes, query.limit)),
       {
         permission: "view",
         query: t.Object({
@@ -335,7 +337,7 @@ export function ingestRoutes(ctx: AppContext) {
         detail: { summary: "Files whose processing has not moved for stuck_minutes" },
       },
     )
-    .get("/files/sessions/:session_id/status", ({ principal, params }) => sessionView(db, getSessionRow(db, principal.orgId, params.session_id)), {
+    .get("/files/sessions/:session_id/status", ({ principal, params }) => sessionView(sessionState(db, getSessionRow(db, principal.orgId, params.session_id))), {
       permission: "view",
       params: sessionParams,
       response: { 200: SessionSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
@@ -343,7 +345,7 @@ export function ingestRoutes(ctx: AppContext) {
     })
     .get(
       "/files/sessions/:session_id/results",
-      ({ principal, params, query }) => sessionResults(db, principal.orgId, params.session_id, query.include_failed ?? true, query.limit, query.offset),
+      ({ principal, params, query }) => sessionResultsView(sessionResults(db, principal.orgId, params.session_id, query.include_failed ?? true, query.limit, query.offset)),
       {
         permission: "view",
         params: sessionParams,
@@ -378,7 +380,7 @@ export function ingestRoutes(ctx: AppContext) {
         detail: { summary: "Per-file results of a session" },
       },
     )
-    .get("/files/sessions/:session_id/summary", ({ principal, params }) => sessionSummary(db, clock, principal.orgId, params.session_id), {
+    .get("/files/sessions/:session_id/summary", ({ principal, params }) => sessionSummaryView(sessionSummary(db, clock, principal.orgId, params.session_id)), {
       permission: "view",
       params: sessionParams,
       response: {
@@ -402,8 +404,8 @@ export function ingestRoutes(ctx: AppContext) {
       "/files/sessions/:session_id/cancel",
       ({ principal, params }) => {
         const row = cancelSession(db, clock, principal.orgId, params.session_id);
-        ctx.events.publish(websocketChannel(row.id), "session_completed", { session_id: row.id, status: row.status, completed_at: row.completed_at });
-        return sessionView(db, row);
+        ctx.events.publish(websocketChannel(row.id), "session_completed", sessionCompletedEvent(row));
+        return sessionView(sessionState(db, row));
       },
       {
         permission: "edit",
@@ -412,7 +414,7 @@ export function ingestRoutes(ctx: AppContext) {
         detail: { summary: "Cancel a session (400 once it is completed, cancelled or expired)" },
       },
     )
-    .get("/files/uploads-status/:image_id", ({ principal, params }) => fileUploadStatus(db, clock, principal.orgId, params.image_id), {
+    .get("/files/uploads-status/:image_id", ({ principal, params }) => unifiedStatusView(fileUploadStatus(db, clock, principal.orgId, params.image_id)), {
       permission: "view",
       params: t.Object({ image_id: Uuid("image_id") }),
       response: { 200: UnifiedStatus, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
@@ -446,7 +448,7 @@ export function ingestRoutes(ctx: AppContext) {
         }
         ws.subscribe(channel);
         // The current state first, so a client that subscribes late misses nothing.
-        ws.send(JSON.stringify({ type: "subscribed", channel, session: sessionView(db, row) }));
+        ws.send(JSON.stringify({ type: "subscribed", channel, session: sessionView(sessionState(db, row)) }));
       },
     });
 }

@@ -1,7 +1,7 @@
 /**
- * Upload sessions as the API shows them: the session resource with live counts, the paged
- * results, the summary, cancellation (the spec's transition table), stuck files, and the
- * unified per-file upload status.
+ * Upload sessions: the session with live counts, the paged results, the summary, cancellation
+ * (the spec's transition table), stuck files, and the unified per-file upload status, as
+ * camelCase results that session-views.ts maps to the spec's bodies.
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
@@ -74,11 +74,51 @@ function itemCounts(db: Database, sessionId: string): Counts {
   return counts;
 }
 
-export function sessionView(db: Database, row: SessionRow) {
-  const c = itemCounts(db, row.id);
-  const failed = c.failed + row.rejected_files;
+/** A session's live counts. */
+export interface SessionProgress {
+  id: string;
+  status: SessionStatus;
+  uploadMethod: SessionRow["upload_method"];
+  totalFiles: number;
+  completedFiles: number;
+  /** Items that failed plus files refused at upload. */
+  failedFiles: number;
+  skippedFiles: number;
+  pendingFiles: number;
+  progressPercentage: number;
+}
+
+/** A session with its live counts and its latest completions and errors. */
+export interface SessionState extends SessionProgress {
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  estimatedCompletionTime: string | null;
+  recentCompletions: { filename: string; fileId: string | null; status: ItemRow["status"]; processingTimeMs: number | null }[];
+  recentErrors: { filename: string; error: string; failedAt: string | null }[];
+}
+
+function progressOf(row: SessionRow, c: Counts): SessionProgress {
   const done = row.total_files - c.pending;
-  const progress = row.total_files === 0 ? 100 : Math.round((done / row.total_files) * 1000) / 10;
+  return {
+    id: row.id,
+    status: row.status,
+    uploadMethod: row.upload_method,
+    totalFiles: row.total_files,
+    completedFiles: c.completed,
+    failedFiles: c.failed + row.rejected_files,
+    skippedFiles: c.skipped,
+    pendingFiles: c.pending,
+    progressPercentage: row.total_files === 0 ? 100 : Math.round((done / row.total_files) * 1000) / 10,
+  };
+}
+
+export function sessionProgress(db: Database, row: SessionRow): SessionProgress {
+  return progressOf(row, itemCounts(db, row.id));
+}
+
+export function sessionState(db: Database, row: SessionRow): SessionState {
+  const c = itemCounts(db, row.id);
   let eta: string | null = null;
   if (row.status === "processing" && row.started_at && c.pending > 0) {
     const processed = c.completed + c.failed + c.skipped;
@@ -95,33 +135,28 @@ export function sessionView(db: Database, row: SessionRow) {
     .query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? AND status = 'failed' ORDER BY finished_at DESC, item_index DESC LIMIT 10")
     .all(row.id);
   return {
-    session_id: row.id,
-    status: row.status,
-    upload_method: row.upload_method,
-    total_files: row.total_files,
-    completed_files: c.completed,
-    failed_files: failed,
-    skipped_files: c.skipped,
-    pending_files: c.pending,
-    progress_percentage: progress,
-    created_at: row.created_at,
-    started_at: row.started_at,
-    completed_at: row.completed_at,
-    estimated_completion_time: eta,
-    recent_completions: recent.map((i) => ({
+    ...progressOf(row, c),
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    estimatedCompletionTime: eta,
+    recentCompletions: recent.map((i) => ({
       filename: i.filename,
-      image_id: i.status === "skipped" ? i.skipped_existing_file_id : i.file_id,
+      fileId: i.status === "skipped" ? i.skipped_existing_file_id : i.file_id,
       status: i.status,
-      description: null,
-      processing_time_ms: i.processing_time_ms,
+      processingTimeMs: i.processing_time_ms,
     })),
-    recent_errors: errors.map((i) => ({ filename: i.filename, error: i.error ?? "failed", failed_at: i.finished_at })),
-    results_url: `${API_PREFIX}/files/sessions/${row.id}/results`,
-    websocket_channel: websocketChannel(row.id),
+    recentErrors: errors.map((i) => ({ filename: i.filename, error: i.error ?? "failed", failedAt: i.finished_at })),
   };
 }
 
-export function listSessions(db: Database, orgId: string, filter: { status?: string | undefined; uploadMethod?: string | undefined }, limit: number, offset: number) {
+export function listSessions(
+  db: Database,
+  orgId: string,
+  filter: { status?: string | undefined; uploadMethod?: string | undefined },
+  limit: number,
+  offset: number,
+): { items: SessionState[]; total: number } {
   const where = ["org_id = ?"];
   const args: (string | number)[] = [orgId];
   if (filter.status) {
@@ -137,25 +172,29 @@ export function listSessions(db: Database, orgId: string, filter: { status?: str
   const rows = db
     .query<SessionRow, (string | number)[]>(`SELECT * FROM upload_sessions WHERE ${clause} ORDER BY created_at DESC, id LIMIT ? OFFSET ?`)
     .all(...args, limit, offset);
-  const items = rows.map((row) => {
-    const v = sessionView(db, row);
-    return {
-      session_id: v.session_id,
-      status: v.status,
-      upload_method: v.upload_method,
-      total_files: v.total_files,
-      completed_files: v.completed_files,
-      failed_files: v.failed_files,
-      skipped_files: v.skipped_files,
-      progress_percentage: v.progress_percentage,
-      created_at: v.created_at,
-      completed_at: v.completed_at,
-    };
-  });
-  return { items, total };
+  return { items: rows.map((row) => sessionState(db, row)), total };
 }
 
-export function sessionResults(db: Database, orgId: string, id: string, includeFailed: boolean, limit: number, offset: number) {
+export interface SessionResults {
+  sessionId: string;
+  results: {
+    fileId: string | null;
+    filename: string;
+    status: ItemRow["status"];
+    description: string | null;
+    visibleText: string | null;
+    tags: string[];
+    processingTimeMs: number | null;
+    errorMessage: string | null;
+    createdAt: string;
+  }[];
+  totalCount: number;
+  offset: number;
+  limit: number;
+  summary: { totalFiles: number; completed: number; failed: number; skipped: number };
+}
+
+export function sessionResults(db: Database, orgId: string, id: string, includeFailed: boolean, limit: number, offset: number): SessionResults {
   const session = getSessionRow(db, orgId, id);
   const filter = includeFailed ? "" : "AND i.status != 'failed'";
   const total = db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM session_items i WHERE i.session_id = ? ${filter}`).get(id)?.n ?? 0;
@@ -168,24 +207,22 @@ export function sessionResults(db: Database, orgId: string, id: string, includeF
     .all(id, limit, offset);
   const c = itemCounts(db, id);
   return {
-    session_id: id,
+    sessionId: id,
     results: rows.map((r) => ({
-      image_id: r.status === "skipped" ? r.skipped_existing_file_id : r.status === "completed" ? r.file_id : null,
+      fileId: r.status === "skipped" ? r.skipped_existing_file_id : r.status === "completed" ? r.file_id : null,
       filename: r.filename,
       status: r.status,
       description: r.description ?? null,
-      visible_text: r.visible_text ?? null,
+      visibleText: r.visible_text ?? null,
       tags: r.tags ? (JSON.parse(r.tags) as string[]) : [],
-      processing_time_ms: r.processing_time_ms,
-      error_message: r.error ?? null,
-      thumbnail_url: null,
-      created_at: r.created_at,
+      processingTimeMs: r.processing_time_ms,
+      errorMessage: r.error ?? null,
+      createdAt: r.created_at,
     })),
-    total_count: total,
+    totalCount: total,
     offset,
     limit,
-    has_more: offset + rows.length < total,
-    summary: { total_files: session.total_files, completed: c.completed, failed: c.failed + session.rejected_files, skipped: c.skipped },
+    summary: { totalFiles: session.total_files, completed: c.completed, failed: c.failed + session.rejected_files, skipped: c.skipped },
   };
 }
 
@@ -233,37 +270,54 @@ const UNIFIED: Record<FileStatusRow["processing_status"], UnifiedStatusValue> = 
 
 export const DEFAULT_STUCK_MINUTES = 30;
 
-export function unifiedStatus(row: FileStatusRow, nowMs: number, stuckMinutes = DEFAULT_STUCK_MINUTES) {
+/** A file's upload and processing state as one status. */
+export interface UnifiedStatus {
+  fileId: string;
+  sessionId: string | null;
+  status: UnifiedStatusValue;
+  variantStatus: string | null;
+  descriptionStatus: string | null;
+  processingStatus: FileStatusRow["processing_status"];
+  processingJobIds: string[];
+  errorMessage: string | null;
+  lastErrorAt: string | null;
+  createdAt: string;
+  lastUpdatedAt: string;
+  completedAt: string | null;
+  retryCount: number;
+  processingDurationSeconds: number | null;
+  isStuck: boolean;
+  isTerminal: boolean;
+}
+
+export function unifiedStatus(row: FileStatusRow, nowMs: number, stuckMinutes = DEFAULT_STUCK_MINUTES): UnifiedStatus {
   const terminal = row.processing_status === "stored" || row.processing_status === "completed" || row.processing_status === "failed";
   const started = row.processing_started_at ? Date.parse(row.processing_started_at) : null;
   const finished = row.processing_completed_at ? Date.parse(row.processing_completed_at) : null;
   return {
-    image_id: row.id,
-    batch_id: row.session_id,
-    unified_status: UNIFIED[row.processing_status],
-    component_statuses: {
-      variant_status: row.variant_status,
-      description_status: row.description_status,
-      upload_status: "completed",
-      processing_status: row.processing_status,
-    },
-    processing_ids: row.processing_job_id ? [row.processing_job_id] : [],
-    error_message: row.processing_error,
-    last_error_at: row.last_error_at,
-    created_at: row.created_at,
-    last_updated_at: row.updated_at,
-    completed_at: terminal ? row.processing_completed_at : null,
-    retry_count: row.retry_count,
-    processing_duration_seconds: started !== null ? ((finished ?? nowMs) - started) / 1000 : null,
-    is_stuck: !terminal && nowMs - Date.parse(row.updated_at) > stuckMinutes * 60_000,
-    is_terminal: terminal,
+    fileId: row.id,
+    sessionId: row.session_id,
+    status: UNIFIED[row.processing_status],
+    variantStatus: row.variant_status,
+    descriptionStatus: row.description_status,
+    processingStatus: row.processing_status,
+    processingJobIds: row.processing_job_id ? [row.processing_job_id] : [],
+    errorMessage: row.processing_error,
+    lastErrorAt: row.last_error_at,
+    createdAt: row.created_at,
+    lastUpdatedAt: row.updated_at,
+    completedAt: terminal ? row.processing_completed_at : null,
+    retryCount: row.retry_count,
+    processingDurationSeconds: started !== null ? ((finished ?? nowMs) - started) / 1000 : null,
+    isStuck: !terminal && nowMs - Date.parse(row.updated_at) > stuckMinutes * 60_000,
+    isTerminal: terminal,
   };
 }
 
 const FILE_STATUS_COLUMNS = `id, session_id, processing_status, processing_job_id, processing_error, last_error_at, variant_status,
   description_status, retry_count, created_at, updated_at, processing_started_at, processing_completed_at`;
 
-export function fileUploadStatus(db: Database, clock: Clock, orgId: string, fileId: string) {
+export function fileUploadStatus(db: Database, clock: Clock, orgId: string, fileId: string): UnifiedStatus {
   const row = db
     .query<FileStatusRow, [string, string]>(`SELECT ${FILE_STATUS_COLUMNS} FROM files WHERE id = ? AND org_id = ? AND deleted_at IS NULL`)
     .get(fileId, orgId);
@@ -271,7 +325,7 @@ export function fileUploadStatus(db: Database, clock: Clock, orgId: string, file
   return unifiedStatus(row, clock.now());
 }
 
-export function stuckFiles(db: Database, clock: Clock, orgId: string, stuckMinutes: number, limit: number) {
+export function stuckFiles(db: Database, clock: Clock, orgId: string, stuckMinutes: number, limit: number): UnifiedStatus[] {
   const cutoff = isoAt(clock.now() - stuckMinutes * 60_000);
   const rows = db
     .query<FileStatusRow, [string, string, number]>(
@@ -280,19 +334,32 @@ export function stuckFiles(db: Database, clock: Clock, orgId: string, stuckMinut
        ORDER BY updated_at LIMIT ?`,
     )
     .all(orgId, cutoff, limit);
-  return { stuck_count: rows.length, images: rows.map((r) => unifiedStatus(r, clock.now(), stuckMinutes)) };
+  return rows.map((r) => unifiedStatus(r, clock.now(), stuckMinutes));
 }
 
-export function sessionSummary(db: Database, clock: Clock, orgId: string, id: string) {
+/** Files of a session tallied by unified status (plus "total" and "stuck") and by description status. */
+export interface SessionSummary {
+  sessionId: string;
+  overallStatus: SessionStatus;
+  completionPercentage: number;
+  counts: Record<"total" | UnifiedStatusValue | "stuck", number>;
+  descriptionCounts: Record<"pending" | "processing" | "completed" | "failed" | "skipped", number>;
+  errorCount: number;
+  errorMessages: string[];
+  createdAt: string;
+  lastActivityAt: string;
+}
+
+export function sessionSummary(db: Database, clock: Clock, orgId: string, id: string): SessionSummary {
   const session = getSessionRow(db, orgId, id);
-  const view = sessionView(db, session);
+  const state = sessionState(db, session);
   const counts = { total: session.total_files, uploading: 0, confirming: 0, queued: 0, processing: 0, completed: 0, failed: 0, partially_completed: 0, stuck: 0 };
   const descriptions = { pending: 0, processing: 0, completed: 0, failed: 0, skipped: 0 };
   const files = db.query<FileStatusRow, [string]>(`SELECT ${FILE_STATUS_COLUMNS} FROM files WHERE session_id = ?`).all(id);
   for (const f of files) {
     const u = unifiedStatus(f, clock.now());
-    counts[u.unified_status as keyof typeof counts] += 1;
-    if (u.is_stuck) counts.stuck += 1;
+    counts[u.status] += 1;
+    if (u.isStuck) counts.stuck += 1;
     if (f.description_status && f.description_status in descriptions) descriptions[f.description_status as keyof typeof descriptions] += 1;
   }
   const pending = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM session_items WHERE session_id = ? AND status = 'pending'").get(id)?.n ?? 0;
@@ -300,16 +367,17 @@ export function sessionSummary(db: Database, clock: Clock, orgId: string, id: st
   const skipped = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM session_items WHERE session_id = ? AND status = 'skipped'").get(id)?.n ?? 0;
   counts.completed += skipped;
   const errorRows = db.query<{ error: string }, [string]>("SELECT DISTINCT error FROM session_items WHERE session_id = ? AND status = 'failed' AND error IS NOT NULL LIMIT 20").all(id);
-  counts.failed += view.failed_files;
+  counts.failed += state.failedFiles;
   const lastActivity = db.query<{ t: string | null }, [string]>("SELECT max(updated_at) AS t FROM files WHERE session_id = ?").get(id)?.t;
   return {
-    batch_id: id,
-    overall_status: session.status,
-    completion_percentage: view.progress_percentage,
+    sessionId: id,
+    overallStatus: session.status,
+    completionPercentage: state.progressPercentage,
     counts,
-    description_counts: descriptions,
-    error_summary: { count: view.failed_files, messages: errorRows.map((r) => r.error) },
-    created_at: session.created_at,
-    last_activity_at: [session.updated_at, lastActivity].filter((t): t is string => !!t).sort().at(-1) ?? session.updated_at,
+    descriptionCounts: descriptions,
+    errorCount: state.failedFiles,
+    errorMessages: errorRows.map((r) => r.error),
+    createdAt: session.created_at,
+    lastActivityAt: [session.updated_at, lastActivity].filter((t): t is string => !!t).sort().at(-1) ?? session.updated_at,
   };
 }

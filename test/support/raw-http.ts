@@ -47,7 +47,7 @@ export function rawRequest(baseUrl: string, request: RawRequest, timeoutMs = 30_
     });
     const finish = () => {
       clearTimeout(timer);
-      resolve(parseAnswer(answer) ?? { status: null, body: "" });
+      resolve(parseAnswer(answer, true) ?? { status: null, body: "" });
     };
     socket.on("close", finish);
     socket.on("error", () => {});
@@ -59,8 +59,11 @@ export function multipartFileHead(boundary: string, field: string, filename: str
   return `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${type}\r\n\r\n`;
 }
 
-/** The status and decoded body of a complete HTTP/1.1 answer (Content-Length or chunked), else null. */
-function parseAnswer(raw: string): { status: number; body: string } | null {
+/**
+ * The status and decoded body of a complete HTTP/1.1 answer, else null. Complete means its
+ * Content-Length or chunked body arrived, or, for an answer with neither, the connection closed.
+ */
+function parseAnswer(raw: string, closed = false): { status: number; body: string } | null {
   const headEnd = raw.indexOf("\r\n\r\n");
   const status = /^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1];
   if (headEnd < 0 || !status) return null;
@@ -69,7 +72,7 @@ function parseAnswer(raw: string): { status: number; body: string } | null {
   const decode = (latin1: string) => Buffer.from(latin1, "latin1").toString("utf8");
   const length = /content-length:\s*(\d+)/i.exec(head)?.[1];
   if (length !== undefined) return rest.length >= Number(length) ? { status: Number(status), body: decode(rest.slice(0, Number(length))) } : null;
-  if (!/transfer-encoding:\s*chunked/i.test(head)) return null;
+  if (!/transfer-encoding:\s*chunked/i.test(head)) return closed ? { status: Number(status), body: decode(rest) } : null;
   let body = "";
   for (;;) {
     const lineEnd = rest.indexOf("\r\n");

@@ -1,0 +1,97 @@
+/**
+ * Tables without rules: consecutive lines that each split into two or more cells (at wide gaps)
+ * whose cells line up in the same columns. Columns come from the rows with the most cells (their
+ * cells' x ranges, merged where they overlap); every cell of every row then goes to the column it
+ * overlaps most, so a header spanning two columns, or a row with an empty cell, still fits. Prose
+ * that merely shares baselines (two columns of text) and mostly empty grids are not tables.
+ *
+ * Two-column grids whose first column is a label (bold, or ending in a colon) are form rows:
+ * key_value, not a table.
+ */
+import type { Line } from "../page-layout.ts";
+
+export interface UnruledTable {
+  lines: Line[];
+  rows: string[][];
+  /** Form rows (label, value) rather than a table. */
+  keyValue: boolean;
+}
+
+/** Prose cut into cells is two columns of text that happen to share baselines, not a table. */
+function isProse(lines: Line[]): boolean {
+  const cells = lines.flatMap((l) => l.cells);
+  const long = cells.filter((c) => c.text.length >= 30 && c.text.split(" ").length >= 5).length;
+  return long >= cells.length * 0.5;
+}
+
+/** Cells of several rows → rows of column texts, or null when they do not share columns. */
+export function alignRows(lines: Line[]): string[][] | null {
+  const most = Math.max(...lines.map((l) => l.cells.length));
+  // Columns from the fullest rows (at least two of them, or else every row).
+  let full = lines.filter((l) => l.cells.length === most);
+  if (full.length < 2) full = lines;
+  const spans = full.flatMap((l) => l.cells.map((c) => ({ x0: c.x0, x1: c.x1 }))).sort((a, b) => a.x0 - b.x0);
+  const columns: { x0: number; x1: number }[] = [];
+  for (const s of spans) {
+    const last = columns.at(-1);
+    if (last && s.x0 < last.x1) last.x1 = Math.max(last.x1, s.x1);
+    else columns.push({ ...s });
+  }
+  if (columns.length < 2) return null;
+  const rows: string[][] = [];
+  let filled = 0;
+  for (const line of lines) {
+    const row = Array<string>(columns.length).fill("");
+    for (const cell of line.cells) {
+      // The column overlapping the cell most; a cell between columns goes to the nearest.
+      let best = -1;
+      let score = -Infinity;
+      columns.forEach((c, i) => {
+        const overlap = Math.min(c.x1, cell.x1) - Math.max(c.x0, cell.x0);
+        const s = overlap > 0 ? overlap : -Math.min(Math.abs(c.x0 - cell.x1), Math.abs(cell.x0 - c.x1)) - 1000;
+        if (s > score) [best, score] = [i, s];
+      });
+      if (score < -1000 - line.size * 2) return null;
+      // Two cells in one column: the row does not follow the columns (unless a full row is all of it).
+      if (row[best]) {
+        if (line.cells.length <= columns.length) return null;
+        row[best] += ` ${cell.text}`;
+      } else row[best] = cell.text;
+      filled++;
+    }
+    rows.push(row);
+  }
+  // Mostly empty grids are scattered text, not tables.
+  if (filled < rows.length * columns.length * 0.5) return null;
+  return rows;
+}
+
+/** Runs of consecutive multi-cell lines that align into columns, page-wide, top to bottom. */
+export function unruledTables(lines: Line[]): UnruledTable[] {
+  const out: UnruledTable[] = [];
+  let group: Line[] = [];
+  const close = () => {
+    if (group.length >= 2 && !isProse(group)) {
+      const rows = alignRows(group);
+      if (rows) out.push({ lines: group, rows, keyValue: formRows(group, rows) });
+    }
+    group = [];
+  };
+  for (const line of lines) {
+    const prev = group.at(-1);
+    // Table rows are spaced wider than text lines; more than 2.5 lines apart ends the table.
+    if (line.cells.length < 2 || (prev && line.baseline - prev.baseline > Math.max(prev.size, line.size) * 2.6)) close();
+    if (line.cells.length >= 2) group.push(line);
+  }
+  close();
+  return out;
+}
+
+/** Two columns whose first holds labels: bold ones over a regular value, or ones ending in a colon. */
+function formRows(lines: Line[], rows: string[][]): boolean {
+  if (rows[0]!.length !== 2 || rows.some((r) => !r[0] || !r[1])) return false;
+  if (rows.every((r) => /:$/.test(r[0]!) && r[0]!.length <= 40)) return true;
+  const labelBold = lines.every((l) => l.cells[0]!.runs.every((r) => r.bold));
+  const valueBold = lines.some((l) => l.cells.slice(1).some((c) => c.runs.some((r) => r.bold)));
+  return labelBold && !valueBold && rows.every((r) => r[0]!.length <= 40);
+}

@@ -291,8 +291,27 @@ interface Part {
 /** Small print numbered "1)" "1." "*" "†": a footnote, not a list. */
 const FOOTNOTE = /^\s*(?:\(?\d{1,3}\)|\d{1,3}\.?\s|[*†‡§¶])/u;
 
+/**
+ * A numbered section title set like the text around it ("1 들어가며", "2.3 Results"), followed
+ * by its first paragraph at the usual line spacing: the title is a block of its own.
+ */
+function titleSplit(block: Line[]): Line[][] {
+  for (let i = 0; i < block.length - 1; i++) {
+    const line = block[i]!;
+    const next = block[i + 1]!;
+    const after = i === 0 || /[.!?:;]$/.test(block[i - 1]!.text);
+    if (after && !isBullet(line.text) && line.x1 < next.x1 - line.size * 3 && /^\d/.test(line.text) && looksLikeTitle(line.text)) {
+      return [...(i ? [block.slice(0, i)] : []), [line], ...titleSplit(block.slice(i + 1))];
+    }
+  }
+  return [block];
+}
+
 /** One block of same-shape lines → one or more elements (a block can hold a paragraph then a list). */
-function blockParts(block: Line[], style: LayoutStyle): Part[] {
+function blockParts(whole: Line[], style: LayoutStyle): Part[] {
+  const split = whole.length > 1 ? titleSplit(whole) : [whole];
+  if (split.length > 1) return split.flatMap((b) => blockParts(b, style));
+  const block = whole;
   const first = block[0]!;
   const text = joinLines(block.map((l) => l.text));
   const font = { font_size: Math.round(first.size * 10) / 10 };

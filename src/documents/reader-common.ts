@@ -119,9 +119,13 @@ export function layoutBoxes(drafts: Draft[]): DocElement[] {
   });
 }
 
-/** The page's text in reading order: its elements' contents (figures without a caption add nothing), blank-line separated. */
+/**
+ * The page's text in reading order: its elements' contents (figures without text in them add
+ * nothing), blank-line separated. Running headers and footers (metadata.furniture) stay out.
+ */
 export function pageText(elements: DocElement[]): string {
   return elements
+    .filter((e) => !e.metadata?.furniture)
     .map((e) => e.content.trim())
     .filter(Boolean)
     .join("\n\n");

@@ -102,7 +102,6 @@ export function pageGraphics(ops: Ops, list: OperatorList, viewport: Matrix, pag
   let lineWidth = 1;
   let whiteFill = false;
   let whiteStroke = false;
-  const toPage = (x: number, y: number) => apply(viewport, ...apply(ctm, x, y));
   const boxOf = (m: Matrix) => {
     const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)].map(([x, y]) => apply(viewport, x, y));
     const xs = corners.map((c) => c[0]);
@@ -120,71 +119,104 @@ export function pageGraphics(ops: Ops, list: OperatorList, viewport: Matrix, pag
     else return dx < MIN_RULE && dy < MIN_RULE;
     return true;
   };
-  const path = (paint: number, data: Float32Array | null) => {
+  /** Paths longer than this (numbers) are drawings as a whole (glyph outlines, plots): their box, not their segments. */
+  const LONG_PATH = 600;
+  const path = (paint: number, data: Float32Array | null, minMax: ArrayLike<number> | null) => {
     if (!data) return;
     const stroked = paint === ops.stroke || paint === ops.closeStroke || paint === ops.fillStroke || paint === ops.eoFillStroke || paint === ops.closeFillStroke || paint === ops.closeEOFillStroke;
     const filled = paint === ops.fill || paint === ops.eoFill || paint === ops.fillStroke || paint === ops.eoFillStroke || paint === ops.closeFillStroke || paint === ops.closeEOFillStroke;
-    if (!stroked && !filled) return;
-    if ((!stroked || whiteStroke) && (!filled || whiteFill)) return;
-    // Walk the path: segments for strokes, sub-path boxes for fills.
+    const stroke = stroked && !whiteStroke;
+    const fill = filled && !whiteFill;
+    if (!stroke && !fill) return;
+    // The path's coordinates → page: the viewport after the current matrix, as one matrix.
+    const m = multiply(viewport, ctm);
+    const px = (x: number, y: number) => m[0] * x + m[2] * y + m[4];
+    const py = (x: number, y: number) => m[1] * x + m[3] * y + m[5];
+    const boxOfMinMax = (): Rect | null => {
+      if (!minMax || !Number.isFinite(minMax[0]!)) return null;
+      const xs = [px(minMax[0]!, minMax[1]!), px(minMax[2]!, minMax[1]!), px(minMax[0]!, minMax[3]!), px(minMax[2]!, minMax[3]!)];
+      const ys = [py(minMax[0]!, minMax[1]!), py(minMax[2]!, minMax[1]!), py(minMax[0]!, minMax[3]!), py(minMax[2]!, minMax[3]!)];
+      return { x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) };
+    };
+    const shape = (box: Rect | null) => {
+      if (box && (box.x1 - box.x0) * (box.y1 - box.y0) < page.width * page.height * 0.5 && (box.x1 - box.x0 > 1 || box.y1 - box.y0 > 1)) out.shapes.push(box);
+    };
+    if (data.length > LONG_PATH) return shape(boxOfMinMax());
+    const thickness = stroke ? strokeWidth() : 0;
     let sx = 0;
     let sy = 0;
     let cx = 0;
     let cy = 0;
     let curved = false;
-    const points: [number, number][] = [];
-    const subpaths: [number, number][][] = [];
-    let current: [number, number][] = [];
     let allRules = true;
+    // The current sub-path's box, for fills (thin rectangles are rules).
+    let bx0 = Infinity;
+    let by0 = Infinity;
+    let bx1 = -Infinity;
+    let by1 = -Infinity;
+    const grow = (x: number, y: number) => {
+      if (x < bx0) bx0 = x;
+      if (x > bx1) bx1 = x;
+      if (y < by0) by0 = y;
+      if (y > by1) by1 = y;
+    };
+    const closeSub = () => {
+      if (fill && bx0 <= bx1) {
+        const w = bx1 - bx0;
+        const h = by1 - by0;
+        // A thin filled rectangle is how many producers (Word, Excel) draw table rules.
+        if (!curved && h <= RULE_THICKNESS && w >= MIN_RULE) out.horizontal.push({ x0: bx0, x1: bx1, y0: (by0 + by1) / 2, y1: (by0 + by1) / 2 });
+        else if (!curved && w <= RULE_THICKNESS && h >= MIN_RULE) out.vertical.push({ x0: (bx0 + bx1) / 2, x1: (bx0 + bx1) / 2, y0: by0, y1: by1 });
+        else shape({ x0: bx0, y0: by0, x1: bx1, y1: by1 });
+      }
+      bx0 = by0 = Infinity;
+      bx1 = by1 = -Infinity;
+    };
+    let drawn: Rect | null = null;
+    const segment = (ax: number, ay: number, bx: number, by: number) => {
+      if (!stroke) return;
+      if (!rule(ax, ay, bx, by, thickness)) {
+        allRules = false;
+        const r = { x0: Math.min(ax, bx), y0: Math.min(ay, by), x1: Math.max(ax, bx), y1: Math.max(ay, by) };
+        drawn = drawn ? { x0: Math.min(drawn.x0, r.x0), y0: Math.min(drawn.y0, r.y0), x1: Math.max(drawn.x1, r.x1), y1: Math.max(drawn.y1, r.y1) } : r;
+      }
+    };
     for (let i = 0; i < data.length; ) {
       const op = data[i++];
       if (op === MOVE) {
-        [cx, cy] = toPage(data[i]!, data[i + 1]!);
+        closeSub();
+        cx = px(data[i]!, data[i + 1]!);
+        cy = py(data[i]!, data[i + 1]!);
+        i += 2;
         [sx, sy] = [cx, cy];
-        i += 2;
-        if (current.length) subpaths.push(current);
-        current = [[cx, cy]];
+        grow(cx, cy);
       } else if (op === LINE) {
-        const [nx, ny] = toPage(data[i]!, data[i + 1]!);
+        const nx = px(data[i]!, data[i + 1]!);
+        const ny = py(data[i]!, data[i + 1]!);
         i += 2;
-        if (stroked && !whiteStroke && !rule(cx, cy, nx, ny, strokeWidth())) allRules = false;
+        segment(cx, cy, nx, ny);
         [cx, cy] = [nx, ny];
-        current.push([cx, cy]);
-      } else if (op === CURVE) {
-        for (let k = 0; k < 3; k++) current.push(toPage(data[i + 2 * k]!, data[i + 2 * k + 1]!));
-        [cx, cy] = current.at(-1)!;
-        i += 6;
-        curved = true;
-      } else if (op === QUAD) {
-        for (let k = 0; k < 2; k++) current.push(toPage(data[i + 2 * k]!, data[i + 2 * k + 1]!));
-        [cx, cy] = current.at(-1)!;
-        i += 4;
+        grow(cx, cy);
+      } else if (op === CURVE || op === QUAD) {
+        const n = op === CURVE ? 3 : 2;
+        for (let k = 0; k < n; k++) grow(px(data[i + 2 * k]!, data[i + 2 * k + 1]!), py(data[i + 2 * k]!, data[i + 2 * k + 1]!));
+        const nx = px(data[i + 2 * n - 2]!, data[i + 2 * n - 1]!);
+        const ny = py(data[i + 2 * n - 2]!, data[i + 2 * n - 1]!);
+        i += 2 * n;
+        if (stroke) {
+          allRules = false;
+          const r = { x0: Math.min(cx, nx), y0: Math.min(cy, ny), x1: Math.max(cx, nx), y1: Math.max(cy, ny) };
+          drawn = drawn ? { x0: Math.min(drawn.x0, r.x0), y0: Math.min(drawn.y0, r.y0), x1: Math.max(drawn.x1, r.x1), y1: Math.max(drawn.y1, r.y1) } : r;
+        }
+        [cx, cy] = [nx, ny];
         curved = true;
       } else if (op === CLOSE) {
-        if (stroked && !whiteStroke && (cx !== sx || cy !== sy) && !rule(cx, cy, sx, sy, strokeWidth())) allRules = false;
+        if (cx !== sx || cy !== sy) segment(cx, cy, sx, sy);
         [cx, cy] = [sx, sy];
       } else break;
     }
-    if (current.length) subpaths.push(current);
-    for (const sub of subpaths) points.push(...sub);
-    if (filled && !whiteFill) {
-      for (const sub of subpaths) {
-        const xs = sub.map((p) => p[0]);
-        const ys = sub.map((p) => p[1]);
-        const box = { x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) };
-        const w = box.x1 - box.x0;
-        const h = box.y1 - box.y0;
-        // A thin filled rectangle is how many producers (Word, Excel) draw table rules.
-        if (!curved && h <= RULE_THICKNESS && w >= MIN_RULE) out.horizontal.push({ x0: box.x0, x1: box.x1, y0: (box.y0 + box.y1) / 2, y1: (box.y0 + box.y1) / 2 });
-        else if (!curved && w <= RULE_THICKNESS && h >= MIN_RULE) out.vertical.push({ x0: (box.x0 + box.x1) / 2, x1: (box.x0 + box.x1) / 2, y0: box.y0, y1: box.y1 });
-        // Page-sized fills are backgrounds, not drawings.
-        else if (w * h < page.width * page.height * 0.5 && (w > 1 || h > 1)) out.shapes.push(box);
-      }
-    } else if (stroked && (curved || !allRules) && points.length) {
-      const xs = points.map((p) => p[0]);
-      const ys = points.map((p) => p[1]);
-      out.shapes.push({ x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) });
-    }
+    closeSub();
+    if (!fill && stroke && !allRules) shape(curved ? boxOfMinMax() ?? drawn : drawn);
   };
   for (let i = 0; i < list.fnArray.length; i++) {
     const fn = list.fnArray[i];
@@ -245,8 +277,8 @@ export function pageGraphics(ops: Ops, list: OperatorList, viewport: Matrix, pag
         break;
       }
       case ops.constructPath: {
-        const [paint, buffers] = args as [number, (Float32Array | null)[]];
-        path(paint, buffers?.[0] ?? null);
+        const [paint, buffers, minMax] = args as [number, (Float32Array | null)[], ArrayLike<number> | null];
+        path(paint, buffers?.[0] ?? null, minMax);
         break;
       }
     }

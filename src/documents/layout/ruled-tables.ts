@@ -137,13 +137,14 @@ function gridTable(runs: TextRun[], hs: Segment[], vs: Segment[], taken: Set<num
   // Rules that stop short of the outer frame still bound the table: its edges come from both sets.
   const xs = cluster([...vs.map((v) => v.x0), Math.min(...hs.map((h) => h.x0)), Math.max(...hs.map((h) => h.x1))], 3.5);
   const ys = cluster([...hs.map((h) => h.y0), Math.min(...vs.map((v) => v.y0)), Math.max(...vs.map((v) => v.y1))], 3.5);
+  const virtual = splitTextRows(runs, ys, xs, taken);
   const nr = ys.length - 1;
   const nc = xs.length - 1;
   if (nr < 1 || nc < 1 || nr * nc > 20_000) return null;
   const rect = { x0: xs[0]!, y0: ys[0]!, x1: xs.at(-1)!, y1: ys.at(-1)! };
   // Rule spans along each edge position.
   const vAt = xs.map((x) => vs.filter((v) => Math.abs(v.x0 - x) <= 3.5).map((v) => [v.y0, v.y1] as [number, number]));
-  const hAt = ys.map((y) => hs.filter((h) => Math.abs(h.y0 - y) <= 3.5).map((h) => [h.x0, h.x1] as [number, number]));
+  const hAt = ys.map((y) => (virtual.includes(y) ? [[xs[0]!, xs.at(-1)!] as [number, number]] : hs.filter((h) => Math.abs(h.y0 - y) <= 3.5).map((h) => [h.x0, h.x1] as [number, number])));
   const slots = new UnionFind(nr * nc);
   for (let r = 0; r < nr; r++) {
     for (let c = 0; c < nc; c++) {
@@ -201,6 +202,46 @@ function gridTable(runs: TextRun[], hs: Segment[], vs: Segment[], taken: Set<num
   const filledInCol = Math.max(0, ...Array.from({ length: kept[0]?.length ?? 0 }, (_, c) => kept.filter((row) => row[c]).length));
   if (filledInRow < 2 || filledInCol < 2) return null;
   return { rect, rows: kept, spans: keptSpans, runs: used };
+}
+
+/**
+ * Grids ruled only around the header and the whole (rows not separated by rules): a row band
+ * that holds three text lines or more, nearly each with text in two or more columns, is split
+ * between them.
+ * A cell whose text wraps (more lines in one column only) stays whole. `ys` is edited in place;
+ * the added edges are returned (they act as rules across the whole width).
+ */
+function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<number>): number[] {
+  const added: number[] = [];
+  for (let r = 0; r + 1 < ys.length; r++) {
+    const top = ys[r]!;
+    const bottom = ys[r + 1]!;
+    const inside = runs.filter((run, i) => !taken.has(i) && run.baseline - run.size * 0.3 > top && run.baseline - run.size * 0.3 < bottom && run.x0 >= xs[0]! - 2 && run.x1 <= xs.at(-1)! + 2);
+    if (inside.length < 4) continue;
+    // Text lines of the band, by baseline.
+    const lines: TextRun[][] = [];
+    for (const run of [...inside].sort((a, b) => a.baseline - b.baseline)) {
+      const line = lines.at(-1);
+      if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
+      else lines.push([run]);
+    }
+    // Two lines can be a header that wraps in every column ("Cycle / Name", "KI / (1/km)"); rows come in threes or more.
+    if (lines.length < 3) continue;
+    const column = (run: TextRun) => xs.findIndex((x, k) => k + 1 < xs.length && (run.x0 + run.x1) / 2 >= x && (run.x0 + run.x1) / 2 <= xs[k + 1]!);
+    const spread = lines.map((line) => new Set(line.map(column)).size);
+    // Every text line spans columns: these are rows.
+    if (spread.filter((n) => n >= 2).length < lines.length * 0.8) continue;
+    for (let k = 1; k < lines.length; k++) {
+      if (spread[k]! < 2) continue;
+      const above = Math.max(...lines[k - 1]!.map((run) => run.baseline));
+      const line = lines[k]!;
+      const at = (above + Math.min(...line.map((run) => run.baseline - run.size * 0.75))) / 2;
+      added.push(at);
+    }
+  }
+  ys.push(...added);
+  ys.sort((a, b) => a - b);
+  return added;
 }
 
 /** Runs of one cell → its text: lines by baseline top to bottom, runs left to right within a line. */

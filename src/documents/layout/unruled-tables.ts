@@ -61,29 +61,56 @@ export function alignRows(lines: Line[]): string[][] | null {
     }
     rows.push(row);
   }
-  // Mostly empty grids are scattered text, not tables.
-  if (filled < rows.length * columns.length * 0.5) return null;
+  // Mostly empty grids are scattered text, not tables (single-cell rows, section labels, count for little).
+  const multi = lines.filter((l) => l.cells.length >= 2);
+  const multiFilled = multi.reduce((n, l) => n + l.cells.length, 0);
+  if (multiFilled < multi.length * columns.length * 0.5 || filled === 0) return null;
   return rows;
 }
 
-/** Runs of consecutive multi-cell lines that align into columns, page-wide, top to bottom. */
+/**
+ * Runs of consecutive multi-cell lines that align into columns, page-wide, top to bottom. One or
+ * two single-cell lines between such lines stay in the table when they sit inside its left part
+ * (a row label that wrapped, a section row such as "Race/ethnicity"), and rows follow each other
+ * at most 2.6 lines apart.
+ */
 export function unruledTables(lines: Line[]): UnruledTable[] {
   const out: UnruledTable[] = [];
-  let group: Line[] = [];
-  const close = () => {
-    if (group.length >= 2 && !isProse(group)) {
+  const near = (a: Line, b: Line) => b.baseline - a.baseline <= Math.max(a.size, b.size) * 2.6;
+  let i = 0;
+  while (i < lines.length) {
+    if (lines[i]!.cells.length < 2) {
+      i++;
+      continue;
+    }
+    const group: Line[] = [lines[i]!];
+    let j = i + 1;
+    while (j < lines.length) {
+      const line = lines[j]!;
+      if (!near(group.at(-1)!, line)) break;
+      if (line.cells.length >= 2) {
+        group.push(line);
+        j++;
+        continue;
+      }
+      // Bridge one or two single-cell lines when a multi-cell line follows.
+      const x0 = Math.min(...group.map((l) => l.x0));
+      const x1 = Math.max(...group.map((l) => l.x1));
+      const secondColumn = Math.min(...group.filter((l) => l.cells.length >= 2).map((l) => l.cells[1]!.x0));
+      let k = j;
+      while (k < lines.length && k < j + 2 && lines[k]!.cells.length === 1 && lines[k]!.x0 >= x0 - lines[k]!.size && lines[k]!.x1 <= Math.max(secondColumn, x0 + (x1 - x0) * 0.5) && near(k === j ? group.at(-1)! : lines[k - 1]!, lines[k]!)) k++;
+      if (k > j && k < lines.length && lines[k]!.cells.length >= 2 && near(lines[k - 1]!, lines[k]!)) {
+        group.push(...lines.slice(j, k));
+        j = k;
+      } else break;
+    }
+    const multi = group.filter((l) => l.cells.length >= 2);
+    if (multi.length >= 2 && !isProse(multi)) {
       const rows = alignRows(group);
       if (rows) out.push({ lines: group, rows, keyValue: formRows(group, rows) });
     }
-    group = [];
-  };
-  for (const line of lines) {
-    const prev = group.at(-1);
-    // Table rows are spaced wider than text lines; more than 2.5 lines apart ends the table.
-    if (line.cells.length < 2 || (prev && line.baseline - prev.baseline > Math.max(prev.size, line.size) * 2.6)) close();
-    if (line.cells.length >= 2) group.push(line);
+    i = j;
   }
-  close();
   return out;
 }
 

@@ -292,15 +292,17 @@ interface Part {
 const FOOTNOTE = /^\s*(?:\(?\d{1,3}\)|\d{1,3}\.?\s|[*†‡§¶])/u;
 
 /**
- * A numbered section title set like the text around it ("1 들어가며", "2.3 Results"), followed
- * by its first paragraph at the usual line spacing: the title is a block of its own.
+ * A numbered section title set like the text around it ("1 들어가며", "2.3 Results", "IV. RESULTS",
+ * "B. Setup"), followed by its first paragraph at the usual line spacing: the title is a block of
+ * its own. ("B." and "iv." also mark list items: then the next line is not one.)
  */
 function titleSplit(block: Line[]): Line[][] {
   for (let i = 0; i < block.length - 1; i++) {
     const line = block[i]!;
     const next = block[i + 1]!;
     const after = i === 0 || /[.!?:;]$/.test(block[i - 1]!.text);
-    if (after && !isBullet(line.text) && line.x1 < next.x1 - line.size * 3 && /^\d/.test(line.text) && looksLikeTitle(line.text)) {
+    const numbered = /^\d/.test(line.text) ? !isBullet(line.text) : /^(?:[IVX]{1,5}|[A-H])\.\s/.test(line.text) && !isBullet(next.text);
+    if (after && numbered && line.x1 < next.x1 - line.size * 3 && looksLikeTitle(line.text)) {
       return [...(i ? [block.slice(0, i)] : []), [line], ...titleSplit(block.slice(i + 1))];
     }
   }

@@ -43,6 +43,9 @@ export function looksLikeTitle(text: string): boolean {
 export function boldHeading(block: HeadingLine[], text: string, body: number): boolean {
   if (block.length > 2 || !block.every((l) => l.bold) || text.length > 150 || !/\p{L}.*\p{L}/u.test(text)) return false;
   if (block[0]!.size < body * 0.9 || CAPTION.test(text) || /[,;]$/.test(text) || keyValue(text)) return false;
+  // Words, not formulas: bold symbols and vectors in an equation are no heading.
+  const visible = text.replace(/\s/g, "");
+  if ((visible.match(/\p{L}/gu)?.length ?? 0) < visible.length * 0.6 || !/\p{L}{3}/u.test(text)) return false;
   // A sentence in bold (an emphasised remark) ends with a full stop after several words.
   if (/[.!?]$/.test(text) && text.split(" ").length > 4 && !NUMBERED.test(text)) return false;
   return true;

@@ -68,6 +68,22 @@ export function alignRows(lines: Line[]): string[][] | null {
   return rows;
 }
 
+/** An equation's number at the right margin: "(3)", "(2.14a)". */
+const EQUATION_NUMBER = /^\(\d{1,3}(?:\.\d{1,3})*[a-z]?\)$/;
+/** A section number set apart from its title by a wide space: "4", "2.3", "B.", "IV.". */
+const SECTION_NUMBER = /^(?:\d{1,2}(?:\.\d{1,2})*\.?|[A-H]\.|[IVX]{1,5}\.)$/;
+
+/**
+ * Lines that split into cells without being table rows: a numbered equation, a numbered section
+ * title, a line of running prose (a cell of eight words or more: two columns of text side by side).
+ */
+function notARow(line: Line): boolean {
+  const cells = line.cells;
+  if (cells.some((c) => c.text.length >= 45 && c.text.split(" ").length >= 8)) return true;
+  if (EQUATION_NUMBER.test(cells.at(-1)!.text)) return true;
+  return cells.length === 2 && SECTION_NUMBER.test(cells[0]!.text) && /^[\p{Lu}\p{Lo}]/u.test(cells[1]!.text) && !/\d/.test(cells[1]!.text) && cells[1]!.text.split(" ").length <= 10;
+}
+
 /**
  * Runs of consecutive multi-cell lines that align into columns, page-wide, top to bottom. One or
  * two single-cell lines between such lines stay in the table when they sit inside its left part
@@ -78,8 +94,9 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
   const out: UnruledTable[] = [];
   const near = (a: Line, b: Line) => b.baseline - a.baseline <= Math.max(a.size, b.size) * 2.6;
   let i = 0;
+  const cellsOf = (l: Line) => (notARow(l) ? 1 : l.cells.length);
   while (i < lines.length) {
-    if (lines[i]!.cells.length < 2) {
+    if (cellsOf(lines[i]!) < 2) {
       i++;
       continue;
     }
@@ -88,7 +105,7 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
     while (j < lines.length) {
       const line = lines[j]!;
       if (!near(group.at(-1)!, line)) break;
-      if (line.cells.length >= 2) {
+      if (cellsOf(line) >= 2) {
         group.push(line);
         j++;
         continue;
@@ -99,7 +116,7 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
       const secondColumn = Math.min(...group.filter((l) => l.cells.length >= 2).map((l) => l.cells[1]!.x0));
       let k = j;
       while (k < lines.length && k < j + 2 && lines[k]!.cells.length === 1 && lines[k]!.x0 >= x0 - lines[k]!.size && lines[k]!.x1 <= Math.max(secondColumn, x0 + (x1 - x0) * 0.5) && near(k === j ? group.at(-1)! : lines[k - 1]!, lines[k]!)) k++;
-      if (k > j && k < lines.length && lines[k]!.cells.length >= 2 && near(lines[k - 1]!, lines[k]!)) {
+      if (k > j && k < lines.length && cellsOf(lines[k]!) >= 2 && near(lines[k - 1]!, lines[k]!)) {
         group.push(...lines.slice(j, k));
         j = k;
       } else break;

@@ -13,6 +13,7 @@ import { readingOrder } from "../src/documents/layout/columns.ts";
 import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
+import { scannedPdf } from "./support/documents.ts";
 import { articlePdf, formPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
 
 const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("OCR should not run for this document")) };
@@ -131,6 +132,34 @@ describe("a form", () => {
     ]);
     expect(elements[3]!.metadata).toMatchObject({ items: 3 });
     expect(elements[5]!.metadata).toMatchObject({ rows: 4, columns: 4 });
+  });
+});
+
+describe("a scanned table", () => {
+  test("OCR word boxes split a scanned table's lines into cells: a table, not a paragraph", async () => {
+    const box = (x: number, y: number, w: number) => ({ x_min: x, y_min: y, x_max: x + w, y_max: y + 0.03 });
+    const row = (y: number, cells: string[]) => {
+      // Each cell's words at the column's x, the columns 0.25 of the page apart.
+      const words = cells.flatMap((cell, c) => {
+        let x = 0.1 + c * 0.25;
+        return cell.split(" ").map((w) => {
+          const word = { text: w, bounding_box: box(x, y, w.length * 0.012) };
+          x += w.length * 0.012 + 0.01;
+          return word;
+        });
+      });
+      return { text: cells.join(" "), bounding_box: { x_min: 0.1, y_min: y, x_max: words.at(-1)!.bounding_box.x_max, y_max: y + 0.03 }, words };
+    };
+    const fake: OcrLike = {
+      recognize: async () => ({
+        text: "",
+        regions: [row(0.2, ["Truck", "Loads", "Tonnes"]), row(0.26, ["T-01 north", "14", "560"]), row(0.32, ["T-02 south", "11", "440"])],
+      }),
+    };
+    const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
+    expect(page.elements.map((e) => e.type)).toEqual(["table"]);
+    expect(page.elements[0]!.content).toBe(["| Truck | Loads | Tonnes |", "|---|---|---|", "| T-01 north | 14 | 560 |", "| T-02 south | 11 | 440 |"].join("\n"));
+    expect(page.elements[0]!.metadata?.ocr).toBe(true);
   });
 });
 

@@ -231,19 +231,23 @@ function emOf(text: string, boxHeight: number): number {
   return boxHeight / (ascent + descent);
 }
 
-/** OCR of a rendered scan → runs in page units (one run per OCR line). */
+/** OCR of a rendered scan → runs in page units (one per word, sized and placed on its line's baseline). */
 async function ocrRuns(doc: PdfDocument, page: PdfPage, width: number, height: number, options: ReadOptions): Promise<Run[]> {
   const png = await renderPng(doc, page);
   interrupted(options.signal);
   const result = await options.ocr.recognize(png);
-  return result.regions.map((r) => {
+  return result.regions.flatMap((r) => {
     const b = r.bounding_box;
     const top = b.y_min * height;
     const bottom = b.y_max * height;
     const size = Math.max(1, emOf(r.text, bottom - top));
     // The box is the ink: its bottom is the baseline unless letters descend below it.
     const descent = /[gjpqy,;()]/.test(r.text) ? 0.22 : 0;
-    return { text: r.text, x0: b.x_min * width, x1: b.x_max * width, baseline: bottom - size * descent, size, top, descent };
+    const line = { baseline: bottom - size * descent, size, top, descent };
+    // Word by word when OCR says where the words are, so wide gaps (a scanned table's columns) split the line into cells.
+    const words = (r.words ?? []).filter((w) => w.text);
+    if (words.length > 1) return words.map((w) => ({ text: w.text, x0: w.bounding_box.x_min * width, x1: w.bounding_box.x_max * width, ...line }));
+    return [{ text: r.text, x0: b.x_min * width, x1: b.x_max * width, ...line }];
   });
 }
 

@@ -312,6 +312,7 @@ async function docbank() {
     ours.push(orderF1(words(doc.pages[0]?.text ?? ""), truthWords));
     const poppler = await popplerPages(join(dir, page.pdf), 1);
     if (poppler) theirs.push(orderF1(poppler[0] ?? [], truthWords));
+    if (process.env.MEDIABOX_BENCH_VERBOSE) console.log(`  ${page.id.slice(0, 48).padEnd(48)} order ${pct(ours.at(-1)!)} vs pdftotext ${poppler ? pct(theirs.at(-1)!) : "n/a"}`);
   }
   console.log(`\nDocBank (${manifest.pages.length} pages): token-level label F1 (DocBank's metric)`);
   console.log("class        tokens   P      R      F1");

@@ -105,8 +105,11 @@ export interface PageShapes {
 
 export const sizeKey = (size: number) => Math.round(size * 2) / 2;
 
-/** Gaps of at least this many ems split a line into cells (table columns, the two sides of a gutter). */
-const CELL_GAP = 1.2;
+/**
+ * Gaps of at least this many ems split a line into cells (table columns, the two sides of a
+ * gutter: IEEE's two columns are 1.2 em apart). Word spaces, even stretched, stay under it.
+ */
+const CELL_GAP = 0.9;
 
 /** Runs → lines, top to bottom; each line's runs left to right, merged into cells at gaps under CELL_GAP em. */
 export function buildLines(runs: Run[]): Line[] {
@@ -243,6 +246,9 @@ function leading(lines: Line[]): number {
   return best;
 }
 
+/** Cells set well apart (2 em): a row of fields, not a line of prose with a wide space in it. */
+const spread = (line: Line) => line.cells.some((c, i) => i > 0 && c.x0 - line.cells[i - 1]!.x1 > line.size * 2);
+
 /** Lines of one region (a column, or a full-width stretch) → blocks. */
 function buildBlocks(lines: Line[], style: LayoutStyle, lead: number): Line[][] {
   const blocks: Line[][] = [];
@@ -254,7 +260,7 @@ function buildBlocks(lines: Line[], style: LayoutStyle, lead: number): Line[][] 
       !prev ||
       line.baseline - prev.baseline > size * lead * 1.3 + 1 ||
       Math.abs(line.size - prev.size) > style.body * 0.15 ||
-      (line.cells.length > 1) !== (prev.cells.length > 1) ||
+      spread(line) !== spread(prev) ||
       (!style.boldBody && line.bold !== prev.bold && (line.bold ? line : prev).text.length <= 150) ||
       (style.monoIsCode && line.mono !== prev.mono) ||
       !overlaps(line, prev);
@@ -297,13 +303,16 @@ const FOOTNOTE = /^\s*(?:\(?\d{1,3}\)|\d{1,3}\.?\s|[*†‡§¶])/u;
  * its own. ("B." and "iv." also mark list items: then the next line is not one.)
  */
 function titleSplit(block: Line[]): Line[][] {
-  for (let i = 0; i < block.length - 1; i++) {
+  const kind = (text: string) => (/^[IVX]{1,5}\.\s/.test(text) ? "roman" : /^[A-H]\.\s/.test(text) ? "letter" : isBullet(text) ? "other" : null);
+  for (let i = 0; i < block.length; i++) {
     const line = block[i]!;
-    const next = block[i + 1]!;
+    const next = block[i + 1];
     const after = i === 0 || /[.!?:;]$/.test(block[i - 1]!.text);
-    const numbered = /^\d/.test(line.text) ? !isBullet(line.text) : /^(?:[IVX]{1,5}|[A-H])\.\s/.test(line.text) && !isBullet(next.text);
-    if (after && numbered && line.x1 < next.x1 - line.size * 3 && looksLikeTitle(line.text)) {
-      return [...(i ? [block.slice(0, i)] : []), [line], ...titleSplit(block.slice(i + 1))];
+    // "V. SIMULATION" over "A. Discrete-time model": a section and its first subsection, not a list (the markers differ in kind).
+    const numbered = /^\d/.test(line.text) ? !isBullet(line.text) : kind(line.text) !== null && kind(line.text) !== "other" && (!next || kind(next.text) !== kind(line.text));
+    const apart = !next || line.x1 < next.x1 - line.size * 3 || kind(next.text) !== null;
+    if (after && numbered && apart && looksLikeTitle(line.text) && block.length > 1) {
+      return [...(i ? [block.slice(0, i)] : []), [line], ...(next ? titleSplit(block.slice(i + 1)) : [])];
     }
   }
   return [block];

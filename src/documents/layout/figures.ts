@@ -49,7 +49,7 @@ export function findFigures<R extends FigureRun>(images: Rect[], shapes: Rect[],
   }
   // Tiny shapes (bullets, checkboxes, underline dots) are not drawings.
   const marks = [...shapes, ...rules].filter((s) => !inTable(s) && (s.x1 - s.x0 > 3 || s.y1 - s.y0 > 3) && area(s) < pageArea * 0.5);
-  for (const rect of mergeNear(marks, DRAWING_GAP)) {
+  for (const rect of mergeNear(coarse(marks), DRAWING_GAP)) {
     const w = rect.x1 - rect.x0;
     const h = rect.y1 - rect.y0;
     if (w < MIN_DRAWING_W || h < MIN_DRAWING_H || area(rect) < pageArea * MIN_DRAWING_AREA || inTable(rect)) continue;
@@ -64,4 +64,16 @@ export function findFigures<R extends FigureRun>(images: Rect[], shapes: Rect[],
     out.push({ rect, source: "drawing", runs: inside });
   }
   return out;
+}
+
+/** Thousands of marks (a scatter plot, hatching) are first pooled per 24-point tile, so merging stays cheap. */
+function coarse(rects: Rect[]): Rect[] {
+  if (rects.length <= 4000) return rects;
+  const tiles = new Map<string, Rect>();
+  for (const r of rects) {
+    const key = `${Math.floor(r.x0 / 24)},${Math.floor(r.y0 / 24)}`;
+    const t = tiles.get(key);
+    tiles.set(key, t ? { x0: Math.min(t.x0, r.x0), y0: Math.min(t.y0, r.y0), x1: Math.max(t.x1, r.x1), y1: Math.max(t.y1, r.y1) } : { ...r });
+  }
+  return [...tiles.values()];
 }

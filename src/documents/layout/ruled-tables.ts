@@ -32,6 +32,8 @@ export interface FoundTable {
   runs: Set<number>;
 }
 
+/** Pairs of horizontal and vertical rules compared at most (a 2000 x 2000 grid of rules). */
+const MAX_PAIRS = 4_000_000;
 /** Segments closer than this (points) are the same line; ends this close touch. */
 const SNAP = 2;
 const TOUCH = 3;
@@ -101,7 +103,8 @@ function covered(spans: [number, number][], from: number, to: number): number {
 export function ruledTables(runs: TextRun[], horizontalRules: Segment[], verticalRules: Segment[]): FoundTable[] {
   const hs = mergeCollinear(horizontalRules, true);
   const vs = mergeCollinear(verticalRules, false);
-  if (hs.length < 2 || vs.length < 2) return [];
+  // Pages of hatching or plotted data hold thousands of tiny rules: no table grid is looked for there.
+  if (hs.length < 2 || vs.length < 2 || hs.length * vs.length > MAX_PAIRS) return [];
   // Components of touching horizontal and vertical rules.
   const uf = new UnionFind(hs.length + vs.length);
   hs.forEach((h, i) =>

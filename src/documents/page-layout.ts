@@ -101,6 +101,8 @@ export interface PageShapes {
   figures?: Figure[];
   /** Runs of running headers and footers (layout/furniture.ts). */
   furniture?: Set<Run>;
+  /** The lines of all the runs, when already built (used when no run is taken out). */
+  lines?: Line[];
 }
 
 export const sizeKey = (size: number) => Math.round(size * 2) / 2;
@@ -174,6 +176,24 @@ function visualToLogical(line: Line): Line {
   if (!rightToLeft(runs.map((r) => r.text).join(" "))) return line;
   const cells = [...line.cells].reverse().map((c) => ({ ...c, text: logicalText(c.runs).replace(/\s+/g, " ").trim() }));
   return { ...line, cells, text: cells.map((c) => c.text).join(" ") };
+}
+
+/**
+ * Whether a page's text may hold what the operator list tells (so it is worth reading): lines
+ * split into cells (tables, columns, forms), a caption, or a short line standing apart at about
+ * the page's usual size (a heading only its bold face would tell).
+ */
+export function mayHoldStructure(lines: Line[]): boolean {
+  if (!lines.length) return false;
+  if (lines.some((l) => l.cells.length > 1 || /^(?:fig(?:ure)?|table|tab|chart|graph|abbildung|tabelle|exhibit)\.?\s*[\p{N}IVX]/iu.test(l.text))) return true;
+  const sizes = lines.map((l) => l.size).sort((a, b) => a - b);
+  const usual = sizes[Math.floor(sizes.length / 2)]!;
+  const widest = Math.max(...lines.map((l) => l.x1 - l.x0));
+  return lines.some((l, i) => {
+    if (Math.abs(l.size - usual) > usual * 0.15 || l.text.length > 100 || /[.,;:]$/.test(l.text) || l.x1 - l.x0 > widest * 0.7) return false;
+    const prev = lines[i - 1];
+    return !prev || l.baseline - prev.baseline > l.size * 1.6;
+  });
 }
 
 /** The most common font size, weighted by characters (the mean of the sizes rounded into the winning half point). */
@@ -414,7 +434,7 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
   const taken = new Set<Run>(furniture);
   for (const t of tables) for (const i of t.runs) taken.add(runs[i]!);
   for (const f of figures) for (const r of f.runs) taken.add(r);
-  const lines = buildLines(runs.filter((r) => !taken.has(r)));
+  const lines = taken.size === 0 && shapes.lines ? shapes.lines : buildLines(runs.filter((r) => !taken.has(r)));
   const lead = leading(lines);
 
   // Unruled tables on the whole page, before the columns are cut (their columns are not columns of text).

@@ -11,12 +11,14 @@
  * page); a file whose only content is such an image fails with that reason.
  *
  * Speed: pdf.js is imported once, pages are never rendered unless they need OCR, and the next page
- * is read while the current one is laid out. The operator list is read for every page (fonts,
- * rules and drawings need it); it costs less than the text layer, whose font loading it reuses.
+ * is read while the current one is laid out. The operator list (fonts' names, rules, drawings,
+ * images) costs about as much again as the text layer: it is read when the file holds images at
+ * all, or the page's text shows structure it could serve (mayHoldStructure), or the page has no
+ * text; plain running text goes without.
  */
 import { createRequire } from "node:module";
 import { completedPage, documentText, failedPage, interrupted } from "./reader-common.ts";
-import { bodySize, boldBody, buildLines, headingSizes, layoutPage, monoIsCode, type LayoutStyle, type Line, type Run } from "./page-layout.ts";
+import { bodySize, boldBody, buildLines, headingSizes, layoutPage, mayHoldStructure, monoIsCode, type LayoutStyle, type Line, type Run } from "./page-layout.ts";
 import { findFigures } from "./layout/figures.ts";
 import { findFurniture } from "./layout/furniture.ts";
 import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics } from "./layout/graphics.ts";
@@ -264,7 +266,7 @@ interface PageRead {
   ocr: boolean;
 }
 
-async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, options: ReadOptions): Promise<PageRead> {
+async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: boolean, options: ReadOptions): Promise<PageRead> {
   const page = await doc.getPage(n);
   try {
     const view = page.getViewport({ scale: 1 });
@@ -272,12 +274,20 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, options: Read
     const size = { width: view.width, height: view.height };
     const content = await page.getTextContent();
     const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
-    // After the text: the operator list reuses the fonts the text layer loaded, and names them.
-    const graphics = await readGraphics(pdfjs, page, viewport, size);
-    const fonts = pageFonts(page, new Set(items.map((i) => i.fontName)));
-    const runs = runsOf(items, viewport, content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>, fonts);
-    const lines = buildLines(runs);
+    const styles = content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>;
+    let runs = runsOf(items, viewport, styles, new Map());
+    let lines = buildLines(runs);
+    let graphics = NO_GRAPHICS;
+    // After the text: the operator list reuses the fonts the text layer loaded, and names them. It
+    // costs as much again, so plain running text (no image in the file, no cells, captions or
+    // short isolated lines that could be bold headings) goes without.
+    if (withImages || mayHoldStructure(lines)) {
+      graphics = await readGraphics(pdfjs, page, viewport, size);
+      runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))));
+      lines = buildLines(runs);
+    }
     const chars = lines.reduce((n, l) => n + l.text.replace(/\s/g, "").length, 0);
+    if (chars < SCANNED_MAX_CHARS && graphics === NO_GRAPHICS) graphics = await readGraphics(pdfjs, page, viewport, size);
     const scan = graphics.images.some((r) => (r.x1 - r.x0) * (r.y1 - r.y0) >= size.width * size.height * MIN_SCAN_AREA);
     if (chars < SCANNED_MAX_CHARS && scan) {
       interrupted(options.signal);
@@ -336,7 +346,7 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
     }
     const total = Math.min(doc.numPages, Math.max(1, Math.floor(options.maxPages ?? DOCUMENT_LIMITS.maxPages)));
     // Reads one page; never rejects, so the page read ahead can fail on its own.
-    const read = (n: number) => readPage(pdfjs, doc, n, options).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    const read = (n: number) => readPage(pdfjs, doc, n, images.any, options).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     const reads: (PageRead | Error)[] = [];
     const ahead: Promise<PageRead | Error>[] = [];
     let requested = 0;
@@ -395,5 +405,5 @@ function pageElements(r: PageRead, style: LayoutStyle, furniture: Set<Run> | und
   // Table run indexes refer to `text`; layoutPage takes the page's runs, so they are mapped back.
   const index = new Map(r.runs.map((run, i) => [run, i]));
   const mapped = tables.map((t) => ({ ...t, runs: new Set([...t.runs].map((i) => index.get(text[i]!)!)) }));
-  return layoutPage(r.runs, r.width, r.height, style, { tables: mapped, figures, furniture });
+  return layoutPage(r.runs, r.width, r.height, style, { tables: mapped, figures, furniture, lines: r.lines });
 }

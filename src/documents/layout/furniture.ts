@@ -18,7 +18,12 @@ interface FurniturePage {
 
 /** Per page, the runs of its running headers, footers and page numbers. */
 export function findFurniture(pages: FurniturePage[]): Set<Run>[] {
-  const inBand = (l: Line, height: number) => l.bottom < height * BAND || l.top > height * (1 - BAND);
+  // Running heads are set no larger than the text: a large title at the top of every page is the page's own heading.
+  const usual = (() => {
+    const sizes = pages.flatMap((p) => p.lines.map((l) => l.size)).sort((a, b) => a - b);
+    return sizes[Math.floor(sizes.length / 2)] ?? 10;
+  })();
+  const inBand = (l: Line, height: number) => (l.bottom < height * BAND || l.top > height * (1 - BAND)) && l.size <= usual * 1.1;
   const counts = new Map<string, Set<number>>();
   pages.forEach((p, i) => {
     for (const l of p.lines) {

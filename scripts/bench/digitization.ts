@@ -9,7 +9,8 @@
  *     per-class precision / recall / F1 with boxes matched at IoU >= 0.5, and with text matched at
  *     word overlap >= 0.5; table cell F1; word-order F1.
  *  2. DocBank (../shared/datasets/layout/docbank): DocBank's own token-level metric (each truth
- *     token takes the class of the element whose box holds its centre) per class; word-order F1.
+ *     token takes the class of the element whose box holds its centre) per class; figures
+ *     against pdfminer's figure objects at IoU >= 0.5; word-order F1.
  *  3. ICDAR 2013 (../shared/datasets/tables/icdar2013): table detection (IoU >= 0.5 with the truth
  *     region) and cell F1: cell texts, and adjacency relations (each non-empty cell with its
  *     next non-empty neighbour right and down, the ICDAR 2013 measure), against the best-overlapping
@@ -288,11 +289,30 @@ async function docbank() {
   for (const c of CLASSES) counts[c] = zero();
   const ours: number[] = [];
   const theirs: number[] = [];
+  const figures = zero();
   for (const page of manifest.pages) {
     const bytes = readFileSync(join(dir, page.pdf));
     const doc = await read(new Uint8Array(bytes), page.id);
     const elements = doc.pages[0]?.elements.filter((e) => !e.metadata?.furniture) ?? [];
-    const tokens = (JSON.parse(readFileSync(join(dir, page.truth_json), "utf8")) as { tokens: { text: string; bbox: number[]; label: string }[] }).tokens.filter((t) => !t.text.startsWith("##LT"));
+    const all = (JSON.parse(readFileSync(join(dir, page.truth_json), "utf8")) as { tokens: { text: string; bbox: number[]; label: string }[] }).tokens;
+    const tokens = all.filter((t) => !t.text.startsWith("##LT"));
+    // Figures: pdfminer's figure objects (##LTFigure) of at least 1% of the page, against Mediabox's figures at IoU >= 0.5.
+    const truthFigures = all
+      .filter((t) => t.text === "##LTFigure##")
+      .map((t) => ({ x: t.bbox[0]! / 1000, y: t.bbox[1]! / 1000, w: (t.bbox[2]! - t.bbox[0]!) / 1000, h: (t.bbox[3]! - t.bbox[1]!) / 1000 }))
+      .filter((b) => b.w * b.h >= 0.01)
+      // pdfminer lists some figures twice (nested objects of one box).
+      .filter((b, i, list) => list.findIndex((o) => iou(o, b) > 0.95) === i);
+    const found = elements.filter((e) => e.type === "figure").map((e) => e.bounding_box);
+    const used = new Set<number>();
+    for (const t of truthFigures) {
+      const i = found.findIndex((f, k) => !used.has(k) && iou(f, t) >= 0.5);
+      if (i >= 0) {
+        used.add(i);
+        figures.tp++;
+      } else figures.fn++;
+    }
+    figures.fp += found.length - used.size;
     for (const t of tokens) {
       const truth = DOCBANK_CLASS[t.label];
       if (!truth) continue;
@@ -319,11 +339,12 @@ async function docbank() {
   let all = zero();
   for (const c of CLASSES) {
     const k = counts[c]!;
-    if (!k.tp && !k.fn && !k.fp) continue;
+    if (!k.tp && !k.fn) continue;
     all = add(all, k);
     console.log(`${c.padEnd(12)} ${String(k.tp + k.fn).padStart(6)}  ${pct(prec(k))}   ${pct(rec(k))}   ${pct(f1(k))}`);
   }
   console.log(`${"overall".padEnd(12)} ${String(all.tp + all.fn).padStart(6)}  ${pct(prec(all))}   ${pct(rec(all))}   ${pct(f1(all))}`);
+  console.log(`figures (pdfminer's figure objects, IoU >= 0.5): ${figures.tp + figures.fn} in the truth, ${figures.tp + figures.fp} found, P ${pct(prec(figures))} R ${pct(rec(figures))} F1 ${pct(f1(figures))}`);
   const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN);
   console.log(`word-order F1 (bigrams, truth token order): Mediabox ${pct(mean(ours))}   pdftotext ${theirs.length ? pct(mean(theirs)) : "n/a (pdftotext not installed)"}`);
 }

@@ -12,6 +12,7 @@ import { logicalText, rightToLeft } from "../src/documents/layout/bidi.ts";
 import { readingOrder } from "../src/documents/layout/columns.ts";
 import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
+import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
 import { scannedPdf } from "./support/documents.ts";
 import { articlePdf, formPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
@@ -234,6 +235,20 @@ describe("the parts on their own", () => {
       ["Pump", "4.1", "OK"],
     ]);
     expect(table!.spans).toEqual([{ row: 0, col: 1, rowspan: 1, colspan: 2 }]);
+  });
+
+  test("aligned numbers with signs and ± are a table; a display formula on two baselines is not", () => {
+    const row = (y: number, cells: string[]) => cells.map((c, i) => run(c, 50 + i * 120, y));
+    const data = buildLines([...row(100, ["Site", "Mean", "Range"]), ...row(114, ["North", "−3.2", "4.1 ± 0.2"]), ...row(128, ["South", "−1.0", "2.2 ± 0.3"])]);
+    expect(unruledTables(data).map((t) => t.rows)).toEqual([
+      [
+        ["Site", "Mean", "Range"],
+        ["North", "−3.2", "4.1 ± 0.2"],
+        ["South", "−1.0", "2.2 ± 0.3"],
+      ],
+    ]);
+    const formula = buildLines([run("∂w", 100, 100), run("2", 220, 100), run("∂t", 100, 112), run("= γu + δv − w", 220, 112)]);
+    expect(unruledTables(formula)).toEqual([]);
   });
 
   test("a frame around a paragraph is not a table", () => {

@@ -24,6 +24,20 @@ function isProse(lines: Line[]): boolean {
   return long >= cells.length * 0.5;
 }
 
+/**
+ * A display formula set on several baselines (a fraction, sub- and superscripts, brackets) splits
+ * into cells too: fragments of a few characters, many of them operators, brackets or Greek.
+ */
+function isFormula(lines: Line[]): boolean {
+  const cells = lines.flatMap((l) => l.cells.map((c) => c.text));
+  // Numbers in a data table ("−3.2", "4.1 ± 0.2", "(12%)") are not formula fragments.
+  const numeric = (t: string) => /^[\s\d.,−+±×%()\-–/]+$/.test(t);
+  const math = cells.filter((t) => !numeric(t) && /[=+−∑∏∫∂√∇≤≥≈∈∞→·]|^[()[\]{}|⟨⟩]+$|^[\p{Script=Greek}]/u.test(t)).length;
+  const lengths = cells.map((t) => t.length).sort((a, b) => a - b);
+  const median = lengths[Math.floor(lengths.length / 2)] ?? 0;
+  return math >= cells.length * 0.3 || (lines.length <= 3 && median <= 2);
+}
+
 /** Cells of several rows → rows of column texts, or null when they do not share columns. */
 export function alignRows(lines: Line[]): string[][] | null {
   const most = Math.max(...lines.map((l) => l.cells.length));
@@ -80,7 +94,7 @@ const SECTION_NUMBER = /^(?:\d{1,2}(?:\.\d{1,2})*\.?|[A-H]\.|[IVX]{1,5}\.)$/;
 function notARow(line: Line): boolean {
   const cells = line.cells;
   if (cells.some((c) => c.text.length >= 45 && c.text.split(" ").length >= 8)) return true;
-  if (EQUATION_NUMBER.test(cells.at(-1)!.text)) return true;
+  if (cells.some((c) => EQUATION_NUMBER.test(c.text))) return true;
   return cells.length === 2 && SECTION_NUMBER.test(cells[0]!.text) && /^[\p{Lu}\p{Lo}]/u.test(cells[1]!.text) && !/\d/.test(cells[1]!.text) && cells[1]!.text.split(" ").length <= 10;
 }
 
@@ -122,7 +136,7 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
       } else break;
     }
     const multi = group.filter((l) => l.cells.length >= 2);
-    if (multi.length >= 2 && !isProse(multi)) {
+    if (multi.length >= 2 && !isProse(multi) && !isFormula(multi)) {
       const rows = alignRows(group);
       if (rows) out.push({ lines: group, rows, keyValue: formRows(group, rows) });
     }

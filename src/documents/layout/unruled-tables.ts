@@ -129,7 +129,9 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
       const x1 = Math.max(...group.map((l) => l.x1));
       const secondColumn = Math.min(...group.filter((l) => l.cells.length >= 2).map((l) => l.cells[1]!.x0));
       let k = j;
-      while (k < lines.length && k < j + 2 && lines[k]!.cells.length === 1 && lines[k]!.x0 >= x0 - lines[k]!.size && lines[k]!.x1 <= Math.max(secondColumn, x0 + (x1 - x0) * 0.5) && near(k === j ? group.at(-1)! : lines[k - 1]!, lines[k]!)) k++;
+      // A label in the first column, or a short heading over the columns ("Actual", "Projected").
+      const inside = (l: Line) => l.x0 >= x0 - l.size && (l.x1 <= Math.max(secondColumn, x0 + (x1 - x0) * 0.5) || (l.text.length <= 30 && l.x1 <= x1 + l.size));
+      while (k < lines.length && k < j + 2 && lines[k]!.cells.length === 1 && inside(lines[k]!) && near(k === j ? group.at(-1)! : lines[k - 1]!, lines[k]!)) k++;
       if (k > j && k < lines.length && cellsOf(lines[k]!) >= 2 && near(lines[k - 1]!, lines[k]!)) {
         group.push(...lines.slice(j, k));
         j = k;

@@ -84,6 +84,11 @@ describe("extraction and digitization", () => {
     expect([file.document_type, file.text_extraction_status, file.page_count]).toEqual(["pdf", "completed", 2]);
     expect(file.chunk_count).toBeGreaterThan(0);
     expect(file.extracted_text).toContain("Annual Safety Report");
+    // processing-status times each stage, as for images.
+    const stages = (await owner.api.get(`/files/${pdfId}/processing-status`)).body.stages as { stage: string; status: string; duration_ms: number }[];
+    expect(stages.map((s) => s.stage).sort()).toEqual(["chunks", "embeddings", "extraction", "summary"]);
+    for (const s of stages) expect(s.duration_ms, s.stage).toBeGreaterThanOrEqual(0);
+    expect(stages.find((s) => s.stage === "extraction")?.status).toBe("completed");
 
     const text = (await owner.api.get(`/files/${pdfId}/text`)).body;
     expect(text).toMatchObject({ document_id: pdfId, filename: "safety-report.pdf", page_count: 2, metadata: { language: "en" } });

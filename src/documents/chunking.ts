@@ -323,7 +323,8 @@ export function chunkDocument(doc: DocumentContent, count: Count, options: Parti
   for (const page of doc.pages) {
     for (const element of page.elements) {
       const text = element.content.trim();
-      if (!text) continue; // figures without a caption, empty blocks
+      // Figures without a caption and empty blocks add nothing; running headers and footers would repeat on every chunk.
+      if (!text || element.metadata?.furniture) continue;
       const kind = KIND[element.type];
       const measured = (element.type === "table" ? measureTable : measureText)(text, maxTokens, overlapTokens, count);
       const { tokens } = measured;

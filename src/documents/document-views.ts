@@ -102,8 +102,26 @@ export function digitizationStatusView(db: Database, file: FileRow) {
   };
 }
 
+interface StageRunRow {
+  stage: string;
+  status: string;
+  duration_ms: number;
+  error: string | null;
+  finished_at: string;
+}
+
+/**
+ * The file's pipeline stages as last run (file_stage_runs, written by the stage runner): each
+ * stage's outcome, time taken and error, in the order they finished. For a document: extraction
+ * (reading and digitization in the reader), chunks, summary, embeddings.
+ */
+function stageRuns(db: Database, fileId: string) {
+  const rows = db.query<StageRunRow, [string]>("SELECT stage, status, duration_ms, error, finished_at FROM file_stage_runs WHERE file_id = ? ORDER BY finished_at, stage").all(fileId);
+  return rows.map((r) => ({ stage: r.stage, status: r.status, duration_ms: Math.round(r.duration_ms * 10) / 10, error: r.error, finished_at: r.finished_at }));
+}
+
 /** GET /files/{id}/processing-status, for images, documents and videos. */
-export function processingStatus(file: FileRow) {
+export function processingStatus(db: Database, file: FileRow) {
   return {
     document_id: file.id,
     filename: file.filename,
@@ -121,5 +139,6 @@ export function processingStatus(file: FileRow) {
     processing_started_at: file.processing_started_at,
     completed_at: file.processing_completed_at,
     error_message: file.processing_error,
+    stages: stageRuns(db, file.id),
   };
 }

@@ -1,26 +1,41 @@
 /**
  * Page layout from positioned text: text runs (a PDF's text items, or OCR lines) → lines (by
- * baseline) → cells (split at wide horizontal gaps) → blocks (split at wide vertical gaps, font
- * size changes and breaks in alignment) → typed elements in reading order. Coordinates are page
- * units with the origin top-left (a PDF viewport at scale 1); boxes come out normalized 0-1.
+ * baseline) → cells (split at wide horizontal gaps) → regions in reading order (layout/columns.ts)
+ * → blocks (split at wide vertical gaps, font size and weight changes, breaks in alignment) →
+ * typed elements. Tables drawn with rules (layout/ruled-tables.ts) and figures (images and vector
+ * drawings) are taken out first and placed in the reading order as blocks; unruled tables
+ * (layout/unruled-tables.ts) are found on the page's lines before the columns are cut. Running
+ * headers and footers (layout/furniture.ts) are given here already found, and come last, marked.
+ * Coordinates are page units with the origin top-left (a PDF viewport at scale 1); boxes come
+ * out normalized 0-1.
  *
  * Heuristics:
  *  - body size: the most common font size, weighted by characters, over the whole document;
  *  - heading: a block whose font size is at least 1.2x the body size (level = rank of its size
- *    among the document's distinct heading sizes, largest = 1), or a lone short line numbered like
- *    a section ("2.1 Scope", "3. Results") or in capitals;
- *  - table: at least 2 consecutive lines that each split into at least 2 cells, and whose cells
- *    fall into the same columns (columns = overlapping x ranges of the cells of all rows);
- *  - list: lines starting with a bullet or "1." "1)" "a)"; indented lines continue the item;
- *  - key_value: every line of the block shaped "Label: value";
+ *    among the document's distinct heading sizes, largest = 1); a short block set wholly in bold;
+ *    or a lone short line numbered like a section ("2.1 Scope", "3 Results", "IV. RESULTS",
+ *    "1 들어가며") or in capitals: those are one level under the smallest large size, deeper
+ *    by their numbering;
+ *  - list: lines starting with a bullet (including checkbox and dingbat glyphs) or "1." "1)" "a)";
+ *    indented lines continue the item; small-print blocks numbered "1)" at a page's foot are
+ *    footnotes (paragraphs);
+ *  - key_value: every line of the block shaped "Label: value", or form rows (a bold label or one
+ *    ending in a colon, its value in a second column);
+ *  - paragraph: lines of a block, split where a line is indented after one that ended a sentence
+ *    short of the right edge;
  *  - code: lines in a monospace font (when the document's body is not monospace), kept line by line;
  *  - lists, key-value lines and code spaced apart by less than two lines stay one element;
- *  - two columns of prose on a page (a vertical gutter no line crosses) are read column by column.
- * Bold type is not used: pdf.js's text layer does not name fonts, and the operator list that does
- * costs as much as the text itself.
+ *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
 import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
 import type { BoundingBox, DocElement } from "./types.ts";
+import { logicalText, rightToLeft } from "./layout/bidi.ts";
+import { readingOrder, type Atom } from "./layout/columns.ts";
+import type { Figure } from "./layout/figures.ts";
+import type { Rect } from "./layout/geometry.ts";
+import { boldHeading, looksLikeTitle, numberingDepth } from "./layout/headings.ts";
+import type { FoundTable } from "./layout/ruled-tables.ts";
+import { unruledTables } from "./layout/unruled-tables.ts";
 
 /** A piece of text on one baseline: a PDF text item or an OCR line. */
 export interface Run {
@@ -36,12 +51,18 @@ export interface Run {
   descent?: number;
   /** Set in a monospace font. */
   mono?: boolean;
+  /** Set in a bold / italic face (from the font's name and flags). */
+  bold?: boolean;
+  italic?: boolean;
+  /** Right-to-left text (pdf.js's direction of the item). */
+  rtl?: boolean;
 }
 
 export interface Cell {
   text: string;
   x0: number;
   x1: number;
+  runs: Run[];
 }
 
 export interface Line {
@@ -55,6 +76,8 @@ export interface Line {
   size: number;
   /** Every run of the line is monospace. */
   mono: boolean;
+  /** Most of the line's characters are bold. */
+  bold: boolean;
 }
 
 export interface LayoutStyle {
@@ -66,11 +89,31 @@ export interface LayoutStyle {
   headingRatio: number;
   /** Monospace blocks are code (false when the document itself is set in a monospace font). */
   monoIsCode: boolean;
+  /** Most of the document's body text is bold: bold says nothing then. */
+  boldBody?: boolean;
+}
+
+/** What a page holds besides its text runs. */
+export interface PageShapes {
+  /** Ruled tables (layout/ruled-tables.ts); their runs are left out of the text. */
+  tables?: FoundTable[];
+  /** Figures: images and vector drawings (layout/figures.ts), with the runs inside drawings. */
+  figures?: Figure[];
+  /** Runs of running headers and footers (layout/furniture.ts). */
+  furniture?: Set<Run>;
+  /** The lines of all the runs, when already built (used when no run is taken out). */
+  lines?: Line[];
 }
 
 export const sizeKey = (size: number) => Math.round(size * 2) / 2;
 
-/** Runs → lines, top to bottom; each line's runs left to right, merged into cells at gaps under 1.5 em. */
+/**
+ * Gaps of at least this many ems split a line into cells (table columns, the two sides of a
+ * gutter: IEEE's two columns are 1.2 em apart). Word spaces, even stretched, stay under it.
+ */
+const CELL_GAP = 0.9;
+
+/** Runs → lines, top to bottom; each line's runs left to right, merged into cells at gaps under CELL_GAP em. */
 export function buildLines(runs: Run[]): Line[] {
   const sorted = runs.filter((r) => r.text.trim()).sort((a, b) => a.baseline - b.baseline || a.x0 - b.x0);
   const lines: Line[] = [];
@@ -86,7 +129,7 @@ export function buildLines(runs: Run[]): Line[] {
     group.push(run);
   }
   close();
-  return lines;
+  return lines.map(visualToLogical);
 }
 
 function makeLine(group: Run[]): Line {
@@ -99,16 +142,19 @@ function makeLine(group: Run[]): Line {
     if (previous && previous.text === run.text && Math.abs(previous.x0 - run.x0) < run.size * 0.3) continue;
     const last = cells.at(-1);
     const gap = last ? run.x0 - last.x1 : Infinity;
-    if (last && gap < size * 1.5) {
+    if (last && gap < size * CELL_GAP) {
       const space = gap > size * 0.15 && !/\s$/.test(last.text) && !/^\s/.test(run.text);
       last.text += space ? ` ${run.text}` : run.text;
       last.x1 = Math.max(last.x1, run.x1);
-    } else cells.push({ text: run.text, x0: run.x0, x1: run.x1 });
+      last.runs.push(run);
+    } else cells.push({ text: run.text, x0: run.x0, x1: run.x1, runs: [run] });
     previous = run;
   }
   const kept = cells.map((c) => ({ ...c, text: c.text.replace(/\s+/g, " ").trim() })).filter((c) => c.text);
   const baseline = group.reduce((s, g) => s + g.baseline, 0) / group.length;
   const tops = group.map((g) => g.top ?? g.baseline - g.size * (g.ascent ?? 0.8));
+  const chars = group.reduce((n, g) => n + g.text.length, 0);
+  const boldChars = group.reduce((n, g) => n + (g.bold ? g.text.length : 0), 0);
   return {
     cells: kept,
     text: kept.map((c) => c.text).join(" "),
@@ -119,7 +165,35 @@ function makeLine(group: Run[]): Line {
     x1: Math.max(...kept.map((c) => c.x1)),
     size,
     mono: group.every((g) => g.mono === true),
+    bold: boldChars >= chars * 0.6,
   };
+}
+
+/** A line with right-to-left text reads in logical order (layout/bidi.ts): cells right to left, runs within a cell too. */
+function visualToLogical(line: Line): Line {
+  if (!line.cells.some((c) => c.runs.some((r) => r.rtl))) return line;
+  const runs = line.cells.flatMap((c) => c.runs);
+  if (!rightToLeft(runs.map((r) => r.text).join(" "))) return line;
+  const cells = [...line.cells].reverse().map((c) => ({ ...c, text: logicalText(c.runs).replace(/\s+/g, " ").trim() }));
+  return { ...line, cells, text: cells.map((c) => c.text).join(" ") };
+}
+
+/**
+ * Whether a page's text may hold what the operator list tells (so it is worth reading): lines
+ * split into cells (tables, columns, forms), a caption, or a short line standing apart at about
+ * the page's usual size (a heading only its bold face would tell).
+ */
+export function mayHoldStructure(lines: Line[]): boolean {
+  if (!lines.length) return false;
+  if (lines.some((l) => l.cells.length > 1 || /^(?:fig(?:ure)?|table|tab|chart|graph|abbildung|tabelle|exhibit)\.?\s*[\p{N}IVX]/iu.test(l.text))) return true;
+  const sizes = lines.map((l) => l.size).sort((a, b) => a - b);
+  const usual = sizes[Math.floor(sizes.length / 2)]!;
+  const widest = Math.max(...lines.map((l) => l.x1 - l.x0));
+  return lines.some((l, i) => {
+    if (Math.abs(l.size - usual) > usual * 0.15 || l.text.length > 100 || /[.,;:]$/.test(l.text) || l.x1 - l.x0 > widest * 0.7) return false;
+    const prev = lines[i - 1];
+    return !prev || l.baseline - prev.baseline > l.size * 1.6;
+  });
 }
 
 /** The most common font size, weighted by characters (the mean of the sizes rounded into the winning half point). */
@@ -134,6 +208,17 @@ export function bodySize(lines: Line[]): number {
   let best: { key: number; chars: number; sum: number } | null = null;
   for (const [key, w] of weight) if (!best || w.chars > best.chars || (w.chars === best.chars && key < best.key)) best = { key, ...w };
   return best && best.chars ? best.sum / best.chars : 10;
+}
+
+/** Whether most of the text is bold (then bold marks nothing out). */
+export function boldBody(lines: Line[]): boolean {
+  let bold = 0;
+  let all = 0;
+  for (const l of lines) {
+    all += l.text.length;
+    if (l.bold) bold += l.text.length;
+  }
+  return bold > all * 0.5;
 }
 
 /** At least `ratio` times the body size, with 1.5% slack for sizes like 11.955 over 9.963 (LaTeX's 12 over 10). */
@@ -152,8 +237,8 @@ export function monoIsCode(lines: Line[]): boolean {
 
 /** Sizes of lines that read as headings, largest first; sizes within 0.5 pt are one level, at most 6 levels. */
 export function headingSizes(lines: Line[], body: number, ratio: number): number[] {
-  const sizes = [...new Set(lines.filter((l) => isLarge(l.size, body, ratio) && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(l.text)).map((l) => sizeKey(l.size)))];
-  return sizes.sort((a, b) => b - a);
+  const sizes = [...new Set(lines.filter((l) => isLarge(l.size, body, ratio) && l.text.length <= 200 && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(l.text)).map((l) => sizeKey(l.size)))];
+  return sizes.sort((a, b) => b - a).slice(0, 6);
 }
 
 function headingLevel(size: number, style: LayoutStyle): number {
@@ -181,7 +266,10 @@ function leading(lines: Line[]): number {
   return best;
 }
 
-/** Lines of one flow (a column, or the whole page) → blocks. */
+/** Cells set well apart (2 em): a row of fields, not a line of prose with a wide space in it. */
+const spread = (line: Line) => line.cells.some((c, i) => i > 0 && c.x0 - line.cells[i - 1]!.x1 > line.size * 2);
+
+/** Lines of one region (a column, or a full-width stretch) → blocks. */
 function buildBlocks(lines: Line[], style: LayoutStyle, lead: number): Line[][] {
   const blocks: Line[][] = [];
   let block: Line[] = [];
@@ -192,7 +280,8 @@ function buildBlocks(lines: Line[], style: LayoutStyle, lead: number): Line[][] 
       !prev ||
       line.baseline - prev.baseline > size * lead * 1.3 + 1 ||
       Math.abs(line.size - prev.size) > style.body * 0.15 ||
-      (line.cells.length > 1) !== (prev.cells.length > 1) ||
+      spread(line) !== spread(prev) ||
+      (!style.boldBody && line.bold !== prev.bold && (line.bold ? line : prev).text.length <= 150) ||
       (style.monoIsCode && line.mono !== prev.mono) ||
       !overlaps(line, prev);
     if (breaks && block.length) {
@@ -203,46 +292,6 @@ function buildBlocks(lines: Line[], style: LayoutStyle, lead: number): Line[][] 
   }
   if (block.length) blocks.push(block);
   return blocks;
-}
-
-/**
- * Cells of several rows → columns: the x ranges of all cells, merged where they overlap. Null when
- * the rows do not share columns (a cell of some row spans what are columns in others, or a row has
- * two cells in one column).
- */
-function tableRows(block: Line[]): string[][] | null {
-  const spans = block
-    .flatMap((l) => l.cells.map((c) => ({ x0: c.x0, x1: c.x1 })))
-    .sort((a, b) => a.x0 - b.x0);
-  const columns: { x0: number; x1: number }[] = [];
-  for (const s of spans) {
-    const last = columns.at(-1);
-    if (last && s.x0 < last.x1) last.x1 = Math.max(last.x1, s.x1);
-    else columns.push({ ...s });
-  }
-  if (columns.length < 2) return null;
-  const rows: string[][] = [];
-  let filled = 0;
-  for (const line of block) {
-    const row = Array<string>(columns.length).fill("");
-    for (const cell of line.cells) {
-      const index = columns.findIndex((c) => cell.x0 >= c.x0 && cell.x0 < c.x1 + 0.01);
-      if (index < 0 || row[index]) return null;
-      row[index] = cell.text;
-      filled++;
-    }
-    rows.push(row);
-  }
-  // Mostly empty grids are scattered text, not tables.
-  if (filled < rows.length * columns.length * 0.5) return null;
-  return rows;
-}
-
-/** Prose cut into cells is two columns of text that happen to share baselines, not a table. */
-function isProse(block: Line[]): boolean {
-  const cells = block.flatMap((l) => l.cells);
-  const long = cells.filter((c) => c.text.length >= 30 && c.text.split(" ").length >= 5).length;
-  return long >= cells.length * 0.6;
 }
 
 function boxOf(lines: { x0: number; x1: number; top: number; bottom: number }[], width: number, height: number): BoundingBox {
@@ -258,24 +307,42 @@ export function normalizedBox(x0: number, top: number, x1: number, bottom: numbe
   return { x: round4(x), y: round4(y), w: round4(right - x), h: round4(lower - y) };
 }
 
-/** A short line on its own that reads like a section title even at body size: "2.1 Scope", "3. Results", "SAFETY NOTES". */
-function looksLikeTitle(text: string): boolean {
-  if (text.length > 60 || /[.,;:!?]$/.test(text) || keyValue(text)) return false;
-  const words = text.split(" ").length;
-  if (/^\d+(?:\.\d+)+\.?\s+\p{Lu}/u.test(text)) return words <= 10;
-  if (/^\d+\.\s+\p{Lu}/u.test(text)) return words <= 6;
-  // Capitals: two words or more, or one long word ("INTRODUCTION"), so code keywords like BEGIN stay text.
-  const letters = text.replace(/[^\p{L}]/gu, "");
-  return (words >= 2 ? letters.length >= 4 : letters.length >= 6) && letters === letters.toUpperCase() && letters !== letters.toLowerCase() && words <= 8;
-}
-
 interface Part {
   draft: Draft;
   lines: Line[];
+  /** A table or figure: its box in page units (lines are empty). */
+  rect?: Rect;
+}
+
+/** Small print numbered "1)" "1." "*" "†": a footnote, not a list. */
+const FOOTNOTE = /^\s*(?:\(?\d{1,3}\)|\d{1,3}\.?\s|[*†‡§¶])/u;
+
+/**
+ * A numbered section title set like the text around it ("1 들어가며", "2.3 Results", "IV. RESULTS",
+ * "B. Setup"), followed by its first paragraph at the usual line spacing: the title is a block of
+ * its own. ("B." and "iv." also mark list items: then the next line is not one.)
+ */
+function titleSplit(block: Line[]): Line[][] {
+  const kind = (text: string) => (/^[IVX]{1,5}\.\s/.test(text) ? "roman" : /^[A-H]\.\s/.test(text) ? "letter" : isBullet(text) ? "other" : null);
+  for (let i = 0; i < block.length; i++) {
+    const line = block[i]!;
+    const next = block[i + 1];
+    const after = i === 0 || /[.!?:;]$/.test(block[i - 1]!.text);
+    // "V. SIMULATION" over "A. Discrete-time model": a section and its first subsection, not a list (the markers differ in kind).
+    const numbered = /^\d/.test(line.text) ? !isBullet(line.text) : kind(line.text) !== null && kind(line.text) !== "other" && (!next || kind(next.text) !== kind(line.text));
+    const apart = !next || line.x1 < next.x1 - line.size * 3 || kind(next.text) !== null;
+    if (after && numbered && apart && looksLikeTitle(line.text) && block.length > 1) {
+      return [...(i ? [block.slice(0, i)] : []), [line], ...(next ? titleSplit(block.slice(i + 1)) : [])];
+    }
+  }
+  return [block];
 }
 
 /** One block of same-shape lines → one or more elements (a block can hold a paragraph then a list). */
-function blockParts(block: Line[], style: LayoutStyle): Part[] {
+function blockParts(whole: Line[], style: LayoutStyle): Part[] {
+  const split = whole.length > 1 ? titleSplit(whole) : [whole];
+  if (split.length > 1) return split.flatMap((b) => blockParts(b, style));
+  const block = whole;
   const first = block[0]!;
   const text = joinLines(block.map((l) => l.text));
   const font = { font_size: Math.round(first.size * 10) / 10 };
@@ -286,12 +353,15 @@ function blockParts(block: Line[], style: LayoutStyle): Part[] {
   if (isLarge(first.size, style.body, style.headingRatio) && block.length <= 3 && text.length <= 200 && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(text)) {
     return [{ draft: { type: "heading", content: text, metadata: { level: headingLevel(first.size, style), ...font } }, lines: block }];
   }
-  if (block.length >= 2 && block.every((l) => l.cells.length >= 2)) {
-    const rows = tableRows(block);
-    if (rows) return [{ draft: tableDraft(rows, font), lines: block }];
+  const bodyLevel = Math.min(6, style.headingSizes.length + 1);
+  if (!style.boldBody && boldHeading(block, text, style.body)) {
+    return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), bold: true, ...font } }, lines: block }];
   }
   if (block.length === 1 && looksLikeTitle(text)) {
-    return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, style.headingSizes.length + 1), ...font } }, lines: block }];
+    return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), ...font } }, lines: block }];
+  }
+  if (first.size < style.body * 0.92 && FOOTNOTE.test(first.text) && !block.every((l) => isBullet(l.text) && !/^\s*\(?\d/.test(l.text))) {
+    return paragraphs(block).map((lines) => ({ draft: { type: "paragraph", content: joinLines(lines.map((l) => l.text)), metadata: { footnote: true, ...font } }, lines }));
   }
   // Runs of list items (a bulleted line plus the indented lines under it) and of other lines.
   const parts: Part[] = [];
@@ -309,8 +379,8 @@ function blockParts(block: Line[], style: LayoutStyle): Part[] {
       parts.push({ draft: { ...draft, metadata: { ...draft.metadata, ...font } }, lines: run });
     } else {
       const pairs = run.map((l) => keyValue(l.text));
-      const draft: Draft = pairs.every((p) => p) ? keyValueDraft(pairs as [string, string][]) : { type: "paragraph", content: joinLines(run.map((l) => l.text)) };
-      parts.push({ draft: { ...draft, metadata: { ...draft.metadata, ...font } }, lines: run });
+      if (pairs.every((p) => p)) parts.push({ draft: { ...keyValueDraft(pairs as [string, string][]), metadata: { pairs: pairs.length, ...font } }, lines: run });
+      else for (const lines of paragraphs(run)) parts.push({ draft: { type: "paragraph", content: joinLines(lines.map((l) => l.text)), metadata: font }, lines });
     }
     run = [];
   };
@@ -332,90 +402,146 @@ function blockParts(block: Line[], style: LayoutStyle): Part[] {
 }
 
 /**
- * Two columns of prose: a vertical gutter in the middle of the page that almost no line crosses,
- * with prose on both sides. Returns the gutter's x or null.
+ * Lines of prose → paragraphs: a new one starts where a line is indented (a first-line indent)
+ * after a line that ended a sentence, or after a line that stopped well short of the right edge.
  */
-function findGutter(lines: Line[], width: number): number | null {
-  if (lines.length < 10) return null;
-  // Lines of a column are narrower than half the page; single-column pages end here, cheaply.
-  const narrow = lines.filter((l) => l.cells.every((c) => c.x1 - c.x0 < width * 0.5)).length;
-  if (narrow < lines.length * 0.5) return null;
-  let best: { x: number; crossing: number } | null = null;
-  for (let x = Math.round(width * 0.3); x <= width * 0.7; x += 2) {
-    let crossing = 0;
-    for (const l of lines) if (l.cells.some((c) => c.x0 - 2 < x && c.x1 + 2 > x)) crossing++;
-    if (!best || crossing < best.crossing) best = { x, crossing };
+function paragraphs(lines: Line[]): Line[][] {
+  if (lines.length < 2) return [lines];
+  const left = Math.min(...lines.map((l) => l.x0));
+  const right = Math.max(...lines.map((l) => l.x1));
+  const atLeft = (l: Line | undefined) => l === undefined || l.x0 <= left + l.size * 0.3;
+  const out: Line[][] = [[lines[0]!]];
+  for (let i = 1; i < lines.length; i++) {
+    const prev = lines[i - 1]!;
+    const line = lines[i]!;
+    const em = line.size;
+    const ended = /[.!?:;。"”')\]]$/u.test(prev.text);
+    // A first-line indent, with the lines after it back at the left edge.
+    const indented = line.x0 > left + em * 0.7 && line.x0 < left + em * 5 && atLeft(lines[i + 1]) && (ended || prev.x1 < right - em * 2);
+    // Unindented paragraphs: the line before ended a sentence far short of the right edge.
+    const broken = atLeft(line) && ended && prev.x1 < right - Math.max(em * 6, (right - left) * 0.25) && /^[\p{Lu}\p{Lo}\d"“(]/u.test(line.text);
+    if (indented || broken) out.push([line]);
+    else out.at(-1)!.push(line);
   }
-  if (!best || best.crossing > lines.length * 0.25) return null;
-  const x = best.x;
-  const left = lines.flatMap((l) => l.cells.filter((c) => c.x1 <= x));
-  const right = lines.flatMap((l) => l.cells.filter((c) => c.x0 >= x));
-  if (left.length < 5 || right.length < 5) return null;
-  const prose = (cells: Cell[]) => cells.filter((c) => c.text.length >= 25 && c.text.split(" ").length >= 4).length >= cells.length * 0.6;
-  return prose(left) && prose(right) ? x : null;
-}
-
-function subLine(line: Line, cells: Cell[]): Line {
-  return { ...line, cells, text: cells.map((c) => c.text).join(" "), x0: Math.min(...cells.map((c) => c.x0)), x1: Math.max(...cells.map((c) => c.x1)) };
-}
-
-/** Lines in reading order as flows: full-width stretches, and between them the left column then the right one. */
-function flows(lines: Line[], width: number): Line[][] {
-  const gutter = findGutter(lines, width);
-  if (gutter === null) return [lines];
-  const out: Line[][] = [];
-  let left: Line[] = [];
-  let right: Line[] = [];
-  let full: Line[] = [];
-  const flushColumns = () => {
-    if (left.length) out.push(left);
-    if (right.length) out.push(right);
-    left = [];
-    right = [];
-  };
-  for (const line of lines) {
-    if (line.cells.some((c) => c.x0 - 2 < gutter && c.x1 + 2 > gutter)) {
-      flushColumns();
-      full.push(line);
-      continue;
-    }
-    if (full.length) out.push(full);
-    full = [];
-    const l = line.cells.filter((c) => c.x1 <= gutter);
-    const r = line.cells.filter((c) => c.x0 >= gutter);
-    if (l.length) left.push(subLine(line, l));
-    if (r.length) right.push(subLine(line, r));
-  }
-  flushColumns();
-  if (full.length) out.push(full);
   return out;
 }
 
-/** A page's lines → typed elements in reading order, boxes normalized to the page. */
-export function layoutElements(lines: Line[], width: number, height: number, style: LayoutStyle, extra: Record<string, unknown> = {}): DocElement[] {
+/** Lines in reading order (regions from layout/columns.ts), each region's lines top to bottom. */
+export function layoutPage(runs: Run[], width: number, height: number, style: LayoutStyle, shapes: PageShapes = {}, extra: Record<string, unknown> = {}): DocElement[] {
+  const furniture = shapes.furniture ?? new Set<Run>();
+  const tables = shapes.tables ?? [];
+  const figures = shapes.figures ?? [];
+  const taken = new Set<Run>(furniture);
+  for (const t of tables) for (const i of t.runs) taken.add(runs[i]!);
+  for (const f of figures) for (const r of f.runs) taken.add(r);
+  const lines = taken.size === 0 && shapes.lines ? shapes.lines : buildLines(runs.filter((r) => !taken.has(r)));
   const lead = leading(lines);
-  const elements: DocElement[] = [];
-  for (const flow of flows(lines, width)) {
-    const parts: Part[] = [];
-    for (const block of buildBlocks(flow, style, lead)) {
-      // Two columns that share baselines (and escaped the gutter search) are read one column at a time.
-      const found =
-        block.length >= 2 && block.every((l) => l.cells.length >= 2) && isProse(block)
-          ? columnsOf(block).flatMap((column) => buildBlocks(column, style, lead).flatMap((b) => blockParts(b, style)))
-          : blockParts(block, style);
-      for (const part of found) {
-        const last = parts.at(-1);
-        if (last && continues(last, part, lead)) parts[parts.length - 1] = mergeParts(last, part);
-        else parts.push(part);
+
+  // Unruled tables on the whole page, before the columns are cut (their columns are not columns of text).
+  const unruled = unruledTables(lines);
+  const inTable = new Set(unruled.flatMap((t) => t.lines));
+  const blocks: (Atom & { part: Part })[] = [];
+  for (const t of tables) {
+    blocks.push({ ...t.rect, chars: 0, block: true, part: { draft: tableDraft(t.rows, t.spans.length ? { spans: t.spans, ruled: true } : { ruled: true }), lines: [], rect: t.rect } });
+  }
+  for (const t of unruled) {
+    const rect = { x0: Math.min(...t.lines.map((l) => l.x0)), y0: Math.min(...t.lines.map((l) => l.top)), x1: Math.max(...t.lines.map((l) => l.x1)), y1: Math.max(...t.lines.map((l) => l.bottom)) };
+    const draft: Draft = t.keyValue ? keyValueDraft(t.rows.map((r) => [r[0]!.replace(/\s*:$/, ""), r.slice(1).filter(Boolean).join(" ")] as [string, string])) : tableDraft(t.rows);
+    blocks.push({ ...rect, chars: 0, block: true, part: { draft, lines: t.lines } });
+  }
+  for (const f of figures) {
+    const content = f.runs.length ? buildLines(f.runs).map((l) => l.text).join("\n") : "";
+    blocks.push({ ...f.rect, chars: 0, block: true, part: { draft: { type: "figure", content, metadata: { source: f.source } }, lines: [], rect: f.rect } });
+  }
+  type TextAtom = Atom & { line: Line; cell: Cell };
+  const atoms: (TextAtom | (Atom & { part: Part }))[] = [...blocks];
+  for (const line of lines) {
+    if (inTable.has(line)) continue;
+    for (const cell of line.cells) atoms.push({ x0: cell.x0, x1: cell.x1, y0: line.top, y1: line.bottom, chars: cell.text.length, line, cell });
+  }
+
+  const parts: Part[] = [];
+  for (const region of readingOrder(atoms, width)) {
+    // Text atoms of one line that fell into one region make that line again (in the region).
+    const byLine = new Map<Line, Cell[]>();
+    const items: ({ y: number; line: Line } | { y: number; part: Part })[] = [];
+    for (const a of region) {
+      if ("part" in a) items.push({ y: a.y0, part: a.part });
+      else {
+        const cells = byLine.get(a.line);
+        if (cells) cells.push(a.cell);
+        else {
+          byLine.set(a.line, [a.cell]);
+          items.push({ y: a.line.top, line: a.line });
+        }
       }
     }
-    for (const part of parts) elements.push({ ...part.draft, bounding_box: boxOf(part.lines, width, height), metadata: { ...part.draft.metadata, ...extra } });
+    items.sort((a, b) => a.y - b.y);
+    let pending: Line[] = [];
+    const flushLines = () => {
+      for (const block of buildBlocks(pending, style, lead)) {
+        for (const part of blockParts(block, style)) {
+          const last = parts.at(-1);
+          if (last && continues(last, part, lead)) parts[parts.length - 1] = mergeParts(last, part);
+          else parts.push(part);
+        }
+      }
+      pending = [];
+    };
+    for (const item of items) {
+      if ("part" in item) {
+        flushLines();
+        parts.push(item.part);
+      } else {
+        const cells = byLine.get(item.line)!.sort((a, b) => item.line.cells.indexOf(a) - item.line.cells.indexOf(b));
+        pending.push(subLine(item.line, cells));
+      }
+    }
+    flushLines();
+  }
+  attachCaptions(parts);
+  const elements: DocElement[] = parts.map((part) => ({
+    ...part.draft,
+    bounding_box: part.rect ? normalizedBox(part.rect.x0, part.rect.y0, part.rect.x1, part.rect.y1, width, height) : boxOf(part.lines, width, height),
+    metadata: { ...part.draft.metadata, ...extra },
+  }));
+  // Running headers and footers: kept, marked, after the page's own content (out of its reading order).
+  const furnitureLines = buildLines(runs.filter((r) => furniture.has(r)));
+  for (const line of furnitureLines) {
+    elements.push({ type: "paragraph", content: line.text, bounding_box: boxOf([line], width, height), metadata: { furniture: line.top < height / 2 ? "header" : "footer", ...extra } });
   }
   return elements;
 }
 
+/** The part of a line that fell into one region: measured again from its own runs (size, weight, extent). */
+function subLine(line: Line, cells: Cell[]): Line {
+  if (cells.length === line.cells.length) return line;
+  return visualToLogical(makeLine(cells.flatMap((c) => c.runs)));
+}
+
+/** A caption ("Figure 2:", "Fig. 3.", "Table 1") right above or below a figure or table is named in its metadata. */
+function attachCaptions(parts: Part[]) {
+  const CAPTION = /^(?:fig(?:ure)?\.?|table|tab\.|abbildung|tabelle|chart|graph|exhibit|plate|scheme)\s*[\p{N}IVX]+[.:\s]/iu;
+  const rectOf = (p: Part): Rect | null =>
+    p.rect ?? (p.lines.length ? { x0: Math.min(...p.lines.map((l) => l.x0)), y0: Math.min(...p.lines.map((l) => l.top)), x1: Math.max(...p.lines.map((l) => l.x1)), y1: Math.max(...p.lines.map((l) => l.bottom)) } : null);
+  for (const p of parts) {
+    if (p.draft.type !== "paragraph" || !CAPTION.test(p.draft.content)) continue;
+    const c = rectOf(p)!;
+    let best: { part: Part; distance: number } | null = null;
+    for (const q of parts) {
+      if (q.draft.type !== "figure" && q.draft.type !== "table") continue;
+      const r = rectOf(q);
+      if (!r || Math.min(c.x1, r.x1) - Math.max(c.x0, r.x0) <= 0) continue;
+      const distance = c.y0 >= r.y1 ? c.y0 - r.y1 : r.y0 >= c.y1 ? r.y0 - c.y1 : 0;
+      if (distance < 40 && (!best || distance < best.distance)) best = { part: q, distance };
+    }
+    if (best && !best.part.draft.metadata?.caption) best.part.draft = { ...best.part.draft, metadata: { ...best.part.draft.metadata, caption: p.draft.content } };
+  }
+}
+
 /** List items (key-value lines, code lines) spaced apart are still one element: same kind, same left edge, a gap under two lines. */
 function continues(a: Part, b: Part, lead: number): boolean {
+  if (a.rect || b.rect || !a.lines.length || !b.lines.length) return false;
   const code = a.draft.metadata?.code === true && b.draft.metadata?.code === true;
   if (a.draft.type !== b.draft.type || (a.draft.type !== "list" && a.draft.type !== "key_value" && !code)) return false;
   if (a.draft.type === "list" && a.draft.metadata?.ordered !== b.draft.metadata?.ordered) return false;
@@ -430,25 +556,4 @@ function mergeParts(a: Part, b: Part): Part {
   const count = content.split("\n").length;
   const metadata = a.draft.type === "list" ? { ...a.draft.metadata, items: count } : { ...a.draft.metadata, pairs: count };
   return { draft: { ...a.draft, content, metadata }, lines: [...a.lines, ...b.lines] };
-}
-
-function columnsOf(block: Line[]): Line[][] {
-  const count = Math.max(...block.map((l) => l.cells.length));
-  const columns: Line[][] = Array.from({ length: count }, () => []);
-  for (const line of block) line.cells.forEach((cell, i) => columns[Math.min(i, count - 1)]!.push(subLine(line, [cell])));
-  return columns.filter((c) => c.length);
-}
-
-/**
- * Puts figures into the reading order: each goes before the first element that starts below its
- * top edge (elements are already in reading order; figures are sorted by their top).
- */
-export function withFigures(elements: DocElement[], figures: DocElement[]): DocElement[] {
-  const out = [...elements];
-  for (const figure of [...figures].sort((a, b) => a.bounding_box.y - b.bounding_box.y)) {
-    const at = out.findIndex((e) => e.type !== "figure" && e.bounding_box.y > figure.bounding_box.y);
-    if (at < 0) out.push(figure);
-    else out.splice(at, 0, figure);
-  }
-  return out;
 }

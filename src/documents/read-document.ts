@@ -14,9 +14,19 @@ import { readPlainText } from "./read-text.ts";
 import { DocumentReadError, type DocumentContent } from "./types.ts";
 import { DOCUMENT_TYPES, type DocumentType } from "../files/file.ts";
 
-/** What extraction needs from OCR (src/ocr/ocr.ts's OcrEngine fits). */
+interface OcrBox {
+  x_min: number;
+  y_min: number;
+  x_max: number;
+  y_max: number;
+}
+
+/** What extraction needs from OCR (src/ocr/ocr.ts's OcrEngine fits): lines, and their words when known. */
 export interface OcrLike {
-  recognize(image: Buffer): Promise<{ text: string; regions: { text: string; bounding_box: { x_min: number; y_min: number; x_max: number; y_max: number } }[] }>;
+  recognize(image: Buffer): Promise<{
+    text: string;
+    regions: { text: string; bounding_box: OcrBox; words?: { text: string; bounding_box: OcrBox }[] }[];
+  }>;
 }
 
 export interface ReadOptions {

@@ -1,30 +1,37 @@
 /**
- * PDF extraction with pdf.js. Per page: the text layer's items become lines, blocks and typed
- * elements (page-layout.ts); images painted on the page become figures (from the operator list,
- * tracking the transformation matrix). A page with (almost) no text layer but an image on it is a
- * scan: it is rendered at 200 dpi and read by OCR. Heading levels and the body size are judged over
- * the whole document, so pages are laid out after all of them were read.
+ * PDF extraction with pdf.js. Per page: the text layer's items (with their fonts' weight and
+ * style) become lines, blocks and typed elements (page-layout.ts); the operator list gives what
+ * else the page draws (layout/graphics.ts): ruling lines become tables (layout/ruled-tables.ts),
+ * images and vector drawings figures (layout/figures.ts). A page with (almost) no text layer but
+ * an image on it is a scan: it is rendered at 200 dpi and read by OCR. Heading levels, the body
+ * size and running headers and footers (layout/furniture.ts) are judged over the whole document,
+ * so pages are laid out after all of them were read.
  *
  * Images over DOCUMENT_LIMITS.pdf.maxImagePixels are never decoded (pdf.js leaves them out of the
  * page); a file whose only content is such an image fails with that reason.
  *
- * Speed: pdf.js is imported once, pages are never rendered unless they need OCR, and the operator
- * list (as costly as the text itself) is only asked for when the file holds image objects at all
- * or the page has no text. The next page is read while the current one is laid out.
+ * Speed: pdf.js is imported once, pages are never rendered unless they need OCR, and the next page
+ * is read while the current one is laid out. The operator list (fonts' names, rules, drawings,
+ * images) costs about as much again as the text layer: it is read when the file holds images at
+ * all, or the page's text shows structure it could serve (mayHoldStructure), or the page has no
+ * text; plain running text goes without.
  */
 import { createRequire } from "node:module";
-import { completedPage, documentText, failedPage, interrupted, round4 } from "./reader-common.ts";
-import { bodySize, buildLines, headingSizes, layoutElements, monoIsCode, normalizedBox, withFigures, type LayoutStyle, type Line, type Run } from "./page-layout.ts";
+import { completedPage, documentText, failedPage, interrupted } from "./reader-common.ts";
+import { bodySize, boldBody, buildLines, headingSizes, layoutPage, mayHoldStructure, monoIsCode, type LayoutStyle, type Line, type Run } from "./page-layout.ts";
+import { findFigures } from "./layout/figures.ts";
+import { findFurniture } from "./layout/furniture.ts";
+import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics } from "./layout/graphics.ts";
+import { ruledTables } from "./layout/ruled-tables.ts";
 import type { ReadOptions } from "./read-document.ts";
 import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
-import { DocumentReadError, type BoundingBox, type DocElement, type DocPage, type DocumentContent } from "./types.ts";
+import { DocumentReadError, type DocElement, type DocPage, type DocumentContent } from "./types.ts";
 import { errorMessage } from "../errors.ts";
 
 type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
 type PdfDocument = Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>;
 type PdfPage = Awaited<ReturnType<PdfDocument["getPage"]>>;
-type Matrix = [number, number, number, number, number, number];
 
 let pdfjsLoad: Promise<PdfJs> | null = null;
 const loadPdfJs = () => {
@@ -40,8 +47,8 @@ const standardFonts = () => (fontDir ??= pdfStandardFontsDir());
 
 /** Pages with fewer characters than this in their text layer are scans when an image is painted on them. */
 const SCANNED_MAX_CHARS = 10;
-/** Images under this share of the page are decoration (bullets, rules, logos), not figures. */
-const MIN_FIGURE_AREA = 0.02;
+/** An image this big (share of the page) on a page without text makes it a scan. */
+const MIN_SCAN_AREA = 0.02;
 /** Scans are rendered at 200 dpi, capped so huge pages stay within memory. */
 const OCR_SCALE = 200 / 72;
 const OCR_MAX_SIDE = DOCUMENT_LIMITS.pdf.ocrRenderMaxSide;
@@ -49,16 +56,6 @@ const OCR_MAX_SIDE = DOCUMENT_LIMITS.pdf.ocrRenderMaxSide;
 const MAX_IMAGE_PIXELS = DOCUMENT_LIMITS.pdf.maxImagePixels;
 /** Pages read concurrently: pdf.js interleaves their parsing, which hides its message-passing latency. */
 const READ_AHEAD = 2;
-
-const multiply = (m: Matrix, n: Matrix): Matrix => [
-  m[0] * n[0] + m[2] * n[1],
-  m[1] * n[0] + m[3] * n[1],
-  m[0] * n[2] + m[2] * n[3],
-  m[1] * n[2] + m[3] * n[3],
-  m[0] * n[4] + m[2] * n[5] + m[4],
-  m[1] * n[4] + m[3] * n[5] + m[5],
-];
-const apply = (m: Matrix, x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 
 interface ImageObjects {
   /** The file holds image XObjects at all. */
@@ -97,10 +94,21 @@ interface TextItemLike {
   width: number;
   height: number;
   fontName: string;
+  dir?: string;
 }
 
+/** Symbol fonts whose glyphs pdf.js reads as letters ("q" for a box in ZapfDingbats, "o" in Wingdings). */
+const DINGBATS = /dingbat|wingding|webding/i;
+/** ZapfDingbats' and Wingdings' box glyphs (checkboxes) and ticks; other single glyphs are bullets. */
+function dingbat(font: string, text: string): string {
+  if (/zapf|dingbat/i.test(font)) return /^[n-r]$/.test(text) ? "☐" : /^[34]$/.test(text) ? "✓" : "•";
+  return /^[oqp¨]$/.test(text) ? "☐" : text === "þ" ? "☑" : text === "ý" ? "☒" : "•";
+}
+
+const apply = (m: Matrix, x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
+
 /** Text items → runs in the page's top-left coordinates (points at scale 1). */
-function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, { fontFamily?: string; ascent?: number; descent?: number }>): Run[] {
+function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, { fontFamily?: string; ascent?: number; descent?: number }>, fonts: Map<string, FontInfo>): Run[] {
   const runs: Run[] = [];
   for (const item of items) {
     if (!item.str.trim()) continue;
@@ -111,97 +119,53 @@ function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, 
     const [x0, baseline] = apply(viewport, t[4]!, t[5]!);
     const [x1] = apply(viewport, t[4]! + (t[0]! / len) * item.width, t[5]! + (t[1]! / len) * item.width);
     const style = styles[item.fontName];
+    const font = fonts.get(item.fontName);
     // pdf.js reports 0 for fonts it knows no metrics of; keep the defaults then.
     const ascent = style?.ascent && style.ascent > 0.3 && style.ascent < 1.3 ? style.ascent : undefined;
     const descent = style?.descent && style.descent < 0 && style.descent > -0.6 ? -style.descent : undefined;
-    runs.push({ text: item.str, x0: Math.min(x0, x1), x1: Math.max(x0, x1, Math.min(x0, x1) + 0.01), baseline, size, ascent, descent, mono: style?.fontFamily === "monospace" });
+    const text = font && DINGBATS.test(font.name) && item.str.trim().length === 1 ? dingbat(font.name, item.str.trim()) : item.str;
+    runs.push({
+      text,
+      x0: Math.min(x0, x1),
+      x1: Math.max(x0, x1, Math.min(x0, x1) + 0.01),
+      baseline,
+      size,
+      ascent,
+      descent,
+      mono: style?.fontFamily === "monospace",
+      bold: font?.bold ?? false,
+      italic: font?.italic ?? false,
+      rtl: item.dir === "rtl",
+    });
   }
   return runs;
 }
 
-/** Boxes of the images painted on the page, tracking the transformation matrix through the operator list. */
-async function imageBoxes(pdfjs: PdfJs, page: PdfPage, viewport: Matrix, width: number, height: number): Promise<BoundingBox[]> {
-  const { OPS } = pdfjs;
-  const ops = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
-  const boxes: BoundingBox[] = [];
-  const stack: Matrix[] = [];
-  let ctm: Matrix = [1, 0, 0, 1, 0, 0];
-  const paint = (m: Matrix) => {
-    const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)].map(([x, y]) => apply(viewport, x, y));
-    const xs = corners.map((c) => c[0]);
-    const ys = corners.map((c) => c[1]);
-    boxes.push(normalizedBox(Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys), width, height));
-  };
-  for (let i = 0; i < ops.fnArray.length; i++) {
-    const fn = ops.fnArray[i];
-    const args = ops.argsArray[i] as unknown[] | null;
-    switch (fn) {
-      case OPS.save:
-        stack.push(ctm);
-        break;
-      case OPS.restore:
-        ctm = stack.pop() ?? ctm;
-        break;
-      case OPS.transform:
-        ctm = multiply(ctm, args as Matrix);
-        break;
-      case OPS.paintFormXObjectBegin: {
-        stack.push(ctm);
-        const matrix = args?.[0] as Matrix | null;
-        if (matrix) ctm = multiply(ctm, matrix);
-        break;
-      }
-      case OPS.beginGroup: {
-        stack.push(ctm);
-        const matrix = (args?.[0] as { matrix?: Matrix } | undefined)?.matrix;
-        if (matrix) ctm = multiply(ctm, matrix);
-        break;
-      }
-      case OPS.paintFormXObjectEnd:
-      case OPS.endGroup:
-        ctm = stack.pop() ?? ctm;
-        break;
-      case OPS.paintImageXObject:
-      case OPS.paintInlineImageXObject:
-      case OPS.paintImageMaskXObject:
-      case OPS.paintSolidColorImageMask:
-        paint(ctm);
-        break;
-      case OPS.paintImageXObjectRepeat: {
-        const [, sx, sy, positions] = args as [unknown, number, number, number[]];
-        for (let p = 0; p + 1 < positions.length; p += 2) paint(multiply(ctm, [sx, 0, 0, sy, positions[p]!, positions[p + 1]!]));
-        break;
-      }
-      case OPS.paintImageMaskXObjectRepeat: {
-        const [, sx, kx, ky, sy, positions] = args as [unknown, number, number, number, number, number[]];
-        for (let p = 0; p + 1 < positions.length; p += 2) paint(multiply(ctm, [sx, kx, ky, sy, positions[p]!, positions[p + 1]!]));
-        break;
-      }
+/** The page's fonts by pdf.js's id, once the operator list has loaded them into commonObjs. */
+function pageFonts(page: PdfPage, ids: Iterable<string>): Map<string, FontInfo> {
+  const fonts = new Map<string, FontInfo>();
+  for (const id of ids) {
+    try {
+      if (!page.commonObjs.has(id)) continue;
+      const f = page.commonObjs.get(id) as { name?: string; bold?: boolean; black?: boolean; italic?: boolean } | null;
+      if (f) fonts.set(id, fontInfo(f.name ?? "", f));
+    } catch {
+      // A font pdf.js failed to load: no weight or style known.
     }
   }
-  return boxes;
+  return fonts;
 }
 
-/** Images that touch or overlap (scans in strips, tiled pictures) become one figure. */
-function mergeBoxes(boxes: BoundingBox[]): BoundingBox[] {
-  const out = boxes.filter((b) => b.w > 0 && b.h > 0).map((b) => ({ x0: b.x, y0: b.y, x1: b.x + b.w, y1: b.y + b.h }));
-  for (let merged = true; merged; ) {
-    merged = false;
-    outer: for (let i = 0; i < out.length; i++) {
-      for (let j = i + 1; j < out.length; j++) {
-        const a = out[i]!;
-        const b = out[j]!;
-        const eps = 0.002;
-        if (a.x0 <= b.x1 + eps && b.x0 <= a.x1 + eps && a.y0 <= b.y1 + eps && b.y0 <= a.y1 + eps) {
-          out[i] = { x0: Math.min(a.x0, b.x0), y0: Math.min(a.y0, b.y0), x1: Math.max(a.x1, b.x1), y1: Math.max(a.y1, b.y1) };
-          out.splice(j, 1);
-          merged = true;
-          break outer;
-        }
-      }
-    }
+const NO_GRAPHICS: PageGraphics = { images: [], horizontal: [], vertical: [], shapes: [] };
+
+/** What the page draws (rules, images, shapes), from its operator list; nothing when pdf.js cannot list it. */
+async function readGraphics(pdfjs: PdfJs, page: PdfPage, viewport: Matrix, size: { width: number; height: number }): Promise<PageGraphics> {
+  try {
+    const list = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
+    return pageGraphics(pdfjs.OPS, list, viewport, size);
+  } catch {
+    return NO_GRAPHICS;
   }
-  return out.map((b) => ({ x: round4(b.x0), y: round4(b.y0), w: round4(b.x1 - b.x0), h: round4(b.y1 - b.y0) }));
 }
 
 interface CanvasLike {
@@ -269,19 +233,23 @@ function emOf(text: string, boxHeight: number): number {
   return boxHeight / (ascent + descent);
 }
 
-/** OCR of a rendered scan → runs in page units (one run per OCR line). */
+/** OCR of a rendered scan → runs in page units (one per word, sized and placed on its line's baseline). */
 async function ocrRuns(doc: PdfDocument, page: PdfPage, width: number, height: number, options: ReadOptions): Promise<Run[]> {
   const png = await renderPng(doc, page);
   interrupted(options.signal);
   const result = await options.ocr.recognize(png);
-  return result.regions.map((r) => {
+  return result.regions.flatMap((r) => {
     const b = r.bounding_box;
     const top = b.y_min * height;
     const bottom = b.y_max * height;
     const size = Math.max(1, emOf(r.text, bottom - top));
     // The box is the ink: its bottom is the baseline unless letters descend below it.
     const descent = /[gjpqy,;()]/.test(r.text) ? 0.22 : 0;
-    return { text: r.text, x0: b.x_min * width, x1: b.x_max * width, baseline: bottom - size * descent, size, top, descent };
+    const line = { baseline: bottom - size * descent, size, top, descent };
+    // Word by word when OCR says where the words are, so wide gaps (a scanned table's columns) split the line into cells.
+    const words = (r.words ?? []).filter((w) => w.text);
+    if (words.length > 1) return words.map((w) => ({ text: w.text, x0: w.bounding_box.x_min * width, x1: w.bounding_box.x_max * width, ...line }));
+    return [{ text: r.text, x0: b.x_min * width, x1: b.x_max * width, ...line }];
   });
 }
 
@@ -291,8 +259,9 @@ class OcrPageError extends Error {}
 interface PageRead {
   width: number;
   height: number;
+  runs: Run[];
   lines: Line[];
-  figures: BoundingBox[];
+  graphics: PageGraphics;
   /** Lines read by OCR: the page is a scan, laid out on its own (its sizes are not the text layer's). */
   ocr: boolean;
 }
@@ -302,24 +271,34 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
   try {
     const view = page.getViewport({ scale: 1 });
     const viewport = view.transform as Matrix;
+    const size = { width: view.width, height: view.height };
     const content = await page.getTextContent();
     const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
-    const lines = buildLines(runsOf(items, viewport, content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>));
+    const styles = content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>;
+    let runs = runsOf(items, viewport, styles, new Map());
+    let lines = buildLines(runs);
+    let graphics = NO_GRAPHICS;
+    // After the text: the operator list reuses the fonts the text layer loaded, and names them. It
+    // costs as much again, so plain running text (no image in the file, no cells, captions or
+    // short isolated lines that could be bold headings) goes without.
+    if (withImages || mayHoldStructure(lines)) {
+      graphics = await readGraphics(pdfjs, page, viewport, size);
+      runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))));
+      lines = buildLines(runs);
+    }
     const chars = lines.reduce((n, l) => n + l.text.replace(/\s/g, "").length, 0);
-    const sparse = chars < SCANNED_MAX_CHARS;
-    const images = withImages || sparse ? mergeBoxes(await imageBoxes(pdfjs, page, viewport, view.width, view.height)) : [];
-    const figures = images.filter((b) => b.w * b.h >= MIN_FIGURE_AREA);
-    if (sparse && figures.length) {
+    if (chars < SCANNED_MAX_CHARS && graphics === NO_GRAPHICS) graphics = await readGraphics(pdfjs, page, viewport, size);
+    const scan = graphics.images.some((r) => (r.x1 - r.x0) * (r.y1 - r.y0) >= size.width * size.height * MIN_SCAN_AREA);
+    if (chars < SCANNED_MAX_CHARS && scan) {
       interrupted(options.signal);
-      const runs = await ocrRuns(doc, page, view.width, view.height, options).catch((err: unknown) => {
+      const ocrRead = await ocrRuns(doc, page, view.width, view.height, options).catch((err: unknown) => {
         if (options.signal?.aborted) throw err;
         const reason = errorMessage(err);
         throw new OcrPageError(/^OCR\b/i.test(reason) ? reason : `OCR failed: ${reason}`, { cause: err });
       });
-      const ocrLines = buildLines(runs);
-      return { width: view.width, height: view.height, lines: ocrLines, figures: [], ocr: true };
+      return { ...size, runs: ocrRead, lines: buildLines(ocrRead), graphics: NO_GRAPHICS, ocr: true };
     }
-    return { width: view.width, height: view.height, lines, figures, ocr: false };
+    return { ...size, runs, lines, graphics, ocr: false };
   } finally {
     page.cleanup();
   }
@@ -346,7 +325,6 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
   if (!head.includes("%PDF-")) throw new DocumentReadError("the file is not a PDF (no %PDF header)");
   const pdfjs = await loadPdfJs();
   const images = imageObjects(bytes);
-  const withImages = images.any;
   const task = pdfjs.getDocument({
     // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy (Buffer#slice would be a view).
     data: new Uint8Array(bytes),
@@ -368,7 +346,7 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
     }
     const total = Math.min(doc.numPages, Math.max(1, Math.floor(options.maxPages ?? DOCUMENT_LIMITS.maxPages)));
     // Reads one page; never rejects, so the page read ahead can fail on its own.
-    const read = (n: number) => readPage(pdfjs, doc, n, withImages, options).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+    const read = (n: number) => readPage(pdfjs, doc, n, images.any, options).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
     const reads: (PageRead | Error)[] = [];
     const ahead: Promise<PageRead | Error>[] = [];
     let requested = 0;
@@ -382,11 +360,13 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
 
     const textLines = reads.flatMap((r) => (r instanceof Error || r.ocr ? [] : r.lines));
     const body = bodySize(textLines);
-    const style: LayoutStyle = { body, headingSizes: headingSizes(textLines, body, 1.2), headingRatio: 1.2, monoIsCode: monoIsCode(textLines) };
+    const style: LayoutStyle = { body, headingSizes: headingSizes(textLines, body, 1.2), headingRatio: 1.2, monoIsCode: monoIsCode(textLines), boldBody: boldBody(textLines) };
+    const textPages = reads.filter((r): r is PageRead => !(r instanceof Error) && !r.ocr);
+    const furniture = new Map(findFurniture(textPages).map((runs, i) => [textPages[i]!, runs]));
     const pages: DocPage[] = reads.map((r, i) => {
       if (r instanceof Error) return failedPage(i + 1, r, r instanceof OcrPageError);
       try {
-        return completedPage(i + 1, pageElements(r, style), r.ocr);
+        return completedPage(i + 1, pageElements(r, style, furniture.get(r)), r.ocr);
       } catch (err) {
         return failedPage(i + 1, err, r.ocr);
       }
@@ -408,13 +388,22 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
   }
 }
 
-function pageElements(r: PageRead, style: LayoutStyle): DocElement[] {
+function pageElements(r: PageRead, style: LayoutStyle, furniture: Set<Run> | undefined): DocElement[] {
   if (r.ocr) {
     // A scan's sizes are estimates from OCR boxes: its own body size, and a higher bar for headings.
     const body = bodySize(r.lines);
     const ocrStyle: LayoutStyle = { body, headingSizes: headingSizes(r.lines, body, 1.4), headingRatio: 1.4, monoIsCode: false };
-    return layoutElements(r.lines, r.width, r.height, ocrStyle, { ocr: true });
+    return layoutPage(r.runs, r.width, r.height, ocrStyle, {}, { ocr: true });
   }
-  const figures: DocElement[] = r.figures.map((box) => ({ type: "figure", content: "", bounding_box: box, metadata: {} }));
-  return withFigures(layoutElements(r.lines, r.width, r.height, style), figures);
+  const text = furniture ? r.runs.filter((run) => !furniture.has(run)) : r.runs;
+  const tables = ruledTables(text, r.graphics.horizontal, r.graphics.vertical);
+  const inTables = new Set(tables.flatMap((t) => [...t.runs].map((i) => text[i]!)));
+  const tableRects = tables.map((t) => t.rect);
+  const outside = (s: { x0: number; y0: number; x1: number; y1: number }) => !tableRects.some((t) => s.x0 >= t.x0 - 3 && s.x1 <= t.x1 + 3 && s.y0 >= t.y0 - 3 && s.y1 <= t.y1 + 3);
+  const rules = [...r.graphics.horizontal, ...r.graphics.vertical].filter(outside);
+  const figures = findFigures(r.graphics.images, r.graphics.shapes, rules, tableRects, text.filter((run) => !inTables.has(run)), r);
+  // Table run indexes refer to `text`; layoutPage takes the page's runs, so they are mapped back.
+  const index = new Map(r.runs.map((run, i) => [run, i]));
+  const mapped = tables.map((t) => ({ ...t, runs: new Set([...t.runs].map((i) => index.get(text[i]!)!)) }));
+  return layoutPage(r.runs, r.width, r.height, style, { tables: mapped, figures, furniture, lines: r.lines });
 }

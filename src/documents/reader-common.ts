@@ -10,10 +10,11 @@ import { errorMessage } from "../errors.ts";
 export type Draft = Omit<DocElement, "bounding_box">;
 
 /**
- * A list item's marker: a bullet glyph or dash, or "1." "1)" "(1)" "a)" "iv." followed by a space.
+ * A list item's marker: a bullet glyph or dash (checkbox and dingbat glyphs included), or "1." "1)"
+ * "(1)" "a)" "iv." followed by a space.
  * Roman numerals are limited to i/v/x so words like "mix." never count.
  */
-export const BULLET = /^\s*(?:[•◦▪▫■□●○‣⁃∙·–—*+-]|\(?(\d{1,3})[.)]|\(?(?:[a-z]|[ivx]{1,4})[.)])\s+(?=\S)/i;
+export const BULLET = /^\s*(?:[•◦▪▫■□●○‣⁃∙·–—*+\-☐☑☒✓✔✗✘❏❐❑❒▢➢➤►▶◆◇❖]|\(?(\d{1,3})[.)]|\(?(?:[a-z]|[ivx]{1,4})[.)])\s+(?=\S)/i;
 const ORDERED = /^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]/i;
 
 /** "Label: value" with a short label (at most 40 characters and 5 words) that starts like a word. */
@@ -118,9 +119,13 @@ export function layoutBoxes(drafts: Draft[]): DocElement[] {
   });
 }
 
-/** The page's text in reading order: its elements' contents (figures without a caption add nothing), blank-line separated. */
+/**
+ * The page's text in reading order: its elements' contents (figures without text in them add
+ * nothing), blank-line separated. Running headers and footers (metadata.furniture) stay out.
+ */
 export function pageText(elements: DocElement[]): string {
   return elements
+    .filter((e) => !e.metadata?.furniture)
     .map((e) => e.content.trim())
     .filter(Boolean)
     .join("\n\n");

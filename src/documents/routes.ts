@@ -205,7 +205,7 @@ export function documentRoutes(ctx: AppContext) {
       ({ principal, params }) => {
         const file = ctx.files.find(principal.orgId, params.file_id);
         if (file.media_type === "link") throw new ApiError("WRONG_MEDIA_TYPE", `file ${file.id} is a link; processing-status is for images, documents and videos`);
-        return processingStatus(file);
+        return processingStatus(db, file);
       },
       {
         permission: "view",
@@ -228,6 +228,16 @@ export function documentRoutes(ctx: AppContext) {
             processing_started_at: NullableTimestamp,
             completed_at: NullableTimestamp,
             error_message: Nullable(t.String()),
+            stages: t.Array(
+              t.Object({
+                stage: t.String(),
+                status: t.String(),
+                duration_ms: t.Number(),
+                error: Nullable(t.String()),
+                finished_at: Timestamp,
+              }),
+              { description: "Each pipeline stage as last run, in the order they finished: its outcome, time taken (ms) and error" },
+            ),
           }),
           400: ErrorBody,
           404: ErrorBody,

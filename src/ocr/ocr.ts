@@ -34,6 +34,8 @@ export interface TextRegion {
   bounding_box: BoundingBox;
   /** 0-1 */
   confidence: number;
+  /** The line's words with their boxes (a scanned table's cells are told apart by the gaps between them). */
+  words?: { text: string; bounding_box: BoundingBox }[];
 }
 
 export interface OcrResult {
@@ -262,6 +264,7 @@ function toResult(page: Page, width: number, height: number, filter: FilterOptio
         text,
         bounding_box: { x_min: unit(x0 / width), y_min: unit(y0 / height), x_max: unit(x1 / width), y_max: unit(y1 / height) },
         confidence: unit(confidence),
+        words: words.map((w) => ({ text: w.text.trim(), bounding_box: { x_min: unit(w.bbox.x0 / width), y_min: unit(w.bbox.y0 / height), x_max: unit(w.bbox.x1 / width), y_max: unit(w.bbox.y1 / height) } })),
       });
       lines.push(text);
     }

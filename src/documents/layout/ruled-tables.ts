@@ -1,0 +1,274 @@
+/**
+ * Ruled tables: the page's ruling lines (graphics.ts) → grids → cells with the text inside them.
+ *
+ * Horizontal and vertical segments that touch form a component; one with at least two of each is
+ * a grid. Its column edges are the distinct x of its vertical rules and its row edges the distinct
+ * y of its horizontal rules (double rules a few points apart count once). A missing rule between
+ * two neighbouring slots merges them into one cell (a spanning header, a cell over two rows). Each
+ * text run goes to the slot that holds its centre. A grid needs text in two cells of one row and of
+ * one column: a frame around a paragraph is not a table.
+ *
+ * Tables ruled with horizontal lines only (booktabs: a rule over the header, under it and at the
+ * end) have no grid: they are found as unruled tables (unruled-tables.ts) inside the rules' span.
+ */
+import type { Rect } from "./geometry.ts";
+import type { Segment } from "./graphics.ts";
+
+/** The text a table needs: a run's extent and text (page-layout.ts's Run fits). */
+export interface TextRun {
+  text: string;
+  x0: number;
+  x1: number;
+  baseline: number;
+  size: number;
+}
+
+export interface FoundTable {
+  rect: Rect;
+  /** Dense rows; a spanning cell's text sits in its top-left slot, the slots it covers are "". */
+  rows: string[][];
+  spans: { row: number; col: number; rowspan: number; colspan: number }[];
+  /** Indexes of the runs inside the table. */
+  runs: Set<number>;
+}
+
+/** Pairs of horizontal and vertical rules compared at most (a 2000 x 2000 grid of rules). */
+const MAX_PAIRS = 4_000_000;
+/** Segments closer than this (points) are the same line; ends this close touch. */
+const SNAP = 2;
+const TOUCH = 3;
+
+/** Collinear segments that overlap or touch → one segment each. */
+function mergeCollinear(segments: Segment[], horizontal: boolean): Segment[] {
+  const key = (s: Segment) => (horizontal ? s.y0 : s.x0);
+  const start = (s: Segment) => (horizontal ? s.x0 : s.y0);
+  const end = (s: Segment) => (horizontal ? s.x1 : s.y1);
+  const sorted = [...segments].sort((a, b) => key(a) - key(b) || start(a) - start(b));
+  const out: Segment[] = [];
+  // Group by position, then join along the line.
+  let i = 0;
+  while (i < sorted.length) {
+    let j = i;
+    while (j + 1 < sorted.length && key(sorted[j + 1]!) - key(sorted[i]!) <= SNAP / 2) j++;
+    const group = sorted.slice(i, j + 1).sort((a, b) => start(a) - start(b));
+    const at = group.reduce((s, g) => s + key(g), 0) / group.length;
+    let from = start(group[0]!);
+    let to = end(group[0]!);
+    for (const g of group.slice(1)) {
+      if (start(g) <= to + TOUCH) to = Math.max(to, end(g));
+      else {
+        out.push(horizontal ? { x0: from, x1: to, y0: at, y1: at } : { x0: at, x1: at, y0: from, y1: to });
+        [from, to] = [start(g), end(g)];
+      }
+    }
+    out.push(horizontal ? { x0: from, x1: to, y0: at, y1: at } : { x0: at, x1: at, y0: from, y1: to });
+    i = j + 1;
+  }
+  return out;
+}
+
+/** Distinct positions, values within `tolerance` of the previous one folded into it. */
+function cluster(values: number[], tolerance: number): number[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  const out: number[][] = [];
+  for (const v of sorted) {
+    const last = out.at(-1);
+    if (last && v - last.at(-1)! <= tolerance) last.push(v);
+    else out.push([v]);
+  }
+  return out.map((g) => g.reduce((s, v) => s + v, 0) / g.length);
+}
+
+class UnionFind {
+  parent: number[];
+  constructor(n: number) {
+    this.parent = Array.from({ length: n }, (_, i) => i);
+  }
+  find(i: number): number {
+    while (this.parent[i] !== i) i = this.parent[i] = this.parent[this.parent[i]!]!;
+    return i;
+  }
+  join(a: number, b: number) {
+    this.parent[this.find(a)] = this.find(b);
+  }
+}
+
+/** Share of [from, to] covered by the segments' spans. */
+function covered(spans: [number, number][], from: number, to: number): number {
+  let sum = 0;
+  for (const [a, b] of spans) sum += Math.max(0, Math.min(b, to) - Math.max(a, from));
+  return to > from ? sum / (to - from) : 0;
+}
+
+export function ruledTables(runs: TextRun[], horizontalRules: Segment[], verticalRules: Segment[]): FoundTable[] {
+  const hs = mergeCollinear(horizontalRules, true);
+  const vs = mergeCollinear(verticalRules, false);
+  // Pages of hatching or plotted data hold thousands of tiny rules: no table grid is looked for there.
+  if (hs.length < 2 || vs.length < 2 || hs.length * vs.length > MAX_PAIRS) return [];
+  // Components of touching horizontal and vertical rules.
+  const uf = new UnionFind(hs.length + vs.length);
+  hs.forEach((h, i) =>
+    vs.forEach((v, j) => {
+      if (v.x0 >= h.x0 - TOUCH && v.x0 <= h.x1 + TOUCH && h.y0 >= v.y0 - TOUCH && h.y0 <= v.y1 + TOUCH) uf.join(i, hs.length + j);
+    }),
+  );
+  const groups = new Map<number, { h: Segment[]; v: Segment[] }>();
+  hs.forEach((h, i) => {
+    const g = groups.get(uf.find(i)) ?? { h: [], v: [] };
+    g.h.push(h);
+    groups.set(uf.find(i), g);
+  });
+  vs.forEach((v, j) => {
+    const g = groups.get(uf.find(hs.length + j)) ?? { h: [], v: [] };
+    g.v.push(v);
+    groups.set(uf.find(hs.length + j), g);
+  });
+  const tables: FoundTable[] = [];
+  const taken = new Set<number>();
+  for (const g of groups.values()) {
+    if (g.h.length < 2 || g.v.length < 2) continue;
+    const table = gridTable(runs, g.h, g.v, taken);
+    if (table) {
+      tables.push(table);
+      for (const i of table.runs) taken.add(i);
+    }
+  }
+  return tables;
+}
+
+function gridTable(runs: TextRun[], hs: Segment[], vs: Segment[], taken: Set<number>): FoundTable | null {
+  // Rules that stop short of the outer frame still bound the table: its edges come from both sets.
+  const xs = cluster([...vs.map((v) => v.x0), Math.min(...hs.map((h) => h.x0)), Math.max(...hs.map((h) => h.x1))], 3.5);
+  const ys = cluster([...hs.map((h) => h.y0), Math.min(...vs.map((v) => v.y0)), Math.max(...vs.map((v) => v.y1))], 3.5);
+  const virtual = splitTextRows(runs, ys, xs, taken);
+  const nr = ys.length - 1;
+  const nc = xs.length - 1;
+  if (nr < 1 || nc < 1 || nr * nc > 20_000) return null;
+  const rect = { x0: xs[0]!, y0: ys[0]!, x1: xs.at(-1)!, y1: ys.at(-1)! };
+  // Rule spans along each edge position.
+  const vAt = xs.map((x) => vs.filter((v) => Math.abs(v.x0 - x) <= 3.5).map((v) => [v.y0, v.y1] as [number, number]));
+  const hAt = ys.map((y) => (virtual.includes(y) ? [[xs[0]!, xs.at(-1)!] as [number, number]] : hs.filter((h) => Math.abs(h.y0 - y) <= 3.5).map((h) => [h.x0, h.x1] as [number, number])));
+  const slots = new UnionFind(nr * nc);
+  for (let r = 0; r < nr; r++) {
+    for (let c = 0; c < nc; c++) {
+      if (c + 1 < nc && covered(vAt[c + 1]!, ys[r]!, ys[r + 1]!) < 0.5) slots.join(r * nc + c, r * nc + c + 1);
+      if (r + 1 < nr && covered(hAt[r + 1]!, xs[c]!, xs[c + 1]!) < 0.5) slots.join(r * nc + c, (r + 1) * nc + c);
+    }
+  }
+  // Text into slots.
+  const inSlot = new Map<number, number[]>();
+  const used = new Set<number>();
+  runs.forEach((run, i) => {
+    if (taken.has(i)) return;
+    const cx = (run.x0 + run.x1) / 2;
+    const cy = run.baseline - run.size * 0.3;
+    if (cx < rect.x0 || cx > rect.x1 || cy < rect.y0 || cy > rect.y1) return;
+    const c = Math.min(nc - 1, Math.max(0, xs.findIndex((x, k) => k < nc && cx >= x && cx <= xs[k + 1]!)));
+    const r = Math.min(nr - 1, Math.max(0, ys.findIndex((y, k) => k < nr && cy >= y && cy <= ys[k + 1]!)));
+    const root = slots.find(r * nc + c);
+    inSlot.set(root, [...(inSlot.get(root) ?? []), i]);
+    used.add(i);
+  });
+  // Cells: each root's slot range.
+  const range = new Map<number, { r0: number; r1: number; c0: number; c1: number }>();
+  for (let r = 0; r < nr; r++) {
+    for (let c = 0; c < nc; c++) {
+      const root = slots.find(r * nc + c);
+      const g = range.get(root);
+      if (!g) range.set(root, { r0: r, r1: r, c0: c, c1: c });
+      else Object.assign(g, { r0: Math.min(g.r0, r), r1: Math.max(g.r1, r), c0: Math.min(g.c0, c), c1: Math.max(g.c1, c) });
+    }
+  }
+  const rows: string[][] = Array.from({ length: nr }, () => Array<string>(nc).fill(""));
+  const spans: FoundTable["spans"] = [];
+  for (const [root, g] of range) {
+    const text = cellText((inSlot.get(root) ?? []).map((i) => runs[i]!));
+    rows[g.r0]![g.c0] = text;
+    if (g.r1 > g.r0 || g.c1 > g.c0) spans.push({ row: g.r0, col: g.c0, rowspan: g.r1 - g.r0 + 1, colspan: g.c1 - g.c0 + 1 });
+  }
+  // Rows and columns with no text anywhere (slivers between double rules) are dropped.
+  const keepRows = rows.map((row) => row.some(Boolean));
+  const keepCols = Array.from({ length: nc }, (_, c) => rows.some((row) => row[c]));
+  const kept = rows.filter((_, r) => keepRows[r]).map((row) => row.filter((_, c) => keepCols[c]));
+  const rowIndex = keepRows.map((k, r) => keepRows.slice(0, r).filter(Boolean).length);
+  const colIndex = keepCols.map((k, c) => keepCols.slice(0, c).filter(Boolean).length);
+  const keptSpans = spans
+    .filter((s) => keepRows[s.row] && keepCols[s.col])
+    .map((s) => ({
+      row: rowIndex[s.row]!,
+      col: colIndex[s.col]!,
+      rowspan: keepRows.slice(s.row, s.row + s.rowspan).filter(Boolean).length,
+      colspan: keepCols.slice(s.col, s.col + s.colspan).filter(Boolean).length,
+    }))
+    .filter((s) => s.rowspan > 1 || s.colspan > 1);
+  const filledInRow = Math.max(0, ...kept.map((row) => row.filter(Boolean).length));
+  const filledInCol = Math.max(0, ...Array.from({ length: kept[0]?.length ?? 0 }, (_, c) => kept.filter((row) => row[c]).length));
+  if (filledInRow < 2 || filledInCol < 2) return null;
+  return { rect, rows: kept, spans: keptSpans, runs: used };
+}
+
+/**
+ * Grids ruled only around the header and the whole (rows not separated by rules): a row band
+ * that holds three text lines or more, nearly each with text in two or more columns, is split
+ * between them.
+ * A cell whose text wraps (more lines in one column only) stays whole. `ys` is edited in place;
+ * the added edges are returned (they act as rules across the whole width).
+ */
+function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<number>): number[] {
+  const added: number[] = [];
+  for (let r = 0; r + 1 < ys.length; r++) {
+    const top = ys[r]!;
+    const bottom = ys[r + 1]!;
+    const inside = runs.filter((run, i) => !taken.has(i) && run.baseline - run.size * 0.3 > top && run.baseline - run.size * 0.3 < bottom && run.x0 >= xs[0]! - 2 && run.x1 <= xs.at(-1)! + 2);
+    if (inside.length < 4) continue;
+    // Text lines of the band, by baseline.
+    const lines: TextRun[][] = [];
+    for (const run of [...inside].sort((a, b) => a.baseline - b.baseline)) {
+      const line = lines.at(-1);
+      if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
+      else lines.push([run]);
+    }
+    // Two lines can be a header that wraps in every column ("Cycle / Name", "KI / (1/km)"); rows come in threes or more.
+    if (lines.length < 3) continue;
+    const column = (run: TextRun) => xs.findIndex((x, k) => k + 1 < xs.length && (run.x0 + run.x1) / 2 >= x && (run.x0 + run.x1) / 2 <= xs[k + 1]!);
+    const spread = lines.map((line) => new Set(line.map(column)).size);
+    // Every text line spans columns: these are rows.
+    if (spread.filter((n) => n >= 2).length < lines.length * 0.8) continue;
+    for (let k = 1; k < lines.length; k++) {
+      if (spread[k]! < 2) continue;
+      const above = Math.max(...lines[k - 1]!.map((run) => run.baseline));
+      const line = lines[k]!;
+      const at = (above + Math.min(...line.map((run) => run.baseline - run.size * 0.75))) / 2;
+      added.push(at);
+    }
+  }
+  ys.push(...added);
+  ys.sort((a, b) => a - b);
+  return added;
+}
+
+/** Runs of one cell → its text: lines by baseline top to bottom, runs left to right within a line. */
+export function cellText(runs: TextRun[]): string {
+  const sorted = [...runs].sort((a, b) => a.baseline - b.baseline || a.x0 - b.x0);
+  const lines: TextRun[][] = [];
+  for (const run of sorted) {
+    const line = lines.at(-1);
+    if (line && Math.abs(run.baseline - line[0]!.baseline) <= run.size * 0.45) line.push(run);
+    else lines.push([run]);
+  }
+  let out = "";
+  for (const line of lines) {
+    line.sort((a, b) => a.x0 - b.x0);
+    let text = "";
+    let prev: TextRun | null = null;
+    for (const run of line) {
+      const gap = prev ? run.x0 - prev.x1 : 0;
+      text += prev && gap > run.size * 0.15 && !/\s$/.test(text) && !/^\s/.test(run.text) ? ` ${run.text}` : run.text;
+      prev = run;
+    }
+    text = text.replace(/\s+/g, " ").trim();
+    if (!text) continue;
+    out = out.endsWith("-") && /\p{Ll}/u.test(out.at(-2) ?? "") && /^\p{Ll}/u.test(text) ? out.slice(0, -1) + text : out ? `${out} ${text}` : text;
+  }
+  return out;
+}

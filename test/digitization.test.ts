@@ -1,0 +1,288 @@
+/**
+ * Page digitization on generated PDFs whose layout is known (test/support/layout-pdfs.ts): ruled
+ * tables with a spanning header, unruled tables, two columns under a full-width title and abstract,
+ * bold and numbered headings of body size, bulleted, checkbox and numbered lists, a footnote, form
+ * rows, a vector chart with its caption, running headers and page numbers. Right-to-left order is
+ * checked on text items directly (no font with Arabic or Hebrew glyphs can be embedded here).
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
+import type { DocElement, DocumentContent } from "../src/documents/types.ts";
+import { logicalText, rightToLeft } from "../src/documents/layout/bidi.ts";
+import { readingOrder } from "../src/documents/layout/columns.ts";
+import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
+import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
+import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
+import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
+import { scannedPdf } from "./support/documents.ts";
+import { articlePdf, formPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
+
+const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("OCR should not run for this document")) };
+const ofType = (elements: DocElement[], type: DocElement["type"]) => elements.filter((e) => e.type === type);
+const iou = (a: DocElement["bounding_box"], b: DocElement["bounding_box"]) => {
+  const ix = Math.max(0, Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x));
+  const iy = Math.max(0, Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y));
+  return (ix * iy) / (a.w * a.h + b.w * b.h - ix * iy);
+};
+
+describe("a two-column article", () => {
+  let fixture: LayoutFixture;
+  let doc: DocumentContent;
+  beforeAll(async () => {
+    fixture = await articlePdf();
+    doc = await readDocument(fixture.bytes, "pdf", { ocr: noOcr });
+  });
+
+  test("every element of the truth is found with its type where it was drawn", () => {
+    for (const truth of fixture.elements) {
+      const found = doc.pages[truth.page - 1]!.elements.filter((e) => e.type === truth.type && !e.metadata?.furniture);
+      const best = Math.max(0, ...found.map((e) => iou(e.bounding_box, truth.box)));
+      expect(best, `${truth.type} "${truth.text.slice(0, 40)}"`).toBeGreaterThan(0.5);
+    }
+  });
+
+  test("columns are read one after the other, below the full-width title and abstract", () => {
+    const text = doc.pages[0]!.text;
+    const order = ["Wear of Conveyor Idlers", "Abstract.", "1 Introduction", "2 Method", "2.1 Sampling", "2.2 Measurements"].map((s) => text.indexOf(s));
+    expect(order.every((at) => at >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+  });
+
+  test("bold headings of body size are headings, levels from their numbering", () => {
+    const headings = doc.pages.flatMap((p) => ofType(p.elements, "heading")).map((h) => [h.content, h.metadata?.level]);
+    expect(headings).toEqual([
+      ["Wear of Conveyor Idlers in Hard Rock Quarries", 1],
+      ["1 Introduction", 2],
+      ["2 Method", 2],
+      ["2.1 Sampling", 3],
+      ["2.2 Measurements", 3],
+      ["3 Results", 2],
+      ["4 Discussion", 2],
+    ]);
+  });
+
+  test("paragraphs split at first-line indents; lists join wrapped lines; checkbox glyphs are bullets", () => {
+    const page = doc.pages[0]!;
+    expect(ofType(page.elements, "paragraph").filter((p) => !p.metadata?.furniture && !p.metadata?.footnote).length).toBe(7);
+    const lists = ofType(page.elements, "list");
+    expect(lists.map((l) => l.metadata?.items)).toEqual([3, 2, 3]);
+    expect(lists.map((l) => l.metadata?.ordered)).toEqual([false, true, false]);
+    for (const l of lists) expect(l.content.split("\n").every((item) => /^(?:-|\d+\.) \S/.test(item))).toBe(true);
+  });
+
+  test("a small-print note numbered 1) at the foot of a column is a footnote paragraph, not a list", () => {
+    const footnotes = doc.pages[0]!.elements.filter((e) => e.metadata?.footnote);
+    expect(footnotes).toHaveLength(1);
+    expect(footnotes[0]).toMatchObject({ type: "paragraph" });
+    expect(footnotes[0]!.content.startsWith("1) ")).toBe(true);
+  });
+
+  test("running headers and page numbers are marked and kept out of the page text", () => {
+    for (const page of doc.pages) {
+      const furniture = page.elements.filter((e) => e.metadata?.furniture);
+      expect(furniture.map((e) => [e.content, e.metadata?.furniture])).toEqual([
+        ["Journal of Quarry Engineering 12 (2026)", "header"],
+        [String(page.page_number), "footer"],
+      ]);
+      expect(page.text).not.toContain("Journal of Quarry Engineering");
+    }
+  });
+
+  test("a ruled table: cells from the grid, the spanning header in its first slot", () => {
+    const tables = ofType(doc.pages[1]!.elements, "table");
+    expect(tables).toHaveLength(2);
+    expect(tables[0]!.content).toBe(
+      [
+        "| Site | Belt speed |  | Wear |",
+        "|---|---|---|---|",
+        "|  | m/s | ft/min | mm/yr |",
+        "| North pit | 2.5 | 492 | 0.8 |",
+        "| South pit | 3.1 | 610 | 1.1 |",
+        "| Harbour | 4.0 | 787 | 1.9 |",
+      ].join("\n"),
+    );
+    expect(tables[0]!.metadata).toMatchObject({ rows: 5, columns: 4, ruled: true, spans: [{ row: 0, col: 1, rowspan: 1, colspan: 2 }], caption: "Table 1: Idler wear by site and belt speed." });
+  });
+
+  test("an unruled table from aligned columns", () => {
+    const table = ofType(doc.pages[1]!.elements, "table")[1]!;
+    expect(table.content.split("\n")[0]).toBe("| Part | North | South | Harbour |");
+    expect(table.content.split("\n")[3]).toBe("| Belt splice kit | 6 | 4 | 9 |");
+    expect(table.metadata?.caption).toBe("Table 2: Spare parts held per site.");
+  });
+
+  test("a vector chart is a figure with its caption", () => {
+    const figures = ofType(doc.pages[1]!.elements, "figure");
+    expect(figures).toHaveLength(1);
+    expect(figures[0]!.metadata).toMatchObject({ source: "drawing", caption: "Figure 1: Wear against belt speed for the three sites." });
+  });
+});
+
+describe("a form", () => {
+  test("label / value rows and 'Label: value' lines are key_value; checkbox lines a list; the readings a table", async () => {
+    const doc = await readDocument((await formPdf()).bytes, "pdf", { ocr: noOcr });
+    const elements = doc.pages[0]!.elements;
+    expect(elements.map((e) => e.type)).toEqual(["heading", "key_value", "heading", "list", "heading", "table", "paragraph"]);
+    expect(elements[1]!.content.split("\n")).toEqual([
+      "Inspector: Dana Whitfield",
+      "Site: North pit, bench 4",
+      "Date of visit: 12 March 2026",
+      "Weather: dry, 14 degrees",
+      "Shift supervisor: Omar Haddad",
+      "Permit number: QP-2291",
+    ]);
+    expect(elements[3]!.metadata).toMatchObject({ items: 3 });
+    expect(elements[5]!.metadata).toMatchObject({ rows: 4, columns: 4 });
+  });
+});
+
+describe("a scanned table", () => {
+  test("OCR word boxes split a scanned table's lines into cells: a table, not a paragraph", async () => {
+    const box = (x: number, y: number, w: number) => ({ x_min: x, y_min: y, x_max: x + w, y_max: y + 0.03 });
+    const row = (y: number, cells: string[]) => {
+      // Each cell's words at the column's x, the columns 0.25 of the page apart.
+      const words = cells.flatMap((cell, c) => {
+        let x = 0.1 + c * 0.25;
+        return cell.split(" ").map((w) => {
+          const word = { text: w, bounding_box: box(x, y, w.length * 0.012) };
+          x += w.length * 0.012 + 0.01;
+          return word;
+        });
+      });
+      return { text: cells.join(" "), bounding_box: { x_min: 0.1, y_min: y, x_max: words.at(-1)!.bounding_box.x_max, y_max: y + 0.03 }, words };
+    };
+    const fake: OcrLike = {
+      recognize: async () => ({
+        text: "",
+        regions: [row(0.2, ["Truck", "Loads", "Tonnes"]), row(0.26, ["T-01 north", "14", "560"]), row(0.32, ["T-02 south", "11", "440"])],
+      }),
+    };
+    const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
+    expect(page.elements.map((e) => e.type)).toEqual(["table"]);
+    expect(page.elements[0]!.content).toBe(["| Truck | Loads | Tonnes |", "|---|---|---|", "| T-01 north | 14 | 560 |", "| T-02 south | 11 | 440 |"].join("\n"));
+    expect(page.elements[0]!.metadata?.ocr).toBe(true);
+  });
+});
+
+describe("the parts on their own", () => {
+  const style: LayoutStyle = { body: 10, headingSizes: [], headingRatio: 1.2, monoIsCode: true };
+  const run = (text: string, x0: number, baseline: number, extra: Partial<Run> = {}): Run => ({ text, x0, x1: x0 + text.length * 5, baseline, size: 10, ...extra });
+
+  test("right-to-left lines read right to left, Latin words and numbers inside keep their order", () => {
+    // Visual order on the page, left to right: "PDF 2024" sits at the left end of an Arabic line.
+    const items = [
+      { text: "PDF", x0: 10, x1: 30, size: 10 },
+      { text: "2024", x0: 35, x1: 55, size: 10 },
+      { text: "ملف", x0: 60, x1: 80, size: 10, rtl: true },
+      { text: "هذا", x0: 85, x1: 105, size: 10, rtl: true },
+    ];
+    expect(logicalText(items)).toBe("هذا ملف PDF 2024");
+    expect(rightToLeft("هذا ملف PDF")).toBe(true);
+    expect(rightToLeft("This is a PDF ملف")).toBe(false);
+    // The lam-alef ligature (one presentation-form code point) becomes its two letters, in order.
+    expect(logicalText([{ text: "\uFEFB", x0: 0, x1: 10, size: 10, rtl: true }])).toBe("\u0644\u0627");
+    // Whole lines: cells right to left.
+    const line = buildLines([run("שלום", 300, 100, { rtl: true }), run("עולם", 200, 100, { rtl: true })])[0]!;
+    expect(line.text).toBe("שלום עולם");
+  });
+
+  test("fonts named bold or italic, and pdf.js's flags", () => {
+    expect(fontInfo("AAEWKY+NimbusRomNo9L-Medi", {})).toMatchObject({ name: "NimbusRomNo9L-Medi", bold: true, italic: false });
+    expect(fontInfo("Arial-BoldItalicMT", {})).toMatchObject({ bold: true, italic: true });
+    expect(fontInfo("CMBX10", {})).toMatchObject({ bold: true });
+    expect(fontInfo("Helvetica", { bold: true })).toMatchObject({ bold: true });
+    expect(fontInfo("TimesNewRomanPSMT", {})).toMatchObject({ bold: false, italic: false });
+  });
+
+  test("an operator list's strokes and thin fills become rules; other paths shapes; images boxes", () => {
+    const ops = Object.fromEntries(
+      ["save", "restore", "transform", "paintFormXObjectBegin", "paintFormXObjectEnd", "beginGroup", "endGroup", "paintImageXObject", "paintInlineImageXObject", "paintImageMaskXObject", "paintSolidColorImageMask", "paintImageXObjectRepeat", "paintImageMaskXObjectRepeat", "constructPath", "stroke", "closeStroke", "fill", "eoFill", "fillStroke", "eoFillStroke", "closeFillStroke", "closeEOFillStroke", "setLineWidth", "setFillRGBColor", "setStrokeRGBColor"].map((k, i) => [k, i + 1]),
+    ) as unknown as Ops;
+    const path = (...n: number[]) => [new Float32Array(n)];
+    const list = {
+      fnArray: [ops.constructPath, ops.constructPath, ops.constructPath, ops.save, ops.transform, ops.paintImageXObject, ops.restore],
+      argsArray: [
+        [ops.stroke, path(0, 10, 800, 1, 200, 800), null], // a horizontal line at y 800 (PDF space)
+        [ops.fill, path(0, 100, 700, 1, 100.5, 700, 1, 100.5, 600, 1, 100, 600, 4), null], // a thin filled rectangle: a vertical rule
+        [ops.fill, path(0, 300, 300, 1, 400, 300, 1, 350, 380, 4), null], // a triangle
+        null,
+        [50, 0, 0, 40, 20, 20],
+        ["img_1", 50, 40],
+        null,
+      ],
+    };
+    // The viewport of an A4 page: y flips.
+    const g = pageGraphics(ops, list, [1, 0, 0, -1, 0, 842], { width: 595, height: 842 });
+    expect(g.horizontal).toEqual([{ x0: 10, x1: 200, y0: 42, y1: 42 }]);
+    expect(g.vertical).toEqual([{ x0: 100.25, x1: 100.25, y0: 142, y1: 242 }]);
+    expect(g.shapes).toEqual([{ x0: 300, y0: 462, x1: 400, y1: 542 }]);
+    expect(g.images).toEqual([{ x0: 20, y0: 782, x1: 70, y1: 822 }]);
+  });
+
+  test("a grid with a missing inner rule merges the two cells it separated", () => {
+    // Two rows by three columns; the rule between columns 2 and 3 stops at the first row's bottom.
+    const h = [0, 20, 40].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [
+      { x0: 0, x1: 0, y0: 0, y1: 40 },
+      { x0: 100, x1: 100, y0: 0, y1: 40 },
+      { x0: 200, x1: 200, y0: 20, y1: 40 },
+      { x0: 300, x1: 300, y0: 0, y1: 40 },
+    ];
+    const runs = [run("Name", 5, 15), run("Reading", 120, 15), run("Pump", 5, 35), run("4.1", 105, 35), run("OK", 205, 35)];
+    const [table] = ruledTables(runs, h, v);
+    expect(table!.rows).toEqual([
+      ["Name", "Reading", ""],
+      ["Pump", "4.1", "OK"],
+    ]);
+    expect(table!.spans).toEqual([{ row: 0, col: 1, rowspan: 1, colspan: 2 }]);
+  });
+
+  test("aligned numbers with signs and ± are a table; a display formula on two baselines is not", () => {
+    const row = (y: number, cells: string[]) => cells.map((c, i) => run(c, 50 + i * 120, y));
+    const data = buildLines([...row(100, ["Site", "Mean", "Range"]), ...row(114, ["North", "−3.2", "4.1 ± 0.2"]), ...row(128, ["South", "−1.0", "2.2 ± 0.3"])]);
+    expect(unruledTables(data).map((t) => t.rows)).toEqual([
+      [
+        ["Site", "Mean", "Range"],
+        ["North", "−3.2", "4.1 ± 0.2"],
+        ["South", "−1.0", "2.2 ± 0.3"],
+      ],
+    ]);
+    const formula = buildLines([run("∂w", 100, 100), run("2", 220, 100), run("∂t", 100, 112), run("= γu + δv − w", 220, 112)]);
+    expect(unruledTables(formula)).toEqual([]);
+  });
+
+  test("a frame around a paragraph is not a table", () => {
+    const h = [0, 40].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 40 }));
+    expect(ruledTables([run("Only one cell of text here", 5, 20)], h, v)).toEqual([]);
+  });
+
+  test("reading order: a column that ends early is read before the other, a full-width block breaks the columns", () => {
+    const atom = (name: string, x0: number, y0: number, x1: number, y1: number) => ({ name, x0, y0, x1, y1, chars: 40 });
+    const atoms = [
+      atom("title", 50, 10, 540, 30),
+      ...[0, 1, 2, 3].map((i) => atom(`L${i}`, 50, 50 + i * 14, 280, 60 + i * 14)),
+      ...[0, 1].map((i) => atom(`R${i}`, 310, 50 + i * 14, 540, 60 + i * 14)),
+      atom("table", 50, 120, 540, 200),
+      atom("after", 50, 210, 540, 220),
+    ];
+    const order = readingOrder(atoms, 595).flat().map((a) => a.name);
+    expect(order).toEqual(["title", "L0", "L1", "L2", "L3", "R0", "R1", "table", "after"]);
+  });
+
+  test("a page laid out from runs: bold body-size line is a heading, numbered Korean heading too", () => {
+    const runs = [
+      run("Overview", 50, 50, { bold: true }),
+      run("The first paragraph has enough words to read as prose on its line.", 50, 64),
+      run("1 들어가며", 50, 90),
+      run("Another paragraph follows the numbered heading in plain text.", 50, 104),
+    ];
+    const elements = layoutPage(runs, 595, 842, style);
+    expect(elements.map((e) => [e.type, e.content.slice(0, 12)])).toEqual([
+      ["heading", "Overview"],
+      ["paragraph", "The first pa"],
+      ["heading", "1 들어가며"],
+      ["paragraph", "Another para"],
+    ]);
+  });
+});

@@ -1,0 +1,287 @@
+/**
+ * Generated PDFs whose layout is known exactly, with their truth: every element drawn is recorded
+ * (type, normalized box, text, and a table's cells), and so is the reading order of the words.
+ * The tests check single constructs on them; scripts/bench/digitization.ts scores whole pages.
+ *
+ * Constructs: a full-width title and abstract over two columns, numbered bold headings of body size,
+ * paragraphs that end on a short line and start indented, bulleted / checkbox / numbered lists with
+ * wrapped items, a footnote "1) ...", a running header and page number on every page, a ruled table
+ * with a spanning header, an unruled table, a vector drawing with its caption, form rows.
+ */
+import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from "pdf-lib";
+import { wrap } from "./documents.ts";
+
+export type TruthType = "heading" | "paragraph" | "list" | "table" | "figure" | "key_value";
+
+export interface TruthElement {
+  page: number;
+  type: TruthType;
+  /** Normalized 0-1, origin top-left. */
+  box: { x: number; y: number; w: number; h: number };
+  text: string;
+  /** Tables: dense rows of cell text ("" under a spanning cell). */
+  rows?: string[][];
+}
+
+export interface LayoutFixture {
+  name: string;
+  bytes: Uint8Array;
+  pages: number;
+  elements: TruthElement[];
+  /** The words of each page in reading order (running headers and page numbers left out). */
+  order: string[][];
+}
+
+const W = 595;
+const H = 842;
+const WORDS =
+  "pump valve turbine inspection pressure quarry conveyor crusher bearing seal gasket flange boiler compressor filter motor gearbox sensor relay breaker cable drum hopper screen feeder chute silo pallet".split(" ");
+
+interface Ink {
+  x0: number;
+  x1: number;
+  top: number;
+  bottom: number;
+}
+
+/** Draws pages and records what it drew. Coordinates here are top-left, in points. */
+class Sheet {
+  elements: TruthElement[] = [];
+  order: string[][] = [];
+  page!: PDFPage;
+  n = 0;
+  private seed = 11;
+  constructor(
+    readonly pdf: PDFDocument,
+    readonly font: PDFFont,
+    readonly bold: PDFFont,
+    readonly dingbats: PDFFont,
+  ) {}
+
+  newPage(header?: string) {
+    this.page = this.pdf.addPage([W, H]);
+    this.n++;
+    this.order.push([]);
+    if (header) {
+      this.page.drawText(header, { x: 50, y: H - 30, size: 8, font: this.font, color: rgb(0.3, 0.3, 0.3) });
+      this.page.drawText(String(this.n), { x: W / 2, y: 25, size: 8, font: this.font });
+    }
+  }
+
+  words(n: number): string {
+    return Array.from({ length: n }, () => WORDS[((this.seed = (this.seed * 1103515245 + 12345) >>> 0) >>> 16) % WORDS.length]!).join(" ");
+  }
+
+  /** One line of text with its baseline at `y` (from the top); returns its ink box. */
+  text(s: string, x: number, y: number, size: number, font = this.font, inOrder = true): Ink {
+    this.page.drawText(s, { x, y: H - y, size, font, color: rgb(0, 0, 0) });
+    if (inOrder) this.order.at(-1)!.push(...s.split(/\s+/).filter(Boolean));
+    return { x0: x, x1: x + font.widthOfTextAtSize(s, size), top: y - size * 0.72, bottom: y + size * 0.21 };
+  }
+
+  record(type: TruthType, inks: Ink[], text: string, rows?: string[][]) {
+    const x0 = Math.min(...inks.map((i) => i.x0));
+    const x1 = Math.max(...inks.map((i) => i.x1));
+    const top = Math.min(...inks.map((i) => i.top));
+    const bottom = Math.max(...inks.map((i) => i.bottom));
+    this.elements.push({ page: this.n, type, box: { x: x0 / W, y: top / H, w: (x1 - x0) / W, h: (bottom - top) / H }, text, ...(rows ? { rows } : {}) });
+  }
+
+  /** A paragraph: wrapped to `chars` characters a line, the first line indented when asked. Returns the next baseline. */
+  paragraph(words: string, x: number, y: number, chars: number, size = 10, indent = 0, lead = 1.25): number {
+    const inks: Ink[] = [];
+    wrap(words, chars).forEach((line, i) => inks.push(this.text(line, x + (i === 0 ? indent : 0), y + i * size * lead, size)));
+    this.record("paragraph", inks, words);
+    return y + inks.length * size * lead;
+  }
+
+  heading(s: string, x: number, y: number, size: number, bold = true): number {
+    this.record("heading", [this.text(s, x, y, size, bold ? this.bold : this.font)], s);
+    return y;
+  }
+
+  /** List items, each wrapped; continuation lines are indented under the item's text. */
+  list(items: string[], marker: (i: number) => string, x: number, y: number, chars: number, size = 10, glyph = false): number {
+    const inks: Ink[] = [];
+    items.forEach((item, i) => {
+      const m = marker(i);
+      if (glyph) {
+        this.page.drawText(m, { x, y: H - y, size, font: this.dingbats });
+        inks.push({ x0: x, x1: x + size * 0.8, top: y - size * 0.72, bottom: y + size * 0.21 });
+      } else inks.push(this.text(m, x, y, size));
+      wrap(item, chars).forEach((line, j) => {
+        inks.push(this.text(line, x + 14, y, size));
+        y += size * 1.25;
+        void j;
+      });
+      y += size * 0.3;
+    });
+    this.record("list", inks, items.join(" "));
+    return y;
+  }
+
+  /**
+   * A table: rows of cells at column x positions. Ruled draws the grid (a box around every cell,
+   * a spanning cell `span` over the first row's columns 1..n). Returns the y under the table.
+   */
+  table(rows: string[][], xs: number[], right: number, y: number, ruled: boolean, size = 9, spanHeader = false): number {
+    const rowH = size * 2;
+    const inks: Ink[] = [];
+    const top = y;
+    rows.forEach((row, r) => {
+      const base = y + rowH * 0.65;
+      row.forEach((cell, c) => {
+        if (!cell) return;
+        inks.push(this.text(cell, xs[c]! + 4, base, size, r === 0 ? this.bold : this.font));
+      });
+      y += rowH;
+    });
+    if (ruled) {
+      const line = (x0: number, y0: number, x1: number, y1: number) => this.page.drawLine({ start: { x: x0, y: H - y0 }, end: { x: x1, y: H - y1 }, thickness: 0.6, color: rgb(0, 0, 0) });
+      for (let r = 0; r <= rows.length; r++) {
+        const yy = top + r * rowH;
+        // Under a spanning header the rule between its columns is left out.
+        line(xs[0]!, yy, right, yy);
+      }
+      for (let c = 0; c <= xs.length; c++) {
+        const xx = c < xs.length ? xs[c]! : right;
+        const from = spanHeader && c === 2 ? top + rowH : top;
+        line(xx, from, xx, top + rows.length * rowH);
+      }
+      inks.push({ x0: xs[0]!, x1: right, top, bottom: y });
+    } else {
+      inks.push({ x0: xs[0]!, x1: Math.max(...inks.map((i) => i.x1)), top: inks[0]!.top, bottom: inks.at(-1)!.bottom });
+    }
+    const text = rows.flat().filter(Boolean).join(" ");
+    this.record("table", inks, text, rows);
+    return y;
+  }
+
+  /** A vector drawing (filled bars and axes), no text in it. */
+  drawing(x: number, y: number, w: number, h: number) {
+    this.page.drawLine({ start: { x, y: H - y - h }, end: { x: x + w, y: H - y - h }, thickness: 1 });
+    this.page.drawLine({ start: { x, y: H - y - h }, end: { x, y: H - y }, thickness: 1 });
+    for (let i = 0; i < 5; i++) {
+      const bh = h * (0.3 + 0.13 * i);
+      this.page.drawRectangle({ x: x + 8 + i * (w / 5.5), y: H - y - h, width: w / 8, height: bh, color: rgb(0.2 + i * 0.1, 0.4, 0.7) });
+    }
+    this.record("figure", [{ x0: x, x1: x + w, top: y, bottom: y + h }], "");
+  }
+}
+
+async function sheet(): Promise<Sheet> {
+  const pdf = await PDFDocument.create();
+  return new Sheet(pdf, await pdf.embedFont(StandardFonts.TimesRoman), await pdf.embedFont(StandardFonts.TimesRomanBold), await pdf.embedFont(StandardFonts.ZapfDingbats));
+}
+
+/** Two pages of a two-column article: title and abstract full width, columns below, header and page numbers. */
+export async function articlePdf(): Promise<LayoutFixture> {
+  const s = await sheet();
+  const header = "Journal of Quarry Engineering 12 (2026)";
+  s.newPage(header);
+  s.heading("Wear of Conveyor Idlers in Hard Rock Quarries", 50, 80, 18);
+  s.paragraph(`Abstract. ${s.words(60)}.`, 50, 115, 110, 9);
+  const L = 50;
+  const R = 312;
+  const C = 50;
+  // Left column.
+  let y = 185;
+  s.heading("1 Introduction", L, y, 10);
+  y = s.paragraph(`${s.words(70)}.`, L, y + 16, C, 10, 10);
+  y = s.paragraph(`${s.words(50)}.`, L, y, C, 10, 10);
+  y = s.list([`${s.words(14)}.`, `${s.words(6)}.`, `${s.words(16)}.`], () => "•", L, y + 6, C - 4);
+  s.heading("2 Method", L, y + 12, 10);
+  y = s.paragraph(`${s.words(60)}.`, L, y + 28, C, 10, 10);
+  y = s.list([`${s.words(10)}.`, `${s.words(12)}.`], (i) => `${i + 1}.`, L, y + 6, C - 4);
+  s.paragraph(`1) ${s.words(18)}.`, L, 770, C + 10, 8);
+  // Right column.
+  y = 185;
+  s.heading("2.1 Sampling", R, y, 10);
+  y = s.paragraph(`${s.words(80)}.`, R, y + 16, C, 10, 10);
+  y = s.list([`${s.words(9)}.`, `${s.words(13)}.`, `${s.words(7)}.`], () => "❑", R, y + 6, C - 4, 10, true);
+  s.heading("2.2 Measurements", R, y + 12, 10);
+  y = s.paragraph(`${s.words(90)}.`, R, y + 28, C, 10, 10);
+  s.paragraph(`${s.words(40)}.`, R, y, C, 10, 10);
+
+  s.newPage(header);
+  s.heading("3 Results", L, 70, 10);
+  y = s.paragraph(`${s.words(60)}.`, L, 86, 110, 10, 10);
+  s.paragraph("Table 1: Idler wear by site and belt speed.", L, y + 8, 110, 9);
+  y = s.table(
+    [
+      ["Site", "Belt speed", "", "Wear"],
+      ["", "m/s", "ft/min", "mm/yr"],
+      ["North pit", "2.5", "492", "0.8"],
+      ["South pit", "3.1", "610", "1.1"],
+      ["Harbour", "4.0", "787", "1.9"],
+    ],
+    [50, 200, 300, 400],
+    545,
+    y + 16,
+    true,
+    9,
+    true,
+  );
+  s.drawing(L, y + 20, 220, 150);
+  s.paragraph("Figure 1: Wear against belt speed for the three sites.", L, y + 188, 50, 9);
+  s.heading("4 Discussion", R, y + 28, 10);
+  let r = s.paragraph(`${s.words(55)}.`, R, y + 44, C, 10, 10);
+  r = s.paragraph(`${s.words(45)}.`, R, r, C, 10, 10);
+  y = Math.max(y + 205, r) + 20;
+  s.paragraph("Table 2: Spare parts held per site.", L, y, 110, 9);
+  s.table(
+    [
+      ["Part", "North", "South", "Harbour"],
+      ["Idler", "120", "80", "45"],
+      ["Belt splice kit", "6", "4", "9"],
+      ["Pulley lagging", "2", "2", "1"],
+    ],
+    [50, 220, 330, 440],
+    545,
+    y + 10,
+    false,
+    9,
+  );
+  return { name: "two-column article", bytes: await s.pdf.save(), pages: 2, elements: s.elements, order: s.order };
+}
+
+/** One page of an inspection form: a heading, form rows, `label: value` lines, a checkbox list, a ruled table. */
+export async function formPdf(): Promise<LayoutFixture> {
+  const s = await sheet();
+  s.newPage();
+  s.heading("Site Inspection Form", 50, 70, 16);
+  const rows: [string, string][] = [
+    ["Inspector", "Dana Whitfield"],
+    ["Site", "North pit, bench 4"],
+    ["Date of visit", "12 March 2026"],
+  ];
+  const inks = rows.map(([k, v], i) => {
+    const a = s.text(k, 50, 110 + i * 16, 10, s.bold);
+    const b = s.text(v, 170, 110 + i * 16, 10);
+    return { ...a, x1: b.x1 };
+  });
+  s.record("key_value", inks, rows.flat().join(" "));
+  const lines = ["Weather: dry, 14 degrees", "Shift supervisor: Omar Haddad", "Permit number: QP-2291"];
+  s.record("key_value", lines.map((l, i) => s.text(l, 50, 175 + i * 14, 10)), lines.join(" "));
+  s.heading("Checks", 50, 240, 12);
+  s.list(["Guards fitted on all tail pulleys", "Emergency stop cords tested along the full length of the belt", "Walkways clear of spillage"], () => "❏", 50, 260, 80, 10, true);
+  s.heading("Readings", 50, 330, 12);
+  s.table(
+    [
+      ["Point", "Vibration mm/s", "Temperature C", "Status"],
+      ["Head pulley", "2.1", "48", "OK"],
+      ["Tail pulley", "4.7", "61", "Watch"],
+      ["Drive motor", "1.2", "55", "OK"],
+    ],
+    [50, 180, 310, 430],
+    545,
+    345,
+    true,
+  );
+  s.paragraph(`Notes. ${s.words(45)}.`, 50, 450, 100, 10);
+  return { name: "inspection form", bytes: await s.pdf.save(), pages: 1, elements: s.elements, order: s.order };
+}
+
+export async function layoutFixtures(): Promise<LayoutFixture[]> {
+  return [await articlePdf(), await formPdf()];
+}

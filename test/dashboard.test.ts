@@ -48,6 +48,15 @@ async function signIn(page: Page): Promise<void> {
   await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
 }
 
+/** Opens the dashboard at `url` and signs in with `key` through the page's key form. */
+async function signInWithKey(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(url);
+  await page.getByRole("button", { name: "Use an API key instead" }).click();
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+}
+
 test("a wrong key is refused with the server's reason", async () => {
   const page = await browser.newPage();
   try {
@@ -161,11 +170,7 @@ test("select files, tag them, delete them and undo; search documents; a large fi
   for (const id of ids) await processed(tenant, id, 120_000);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await page.goto(server.url);
-    await page.getByRole("button", { name: "Use an API key instead" }).click();
-    await page.getByLabel("API key").fill(tenant.key);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await signInWithKey(page, server.url, tenant.key);
     await page.getByText("2 files").waitFor({ timeout: 30_000 });
 
     // Select both with the keyboard-reachable checkboxes, tag them, then delete and undo.
@@ -251,11 +256,7 @@ test("a web page saved from the upload page shows its site, crawl and page image
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await page.goto(linkServer.url);
-    await page.getByRole("button", { name: "Use an API key instead" }).click();
-    await page.getByLabel("API key").fill(tenant.key);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await signInWithKey(page, linkServer.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
     await page.getByLabel("Save a web page").fill(`http://127.0.0.1:${site.port}/article`);
     await page.getByRole("button", { name: "Save link" }).click();
@@ -363,11 +364,7 @@ test("a cloud drive is connected in a popup, browsed, and a file imported from i
     stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: new Uint8Array(await textImage(["QUAY WALL"], 800, 300)) });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
-      await page.goto(stack.server.url);
-      await page.getByRole("button", { name: "Use an API key instead" }).click();
-      await page.getByLabel("API key").fill(tenant.key);
-      await page.getByRole("button", { name: "Sign in", exact: true }).click();
-      await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+      await signInWithKey(page, stack.server.url, tenant.key);
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Cloud drives" }).click();
       const [popup] = await Promise.all([page.waitForEvent("popup"), page.getByRole("button", { name: "Connect Google Drive" }).click()]);
       await popup.waitForSelector("#allow", { timeout: 30_000 });
@@ -396,11 +393,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
   await tenant.api.form("/files/upload", form);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await page.goto(server.url);
-    await page.getByRole("button", { name: "Use an API key instead" }).click();
-    await page.getByLabel("API key").fill(tenant.key);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await signInWithKey(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Schemas" }).click();
     await page.getByLabel("Name", { exact: true }).fill("Listing");
     // Not JSON: said by the page. JSON the server refuses: its reason is shown.
@@ -490,11 +483,7 @@ test("several files go up as one batch whose results arrive per file over the se
   const existingId = (await tenant.api.form("/files/upload", first)).body.image_id;
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await page.goto(server.url);
-    await page.getByRole("button", { name: "Use an API key instead" }).click();
-    await page.getByLabel("API key").fill(tenant.key);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
-    await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+    await signInWithKey(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
     const files = [
       ...Array.from({ length: 6 }, (_, i) => ({ name: `note-${i}.txt`, mimeType: "text/plain", buffer: Buffer.from(`Batch note number ${i}.\n`) })),

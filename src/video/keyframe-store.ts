@@ -62,7 +62,7 @@ export function keyframesOf(ctx: Pick<AppContext, "db">, fileId: string): Stored
     }));
 }
 
-/** Times of the given keyframes of one file, by index. */
+/** The time of every keyframe of these files, by its vector item id. */
 export function keyframeTimes(ctx: Pick<AppContext, "db">, fileIds: string[]): Map<string, number> {
   const rows = ctx.db
     .query<{ file_id: string; frame_index: number; time_seconds: number }, [string]>(

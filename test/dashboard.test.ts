@@ -11,7 +11,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
 import { reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
-import { processed } from "./support/polling.ts";
+import { pollApi, processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack } from "./support/cloud-setup.ts";
 import { insertFileRow } from "./support/rows.ts";
@@ -167,7 +167,11 @@ test("select files, tag them, delete them and undo; search documents; a large fi
     form.append("file", new File([text], name));
     ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
   }
-  for (const id of ids) await processed(tenant, id, 120_000);
+  for (const id of ids) {
+    await processed(tenant, id, 120_000);
+    // A document cannot be deleted while its chunks are embedded (409 by the spec); that runs after processing.
+    await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded`, timeoutMs: 120_000 });
+  }
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     await signInWithKey(page, server.url, tenant.key);

@@ -43,11 +43,14 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
   const remove = () =>
     run(async () => {
       const ids = selected.map((f) => f.id);
-      const answer = await api("/files/batch-delete", { method: "POST", body: { file_ids: ids } });
-      const deleted = (answer.deleted as { id?: string; file_id?: string }[]).map((d) => d.id ?? d.file_id!);
-      onDone(`Deleted ${deleted.length} file(s)`, async () => {
+      const answer = await api<{ deleted: { id: string }[]; failed: { id: string; message: string }[] }>("/files/batch-delete", { method: "POST", body: { file_ids: ids } });
+      const deleted = answer.deleted.map((d) => d.id);
+      // A document being embedded cannot be deleted yet (409 FILE_BUSY): say which and why.
+      const refused = answer.failed.map((f) => `${selected.find((s) => s.id === f.id)?.filename ?? f.id}: ${f.message}`);
+      const message = `Deleted ${deleted.length} file(s)${refused.length ? `; not deleted: ${refused.join("; ")}` : ""}`;
+      onDone(message, deleted.length ? async () => {
         for (const id of deleted) await api(`/files/${id}/restore`, { method: "POST" });
-      });
+      } : undefined);
     });
   return (
     <div class="batch" role="region" aria-label="Selected files">

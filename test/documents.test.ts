@@ -287,10 +287,10 @@ describe("POST /files/search (hybrid, with the built-in text model)", () => {
     const stranger = server.tenant();
     expect((await stranger.api.post("/files/search", { query: "VX-4471" })).body.results).toEqual([]);
     const copy = await uploadDoc(tenant, await bytesOf(reportPdf()), "copy.pdf");
-    await processed(tenant, copy);
+    await embedded(tenant, copy);
     const before = (await tenant.api.post("/files/search", { query: "VX-4471" })).body.results.map((r: { document_id: string }) => r.document_id);
     expect(before).toContain(copy);
-    await tenant.api.delete(`/files/${copy}`);
+    expect((await tenant.api.delete(`/files/${copy}`)).status).toBe(200);
     const after = (await tenant.api.post("/files/search", { query: "VX-4471" })).body.results.map((r: { document_id: string }) => r.document_id);
     expect(after).not.toContain(copy);
     expect(after).toContain(reportId);
@@ -535,11 +535,11 @@ describe("purge", () => {
   test("purging a deleted document removes its pages, chunks, keyword index rows and vectors", async () => {
     const tenant = server.tenant();
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "purge.pdf");
-    await processed(tenant, id);
+    await embedded(tenant, id);
     const db = server.ctx.db;
     const seqs = db.query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM document_chunks WHERE file_id = ?").all(id);
     expect(seqs.length).toBeGreaterThan(0);
-    await tenant.api.delete(`/files/${id}`);
+    expect((await tenant.api.delete(`/files/${id}`)).status).toBe(200);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     expect(db.query("SELECT count(*) AS n FROM document_chunks WHERE file_id = ?").get(id)).toEqual({ n: 0 });

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
-import { reportPdf } from "./support/documents.ts";
+import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
@@ -509,3 +509,52 @@ test("several files go up as one batch whose results arrive per file over the se
     await page.close();
   }
 }, 180_000);
+
+test("a failed file is retried from the Activity page (and completes) and from its own page (and fails again, saying why)", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const upload = async (bytes: Uint8Array, name: string) => {
+    const form = new FormData();
+    form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
+    return (await tenant.api.form("/files/upload", form)).body.image_id as string;
+  };
+  const broken = await upload(corruptPdf(), "broken.pdf");
+  // A document whose stored original went missing fails; with the original put back, a retry completes it.
+  const text = "Quay wall inspection, second visit.\n";
+  const quay = await upload(new TextEncoder().encode(text), "quay.txt");
+  await processed(tenant, broken, 120_000);
+  await processed(tenant, quay, 120_000);
+  await pollApi(tenant, `/files/${quay}/processing-status`, (res) => ["completed", "failed"].includes(res.body.embedding_status), { what: "quay.txt's chunks to be embedded", timeoutMs: 120_000 });
+  const key = server.ctx.files.byId(quay)!.blob_key!;
+  await server.ctx.blobs.delete(key);
+  expect((await tenant.api.post(`/files/${quay}/reprocess`)).status).toBe(202);
+  expect((await processed(tenant, quay, 120_000)).processing_status).toBe("failed");
+  await server.ctx.blobs.put(key, new TextEncoder().encode(text), "text/plain");
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signInWithKey(page, server.url, tenant.key);
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
+    const failedTable = page.locator("table.failed-files");
+    await failedTable.getByRole("row", { name: /quay\.txt/ }).waitFor({ timeout: 30_000 });
+    await failedTable.getByRole("row", { name: /broken\.pdf/ }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "activity-failed.png"), fullPage: true });
+    await page.getByRole("button", { name: "Retry quay.txt" }).click();
+    await page.getByText("quay.txt is queued again").waitFor({ timeout: 30_000 });
+    const done = await processed(tenant, quay, 120_000);
+    expect([done.processing_status, done.processing_error]).toEqual(["completed", null]);
+    await failedTable.getByRole("row", { name: /quay\.txt/ }).waitFor({ state: "detached", timeout: 30_000 });
+
+    // broken.pdf's own page says why it failed; Retry runs it again, and the page shows the new outcome.
+    const firstJob = (await tenant.api.get(`/files/uploads-status/${broken}`)).body.processing_ids[0];
+    await failedTable.getByRole("link", { name: "broken.pdf" }).click();
+    await page.getByRole("heading", { name: "broken.pdf" }).waitFor({ timeout: 30_000 });
+    await page.locator(".failed").getByText("Processing failed").waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "file-failed.png"), fullPage: true });
+    await page.locator(".failed").getByRole("button", { name: "Retry" }).click();
+    await pollApi(tenant, `/files/uploads-status/${broken}`, (res) => res.body.processing_ids[0] !== firstJob, { what: "broken.pdf to get a new processing job", timeoutMs: 30_000 });
+    expect((await processed(tenant, broken, 120_000)).processing_status).toBe("failed");
+    await page.waitForFunction(() => !document.querySelector(".processing") && document.querySelector(".failed")?.textContent?.includes("Processing failed"), null, { timeout: 60_000 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);

@@ -193,15 +193,50 @@ function Editor({ file, onSaved }: { file: any; onSaved: (file: any) => void }) 
   );
 }
 
+/** A failed file says why, with a Retry that runs its processing again (POST /files/{id}/reprocess). */
+function FailedNotice({ file, onRetried }: { file: any; onRetried: () => void }) {
+  const [status, setStatus] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function retry() {
+    setBusy(true);
+    try {
+      await api(`/files/${file.id}/reprocess`, { method: "POST" });
+      setStatus("Queued again");
+      onRetried();
+    } catch (err) {
+      setStatus(err instanceof ApiFailure ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class="failed" role="alert">
+      <p>
+        <strong>Processing failed</strong>
+        {file.processing_error ? `: ${file.processing_error}` : ""}
+        {file.media_type === "link" && file.crawl_error ? ` (${file.crawl_error})` : ""}
+      </p>
+      <button type="button" onClick={retry} disabled={busy}>
+        Retry
+      </button>
+      {status ? <span role="status"> {status}</span> : null}
+    </div>
+  );
+}
+
 export function FileDetail({ id }: { id: string }) {
   const [file, setFile] = useState<any>(null);
   const [similar, setSimilar] = useState<any[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [processing, setProcessing] = useState<string | null>(null);
+  // Bumped by a retry: the page watches the new processing run as it watched the first.
+  const [round, setRound] = useState(0);
   useEffect(() => {
     let stopped = false;
-    setFile(null);
-    setSimilar([]);
+    if (round === 0) {
+      setFile(null);
+      setSimilar([]);
+    }
     const show = () => {
       api(`/files/${id}`).then((f) => !stopped && setFile(f), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
       api(`/files/${id}/similar?limit=8`).then((r) => !stopped && setSimilar(r.items), () => setSimilar([]));
@@ -223,7 +258,7 @@ export function FileDetail({ id }: { id: string }) {
     return () => {
       stopped = true;
     };
-  }, [id]);
+  }, [id, round]);
   // A link's page images are files of their own, analysed after the crawl: look again until they have pictures.
   const imagesPending = file?.media_type === "link" && (file.extracted_images ?? []).some((i: any) => !i.thumbnail_url && i.variant_status !== "failed");
   useEffect(() => {
@@ -243,7 +278,8 @@ export function FileDetail({ id }: { id: string }) {
       <p>
         <a href="#/library">← Library</a>
       </p>
-      <h1 id="file-title">{name}</h1>
+      <h1 id="file-title" tabIndex={-1}>{name}</h1>
+      {file.processing_status === "failed" && !processing ? <FailedNotice file={file} onRetried={() => (setProcessing("queued"), setRound((r) => r + 1))} /> : null}
       {processing ? (
         <p class="processing" role="status">
           Analysing ({processing})…

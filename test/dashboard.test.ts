@@ -365,7 +365,9 @@ test("a cloud drive is connected in a popup, browsed, and a file imported from i
   try {
     const tenant = stack.server.tenant({ tier: "CUSTOM" });
     const folder = stack.drive.add({ name: "Site photos", mimeType: "application/vnd.google-apps.folder" });
-    stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: new Uint8Array(await textImage(["QUAY WALL"], 800, 300)) });
+    const quayBytes = new Uint8Array(await textImage(["QUAY WALL"], 800, 300));
+    stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: quayBytes });
+    const exportsFolder = stack.drive.add({ name: "Exports", mimeType: "application/vnd.google-apps.folder" });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
       await signInWithKey(page, stack.server.url, tenant.key);
@@ -382,6 +384,32 @@ test("a cloud drive is connected in a popup, browsed, and a file imported from i
       await page.screenshot({ path: join(SHOTS, "cloud.png"), fullPage: true });
       const listed = await tenant.api.get("/files?search=quay");
       expect(listed.body.items.map((f: { filename: string }) => f.filename)).toContain("quay.png");
+
+      // Back the other way: the file, selected in the library, is sent to a new folder inside "Exports".
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Library" }).click();
+      await page.getByLabel("Select quay.png").check({ timeout: 30_000 });
+      await page.getByRole("region", { name: "Selected files" }).getByRole("button", { name: "Send to drive" }).click();
+      const form = page.getByRole("form", { name: "Send to drive" });
+      await expect(form.getByLabel("Drive").inputValue({ timeout: 30_000 })).resolves.toBeTruthy();
+      await form.getByRole("button", { name: "Open folder Exports" }).click();
+      await form.locator('[aria-current="location"]').filter({ hasText: "Exports" }).waitFor({ timeout: 30_000 });
+      await form.getByLabel(/New folder inside it/).fill("From Mediabox");
+      await page.screenshot({ path: join(SHOTS, "send-to-drive.png"), fullPage: true });
+      await form.getByRole("button", { name: "Send 1 file here" }).click();
+      await page.getByText(`Sent 1 file(s) to ${ACCOUNT.email}`).waitFor({ timeout: 120_000 });
+      const created = [...stack.drive.files.values()].find((f) => f.name === "From Mediabox");
+      expect(created?.parents).toEqual([exportsFolder]);
+      const arrived = [...stack.drive.files.values()].find((f) => f.name === "quay.png" && f.parents.includes(created!.id));
+      expect(arrived?.bytes && Buffer.from(arrived.bytes).equals(Buffer.from(quayBytes))).toBe(true);
+
+      // From the file's own page, to the drive's top folder.
+      await page.getByRole("link", { name: /quay\.png/ }).first().click();
+      await page.getByRole("heading", { name: "quay.png" }).waitFor({ timeout: 30_000 });
+      await page.getByRole("button", { name: "Send to drive" }).click();
+      await page.getByRole("form", { name: "Send to drive" }).getByRole("button", { name: "Send 1 file here" }).click();
+      await page.getByRole("status").filter({ hasText: "Sent 1 file(s)" }).waitFor({ timeout: 120_000 });
+      expect([...stack.drive.files.values()].some((f) => f.name === "quay.png" && f.parents.includes("root"))).toBe(true);
+      await page.screenshot({ path: join(SHOTS, "file-sent.png"), fullPage: true });
     } finally {
       await page.close();
     }

@@ -1,11 +1,12 @@
 /**
  * One file: its picture with the text OCR read drawn over it, a video with its keyframe strip
  * (each frame seeks the player), a document's text; title, tags and description editable;
- * delete and restore; similar images.
+ * delete and restore; similar images; retry of a failed file; sending it to a cloud drive.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
+import { SendToDrive } from "./send-to-drive.tsx";
 
 type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
 type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };
@@ -231,6 +232,8 @@ export function FileDetail({ id }: { id: string }) {
   const [processing, setProcessing] = useState<string | null>(null);
   // Bumped by a retry: the page watches the new processing run as it watched the first.
   const [round, setRound] = useState(0);
+  const [sending, setSending] = useState(false);
+  const [sent, setSent] = useState<string | null>(null);
   useEffect(() => {
     let stopped = false;
     if (round === 0) {
@@ -344,10 +347,17 @@ export function FileDetail({ id }: { id: string }) {
             Download
           </a>
         ) : null}{" "}
+        {file.media_type !== "link" ? (
+          <button type="button" onClick={() => (setSending(!sending), setSent(null))} aria-expanded={sending}>
+            Send to drive
+          </button>
+        ) : null}{" "}
         <button type="button" class="danger" onClick={remove}>
           Delete
         </button>
       </p>
+      {sending ? <SendToDrive fileIds={[file.id]} onDone={(message) => (setSent(message), setSending(false))} onCancel={() => setSending(false)} /> : null}
+      {sent ? <p class="notice" role="status">{sent}</p> : null}
     </article>
   );
 }

@@ -2,12 +2,14 @@
  * The library: every live file as a grid of thumbnails, narrowed by project or folder, search,
  * media type and sort, in a virtual grid (only the rows near the viewport are in the page); more
  * pages load as the end of the grid comes into view. Files can be
- * selected (checkboxes, keyboard included) for batch tagging, export and deletion (with undo).
+ * selected (checkboxes, keyboard included) for batch tagging, CSV export, sending to a cloud
+ * drive and deletion (with undo).
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
 import { Places, type Place } from "./places.tsx";
+import { SendToDrive } from "./send-to-drive.tsx";
 import { VirtualGrid } from "./virtual-grid.tsx";
 
 const PAGE = 60;
@@ -16,6 +18,7 @@ type Summary = { id: string; media_type: string; title: string | null; filename:
 function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (message: string, undo?: () => Promise<void>) => void; clear: () => void }) {
   const [tag, setTag] = useState("");
   const [busy, setBusy] = useState(false);
+  const [sending, setSending] = useState(false);
   async function run(action: () => Promise<void>) {
     setBusy(true);
     try {
@@ -65,12 +68,16 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
       <button type="button" disabled={busy} onClick={exportCsv}>
         Export CSV
       </button>
+      <button type="button" disabled={busy} onClick={() => setSending(!sending)} aria-expanded={sending}>
+        Send to drive
+      </button>
       <button type="button" class="danger" disabled={busy} onClick={remove}>
         Delete
       </button>
       <button type="button" class="link" onClick={clear}>
         Clear selection
       </button>
+      {sending ? <SendToDrive fileIds={selected.map((f) => f.id)} onDone={(message) => onDone(message)} onCancel={() => setSending(false)} /> : null}
     </div>
   );
 }

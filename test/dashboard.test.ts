@@ -2,7 +2,8 @@
  * The web dashboard end to end, in Debian's chromium driven by playwright-core (no browser
  * download): sign in with the keyboard, upload through the page and watch its progress, find the
  * file in the library, open it and see the text OCR read drawn over the image, edit it, delete
- * it. Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
+ * it; the main flows with the keyboard alone; retry of failed files; sending files to a drive.
+ * Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
@@ -582,6 +583,114 @@ test("a failed file is retried from the Activity page (and completes) and from i
     await pollApi(tenant, `/files/uploads-status/${broken}`, (res) => res.body.processing_ids[0] !== firstJob, { what: "broken.pdf to get a new processing job", timeoutMs: 30_000 });
     expect((await processed(tenant, broken, 120_000)).processing_status).toBe("failed");
     await page.waitForFunction(() => !document.querySelector(".processing") && document.querySelector(".failed")?.textContent?.includes("Processing failed"), null, { timeout: 60_000 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);
+
+/** The focused element as "tag:name" (its aria-label, label or text), "" when nothing is focused. */
+function focused(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return "";
+    const name = el.getAttribute("aria-label") ?? (el as HTMLInputElement).labels?.[0]?.textContent ?? el.textContent ?? "";
+    return `${el.tagName.toLowerCase()}:${name.replace(/\s+/g, " ").trim()}`;
+  });
+}
+
+/** Presses Tab (or Shift+Tab) until the focused element matches; each stop on the way must show its focus. */
+async function tabTo(page: Page, target: RegExp, { back = false, max = 60 } = {}): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press(back ? "Shift+Tab" : "Tab");
+    const seen = await focused(page);
+    const outline = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el || el === document.body) return "none";
+      const style = getComputedStyle(el);
+      return style.outlineStyle === "none" || style.outlineWidth === "0px" ? "none" : `${style.outlineStyle} ${style.outlineWidth}`;
+    });
+    expect({ seen, outline }).not.toEqual({ seen, outline: "none" });
+    if (target.test(seen)) return;
+  }
+  throw new Error(`${target} not reached with ${max} presses of ${back ? "Shift+Tab" : "Tab"}; focus is on "${await focused(page)}"`);
+}
+
+/** Waits until the focus is on the page's heading with this text (focus moves there on navigation). */
+async function headingFocused(page: Page, text: string): Promise<void> {
+  await page.waitForFunction((t) => document.activeElement?.tagName === "H1" && document.activeElement.textContent?.trim() === t, text, { timeout: 30_000 });
+}
+
+test("keyboard only: sign in with a key, open a file and come back, select and delete a file, undo, search", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const ids: string[] = [];
+  for (const [name, text] of [
+    ["lease.txt", "The tenant may terminate this lease with sixty days written notice to the landlord.\n"],
+    ["menu.txt", "Soup of the day, fresh bread and a glass of cider.\n"],
+  ] as const) {
+    const form = new FormData();
+    form.append("file", new File([text], name));
+    ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
+  }
+  for (const id of ids) {
+    await processed(tenant, id, 120_000);
+    // A document cannot be deleted while its chunks are embedded (409 by the spec); that runs after processing.
+    await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded`, timeoutMs: 120_000 });
+  }
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.goto(server.url);
+    await headingFocused(page, "Mediabox");
+    await tabTo(page, /^button:Use an API key instead$/);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.id === "api-key", null, { timeout: 10_000 });
+    await page.keyboard.type(tenant.key);
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "Library");
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+
+    // Into a file and back.
+    await tabTo(page, /^a:.*lease\.txt/);
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "lease.txt");
+    await page.screenshot({ path: join(SHOTS, "keyboard-file.png") });
+    await tabTo(page, /^a:← Library$/, { back: true });
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "Library");
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+
+    // Select menu.txt with Space, reach the selection bar's Delete, then Undo.
+    await tabTo(page, /^input:Select menu\.txt$/);
+    await page.keyboard.press("Space");
+    await page.getByRole("region", { name: "Selected files" }).getByText("1 selected").waitFor({ timeout: 10_000 });
+    await tabTo(page, /^button:Delete$/, { back: true });
+    await page.screenshot({ path: join(SHOTS, "keyboard-selection.png") });
+    await page.keyboard.press("Enter");
+    await page.getByText("Deleted 1 file(s)").waitFor({ timeout: 30_000 });
+    await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(404);
+    // The bar that had focus is gone: focus is on the outcome, one Tab from its Undo.
+    await page.waitForFunction(() => document.activeElement?.classList.contains("notice"), null, { timeout: 10_000 });
+    await tabTo(page, /^button:Undo$/, { max: 1 });
+    await page.keyboard.press("Enter");
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.activeElement?.classList.contains("notice") && document.activeElement.textContent?.includes("Restored"), null, { timeout: 10_000 });
+    expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(200);
+
+    // The main navigation, then a question asked on the search page.
+    await tabTo(page, /^a:Search documents$/, { back: true });
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "Search documents");
+    await tabTo(page, /^input:Question or words$/);
+    await page.keyboard.type("when can the tenant end the lease");
+    await page.keyboard.press("Enter");
+    await page.locator(".passages li").first().waitFor({ timeout: 30_000 });
+    await expect(page.locator(".passages li .source a").first().textContent()).resolves.toBe("lease.txt");
+    await page.screenshot({ path: join(SHOTS, "keyboard-search.png") });
+    // The skip link, first in the page, leads past the navigation to the content.
+    await tabTo(page, /^a:Skip to content$/, { back: true });
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.id === "content", null, { timeout: 10_000 });
+    await tabTo(page, /^input:Question or words$/, { max: 1 });
   } finally {
     await page.close();
   }

@@ -5,7 +5,7 @@
  * selected (checkboxes, keyboard included) for batch tagging, CSV export, sending to a cloud
  * drive and deletion (with undo).
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
 import { Places, type Place } from "./places.tsx";
@@ -98,6 +98,11 @@ export function Library() {
   const [notice, setNotice] = useState<{ message: string; undo?: () => Promise<void> } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
+  const noticeRef = useRef<HTMLParagraphElement>(null);
+  // A batch action removes the bar that had focus: focus goes to its outcome (and its Undo), not to the page's top.
+  useEffect(() => {
+    if (notice) noticeRef.current?.focus();
+  }, [notice]);
 
   async function load(offset: number) {
     const [by, order] = sort.split(":");
@@ -199,7 +204,7 @@ export function Library() {
         </form>
         {error ? <p class="error" role="alert">{error}</p> : null}
         {notice ? (
-          <p class="notice" role="status">
+          <p class="notice" role="status" tabIndex={-1} ref={noticeRef}>
             {notice.message}{" "}
             {notice.undo ? (
               <button

@@ -361,7 +361,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
   }
 }, 240_000);
 
-test("a cloud drive is connected in a popup, browsed, and a file imported from it", async () => {
+test("a cloud drive is connected in a popup, browsed, a file imported from it, and sent back to the drive from the library and from its page", async () => {
   const stack = await startCloudStack();
   try {
     const tenant = stack.server.tenant({ tier: "CUSTOM" });

@@ -1,11 +1,15 @@
 /**
- * POST /files/{id}/reprocess (extension), through real HTTP: a document that failed is queued
- * again and its pipeline runs again (failing again while its cause stays, completing once the
- * cause is gone); a second request while the first is queued is 409; a link is crawled again;
+ * POST /files/{id}/reprocess (extension), through real HTTP: a document, an image or a video that
+ * failed is queued again and its pipeline runs again (failing again while its cause stays,
+ * completing once the cause is gone); a second request while the first is queued is 409; a link is crawled again;
  * another organization's file is 404 and a view-only key 403.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { corruptPdf } from "./support/documents.ts";
+import { textImage } from "./support/images.ts";
+import { defaultProjectId } from "../src/projects/projects.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -70,6 +74,33 @@ test("a document whose original went missing fails; with the original back, repr
   expect(done.extracted_text).toContain("quay wall");
 }, 240_000);
 
+for (const kind of ["image", "video"] as const) {
+  test(`${kind === "image" ? "an image" : "a video"} whose original went missing fails; with the original back, reprocessing completes it`, async () => {
+    const bytes = kind === "image" ? new Uint8Array(await textImage(["REPROCESS ME"], 600, 240)) : new Uint8Array(readFileSync(join(import.meta.dir, "fixtures", "video", "scenes.mp4")));
+    const id = await upload(bytes, kind === "image" ? "again.png" : "again.mp4");
+    await processed(owner, id, 180_000);
+    const row = server.ctx.files.byId(id)!;
+    await server.ctx.blobs.delete(row.blob_key!);
+
+    expect((await owner.api.post(`/files/${id}/reprocess`)).status).toBe(202);
+    const failed = await processed(owner, id, 180_000);
+    expect([failed.processing_status, failed.processing_error]).toEqual(["failed", expect.stringContaining("missing from the store")]);
+
+    await server.ctx.blobs.put(row.blob_key!, bytes, row.content_type);
+    const res = await owner.api.post(`/files/${id}/reprocess`);
+    expect(res.body).toMatchObject({ media_type: kind, processing_status: "queued" });
+    const done = await processed(owner, id, 180_000);
+    expect(done.processing_status).toBe("completed");
+    if (kind === "video") {
+      expect(done.analysis_status).toBe("completed");
+      expect(done.keyframes.length).toBeGreaterThan(0);
+    } else {
+      expect(done.variant_status).toBe("completed");
+      expect(done.visible_text).toContain("REPROCESS");
+    }
+  }, 300_000);
+}
+
 test("a second reprocess while the first is still queued is 409 FILE_PROCESSING; the queued one then runs", async () => {
   const id = await upload(corruptPdf(), "queued.pdf");
   await processed(owner, id, 120_000);
@@ -128,3 +159,15 @@ test("the listing filters by processing_status (the Activity page's failed files
   expect(failed.items[0].processing_error).toBeTruthy();
   expect((await tenant.api.get("/files?processing_status=bogus")).status).toBe(400);
 }, 240_000);
+
+test("a file whose bytes never arrived (a failed cloud import) is 409 FILE_NOT_STORED; one still arriving is 409 FILE_PROCESSING", async () => {
+  const id = crypto.randomUUID();
+  const projectId = defaultProjectId(server.ctx.db, owner.orgId);
+  server.ctx.files.createPlaceholder({ id, orgId: owner.orgId, projectId, folderId: null, filename: "far.png", mediaType: "image", contentType: "image/png", size: 10, tags: [], uploadedBy: null, sourceUrl: null });
+  const arriving = await owner.api.post(`/files/${id}/reprocess`);
+  expect([arriving.status, arriving.body.code]).toEqual([409, "FILE_PROCESSING"]);
+  server.ctx.files.placeholderFailed(id, "the download failed: 404 from the drive");
+  const never = await owner.api.post(`/files/${id}/reprocess`);
+  expect([never.status, never.body.code]).toEqual([409, "FILE_NOT_STORED"]);
+  expect(never.body.detail).toContain("import it again");
+});

@@ -2,7 +2,7 @@
  * Activity: recent upload sessions with their progress (cancel), files whose processing failed
  * (retry: POST /files/{id}/reprocess), files stuck in processing, and this month's quota.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 
 export function Activity() {
@@ -10,6 +10,11 @@ export function Activity() {
   const [stuck, setStuck] = useState<any[]>([]);
   const [failed, setFailed] = useState<any[]>([]);
   const [retried, setRetried] = useState<string | null>(null);
+  const retriedRef = useRef<HTMLParagraphElement>(null);
+  // The retried row leaves the table (its file is no longer failed): focus goes to what happened.
+  useEffect(() => {
+    if (retried) retriedRef.current?.focus();
+  }, [retried]);
   const [quota, setQuota] = useState<any>(null);
   const [error, setError] = useState<string | null>(null);
   async function load() {
@@ -87,7 +92,7 @@ export function Activity() {
         <p>No upload sessions yet (batch uploads create them).</p>
       )}
       <h2>Failed files</h2>
-      {retried ? <p class="notice" role="status">{retried}</p> : null}
+      {retried ? <p class="notice" role="status" tabIndex={-1} ref={retriedRef}>{retried}</p> : null}
       {failed.length ? (
         <table class="failed-files">
           <thead>

@@ -272,6 +272,12 @@ export function FileDetail({ id }: { id: string }) {
   if (error) return <p class="error" role="alert">{error}</p>;
   if (!file) return <p aria-live="polite">Loading…</p>;
   const name = file.title ?? file.filename;
+  // The notice with the Retry button goes away: focus returns to the heading, above the "Analysing" status.
+  function retried() {
+    setProcessing("queued");
+    setRound((r) => r + 1);
+    document.getElementById("file-title")?.focus();
+  }
   async function remove() {
     await api(`/files/${id}`, { method: "DELETE" });
     location.hash = "#/library";
@@ -282,7 +288,7 @@ export function FileDetail({ id }: { id: string }) {
         <a href="#/library">← Library</a>
       </p>
       <h1 id="file-title" tabIndex={-1}>{name}</h1>
-      {file.processing_status === "failed" && !processing ? <FailedNotice file={file} onRetried={() => (setProcessing("queued"), setRound((r) => r + 1))} /> : null}
+      {file.processing_status === "failed" && !processing ? <FailedNotice file={file} onRetried={retried} /> : null}
       {processing ? (
         <p class="processing" role="status">
           Analysing ({processing})…

@@ -74,6 +74,8 @@ export const ERRORS = {
   FILE_BUSY: { status: 409, meaning: "delete while a document's text extraction runs" },
   FILE_NOT_DELETED: { status: 409, meaning: "restore of a file that is not deleted" },
   CRAWL_IN_PROGRESS: { status: 409, meaning: "recrawl of a link whose crawl is pending or running" },
+  FILE_PROCESSING: { status: 409, meaning: "reprocess of a file whose processing job is queued or running, or of a document whose chunks are being embedded (a link being crawled answers CRAWL_IN_PROGRESS)" },
+  FILE_NOT_STORED: { status: 409, meaning: "reprocess of a file whose bytes never arrived (a failed cloud import): import it again" },
   CLOUD_CONNECTION_EXPIRED: { status: 409, meaning: "the cloud provider no longer accepts the connection's grant (revoked or expired refresh token): connect again" },
   EMBEDDING_NOT_READY: { status: 409, meaning: "similar images asked before the image's embedding exists" },
   IDENTITY_ALREADY_LINKED: { status: 409, meaning: "linking an identity another user has linked, or a second identity of the same provider" },

@@ -2,14 +2,15 @@
  * The web dashboard end to end, in Debian's chromium driven by playwright-core (no browser
  * download): sign in with the keyboard, upload through the page and watch its progress, find the
  * file in the library, open it and see the text OCR read drawn over the image, edit it, delete
- * it. Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
+ * it; the main flows with the keyboard alone; retry of failed files; sending files to a drive.
+ * Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { textImage } from "./support/images.ts";
-import { reportPdf } from "./support/documents.ts";
+import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
@@ -360,12 +361,14 @@ test("an owner signs in with email and password, creates an API key (shown once,
   }
 }, 240_000);
 
-test("a cloud drive is connected in a popup, browsed, and a file imported from it", async () => {
+test("a cloud drive is connected in a popup, browsed, a file imported from it, and sent back to the drive from the library and from its page", async () => {
   const stack = await startCloudStack();
   try {
     const tenant = stack.server.tenant({ tier: "CUSTOM" });
     const folder = stack.drive.add({ name: "Site photos", mimeType: "application/vnd.google-apps.folder" });
-    stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: new Uint8Array(await textImage(["QUAY WALL"], 800, 300)) });
+    const quayBytes = new Uint8Array(await textImage(["QUAY WALL"], 800, 300));
+    stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: quayBytes });
+    const exportsFolder = stack.drive.add({ name: "Exports", mimeType: "application/vnd.google-apps.folder" });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
       await signInWithKey(page, stack.server.url, tenant.key);
@@ -382,6 +385,32 @@ test("a cloud drive is connected in a popup, browsed, and a file imported from i
       await page.screenshot({ path: join(SHOTS, "cloud.png"), fullPage: true });
       const listed = await tenant.api.get("/files?search=quay");
       expect(listed.body.items.map((f: { filename: string }) => f.filename)).toContain("quay.png");
+
+      // Back the other way: the file, selected in the library, is sent to a new folder inside "Exports".
+      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Library" }).click();
+      await page.getByLabel("Select quay.png").check({ timeout: 30_000 });
+      await page.getByRole("region", { name: "Selected files" }).getByRole("button", { name: "Send to drive" }).click();
+      const form = page.getByRole("form", { name: "Send to drive" });
+      await expect(form.getByLabel("Drive").inputValue({ timeout: 30_000 })).resolves.toBeTruthy();
+      await form.getByRole("button", { name: "Open folder Exports" }).click();
+      await form.locator('[aria-current="location"]').filter({ hasText: "Exports" }).waitFor({ timeout: 30_000 });
+      await form.getByLabel(/New folder inside it/).fill("From Mediabox");
+      await page.screenshot({ path: join(SHOTS, "send-to-drive.png"), fullPage: true });
+      await form.getByRole("button", { name: "Send 1 file here" }).click();
+      await page.getByText(`Sent 1 file(s) to ${ACCOUNT.email}`).waitFor({ timeout: 120_000 });
+      const created = [...stack.drive.files.values()].find((f) => f.name === "From Mediabox");
+      expect(created?.parents).toEqual([exportsFolder]);
+      const arrived = [...stack.drive.files.values()].find((f) => f.name === "quay.png" && f.parents.includes(created!.id));
+      expect(arrived?.bytes && Buffer.from(arrived.bytes).equals(Buffer.from(quayBytes))).toBe(true);
+
+      // From the file's own page, to the drive's top folder.
+      await page.getByRole("link", { name: /quay\.png/ }).first().click();
+      await page.getByRole("heading", { name: "quay.png" }).waitFor({ timeout: 30_000 });
+      await page.getByRole("button", { name: "Send to drive" }).click();
+      await page.getByRole("form", { name: "Send to drive" }).getByRole("button", { name: "Send 1 file here" }).click();
+      await page.getByRole("status").filter({ hasText: "Sent 1 file(s)" }).waitFor({ timeout: 120_000 });
+      expect([...stack.drive.files.values()].some((f) => f.name === "quay.png" && f.parents.includes("root"))).toBe(true);
+      await page.screenshot({ path: join(SHOTS, "file-sent.png"), fullPage: true });
     } finally {
       await page.close();
     }
@@ -509,3 +538,160 @@ test("several files go up as one batch whose results arrive per file over the se
     await page.close();
   }
 }, 180_000);
+
+test("a failed file is retried from the Activity page (and completes) and from its own page (and fails again, saying why)", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const upload = async (bytes: Uint8Array, name: string) => {
+    const form = new FormData();
+    form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
+    return (await tenant.api.form("/files/upload", form)).body.image_id as string;
+  };
+  const broken = await upload(corruptPdf(), "broken.pdf");
+  // A document whose stored original went missing fails; with the original put back, a retry completes it.
+  const text = "Quay wall inspection, second visit.\n";
+  const quay = await upload(new TextEncoder().encode(text), "quay.txt");
+  await processed(tenant, broken, 120_000);
+  await processed(tenant, quay, 120_000);
+  await pollApi(tenant, `/files/${quay}/processing-status`, (res) => ["completed", "failed"].includes(res.body.embedding_status), { what: "quay.txt's chunks to be embedded", timeoutMs: 120_000 });
+  const key = server.ctx.files.byId(quay)!.blob_key!;
+  await server.ctx.blobs.delete(key);
+  expect((await tenant.api.post(`/files/${quay}/reprocess`)).status).toBe(202);
+  expect((await processed(tenant, quay, 120_000)).processing_status).toBe("failed");
+  await server.ctx.blobs.put(key, new TextEncoder().encode(text), "text/plain");
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signInWithKey(page, server.url, tenant.key);
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
+    const failedTable = page.locator("table.failed-files");
+    await failedTable.getByRole("row", { name: /quay\.txt/ }).waitFor({ timeout: 30_000 });
+    await failedTable.getByRole("row", { name: /broken\.pdf/ }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "activity-failed.png"), fullPage: true });
+    await page.getByRole("button", { name: "Retry quay.txt" }).click();
+    await page.getByText("quay.txt is queued again").waitFor({ timeout: 30_000 });
+    const done = await processed(tenant, quay, 120_000);
+    expect([done.processing_status, done.processing_error]).toEqual(["completed", null]);
+    await failedTable.getByRole("row", { name: /quay\.txt/ }).waitFor({ state: "detached", timeout: 30_000 });
+
+    // broken.pdf's own page says why it failed; Retry runs it again, and the page shows the new outcome.
+    const firstJob = (await tenant.api.get(`/files/uploads-status/${broken}`)).body.processing_ids[0];
+    await failedTable.getByRole("link", { name: "broken.pdf" }).click();
+    await page.getByRole("heading", { name: "broken.pdf" }).waitFor({ timeout: 30_000 });
+    await page.locator(".failed").getByText("Processing failed").waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "file-failed.png"), fullPage: true });
+    await page.locator(".failed").getByRole("button", { name: "Retry" }).click();
+    await pollApi(tenant, `/files/uploads-status/${broken}`, (res) => res.body.processing_ids[0] !== firstJob, { what: "broken.pdf to get a new processing job", timeoutMs: 30_000 });
+    expect((await processed(tenant, broken, 120_000)).processing_status).toBe("failed");
+    await page.waitForFunction(() => !document.querySelector(".processing") && document.querySelector(".failed")?.textContent?.includes("Processing failed"), null, { timeout: 60_000 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);
+
+/** The focused element as "tag:name" (its aria-label, label or text), "" when nothing is focused. */
+function focused(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return "";
+    const name = el.getAttribute("aria-label") ?? (el as HTMLInputElement).labels?.[0]?.textContent ?? el.textContent ?? "";
+    return `${el.tagName.toLowerCase()}:${name.replace(/\s+/g, " ").trim()}`;
+  });
+}
+
+/** Presses Tab (or Shift+Tab) until the focused element matches; each stop on the way must show its focus. */
+async function tabTo(page: Page, target: RegExp, { back = false, max = 60 } = {}): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press(back ? "Shift+Tab" : "Tab");
+    const seen = await focused(page);
+    const outline = await page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el || el === document.body) return "none";
+      const style = getComputedStyle(el);
+      return style.outlineStyle === "none" || style.outlineWidth === "0px" ? "none" : `${style.outlineStyle} ${style.outlineWidth}`;
+    });
+    expect({ seen, outline }).not.toEqual({ seen, outline: "none" });
+    if (target.test(seen)) return;
+  }
+  throw new Error(`${target} not reached with ${max} presses of ${back ? "Shift+Tab" : "Tab"}; focus is on "${await focused(page)}"`);
+}
+
+/** Waits until the focus is on the page's heading with this text (focus moves there on navigation). */
+async function headingFocused(page: Page, text: string): Promise<void> {
+  await page.waitForFunction((t) => document.activeElement?.tagName === "H1" && document.activeElement.textContent?.trim() === t, text, { timeout: 30_000 });
+}
+
+test("keyboard only: sign in with a key, open a file and come back, select and delete a file, undo, search", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const ids: string[] = [];
+  for (const [name, text] of [
+    ["lease.txt", "The tenant may terminate this lease with sixty days written notice to the landlord.\n"],
+    ["menu.txt", "Soup of the day, fresh bread and a glass of cider.\n"],
+  ] as const) {
+    const form = new FormData();
+    form.append("file", new File([text], name));
+    ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
+  }
+  for (const id of ids) {
+    await processed(tenant, id, 120_000);
+    // A document cannot be deleted while its chunks are embedded (409 by the spec); that runs after processing.
+    await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded`, timeoutMs: 120_000 });
+  }
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await page.goto(server.url);
+    await headingFocused(page, "Mediabox");
+    await tabTo(page, /^button:Use an API key instead$/);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.id === "api-key", null, { timeout: 10_000 });
+    await page.keyboard.type(tenant.key);
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "Library");
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+
+    // Into a file and back.
+    await tabTo(page, /^a:.*lease\.txt/);
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "lease.txt");
+    await page.screenshot({ path: join(SHOTS, "keyboard-file.png") });
+    await tabTo(page, /^a:← Library$/, { back: true });
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "Library");
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+
+    // Select menu.txt with Space, reach the selection bar's Delete, then Undo.
+    await tabTo(page, /^input:Select menu\.txt$/);
+    await page.keyboard.press("Space");
+    await page.getByRole("region", { name: "Selected files" }).getByText("1 selected").waitFor({ timeout: 10_000 });
+    await tabTo(page, /^button:Delete$/, { back: true });
+    await page.screenshot({ path: join(SHOTS, "keyboard-selection.png") });
+    await page.keyboard.press("Enter");
+    await page.getByText("Deleted 1 file(s)").waitFor({ timeout: 30_000 });
+    await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(404);
+    // The bar that had focus is gone: focus is on the outcome, one Tab from its Undo.
+    await page.waitForFunction(() => document.activeElement?.classList.contains("notice"), null, { timeout: 10_000 });
+    await tabTo(page, /^button:Undo$/, { max: 1 });
+    await page.keyboard.press("Enter");
+    await page.getByText("2 files").waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.activeElement?.classList.contains("notice") && document.activeElement.textContent?.includes("Restored"), null, { timeout: 10_000 });
+    expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(200);
+
+    // The main navigation, then a question asked on the search page.
+    await tabTo(page, /^a:Search documents$/, { back: true });
+    await page.keyboard.press("Enter");
+    await headingFocused(page, "Search documents");
+    await tabTo(page, /^input:Question or words$/);
+    await page.keyboard.type("when can the tenant end the lease");
+    await page.keyboard.press("Enter");
+    await page.locator(".passages li").first().waitFor({ timeout: 30_000 });
+    await expect(page.locator(".passages li .source a").first().textContent()).resolves.toBe("lease.txt");
+    await page.screenshot({ path: join(SHOTS, "keyboard-search.png") });
+    // The skip link, first in the page, leads past the navigation to the content.
+    await tabTo(page, /^a:Skip to content$/, { back: true });
+    await page.keyboard.press("Enter");
+    await page.waitForFunction(() => document.activeElement?.id === "content", null, { timeout: 10_000 });
+    await tabTo(page, /^input:Question or words$/, { max: 1 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);

@@ -358,6 +358,29 @@ export class FileRepository {
       .run(status, error, at, terminal ? 1 : 0, at, error, at, id);
   }
 
+  /**
+   * The file is queued again for a new processing job `jobId` (POST /files/{id}/reprocess): its
+   * failure is cleared and the states its pipeline sets again go back to where an upload leaves
+   * them, so the job runs it as it runs a new file. Returns false, changing nothing, for a file
+   * without stored bytes or while a processing job is queued or running, unless `orphaned`: that
+   * job ended (cancelled) without finishing the file, so nothing would ever move it on.
+   * Descriptions are left as they are: a new one would spend credits nobody asked for.
+   */
+  reprocessQueued(id: string, jobId: string, orphaned: boolean): boolean {
+    const changed = this.db
+      .query(
+        `UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, processing_started_at = NULL,
+           processing_completed_at = NULL, retry_count = 0, updated_at = ?,
+           text_extraction_status = CASE WHEN media_type = 'document' THEN 'pending' ELSE text_extraction_status END,
+           variant_status = CASE WHEN media_type IN ('image', 'video') THEN 'pending' ELSE variant_status END,
+           analysis_status = CASE WHEN media_type = 'video' THEN 'pending' ELSE analysis_status END,
+           analysis_error = CASE WHEN media_type = 'video' THEN NULL ELSE analysis_error END
+         WHERE id = ? AND blob_key IS NOT NULL AND (processing_status NOT IN ('queued', 'processing') OR ?)`,
+      )
+      .run(jobId, this.now(), id, orphaned ? 1 : 0);
+    return changed.changes > 0;
+  }
+
   // ---- images -------------------------------------------------------------------------------
 
   variantsStarted(id: string): void {

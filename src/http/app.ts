@@ -10,6 +10,7 @@ import { libraryRoutes } from "../library/routes.ts";
 import { imageRoutes } from "../images/routes.ts";
 import { documentRoutes } from "../documents/routes.ts";
 import { linkRoutes } from "../links/routes.ts";
+import { processingRoutes } from "../processing/routes.ts";
 import { projectRoutes } from "../projects/routes.ts";
 import { customSchemaRoutes } from "../custom-schemas/routes.ts";
 import { localS3Routes } from "../storage/local-s3-endpoint.ts";
@@ -36,6 +37,7 @@ export function createApp(ctx: AppContext) {
     .use(imageRoutes(ctx))
     .use(documentRoutes(ctx))
     .use(linkRoutes(ctx))
+    .use(processingRoutes(ctx))
     .use(jobRoutes(ctx))
     .use(customSchemaRoutes(ctx))
     .use(telemetryRoutes(ctx))

@@ -11,6 +11,7 @@ import type { FileRow } from "../files/file.ts";
 export const SEARCH_MODES = ["all", "metadata", "visible_text"] as const;
 export const SORT_FIELDS = ["created_at", "content_created_at", "title", "size_bytes"] as const;
 export const MEDIA_TYPES = ["image", "document", "video", "link"] as const;
+export const PROCESSING_STATUSES = ["queued", "processing", "stored", "completed", "failed"] as const;
 
 export interface ListFilesQuery {
   search: string | null;
@@ -22,6 +23,8 @@ export interface ListFilesQuery {
   projectId: string | null;
   hasDescription: boolean | null;
   complianceStatus: string | null;
+  /** Extension: the file's processing as a whole (the Activity page's failed files). */
+  processingStatus: (typeof PROCESSING_STATUSES)[number] | null;
   dateFrom: string | null;
   dateTo: string | null;
   /** null: relevance when searching, else created_at. */
@@ -97,6 +100,10 @@ export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { row
   if (q.complianceStatus) {
     filters.push("f.compliance_status = ?");
     params.push(q.complianceStatus);
+  }
+  if (q.processingStatus) {
+    filters.push("f.processing_status = ?");
+    params.push(q.processingStatus);
   }
   if (q.dateFrom) {
     filters.push("f.created_at >= ?");

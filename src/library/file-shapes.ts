@@ -26,6 +26,8 @@ const common = (mediaType: string) => ({
   content_category: Enum(CONTENT_CATEGORIES),
   project_id: t.String({ format: "uuid" }),
   folder_id: Nullable(t.String({ format: "uuid" })),
+  processing_status: Enum(["queued", "processing", "stored", "completed", "failed"], { description: "Extension: the file's processing as a whole (failed: see processing_error; POST /files/{id}/reprocess runs it again)" }),
+  processing_error: Nullable(t.String({ description: "Extension: why processing failed, or the warnings of stages that failed while the file completed" })),
 });
 
 const image = {

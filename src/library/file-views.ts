@@ -98,6 +98,8 @@ function common(row: FileRow) {
     content_category: row.content_category,
     project_id: row.project_id,
     folder_id: row.folder_id,
+    processing_status: row.processing_status,
+    processing_error: row.processing_error,
   };
 }
 

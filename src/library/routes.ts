@@ -11,7 +11,7 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, queryInt, Ti
 import { FileDetail, FileSummary } from "./file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, updateFile } from "./file-edits.ts";
-import { listFiles, MEDIA_TYPES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { listFiles, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
@@ -34,6 +34,7 @@ const ListQuery = t.Object({
   project_id: t.Optional(UuidText()),
   has_description: t.Optional(Enum(["true", "false", "1", "0"], { error: "must be true or false" })),
   compliance_status: t.Optional(t.String()),
+  processing_status: t.Optional(OneOf(PROCESSING_STATUSES)),
   date_from: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
   date_to: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
   sort_by: t.Optional(OneOf(SORT_FIELDS)),
@@ -54,6 +55,7 @@ function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
     projectId: query.project_id?.toLowerCase() ?? null,
     hasDescription: query.has_description === undefined ? null : query.has_description === "true" || query.has_description === "1",
     complianceStatus: query.compliance_status?.trim() || null,
+    processingStatus: query.processing_status ?? null,
     dateFrom: query.date_from ?? null,
     dateTo: query.date_to ?? null,
     sortBy: query.sort_by ?? null,
@@ -84,7 +86,7 @@ export function libraryRoutes(ctx: AppContext) {
         detail: {
           summary: "List and search files",
           description:
-            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
+            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, processing_status (extension: queued|processing|stored|completed|failed; the Activity page lists failed files with it), date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
         },
       },
     )

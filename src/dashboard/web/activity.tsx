@@ -1,16 +1,32 @@
-/** Activity: recent upload sessions with their progress, files stuck in processing, and this month's quota. */
-import { useEffect, useState } from "preact/hooks";
+/**
+ * Activity: recent upload sessions with their progress (cancel), files whose processing failed
+ * (retry: POST /files/{id}/reprocess), files stuck in processing, and this month's quota.
+ */
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 
 export function Activity() {
   const [sessions, setSessions] = useState<any[]>([]);
   const [stuck, setStuck] = useState<any[]>([]);
+  const [failed, setFailed] = useState<any[]>([]);
+  const [retried, setRetried] = useState<string | null>(null);
+  const retriedRef = useRef<HTMLParagraphElement>(null);
+  // The retried row leaves the table (its file is no longer failed): focus goes to what happened.
+  useEffect(() => {
+    if (retried) retriedRef.current?.focus();
+  }, [retried]);
   const [quota, setQuota] = useState<any>(null);
   const [error, setError] = useState<string | null>(null);
   async function load() {
     try {
-      const [s, k, q] = await Promise.all([api("/files/sessions?limit=20"), api("/files/sessions/stuck?stuck_minutes=30"), api("/files/quota-check?file_count=1")]);
+      const [s, k, q, f] = await Promise.all([
+        api("/files/sessions?limit=20"),
+        api("/files/sessions/stuck?stuck_minutes=30"),
+        api("/files/quota-check?file_count=1"),
+        api("/files?processing_status=failed&limit=50&sort_by=created_at&sort_order=desc"),
+      ]);
       setSessions(s.items);
+      setFailed(f.items);
       setStuck(k.images ?? []);
       setQuota(q);
     } catch (err) {
@@ -24,6 +40,16 @@ export function Activity() {
   }, []);
   async function cancel(id: string) {
     await api(`/files/sessions/${id}/cancel`, { method: "POST" }).catch((err) => setError(err.message));
+    load();
+  }
+  async function retry(file: any) {
+    setError(null);
+    try {
+      await api(`/files/${file.id}/reprocess`, { method: "POST" });
+      setRetried(`${file.title ?? file.filename} is queued again`);
+    } catch (err) {
+      setError(err instanceof ApiFailure ? err.message : String(err));
+    }
     load();
   }
   return (
@@ -64,6 +90,36 @@ export function Activity() {
         </table>
       ) : (
         <p>No upload sessions yet (batch uploads create them).</p>
+      )}
+      <h2>Failed files</h2>
+      {retried ? <p class="notice" role="status" tabIndex={-1} ref={retriedRef}>{retried}</p> : null}
+      {failed.length ? (
+        <table class="failed-files">
+          <thead>
+            <tr>
+              <th scope="col">File</th>
+              <th scope="col">Type</th>
+              <th scope="col">Why</th>
+              <th scope="col"><span class="visually-hidden">Actions</span></th>
+            </tr>
+          </thead>
+          <tbody>
+            {failed.map((f) => (
+              <tr key={f.id}>
+                <td><a href={`#/files/${f.id}`}>{f.title ?? f.filename}</a></td>
+                <td>{f.media_type}</td>
+                <td class="why">{f.processing_error ?? "unknown"}</td>
+                <td>
+                  <button type="button" onClick={() => retry(f)} aria-label={`Retry ${f.title ?? f.filename}`}>
+                    Retry
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p>None: every file's processing ended well.</p>
       )}
       <h2>Stuck files</h2>
       {stuck.length ? (

@@ -1,11 +1,12 @@
 /**
  * One file: its picture with the text OCR read drawn over it, a video with its keyframe strip
  * (each frame seeks the player), a document's text; title, tags and description editable;
- * delete and restore; similar images.
+ * delete and restore; similar images; retry of a failed file; sending it to a cloud drive.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
+import { SendToDrive } from "./send-to-drive.tsx";
 
 type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
 type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };
@@ -193,15 +194,52 @@ function Editor({ file, onSaved }: { file: any; onSaved: (file: any) => void }) 
   );
 }
 
+/** A failed file says why, with a Retry that runs its processing again (POST /files/{id}/reprocess). */
+function FailedNotice({ file, onRetried }: { file: any; onRetried: () => void }) {
+  const [status, setStatus] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function retry() {
+    setBusy(true);
+    try {
+      await api(`/files/${file.id}/reprocess`, { method: "POST" });
+      setStatus("Queued again");
+      onRetried();
+    } catch (err) {
+      setStatus(err instanceof ApiFailure ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <div class="failed" role="alert">
+      <p>
+        <strong>Processing failed</strong>
+        {file.processing_error ? `: ${file.processing_error}` : ""}
+        {file.media_type === "link" && file.crawl_error ? ` (${file.crawl_error})` : ""}
+      </p>
+      <button type="button" onClick={retry} disabled={busy}>
+        Retry
+      </button>
+      {status ? <span role="status"> {status}</span> : null}
+    </div>
+  );
+}
+
 export function FileDetail({ id }: { id: string }) {
   const [file, setFile] = useState<any>(null);
   const [similar, setSimilar] = useState<any[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [processing, setProcessing] = useState<string | null>(null);
+  // Bumped by a retry: the page watches the new processing run as it watched the first.
+  const [round, setRound] = useState(0);
+  const [sending, setSending] = useState(false);
+  const [sent, setSent] = useState<string | null>(null);
   useEffect(() => {
     let stopped = false;
-    setFile(null);
-    setSimilar([]);
+    if (round === 0) {
+      setFile(null);
+      setSimilar([]);
+    }
     const show = () => {
       api(`/files/${id}`).then((f) => !stopped && setFile(f), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
       api(`/files/${id}/similar?limit=8`).then((r) => !stopped && setSimilar(r.items), () => setSimilar([]));
@@ -223,7 +261,7 @@ export function FileDetail({ id }: { id: string }) {
     return () => {
       stopped = true;
     };
-  }, [id]);
+  }, [id, round]);
   // A link's page images are files of their own, analysed after the crawl: look again until they have pictures.
   const imagesPending = file?.media_type === "link" && (file.extracted_images ?? []).some((i: any) => !i.thumbnail_url && i.variant_status !== "failed");
   useEffect(() => {
@@ -234,6 +272,12 @@ export function FileDetail({ id }: { id: string }) {
   if (error) return <p class="error" role="alert">{error}</p>;
   if (!file) return <p aria-live="polite">Loading…</p>;
   const name = file.title ?? file.filename;
+  // The notice with the Retry button goes away: focus returns to the heading, above the "Analysing" status.
+  function retried() {
+    setProcessing("queued");
+    setRound((r) => r + 1);
+    document.getElementById("file-title")?.focus();
+  }
   async function remove() {
     await api(`/files/${id}`, { method: "DELETE" });
     location.hash = "#/library";
@@ -243,7 +287,8 @@ export function FileDetail({ id }: { id: string }) {
       <p>
         <a href="#/library">← Library</a>
       </p>
-      <h1 id="file-title">{name}</h1>
+      <h1 id="file-title" tabIndex={-1}>{name}</h1>
+      {file.processing_status === "failed" && !processing ? <FailedNotice file={file} onRetried={retried} /> : null}
       {processing ? (
         <p class="processing" role="status">
           Analysing ({processing})…
@@ -308,10 +353,17 @@ export function FileDetail({ id }: { id: string }) {
             Download
           </a>
         ) : null}{" "}
+        {file.media_type !== "link" ? (
+          <button type="button" onClick={() => (setSending(!sending), setSent(null))} aria-expanded={sending}>
+            Send to drive
+          </button>
+        ) : null}{" "}
         <button type="button" class="danger" onClick={remove}>
           Delete
         </button>
       </p>
+      {sending ? <SendToDrive fileIds={[file.id]} onDone={(message) => (setSent(message), setSending(false))} onCancel={() => setSending(false)} /> : null}
+      {sent ? <p class="notice" role="status">{sent}</p> : null}
     </article>
   );
 }

@@ -2,12 +2,14 @@
  * The library: every live file as a grid of thumbnails, narrowed by project or folder, search,
  * media type and sort, in a virtual grid (only the rows near the viewport are in the page); more
  * pages load as the end of the grid comes into view. Files can be
- * selected (checkboxes, keyboard included) for batch tagging, export and deletion (with undo).
+ * selected (checkboxes, keyboard included) for batch tagging, CSV export, sending to a cloud
+ * drive and deletion (with undo).
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
 import { Places, type Place } from "./places.tsx";
+import { SendToDrive } from "./send-to-drive.tsx";
 import { VirtualGrid } from "./virtual-grid.tsx";
 
 const PAGE = 60;
@@ -16,6 +18,7 @@ type Summary = { id: string; media_type: string; title: string | null; filename:
 function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (message: string, undo?: () => Promise<void>) => void; clear: () => void }) {
   const [tag, setTag] = useState("");
   const [busy, setBusy] = useState(false);
+  const [sending, setSending] = useState(false);
   async function run(action: () => Promise<void>) {
     setBusy(true);
     try {
@@ -65,12 +68,16 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
       <button type="button" disabled={busy} onClick={exportCsv}>
         Export CSV
       </button>
+      <button type="button" disabled={busy} onClick={() => setSending(!sending)} aria-expanded={sending}>
+        Send to drive
+      </button>
       <button type="button" class="danger" disabled={busy} onClick={remove}>
         Delete
       </button>
       <button type="button" class="link" onClick={clear}>
         Clear selection
       </button>
+      {sending ? <SendToDrive fileIds={selected.map((f) => f.id)} onDone={(message) => onDone(message)} onCancel={() => setSending(false)} /> : null}
     </div>
   );
 }
@@ -91,6 +98,11 @@ export function Library() {
   const [notice, setNotice] = useState<{ message: string; undo?: () => Promise<void> } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
+  const noticeRef = useRef<HTMLParagraphElement>(null);
+  // A batch action removes the bar that had focus: focus goes to its outcome (and its Undo), not to the page's top.
+  useEffect(() => {
+    if (notice) noticeRef.current?.focus();
+  }, [notice]);
 
   async function load(offset: number) {
     const [by, order] = sort.split(":");
@@ -192,7 +204,7 @@ export function Library() {
         </form>
         {error ? <p class="error" role="alert">{error}</p> : null}
         {notice ? (
-          <p class="notice" role="status">
+          <p class="notice" role="status" tabIndex={-1} ref={noticeRef}>
             {notice.message}{" "}
             {notice.undo ? (
               <button

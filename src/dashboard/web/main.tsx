@@ -77,9 +77,29 @@ function App() {
     setAuth(session ? { kind: "session", session } : { kind: "none" });
   };
   useEffect(() => void check(), []);
-  // A page change moves focus to the new page's heading, as a screen reader user expects.
+  // A page change moves focus to the new page's heading, as a screen reader user expects. A page
+  // that shows its heading once its data has arrived (a file) is watched until it does, unless
+  // the user has moved focus somewhere meanwhile.
   useEffect(() => {
-    requestAnimationFrame(() => document.querySelector<HTMLElement>("main h1")?.focus());
+    const heading = () => document.querySelector<HTMLElement>("main h1");
+    const idle = () => !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
+    const now = heading();
+    if (now) {
+      now.focus();
+      return;
+    }
+    const observer = new MutationObserver(() => {
+      const found = heading();
+      if (!found) return;
+      observer.disconnect();
+      if (idle()) found.focus();
+    });
+    observer.observe(document.body, { childList: true, subtree: true });
+    const timer = setTimeout(() => observer.disconnect(), 30_000);
+    return () => {
+      observer.disconnect();
+      clearTimeout(timer);
+    };
   }, [hash, auth.kind]);
 
   const mailed = accountPage(location.pathname);

@@ -1,0 +1,45 @@
+/**
+ * Running a file's processing again (POST /files/{id}/reprocess, extension): a failed file gets a
+ * second chance (a model installed since, a stored original put back, a worker that ran out of
+ * memory). The file goes back to `queued` with a new `file.process` job, enqueued in the same
+ * transaction, exactly as an upload leaves it; a link is crawled again through the one recrawl
+ * path (links/links.ts). Refused (409) while the file is still being worked on.
+ */
+import type { AppContext } from "../context.ts";
+import { ApiError } from "../errors.ts";
+import type { FileRow } from "../files/file.ts";
+import { getJobRow } from "../jobs/queue.ts";
+import { recrawlLink } from "../links/links.ts";
+
+/** Job states in which the file's processing will still move on by itself. */
+const LIVE_JOB = new Set(["pending", "processing"]);
+
+export function reprocessFile(ctx: AppContext, orgId: string, ref: string): { file: FileRow; jobIds: string[] } {
+  const row = ctx.files.find(orgId, ref);
+  if (row.media_type === "link") {
+    const { file, jobId } = recrawlLink(ctx, orgId, row.id);
+    return { file, jobIds: [jobId] };
+  }
+  const jobId = ctx.db
+    .transaction(() => {
+      const current = ctx.files.byId(row.id)!;
+      if (!current.blob_key) {
+        if (current.processing_status === "failed") throw new ApiError("FILE_NOT_STORED", `file ${row.id} has no stored bytes (${current.processing_error ?? "its import failed"}); import it again`);
+        throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being imported; try again when it finishes`);
+      }
+      // Reprocessing replaces the chunks an embedding job is reading.
+      if (current.media_type === "document" && current.embedding_status === "processing") {
+        throw new ApiError("FILE_PROCESSING", `document ${row.id}'s chunks are being embedded; try again when that finishes`);
+      }
+      const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+      const orphaned = !previous || !LIVE_JOB.has(previous.status);
+      const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id } });
+      // Refused: the throw rolls the new job back with the transaction.
+      if (!ctx.files.reprocessQueued(row.id, job.id, orphaned)) {
+        throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being processed (processing_status ${current.processing_status}); try again when it finishes`);
+      }
+      return job.id;
+    })
+    .immediate();
+  return { file: ctx.files.byId(row.id)!, jobIds: [jobId] };
+}

@@ -1,0 +1,49 @@
+/** HTTP binding of reprocessing (Mediabox extension; documented in the README): POST /files/{file_id}/reprocess. */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { permissions } from "../http/guard.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable } from "../http/shapes.ts";
+import { reprocessFile } from "./reprocess.ts";
+
+export function processingRoutes(ctx: AppContext) {
+  return new Elysia({ tags: ["Files"] })
+    .use(permissions)
+    .post(
+      "/files/:file_id/reprocess",
+      ({ principal, params, set }) => {
+        const { file, jobIds } = reprocessFile(ctx, principal.orgId, params.file_id);
+        set.status = 202;
+        return {
+          file_id: file.id,
+          media_type: file.media_type,
+          job_ids: jobIds,
+          processing_status: file.processing_status,
+          crawl_status: file.crawl_status,
+          message: file.media_type === "link" ? "crawl queued again" : "processing queued again",
+        };
+      },
+      {
+        permission: "edit",
+        params: t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) }),
+        response: {
+          202: t.Object({
+            file_id: t.String({ format: "uuid" }),
+            media_type: t.String(),
+            job_ids: t.Array(t.String({ format: "uuid" }), { description: "The job(s) enqueued; poll GET /job/{job_id} or GET /files/uploads-status/{file_id}" }),
+            processing_status: t.String({ description: "queued" }),
+            crawl_status: Nullable(t.String({ description: "Links: pending; null for other files" })),
+            message: t.String(),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          409: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: {
+          summary: "Run a file's processing again (extension)",
+          description:
+            "For a file whose processing failed (or any finished file): clears processing_error and the failed states (variant_status of images and videos, text_extraction_status of documents, analysis_status of videos), sets processing_status back to queued and enqueues a new file.process job, as an upload does; the pipeline then runs every stage again. AI descriptions that already completed or failed are not asked for again (no credits are spent). A link is crawled again (as POST /files/{file_id}/recrawl). 202 with the job id(s). 409 FILE_PROCESSING while its processing job is queued or running or a document's chunks are being embedded (CRAWL_IN_PROGRESS for a link being crawled); 409 FILE_NOT_STORED for a file whose bytes never arrived (a failed cloud import); 404 FILE_NOT_FOUND for another organization's or a deleted file. Permission: edit.",
+        },
+      },
+    );
+}

@@ -5,6 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
+import { formatBytes } from "./format.ts";
 
 type Connection = { id: string; provider: string; provider_email: string | null; display_name: string | null; is_token_expired: boolean };
 type Entry = { id: string; name: string; mime_type: string; size_bytes: number | null; is_folder: boolean; is_importable: boolean };
@@ -64,7 +65,7 @@ function Browser({ connection }: { connection: Connection }) {
                   checked={chosen.has(f.id)}
                   onChange={() => setChosen((c) => { const next = new Map(c); if (next.has(f.id)) next.delete(f.id); else next.set(f.id, f); return next; })}
                 />
-                {f.name} {f.size_bytes !== null ? <span class="hint">({Math.ceil(f.size_bytes / 1024)} KB)</span> : null}
+                {f.name} {f.size_bytes !== null ? <span class="hint">({formatBytes(f.size_bytes)})</span> : null}
               </label>
             )}
           </li>

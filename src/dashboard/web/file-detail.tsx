@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
+import { formatBytes } from "./format.ts";
 
 type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
 type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };
@@ -295,7 +296,7 @@ export function FileDetail({ id }: { id: string }) {
         </p>
       ) : null}
       <p class="meta">
-        {file.media_type} · {file.filename} · {(file.size_bytes / 1024).toFixed(0)} KB
+        {file.media_type} · {file.filename} · {formatBytes(file.size_bytes)}
         {file.resolution ? ` · ${file.resolution}` : ""}
         {file.duration_seconds ? ` · ${clock(file.duration_seconds)}` : ""}
         {file.content_created_at ? ` · taken ${new Date(file.content_created_at).toLocaleString()}` : ""}

@@ -11,6 +11,7 @@ import { BlurhashImage } from "./blurhash-image.tsx";
 import { Places, type Place } from "./places.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
 import { VirtualGrid } from "./virtual-grid.tsx";
+import { formatBytes } from "./format.ts";
 
 const PAGE = 60;
 type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; size_bytes?: number; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
@@ -251,7 +252,7 @@ export function Library() {
                   <td><input type="checkbox" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} /></td>
                   <td><a href={`#/files/${file.id}`}>{file.title ?? file.filename}</a></td>
                   <td>{file.media_type}</td>
-                  <td>{file.size_bytes !== undefined ? `${Math.ceil(file.size_bytes / 1024)} KB` : ""}</td>
+                  <td>{file.size_bytes !== undefined ? formatBytes(file.size_bytes) : ""}</td>
                   <td>{new Date(file.created_at).toLocaleDateString()}</td>
                   <td>{(file.tags ?? []).join(", ")}</td>
                 </tr>

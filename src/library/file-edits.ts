@@ -12,6 +12,16 @@ import type { FileEdit } from "../files/file-repository.ts";
 
 export const RETENTION_DAYS = 30;
 const RETENTION_MS = RETENTION_DAYS * 86_400_000;
+
+/** When a file deleted at `deletedAt` is removed for good (restore is refused from then on). */
+export function purgeAt(deletedAt: string): string {
+  return isoAt(Date.parse(deletedAt) + RETENTION_MS);
+}
+
+/** Files deleted at or before this moment are past retention: purged, or about to be. */
+export function retentionCutoff(nowMs: number): string {
+  return isoAt(nowMs - RETENTION_MS);
+}
 export const MAX_USER_DESCRIPTION = 10_000;
 
 export interface FilePatch {
@@ -67,7 +77,7 @@ function markDeleted(ctx: AppContext, row: FileRow): string {
 export function deleteFile(ctx: AppContext, orgId: string, ref: string) {
   const row = ctx.files.find(orgId, ref);
   const deletedAt = ctx.db.transaction(() => markDeleted(ctx, ctx.files.find(orgId, row.id))).immediate();
-  return { id: row.id, deleted_at: deletedAt, message: `file deleted; it can be restored until ${isoAt(Date.parse(deletedAt) + RETENTION_MS)}` };
+  return { id: row.id, deleted_at: deletedAt, message: `file deleted; it can be restored until ${purgeAt(deletedAt)}` };
 }
 
 interface BatchEntry {
@@ -113,7 +123,7 @@ export function batchDeleteFiles(ctx: AppContext, orgId: string, ids: string[]) 
 export function restoreFile(ctx: AppContext, orgId: string, ref: string) {
   const row = ctx.files.find(orgId, ref, { includeDeleted: true });
   if (!row.deleted_at) throw new ApiError("FILE_NOT_DELETED", `file ${row.id} is not deleted`);
-  if (Date.parse(row.deleted_at) + RETENTION_MS <= ctx.clock.now()) {
+  if (row.deleted_at <= retentionCutoff(ctx.clock.now())) {
     throw new ApiError("FILE_NOT_FOUND", `file ${row.id} was deleted more than ${RETENTION_DAYS} days ago and is being purged`);
   }
   const at = ctx.files.restore(row.id);
@@ -126,7 +136,7 @@ export function restoreFile(ctx: AppContext, orgId: string, ref: string) {
  * row for the next run, so nothing is left orphaned in the store.
  */
 export async function purgeDeletedFiles(ctx: AppContext): Promise<number> {
-  const cutoff = isoAt(ctx.clock.now() - RETENTION_MS);
+  const cutoff = retentionCutoff(ctx.clock.now());
   const due = ctx.files.deletedBefore(cutoff, 1000);
   let purged = 0;
   for (const file of due) {

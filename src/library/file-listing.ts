@@ -1,7 +1,8 @@
 /**
  * `GET /files`: filters, full-text search (FTS5 over title, filename, tags, descriptions and
  * visible text), sorting and paging, always scoped to one organization and to files that are not
- * soft-deleted. Every sort order is backed by a partial index (migration 004).
+ * soft-deleted. Every sort order is backed by a partial index (migration 004). Also the trash
+ * (`GET /files/deleted`): the organization's soft-deleted files still within retention.
  */
 import type { Database } from "bun:sqlite";
 import { STOP_WORDS } from "../text/stop-words.ts";
@@ -154,6 +155,21 @@ export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { row
   const rows = db
     .query<FileRow, (string | number)[]>(`SELECT f.* FROM files f${fts} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
     .all(orgId, ...params, ...tagKeys, q.limit, q.offset);
+  return { rows, total };
+}
+
+/**
+ * The trash: the organization's soft-deleted files deleted after `cutoff` (older ones are past
+ * retention: purged, or about to be, and no longer restorable), newest deletion first. The
+ * deleted-files index (migration 004) serves the range and the order; it holds only the
+ * retention window's deletions (of every organization), so checking the org per row is cheap.
+ */
+export function listDeletedFiles(db: Database, orgId: string, cutoff: string, limit: number, offset: number): { rows: FileRow[]; total: number } {
+  const where = "f.org_id = ? AND f.deleted_at IS NOT NULL AND f.deleted_at > ?";
+  const total = db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM files f WHERE ${where}`).get(orgId, cutoff)!.n;
+  const rows = db
+    .query<FileRow, [string, string, number, number]>(`SELECT f.* FROM files f WHERE ${where} ORDER BY f.deleted_at DESC, f.id DESC LIMIT ? OFFSET ?`)
+    .all(orgId, cutoff, limit, offset);
   return { rows, total };
 }
 

@@ -178,6 +178,19 @@ export const FileSummary = t.Union([
   variant("LinkFileSummary", { ...common("link"), ...link }),
 ]);
 
+/** Extension: what the trash adds to a file's summary. */
+const trashed = {
+  deleted_at: Timestamp,
+  purge_at: t.String({ format: "date-time", description: "When the file is removed for good (deleted_at + 30 days); it can be restored until then" }),
+};
+
+export const DeletedFileSummary = t.Union([
+  variant("DeletedImageFileSummary", { ...common("image"), ...image, ...trashed }),
+  variant("DeletedDocumentFileSummary", { ...common("document"), ...document, ...trashed }),
+  variant("DeletedVideoFileSummary", { ...common("video"), ...video, ...trashed }),
+  variant("DeletedLinkFileSummary", { ...common("link"), ...link, ...trashed }),
+]);
+
 export const FileDetail = t.Union([
   variant("ImageFile", { ...common("image"), ...image, ...imageDetail }),
   variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString }),

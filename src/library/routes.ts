@@ -7,11 +7,11 @@ import { ApiError, badRequest } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { querySyntax } from "../http/validation.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, queryInt, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
-import { FileDetail, FileSummary } from "./file-shapes.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
+import { DeletedFileSummary, FileDetail, FileSummary } from "./file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
-import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, restoreFile, updateFile } from "./file-edits.ts";
-import { listFiles, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
+import { listDeletedFiles, listFiles, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
@@ -39,8 +39,7 @@ const ListQuery = t.Object({
   date_to: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
   sort_by: t.Optional(OneOf(SORT_FIELDS)),
   sort_order: t.Optional(t.String({ pattern: "^(?:[aA][sS][cC]|[dD][eE][sS][cC])$", error: "must be one of asc, desc", description: "asc or desc (default desc)" })),
-  limit: queryInt("limit", 1, 100, 20),
-  offset: queryInt("offset", 0, null, 0),
+  ...pageQuery(100, 20),
 });
 
 /** The checked query as the listing takes it (blank search is no search; ids in lower case). */
@@ -87,6 +86,27 @@ export function libraryRoutes(ctx: AppContext) {
           summary: "List and search files",
           description:
             "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, processing_status (extension: queued|processing|stored|completed|failed; the Activity page lists failed files with it), date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
+        },
+      },
+    )
+    // Registered before /files/:file_id; the router prefers a static segment anyway, and
+    // "deleted" is no file reference (not hexadecimal), so nothing is shadowed either way.
+    .get(
+      "/files/deleted",
+      async ({ principal, query, request }) => {
+        const { rows, total } = listDeletedFiles(db, principal.orgId, retentionCutoff(clock.now()), query.limit, query.offset);
+        const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
+        const items = await Promise.all(rows.map(async (row) => ({ ...(await fileSummary(row, urls)), deleted_at: row.deleted_at!, purge_at: purgeAt(row.deleted_at!) })));
+        return page(items, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object(pageQuery(100, 20)),
+        response: { 200: Page(DeletedFileSummary), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "List the trash: soft-deleted files that can still be restored (extension)",
+          description:
+            "The organization's soft-deleted files not yet past the 30-day retention, newest deletion first, each a file summary plus deleted_at and purge_at (when it is removed for good). POST /files/{file_id}/restore brings one back. Query: limit (1-100, default 20), offset.",
         },
       },
     )

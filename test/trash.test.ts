@@ -56,16 +56,16 @@ test("pages with limit and offset; restore takes a file out of the trash and bac
   const owner = server.tenant();
   const files = [5, 4, 3, 2, 1].map((days) => seed(owner, { title: `Deleted ${days} days ago`, deleted: ago(days) }));
   const first = await owner.api.get("/files/deleted?limit=2");
-  expect(ids(first)).toEqual([files[4], files[3]]);
+  expect(ids(first)).toEqual([files[4]!, files[3]!]);
   expect(first.body).toMatchObject({ total_count: 5, limit: 2, offset: 0, has_more: true });
   const last = await owner.api.get("/files/deleted?limit=2&offset=4");
-  expect(ids(last)).toEqual([files[0]]);
+  expect(ids(last)).toEqual([files[0]!]);
   expect(last.body).toMatchObject({ total_count: 5, limit: 2, offset: 4, has_more: false });
 
-  expect((await owner.api.post(`/files/${files[2]}/restore`)).status).toBe(200);
+  expect((await owner.api.post(`/files/${files[2]!}/restore`)).status).toBe(200);
   const after = await owner.api.get("/files/deleted");
-  expect(ids(after)).toEqual([files[4], files[3], files[1], files[0]]);
-  expect(ids(await owner.api.get("/files"))).toEqual([files[2]]);
+  expect(ids(after)).toEqual([files[4]!, files[3]!, files[1]!, files[0]!]);
+  expect(ids(await owner.api.get("/files"))).toEqual([files[2]!]);
 });
 
 test("files leave the trash when retention ends and the purge removes them", async () => {

@@ -2,14 +2,15 @@
  * The web dashboard end to end, in Debian's chromium driven by playwright-core (no browser
  * download): sign in with the keyboard, upload through the page and watch its progress, find the
  * file in the library, open it and see the text OCR read drawn over the image, edit it, delete
- * it; the main flows with the keyboard alone; retry of failed files; sending files to a drive.
+ * it; the main flows with the keyboard alone; retry of failed files; sending files to a drive;
+ * restoring deleted files from the Trash.
  * Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium, type Browser, type Page } from "playwright-core";
-import { textImage } from "./support/images.ts";
+import { photo, textImage } from "./support/images.ts";
 import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
 import { pollApi, processed } from "./support/polling.ts";
@@ -691,6 +692,57 @@ test("keyboard only: sign in with a key, open a file and come back, select and d
     await page.keyboard.press("Enter");
     await page.waitForFunction(() => document.activeElement?.id === "content", null, { timeout: 10_000 });
     await tabTo(page, /^input:Question or words$/, { max: 1 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);
+
+test("the Trash page lists deleted files and restores one by its button, then a selection, down to the empty trash", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const ids: Record<string, string> = {};
+  for (const [i, name] of ["pier.jpg", "dune.jpg", "reef.jpg"].entries()) {
+    const form = new FormData();
+    form.append("file", new File([new Uint8Array(await photo(i + 11, 400, 300))], name));
+    ids[name] = (await tenant.api.form("/files/upload", form)).body.image_id;
+    await processed(tenant, ids[name]!, 120_000);
+  }
+  expect((await tenant.api.delete(`/files/${ids["pier.jpg"]}`)).status).toBe(200);
+  expect((await tenant.api.post("/files/batch-delete", { file_ids: [ids["dune.jpg"], ids["reef.jpg"]] })).body.summary.deleted).toBe(2);
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signInWithKey(page, server.url, tenant.key);
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Trash" }).click();
+    await headingFocused(page, "Trash");
+    await page.getByText("3 files in the trash").waitFor({ timeout: 30_000 });
+    const table = page.locator("table.trash");
+    for (const name of ["pier.jpg", "dune.jpg", "reef.jpg"]) await table.getByRole("row", { name: new RegExp(name.replace(".", "\\.")) }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "trash.png"), fullPage: true });
+
+    // One by its own button: it is back in the library, the others stay in the trash; focus is on the outcome.
+    await page.getByRole("button", { name: "Restore pier.jpg" }).click();
+    await page.getByText("Restored pier.jpg").waitFor({ timeout: 30_000 });
+    await page.waitForFunction(() => document.activeElement?.classList.contains("notice") && document.activeElement.textContent?.includes("Restored pier.jpg"), null, { timeout: 10_000 });
+    await table.getByRole("row", { name: /pier\.jpg/ }).waitFor({ state: "detached", timeout: 30_000 });
+    await page.getByText("2 files in the trash").waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get("/files")).body.items.map((f: { id: string }) => f.id)).toEqual([ids["pier.jpg"]]);
+    expect((await tenant.api.get("/files/deleted")).body.items.map((f: { id: string }) => f.id).sort()).toEqual([ids["dune.jpg"], ids["reef.jpg"]].sort());
+    await table.getByRole("row", { name: /dune\.jpg/ }).waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "trash-restored.png"), fullPage: true });
+
+    // A selection of one, then everything shown, empties the trash.
+    await page.getByLabel("Select dune.jpg").check();
+    await page.getByRole("region", { name: "Selected files" }).getByText("1 selected").waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(SHOTS, "trash-selection.png"), fullPage: true });
+    await page.getByRole("button", { name: "Restore selected" }).click();
+    await page.getByText("Restored dune.jpg").waitFor({ timeout: 30_000 });
+    await table.getByRole("row", { name: /reef\.jpg/ }).waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get(`/files/${ids["dune.jpg"]}`)).status).toBe(200);
+    await page.getByLabel("Select all shown").check();
+    await page.getByRole("button", { name: "Restore selected" }).click();
+    await page.getByText("The trash is empty").waitFor({ timeout: 30_000 });
+    expect((await tenant.api.get("/files")).body.total_count).toBe(3);
+    await page.screenshot({ path: join(SHOTS, "trash-empty.png"), fullPage: true });
   } finally {
     await page.close();
   }

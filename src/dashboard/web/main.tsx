@@ -1,6 +1,6 @@
 /**
  * The dashboard's entry point: the pages mailed links open, sign-in, then the library, upload,
- * search, activity, API keys and file pages, chosen by the URL's hash so every page has an
+ * search, activity, trash, API keys and file pages, chosen by the URL's hash so every page has an
  * address that survives a reload. A session (cookie) and an API key (this tab only) both work.
  */
 import { render } from "preact";
@@ -17,6 +17,7 @@ import { Schemas } from "./schemas.tsx";
 import { Members } from "./members.tsx";
 import { Search } from "./search.tsx";
 import { SignIn } from "./sign-in.tsx";
+import { Trash } from "./trash.tsx";
 import { Upload } from "./upload.tsx";
 import "./styles.css";
 
@@ -41,6 +42,7 @@ function Page({ hash, me }: { hash: string; me: string }) {
   if (hash === "#/cloud") return <Cloud />;
   if (hash === "#/schemas") return <Schemas />;
   if (hash === "#/export") return <Exports />;
+  if (hash === "#/trash") return <Trash />;
   return <Library />;
 }
 
@@ -128,6 +130,7 @@ function App() {
           <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
           <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
           <a href="#/export" aria-current={current("#/export")}>Export</a>
+          <a href="#/trash" aria-current={current("#/trash")}>Trash</a>
           {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
           {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
           <a href="/docs">API docs</a>

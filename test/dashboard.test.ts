@@ -671,6 +671,7 @@ test("keyboard only: sign in with a key, open a file and come back, select and d
     expect((await tenant.api.get(`/files/${ids[1]}`)).status).toBe(404);
     // The bar that had focus is gone: focus is on the outcome, one Tab from its Undo.
     await page.waitForFunction(() => document.activeElement?.classList.contains("notice"), null, { timeout: 10_000 });
+    await page.screenshot({ path: join(SHOTS, "keyboard-deleted.png") });
     await tabTo(page, /^button:Undo$/, { max: 1 });
     await page.keyboard.press("Enter");
     await page.getByText("2 files").waitFor({ timeout: 30_000 });

@@ -3,7 +3,7 @@
  * media type and sort, in a virtual grid (only the rows near the viewport are in the page); more
  * pages load as the end of the grid comes into view. Files can be
  * selected (checkboxes, keyboard included) for batch tagging, CSV export, sending to a cloud
- * drive and deletion (with undo).
+ * drive and deletion (with undo; the Trash page restores later).
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
@@ -220,6 +220,8 @@ export function Library() {
                 Undo
               </button>
             ) : null}
+            {/* Only a deletion offers Undo; later, the Trash page restores it. */}
+            {notice.undo ? <span> (or later from the <a href="#/trash">Trash</a>, for 30 days)</span> : null}
           </p>
         ) : null}
         {selected.size ? (

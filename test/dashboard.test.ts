@@ -589,6 +589,35 @@ test("a failed file is retried from the Activity page (and completes) and from i
   }
 }, 300_000);
 
+test("the Activity page's job monitor lists the background jobs by status and cancels a waiting one", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const form = new FormData();
+  form.append("file", new File(["Harbour crane maintenance log.\n"], "crane.txt"));
+  const fileId = (await tenant.api.form("/files/upload", form)).body.image_id as string;
+  await processed(tenant, fileId, 120_000);
+  // An export's removal waits for its link to expire: a job that stays pending for minutes.
+  const exported = await tenant.api.post("/files/export", { format: "csv", file_ids: [fileId], columns: [{ field_key: "filename" }] });
+  expect(exported.status).toBe(200);
+  await pollApi(tenant, "/jobs?status=pending&type=export.expire", (res) => res.body.total_count === 1, { what: "the export's expiry job" });
+
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signInWithKey(page, server.url, tenant.key);
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
+    const jobs = page.locator("table.jobs");
+    await jobs.getByRole("row", { name: /Analyse a file/ }).getByRole("link", { name: "Open file" }).waitFor({ timeout: 30_000 });
+    await page.getByLabel("Status").selectOption("pending");
+    await jobs.getByRole("row", { name: /Remove an expired export/ }).waitFor({ timeout: 30_000 });
+    await jobs.getByRole("row", { name: /Analyse a file/ }).waitFor({ state: "detached", timeout: 30_000 });
+    await page.screenshot({ path: join(SHOTS, "activity-jobs.png"), fullPage: true });
+    await jobs.getByRole("button", { name: /^Cancel job Remove an expired export/ }).click();
+    await pollApi(tenant, "/jobs?status=cancelled&type=export.expire", (res) => res.body.total_count === 1, { what: "the expiry job to be cancelled" });
+    await page.getByText("No pending jobs in the last 14 days.").waitFor({ timeout: 30_000 });
+  } finally {
+    await page.close();
+  }
+}, 300_000);
+
 /** The focused element as "tag:name" (its aria-label, label or text), "" when nothing is focused. */
 function focused(page: Page): Promise<string> {
   return page.evaluate(() => {

@@ -463,6 +463,34 @@ describe("job resource over HTTP", () => {
     expect(missing.body.code).toBe("JOB_NOT_FOUND");
   });
 
+  test("GET /jobs lists the organization's jobs newest first, filtered by status and type, paged", async () => {
+    const owner = server.tenant();
+    const stranger = server.tenant();
+    const fileId = crypto.randomUUID();
+    const first = enqueue(owner.orgId, { fileId });
+    await waitForStatus(server.ctx.db, first, "completed");
+    const second = enqueue(owner.orgId);
+    await waitForStatus(server.ctx.db, second, "completed");
+    enqueue(stranger.orgId);
+    const all = await owner.api.get("/jobs");
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ total_count: 2, limit: 20, offset: 0, has_more: false });
+    expect(all.body.items.map((j: { job_id: string }) => j.job_id)).toEqual([second, first]);
+    expect(all.body.items[1]).toMatchObject({ job_id: first, type: "t.http", status: "completed", file_id: fileId, results: [{ ok: true }] });
+    expect(all.body.items[0].file_id).toBeNull();
+    const paged = await owner.api.get("/jobs?limit=1&offset=1");
+    expect(paged.body).toMatchObject({ total_count: 2, has_more: false });
+    expect(paged.body.items.map((j: { job_id: string }) => j.job_id)).toEqual([first]);
+    expect((await owner.api.get("/jobs?status=failed")).body.total_count).toBe(0);
+    expect((await owner.api.get("/jobs?status=completed&type=t.http")).body.total_count).toBe(2);
+    expect((await owner.api.get("/jobs?type=file.process")).body.total_count).toBe(0);
+    const bad = await owner.api.get("/jobs?status=done");
+    expect(bad.status).toBe(400);
+    expect(bad.body.detail).toContain("status");
+    expect((await owner.api.get("/jobs?limit=0")).status).toBe(400);
+    expect((await server.anonymous().get("/jobs")).status).toBe(401);
+  });
+
   test("POST /job/{id}/cancel needs EDIT, stops a running job and then answers 409 JOB_FINISHED", async () => {
     const owner = server.tenant();
     const id = enqueue(owner.orgId, { wait: true });

@@ -121,6 +121,32 @@ export function getJobForOrg(db: Database, orgId: string, id: string): JobView {
   return toJobView(row);
 }
 
+/** A job in the organization's list: the job plus the file it works on, when it works on one. */
+export interface ListedJob extends JobView {
+  file_id: string | null;
+}
+
+export interface JobListFilter {
+  status?: JobStatus;
+  queue?: string;
+}
+
+/** The organization's jobs, newest first (finished jobs stay 14 days; see ops/maintenance.ts). */
+export function listJobsForOrg(db: Database, orgId: string, filter: JobListFilter, limit: number, offset: number): { rows: ListedJob[]; total: number } {
+  const where = ["org_id = ?"];
+  const args: (string | number)[] = [orgId];
+  if (filter.status) (where.push("status = ?"), args.push(filter.status));
+  if (filter.queue) (where.push("queue = ?"), args.push(filter.queue));
+  const clause = where.join(" AND ");
+  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM jobs WHERE ${clause}`).get(...args)!.n;
+  const rows = db
+    .query<JobRow & { file_id: string | null }, (string | number)[]>(
+      `SELECT *, json_extract(payload, '$.fileId') AS file_id FROM jobs WHERE ${clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+    )
+    .all(...args, limit, offset);
+  return { rows: rows.map((row) => ({ ...toJobView(row), file_id: row.file_id ?? null })), total };
+}
+
 export function toJobView(row: JobRow): JobView {
   return {
     job_id: row.id,

@@ -1,9 +1,9 @@
-/** HTTP binding of the generic job resource: `GET /job/{job_id}` (spec) and cancellation (extension). */
+/** HTTP binding of the generic job resource: `GET /job/{job_id}` (spec), the organization's job list and cancellation (extensions). */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum } from "../http/shapes.ts";
-import { getJobForOrg, JOB_STATUSES } from "./queue.ts";
+import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum, Page, page, pageQuery } from "../http/shapes.ts";
+import { getJobForOrg, JOB_STATUSES, listJobsForOrg } from "./queue.ts";
 
 export const JobSchema = t.Object(
   {
@@ -25,9 +25,34 @@ export const JobSchema = t.Object(
 
 const jobParams = t.Object({ job_id: Uuid("job_id") });
 
+const ListedJobSchema = t.Composite([JobSchema, t.Object({ file_id: t.Union([t.String({ format: "uuid" }), t.Null()], { description: "The file the job works on, when it works on one" }) })], {
+  title: "ListedJob",
+});
+
 export function jobRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Jobs"] })
     .use(permissions)
+    .get(
+      "/jobs",
+      ({ principal, query }) => {
+        const { rows, total } = listJobsForOrg(ctx.db, principal.orgId, { status: query.status, queue: query.type }, query.limit, query.offset);
+        return page(rows, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object({
+          ...pageQuery(100, 20),
+          status: t.Optional(Enum(JOB_STATUSES, { error: `status: must be one of ${JOB_STATUSES.join(", ")}` })),
+          type: t.Optional(t.String({ minLength: 1, maxLength: 64, error: "type: a queue name such as file.process" })),
+        }),
+        response: { 200: Page(ListedJobSchema), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "List the organization's background jobs (extension)",
+          description:
+            "Newest first; finished jobs are kept 14 days. Query: status (pending, processing, completed, failed, cancelled), type (the queue, e.g. file.process, document.embed, cloud.import), limit (1-100, default 20), offset. Each job as GET /job/{job_id} shows it plus file_id when it works on one file.",
+        },
+      },
+    )
     .get("/job/:job_id", ({ principal, params }) => getJobForOrg(ctx.db, principal.orgId, params.job_id), {
       permission: "view",
       params: jobParams,

@@ -1,9 +1,11 @@
 /**
  * Activity: recent upload sessions with their progress (cancel), files whose processing failed
- * (retry: POST /files/{id}/reprocess), files stuck in processing, and this month's quota.
+ * (retry: POST /files/{id}/reprocess), files stuck in processing, the background jobs
+ * (jobs-monitor.tsx) and this month's quota.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
+import { JobsMonitor } from "./jobs-monitor.tsx";
 
 export function Activity() {
   const [sessions, setSessions] = useState<any[]>([]);
@@ -133,6 +135,7 @@ export function Activity() {
       ) : (
         <p>None: nothing has waited more than 30 minutes.</p>
       )}
+      <JobsMonitor />
     </section>
   );
 }

@@ -15,6 +15,7 @@ import videosAndLinks from "./010_videos_and_links.ts";
 import linkCrawls from "./011_link_crawls.ts";
 import accounts from "./012_accounts.ts";
 import cloudStorage from "./013_cloud_storage.ts";
+import jobListing from "./014_job_listing.ts";
 
 export interface Migration {
   version: number;
@@ -36,4 +37,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 11, name: "link_crawls", sql: linkCrawls },
   { version: 12, name: "accounts", sql: accounts },
   { version: 13, name: "cloud_storage", sql: cloudStorage },
+  { version: 14, name: "job_listing", sql: jobListing },
 ];

@@ -618,6 +618,36 @@ test("the Activity page's job monitor lists the background jobs by status and ca
   }
 }, 300_000);
 
+test("selected files are moved into a folder of another project from the library's selection bar", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const project = (await tenant.api.post("/projects", { name: "Harbour" })).body;
+  const quay = (await tenant.api.post("/folders", { name: "Quay", project_id: project.id })).body;
+  const walls = (await tenant.api.post("/folders", { name: "Walls", parent_id: quay.id })).body;
+  const ids: string[] = [];
+  for (const name of ["east.png", "west.png", "north.png"]) {
+    const form = new FormData();
+    form.append("file", new File([new Uint8Array(await textImage([name.toUpperCase()], 400, 200))], name));
+    ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
+  }
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signInWithKey(page, server.url, tenant.key);
+    await page.getByText("3 files").waitFor({ timeout: 30_000 });
+    await page.getByLabel("Select east.png").check();
+    await page.getByLabel("Select west.png").check();
+    const bar = page.getByRole("region", { name: "Selected files" });
+    await bar.getByRole("button", { name: "Move" }).click();
+    await bar.getByLabel("Move to").selectOption({ label: "Harbour / Quay / Walls" });
+    await page.screenshot({ path: join(SHOTS, "library-move.png") });
+    await bar.getByRole("button", { name: "Move 2 file(s) here" }).click();
+    await page.getByText("Moved 2 file(s) to Harbour / Quay / Walls").waitFor({ timeout: 30_000 });
+    for (const id of ids.slice(0, 2)) expect((await tenant.api.get(`/files/${id}`)).body).toMatchObject({ project_id: project.id, folder_id: walls.id });
+    expect((await tenant.api.get(`/files/${ids[2]}`)).body.folder_id).toBeNull();
+  } finally {
+    await page.close();
+  }
+}, 300_000);
+
 /** The focused element as "tag:name" (its aria-label, label or text), "" when nothing is focused. */
 function focused(page: Page): Promise<string> {
   return page.evaluate(() => {

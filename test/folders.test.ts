@@ -283,3 +283,68 @@ describe("isolation and permissions", () => {
     expect((await tenant.keyWith(["delete"]).delete(`/folders/${folder.id}`)).status).toBe(204);
   });
 });
+
+describe("POST /files/batch-move", () => {
+  const placeOf = async (api: Tenant["api"], id: string) => {
+    const body = (await api.get(`/files/${id}`)).body;
+    return [body.project_id, body.folder_id];
+  };
+
+  test("into a folder (and its project), to a project's top level, and out of folders in place", async () => {
+    const { tenant, api, defaultId, otherId } = await setup();
+    const folder = (await api.post("/folders", { name: "Site photos", project_id: otherId })).body;
+    const a = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    const b = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    const into = await api.post("/files/batch-move", { file_ids: [a, b], folder_id: folder.id });
+    expect(into.status).toBe(200);
+    expect(into.body).toMatchObject({ project_id: otherId, folder_id: folder.id, summary: { total: 2, moved: 2, failed: 0 }, failed: [] });
+    expect(await placeOf(api, a)).toEqual([otherId, folder.id]);
+    expect((await api.get(`/folders/${folder.id}`)).body.file_count).toBe(2);
+    expect((await api.get(`/files?folder_id=${folder.id}`)).body.total_count).toBe(2);
+
+    // folder_id null alone: out of the folder, still in its project.
+    expect((await api.post("/files/batch-move", { file_ids: [a], folder_id: null })).body.summary.moved).toBe(1);
+    expect(await placeOf(api, a)).toEqual([otherId, null]);
+    // project_id alone: the top level of that project.
+    expect((await api.post("/files/batch-move", { file_ids: [b], project_id: defaultId })).body.summary.moved).toBe(1);
+    expect(await placeOf(api, b)).toEqual([defaultId, null]);
+    expect((await api.get(`/folders/${folder.id}`)).body.file_count).toBe(0);
+  });
+
+  test("missing, deleted and foreign files are reported one by one; the rest move", async () => {
+    const { tenant, api, defaultId } = await setup();
+    const stranger = newTenant();
+    const folder = (await api.post("/folders", { name: "Keep" })).body;
+    const live = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    const gone = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId, deleted: true });
+    const theirs = insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: (await stranger.api.get("/projects")).body.items[0].id });
+    const res = await api.post("/files/batch-move", { file_ids: [live, gone, theirs], folder_id: folder.id });
+    expect(res.status).toBe(200);
+    expect(res.body.moved.map((m: { id: string }) => m.id)).toEqual([live]);
+    expect(res.body.failed.map((m: { id: string; message: string }) => [m.id, m.message])).toEqual([[gone, "file not found"], [theirs, "file not found"]]);
+    expect((await stranger.api.get(`/files/${theirs}`)).body.folder_id).toBeNull();
+  });
+
+  test("validation: a target is required, a folder and a disagreeing project are 400, foreign targets 404, EDIT needed", async () => {
+    const { tenant, api, defaultId, otherId } = await setup();
+    const stranger = newTenant();
+    const theirFolder = (await stranger.api.post("/folders", { name: "Theirs" })).body;
+    const folder = (await api.post("/folders", { name: "Mine" })).body;
+    const id = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    const cases: [unknown, number, string][] = [
+      [{ file_ids: [id] }, 400, "folder_id"],
+      [{ file_ids: [], folder_id: folder.id }, 400, "file_ids"],
+      [{ file_ids: [id, id], folder_id: folder.id }, 400, "unique"],
+      [{ file_ids: ["nope"], folder_id: folder.id }, 400, "file_ids"],
+      [{ file_ids: [id], folder_id: folder.id, project_id: otherId }, 400, "folder_id"],
+      [{ file_ids: [id], folder_id: theirFolder.id }, 404, theirFolder.id],
+      [{ file_ids: [id], project_id: crypto.randomUUID() }, 404, "project"],
+    ];
+    for (const [body, status, detail] of cases) {
+      const res = await api.post("/files/batch-move", body);
+      expect([res.status, res.body.detail?.includes(detail)], JSON.stringify(body)).toEqual([status, true]);
+    }
+    expect(await placeOf(api, id)).toEqual([defaultId, null]);
+    expect((await tenant.keyWith(["view"]).post("/files/batch-move", { file_ids: [id], folder_id: folder.id })).status).toBe(403);
+  });
+});

@@ -302,6 +302,11 @@ export class FileRepository {
     this.db.query(`UPDATE files SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...params, this.now(), id);
   }
 
+  /** Puts a file into a project, at its top level (folderId null) or inside one of its folders. */
+  place(id: string, projectId: string, folderId: string | null): void {
+    this.db.query("UPDATE files SET project_id = ?, folder_id = ?, updated_at = ? WHERE id = ?").run(projectId, folderId, this.now(), id);
+  }
+
   /** Soft delete; returns the deletion time (a file already deleted keeps its first one). */
   softDelete(id: string): string {
     const at = this.now();

@@ -12,8 +12,7 @@ import { t } from "elysia";
 import { badRequest } from "../errors.ts";
 import { Enum, Nullable, OneOf, UuidText } from "../http/shapes.ts";
 import { checkForm } from "../http/validation.ts";
-import { getFolder } from "../folders/folders.ts";
-import { defaultProjectId, getProject } from "../projects/projects.ts";
+import { placement, type Placement } from "../folders/placement.ts";
 
 export const CONTENT_CATEGORIES = [
   "general", "blueprint", "ce_plan", "technical_diagram", "architectural_design", "product_photo", "real_estate",
@@ -185,17 +184,9 @@ export function uploadOptions(fields: UploadFields, limits: { maxTags: number } 
  * Checks what the upload refers to in the tenant (custom schema, folder, project) and returns
  * where new files go: into folder_id (and its project), else the top of project_id, else Default.
  */
-export function resolvePlacement(db: Database, orgId: string, options: UploadOptions): { projectId: string; folderId: string | null } {
+export function resolvePlacement(db: Database, orgId: string, options: UploadOptions): Placement {
   if (options.customSchemaId) getCustomSchema(db, orgId, options.customSchemaId);
-  if (options.folderId) {
-    const folder = getFolder(db, orgId, options.folderId);
-    if (options.projectId && options.projectId !== folder.project_id) {
-      throw badRequest(`folder_id: folder ${folder.id} belongs to project ${folder.project_id}, not ${options.projectId}`);
-    }
-    return { projectId: folder.project_id, folderId: folder.id };
-  }
-  if (options.projectId) return { projectId: getProject(db, orgId, options.projectId).id, folderId: null };
-  return { projectId: defaultProjectId(db, orgId), folderId: null };
+  return placement(db, orgId, options.folderId, options.projectId);
 }
 
 export const ANALYZE_TIMEOUT_SECONDS = { min: 5, max: 120, fallback: 60 };

@@ -9,6 +9,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import { MAX_TITLE_LENGTH, parseTags } from "../ingest/options.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileEdit } from "../files/file-repository.ts";
+import { placement } from "../folders/placement.ts";
 
 export const RETENTION_DAYS = 30;
 const RETENTION_MS = RETENTION_DAYS * 86_400_000;
@@ -152,4 +153,53 @@ export async function purgeDeletedFiles(ctx: AppContext): Promise<number> {
   }
   if (purged) ctx.log.info("purged deleted files", { count: purged });
   return purged;
+}
+
+export interface MoveTarget {
+  /** Into this folder (and its project); null takes the files out of their folders. */
+  folder_id?: string | null;
+  /** To the top level of this project (or, with folder_id, a check that the folder is in it). */
+  project_id?: string;
+}
+
+interface MoveEntry {
+  id: string;
+  status: "moved" | "failed";
+  message: string;
+}
+
+/**
+ * Moves files into a folder or to a project's top level (POST /files/batch-move, extension). The
+ * target is checked once (404 when it is not in the organization); each file is then moved on its
+ * own, and one missing file never blocks the others.
+ */
+export function batchMoveFiles(ctx: AppContext, orgId: string, ids: string[], target: MoveTarget) {
+  const lowered = ids.map((id) => id.toLowerCase());
+  if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
+  if (target.folder_id === undefined && target.project_id === undefined) throw badRequest("give folder_id (a folder, or null for no folder) or project_id");
+  // folder_id null without a project: out of the folder, staying in each file's own project.
+  const fixed = target.folder_id || target.project_id ? placement(ctx.db, orgId, target.folder_id, target.project_id) : null;
+  const moved: MoveEntry[] = [];
+  const failed: MoveEntry[] = [];
+  ctx.db
+    .transaction(() => {
+      for (const id of lowered) {
+        const row = ctx.files.ofOrg(orgId, id);
+        if (!row || row.deleted_at) {
+          failed.push({ id, status: "failed", message: "file not found" });
+          continue;
+        }
+        const to = fixed ?? { projectId: row.project_id, folderId: null };
+        ctx.files.place(row.id, to.projectId, to.folderId);
+        moved.push({ id, status: "moved", message: to.folderId ? `moved into folder ${to.folderId}` : `moved to the top level of project ${to.projectId}` });
+      }
+    })
+    .immediate();
+  return {
+    moved,
+    failed,
+    project_id: fixed?.projectId ?? null,
+    folder_id: fixed?.folderId ?? null,
+    summary: { total: ids.length, moved: moved.length, failed: failed.length },
+  };
 }

@@ -10,7 +10,7 @@ import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
 import { DeletedFileSummary, FileDetail, FileSummary } from "./file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
-import { batchDeleteFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
+import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
 import { listDeletedFiles, listFiles, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
@@ -146,6 +146,31 @@ export function libraryRoutes(ctx: AppContext) {
       detail: {
         summary: "Export file metadata as CSV, XLSX or DOCX (download_url is a signed link valid 1 hour)",
         description: "Selection: file_ids, else folder_id (with include_subfolders), else every file. hosted_sheets writes the spreadsheet to connection_id's drive (named by title) and answers spreadsheet_url, with download_url null.",
+      },
+    })
+    .post("/files/batch-move", ({ principal, body }) => batchMoveFiles(ctx, principal.orgId, body.file_ids, body), {
+      permission: "edit",
+      body: t.Object({
+        file_ids: t.Array(Uuid("file_ids"), { minItems: 1, maxItems: 100, error: "file_ids: 1-100 file UUIDs" }),
+        folder_id: t.Optional(Nullable(Uuid("folder_id"))),
+        project_id: t.Optional(Uuid("project_id")),
+      }),
+      response: {
+        200: t.Object({
+          moved: t.Array(t.Object({ id: t.String(), status: t.String(), message: t.String() })),
+          failed: t.Array(t.Object({ id: t.String(), status: t.String(), message: t.String() })),
+          project_id: Nullable(t.String()),
+          folder_id: Nullable(t.String()),
+          summary: t.Object({ total: t.Integer(), moved: t.Integer(), failed: t.Integer() }),
+        }),
+        400: ErrorBody,
+        404: ErrorBody,
+        ...AUTH_ERRORS,
+      },
+      detail: {
+        summary: "Move up to 100 files into a folder or to a project's top level (extension)",
+        description:
+          "folder_id puts the files into that folder (and its project; a project_id that disagrees is 400); project_id alone puts them at the project's top level; folder_id null alone takes them out of their folders within their own projects. 404 when the folder or project is not in the organization; files not found are reported in failed.",
       },
     })
     .post("/files/batch-delete", ({ principal, body }) => batchDeleteFiles(ctx, principal.orgId, body.file_ids), {

@@ -12,6 +12,7 @@ import { Places, type Place } from "./places.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
 import { VirtualGrid } from "./virtual-grid.tsx";
 import { formatBytes } from "./format.ts";
+import { MoveFiles } from "./move-files.tsx";
 
 const PAGE = 60;
 type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; size_bytes?: number; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
@@ -20,6 +21,7 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
   const [tag, setTag] = useState("");
   const [busy, setBusy] = useState(false);
   const [sending, setSending] = useState(false);
+  const [moving, setMoving] = useState(false);
   async function run(action: () => Promise<void>) {
     setBusy(true);
     try {
@@ -69,7 +71,10 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
       <button type="button" disabled={busy} onClick={exportCsv}>
         Export CSV
       </button>
-      <button type="button" disabled={busy} onClick={() => setSending(!sending)} aria-expanded={sending}>
+      <button type="button" disabled={busy} onClick={() => (setMoving(!moving), setSending(false))} aria-expanded={moving}>
+        Move
+      </button>
+      <button type="button" disabled={busy} onClick={() => (setSending(!sending), setMoving(false))} aria-expanded={sending}>
         Send to drive
       </button>
       <button type="button" class="danger" disabled={busy} onClick={remove}>
@@ -78,6 +83,7 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
       <button type="button" class="link" onClick={clear}>
         Clear selection
       </button>
+      {moving ? <MoveFiles fileIds={selected.map((f) => f.id)} onDone={(message) => onDone(message)} onCancel={() => setMoving(false)} /> : null}
       {sending ? <SendToDrive fileIds={selected.map((f) => f.id)} onDone={(message) => onDone(message)} onCancel={() => setSending(false)} /> : null}
     </div>
   );

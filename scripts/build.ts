@@ -311,6 +311,7 @@ try {
       resolve(root, "src/images/heic-worker.ts"),
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),
+      resolve(root, "src/links/page-reader-worker.ts"),
     ],
     // Bun's own request-head limit, raised so the application answers oversized heads (src/http/head-limit.ts).
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)], execArgv: [RUNTIME_HEAD_FLAG] },

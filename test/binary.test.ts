@@ -24,6 +24,8 @@ const nativeCache = join(workDir, "native-cache");
 const env = { MEDIABOX_NATIVE_CACHE: nativeCache };
 /** Every server a test starts; stopped after each test whatever happened in it. */
 const servers: ServerProcess[] = [];
+/** Web pages served to the binary's link crawler; stopped after each test. */
+const sites: ReturnType<typeof Bun.serve>[] = [];
 async function startBinary(env: Record<string, string>): Promise<ServerProcess> {
   const server = await spawnServer([binary], { cwd: workDir, env });
   servers.push(server);
@@ -50,6 +52,7 @@ beforeAll(async () => {
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
+  for (const site of sites.splice(0)) site.stop(true);
 });
 
 afterAll(() => {
@@ -64,7 +67,18 @@ test("the built executable administers and serves from any directory", async () 
   expect(key).toStartWith("mbx_");
   expect(existsSync(join(workDir, "data", "mediabox.db"))).toBe(true);
 
-  const server = await startBinary(env);
+  // A web page on loopback for the link crawl below (loopback is refused unless the policy allows it).
+  const site = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () =>
+      new Response(
+        `<!doctype html><html><head><title>Quay works</title><meta property="og:title" content="Quay wall repairs begin"></head><body><article><h1>Quay wall repairs begin</h1>${"<p>The east quay wall, built in 1911, is being rebuilt stone by stone over the winter.</p>".repeat(8)}</article></body></html>`,
+        { headers: { "content-type": "text/html; charset=utf-8" } },
+      ),
+  });
+  sites.push(site);
+  const server = await startBinary({ ...env, MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" });
   const health = await fetch(`${server.url}/healthz`);
   expect(health.status).toBe(200);
   // Bun's own head limit is raised by the arguments embedded at build time: the application answers oversized heads.
@@ -163,6 +177,17 @@ test("the built executable administers and serves from any directory", async () 
   const video = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${videoId}`, headers);
   expect([video.analysis_status, video.video_codec, video.resolution]).toEqual(["completed", "vp9", "320x240"]);
   expect(String(video.thumbnail_url)).toStartWith("http");
+  // A saved web page: its metadata and article are read on the page-reading thread (an entry point of the binary).
+  const saved = await fetch(`${server.url}/api/v2/files/links`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ url: `http://127.0.0.1:${site.port}/quay` }) });
+  expect(saved.status).toBe(201);
+  const { id: linkId } = (await saved.json()) as { id: string };
+  let link: Record<string, unknown> = {};
+  for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
+    link = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${linkId}`, headers);
+    if (["completed", "failed", "blocked"].includes(String(link.crawl_status))) break;
+  }
+  expect([link.crawl_status, link.title]).toEqual(["completed", "Quay wall repairs begin"]);
+  expect(String(link.visible_text)).toContain("rebuilt stone by stone");
   const verify = await run([binary, "models", "verify"], { cwd: workDir, env });
   expect(verify.stderr).toMatch(new RegExp(`videos: ffmpeg \\S+ \\(${nativeCache}/[0-9a-f]+/ffmpeg\\), ffprobe \\S+ \\(${nativeCache}/[0-9a-f]+/ffprobe\\)`));
   // The media assets were written out once, as one tree named by its content hash.

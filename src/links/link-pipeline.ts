@@ -20,10 +20,11 @@ import { failedStages, runStages, type FileWork, type Stage } from "../processin
 import { dataUrl, inlineIcons } from "./favicon.ts";
 import { type FetchedPage, LinkFetchError } from "./fetch-page.ts";
 import { isTransient, type CrawlSession } from "./link-fetcher.ts";
-import { pageMetadata, type PageMetadata } from "./page-metadata.ts";
+import type { PageMetadata } from "./page-metadata.ts";
+import { readPageMetadata, readReadablePage } from "./page-reader.ts";
 import { storePageImages } from "./page-images.ts";
 import { articleDocument } from "./reading-view.ts";
-import { readablePage, snapshotHtml, type ReadablePage } from "./readable.ts";
+import { snapshotHtml, type ReadablePage } from "./readable.ts";
 import { parsePage } from "./html-document.ts";
 
 /** Icons are small; a larger "icon" is somebody's photo. */
@@ -86,7 +87,7 @@ const metadataStage: Stage<LinkWork> = {
   async run(work) {
     const { ctx, file } = work;
     const page = work.page!;
-    const meta = pageMetadata(page.text, page.finalUrl);
+    const meta = await readPageMetadata(page.text, page.finalUrl);
     work.meta = meta;
     const ogMetadata = {
       ...meta.og_metadata,
@@ -145,7 +146,7 @@ const textStage: Stage<LinkWork> = {
   async run(work) {
     const { ctx, file } = work;
     const page = work.page!;
-    const readable = readablePage(page.text, page.finalUrl);
+    const readable = await readReadablePage(page.text, page.finalUrl);
     work.readable = readable;
     const document = articleDocument(readable);
     const chunks = chunkDocument(document, approximateTokens, { maxTokens: DEFAULT_MAX_TOKENS - 2 });

@@ -27,6 +27,8 @@ import { VideoToolError, type VideoTools } from "./ffmpeg-tools.ts";
 import { keyframesAndPoster, type KeyFrame } from "./frames.ts";
 import { frameAnalysed, frameTextRead, keyframeItemId, removeKeyframes, storeKeyframes, type StoredKeyframe } from "./keyframe-store.ts";
 import { probeVideo, type VideoProbe } from "./probe.ts";
+import { frameSignature, readingPlan } from "./frame-likeness.ts";
+import type { OcrResult } from "../ocr/ocr.ts";
 import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL, videoFacts, type FrameFindings, type VideoShape } from "./video-summary.ts";
 
 /** Detectors look at this many keyframes at most, spread over the video (each costs ~250 ms). */
@@ -40,6 +42,8 @@ interface VideoWork extends FileWork {
   frames: KeyFrame[];
   stored: StoredKeyframe[];
   findings: FrameFindings[];
+  /** Keyframes OCR actually read (blank frames and frames like the last one read are not). */
+  framesRead: number;
 }
 
 /** What ffmpeg says about a file that will say the same next time: failing again would waste the retries. */
@@ -131,16 +135,24 @@ const keyframesStage: Stage<VideoWork> = {
   },
 };
 
+/** A blank frame's reading: nothing. */
+const NOTHING_READ: OcrResult = { text: "", regions: [], width: 0, height: 0 };
+
 const ocrStage: Stage<VideoWork> = {
   name: "ocr",
   appliesTo: withinLimits,
   async run(work, progress) {
     const { ctx, file } = work;
     const regions: { text: string; bounding_box: unknown; confidence: number; time_seconds: number }[] = [];
+    const plan = readingPlan(await Promise.all(work.frames.map((frame) => frameSignature(frame.jpeg))));
+    const results: OcrResult[] = [];
     for (const [index, frame] of work.frames.entries()) {
       // A stopping server or a cancelled job ends the loop between frames, not after all of them.
       work.job.signal.throwIfAborted();
-      const result = await ctx.ocr.recognize(frame.jpeg);
+      const step = plan[index]!;
+      const result = step.kind === "blank" ? NOTHING_READ : step.kind === "same-as" ? results[step.frame]! : await ctx.ocr.recognize(frame.jpeg);
+      if (step.kind === "read") work.framesRead += 1;
+      results.push(result);
       const lines = result.regions.map((r) => r.text);
       work.findings[index]!.lines = lines;
       frameTextRead(ctx, file.id, index, result.text || null);
@@ -271,7 +283,7 @@ function settleCredits(ctx: AppContext, fileId: string): void {
 }
 
 export async function runVideoPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
-  const work: VideoWork = { ctx, job, file, outcomes: {}, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [] };
+  const work: VideoWork = { ctx, job, file, outcomes: {}, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [], framesRead: 0 };
   try {
     await runStages(work, VIDEO_STAGES);
   } catch (err) {
@@ -299,6 +311,7 @@ export async function runVideoPipeline(ctx: AppContext, job: JobContext<FileJobP
       duration_seconds: final?.duration_seconds ?? null,
       resolution: final?.width && final.height ? `${final.width}x${final.height}` : null,
       keyframe_count: work.frames.length,
+      ocr_frames_read: work.framesRead,
       analysis_status: final?.analysis_status ?? null,
       description_status: final?.description_status ?? null,
       visible_text: final?.visible_text ?? null,

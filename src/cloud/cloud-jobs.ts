@@ -20,7 +20,7 @@ import { detectType, mediaTypeFromHints } from "../ingest/detect.ts";
 import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
 import { parseTags, resolvePlacement, type UploadOptions } from "../ingest/options.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
-import { readObject } from "../storage/blob-store.ts";
+import { objectOnDisk, type ObjectOnDisk } from "../storage/object-on-disk.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { apiErrorOf, type ConnectionRow } from "./connections.ts";
 import { ProviderError } from "./provider.ts";
@@ -539,12 +539,15 @@ async function runExport(ctx: AppContext, jobId: string, signal?: AbortSignal): 
     if (item.status !== "pending") continue;
     if (signal?.aborted) throw signal.reason;
     if (isCancelled(ctx, job.id)) return;
+    let original: ObjectOnDisk | null = null;
     try {
       const file = ctx.files.byId(item.file_id);
-      const bytes = file?.blob_key && !file.deleted_at ? await readObject(ctx.blobs, file.blob_key) : null;
-      if (!file || !bytes) throw new Error("the file was deleted before it was exported");
+      // The original is sent from disk (the local store's file in place, else a scratch copy), never held in memory.
+      original = file?.blob_key && !file.deleted_at ? await objectOnDisk(ctx.blobs, file.blob_key, ctx.dataDir.scratch) : null;
+      if (!file || !original) throw new Error("the file was deleted before it was exported");
+      const body = Bun.file(original.path);
       const uploaded = await withRetries(ctx, item, () =>
-        ctx.cloud.withAccess(connection, (access, provider) => provider.upload(access, { folderId, name: file.filename, mimeType: file.content_type, body: bytes })), signal);
+        ctx.cloud.withAccess(connection, (access, provider) => provider.upload(access, { folderId, name: file.filename, mimeType: file.content_type, body })), signal);
       finishItem(ctx, item, { status: "completed", cloudFileId: uploaded.id });
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -555,6 +558,8 @@ async function runExport(ctx: AppContext, jobId: string, signal?: AbortSignal): 
         failRest(ctx, job, why);
         break;
       }
+    } finally {
+      original?.release();
     }
   }
   settle(ctx, job.id);

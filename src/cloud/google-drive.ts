@@ -194,9 +194,33 @@ export class GoogleDriveProvider implements CloudProvider {
     return { body: response.body, contentType: response.headers.get("content-type"), filenameSuffix: exported?.suffix ?? null };
   }
 
+  /**
+   * Drive's resumable upload: the metadata opens an upload session, then the bytes go in one PUT
+   * with their length (a multipart upload is meant for files up to 5 MB and needs the whole body
+   * in memory).
+   */
   async upload(access: Access, upload: Upload): Promise<CloudEntry> {
     const metadata = { name: upload.name, ...(upload.folderId ? { parents: [upload.folderId] } : {}) };
-    return this.multipartUpload(access, metadata, upload.mimeType, upload.body);
+    const session = await providerFetch(NAME, `${this.config.googleDriveUploadUrl}/files?uploadType=resumable&fields=${FIELDS}`, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${access.accessToken}`,
+        "content-type": "application/json; charset=UTF-8",
+        "x-upload-content-type": upload.mimeType,
+        "x-upload-content-length": String(upload.body.size),
+      },
+      body: JSON.stringify(metadata),
+    });
+    if (!session.ok) throw await errorFromResponse(NAME, `the upload session for ${upload.name}`, session);
+    const location = session.headers.get("location");
+    if (!location) throw new ProviderError("refused", `google_drive opened no upload session for ${upload.name} (no Location header)`);
+    const response = await providerFetch(NAME, new URL(location, this.config.googleDriveUploadUrl).href, {
+      method: "PUT",
+      headers: { authorization: `Bearer ${access.accessToken}`, "content-type": upload.mimeType },
+      body: upload.body,
+    });
+    if (!response.ok) throw await errorFromResponse(NAME, `the upload of ${upload.name}`, response);
+    return entry((await response.json()) as DriveFile);
   }
 
   private async multipartUpload(access: Access, metadata: Record<string, unknown>, mime: string, bytes: Uint8Array): Promise<CloudEntry> {

@@ -236,7 +236,7 @@ export class NextcloudProvider implements CloudProvider {
 
   async upload(access: Access, upload: Upload): Promise<CloudEntry> {
     const path = await this.freePath(access, normalizePath(upload.folderId), upload.name);
-    await this.dav(access, "PUT", path, `the upload of ${upload.name}`, { headers: { "content-type": upload.mimeType }, body: upload.body as Uint8Array<ArrayBuffer> });
+    await this.dav(access, "PUT", path, `the upload of ${upload.name}`, { headers: { "content-type": upload.mimeType }, body: upload.body });
     return this.metadata(access, path);
   }
 
@@ -251,7 +251,7 @@ export class NextcloudProvider implements CloudProvider {
       folderId: "/",
       name: request.title.endsWith(".xlsx") ? request.title : `${request.title}.xlsx`,
       mimeType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-      body: request.xlsx,
+      body: new Blob([request.xlsx as Uint8Array<ArrayBuffer>]),
     });
     return { id: file.id, url: file.web_view_link! };
   }

@@ -70,7 +70,8 @@ export interface Upload {
   folderId: string | null;
   name: string;
   mimeType: string;
-  body: Uint8Array;
+  /** A Blob so the bytes can stay on disk (Bun.file) and be sent with their length, never read into memory. */
+  body: Blob;
 }
 
 export interface CloudProvider {

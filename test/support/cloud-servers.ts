@@ -213,6 +213,7 @@ export function startDriveServer(auth: AuthServer): DriveServer {
   const json = (body: unknown, status = 200) => Response.json(body, { status });
   const error = (status: number, message: string) => json({ error: { code: status, message } }, status);
 
+  const uploadSessions = new Map<string, { metadata: { name: string; parents?: string[]; mimeType?: string }; mediaType: string; length: number }>();
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -237,6 +238,23 @@ export function startDriveServer(auth: AuthServer): DriveServer {
         const offset = Number(url.searchParams.get("pageToken") ?? 0);
         const page = children.slice(offset, offset + size);
         return json({ files: page.map(view), ...(offset + size < children.length ? { nextPageToken: String(offset + size) } : {}) });
+      }
+      if (path === "files" && upload && url.searchParams.get("uploadType") === "resumable") {
+        // Drive's resumable protocol: the POST opens a session (its URI in Location), one PUT sends the bytes.
+        if (request.method === "POST") {
+          const metadata = (await request.json()) as { name: string; parents?: string[]; mimeType?: string };
+          const sessionId = crypto.randomUUID();
+          uploadSessions.set(sessionId, { metadata, mediaType: request.headers.get("x-upload-content-type") ?? "application/octet-stream", length: Number(request.headers.get("x-upload-content-length")) });
+          return new Response(null, { status: 200, headers: { location: `${base}/upload/drive/v3/files?uploadType=resumable&upload_id=${sessionId}` } });
+        }
+        const session = uploadSessions.get(url.searchParams.get("upload_id") ?? "");
+        if (request.method !== "PUT" || !session) return error(404, "No such upload session");
+        const bytes = new Uint8Array(await request.arrayBuffer());
+        // The client announced the length when it opened the session, and sent it with the bytes.
+        if (bytes.length !== session.length || request.headers.get("content-length") !== String(bytes.length)) return error(400, `expected ${session.length} bytes with their content-length`);
+        uploadSessions.delete(url.searchParams.get("upload_id")!);
+        const id = add({ name: session.metadata.name, mimeType: session.metadata.mimeType ?? session.mediaType, parent: session.metadata.parents?.[0] ?? "root", bytes });
+        return json(view(files.get(id)!));
       }
       if (path === "files" && request.method === "POST") {
         if (upload) {

@@ -11,6 +11,7 @@ import { open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
 import { digestStream, normalizeEtag, type BlobBody, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import { digestFileOffThread } from "./hash-threads.ts";
 import type { LocalEndpoint, LocalFiles, MultipartInventory } from "./capabilities.ts";
 import type { LocalBlobLayout } from "./data-dir.ts";
 import { commitFile, fsyncDir, readHead, ShortWriteError, SizeLimitError, writeRange, writeStreamAtomically, type WrittenFile } from "./disk.ts";
@@ -62,8 +63,9 @@ async function readPart(dir: string, partNumber: number): Promise<PartInfo | nul
   }
 }
 
-function digestFile(path: string): Promise<ObjectDigest> {
-  return digestStream(Bun.file(path).stream());
+/** Read and hashed on a hashing thread where there is one: completing a 1 GB upload hashes it all. */
+async function digestFile(path: string): Promise<ObjectDigest> {
+  return (await digestFileOffThread(path)) ?? digestStream(Bun.file(path).stream());
 }
 
 /** Bytes in memory as a one-chunk stream, so every body takes the same durable write. */

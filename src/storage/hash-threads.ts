@@ -4,8 +4,10 @@
  * request only parses and copies. Profiled on the upload benchmark (100 MB streamed, 2 cores),
  * SHA-256 was ~40% of the request thread's time and MD5 of intent parts ~50%; both ran in
  * series with reading the body. A file's batches all go to one thread (its hash state lives
- * there), files are spread over the threads. Threads start on first use and never keep the
- * process alive; where none can start, or one has died, callers hash on their own thread.
+ * there), files are spread over the threads. Threads start on first use (or startHashThreads)
+ * and never keep the process alive; until one has answered, and where none can start, callers
+ * hash on their own thread. A thread that dies fails the files it was writing (their hash state
+ * is gone), not later ones.
  */
 import { cpus } from "node:os";
 import { WorkerThread } from "../native/worker-thread.ts";
@@ -31,20 +33,57 @@ export interface HashReply {
 type HashThread = WorkerThread<HashRequest, HashReply>;
 
 const MAX_THREADS = 2;
-let threads: HashThread[] = [];
-let turn = 0;
-let streams = 0;
+/** Threads that failed to start or died; past this many none is started again (the process hashes on its own). */
+const MAX_FAILURES = 3;
 
-function pick(): HashThread | null {
-  threads = threads.filter((t) => !t.broken);
-  try {
-    // Not os.availableParallelism(): Bun reads it from navigator, which pdf.js's legacy build replaces.
-    while (threads.length < Math.max(1, Math.min(MAX_THREADS, cpus().length))) threads.push(new WorkerThread<HashRequest, HashReply>("storage/hash-worker.ts", "hashing thread"));
-  } catch {
-    // No worker threads here: callers hash on their own thread.
+/** The process's hashing threads: stateless between files, so one pool serves every server in the process. */
+class HashPool {
+  private threads: HashThread[] = [];
+  /** Threads that have answered once: a thread that cannot start (a binary missing its entry point) is never handed a file. */
+  private readonly ready = new WeakSet<HashThread>();
+  private failures = 0;
+  private turn = 0;
+  private streams = 0;
+
+  nextStream(): number {
+    return ++this.streams;
   }
-  if (threads.length === 0) return null;
-  return threads[turn++ % threads.length]!;
+
+  pick(): HashThread | null {
+    const alive = this.threads.filter((t) => !t.broken);
+    this.failures += this.threads.length - alive.length;
+    this.threads = alive;
+    try {
+      // Not os.availableParallelism(): Bun reads it from navigator, which pdf.js's legacy build replaces.
+      while (this.failures < MAX_FAILURES && this.threads.length < Math.max(1, Math.min(MAX_THREADS, cpus().length))) {
+        const thread = new WorkerThread<HashRequest, HashReply>("storage/hash-worker.ts", "hashing thread");
+        this.threads.push(thread);
+        void thread.ask({ kind: "drop", stream: 0 }).then((reply) => {
+          if (!(reply instanceof Error)) this.ready.add(thread);
+        });
+      }
+    } catch {
+      this.failures = MAX_FAILURES;
+    }
+    const usable = this.threads.filter((t) => this.ready.has(t));
+    if (usable.length === 0) return null;
+    return usable[this.turn++ % usable.length]!;
+  }
+
+  /** Resolves once every thread started has answered (or failed), to how many are usable. */
+  async started(): Promise<number> {
+    this.pick();
+    await Promise.all(this.threads.map((t) => t.ask({ kind: "drop", stream: 0 })));
+    return this.threads.filter((t) => this.ready.has(t)).length;
+  }
+}
+
+let pool: HashPool | null = null;
+const threads = (): HashPool => (pool ??= new HashPool());
+
+/** Starts the hashing threads so that the first upload does not hash on the request's thread; resolves to how many answered. */
+export function startHashThreads(): Promise<number> {
+  return threads().started();
 }
 
 function failed(reply: HashReply | Error): Error | null {
@@ -63,9 +102,9 @@ export class ThreadedHash {
 
   /** null when no hashing thread is available (the caller hashes itself). */
   static open(options: { sha256: boolean; md5: boolean }): ThreadedHash | null {
-    const thread = pick();
+    const thread = threads().pick();
     if (!thread) return null;
-    const stream = ++streams;
+    const stream = threads().nextStream();
     return new ThreadedHash(thread, stream, thread.ask({ kind: "open", stream, ...options }));
   }
 
@@ -99,7 +138,7 @@ export class ThreadedHash {
 
 /** SHA-256 and size of a file on disk, read and hashed on a hashing thread when one is available. */
 export async function digestFileOffThread(path: string): Promise<{ sha256: string; size: number } | null> {
-  const thread = pick();
+  const thread = threads().pick();
   if (!thread) return null;
   const reply = await thread.ask({ kind: "file", path });
   // A thread that died answers an Error: the caller reads the file itself.

@@ -10,7 +10,6 @@ import type { HashReply, HashRequest } from "./hash-threads.ts";
 
 const streams = new Map<number, { sha: Bun.CryptoHasher | null; md5: Bun.CryptoHasher | null }>();
 const READ_BYTES = 4 * 1024 * 1024;
-let readBuffer: Uint8Array | null = null;
 
 function answer(request: HashRequest): { reply: HashReply; transfer?: Transferable[] } {
   try {
@@ -43,7 +42,7 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
         return { reply: { ok: true } };
       case "file": {
         const sha = new Bun.CryptoHasher("sha256");
-        readBuffer ??= new Uint8Array(READ_BYTES);
+        const readBuffer = new Uint8Array(READ_BYTES);
         const fd = openSync(request.path, "r");
         let size = 0;
         try {

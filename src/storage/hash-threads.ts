@@ -17,6 +17,7 @@ export type HashRequest =
   | { kind: "batch"; stream: number; buffer: ArrayBuffer; length: number; fd: number; position: number }
   | { kind: "digest"; stream: number }
   | { kind: "drop"; stream: number }
+  | { kind: "range"; stream: number; path: string; offset: number; length: number }
   | { kind: "file"; path: string };
 
 export interface HashReply {
@@ -119,6 +120,12 @@ export class ThreadedHash {
     const error = failed(reply);
     if (error) throw Object.assign(error, { buffer: back });
     return back!;
+  }
+
+  /** Adds bytes offset..offset+length of the file at `path` to the SHA-256 (read on the thread). */
+  async range(path: string, offset: number, length: number): Promise<void> {
+    const error = failed(await this.thread.ask({ kind: "range", stream: this.stream, path, offset, length }));
+    if (error) throw error;
   }
 
   async digest(): Promise<{ sha256: string; md5: string | null }> {

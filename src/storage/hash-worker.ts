@@ -2,7 +2,8 @@
  * A hashing thread (hash-threads.ts): keeps the SHA-256/MD5 state of the files being written
  * through it, and for each batch updates the hashes and writes the batch at its position with a
  * blocking write on this thread (the fd belongs to the process, opened by the caller), then hands
- * the buffer back. Also digests whole files read from disk.
+ * the buffer back. Also hashes ranges of files on disk into a file's SHA-256, and digests whole
+ * files.
  */
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { serveRequests } from "../native/worker-thread.ts";
@@ -40,6 +41,24 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
       case "drop":
         streams.delete(request.stream);
         return { reply: { ok: true } };
+      case "range": {
+        const state = streams.get(request.stream);
+        if (!state?.sha) throw new Error(`hash stream ${request.stream} is not open for SHA-256`);
+        const readBuffer = new Uint8Array(Math.min(READ_BYTES, request.length));
+        const fd = openSync(request.path, "r");
+        let done = 0;
+        try {
+          while (done < request.length) {
+            const read = readSync(fd, readBuffer, 0, Math.min(readBuffer.length, request.length - done), request.offset + done);
+            if (read <= 0) throw new Error(`${request.path} ended at ${request.offset + done} bytes`);
+            state.sha.update(readBuffer.subarray(0, read));
+            done += read;
+          }
+        } finally {
+          closeSync(fd);
+        }
+        return { reply: { ok: true } };
+      }
       case "file": {
         const sha = new Bun.CryptoHasher("sha256");
         const readBuffer = new Uint8Array(READ_BYTES);

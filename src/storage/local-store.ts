@@ -17,6 +17,7 @@ import type { LocalBlobLayout } from "./data-dir.ts";
 import { commitFile, fsyncDir, readHead, ShortWriteError, SizeLimitError, writeRange, writeStreamAtomically, type WrittenFile } from "./disk.ts";
 import type { LocalCredentials } from "./local-credentials.ts";
 import { makeS3Client, Presigner } from "./presigner.ts";
+import { PrefixDigests } from "./prefix-digest.ts";
 
 export const LOCAL_BUCKET = "mediabox";
 export const LOCAL_S3_PATH = "/s3";
@@ -81,6 +82,8 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
   private readonly tmp: string;
   private readonly presigners = new Map<string, Presigner>();
   private readonly partLocks = new KeyedLock();
+  /** Multipart objects hashed while their parts arrive, so completing hashes only the rest. */
+  private readonly prefixes = new PrefixDigests();
 
   constructor(
     layout: LocalBlobLayout,
@@ -217,20 +220,25 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
     const expected = partNumber < totalParts ? meta.partSize : meta.totalSize - meta.partSize * (totalParts - 1);
     return this.partLocks.run(`${uploadId}/${partNumber}`, async () => {
       const sidecar = join(dir, `${partNumber}.etag`);
-      // The range is about to change: until the new part is durable, the part does not exist.
-      await rm(sidecar, { force: true });
-      let written: { size: number; md5: string };
+      this.prefixes.partStarted(uploadId, partNumber);
       try {
-        written = await writeRange(body, join(dir, ASSEMBLY), (partNumber - 1) * meta.partSize, expected);
-      } catch (err) {
-        if (err instanceof SizeLimitError || err instanceof ShortWriteError) {
-          throw new LocalStoreError("InvalidArgument", `part ${partNumber} must be exactly ${expected} bytes`);
+        // The range is about to change: until the new part is durable, the part does not exist.
+        await rm(sidecar, { force: true });
+        let written: { size: number; md5: string };
+        try {
+          written = await writeRange(body, join(dir, ASSEMBLY), (partNumber - 1) * meta.partSize, expected);
+        } catch (err) {
+          if (err instanceof SizeLimitError || err instanceof ShortWriteError) {
+            throw new LocalStoreError("InvalidArgument", `part ${partNumber} must be exactly ${expected} bytes`);
+          }
+          throw err;
         }
-        throw err;
+        const part: PartInfo = { etag: `"${written.md5}"`, size: written.size };
+        await writeFile(sidecar, JSON.stringify(part));
+        return part;
+      } finally {
+        this.prefixes.partEnded(uploadId, partNumber, { path: join(dir, ASSEMBLY), partSize: meta.partSize, totalSize: meta.totalSize }, async (n) => (await readPart(dir, n)) !== null);
       }
-      const part: PartInfo = { etag: `"${written.md5}"`, size: written.size };
-      await writeFile(sidecar, JSON.stringify(part));
-      return part;
     });
   }
 
@@ -252,7 +260,7 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
       }
     }
     const assembly = join(dir, ASSEMBLY);
-    const digest = await digestFile(assembly);
+    const digest = (await this.prefixes.complete(uploadId, { path: assembly, partSize: meta.partSize, totalSize: meta.totalSize })) ?? (await digestFile(assembly));
     await commitFile(assembly, this.pathOf(key));
     await rm(dir, { recursive: true, force: true });
     return digest;
@@ -260,6 +268,7 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
 
   async abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
     if (!/^[0-9a-f]{32}$/.test(uploadId)) return;
+    this.prefixes.forget(uploadId);
     await rm(join(this.multipart, uploadId), { recursive: true, force: true });
   }
 

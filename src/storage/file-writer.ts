@@ -1,9 +1,9 @@
 /**
  * Writing a file from chunks a producer pushes (a request body, a multipart part): every chunk is
- * hashed as it arrives and copied into one of two buffers of BATCH_BYTES; a full buffer goes to
- * the kernel in one positioned write on the I/O thread while the other fills on this one, so the
- * producer only waits when the disk falls a whole buffer behind (an awaited write per buffer, or
- * per chunk for intent parts, kept parsing, hashing and writing in series). Memory is those two
+ * copied into one of two buffers of BATCH_BYTES; a full buffer is hashed and goes to the kernel
+ * in one positioned write off this thread while the other fills on this one, so the producer
+ * only waits when the disk falls a whole buffer behind (an awaited write per buffer, or per
+ * chunk for intent parts, kept parsing, hashing and writing in series). Memory is those two
  * buffers per file, whatever the chunks.
  *
  * Holding the chunks themselves for a writev instead of copying them saved ~25 ms per 100 MB but
@@ -11,7 +11,8 @@
  * benchmark instead of ~45.
  *
  * Full buffers are hashed and written by a hashing thread (hash-threads.ts) when one is
- * available, so this thread only copies; otherwise hashed here and written on the I/O thread.
+ * available, so this thread only copies; otherwise each chunk is hashed here as it arrives and
+ * the buffers are written on the I/O thread.
  *
  * Every SYNC_EVERY_BYTES written, an fdatasync starts on the I/O thread (one at a time, never
  * awaited by push): the disk writes back while the rest of the body is still arriving, so the

@@ -308,6 +308,7 @@ try {
     entrypoints: [
       resolve(root, "src/main.ts"),
       resolve(root, "src/vectors/scan-worker.ts"),
+      resolve(root, "src/storage/hash-worker.ts"),
       resolve(root, "src/images/heic-worker.ts"),
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),

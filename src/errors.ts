@@ -98,7 +98,7 @@ export const ERRORS = {
   CLOUD_PROVIDER_REFUSED: { status: 502, meaning: "the cloud provider refused a request in a way Mediabox cannot fix (the detail quotes it)" },
   CLOUD_PROVIDER_UNAVAILABLE: { status: 503, meaning: "the cloud provider is unreachable, failing (5xx) or rate limiting (429); with Retry-After" },
   LOGIN_THROTTLED: { status: 429, meaning: "too many failed sign-ins for the account or from the address; with Retry-After" },
-  HEADERS_TOO_LARGE: { status: 431, meaning: "request line and headers over 16 KiB (a long query string or cookie); heads over 64 KiB get Bun's own 431 without a body (see Honest limits)" },
+  HEADERS_TOO_LARGE: { status: 431, meaning: "request line and headers over 16 KiB (a long query string or cookie); heads over 256 KiB get Bun's own 431 without a body (see Honest limits)" },
   // Never seen by a client, or the last resort
   CLIENT_DISCONNECTED: { status: 499, meaning: "the client closed the connection mid-request; nobody receives the answer, the server logs it (nginx's 499)" },
   INTERNAL_ERROR: { status: 500, meaning: "an unexpected failure; logged, never with a stack trace in the answer" },

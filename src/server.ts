@@ -36,6 +36,7 @@ import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts"
 import { exportExpiryQueue } from "./library/exports.ts";
 import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embeddings.ts";
 import { startScanThreads } from "./vectors/scan-threads.ts";
+import { startHashThreads } from "./storage/hash-threads.ts";
 import { VideoEngine } from "./video/video-engine.ts";
 import { videoPipeline } from "./video/video-pipeline.ts";
 import { LinkFetcher } from "./links/link-fetcher.ts";
@@ -149,6 +150,10 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     (err) => log.warn("images embedded by another model stay as they are: the configured model cannot load", { err: String(err) }),
   );
   startScanThreads().catch((err) => log.warn("vector scan threads did not start; scans use one thread", { err: String(err) }));
+  startHashThreads().then(
+    (n) => n === 0 && log.warn("upload hashing threads did not start; uploads hash on the request thread"),
+    (err) => log.warn("upload hashing threads did not start; uploads hash on the request thread", { err: String(err) }),
+  );
   const stopMaintenance = startMaintenance(ctx);
   const port = server.port ?? config.port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;

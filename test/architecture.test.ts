@@ -108,6 +108,8 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "models/transformers.ts fetchGuarded": "the network guard wraps the process's global fetch once",
   "native/packages.ts extracted": "embedded assets are unpacked once per process",
   "ops/metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",
+  "storage/hash-threads.ts pool": "hashing threads shared by the process; a file's hash state lives in its thread",
+  "storage/hash-worker.ts streams": "the hash state of the files being written through this hashing thread",
   "vectors/scan-threads.ts threads": "stateless vector scan threads shared by the process",
   "vectors/scan-threads.ts ready": "how many scan threads started, for the shared pool",
 };

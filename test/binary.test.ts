@@ -82,7 +82,7 @@ test("the built executable administers and serves from any directory", async () 
   const health = await fetch(`${server.url}/healthz`);
   expect(health.status).toBe(200);
   // Bun's own head limit is raised by the arguments embedded at build time: the application answers oversized heads.
-  const oversized = await fetch(`${server.url}/healthz`, { headers: { cookie: `c=${"x".repeat(20_000)}` } });
+  const oversized = await fetch(`${server.url}/healthz`, { headers: { cookie: `c=${"x".repeat(200_000)}` } });
   expect(oversized.status).toBe(431);
   expect(((await oversized.json()) as { code: string }).code).toBe("HEADERS_TOO_LARGE");
   const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { status: string; checks: Record<string, { detail: string }> };

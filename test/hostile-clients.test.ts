@@ -216,6 +216,12 @@ test("oversized request heads get the JSON 431 from a server started as npm star
     expect(JSON.parse(bigCookie.body).code).toBe("HEADERS_TOO_LARGE");
     // Just under the limit is served as before.
     expect((await get("/healthz", { cookie: `c=${"x".repeat(MAX_HEAD_BYTES - 200)}` })).status).toBe(200);
+    // Heads far over the limit, up to Bun's raised one, get the envelope too (64 KiB was Bun's limit before).
+    for (const size of [64 * 1024, 200 * 1024, RUNTIME_HEAD_BYTES - 1024]) {
+      const big = await get("/healthz", { cookie: `c=${"x".repeat(size)}` });
+      expect(big.status, `${size}-byte cookie`).toBe(431);
+      expect(JSON.parse(big.body), `${size}-byte cookie`).toEqual({ code: "HEADERS_TOO_LARGE", detail: expect.stringContaining(`over the ${MAX_HEAD_BYTES}-byte limit`) });
+    }
     // Past Bun's own limit Bun answers before the application: 431 without a body (README, Honest limits).
     const huge = await get("/healthz", { cookie: `c=${"x".repeat(RUNTIME_HEAD_BYTES)}` });
     expect(huge).toEqual({ status: 431, body: "" });

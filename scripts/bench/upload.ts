@@ -85,6 +85,15 @@ function rssBytes(pid: number): number {
   return match ? Number(match[1]) * 1024 : 0;
 }
 
+/** CPU seconds used so far by a process (all its threads), and by its main thread alone (where requests are read). */
+function cpuSeconds(pid: number): { total: number; main: number } {
+  const ticks = (path: string) => {
+    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, at USER_HZ 100
+  };
+  return { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+}
+
 /** Samples a process's RSS every 10 ms until stopped; returns the peak. */
 function sampleRss(pid: number): { stop(): number } {
   let peak = rssBytes(pid);
@@ -124,11 +133,15 @@ async function main(): Promise<void> {
     const baseline = rssBytes(server.proc.pid);
     const sampler = sampleRss(server.proc.pid);
     const streamRuns: number[] = [];
+    const streamCpu: { total: number; main: number }[] = [];
     const ddStreamRuns: number[] = [ddStream];
     for (let round = 0; round < 3; round++) {
       const started = performance.now();
+      const cpuBefore = cpuSeconds(server.proc.pid);
       const res = await streamUpload(`${api}/files/upload`, key, streamPath, `stream-${round}.mp4`);
       streamRuns.push((performance.now() - started) / 1000);
+      const cpuAfter = cpuSeconds(server.proc.pid);
+      streamCpu.push({ total: cpuAfter.total - cpuBefore.total, main: cpuAfter.main - cpuBefore.main });
       if (res.status !== 201) throw new Error(`streaming upload failed: ${res.status} ${res.body}`);
       if (round < 2) ddStreamRuns.push(await ddSeconds(streamPath));
     }
@@ -143,6 +156,7 @@ async function main(): Promise<void> {
     const ddIntent = await ddSeconds(intentPath);
 
     const started = performance.now();
+    const intentCpuBefore = cpuSeconds(server.proc.pid);
     const created = (await (
       await fetch(`${api}/files/uploads`, {
         method: "POST",
@@ -169,6 +183,8 @@ async function main(): Promise<void> {
     const done = await fetch(`${api}/files/uploads/${created.upload_id}/complete`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
     const doneBody = await done.text();
     const intentSeconds = (performance.now() - started) / 1000;
+    const intentCpuAfter = cpuSeconds(server.proc.pid);
+    const intentCpu = { total: intentCpuAfter.total - intentCpuBefore.total, main: intentCpuAfter.main - intentCpuBefore.main };
     if (done.status !== 200) throw new Error(`complete failed: ${done.status} ${doneBody}`);
 
     // --- Report ----------------------------------------------------------------------------
@@ -184,6 +200,10 @@ async function main(): Promise<void> {
         `${row.what.padEnd(54)} ${rate(row.bytes, row.seconds).toFixed(1).padStart(7)} MB/s   dd ${rate(row.bytes, row.dd).toFixed(1).padStart(7)} MB/s   ratio ${ratio.toFixed(2)} (target >= 0.80) ${ratio >= 0.8 ? "OK" : "BELOW TARGET"}`,
       );
     }
+    // CPU is less at the mercy of the machine's load than wall time (and dd): where the ratios swing, compare these.
+    const cpuMedian = (pick: (c: { total: number; main: number }) => number) => median(streamCpu.map(pick)).toFixed(2);
+    console.log(`server CPU per 100 MB streaming upload (median): ${cpuMedian((c) => c.total)} s in all threads, ${cpuMedian((c) => c.main)} s on the request thread`);
+    console.log(`server CPU for the 1 GB intent: ${intentCpu.total.toFixed(2)} s in all threads, ${intentCpu.main.toFixed(2)} s on the request thread`);
     const growth = (peak - baseline) / MiB;
     console.log(
       `server RSS during the 100 MB upload: baseline ${(baseline / MiB).toFixed(1)} MiB, peak ${(peak / MiB).toFixed(1)} MiB, growth ${growth.toFixed(1)} MiB (target < 64) ${growth < 64 ? "OK" : "ABOVE TARGET"}`,

@@ -11,11 +11,13 @@ import { open, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join, resolve, sep } from "node:path";
 import type { Clock } from "../clock.ts";
 import { digestStream, normalizeEtag, type BlobBody, type BlobStore, type CompletedPart, type MultipartLayout, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
+import { digestFileOffThread } from "./hash-threads.ts";
 import type { LocalEndpoint, LocalFiles, MultipartInventory } from "./capabilities.ts";
 import type { LocalBlobLayout } from "./data-dir.ts";
 import { commitFile, fsyncDir, readHead, ShortWriteError, SizeLimitError, writeRange, writeStreamAtomically, type WrittenFile } from "./disk.ts";
 import type { LocalCredentials } from "./local-credentials.ts";
 import { makeS3Client, Presigner } from "./presigner.ts";
+import { PrefixDigests } from "./prefix-digest.ts";
 
 export const LOCAL_BUCKET = "mediabox";
 export const LOCAL_S3_PATH = "/s3";
@@ -62,8 +64,9 @@ async function readPart(dir: string, partNumber: number): Promise<PartInfo | nul
   }
 }
 
-function digestFile(path: string): Promise<ObjectDigest> {
-  return digestStream(Bun.file(path).stream());
+/** Read and hashed on a hashing thread where there is one: completing a 1 GB upload hashes it all. */
+async function digestFile(path: string): Promise<ObjectDigest> {
+  return (await digestFileOffThread(path)) ?? digestStream(Bun.file(path).stream());
 }
 
 /** Bytes in memory as a one-chunk stream, so every body takes the same durable write. */
@@ -79,6 +82,8 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
   private readonly tmp: string;
   private readonly presigners = new Map<string, Presigner>();
   private readonly partLocks = new KeyedLock();
+  /** Multipart objects hashed while their parts arrive, so completing hashes only the rest. */
+  private readonly prefixes = new PrefixDigests();
 
   constructor(
     layout: LocalBlobLayout,
@@ -215,20 +220,25 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
     const expected = partNumber < totalParts ? meta.partSize : meta.totalSize - meta.partSize * (totalParts - 1);
     return this.partLocks.run(`${uploadId}/${partNumber}`, async () => {
       const sidecar = join(dir, `${partNumber}.etag`);
-      // The range is about to change: until the new part is durable, the part does not exist.
-      await rm(sidecar, { force: true });
-      let written: { size: number; md5: string };
+      this.prefixes.partStarted(uploadId, partNumber);
       try {
-        written = await writeRange(body, join(dir, ASSEMBLY), (partNumber - 1) * meta.partSize, expected);
-      } catch (err) {
-        if (err instanceof SizeLimitError || err instanceof ShortWriteError) {
-          throw new LocalStoreError("InvalidArgument", `part ${partNumber} must be exactly ${expected} bytes`);
+        // The range is about to change: until the new part is durable, the part does not exist.
+        await rm(sidecar, { force: true });
+        let written: { size: number; md5: string };
+        try {
+          written = await writeRange(body, join(dir, ASSEMBLY), (partNumber - 1) * meta.partSize, expected);
+        } catch (err) {
+          if (err instanceof SizeLimitError || err instanceof ShortWriteError) {
+            throw new LocalStoreError("InvalidArgument", `part ${partNumber} must be exactly ${expected} bytes`);
+          }
+          throw err;
         }
-        throw err;
+        const part: PartInfo = { etag: `"${written.md5}"`, size: written.size };
+        await writeFile(sidecar, JSON.stringify(part));
+        return part;
+      } finally {
+        this.prefixes.partEnded(uploadId, partNumber, { path: join(dir, ASSEMBLY), partSize: meta.partSize, totalSize: meta.totalSize }, async (n) => (await readPart(dir, n)) !== null);
       }
-      const part: PartInfo = { etag: `"${written.md5}"`, size: written.size };
-      await writeFile(sidecar, JSON.stringify(part));
-      return part;
     });
   }
 
@@ -250,7 +260,7 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
       }
     }
     const assembly = join(dir, ASSEMBLY);
-    const digest = await digestFile(assembly);
+    const digest = (await this.prefixes.complete(uploadId, { path: assembly, partSize: meta.partSize, totalSize: meta.totalSize })) ?? (await digestFile(assembly));
     await commitFile(assembly, this.pathOf(key));
     await rm(dir, { recursive: true, force: true });
     return digest;
@@ -258,6 +268,7 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
 
   async abortMultipartUpload(_key: string, uploadId: string): Promise<void> {
     if (!/^[0-9a-f]{32}$/.test(uploadId)) return;
+    this.prefixes.forget(uploadId);
     await rm(join(this.multipart, uploadId), { recursive: true, force: true });
   }
 

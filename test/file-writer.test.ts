@@ -1,0 +1,65 @@
+/**
+ * The durable writer behind every upload: chunks of any size come out as the same bytes on disk
+ * with the right SHA-256/MD5, whether the batches are hashed and written on a hashing thread or
+ * (before the threads answer) on the caller's own.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
+import { startHashThreads } from "../src/storage/hash-threads.ts";
+import { tempDir } from "./support/server.ts";
+
+const dir = tempDir("mediabox-writer-");
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Random bytes cut into uneven chunks (1 byte to ~700 KB), as a request body arrives. */
+function chunked(size: number): { bytes: Uint8Array; chunks: Uint8Array[] } {
+  const bytes = new Uint8Array(size);
+  for (let i = 0; i < size; i += 65536) crypto.getRandomValues(bytes.subarray(i, Math.min(size, i + 65536)));
+  const chunks: Uint8Array[] = [];
+  for (let at = 0, n = 0; at < size; n++) {
+    const take = Math.min(size - at, [1, 65536, 700_001, 4093, 1024 * 1024][n % 5]!);
+    chunks.push(bytes.slice(at, at + take));
+    at += take;
+  }
+  return { bytes, chunks };
+}
+
+async function* from(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
+  yield* chunks;
+}
+
+const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+const md5 = (bytes: Uint8Array) => new Bun.CryptoHasher("md5").update(bytes).digest("hex");
+
+test("a file written through the hashing threads has its bytes, SHA-256, MD5 and head", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  // Several files at once: each keeps its own hash state on its thread.
+  const files = [chunked(9 * 1024 * 1024 + 17), chunked(3 * 1024 * 1024), chunked(5)];
+  const written = await Promise.all(files.map((f, i) => writeStream(from(f.chunks), join(dir, `f${i}`), { md5: true, headBytes: 1000 })));
+  for (const [i, f] of files.entries()) {
+    expect(written[i]!.size).toBe(f.bytes.length);
+    expect(written[i]!.sha256).toBe(sha256(f.bytes));
+    expect(written[i]!.md5).toBe(md5(f.bytes));
+    expect(written[i]!.head).toEqual(f.bytes.subarray(0, 1000));
+    expect(readFileSync(join(dir, `f${i}`)).equals(f.bytes)).toBe(true);
+  }
+});
+
+test("a range written through the hashing threads lands at its offset with its MD5", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  const path = join(dir, "ranged");
+  writeFileSync(path, new Uint8Array(4 * 1024 * 1024 + 100));
+  const part = chunked(2 * 1024 * 1024 + 50);
+  const result = await writeRange(from(part.chunks), path, 2 * 1024 * 1024 + 50, part.bytes.length);
+  expect(result).toEqual({ size: part.bytes.length, md5: md5(part.bytes) });
+  expect(readFileSync(path).subarray(2 * 1024 * 1024 + 50).equals(part.bytes)).toBe(true);
+});
+
+test("a file over its limit is refused and removed", async () => {
+  const big = chunked(3 * 1024 * 1024);
+  const path = join(dir, "too-big");
+  await expect(writeStream(from(big.chunks), path, { maxBytes: 2 * 1024 * 1024 })).rejects.toBeInstanceOf(SizeLimitError);
+  expect(await Bun.file(path).exists()).toBe(false);
+});

@@ -22,6 +22,14 @@ const TILE = 512;
 /** A person box below this score counts nobody, but still hints that people may be present. */
 const PERSON_SCORE = 0.4;
 const PERSON_HINT_SCORE = 0.25;
+/**
+ * What a face found only in a tile must show. Tiles put BlazeFace and the face mesh in front of
+ * more background than the whole-image pass does, and on the busy composites the mesh passed
+ * blobs and wall art at 0.29-0.32 with lopsided boxes (121 x 82), while real faces scored 0.48
+ * and up and their boxes stayed square.
+ */
+const TILE_FACE_SCORE = 0.45;
+const MAX_FACE_ASPECT = 1.3;
 /** Caps on the extra work for one image; what was found before a cap hit still counts. */
 const MAX_TILES = 9;
 const TILE_BUDGET_MS = 8_000;
@@ -47,10 +55,14 @@ export async function detectWithTiles(rgb: Uint8Array, width: number, height: nu
     const started = performance.now();
     const results = await detectRegions(rgb, width, height, regions, () => performance.now() - started > TILE_BUDGET_MS);
     tiles = results.length;
-    const tileFaces = results.flatMap((r, i) => r.faceBoxes.map((b) => fromTile(b, regions[i]!.tile!)));
+    const tileFaces = results.flatMap((r, i) => r.faceBoxes.filter(plausibleFace).map((b) => fromTile(b, regions[i]!.tile!)));
     faces = mergeBoxes([...faces, ...tileFaces]);
   }
   return { objects: whole!.objects, faces: faces.length, people: countPeople(faces, persons), tiles };
+}
+
+function plausibleFace(f: Box): boolean {
+  return f.score >= TILE_FACE_SCORE && Math.max(f.w, f.h) <= MAX_FACE_ASPECT * Math.min(f.w, f.h);
 }
 
 function personBoxes(objects: ObjectResult[], minScore: number): Box[] {

@@ -5,7 +5,7 @@
  * image embedding).
  *
  * Everything is read from files inside node_modules, resolved at run time; nothing is fetched.
- * Used only through vision.ts.
+ * Used only through vision.ts (and vision-tiles.ts, which runs the detectors for it).
  */
 import { createRequire } from "node:module";
 import { assetsDir, isCompiled, packageRequire } from "../native/packages.ts";
@@ -248,15 +248,9 @@ export interface DetectRegion {
   objects: boolean;
 }
 
-/** CenterNet objects and BlazeFace faces in one RGB image (rows of width*3 bytes). */
-export async function detect(rgb: Uint8Array, width: number, height: number): Promise<RawDetections> {
-  const [result] = await detectRegions(rgb, width, height, [{ faces: true, objects: true }]);
-  return result!;
-}
-
 /**
- * Runs the detectors over several regions of one image in one turn of the queue (the image is
- * uploaded to tfjs once). Boxes are in pixels of each region. `shouldStop` is asked before each
+ * CenterNet objects and BlazeFace faces in regions of one RGB image (rows of width*3 bytes), in
+ * one turn of the queue (the image is uploaded to tfjs once). Boxes are in pixels of each region. `shouldStop` is asked before each
  * region after the first; once it says yes the remaining regions are skipped (a time budget).
  */
 export async function detectRegions(

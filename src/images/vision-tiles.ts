@@ -39,8 +39,6 @@ export interface TiledDetections {
   objects: ObjectResult[];
   faces: number;
   people: number;
-  /** Tile passes run after the whole-image pass. */
-  tiles: number;
 }
 
 export async function detectWithTiles(rgb: Uint8Array, width: number, height: number, options: { tiles?: boolean } = {}): Promise<TiledDetections> {
@@ -49,16 +47,15 @@ export async function detectWithTiles(rgb: Uint8Array, width: number, height: nu
   const wholePersons = personBoxes(whole!.objects, PERSON_HINT_SCORE);
   const regions = options.tiles === false ? [] : tileRegions(width, height, wholeFaces, wholePersons);
   let faces = wholeFaces;
-  const persons = mergeBoxes(wholePersons.filter((p) => p.score >= PERSON_SCORE));
-  let tiles = 0;
+  // CenterNet already suppressed its duplicates; merging again would drop people standing behind others.
+  const persons = wholePersons.filter((p) => p.score >= PERSON_SCORE);
   if (regions.length) {
     const started = performance.now();
     const results = await detectRegions(rgb, width, height, regions, () => performance.now() - started > TILE_BUDGET_MS);
-    tiles = results.length;
     const tileFaces = results.flatMap((r, i) => r.faceBoxes.filter(plausibleFace).map((b) => fromTile(b, regions[i]!.tile!)));
     faces = mergeBoxes([...faces, ...tileFaces]);
   }
-  return { objects: whole!.objects, faces: faces.length, people: countPeople(faces, persons), tiles };
+  return { objects: whole!.objects, faces: faces.length, people: countPeople(faces, persons) };
 }
 
 function plausibleFace(f: Box): boolean {

@@ -1,6 +1,6 @@
 /** The pure parts of image description: the rule-based category and CLIP's zero-shot choice. */
 import { describe, expect, test } from "bun:test";
-import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, type ImageFacts } from "../src/images/describe.ts";
+import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, type ImageFacts } from "../src/images/describe.ts";
 import { CONTENT_CATEGORIES } from "../src/ingest/options.ts";
 
 const facts = (over: Partial<ImageFacts>): ImageFacts => ({ width: 800, height: 600, format: "jpeg", objects: [], faces: 0, ocrLines: [], colours: [], ...over });
@@ -37,5 +37,15 @@ describe("categorize (rules, without CLIP or an endpoint)", () => {
     expect(categorize(facts({ objects: [object("cup")], colours: ["white"] }))).toBe("product_photo");
     expect(categorize(facts({ objects: [object("car")], colours: ["white"] }))).toBe("general");
     expect(categorize(facts({}))).toBe("general");
+  });
+});
+
+describe("composeDescription", () => {
+  test("says how many people were counted, faces and bodies together", () => {
+    // 12 faces seen, 3 more people seen only as bodies: "15 people", not the face count.
+    expect(composeDescription(facts({ objects: [object("person")], faces: 12, people: 15 }))).toContain("showing 15 people");
+    // Facts from before people were counted fall back to the face count.
+    expect(composeDescription(facts({ objects: [object("person")], faces: 4 }))).toContain("showing 4 people");
+    expect(composeDescription(facts({ objects: [object("person")], faces: 1, people: 1 }))).toContain("showing a person");
   });
 });

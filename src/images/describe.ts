@@ -12,6 +12,8 @@ export interface ImageFacts {
   format: string;
   objects: { label: string; score: number }[];
   faces: number;
+  /** People counted: faces plus person boxes without a face of their own. Absent: count the faces. */
+  people?: number;
   ocrLines: string[];
   colours: string[];
 }
@@ -74,7 +76,8 @@ function orientation(width: number, height: number): string {
 export function composeDescription(facts: ImageFacts): string {
   const sentences: string[] = [];
   const shape = `A ${orientation(facts.width, facts.height)} ${facts.format.toUpperCase()} image (${facts.width}×${facts.height})`;
-  const subjects = facts.objects.map((o) => o.label === "person" && facts.faces > 1 ? countPhrase("person", facts.faces) : countPhrase(o.label, 1));
+  const people = facts.people ?? facts.faces;
+  const subjects = facts.objects.map((o) => o.label === "person" && people > 1 ? countPhrase("person", people) : countPhrase(o.label, 1));
   if (facts.faces > 0 && !facts.objects.some((o) => o.label === "person")) subjects.unshift(countPhrase("face", facts.faces));
   sentences.push(subjects.length ? `${shape} showing ${listPhrase(subjects)}.` : `${shape}; no objects were recognized.`);
   if (facts.colours.length) sentences.push(`Mostly ${listPhrase(facts.colours)}.`);

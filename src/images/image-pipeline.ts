@@ -150,6 +150,7 @@ function factsOf(work: ImageWork): Promise<ImageFacts> {
       format: image.format,
       objects: work.analysis?.objects ?? [],
       faces: work.analysis?.faces ?? 0,
+      people: work.analysis?.people ?? work.analysis?.faces ?? 0,
       ocrLines: work.ocr?.regions.map((r) => r.text) ?? [],
       colours: dominantColours(tiny.data, tiny.info.channels),
     };

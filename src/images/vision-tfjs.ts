@@ -5,7 +5,7 @@
  * image embedding).
  *
  * Everything is read from files inside node_modules, resolved at run time; nothing is fetched.
- * Used only through vision.ts.
+ * Used only through vision.ts (and vision-tiles.ts, which runs the detectors for it).
  */
 import { createRequire } from "node:module";
 import { assetsDir, isCompiled, packageRequire } from "../native/packages.ts";
@@ -168,7 +168,9 @@ function humanConfig(wasmDir: string, modelsDir: string): Partial<HumanConfig> {
     body: { enabled: false },
     hand: { enabled: false },
     segmentation: { enabled: false },
-    object: { enabled: true, minConfidence: 0.4, maxDetected: 50, iouThreshold: 0.4, skipFrames: 0, skipTime: 0 },
+    // Below analyze()'s 0.4 on purpose: a faint person is not reported, but hints that a group
+    // photo deserves a tiled second look (vision-tiles.ts).
+    object: { enabled: true, minConfidence: 0.25, maxDetected: 50, iouThreshold: 0.4, skipFrames: 0, skipTime: 0 },
   };
 }
 
@@ -235,17 +237,52 @@ const humanReady = once(async () => {
 export interface RawDetections {
   objects: ObjectResult[];
   faces: number;
+  /** Face boxes in pixels of the input (x, y, width, height) with their confidence. */
+  faceBoxes: { x: number; y: number; w: number; h: number; score: number }[];
 }
 
-/** CenterNet objects and BlazeFace faces in one RGB image (rows of width*3 bytes). */
-export async function detect(rgb: Uint8Array, width: number, height: number): Promise<RawDetections> {
+export interface DetectRegion {
+  /** Square region of the image in pixels; the whole image when absent. */
+  tile?: { left: number; top: number; size: number };
+  faces: boolean;
+  objects: boolean;
+}
+
+/**
+ * CenterNet objects and BlazeFace faces in regions of one RGB image (rows of width*3 bytes), in
+ * one turn of the queue (the image is uploaded to tfjs once). Boxes are in pixels of each region. `shouldStop` is asked before each
+ * region after the first; once it says yes the remaining regions are skipped (a time budget).
+ */
+export async function detectRegions(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  regions: DetectRegion[],
+  shouldStop: () => boolean = () => false,
+): Promise<RawDetections[]> {
   const rt = await humanReady();
   return exclusive(async () => {
     const input = rt.tf.tensor3d(rgb, [height, width, 3], "int32");
+    const results: RawDetections[] = [];
     try {
-      const result = await rt.human.detect(input);
-      if (result.error) throw new Error(`detection failed: ${result.error}`);
-      return { objects: result.object, faces: result.face.length };
+      for (const region of regions) {
+        if (results.length > 0 && shouldStop()) break;
+        const { tile } = region;
+        const part = tile ? rt.tf.slice(input, [tile.top, tile.left, 0], [tile.size, tile.size, 3]) : input;
+        try {
+          // Human merges a per-call config into its own for good, so both switches are always given.
+          const result = await rt.human.detect(part, { face: { enabled: region.faces }, object: { enabled: region.objects } });
+          if (result.error) throw new Error(`detection failed: ${result.error}`);
+          results.push({
+            objects: result.object,
+            faces: result.face.length,
+            faceBoxes: result.face.map((f) => ({ x: f.box[0], y: f.box[1], w: f.box[2], h: f.box[3], score: f.score })),
+          });
+        } finally {
+          if (part !== input) part.dispose();
+        }
+      }
+      return results;
     } finally {
       input.dispose();
     }

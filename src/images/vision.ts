@@ -8,7 +8,8 @@
  * never from the network. Models load lazily on first use.
  */
 import sharp, { type Sharp } from "sharp";
-import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, detect, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
+import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
+import { detectWithTiles } from "./vision-tiles.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
 import { errorMessage } from "../errors.ts";
@@ -26,6 +27,13 @@ export interface ImageAnalysis {
   objects: DetectedObject[];
   /** Number of faces detected. */
   faces: number;
+  /** People: faces plus person boxes without a face of their own (bodies seen from behind, far away). */
+  people: number;
+}
+
+export interface AnalyzeOptions {
+  /** false: the whole-image pass only, never the tiled second look (for measuring what tiles add). */
+  tiles?: boolean;
 }
 
 export interface ImageEmbedding {
@@ -78,13 +86,13 @@ export class VisionModels {
     return this.clipName ? `clip:${this.clipName}` : MOBILENET_MODEL_NAME;
   }
 
-  /** Objects (score >= 0.4, at most 20, one per label keeping the best) and face count. */
-  analyze(image: Buffer): Promise<ImageAnalysis> {
+  /** Objects (score >= 0.4, at most 20, one per label keeping the best), face and people counts. */
+  analyze(image: Buffer, options: AnalyzeOptions = {}): Promise<ImageAnalysis> {
     return this.track(async () => {
       const { data, width, height } = await decode(image, (s) =>
         s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
       );
-      const raw = await detect(data, width, height);
+      const raw = await detectWithTiles(data, width, height, options);
       const best = new Map<string, DetectedObject>();
       for (const o of raw.objects) {
         if (!(o.score >= MIN_OBJECT_SCORE) || !COCO_SET.has(o.label)) continue;
@@ -95,7 +103,7 @@ export class VisionModels {
         if (!seen || o.score > seen.score) best.set(o.label, { label: o.label, score: o.score, box });
       }
       const objects = [...best.values()].sort((a, b) => b.score - a.score).slice(0, MAX_OBJECTS);
-      return { objects, faces: raw.faces };
+      return { objects, faces: raw.faces, people: raw.people };
     });
   }
 

@@ -212,7 +212,9 @@ const objectsStage: Stage<VideoWork> = {
     const indexes = spreadIndexes(work.frames.length, ANALYSED_FRAMES, poster);
     for (const [n, index] of indexes.entries()) {
       work.job.signal.throwIfAborted();
-      const analysis = await ctx.images.vision.analyze(work.frames[index]!.jpeg);
+      // One pass per frame, as before people were counted in tiles: a tiled second look on each
+      // of up to 12 keyframes would multiply this stage's time (group photos are the case for it).
+      const analysis = await ctx.images.vision.analyze(work.frames[index]!.jpeg, { tiles: false });
       const objects = analysis.objects.map((o) => ({ label: o.label, score: o.score }));
       work.findings[index]!.objects = objects;
       work.findings[index]!.faces = analysis.faces;

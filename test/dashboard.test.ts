@@ -501,6 +501,20 @@ test("a document's page shows its pages with the digitization's elements in plac
     const types = await page.locator(".sheet .element .tag").allTextContents();
     expect(types).toContain("heading");
     expect(types).toContain("paragraph");
+    // A PDF's sheets show the pages themselves under the boxes, loaded lazily as they scroll into view.
+    const images = page.locator(".sheet img.page-image");
+    expect(await images.count()).toBe(2);
+    expect(await images.first().getAttribute("loading")).toBe("lazy");
+    expect(await images.first().getAttribute("alt")).toBe("Page 1 as printed");
+    await images.first().scrollIntoViewIfNeeded();
+    await page.waitForFunction(
+      () => [...document.querySelectorAll<HTMLImageElement>(".sheet img.page-image")].every((img) => img.complete && img.naturalWidth > 0),
+      null,
+      { timeout: 60_000 },
+    );
+    // The sheet takes the page's proportions (A4) from its picture.
+    const box = (await page.locator(".sheet").first().boundingBox())!;
+    expect(box.height / box.width).toBeCloseTo(842 / 595, 1);
     await page.getByText(/Chunks for search/).click();
     expect(await page.locator(".chunks li").count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, "document.png"), fullPage: true });

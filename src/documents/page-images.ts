@@ -29,14 +29,14 @@ interface PageImageRow {
   image_height: number;
 }
 
-/** Drawings in progress per server, so simultaneous requests for one page wait for one drawing. */
-const drawing = new WeakMap<AppContext, Map<string, Promise<PageImage>>>();
-
 /**
  * Refuses what has no picture: a non-PDF document (its pages are logical), a PDF whose pages are
  * not known yet, a page past its last.
  */
 function checkPage(file: FileRow, page: number): void {
+  if (file.media_type === "link") {
+    throw new ApiError("NO_PAGE_IMAGES", `file ${file.id} is a link: its saved article is one logical page, so there are no page images; only PDF pages are drawn`);
+  }
   if (file.document_type !== "pdf") {
     const kind = file.document_type ? file.document_type.toUpperCase() : file.media_type;
     throw new ApiError("NO_PAGE_IMAGES", `file ${file.id} is a ${kind} document: its pages are logical (cut from its text), so there are no page images; only PDF pages are drawn`);
@@ -62,15 +62,9 @@ export async function pageImage(ctx: AppContext, file: FileRow, page: number, wi
     ctx.metrics.pageImages.inc({ outcome: "cached" });
     return { blobKey: cached.blob_key, width: cached.image_width, height: cached.image_height };
   }
-  let inFlight = drawing.get(ctx);
-  if (!inFlight) drawing.set(ctx, (inFlight = new Map()));
-  const key = `${file.id}:${page}:${size}`;
-  let draw = inFlight.get(key);
-  if (!draw) {
-    draw = drawPage(ctx, file, page, width).finally(() => inFlight.delete(key));
-    inFlight.set(key, draw);
-  }
-  return draw;
+  // Two requests racing for one undrawn page both draw it (the reader takes them in turn); the
+  // pictures are the same bytes under the same key, and the first row stays.
+  return drawPage(ctx, file, page, width);
 }
 
 async function drawPage(ctx: AppContext, file: FileRow, page: number, width: number | null): Promise<PageImage> {

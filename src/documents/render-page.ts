@@ -46,7 +46,7 @@ export async function renderPdfPage(bytes: Uint8Array, pageNumber: number, width
     const doc = await task.promise.catch((err: unknown) => {
       throw new DocumentReadError(`the PDF could not be opened: ${err instanceof Error ? err.message : String(err)}`);
     });
-    if (pageNumber < 1 || pageNumber > doc.numPages) throw new DocumentReadError(`the PDF has ${doc.numPages} pages; there is no page ${pageNumber}`);
+    if (pageNumber < 1 || pageNumber > doc.numPages) throw new DocumentReadError(`the PDF has ${doc.numPages} page${doc.numPages === 1 ? "" : "s"}; there is no page ${pageNumber}`);
     const page = await doc.getPage(pageNumber);
     try {
       const base = page.getViewport({ scale: 1 });

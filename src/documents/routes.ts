@@ -198,9 +198,12 @@ export function documentRoutes(ctx: AppContext) {
         if (params.page_number < 1) throw new ApiError("PAGE_NOT_FOUND", `pages are numbered from 1; there is no page ${params.page_number}`);
         const image = await pageImage(ctx, file, params.page_number, query.width ?? null);
         const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).blob(image.blobKey, PAGE_IMAGE_CONTENT_TYPE);
-        // The picture never changes; the signed URL lasts VIEW_URL_SECONDS, so a browser may keep the redirect for part of that.
+        // The picture never changes; the signed URL lasts VIEW_URL_SECONDS, so a browser may keep the answer for part of that.
         set.headers["cache-control"] = `private, max-age=${Math.floor(VIEW_URL_SECONDS / 4)}`;
-        return redirect(url, 302);
+        // A page that authenticates with a header (the dashboard signed in with a key) cannot follow a redirect into an <img>: it asks for the URL.
+        if (query.redirect === false) return { url, width: image.width, height: image.height, content_type: PAGE_IMAGE_CONTENT_TYPE, expires_in_seconds: VIEW_URL_SECONDS };
+        // Elysia types a handler's answers as one shape; the redirect is the 302 declared below.
+        return redirect(url, 302) as never;
       },
       {
         permission: "view",
@@ -214,8 +217,20 @@ export function documentRoutes(ctx: AppContext) {
               description: `Width of the picture in pixels; default: the page's long side ${PAGE_IMAGE_DEFAULT_LONG_SIDE} px`,
             }),
           ),
+          redirect: t.Optional(t.Boolean({ error: "redirect: must be true or false", description: "false: answer 200 with the signed URL and the picture's size instead of redirecting" })),
         }),
-        response: { 302: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        response: {
+          200: t.Object(
+            {
+              url: t.String({ description: "Signed URL of the WebP picture" }),
+              width: t.Integer(),
+              height: t.Integer(),
+              content_type: t.String(),
+              expires_in_seconds: t.Integer(),
+            },
+            { title: "PageImage" },
+          ),
+          302: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
         detail: {
           summary: "Extension: redirect (302) to a signed URL of a PDF page drawn as WebP, valid for one hour",
           description:

@@ -2,11 +2,12 @@
  * A document's digitization: each page drawn as a sheet with its elements' boxes (headings,
  * paragraphs, tables, lists, figures...) in place, each box labelled and explained on hover and
  * focus, beside the list of chunks search works on. A PDF's sheet shows the page itself under
- * the boxes (GET .../digitization/pages/{n}/image, drawn by the server on first request, so the
- * pictures load lazily as sheets scroll into view) and takes the page's proportions; other
- * documents' pages are logical (cut from their text), so their sheets stay blank.
+ * the boxes and takes the page's proportions: the server draws a page on its first request, so a
+ * sheet asks for its picture's signed URL (GET .../digitization/pages/{n}/image?redirect=false:
+ * an <img> could not carry the key a dashboard signed in with) only once it nears the viewport.
+ * Other documents' pages are logical (cut from their text), so their sheets stay blank.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api } from "./api.ts";
 
 type Element = { type: string; content: string; /** Normalized 0-1 from the page's top left. */
@@ -17,31 +18,46 @@ type Page = { page_number: number; status: string; ocr: boolean; elements: Eleme
 const PAGE_IMAGE_WIDTH = 480;
 
 function Sheet({ id, page, pictured }: { id: string; page: Page; pictured: boolean }) {
-  // The page's own proportions once its picture has loaded (until then the sheet is A4-shaped).
+  const sheet = useRef<HTMLDivElement>(null);
+  const [src, setSrc] = useState<string | null>(null);
+  // The page's own proportions once its picture is known (until then the sheet is A4-shaped).
   const [ratio, setRatio] = useState<string | null>(null);
   const [broken, setBroken] = useState(false);
+  useEffect(() => {
+    const element = sheet.current;
+    if (!pictured || !element) return;
+    let stopped = false;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        if (!entries.some((e) => e.isIntersecting)) return;
+        observer.disconnect();
+        api<{ url: string; width: number; height: number }>(`/files/${id}/digitization/pages/${page.page_number}/image?width=${PAGE_IMAGE_WIDTH}&redirect=false`).then(
+          (image) => {
+            if (stopped) return;
+            setRatio(`${image.width} / ${image.height}`);
+            setSrc(image.url);
+          },
+          // A page the server cannot draw (past its limits) keeps the blank sheet and its boxes.
+          () => !stopped && setBroken(true),
+        );
+      },
+      { rootMargin: "300px" },
+    );
+    observer.observe(element);
+    return () => {
+      stopped = true;
+      observer.disconnect();
+    };
+  }, [id, page.page_number, pictured]);
   return (
     <div
+      ref={sheet}
       class="sheet"
       style={ratio ? { aspectRatio: ratio } : undefined}
       role="img"
       aria-label={`Page ${page.page_number}: ${page.elements.map((e) => e.type).join(", ") || "no elements"}`}
     >
-      {pictured && !broken ? (
-        <img
-          class="page-image"
-          src={`/api/v2/files/${id}/digitization/pages/${page.page_number}/image?width=${PAGE_IMAGE_WIDTH}`}
-          alt={`Page ${page.page_number} as printed`}
-          loading="lazy"
-          decoding="async"
-          onLoad={(event) => {
-            const img = event.currentTarget as HTMLImageElement;
-            if (img.naturalWidth && img.naturalHeight) setRatio(`${img.naturalWidth} / ${img.naturalHeight}`);
-          }}
-          // A page the server cannot draw (past its limits) keeps the blank sheet and its boxes.
-          onError={() => setBroken(true)}
-        />
-      ) : null}
+      {src && !broken ? <img class="page-image" src={src} alt={`Page ${page.page_number} as printed`} loading="lazy" decoding="async" onError={() => setBroken(true)} /> : null}
       {page.elements.map((e, i) => (
         <span
           key={i}

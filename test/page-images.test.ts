@@ -100,6 +100,15 @@ test("a PDF page comes back as a WebP of the asked width with its dark text on w
   expect(afterSecond.rendered).toBe(afterFirst.rendered);
   expect(afterSecond.cached).toBe(afterFirst.cached + 1);
 
+  // redirect=false: the signed URL and the picture's size as JSON, for clients that cannot follow the redirect with their key.
+  const asJson = await owner.api.get(`/files/${pdfId}/digitization/pages/2/image?width=600&redirect=false`);
+  expect(asJson.status).toBe(200);
+  expect(asJson.body).toEqual({ url: expect.any(String), width: 600, height: meta.height, content_type: "image/webp", expires_in_seconds: 3600 });
+  const viaJson = await fetch(new URL(asJson.body.url, server.url));
+  expect(Buffer.from(await viaJson.arrayBuffer()).equals(first.bytes)).toBe(true);
+  expect((await drawings()).rendered).toBe(afterFirst.rendered);
+  expect((await owner.api.get(`/files/${pdfId}/digitization/pages/2/image?redirect=maybe`)).status).toBe(400);
+
   // Without a width the long side is 1024 px; a view-only key may ask.
   const standard = await picture({ ...owner, api: owner.keyWith(["view"]) }, `/files/${pdfId}/digitization/pages/1/image`);
   const standardMeta = await sharp(standard.bytes).metadata();

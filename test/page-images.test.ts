@@ -176,7 +176,7 @@ test("a page past the reader's limits answers 422 with the reason; the server st
   try {
     const stopped = await strict.render(dense, 1, 2048).catch((e: Error) => e);
     expect(stopped).toBeInstanceOf(DocumentReadError);
-    expect((stopped as Error).message).toBe("reading the document took longer than 1 s, so it was stopped");
+    expect((stopped as Error).message).toBe("drawing the page took longer than 1 s, so it was stopped");
   } finally {
     await strict.close();
   }
@@ -196,7 +196,7 @@ test("a page past the reader's limits answers 422 with the reason; the server st
     expect(res.status, JSON.stringify(res.body)).toBe(422);
     expect(res.body.code).toBe("PAGE_RENDER_FAILED");
     expect(res.body.detail).toBe(
-      `page 1 of document ${pdfId} could not be drawn: reading the document needed more than 16 MB of memory (the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped`,
+      `page 1 of document ${pdfId}: drawing the page needed more than 16 MB of memory (the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped`,
     );
     expect(storedPictures(pdfId).filter((r) => r.width === 700)).toEqual([]);
     expect((await drawings()).failed).toBe(failedBefore + 1);

@@ -275,7 +275,7 @@ export class DocumentReader {
     const stats: ReadStats = { peakRssBytes: 0, readerMs: 0, readerCpuMs: 0 };
     try {
       await Bun.write(path, task.bytes);
-      if (!(await child.ready)) throw this.stoppedError(child, await child.exited, false);
+      if (!(await child.ready)) throw this.stoppedError(child, await child.exited, false, task.request);
       return await this.exchange(child, task, path, stats);
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -348,7 +348,7 @@ export class DocumentReader {
             break;
         }
       };
-      const onExit = (code: number) => settle(() => reject(this.stoppedError(child, code, reading)));
+      const onExit = (code: number) => settle(() => reject(this.stoppedError(child, code, reading, request)));
       child.onMessage = onMessage;
       child.onExit = onExit;
       // The child may already be gone (it died between reads and its exit was not yet seen).
@@ -389,15 +389,17 @@ export class DocumentReader {
    * Why a read ended with the child gone: a limit, a cancellation, shutdown, or a crash. A crash
    * is the document's doing (permanent) only once the child had the read in hand (`reading`).
    */
-  private stoppedError(child: Child, code: number, reading: boolean): Error {
+  private stoppedError(child: Child, code: number, reading: boolean, request: Request): Error {
+    // What the limit stopped, in the words its answer shows (a document's error, or a page image's 422).
+    const work = request.kind === "read" ? "reading the document" : "drawing the page";
     switch (child.stopReason) {
       case "memory":
         return new DocumentReadError(
-          `reading the document needed more than ${Math.round(this.options.memoryBudgetBytes / MiB)} MB of memory ` +
+          `${work} needed more than ${Math.round(this.options.memoryBudgetBytes / MiB)} MB of memory ` +
             "(the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped",
         );
       case "time":
-        return new DocumentReadError(`reading the document took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
+        return new DocumentReadError(`${work} took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
       case "cancelled":
         return new Error("extraction interrupted");
       case "closed":
@@ -407,7 +409,7 @@ export class DocumentReader {
         return new Error(`the document reader did not start within ${formatDuration(STARTUP_LIMIT_MS)}`);
       default:
         if (!reading) return new Error(`the document reader exited before it could read the document (${exitDescription(child.proc, code)})`);
-        return new DocumentReadError(`the document reader stopped unexpectedly while reading this document (${exitDescription(child.proc, code)})`);
+        return new DocumentReadError(`the document reader stopped unexpectedly while ${request.kind === "read" ? "reading this document" : "drawing this page"} (${exitDescription(child.proc, code)})`);
     }
   }
 }

@@ -76,7 +76,7 @@ async function drawPage(ctx: AppContext, file: FileRow, page: number, width: num
   } catch (err) {
     ctx.metrics.pageImages.inc({ outcome: "failed" });
     // A DocumentReadError is the page's doing (a limit, a broken file); anything else (the reader shut down) is the server's.
-    if (err instanceof DocumentReadError) throw new ApiError("PAGE_RENDER_FAILED", `page ${page} of document ${file.id} could not be drawn: ${err.message}`);
+    if (err instanceof DocumentReadError) throw new ApiError("PAGE_RENDER_FAILED", `page ${page} of document ${file.id}: ${err.message}`);
     throw err;
   }
   ctx.metrics.pageImages.inc({ outcome: "rendered" });

@@ -48,6 +48,8 @@ export const ERRORS = {
   CUSTOM_SCHEMA_NOT_FOUND: { status: 404, meaning: "custom schema id not in the organization (spec)" },
   EXTRACTION_NOT_FOUND: { status: 404, meaning: "the file has no extraction of that domain" },
   SNAPSHOT_NOT_READY: { status: 404, meaning: "a link's offline snapshot has not been stored (crawl pending, failed or blocked)" },
+  PAGE_NOT_FOUND: { status: 404, meaning: "a document page number past the document's last page" },
+  NO_PAGE_IMAGES: { status: 404, meaning: "page image of a document that has no drawn pages: DOCX, TXT and MD have only logical pages, and a PDF not read yet (or that failed) has no known pages" },
   VARIANT_NOT_READY: { status: 404, meaning: "the image variant has not been rendered yet" },
   CLOUD_PROVIDER_NOT_FOUND: { status: 404, meaning: "no cloud provider of that name (google_drive and nextcloud exist)" },
   CLOUD_PROVIDER_NOT_CONFIGURED: { status: 404, meaning: "the cloud provider exists but this appliance has no OAuth client for it (see Cloud storage settings)" },
@@ -90,6 +92,7 @@ export const ERRORS = {
   // 422
   BUSINESS_RULE_VIOLATION: { status: 422, meaning: "rename or delete of the Default project (spec), folder moved into itself" },
   FOLDER_DEPTH_EXCEEDED: { status: 422, meaning: "folders nested more than 20 levels deep" },
+  PAGE_RENDER_FAILED: { status: 422, meaning: "a PDF page that could not be drawn: past the document reader's memory or time limit, or broken (the detail says which)" },
   UPLOAD_PARTS_MISSING: { status: 422, meaning: "multipart completion with unconfirmed parts, or parts the store refused" },
   // 429, 431
   RATE_LIMITED: { status: 429, meaning: "a rate limit is exhausted (see Limits; with Retry-After)" },

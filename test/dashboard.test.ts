@@ -493,7 +493,7 @@ test("a document's page shows its pages with the digitization's elements in plac
   form.append("file", new File([(await reportPdf()) as Uint8Array<ArrayBuffer>], "report.pdf"));
   const id = (await owner.api.form("/files/upload", form)).body.image_id as string;
   await processed(owner, id, 120_000);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 2 });
   try {
     await signIn(page);
     await page.goto(`${server.url}/#/files/${id}`);
@@ -501,9 +501,27 @@ test("a document's page shows its pages with the digitization's elements in plac
     const types = await page.locator(".sheet .element .tag").allTextContents();
     expect(types).toContain("heading");
     expect(types).toContain("paragraph");
+    // A PDF's sheets show the pages themselves under the boxes, asked for as they near the viewport.
+    await page.locator(".sheet").first().scrollIntoViewIfNeeded();
+    await page.waitForFunction(
+      () => {
+        const images = [...document.querySelectorAll<HTMLImageElement>(".sheet img.page-image")];
+        return images.length === 2 && images.every((img) => img.complete && img.naturalWidth > 0);
+      },
+      null,
+      { timeout: 60_000 },
+    );
+    const images = page.locator(".sheet img.page-image");
+    expect(await images.first().getAttribute("loading")).toBe("lazy");
+    expect(await images.first().getAttribute("alt")).toBe("Page 1 as printed");
+    // The sheet takes the page's proportions (A4) from its picture.
+    const box = (await page.locator(".sheet").first().boundingBox())!;
+    expect(box.height / box.width).toBeCloseTo(842 / 595, 1);
     await page.getByText(/Chunks for search/).click();
     expect(await page.locator(".chunks li").count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, "document.png"), fullPage: true });
+    // One sheet close up, to see the boxes sit on the text of the page's picture.
+    await page.locator(".sheet").first().screenshot({ path: join(SHOTS, "document-page.png") });
   } finally {
     await page.close();
   }

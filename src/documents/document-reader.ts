@@ -1,6 +1,6 @@
 /**
  * Reads documents in a child process the server can kill (reader-child.ts), one at a time, with a
- * watchdog. The child is started on first use and again after it dies; reads wait their turn in
+ * watchdog; PDF pages are drawn as pictures there too (render), under the same limits. The child is started on first use and again after it dies; reads wait their turn in
  * the parent. While a read runs, the child's resident memory is polled from /proc every ~100 ms
  * and the child is SIGKILLed past the memory budget (MEDIABOX_DOCUMENT_MEMORY_MB) or past the time
  * limit (time spent waiting for the server's OCR does not count). A read stopped for a limit, or
@@ -18,6 +18,7 @@ import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
 import type { OcrLike } from "./read-document.ts";
 import { cpuMillis, residentBytes } from "./process-memory.ts";
+import type { RenderedPage } from "./render-page.ts";
 import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type ToReader } from "./reader-protocol.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
@@ -74,12 +75,15 @@ export interface ReadStats {
 
 type StopReason = "memory" | "time" | "cancelled" | "closed" | "startup" | "recycled";
 
+/** What the child is asked to do with the bytes: read the document, or draw one page of a PDF. */
+type Request = { kind: "read"; type: DocumentType; options: ReadOptions } | { kind: "render"; page: number; width: number | null };
+
 interface Task {
   id: number;
   bytes: Uint8Array;
-  type: DocumentType;
-  options: ReadOptions;
-  resolve: (result: ReadResult) => void;
+  request: Request;
+  signal: AbortSignal | undefined;
+  resolve: (result: ReadResult | RenderedPage) => void;
   reject: (err: Error) => void;
 }
 
@@ -145,13 +149,26 @@ export class DocumentReader {
   }
 
   read(bytes: Uint8Array, type: DocumentType, options: ReadOptions = {}): Promise<ReadResult> {
+    return this.enqueue(bytes, { kind: "read", type, options }, options.signal) as Promise<ReadResult>;
+  }
+
+  /**
+   * Draws page `page` (1-indexed) of a PDF `width` pixels wide (null: render-page.ts's default size) as WebP, in the child under the
+   * same limits as a read: a page past them rejects with a DocumentReadError saying which, as
+   * does a file without that page.
+   */
+  render(bytes: Uint8Array, page: number, width: number | null, options: { signal?: AbortSignal } = {}): Promise<RenderedPage> {
+    return this.enqueue(bytes, { kind: "render", page, width }, options.signal) as Promise<RenderedPage>;
+  }
+
+  private enqueue(bytes: Uint8Array, request: Request, signal: AbortSignal | undefined): Promise<ReadResult | RenderedPage> {
     if (this.closed) return Promise.reject(new Error("the document reader is shut down"));
-    if (options.signal?.aborted) return Promise.reject(new Error("extraction interrupted"));
-    return new Promise<ReadResult>((resolve, reject) => {
-      const task: Task = { id: ++this.nextId, bytes, type, options, resolve, reject };
+    if (signal?.aborted) return Promise.reject(new Error("extraction interrupted"));
+    return new Promise<ReadResult | RenderedPage>((resolve, reject) => {
+      const task: Task = { id: ++this.nextId, bytes, request, signal, resolve, reject };
       this.queue.push(task);
       // A read cancelled while it waits leaves the queue; a running one is handled by run().
-      options.signal?.addEventListener(
+      signal?.addEventListener(
         "abort",
         () => {
           const at = this.queue.indexOf(task);
@@ -248,8 +265,8 @@ export class DocumentReader {
     return join(this.scratchDir, `document-read-${process.pid}-${id}-${crypto.randomUUID().slice(0, 8)}`);
   }
 
-  private async run(task: Task): Promise<ReadResult> {
-    const { signal } = task.options;
+  private async run(task: Task): Promise<ReadResult | RenderedPage> {
+    const { signal } = task;
     if (signal?.aborted) throw new Error("extraction interrupted");
     const child = (this.child ??= this.spawn());
     const onAbort = () => this.kill(child, "cancelled");
@@ -258,7 +275,7 @@ export class DocumentReader {
     const stats: ReadStats = { peakRssBytes: 0, readerMs: 0, readerCpuMs: 0 };
     try {
       await Bun.write(path, task.bytes);
-      if (!(await child.ready)) throw this.stoppedError(child, await child.exited, false);
+      if (!(await child.ready)) throw this.stoppedError(child, await child.exited, false, task.request);
       return await this.exchange(child, task, path, stats);
     } finally {
       signal?.removeEventListener("abort", onAbort);
@@ -269,8 +286,9 @@ export class DocumentReader {
   }
 
   /** Sends the read and serves the child's messages (pages, OCR) until its answer, its death or a limit. */
-  private exchange(child: Child, task: Task, path: string, stats: ReadStats): Promise<ReadResult> {
-    return new Promise<ReadResult>((resolve, reject) => {
+  private exchange(child: Child, task: Task, path: string, stats: ReadStats): Promise<ReadResult | RenderedPage> {
+    const { request } = task;
+    return new Promise<ReadResult | RenderedPage>((resolve, reject) => {
       let settled = false;
       let reading = false;
       let ocrWaits = 0;
@@ -305,7 +323,7 @@ export class DocumentReader {
             reading = true;
             break;
           case "page":
-            task.options.onPage?.(message.done, message.total);
+            if (request.kind === "read") request.options.onPage?.(message.done, message.total);
             break;
           case "ocr":
             ocrWaits += 1;
@@ -322,17 +340,25 @@ export class DocumentReader {
           case "done":
             settle(() => resolve({ document: message.doc, chunks: message.chunks, exactTokens: message.exactTokens }));
             break;
+          case "rendered":
+            settle(() => resolve({ webp: message.webp, width: message.width, height: message.height }));
+            break;
           case "failed":
             settle(() => reject(message.permanent ? new DocumentReadError(message.message) : new Error(message.message)));
             break;
         }
       };
-      const onExit = (code: number) => settle(() => reject(this.stoppedError(child, code, reading)));
+      const onExit = (code: number) => settle(() => reject(this.stoppedError(child, code, reading, request)));
       child.onMessage = onMessage;
       child.onExit = onExit;
       // The child may already be gone (it died between reads and its exit was not yet seen).
       if (child.proc.exitCode !== null || child.proc.signalCode !== null) void child.exited.then(onExit);
-      this.send(child, { type: "read", id: task.id, path, documentType: task.type, chunking: task.options.chunking ?? null });
+      this.send(
+        child,
+        request.kind === "read"
+          ? { type: "read", id: task.id, path, documentType: request.type, chunking: request.options.chunking ?? null }
+          : { type: "render", id: task.id, path, page: request.page, width: request.width },
+      );
     });
   }
 
@@ -363,15 +389,17 @@ export class DocumentReader {
    * Why a read ended with the child gone: a limit, a cancellation, shutdown, or a crash. A crash
    * is the document's doing (permanent) only once the child had the read in hand (`reading`).
    */
-  private stoppedError(child: Child, code: number, reading: boolean): Error {
+  private stoppedError(child: Child, code: number, reading: boolean, request: Request): Error {
+    // What the limit stopped, in the words its answer shows (a document's error, or a page image's 422).
+    const work = request.kind === "read" ? "reading the document" : "drawing the page";
     switch (child.stopReason) {
       case "memory":
         return new DocumentReadError(
-          `reading the document needed more than ${Math.round(this.options.memoryBudgetBytes / MiB)} MB of memory ` +
+          `${work} needed more than ${Math.round(this.options.memoryBudgetBytes / MiB)} MB of memory ` +
             "(the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped",
         );
       case "time":
-        return new DocumentReadError(`reading the document took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
+        return new DocumentReadError(`${work} took longer than ${formatDuration(this.timeLimitMs)}, so it was stopped`);
       case "cancelled":
         return new Error("extraction interrupted");
       case "closed":
@@ -381,7 +409,7 @@ export class DocumentReader {
         return new Error(`the document reader did not start within ${formatDuration(STARTUP_LIMIT_MS)}`);
       default:
         if (!reading) return new Error(`the document reader exited before it could read the document (${exitDescription(child.proc, code)})`);
-        return new DocumentReadError(`the document reader stopped unexpectedly while reading this document (${exitDescription(child.proc, code)})`);
+        return new DocumentReadError(`the document reader stopped unexpectedly while ${request.kind === "read" ? "reading this document" : "drawing this page"} (${exitDescription(child.proc, code)})`);
     }
   }
 }

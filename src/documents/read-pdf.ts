@@ -34,7 +34,7 @@ type PdfDocument = Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>;
 type PdfPage = Awaited<ReturnType<PdfDocument["getPage"]>>;
 
 let pdfjsLoad: Promise<PdfJs> | null = null;
-const loadPdfJs = () => {
+export const loadPdfJs = () => {
   pdfjsLoad ??= import("pdfjs-dist/legacy/build/pdf.mjs").catch((err: unknown) => {
     pdfjsLoad = null;
     throw err;
@@ -190,7 +190,7 @@ interface CanvasFactory {
  * pdf.js itself resolves (its own nested copy when it has one): canvases and Path2D objects from
  * two copies of the package do not mix.
  */
-function canvasFactory(doc: PdfDocument): CanvasFactory {
+export function canvasFactory(doc: PdfDocument): CanvasFactory {
   const own = (doc as unknown as { canvasFactory?: CanvasFactory }).canvasFactory;
   if (own && typeof own.create === "function") return own;
   const fromPdfJs = createRequire(createRequire(import.meta.url).resolve("pdfjs-dist/package.json"));

@@ -1,7 +1,8 @@
 /**
  * The document reader's child process: `mediabox __document-reader`, started by document-reader.ts.
  * It reads one document at a time with readDocument (pdf.js, mammoth, the text readers) and
- * cuts it into chunks (with the text model's tokenizer when the server names one), so a file that
+ * cuts it into chunks (with the text model's tokenizer when the server names one), and draws PDF
+ * pages as pictures for the dashboard (render-page.ts), so a file that
  * eats memory or CPU costs this process, which the server watches and kills, never the server's
  * event loop. OCR of scanned pages is asked of the server, which owns the tesseract
  * workers. The process exits as soon as its parent is gone: the IPC channel closes, the parent pid
@@ -10,6 +11,7 @@
 import { errorMessage } from "../errors.ts";
 import { approximateTokens, chunkDocument } from "./chunking.ts";
 import { readDocument, type OcrLike } from "./read-document.ts";
+import { renderPdfPage } from "./render-page.ts";
 import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
 import { TextEmbedder } from "./text-embedder.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
@@ -84,6 +86,20 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
   }
 }
 
+/** Draws one page of a PDF for the server's page image cache (documents/page-images.ts). */
+async function render(message: Extract<ToReader, { type: "render" }>): Promise<void> {
+  const { id } = message;
+  send({ type: "reading", id });
+  try {
+    const rendered = await renderPdfPage(await Bun.file(message.path).bytes(), message.page, message.width);
+    send({ type: "rendered", id, ...rendered });
+  } catch (err) {
+    send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentReadError });
+  } finally {
+    Bun.gc(true);
+  }
+}
+
 /** Asks the kernel to SIGKILL this process when its parent dies (Linux; elsewhere the other checks suffice). */
 async function dieWithParent(): Promise<void> {
   if (process.platform !== "linux") return;
@@ -109,6 +125,7 @@ export async function serveDocumentReader(): Promise<void> {
   }, 1000).unref();
   process.on("message", (message: ToReader) => {
     if (message.type === "read") void read(message);
+    else if (message.type === "render") void render(message);
     else if (message.type === "ocr-result") {
       const waiting = pendingOcr.get(message.ocrId);
       pendingOcr.delete(message.ocrId);

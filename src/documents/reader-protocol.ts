@@ -1,7 +1,7 @@
 /**
  * The messages between the server and its document reader child process (document-reader.ts and
  * reader-child.ts), sent over Bun's IPC channel (structured clone, so byte arrays travel as they
- * are). One read is in flight at a time; `id` ties every message to it. The document's bytes go
+ * are). One read (or page render) is in flight at a time; `id` ties every message to it. The document's bytes go
  * through a scratch file rather than the channel: cloning a 50 MB message stalls the server's
  * event loop for ~100 ms.
  */
@@ -30,6 +30,8 @@ export interface ChunkingRequest {
 
 export type ToReader =
   | { type: "read"; id: number; path: string; documentType: DocumentType; chunking: ChunkingRequest | null }
+  /** Draw one page of the PDF at `path` `width` pixels wide (null: the default size), as WebP (render-page.ts). */
+  | { type: "render"; id: number; path: string; page: number; width: number | null }
   | { type: "ocr-result"; id: number; ocrId: number; result?: OcrAnswer; error?: string };
 
 export type FromReader =
@@ -40,5 +42,7 @@ export type FromReader =
   | { type: "ocr"; id: number; ocrId: number; png: Uint8Array }
   /** `chunks` when chunking was asked for; `exactTokens` false when sizes were estimated. */
   | { type: "done"; id: number; doc: DocumentContent; chunks: Chunk[] | null; exactTokens: boolean }
+  /** A render's answer. */
+  | { type: "rendered"; id: number; webp: Uint8Array; width: number; height: number }
   /** `permanent`: the file itself cannot be read (a DocumentReadError), so retrying is useless. */
   | { type: "failed"; id: number; message: string; permanent: boolean };

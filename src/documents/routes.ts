@@ -5,7 +5,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
-import { principalOf } from "../http/request-context.ts";
+import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
@@ -17,6 +17,9 @@ import { ApiError, badRequest } from "../errors.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
 import { SEARCH_MODES, searchChunks } from "./search.ts";
 import { ELEMENT_TYPES } from "./types.ts";
+import { PAGE_IMAGE_CONTENT_TYPE, PAGE_IMAGE_WIDTHS, pageImage } from "./page-images.ts";
+import { PAGE_IMAGE_DEFAULT_LONG_SIDE } from "./render-page.ts";
+import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 const ANALYZE_MAX_BYTES = 10 * 1024 ** 2;
@@ -186,6 +189,56 @@ export function documentRoutes(ctx: AppContext) {
         params: t.Object({ file_id: t.String(), page_number: t.Integer({ minimum: 1, error: "page_number: must be an integer of at least 1" }) }),
         response: { 200: Page, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
         detail: { summary: "One page's digitization (1-indexed); 404 when that page has none" },
+      },
+    )
+    .get(
+      "/files/:file_id/digitization/pages/:page_number/image",
+      async ({ principal, params, query, request, redirect, set }) => {
+        const file = loadDocument(principal.orgId, params.file_id);
+        if (params.page_number < 1) throw new ApiError("PAGE_NOT_FOUND", `pages are numbered from 1; there is no page ${params.page_number}`);
+        const image = await pageImage(ctx, file, params.page_number, query.width ?? null);
+        const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).blob(image.blobKey, PAGE_IMAGE_CONTENT_TYPE);
+        // The picture never changes; the signed URL lasts VIEW_URL_SECONDS, so a browser may keep the answer for part of that.
+        set.headers["cache-control"] = `private, max-age=${Math.floor(VIEW_URL_SECONDS / 4)}`;
+        // A page that authenticates with a header (the dashboard signed in with a key) cannot follow a redirect into an <img>: it asks for the URL.
+        if (query.redirect === false) return { url, width: image.width, height: image.height, content_type: PAGE_IMAGE_CONTENT_TYPE, expires_in_seconds: VIEW_URL_SECONDS };
+        // Elysia types a handler's answers as one shape; the redirect is the 302 declared below.
+        return redirect(url, 302) as never;
+      },
+      {
+        permission: "view",
+        params: t.Object({ file_id: t.String(), page_number: t.Integer({ error: "page_number: must be an integer" }) }),
+        query: t.Object({
+          width: t.Optional(
+            t.Integer({
+              minimum: PAGE_IMAGE_WIDTHS.min,
+              maximum: PAGE_IMAGE_WIDTHS.max,
+              error: `width: must be an integer from ${PAGE_IMAGE_WIDTHS.min} to ${PAGE_IMAGE_WIDTHS.max}`,
+              description: `Width of the picture in pixels; default: the page's long side ${PAGE_IMAGE_DEFAULT_LONG_SIDE} px`,
+            }),
+          ),
+          redirect: t.Optional(t.Boolean({ error: "redirect: must be true or false", description: "false: answer 200 with the signed URL and the picture's size instead of redirecting" })),
+        }),
+        response: {
+          200: t.Object(
+            {
+              url: t.String({ description: "Signed URL of the WebP picture" }),
+              width: t.Integer(),
+              height: t.Integer(),
+              content_type: t.String(),
+              expires_in_seconds: t.Integer(),
+            },
+            { title: "PageImage" },
+          ),
+          302: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Extension: redirect (302) to a signed URL of a PDF page drawn as WebP, valid for one hour",
+          description:
+            "The page as pdf.js draws it, on white, encoded as WebP: the digitization's element boxes (normalized to the page) line up with it. " +
+            "Drawn by the document reader's child process under its memory and time limits the first time a page and width are asked for, then kept as a blob " +
+            "(removed when the file is purged). 404 PAGE_NOT_FOUND past the last page (or below 1); 404 NO_PAGE_IMAGES for DOCX, TXT and MD (their pages are logical) and for a PDF not read yet; " +
+            "422 PAGE_RENDER_FAILED when the page cannot be drawn within the reader's limits (the detail says which); 400 WRONG_MEDIA_TYPE for a file that is not a document.",
+        },
       },
     )
     .get("/files/:file_id/digitization/status", ({ principal, params }) => digitizationStatusView(db, loadDocument(principal.orgId, params.file_id)), {

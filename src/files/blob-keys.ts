@@ -9,6 +9,8 @@ export const variantBlobKey = (orgId: string, fileId: string, variant: string) =
 
 /** A video's keyframe as sampled (JPEG), by its index in time order. */
 export const keyframeBlobKey = (orgId: string, fileId: string, index: number) => `orgs/${orgId}/files/${fileId}/keyframes/${index}.jpg`;
+/** A PDF page drawn `width` pixels wide (WebP), cached for the dashboard (documents/page-images.ts). */
+export const pageImageBlobKey = (orgId: string, fileId: string, page: number, width: number) => `orgs/${orgId}/files/${fileId}/pages/${page}-w${width}.webp`;
 /** A link's page icon, as fetched (its type is kept on the row). */
 export const faviconBlobKey = (orgId: string, fileId: string) => `orgs/${orgId}/files/${fileId}/favicon`;
 

@@ -1,7 +1,8 @@
 /**
  * The appliance's Prometheus metrics (GET /metrics): HTTP requests by route and status with
  * latency, jobs by queue and state, queue depth and the age of the oldest pending job, pipeline
- * stage durations, uploads and their bytes, blob store errors, and the database's size. Counters
+ * stage durations, uploads and their bytes, blob store errors, PDF page pictures drawn or served
+ * from their cache, and the database's size. Counters
  * and histograms are observed where things happen; job and database figures are read from SQLite
  * at scrape time, so they are right whichever process did the work. One registry per server (no
  * global registry), so several servers can run in one process; the process's own figures (CPU,
@@ -60,6 +61,13 @@ export class Metrics {
     name: "mediabox_blob_store_errors_total",
     help: "Blob store operations that failed, by operation",
     labelNames: ["operation"] as const,
+    registers: [this.registry],
+  });
+
+  readonly pageImages = new Counter({
+    name: "mediabox_page_images_total",
+    help: "Requests for pictures of PDF pages, by outcome: rendered (drawn by the document reader), cached (an earlier drawing), failed",
+    labelNames: ["outcome"] as const,
     registers: [this.registry],
   });
 

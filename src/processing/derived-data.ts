@@ -1,10 +1,11 @@
 /**
- * What the pipelines derived from a file and stored outside its row: variant and keyframe blobs,
- * a link's icon and snapshot blobs, and image, keyframe and chunk embeddings in sqlite-vec tables
+ * What the pipelines derived from a file and stored outside its row: variant, keyframe and
+ * PDF page picture blobs, a link's icon and snapshot blobs, and image, keyframe and chunk embeddings in sqlite-vec tables
  * (which foreign keys cannot reach). Purging a file
  * calls this first; rows in the derived tables go with the file row by ON DELETE CASCADE.
  */
 import type { AppContext } from "../context.ts";
+import { removePageImages } from "../documents/page-images.ts";
 import { removeKeyframes } from "../video/keyframe-store.ts";
 
 export async function purgeDerivedData(ctx: AppContext, fileId: string): Promise<void> {
@@ -14,6 +15,7 @@ export async function purgeDerivedData(ctx: AppContext, fileId: string): Promise
   for (const key of [row?.favicon_blob_key, row?.snapshot_blob_key]) if (key) await ctx.blobs.delete(key);
   for (const space of ctx.vectors.all("image")) space.remove([fileId]);
   await removeKeyframes(ctx, fileId);
+  await removePageImages(ctx, fileId);
   const chunkIds = ctx.db.query<{ id: string }, [string]>("SELECT id FROM document_chunks WHERE file_id = ?").all(fileId).map((c) => c.id);
   if (chunkIds.length) for (const space of ctx.vectors.all("text")) space.remove(chunkIds);
 }

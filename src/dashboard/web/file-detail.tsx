@@ -312,7 +312,7 @@ export function FileDetail({ id }: { id: string }) {
             {file.document_url ? <a href={file.document_url}>Open</a> : null}
           </p>
           {file.extracted_text ? <pre class="text">{file.extracted_text.slice(0, 20000)}</pre> : null}
-          {file.text_extraction_status === "completed" ? <DocumentLayout id={file.id} /> : null}
+          {file.text_extraction_status === "completed" ? <DocumentLayout id={file.id} pictured={file.document_type === "pdf"} /> : null}
         </div>
       ) : null}
       {file.upload_description ? (

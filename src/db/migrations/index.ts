@@ -16,6 +16,7 @@ import linkCrawls from "./011_link_crawls.ts";
 import accounts from "./012_accounts.ts";
 import cloudStorage from "./013_cloud_storage.ts";
 import jobListing from "./014_job_listing.ts";
+import pageImages from "./015_page_images.ts";
 
 export interface Migration {
   version: number;
@@ -38,4 +39,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 12, name: "accounts", sql: accounts },
   { version: 13, name: "cloud_storage", sql: cloudStorage },
   { version: 14, name: "job_listing", sql: jobListing },
+  { version: 15, name: "page_images", sql: pageImages },
 ];

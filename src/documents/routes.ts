@@ -195,7 +195,6 @@ export function documentRoutes(ctx: AppContext) {
       "/files/:file_id/digitization/pages/:page_number/image",
       async ({ principal, params, query, request, redirect, set }) => {
         const file = loadDocument(principal.orgId, params.file_id);
-        if (params.page_number < 1) throw new ApiError("PAGE_NOT_FOUND", `pages are numbered from 1; there is no page ${params.page_number}`);
         const image = await pageImage(ctx, file, params.page_number, query.width ?? null);
         const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).blob(image.blobKey, PAGE_IMAGE_CONTENT_TYPE);
         // The picture never changes; the signed URL lasts VIEW_URL_SECONDS, so a browser may keep the answer for part of that.
@@ -207,7 +206,7 @@ export function documentRoutes(ctx: AppContext) {
       },
       {
         permission: "view",
-        params: t.Object({ file_id: t.String(), page_number: t.Integer({ error: "page_number: must be an integer" }) }),
+        params: t.Object({ file_id: t.String(), page_number: t.Integer({ minimum: 1, error: "page_number: must be an integer of at least 1" }) }),
         query: t.Object({
           width: t.Optional(
             t.Integer({

@@ -8,8 +8,8 @@
  * wrapped items, a footnote "1) ...", a running header and page number on every page, a ruled table
  * with a spanning header, an unruled table, a vector drawing with its caption, form rows.
  */
-import { PDFDocument, StandardFonts, rgb, type PDFFont, type PDFPage } from "pdf-lib";
-import { wrap } from "./documents.ts";
+import { beginText, endText, moveText, PDFDocument, PDFHexString, PDFName, rgb, setFontAndSize, showText, StandardFonts, type PDFFont, type PDFPage } from "pdf-lib";
+import { A4, wrap } from "./documents.ts";
 
 export type TruthType = "heading" | "paragraph" | "list" | "table" | "figure" | "key_value";
 
@@ -284,4 +284,31 @@ export async function formPdf(): Promise<LayoutFixture> {
 
 export async function layoutFixtures(): Promise<LayoutFixture[]> {
   return [await articlePdf(), await formPdf()];
+}
+
+/**
+ * An Arabic line drawn the way word processors draw it: glyphs left to right on the page, the
+ * lam-alef ligature one glyph whose ToUnicode entry is its two letters "لا". The font is
+ * Helvetica with a ToUnicode map that gives its letters Arabic meanings (no font with Arabic glyphs
+ * can be embedded here): what is checked is the text layer, not the shapes. The line reads
+ * "سلام الم" (salaam, then alef-lam-meem drawn as three glyphs, whose alef-lam must stay as it is).
+ */
+export async function lamAlefPdf(): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const page = pdf.addPage([A4.width, A4.height]);
+  // A meem, B lam-alef (one glyph, two letters), C seen, D alef, E lam.
+  const cmap = [
+    "/CIDInit /ProcSet findresource begin 12 dict begin begincmap",
+    "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
+    "/CMapName /Adobe-Identity-UCS def /CMapType 2 def",
+    "1 begincodespacerange <00> <FF> endcodespacerange",
+    "6 beginbfchar <20> <0020> <41> <0645> <42> <06440627> <43> <0633> <44> <0627> <45> <0644> endbfchar",
+    "endcmap CMapName currentdict /CMap defineresource pop end end",
+  ].join("\n");
+  const toUnicode = pdf.context.register(pdf.context.stream(cmap));
+  const font = pdf.context.register(pdf.context.obj({ Type: "Font", Subtype: "Type1", BaseFont: "Helvetica", ToUnicode: toUnicode }));
+  page.node.setFontDictionary(PDFName.of("FAr"), font);
+  // Visual order, left to right, "AED ABC": the second word (meem, lam, alef) then the first (meem, lam-alef, seen).
+  page.pushOperators(beginText(), setFontAndSize("FAr", 14), moveText(100, 700), showText(PDFHexString.of("41454420414243")), endText());
+  return pdf.save();
 }

@@ -180,12 +180,16 @@ function visualToLogical(line: Line): Line {
 
 /**
  * Whether a page's text may hold what the operator list tells (so it is worth reading): lines
- * split into cells (tables, columns, forms), a caption, or a short line standing apart at about
- * the page's usual size (a heading only its bold face would tell).
+ * split into cells (tables, columns, forms) or into pieces set apart a little (narrow table
+ * columns), a caption, or a short line standing apart at about the page's usual size (a heading
+ * only its bold face would tell).
  */
 export function mayHoldStructure(lines: Line[]): boolean {
   if (!lines.length) return false;
   if (lines.some((l) => l.cells.length > 1 || /^(?:fig(?:ure)?|table|tab|chart|graph|abbildung|tabelle|exhibit)\.?\s*[\p{N}IVX]/iu.test(l.text))) return true;
+  // Pieces of text 0.6 em or more apart inside one cell (pdf.js keeps them as separate items): columns closer than a cell gap, as in a table ruled only across.
+  const narrow = (l: Line) => l.cells.some((c) => c.runs.some((r, i) => i > 0 && r.x0 - c.runs[i - 1]!.x1 >= l.size * 0.6));
+  if (lines.filter(narrow).length >= 2) return true;
   const sizes = lines.map((l) => l.size).sort((a, b) => a - b);
   const usual = sizes[Math.floor(sizes.length / 2)]!;
   const widest = Math.max(...lines.map((l) => l.x1 - l.x0));

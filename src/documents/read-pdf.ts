@@ -1,7 +1,8 @@
 /**
  * PDF extraction with pdf.js. Per page: the text layer's items (with their fonts' weight and
  * style) become lines, blocks and typed elements (page-layout.ts); the operator list gives what
- * else the page draws (layout/graphics.ts): ruling lines become tables (layout/ruled-tables.ts),
+ * else the page draws (layout/graphics.ts): ruling lines become tables (layout/ruled-tables.ts for
+ * grids, layout/booktabs.ts for horizontal rules only),
  * images and vector drawings figures (layout/figures.ts). A page with (almost) no text layer but
  * an image on it is a scan: it is rendered at 200 dpi and read by OCR. Heading levels, the body
  * size and running headers and footers (layout/furniture.ts) are judged over the whole document,
@@ -25,6 +26,7 @@ import { findFurniture } from "./layout/furniture.ts";
 import { fixLigatures, ligatureFixes } from "./layout/bidi.ts";
 import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics } from "./layout/graphics.ts";
 import { ruledTables } from "./layout/ruled-tables.ts";
+import { booktabsTables } from "./layout/booktabs.ts";
 import type { ReadOptions } from "./read-document.ts";
 import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
@@ -427,7 +429,8 @@ function pageElements(r: PageRead, style: LayoutStyle, furniture: Set<Run> | und
     return layoutPage(r.runs, r.width, r.height, ocrStyle, {}, { ocr: true });
   }
   const text = furniture ? r.runs.filter((run) => !furniture.has(run)) : r.runs;
-  const tables = ruledTables(text, r.graphics.horizontal, r.graphics.vertical);
+  const grids = ruledTables(text, r.graphics.horizontal, r.graphics.vertical);
+  const tables = [...grids, ...booktabsTables(text, r.graphics.horizontal, grids.map((t) => t.rect), new Set(grids.flatMap((t) => [...t.runs])))];
   const inTables = new Set(tables.flatMap((t) => [...t.runs].map((i) => text[i]!)));
   const tableRects = tables.map((t) => t.rect);
   const outside = (s: { x0: number; y0: number; x1: number; y1: number }) => !tableRects.some((t) => s.x0 >= t.x0 - 3 && s.x1 <= t.x1 + 3 && s.y0 >= t.y0 - 3 && s.y1 <= t.y1 + 3);

@@ -1,0 +1,162 @@
+/**
+ * Tables ruled with horizontal rules only (booktabs: a rule over the header, one under it, one at
+ * the end; no vertical rules), whose columns may stand closer than the gap that splits a line into
+ * cells (page-layout.ts's CELL_GAP). Rules of the same extent (ends within RULE_SLACK) that follow
+ * each other down the page, with text lines between each pair, bound a candidate; its text runs
+ * are grouped into rows by baseline and into columns by the free x-intervals that the runs of
+ * nearly every row leave open (the header's runs are left out of that when a rule sets the header
+ * apart, as a header cell may span columns); a run that bridges a column gap is split at its spaces. It is a table when at least two rows fill two columns or more
+ * and its cells are not prose. Lines above the first inner rule are the header row (joined when
+ * the header wraps).
+ */
+import type { Rect } from "./geometry.ts";
+import type { Segment } from "./graphics.ts";
+import { cellText, mergeCollinear, type FoundTable, type TextRun } from "./ruled-tables.ts";
+
+/** Rules whose ends are this close (points) have the same extent. */
+const RULE_SLACK = 6;
+/** Rules shorter than this (points) are underlines, not table rules. */
+const MIN_RULE = 40;
+/** A free x-interval this wide (ems) between runs of every row separates two columns. */
+const MIN_GUTTER = 0.4;
+/** Consecutive rows at most this many ems apart (baseline to baseline) belong to one table. */
+const MAX_ROW_STEP = 2.6;
+
+const sameExtent = (a: Segment, b: Segment) => Math.abs(a.x0 - b.x0) <= RULE_SLACK && Math.abs(a.x1 - b.x1) <= RULE_SLACK;
+const middle = (run: TextRun) => run.baseline - run.size * 0.3;
+
+/** Runs → lines by baseline (within 0.45 em), top to bottom. */
+function linesOf(runs: TextRun[]): TextRun[][] {
+  const lines: TextRun[][] = [];
+  for (const run of [...runs].sort((a, b) => a.baseline - b.baseline || a.x0 - b.x0)) {
+    const line = lines.at(-1);
+    if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
+    else lines.push([run]);
+  }
+  return lines;
+}
+
+/**
+ * Column x-intervals: between gutters, the free x-intervals at least MIN_GUTTER em wide that the
+ * runs of (nearly) every line leave open. A line may bridge a gutter (pdf.js joins glyphs less
+ * than 0.6 em apart into one item, so "Top-1 Latency" can come as one run): up to a fifth of the
+ * lines (one at least, in tables of four lines or more) may cover it.
+ */
+function columnsOf(lines: TextRun[][]): { x0: number; x1: number }[] {
+  const runs = lines.flat();
+  const em = runs.reduce((s, r) => s + r.size, 0) / runs.length;
+  const edges = [...new Set(runs.flatMap((r) => [r.x0, r.x1]))].sort((a, b) => a - b);
+  const allowed = lines.length >= 4 ? Math.max(1, Math.floor(lines.length * 0.2)) : 0;
+  const columns: { x0: number; x1: number }[] = [];
+  let gapFrom: number | null = null;
+  let start = edges[0]!;
+  for (let k = 0; k + 1 < edges.length; k++) {
+    const [a, b] = [edges[k]!, edges[k + 1]!];
+    const covering = lines.filter((l) => l.some((r) => r.x0 < b - 0.01 && r.x1 > a + 0.01)).length;
+    if (covering <= allowed) gapFrom ??= a;
+    else {
+      if (gapFrom !== null && a - gapFrom >= em * MIN_GUTTER) {
+        columns.push({ x0: start, x1: gapFrom });
+        start = a;
+      }
+      gapFrom = null;
+    }
+  }
+  columns.push({ x0: start, x1: edges.at(-1)! });
+  return columns;
+}
+
+/** A run that bridges columns, split into its words (placed by their share of its characters). */
+function pieces(run: TextRun, columns: { x0: number; x1: number }[]): TextRun[] {
+  const spanned = columns.filter((c) => Math.min(c.x1, run.x1) - Math.max(c.x0, run.x0) > 0).length;
+  if (spanned < 2 || !/\S\s+\S/.test(run.text)) return [run];
+  const per = (run.x1 - run.x0) / run.text.length;
+  return [...run.text.matchAll(/\S+/g)].map((m) => ({ ...run, text: m[0], x0: run.x0 + m.index * per, x1: run.x0 + (m.index + m[0].length) * per }));
+}
+
+/** The column holding a run's centre, or the nearest one. */
+function columnOf(run: TextRun, columns: { x0: number; x1: number }[]): number {
+  const x = (run.x0 + run.x1) / 2;
+  let best = 0;
+  let distance = Infinity;
+  columns.forEach((c, i) => {
+    const d = x < c.x0 ? c.x0 - x : x > c.x1 ? x - c.x1 : 0;
+    if (d < distance) [best, distance] = [i, d];
+  });
+  return best;
+}
+
+/** Long runs of words in most cells: text set between rules (a boxed note), not a table. */
+const prose = (cells: string[]) => cells.filter((c) => c.length >= 30 && c.split(" ").length >= 5).length >= cells.length * 0.5;
+
+/**
+ * Booktabs tables on a page. `runs` are the page's text runs (FoundTable.runs index them), `taken`
+ * the indexes already in other tables, `exclude` the rects of tables found from ruling grids.
+ */
+export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: Rect[], taken: Set<number>): FoundTable[] {
+  const inside = (s: Segment) => exclude.some((r) => s.y0 >= r.y0 - 3 && s.y0 <= r.y1 + 3 && s.x0 >= r.x0 - 3 && s.x1 <= r.x1 + 3);
+  const rules = mergeCollinear(horizontal, true)
+    .filter((h) => h.x1 - h.x0 >= MIN_RULE && !inside(h))
+    .sort((a, b) => a.y0 - b.y0);
+  if (rules.length < 2) return [];
+  const free = runs.map((_, i) => i).filter((i) => !taken.has(i));
+  const tables: FoundTable[] = [];
+  const used = new Set<Segment>();
+  for (const top of rules) {
+    if (used.has(top)) continue;
+    // The rules of the same extent below it, as long as each band between two of them holds rows.
+    const chain = [top];
+    let indexes: number[] = [];
+    for (const next of rules) {
+      if (next.y0 <= chain.at(-1)!.y0 + 1 || !sameExtent(top, next)) continue;
+      const prev = chain.at(-1)!;
+      const band = free.filter((i) => {
+        const run = runs[i]!;
+        const x = (run.x0 + run.x1) / 2;
+        return middle(run) > prev.y0 && middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
+      });
+      if (!band.length) break;
+      // Rows follow each other: the band's first line sits close under the last row above it.
+      const lastAbove = indexes.length ? Math.max(...indexes.map((i) => runs[i]!.baseline)) : null;
+      const first = Math.min(...band.map((i) => runs[i]!.baseline));
+      const size = runs[band[0]!]!.size;
+      if (lastAbove !== null && first - lastAbove > size * MAX_ROW_STEP * 1.5) break;
+      chain.push(next);
+      indexes = [...indexes, ...band];
+    }
+    if (chain.length < 2) continue;
+    const table = tableOf(runs, indexes, chain);
+    if (!table) continue;
+    tables.push(table);
+    for (const rule of chain) used.add(rule);
+    for (const i of table.runs) taken.add(i);
+  }
+  return tables;
+}
+
+function tableOf(runs: TextRun[], indexes: number[], chain: Segment[]): FoundTable | null {
+  const lines = linesOf(indexes.map((i) => runs[i]!));
+  if (lines.length < 2) return null;
+  for (let k = 1; k < lines.length; k++) {
+    if (lines[k]![0]!.baseline - lines[k - 1]![0]!.baseline > lines[k]![0]!.size * MAX_ROW_STEP * 1.5) return null;
+  }
+  // The header: the lines above the first inner rule, when it leaves rows under it.
+  const inner = chain.slice(1, -1);
+  const headerLines = inner.length ? lines.filter((l) => middle(l[0]!) < inner[0]!.y0).length : 0;
+  const head = headerLines > 0 && headerLines < lines.length - 1 ? headerLines : 0;
+  const body = lines.slice(head);
+  const columns = columnsOf(body.length >= 2 ? body : lines);
+  if (columns.length < 2) return null;
+  const cellsOf = (line: TextRun[]) => {
+    const cells = columns.map(() => [] as TextRun[]);
+    for (const run of line) for (const piece of pieces(run, columns)) cells[columnOf(piece, columns)]!.push(piece);
+    return cells.map(cellText);
+  };
+  const header = head ? cellsOf(lines.slice(0, head).flat()) : null;
+  const rows = [...(header ? [header] : []), ...body.map(cellsOf)];
+  const filled = rows.filter((r) => r.filter(Boolean).length >= 2).length;
+  if (filled < 2 || prose(rows.flat().filter(Boolean))) return null;
+  const all = lines.flat();
+  const rect = { x0: Math.min(chain[0]!.x0, ...all.map((r) => r.x0)), y0: chain[0]!.y0, x1: Math.max(chain[0]!.x1, ...all.map((r) => r.x1)), y1: chain.at(-1)!.y0 };
+  return { rect, rows, spans: [], runs: new Set(indexes) };
+}

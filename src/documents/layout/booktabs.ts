@@ -19,6 +19,8 @@ const RULE_SLACK = 6;
 const MIN_RULE = 40;
 /** A free x-interval this wide (ems) between runs of every row separates two columns. */
 const MIN_GUTTER = 0.4;
+/** More horizontal rules than this on a page: hatching or ruled paper, not tables. */
+const MAX_RULES = 400;
 /** Consecutive rows at most this many ems apart (baseline to baseline) belong to one table. */
 const MAX_ROW_STEP = 2.6;
 
@@ -98,8 +100,22 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
   const rules = mergeCollinear(horizontal, true)
     .filter((h) => h.x1 - h.x0 >= MIN_RULE && !inside(h))
     .sort((a, b) => a.y0 - b.y0);
-  if (rules.length < 2) return [];
-  const free = runs.map((_, i) => i).filter((i) => !taken.has(i));
+  // Pages of hatching or ruled paper hold hundreds of rules: no table is looked for there.
+  if (rules.length < 2 || rules.length > MAX_RULES) return [];
+  // Free runs by height on the page, so a band's runs are a binary search away.
+  const free = runs
+    .map((_, i) => i)
+    .filter((i) => !taken.has(i))
+    .sort((a, b) => middle(runs[a]!) - middle(runs[b]!));
+  const firstBelow = (y: number) => {
+    let [lo, hi] = [0, free.length];
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (middle(runs[free[mid]!]!) <= y) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   const tables: FoundTable[] = [];
   const used = new Set<Segment>();
   for (const top of rules) {
@@ -110,10 +126,10 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
     for (const next of rules) {
       if (next.y0 <= chain.at(-1)!.y0 + 1 || !sameExtent(top, next)) continue;
       const prev = chain.at(-1)!;
-      const band = free.filter((i) => {
+      const band = free.slice(firstBelow(prev.y0), firstBelow(next.y0 - 1e-9)).filter((i) => {
         const run = runs[i]!;
         const x = (run.x0 + run.x1) / 2;
-        return middle(run) > prev.y0 && middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
+        return middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
       });
       if (!band.length) break;
       // Rows follow each other: the band's first line sits close under the last row above it.

@@ -2,12 +2,14 @@
  * Tables ruled with horizontal rules only (booktabs: a rule over the header, one under it, one at
  * the end; no vertical rules), whose columns may stand closer than the gap that splits a line into
  * cells (page-layout.ts's CELL_GAP). Rules of the same extent (ends within RULE_SLACK) that follow
- * each other down the page, with text lines between each pair, bound a candidate; its text runs
- * are grouped into rows by baseline and into columns by the free x-intervals that the runs of
- * nearly every row leave open (the header's runs are left out of that when a rule sets the header
- * apart, as a header cell may span columns); a run that bridges a column gap is split at its spaces. It is a table when at least two rows fill two columns or more
- * and its cells are not prose. Lines above the first inner rule are the header row (joined when
- * the header wraps).
+ * each other down the page bound a candidate while each band between two of them reads as rows
+ * (half its lines at least split into pieces set apart, none of running prose: a caption or note
+ * between two tables' rules ends the first). Its text runs are grouped into rows by baseline and
+ * into columns by the free x-intervals that the runs of nearly every row leave open (the header's
+ * runs are left out of that, as a header cell may span columns); a run that bridges a column gap
+ * is split at its spaces. It is a table when at least two rows fill two columns or more and its
+ * cells are not prose. The header row is a split line just over the top rule, else the lines (up
+ * to three: a header that wraps) above the first inner rule.
  */
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
@@ -19,11 +21,24 @@ const RULE_SLACK = 6;
 const MIN_RULE = 40;
 /** A free x-interval this wide (ems) between runs of every row separates two columns. */
 const MIN_GUTTER = 0.4;
+/** A header over the top rule sits within this many ems of it (baseline to rule). */
+const HEADER_ABOVE = 1.8;
+/** Lines above the first inner rule that make one header row at most (a header that wraps). */
+const MAX_HEADER_LINES = 3;
 /** More horizontal rules than this on a page: hatching or ruled paper, not tables. */
 const MAX_RULES = 400;
 /** Consecutive rows at most this many ems apart (baseline to baseline) belong to one table. */
 const MAX_ROW_STEP = 2.6;
 
+/** A line of pieces set apart (MIN_GUTTER em or more): it may be a row of cells. */
+const split = (line: TextRun[]) => {
+  const sorted = [...line].sort((a, b) => a.x0 - b.x0);
+  return sorted.some((r, i) => i > 0 && r.x0 - sorted[i - 1]!.x1 >= r.size * MIN_GUTTER);
+};
+/** Running prose: a piece of ten words or more. */
+const proseRun = (line: TextRun[]) => line.some((r) => r.text.length >= 60 && r.text.trim().split(/\s+/).length >= 10);
+/** Lines that read as table rows: half of them at least split into pieces, none of running prose. */
+const tabular = (lines: TextRun[][]) => lines.filter(split).length >= lines.length * 0.5 && !lines.some(proseRun);
 const sameExtent = (a: Segment, b: Segment) => Math.abs(a.x0 - b.x0) <= RULE_SLACK && Math.abs(a.x1 - b.x1) <= RULE_SLACK;
 const middle = (run: TextRun) => run.baseline - run.size * 0.3;
 
@@ -131,7 +146,9 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
         const x = (run.x0 + run.x1) / 2;
         return middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
       });
-      if (!band.length) break;
+      // A band of mostly whole lines (a caption or note between two tables' rules, a glossary
+      // entry's prose) ends the table: rows are pieces set apart.
+      if (!band.length || !tabular(linesOf(band.map((i) => runs[i]!)))) break;
       // Rows follow each other: the band's first line sits close under the last row above it.
       const lastAbove = indexes.length ? Math.max(...indexes.map((i) => runs[i]!.baseline)) : null;
       const first = Math.min(...band.map((i) => runs[i]!.baseline));
@@ -141,7 +158,15 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
       indexes = [...indexes, ...band];
     }
     if (chain.length < 2) continue;
-    const table = tableOf(runs, indexes, chain);
+    // A header set just over the top rule, with no rule of its own above it: the closest line
+    // above, when it is split into pieces (a caption there is one piece).
+    const above = free.slice(firstBelow(top.y0 - runs[indexes[0] ?? 0]!.size * HEADER_ABOVE), firstBelow(top.y0 - 1e-9)).filter((i) => {
+      const run = runs[i]!;
+      return run.x0 >= top.x0 - 2 && run.x1 <= top.x1 + 2;
+    });
+    const over = linesOf(above.map((i) => runs[i]!)).at(-1);
+    const headerAbove = over && split(over) && !proseRun(over) ? above.filter((i) => over.includes(runs[i]!)) : [];
+    const table = tableOf(runs, [...headerAbove, ...indexes], chain, headerAbove.length > 0);
     if (!table) continue;
     tables.push(table);
     for (const rule of chain) used.add(rule);
@@ -150,16 +175,17 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
   return tables;
 }
 
-function tableOf(runs: TextRun[], indexes: number[], chain: Segment[]): FoundTable | null {
+function tableOf(runs: TextRun[], indexes: number[], chain: Segment[], headerAbove: boolean): FoundTable | null {
   const lines = linesOf(indexes.map((i) => runs[i]!));
   if (lines.length < 2) return null;
   for (let k = 1; k < lines.length; k++) {
     if (lines[k]![0]!.baseline - lines[k - 1]![0]!.baseline > lines[k]![0]!.size * MAX_ROW_STEP * 1.5) return null;
   }
-  // The header: the lines above the first inner rule, when it leaves rows under it.
+  // The header: the line over the top rule, else the lines above the first inner rule when they
+  // are few (a header that wraps; more are a group of rows) and leave rows under the rule.
   const inner = chain.slice(1, -1);
-  const headerLines = inner.length ? lines.filter((l) => middle(l[0]!) < inner[0]!.y0).length : 0;
-  const head = headerLines > 0 && headerLines < lines.length - 1 ? headerLines : 0;
+  const headerLines = headerAbove ? 1 : inner.length ? lines.filter((l) => middle(l[0]!) < inner[0]!.y0).length : 0;
+  const head = headerLines > 0 && headerLines <= MAX_HEADER_LINES && headerLines < lines.length - 1 ? headerLines : 0;
   const body = lines.slice(head);
   const columns = columnsOf(body.length >= 2 ? body : lines);
   if (columns.length < 2) return null;
@@ -173,6 +199,6 @@ function tableOf(runs: TextRun[], indexes: number[], chain: Segment[]): FoundTab
   const filled = rows.filter((r) => r.filter(Boolean).length >= 2).length;
   if (filled < 2 || prose(rows.flat().filter(Boolean))) return null;
   const all = lines.flat();
-  const rect = { x0: Math.min(chain[0]!.x0, ...all.map((r) => r.x0)), y0: chain[0]!.y0, x1: Math.max(chain[0]!.x1, ...all.map((r) => r.x1)), y1: chain.at(-1)!.y0 };
+  const rect = { x0: Math.min(chain[0]!.x0, ...all.map((r) => r.x0)), y0: Math.min(chain[0]!.y0, ...all.map((r) => r.baseline - r.size)), x1: Math.max(chain[0]!.x1, ...all.map((r) => r.x1)), y1: chain.at(-1)!.y0 };
   return { rect, rows, spans: [], runs: new Set(indexes) };
 }

@@ -305,15 +305,17 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
     const content = await page.getTextContent();
     const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
     const styles = content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>;
-    let runs = runsOf(items, viewport, styles, new Map());
-    let lines = buildLines(runs);
     let graphics = NO_GRAPHICS;
     // After the text: the operator list reuses the fonts the text layer loaded, and names them. It
     // costs as much again, so plain running text (no image in the file, no cells, captions or
     // short isolated lines that could be bold headings, no right-to-left text whose ligatures the
-    // glyphs tell) goes without.
+    // glyphs tell) goes without. When it is read anyway (images in the file, right-to-left text),
+    // the lines are built once, with the fonts, not first without them to look for structure.
     const rtl = items.some((i) => i.dir === "rtl");
-    if (withImages || rtl || mayHoldStructure(lines)) {
+    const listed = withImages || rtl;
+    let runs = listed ? [] : runsOf(items, viewport, styles, new Map());
+    let lines = listed ? [] : buildLines(runs);
+    if (listed || mayHoldStructure(lines)) {
       const operators = await readOperators(pdfjs, page, viewport, size, rtl);
       graphics = operators.graphics;
       runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))), operators.ligatures);

@@ -166,7 +166,7 @@ describe("a scanned table", () => {
 
 describe("a table ruled with horizontal rules only", () => {
   test("booktabs rules (top, under the header, bottom) over columns 0.7 em apart make a table with its header", async () => {
-    const page = (await readDocument(await booktabsPdf(), "pdf", { ocr: noOcr })).pages[0]!;
+    const page = (await readDocument((await booktabsPdf()).bytes, "pdf", { ocr: noOcr })).pages[0]!;
     expect(page.elements.map((e) => e.type)).toEqual(["paragraph", "table", "paragraph"]);
     const table = page.elements[1]!;
     const markdown = [BOOKTABS_ROWS[0]!, ["---", "---", "---", "---"], ...BOOKTABS_ROWS.slice(1)].map((r, i) => (i === 1 ? "|---|---|---|---|" : `| ${r.join(" | ")} |`));

@@ -6,7 +6,8 @@
  * Constructs: a full-width title and abstract over two columns, numbered bold headings of body size,
  * paragraphs that end on a short line and start indented, bulleted / checkbox / numbered lists with
  * wrapped items, a footnote "1) ...", a running header and page number on every page, a ruled table
- * with a spanning header, an unruled table, a vector drawing with its caption, form rows.
+ * with a spanning header, an unruled table, a vector drawing with its caption, form rows, a table
+ * ruled across only (booktabs) with narrow columns, and an Arabic line with a lam-alef ligature glyph.
  */
 import { beginText, endText, moveText, PDFDocument, PDFHexString, PDFName, rgb, setFontAndSize, showText, StandardFonts, type PDFFont, type PDFPage } from "pdf-lib";
 import { A4, wrap } from "./documents.ts";
@@ -283,7 +284,7 @@ export async function formPdf(): Promise<LayoutFixture> {
 }
 
 export async function layoutFixtures(): Promise<LayoutFixture[]> {
-  return [await articlePdf(), await formPdf()];
+  return [await articlePdf(), await formPdf(), await booktabsPdf()];
 }
 
 /**
@@ -327,23 +328,22 @@ export const BOOKTABS_ROWS = [
  * rules) whose columns stand only 7 pt (0.7 em) apart, closer than the 0.9 em that splits a line
  * into cells, between two paragraphs, with no caption.
  */
-export async function booktabsPdf(): Promise<Uint8Array> {
-  const pdf = await PDFDocument.create();
-  const font = await pdf.embedFont(StandardFonts.Helvetica);
-  const page = pdf.addPage([A4.width, A4.height]);
-  const H = A4.height;
+export async function booktabsPdf(): Promise<LayoutFixture> {
+  const s = await sheet();
+  s.newPage();
   const size = 10;
-  const text = (s: string, x: number, y: number) => page.drawText(s, { x, y: H - y, size, font });
-  const prose = "The measurements below were taken on one machine with the same batch size for every model, and each figure is the median of five runs.";
-  wrap(prose, 80).forEach((l, i) => text(l, 72, 100 + i * 13));
-  const widths = BOOKTABS_ROWS[0]!.map((_, c) => Math.max(...BOOKTABS_ROWS.map((r) => font.widthOfTextAtSize(r[c]!, size))));
-  const xs = widths.reduce<number[]>((acc, w, c) => [...acc, c === 0 ? 72 : acc[c - 1]! + widths[c - 1]! + 7], []);
+  let y = s.paragraph("The measurements below were taken on one machine with the same batch size for every model, and each figure is the median of five runs.", 72, 100, 80, size, 0, 1.3);
+  const widths = BOOKTABS_ROWS[0]!.map((_, c) => Math.max(...BOOKTABS_ROWS.map((r) => s.font.widthOfTextAtSize(r[c]!, size))));
+  const xs = widths.reduce<number[]>((acc, _, c) => [...acc, c === 0 ? 72 : acc[c - 1]! + widths[c - 1]! + 7], []);
   const right = xs.at(-1)! + widths.at(-1)!;
-  const rule = (y: number, thickness: number) => page.drawLine({ start: { x: 70, y: H - y }, end: { x: right + 2, y: H - y }, thickness, color: rgb(0, 0, 0) });
-  rule(140, 0.8);
-  BOOKTABS_ROWS.forEach((row, r) => row.forEach((cell, c) => text(cell, xs[c]!, 153 + r * 14 + (r ? 4 : 0))));
-  rule(158, 0.5);
-  rule(153 + 4 + (BOOKTABS_ROWS.length - 1) * 14 + 6, 0.8);
-  wrap("Latency is measured per image on the CPU, after a warm-up run that is not counted in the figures.", 80).forEach((l, i) => text(l, 72, 240 + i * 13));
-  return pdf.save();
+  const rule = (at: number, thickness: number) => s.page.drawLine({ start: { x: 70, y: H - at }, end: { x: right + 2, y: H - at }, thickness, color: rgb(0, 0, 0) });
+  const top = y + 2;
+  rule(top, 0.8);
+  const inks = BOOKTABS_ROWS.flatMap((row, r) => row.map((cell, c) => s.text(cell, xs[c]!, top + 13 + r * 14 + (r ? 4 : 0), size)));
+  rule(top + 18, 0.5);
+  y = top + 13 + (BOOKTABS_ROWS.length - 1) * 14 + 4 + 6;
+  rule(y, 0.8);
+  s.record("table", inks, BOOKTABS_ROWS.flat().join(" "), BOOKTABS_ROWS);
+  s.paragraph("Latency is measured per image on the CPU, after a warm-up run that is not counted in the figures.", 72, y + 24, 80, size, 0, 1.3);
+  return { name: "booktabs table", bytes: await s.pdf.save(), pages: 1, elements: s.elements, order: s.order };
 }

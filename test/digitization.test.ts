@@ -15,7 +15,7 @@ import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
 import { scannedPdf } from "./support/documents.ts";
-import { articlePdf, formPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
+import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
 
 const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("OCR should not run for this document")) };
 const ofType = (elements: DocElement[], type: DocElement["type"]) => elements.filter((e) => e.type === type);
@@ -161,6 +161,26 @@ describe("a scanned table", () => {
     expect(page.elements.map((e) => e.type)).toEqual(["table"]);
     expect(page.elements[0]!.content).toBe(["| Truck | Loads | Tonnes |", "|---|---|---|", "| T-01 north | 14 | 560 |", "| T-02 south | 11 | 440 |"].join("\n"));
     expect(page.elements[0]!.metadata?.ocr).toBe(true);
+  });
+});
+
+describe("a table ruled with horizontal rules only", () => {
+  test("booktabs rules (top, under the header, bottom) over columns 0.7 em apart make a table with its header", async () => {
+    const page = (await readDocument((await booktabsPdf()).bytes, "pdf", { ocr: noOcr })).pages[0]!;
+    expect(page.elements.map((e) => e.type)).toEqual(["paragraph", "table", "paragraph"]);
+    const table = page.elements[1]!;
+    const markdown = [BOOKTABS_ROWS[0]!, ["---", "---", "---", "---"], ...BOOKTABS_ROWS.slice(1)].map((r, i) => (i === 1 ? "|---|---|---|---|" : `| ${r.join(" | ")} |`));
+    expect(table.content).toBe(markdown.join("\n"));
+    expect(table.metadata).toMatchObject({ rows: 5, columns: 4, ruled: true });
+  });
+});
+
+describe("right-to-left text from a PDF", () => {
+  test("a lam-alef ligature drawn as one glyph keeps its letters in order; the same letters drawn apart keep theirs", async () => {
+    const doc = await readDocument(await lamAlefPdf(), "pdf", { ocr: noOcr });
+    // سلام (seen, lam, alef, meem), then الم (alef, lam, meem): pdf.js alone gives سالم for the first.
+    expect(doc.pages[0]!.elements.map((e) => e.content)).toEqual(["\u0633\u0644\u0627\u0645 \u0627\u0644\u0645"]);
+    expect(doc.text).toContain("\u0633\u0644\u0627\u0645");
   });
 });
 

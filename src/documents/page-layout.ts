@@ -180,12 +180,16 @@ function visualToLogical(line: Line): Line {
 
 /**
  * Whether a page's text may hold what the operator list tells (so it is worth reading): lines
- * split into cells (tables, columns, forms), a caption, or a short line standing apart at about
- * the page's usual size (a heading only its bold face would tell).
+ * split into cells (tables, columns, forms) or into pieces set apart a little (narrow table
+ * columns), a caption, or a short line standing apart at about the page's usual size (a heading
+ * only its bold face would tell).
  */
 export function mayHoldStructure(lines: Line[]): boolean {
   if (!lines.length) return false;
   if (lines.some((l) => l.cells.length > 1 || /^(?:fig(?:ure)?|table|tab|chart|graph|abbildung|tabelle|exhibit)\.?\s*[\p{N}IVX]/iu.test(l.text))) return true;
+  // Pieces of text 0.6 em or more apart inside one cell (pdf.js keeps them as separate items): columns closer than a cell gap, as in a table ruled only across.
+  const narrow = (l: Line) => l.cells.some((c) => c.runs.some((r, i) => i > 0 && r.x0 - c.runs[i - 1]!.x1 >= l.size * 0.6));
+  if (lines.filter(narrow).length >= 2) return true;
   const sizes = lines.map((l) => l.size).sort((a, b) => a - b);
   const usual = sizes[Math.floor(sizes.length / 2)]!;
   const widest = Math.max(...lines.map((l) => l.x1 - l.x0));
@@ -344,49 +348,62 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
   if (split.length > 1) return split.flatMap((b) => blockParts(b, style));
   const block = whole;
   const first = block[0]!;
-  const text = joinLines(block.map((l) => l.text));
   const font = { font_size: Math.round(first.size * 10) / 10 };
   if (style.monoIsCode && block.every((l) => l.mono)) {
     return [{ draft: { type: "paragraph", content: block.map((l) => l.text).join("\n"), metadata: { code: true, ...font } }, lines: block }];
   }
-  // Large type makes a heading when it is short: a big-print paragraph is still a paragraph.
-  if (isLarge(first.size, style.body, style.headingRatio) && block.length <= 3 && text.length <= 200 && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(text)) {
-    return [{ draft: { type: "heading", content: text, metadata: { level: headingLevel(first.size, style), ...font } }, lines: block }];
+  // Headings are at most three lines: longer blocks skip joining their text just to test it.
+  if (block.length <= 3) {
+    const text = joinLines(block.map((l) => l.text));
+    // Large type makes a heading when it is short: a big-print paragraph is still a paragraph.
+    if (isLarge(first.size, style.body, style.headingRatio) && text.length <= 200 && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(text)) {
+      return [{ draft: { type: "heading", content: text, metadata: { level: headingLevel(first.size, style), ...font } }, lines: block }];
+    }
+    const bodyLevel = Math.min(6, style.headingSizes.length + 1);
+    if (!style.boldBody && boldHeading(block, text, style.body)) {
+      return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), bold: true, ...font } }, lines: block }];
+    }
+    if (block.length === 1 && looksLikeTitle(text)) {
+      return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), ...font } }, lines: block }];
+    }
   }
-  const bodyLevel = Math.min(6, style.headingSizes.length + 1);
-  if (!style.boldBody && boldHeading(block, text, style.body)) {
-    return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), bold: true, ...font } }, lines: block }];
-  }
-  if (block.length === 1 && looksLikeTitle(text)) {
-    return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), ...font } }, lines: block }];
-  }
-  if (first.size < style.body * 0.92 && FOOTNOTE.test(first.text) && !block.every((l) => isBullet(l.text) && !/^\s*\(?\d/.test(l.text))) {
+  // Whether each line starts with a list marker, tested once per line (the passes below ask again and again).
+  const bullets = new Map(block.map((l) => [l, isBullet(l.text)]));
+  if (first.size < style.body * 0.92 && FOOTNOTE.test(first.text) && !block.every((l) => bullets.get(l) && !/^\s*\(?\d/.test(l.text))) {
     return paragraphs(block).map((lines) => ({ draft: { type: "paragraph", content: joinLines(lines.map((l) => l.text)), metadata: { footnote: true, ...font } }, lines }));
   }
   // Runs of list items (a bulleted line plus the indented lines under it) and of other lines.
   const parts: Part[] = [];
   let run: Line[] = [];
   let listRun = false;
+  // The last bulleted line of the current run: a line indented past it continues its item.
+  let item: Line | undefined;
   const flush = () => {
     if (!run.length) return;
     if (listRun) {
       const items: { marker: string; text: string; lines: string[] }[] = [];
       for (const l of run) {
-        if (isBullet(l.text)) items.push({ ...splitBullet(l.text), lines: [] });
+        if (bullets.get(l)) items.push({ ...splitBullet(l.text), lines: [] });
         else items.at(-1)!.lines.push(l.text);
       }
       const draft = listDraft(items.map((i) => ({ marker: i.marker, text: joinLines([i.text, ...i.lines]) })));
       parts.push({ draft: { ...draft, metadata: { ...draft.metadata, ...font } }, lines: run });
     } else {
-      const pairs = run.map((l) => keyValue(l.text));
-      if (pairs.every((p) => p)) parts.push({ draft: { ...keyValueDraft(pairs as [string, string][]), metadata: { pairs: pairs.length, ...font } }, lines: run });
+      // Stops at the first line that is not "Label: value" (most runs are prose).
+      const pairs: [string, string][] = [];
+      for (const l of run) {
+        const pair = keyValue(l.text);
+        if (!pair) break;
+        pairs.push(pair);
+      }
+      if (pairs.length === run.length) parts.push({ draft: { ...keyValueDraft(pairs), metadata: { pairs: pairs.length, ...font } }, lines: run });
       else for (const lines of paragraphs(run)) parts.push({ draft: { type: "paragraph", content: joinLines(lines.map((l) => l.text)), metadata: font }, lines });
     }
     run = [];
+    item = undefined;
   };
   for (const line of block) {
-    const bullet = isBullet(line.text);
-    const item = run.findLast((l) => isBullet(l.text));
+    const bullet = bullets.get(line)!;
     const continues = listRun && !bullet && item !== undefined && line.x0 > item.x0 + line.size * 0.5;
     if (bullet) {
       if (!listRun) flush();
@@ -396,6 +413,7 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
       listRun = false;
     }
     run.push(line);
+    if (bullet) item = line;
   }
   flush();
   return parts;

@@ -1,7 +1,8 @@
 /**
  * PDF extraction with pdf.js. Per page: the text layer's items (with their fonts' weight and
  * style) become lines, blocks and typed elements (page-layout.ts); the operator list gives what
- * else the page draws (layout/graphics.ts): ruling lines become tables (layout/ruled-tables.ts),
+ * else the page draws (layout/graphics.ts): ruling lines become tables (layout/ruled-tables.ts for
+ * grids, layout/booktabs.ts for horizontal rules only),
  * images and vector drawings figures (layout/figures.ts). A page with (almost) no text layer but
  * an image on it is a scan: it is rendered at 200 dpi and read by OCR. Heading levels, the body
  * size and running headers and footers (layout/furniture.ts) are judged over the whole document,
@@ -14,15 +15,18 @@
  * is read while the current one is laid out. The operator list (fonts' names, rules, drawings,
  * images) costs about as much again as the text layer: it is read when the file holds images at
  * all, or the page's text shows structure it could serve (mayHoldStructure), or the page has no
- * text; plain running text goes without.
+ * text, or it holds right-to-left text (whose ligature glyphs only the operator list shows); plain
+ * running text goes without.
  */
 import { createRequire } from "node:module";
 import { completedPage, documentText, failedPage, interrupted } from "./reader-common.ts";
 import { bodySize, boldBody, buildLines, headingSizes, layoutPage, mayHoldStructure, monoIsCode, type LayoutStyle, type Line, type Run } from "./page-layout.ts";
 import { findFigures } from "./layout/figures.ts";
 import { findFurniture } from "./layout/furniture.ts";
+import { fixLigatures, ligatureFixes } from "./layout/bidi.ts";
 import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics } from "./layout/graphics.ts";
 import { ruledTables } from "./layout/ruled-tables.ts";
+import { booktabsTables } from "./layout/booktabs.ts";
 import type { ReadOptions } from "./read-document.ts";
 import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
@@ -108,7 +112,7 @@ function dingbat(font: string, text: string): string {
 const apply = (m: Matrix, x: number, y: number): [number, number] => [m[0] * x + m[2] * y + m[4], m[1] * x + m[3] * y + m[5]];
 
 /** Text items → runs in the page's top-left coordinates (points at scale 1). */
-function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, { fontFamily?: string; ascent?: number; descent?: number }>, fonts: Map<string, FontInfo>): Run[] {
+function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, { fontFamily?: string; ascent?: number; descent?: number }>, fonts: Map<string, FontInfo>, ligatures: Map<string, string> = new Map()): Run[] {
   const runs: Run[] = [];
   for (const item of items) {
     if (!item.str.trim()) continue;
@@ -123,7 +127,7 @@ function runsOf(items: TextItemLike[], viewport: Matrix, styles: Record<string, 
     // pdf.js reports 0 for fonts it knows no metrics of; keep the defaults then.
     const ascent = style?.ascent && style.ascent > 0.3 && style.ascent < 1.3 ? style.ascent : undefined;
     const descent = style?.descent && style.descent < 0 && style.descent > -0.6 ? -style.descent : undefined;
-    const text = font && DINGBATS.test(font.name) && item.str.trim().length === 1 ? dingbat(font.name, item.str.trim()) : item.str;
+    const text = font && DINGBATS.test(font.name) && item.str.trim().length === 1 ? dingbat(font.name, item.str.trim()) : item.dir === "rtl" ? fixLigatures(item.str, ligatures) : item.str;
     runs.push({
       text,
       x0: Math.min(x0, x1),
@@ -158,13 +162,39 @@ function pageFonts(page: PdfPage, ids: Iterable<string>): Map<string, FontInfo> 
 
 const NO_GRAPHICS: PageGraphics = { images: [], horizontal: [], vertical: [], shapes: [] };
 
-/** What the page draws (rules, images, shapes), from its operator list; nothing when pdf.js cannot list it. */
-async function readGraphics(pdfjs: PdfJs, page: PdfPage, viewport: Matrix, size: { width: number; height: number }): Promise<PageGraphics> {
+interface Operators {
+  graphics: PageGraphics;
+  /** Right-to-left words whose ligature glyphs pdf.js's text layer reverses → the words read right (layout/bidi.ts). */
+  ligatures: Map<string, string>;
+}
+
+const NO_OPERATORS: Operators = { graphics: NO_GRAPHICS, ligatures: new Map() };
+
+/** A TJ adjustment this wide (thousandths of an em) is a word space: pdf.js's text layer puts a space there too. */
+const TJ_WORD_SPACE = 100;
+
+/**
+ * The glyphs of each text-showing operation that holds a glyph of several characters (a ligature),
+ * as drawn; pdf.js's normalization applied as its text layer does, so the words compare.
+ */
+function shownLigatures(pdfjs: PdfJs, list: { fnArray: number[]; argsArray: unknown[] }): string[][] {
+  const shown: string[][] = [];
+  list.fnArray.forEach((fn, i) => {
+    if (fn !== pdfjs.OPS.showText) return;
+    const glyphs = (list.argsArray[i] as unknown[] | null)?.[0];
+    if (!Array.isArray(glyphs) || !glyphs.some((g) => typeof g?.unicode === "string" && g.unicode.length > 1)) return;
+    shown.push(glyphs.map((g) => (typeof g === "number" ? (Math.abs(g) >= TJ_WORD_SPACE ? " " : "") : pdfjs.normalizeUnicode(typeof g?.unicode === "string" ? g.unicode : ""))).filter((g) => g !== ""));
+  });
+  return shown;
+}
+
+/** What the page draws (rules, images, shapes) from its operator list, and its ligature glyphs; nothing when pdf.js cannot list it. */
+async function readOperators(pdfjs: PdfJs, page: PdfPage, viewport: Matrix, size: { width: number; height: number }, rtl: boolean): Promise<Operators> {
   try {
     const list = await page.getOperatorList({ annotationMode: pdfjs.AnnotationMode.DISABLE });
-    return pageGraphics(pdfjs.OPS, list, viewport, size);
+    return { graphics: pageGraphics(pdfjs.OPS, list, viewport, size), ligatures: rtl ? ligatureFixes(shownLigatures(pdfjs, list)) : new Map() };
   } catch {
-    return NO_GRAPHICS;
+    return NO_OPERATORS;
   }
 }
 
@@ -275,19 +305,24 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
     const content = await page.getTextContent();
     const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
     const styles = content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>;
-    let runs = runsOf(items, viewport, styles, new Map());
-    let lines = buildLines(runs);
     let graphics = NO_GRAPHICS;
     // After the text: the operator list reuses the fonts the text layer loaded, and names them. It
     // costs as much again, so plain running text (no image in the file, no cells, captions or
-    // short isolated lines that could be bold headings) goes without.
-    if (withImages || mayHoldStructure(lines)) {
-      graphics = await readGraphics(pdfjs, page, viewport, size);
-      runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))));
+    // short isolated lines that could be bold headings, no right-to-left text whose ligatures the
+    // glyphs tell) goes without. When it is read anyway (images in the file, right-to-left text),
+    // the lines are built once, with the fonts, not first without them to look for structure.
+    const rtl = items.some((i) => i.dir === "rtl");
+    const listed = withImages || rtl;
+    let runs = listed ? [] : runsOf(items, viewport, styles, new Map());
+    let lines = listed ? [] : buildLines(runs);
+    if (listed || mayHoldStructure(lines)) {
+      const operators = await readOperators(pdfjs, page, viewport, size, rtl);
+      graphics = operators.graphics;
+      runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))), operators.ligatures);
       lines = buildLines(runs);
     }
     const chars = lines.reduce((n, l) => n + l.text.replace(/\s/g, "").length, 0);
-    if (chars < SCANNED_MAX_CHARS && graphics === NO_GRAPHICS) graphics = await readGraphics(pdfjs, page, viewport, size);
+    if (chars < SCANNED_MAX_CHARS && graphics === NO_GRAPHICS) graphics = (await readOperators(pdfjs, page, viewport, size, false)).graphics;
     const scan = graphics.images.some((r) => (r.x1 - r.x0) * (r.y1 - r.y0) >= size.width * size.height * MIN_SCAN_AREA);
     if (chars < SCANNED_MAX_CHARS && scan) {
       interrupted(options.signal);
@@ -396,7 +431,8 @@ function pageElements(r: PageRead, style: LayoutStyle, furniture: Set<Run> | und
     return layoutPage(r.runs, r.width, r.height, ocrStyle, {}, { ocr: true });
   }
   const text = furniture ? r.runs.filter((run) => !furniture.has(run)) : r.runs;
-  const tables = ruledTables(text, r.graphics.horizontal, r.graphics.vertical);
+  const grids = ruledTables(text, r.graphics.horizontal, r.graphics.vertical);
+  const tables = [...grids, ...booktabsTables(text, r.graphics.horizontal, grids.map((t) => t.rect), new Set(grids.flatMap((t) => [...t.runs])))];
   const inTables = new Set(tables.flatMap((t) => [...t.runs].map((i) => text[i]!)));
   const tableRects = tables.map((t) => t.rect);
   const outside = (s: { x0: number; y0: number; x1: number; y1: number }) => !tableRects.some((t) => s.x0 >= t.x0 - 3 && s.x1 <= t.x1 + 3 && s.y0 >= t.y0 - 3 && s.y1 <= t.y1 + 3);

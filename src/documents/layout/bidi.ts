@@ -7,7 +7,9 @@
  * the algorithm does to a visual string: each item becomes one character of its direction
  * (strong RTL, strong LTR, number, neutral), the algorithm reorders those characters as a
  * right-to-left paragraph, and the items follow. Presentation forms (Arabic ligatures such as
- * lam-alef) are folded to their letters once they are in place.
+ * lam-alef) are folded to their letters once they are in place. A ligature glyph that a font maps
+ * to two letters is reversed inside pdf.js's item along with the rest: the glyphs of the page's
+ * operator list tell those words apart, and put their letters back (ligatureFixes).
  */
 import bidiFactory from "bidi-js";
 
@@ -74,4 +76,46 @@ export function logicalText(items: Item[]): string {
 /** Arabic presentation forms (contextual shapes and ligatures such as ﻻ) → their letters. */
 export function foldPresentationForms(text: string): string {
   return text.replace(/[\uFB50-\uFDFF\uFE70-\uFEFF]+/gu, (s) => s.normalize("NFKC"));
+}
+
+/** Letters and digits that read left to right: a word holding any is not a right-to-left word. */
+const LTR_OR_DIGIT = /[\p{L}\p{N}]/u;
+
+/**
+ * pdf.js reverses a right-to-left text item character by character, so a glyph that stands for
+ * two letters (a lam-alef ligature whose font maps it to "لا") comes out with its letters swapped
+ * ("سالم" for "سلام"), while the same letters drawn as two glyphs come out right: only the glyphs
+ * tell them apart. `shown` is each text-showing operation's glyphs as drawn (visual order, each
+ * glyph's Unicode as pdf.js maps it); every right-to-left word with a glyph of several characters
+ * gives the word as pdf.js reads it → the word read glyph by glyph.
+ */
+export function ligatureFixes(shown: string[][]): Map<string, string> {
+  const fixes = new Map<string, string>();
+  for (const glyphs of shown) {
+    let word: string[] = [];
+    const end = () => {
+      const text = word.join("");
+      if (word.some((g) => [...g].length > 1) && RTL_CHAR.test(text) && ![...text].some((ch) => !RTL_CHAR.test(ch) && LTR_OR_DIGIT.test(ch))) {
+        const asRead = [...text].reverse().join("");
+        const right = [...word].reverse().join("");
+        if (asRead !== right) fixes.set(asRead, right);
+      }
+      word = [];
+    };
+    for (const glyph of glyphs) {
+      if (!glyph.trim()) end();
+      else word.push(glyph);
+    }
+    end();
+  }
+  return fixes;
+}
+
+/** A right-to-left item's words with their ligatures' letters put back in order (see ligatureFixes). */
+export function fixLigatures(text: string, fixes: Map<string, string>): string {
+  if (!fixes.size) return text;
+  return text
+    .split(/(\s+)/)
+    .map((word) => fixes.get(word) ?? word)
+    .join("");
 }

@@ -9,7 +9,7 @@
  * one column: a frame around a paragraph is not a table.
  *
  * Tables ruled with horizontal lines only (booktabs: a rule over the header, under it and at the
- * end) have no grid: they are found as unruled tables (unruled-tables.ts) inside the rules' span.
+ * end) have no grid: booktabs.ts finds them.
  */
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
@@ -39,7 +39,7 @@ const SNAP = 2;
 const TOUCH = 3;
 
 /** Collinear segments that overlap or touch → one segment each. */
-function mergeCollinear(segments: Segment[], horizontal: boolean): Segment[] {
+export function mergeCollinear(segments: Segment[], horizontal: boolean): Segment[] {
   const key = (s: Segment) => (horizontal ? s.y0 : s.x0);
   const start = (s: Segment) => (horizontal ? s.x0 : s.y0);
   const end = (s: Segment) => (horizontal ? s.x1 : s.y1);

@@ -108,7 +108,8 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
   const out: UnruledTable[] = [];
   const near = (a: Line, b: Line) => b.baseline - a.baseline <= Math.max(a.size, b.size) * 2.6;
   let i = 0;
-  const cellsOf = (l: Line) => (notARow(l) ? 1 : l.cells.length);
+  // Single-cell lines (most of a page) skip the row tests.
+  const cellsOf = (l: Line) => (l.cells.length < 2 || notARow(l) ? Math.min(1, l.cells.length) : l.cells.length);
   while (i < lines.length) {
     if (cellsOf(lines[i]!) < 2) {
       i++;

@@ -21,7 +21,8 @@
 import type { Database } from "bun:sqlite";
 import type { AppContext } from "../context.ts";
 import { VectorSpace, MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
-import { keywordQuery } from "./keyword-query.ts";
+import { keywordQuery, keywordTerms, matchQuery } from "./keyword-query.ts";
+import { expandQuery, FEEDBACK_DOCUMENTS, type WeightedTerm } from "./query-expansion.ts";
 import { errorMessage } from "../errors.ts";
 import { textModelFallbackReason } from "../embeddings/text-models.ts";
 
@@ -86,6 +87,8 @@ export interface SearchOutcome {
     /** Why the configured text model is not the one answering (the built-in model stands in), or null. */
     configured_model_unavailable_reason: string | null;
     weights: { keyword: number; vector: number };
+    /** The keyword query as expanded by pseudo-relevance feedback (hybrid mode), or null. */
+    expansion: { feedback_documents: number; terms: { term: string; weight: number; original: boolean }[] } | null;
   };
 }
 
@@ -100,8 +103,7 @@ function scopeSql(documentIds: string[] | null): string {
   return documentIds ? `AND c.file_id IN (SELECT value FROM json_each(?))` : "";
 }
 
-function keywordCandidates(db: Database, req: SearchRequest, depth: number): (ChunkRow & { score: number })[] {
-  const match = keywordQuery(db, req.query);
+function keywordCandidates(db: Database, req: SearchRequest, depth: number, match: string | null): (ChunkRow & { score: number })[] {
   if (!match) return [];
   const params: (string | number)[] = [match, req.orgId];
   if (req.documentIds) params.push(JSON.stringify(req.documentIds));
@@ -161,17 +163,13 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest, depth: numb
   return { space, query: vector, rows, model: space.model, reason: null };
 }
 
-export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise<SearchOutcome> {
-  const offset = req.offset ?? 0;
-  const perDocument = req.perDocument ?? (req.documentIds ? Number.MAX_SAFE_INTEGER : 1);
-  const wanted = offset + req.limit;
-  const depth = Math.min(MAX_NEIGHBOURS, Math.max(MIN_CANDIDATES, wanted * (perDocument === 1 ? CHUNKS_PER_RESULT : 1)));
-  const mode = req.mode ?? "hybrid";
-  const keyword = mode === "vector" ? [] : keywordCandidates(ctx.db, req, depth);
-  const vector: VectorSide =
-    mode === "keyword" ? { space: null, query: null, rows: [], model: null, reason: "not asked for (mode keyword)" } : await vectorCandidates(ctx, req, depth);
+/**
+ * Scores every candidate either signal found: each signal's own score, and the fused score
+ * (KEYWORD_WEIGHT x BM25 / the best BM25 of the list + VECTOR_WEIGHT x the cosine clamped at 0),
+ * best first. Keyword candidates the vector list did not reach still get their real cosine.
+ */
+function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score: number })[], vector: VectorSide): SearchHit[] {
   const useVector = vector.reason === null;
-
   const hits = new Map<string, SearchHit>();
   /** Unrounded BM25 by chunk id: the fused score is computed from these. */
   const bm25 = new Map(keyword.map((row) => [row.id, row.score]));
@@ -191,7 +189,6 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
     h.vector_similarity = similarity;
   });
   if (vector.space && vector.query) {
-    // Keyword candidates the vector list did not reach still get their real cosine.
     const missing = keyword.filter((row) => hits.get(row.id)!.vector_similarity === null).map((row) => row.id);
     for (const [id, similarity] of vector.space.similarities(req.orgId, vector.query, missing)) hits.get(id)!.vector_similarity = similarity;
   }
@@ -204,13 +201,55 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
     h.similarity_score = round(fused);
     if (h.vector_similarity !== null) h.vector_similarity = round(h.vector_similarity);
   }
+  return [...hits.values()].sort(
+    (a, b) => b.similarity_score - a.similarity_score || (b.vector_similarity ?? -2) - (a.vector_similarity ?? -2) || a.chunk.seq - b.chunk.seq,
+  );
+}
+
+/** The best chunk of each of the first `count` documents of a ranking. */
+function bestPerDocument(ranked: SearchHit[], count: number): SearchHit[] {
+  const seen = new Set<string>();
+  const out: SearchHit[] = [];
+  for (const h of ranked) {
+    if (seen.has(h.chunk.file_id)) continue;
+    seen.add(h.chunk.file_id);
+    out.push(h);
+    if (out.length >= count) break;
+  }
+  return out;
+}
+
+export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise<SearchOutcome> {
+  const offset = req.offset ?? 0;
+  const perDocument = req.perDocument ?? (req.documentIds ? Number.MAX_SAFE_INTEGER : 1);
+  const wanted = offset + req.limit;
+  const depth = Math.min(MAX_NEIGHBOURS, Math.max(MIN_CANDIDATES, wanted * (perDocument === 1 ? CHUNKS_PER_RESULT : 1)));
+  const mode = req.mode ?? "hybrid";
+  const terms = mode === "vector" ? [] : keywordTerms(ctx.db, req.query);
+  let keyword = keywordCandidates(ctx.db, req, depth, terms.length ? matchQuery(terms) : null);
+  const vector: VectorSide =
+    mode === "keyword" ? { space: null, query: null, rows: [], model: null, reason: "not asked for (mode keyword)" } : await vectorCandidates(ctx, req, depth);
+  const useVector = vector.reason === null;
+  let ranked = fuse(req, mode, keyword, vector);
+  let expansion: SearchOutcome["signals"]["expansion"] = null;
+  if (mode === "hybrid" && keyword.length) {
+    // Pseudo-relevance feedback: the best documents of this first ranking lend their words to
+    // the keyword query, which runs again; the final ranking fuses the expanded BM25.
+    const feedback = bestPerDocument(ranked, FEEDBACK_DOCUMENTS).map((h) => ({ content: h.chunk.content, score: h.similarity_score }));
+    const expanded: WeightedTerm[] = expandQuery(ctx.db, terms, feedback);
+    if (expanded.some((t) => !t.original)) {
+      keyword = keywordCandidates(ctx.db, req, depth, matchQuery(expanded));
+      ranked = fuse(req, mode, keyword, vector);
+      expansion = {
+        feedback_documents: feedback.length,
+        terms: expanded.map((t) => ({ term: t.word, weight: round(t.weight), original: t.original })),
+      };
+    }
+  }
   const threshold = req.similarityThreshold;
   const passes = (h: SearchHit) => threshold <= 0 || (useVector ? (h.vector_similarity ?? -1) >= threshold : h.similarity_score >= threshold);
-  const ranked = [...hits.values()]
-    .filter(passes)
-    .sort((a, b) => b.similarity_score - a.similarity_score || (b.vector_similarity ?? -2) - (a.vector_similarity ?? -2) || a.chunk.seq - b.chunk.seq);
   const perFile = new Map<string, number>();
-  const kept = ranked.filter((h) => {
+  const kept = ranked.filter(passes).filter((h) => {
     const n = perFile.get(h.chunk.file_id) ?? 0;
     perFile.set(h.chunk.file_id, n + 1);
     return n < perDocument;
@@ -225,6 +264,7 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
       vector_unavailable_reason: vector.reason,
       configured_model_unavailable_reason: textModelFallbackReason(ctx.embedder),
       weights: mode === "vector" ? { keyword: 0, vector: 1 } : { keyword: useVector ? KEYWORD_WEIGHT : 1, vector: useVector ? VECTOR_WEIGHT : 0 },
+      expansion,
     },
   };
 }

@@ -21,10 +21,29 @@ const COMMON_TERM_SHARE = 0.1;
 const COMMON_TERM_MIN_CHUNKS = 1000;
 const MAX_TERMS = 64;
 
-let stemmer: { db: Database; stems: (words: string[]) => string[] } | null = null;
+/** Words whose stems are remembered (a library's vocabulary; ~100 bytes each). */
+const STEM_CACHE_WORDS = 200_000;
 
-/** The index's stem of each word (same tokenizer as the chunk index). */
+let stemmer: { db: Database; stems: (words: string[]) => string[]; cache: Map<string, string> } | null = null;
+
+/** The index's stem of each word (same tokenizer as the chunk index), remembered per word. */
 export function stems(words: string[]): string[] {
+  const cache = stemmerOf().cache;
+  const missing = [...new Set(words.filter((w) => !cache.has(w)))];
+  if (missing.length) {
+    if (cache.size + missing.length > STEM_CACHE_WORDS) cache.clear();
+    const found = stemmerOf().stems(missing);
+    missing.forEach((w, i) => cache.set(w, found[i]!));
+  }
+  return words.map((w) => cache.get(w) ?? w);
+}
+
+/** The remembered stem of a word, or undefined (stems() finds and remembers it). */
+export function knownStem(word: string): string | undefined {
+  return stemmerOf().cache.get(word);
+}
+
+function stemmerOf(): NonNullable<typeof stemmer> {
   if (!stemmer) {
     const db = new Database(":memory:");
     db.run("CREATE VIRTUAL TABLE scratch USING fts5(w, tokenize = 'porter unicode61 remove_diacritics 2')");
@@ -46,9 +65,10 @@ export function stems(words: string[]): string[] {
           }
           return out;
         })(),
+      cache: new Map(),
     };
   }
-  return stemmer.stems(words);
+  return stemmer;
 }
 
 /** The query's words that count for matching: content words, or every word of an all-stop-word query. */

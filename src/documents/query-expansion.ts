@@ -5,19 +5,17 @@
  * and ranked. Owns choosing the terms and their weights; search.ts runs the queries.
  *
  * RM3 (Abdul-Jaleel et al., 2004, as in Anserini/Pyserini):
- * - relevance model: p(t|R) = sum over the feedback chunks d of p(t|d) x w(d), where p(t|d) is
- *   the term's share of the chunk's words and w(d) the chunk's fused score over the feedback
- *   set's total (a better match counts more);
+ * - relevance model: p(t|R) = sum over the feedback documents d of p(t|d) x w(d), where p(t|d)
+ *   is the term's share of the document's words (those of its candidate chunks) and w(d) its
+ *   fused score over the feedback set's total (a better match counts more);
  * - the FEEDBACK_TERMS most probable terms are kept and their weights normalized;
  * - the query becomes ORIGINAL_WEIGHT x the original terms (equal shares) + the rest x p(t|R).
  * The defaults are Anserini's (10 feedback documents, lambda 0.5) but with 20 terms instead of
  * 10, which did better on both halves of the Cranfield queries (odd and even ids).
  *
- * FTS5 has no per-term weights: its bm25() adds one contribution per phrase of the query, so a
- * term is written as many times as its weight says, an original term REPEATS_PER_QUERY_TERM
- * times. Rounding cost nothing measurable at 4 (nDCG@10 within 0.001 of exact weights on
- * Cranfield) and keeps the query short. An original term is never dropped; an expansion term
- * that rounds to no repeat is.
+ * The expanded query is scored by bm25.ts over the first ranking's best chunks (FTS5 has no
+ * per-term weights); an original term counts 1 there, an expansion term its weight relative to
+ * an original term's. An original term is never dropped.
  *
  * Expansion terms leave out stop words, numbers, one-letter words and terms too common to rank
  * (the keyword query's own rule, keyword-query.ts).
@@ -26,18 +24,14 @@ import type { Database } from "bun:sqlite";
 import { STOP_WORDS, words as wordsOf } from "../text/stop-words.ts";
 import { commonTermLimit, documentFrequencies, stems, type KeywordTerm } from "./keyword-query.ts";
 
-/** Documents of the first ranking the feedback is taken from (their best chunk each). */
+/** Documents of the first ranking the feedback is taken from. */
 export const FEEDBACK_DOCUMENTS = 10;
 /** Terms of the relevance model added to the query. */
 export const FEEDBACK_TERMS = 20;
 /** Share of the expanded query's weight that stays with the original terms (RM3's lambda). */
 export const ORIGINAL_WEIGHT = 0.5;
-/** Times an original term is written in the expanded query; expansion terms get proportionally fewer. */
-export const REPEATS_PER_QUERY_TERM = 4;
 /** Candidate terms looked up per term kept (some are too common to keep). */
-const CANDIDATES_PER_TERM = 3;
-/** Most phrases in the expanded query (FTS5 reads each phrase's postings). */
-const MAX_PHRASES = 160;
+const CANDIDATES_PER_TERM = 2;
 
 /** One feedback chunk: its words' stems (all of them, stop words included: they count in its length) and its score. */
 export interface FeedbackChunk {
@@ -52,8 +46,10 @@ export interface WeightedTerm {
   stem: string;
   /** Share of the expanded query (all terms sum to 1). */
   weight: number;
-  /** Times the term is written in the FTS query. */
-  repeats: number;
+  /** Weight in the BM25 of the expanded query: the share relative to an original term's (an original term without feedback: 1). */
+  bm25Weight: number;
+  /** Chunks holding the stem. */
+  frequency: number;
   /** True for a term of the query as typed. */
   original: boolean;
 }
@@ -86,36 +82,24 @@ export function relevanceModel(feedback: FeedbackChunk[], eligible: (stem: strin
   return new Map(sum > 0 ? kept.map(([stem, e]) => [stem, { word: e.word, p: e.p / sum }]) : []);
 }
 
-/**
- * RM3: the original terms with ORIGINAL_WEIGHT shared equally, plus the relevance model with the
- * rest, each term's weight turned into repeats (an original term REPEATS_PER_QUERY_TERM times).
- */
+/** RM3: the original terms with ORIGINAL_WEIGHT shared equally, plus the relevance model with the rest; originals first. */
 export function expandedTerms(
-  original: Pick<KeywordTerm, "word" | "stem">[],
-  model: Map<string, { word: string; p: number }>,
+  original: KeywordTerm[],
+  model: Map<string, { word: string; p: number; frequency?: number }>,
   originalWeight = ORIGINAL_WEIGHT,
 ): WeightedTerm[] {
   if (!original.length) return [];
   const lambda = model.size ? originalWeight : 1;
+  const share = lambda / original.length;
   const terms = new Map<string, WeightedTerm>();
-  for (const t of original) terms.set(t.stem, { word: t.word, stem: t.stem, weight: lambda / original.length, repeats: 0, original: true });
-  for (const [stem, { word, p }] of model) {
-    const t = terms.get(stem);
-    if (t) t.weight += (1 - lambda) * p;
-    else terms.set(stem, { word, stem, weight: (1 - lambda) * p, repeats: 0, original: false });
+  for (const t of original) terms.set(t.stem, { word: t.word, stem: t.stem, weight: share, bm25Weight: 1, frequency: t.frequency, original: true });
+  for (const [stem, { word, p, frequency }] of model) {
+    const t = terms.get(stem) ?? { word, stem, weight: 0, bm25Weight: 0, frequency: frequency ?? 0, original: false };
+    t.weight += (1 - lambda) * p;
+    t.bm25Weight = t.weight / share;
+    terms.set(stem, t);
   }
-  const unit = lambda / original.length / REPEATS_PER_QUERY_TERM;
-  const out: WeightedTerm[] = [];
-  let phrases = 0;
-  // Originals first (never dropped), then expansion terms by weight until the phrase budget is spent.
-  const ordered = [...terms.values()].sort((a, b) => Number(b.original) - Number(a.original) || b.weight - a.weight);
-  for (const t of ordered) {
-    const repeats = t.original ? Math.max(REPEATS_PER_QUERY_TERM, Math.round(t.weight / unit)) : Math.round(t.weight / unit);
-    if (repeats <= 0 || (!t.original && phrases + repeats > MAX_PHRASES)) continue;
-    phrases += repeats;
-    out.push({ ...t, repeats });
-  }
-  return out;
+  return [...terms.values()].sort((a, b) => Number(b.original) - Number(a.original) || b.weight - a.weight);
 }
 
 /** The feedback chunks' words and stems (the index's stemmer, so stems match the index's terms). */
@@ -141,5 +125,6 @@ export function expandQuery(db: Database, original: KeywordTerm[], best: { conte
     const n = frequencies.get(stem);
     return n !== undefined && n > 0 && n <= limit;
   };
-  return expandedTerms(original, relevanceModel(feedback, eligible));
+  const model = relevanceModel(feedback, eligible);
+  return expandedTerms(original, new Map([...model].map(([stem, e]) => [stem, { ...e, frequency: frequencies.get(stem)! }])));
 }

@@ -30,8 +30,8 @@ export const FEEDBACK_DOCUMENTS = 10;
 export const FEEDBACK_TERMS = 20;
 /** Share of the expanded query's weight that stays with the original terms (RM3's lambda). */
 export const ORIGINAL_WEIGHT = 0.5;
-/** Candidate terms looked up per term kept (some are too common to keep). */
-const CANDIDATES_PER_TERM = 2;
+/** Most candidate terms looked up per term kept (some are too common to keep). */
+const MAX_LOOKUPS_PER_TERM = 3;
 
 /** One feedback chunk: its words' stems (all of them, stop words included: they count in its length) and its score. */
 export interface FeedbackChunk {
@@ -116,15 +116,19 @@ export function expandQuery(db: Database, original: KeywordTerm[], best: { conte
   const feedback = feedbackChunks(best.slice(0, FEEDBACK_DOCUMENTS));
   const stopStems = new Set(feedback.flatMap((f) => f.stems.filter((_, i) => STOP_WORDS.has(f.words[i]!))));
   const plausible = (s: string) => s.length > 1 && !/^\p{N}+$/u.test(s) && !stopStems.has(s);
-  // Document frequencies cost a vocabulary lookup each (~0.1 ms): only the most probable
-  // candidates are looked up, enough to fill the model after the too-common ones are dropped.
-  const candidates = [...relevanceModel(feedback, plausible, FEEDBACK_TERMS * CANDIDATES_PER_TERM).keys()];
-  const frequencies = documentFrequencies(db, candidates);
+  // Document frequencies cost a vocabulary lookup each (~0.1-0.2 ms): candidates are looked up
+  // most probable first, only until the model is full (typed words' are known already).
+  const ranked = [...relevanceModel(feedback, plausible, FEEDBACK_TERMS * MAX_LOOKUPS_PER_TERM).keys()];
+  const frequencies = new Map(original.map((t) => [t.stem, t.frequency]));
   const limit = commonTermLimit(db);
-  const eligible = (stem: string) => {
-    const n = frequencies.get(stem);
-    return n !== undefined && n > 0 && n <= limit;
-  };
+  const kept = new Set<string>();
+  for (const stem of ranked) {
+    if (kept.size >= FEEDBACK_TERMS) break;
+    if (!frequencies.has(stem)) frequencies.set(stem, documentFrequencies(db, [stem]).get(stem)!);
+    const n = frequencies.get(stem)!;
+    if (n > 0 && n <= limit) kept.add(stem);
+  }
+  const eligible = (stem: string) => kept.has(stem);
   const model = relevanceModel(feedback, eligible);
   return expandedTerms(original, new Map([...model].map(([stem, e]) => [stem, { ...e, frequency: frequencies.get(stem)! }])));
 }

@@ -5,9 +5,9 @@
  * average length). Owns that arithmetic; keyword-query.ts owns the stemmer it counts terms with.
  *
  * Why not let FTS5 score an expanded query: FTS5 has no per-term weights, and writing a term as
- * often as its weight says made the query ~80 phrases long, which FTS5 scores at ~0.5 ms a
- * phrase on a 2,000-chunk index (36 ms a query) and worse as the index grows. Here the cost is
- * the candidates' words (they are in memory) and one vocabulary lookup per term.
+ * often as its weight says made the query ~80 phrases long, which FTS5 scored at 15-44 ms a
+ * query on a 2,000-chunk index (busy machine), growing with the index. Here the cost is the
+ * candidates' words (they are in memory) and one vocabulary lookup per term.
  */
 import type { Database } from "bun:sqlite";
 import { words } from "../text/stop-words.ts";

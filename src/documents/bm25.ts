@@ -77,22 +77,28 @@ export function weightedBm25(db: Database, terms: QueryTerm[], texts: ScoredText
   const byStem = new Map(terms.map((t) => [t.stem, { weight: t.weight * idf(totals.rows, t.frequency), f: 0 }]));
   const seen = new Set<string>();
   const pending: { text: number; list: string[]; columnWeight: number }[] = [];
+  /** Each word met in this call: its query term, or null when it is none (one lookup a word after the first). */
+  const termOf = new Map<string, { weight: number; f: number } | null>();
   const scores = texts.map((text, i) => {
     const content = words(text.content);
-    const headings = words(text.headings);
+    const headings = text.headings === "[]" ? [] : words(text.headings);
     for (const t of byStem.values()) t.f = 0;
     // One pass over the words; a word the stemmer has not met yet is stemmed with the others
     // afterwards (in one batch) and its text counted again.
     let complete = true;
     const count = (list: string[], columnWeight: number) => {
       for (const w of list) {
-        const stem = knownStem(w);
-        if (stem === undefined) {
-          complete = false;
-          seen.add(w);
-          continue;
+        let t = termOf.get(w);
+        if (t === undefined) {
+          const stem = knownStem(w);
+          if (stem === undefined) {
+            complete = false;
+            seen.add(w);
+            continue;
+          }
+          t = byStem.get(stem) ?? null;
+          termOf.set(w, t);
         }
-        const t = byStem.get(stem);
         if (t) t.f += columnWeight;
       }
     };

@@ -241,9 +241,10 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
   let expansion: SearchOutcome["signals"]["expansion"] = null;
   if (mode === "hybrid" && keyword.length) {
     // Pseudo-relevance feedback (query-expansion.ts): the best documents of this first ranking
-    // lend their words to the keyword query, whose BM25 is then computed over the same
-    // candidates (bm25.ts) and fused again. Keyword matches deeper than the candidates are not
-    // looked for: on Cranfield that changed nothing (nDCG@10 and Recall@100 within 0.002).
+    // lend their words to the keyword query, whose BM25 is then computed over the ranking's
+    // best `depth` chunks (bm25.ts) and fused again. Chunks outside them are not looked for: in
+    // an offline run on Cranfield, scoring every chunk instead changed nDCG@10 by < 0.001 and
+    // Recall@100 by 0.002, at a cost growing with the index instead of the page.
     const feedback = feedbackDocuments(ranked, FEEDBACK_DOCUMENTS);
     const expanded = expandQuery(ctx.db, terms, feedback);
     if (expanded.some((t) => !t.original)) {

@@ -4,7 +4,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { indexTotals, weightedBm25 } from "../src/documents/bm25.ts";
-import { matchQuery, stems } from "../src/documents/keyword-query.ts";
+import { cappedFrequency, matchQuery, stems } from "../src/documents/keyword-query.ts";
 import { expandedTerms, feedbackChunks, ORIGINAL_WEIGHT, relevanceModel } from "../src/documents/query-expansion.ts";
 
 const chunk = (text: string, score: number) => {
@@ -102,10 +102,15 @@ test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales w
       .all(matchQuery([{ word: "flutter" }, { word: "panel" }, { word: "supersonic" }]))
       .map((r) => [r.rowid, r.s]),
   );
+  const df = (stem: string) => db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?").get(stem)?.doc ?? 0;
+  // Document frequencies for expansion terms: exact up to the cap, cap + 1 beyond it.
+  expect(cappedFrequency(db, "fluttering", 10)).toBe(df(stems(["flutter"])[0]!));
+  expect(cappedFrequency(db, "flutter", 10)).toBe(2);
+  expect(cappedFrequency(db, "flutter", 1)).toBe(2);
+  expect(cappedFrequency(db, "nowhere", 10)).toBe(0);
   // Weights are keyed by the index's stems ("supersonic" is "superson").
   const [flutter, panel, supersonic] = stems(["flutter", "panels", "supersonic"]) as [string, string, string];
   expect(supersonic).toBe("superson");
-  const df = (stem: string) => db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?").get(stem)?.doc ?? 0;
   const query = (weights: [string, number][]) => weights.map(([stem, weight]) => ({ stem, weight, frequency: df(stem) }));
   const ours = weightedBm25(db, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts);
   texts.forEach((_, i) => expect(ours[i]!).toBeCloseTo(fts.get(i + 1) ?? 0, 9));

@@ -22,7 +22,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { STOP_WORDS, words as wordsOf } from "../text/stop-words.ts";
-import { commonTermLimit, documentFrequencies, stems, type KeywordTerm } from "./keyword-query.ts";
+import { cappedFrequency, commonTermLimit, stems, type KeywordTerm } from "./keyword-query.ts";
 
 /** Documents of the first ranking the feedback is taken from. */
 export const FEEDBACK_DOCUMENTS = 10;
@@ -116,15 +116,16 @@ export function expandQuery(db: Database, original: KeywordTerm[], best: { conte
   const feedback = feedbackChunks(best.slice(0, FEEDBACK_DOCUMENTS));
   const stopStems = new Set(feedback.flatMap((f) => f.stems.filter((_, i) => STOP_WORDS.has(f.words[i]!))));
   const plausible = (s: string) => s.length > 1 && !/^\p{N}+$/u.test(s) && !stopStems.has(s);
-  // Document frequencies cost a vocabulary lookup each (~0.1-0.2 ms): candidates are looked up
-  // most probable first, only until the model is full (typed words' are known already).
-  const ranked = [...relevanceModel(feedback, plausible, FEEDBACK_TERMS * MAX_LOOKUPS_PER_TERM).keys()];
+  // Document frequencies cost an index read each, counted only up to the common-term limit
+  // (more would be wasted on words about to be dropped): candidates are looked up most probable
+  // first, only until the model is full (typed words' are known already).
+  const candidates = relevanceModel(feedback, plausible, FEEDBACK_TERMS * MAX_LOOKUPS_PER_TERM);
   const frequencies = new Map(original.map((t) => [t.stem, t.frequency]));
   const limit = commonTermLimit(db);
   const kept = new Set<string>();
-  for (const stem of ranked) {
+  for (const [stem, { word }] of candidates) {
     if (kept.size >= FEEDBACK_TERMS) break;
-    if (!frequencies.has(stem)) frequencies.set(stem, documentFrequencies(db, [stem]).get(stem)!);
+    if (!frequencies.has(stem)) frequencies.set(stem, cappedFrequency(db, word, limit));
     const n = frequencies.get(stem)!;
     if (n > 0 && n <= limit) kept.add(stem);
   }

@@ -18,7 +18,7 @@
  * an original term's. An original term is never dropped.
  *
  * Expansion terms leave out stop words, numbers, one-letter words and terms too common to rank
- * (the keyword query's own rule, keyword-query.ts).
+ * (in more than 1,000 chunks: the keyword query's own rule up to 10,000 chunks, stricter above).
  */
 import type { Database } from "bun:sqlite";
 import { STOP_WORDS, words as wordsOf } from "../text/stop-words.ts";
@@ -30,6 +30,13 @@ export const FEEDBACK_DOCUMENTS = 10;
 export const FEEDBACK_TERMS = 20;
 /** Share of the expanded query's weight that stays with the original terms (RM3's lambda). */
 export const ORIGINAL_WEIGHT = 0.5;
+/**
+ * Most chunks an added term may occur in (the typed words' limit is 10% of the index): counting
+ * a word's chunks reads its postings, and at 100,000 chunks twenty words each in 10,000 of them
+ * cost ~20 ms a query, for words whose low idf adds little. Equal to the typed words' limit up
+ * to 10,000 chunks (Cranfield's figures are unaffected).
+ */
+const EXPANSION_TERM_MAX_CHUNKS = 1000;
 /** Most candidate terms looked up per term kept (some are too common to keep). */
 const MAX_LOOKUPS_PER_TERM = 3;
 
@@ -116,12 +123,12 @@ export function expandQuery(db: Database, original: KeywordTerm[], best: { conte
   const feedback = feedbackChunks(best.slice(0, FEEDBACK_DOCUMENTS));
   const stopStems = new Set(feedback.flatMap((f) => f.stems.filter((_, i) => STOP_WORDS.has(f.words[i]!))));
   const plausible = (s: string) => s.length > 1 && !/^\p{N}+$/u.test(s) && !stopStems.has(s);
-  // Document frequencies cost an index read each, counted only up to the common-term limit
-  // (more would be wasted on words about to be dropped): candidates are looked up most probable
-  // first, only until the model is full (typed words' are known already).
+  // Document frequencies cost an index read each, counted only up to the limit (more would be
+  // wasted on words about to be dropped): candidates are looked up most probable first, only
+  // until the model is full (typed words' are known already).
   const candidates = relevanceModel(feedback, plausible, FEEDBACK_TERMS * MAX_LOOKUPS_PER_TERM);
   const frequencies = new Map(original.map((t) => [t.stem, t.frequency]));
-  const limit = commonTermLimit(db);
+  const limit = Math.min(commonTermLimit(db), EXPANSION_TERM_MAX_CHUNKS);
   const kept = new Set<string>();
   for (const [stem, { word }] of candidates) {
     if (kept.size >= FEEDBACK_TERMS) break;

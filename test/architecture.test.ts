@@ -89,6 +89,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/document-reader.ts liveChildren": "every reader child of the process is killed when the process exits",
   "documents/document-reader.ts exitHookInstalled": "the process exit hook is installed once",
   "documents/keyword-query.ts stemmer": "a scratch FTS table used as a pure stemming function",
+  "documents/query-expansion.ts counted": "chunk counts of words, kept per database (a WeakMap keyed by the Database)",
   "documents/read-pdf.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
   "documents/read-pdf.ts fontDir": "pdf.js's standard fonts are unpacked once per process",
   "documents/reader-child.ts pendingOcr": "the reader child's own requests to its parent (a process entry point)",

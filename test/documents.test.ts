@@ -389,6 +389,25 @@ describe("POST /files/search semantics with the built-in model", () => {
     expect(withStopWords.results.map((r: { document_id: string }) => r.document_id)).toEqual([docs.handbook]);
   });
 
+  test("hybrid search expands the keyword query from its best documents (the typed words stay); keyword mode does not", async () => {
+    const res = await search({ query: "tenant heating repair" });
+    expect(res.results[0].document_id).toBe(docs.lease);
+    const { feedback_documents, terms } = res.retrieval.expansion;
+    expect(feedback_documents).toBeGreaterThan(0);
+    for (const word of ["tenant", "heating", "repair"]) expect(terms).toContainEqual(expect.objectContaining({ term: word, original: true }));
+    expect(terms.some((t: { original: boolean }) => !t.original)).toBe(true);
+    expect(terms.reduce((sum: number, t: { weight: number }) => sum + t.weight, 0)).toBeCloseTo(1, 2);
+    // keyword_score is the BM25 of the expanded query, and the fused score is computed from it.
+    const best = Math.max(...res.results.map((r: { match: { keyword_score: number | null } }) => r.match.keyword_score ?? 0));
+    for (const r of res.results) {
+      const keywordPart = r.match.keyword_score === null ? 0 : r.match.keyword_score / best;
+      expect(r.similarity_score).toBeCloseTo(0.7 * keywordPart + 0.3 * Math.max(0, r.match.vector_similarity), 2);
+    }
+    const keyword = await search({ query: "tenant heating repair", mode: "keyword" });
+    expect(keyword.retrieval.expansion).toBeNull();
+    expect(keyword.results[0].document_id).toBe(docs.lease);
+  });
+
   test("a hyphenated query word matches its parts written apart", async () => {
     const res = await search({ query: "shock-sound", mode: "keyword" });
     expect(res.results.map((r: { document_id: string }) => r.document_id)).toEqual([docs.aero]);

@@ -132,7 +132,8 @@ async function search() {
   let seed = 42;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
   const vectors: Float32Array[] = [];
-  const space = new VectorIndex(db, clock).open("text", "bench-384", DIM);
+  const index = new VectorIndex(db, clock);
+  const space = index.open("text", "bench-384", DIM);
   const started = performance.now();
   db.transaction(() => {
     db.query(
@@ -167,7 +168,7 @@ async function search() {
     unavailableReason: async () => null,
     embed: async () => [queries[q++ % ROUNDS]!],
   };
-  const ctx = { db, embedder } as unknown as AppContext;
+  const ctx = { db, embedder, vectors: index } as unknown as AppContext;
   const time = async (fn: () => Promise<unknown> | unknown) => {
     const times: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -195,7 +196,7 @@ async function search() {
   const store = await time(() => space.nearestInStore(orgId, queries[q++ % ROUNDS]!, 10));
   await space.nearest(orgId, queries[0]!, 1); // loads the in-memory copy (timed separately below)
   const knn = await time(() => space.nearest(orgId, queries[q++ % ROUNDS]!, 10));
-  const keywordCtx = { db, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as AppContext;
+  const keywordCtx = { db, vectors: index, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as AppContext;
   const keyword = await time(() => searchChunks(keywordCtx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const hybrid = await time(() => searchChunks(ctx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const row = (name: string, t: number[], note = "") => console.log(`  ${name.padEnd(44)} p50 ${fmt(percentile(t, 50))} ms   p95 ${fmt(percentile(t, 95))} ms${note}`);

@@ -11,6 +11,9 @@
  * POST /files/search in each mode (keyword, vector, hybrid; one result per document, 100 deep)
  * and prints nDCG@10 (binary relevance), MRR@10 and Recall@100, indexing chunks/s, search
  * p50/p95, and /healthz p50/p99 measured every 20 ms while indexing ran.
+ * MEDIABOX_BENCH_REUSE=<data dir> (one kept by MEDIABOX_BENCH_KEEP=1) skips the upload and
+ * indexing and only runs the queries, for iterating on ranking; MEDIABOX_BENCH_QUERIES=n runs the
+ * first n judged queries only. Report figures of full runs.
  * Targets: hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 200 chunks/s,
  * /healthz p99 < 50 ms. These are figures, not a test: the script exits 0 either way (2 when the
  * collection is absent).
@@ -66,6 +69,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const { docs, queries, qrels } = load();
+  const reuse = process.env.MEDIABOX_BENCH_REUSE;
+  if (reuse) return measure(resolve(reuse), docs, queries, qrels, true);
   const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-retrieval-"));
   const dataDir = join(root, "data");
   try {
@@ -76,9 +81,9 @@ async function main(): Promise<void> {
   }
 }
 
-async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>): Promise<void> {
+async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>, reused = false): Promise<void> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
-  if ((await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
+  if (!reused && (await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
   const server = await spawnServer([process.execPath, MAIN, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });
   const headers = { authorization: `Bearer ${key}` };
@@ -100,7 +105,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     // Batch uploads (BATCH files a request), a few at once: one request per file would meet the
     // tier's rate limit long before the collection is in.
     const batches: Doc[][] = [];
-    for (let i = 0; i < docs.length; i += BATCH) batches.push(docs.slice(i, i + BATCH));
+    if (!reused) for (let i = 0; i < docs.length; i += BATCH) batches.push(docs.slice(i, i + BATCH));
     let next = 0;
     let sent = 0;
     await Promise.all(
@@ -135,6 +140,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
         )
         .get()!;
       chunks = row.chunks;
+      if (reused) sent = row.stored;
       if (extracted === null && row.stored >= sent && row.docs >= sent) extracted = performance.now();
       if (row.stored >= sent && row.docs >= sent && row.pending === 0) break;
       if (Date.now() > deadline) throw new Error(`indexing did not finish in 30 minutes: ${JSON.stringify(row)}`);
@@ -160,7 +166,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     console.log(`embedding jobs: ${embedSeconds.toFixed(1)} s busy, ${(chunks / embedSeconds).toFixed(1)} chunks/s (target >= 200 chunks/s on 2 cores)`);
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 50 ms)`);
 
-    const judged = queries.filter((q) => qrels.has(q.id));
+    const judged = queries.filter((q) => qrels.has(q.id)).slice(0, Number(process.env.MEDIABOX_BENCH_QUERIES) || undefined);
     const results: Record<string, { ndcg: number; mrr: number; recall: number }> = {};
     for (const mode of ["keyword", "vector", "hybrid"] as const) {
       const times: number[] = [];
@@ -195,7 +201,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     }
     // The built-in model's own rate in this process, apart from the job queue and text extraction:
     // every document once with an empty word cache (each new word is a USE run), then again warm.
-    if (!process.env.MEDIABOX_TEXT_EMBEDDING_MODEL || process.env.MEDIABOX_TEXT_EMBEDDING_MODEL === BUILTIN_TEXT_MODEL) {
+    if (!reused && (!process.env.MEDIABOX_TEXT_EMBEDDING_MODEL || process.env.MEDIABOX_TEXT_EMBEDDING_MODEL === BUILTIN_TEXT_MODEL)) {
       const model = new UseSifEmbedder();
       const texts = docs.map((d) => d.text.trim() || d.title.trim()).filter(Boolean);
       for (const pass of ["cold", "warm"]) {

@@ -21,10 +21,29 @@ const COMMON_TERM_SHARE = 0.1;
 const COMMON_TERM_MIN_CHUNKS = 1000;
 const MAX_TERMS = 64;
 
-let stemmer: { db: Database; stems: (words: string[]) => string[] } | null = null;
+/** Words whose stems are remembered (a library's vocabulary; ~100 bytes each). */
+const STEM_CACHE_WORDS = 200_000;
 
-/** The index's stem of each word (same tokenizer as the chunk index). */
+let stemmer: { db: Database; stems: (words: string[]) => string[]; cache: Map<string, string> } | null = null;
+
+/** The index's stem of each word (same tokenizer as the chunk index), remembered per word. */
 export function stems(words: string[]): string[] {
+  const cache = stemmerOf().cache;
+  const missing = [...new Set(words.filter((w) => !cache.has(w)))];
+  if (missing.length) {
+    if (cache.size + missing.length > STEM_CACHE_WORDS) cache.clear();
+    const found = stemmerOf().stems(missing);
+    missing.forEach((w, i) => cache.set(w, found[i]!));
+  }
+  return words.map((w) => cache.get(w) ?? w);
+}
+
+/** The remembered stem of a word, or undefined (stems() finds and remembers it). */
+export function knownStem(word: string): string | undefined {
+  return stemmerOf().cache.get(word);
+}
+
+function stemmerOf(): NonNullable<typeof stemmer> {
   if (!stemmer) {
     const db = new Database(":memory:");
     db.run("CREATE VIRTUAL TABLE scratch USING fts5(w, tokenize = 'porter unicode61 remove_diacritics 2')");
@@ -46,9 +65,10 @@ export function stems(words: string[]): string[] {
           }
           return out;
         })(),
+      cache: new Map(),
     };
   }
-  return stemmer.stems(words);
+  return stemmer;
 }
 
 /** The query's words that count for matching: content words, or every word of an all-stop-word query. */
@@ -58,20 +78,65 @@ export function queryWords(text: string): string[] {
   return (content.length ? content : all).slice(0, MAX_TERMS);
 }
 
-export function keywordQuery(db: Database, text: string): string | null {
-  const words = queryWords(text);
-  if (!words.length) return null;
+/** A query term as the index knows it: the word typed, its stem, and how many chunks hold the stem. */
+export interface KeywordTerm {
+  word: string;
+  stem: string;
+  frequency: number;
+}
+
+/** How many chunks hold each stem (0 when none), from the index's vocabulary. */
+export function documentFrequencies(db: Database, stemList: string[]): Map<string, number> {
   const docCount = db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?");
+  return new Map(stemList.map((stem) => [stem, docCount.get(stem)?.doc ?? 0]));
+}
+
+/**
+ * How many chunks hold `word`'s stem, counted only up to `cap` + 1: the vocabulary table counts a
+ * term by reading all its postings (tens of milliseconds for a word in most of 100,000 chunks),
+ * while a full-text match stops after `cap` + 1 rows. Exact when the result is `cap` or less.
+ */
+export function cappedFrequency(db: Database, word: string, cap: number): number {
+  const row = db
+    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)")
+    .get(matchQuery([{ word }]), Math.floor(cap) + 1);
+  return row?.n ?? 0;
+}
+
+/** Most chunks a term may occur in and still rank anything (see the module comment). */
+export function commonTermLimit(db: Database): number {
   const total = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
+  return Math.max(total * COMMON_TERM_SHARE, COMMON_TERM_MIN_CHUNKS);
+}
+
+/** The query's terms that take part in keyword matching, rarest first; empty when none is in the index. */
+export function keywordTerms(db: Database, text: string): KeywordTerm[] {
+  const words = queryWords(text);
+  if (!words.length) return [];
   const stemmed = stems(words);
-  const byStem = new Map<string, { word: string; frequency: number }>();
+  const frequencies = documentFrequencies(db, [...new Set(stemmed)]);
+  const byStem = new Map<string, KeywordTerm>();
   words.forEach((word, i) => {
     const stem = stemmed[i]!;
-    if (!byStem.has(stem)) byStem.set(stem, { word, frequency: docCount.get(stem)?.doc ?? 0 });
+    if (!byStem.has(stem)) byStem.set(stem, { word, stem, frequency: frequencies.get(stem)! });
   });
   const scored = [...byStem.values()].filter((w) => w.frequency > 0).sort((a, b) => a.frequency - b.frequency);
-  if (!scored.length) return null;
-  const limit = Math.max(total * COMMON_TERM_SHARE, COMMON_TERM_MIN_CHUNKS);
-  const informative = scored.filter((w, i) => i === 0 || w.frequency <= limit);
-  return informative.map((w) => `"${w.word}"`).join(" OR ");
+  const limit = commonTermLimit(db);
+  return scored.filter((w, i) => i === 0 || w.frequency <= limit);
+}
+
+/**
+ * The FTS5 query OR-ing `terms`, each written `repeats` times (default once): FTS5's bm25() sums
+ * one contribution per phrase of the query, so a term written twice counts twice. This is how
+ * query expansion weights its terms (FTS5 has no per-term weights).
+ */
+export function matchQuery(terms: { word: string; repeats?: number }[]): string {
+  const phrases: string[] = [];
+  for (const t of terms) for (let i = 0; i < (t.repeats ?? 1); i++) phrases.push(`"${t.word.replaceAll('"', '""')}"`);
+  return phrases.join(" OR ");
+}
+
+export function keywordQuery(db: Database, text: string): string | null {
+  const terms = keywordTerms(db, text);
+  return terms.length ? matchQuery(terms) : null;
 }

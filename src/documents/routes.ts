@@ -349,6 +349,15 @@ export function documentRoutes(ctx: AppContext) {
                 vector_unavailable_reason: Nullable(t.String()),
                 configured_model_unavailable_reason: Nullable(t.String({ description: "Why the configured text model is not answering (the built-in model stands in)" })),
                 weights: t.Object({ keyword: t.Number(), vector: t.Number() }, { description: "Weights of the fused similarity_score" }),
+                expansion: Nullable(
+                  t.Object(
+                    {
+                      feedback_documents: t.Integer(),
+                      terms: t.Array(t.Object({ term: t.String(), weight: t.Number(), original: t.Boolean() })),
+                    },
+                    { description: "Hybrid mode: the keyword query as expanded from the first ranking's best documents (pseudo-relevance feedback); each term's share of the query. null when not expanded" },
+                  ),
+                ),
               },
               { description: "The signals this search used and how they were fused" },
             ),
@@ -360,6 +369,7 @@ export function documentRoutes(ctx: AppContext) {
           summary: "Hybrid search over document chunks (keyword BM25 with stemming + vector cosine similarity, fused)",
           description:
             "similarity_score (0-1) = weights.keyword x BM25 / the query's best BM25 + weights.vector x cosine similarity (clamped at 0); match carries each signal's own score. " +
+            "In hybrid mode the keyword query is first expanded with words of the best documents of a first ranking (retrieval.expansion lists the terms); keyword_score is then the BM25 of the expanded query. " +
             "similarity_threshold (0-1, default 0) applies to the cosine similarity (to the fused score when vectors are unavailable). One result per document unless per_document or document_ids says otherwise; " +
             "total_count counts every result of the ranking (up to 4096 candidates per signal); offset pages through them. limit 1-100, default 10.",
         },

@@ -158,8 +158,8 @@ test("a video's page plays it and its keyframe strip seeks the player", async ()
   }
 }, 180_000);
 
-test("select files, tag them, delete them and undo; search documents; a large file goes through an upload intent", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+/** lease.txt and menu.txt uploaded, processed and embedded (a document being embedded cannot be deleted: 409 by the spec). */
+async function leaseAndMenu(tenant: Tenant): Promise<string[]> {
   const ids: string[] = [];
   for (const [name, text] of [
     ["lease.txt", "The tenant may terminate this lease with sixty days written notice to the landlord.\n"],
@@ -171,9 +171,14 @@ test("select files, tag them, delete them and undo; search documents; a large fi
   }
   for (const id of ids) {
     await processed(tenant, id, 120_000);
-    // A document cannot be deleted while its chunks are embedded (409 by the spec); that runs after processing.
     await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded`, timeoutMs: 120_000 });
   }
+  return ids;
+}
+
+test("select files, tag them, delete them and undo; search documents; a large file goes through an upload intent", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const ids = await leaseAndMenu(tenant);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     await signInWithKey(page, server.url, tenant.key);
@@ -700,20 +705,7 @@ async function headingFocused(page: Page, text: string): Promise<void> {
 
 test("keyboard only: sign in with a key, open a file and come back, select and delete a file, undo, search", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
-  const ids: string[] = [];
-  for (const [name, text] of [
-    ["lease.txt", "The tenant may terminate this lease with sixty days written notice to the landlord.\n"],
-    ["menu.txt", "Soup of the day, fresh bread and a glass of cider.\n"],
-  ] as const) {
-    const form = new FormData();
-    form.append("file", new File([text], name));
-    ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
-  }
-  for (const id of ids) {
-    await processed(tenant, id, 120_000);
-    // A document cannot be deleted while its chunks are embedded (409 by the spec); that runs after processing.
-    await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded`, timeoutMs: 120_000 });
-  }
+  const ids = await leaseAndMenu(tenant);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
     await page.goto(server.url);

@@ -618,6 +618,8 @@ test("the Activity page's job monitor lists the background jobs by status and ca
   form.append("file", new File(["Harbour crane maintenance log.\n"], "crane.txt"));
   const fileId = (await tenant.api.form("/files/upload", form)).body.image_id as string;
   await processed(tenant, fileId, 120_000);
+  // Its chunks' embedding is a job of its own; once it is done, the export's removal is the one job waiting.
+  await pollApi(tenant, `/files/${fileId}/processing-status`, (res) => res.body.embedding_status === "completed", { what: "crane.txt's chunks to be embedded", timeoutMs: 120_000 });
   // An export's removal waits for its link to expire: a job that stays pending for minutes.
   const exported = await tenant.api.post("/files/export", { format: "csv", file_ids: [fileId], columns: [{ field_key: "filename" }] });
   expect(exported.status).toBe(200);

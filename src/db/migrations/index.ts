@@ -17,6 +17,7 @@ import accounts from "./012_accounts.ts";
 import cloudStorage from "./013_cloud_storage.ts";
 import jobListing from "./014_job_listing.ts";
 import pageImages from "./015_page_images.ts";
+import processingStatusListing from "./016_processing_status_listing.ts";
 
 export interface Migration {
   version: number;
@@ -40,4 +41,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 13, name: "cloud_storage", sql: cloudStorage },
   { version: 14, name: "job_listing", sql: jobListing },
   { version: 15, name: "page_images", sql: pageImages },
+  { version: 16, name: "processing_status_listing", sql: processingStatusListing },
 ];

@@ -1,8 +1,9 @@
 /**
  * The `google_drive` provider: Google's OAuth 2.0 endpoints and the Drive v3 REST API (files.list
  * with `q` on parents, files.get, `alt=media` downloads, exports of native Google documents,
- * multipart uploads, folders, about), a Picker capability whose proxy reaches only the files and
- * about endpoints, and hosted spreadsheets (a CSV uploaded with conversion to a Google Sheet).
+ * resumable uploads of originals, folders, about), a Picker capability whose proxy reaches only the
+ * files and about endpoints, and hosted spreadsheets (a small CSV sent as one multipart upload with
+ * conversion to a Google Sheet).
  * Every base URL is a setting, so an on-prem deployment points them at its own servers.
  */
 import type { Config } from "../config.ts";

@@ -6,6 +6,7 @@
  * line, a slide's next bullet) still counts as new.
  */
 import sharp from "sharp";
+import { BLANK_STDEV } from "./frames.ts";
 
 // Measured on a 720p frame with 28 px subtitles: one changed digit moves its 10×10 block by 4.4
 // grey levels at this size, encoding the same picture again by 1.2 (quality 60) to 1.9 (quality 30).
@@ -16,8 +17,6 @@ const HEIGHT = 180;
 const BLOCK_W = 10;
 const BLOCK_H = 10;
 const BLOCK_CHANGE = 1.5;
-/** A frame whose grey levels vary less than this has no strokes to read (frames.ts's blank card). */
-const BLANK_STDEV = 10;
 
 export interface FrameSignature {
   grey: Uint8Array;
@@ -33,6 +32,7 @@ export async function frameSignature(jpeg: Buffer): Promise<FrameSignature> {
   return { grey, stdev: Math.sqrt(Math.max(0, squares / grey.length - mean * mean)) };
 }
 
+/** A blank card (as the poster choice judges one) has no strokes to read. */
 export const isBlank = (frame: FrameSignature) => frame.stdev < BLANK_STDEV;
 
 /** True when no block of the two frames differs by BLOCK_CHANGE grey levels or more on average. */

@@ -272,7 +272,7 @@ export async function measureFrame(jpeg: Buffer): Promise<FrameMeasure> {
 /** A frame this dark is black (a fade, a lens cap), unless it still shows detail. */
 const BLACK_MEAN = 24;
 /** Grey levels this uniform are a blank card, whatever its colour. */
-const BLANK_STDEV = 10;
+export const BLANK_STDEV = 10;
 /** Blurry: less than this share of the sharpest frame's edge energy. */
 const BLURRY_SHARE = 0.25;
 /** Among good frames the earliest scoring at least this share of the best is taken. */

@@ -5,8 +5,10 @@
  */
 import { afterAll, expect, test } from "bun:test";
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
+import { ChunkedFileWriter } from "../src/storage/file-writer.ts";
 import { startHashThreads } from "../src/storage/hash-threads.ts";
 import { tempDir } from "./support/server.ts";
 
@@ -62,4 +64,21 @@ test("a file over its limit is refused and removed", async () => {
   const path = join(dir, "too-big");
   await expect(writeStream(from(big.chunks), path, { maxBytes: 2 * 1024 * 1024 })).rejects.toBeInstanceOf(SizeLimitError);
   expect(await Bun.file(path).exists()).toBe(false);
+});
+
+test("a write the disk refuses fails the file while its buffers are being hashed, and leaves no buffer waiting", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  const path = join(dir, "read-only");
+  writeFileSync(path, "");
+  // A handle opened for reading: every positioned write is EBADF, as a failing disk's would be an error.
+  const handle = await open(path, "r");
+  const writer = new ChunkedFileWriter(handle, { md5: true });
+  const big = chunked(5 * 1024 * 1024);
+  const outcome = (async () => {
+    for (const chunk of big.chunks) await writer.push(chunk);
+    return writer.flush();
+  })();
+  await expect(outcome).rejects.toThrow();
+  await writer.settle();
+  await handle.close();
 });

@@ -1,14 +1,14 @@
 /**
- * Streams a multipart/form-data request body to disk with busboy: each file part is written to
- * the staging directory while its SHA-256 is computed and its first bytes are kept for type
- * detection, so memory stays flat whatever the file size. Text fields are collected as strings.
+ * Reads a multipart/form-data request body (multipart-parser.ts) into the staging directory: each
+ * file part is written to disk while its SHA-256 is computed and its first bytes are kept for
+ * type detection, so memory stays flat whatever the file size. Text fields are collected as
+ * strings. The limits of a form (files, fields, sizes) are enforced here, as the bytes arrive.
  */
-import Busboy from "busboy";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
 import { ApiError, badRequest, ClientDisconnectedError, errorMessage } from "../errors.ts";
-import { DurableFile, SizeLimitError, type WrittenFile } from "../storage/disk.ts";
+import { DurableFile, SizeLimitError } from "../storage/disk.ts";
+import { boundaryOf, MultipartParser, MultipartSyntaxError, type PartHeaders, type PartSink } from "./multipart-parser.ts";
 
 export interface StagedUpload {
   /** Position among the request's files, from 0. */
@@ -41,13 +41,10 @@ export interface FormLimits {
 }
 
 const MAX_FIELD_BYTES = 64 * 1024;
+const MAX_FIELDS = 100;
+const MAX_PARTS = 10_000;
+const MAX_EPILOGUE_BYTES = 64 * 1024;
 
-/**
- * Reads the form. Whatever the client does (a body cut off before its closing boundary, a
- * connection dropped mid-file, a part too large), this settles: every staging file it opened is
- * closed and removed, and the failure is thrown as an ApiError for this request alone. Nothing
- * escapes as an unhandled stream error, and no file handle is left for the garbage collector.
- */
 /**
  * How an ingest service receives a form without seeing HTTP: it names the staging directory and
  * its limits, the reader streams the files there. Routes pass `formOf(request)`.
@@ -58,6 +55,11 @@ export function formOf(request: Request): FormReader {
   return (stagingDir, limits) => parseMultipartForm(request, stagingDir, limits);
 }
 
+/**
+ * Reads the form. Whatever the client does (a body cut off before its closing boundary, a
+ * connection dropped mid-file, a part too large), this settles: every staging file it opened is
+ * closed and removed, and the failure is thrown as an ApiError for this request alone.
+ */
 export async function parseMultipartForm(request: Request, stagingDir: string, limits: FormLimits): Promise<ParsedForm> {
   const contentType = request.headers.get("content-type") ?? "";
   if (!contentType.toLowerCase().startsWith("multipart/form-data")) {
@@ -69,110 +71,87 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
     throw new ApiError("PAYLOAD_TOO_LARGE", `the request body of ${declared} bytes exceeds the ${limits.maxTotalBytes}-byte limit`);
   }
 
-  let busboy: Busboy.Busboy;
-  try {
-    busboy = Busboy({
-      headers: { "content-type": contentType },
-      limits: { fieldSize: MAX_FIELD_BYTES, fields: 100, parts: 10_000, fileSize: limits.maxFileBytes + 1 },
-      defParamCharset: "utf8",
-    });
-  } catch (err) {
-    throw new ApiError("MALFORMED_MULTIPART", `malformed multipart body: ${errorMessage(err)}`);
-  }
-
   const fields: Record<string, string> = {};
   const files: StagedUpload[] = [];
-  const writes: Promise<void>[] = [];
-  /** File parts being written: a failure destroys them, which ends their writers' loops. */
-  const receiving = new Set<Readable>();
+  const receivers: FileReceiver[] = [];
+  let fieldCount = 0;
+  let total = 0;
   let failure: unknown = null;
-  const settled = Promise.withResolvers<void>();
-  const reader = request.body.getReader();
-  /** Wakes the body pump when it waits for busboy to drain. */
-  let wakePump: () => void = () => {};
+  let parts = 0;
   const fail = (err: unknown) => {
     failure ??= err;
-    for (const stream of receiving) stream.destroy(failure instanceof Error ? failure : new Error(String(failure)));
-    reader.cancel().catch(() => {});
-    wakePump();
-    settled.resolve();
   };
-  let total = 0;
 
-  busboy.on("field", (name, value, info) => {
-    if (info.valueTruncated) return fail(badRequest(`${name}: field value is longer than ${MAX_FIELD_BYTES} bytes`));
-    fields[name] = value;
-  });
-  busboy.on("file", (name, stream, info) => {
-    // busboy errors a part it cannot finish ("Unexpected end of form"); its writer sees that through
-    // iteration, and an 'error' event with no listener would end the process.
-    stream.on("error", () => {});
-    if (failure !== null) return void stream.resume();
-    if (!limits.fileFields.includes(name)) {
-      stream.resume();
-      return fail(badRequest(`unexpected file field "${name}"; send files as ${limits.fileFields.join(" or ")}`));
+  const boundary = boundaryOf(contentType);
+  if (!boundary) throw new ApiError("MALFORMED_MULTIPART", "malformed multipart body: the content type names no boundary");
+  const parser = new MultipartParser(boundary, (part) => {
+    if (failure !== null) return null;
+    if (++parts > MAX_PARTS) throw badRequest(`at most ${MAX_PARTS} parts per request`);
+    // As browsers see it: a part is a file when it names one or declares raw bytes.
+    if (!part.filename && part.contentType !== "application/octet-stream") {
+      if (++fieldCount > MAX_FIELDS) throw badRequest(`at most ${MAX_FIELDS} form fields per request`);
+      return fieldSink(part, (value) => {
+        fields[part.name] = value;
+      });
+    }
+    if (!limits.fileFields.includes(part.name)) {
+      throw badRequest(`unexpected file field "${part.name}"; send files as ${limits.fileFields.join(" or ")}`);
     }
     const index = files.length;
     if (limits.maxFiles !== null && index >= limits.maxFiles) {
-      stream.resume();
-      return fail(new ApiError("BATCH_TOO_LARGE", `at most ${limits.maxFiles} files per request for this tier`));
+      throw new ApiError("BATCH_TOO_LARGE", `at most ${limits.maxFiles} files per request for this tier`);
     }
-    const filename = decodeFormFilename(info.filename ?? "") || `file-${index + 1}`;
-    const entry: StagedUpload = { index, field: name, filename, declaredType: info.mimeType, path: null, size: 0, sha256: "", head: new Uint8Array() };
+    const filename = decodeFormFilename(baseName(part.filename ?? "")) || `file-${index + 1}`;
+    const entry: StagedUpload = { index, field: part.name, filename, declaredType: part.contentType, path: null, size: 0, sha256: "", head: new Uint8Array() };
     files.push(entry);
-    receiving.add(stream);
-    const path = join(stagingDir, `${index}`);
-    writes.push(
-      receiveFile(stream, path, limits.maxFileBytes, (bytes) => {
-        total += bytes;
-        if (total > limits.maxTotalBytes) {
-          throw new ApiError("PAYLOAD_TOO_LARGE", `the files in this request exceed ${limits.maxTotalBytes} bytes in total`);
-        }
-      })
-        .then((written) => {
-          Object.assign(entry, { path, size: written.size, sha256: written.sha256, head: written.head });
-        })
-        .catch((err) => {
-          stream.resume();
-          if (err instanceof SizeLimitError) {
-            entry.size = limits.maxFileBytes + 1;
-            if (limits.abortOnOversizedFile) fail(new ApiError("FILE_TOO_LARGE", limits.oversizeMessage));
-            return;
-          }
-          fail(err);
-        })
-        .finally(() => receiving.delete(stream)),
+    const receiver = new FileReceiver(join(stagingDir, `${index}`), limits.maxFileBytes, (bytes) => {
+      total += bytes;
+      if (total > limits.maxTotalBytes) throw new ApiError("PAYLOAD_TOO_LARGE", `the files in this request exceed ${limits.maxTotalBytes} bytes in total`);
+    });
+    receiver.outcome.then(
+      (written) => {
+        if (written) Object.assign(entry, { path: written.path, size: written.size, sha256: written.sha256, head: written.head });
+      },
+      (err) => {
+        if (!(err instanceof SizeLimitError)) return fail(err);
+        entry.size = limits.maxFileBytes + 1;
+        if (limits.abortOnOversizedFile) fail(new ApiError("FILE_TOO_LARGE", limits.oversizeMessage));
+      },
     );
+    receivers.push(receiver);
+    return { data: (chunk) => receiver.take(chunk), end: () => receiver.end() };
   });
-  busboy.on("error", (err) => fail(malformedBody(err)));
-  busboy.on("close", () => settled.resolve());
 
-  // Feed the body to busboy with backpressure. A failure cancels the reader (ending a pending
-  // read) and wakes a wait for 'drain'. No promise outlives its chunk: racing each read against
-  // a long-lived promise would keep every chunk reachable until the request ends.
+  // Feed the body chunk by chunk; before the next one, wait until every file has taken its share
+  // (the writers hold views of the chunk until then), which is the backpressure on the client.
+  const reader = request.body.getReader();
+  // After the closing boundary only an epilogue may follow (a line break, usually): it is read
+  // and dropped, up to MAX_EPILOGUE_BYTES, so the connection stays usable for the next request.
+  let epilogue = 0;
   try {
-    for (;;) {
+    while (failure === null) {
       const next = await reader.read();
-      if (failure !== null) break;
       if (next.done) {
-        busboy.end();
+        parser.end();
         break;
       }
-      if (!busboy.write(next.value)) {
-        await new Promise<void>((resolve) => {
-          wakePump = resolve;
-          busboy.once("drain", resolve);
-        });
-        busboy.removeAllListeners("drain");
-        wakePump = () => {};
+      if (parser.finished) {
+        if ((epilogue += next.value.byteLength) > MAX_EPILOGUE_BYTES) break;
+        continue;
       }
+      parser.write(next.value);
+      for (const receiver of receivers) if (receiver.busy) await receiver.idle();
     }
   } catch (err) {
-    fail(request.signal.aborted ? new ClientDisconnectedError() : malformedBody(err));
+    if (err instanceof ApiError) fail(err);
+    else if (err instanceof MultipartSyntaxError) fail(err.message.includes("closing boundary") ? truncated() : malformedBody(err));
+    else fail(request.signal.aborted ? new ClientDisconnectedError() : malformedBody(err));
   }
-  if (failure !== null) busboy.destroy();
-  await settled.promise;
-  await Promise.allSettled(writes);
+  if (failure !== null) {
+    reader.cancel().catch(() => {});
+    for (const receiver of receivers) receiver.discard();
+  }
+  await Promise.allSettled(receivers.map((receiver) => receiver.outcome));
   if (failure !== null) {
     await rm(stagingDir, { recursive: true, force: true });
     throw failure;
@@ -180,68 +159,142 @@ export async function parseMultipartForm(request: Request, stagingDir: string, l
   return { fields, files };
 }
 
+/** Collects a text field, refusing values over MAX_FIELD_BYTES. */
+function fieldSink(part: PartHeaders, done: (value: string) => void): PartSink {
+  const pieces: Uint8Array[] = [];
+  let size = 0;
+  return {
+    data(chunk) {
+      size += chunk.byteLength;
+      if (size > MAX_FIELD_BYTES) throw badRequest(`${part.name}: field value is longer than ${MAX_FIELD_BYTES} bytes`);
+      pieces.push(chunk.slice());
+    },
+    end() {
+      done(textDecoder(part.charset).decode(Buffer.concat(pieces)));
+    },
+  };
+}
+
+function textDecoder(charset: string | undefined): TextDecoder {
+  try {
+    return new TextDecoder(charset ?? "utf-8");
+  } catch {
+    return new TextDecoder("utf-8");
+  }
+}
+
 /**
- * Writes one file part as busboy emits it. Its 'data' events feed the writer directly, pausing
- * the part while a batch is being written (which holds busboy, then the body pump, back); an
- * async iterator over the part would add a promise per chunk. `count` may throw to refuse the
- * chunk. Settles once the part ends (the file durable) or fails (the file removed).
+ * One file part on its way to disk. A chunk goes straight to the file's writer unless the file is
+ * still opening or a write holds chunks back; then it waits its turn on `pending`, and the
+ * parser's loop waits for `idle` before the next body chunk. A chunk past maxBytes, a failed
+ * write or `discard` drops the file.
  */
-async function receiveFile(stream: Readable, path: string, maxBytes: number, count: (bytes: number) => void): Promise<WrittenFile> {
-  const ended = Promise.withResolvers<void>();
-  // The part can fail while its file is being opened; the rejection is awaited below.
-  ended.promise.catch(() => {});
-  let failed = false;
-  let file: DurableFile | null = null;
-  const failWith = (err: unknown) => {
-    if (failed) return;
-    failed = true;
-    stream.off("data", onData);
-    ended.reject(err);
-  };
-  const onData = (chunk: Uint8Array) => {
-    try {
-      count(chunk.byteLength);
-      const wait = file!.push(chunk);
-      if (wait) {
-        stream.pause();
-        wait.then(() => stream.resume(), failWith);
-      }
-    } catch (err) {
-      failWith(err);
+class FileReceiver {
+  /** The written file; null when discarded; rejects with the failure (SizeLimitError past maxBytes). */
+  readonly outcome: Promise<{ path: string; size: number; sha256: string; head: Uint8Array } | null>;
+  private file: DurableFile | null = null;
+  /** The last step queued, cleared when it settles as the last; it never rejects. */
+  private pending: Promise<void> | null;
+  private failure: unknown = null;
+  private discarded = false;
+  private readonly ended = Promise.withResolvers<void>();
+
+  constructor(
+    path: string,
+    maxBytes: number,
+    private readonly count: (bytes: number) => void,
+  ) {
+    this.pending = this.queued(
+      DurableFile.create(path, { maxBytes }).then((file) => {
+        this.file = file;
+      }),
+    );
+    this.outcome = this.settle(path);
+    // The failure is read through `outcome` by the form; it must never surface as unhandled.
+    this.outcome.catch(() => {});
+  }
+
+  get busy(): boolean {
+    return this.pending !== null;
+  }
+
+  async idle(): Promise<void> {
+    while (this.pending) await this.pending;
+  }
+
+  take(chunk: Uint8Array): void {
+    if (this.failure !== null || this.discarded) return;
+    if (this.pending) {
+      this.pending = this.queued(this.pending.then(() => this.write(chunk)));
+      return;
     }
-  };
-  // Listening before the file is open: busboy may end or error the part (a truncated body) meanwhile.
-  stream.once("end", () => ended.resolve());
-  stream.once("error", failWith);
-  stream.once("close", () => failWith(new Error("the file part was closed before its end")));
-  try {
-    file = await DurableFile.create(path, { maxBytes });
-  } catch (err) {
-    failWith(err);
+    try {
+      const wait = this.write(chunk);
+      if (wait) this.pending = this.queued(wait);
+    } catch (err) {
+      this.fail(err);
+    }
   }
-  // Only now does the part flow: no chunk arrives before there is a file to take it.
-  if (!failed) stream.on("data", onData);
-  try {
-    await ended.promise;
-  } catch (err) {
-    await file?.discard();
-    throw err;
+
+  end(): void {
+    this.ended.resolve();
   }
-  return file!.finish();
+
+  discard(): void {
+    this.discarded = true;
+    this.ended.resolve();
+  }
+
+  private write(chunk: Uint8Array): Promise<void> | undefined {
+    if (this.failure !== null || this.discarded) return undefined;
+    this.count(chunk.byteLength);
+    return this.file!.push(chunk);
+  }
+
+  private queued(step: Promise<void> | undefined): Promise<void> {
+    const tail: Promise<void> = Promise.resolve(step).then(
+      () => {
+        if (this.pending === tail) this.pending = null;
+      },
+      (err) => {
+        this.fail(err);
+        if (this.pending === tail) this.pending = null;
+      },
+    );
+    return tail;
+  }
+
+  private fail(err: unknown): void {
+    this.failure ??= err;
+    this.ended.resolve();
+  }
+
+  private async settle(path: string) {
+    await this.ended.promise;
+    await this.idle();
+    if (this.failure === null && !this.discarded) return { path, ...(await this.file!.finish()) };
+    await this.file?.discard();
+    if (this.failure !== null) throw this.failure;
+    return null;
+  }
+}
+
+function truncated(): ApiError {
+  return new ApiError("MALFORMED_MULTIPART", "the multipart body ended before its closing boundary (truncated upload); send the whole body");
 }
 
 function malformedBody(err: unknown): ApiError {
-  const message = errorMessage(err);
-  const truncated = /unexpected end/i.test(message);
-  return new ApiError(
-    "MALFORMED_MULTIPART",
-    truncated ? "the multipart body ended before its closing boundary (truncated upload); send the whole body" : `malformed multipart body: ${message}`,
-  );
+  return new ApiError("MALFORMED_MULTIPART", `malformed multipart body: ${errorMessage(err)}`);
+}
+
+/** A browser may send a path ("C:\\fakepath\\a.jpg"); the file's name is its last segment. */
+function baseName(filename: string): string {
+  return filename.slice(Math.max(filename.lastIndexOf("/"), filename.lastIndexOf("\\")) + 1);
 }
 
 /**
  * Browsers and fetch escape `"`, CR and LF in multipart file names as %22, %0D and %0A (WHATWG
- * multipart/form-data encoding); busboy leaves them escaped. Undo the quote, drop line breaks.
+ * multipart/form-data encoding); the parser leaves them escaped. Undo the quote, drop line breaks.
  */
 export function decodeFormFilename(raw: string): string {
   return raw.replace(/%22/g, '"').replace(/%0[dDaA]/g, " ").replace(/[\u0000-\u001f\u007f]/g, "").trim();

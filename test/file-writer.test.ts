@@ -66,7 +66,7 @@ test("a file over its limit is refused and removed", async () => {
   expect(await Bun.file(path).exists()).toBe(false);
 });
 
-test("a write the disk refuses fails the file while its buffers are being hashed, and leaves no buffer waiting", async () => {
+test("a write the disk refuses fails the file on the hashing thread that writes it, and leaves no buffer waiting", async () => {
   expect(await startHashThreads()).toBeGreaterThan(0);
   const path = join(dir, "read-only");
   writeFileSync(path, "");

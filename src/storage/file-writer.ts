@@ -10,11 +10,9 @@
  * let them outlive the young generation: the server's RSS grew by 81 MiB during the upload
  * benchmark instead of ~45.
  *
- * Full buffers are written on the I/O thread while a hashing thread (hash-threads.ts) reads the
- * same buffer (shared memory) into the file's hashes, so this thread only copies and the write
- * and the hash run side by side (the hashing thread used to write too, in series: ~90 ms of
- * SHA-256 then ~30 ms of write per 100 MB). With no hashing thread, each chunk is hashed here as
- * it arrives.
+ * Full buffers are hashed and written by a hashing thread (hash-threads.ts) when one is
+ * available, so this thread only copies; otherwise each chunk is hashed here as it arrives and
+ * the buffers are written on the I/O thread.
  *
  * Every SYNC_EVERY_BYTES written, an fdatasync starts on the I/O thread (one at a time, never
  * awaited by push): the disk writes back while the rest of the body is still arriving, so the
@@ -67,8 +65,8 @@ export class ChunkedFileWriter {
   private size = 0;
   private position: number;
   /** The buffer filling; its twin may be being written. */
-  private batch: Uint8Array;
-  private spare: Uint8Array | null;
+  private batch: Uint8Array = new Uint8Array(BATCH_BYTES);
+  private spare: Uint8Array | null = new Uint8Array(BATCH_BYTES);
   private batchBytes = 0;
   private writing: Promise<void> | null = null;
   /** The early-writeback fdatasync in flight, if any, and the bytes written since the last one started. */
@@ -84,10 +82,6 @@ export class ChunkedFileWriter {
     const sha256 = options.sha256 !== false;
     const md5 = options.md5 === true;
     this.threaded = sha256 || md5 ? ThreadedHash.open({ sha256, md5 }) : null;
-    // Shared memory when a hashing thread reads the buffers in place.
-    const buffer = () => new Uint8Array(this.threaded ? new SharedArrayBuffer(BATCH_BYTES) : new ArrayBuffer(BATCH_BYTES));
-    this.batch = buffer();
-    this.spare = buffer();
     this.sha = sha256 && !this.threaded ? new Bun.CryptoHasher("sha256") : null;
     this.md5 = md5 && !this.threaded ? new Bun.CryptoHasher("md5") : null;
     this.headLimit = options.headBytes ?? 0;
@@ -184,14 +178,22 @@ export class ChunkedFileWriter {
     this.batch = this.spare!;
     this.spare = null;
     this.batchBytes = 0;
-    // The hashing thread reads the buffer (shared memory) while the I/O pool writes it.
-    const written = Promise.all([this.threaded?.update(full as Uint8Array<SharedArrayBuffer>, length), writeAll(this.handle, full, length, position)]).then(
-      () => full,
-      (err) => {
-        this.failure ??= err;
-        return full;
-      },
-    );
+    // The hashing thread takes the buffer (transferred) and hands it back once written.
+    const written = this.threaded
+      ? this.threaded.batch(full, length, this.handle.fd, position).then(
+          (back) => back,
+          (err: Error & { buffer?: Uint8Array | null }) => {
+            this.failure ??= err;
+            return err.buffer ?? new Uint8Array(BATCH_BYTES);
+          },
+        )
+      : writeAll(this.handle, full, length, position).then(
+          () => full,
+          (err) => {
+            this.failure ??= err;
+            return full;
+          },
+        );
     this.writing = written
       .then((back) => {
         this.spare = back;

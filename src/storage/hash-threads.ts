@@ -1,7 +1,7 @@
 /**
- * Hashing threads for file writes (hash-worker.ts): ChunkedFileWriter shares each full batch
- * with a thread that updates the file's SHA-256/MD5 while the batch is written, so the thread
- * reading the request only parses and copies. Profiled on the upload benchmark (100 MB streamed, 2 cores),
+ * Hashing threads for file writes (hash-worker.ts): ChunkedFileWriter hands each full batch to a
+ * thread that updates the file's SHA-256/MD5 and writes the batch, so the thread reading the
+ * request only parses and copies. Profiled on the upload benchmark (100 MB streamed, 2 cores),
  * SHA-256 was ~40% of the request thread's time and MD5 of intent parts ~50%; both ran in
  * series with reading the body. A file's batches all go to one thread (its hash state lives
  * there), files are spread over the threads. Threads start on first use (or startHashThreads)
@@ -14,7 +14,7 @@ import { WorkerThread } from "../native/worker-thread.ts";
 
 export type HashRequest =
   | { kind: "open"; stream: number; sha256: boolean; md5: boolean }
-  | { kind: "update"; stream: number; buffer: SharedArrayBuffer; length: number }
+  | { kind: "batch"; stream: number; buffer: ArrayBuffer; length: number; fd: number; position: number }
   | { kind: "digest"; stream: number }
   | { kind: "drop"; stream: number }
   | { kind: "range"; stream: number; path: string; offset: number; length: number }
@@ -24,6 +24,8 @@ export interface HashReply {
   ok: boolean;
   error?: string;
   code?: string;
+  /** A batch's buffer, handed back (on failure too). */
+  buffer?: ArrayBuffer;
   sha256?: string;
   md5?: string | null;
   size?: number;
@@ -108,13 +110,16 @@ export class ThreadedHash {
   }
 
   /**
-   * Adds buffer[0..length] to the hashes. The buffer is shared memory, read by the thread in place
-   * (no copy, no transfer), so the caller can write it to disk meanwhile; it must not change it
-   * until this resolves.
+   * Hashes buffer[0..length] and writes it to `fd` at `position`. `buffer` (whole, not a view) is
+   * transferred: it is unusable until this resolves to it again. Rejects with the write's error,
+   * carrying the buffer when the thread handed it back.
    */
-  async update(buffer: Uint8Array<SharedArrayBuffer>, length: number): Promise<void> {
-    const error = failed(await this.thread.ask({ kind: "update", stream: this.stream, buffer: buffer.buffer, length }));
-    if (error) throw error;
+  async batch(buffer: Uint8Array, length: number, fd: number, position: number): Promise<Uint8Array> {
+    const reply = await this.thread.ask({ kind: "batch", stream: this.stream, buffer: buffer.buffer as ArrayBuffer, length, fd, position }, [buffer.buffer as ArrayBuffer]);
+    const back = reply instanceof Error || !reply.buffer ? null : new Uint8Array(reply.buffer);
+    const error = failed(reply);
+    if (error) throw Object.assign(error, { buffer: back });
+    return back!;
   }
 
   /** Adds bytes offset..offset+length of the file at `path` to the SHA-256 (read on the thread). */

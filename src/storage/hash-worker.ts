@@ -1,10 +1,11 @@
 /**
  * A hashing thread (hash-threads.ts): keeps the SHA-256/MD5 state of the files being written
- * through it, and updates them with each batch, read in place from the writer's shared buffer
- * (the writer writes it to disk meanwhile). Also hashes ranges of files on disk into a file's
- * SHA-256, and digests whole files.
+ * through it, and for each batch updates the hashes and writes the batch at its position with a
+ * blocking write on this thread (the fd belongs to the process, opened by the caller), then hands
+ * the buffer back. Also hashes ranges of files on disk into a file's SHA-256, and digests whole
+ * files.
  */
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync, writeSync } from "node:fs";
 import { serveRequests } from "../native/worker-thread.ts";
 import type { HashReply, HashRequest } from "./hash-threads.ts";
 
@@ -17,13 +18,19 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
       case "open":
         streams.set(request.stream, { sha: request.sha256 ? new Bun.CryptoHasher("sha256") : null, md5: request.md5 ? new Bun.CryptoHasher("md5") : null });
         return { reply: { ok: true } };
-      case "update": {
+      case "batch": {
         const state = streams.get(request.stream);
         if (!state) throw new Error(`hash stream ${request.stream} is not open`);
         const view = new Uint8Array(request.buffer, 0, request.length);
         state.sha?.update(view);
         state.md5?.update(view);
-        return { reply: { ok: true } };
+        let done = 0;
+        while (done < request.length) {
+          const written = writeSync(request.fd, view, done, request.length - done, request.position + done);
+          if (written <= 0) throw new Error("the disk accepted no bytes");
+          done += written;
+        }
+        return { reply: { ok: true, buffer: request.buffer }, transfer: [request.buffer] };
       }
       case "digest": {
         const state = streams.get(request.stream);
@@ -71,7 +78,9 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
       }
     }
   } catch (err) {
-    return { reply: { ok: false, error: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code } };
+    // The buffer still goes back: the writer keeps its pair of buffers whatever happened.
+    const buffer = request.kind === "batch" ? request.buffer : undefined;
+    return { reply: { ok: false, error: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code, buffer }, transfer: buffer ? [buffer] : [] };
   }
 }
 

@@ -116,6 +116,15 @@ test("a PDF page comes back as a WebP of the asked width with its dark text on w
   expect(standardMeta.width).toBe(Math.round((1024 * A4.width) / A4.height));
 }, TIMEOUT);
 
+test("requests racing for one undrawn page share one drawing", async () => {
+  const before = await drawings();
+  const pictures = await Promise.all([1, 2, 3, 4].map(() => picture(owner, `/files/${pdfId}/digitization/pages/1/image?width=300`)));
+  for (const p of pictures) expect(p.bytes.equals(pictures[0]!.bytes)).toBe(true);
+  const after = await drawings();
+  expect(after.rendered).toBe(before.rendered + 1);
+  expect(storedPictures(pdfId).filter((row) => row.page_number === 1 && row.width === 300)).toHaveLength(1);
+}, TIMEOUT);
+
 test("page numbers, widths, media types and organizations are refused with clear codes", async () => {
   const at = (path: string) => owner.api.get(`/files/${pdfId}/digitization/pages/${path}`);
   const past = await at("3/image");

@@ -62,10 +62,19 @@ export async function pageImage(ctx: AppContext, file: FileRow, page: number, wi
     ctx.metrics.pageImages.inc({ outcome: "cached" });
     return { blobKey: cached.blob_key, width: cached.image_width, height: cached.image_height };
   }
-  // Two requests racing for one undrawn page both draw it (the reader takes them in turn); the
-  // pictures are the same bytes under the same key, and the first row stays.
-  return drawPage(ctx, file, page, width);
+  // Requests racing for one undrawn page share its drawing: the reader is one child process
+  // taking pages in turn, and a dashboard opening a document asks for several pages at once.
+  const key = `${file.id}/${page}/${size}`;
+  let drawing = pagesBeingDrawn.get(key);
+  if (!drawing) {
+    drawing = drawPage(ctx, file, page, width).finally(() => pagesBeingDrawn.delete(key));
+    pagesBeingDrawn.set(key, drawing);
+  }
+  return drawing;
 }
+
+/** Pages being drawn, by file id, page and width (file ids are unique across every server in the process). */
+const pagesBeingDrawn = new Map<string, Promise<PageImage>>();
 
 async function drawPage(ctx: AppContext, file: FileRow, page: number, width: number | null): Promise<PageImage> {
   const bytes = await readObject(ctx.blobs, file.blob_key!);

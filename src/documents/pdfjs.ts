@@ -46,33 +46,36 @@ const MAX_DEPTH = 64;
 class TooDeep extends Error {}
 
 /**
- * A copy of plain objects and arrays; anything else (typed arrays, errors, maps) as
- * structuredClone copies it. Primitives are taken as they are without a call (most values are).
+ * A copy of plain objects, class instances and arrays; anything else (typed arrays, errors, maps)
+ * as structuredClone copies it. Primitives are taken as they are without a call (most values are).
  */
 function copy(value: object, depth: number): unknown {
   if (depth > MAX_DEPTH) throw new TooDeep();
   if (Array.isArray(value)) {
     const out = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) {
-      const v: unknown = value[i];
-      out[i] = typeof v === "object" && v !== null ? copy(v, depth + 1) : v;
-    }
+    for (let i = 0; i < value.length; i++) out[i] = copyValue(value[i], depth);
     return out;
   }
   const proto = Object.getPrototypeOf(value);
-  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: Record<string, unknown> = proto === null ? Object.create(null) : {};
-  // for-in over a plain object: its own enumerable keys (Object.keys would allocate an array per object).
-  for (const key in value) {
-    const v: unknown = (value as Record<string, unknown>)[key];
-    out[key] = typeof v === "object" && v !== null ? copy(v, depth + 1) : v;
+  if (proto === Object.prototype || proto === null) {
+    // for-in over a plain object: its own enumerable keys (Object.keys would allocate an array per object).
+    for (const key in value) out[key] = copyValue((value as Record<string, unknown>)[key], depth);
+    return out;
   }
+  // Built-in kinds (typed arrays, errors, maps, dates) tag themselves: structuredClone knows them.
+  if (Object.prototype.toString.call(value) !== "[object Object]") return structuredClone(value);
+  // An instance of an ordinary class (pdf.js's Ref, one for every page): a plain object of its own
+  // properties, as structuredClone makes it.
+  for (const key of Object.keys(value)) out[key] = copyValue((value as Record<string, unknown>)[key], depth);
   return out;
 }
 
+const copyValue = (v: unknown, depth: number): unknown => (typeof v === "object" && v !== null ? copy(v, depth + 1) : v);
+
 function copyMessage(message: unknown): unknown {
   try {
-    return typeof message === "object" && message !== null ? copy(message, 0) : message;
+    return copyValue(message, -1);
   } catch (err) {
     if (err instanceof TooDeep) return structuredClone(message);
     throw err;

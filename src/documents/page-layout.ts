@@ -27,7 +27,7 @@
  *  - lists, key-value lines and code spaced apart by less than two lines stay one element;
  *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
-import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
+import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, singleSpaced, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
 import type { BoundingBox, DocElement } from "./types.ts";
 import { logicalText, rightToLeft } from "./layout/bidi.ts";
 import { readingOrder, type Atom } from "./layout/columns.ts";
@@ -132,9 +132,6 @@ export function buildLines(runs: Run[]): Line[] {
   return lines.map(visualToLogical);
 }
 
-/** Whitespace other than a lone space. */
-const OTHER_SPACE = /[^\S ]|\s\s/;
-
 function makeLine(group: Run[]): Line {
   group.sort((a, b) => a.x0 - b.x0);
   const size = Math.max(...group.map((g) => g.size));
@@ -159,8 +156,7 @@ function makeLine(group: Run[]): Line {
   let x0 = Infinity;
   let x1 = -Infinity;
   for (const c of cells) {
-    // Most text has single spaces only, which the replace would copy unchanged.
-    c.text = (OTHER_SPACE.test(c.text) ? c.text.replace(/\s+/g, " ") : c.text).trim();
+    c.text = singleSpaced(c.text).trim();
     if (!c.text) continue;
     kept.push(c);
     x0 = Math.min(x0, c.x0);

@@ -280,6 +280,17 @@ interface PageRead {
   ocr: boolean;
 }
 
+/** Whether the lines hold fewer than SCANNED_MAX_CHARS characters besides whitespace (counting stops there). */
+function fewChars(lines: Line[]): boolean {
+  let n = 0;
+  const nonSpace = /\S/g;
+  for (const line of lines) {
+    nonSpace.lastIndex = 0;
+    while (nonSpace.exec(line.text)) if (++n >= SCANNED_MAX_CHARS) return false;
+  }
+  return true;
+}
+
 async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: boolean, options: ReadOptions): Promise<PageRead> {
   const page = await doc.getPage(n);
   try {
@@ -305,10 +316,10 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
       runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))), operators.ligatures);
       lines = buildLines(runs);
     }
-    const chars = lines.reduce((n, l) => n + l.text.replace(/\s/g, "").length, 0);
-    if (chars < SCANNED_MAX_CHARS && graphics === NO_GRAPHICS) graphics = (await readOperators(pdfjs, page, viewport, size, false)).graphics;
+    const few = fewChars(lines);
+    if (few && graphics === NO_GRAPHICS) graphics = (await readOperators(pdfjs, page, viewport, size, false)).graphics;
     const scan = graphics.images.some((r) => (r.x1 - r.x0) * (r.y1 - r.y0) >= size.width * size.height * MIN_SCAN_AREA);
-    if (chars < SCANNED_MAX_CHARS && scan) {
+    if (few && scan) {
       interrupted(options.signal);
       const ocrRead = await ocrRuns(doc, page, view.width, view.height, options).catch((err: unknown) => {
         if (options.signal?.aborted) throw err;

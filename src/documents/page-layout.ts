@@ -27,7 +27,7 @@
  *  - lists, key-value lines and code spaced apart by less than two lines stay one element;
  *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
-import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
+import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, singleSpaced, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
 import type { BoundingBox, DocElement } from "./types.ts";
 import { logicalText, rightToLeft } from "./layout/bidi.ts";
 import { readingOrder, type Atom } from "./layout/columns.ts";
@@ -150,19 +150,38 @@ function makeLine(group: Run[]): Line {
     } else cells.push({ text: run.text, x0: run.x0, x1: run.x1, runs: [run] });
     previous = run;
   }
-  const kept = cells.map((c) => ({ ...c, text: c.text.replace(/\s+/g, " ").trim() })).filter((c) => c.text);
-  const baseline = group.reduce((s, g) => s + g.baseline, 0) / group.length;
-  const tops = group.map((g) => g.top ?? g.baseline - g.size * (g.ascent ?? 0.8));
-  const chars = group.reduce((n, g) => n + g.text.length, 0);
-  const boldChars = group.reduce((n, g) => n + (g.bold ? g.text.length : 0), 0);
+  // One pass each over cells and runs: this runs for every line of every page (its spreads and
+  // maps were a tenth of a text PDF's layout time). The cells are this line's own: tidied in place.
+  const kept: Cell[] = [];
+  let x0 = Infinity;
+  let x1 = -Infinity;
+  for (const c of cells) {
+    c.text = singleSpaced(c.text).trim();
+    if (!c.text) continue;
+    kept.push(c);
+    x0 = Math.min(x0, c.x0);
+    x1 = Math.max(x1, c.x1);
+  }
+  let baselines = 0;
+  let top = Infinity;
+  let bottom = -Infinity;
+  let chars = 0;
+  let boldChars = 0;
+  for (const g of group) {
+    baselines += g.baseline;
+    top = Math.min(top, g.top ?? g.baseline - g.size * (g.ascent ?? 0.8));
+    bottom = Math.max(bottom, g.baseline + g.size * Math.abs(g.descent ?? 0.22));
+    chars += g.text.length;
+    if (g.bold) boldChars += g.text.length;
+  }
   return {
     cells: kept,
     text: kept.map((c) => c.text).join(" "),
-    baseline,
-    top: Math.min(...tops),
-    bottom: Math.max(...group.map((g) => g.baseline + g.size * Math.abs(g.descent ?? 0.22))),
-    x0: Math.min(...kept.map((c) => c.x0)),
-    x1: Math.max(...kept.map((c) => c.x1)),
+    baseline: baselines / group.length,
+    top,
+    bottom,
+    x0,
+    x1,
     size,
     mono: group.every((g) => g.mono === true),
     bold: boldChars >= chars * 0.6,

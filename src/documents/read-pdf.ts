@@ -28,26 +28,10 @@ import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics }
 import { ruledTables } from "./layout/ruled-tables.ts";
 import { booktabsTables } from "./layout/booktabs.ts";
 import type { ReadOptions } from "./read-document.ts";
-import { pdfStandardFontsDir } from "../native/packages.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
+import { loadPdfJs, openPdf, type PdfDocument, type PdfJs, type PdfPage } from "./pdfjs.ts";
 import { DocumentReadError, type DocElement, type DocPage, type DocumentContent } from "./types.ts";
 import { errorMessage } from "../errors.ts";
-
-type PdfJs = typeof import("pdfjs-dist/legacy/build/pdf.mjs");
-type PdfDocument = Awaited<ReturnType<PdfJs["getDocument"]>["promise"]>;
-type PdfPage = Awaited<ReturnType<PdfDocument["getPage"]>>;
-
-let pdfjsLoad: Promise<PdfJs> | null = null;
-export const loadPdfJs = () => {
-  pdfjsLoad ??= import("pdfjs-dist/legacy/build/pdf.mjs").catch((err: unknown) => {
-    pdfjsLoad = null;
-    throw err;
-  });
-  return pdfjsLoad;
-};
-let fontDir: string | null = null;
-/** pdf.js reads the 14 standard fonts' data from its package (never the network); the trailing slash matters. */
-const standardFonts = () => (fontDir ??= pdfStandardFontsDir());
 
 /** Pages with fewer characters than this in their text layer are scans when an image is painted on them. */
 const SCANNED_MAX_CHARS = 10;
@@ -296,6 +280,17 @@ interface PageRead {
   ocr: boolean;
 }
 
+/** Whether the lines hold fewer than SCANNED_MAX_CHARS characters besides whitespace (counting stops there). */
+function fewChars(lines: Line[]): boolean {
+  let n = 0;
+  const nonSpace = /\S/g;
+  for (const line of lines) {
+    nonSpace.lastIndex = 0;
+    while (nonSpace.exec(line.text)) if (++n >= SCANNED_MAX_CHARS) return false;
+  }
+  return true;
+}
+
 async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: boolean, options: ReadOptions): Promise<PageRead> {
   const page = await doc.getPage(n);
   try {
@@ -321,10 +316,10 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
       runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))), operators.ligatures);
       lines = buildLines(runs);
     }
-    const chars = lines.reduce((n, l) => n + l.text.replace(/\s/g, "").length, 0);
-    if (chars < SCANNED_MAX_CHARS && graphics === NO_GRAPHICS) graphics = (await readOperators(pdfjs, page, viewport, size, false)).graphics;
+    const few = fewChars(lines);
+    if (few && graphics === NO_GRAPHICS) graphics = (await readOperators(pdfjs, page, viewport, size, false)).graphics;
     const scan = graphics.images.some((r) => (r.x1 - r.x0) * (r.y1 - r.y0) >= size.width * size.height * MIN_SCAN_AREA);
-    if (chars < SCANNED_MAX_CHARS && scan) {
+    if (few && scan) {
       interrupted(options.signal);
       const ocrRead = await ocrRuns(doc, page, view.width, view.height, options).catch((err: unknown) => {
         if (options.signal?.aborted) throw err;
@@ -360,18 +355,7 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
   if (!head.includes("%PDF-")) throw new DocumentReadError("the file is not a PDF (no %PDF header)");
   const pdfjs = await loadPdfJs();
   const images = imageObjects(bytes);
-  const task = pdfjs.getDocument({
-    // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy (Buffer#slice would be a view).
-    data: new Uint8Array(bytes),
-    standardFontDataUrl: standardFonts(),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    stopAtErrors: false,
-    // Larger images are left out of the page (never decoded): a 30000 x 30000 picture would take 3.6 GB.
-    maxImageSize: MAX_IMAGE_PIXELS,
-    verbosity: 0,
-  });
+  const { task, close } = await openPdf(bytes);
   try {
     let doc: PdfDocument;
     try {
@@ -419,7 +403,7 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
       metadata: { title: str(info.Title) ?? firstHeading, author: str(info.Author) },
     };
   } finally {
-    await task.destroy().catch(() => {});
+    await close();
   }
 }
 

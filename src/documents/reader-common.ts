@@ -77,11 +77,16 @@ export function keyValueDraft(pairs: [string, string][]): Draft {
   return { type: "key_value", content: pairs.map(([k, v]) => `${k}: ${v}`).join("\n"), metadata: { pairs: pairs.length } };
 }
 
+/** Whitespace other than a lone space. */
+const OTHER_SPACE = /[^\S ]|\s\s/;
+/** Each run of whitespace as one space. Most text has single spaces only, which the replace would copy unchanged (for every line of every page). */
+export const singleSpaced = (s: string) => (OTHER_SPACE.test(s) ? s.replace(/\s+/g, " ") : s);
+
 /** Joins wrapped lines with spaces; "inspec-" + "tion" becomes "inspection" (lowercase on both sides only, so "VX-" + "4471" keeps its dash). */
 export function joinLines(lines: string[]): string {
   let out = "";
   for (const raw of lines) {
-    const line = raw.trim().replace(/\s+/g, " ");
+    const line = singleSpaced(raw.trim());
     if (!line) continue;
     if (out.endsWith("-") && /\p{Ll}/u.test(out.at(-2) ?? "") && /^\p{Ll}/u.test(line)) out = out.slice(0, -1) + line;
     else out = out ? `${out} ${line}` : line;

@@ -5,9 +5,8 @@
  * costs that process, never the server's event loop.
  */
 import sharp from "sharp";
-import { pdfStandardFontsDir } from "../native/packages.ts";
-import { DOCUMENT_LIMITS } from "./document-limits.ts";
-import { canvasFactory, loadPdfJs } from "./read-pdf.ts";
+import { openPdf } from "./pdfjs.ts";
+import { canvasFactory } from "./read-pdf.ts";
 import { DocumentReadError } from "./types.ts";
 
 /** No side of a rendered page goes past this (a 1 x 100 inch ribbon asked at 2048 px wide would be 200,000 px tall). */
@@ -29,19 +28,7 @@ export interface RenderedPage {
  * has no such page.
  */
 export async function renderPdfPage(bytes: Uint8Array, pageNumber: number, width: number | null): Promise<RenderedPage> {
-  const pdfjs = await loadPdfJs();
-  const task = pdfjs.getDocument({
-    // pdf.js detaches the buffer it is given: hand it a copy.
-    data: new Uint8Array(bytes),
-    standardFontDataUrl: pdfStandardFontsDir(),
-    isEvalSupported: false,
-    disableFontFace: true,
-    useSystemFonts: false,
-    stopAtErrors: false,
-    // As when the document was read: larger images are left out (never decoded).
-    maxImageSize: DOCUMENT_LIMITS.pdf.maxImagePixels,
-    verbosity: 0,
-  });
+  const { task, close } = await openPdf(bytes);
   try {
     const doc = await task.promise.catch((err: unknown) => {
       throw new DocumentReadError(`the PDF could not be opened: ${err instanceof Error ? err.message : String(err)}`);
@@ -72,6 +59,6 @@ export async function renderPdfPage(bytes: Uint8Array, pageNumber: number, width
       page.cleanup();
     }
   } finally {
-    await task.destroy().catch(() => {});
+    await close();
   }
 }

@@ -6,6 +6,7 @@
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { textImage } from "./support/images.ts";
+import { reportPdf } from "./support/documents.ts";
 import { cpus } from "node:os";
 import { dirname, join } from "node:path";
 import sharp from "sharp";
@@ -167,6 +168,21 @@ test("the built executable administers and serves from any directory", async () 
   expect(semantic?.retrieval).toMatchObject({ vector: true, vector_model: "use-lite-sif" });
   expect(semantic?.results[0]?.match.keyword_score).toBeNull();
   expect(semantic?.results[0]?.match.vector_similarity).toBeGreaterThan(0.4);
+  // A PDF through pdf.js in the document reader's child process (its in-process worker and port),
+  // read into digitized pages and drawn as a page picture.
+  const pdfForm = new FormData();
+  pdfForm.append("file", new File([(await reportPdf()) as BlobPart], "report.pdf"));
+  const { image_id: pdfId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: pdfForm, headers })).json()) as { image_id: string };
+  for (const until = Date.now() + 90_000; Date.now() < until; await Bun.sleep(250)) {
+    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${pdfId}`, headers)).is_terminal) break;
+  }
+  const pdf = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${pdfId}`, headers);
+  expect([pdf.processing_status, pdf.text_extraction_status, pdf.page_count]).toEqual(["completed", "completed", 2]);
+  const page = await getJson<{ elements: { type: string; content: string }[] }>(`${server.url}/api/v2/files/${pdfId}/digitization/pages/2`, headers);
+  expect(page.elements.find((e) => e.type === "heading")?.content).toContain("Findings");
+  const picture = await fetch(`${server.url}/api/v2/files/${pdfId}/digitization/pages/1/image?width=200&redirect=false`, { headers });
+  expect(picture.status).toBe(200);
+  expect(await picture.json()).toMatchObject({ width: 200, content_type: "image/webp" });
   // A video through the embedded static ffprobe and ffmpeg (unpacked on first use).
   const videoForm = new FormData();
   videoForm.append("file", new File([readFileSync(join(import.meta.dir, "fixtures", "video", "vp9.webm"))], "clip.webm"));

@@ -257,6 +257,27 @@ describe("the parts on their own", () => {
     expect(table!.spans).toEqual([{ row: 0, col: 1, rowspan: 1, colspan: 2 }]);
   });
 
+  test("a grid with vertical rules only in its header: body rows whose text stands apart in the header's columns keep those columns", () => {
+    // Rules across under every row; inner vertical rules only through the header band (0-20).
+    const h = [0, 20, 40, 60, 80].map((y) => ({ x0: 0, x1: 400, y0: y, y1: y }));
+    const v = [0, 100, 200, 300, 400].map((x) => ({ x0: x, x1: x, y0: 0, y1: x % 400 ? 20 : 80 }));
+    const runs = [
+      ...["Country", "Domestic", "Imported", "Total"].map((t, i) => run(t, 5 + i * 100, 15)),
+      ...["Austria", "92.9", "7.1", "5,821"].map((t, i) => run(t, 5 + i * 100, 35)),
+      ...["Belgium", "0", "100.0", "5,906"].map((t, i) => run(t, 5 + i * 100, 55)),
+      // A note across the whole width, with a date at its right end: one cell still.
+      run("Source: national reports", 5, 75),
+      run("12/14/15", 340, 75),
+    ];
+    const [table] = ruledTables(runs, h, v);
+    expect(table!.rows).toEqual([
+      ["Country", "Domestic", "Imported", "Total"],
+      ["Austria", "92.9", "7.1", "5,821"],
+      ["Belgium", "0", "100.0", "5,906"],
+      ["Source: national reports 12/14/15", "", "", ""],
+    ]);
+  });
+
   test("aligned numbers with signs and ± are a table; a display formula on two baselines is not", () => {
     const row = (y: number, cells: string[]) => cells.map((c, i) => run(c, 50 + i * 120, y));
     const data = buildLines([...row(100, ["Site", "Mean", "Range"]), ...row(114, ["North", "−3.2", "4.1 ± 0.2"]), ...row(128, ["South", "−1.0", "2.2 ± 0.3"])]);

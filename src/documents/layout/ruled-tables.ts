@@ -4,7 +4,9 @@
  * Horizontal and vertical segments that touch form a component; one with at least two of each is
  * a grid. Its column edges are the distinct x of its vertical rules and its row edges the distinct
  * y of its horizontal rules (double rules a few points apart count once). A missing rule between
- * two neighbouring slots merges them into one cell (a spanning header, a cell over two rows). Each
+ * two neighbouring slots merges them into one cell (a spanning header, a cell over two rows),
+ * unless the edge is ruled in few rows (only through the header) and the row's text stands apart
+ * on both sides of it, in three columns or more: rows ruled across only keep the header's columns. Each
  * text run goes to the slot that holds its centre. A grid needs text in two cells of one row and of
  * one column: a frame around a paragraph is not a table.
  *
@@ -149,9 +151,17 @@ function gridTable(runs: TextRun[], hs: Segment[], vs: Segment[], taken: Set<num
   const vAt = xs.map((x) => vs.filter((v) => Math.abs(v.x0 - x) <= 3.5).map((v) => [v.y0, v.y1] as [number, number]));
   const hAt = ys.map((y) => (virtual.includes(y) ? [[xs[0]!, xs.at(-1)!] as [number, number]] : hs.filter((h) => Math.abs(h.y0 - y) <= 3.5).map((h) => [h.x0, h.x1] as [number, number])));
   const slots = new UnionFind(nr * nc);
+  const bands = rowBands(runs, ys, rect, taken);
+  // Rows whose text stands in three columns or more (every column of a narrower grid): a note
+  // with a date at its right end ("Source: ...   12/14/15") is one cell still.
+  const column = (run: TextRun) => xs.findIndex((x, k) => k + 1 < xs.length && (run.x0 + run.x1) / 2 >= x && (run.x0 + run.x1) / 2 <= xs[k + 1]!);
+  const columnar = bands.map((band) => new Set(band.map(column)).size >= Math.min(3, nc));
+  // An inner edge ruled through most rows marks its unruled stretch as a span; one ruled through
+  // the header only leaves the body unruled there, and the text says where the columns are.
+  const mostlyRuled = xs.map((_, k) => k > 0 && k < nc && ys.slice(1).filter((y, r) => covered(vAt[k]!, ys[r]!, y) >= 0.5).length >= nr * 0.5);
   for (let r = 0; r < nr; r++) {
     for (let c = 0; c < nc; c++) {
-      if (c + 1 < nc && covered(vAt[c + 1]!, ys[r]!, ys[r + 1]!) < 0.5) slots.join(r * nc + c, r * nc + c + 1);
+      if (c + 1 < nc && covered(vAt[c + 1]!, ys[r]!, ys[r + 1]!) < 0.5 && !(!mostlyRuled[c + 1] && columnar[r] && textColumnsApart(bands[r]!, xs[c + 1]!))) slots.join(r * nc + c, r * nc + c + 1);
       if (r + 1 < nr && covered(hAt[r + 1]!, xs[c]!, xs[c + 1]!) < 0.5) slots.join(r * nc + c, (r + 1) * nc + c);
     }
   }
@@ -207,6 +217,51 @@ function gridTable(runs: TextRun[], hs: Segment[], vs: Segment[], taken: Set<num
   return { rect, rows: kept, spans: keptSpans, runs: used };
 }
 
+/** The free runs of each row band (by their middle), within the grid's width. */
+function rowBands(runs: TextRun[], ys: number[], rect: Rect, taken: Set<number>): TextRun[][] {
+  const bands = ys.slice(1).map(() => [] as TextRun[]);
+  runs.forEach((run, i) => {
+    const cx = (run.x0 + run.x1) / 2;
+    const cy = run.baseline - run.size * 0.3;
+    if (taken.has(i) || cx < rect.x0 || cx > rect.x1 || cy < rect.y0 || cy > rect.y1) return;
+    const r = ys.findIndex((y, k) => k + 1 < ys.length && cy >= y && cy <= ys[k + 1]!);
+    if (r >= 0) bands[r]!.push(run);
+  });
+  return bands;
+}
+
+/**
+ * Whether the text of a row band stands apart on both sides of column edge `x` although no rule
+ * is drawn there (grids ruled across between rows, with vertical rules only in the header): no
+ * run crosses the edge, and on every text line with runs on both sides they are a cell gap
+ * (0.8 em) apart. A spanning cell's text (one run, or words a space apart) crosses or nearly
+ * touches the edge, so it stays one cell.
+ */
+function textColumnsApart(band: TextRun[], x: number): boolean {
+  if (band.length < 2 || band.some((run) => run.x0 < x - 0.5 && run.x1 > x + 0.5)) return false;
+  let both = false;
+  for (const line of textLines(band)) {
+    const left = line.filter((run) => run.x1 <= x + 0.5);
+    const right = line.filter((run) => run.x0 >= x - 0.5);
+    if (!left.length || !right.length) continue;
+    const gap = Math.min(...right.map((run) => run.x0)) - Math.max(...left.map((run) => run.x1));
+    if (gap < line[0]!.size * 0.8) return false;
+    both = true;
+  }
+  return both;
+}
+
+/** Runs → text lines by baseline (within 0.45 em), top to bottom. */
+function textLines(runs: TextRun[]): TextRun[][] {
+  const lines: TextRun[][] = [];
+  for (const run of [...runs].sort((a, b) => a.baseline - b.baseline)) {
+    const line = lines.at(-1);
+    if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
+    else lines.push([run]);
+  }
+  return lines;
+}
+
 /**
  * Grids ruled only around the header and the whole (rows not separated by rules): a row band
  * that holds three text lines or more, nearly each with text in two or more columns, is split
@@ -221,13 +276,7 @@ function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<n
     const bottom = ys[r + 1]!;
     const inside = runs.filter((run, i) => !taken.has(i) && run.baseline - run.size * 0.3 > top && run.baseline - run.size * 0.3 < bottom && run.x0 >= xs[0]! - 2 && run.x1 <= xs.at(-1)! + 2);
     if (inside.length < 4) continue;
-    // Text lines of the band, by baseline.
-    const lines: TextRun[][] = [];
-    for (const run of [...inside].sort((a, b) => a.baseline - b.baseline)) {
-      const line = lines.at(-1);
-      if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
-      else lines.push([run]);
-    }
+    const lines = textLines(inside);
     // Two lines can be a header that wraps in every column ("Cycle / Name", "KI / (1/km)"); rows come in threes or more.
     if (lines.length < 3) continue;
     const column = (run: TextRun) => xs.findIndex((x, k) => k + 1 < xs.length && (run.x0 + run.x1) / 2 >= x && (run.x0 + run.x1) / 2 <= xs[k + 1]!);

@@ -265,16 +265,44 @@ describe("the parts on their own", () => {
       ...["Country", "Domestic", "Imported", "Total"].map((t, i) => run(t, 5 + i * 100, 15)),
       ...["Austria", "92.9", "7.1", "5,821"].map((t, i) => run(t, 5 + i * 100, 35)),
       ...["Belgium", "0", "100.0", "5,906"].map((t, i) => run(t, 5 + i * 100, 55)),
-      // A note across the whole width, with a date at its right end: one cell still.
-      run("Source: national reports", 5, 75),
-      run("12/14/15", 340, 75),
+      // A note across the whole width: one cell still.
+      run("Source: national reports of the member states", 5, 75),
     ];
     const [table] = ruledTables(runs, h, v);
     expect(table!.rows).toEqual([
       ["Country", "Domestic", "Imported", "Total"],
       ["Austria", "92.9", "7.1", "5,821"],
       ["Belgium", "0", "100.0", "5,906"],
-      ["Source: national reports 12/14/15", "", "", ""],
+      ["Source: national reports of the member states", "", "", ""],
+    ]);
+  });
+
+  test("a ruled column holding several columns of text is split at their gutter; a header over them spans; bullets stay with their items", () => {
+    // Rules frame the table, cross under the header and under the group's title; one vertical rule between "Item" and the group.
+    const h = [...[0, 40, 100].map((y) => ({ x0: 0, x1: 400, y0: y, y1: y })), { x0: 150, x1: 400, y0: 22, y1: 22 }];
+    const v = [0, 150, 400].map((x) => ({ x0: x, x1: x, y0: 0, y1: 100 }));
+    const runs = [
+      run("Item", 5, 15),
+      run("Count of items", 200, 15),
+      run("Male", 170, 32),
+      run("Female", 300, 32),
+      ...["Pumps", "Valves", "Seals"].flatMap((t, i) => [run(t, 5, 55 + i * 15), run(String(10 + i), 170, 55 + i * 15), run(String(20 + i), 300, 55 + i * 15)]),
+    ];
+    const [table] = ruledTables(runs, h, v);
+    expect(table!.rows).toEqual([
+      ["Item", "Count of items", ""],
+      ["", "Male", "Female"],
+      ["Pumps", "10", "20"],
+      ["Valves", "11", "21"],
+      ["Seals", "12", "22"],
+    ]);
+    // A list in a cell: its bullets set apart from the items are no column.
+    const bullets = ["First point", "Second point", "Third point"].flatMap((t, i) => [run("•", 160, 55 + i * 15), run(t, 180, 55 + i * 15), run(`Row ${i}`, 5, 55 + i * 15)]);
+    expect(ruledTables([run("Item", 5, 15), run("Notes", 160, 15), ...bullets], h, v)[0]!.rows).toEqual([
+      ["Item", "Notes"],
+      ["Row 0", "• First point"],
+      ["Row 1", "• Second point"],
+      ["Row 2", "• Third point"],
     ]);
   });
 

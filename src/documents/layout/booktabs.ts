@@ -14,6 +14,7 @@
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
 import { cellText, mergeCollinear, type FoundTable, type TextRun } from "./ruled-tables.ts";
+import { gutterColumns, textLines } from "./text-columns.ts";
 
 /** Rules whose ends are this close (points) have the same extent. */
 const RULE_SLACK = 6;
@@ -41,47 +42,6 @@ const proseRun = (line: TextRun[]) => line.some((r) => r.text.length >= 60 && r.
 const tabular = (lines: TextRun[][]) => lines.filter(split).length >= lines.length * 0.5 && !lines.some(proseRun);
 const sameExtent = (a: Segment, b: Segment) => Math.abs(a.x0 - b.x0) <= RULE_SLACK && Math.abs(a.x1 - b.x1) <= RULE_SLACK;
 const middle = (run: TextRun) => run.baseline - run.size * 0.3;
-
-/** Runs → lines by baseline (within 0.45 em), top to bottom. */
-function linesOf(runs: TextRun[]): TextRun[][] {
-  const lines: TextRun[][] = [];
-  for (const run of [...runs].sort((a, b) => a.baseline - b.baseline || a.x0 - b.x0)) {
-    const line = lines.at(-1);
-    if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
-    else lines.push([run]);
-  }
-  return lines;
-}
-
-/**
- * Column x-intervals: between gutters, the free x-intervals at least MIN_GUTTER em wide that the
- * runs of (nearly) every line leave open. A line may bridge a gutter (pdf.js joins glyphs less
- * than 0.6 em apart into one item, so "Top-1 Latency" can come as one run): up to a fifth of the
- * lines (one at least, in tables of four lines or more) may cover it.
- */
-function columnsOf(lines: TextRun[][]): { x0: number; x1: number }[] {
-  const runs = lines.flat();
-  const em = runs.reduce((s, r) => s + r.size, 0) / runs.length;
-  const edges = [...new Set(runs.flatMap((r) => [r.x0, r.x1]))].sort((a, b) => a - b);
-  const allowed = lines.length >= 4 ? Math.max(1, Math.floor(lines.length * 0.2)) : 0;
-  const columns: { x0: number; x1: number }[] = [];
-  let gapFrom: number | null = null;
-  let start = edges[0]!;
-  for (let k = 0; k + 1 < edges.length; k++) {
-    const [a, b] = [edges[k]!, edges[k + 1]!];
-    const covering = lines.filter((l) => l.some((r) => r.x0 < b - 0.01 && r.x1 > a + 0.01)).length;
-    if (covering <= allowed) gapFrom ??= a;
-    else {
-      if (gapFrom !== null && a - gapFrom >= em * MIN_GUTTER) {
-        columns.push({ x0: start, x1: gapFrom });
-        start = a;
-      }
-      gapFrom = null;
-    }
-  }
-  columns.push({ x0: start, x1: edges.at(-1)! });
-  return columns;
-}
 
 /** A run that bridges columns, split into its words (placed by their share of its characters). */
 function pieces(run: TextRun, columns: { x0: number; x1: number }[]): TextRun[] {
@@ -148,7 +108,7 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
       });
       // A band of mostly whole lines (a caption or note between two tables' rules, a glossary
       // entry's prose) ends the table: rows are pieces set apart.
-      if (!band.length || !tabular(linesOf(band.map((i) => runs[i]!)))) break;
+      if (!band.length || !tabular(textLines(band.map((i) => runs[i]!)))) break;
       // Rows follow each other: the band's first line sits close under the last row above it.
       const lastAbove = indexes.length ? Math.max(...indexes.map((i) => runs[i]!.baseline)) : null;
       const first = Math.min(...band.map((i) => runs[i]!.baseline));
@@ -164,7 +124,7 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
       const run = runs[i]!;
       return run.x0 >= top.x0 - 2 && run.x1 <= top.x1 + 2;
     });
-    const over = linesOf(above.map((i) => runs[i]!)).at(-1);
+    const over = textLines(above.map((i) => runs[i]!)).at(-1);
     const headerAbove = over && split(over) && !proseRun(over) ? above.filter((i) => over.includes(runs[i]!)) : [];
     const table = tableOf(runs, [...headerAbove, ...indexes], chain, headerAbove.length > 0);
     if (!table) continue;
@@ -176,7 +136,7 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
 }
 
 function tableOf(runs: TextRun[], indexes: number[], chain: Segment[], headerAbove: boolean): FoundTable | null {
-  const lines = linesOf(indexes.map((i) => runs[i]!));
+  const lines = textLines(indexes.map((i) => runs[i]!));
   if (lines.length < 2) return null;
   for (let k = 1; k < lines.length; k++) {
     if (lines[k]![0]!.baseline - lines[k - 1]![0]!.baseline > lines[k]![0]!.size * MAX_ROW_STEP * 1.5) return null;
@@ -187,7 +147,7 @@ function tableOf(runs: TextRun[], indexes: number[], chain: Segment[], headerAbo
   const headerLines = headerAbove ? 1 : inner.length ? lines.filter((l) => middle(l[0]!) < inner[0]!.y0).length : 0;
   const head = headerLines > 0 && headerLines <= MAX_HEADER_LINES && headerLines < lines.length - 1 ? headerLines : 0;
   const body = lines.slice(head);
-  const columns = columnsOf(body.length >= 2 ? body : lines);
+  const columns = gutterColumns(body.length >= 2 ? body : lines, MIN_GUTTER);
   if (columns.length < 2) return null;
   const cellsOf = (line: TextRun[]) => {
     const cells = columns.map(() => [] as TextRun[]);

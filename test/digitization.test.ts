@@ -339,6 +339,20 @@ describe("the parts on their own", () => {
     expect(order).toEqual(["title", "L0", "L1", "L2", "L3", "R0", "R1", "table", "after"]);
   });
 
+  test("reading order: an equation number at the left column's right edge stays in the left column, whatever gap the formula leaves", () => {
+    const atom = (name: string, x0: number, y0: number, x1: number, y1: number, chars = 40) => ({ name, x0, y0, x1, y1, chars });
+    const atoms = [
+      ...[0, 1].map((i) => atom(`L${i}`, 50, 50 + i * 14, 290, 60 + i * 14)),
+      ...[0, 1, 2, 3, 4].map((i) => atom(`R${i}`, 310, 50 + i * 14, 550, 60 + i * 14)),
+      // A formula on the left, a wide gap, then its number just left of the gutter; on the right column's third line.
+      atom("formula", 90, 76, 200, 86, 14),
+      atom("(1)", 270, 78, 290, 86, 3),
+      atom("L2", 50, 92, 290, 102),
+    ];
+    const order = readingOrder(atoms, 595).flat().map((a) => a.name);
+    expect(order.indexOf("(1)")).toBeLessThan(order.indexOf("R0"));
+  });
+
   test("a page laid out from runs: bold body-size line is a heading, numbered Korean heading too", () => {
     const runs = [
       run("Overview", 50, 50, { bold: true }),

@@ -209,6 +209,7 @@ describe("the parts on their own", () => {
   test("fonts named bold or italic, and pdf.js's flags", () => {
     expect(fontInfo("AAEWKY+NimbusRomNo9L-Medi", {})).toMatchObject({ name: "NimbusRomNo9L-Medi", bold: true, italic: false });
     expect(fontInfo("Arial-BoldItalicMT", {})).toMatchObject({ bold: true, italic: true });
+    expect(fontInfo("VTLCUN+NimbusRomNo9L-ReguItal", {})).toMatchObject({ bold: false, italic: true });
     expect(fontInfo("CMBX10", {})).toMatchObject({ bold: true });
     expect(fontInfo("Helvetica", { bold: true })).toMatchObject({ bold: true });
     expect(fontInfo("TimesNewRomanPSMT", {})).toMatchObject({ bold: false, italic: false });
@@ -367,5 +368,32 @@ describe("the parts on their own", () => {
       ["heading", "1 들어가며"],
       ["paragraph", "Another para"],
     ]);
+  });
+
+  test("headings against lists: an italic lettered title over its paragraph, a numbered title wrapped and centred; a bold lead-in is a paragraph", () => {
+    const prose = "the text of the paragraph goes on for the whole width of the column here";
+    const runs = [
+      run("The section before ends on this line of its own text.", 50, 40),
+      run("A. Discrete-time Baseband Transmitter", 50, 52, { italic: true }),
+      run("We encode complex block samples in the usual way, and", 60, 64),
+      run(prose, 50, 76),
+      run("2. Clones of analytic and ordered maps, counting superpositions", 50, 110),
+      run("Banach's claim", 165, 124),
+      run("Keywords.", 50, 160, { bold: true }),
+      run("heat kernel, manifolds", 100, 160),
+    ];
+    const elements = layoutPage(runs, 595, 842, style);
+    expect(elements.map((e) => [e.type, e.content.slice(0, 12)])).toEqual([
+      ["paragraph", "The section "],
+      ["heading", "A. Discrete-"],
+      ["paragraph", "We encode co"],
+      ["heading", "2. Clones of"],
+      ["paragraph", "Keywords. he"],
+    ]);
+  });
+
+  test("markers that make no list: sub-figure captions side by side, formula fragments", () => {
+    const runs = [run("(a) Original image. (b) Modified image.", 80, 50), run("- ′ + −4", 80, 90)];
+    expect(layoutPage(runs, 595, 842, style).map((e) => e.type)).toEqual(["paragraph", "paragraph"]);
   });
 });

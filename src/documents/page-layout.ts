@@ -18,7 +18,9 @@
  *    by their numbering;
  *  - list: lines starting with a bullet (including checkbox and dingbat glyphs) or "1." "1)" "a)";
  *    indented lines continue the item; small-print blocks numbered "1)" at a page's foot are
- *    footnotes (paragraphs);
+ *    footnotes (paragraphs), a line of sub-figure captions "(a) ... (b) ..." and formula
+ *    fragments with no word are paragraphs; a numbered line in italic or bold over a plain line,
+ *    or a numbered title wrapped onto a centred second line, is a heading;
  *  - key_value: every line of the block shaped "Label: value", or form rows (a bold label or one
  *    ending in a colon, its value in a second column);
  *  - paragraph: lines of a block, split where a line is indented after one that ended a sentence
@@ -334,12 +336,44 @@ function titleSplit(block: Line[]): Line[][] {
     const after = i === 0 || /[.!?:;]$/.test(block[i - 1]!.text);
     // "V. SIMULATION" over "A. Discrete-time model": a section and its first subsection, not a list (the markers differ in kind).
     const numbered = /^\d/.test(line.text) ? !isBullet(line.text) : kind(line.text) !== null && kind(line.text) !== "other" && (!next || kind(next.text) !== kind(line.text));
-    const apart = !next || line.x1 < next.x1 - line.size * 3 || kind(next.text) !== null;
+    // Set apart: it stops well short of the next line, the next line starts an item, or it is set
+    // in another face (an italic or bold subsection title over its plain first paragraph).
+    const apart = !next || line.x1 < next.x1 - line.size * 3 || kind(next.text) !== null || (emphasised(line) && !emphasised(next));
     if (after && numbered && apart && looksLikeTitle(line.text) && block.length > 1) {
       return [...(i ? [block.slice(0, i)] : []), [line], ...(next ? titleSplit(block.slice(i + 1)) : [])];
     }
   }
   return [block];
+}
+
+/** Most of a line's characters are bold or italic. */
+function emphasised(line: Line): boolean {
+  if (line.bold) return true;
+  const runs = line.cells.flatMap((c) => c.runs);
+  const chars = runs.reduce((n, r) => n + r.text.length, 0);
+  return runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) >= chars * 0.8;
+}
+
+/**
+ * A numbered section title that wraps onto a second line centred under the first ("2. Clones of
+ * analytic maps, examples to" over "Banach's claim"), standing as a block of its own: a heading,
+ * not a one-item list. A list item's second line starts at the item's text, not centred.
+ */
+function wrappedTitle(block: Line[], text: string): boolean {
+  if (block.length !== 2 || text.length > 200 || /[.,;:]$/.test(text) || !/^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.|[A-H]\.)\s+[\p{Lu}\p{Lo}]/u.test(text)) return false;
+  const [a, b] = block as [Line, Line];
+  const em = a.size;
+  return b.x0 > a.x0 + em * 2 && Math.abs((a.x0 + a.x1) / 2 - (b.x0 + b.x1) / 2) < em * 2;
+}
+
+/**
+ * Lines that start with markers but are not a list: sub-figure captions side by side on one line
+ * ("(a) Original image.   (b) Modified image."), and fragments of a formula ("- ′ + −4") with no
+ * word in them.
+ */
+function notAList(lines: Line[]): boolean {
+  if (lines.length === 1 && (lines[0]!.text.match(/(?:^|\s)\((?:[a-h]|[ivx]{1,4})\)\s/g) ?? []).length >= 2) return true;
+  return !lines.some((l) => /\p{L}{2}/u.test(splitBullet(l.text).text));
 }
 
 /** One block of same-shape lines → one or more elements (a block can hold a paragraph then a list). */
@@ -363,7 +397,7 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
     if (!style.boldBody && boldHeading(block, text, style.body)) {
       return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), bold: true, ...font } }, lines: block }];
     }
-    if (block.length === 1 && looksLikeTitle(text)) {
+    if ((block.length === 1 && looksLikeTitle(text)) || wrappedTitle(block, text)) {
       return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), ...font } }, lines: block }];
     }
   }
@@ -380,6 +414,7 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
   let item: Line | undefined;
   const flush = () => {
     if (!run.length) return;
+    if (listRun && notAList(run)) listRun = false;
     if (listRun) {
       const items: { marker: string; text: string; lines: string[] }[] = [];
       for (const l of run) {

@@ -10,6 +10,7 @@ import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
 import type { DocElement, DocumentContent } from "../src/documents/types.ts";
 import { logicalText, rightToLeft } from "../src/documents/layout/bidi.ts";
 import { readingOrder } from "../src/documents/layout/columns.ts";
+import { findFigures } from "../src/documents/layout/figures.ts";
 import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
@@ -390,6 +391,18 @@ describe("the parts on their own", () => {
       ["heading", "2. Clones of"],
       ["paragraph", "Keywords. he"],
     ]);
+  });
+
+  test("a diagram in parts joined by their small labels, with its thumbnails, is one figure; a heading beside it stays text", () => {
+    // Two columns of boxes 24 pt apart, each with size labels at its right (6 pt type), small images on top.
+    const boxes = [80, 150].flatMap((x) => [0, 1, 2, 3, 4, 5].map((i) => ({ x0: x, x1: x + 45, y0: 100 + i * 20, y1: 112 + i * 20 })));
+    const labels = [80, 150].flatMap((x) => [0, 1, 2, 3, 4, 5].map((i) => run("17×30", x + 48, 108 + i * 20, { size: 6, x1: x + 66 })));
+    const thumbnails = [80, 150].map((x) => ({ x0: x, x1: x + 44, y0: 70, y1: 94 }));
+    const body = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => run("Body text of the page runs along here at its usual size.", 300, 100 + i * 12));
+    const heading = run("B. Dataset", 80, 240, { size: 10 });
+    const figures = findFigures(thumbnails, boxes, [], [], [...labels, ...body, heading], { width: 595, height: 842 });
+    expect(figures.map((f) => f.rect)).toEqual([{ x0: 80, y0: 70, x1: 216, y1: 212 }]);
+    expect(figures[0]!.runs.length).toBe(12);
   });
 
   test("markers that make no list: sub-figure captions side by side, formula fragments", () => {

@@ -10,6 +10,7 @@ import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
 import type { DocElement, DocumentContent } from "../src/documents/types.ts";
 import { logicalText, rightToLeft } from "../src/documents/layout/bidi.ts";
 import { readingOrder } from "../src/documents/layout/columns.ts";
+import { booktabsTables } from "../src/documents/layout/booktabs.ts";
 import { findFigures } from "../src/documents/layout/figures.ts";
 import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
@@ -403,6 +404,20 @@ describe("the parts on their own", () => {
     const figures = findFigures(thumbnails, boxes, [], [], [...labels, ...body, heading], { width: 595, height: 842 });
     expect(figures.map((f) => f.rect)).toEqual([{ x0: 80, y0: 70, x1: 216, y1: 212 }]);
     expect(figures[0]!.runs.length).toBe(12);
+  });
+
+  test("rows of sentences between rules under a 'Table 4:' caption are a one-column table; without the caption they are text", () => {
+    const rules = [100, 140, 180, 220].map((y) => ({ x0: 50, x1: 300, y0: y, y1: y }));
+    const sentence = (y: number, label: string) => [run(`${label}: the summary begins with a pronoun that`, 52, y), run("refers to a previous sentence it left out of it.", 52, y + 12)];
+    const rows = [...sentence(115, "Reference"), ...sentence(155, "Without"), ...sentence(195, "With")];
+    const [table] = booktabsTables([run("Table 4: Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set());
+    expect(table!.rows).toEqual([
+      ["Reference: the summary begins with a pronoun that refers to a previous sentence it left out of it."],
+      ["Without: the summary begins with a pronoun that refers to a previous sentence it left out of it."],
+      ["With: the summary begins with a pronoun that refers to a previous sentence it left out of it."],
+    ]);
+    expect(table!.runs.size).toBe(6);
+    expect(booktabsTables([run("Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set())).toEqual([]);
   });
 
   test("markers that make no list: sub-figure captions side by side, formula fragments", () => {

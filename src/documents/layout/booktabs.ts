@@ -10,6 +10,10 @@
  * is split at its spaces. It is a table when at least two rows fill two columns or more and its
  * cells are not prose. The header row is a split line just over the top rule, else the lines (up
  * to three: a header that wraps) above the first inner rule.
+ *
+ * Rules that separate rows of text (a sentence or a paragraph each: a table of examples) make a
+ * table when a caption ("Table 4: ...") sits right over the top rule or under the bottom one, and
+ * there are two rows at least: each band is a row, split into columns only at wide gutters.
  */
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
@@ -28,6 +32,11 @@ const HEADER_ABOVE = 1.8;
 const MAX_HEADER_LINES = 3;
 /** More horizontal rules than this on a page: hatching or ruled paper, not tables. */
 const MAX_RULES = 400;
+/** A row of text (a captioned table of sentences) holds at most this many lines. */
+const MAX_TEXT_ROW_LINES = 15;
+/** A table's caption sits within this many ems of its top or bottom rule (baseline to rule). */
+const CAPTION_GAP = 2.2;
+const TABLE_CAPTION = /^(?:table|tab\.|tabelle|tableau|tabla)\s*[\p{N}IVX]+\s*[.:]/iu;
 /** Consecutive rows at most this many ems apart (baseline to baseline) belong to one table. */
 const MAX_ROW_STEP = 2.6;
 
@@ -93,31 +102,61 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
   };
   const tables: FoundTable[] = [];
   const used = new Set<Segment>();
-  for (const top of rules) {
-    if (used.has(top)) continue;
-    // The rules of the same extent below it, as long as each band between two of them holds rows.
+  const bandOf = (prev: Segment, next: Segment, top: Segment) =>
+    free.slice(firstBelow(prev.y0), firstBelow(next.y0 - 1e-9)).filter((i) => {
+      const run = runs[i]!;
+      const x = (run.x0 + run.x1) / 2;
+      return middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
+    });
+  /**
+   * The rules of the same extent below `top`, as long as each band between two of them holds
+   * rows (`strict`: lines split into pieces; else any text of a few lines, for a captioned table
+   * of text cells) and follows the band above closely.
+   */
+  const chainFrom = (top: Segment, strict: boolean) => {
     const chain = [top];
-    let indexes: number[] = [];
+    const bands: number[][] = [];
     for (const next of rules) {
       if (next.y0 <= chain.at(-1)!.y0 + 1 || !sameExtent(top, next)) continue;
-      const prev = chain.at(-1)!;
-      const band = free.slice(firstBelow(prev.y0), firstBelow(next.y0 - 1e-9)).filter((i) => {
-        const run = runs[i]!;
-        const x = (run.x0 + run.x1) / 2;
-        return middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
-      });
+      const band = bandOf(chain.at(-1)!, next, top);
       // A band of mostly whole lines (a caption or note between two tables' rules, a glossary
       // entry's prose) ends the table: rows are pieces set apart.
-      if (!band.length || !tabular(textLines(band.map((i) => runs[i]!)))) break;
+      const lines = band.length ? textLines(band.map((i) => runs[i]!)) : [];
+      if (!band.length || (strict ? !tabular(lines) : lines.length > MAX_TEXT_ROW_LINES)) break;
       // Rows follow each other: the band's first line sits close under the last row above it.
-      const lastAbove = indexes.length ? Math.max(...indexes.map((i) => runs[i]!.baseline)) : null;
+      const lastAbove = bands.length ? Math.max(...bands.flat().map((i) => runs[i]!.baseline)) : null;
       const first = Math.min(...band.map((i) => runs[i]!.baseline));
       const size = runs[band[0]!]!.size;
       if (lastAbove !== null && first - lastAbove > size * MAX_ROW_STEP * 1.5) break;
       chain.push(next);
-      indexes = [...indexes, ...band];
+      bands.push(band);
     }
-    if (chain.length < 2) continue;
+    return { chain, bands };
+  };
+  /** A caption ("Table 4: ...") on the line right over the top rule or under the bottom one. */
+  const captioned = (chain: Segment[], size: number) => {
+    const [top, bottom] = [chain[0]!, chain.at(-1)!];
+    const near = (from: number, to: number) => textLines(free.slice(firstBelow(from), firstBelow(to)).map((i) => runs[i]!).filter((r) => r.x0 >= top.x0 - size * 2 && r.x1 <= top.x1 + size * 2));
+    const over = near(top.y0 - size * CAPTION_GAP, top.y0 - 1e-9).at(-1);
+    const under = near(bottom.y0, bottom.y0 + size * CAPTION_GAP)[0];
+    return [over, under].some((l) => l && TABLE_CAPTION.test(cellText(l)));
+  };
+  for (const top of rules) {
+    if (used.has(top)) continue;
+    const { chain, bands } = chainFrom(top, true);
+    const indexes = bands.flat();
+    if (chain.length < 2) {
+      // Rows of text (a sentence or a paragraph each) between rules, under a table's caption.
+      const loose = chainFrom(top, false);
+      const size = loose.bands[0] ? runs[loose.bands[0][0]!]!.size : 0;
+      if (loose.chain.length >= 3 && captioned(loose.chain, size)) {
+        const table = textRowsTable(runs, loose.chain, loose.bands);
+        tables.push(table);
+        for (const rule of loose.chain) used.add(rule);
+        for (const i of table.runs) taken.add(i);
+      }
+      continue;
+    }
     // A header set just over the top rule, with no rule of its own above it: the closest line
     // above, when it is split into pieces (a caption there is one piece).
     const above = free.slice(firstBelow(top.y0 - runs[indexes[0] ?? 0]!.size * HEADER_ABOVE), firstBelow(top.y0 - 1e-9)).filter((i) => {
@@ -133,6 +172,22 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
     for (const i of table.runs) taken.add(i);
   }
   return tables;
+}
+
+/**
+ * A captioned table whose rows are text between rules: each band a row, split into columns where
+ * its lines leave a gutter open (one column when none: a table of examples or quotations).
+ */
+function textRowsTable(runs: TextRun[], chain: Segment[], bands: number[][]): FoundTable {
+  const all = bands.flat();
+  const columns = gutterColumns(textLines(all.map((i) => runs[i]!)), MIN_GUTTER * 2);
+  const rows = bands.map((band) => {
+    const cells = columns.map(() => [] as TextRun[]);
+    for (const i of band) cells[columnOf(runs[i]!, columns)]!.push(runs[i]!);
+    return cells.map(cellText);
+  });
+  const rect = { x0: Math.min(chain[0]!.x0, ...all.map((i) => runs[i]!.x0)), y0: chain[0]!.y0, x1: Math.max(chain[0]!.x1, ...all.map((i) => runs[i]!.x1)), y1: chain.at(-1)!.y0 };
+  return { rect, rows, spans: [], runs: new Set(all) };
 }
 
 function tableOf(runs: TextRun[], indexes: number[], chain: Segment[], headerAbove: boolean): FoundTable | null {

@@ -356,6 +356,27 @@ describe("the parts on their own", () => {
     expect(order.indexOf("(1)")).toBeLessThan(order.indexOf("R0"));
   });
 
+  test("reading order: three columns are read one after the other, through stretches where one of them is empty", () => {
+    const atom = (name: string, x0: number, y0: number, x1: number) => ({ name, x0, y0, x1, y1: y0 + 10, chars: 40 });
+    const cols = [50, 220, 390];
+    const atoms = [
+      ...[0, 1, 2, 3].flatMap((i) => cols.map((x, c) => atom(`C${c}.${i}`, x, 50 + i * 14, x + (c === 1 && i === 3 ? 90 : 150)))),
+      // Column 1 pauses (a heading's space) while the others go on; the middle one ends early.
+      ...[4, 5].flatMap((i) => [atom(`C1.${i}`, 220, 50 + i * 14, 370), atom(`C2.${i}`, 390, 50 + i * 14, 540)]),
+      ...[6, 7].flatMap((i) => [atom(`C0.${i}`, 50, 50 + i * 14, 200), atom(`C2.${i}`, 390, 50 + i * 14, 540)]),
+    ];
+    const order = readingOrder(atoms, 595).flat().map((a) => a.name);
+    const column = order.map((n) => n.slice(0, 2));
+    expect(column).toEqual([...Array(6).fill("C0"), ...Array(6).fill("C1"), ...Array(8).fill("C2")]);
+  });
+
+  test("lines of body text beside a column of smaller footnote text are not a table", () => {
+    const lines = buildLines(
+      [0, 1, 2].flatMap((i) => [run("had a severe disability", 50, 100 + i * 12), run("are based on a sample", 220, 100 + i * 12, { size: 7 }), run("of daily living", 390, 100 + i * 12)]),
+    );
+    expect(unruledTables(lines)).toEqual([]);
+  });
+
   test("a page laid out from runs: bold body-size line is a heading, numbered Korean heading too", () => {
     const runs = [
       run("Overview", 50, 50, { bold: true }),

@@ -3,7 +3,8 @@
  * whose cells line up in the same columns. Columns come from the rows with the most cells (their
  * cells' x ranges, merged where they overlap); every cell of every row then goes to the column it
  * overlaps most, so a header spanning two columns, or a row with an empty cell, still fits. Prose
- * that merely shares baselines (two columns of text) and mostly empty grids are not tables.
+ * that merely shares baselines (two columns of text, or body text beside smaller footnotes) and
+ * mostly empty grids are not tables.
  *
  * Two-column grids whose first column is a label (bold, or ending in a colon) are form rows:
  * key_value, not a table.
@@ -22,6 +23,25 @@ function isProse(lines: Line[]): boolean {
   const cells = lines.flatMap((l) => l.cells);
   const long = cells.filter((c) => c.text.length >= 30 && c.text.split(" ").length >= 5).length;
   return long >= cells.length * 0.5;
+}
+
+/** A cell's size: that of most of its characters (a footnote mark or subscript does not count). */
+function cellSize(cell: Line["cells"][number]): number {
+  const weight = new Map<number, number>();
+  for (const r of cell.runs) weight.set(r.size, (weight.get(r.size) ?? 0) + r.text.length);
+  return [...weight].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 0;
+}
+
+/**
+ * Columns of text in different type that share baselines (body text beside a column of
+ * footnotes): in a table the cells of a row are set in one size.
+ */
+function mixedSizes(lines: Line[]): boolean {
+  const mixed = lines.filter((l) => {
+    const sizes = l.cells.map(cellSize);
+    return Math.max(...sizes) > Math.min(...sizes) * 1.15;
+  }).length;
+  return mixed >= lines.length * 0.5;
 }
 
 /**
@@ -139,7 +159,7 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
       } else break;
     }
     const multi = group.filter((l) => l.cells.length >= 2);
-    if (multi.length >= 2 && !isProse(multi) && !isFormula(multi)) {
+    if (multi.length >= 2 && !isProse(multi) && !isFormula(multi) && !mixedSizes(multi)) {
       const rows = alignRows(group);
       if (rows) out.push({ lines: group, rows, keyValue: formRows(group, rows) });
     }

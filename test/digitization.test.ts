@@ -370,6 +370,31 @@ describe("the parts on their own", () => {
     expect(column).toEqual([...Array(6).fill("C0"), ...Array(6).fill("C1"), ...Array(8).fill("C2")]);
   });
 
+  test("an unruled table: rows further apart with the same columns stay one table; row labels wrapped around their values are one cell", () => {
+    const row = (y: number, cells: string[]) => cells.map((c, i) => run(c, i ? 200 + i * 60 : 50, y));
+    const lines = buildLines([
+      ...row(100, ["Measure", "1997", "1998"]),
+      ...row(112, ["Median income", "$49,497", "$51,295"]),
+      // 3.2 em further down: the next group of rows.
+      ...row(144, ["Income inequality", "0.4590", "0.4560"]),
+      run("Between-state inequality", 50, 160),
+      ...row(165, ["", "0.0628", "0.0636"]).slice(1),
+      run("(Gini index)", 50, 170),
+      run("Premature mortality (years of", 50, 182),
+      ...row(187, ["", "7108.3", "6960.6"]).slice(1),
+      run("life lost before age 75)", 50, 192),
+    ]);
+    expect(unruledTables(lines).map((t) => t.rows)).toEqual([
+      [
+        ["Measure", "1997", "1998"],
+        ["Median income", "$49,497", "$51,295"],
+        ["Income inequality", "0.4590", "0.4560"],
+        ["Between-state inequality (Gini index)", "0.0628", "0.0636"],
+        ["Premature mortality (years of life lost before age 75)", "7108.3", "6960.6"],
+      ],
+    ]);
+  });
+
   test("lines of body text beside a column of smaller footnote text are not a table", () => {
     const lines = buildLines(
       [0, 1, 2].flatMap((i) => [run("had a severe disability", 50, 100 + i * 12), run("are based on a sample", 220, 100 + i * 12, { size: 7 }), run("of daily living", 390, 100 + i * 12)]),

@@ -466,6 +466,23 @@ describe("the parts on their own", () => {
     expect(booktabsTables([run("Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set())).toEqual([]);
   });
 
+  test("a display formula set on several baselines is one element, not a heading and loose pieces", () => {
+    const runs = [
+      run("In the case of a low density we want to save on the rare words, in this way.", 50, 80),
+      run("∑k−1", 200, 104, { size: 7 }),
+      run("# params. = α V = δE k V", 120, 114),
+      run("j=0", 200, 122, { size: 7 }),
+      run("0 B", 200, 131, { size: 7 }),
+      run("and numerically solving for α the equation above, which we do here.", 50, 150),
+    ];
+    const elements = layoutPage(runs, 595, 842, style);
+    expect(elements.map((e) => [e.type, e.content])).toEqual([
+      ["paragraph", "In the case of a low density we want to save on the rare words, in this way."],
+      ["paragraph", "∑k−1 # params. = α V = δE k V j=0 0 B"],
+      ["paragraph", "and numerically solving for α the equation above, which we do here."],
+    ]);
+  });
+
   test("markers that make no list: sub-figure captions side by side, formula fragments", () => {
     const runs = [run("(a) Original image. (b) Modified image.", 80, 50), run("- ′ + −4", 80, 90)];
     expect(layoutPage(runs, 595, 842, style).map((e) => e.type)).toEqual(["paragraph", "paragraph"]);

@@ -26,7 +26,8 @@
  *  - paragraph: lines of a block, split where a line is indented after one that ended a sentence
  *    short of the right edge;
  *  - code: lines in a monospace font (when the document's body is not monospace), kept line by line;
- *  - lists, key-value lines and code spaced apart by less than two lines stay one element;
+ *  - lists, key-value lines and code spaced apart by less than two lines stay one element; so do
+ *    the pieces of a display formula (few characters, or symbols with no word) and what they touch;
  *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
 import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
@@ -592,9 +593,25 @@ function attachCaptions(parts: Part[]) {
   }
 }
 
-/** List items (key-value lines, code lines) spaced apart are still one element: same kind, same left edge, a gap under two lines. */
+/** A piece of a display formula: a few characters (a sub- or superscript, a sum's limits), or symbols with no word in them. */
+const fragment = (p: Part) => {
+  const text = p.draft.content.replace(/\s/g, "");
+  return p.draft.type === "paragraph" && !p.draft.metadata?.code && !p.draft.metadata?.footnote && (text.length <= 6 || (text.length <= 40 && !/\p{L}{4}/u.test(text)));
+};
+
+/**
+ * List items (key-value lines, code lines) spaced apart are still one element: same kind, same
+ * left edge, a gap under two lines. The pieces of a display formula set on several baselines
+ * (lines a size change split apart) are one element with what they touch.
+ */
 function continues(a: Part, b: Part, lead: number): boolean {
   if (a.rect || b.rect || !a.lines.length || !b.lines.length) return false;
+  if (a.draft.type === "paragraph" && b.draft.type === "paragraph" && (fragment(a) || fragment(b))) {
+    const above = { x0: Math.min(...a.lines.map((l) => l.x0)), x1: Math.max(...a.lines.map((l) => l.x1)), bottom: Math.max(...a.lines.map((l) => l.bottom)) };
+    const below = { x0: Math.min(...b.lines.map((l) => l.x0)), x1: Math.max(...b.lines.map((l) => l.x1)), top: Math.min(...b.lines.map((l) => l.top)) };
+    const em = Math.max(a.lines.at(-1)!.size, b.lines[0]!.size);
+    if (below.x0 < above.x1 + em && above.x0 < below.x1 + em && below.top - above.bottom < em * 0.8) return true;
+  }
   const code = a.draft.metadata?.code === true && b.draft.metadata?.code === true;
   if (a.draft.type !== b.draft.type || (a.draft.type !== "list" && a.draft.type !== "key_value" && !code)) return false;
   if (a.draft.type === "list" && a.draft.metadata?.ordered !== b.draft.metadata?.ordered) return false;
@@ -604,8 +621,8 @@ function continues(a: Part, b: Part, lead: number): boolean {
 }
 
 function mergeParts(a: Part, b: Part): Part {
+  if (a.draft.type === "paragraph" && !a.draft.metadata?.code) return { draft: { ...a.draft, content: `${a.draft.content} ${b.draft.content}` }, lines: [...a.lines, ...b.lines] };
   const content = `${a.draft.content}\n${b.draft.content}`;
-  if (a.draft.type === "paragraph") return { draft: { ...a.draft, content }, lines: [...a.lines, ...b.lines] };
   const count = content.split("\n").length;
   const metadata = a.draft.type === "list" ? { ...a.draft.metadata, items: count } : { ...a.draft.metadata, pairs: count };
   return { draft: { ...a.draft, content, metadata }, lines: [...a.lines, ...b.lines] };

@@ -40,7 +40,8 @@ export function numberingDepth(text: string): number {
 
 /** A short line on its own that reads like a section title even at body size. */
 export function looksLikeTitle(text: string): boolean {
-  if (text.length > 80 || /[.,;:!?]$/.test(text) || keyValue(text) || CAPTION.test(text)) return false;
+  // A title has a word after its number: "0 B" is a piece of a formula.
+  if (text.length > 80 || /[.,;:!?]$/.test(text) || keyValue(text) || CAPTION.test(text) || (/^[\d(]/.test(text) && !/\p{L}{2}/u.test(text.replace(/^\S+\s*/, "")))) return false;
   const words = text.split(" ").length;
   if (/^\d{1,2}(?:\.\d{1,2})+\.?\s+[\p{Lu}\p{Lo}]/u.test(text)) return words <= 12;
   // "3 Results", "1. Introduction": a single number, the rest without digits (so "12 March 2026" stays text).

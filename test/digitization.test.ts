@@ -280,6 +280,28 @@ describe("the parts on their own", () => {
     ]);
   });
 
+  test("a ruled header whose cells wrap side by side stays one row; a band of rows in a grid ruled only around it is split", () => {
+    const h = [0, 60, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 100, 200, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));
+    const header = [
+      ["", "Reclassification", "Reclassification"],
+      ["", "from fair value", "from available"],
+      ["", "through profit", "for sale to"],
+      ["", "to loans", "receivables"],
+    ].flatMap((cells, i) => cells.map((c, k) => (c ? run(c, 5 + k * 100, 12 + i * 12) : null)).filter((r): r is Run => r !== null));
+    const body = [
+      ["Kerala", "5738", "6633"],
+      ["Tamil Nadu", "7387", "10217"],
+      ["Karnataka", "6453", "8138"],
+    ].flatMap((cells, i) => cells.map((c, k) => run(c, 5 + k * 100, 75 + i * 12)));
+    expect(ruledTables([...header, ...body], h, v)[0]!.rows).toEqual([
+      ["", "Reclassification from fair value through profit to loans", "Reclassification from available for sale to receivables"],
+      ["Kerala", "5738", "6633"],
+      ["Tamil Nadu", "7387", "10217"],
+      ["Karnataka", "6453", "8138"],
+    ]);
+  });
+
   test("a ruled column holding several columns of text is split at their gutter; a header over them spans; bullets stay with their items", () => {
     // Rules frame the table, cross under the header and under the group's title; one vertical rule between "Item" and the group.
     const h = [...[0, 40, 100].map((y) => ({ x0: 0, x1: 400, y0: y, y1: y })), { x0: 150, x1: 400, y0: 22, y1: 22 }];

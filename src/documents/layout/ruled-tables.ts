@@ -309,7 +309,8 @@ function clearest(lines: TextRun[][], left: number, right: number): number {
 /**
  * Grids ruled only around the header and the whole (rows not separated by rules): a row band
  * that holds three text lines or more, nearly each with text in two or more columns, is split
- * between them.
+ * between them, unless most of its lines' cells start in lower case (header cells wrapping side
+ * by side).
  * A cell whose text wraps (more lines in one column only) stays whole. `ys` is edited in place;
  * the added edges are returned (they act as rules across the whole width).
  */
@@ -327,6 +328,15 @@ function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<n
     const spread = lines.map((line) => new Set(line.map(column)).size);
     // Every text line spans columns: these are rows.
     if (spread.filter((n) => n >= 2).length < lines.length * 0.8) continue;
+    // Unless the lines go on from the ones above in most columns: header cells that wrap side by
+    // side ("Reclassification" / "from Fair value" / "through profit").
+    const starts = lines.slice(1).flatMap((line) => {
+      // Each column's first run on the line.
+      const first = new Map<number, TextRun>();
+      for (const run of line) if (!first.has(column(run)) || run.x0 < first.get(column(run))!.x0) first.set(column(run), run);
+      return [...first.values()].map((run) => run.text.trimStart());
+    });
+    if (starts.filter((t) => /^\p{Ll}/u.test(t)).length >= starts.length * 0.5) continue;
     for (let k = 1; k < lines.length; k++) {
       if (spread[k]! < 2) continue;
       const above = Math.max(...lines[k - 1]!.map((run) => run.baseline));

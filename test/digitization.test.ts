@@ -302,6 +302,14 @@ describe("the parts on their own", () => {
     ]);
   });
 
+  test("a ruled header whose words are stacked and centred in their cells stays one row", () => {
+    const h = [0, 60, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 100, 200, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));
+    const header = [run("Murder /", 110, 12), run("Non-", 110, 24), run("Motor", 210, 24), run("Negligent", 110, 36), run("Vehicle", 210, 36), run("Manslaughter", 110, 48)];
+    const body = [["2005", "28", "11,890"], ["2006", "25", "9,811"], ["2007", "66", "8,744"]].flatMap((cells, i) => cells.map((c, k) => run(c, 5 + k * 100, 75 + i * 12)));
+    expect(ruledTables([...header, ...body], h, v)[0]!.rows[0]).toEqual(["", "Murder / Non- Negligent Manslaughter", "Motor Vehicle"]);
+  });
+
   test("a ruled column holding several columns of text is split at their gutter; a header over them spans; bullets stay with their items", () => {
     // Rules frame the table, cross under the header and under the group's title; one vertical rule between "Item" and the group.
     const h = [...[0, 40, 100].map((y) => ({ x0: 0, x1: 400, y0: y, y1: y })), { x0: 150, x1: 400, y0: 22, y1: 22 }];

@@ -310,7 +310,8 @@ function clearest(lines: TextRun[][], left: number, right: number): number {
  * Grids ruled only around the header and the whole (rows not separated by rules): a row band
  * that holds three text lines or more, nearly each with text in two or more columns, is split
  * between them, unless most of its lines' cells start in lower case (header cells wrapping side
- * by side).
+ * by side) or its lines have neither a label in the first column nor numbers (a header's words
+ * stacked in its cells).
  * A cell whose text wraps (more lines in one column only) stays whole. `ys` is edited in place;
  * the added edges are returned (they act as rules across the whole width).
  */
@@ -337,6 +338,11 @@ function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<n
       return [...first.values()].map((run) => run.text.trimStart());
     });
     if (starts.filter((t) => /^\p{Ll}/u.test(t)).length >= starts.length * 0.5) continue;
+    // Rows have a label in the first column or hold numbers; a header's words stacked in its
+    // cells (set centred, so lines start in different columns) have neither.
+    const labelled = lines.filter((line) => line.some((run) => column(run) === 0)).length;
+    const numbers = inside.filter((run) => /^[\s\d.,−+±×%()\-–/$€£]+$/.test(run.text)).length;
+    if (labelled < lines.length * 0.6 && numbers < inside.length * 0.5) continue;
     for (let k = 1; k < lines.length; k++) {
       if (spread[k]! < 2) continue;
       const above = Math.max(...lines[k - 1]!.map((run) => run.baseline));

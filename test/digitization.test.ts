@@ -302,6 +302,25 @@ describe("the parts on their own", () => {
     ]);
   });
 
+  test("rows split from one ruled band: a label that goes on in lower case on the values' line starts that row", () => {
+    const h = [0, 20, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 150, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));
+    const runs = [
+      run("Offense", 5, 14),
+      run("Total", 160, 14),
+      ...[run("Violent crime", 5, 35), run("467.9", 160, 35)],
+      run("Murder and nonnegligent", 8, 47),
+      ...[run("manslaughter . . . .", 10, 59), run("10.0", 160, 59)],
+      ...[run("Forcible rape . . . .", 8, 71), run("17.5", 160, 71)],
+    ];
+    expect(ruledTables(runs, h, v)[0]!.rows).toEqual([
+      ["Offense", "Total"],
+      ["Violent crime", "467.9"],
+      ["Murder and nonnegligent manslaughter . . . .", "10.0"],
+      ["Forcible rape . . . .", "17.5"],
+    ]);
+  });
+
   test("a ruled header whose words are stacked and centred in their cells stays one row", () => {
     const h = [0, 60, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
     const v = [0, 100, 200, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));

@@ -238,7 +238,7 @@ function rowBands(runs: TextRun[], ys: number[], rect: Rect, taken: Set<number>)
 /**
  * Whether a row band's text makes one cell across column edge `x`, where no rule is drawn in most
  * rows (grids ruled across between rows, with vertical rules in the header only, or none): a run
- * crosses the edge, or words on both sides of it stand closer than a cell gap (0.8 em). Text on
+ * crosses the edge, or words on both sides of it stand closer than half an em (a word space). Text on
  * one side only leaves the other slot an empty cell.
  */
 function textAcross(band: TextRun[], x: number): boolean {
@@ -248,7 +248,7 @@ function textAcross(band: TextRun[], x: number): boolean {
     const right = line.filter((run) => run.x0 >= x - 0.5);
     if (!left.length || !right.length) continue;
     const gap = Math.min(...right.map((run) => run.x0)) - Math.max(...left.map((run) => run.x1));
-    if (gap < line[0]!.size * 0.8) return true;
+    if (gap < line[0]!.size * 0.5) return true;
   }
   return false;
 }
@@ -327,8 +327,15 @@ function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<n
     if (lines.length < 3) continue;
     const column = (run: TextRun) => xs.findIndex((x, k) => k + 1 < xs.length && (run.x0 + run.x1) / 2 >= x && (run.x0 + run.x1) / 2 <= xs[k + 1]!);
     const spread = lines.map((line) => new Set(line.map(column)).size);
-    // Every text line spans columns: these are rows.
-    if (spread.filter((n) => n >= 2).length < lines.length * 0.8) continue;
+    // A label-only line whose label goes on in lower case on the next line, by the values
+    // ("Murder and nonnegligent" over "manslaughter . . . 10.0"), starts that row.
+    const labelFirst = (k: number) => {
+      const next = lines[k + 1];
+      const first = next ? [...next].sort((a, b) => a.x0 - b.x0)[0]! : null;
+      return spread[k] === 1 && !!first && spread[k + 1]! >= 2 && column(first) === 0 && /^\p{Ll}/u.test(first.text.trimStart());
+    };
+    // Every text line spans columns (or starts a row's label): these are rows.
+    if (spread.filter((n, k) => n >= 2 || labelFirst(k)).length < lines.length * 0.8) continue;
     // Unless the lines go on from the ones above in most columns: header cells that wrap side by
     // side ("Reclassification" / "from Fair value" / "through profit").
     const starts = lines.slice(1).flatMap((line) => {
@@ -344,7 +351,7 @@ function splitTextRows(runs: TextRun[], ys: number[], xs: number[], taken: Set<n
     const numbers = inside.filter((run) => /^[\s\d.,−+±×%()\-–/$€£]+$/.test(run.text)).length;
     if (labelled < lines.length * 0.6 && numbers < inside.length * 0.5) continue;
     for (let k = 1; k < lines.length; k++) {
-      if (spread[k]! < 2) continue;
+      if ((spread[k]! < 2 && !labelFirst(k)) || labelFirst(k - 1)) continue;
       const above = Math.max(...lines[k - 1]!.map((run) => run.baseline));
       const line = lines[k]!;
       const at = (above + Math.min(...line.map((run) => run.baseline - run.size * 0.75))) / 2;

@@ -4,6 +4,10 @@
  * bold and numbered headings of body size, bulleted, checkbox and numbered lists, a footnote, form
  * rows, a vector chart with its caption, running headers and page numbers. Right-to-left order is
  * checked on text items directly (no font with Arabic or Hebrew glyphs can be embedded here).
+ * The parts on their own are fed runs and rules by hand: grids ruled only in the header or only
+ * between groups of columns, wrapped header cells and row labels, captioned tables of text rows,
+ * diagrams joined by their labels, three-column reading order, headings against one-item lists,
+ * display formulas on several baselines.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readDocument, type OcrLike } from "../src/documents/read-document.ts";

@@ -500,7 +500,9 @@ describe("the parts on their own", () => {
     const thumbnails = [80, 150].map((x) => ({ x0: x, x1: x + 44, y0: 70, y1: 94 }));
     const body = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => run("Body text of the page runs along here at its usual size.", 300, 100 + i * 12));
     const heading = run("B. Dataset", 80, 240, { size: 10 });
-    const figures = findFigures(thumbnails, boxes, [], [], [...labels, ...body, heading], { width: 595, height: 842 });
+    // A caption in small type right under the boxes: not a label.
+    const caption = [run("Fig. 3.", 80, 220, { size: 6 }), run("Three instances", 105, 220, { size: 6 })];
+    const figures = findFigures(thumbnails, boxes, [], [], [...labels, ...body, heading, ...caption], { width: 595, height: 842 });
     expect(figures.map((f) => f.rect)).toEqual([{ x0: 80, y0: 70, x1: 216, y1: 212 }]);
     expect(figures[0]!.runs.length).toBe(12);
   });

@@ -74,6 +74,7 @@ export function findFigures<R extends FigureRun>(images: Rect[], shapes: Rect[],
   return out;
 }
 
+const CAPTION = /^(?:fig(?:ure)?\.?|table|tab\.|abbildung|tabelle|chart|graph|exhibit|plate|scheme)\s*[\p{N}IVX]+/iu;
 /** A label is this close (points) to its drawing's marks. */
 const LABEL_GAP = 8;
 
@@ -85,8 +86,10 @@ const LABEL_GAP = 8;
 function labelsOf<R extends FigureRun>(runs: R[]): Rect[] {
   const sizes = runs.flatMap((r) => Array<number>(Math.min(200, r.text.length)).fill(r.size)).sort((a, b) => a - b);
   const usual = sizes[Math.floor(sizes.length / 2)] ?? 0;
+  // A caption set small under the figure ("Fig. 1. Overview") is text of its own, all its line.
+  const captions = runs.filter((r) => CAPTION.test(r.text.trim())).map((r) => r.baseline);
   return runs
-    .filter((r) => r.size < usual * 0.9 && r.text.trim().length <= 30 && r.text.trim().split(/\s+/).length <= 4)
+    .filter((r) => r.size < usual * 0.9 && r.text.trim().length <= 30 && r.text.trim().split(/\s+/).length <= 4 && !captions.some((b) => Math.abs(b - r.baseline) < r.size * 0.5))
     .map((r) => ({ x0: r.x0, x1: r.x1, y0: r.baseline - r.size * 0.8, y1: r.baseline + r.size * 0.2 }));
 }
 

@@ -125,20 +125,14 @@ describe("a two-column article", () => {
 });
 
 describe("a form", () => {
-  test("label / value rows and 'Label: value' lines are key_value; checkbox lines a list; the readings a table", async () => {
+  test("label / value rows and 'Label: value' lines are key_value (two groups a blank line apart); checkbox lines a list; the readings a table", async () => {
     const doc = await readDocument((await formPdf()).bytes, "pdf", { ocr: noOcr });
     const elements = doc.pages[0]!.elements;
-    expect(elements.map((e) => e.type)).toEqual(["heading", "key_value", "heading", "list", "heading", "table", "paragraph"]);
-    expect(elements[1]!.content.split("\n")).toEqual([
-      "Inspector: Dana Whitfield",
-      "Site: North pit, bench 4",
-      "Date of visit: 12 March 2026",
-      "Weather: dry, 14 degrees",
-      "Shift supervisor: Omar Haddad",
-      "Permit number: QP-2291",
-    ]);
-    expect(elements[3]!.metadata).toMatchObject({ items: 3 });
-    expect(elements[5]!.metadata).toMatchObject({ rows: 4, columns: 4 });
+    expect(elements.map((e) => e.type)).toEqual(["heading", "key_value", "key_value", "heading", "list", "heading", "table", "paragraph"]);
+    expect(elements[1]!.content.split("\n")).toEqual(["Inspector: Dana Whitfield", "Site: North pit, bench 4", "Date of visit: 12 March 2026"]);
+    expect(elements[2]!.content.split("\n")).toEqual(["Weather: dry, 14 degrees", "Shift supervisor: Omar Haddad", "Permit number: QP-2291"]);
+    expect(elements[4]!.metadata).toMatchObject({ items: 3 });
+    expect(elements[6]!.metadata).toMatchObject({ rows: 4, columns: 4 });
   });
 });
 

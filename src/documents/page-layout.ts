@@ -26,7 +26,8 @@
  *  - paragraph: lines of a block, split where a line is indented after one that ended a sentence
  *    short of the right edge;
  *  - code: lines in a monospace font (when the document's body is not monospace), kept line by line;
- *  - lists, key-value lines and code spaced apart by less than two lines stay one element; so do
+ *  - lists and code spaced apart by less than two lines stay one element (key-value lines by less
+ *    than a blank line: a form's groups of fields stay apart); so do
  *    the pieces of a display formula (few characters, or symbols with no word) and what they touch;
  *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
@@ -617,7 +618,9 @@ function continues(a: Part, b: Part, lead: number): boolean {
   if (a.draft.type === "list" && a.draft.metadata?.ordered !== b.draft.metadata?.ordered) return false;
   const last = a.lines.at(-1)!;
   const first = b.lines[0]!;
-  return Math.abs(first.x0 - a.lines[0]!.x0) < first.size && first.baseline - last.baseline < first.size * lead * 2.6;
+  // Key-value lines go on across a line's gap at most: a blank line's space sets a new group of fields apart.
+  const gap = a.draft.type === "key_value" ? 1.8 : 2.6;
+  return Math.abs(first.x0 - a.lines[0]!.x0) < first.size && first.baseline - last.baseline < first.size * lead * gap;
 }
 
 function mergeParts(a: Part, b: Part): Part {

@@ -4,12 +4,18 @@
  * bold and numbered headings of body size, bulleted, checkbox and numbered lists, a footnote, form
  * rows, a vector chart with its caption, running headers and page numbers. Right-to-left order is
  * checked on text items directly (no font with Arabic or Hebrew glyphs can be embedded here).
+ * The parts on their own are fed runs and rules by hand: grids ruled only in the header or only
+ * between groups of columns, wrapped header cells and row labels, captioned tables of text rows,
+ * diagrams joined by their labels, three-column reading order, headings against one-item lists,
+ * display formulas on several baselines.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
 import type { DocElement, DocumentContent } from "../src/documents/types.ts";
 import { logicalText, rightToLeft } from "../src/documents/layout/bidi.ts";
 import { readingOrder } from "../src/documents/layout/columns.ts";
+import { booktabsTables } from "../src/documents/layout/booktabs.ts";
+import { findFigures } from "../src/documents/layout/figures.ts";
 import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
@@ -119,20 +125,14 @@ describe("a two-column article", () => {
 });
 
 describe("a form", () => {
-  test("label / value rows and 'Label: value' lines are key_value; checkbox lines a list; the readings a table", async () => {
+  test("label / value rows and 'Label: value' lines are key_value (two groups a blank line apart); checkbox lines a list; the readings a table", async () => {
     const doc = await readDocument((await formPdf()).bytes, "pdf", { ocr: noOcr });
     const elements = doc.pages[0]!.elements;
-    expect(elements.map((e) => e.type)).toEqual(["heading", "key_value", "heading", "list", "heading", "table", "paragraph"]);
-    expect(elements[1]!.content.split("\n")).toEqual([
-      "Inspector: Dana Whitfield",
-      "Site: North pit, bench 4",
-      "Date of visit: 12 March 2026",
-      "Weather: dry, 14 degrees",
-      "Shift supervisor: Omar Haddad",
-      "Permit number: QP-2291",
-    ]);
-    expect(elements[3]!.metadata).toMatchObject({ items: 3 });
-    expect(elements[5]!.metadata).toMatchObject({ rows: 4, columns: 4 });
+    expect(elements.map((e) => e.type)).toEqual(["heading", "key_value", "key_value", "heading", "list", "heading", "table", "paragraph"]);
+    expect(elements[1]!.content.split("\n")).toEqual(["Inspector: Dana Whitfield", "Site: North pit, bench 4", "Date of visit: 12 March 2026"]);
+    expect(elements[2]!.content.split("\n")).toEqual(["Weather: dry, 14 degrees", "Shift supervisor: Omar Haddad", "Permit number: QP-2291"]);
+    expect(elements[4]!.metadata).toMatchObject({ items: 3 });
+    expect(elements[6]!.metadata).toMatchObject({ rows: 4, columns: 4 });
   });
 });
 
@@ -209,6 +209,7 @@ describe("the parts on their own", () => {
   test("fonts named bold or italic, and pdf.js's flags", () => {
     expect(fontInfo("AAEWKY+NimbusRomNo9L-Medi", {})).toMatchObject({ name: "NimbusRomNo9L-Medi", bold: true, italic: false });
     expect(fontInfo("Arial-BoldItalicMT", {})).toMatchObject({ bold: true, italic: true });
+    expect(fontInfo("VTLCUN+NimbusRomNo9L-ReguItal", {})).toMatchObject({ bold: false, italic: true });
     expect(fontInfo("CMBX10", {})).toMatchObject({ bold: true });
     expect(fontInfo("Helvetica", { bold: true })).toMatchObject({ bold: true });
     expect(fontInfo("TimesNewRomanPSMT", {})).toMatchObject({ bold: false, italic: false });
@@ -257,6 +258,104 @@ describe("the parts on their own", () => {
     expect(table!.spans).toEqual([{ row: 0, col: 1, rowspan: 1, colspan: 2 }]);
   });
 
+  test("a grid with vertical rules only in its header: body rows whose text stands apart in the header's columns keep those columns", () => {
+    // Rules across under every row; inner vertical rules only through the header band (0-20).
+    const h = [0, 20, 40, 60, 80].map((y) => ({ x0: 0, x1: 400, y0: y, y1: y }));
+    const v = [0, 100, 200, 300, 400].map((x) => ({ x0: x, x1: x, y0: 0, y1: x % 400 ? 20 : 80 }));
+    const runs = [
+      ...["Country", "Domestic", "Imported", "Total"].map((t, i) => run(t, 5 + i * 100, 15)),
+      ...["Austria", "92.9", "7.1", "5,821"].map((t, i) => run(t, 5 + i * 100, 35)),
+      ...["Belgium", "0", "100.0", "5,906"].map((t, i) => run(t, 5 + i * 100, 55)),
+      // A note across the whole width: one cell still.
+      run("Source: national reports of the member states", 5, 75),
+    ];
+    const [table] = ruledTables(runs, h, v);
+    expect(table!.rows).toEqual([
+      ["Country", "Domestic", "Imported", "Total"],
+      ["Austria", "92.9", "7.1", "5,821"],
+      ["Belgium", "0", "100.0", "5,906"],
+      ["Source: national reports of the member states", "", "", ""],
+    ]);
+  });
+
+  test("a ruled header whose cells wrap side by side stays one row; a band of rows in a grid ruled only around it is split", () => {
+    const h = [0, 60, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 100, 200, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));
+    const header = [
+      ["", "Reclassification", "Reclassification"],
+      ["", "from fair value", "from available"],
+      ["", "through profit", "for sale to"],
+      ["", "to loans", "receivables"],
+    ].flatMap((cells, i) => cells.map((c, k) => (c ? run(c, 5 + k * 100, 12 + i * 12) : null)).filter((r): r is Run => r !== null));
+    const body = [
+      ["Kerala", "5738", "6633"],
+      ["Tamil Nadu", "7387", "10217"],
+      ["Karnataka", "6453", "8138"],
+    ].flatMap((cells, i) => cells.map((c, k) => run(c, 5 + k * 100, 75 + i * 12)));
+    expect(ruledTables([...header, ...body], h, v)[0]!.rows).toEqual([
+      ["", "Reclassification from fair value through profit to loans", "Reclassification from available for sale to receivables"],
+      ["Kerala", "5738", "6633"],
+      ["Tamil Nadu", "7387", "10217"],
+      ["Karnataka", "6453", "8138"],
+    ]);
+  });
+
+  test("rows split from one ruled band: a label that goes on in lower case on the values' line starts that row", () => {
+    const h = [0, 20, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 150, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));
+    const runs = [
+      run("Offense", 5, 14),
+      run("Total", 160, 14),
+      ...[run("Violent crime", 5, 35), run("467.9", 160, 35)],
+      run("Murder and nonnegligent", 8, 47),
+      ...[run("manslaughter . . . .", 10, 59), run("10.0", 160, 59)],
+      ...[run("Forcible rape . . . .", 8, 71), run("17.5", 160, 71)],
+    ];
+    expect(ruledTables(runs, h, v)[0]!.rows).toEqual([
+      ["Offense", "Total"],
+      ["Violent crime", "467.9"],
+      ["Murder and nonnegligent manslaughter . . . .", "10.0"],
+      ["Forcible rape . . . .", "17.5"],
+    ]);
+  });
+
+  test("a ruled header whose words are stacked and centred in their cells stays one row", () => {
+    const h = [0, 60, 110].map((y) => ({ x0: 0, x1: 300, y0: y, y1: y }));
+    const v = [0, 100, 200, 300].map((x) => ({ x0: x, x1: x, y0: 0, y1: 110 }));
+    const header = [run("Murder /", 110, 12), run("Non-", 110, 24), run("Motor", 210, 24), run("Negligent", 110, 36), run("Vehicle", 210, 36), run("Manslaughter", 110, 48)];
+    const body = [["2005", "28", "11,890"], ["2006", "25", "9,811"], ["2007", "66", "8,744"]].flatMap((cells, i) => cells.map((c, k) => run(c, 5 + k * 100, 75 + i * 12)));
+    expect(ruledTables([...header, ...body], h, v)[0]!.rows[0]).toEqual(["", "Murder / Non- Negligent Manslaughter", "Motor Vehicle"]);
+  });
+
+  test("a ruled column holding several columns of text is split at their gutter; a header over them spans; bullets stay with their items", () => {
+    // Rules frame the table, cross under the header and under the group's title; one vertical rule between "Item" and the group.
+    const h = [...[0, 40, 100].map((y) => ({ x0: 0, x1: 400, y0: y, y1: y })), { x0: 150, x1: 400, y0: 22, y1: 22 }];
+    const v = [0, 150, 400].map((x) => ({ x0: x, x1: x, y0: 0, y1: 100 }));
+    const runs = [
+      run("Item", 5, 15),
+      run("Count of items", 200, 15),
+      run("Male", 170, 32),
+      run("Female", 300, 32),
+      ...["Pumps", "Valves", "Seals"].flatMap((t, i) => [run(t, 5, 55 + i * 15), run(String(10 + i), 170, 55 + i * 15), run(String(20 + i), 300, 55 + i * 15)]),
+    ];
+    const [table] = ruledTables(runs, h, v);
+    expect(table!.rows).toEqual([
+      ["Item", "Count of items", ""],
+      ["", "Male", "Female"],
+      ["Pumps", "10", "20"],
+      ["Valves", "11", "21"],
+      ["Seals", "12", "22"],
+    ]);
+    // A list in a cell: its bullets set apart from the items are no column.
+    const bullets = ["First point", "Second point", "Third point"].flatMap((t, i) => [run("•", 160, 55 + i * 15), run(t, 180, 55 + i * 15), run(`Row ${i}`, 5, 55 + i * 15)]);
+    expect(ruledTables([run("Item", 5, 15), run("Notes", 160, 15), ...bullets], h, v)[0]!.rows).toEqual([
+      ["Item", "Notes"],
+      ["Row 0", "• First point"],
+      ["Row 1", "• Second point"],
+      ["Row 2", "• Third point"],
+    ]);
+  });
+
   test("aligned numbers with signs and ± are a table; a display formula on two baselines is not", () => {
     const row = (y: number, cells: string[]) => cells.map((c, i) => run(c, 50 + i * 120, y));
     const data = buildLines([...row(100, ["Site", "Mean", "Range"]), ...row(114, ["North", "−3.2", "4.1 ± 0.2"]), ...row(128, ["South", "−1.0", "2.2 ± 0.3"])]);
@@ -290,6 +389,66 @@ describe("the parts on their own", () => {
     expect(order).toEqual(["title", "L0", "L1", "L2", "L3", "R0", "R1", "table", "after"]);
   });
 
+  test("reading order: an equation number at the left column's right edge stays in the left column, whatever gap the formula leaves", () => {
+    const atom = (name: string, x0: number, y0: number, x1: number, y1: number, chars = 40) => ({ name, x0, y0, x1, y1, chars });
+    const atoms = [
+      ...[0, 1].map((i) => atom(`L${i}`, 50, 50 + i * 14, 290, 60 + i * 14)),
+      ...[0, 1, 2, 3, 4].map((i) => atom(`R${i}`, 310, 50 + i * 14, 550, 60 + i * 14)),
+      // A formula on the left, a wide gap, then its number just left of the gutter; on the right column's third line.
+      atom("formula", 90, 76, 200, 86, 14),
+      atom("(1)", 270, 78, 290, 86, 3),
+      atom("L2", 50, 92, 290, 102),
+    ];
+    const order = readingOrder(atoms, 595).flat().map((a) => a.name);
+    expect(order.indexOf("(1)")).toBeLessThan(order.indexOf("R0"));
+  });
+
+  test("reading order: three columns are read one after the other, through stretches where one of them is empty", () => {
+    const atom = (name: string, x0: number, y0: number, x1: number) => ({ name, x0, y0, x1, y1: y0 + 10, chars: 40 });
+    const cols = [50, 220, 390];
+    const atoms = [
+      ...[0, 1, 2, 3].flatMap((i) => cols.map((x, c) => atom(`C${c}.${i}`, x, 50 + i * 14, x + (c === 1 && i === 3 ? 90 : 150)))),
+      // Column 1 pauses (a heading's space) while the others go on; the middle one ends early.
+      ...[4, 5].flatMap((i) => [atom(`C1.${i}`, 220, 50 + i * 14, 370), atom(`C2.${i}`, 390, 50 + i * 14, 540)]),
+      ...[6, 7].flatMap((i) => [atom(`C0.${i}`, 50, 50 + i * 14, 200), atom(`C2.${i}`, 390, 50 + i * 14, 540)]),
+    ];
+    const order = readingOrder(atoms, 595).flat().map((a) => a.name);
+    const column = order.map((n) => n.slice(0, 2));
+    expect(column).toEqual([...Array(6).fill("C0"), ...Array(6).fill("C1"), ...Array(8).fill("C2")]);
+  });
+
+  test("an unruled table: rows further apart with the same columns stay one table; row labels wrapped around their values are one cell", () => {
+    const row = (y: number, cells: string[]) => cells.map((c, i) => run(c, i ? 200 + i * 60 : 50, y));
+    const lines = buildLines([
+      ...row(100, ["Measure", "1997", "1998"]),
+      ...row(112, ["Median income", "$49,497", "$51,295"]),
+      // 3.2 em further down: the next group of rows.
+      ...row(144, ["Income inequality", "0.4590", "0.4560"]),
+      run("Between-state inequality", 50, 160),
+      ...row(165, ["", "0.0628", "0.0636"]).slice(1),
+      run("(Gini index)", 50, 170),
+      run("Premature mortality (years of", 50, 182),
+      ...row(187, ["", "7108.3", "6960.6"]).slice(1),
+      run("life lost before age 75)", 50, 192),
+    ]);
+    expect(unruledTables(lines).map((t) => t.rows)).toEqual([
+      [
+        ["Measure", "1997", "1998"],
+        ["Median income", "$49,497", "$51,295"],
+        ["Income inequality", "0.4590", "0.4560"],
+        ["Between-state inequality (Gini index)", "0.0628", "0.0636"],
+        ["Premature mortality (years of life lost before age 75)", "7108.3", "6960.6"],
+      ],
+    ]);
+  });
+
+  test("lines of body text beside a column of smaller footnote text are not a table", () => {
+    const lines = buildLines(
+      [0, 1, 2].flatMap((i) => [run("had a severe disability", 50, 100 + i * 12), run("are based on a sample", 220, 100 + i * 12, { size: 7 }), run("of daily living", 390, 100 + i * 12)]),
+    );
+    expect(unruledTables(lines)).toEqual([]);
+  });
+
   test("a page laid out from runs: bold body-size line is a heading, numbered Korean heading too", () => {
     const runs = [
       run("Overview", 50, 50, { bold: true }),
@@ -304,5 +463,77 @@ describe("the parts on their own", () => {
       ["heading", "1 들어가며"],
       ["paragraph", "Another para"],
     ]);
+  });
+
+  test("headings against lists: an italic lettered title over its paragraph, a numbered title wrapped and centred; a bold lead-in is a paragraph", () => {
+    const prose = "the text of the paragraph goes on for the whole width of the column here";
+    const runs = [
+      run("The section before ends on this line of its own text.", 50, 40),
+      run("A. Discrete-time Baseband Transmitter", 50, 52, { italic: true }),
+      run("We encode complex block samples in the usual way, and", 60, 64),
+      run(prose, 50, 76),
+      run("2. Clones of analytic and ordered maps, counting superpositions", 50, 110),
+      run("Banach's claim", 165, 124),
+      run("Keywords.", 50, 160, { bold: true }),
+      run("heat kernel, manifolds", 100, 160),
+    ];
+    const elements = layoutPage(runs, 595, 842, style);
+    expect(elements.map((e) => [e.type, e.content.slice(0, 12)])).toEqual([
+      ["paragraph", "The section "],
+      ["heading", "A. Discrete-"],
+      ["paragraph", "We encode co"],
+      ["heading", "2. Clones of"],
+      ["paragraph", "Keywords. he"],
+    ]);
+  });
+
+  test("a diagram in parts joined by their small labels, with its thumbnails, is one figure; a heading beside it stays text", () => {
+    // Two columns of boxes 24 pt apart, each with size labels at its right (6 pt type), small images on top.
+    const boxes = [80, 150].flatMap((x) => [0, 1, 2, 3, 4, 5].map((i) => ({ x0: x, x1: x + 45, y0: 100 + i * 20, y1: 112 + i * 20 })));
+    const labels = [80, 150].flatMap((x) => [0, 1, 2, 3, 4, 5].map((i) => run("17×30", x + 48, 108 + i * 20, { size: 6, x1: x + 66 })));
+    const thumbnails = [80, 150].map((x) => ({ x0: x, x1: x + 44, y0: 70, y1: 94 }));
+    const body = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => run("Body text of the page runs along here at its usual size.", 300, 100 + i * 12));
+    const heading = run("B. Dataset", 80, 240, { size: 10 });
+    // A caption in small type right under the boxes: not a label.
+    const caption = [run("Fig. 3.", 80, 220, { size: 6 }), run("Three instances", 105, 220, { size: 6 })];
+    const figures = findFigures(thumbnails, boxes, [], [], [...labels, ...body, heading, ...caption], { width: 595, height: 842 });
+    expect(figures.map((f) => f.rect)).toEqual([{ x0: 80, y0: 70, x1: 216, y1: 212 }]);
+    expect(figures[0]!.runs.length).toBe(12);
+  });
+
+  test("rows of sentences between rules under a 'Table 4:' caption are a one-column table; without the caption they are text", () => {
+    const rules = [100, 140, 180, 220].map((y) => ({ x0: 50, x1: 300, y0: y, y1: y }));
+    const sentence = (y: number, label: string) => [run(`${label}: the summary begins with a pronoun that`, 52, y), run("refers to a previous sentence it left out of it.", 52, y + 12)];
+    const rows = [...sentence(115, "Reference"), ...sentence(155, "Without"), ...sentence(195, "With")];
+    const [table] = booktabsTables([run("Table 4: Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set());
+    expect(table!.rows).toEqual([
+      ["Reference: the summary begins with a pronoun that refers to a previous sentence it left out of it."],
+      ["Without: the summary begins with a pronoun that refers to a previous sentence it left out of it."],
+      ["With: the summary begins with a pronoun that refers to a previous sentence it left out of it."],
+    ]);
+    expect(table!.runs.size).toBe(6);
+    expect(booktabsTables([run("Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set())).toEqual([]);
+  });
+
+  test("a display formula set on several baselines is one element, not a heading and loose pieces", () => {
+    const runs = [
+      run("In the case of a low density we want to save on the rare words, in this way.", 50, 80),
+      run("∑k−1", 200, 104, { size: 7 }),
+      run("# params. = α V = δE k V", 120, 114),
+      run("j=0", 200, 122, { size: 7 }),
+      run("0 B", 200, 131, { size: 7 }),
+      run("and numerically solving for α the equation above, which we do here.", 50, 150),
+    ];
+    const elements = layoutPage(runs, 595, 842, style);
+    expect(elements.map((e) => [e.type, e.content])).toEqual([
+      ["paragraph", "In the case of a low density we want to save on the rare words, in this way."],
+      ["paragraph", "∑k−1 # params. = α V = δE k V j=0 0 B"],
+      ["paragraph", "and numerically solving for α the equation above, which we do here."],
+    ]);
+  });
+
+  test("markers that make no list: sub-figure captions side by side, formula fragments", () => {
+    const runs = [run("(a) Original image. (b) Modified image.", 80, 50), run("- ′ + −4", 80, 90)];
+    expect(layoutPage(runs, 595, 842, style).map((e) => e.type)).toEqual(["paragraph", "paragraph"]);
   });
 });

@@ -18,13 +18,17 @@
  *    by their numbering;
  *  - list: lines starting with a bullet (including checkbox and dingbat glyphs) or "1." "1)" "a)";
  *    indented lines continue the item; small-print blocks numbered "1)" at a page's foot are
- *    footnotes (paragraphs);
+ *    footnotes (paragraphs), a line of sub-figure captions "(a) ... (b) ..." and formula
+ *    fragments with no word are paragraphs; a numbered line in italic or bold over a plain line,
+ *    or a numbered title wrapped onto a centred second line, is a heading;
  *  - key_value: every line of the block shaped "Label: value", or form rows (a bold label or one
  *    ending in a colon, its value in a second column);
  *  - paragraph: lines of a block, split where a line is indented after one that ended a sentence
  *    short of the right edge;
  *  - code: lines in a monospace font (when the document's body is not monospace), kept line by line;
- *  - lists, key-value lines and code spaced apart by less than two lines stay one element;
+ *  - lists and code spaced apart by less than two lines stay one element (key-value lines by less
+ *    than a blank line: a form's groups of fields stay apart); so do
+ *    the pieces of a display formula (few characters, or symbols with no word) and what they touch;
  *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
 import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, singleSpaced, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
@@ -353,12 +357,44 @@ function titleSplit(block: Line[]): Line[][] {
     const after = i === 0 || /[.!?:;]$/.test(block[i - 1]!.text);
     // "V. SIMULATION" over "A. Discrete-time model": a section and its first subsection, not a list (the markers differ in kind).
     const numbered = /^\d/.test(line.text) ? !isBullet(line.text) : kind(line.text) !== null && kind(line.text) !== "other" && (!next || kind(next.text) !== kind(line.text));
-    const apart = !next || line.x1 < next.x1 - line.size * 3 || kind(next.text) !== null;
+    // Set apart: it stops well short of the next line, the next line starts an item, or it is set
+    // in another face (an italic or bold subsection title over its plain first paragraph).
+    const apart = !next || line.x1 < next.x1 - line.size * 3 || kind(next.text) !== null || (emphasised(line) && !emphasised(next));
     if (after && numbered && apart && looksLikeTitle(line.text) && block.length > 1) {
       return [...(i ? [block.slice(0, i)] : []), [line], ...(next ? titleSplit(block.slice(i + 1)) : [])];
     }
   }
   return [block];
+}
+
+/** Most of a line's characters are bold or italic. */
+function emphasised(line: Line): boolean {
+  if (line.bold) return true;
+  const runs = line.cells.flatMap((c) => c.runs);
+  const chars = runs.reduce((n, r) => n + r.text.length, 0);
+  return runs.reduce((n, r) => n + (r.italic ? r.text.length : 0), 0) >= chars * 0.8;
+}
+
+/**
+ * A numbered section title that wraps onto a second line centred under the first ("2. Clones of
+ * analytic maps, examples to" over "Banach's claim"), standing as a block of its own: a heading,
+ * not a one-item list. A list item's second line starts at the item's text, not centred.
+ */
+function wrappedTitle(block: Line[], text: string): boolean {
+  if (block.length !== 2 || text.length > 200 || /[.,;:]$/.test(text) || !/^(?:\d{1,2}(?:\.\d{1,2})*\.?|[IVX]{1,5}\.|[A-H]\.)\s+[\p{Lu}\p{Lo}]/u.test(text)) return false;
+  const [a, b] = block as [Line, Line];
+  const em = a.size;
+  return b.x0 > a.x0 + em * 2 && Math.abs((a.x0 + a.x1) / 2 - (b.x0 + b.x1) / 2) < em * 2;
+}
+
+/**
+ * Lines that start with markers but are not a list: sub-figure captions side by side on one line
+ * ("(a) Original image.   (b) Modified image."), and fragments of a formula ("- ′ + −4") with no
+ * word in them.
+ */
+function notAList(lines: Line[]): boolean {
+  if (lines.length === 1 && (lines[0]!.text.match(/(?:^|\s)\((?:[a-h]|[ivx]{1,4})\)\s/g) ?? []).length >= 2) return true;
+  return !lines.some((l) => /\p{L}{2}/u.test(splitBullet(l.text).text));
 }
 
 /** One block of same-shape lines → one or more elements (a block can hold a paragraph then a list). */
@@ -382,7 +418,7 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
     if (!style.boldBody && boldHeading(block, text, style.body)) {
       return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), bold: true, ...font } }, lines: block }];
     }
-    if (block.length === 1 && looksLikeTitle(text)) {
+    if ((block.length === 1 && looksLikeTitle(text)) || wrappedTitle(block, text)) {
       return [{ draft: { type: "heading", content: text, metadata: { level: Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1)), ...font } }, lines: block }];
     }
   }
@@ -399,6 +435,7 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
   let item: Line | undefined;
   const flush = () => {
     if (!run.length) return;
+    if (listRun && notAList(run)) listRun = false;
     if (listRun) {
       const items: { marker: string; text: string; lines: string[] }[] = [];
       for (const l of run) {
@@ -576,20 +613,38 @@ function attachCaptions(parts: Part[]) {
   }
 }
 
-/** List items (key-value lines, code lines) spaced apart are still one element: same kind, same left edge, a gap under two lines. */
+/** A piece of a display formula: a few characters (a sub- or superscript, a sum's limits), or symbols with no word in them. */
+const fragment = (p: Part) => {
+  const text = p.draft.content.replace(/\s/g, "");
+  return p.draft.type === "paragraph" && !p.draft.metadata?.code && !p.draft.metadata?.footnote && (text.length <= 6 || (text.length <= 40 && !/\p{L}{4}/u.test(text)));
+};
+
+/**
+ * List items (key-value lines, code lines) spaced apart are still one element: same kind, same
+ * left edge, a gap under two lines. The pieces of a display formula set on several baselines
+ * (lines a size change split apart) are one element with what they touch.
+ */
 function continues(a: Part, b: Part, lead: number): boolean {
   if (a.rect || b.rect || !a.lines.length || !b.lines.length) return false;
+  if (a.draft.type === "paragraph" && b.draft.type === "paragraph" && (fragment(a) || fragment(b))) {
+    const above = { x0: Math.min(...a.lines.map((l) => l.x0)), x1: Math.max(...a.lines.map((l) => l.x1)), bottom: Math.max(...a.lines.map((l) => l.bottom)) };
+    const below = { x0: Math.min(...b.lines.map((l) => l.x0)), x1: Math.max(...b.lines.map((l) => l.x1)), top: Math.min(...b.lines.map((l) => l.top)) };
+    const em = Math.max(a.lines.at(-1)!.size, b.lines[0]!.size);
+    if (below.x0 < above.x1 + em && above.x0 < below.x1 + em && below.top - above.bottom < em * 0.8) return true;
+  }
   const code = a.draft.metadata?.code === true && b.draft.metadata?.code === true;
   if (a.draft.type !== b.draft.type || (a.draft.type !== "list" && a.draft.type !== "key_value" && !code)) return false;
   if (a.draft.type === "list" && a.draft.metadata?.ordered !== b.draft.metadata?.ordered) return false;
   const last = a.lines.at(-1)!;
   const first = b.lines[0]!;
-  return Math.abs(first.x0 - a.lines[0]!.x0) < first.size && first.baseline - last.baseline < first.size * lead * 2.6;
+  // Key-value lines go on across a line's gap at most: a blank line's space sets a new group of fields apart.
+  const gap = a.draft.type === "key_value" ? 1.8 : 2.6;
+  return Math.abs(first.x0 - a.lines[0]!.x0) < first.size && first.baseline - last.baseline < first.size * lead * gap;
 }
 
 function mergeParts(a: Part, b: Part): Part {
+  if (a.draft.type === "paragraph" && !a.draft.metadata?.code) return { draft: { ...a.draft, content: `${a.draft.content} ${b.draft.content}` }, lines: [...a.lines, ...b.lines] };
   const content = `${a.draft.content}\n${b.draft.content}`;
-  if (a.draft.type === "paragraph") return { draft: { ...a.draft, content }, lines: [...a.lines, ...b.lines] };
   const count = content.split("\n").length;
   const metadata = a.draft.type === "list" ? { ...a.draft.metadata, items: count } : { ...a.draft.metadata, pairs: count };
   return { draft: { ...a.draft, content, metadata }, lines: [...a.lines, ...b.lines] };

@@ -10,10 +10,15 @@
  * is split at its spaces. It is a table when at least two rows fill two columns or more and its
  * cells are not prose. The header row is a split line just over the top rule, else the lines (up
  * to three: a header that wraps) above the first inner rule.
+ *
+ * Rules that separate rows of text (a sentence or a paragraph each: a table of examples) make a
+ * table when a caption ("Table 4: ...") sits right over the top rule or under the bottom one, and
+ * there are two rows at least: each band is a row, split into columns only at wide gutters.
  */
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
 import { cellText, mergeCollinear, type FoundTable, type TextRun } from "./ruled-tables.ts";
+import { gutterColumns, textLines } from "./text-columns.ts";
 
 /** Rules whose ends are this close (points) have the same extent. */
 const RULE_SLACK = 6;
@@ -27,6 +32,11 @@ const HEADER_ABOVE = 1.8;
 const MAX_HEADER_LINES = 3;
 /** More horizontal rules than this on a page: hatching or ruled paper, not tables. */
 const MAX_RULES = 400;
+/** A row of text (a captioned table of sentences) holds at most this many lines. */
+const MAX_TEXT_ROW_LINES = 15;
+/** A table's caption sits within this many ems of its top or bottom rule (baseline to rule). */
+const CAPTION_GAP = 2.2;
+const TABLE_CAPTION = /^(?:table|tab\.|tabelle|tableau|tabla)\s*[\p{N}IVX]+\s*[.:]/iu;
 /** Consecutive rows at most this many ems apart (baseline to baseline) belong to one table. */
 const MAX_ROW_STEP = 2.6;
 
@@ -41,47 +51,6 @@ const proseRun = (line: TextRun[]) => line.some((r) => r.text.length >= 60 && r.
 const tabular = (lines: TextRun[][]) => lines.filter(split).length >= lines.length * 0.5 && !lines.some(proseRun);
 const sameExtent = (a: Segment, b: Segment) => Math.abs(a.x0 - b.x0) <= RULE_SLACK && Math.abs(a.x1 - b.x1) <= RULE_SLACK;
 const middle = (run: TextRun) => run.baseline - run.size * 0.3;
-
-/** Runs → lines by baseline (within 0.45 em), top to bottom. */
-function linesOf(runs: TextRun[]): TextRun[][] {
-  const lines: TextRun[][] = [];
-  for (const run of [...runs].sort((a, b) => a.baseline - b.baseline || a.x0 - b.x0)) {
-    const line = lines.at(-1);
-    if (line && run.baseline - line[0]!.baseline <= run.size * 0.45) line.push(run);
-    else lines.push([run]);
-  }
-  return lines;
-}
-
-/**
- * Column x-intervals: between gutters, the free x-intervals at least MIN_GUTTER em wide that the
- * runs of (nearly) every line leave open. A line may bridge a gutter (pdf.js joins glyphs less
- * than 0.6 em apart into one item, so "Top-1 Latency" can come as one run): up to a fifth of the
- * lines (one at least, in tables of four lines or more) may cover it.
- */
-function columnsOf(lines: TextRun[][]): { x0: number; x1: number }[] {
-  const runs = lines.flat();
-  const em = runs.reduce((s, r) => s + r.size, 0) / runs.length;
-  const edges = [...new Set(runs.flatMap((r) => [r.x0, r.x1]))].sort((a, b) => a - b);
-  const allowed = lines.length >= 4 ? Math.max(1, Math.floor(lines.length * 0.2)) : 0;
-  const columns: { x0: number; x1: number }[] = [];
-  let gapFrom: number | null = null;
-  let start = edges[0]!;
-  for (let k = 0; k + 1 < edges.length; k++) {
-    const [a, b] = [edges[k]!, edges[k + 1]!];
-    const covering = lines.filter((l) => l.some((r) => r.x0 < b - 0.01 && r.x1 > a + 0.01)).length;
-    if (covering <= allowed) gapFrom ??= a;
-    else {
-      if (gapFrom !== null && a - gapFrom >= em * MIN_GUTTER) {
-        columns.push({ x0: start, x1: gapFrom });
-        start = a;
-      }
-      gapFrom = null;
-    }
-  }
-  columns.push({ x0: start, x1: edges.at(-1)! });
-  return columns;
-}
 
 /** A run that bridges columns, split into its words (placed by their share of its characters). */
 function pieces(run: TextRun, columns: { x0: number; x1: number }[]): TextRun[] {
@@ -133,38 +102,68 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
   };
   const tables: FoundTable[] = [];
   const used = new Set<Segment>();
-  for (const top of rules) {
-    if (used.has(top)) continue;
-    // The rules of the same extent below it, as long as each band between two of them holds rows.
+  const bandOf = (prev: Segment, next: Segment, top: Segment) =>
+    free.slice(firstBelow(prev.y0), firstBelow(next.y0 - 1e-9)).filter((i) => {
+      const run = runs[i]!;
+      const x = (run.x0 + run.x1) / 2;
+      return middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
+    });
+  /**
+   * The rules of the same extent below `top`, as long as each band between two of them holds
+   * rows (`strict`: lines split into pieces; else any text of a few lines, for a captioned table
+   * of text cells) and follows the band above closely.
+   */
+  const chainFrom = (top: Segment, strict: boolean) => {
     const chain = [top];
-    let indexes: number[] = [];
+    const bands: number[][] = [];
     for (const next of rules) {
       if (next.y0 <= chain.at(-1)!.y0 + 1 || !sameExtent(top, next)) continue;
-      const prev = chain.at(-1)!;
-      const band = free.slice(firstBelow(prev.y0), firstBelow(next.y0 - 1e-9)).filter((i) => {
-        const run = runs[i]!;
-        const x = (run.x0 + run.x1) / 2;
-        return middle(run) < next.y0 && x >= top.x0 - 2 && x <= top.x1 + 2;
-      });
+      const band = bandOf(chain.at(-1)!, next, top);
       // A band of mostly whole lines (a caption or note between two tables' rules, a glossary
       // entry's prose) ends the table: rows are pieces set apart.
-      if (!band.length || !tabular(linesOf(band.map((i) => runs[i]!)))) break;
+      const lines = band.length ? textLines(band.map((i) => runs[i]!)) : [];
+      if (!band.length || (strict ? !tabular(lines) : lines.length > MAX_TEXT_ROW_LINES)) break;
       // Rows follow each other: the band's first line sits close under the last row above it.
-      const lastAbove = indexes.length ? Math.max(...indexes.map((i) => runs[i]!.baseline)) : null;
+      const lastAbove = bands.length ? Math.max(...bands.flat().map((i) => runs[i]!.baseline)) : null;
       const first = Math.min(...band.map((i) => runs[i]!.baseline));
       const size = runs[band[0]!]!.size;
       if (lastAbove !== null && first - lastAbove > size * MAX_ROW_STEP * 1.5) break;
       chain.push(next);
-      indexes = [...indexes, ...band];
+      bands.push(band);
     }
-    if (chain.length < 2) continue;
+    return { chain, bands };
+  };
+  /** A caption ("Table 4: ...") on the line right over the top rule or under the bottom one. */
+  const captioned = (chain: Segment[], size: number) => {
+    const [top, bottom] = [chain[0]!, chain.at(-1)!];
+    const near = (from: number, to: number) => textLines(free.slice(firstBelow(from), firstBelow(to)).map((i) => runs[i]!).filter((r) => r.x0 >= top.x0 - size * 2 && r.x1 <= top.x1 + size * 2));
+    const over = near(top.y0 - size * CAPTION_GAP, top.y0 - 1e-9).at(-1);
+    const under = near(bottom.y0, bottom.y0 + size * CAPTION_GAP)[0];
+    return [over, under].some((l) => l && TABLE_CAPTION.test(cellText(l)));
+  };
+  for (const top of rules) {
+    if (used.has(top)) continue;
+    const { chain, bands } = chainFrom(top, true);
+    const indexes = bands.flat();
+    if (chain.length < 2) {
+      // Rows of text (a sentence or a paragraph each) between rules, under a table's caption.
+      const loose = chainFrom(top, false);
+      const size = loose.bands[0] ? runs[loose.bands[0][0]!]!.size : 0;
+      if (loose.chain.length >= 3 && captioned(loose.chain, size)) {
+        const table = textRowsTable(runs, loose.chain, loose.bands);
+        tables.push(table);
+        for (const rule of loose.chain) used.add(rule);
+        for (const i of table.runs) taken.add(i);
+      }
+      continue;
+    }
     // A header set just over the top rule, with no rule of its own above it: the closest line
     // above, when it is split into pieces (a caption there is one piece).
     const above = free.slice(firstBelow(top.y0 - runs[indexes[0] ?? 0]!.size * HEADER_ABOVE), firstBelow(top.y0 - 1e-9)).filter((i) => {
       const run = runs[i]!;
       return run.x0 >= top.x0 - 2 && run.x1 <= top.x1 + 2;
     });
-    const over = linesOf(above.map((i) => runs[i]!)).at(-1);
+    const over = textLines(above.map((i) => runs[i]!)).at(-1);
     const headerAbove = over && split(over) && !proseRun(over) ? above.filter((i) => over.includes(runs[i]!)) : [];
     const table = tableOf(runs, [...headerAbove, ...indexes], chain, headerAbove.length > 0);
     if (!table) continue;
@@ -175,8 +174,24 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
   return tables;
 }
 
+/**
+ * A captioned table whose rows are text between rules: each band a row, split into columns where
+ * its lines leave a gutter open (one column when none: a table of examples or quotations).
+ */
+function textRowsTable(runs: TextRun[], chain: Segment[], bands: number[][]): FoundTable {
+  const all = bands.flat();
+  const columns = gutterColumns(textLines(all.map((i) => runs[i]!)), MIN_GUTTER * 2);
+  const rows = bands.map((band) => {
+    const cells = columns.map(() => [] as TextRun[]);
+    for (const i of band) cells[columnOf(runs[i]!, columns)]!.push(runs[i]!);
+    return cells.map(cellText);
+  });
+  const rect = { x0: Math.min(chain[0]!.x0, ...all.map((i) => runs[i]!.x0)), y0: chain[0]!.y0, x1: Math.max(chain[0]!.x1, ...all.map((i) => runs[i]!.x1)), y1: chain.at(-1)!.y0 };
+  return { rect, rows, spans: [], runs: new Set(all) };
+}
+
 function tableOf(runs: TextRun[], indexes: number[], chain: Segment[], headerAbove: boolean): FoundTable | null {
-  const lines = linesOf(indexes.map((i) => runs[i]!));
+  const lines = textLines(indexes.map((i) => runs[i]!));
   if (lines.length < 2) return null;
   for (let k = 1; k < lines.length; k++) {
     if (lines[k]![0]!.baseline - lines[k - 1]![0]!.baseline > lines[k]![0]!.size * MAX_ROW_STEP * 1.5) return null;
@@ -187,7 +202,7 @@ function tableOf(runs: TextRun[], indexes: number[], chain: Segment[], headerAbo
   const headerLines = headerAbove ? 1 : inner.length ? lines.filter((l) => middle(l[0]!) < inner[0]!.y0).length : 0;
   const head = headerLines > 0 && headerLines <= MAX_HEADER_LINES && headerLines < lines.length - 1 ? headerLines : 0;
   const body = lines.slice(head);
-  const columns = columnsOf(body.length >= 2 ? body : lines);
+  const columns = gutterColumns(body.length >= 2 ? body : lines, MIN_GUTTER);
   if (columns.length < 2) return null;
   const cellsOf = (line: TextRun[]) => {
     const cells = columns.map(() => [] as TextRun[]);

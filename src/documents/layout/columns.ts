@@ -3,7 +3,9 @@
  *
  * The page's atoms (pieces of text lines between wide gaps, and tables and figures as solid blocks)
  * are cut into horizontal strips at every gap that no atom spans. Each strip finds its gutter: a
- * vertical gap with a column on both sides (text at least 12% of the page wide, or a block). Strips
+ * vertical gap with a column on both sides (text at least 12% of the page wide, or a block), the
+ * widest unless another lines up with the nearest strip's gutter (the page's columns), or with
+ * the gutter of the stretch above (three columns, one of them pausing). Strips
  * that share a gutter, or that lie wholly on one side of their neighbour's gutter, join into one
  * stretch; a strip that crosses the gutter (a full-width title, table or figure) breaks the columns.
  * A stretch with a gutter is read left side first, then right, each side cut again the same way
@@ -40,15 +42,30 @@ function xGaps(atoms: Atom[]): [number, number][] {
 const columnLike = (side: Atom[], pageWidth: number) =>
   side.length > 0 && (side.some((a) => a.block) || (Math.max(...side.map((a) => a.x1)) - Math.min(...side.map((a) => a.x0)) >= pageWidth * MIN_COLUMN && side.reduce((s, a) => s + a.chars, 0) >= 12));
 
-/** The free x interval of a gutter with a column on each side, or null. */
-function gutter(atoms: Atom[], pageWidth: number): [number, number] | null {
-  if (atoms.length < 2) return null;
-  for (const [g0, g1] of xGaps(atoms)) {
-    const left = atoms.filter((a) => a.x1 <= g0 + 0.01);
-    const right = atoms.filter((a) => a.x0 >= g1 - 0.01);
-    if (columnLike(left, pageWidth) && columnLike(right, pageWidth)) return [g0, g1];
-  }
-  return null;
+/** The free x intervals of gutters with a column on each side, widest first. */
+function gutters(atoms: Atom[], pageWidth: number): [number, number][] {
+  if (atoms.length < 2) return [];
+  return xGaps(atoms).filter(([g0, g1]) => columnLike(atoms.filter((a) => a.x1 <= g0 + 0.01), pageWidth) && columnLike(atoms.filter((a) => a.x0 >= g1 - 0.01), pageWidth));
+}
+
+const overlap = (a: [number, number], b: [number, number]) => Math.min(a[1], b[1]) - Math.max(a[0], b[0]) >= 1;
+
+/**
+ * Each strip's gutter: its widest, unless another of its gutters lines up with the gutter of the
+ * nearest strip above or below (the page's columns), as when a display formula with its number
+ * at the column's right edge leaves a wider gap inside the column.
+ */
+function stripGutters(candidates: [number, number][][]): ([number, number] | null)[] {
+  const widest = candidates.map((c) => c[0] ?? null);
+  return candidates.map((c, i) => {
+    if (c.length < 2) return widest[i]!;
+    for (let d = 1; d < candidates.length; d++) {
+      const near = [widest[i - d], widest[i + d]].filter((g): g is [number, number] => !!g);
+      if (!near.length) continue;
+      return c.find((g) => near.some((n) => overlap(g, n))) ?? widest[i]!;
+    }
+    return widest[i]!;
+  });
 }
 
 const crosses = (atoms: Atom[], x: number) => atoms.some((a) => a.x0 < x - 1 && a.x1 > x + 1);
@@ -81,7 +98,8 @@ export function readingOrder<T extends Atom>(atoms: T[], pageWidth: number, dept
     bottom: number;
   }
   const all = strips(atoms) as T[][];
-  const gutters = all.map((strip) => gutter(strip, pageWidth));
+  const candidates = all.map((strip) => gutters(strip, pageWidth));
+  const chosen = stripGutters(candidates);
   const mid = (g: [number, number]) => (g[0] + g[1]) / 2;
   const top = (strip: T[]) => Math.min(...strip.map((a) => a.y0));
   const bottom = (strip: T[]) => Math.max(...strip.map((a) => a.y1));
@@ -89,7 +107,7 @@ export function readingOrder<T extends Atom>(atoms: T[], pageWidth: number, dept
   // next strip that has one, when nothing on the way crosses it.
   const ahead = (i: number): [number, number] | null => {
     for (let j = i + 1; j < all.length; j++) {
-      const g = gutters[j];
+      const g = chosen[j];
       if (g) return all.slice(i, j).some((s) => crosses(s, mid(g))) ? null : g;
     }
     return null;
@@ -97,7 +115,10 @@ export function readingOrder<T extends Atom>(atoms: T[], pageWidth: number, dept
   const stretches: Stretch[] = [];
   all.forEach((strip, i) => {
     const last = stretches.at(-1);
-    let g = gutters[i] ?? null;
+    let g = chosen[i] ?? null;
+    // Three columns: a strip whose widest gutter is another one (or that lies wholly on one side,
+    // in two of the columns) still goes on with the stretch above when it leaves its gutter free.
+    if (g && last?.gutter && !overlap(g, last.gutter)) g = candidates[i]!.find((c) => overlap(c, last.gutter!)) ?? (crosses(strip, mid(last.gutter)) ? g : last.gutter);
     if (!g && last?.gutter && !crosses(strip, mid(last.gutter))) g = last.gutter;
     // The end of a full-width stretch (a short last line) stays with it when it sits closer to it than to what follows.
     const closerAbove = last !== undefined && !last.gutter && i + 1 < all.length && top(strip) - last.bottom <= top(all[i + 1]!) - bottom(strip);

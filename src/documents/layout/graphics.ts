@@ -288,11 +288,12 @@ export function pageGraphics(ops: Ops, list: OperatorList, viewport: Matrix, pag
 
 /**
  * Bold and italic from the font's name as well as pdf.js's flags: embedded subsets are named like
- * "AAEWKY+NimbusRomNo9L-Medi", "Arial-BoldMT", "CMBX10" (TeX's bold extended), "Times-Italic".
+ * "AAEWKY+NimbusRomNo9L-Medi", "NimbusRomNo9L-ReguItal", "Arial-BoldMT", "CMBX10" (TeX's bold
+ * extended), "Times-Italic".
  */
 export function fontInfo(name: string, flags: { bold?: boolean; black?: boolean; italic?: boolean }): FontInfo {
   const base = name.replace(/^[A-Z]{6}\+/, "");
   const bold = flags.bold === true || flags.black === true || /bold|black|heavy|semibold|demi|medi(?:um)?\b|-medi|\bbd\b|[-,]b$|^cmbx|^cmb\d|^cmssbx|extrabold|ultrabold/i.test(base);
-  const italic = flags.italic === true || /italic|oblique|-ital|\bit\b|[-,]i$|^cmti|^cmmi|^cmsl|^cmssi/i.test(base);
+  const italic = flags.italic === true || /italic|oblique|-ital|ital$|\bit\b|[-,]i$|^cmti|^cmmi|^cmsl|^cmssi/i.test(base);
   return { name: base, bold, italic };
 }

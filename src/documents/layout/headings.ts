@@ -1,7 +1,8 @@
 /**
- * Headings that are not set in large type: a short block wholly in bold, or a lone short line
- * numbered like a section ("1 Introduction", "2.3 Results", "IV. RESULTS", "A. Setup",
- * "1 들어가며") or in capitals. Their level comes from the numbering depth.
+ * Headings that are not set in large type: a short block wholly in bold (not a bold lead-in
+ * followed by plain text on its line), or a lone short line numbered like a section
+ * ("1 Introduction", "2.3 Results", "IV. RESULTS", "A. Setup", "1 들어가며") or in capitals.
+ * Their level comes from the numbering depth.
  */
 import { keyValue } from "../reader-common.ts";
 
@@ -9,6 +10,17 @@ interface HeadingLine {
   text: string;
   bold: boolean;
   size: number;
+  cells?: { runs: { text: string; bold?: boolean }[] }[];
+}
+
+/**
+ * A run-in heading: a bold lead ending in a full stop or colon, then plain text on the same line
+ * ("Mathematics Subject Classification. 35K08", "Keywords: ..."): the start of a paragraph.
+ */
+function runIn(line: HeadingLine): boolean {
+  const runs = (line.cells ?? []).flatMap((c) => c.runs).filter((r) => r.text.trim());
+  const plain = runs.findIndex((r) => !r.bold);
+  return plain > 0 && /[.:]\s*$/.test(runs[plain - 1]!.text) && runs.slice(plain).every((r) => !r.bold) && /[\p{L}\p{N}]/u.test(runs.slice(plain).map((r) => r.text).join(""));
 }
 
 /** "Figure 2:", "Table 1." start captions, which are not headings even in bold. */
@@ -28,7 +40,8 @@ export function numberingDepth(text: string): number {
 
 /** A short line on its own that reads like a section title even at body size. */
 export function looksLikeTitle(text: string): boolean {
-  if (text.length > 80 || /[.,;:!?]$/.test(text) || keyValue(text) || CAPTION.test(text)) return false;
+  // A title has a word after its number: "0 B" is a piece of a formula.
+  if (text.length > 80 || /[.,;:!?]$/.test(text) || keyValue(text) || CAPTION.test(text) || (/^[\d(]/.test(text) && !/\p{L}{2}/u.test(text.replace(/^\S+\s*/, "")))) return false;
   const words = text.split(" ").length;
   if (/^\d{1,2}(?:\.\d{1,2})+\.?\s+[\p{Lu}\p{Lo}]/u.test(text)) return words <= 12;
   // "3 Results", "1. Introduction": a single number, the rest without digits (so "12 March 2026" stays text).
@@ -42,7 +55,7 @@ export function looksLikeTitle(text: string): boolean {
 /** A block of at most two lines, all bold, short, of at least body size, that is not a sentence or a caption. */
 export function boldHeading(block: HeadingLine[], text: string, body: number): boolean {
   if (block.length > 2 || !block.every((l) => l.bold) || text.length > 150 || !/\p{L}.*\p{L}/u.test(text)) return false;
-  if (block[0]!.size < body * 0.9 || CAPTION.test(text) || /[,;]$/.test(text) || keyValue(text)) return false;
+  if (block[0]!.size < body * 0.9 || CAPTION.test(text) || /[,;]$/.test(text) || keyValue(text) || block.some(runIn)) return false;
   // Words, not formulas: bold symbols and vectors in an equation are no heading.
   const visible = text.replace(/\s/g, "");
   if ((visible.match(/\p{L}/gu)?.length ?? 0) < visible.length * 0.6 || !/\p{L}{3}/u.test(text)) return false;

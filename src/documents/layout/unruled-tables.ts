@@ -3,7 +3,8 @@
  * whose cells line up in the same columns. Columns come from the rows with the most cells (their
  * cells' x ranges, merged where they overlap); every cell of every row then goes to the column it
  * overlaps most, so a header spanning two columns, or a row with an empty cell, still fits. Prose
- * that merely shares baselines (two columns of text) and mostly empty grids are not tables.
+ * that merely shares baselines (two columns of text, or body text beside smaller footnotes) and
+ * mostly empty grids are not tables.
  *
  * Two-column grids whose first column is a label (bold, or ending in a colon) are form rows:
  * key_value, not a table.
@@ -22,6 +23,25 @@ function isProse(lines: Line[]): boolean {
   const cells = lines.flatMap((l) => l.cells);
   const long = cells.filter((c) => c.text.length >= 30 && c.text.split(" ").length >= 5).length;
   return long >= cells.length * 0.5;
+}
+
+/** A cell's size: that of most of its characters (a footnote mark or subscript does not count). */
+function cellSize(cell: Line["cells"][number]): number {
+  const weight = new Map<number, number>();
+  for (const r of cell.runs) weight.set(r.size, (weight.get(r.size) ?? 0) + r.text.length);
+  return [...weight].sort((a, b) => b[1] - a[1])[0]?.[0] ?? 0;
+}
+
+/**
+ * Columns of text in different type that share baselines (body text beside a column of
+ * footnotes): in a table the cells of a row are set in one size.
+ */
+function mixedSizes(lines: Line[]): boolean {
+  const mixed = lines.filter((l) => {
+    const sizes = l.cells.map(cellSize);
+    return Math.max(...sizes) > Math.min(...sizes) * 1.15;
+  }).length;
+  return mixed >= lines.length * 0.5;
 }
 
 /**
@@ -102,7 +122,8 @@ function notARow(line: Line): boolean {
  * Runs of consecutive multi-cell lines that align into columns, page-wide, top to bottom. One or
  * two single-cell lines between such lines stay in the table when they sit inside its left part
  * (a row label that wrapped, a section row such as "Race/ethnicity"), and rows follow each other
- * at most 2.6 lines apart.
+ * at most 2.6 lines apart (4.5 when the next row has the same columns as the last: groups of rows
+ * set apart). A row label wrapped around its values (label line, values, label line) is one row.
  */
 export function unruledTables(lines: Line[]): UnruledTable[] {
   const out: UnruledTable[] = [];
@@ -119,7 +140,9 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
     let j = i + 1;
     while (j < lines.length) {
       const line = lines[j]!;
-      if (!near(group.at(-1)!, line)) break;
+      // Groups of rows set further apart still follow on when the next row has the same columns.
+      const lastRow = group.findLast((l) => l.cells.length >= 2)!;
+      if (!near(group.at(-1)!, line) && !(line.baseline - group.at(-1)!.baseline <= line.size * GROUP_STEP && sameColumns(lastRow, line))) break;
       if (cellsOf(line) >= 2) {
         group.push(line);
         j++;
@@ -138,12 +161,52 @@ export function unruledTables(lines: Line[]): UnruledTable[] {
         j = k;
       } else break;
     }
+    // The last line of a row label centred on its values ("Premature mortality (years of" over
+    // the values, "lost before age 75)" under them).
+    const [beforeLast, last, after] = [group.at(-2), group.at(-1)!, lines[j]];
+    if (beforeLast && after && beforeLast.cells.length === 1 && after.cells.length === 1 && last.cells.length >= 2 && last.x0 > beforeLast.x1 && after.x1 < last.x0 && Math.abs(after.x0 - beforeLast.x0) < after.size && after.baseline - last.baseline < after.size * 1.5) {
+      group.push(after);
+      j++;
+    }
     const multi = group.filter((l) => l.cells.length >= 2);
-    if (multi.length >= 2 && !isProse(multi) && !isFormula(multi)) {
+    if (multi.length >= 2 && !isProse(multi) && !isFormula(multi) && !mixedSizes(multi)) {
       const rows = alignRows(group);
-      if (rows) out.push({ lines: group, rows, keyValue: formRows(group, rows) });
+      if (rows) out.push({ lines: group, rows: joinCentredLabels(rows), keyValue: formRows(group, rows) });
     }
     i = j;
+  }
+  return out;
+}
+
+/** Rows of a table may stand this many ems apart (baseline to baseline) when their columns match. */
+const GROUP_STEP = 4.5;
+
+/** Two lines with the same number of cells, each over the other's. */
+function sameColumns(a: Line, b: Line): boolean {
+  return a.cells.length === b.cells.length && a.cells.every((c, i) => Math.min(c.x1, b.cells[i]!.x1) - Math.max(c.x0, b.cells[i]!.x0) > 0);
+}
+
+/**
+ * A row label that wraps with its values set on its middle line: a label-only row, a row of
+ * values with no label, and a label-only row that does not itself start the next such row, are
+ * one row.
+ */
+function joinCentredLabels(rows: string[][]): string[][] {
+  const labelOnly = (r: string[] | undefined) => !!r && !!r[0] && r.slice(1).every((c) => !c);
+  const valuesOnly = (r: string[] | undefined) => !!r && !r[0] && r.slice(1).some(Boolean);
+  const out: string[][] = [];
+  for (let i = 0; i < rows.length; i++) {
+    if (!(labelOnly(rows[i]) && valuesOnly(rows[i + 1]))) {
+      out.push(rows[i]!);
+      continue;
+    }
+    const row = [rows[i]![0]!, ...rows[i + 1]!.slice(1)];
+    i++;
+    if (labelOnly(rows[i + 1]) && !valuesOnly(rows[i + 2])) {
+      row[0] += ` ${rows[i + 1]![0]}`;
+      i++;
+    }
+    out.push(row);
   }
   return out;
 }

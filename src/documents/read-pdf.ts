@@ -27,6 +27,7 @@ import { fixLigatures, ligatureFixes } from "./layout/bidi.ts";
 import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics } from "./layout/graphics.ts";
 import { ruledTables } from "./layout/ruled-tables.ts";
 import { booktabsTables } from "./layout/booktabs.ts";
+import { boxToPage, frameOf, frameViewport, pageTurn, type Frame } from "./layout/orientation.ts";
 import type { ReadOptions } from "./read-document.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
 import { loadPdfJs, openPdf, type PdfDocument, type PdfJs, type PdfPage } from "./pdfjs.ts";
@@ -278,6 +279,8 @@ interface PageRead {
   graphics: PageGraphics;
   /** Lines read by OCR: the page is a scan, laid out on its own (its sizes are not the text layer's). */
   ocr: boolean;
+  /** The frame the page was laid out in (turned when its text is printed sideways); width and height are the frame's. */
+  frame: Frame;
 }
 
 /** Whether the lines hold fewer than SCANNED_MAX_CHARS characters besides whitespace (counting stops there). */
@@ -295,10 +298,13 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
   const page = await doc.getPage(n);
   try {
     const view = page.getViewport({ scale: 1 });
-    const viewport = view.transform as Matrix;
-    const size = { width: view.width, height: view.height };
     const content = await page.getTextContent();
     const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
+    // Text printed sideways is placed in its own upright frame (layout/orientation.ts): runs and
+    // graphics alike, so lines, tables and rules line up as the reader of that text sees them.
+    const frame = frameOf(pageTurn(items, view.transform as Matrix), view.width, view.height);
+    const viewport = frameViewport(frame, view.transform as Matrix);
+    const size = { width: frame.width, height: frame.height };
     const styles = content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>;
     let graphics = NO_GRAPHICS;
     // After the text: the operator list reuses the fonts the text layer loaded, and names them. It
@@ -326,9 +332,10 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
         const reason = errorMessage(err);
         throw new OcrPageError(/^OCR\b/i.test(reason) ? reason : `OCR failed: ${reason}`, { cause: err });
       });
-      return { ...size, runs: ocrRead, lines: buildLines(ocrRead), graphics: NO_GRAPHICS, ocr: true };
+      // OCR reads the page as rendered, upright or not.
+      return { width: view.width, height: view.height, runs: ocrRead, lines: buildLines(ocrRead), graphics: NO_GRAPHICS, ocr: true, frame: frameOf(0, view.width, view.height) };
     }
-    return { ...size, runs, lines, graphics, ocr: false };
+    return { ...size, runs, lines, graphics, ocr: false, frame };
   } finally {
     page.cleanup();
   }
@@ -385,7 +392,8 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
     const pages: DocPage[] = reads.map((r, i) => {
       if (r instanceof Error) return failedPage(i + 1, r, r instanceof OcrPageError);
       try {
-        return completedPage(i + 1, pageElements(r, style, furniture.get(r)), r.ocr);
+        const elements = pageElements(r, style, furniture.get(r)).map((e) => ({ ...e, bounding_box: boxToPage(r.frame, e.bounding_box) }));
+        return completedPage(i + 1, elements, r.ocr);
       } catch (err) {
         return failedPage(i + 1, err, r.ocr);
       }

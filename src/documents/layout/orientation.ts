@@ -46,7 +46,7 @@ export function pageTurn(items: ItemLike[], viewport: Matrix): Turn {
     if (!n) continue;
     total += n;
     const turn = itemTurn(item, viewport);
-    if (turn !== null) chars[turn] += n;
+    if (turn !== null) chars[turn] = chars[turn]! + n;
   }
   let best: Turn = 0;
   for (const t of [1, 2, 3] as Turn[]) if (chars[t]! > chars[best]!) best = t;

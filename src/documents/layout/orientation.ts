@@ -7,7 +7,8 @@
  * normalized to the page the viewer shows, /Rotate included: pdf.js's viewport applies it).
  */
 import type { BoundingBox } from "../types.ts";
-import { multiply, type Matrix } from "./graphics.ts";
+import type { Rect } from "./geometry.ts";
+import { apply, multiply, type Matrix, type PageGraphics, type Segment } from "./graphics.ts";
 
 /** Quarter turns clockwise that bring the text upright: 0, 1, 2 or 3. */
 export type Turn = 0 | 1 | 2 | 3;
@@ -24,7 +25,7 @@ interface ItemLike {
 }
 
 /** The quarter turn of one item's direction as drawn in the viewport (y grows down); null when oblique. */
-function itemTurn(item: ItemLike, viewport: Matrix): Turn | null {
+export function itemTurn(item: ItemLike, viewport: Matrix): Turn | null {
   const [a, b] = [item.transform[0]!, item.transform[1]!];
   const dx = viewport[0] * a + viewport[2] * b;
   const dy = viewport[1] * a + viewport[3] * b;
@@ -96,4 +97,35 @@ export function boxToPage(frame: Frame, box: BoundingBox): BoundingBox {
   const y0 = Math.min(corners[0]![1], corners[1]![1]) / pageHeight;
   const y1 = Math.max(corners[0]![1], corners[1]![1]) / pageHeight;
   return { x: round(x0), y: round(y0), w: round(x1 - x0), h: round(y1 - y0) };
+}
+
+/** The inverse of a frame's matrix (a quarter-turn rotation and an offset). */
+function inverse(m: Matrix): Matrix {
+  const det = m[0] * m[3] - m[1] * m[2];
+  const [a, b, c, d] = [m[3] / det, -m[1] / det, -m[2] / det, m[0] / det];
+  return [a, b, c, d, -(a * m[4] + c * m[5]), -(b * m[4] + d * m[5])];
+}
+
+/** Frame `from` coordinates → frame `to` coordinates. */
+const between = (from: Frame, to: Frame): Matrix => multiply(to.matrix, inverse(from.matrix));
+
+function turnRect(m: Matrix, r: Rect): Rect {
+  const [ax, ay] = apply(m, r.x0, r.y0);
+  const [bx, by] = apply(m, r.x1, r.y1);
+  return { x0: Math.min(ax, bx), y0: Math.min(ay, by), x1: Math.max(ax, bx), y1: Math.max(ay, by) };
+}
+
+/** A rectangle in one frame's coordinates, in another's. */
+export const rectBetween = (from: Frame, to: Frame, r: Rect): Rect => turnRect(between(from, to), r);
+
+/** What the page draws, placed in another frame: a quarter turn makes horizontal rules vertical and back. */
+export function graphicsBetween(from: Frame, to: Frame, g: PageGraphics): PageGraphics {
+  const m = between(from, to);
+  const segments = [...g.horizontal, ...g.vertical].map((s): Segment => turnRect(m, s));
+  return {
+    images: g.images.map((r) => turnRect(m, r)),
+    horizontal: segments.filter((s) => s.y1 - s.y0 < s.x1 - s.x0),
+    vertical: segments.filter((s) => s.y1 - s.y0 >= s.x1 - s.x0),
+    shapes: g.shapes.map((r) => turnRect(m, r)),
+  };
 }

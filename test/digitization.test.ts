@@ -19,11 +19,12 @@ import { booktabsTables } from "../src/documents/layout/booktabs.ts";
 import { findFigures } from "../src/documents/layout/figures.ts";
 import { fontInfo, pageGraphics, type Matrix, type Ops } from "../src/documents/layout/graphics.ts";
 import { boxToPage, frameOf, pageTurn } from "../src/documents/layout/orientation.ts";
+import { readsApart, textRegions } from "../src/documents/layout/text-regions.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
 import { scannedPdf } from "./support/documents.ts";
-import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, SIDEWAYS_ROWS, sidewaysPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
+import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, mixedPdf, SIDEWAYS_ROWS, sidewaysPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
 
 const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("OCR should not run for this document")) };
 const ofType = (elements: DocElement[], type: DocElement["type"]) => elements.filter((e) => e.type === type);
@@ -213,6 +214,32 @@ describe("text printed sideways", () => {
   });
 });
 
+describe("pages that mix text directions", () => {
+  let fixture: LayoutFixture;
+  let doc: DocumentContent;
+  beforeAll(async () => {
+    fixture = await mixedPdf();
+    doc = await readDocument(fixture.bytes, "pdf", { ocr: noOcr });
+  });
+  const markdown = [`| ${SIDEWAYS_ROWS[0]!.join(" | ")} |`, "|---|---|---|---|---|", ...SIDEWAYS_ROWS.slice(1).map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
+  test("a sideways table under upright text, and upright header and page number on a sideways page, are each read in their own direction", () => {
+    expect(doc.pages[0]!.elements.map((e) => e.type)).toEqual(["heading", "paragraph", "table"]);
+    expect(doc.pages[1]!.elements.map((e) => e.type)).toEqual(["paragraph", "heading", "paragraph", "table", "paragraph"]);
+    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(markdown);
+    expect(doc.pages[1]!.elements[0]!.content).toBe("Annual report 2025, appendix B, output tables");
+    expect(doc.pages[1]!.elements.at(-1)!.content).toBe("17");
+  });
+
+  test("every element's box is where it was drawn on the page", () => {
+    for (const truth of fixture.elements) {
+      const found = doc.pages[truth.page - 1]!.elements.filter((e) => e.type === truth.type);
+      const best = Math.max(0, ...found.map((e) => iou(e.bounding_box, truth.box)));
+      expect(best, `page ${truth.page} ${truth.type} "${truth.text.slice(0, 30)}"`).toBeGreaterThan(0.8);
+    }
+  });
+});
+
 describe("right-to-left text from a PDF", () => {
   test("a lam-alef ligature drawn as one glyph keeps its letters in order; the same letters drawn apart keep theirs", async () => {
     const doc = await readDocument(await lamAlefPdf(), "pdf", { ocr: noOcr });
@@ -236,6 +263,18 @@ describe("the parts on their own", () => {
     expect(pageTurn(Array.from({ length: 5 }, () => item("sideways", 0, -1)), portrait)).toBe(3);
     // A diagonal watermark says nothing.
     expect(pageTurn([item("DRAFT COPY DRAFT COPY", Math.SQRT1_2, Math.SQRT1_2)], portrait)).toBe(0);
+    // A few sideways labels (vertical column headers over a table's upright cells) stay with the page's text,
+    // and so would more of them (lines of one short cell each); a block set apart that reads as rows is a region.
+    const at = (str: string, a: number, b: number, x: number, y: number) => ({ str, width: str.length * 5, height: 10, transform: [a * 10, b * 10, -b * 10, a * 10, x, y] });
+    const headers = ["Brian Calley", "Jim Hines", "Sue Allor"].map((name, i) => at(name, 0, 1, 200 + i * 30, 700));
+    const cells = Array.from({ length: 12 }, (_, i) => at(String(100 + i), 1, 0, 190 + (i % 3) * 30, 680 - Math.floor(i / 3) * 14));
+    const below = Array.from({ length: 6 }, (_, r) => ["North pit", "12,480", "1,920"].map((cell, c) => at(cell, 0, 1, 100 + r * 14, 100 + c * 80))).flat();
+    expect(textRegions([...body.map((b, i) => ({ ...b, width: 150, height: 10, transform: [10, 0, 0, 10, 60, 800 - i * 3] })), ...headers, ...cells], portrait, 0)).toEqual([]);
+    const names = Array.from({ length: 12 }, (_, i) => ({ text: `Candidate ${i}`, x0: 100, x1: 160, baseline: 100 + i * 30, size: 8 }));
+    expect(readsApart(buildLines(names))).toBe(false);
+    const [region] = textRegions([...cells, ...below], portrait, 0);
+    expect(region?.turn).toBe(1);
+    expect(region?.items.size).toBe(below.length);
     for (const turn of [1, 2, 3] as const) {
       const frame = frameOf(turn, 595, 842);
       // The frame's top-left corner: where the text starts, at the page's bottom left (turn 1), bottom right (2), top right (3).

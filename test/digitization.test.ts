@@ -2,12 +2,13 @@
  * Page digitization on generated PDFs whose layout is known (test/support/layout-pdfs.ts): ruled
  * tables with a spanning header, unruled tables, two columns under a full-width title and abstract,
  * bold and numbered headings of body size, bulleted, checkbox and numbered lists, a footnote, form
- * rows, a vector chart with its caption, running headers and page numbers. Right-to-left order is
+ * rows, a vector chart with its caption, running headers and page numbers, landscape content printed
+ * sideways (running up or down a portrait page, or on a page turned by /Rotate). Right-to-left order is
  * checked on text items directly (no font with Arabic or Hebrew glyphs can be embedded here).
  * The parts on their own are fed runs and rules by hand: grids ruled only in the header or only
  * between groups of columns, wrapped header cells and row labels, captioned tables of text rows,
  * diagrams joined by their labels, three-column reading order, headings against one-item lists,
- * display formulas on several baselines.
+ * display formulas on several baselines, the page orientation read from text directions.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
@@ -16,12 +17,14 @@ import { logicalText, rightToLeft } from "../src/documents/layout/bidi.ts";
 import { readingOrder } from "../src/documents/layout/columns.ts";
 import { booktabsTables } from "../src/documents/layout/booktabs.ts";
 import { findFigures } from "../src/documents/layout/figures.ts";
-import { fontInfo, pageGraphics, type Ops } from "../src/documents/layout/graphics.ts";
+import { fontInfo, pageGraphics, type Matrix, type Ops } from "../src/documents/layout/graphics.ts";
+import { boxToPage, frameOf, pageTurn } from "../src/documents/layout/orientation.ts";
+import { readsApart, textRegions } from "../src/documents/layout/text-regions.ts";
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
 import { scannedPdf } from "./support/documents.ts";
-import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
+import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, mixedPdf, SIDEWAYS_ROWS, sidewaysPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
 
 const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("OCR should not run for this document")) };
 const ofType = (elements: DocElement[], type: DocElement["type"]) => elements.filter((e) => e.type === type);
@@ -175,6 +178,68 @@ describe("a table ruled with horizontal rules only", () => {
   });
 });
 
+describe("text printed sideways", () => {
+  let fixture: LayoutFixture;
+  let doc: DocumentContent;
+  beforeAll(async () => {
+    fixture = await sidewaysPdf();
+    doc = await readDocument(fixture.bytes, "pdf", { ocr: noOcr });
+  });
+  const markdown = [`| ${SIDEWAYS_ROWS[0]!.join(" | ")} |`, "|---|---|---|---|---|", ...SIDEWAYS_ROWS.slice(1).map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
+  test("running up the page, down it, and on a page turned by /Rotate 90: heading, paragraph, table, paragraph in reading order", () => {
+    for (const page of doc.pages) {
+      expect(page.elements.map((e) => e.type), `page ${page.page_number}`).toEqual(["heading", "paragraph", "table", "paragraph"]);
+      const truth = fixture.elements.filter((e) => e.page === page.page_number);
+      // Paragraph text comes out whole, its lines in order.
+      expect(page.elements[1]!.content).toBe(truth[1]!.text);
+      expect(page.elements[3]!.content).toBe(truth[3]!.text);
+    }
+  });
+
+  test("the sideways table's cells are read in the text's own orientation, ruled or not", () => {
+    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(markdown);
+    expect(doc.pages[1]!.elements[2]!.metadata).toMatchObject({ ruled: true });
+  });
+
+  test("boxes are of the page as shown: tall and narrow on the portrait pages, wide on the turned one", () => {
+    for (const truth of fixture.elements) {
+      const found = doc.pages[truth.page - 1]!.elements.filter((e) => e.type === truth.type);
+      const best = Math.max(0, ...found.map((e) => iou(e.bounding_box, truth.box)));
+      expect(best, `page ${truth.page} ${truth.type} "${truth.text.slice(0, 30)}"`).toBeGreaterThan(0.8);
+    }
+    const table = (n: number) => ofType(doc.pages[n]!.elements, "table")[0]!.bounding_box;
+    expect(table(0).h).toBeGreaterThan(table(0).w);
+    expect(table(2).w).toBeGreaterThan(table(2).h);
+  });
+});
+
+describe("pages that mix text directions", () => {
+  let fixture: LayoutFixture;
+  let doc: DocumentContent;
+  beforeAll(async () => {
+    fixture = await mixedPdf();
+    doc = await readDocument(fixture.bytes, "pdf", { ocr: noOcr });
+  });
+  const markdown = [`| ${SIDEWAYS_ROWS[0]!.join(" | ")} |`, "|---|---|---|---|---|", ...SIDEWAYS_ROWS.slice(1).map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
+  test("a sideways table under upright text, and upright header and page number on a sideways page, are each read in their own direction", () => {
+    expect(doc.pages[0]!.elements.map((e) => e.type)).toEqual(["heading", "paragraph", "table"]);
+    expect(doc.pages[1]!.elements.map((e) => e.type)).toEqual(["paragraph", "heading", "paragraph", "table", "paragraph"]);
+    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(markdown);
+    expect(doc.pages[1]!.elements[0]!.content).toBe("Annual report 2025, appendix B, output tables");
+    expect(doc.pages[1]!.elements.at(-1)!.content).toBe("17");
+  });
+
+  test("every element's box is where it was drawn on the page", () => {
+    for (const truth of fixture.elements) {
+      const found = doc.pages[truth.page - 1]!.elements.filter((e) => e.type === truth.type);
+      const best = Math.max(0, ...found.map((e) => iou(e.bounding_box, truth.box)));
+      expect(best, `page ${truth.page} ${truth.type} "${truth.text.slice(0, 30)}"`).toBeGreaterThan(0.8);
+    }
+  });
+});
+
 describe("right-to-left text from a PDF", () => {
   test("a lam-alef ligature drawn as one glyph keeps its letters in order; the same letters drawn apart keep theirs", async () => {
     const doc = await readDocument(await lamAlefPdf(), "pdf", { ocr: noOcr });
@@ -187,6 +252,38 @@ describe("right-to-left text from a PDF", () => {
 describe("the parts on their own", () => {
   const style: LayoutStyle = { body: 10, headingSizes: [], headingRatio: 1.2, monoIsCode: true };
   const run = (text: string, x0: number, baseline: number, extra: Partial<Run> = {}): Run => ({ text, x0, x1: x0 + text.length * 5, baseline, size: 10, ...extra });
+
+  test("page orientation: most characters sideways turn the page, a sideways label on running text does not; boxes turn back", () => {
+    const portrait: Matrix = [1, 0, 0, -1, 0, 842];
+    const item = (str: string, a: number, b: number) => ({ str, transform: [a * 10, b * 10, -b * 10, a * 10, 100, 100] });
+    const body = Array.from({ length: 20 }, () => item("a line of running text set upright", 1, 0));
+    expect(pageTurn([...body, item("sideways margin label", 0, 1)], portrait)).toBe(0);
+    // Running up the page (PDF +y) reads after a clockwise quarter turn; running down, after three.
+    expect(pageTurn([...body.slice(0, 2), ...Array.from({ length: 20 }, () => item("sideways table cell text", 0, 1))], portrait)).toBe(1);
+    expect(pageTurn(Array.from({ length: 5 }, () => item("sideways", 0, -1)), portrait)).toBe(3);
+    // A diagonal watermark says nothing.
+    expect(pageTurn([item("DRAFT COPY DRAFT COPY", Math.SQRT1_2, Math.SQRT1_2)], portrait)).toBe(0);
+    // A few sideways labels (vertical column headers over a table's upright cells) stay with the page's text,
+    // and so would more of them (lines of one short cell each); a block set apart that reads as rows is a region.
+    const at = (str: string, a: number, b: number, x: number, y: number) => ({ str, width: str.length * 5, height: 10, transform: [a * 10, b * 10, -b * 10, a * 10, x, y] });
+    const headers = ["Brian Calley", "Jim Hines", "Sue Allor"].map((name, i) => at(name, 0, 1, 200 + i * 30, 700));
+    const cells = Array.from({ length: 12 }, (_, i) => at(String(100 + i), 1, 0, 190 + (i % 3) * 30, 680 - Math.floor(i / 3) * 14));
+    const below = Array.from({ length: 6 }, (_, r) => ["North pit", "12,480", "1,920"].map((cell, c) => at(cell, 0, 1, 100 + r * 14, 100 + c * 80))).flat();
+    expect(textRegions([...body.map((b, i) => ({ ...b, width: 150, height: 10, transform: [10, 0, 0, 10, 60, 800 - i * 3] })), ...headers, ...cells], portrait, 0)).toEqual([]);
+    const names = Array.from({ length: 12 }, (_, i) => ({ text: `Candidate ${i}`, x0: 100, x1: 160, baseline: 100 + i * 30, size: 8 }));
+    expect(readsApart(buildLines(names))).toBe(false);
+    const [region] = textRegions([...cells, ...below], portrait, 0);
+    expect(region?.turn).toBe(1);
+    expect(region?.items.size).toBe(below.length);
+    for (const turn of [1, 2, 3] as const) {
+      const frame = frameOf(turn, 595, 842);
+      // The frame's top-left corner: where the text starts, at the page's bottom left (turn 1), bottom right (2), top right (3).
+      const corner = boxToPage(frame, { x: 0, y: 0, w: 0.1, h: 0.2 });
+      expect(corner).toEqual(
+        turn === 1 ? { x: 0, y: 0.9, w: 0.2, h: 0.1 } : turn === 2 ? { x: 0.9, y: 0.8, w: 0.1, h: 0.2 } : { x: 0.8, y: 0, w: 0.2, h: 0.1 },
+      );
+    }
+  });
 
   test("right-to-left lines read right to left, Latin words and numbers inside keep their order", () => {
     // Visual order on the page, left to right: "PDF 2024" sits at the left end of an Arabic line.

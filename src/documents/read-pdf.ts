@@ -6,7 +6,10 @@
  * images and vector drawings figures (layout/figures.ts). A page with (almost) no text layer but
  * an image on it is a scan: it is rendered at 200 dpi and read by OCR. Heading levels, the body
  * size and running headers and footers (layout/furniture.ts) are judged over the whole document,
- * so pages are laid out after all of them were read.
+ * so pages are laid out after all of them were read. Text printed sideways (a landscape table on a
+ * portrait page) is laid out in its own upright frame (layout/orientation.ts), a whole page or a
+ * region of it set apart from text of the other direction (layout/text-regions.ts); boxes come out
+ * on the page as shown.
  *
  * Images over DOCUMENT_LIMITS.pdf.maxImagePixels are never decoded (pdf.js leaves them out of the
  * page); a file whose only content is such an image fails with that reason.
@@ -27,6 +30,9 @@ import { fixLigatures, ligatureFixes } from "./layout/bidi.ts";
 import { fontInfo, pageGraphics, type FontInfo, type Matrix, type PageGraphics } from "./layout/graphics.ts";
 import { ruledTables } from "./layout/ruled-tables.ts";
 import { booktabsTables } from "./layout/booktabs.ts";
+import { boxToPage, frameOf, frameViewport, graphicsBetween, pageTurn, rectBetween, type Frame } from "./layout/orientation.ts";
+import { readsApart, textRegions } from "./layout/text-regions.ts";
+import { centreInside, type Rect } from "./layout/geometry.ts";
 import type { ReadOptions } from "./read-document.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
 import { loadPdfJs, openPdf, type PdfDocument, type PdfJs, type PdfPage } from "./pdfjs.ts";
@@ -278,6 +284,17 @@ interface PageRead {
   graphics: PageGraphics;
   /** Lines read by OCR: the page is a scan, laid out on its own (its sizes are not the text layer's). */
   ocr: boolean;
+  /** The frame the page was laid out in (turned when its text is printed sideways); width and height are the frame's. */
+  frame: Frame;
+  /** Text of another direction set apart (layout/text-regions.ts), laid out in its own frame; its runs are not in `runs`. */
+  regions: RegionRead[];
+}
+
+interface RegionRead {
+  frame: Frame;
+  runs: Run[];
+  /** Where its text stands, in the page's frame (`PageRead.frame`) coordinates. */
+  hulls: Rect[];
 }
 
 /** Whether the lines hold fewer than SCANNED_MAX_CHARS characters besides whitespace (counting stops there). */
@@ -295,11 +312,25 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
   const page = await doc.getPage(n);
   try {
     const view = page.getViewport({ scale: 1 });
-    const viewport = view.transform as Matrix;
-    const size = { width: view.width, height: view.height };
     const content = await page.getTextContent();
     const items = content.items.filter((i): i is (typeof content.items)[number] & TextItemLike => "str" in i);
     const styles = content.styles as Record<string, { fontFamily?: string; ascent?: number; descent?: number }>;
+    const shown = view.transform as Matrix;
+    // Text printed sideways is placed in its own upright frame (layout/orientation.ts): runs and
+    // graphics alike, so lines, tables and rules line up as the reader of that text sees them.
+    const frame = frameOf(pageTurn(items, shown), view.width, view.height);
+    const viewport = frameViewport(frame, shown);
+    const size = { width: frame.width, height: frame.height };
+    // Text of another direction standing apart (a sideways table among upright text, an upright
+    // header on a sideways page) gets a frame of its own; the rest reads in the page's.
+    const regions = textRegions(items, shown, frame.turn).filter((region) => {
+      if (frame.turn !== 0) return true;
+      // On an upright page, sideways text goes apart only when it reads as lines or rows of its own.
+      const regionFrame = frameOf(region.turn, view.width, view.height);
+      return readsApart(buildLines(runsOf(items.filter((_, i) => region.items.has(i)), frameViewport(regionFrame, shown), styles, new Map())));
+    });
+    const apart = new Set(regions.flatMap((r) => [...r.items]));
+    const own = apart.size ? items.filter((_, i) => !apart.has(i)) : items;
     let graphics = NO_GRAPHICS;
     // After the text: the operator list reuses the fonts the text layer loaded, and names them. It
     // costs as much again, so plain running text (no image in the file, no cells, captions or
@@ -308,14 +339,24 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
     // the lines are built once, with the fonts, not first without them to look for structure.
     const rtl = items.some((i) => i.dir === "rtl");
     const listed = withImages || rtl;
-    let runs = listed ? [] : runsOf(items, viewport, styles, new Map());
+    let runs = listed ? [] : runsOf(own, viewport, styles, new Map());
     let lines = listed ? [] : buildLines(runs);
-    if (listed || mayHoldStructure(lines)) {
+    let fonts = new Map<string, FontInfo>();
+    let ligatures = new Map<string, string>();
+    if (listed || regions.length || mayHoldStructure(lines)) {
       const operators = await readOperators(pdfjs, page, viewport, size, rtl);
       graphics = operators.graphics;
-      runs = runsOf(items, viewport, styles, pageFonts(page, new Set(items.map((i) => i.fontName))), operators.ligatures);
+      fonts = pageFonts(page, new Set(items.map((i) => i.fontName)));
+      ligatures = operators.ligatures;
+      runs = runsOf(own, viewport, styles, fonts, ligatures);
       lines = buildLines(runs);
     }
+    const pageFrame = frameOf(0, view.width, view.height);
+    const regionReads = regions.map((region): RegionRead => {
+      const regionFrame = frameOf(region.turn, view.width, view.height);
+      const regionItems = items.filter((_, i) => region.items.has(i));
+      return { frame: regionFrame, runs: runsOf(regionItems, frameViewport(regionFrame, shown), styles, fonts, ligatures), hulls: region.hulls.map((h) => rectBetween(pageFrame, frame, h)) };
+    });
     const few = fewChars(lines);
     if (few && graphics === NO_GRAPHICS) graphics = (await readOperators(pdfjs, page, viewport, size, false)).graphics;
     const scan = graphics.images.some((r) => (r.x1 - r.x0) * (r.y1 - r.y0) >= size.width * size.height * MIN_SCAN_AREA);
@@ -326,9 +367,10 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
         const reason = errorMessage(err);
         throw new OcrPageError(/^OCR\b/i.test(reason) ? reason : `OCR failed: ${reason}`, { cause: err });
       });
-      return { ...size, runs: ocrRead, lines: buildLines(ocrRead), graphics: NO_GRAPHICS, ocr: true };
+      // OCR reads the page as rendered, upright or not.
+      return { width: view.width, height: view.height, runs: ocrRead, lines: buildLines(ocrRead), graphics: NO_GRAPHICS, ocr: true, frame: frameOf(0, view.width, view.height), regions: [] };
     }
-    return { ...size, runs, lines, graphics, ocr: false };
+    return { ...size, runs, lines, graphics, ocr: false, frame, regions: regionReads };
   } finally {
     page.cleanup();
   }
@@ -385,7 +427,7 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
     const pages: DocPage[] = reads.map((r, i) => {
       if (r instanceof Error) return failedPage(i + 1, r, r instanceof OcrPageError);
       try {
-        return completedPage(i + 1, pageElements(r, style, furniture.get(r)), r.ocr);
+        return completedPage(i + 1, pageAndRegions(r, style, furniture.get(r)), r.ocr);
       } catch (err) {
         return failedPage(i + 1, err, r.ocr);
       }
@@ -405,6 +447,39 @@ export async function readPdf(bytes: Uint8Array, options: ReadOptions): Promise<
   } finally {
     await close();
   }
+}
+
+/** Rules, images and drawings within this many points of a region's text are laid out with it, not with the page's. */
+const REGION_SLACK = 15;
+
+/**
+ * The page's elements, and its regions' (text set apart in another direction), each laid out in
+ * its own frame and boxed on the page as drawn. A region above the page's own text comes before
+ * it (an upright header over a sideways table), any other after.
+ */
+function pageAndRegions(r: PageRead, style: LayoutStyle, furniture: Set<Run> | undefined): DocElement[] {
+  const toPage = (frame: Frame) => (e: DocElement): DocElement => ({ ...e, bounding_box: boxToPage(frame, e.bounding_box) });
+  if (!r.regions.length) return pageElements(r, style, furniture).map(toPage(r.frame));
+  const hulls = r.regions.flatMap((g) => g.hulls);
+  const inRegion = (s: Rect, among: Rect[]) => among.some((h) => centreInside(s, h, REGION_SLACK));
+  const keep = (g: PageGraphics, among: Rect[], inside: boolean): PageGraphics => ({
+    images: g.images.filter((s) => inRegion(s, among) === inside),
+    horizontal: g.horizontal.filter((s) => inRegion(s, among) === inside),
+    vertical: g.vertical.filter((s) => inRegion(s, among) === inside),
+    shapes: g.shapes.filter((s) => inRegion(s, among) === inside),
+  });
+  const main = pageElements({ ...r, graphics: keep(r.graphics, hulls, false) }, style, furniture).map(toPage(r.frame));
+  const before: DocElement[] = [];
+  const after: DocElement[] = [];
+  const top = r.lines.length ? Math.min(...main.map((e) => e.bounding_box.y)) : 1;
+  for (const g of r.regions) {
+    const graphics = graphicsBetween(r.frame, g.frame, keep(r.graphics, g.hulls, true));
+    const read: PageRead = { width: g.frame.width, height: g.frame.height, runs: g.runs, lines: buildLines(g.runs), graphics, ocr: false, frame: g.frame, regions: [] };
+    const elements = pageElements(read, style, undefined).map(toPage(g.frame));
+    const above = Math.max(...elements.map((e) => e.bounding_box.y + e.bounding_box.h)) <= top;
+    (above ? before : after).push(...elements);
+  }
+  return [...before, ...main, ...after];
 }
 
 function pageElements(r: PageRead, style: LayoutStyle, furniture: Set<Run> | undefined): DocElement[] {

@@ -7,9 +7,10 @@
  * paragraphs that end on a short line and start indented, bulleted / checkbox / numbered lists with
  * wrapped items, a footnote "1) ...", a running header and page number on every page, a ruled table
  * with a spanning header, an unruled table, a vector drawing with its caption, form rows, a table
- * ruled across only (booktabs) with narrow columns, and an Arabic line with a lam-alef ligature glyph.
+ * ruled across only (booktabs) with narrow columns, an Arabic line with a lam-alef ligature glyph, and
+ * landscape content printed sideways on portrait pages (sidewaysPdf; not among the bench's fixtures).
  */
-import { beginText, endText, moveText, PDFDocument, PDFHexString, PDFName, rgb, setFontAndSize, showText, StandardFonts, type PDFFont, type PDFPage } from "pdf-lib";
+import { beginText, degrees, endText, moveText, PDFDocument, PDFHexString, PDFName, rgb, setFontAndSize, showText, StandardFonts, type PDFFont, type PDFPage } from "pdf-lib";
 import { A4, wrap } from "./documents.ts";
 
 export type TruthType = "heading" | "paragraph" | "list" | "table" | "figure" | "key_value";
@@ -346,4 +347,107 @@ export async function booktabsPdf(): Promise<LayoutFixture> {
   s.record("table", inks, BOOKTABS_ROWS.flat().join(" "), BOOKTABS_ROWS);
   s.paragraph("Latency is measured per image on the CPU, after a warm-up run that is not counted in the figures.", 72, y + 24, 80, size, 0, 1.3);
   return { name: "booktabs table", bytes: await s.pdf.save(), pages: 1, elements: s.elements, order: s.order };
+}
+
+/** How sidewaysPdf's pages carry their landscape content. */
+export type Sideways = "up" | "down" | "rotated page";
+
+/** The rows of sidewaysPdf's table, header first. */
+export const SIDEWAYS_ROWS = [
+  ["Site", "Tonnes", "Hours", "Crews", "Stoppages"],
+  ["North pit", "12,480", "1,920", "4", "3"],
+  ["South pit", "9,310", "1,644", "3", "7"],
+  ["Harbour quarry", "15,022", "2,210", "5", "2"],
+  ["East bench", "4,875", "880", "2", "11"],
+  ["Crusher yard", "7,640", "1,302", "3", "5"],
+];
+
+/**
+ * Writes landscape content on the sheet's current page, sideways as `way` says: content is placed
+ * in the landscape frame (842 x 595, top-left origin) and mapped onto the page; truth boxes are of
+ * the page as shown (portrait, or landscape for a page turned by /Rotate 90).
+ */
+function sidewaysWriter(s: Sheet, way: Sideways) {
+  // Frame point (x along the text, y down its lines) → PDF user space.
+  const pdfPoint = (fx: number, fy: number): [number, number] => (way === "down" ? [W - fy, H - fx] : [fy, fx]);
+  // PDF user space → the page as shown (top-left origin), normalized.
+  const shown = ([px, py]: [number, number]): [number, number] => (way === "rotated page" ? [py / H, px / W] : [px / W, (H - py) / H]);
+  const text = (str: string, fx: number, fy: number, size: number, font = s.font): Ink => {
+    const [x, y] = pdfPoint(fx, fy);
+    s.page.drawText(str, { x, y, size, font, rotate: degrees(way === "down" ? 270 : 90) });
+    s.order.at(-1)!.push(...str.split(/\s+/).filter(Boolean));
+    return { x0: fx, x1: fx + font.widthOfTextAtSize(str, size), top: fy - size * 0.72, bottom: fy + size * 0.21 };
+  };
+  const record = (type: TruthType, inks: Ink[], str: string, rows?: string[][]) => {
+    const [a, b] = [shown(pdfPoint(Math.min(...inks.map((i) => i.x0)), Math.min(...inks.map((i) => i.top)))), shown(pdfPoint(Math.max(...inks.map((i) => i.x1)), Math.max(...inks.map((i) => i.bottom))))];
+    const box = { x: Math.min(a[0], b[0]), y: Math.min(a[1], b[1]), w: Math.abs(a[0] - b[0]), h: Math.abs(a[1] - b[1]) };
+    s.elements.push({ page: s.n, type, box, text: str, ...(rows ? { rows } : {}) });
+  };
+  return {
+    heading: (str: string, fx: number, fy: number) => record("heading", [text(str, fx, fy, 16, s.bold)], str),
+    paragraph: (words: string, fx: number, fy: number, chars = 130): number => {
+      const inks = wrap(words, chars).map((line, i) => text(line, fx, fy + i * 12.5, 10));
+      record("paragraph", inks, words);
+      return fy + inks.length * 12.5;
+    },
+    /** SIDEWAYS_ROWS at column positions `xs` (the last is the right edge), rows 18 pt apart, the header bold. Returns the y under it. */
+    table: (xs: number[], top: number, ruled: boolean): number => {
+      const inks = SIDEWAYS_ROWS.flatMap((row, r) => row.map((cell, c) => text(cell, xs[c]! + 4, top + 12 + r * 18, 9, r === 0 ? s.bold : s.font)));
+      const bottom = top + SIDEWAYS_ROWS.length * 18;
+      if (ruled) {
+        const line = (fx0: number, fy0: number, fx1: number, fy1: number) => {
+          const [[x0, y0], [x1, y1]] = [pdfPoint(fx0, fy0), pdfPoint(fx1, fy1)];
+          s.page.drawLine({ start: { x: x0, y: y0 }, end: { x: x1, y: y1 }, thickness: 0.6, color: rgb(0, 0, 0) });
+        };
+        for (let r = 0; r <= SIDEWAYS_ROWS.length; r++) line(xs[0]!, top + r * 18, xs.at(-1)!, top + r * 18);
+        for (const fx of xs) line(fx, top, fx, bottom);
+        inks.push({ x0: xs[0]!, x1: xs.at(-1)!, top, bottom });
+      }
+      record("table", inks, SIDEWAYS_ROWS.flat().join(" "), SIDEWAYS_ROWS);
+      return bottom;
+    },
+  };
+}
+
+/**
+ * Landscape content (a heading, a paragraph, a table, a closing paragraph) on portrait A4 pages
+ * printed sideways, one page per way of doing it: text running up the page ("up", an unruled
+ * table), text running down it ("down", the table ruled), and a page turned by /Rotate 90 whose
+ * text, drawn running up, shows upright in a landscape viewer ("rotated page", unruled).
+ */
+export async function sidewaysPdf(): Promise<LayoutFixture> {
+  const s = await sheet();
+  const ways: Sideways[] = ["up", "down", "rotated page"];
+  for (const way of ways) {
+    s.newPage();
+    if (way === "rotated page") s.page.setRotation(degrees(90));
+    const w = sidewaysWriter(s, way);
+    w.heading(`Quarterly output by site (${way})`, 60, 60);
+    const y = w.paragraph(`${s.words(60)}.`, 60, 92);
+    const bottom = w.table([60, 220, 320, 420, 520, 640], y + 10, way === "down");
+    w.paragraph(`${s.words(40)}.`, 60, bottom + 24);
+  }
+  return { name: "sideways pages", bytes: await s.pdf.save(), pages: ways.length, elements: s.elements, order: s.order };
+}
+
+/**
+ * Pages that mix directions. First: an upright heading and paragraph over a table printed
+ * sideways (running up) in the lower half of the page. Second: a page printed sideways (running
+ * up: heading, paragraph, table) under an upright running header, with an upright page number.
+ */
+export async function mixedPdf(): Promise<LayoutFixture> {
+  const s = await sheet();
+  s.newPage();
+  s.heading("Site report", 60, 70, 16);
+  s.paragraph(`${s.words(70)}.`, 60, 100, 95);
+  // The frame's x runs up the page: the table stands between 40 and 440 pt from the page's foot.
+  sidewaysWriter(s, "up").table([40, 150, 220, 290, 360, 440], 60, false);
+  s.newPage();
+  s.record("paragraph", [s.text("Annual report 2025, appendix B, output tables", 60, 30, 9)], "Annual report 2025, appendix B, output tables");
+  const w = sidewaysWriter(s, "up");
+  w.heading("Quarterly output by site", 80, 90);
+  const y = w.paragraph(`${s.words(50)}.`, 80, 122, 110);
+  w.table([80, 240, 340, 440, 540, 660], y + 10, false);
+  s.record("paragraph", [s.text("17", W / 2, H - 25, 9)], "17");
+  return { name: "mixed directions", bytes: await s.pdf.save(), pages: 2, elements: s.elements, order: s.order };
 }

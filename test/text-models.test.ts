@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { BUILTIN_TEXT_MODEL, FolderOrBuiltin, createTextEmbedding, textModelFallbackReason } from "../src/embeddings/text-models.ts";
 import { UseSifEmbedder } from "../src/embeddings/use-sif-embedder.ts";
+import { STOP_WORDS, words } from "../src/text/stop-words.ts";
 import { UseTokenizer } from "../src/embeddings/use-tokenizer.ts";
 import { readUseVocabulary } from "../src/embeddings/use-runtime.ts";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
@@ -98,6 +99,33 @@ describe("the built-in model's word vectors in the database", () => {
     expect(Array.from(after!)).toEqual(Array.from(before!));
     await second.close();
     db.close();
+  });
+});
+
+describe("the built-in model's runs", () => {
+  test("documents embedded side by side share model runs for their new words, and get the vectors they get alone", async () => {
+    const texts = [
+      "Hypersonic boundary layer transition on slender cones",
+      "Supersonic inlet buzz and shock oscillation",
+      "Laminar separation bubbles near airfoil leading edges",
+      "Panel flutter of thin plates in transonic flow",
+      "Heat transfer to blunt bodies during atmospheric entry",
+    ];
+    const together = new UseSifEmbedder();
+    const vectors = await Promise.all(texts.map((t) => together.embed([t])));
+    // The first run takes the first text's words; everything asked for meanwhile goes in the next.
+    expect(together.wordRuns).toBeLessThanOrEqual(2);
+    expect(together.wordsComputed).toBe(new Set(texts.flatMap((t) => words(t).filter((w) => !STOP_WORDS.has(w)))).size);
+    await together.close();
+    const alone = new UseSifEmbedder();
+    for (const [i, text] of texts.entries()) {
+      const [vector] = await alone.embed([text]);
+      let dot = 0;
+      for (let k = 0; k < vector!.length; k++) dot += vector![k]! * vectors[i]![0]![k]!;
+      expect(dot).toBeGreaterThan(0.999);
+    }
+    expect(alone.wordRuns).toBe(texts.length);
+    await alone.close();
   });
 });
 

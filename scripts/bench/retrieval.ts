@@ -151,13 +151,19 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     const byFile = new Map(db.query<{ id: string; filename: string }, []>("SELECT id, filename FROM files").all().map((f) => [f.id, f.filename.replace(/^cranfield-|\.txt$/g, "")]));
     const failed = db.query<{ n: number }, []>("SELECT count(*) AS n FROM document_chunks WHERE embedding_status = 'failed'").get()!.n;
     const model = db.query<{ m: string | null }, []>("SELECT max(embedding_model) AS m FROM document_chunks").get()!.m;
-    // Time the embedding jobs themselves took (one at a time): the text model's own rate, apart
-    // from text extraction, which runs before it in each document's processing job.
-    const embedSeconds = db
-      .query<{ s: number | null }, []>(
-        "SELECT sum((julianday(finished_at) - julianday(started_at)) * 86400) AS s FROM jobs WHERE queue = 'document.embed' AND status = 'completed'",
+    // Time during which at least one embedding job ran (they run side by side): the text model's
+    // own rate, apart from text extraction, which runs before it in each document's processing job.
+    const spans = db
+      .query<{ a: number; b: number }, []>(
+        "SELECT julianday(started_at) * 86400 AS a, julianday(finished_at) * 86400 AS b FROM jobs WHERE queue = 'document.embed' AND status = 'completed' ORDER BY a",
       )
-      .get()!.s ?? NaN;
+      .all();
+    let embedSeconds = 0;
+    let reach = -Infinity;
+    for (const { a, b } of spans) {
+      if (b > reach) embedSeconds += b - Math.max(a, reach);
+      reach = Math.max(reach, b);
+    }
     db.close();
     const seconds = (indexed - started) / 1000;
     console.log(`indexed ${docs.length} documents, ${chunks} chunks (${failed} failed) with ${model} in ${seconds.toFixed(1)} s: ` +

@@ -213,7 +213,9 @@ export const documentPipeline: MediaPipeline = {
 export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.embed"> {
   return fileJob(ctx, {
     name: "document.embed",
-    concurrency: 1,
+    // Side by side, documents' new words share the built-in model's runs (use-sif-embedder.ts);
+    // a folder model takes its calls one at a time anyway (text-embedder.ts).
+    concurrency: 4,
     timeoutMs: 60 * 60 * 1000,
     async handle(file, job) {
       const fileId = file.id;

@@ -52,11 +52,17 @@ export class UseSifEmbedder implements TextEmbedding {
   readonly tokenizerFolder = BUILTIN_TEXT_MODEL;
   /** Words run through USE by this instance (the rest came from memory or the database). */
   wordsComputed = 0;
+  /** Model runs for words (the common component's run not counted). */
+  wordRuns = 0;
   private vocabulary: UseVocabulary | null = null;
   private tokenizerInstance: UseTokenizer | null = null;
   private worker: WorkerThread<UseRequest, UseReply> | null = null;
   private readonly cache = new Map<string, WordVector>();
+  /** Words being computed or queued, settled (never rejecting) when their run ends. */
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Words waiting for the next model run, with their callers' promise. */
+  private readonly queued = new Map<string, ReturnType<typeof Promise.withResolvers<void>>>();
+  private running: Promise<void> | null = null;
   private common: Promise<Float32Array> | null = null;
   private loadError: string | null = null;
 
@@ -149,7 +155,12 @@ export class UseSifEmbedder implements TextEmbedding {
     return this.common;
   }
 
-  /** Makes sure every word of `list` is in the cache, asking the worker for the missing ones. */
+  /**
+   * Makes sure every word of `list` is in the cache. Missing words join one queue that a single
+   * loop feeds to the model thread, everything queued at once (up to WORD_BATCH): a run has a
+   * fixed cost of ~40 ms however few its words, and documents embedded side by side each bring a
+   * handful of new words, which one run per document spent mostly on that fixed cost.
+   */
   private async ensureWords(list: string[]): Promise<void> {
     const waits: Promise<void>[] = [];
     let missing: string[] = [];
@@ -160,27 +171,48 @@ export class UseSifEmbedder implements TextEmbedding {
       else missing.push(word);
     }
     missing = this.fromDatabase(missing);
-    if (missing.length) {
+    for (const word of missing) {
+      const done = Promise.withResolvers<void>();
+      this.queued.set(word, done);
+      // The caller sees a failure through `waits`; a word asked for again later waits on its own run.
+      const settled = done.promise.finally(() => this.inflight.delete(word));
+      settled.catch(() => {});
+      this.inflight.set(word, settled.catch(() => undefined));
+      waits.push(done.promise);
+    }
+    this.pumpWords();
+    await Promise.all(waits);
+  }
+
+  /** Starts a model run over the queued words unless one is running (it starts the next when it ends). */
+  private pumpWords(): void {
+    if (this.running || this.queued.size === 0) return;
+    const batch = new Map([...this.queued].slice(0, WORD_BATCH));
+    for (const word of batch.keys()) this.queued.delete(word);
+    this.running = this.computeWords(batch).finally(() => {
+      this.running = null;
+      this.pumpWords();
+    });
+  }
+
+  private async computeWords(batch: Map<string, ReturnType<typeof Promise.withResolvers<void>>>): Promise<void> {
+    const words = [...batch.keys()];
+    try {
       const mean = await this.commonComponent();
       const tokenizer = this.tokenizerOf();
-      for (let i = 0; i < missing.length; i += WORD_BATCH) {
-        const batch = missing.slice(i, i + WORD_BATCH);
-        const run = (async () => {
-          const pieces = batch.map((w) => tokenizer.encode(w));
-          const vectors = await this.runUse(pieces);
-          batch.forEach((word, b) => {
-            const logP = pieces[b]!.reduce((s, id) => s + (this.vocabulary![id]?.[1] ?? 0), 0);
-            this.remember(word, vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION), mean, SIF_A / (SIF_A + Math.exp(logP)));
-          });
-          this.wordsComputed += batch.length;
-          this.toDatabase(batch);
-        })();
-        const done = run.finally(() => batch.forEach((w) => this.inflight.delete(w)));
-        batch.forEach((w) => this.inflight.set(w, done.catch(() => undefined)));
-        waits.push(done);
-      }
+      const pieces = words.map((w) => tokenizer.encode(w));
+      this.wordRuns += 1;
+      const vectors = await this.runUse(pieces);
+      words.forEach((word, b) => {
+        const logP = pieces[b]!.reduce((s, id) => s + (this.vocabulary![id]?.[1] ?? 0), 0);
+        this.remember(word, vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION), mean, SIF_A / (SIF_A + Math.exp(logP)));
+      });
+      this.wordsComputed += words.length;
+      this.toDatabase(words);
+      for (const done of batch.values()) done.resolve();
+    } catch (err) {
+      for (const done of batch.values()) done.reject(err);
     }
-    await Promise.all(waits);
   }
 
   private remember(word: string, vector: Float32Array, mean: Float32Array, weight: number): void {

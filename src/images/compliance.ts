@@ -12,6 +12,7 @@
  * The rule table is plain data (COMPLIANCE_STANDARDS) so the README table is generated from the
  * same source the evaluator reads (complianceRulesMarkdown).
  */
+import { formatBytes } from "../byte-sizes.ts";
 
 export const COMPLIANCE_TYPES = ["mls", "marketplace"] as const;
 export type ComplianceType = (typeof COMPLIANCE_TYPES)[number];
@@ -351,10 +352,6 @@ function whiteOutcome(input: ComplianceInput, minChannel: number, maxStdDev: num
 function round(value: number, digits: number): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
-}
-
-function formatBytes(bytes: number): string {
-  return bytes >= MB ? `${round(bytes / MB, 1)} MB` : `${round(bytes / 1024, 1)} KB`;
 }
 
 /** One sentence per rule, as the README states it. */

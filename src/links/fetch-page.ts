@@ -10,6 +10,7 @@
 import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
+import { formatBytes } from "../byte-sizes.ts";
 import { type AllowedCidr, checkAddress, validateLinkUrl } from "./url-policy.ts";
 
 /** What the caller wants: a page or a plain-text file such as robots.txt (decoded text), or an image/icon (raw bytes). */
@@ -427,14 +428,6 @@ export function sniffImageType(bytes: Uint8Array): string | null {
     if (["heic", "heix", "hevc", "heim", "heis", "mif1", "msf1"].includes(brand)) return "image/heic";
   }
   return null;
-}
-
-/** 5242880 → "5 MB", 1536 → "1.5 KB". */
-export function formatBytes(bytes: number): string {
-  const round = (n: number) => String(Math.round(n * 10) / 10);
-  if (bytes >= 1024 * 1024) return `${round(bytes / (1024 * 1024))} MB`;
-  if (bytes >= 1024) return `${round(bytes / 1024)} KB`;
-  return `${bytes} bytes`;
 }
 
 /** 10000 → "10 s", 250 → "250 ms". */

@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
-import { formatBytes } from "./format.ts";
+import { formatBytes } from "../../byte-sizes.ts";
 
 type Connection = { id: string; provider: string; provider_email: string | null; display_name: string | null; is_token_expired: boolean };
 type Entry = { id: string; name: string; mime_type: string; size_bytes: number | null; is_folder: boolean; is_importable: boolean };

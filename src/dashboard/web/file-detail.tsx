@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
-import { formatBytes } from "./format.ts";
+import { formatBytes } from "../../byte-sizes.ts";
 
 type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
 type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };

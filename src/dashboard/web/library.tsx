@@ -11,7 +11,7 @@ import { BlurhashImage } from "./blurhash-image.tsx";
 import { Places, type Place } from "./places.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
 import { VirtualGrid } from "./virtual-grid.tsx";
-import { formatBytes } from "./format.ts";
+import { formatBytes } from "../../byte-sizes.ts";
 import { MoveFiles } from "./move-files.tsx";
 
 const PAGE = 60;

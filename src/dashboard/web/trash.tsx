@@ -4,7 +4,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
-import { formatBytes } from "./format.ts";
+import { formatBytes } from "../../byte-sizes.ts";
 
 const PAGE = 50;
 type Deleted = { id: string; media_type: string; title: string | null; filename: string; size_bytes: number; deleted_at: string; purge_at: string };

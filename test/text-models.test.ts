@@ -11,7 +11,8 @@ import { BUILTIN_TEXT_MODEL, FolderOrBuiltin, createTextEmbedding, textModelFall
 import { UseSifEmbedder } from "../src/embeddings/use-sif-embedder.ts";
 import { STOP_WORDS, words } from "../src/text/stop-words.ts";
 import { UseTokenizer } from "../src/embeddings/use-tokenizer.ts";
-import { readUseVocabulary } from "../src/embeddings/use-runtime.ts";
+import { lengthGroups, readUseVocabulary } from "../src/embeddings/use-runtime.ts";
+import { commonWords } from "../src/embeddings/common-words.ts";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { openDatabase } from "../src/db/database.ts";
 
@@ -126,6 +127,73 @@ describe("the built-in model's runs", () => {
     }
     expect(alone.wordRuns).toBe(texts.length);
     await alone.close();
+  });
+});
+
+describe("the model's runs by length", () => {
+  test("rows are run with rows of their own length, shortest first; small groups join the next length", () => {
+    const rows = [...Array.from({ length: 20 }, () => [1, 2, 3]), ...Array.from({ length: 20 }, () => [1]), [1, 2], [1, 2, 3, 4, 5, 6, 7, 8]];
+    const groups = lengthGroups(rows);
+    expect(groups.flat().sort((a, b) => a - b)).toEqual(rows.map((_, i) => i));
+    // 20 one-piece rows; the lone two-piece row joins the three-piece ones; the eight-piece row, last, runs alone.
+    expect(groups.map((g) => g.map((row) => rows[row]!.length))).toEqual([Array(20).fill(1), [2, ...Array(20).fill(3)], [8]]);
+    expect(lengthGroups([])).toEqual([]);
+  });
+});
+
+describe("preparing common words ahead of need", () => {
+  test("the common-word list is most common first, one lower-case word per entry, ~62,000 long", () => {
+    const all = commonWords(100_000, null);
+    expect(all.length).toBeGreaterThan(55_000);
+    expect(new Set(all).size).toBe(all.length);
+    expect(all.every((w) => /^\p{L}+$/u.test(w) && w === w.toLowerCase())).toBe(true);
+    // SCOWL's first size class holds the ~4,000 most common words (alphabetically).
+    const first = commonWords(4_000, null);
+    for (const word of ["the", "water", "house"]) expect(first).toContain(word);
+    expect(first).not.toContain("aerodynamic");
+    expect(all).toContain("aerodynamic");
+  });
+
+  test("prepared words are stored, not run again, and give the vectors a text's own run gives; texts go first", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mediabox-vocabulary-"));
+    dirs.push(dir);
+    const db = openDatabase(path.join(dir, "mediabox.db"));
+    const list = commonWords(700, null).slice(100);
+    const prep = new UseSifEmbedder(db);
+    const remaining: number[] = [];
+    let finished = false;
+    const preparing = prep.prepareWords(list, { onProgress: (left) => remaining.push(left) }).then((n) => {
+      finished = true;
+      return n;
+    });
+    // A text asked for while words are being prepared waits for at most the run in progress.
+    const [urgent] = await prep.embed(["zqvortex zqplume"]);
+    expect(finished).toBe(false);
+    expect(urgent!.some((v) => v !== 0)).toBe(true);
+    expect(await preparing).toBe(600);
+    expect(remaining[0]).toBe(600);
+    expect(remaining.at(-1)).toBe(0);
+    expect(prep.wordsPrepared).toBe(600);
+    expect(await prep.prepareWords(list)).toBe(0);
+    const text = list.slice(0, 40).join(" ");
+    const runsBefore = prep.wordRuns;
+    const [fromStore] = await prep.embed([text]);
+    expect(prep.wordRuns).toBe(runsBefore);
+    await prep.close();
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM text_word_vectors").get()!.n).toBe(602);
+
+    const fresh = new UseSifEmbedder();
+    const [computed] = await fresh.embed([text]);
+    expect(fresh.wordsComputed).toBeGreaterThan(0);
+    expect(dot(fromStore!, computed!)).toBeGreaterThan(0.999);
+    await fresh.close();
+    db.close();
+  });
+
+  test("without a database there is nothing to prepare into", async () => {
+    const memoryOnly = new UseSifEmbedder();
+    expect(await memoryOnly.prepareWords(["water", "house"])).toBe(0);
+    expect(memoryOnly.wordsPrepared).toBe(0);
   });
 });
 

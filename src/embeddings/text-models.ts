@@ -41,7 +41,7 @@ export class FolderOrBuiltin implements TextEmbedding {
 
   constructor(
     readonly configured: TextEmbedder,
-    private readonly builtin: TextEmbedding,
+    readonly builtin: TextEmbedding,
   ) {
     this.active = configured;
   }
@@ -83,4 +83,11 @@ export class FolderOrBuiltin implements TextEmbedding {
 /** Why the configured model is not in use (the built-in one stands in), or null. */
 export function textModelFallbackReason(embedding: TextEmbedding): string | null {
   return embedding instanceof FolderOrBuiltin ? embedding.fallbackReason : null;
+}
+
+/** The built-in model of `embedding` (itself, or the one standing in for a folder model), if any. */
+export function builtinTextModel(embedding: TextEmbedding): UseSifEmbedder | null {
+  if (embedding instanceof UseSifEmbedder) return embedding;
+  if (embedding instanceof FolderOrBuiltin && embedding.builtin instanceof UseSifEmbedder) return embedding.builtin;
+  return null;
 }

@@ -89,33 +89,69 @@ export async function loadUseModel(assets: string | null): Promise<UseModel> {
       weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength) as ArrayBuffer,
     }),
   );
+  /** One model run over inputs of any lengths (the model pads each row to the longest). */
+  async function runBatch(inputs: number[][]): Promise<Float32Array> {
+    // The model takes a sparse batch: (row, position) pairs and the piece id at each.
+    const total = inputs.reduce((n, ids) => n + ids.length, 0);
+    const indices = new Int32Array(total * 2);
+    const values = new Int32Array(total);
+    let k = 0;
+    inputs.forEach((ids, row) =>
+      ids.forEach((id, position) => {
+        indices[2 * k] = row;
+        indices[2 * k + 1] = position;
+        values[k++] = id;
+      }),
+    );
+    const tIndices = tf.tensor2d(indices, [total, 2], "int32");
+    const tValues = tf.tensor1d(values, "int32");
+    try {
+      const output = (await model.executeAsync({ indices: tIndices, values: tValues })) as TfCore.Tensor;
+      try {
+        return (await output.data()) as Float32Array;
+      } finally {
+        output.dispose();
+      }
+    } finally {
+      tIndices.dispose();
+      tValues.dispose();
+    }
+  }
+
   return {
     async run(inputs) {
-      // The model takes a sparse batch: (row, position) pairs and the piece id at each.
-      const total = inputs.reduce((n, ids) => n + ids.length, 0);
-      const indices = new Int32Array(total * 2);
-      const values = new Int32Array(total);
-      let k = 0;
-      inputs.forEach((ids, row) =>
-        ids.forEach((id, position) => {
-          indices[2 * k] = row;
-          indices[2 * k + 1] = position;
-          values[k++] = id;
-        }),
-      );
-      const tIndices = tf.tensor2d(indices, [total, 2], "int32");
-      const tValues = tf.tensor1d(values, "int32");
-      try {
-        const output = (await model.executeAsync({ indices: tIndices, values: tValues })) as TfCore.Tensor;
-        try {
-          return (await output.data()) as Float32Array;
-        } finally {
-          output.dispose();
-        }
-      } finally {
-        tIndices.dispose();
-        tValues.dispose();
+      const out = new Float32Array(inputs.length * USE_OUTPUT_DIMENSION);
+      for (const rows of lengthGroups(inputs)) {
+        const vectors = await runBatch(rows.map((row) => inputs[row]!));
+        rows.forEach((row, i) => out.set(vectors.subarray(i * USE_OUTPUT_DIMENSION, (i + 1) * USE_OUTPUT_DIMENSION), row * USE_OUTPUT_DIMENSION));
       }
+      return out;
     },
   };
+}
+
+const USE_OUTPUT_DIMENSION = 512;
+/** Rows of a length kept apart from longer ones when at least this many share it (a run has ~17 ms of fixed cost). */
+const MIN_GROUP = 16;
+
+/**
+ * Rows of `inputs` split into runs of similar length, shortest first. The model pads every row of
+ * a run to the run's longest and its cost is per padded position (~0.65 ms a piece on one core),
+ * so a batch of words of 1-8 pieces run as one paid for 8 pieces a word: grouped, 1,024 words
+ * took 1.9 ms a word instead of 2.9. A group smaller than MIN_GROUP joins the next length's.
+ */
+export function lengthGroups(inputs: number[][]): number[][] {
+  const order = inputs.map((_, row) => row).sort((a, b) => inputs[a]!.length - inputs[b]!.length);
+  const groups: number[][] = [];
+  let current: number[] = [];
+  for (const row of order) {
+    const length = inputs[row]!.length;
+    if (current.length >= MIN_GROUP && inputs[current[current.length - 1]!]!.length < length) {
+      groups.push(current);
+      current = [];
+    }
+    current.push(row);
+  }
+  if (current.length) groups.push(current);
+  return groups;
 }

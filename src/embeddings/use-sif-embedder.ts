@@ -18,6 +18,10 @@
  *   (SIF's common component), so unrelated texts score near 0 and a similarity threshold means
  *   something.
  * - Stop words are left out (unless a text has nothing else).
+ * - prepareWords() runs a list of common words through USE ahead of need, one small run at a time
+ *   and only while no text waits for the model, into the database: a new library's documents
+ *   then find most of their words there (the cold cost, ~2 ms a word, is what bounded bulk
+ *   indexing of a fresh install).
  */
 import type { Database } from "bun:sqlite";
 import { errorMessage } from "../errors.ts";
@@ -38,6 +42,8 @@ const WORD_BATCH = 1024;
 const COMMON_WORDS = 1000;
 /** Words kept in memory (512 bytes each). */
 const CACHE_WORDS = 100_000;
+/** Words a run of prepareWords() takes: ~0.5 s of model time, the longest a text then waits for it. */
+const PREPARE_BATCH = 256;
 
 interface WordVector {
   /** int8 components; the real value is q * scale. */
@@ -50,8 +56,10 @@ export class UseSifEmbedder implements TextEmbedding {
   readonly modelId = BUILTIN_TEXT_MODEL;
   /** It has no folder and no tokenizer: chunks are sized by estimate. */
   readonly tokenizerFolder = BUILTIN_TEXT_MODEL;
-  /** Words run through USE by this instance (the rest came from memory or the database). */
+  /** Words of texts run through USE by this instance (the rest came from memory or the database). */
   wordsComputed = 0;
+  /** Words run through USE by prepareWords(). */
+  wordsPrepared = 0;
   /** Model runs for words (the common component's run not counted). */
   wordRuns = 0;
   private vocabulary: UseVocabulary | null = null;
@@ -62,6 +70,8 @@ export class UseSifEmbedder implements TextEmbedding {
   private readonly inflight = new Map<string, Promise<void>>();
   /** Words waiting for the next model run, with their callers' promise. */
   private readonly queued = new Map<string, ReturnType<typeof Promise.withResolvers<void>>>();
+  /** prepareWords() runs waiting for the model to have nothing else to do. */
+  private readonly preparing: { words: string[]; done: ReturnType<typeof Promise.withResolvers<void>> }[] = [];
   private running: Promise<void> | null = null;
   private common: Promise<Float32Array> | null = null;
   private loadError: string | null = null;
@@ -84,15 +94,52 @@ export class UseSifEmbedder implements TextEmbedding {
     return list.filter((w) => !this.cache.has(w));
   }
 
-  private toDatabase(words: string[]): void {
+  private toDatabase(entries: Map<string, WordVector>): void {
     if (!this.db) return;
     const insert = this.db.query("INSERT OR IGNORE INTO text_word_vectors (model, word, scale, weight, q) VALUES (?, ?, ?, ?, ?)");
     this.db.transaction(() => {
-      for (const word of words) {
-        const entry = this.cache.get(word);
-        if (entry) insert.run(BUILTIN_TEXT_MODEL, word, entry.scale, entry.weight, new Uint8Array(entry.q.buffer, entry.q.byteOffset, entry.q.byteLength));
+      for (const [word, entry] of entries) {
+        insert.run(BUILTIN_TEXT_MODEL, word, entry.scale, entry.weight, new Uint8Array(entry.q.buffer, entry.q.byteOffset, entry.q.byteLength));
       }
     })();
+  }
+
+  /** Those of `list` the database holds no vector for, in their order. */
+  private notStored(list: string[]): string[] {
+    if (!this.db) return list;
+    const stored = new Set(
+      this.db.query<{ word: string }, [string]>("SELECT word FROM text_word_vectors WHERE model = ?").all(BUILTIN_TEXT_MODEL).map((row) => row.word),
+    );
+    return list.filter((word) => !stored.has(word));
+  }
+
+  /**
+   * Runs the words of `list` the database lacks through the model, PREPARE_BATCH at a time, each
+   * run waiting until no text's words wait, and stores their vectors (not kept in memory: a
+   * document that uses them reads them back). Nothing to do without a database. `onProgress`
+   * hears how many words are left before the first run and after each. Resolves with the number
+   * of words prepared; stops early (resolving) once `signal` aborts, and rejects if the model fails.
+   */
+  async prepareWords(list: string[], options: { signal?: AbortSignal; onProgress?: (remaining: number) => void } = {}): Promise<number> {
+    if (!this.db) return 0;
+    const todo = this.notStored([...new Set(list)]);
+    options.onProgress?.(todo.length);
+    let prepared = 0;
+    for (let i = 0; i < todo.length && !options.signal?.aborted; i += PREPARE_BATCH) {
+      const words = todo.slice(i, i + PREPARE_BATCH);
+      const done = Promise.withResolvers<void>();
+      this.preparing.push({ words, done });
+      this.pumpWords();
+      try {
+        await done.promise;
+      } catch (err) {
+        if (options.signal?.aborted) break;
+        throw err;
+      }
+      prepared += words.length;
+      options.onProgress?.(todo.length - i - words.length);
+    }
+    return prepared;
   }
 
   private tokenizerOf(): UseTokenizer {
@@ -184,44 +231,47 @@ export class UseSifEmbedder implements TextEmbedding {
     await Promise.all(waits);
   }
 
-  /** Starts a model run over the queued words unless one is running (it starts the next when it ends). */
+  /**
+   * Starts a model run unless one is running (it starts the next when it ends): over the queued
+   * words of texts, else over the next words to prepare.
+   */
   private pumpWords(): void {
-    if (this.running || this.queued.size === 0) return;
-    const batch = new Map([...this.queued].slice(0, WORD_BATCH));
-    for (const word of batch.keys()) this.queued.delete(word);
-    this.running = this.computeWords(batch).finally(() => {
+    if (this.running) return;
+    if (this.queued.size > 0) {
+      const batch = new Map([...this.queued].slice(0, WORD_BATCH));
+      for (const word of batch.keys()) this.queued.delete(word);
+      this.running = this.computeWords([...batch.keys()], true).then(
+        () => batch.forEach((done) => done.resolve()),
+        (err: unknown) => batch.forEach((done) => done.reject(err)),
+      );
+    } else {
+      const next = this.preparing.shift();
+      if (!next) return;
+      this.running = this.computeWords(next.words, false).then(next.done.resolve, next.done.reject);
+    }
+    void this.running.finally(() => {
       this.running = null;
       this.pumpWords();
     });
   }
 
-  private async computeWords(batch: Map<string, ReturnType<typeof Promise.withResolvers<void>>>): Promise<void> {
-    const words = [...batch.keys()];
-    try {
-      const mean = await this.commonComponent();
-      const tokenizer = this.tokenizerOf();
-      const pieces = words.map((w) => tokenizer.encode(w));
-      this.wordRuns += 1;
-      const vectors = await this.runUse(pieces);
-      words.forEach((word, b) => {
-        const logP = pieces[b]!.reduce((s, id) => s + (this.vocabulary![id]?.[1] ?? 0), 0);
-        this.remember(word, vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION), mean, SIF_A / (SIF_A + Math.exp(logP)));
-      });
-      this.wordsComputed += words.length;
-      this.toDatabase(words);
-      for (const done of batch.values()) done.resolve();
-    } catch (err) {
-      for (const done of batch.values()) done.reject(err);
-    }
-  }
-
-  private remember(word: string, vector: Float32Array, mean: Float32Array, weight: number): void {
-    let max = 0;
-    for (let k = 0; k < USE_DIMENSION; k++) max = Math.max(max, Math.abs(vector[k]! - mean[k]!));
-    const scale = max / 127 || 1;
-    const q = new Int8Array(USE_DIMENSION);
-    for (let k = 0; k < USE_DIMENSION; k++) q[k] = Math.round((vector[k]! - mean[k]!) / scale);
-    this.cacheEntry(word, { q, scale, weight });
+  /** Runs `words` through the model and stores their vectors (and caches them in memory if `keep`). */
+  private async computeWords(words: string[], keep: boolean): Promise<void> {
+    const mean = await this.commonComponent();
+    const tokenizer = this.tokenizerOf();
+    const pieces = words.map((w) => tokenizer.encode(w));
+    if (keep) this.wordRuns += 1;
+    const vectors = await this.runUse(pieces);
+    const entries = new Map<string, WordVector>();
+    words.forEach((word, b) => {
+      const logP = pieces[b]!.reduce((s, id) => s + (this.vocabulary![id]?.[1] ?? 0), 0);
+      const entry = wordVector(vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION), mean, SIF_A / (SIF_A + Math.exp(logP)));
+      entries.set(word, entry);
+      if (keep) this.cacheEntry(word, entry);
+    });
+    if (keep) this.wordsComputed += words.length;
+    else this.wordsPrepared += words.length;
+    this.toDatabase(entries);
   }
 
   private cacheEntry(word: string, entry: WordVector): void {
@@ -266,7 +316,18 @@ export class UseSifEmbedder implements TextEmbedding {
 
   /** Stops the model thread (a later call starts it again); the word cache is kept. */
   async close(): Promise<void> {
+    for (const { done } of this.preparing.splice(0)) done.reject(new Error("the built-in text model was closed"));
     this.worker?.terminate();
     this.worker = null;
   }
+}
+
+/** `vector` less the common component, quantized to int8 with its scale, and its SIF weight. */
+function wordVector(vector: Float32Array, mean: Float32Array, weight: number): WordVector {
+  let max = 0;
+  for (let k = 0; k < USE_DIMENSION; k++) max = Math.max(max, Math.abs(vector[k]! - mean[k]!));
+  const scale = max / 127 || 1;
+  const q = new Int8Array(USE_DIMENSION);
+  for (let k = 0; k < USE_DIMENSION; k++) q[k] = Math.round((vector[k]! - mean[k]!) / scale);
+  return { q, scale, weight };
 }

@@ -129,6 +129,29 @@ export class Metrics {
     });
   }
 
+  /** The built-in text model's figures, read from it at scrape time. */
+  watchTextModel(read: () => { textWords: number; preparedWords: number; pendingWords: number }): void {
+    new Gauge({
+      name: "mediabox_text_model_words_computed",
+      help: "Words run through the built-in text model since start: for texts (words of documents and queries not seen before) and prepared ahead (the common-word vocabulary)",
+      labelNames: ["purpose"] as const,
+      registers: [this.registry],
+      collect() {
+        const figures = read();
+        this.set({ purpose: "texts" }, figures.textWords);
+        this.set({ purpose: "vocabulary" }, figures.preparedWords);
+      },
+    });
+    new Gauge({
+      name: "mediabox_text_vocabulary_pending_words",
+      help: "Common words the built-in text model has still to prepare (0 once done or when turned off)",
+      registers: [this.registry],
+      collect() {
+        this.set(read().pendingWords);
+      },
+    });
+  }
+
   /** The exposition text and its content type. */
   async scrape(): Promise<{ body: string; contentType: string }> {
     const scrape = Registry.merge([processRegistry(), this.registry]);

@@ -57,6 +57,8 @@ export async function startTestServer(
       MEDIABOX_DATA_DIR: dataDir,
       MEDIABOX_LOG_LEVEL: "error",
       MEDIABOX_TRUSTED_PROXIES: "loopback",
+      // Preparing the text model's ~62,000 common words takes minutes of a core: tests that need it ask.
+      MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
       ...options.env,
     },
   );

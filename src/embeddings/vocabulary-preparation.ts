@@ -1,0 +1,42 @@
+/**
+ * Preparing the built-in text model's common-word vocabulary in the background after start
+ * (MEDIABOX_TEXT_VOCABULARY_WORDS words, most common first), so a fresh install's first bulk
+ * import finds most words' vectors stored instead of paying ~2 ms of model time for each. The
+ * work is done once per data directory (a restart only checks which words are stored) and gives
+ * way to every text waiting for the model (UseSifEmbedder.prepareWords).
+ */
+import type { Logger } from "../log.ts";
+import { errorMessage } from "../errors.ts";
+import { commonWords } from "./common-words.ts";
+import { compiledAssets } from "./use-runtime.ts";
+import type { UseSifEmbedder } from "./use-sif-embedder.ts";
+
+export class VocabularyPreparation {
+  /** Words of the list not stored yet, as last counted (0 before the list is read and when done). */
+  pendingWords = 0;
+  private readonly abort = new AbortController();
+  readonly finished: Promise<void>;
+
+  constructor(embedder: UseSifEmbedder, words: number, log: Logger) {
+    this.finished = this.run(embedder, words, log);
+  }
+
+  private async run(embedder: UseSifEmbedder, limit: number, log: Logger): Promise<void> {
+    if (limit <= 0) return;
+    const started = performance.now();
+    try {
+      const list = commonWords(limit, compiledAssets());
+      const prepared = await embedder.prepareWords(list, { signal: this.abort.signal, onProgress: (left) => (this.pendingWords = left) });
+      if (prepared > 0 && !this.abort.signal.aborted) {
+        log.info("prepared the built-in text model's common words", { words: prepared, seconds: Math.round((performance.now() - started) / 100) / 10 });
+      }
+    } catch (err) {
+      log.warn("the built-in text model's common words were not prepared; documents' words are computed as they come", { err: errorMessage(err) });
+    }
+  }
+
+  /** Stops after the run in progress (what was stored stays; the next start goes on from there). */
+  stop(): void {
+    this.abort.abort();
+  }
+}

@@ -123,7 +123,7 @@ describe("the document reader's watchdog", () => {
 
   test("a child over its memory budget is killed and the read fails for good", async () => {
     // 48 MB is below what the reader process needs just to start: the first poll kills it.
-    reader = new DocumentReader({ memoryBudgetBytes: 48 * MiB, ocr: noOcr });
+    reader = new DocumentReader({ textThreadBytes: 0, memoryBudgetBytes: 48 * MiB, ocr: noOcr });
     const err = await reader.read(await reportDocx(), "docx").catch((e: Error) => e);
     expect(err).toBeInstanceOf(DocumentReadError);
     expect((err as Error).message).toBe(
@@ -138,7 +138,7 @@ describe("the document reader's watchdog", () => {
 
   test("a read whose memory grows past the budget is killed mid-read", async () => {
     // 90,000 paragraphs pass every decode limit, but mammoth holds ~500 MB for them; the reader starts at ~150 MB.
-    reader = new DocumentReader({ memoryBudgetBytes: 300 * MiB, ocr: noOcr });
+    reader = new DocumentReader({ textThreadBytes: 0, memoryBudgetBytes: 300 * MiB, ocr: noOcr });
     expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).document.text).toBe("warm up");
     const child = reader.pid!;
     const started = performance.now();
@@ -157,7 +157,7 @@ describe("the document reader's watchdog", () => {
     // The limit is one second of the reader's CPU time, which a busy machine (the reader runs at
     // niceness 10) stretches in wall-clock time without reaching it for a tiny read; the slow read
     // (90,000 paragraphs) takes mammoth several seconds of CPU.
-    reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, timeLimitMs: 1_000, pollMs: 20, ocr: noOcr });
+    reader = new DocumentReader({ textThreadBytes: 0, memoryBudgetBytes: 1024 * MiB, timeLimitMs: 1_000, pollMs: 20, ocr: noOcr });
     // Warm the child up with a tiny read, so the time limit meets the slow read itself.
     expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).document.text).toBe("warm up");
     const slow = await paragraphBombDocx(90_000); // under the 100,000-paragraph limit; mammoth needs seconds for it
@@ -182,7 +182,7 @@ describe("the document reader's watchdog", () => {
   }, TIMEOUT);
 
   test("the server keeps nothing of a finished read: 20 reads of 5 MB leave its heap as it was", async () => {
-    reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
+    reader = new DocumentReader({ textThreadBytes: 0, memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
     const text = new Uint8Array(5 * MiB).fill(0x61);
     for (let i = 80; i < text.length; i += 81) text[i] = 10;
     await reader.read(new TextEncoder().encode("warm up\n"), "txt");
@@ -212,6 +212,42 @@ describe("the document reader's watchdog", () => {
       await until(() => gone(child), "the orphaned reader child to exit");
     } finally {
       host.kill("SIGKILL");
+    }
+  }, TIMEOUT);
+});
+
+describe("small plain text on the reading thread", () => {
+  test("small text and Markdown are read and chunked on a thread (no reader process starts); larger text goes to the process", async () => {
+    const reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
+    try {
+      const md = await reader.read(new TextEncoder().encode("# Notes\n\nThe **pump** was [serviced](http://x) on Monday.\n"), "md", { chunking: { tokenizer: null, maxTokens: 200 } });
+      expect(md.document.text).toContain("The pump was serviced on Monday.");
+      expect(md.chunks!.length).toBe(1);
+      expect(md.chunks![0]!.heading_hierarchy).toEqual(["Notes"]);
+      const empty = await reader.read(new Uint8Array(0), "txt").catch((e: Error) => e);
+      expect(empty).toBeInstanceOf(DocumentReadError);
+      expect(reader.pid).toBeNull();
+      const large = "A line of a long plain text file.\n".repeat(10_000); // ~340 KB
+      expect((await reader.read(new TextEncoder().encode(large), "txt")).document.page_count).toBe(1);
+      expect(reader.pid).not.toBeNull();
+    } finally {
+      await reader.close();
+    }
+  }, TIMEOUT);
+
+  test("Markdown openers without closers read in linear time", async () => {
+    // Each "**" (or "[" , "~~") used to be matched against the rest of its paragraph: 64 KB took
+    // 2.5 s, and these 256 KB ~40 s.
+    const reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
+    try {
+      for (const unit of ["**a ", "~~a ", "[a ", "*_[`"]) {
+        const started = performance.now();
+        const read = await reader.read(new TextEncoder().encode(unit.repeat(64 * 1024)), "md");
+        expect(read.document.page_count).toBe(1);
+        expect(performance.now() - started).toBeLessThan(10_000);
+      }
+    } finally {
+      await reader.close();
     }
   }, TIMEOUT);
 });

@@ -13,7 +13,9 @@
  * p50/p95, and /healthz p50/p99 measured every 20 ms while indexing ran.
  * MEDIABOX_BENCH_REUSE=<data dir> (one kept by MEDIABOX_BENCH_KEEP=1) skips the upload and
  * indexing and only runs the queries, for iterating on ranking; MEDIABOX_BENCH_QUERIES=n runs the
- * first n judged queries only. Report figures of full runs.
+ * first n judged queries only. MEDIABOX_BENCH_WORDS_FROM=<data dir> starts from the word vectors
+ * an earlier run's server stored (its prepared common words among them) instead of preparing them
+ * again. Report figures of full runs.
  * Targets: hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 200 chunks/s,
  * /healthz p99 < 50 ms. These are figures, not a test: the script exits 0 either way (2 when the
  * collection is absent).
@@ -24,6 +26,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "../../src/embeddings/use-sif-embedder.ts";
+import { commonWords } from "../../src/embeddings/common-words.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const DATASET = resolve(process.env.MEDIABOX_BENCH_CRANFIELD ?? join(ROOT, "..", "shared", "datasets", "retrieval", "cranfield"));
@@ -101,10 +104,20 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if (!reused && (await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
+  const wordsFrom = process.env.MEDIABOX_BENCH_WORDS_FROM;
+  if (wordsFrom && !reused) {
+    // For iterating: the common words an earlier run's server prepared, instead of preparing them again.
+    const db = new Database(join(dataDir, "mediabox.db"));
+    db.run("ATTACH DATABASE ? AS earlier", [join(resolve(wordsFrom), "mediabox.db")]);
+    // Only the common words: the earlier run's server also stored the collection's own words.
+    const list = JSON.stringify(commonWords(Number(process.env.MEDIABOX_TEXT_VOCABULARY_WORDS ?? 100_000), null));
+    db.run("INSERT OR IGNORE INTO text_word_vectors SELECT * FROM earlier.text_word_vectors WHERE word IN (SELECT value FROM json_each(?))", [list]);
+    db.close();
+  }
   // The server's default: the built-in model prepares its common words after start (set
   // MEDIABOX_TEXT_VOCABULARY_WORDS=0 to index with every word new to the model).
   const vocabularyWords = process.env.MEDIABOX_TEXT_VOCABULARY_WORDS ?? "100000";
-  const server = await spawnServer([process.execPath, MAIN, "serve"], {
+  const server = await spawnServer([process.execPath, ...(process.env.MEDIABOX_BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? []), MAIN, "serve"], {
     env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_TEXT_VOCABULARY_WORDS: vocabularyWords },
   });
   const headers = { authorization: `Bearer ${key}` };

@@ -79,6 +79,14 @@ export class JobRunner {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
   private ticking = false;
+  /**
+   * Queues to look at on the next tick. A tick looks at every queue (and expires abandoned
+   * leases) only once per poll interval: waking one queue per enqueued or finished job, rather
+   * than claiming from all of them, was ~5 ms of SQLite a document in a bulk import of notes.
+   */
+  private readonly woken = new Set<string>();
+  private fullPollDue = true;
+  private lastFullPoll = 0;
 
   constructor(
     private readonly db: Database,
@@ -145,7 +153,7 @@ export class JobRunner {
    */
   enqueue<Q extends QueueName>(options: EnqueueOptions<Q>): { id: string; deduplicated: boolean } {
     const queued = enqueueJob(this.db, this.clock, options);
-    this.wake();
+    this.wake(options.queue);
     return queued;
   }
 
@@ -156,9 +164,11 @@ export class JobRunner {
     return view;
   }
 
-  /** Look for work now instead of at the next poll. */
-  wake(): void {
+  /** Look for work now instead of at the next poll: in `queue`, or in every queue. */
+  wake(queue?: string): void {
     if (!this.started) return;
+    if (queue === undefined) this.fullPollDue = true;
+    else this.woken.add(queue);
     if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.tick(), 0);
   }
@@ -167,8 +177,18 @@ export class JobRunner {
     if (!this.started || this.ticking) return;
     this.ticking = true;
     try {
-      this.expireAbandoned();
-      for (const queue of this.queues.values()) {
+      const now = this.clock.now();
+      const full = this.fullPollDue || now - this.lastFullPoll >= this.pollMs;
+      if (full) {
+        this.fullPollDue = false;
+        this.lastFullPoll = now;
+        this.expireAbandoned();
+      }
+      const names = full ? [...this.queues.keys()] : [...this.woken];
+      this.woken.clear();
+      for (const name of names) {
+        const queue = this.queues.get(name);
+        if (!queue) continue;
         while ((this.perQueue.get(queue.name) ?? 0) < queue.concurrency) {
           const row = this.claim(queue.name);
           if (!row) break;
@@ -199,19 +219,26 @@ export class JobRunner {
       .run(isoAt(now), isoAt(now), now);
   }
 
+  /**
+   * Takes the queue's next due job (or one whose lease lapsed). Found by a read first: most
+   * looks find nothing, and a read costs no write transaction; the update then takes the job
+   * only if it is still claimable (another process may have taken it in between).
+   */
   private claim(queue: string): JobRow | null {
     const now = this.clock.now();
+    const due = `(status = 'pending' AND run_at <= ?) OR (status = 'processing' AND lease_expires_at < ?)`;
+    const next = this.db
+      .query<{ id: string }, [string, number, number]>(`SELECT id FROM jobs WHERE queue = ? AND (${due}) ORDER BY run_at LIMIT 1`)
+      .get(queue, now, now);
+    if (!next) return null;
     return this.db
       .query<JobRow, [string, number, string, string, string, number, number]>(
         `UPDATE jobs SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
            attempts = attempts + 1, started_at = coalesce(started_at, ?), updated_at = ?
-         WHERE id = (
-           SELECT id FROM jobs
-           WHERE queue = ? AND ((status = 'pending' AND run_at <= ?) OR (status = 'processing' AND lease_expires_at < ?))
-           ORDER BY run_at LIMIT 1)
+         WHERE id = ? AND (${due})
          RETURNING *`,
       )
-      .get(this.workerId, now + this.options.leaseMs, isoAt(now), isoAt(now), queue, now, now);
+      .get(this.workerId, now + this.options.leaseMs, isoAt(now), isoAt(now), next.id, now, now);
   }
 
   private launch(queue: QueueDefinition<any>, row: JobRow): void {
@@ -222,7 +249,7 @@ export class JobRunner {
     entry.done = this.execute(queue, row, entry).finally(() => {
       this.running.delete(row.id);
       this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 1) - 1);
-      this.wake();
+      this.wake(queue.name);
     });
   }
 

@@ -6,6 +6,7 @@
 import { DocumentReader } from "../../src/documents/document-reader.ts";
 
 const reader = new DocumentReader({
+  textThreadBytes: 0, // small text would be read on a thread, and no child would start
   memoryBudgetBytes: 1024 * 1024 * 1024,
   ocr: { recognize: async () => ({ text: "", regions: [] }) },
 });

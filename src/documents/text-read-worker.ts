@@ -1,0 +1,30 @@
+/**
+ * Worker thread entry that reads a small plain-text or Markdown document and cuts it into chunks
+ * (document-reader.ts sends them here instead of to the reader process). The work is bounded by
+ * the size the reader allows here and linear in it; it runs off the event loop all the same.
+ */
+import { serveRequests } from "../native/worker-thread.ts";
+import { approximateTokens, chunkDocument } from "./chunking.ts";
+import { readDocument } from "./read-document.ts";
+import type { Chunk, DocumentContent } from "./types.ts";
+import { DocumentReadError } from "./types.ts";
+
+export interface TextReadRequest {
+  bytes: Uint8Array;
+  type: "txt" | "md";
+  /** Most tokens of a chunk's content (sizes estimated); null: no chunks. */
+  maxTokens: number | null;
+}
+export type TextReadReply = { doc: DocumentContent; chunks: Chunk[] | null } | { error: string; permanent: boolean };
+
+const NO_OCR = { recognize: () => Promise.reject(new Error("plain text has no images to read")) };
+
+serveRequests<TextReadRequest, TextReadReply>(async ({ bytes, type, maxTokens }) => {
+  try {
+    const doc = await readDocument(bytes, type, { ocr: NO_OCR });
+    const chunks = maxTokens === null ? null : chunkDocument(doc, approximateTokens, { maxTokens });
+    return { reply: { doc, chunks } };
+  } catch (err) {
+    return { reply: { error: err instanceof Error ? err.message : String(err), permanent: err instanceof DocumentReadError } };
+  }
+});

@@ -120,6 +120,14 @@ describe("POST /files/upload/batch", () => {
       ["skipped", first.body.image_id],
       ["completed", null],
     ]);
+    // Copies inside one batch (stored side by side): the first is stored, the later ones point at it.
+    const copies = await api.form(
+      "/files/upload/batch",
+      batchForm([[png(9, 9, 1), "a.png"], [png(9, 9, 2), "b.png"], [png(9, 9, 1), "a2.png"], [png(9, 9, 3), "c.png"], [png(9, 9, 1), "a3.png"]], { skip_duplicates: "true" }),
+    );
+    const outcomes = copies.body.immediate_results.map((r: any) => [r.status, r.skipped_existing_image_id]);
+    const original = copies.body.immediate_results[0].image_id;
+    expect(outcomes).toEqual([["completed", null], ["completed", null], ["skipped", original], ["completed", null], ["skipped", original]]);
     expect((await api.form("/files/upload/batch", new FormData())).status).toBe(400);
   });
 });

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import type { Server } from "bun";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
-import { DomainLimiter } from "../src/links/domain-limiter.ts";
+import { KeyedLimiter } from "../src/keyed-limiter.ts";
 import { parseRobots } from "../src/links/robots.ts";
 import { checkAddress, parseAllowedCidrs } from "../src/links/url-policy.ts";
 import { photo } from "./support/images.ts";
@@ -454,7 +454,7 @@ describe("politeness, recrawl and purge", () => {
     for (const result of batch.body.results) expect((await crawled(owner, result.file_id)).crawl_status).toBe("completed");
     expect(most).toBe(1);
 
-    const limiter = new DomainLimiter(2);
+    const limiter = new KeyedLimiter(2);
     const order: string[] = [];
     const task = (name: string, ms: number) => limiter.run("org host", async () => {
       order.push(`start ${name}`);

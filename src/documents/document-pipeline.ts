@@ -202,6 +202,8 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJ
 export const documentPipeline: MediaPipeline = {
   mediaType: "document",
   produces: { thumbnails: false, analysis: true },
+  // Small text is read on a thread and PDFs wait their turn for the reader process: mostly waiting.
+  concurrency: 4,
   run: runDocumentPipeline,
 };
 

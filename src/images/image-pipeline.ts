@@ -310,5 +310,7 @@ export function imageVariantsQueue(ctx: AppContext): QueueDefinition<"image.vari
 export const imagePipeline: MediaPipeline = {
   mediaType: "image",
   produces: { thumbnails: true, analysis: true },
+  // One a core: decoding and the models are CPU-bound, and a large photo holds hundreds of MB.
+  concurrency: 2,
   run: runImagePipeline,
 };

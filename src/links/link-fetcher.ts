@@ -5,7 +5,7 @@
  * a crawl session that fetches each resource of one link at most once.
  */
 import type { Config } from "../config.ts";
-import { DomainLimiter } from "./domain-limiter.ts";
+import { KeyedLimiter } from "../keyed-limiter.ts";
 import { type AcceptKind, type FetchedImage, type FetchedPage, type FetchOptions, fetchResource, LinkFetchError } from "./fetch-page.ts";
 import { ALLOW_ALL, parseRobots, productToken, type RobotsRules } from "./robots.ts";
 
@@ -19,10 +19,10 @@ export function isTransient(err: LinkFetchError): boolean {
 }
 
 export class LinkFetcher {
-  private readonly limiter: DomainLimiter;
+  private readonly limiter: KeyedLimiter;
 
   constructor(private readonly config: Config) {
-    this.limiter = new DomainLimiter(config.linkDomainConcurrency);
+    this.limiter = new KeyedLimiter(config.linkDomainConcurrency);
   }
 
   /** The fetches of one crawl of one link, cancelled by `signal`. */
@@ -46,7 +46,7 @@ export class CrawlSession {
 
   constructor(
     private readonly config: Config,
-    private readonly limiter: DomainLimiter,
+    private readonly limiter: KeyedLimiter,
     private readonly orgId: string,
     private readonly signal: AbortSignal,
   ) {}

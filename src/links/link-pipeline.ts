@@ -244,5 +244,7 @@ export async function runLinkPipeline(ctx: AppContext, job: JobContext<FileJobPa
 export const linkPipeline: MediaPipeline = {
   mediaType: "link",
   produces: { thumbnails: false, analysis: true },
+  // Mostly waiting for the network; politeness per host is the fetcher's.
+  concurrency: 2,
   run: runLinkPipeline,
 };

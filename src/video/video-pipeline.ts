@@ -326,5 +326,6 @@ export async function runVideoPipeline(ctx: AppContext, job: JobContext<FileJobP
 export const videoPipeline: MediaPipeline = {
   mediaType: "video",
   produces: { thumbnails: true, analysis: true },
+  concurrency: 2,
   run: runVideoPipeline,
 };

@@ -1,15 +1,20 @@
 /**
- * Politeness: at most N fetches at once per key (an organization and a host), the others
- * waiting their turn in arrival order. One instance per server (on the link fetcher), never
- * module state: two servers in one process keep their own counts.
+ * At most N tasks at once per key, the others waiting their turn in arrival order: link fetches
+ * per organization and host (politeness), files processed per media type. One instance per
+ * owner, never module state: two servers in one process keep their own counts.
  */
-export class DomainLimiter {
+export class KeyedLimiter {
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
 
-  constructor(private readonly perKey: number) {}
+  /** `perKey`: the limit of every key, or of each key. */
+  constructor(private readonly perKey: number | ((key: string) => number)) {}
 
-  /** Runs `work` once fewer than the limit of `key`'s fetches are running. */
+  private limitOf(key: string): number {
+    return typeof this.perKey === "number" ? this.perKey : this.perKey(key);
+  }
+
+  /** Runs `work` once fewer than the limit of `key`'s tasks are running. */
   async run<T>(key: string, work: () => Promise<T>): Promise<T> {
     await this.acquire(key);
     try {
@@ -19,14 +24,14 @@ export class DomainLimiter {
     }
   }
 
-  /** Fetches running now for `key` (tests and metrics). */
+  /** Tasks running now for `key` (tests and metrics). */
   active(key: string): number {
     return this.running.get(key) ?? 0;
   }
 
   private acquire(key: string): Promise<void> {
     const count = this.running.get(key) ?? 0;
-    if (count < this.perKey) {
+    if (count < this.limitOf(key)) {
       this.running.set(key, count + 1);
       return Promise.resolve();
     }

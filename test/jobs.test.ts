@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { rmSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { systemClock } from "../src/clock.ts";
+import { ManualClock, systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
@@ -77,6 +77,33 @@ describe("job runner", () => {
   afterAll(() => {
     db.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("progress is written at most every 250 ms of the clock (the end writes 100)", async () => {
+    const clock = new ManualClock();
+    const seen: number[] = [];
+    const r = new JobRunner(db, clock, log, { leaseMs: 60_000, pollMs: 20 });
+    runners.push(r);
+    r.register({
+      name: "t.progress",
+      concurrency: 1,
+      handler: async (ctx) => {
+        const now = () => getJobRow(db, ctx.jobId)!.progress;
+        ctx.progress(10);
+        ctx.progress(20);
+        seen.push(now());
+        clock.advance(250);
+        ctx.progress(10); // the figure last written: nothing to write
+        ctx.progress(30);
+        seen.push(now());
+        ctx.progress(40);
+        seen.push(now());
+      },
+    });
+    r.start();
+    const { id } = enqueueJob(db, clock, { queue: "t.progress", payload: {} });
+    expect((await waitForStatus(db, id, "completed")).progress).toBe(100);
+    expect(seen).toEqual([10, 30, 30]);
   });
 
   test("runs a job to completion and records progress and results", async () => {

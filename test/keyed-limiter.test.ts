@@ -8,7 +8,7 @@ import { KeyedLimiter } from "../src/keyed-limiter.ts";
 test("each key has its own limit; waiting tasks start in arrival order as slots free; a failure frees its slot", async () => {
   const limiter = new KeyedLimiter((key) => (key === "image" ? 2 : 4));
   const started: string[] = [];
-  const gates = new Map<string, PromiseWithResolvers<void>>();
+  const gates = new Map<string, ReturnType<typeof Promise.withResolvers<void>>>();
   const task = (key: string, name: string) =>
     limiter.run(key, async () => {
       started.push(name);

@@ -64,6 +64,9 @@ interface RunningJob {
   done: Promise<void>;
 }
 
+/** Least time between two progress writes of one job. */
+const PROGRESS_WRITE_MS = 250;
+
 export interface RunnerOptions {
   leaseMs: number;
   pollMs?: number;
@@ -264,6 +267,8 @@ export class JobRunner {
     const log = this.log.child({ job_id: row.id, queue: queue.name, attempt: row.attempts });
     const heartbeat = setInterval(() => this.heartbeat(row.id), Math.max(50, Math.floor(this.options.leaseMs / 3)));
     const timeout = queue.timeoutMs ? setTimeout(() => this.stopJob(row.id, "timeout"), queue.timeoutMs) : null;
+    let lastProgress = 0;
+    let lastProgressWrite = Number.NEGATIVE_INFINITY;
     const context: JobContext<unknown> = {
       jobId: row.id,
       payload: JSON.parse(row.payload),
@@ -272,8 +277,14 @@ export class JobRunner {
       maxAttempts: row.max_attempts,
       signal: entry.controller.signal,
       log,
+      // At most one write every PROGRESS_WRITE_MS (and none for an unchanged figure): a note's
+      // stages took ~6 progress writes a document in bulk imports; the job's end writes 100.
       progress: (percent) => {
         const value = Math.max(0, Math.min(100, percent));
+        const now = this.clock.now();
+        if (value === lastProgress || now - lastProgressWrite < PROGRESS_WRITE_MS) return;
+        lastProgress = value;
+        lastProgressWrite = now;
         this.db
           .query("UPDATE jobs SET progress = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'")
           .run(value, isoAt(this.clock.now()), row.id, this.workerId);

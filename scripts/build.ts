@@ -318,6 +318,7 @@ try {
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),
       resolve(root, "src/documents/text-read-worker.ts"),
+      resolve(root, "src/db/checkpoint-worker.ts"),
       resolve(root, "src/links/page-reader-worker.ts"),
     ],
     // Bun's own request-head limit, raised so the application answers oversized heads (src/http/head-limit.ts).

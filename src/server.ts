@@ -29,6 +29,7 @@ import { OcrEngine } from "./ocr/ocr.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
 import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
 import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
+import { WalCheckpointer } from "./db/wal-checkpointer.ts";
 import { serverDocumentReader } from "./documents/server-reader.ts";
 import { VectorIndex } from "./vectors/vector-index.ts";
 import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
@@ -156,6 +157,8 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     (err) => log.warn("upload hashing threads did not start; uploads hash on the request thread", { err: String(err) }),
   );
   const stopMaintenance = startMaintenance(ctx);
+  const checkpointer = new WalCheckpointer(db, dataDir.database, log.child({ component: "database" }));
+  checkpointer.start();
   const builtinText = builtinTextModel(ctx.embedder);
   // Only when the built-in model is the one configured: a folder model's library never needs it.
   const vocabulary = builtinText && config.textEmbeddingModel === BUILTIN_TEXT_MODEL
@@ -187,6 +190,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
       await ctx.accounts.close();
+      checkpointer.stop();
       db.close();
       safetyNet.uninstall();
       lock.release();

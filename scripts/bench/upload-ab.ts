@@ -15,7 +15,8 @@ import { join, resolve } from "node:path";
 import { run, spawnServer, type ServerProcess } from "../../test/support/process.ts";
 
 const MiB = 1024 * 1024;
-const [checkoutA, checkoutB] = [process.argv[2], process.argv[3]].map((p) => resolve(p ?? "."));
+const checkoutA = resolve(process.argv[2] ?? ".");
+const checkoutB = resolve(process.argv[3] ?? ".");
 const rounds = Number(process.argv[4] ?? 10);
 const size = Number(process.argv[5] ?? 100) * MiB - 64 * 1024;
 const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-ab-"));

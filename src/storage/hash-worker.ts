@@ -1,8 +1,8 @@
 /**
  * A hashing thread (hash-threads.ts): keeps the SHA-256/MD5 state of the files being written
  * through it, and for each batch updates the hashes and writes the batch at its position with a
- * blocking write on this thread (the fd belongs to the process, opened by the caller), then hands
- * the buffer back. Also hashes ranges of files on disk into a file's SHA-256, and digests whole
+ * blocking write on this thread (the fds belong to the process, opened by the caller; an O_DIRECT
+ * one when the caller has it), then hands the buffer back. Also hashes ranges of files on disk into a file's SHA-256, and digests whole
  * files.
  */
 import { closeSync, openSync, readSync, writeSync } from "node:fs";
@@ -24,13 +24,18 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
         const view = new Uint8Array(request.buffer, 0, request.length);
         state.sha?.update(view);
         state.md5?.update(view);
-        let done = 0;
-        while (done < request.length) {
-          const written = writeSync(request.fd, view, done, request.length - done, request.position + done);
-          if (written <= 0) throw new Error("the disk accepted no bytes");
-          done += written;
+        let directRefused = false;
+        if (request.directFd >= 0) {
+          try {
+            writeAll(request.directFd, view, request.position);
+          } catch (err) {
+            // EINVAL comes before any byte is written: this file system or buffer takes no O_DIRECT.
+            if ((err as { code?: string }).code !== "EINVAL") throw err;
+            directRefused = true;
+          }
         }
-        return { reply: { ok: true, buffer: request.buffer }, transfer: [request.buffer] };
+        if (request.directFd < 0 || directRefused) writeAll(request.fd, view, request.position);
+        return { reply: { ok: true, buffer: request.buffer, directRefused }, transfer: [request.buffer] };
       }
       case "digest": {
         const state = streams.get(request.stream);
@@ -81,6 +86,16 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
     // The buffer still goes back: the writer keeps its pair of buffers whatever happened.
     const buffer = request.kind === "batch" ? request.buffer : undefined;
     return { reply: { ok: false, error: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code, buffer }, transfer: buffer ? [buffer] : [] };
+  }
+}
+
+/** Writes every byte of `view` at `position` (a regular file may take fewer bytes than asked). */
+function writeAll(fd: number, view: Uint8Array, position: number): void {
+  let done = 0;
+  while (done < view.byteLength) {
+    const written = writeSync(fd, view, done, view.byteLength - done, position + done);
+    if (written <= 0) throw new Error("the disk accepted no bytes");
+    done += written;
   }
 }
 

@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { openDirect, SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
-import { BATCH_BYTES, ChunkedFileWriter } from "../src/storage/file-writer.ts";
+import { BATCH_BYTES, ChunkedFileWriter, MAX_BUFFERS } from "../src/storage/file-writer.ts";
 import { startHashThreads, ThreadedHash } from "../src/storage/hash-threads.ts";
 import { tempDir } from "./support/server.ts";
 
@@ -141,11 +141,13 @@ test("without a hashing thread, a direct handle that refuses a write (EINVAL) ha
       throw Object.assign(new Error("EINVAL: invalid argument, write"), { code: "EINVAL" });
     },
   } as unknown as Awaited<ReturnType<typeof open>>;
-  const file = chunked(4 * BATCH_BYTES);
+  const file = chunked(8 * BATCH_BYTES);
   const writer = new ChunkedFileWriter(handle, { sha256: false, direct });
   for (const chunk of file.chunks) await writer.push(chunk);
   await writer.flush();
   await handle.close();
-  expect(refused).toBe(1);
+  // Only the writes already under way when the first refusal came back tried the direct handle.
+  expect(refused).toBeGreaterThanOrEqual(1);
+  expect(refused).toBeLessThan(MAX_BUFFERS);
   expect(readFileSync(path).equals(file.bytes)).toBe(true);
 });

@@ -31,6 +31,8 @@ import type { FileHandle } from "node:fs/promises";
 import { ThreadedHash } from "./hash-threads.ts";
 
 export const BATCH_BYTES = 1024 * 1024;
+/** Buffers per file at most: one filling, the others being hashed and written (allocated as needed). */
+export const MAX_BUFFERS = 4;
 export const SYNC_EVERY_BYTES = 8 * 1024 * 1024;
 /** What O_DIRECT asks of a write's buffer address, length and file position (the page size covers any logical block size up to 4 KiB). */
 export const DIRECT_ALIGNMENT = 4096;
@@ -78,11 +80,14 @@ export class ChunkedFileWriter {
   private headSize = 0;
   private size = 0;
   private position: number;
-  /** The buffer filling; its twin may be being written. */
+  /** The buffer filling; up to MAX_BUFFERS - 1 others may be being hashed and written. */
   private batch: Uint8Array = new Uint8Array(BATCH_BYTES);
-  private spare: Uint8Array | null = new Uint8Array(BATCH_BYTES);
+  /** Buffers back from their write, free to fill. */
+  private readonly free: Uint8Array[] = [];
+  private buffers = 1;
   private batchBytes = 0;
-  private writing: Promise<void> | null = null;
+  /** The writes in flight, each settling (never rejecting) once its buffer is back. */
+  private readonly writing = new Set<Promise<void>>();
   /** The early-writeback fdatasync in flight, if any, and the bytes written since the last one started. */
   private syncing: Promise<void> | null = null;
   private unsynced = 0;
@@ -131,8 +136,8 @@ export class ChunkedFileWriter {
   private fill(chunk: Uint8Array, at: number): Promise<void> | undefined {
     while (at < chunk.byteLength) {
       if (this.batchBytes === BATCH_BYTES) {
-        // Both buffers full: the rest waits for the write in flight, and so does the caller.
-        if (!this.spare) return this.afterWrite().then(() => this.fill(chunk, at));
+        // Every buffer full: the rest waits for a write in flight to end, and so does the caller.
+        if (!this.hasSpare()) return this.afterAnyWrite().then(() => this.fill(chunk, at));
         this.startWrite();
       }
       const take = Math.min(chunk.byteLength - at, BATCH_BYTES - this.batchBytes);
@@ -140,12 +145,21 @@ export class ChunkedFileWriter {
       this.batchBytes += take;
       at += take;
     }
-    if (this.batchBytes === BATCH_BYTES && this.spare) this.startWrite();
+    if (this.batchBytes === BATCH_BYTES && this.hasSpare()) this.startWrite();
     return undefined;
   }
 
+  private hasSpare(): boolean {
+    return this.free.length > 0 || this.buffers < MAX_BUFFERS;
+  }
+
+  private async afterAnyWrite(): Promise<void> {
+    if (this.writing.size > 0) await Promise.race(this.writing);
+    if (this.failure !== null) throw this.failure;
+  }
+
   private async afterWrite(): Promise<void> {
-    while (this.writing) await this.writing;
+    while (this.writing.size > 0) await Promise.all(this.writing);
     if (this.failure !== null) throw this.failure;
   }
 
@@ -181,19 +195,19 @@ export class ChunkedFileWriter {
     }
   }
 
-  /** Waits for the write and the early fdatasync in flight; never throws (failures are kept in `failure`). */
+  /** Waits for the writes and the early fdatasync in flight; never throws (failures are kept in `failure`). */
   private async drained(): Promise<void> {
-    while (this.writing || this.syncing) await (this.writing ?? this.syncing);
+    while (this.writing.size > 0 || this.syncing) await (this.writing.size > 0 ? Promise.all(this.writing) : this.syncing);
   }
 
-  /** Sends the filling buffer to the kernel and takes the spare one (which must be free) to fill. */
+  /** Sends the filling buffer to the kernel and takes a free one (hasSpare) to fill. */
   private startWrite(): void {
     const full = this.batch;
     const length = this.batchBytes;
     const position = this.position;
     this.position += length;
-    this.batch = this.spare!;
-    this.spare = null;
+    if (this.free.length === 0) this.buffers++;
+    this.batch = this.free.pop() ?? new Uint8Array(BATCH_BYTES);
     this.batchBytes = 0;
     const direct = this.direct && length % DIRECT_ALIGNMENT === 0 && position % DIRECT_ALIGNMENT === 0 ? this.direct : null;
     // Bytes written past the page cache need no early writeback; buffered ones count toward it.
@@ -222,15 +236,16 @@ export class ChunkedFileWriter {
             return full;
           },
         );
-    this.writing = written
+    const step: Promise<void> = written
       .then((back) => {
-        this.spare = back;
+        this.free.push(back);
       })
       .finally(() => {
-        this.writing = null;
+        this.writing.delete(step);
         if (buffered) this.unsynced += length;
         if (this.unsynced >= SYNC_EVERY_BYTES && !this.syncing && this.failure === null) this.startSync();
       });
+    this.writing.add(step);
   }
 
   /** A direct write was refused (EINVAL: the file system or the buffer does not allow it): the rest goes through the page cache. */

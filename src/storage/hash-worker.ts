@@ -1,18 +1,21 @@
 /**
  * A hashing thread (hash-threads.ts): keeps the SHA-256/MD5 state of the files being written
- * through it, and for each batch updates the hashes and writes the batch at its position with a
- * blocking write on this thread (the fds belong to the process, opened by the caller; an O_DIRECT
- * one when the caller has it), then hands the buffer back. Also hashes ranges of files on disk into a file's SHA-256, and digests whole
+ * through it, and for each batch updates the hashes on this thread, in order, and writes the batch
+ * at its position on the I/O pool (the fds belong to the process, opened by the caller; an
+ * O_DIRECT one when the caller has it), then hands the buffer back: while a batch is being
+ * written the next ones are hashed. Also hashes ranges of files on disk into a file's SHA-256, and digests whole
  * files.
  */
-import { closeSync, openSync, readSync, writeSync } from "node:fs";
+import { closeSync, openSync, readSync, write } from "node:fs";
 import { serveRequests } from "../native/worker-thread.ts";
 import type { HashReply, HashRequest } from "./hash-threads.ts";
 
 const streams = new Map<number, { sha: Bun.CryptoHasher | null; md5: Bun.CryptoHasher | null }>();
 const READ_BYTES = 4 * 1024 * 1024;
 
-function answer(request: HashRequest): { reply: HashReply; transfer?: Transferable[] } {
+type Answer = { reply: HashReply; transfer?: Transferable[] };
+
+function answer(request: HashRequest): Answer | Promise<Answer> {
   try {
     switch (request.kind) {
       case "open":
@@ -24,18 +27,9 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
         const view = new Uint8Array(request.buffer, 0, request.length);
         state.sha?.update(view);
         state.md5?.update(view);
-        let directRefused = false;
-        if (request.directFd >= 0) {
-          try {
-            writeAll(request.directFd, view, request.position);
-          } catch (err) {
-            // EINVAL comes before any byte is written: this file system or buffer takes no O_DIRECT.
-            if ((err as { code?: string }).code !== "EINVAL") throw err;
-            directRefused = true;
-          }
-        }
-        if (request.directFd < 0 || directRefused) writeAll(request.fd, view, request.position);
-        return { reply: { ok: true, buffer: request.buffer, directRefused }, transfer: [request.buffer] };
+        // Hashed here, in the order the batches came; written on the I/O pool, so the next batch
+        // is hashed while this one goes to the disk.
+        return writeBatch(request, view);
       }
       case "digest": {
         const state = streams.get(request.stream);
@@ -83,20 +77,47 @@ function answer(request: HashRequest): { reply: HashReply; transfer?: Transferab
       }
     }
   } catch (err) {
-    // The buffer still goes back: the writer keeps its pair of buffers whatever happened.
-    const buffer = request.kind === "batch" ? request.buffer : undefined;
-    return { reply: { ok: false, error: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code, buffer }, transfer: buffer ? [buffer] : [] };
+    return failure(request, err);
+  }
+}
+
+function failure(request: HashRequest, err: unknown): Answer {
+  // The buffer still goes back: the writer keeps its buffers whatever happened.
+  const buffer = request.kind === "batch" ? request.buffer : undefined;
+  return { reply: { ok: false, error: err instanceof Error ? err.message : String(err), code: (err as { code?: string }).code, buffer }, transfer: buffer ? [buffer] : [] };
+}
+
+async function writeBatch(request: Extract<HashRequest, { kind: "batch" }>, view: Uint8Array): Promise<Answer> {
+  try {
+    let directRefused = false;
+    if (request.directFd >= 0) {
+      try {
+        await writeAll(request.directFd, view, request.position);
+      } catch (err) {
+        // EINVAL comes before any byte is written: this file system or buffer takes no O_DIRECT.
+        if ((err as { code?: string }).code !== "EINVAL") throw err;
+        directRefused = true;
+      }
+    }
+    if (request.directFd < 0 || directRefused) await writeAll(request.fd, view, request.position);
+    return { reply: { ok: true, buffer: request.buffer, directRefused }, transfer: [request.buffer] };
+  } catch (err) {
+    return failure(request, err);
   }
 }
 
 /** Writes every byte of `view` at `position` (a regular file may take fewer bytes than asked). */
-function writeAll(fd: number, view: Uint8Array, position: number): void {
+async function writeAll(fd: number, view: Uint8Array, position: number): Promise<void> {
   let done = 0;
   while (done < view.byteLength) {
-    const written = writeSync(fd, view, done, view.byteLength - done, position + done);
+    const written = await writeAt(fd, view, done, view.byteLength - done, position + done);
     if (written <= 0) throw new Error("the disk accepted no bytes");
     done += written;
   }
+}
+
+function writeAt(fd: number, view: Uint8Array, offset: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => write(fd, view, offset, length, position, (err, written) => (err ? reject(err) : resolve(written))));
 }
 
 serveRequests<HashRequest, HashReply>(answer);

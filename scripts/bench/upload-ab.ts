@@ -2,7 +2,10 @@
  * A/B comparison of the streaming upload between two checkouts of Mediabox, in the same run.
  *
  *   bun scripts/bench/upload-ab.ts <checkout A> <checkout B> [rounds=10] [MiB=100]
+ *   AB_MODE=intent bun scripts/bench/upload-ab.ts <checkout A> <checkout B> [rounds=4] [MiB=1024]
  *
+ * AB_MODE=intent sends the file as a multipart upload intent instead (64 MiB parts PUT by two
+ * workers to the presigned URLs, confirmed, then completed), as the upload bench does.
  * Starts one server per checkout (each on its own data directory on the same disk), then sends the
  * same file with curl to A and B alternately (ABBA order, so neither always goes first), and prints
  * per side the medians (and ranges) of MB/s, the server's CPU seconds in all threads and on the
@@ -17,8 +20,9 @@ import { run, spawnServer, type ServerProcess } from "../../test/support/process
 const MiB = 1024 * 1024;
 const checkoutA = resolve(process.argv[2] ?? ".");
 const checkoutB = resolve(process.argv[3] ?? ".");
-const rounds = Number(process.argv[4] ?? 10);
-const size = Number(process.argv[5] ?? 100) * MiB - 64 * 1024;
+const intentMode = process.env.AB_MODE === "intent";
+const rounds = Number(process.argv[4] ?? (intentMode ? 4 : 10));
+const size = intentMode ? Number(process.argv[5] ?? 1024) * MiB : Number(process.argv[5] ?? 100) * MiB - 64 * 1024;
 const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-ab-"));
 
 function ticks(path: string): number {
@@ -89,11 +93,14 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   const cpu0 = { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
   const threads0 = threadTicks(pid);
   const started = performance.now();
-  const result = await run(["curl", "-sS", "-w", "\n%{http_code}", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${path};type=video/mp4;filename=r${round}.mp4`, side.url]);
+  if (intentMode) await intentUpload(side, path, round);
+  else {
+    const result = await run(["curl", "-sS", "-w", "\n%{http_code}", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${path};type=video/mp4;filename=r${round}.mp4`, side.url]);
+    if (!result.stdout.endsWith("201")) throw new Error(`${side.name}: upload failed: ${result.stdout.slice(-300)} ${result.stderr}`);
+  }
   const seconds = (performance.now() - started) / 1000;
   clearInterval(timer);
   peak = Math.max(peak, rssBytes(pid));
-  if (!result.stdout.endsWith("201")) throw new Error(`${side.name}: upload failed: ${result.stdout.slice(-300)} ${result.stderr}`);
   for (const [name, value] of threadTicks(pid)) {
     const list = side.threads.get(name) ?? [];
     list.push(value - (threads0.get(name) ?? 0));
@@ -108,6 +115,39 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   });
 }
 
+/** The upload bench's intent: 64 MiB parts PUT by two workers, each confirmed, then completed. */
+async function intentUpload(side: Side, path: string, round: number): Promise<void> {
+  const api = side.url.replace(/\/files\/upload$/, "");
+  const auth = { authorization: `Bearer ${side.key}`, "content-type": "application/json" };
+  const res = await fetch(`${api}/files/uploads`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ filename: `r${round}.mp4`, content_type: "video/mp4", size_bytes: size, claimed_file_hash: fileHash, upload_mode: "multipart", part_size_bytes: 64 * MiB }),
+  });
+  const created = (await res.json()) as { upload_id: string; part_size_bytes: number; part_urls: { part_number: number; url: string }[] };
+  if (!res.ok) throw new Error(`${side.name}: intent refused: ${JSON.stringify(created)}`);
+  const queue = [...created.part_urls];
+  const worker = async () => {
+    for (let part = queue.shift(); part; part = queue.shift()) {
+      const start = (part.part_number - 1) * created.part_size_bytes;
+      const slice = Bun.file(path).slice(start, Math.min(size, start + created.part_size_bytes));
+      const put = await fetch(part.url, { method: "PUT", body: slice });
+      if (put.status !== 200) throw new Error(`part ${part.part_number}: ${put.status} ${await put.text()}`);
+      const confirm = await fetch(`${api}/files/uploads/${created.upload_id}/parts/confirm`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ part_number: part.part_number, etag: put.headers.get("etag"), size_bytes: slice.size }),
+      });
+      if (confirm.status !== 200) throw new Error(`confirm ${part.part_number}: ${await confirm.text()}`);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  const done = await fetch(`${api}/files/uploads/${created.upload_id}/complete`, { method: "POST", headers: auth, body: "{}" });
+  if (done.status !== 200) throw new Error(`${side.name}: complete failed: ${done.status} ${await done.text()}`);
+}
+
+let fileHash = "";
+
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const range = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`;
 
@@ -115,8 +155,10 @@ const sides = [await start("A", checkoutA), await start("B", checkoutB)];
 try {
   const file = join(root, "upload.mp4");
   await makeFile(file, size);
+  fileHash = new Bun.CryptoHasher("sha256").update(await Bun.file(file).bytes()).digest("hex");
   for (const side of sides) {
-    await run(["curl", "-sS", "-o", "/dev/null", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${file};type=video/mp4;filename=warm.mp4`, side.url]);
+    if (intentMode) await intentUpload(side, file, -1);
+    else await run(["curl", "-sS", "-o", "/dev/null", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${file};type=video/mp4;filename=warm.mp4`, side.url]);
   }
   await Bun.sleep(1000);
   for (const side of sides) side.baseline = rssBytes(side.server.proc.pid);
@@ -124,7 +166,7 @@ try {
     const order = round % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) await upload(side, file, round);
   }
-  console.log(`${rounds} uploads of ${(size / MiB).toFixed(2)} MiB each; A = ${checkoutA}, B = ${checkoutB}; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+  console.log(`${rounds} ${intentMode ? "intents" : "uploads"} of ${(size / MiB).toFixed(2)} MiB each; A = ${checkoutA}, B = ${checkoutB}; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
   for (const side of sides) {
     const r = side.runs;
     console.log(

@@ -165,7 +165,8 @@ export async function writeRange(
   length: number,
 ): Promise<{ size: number; md5: string }> {
   const handle = await open(path, "r+");
-  const writer = new ChunkedFileWriter(handle, { offset, maxBytes: length, sha256: false, md5: true });
+  const direct = await openDirect(path);
+  const writer = new ChunkedFileWriter(handle, { offset, maxBytes: length, sha256: false, md5: true, direct });
   try {
     for await (const chunk of source) await writer.push(chunk);
     const written = await writer.flush();
@@ -174,6 +175,7 @@ export async function writeRange(
     return { size: written.size, md5: written.md5! };
   } finally {
     await writer.settle();
+    await direct?.close();
     await handle.close();
   }
 }

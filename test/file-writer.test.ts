@@ -151,3 +151,25 @@ test("without a hashing thread, a direct handle that refuses a write (EINVAL) ha
   expect(refused).toBeLessThan(MAX_BUFFERS);
   expect(readFileSync(path).equals(file.bytes)).toBe(true);
 });
+
+test("ranges of a file are hashed on the hashing thread, read back past the page cache where aligned, whatever their length", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  const path = join(dir, "ranges");
+  const file = chunked(9 * 1024 * 1024 + 4097);
+  writeFileSync(path, file.bytes);
+  // Aligned offsets (read with O_DIRECT where the file system allows it) and unaligned ones (through the page cache); lengths not multiples of a block.
+  for (const [offset, length] of [
+    [0, file.bytes.length],
+    [4096, 4 * 1024 * 1024 + 1],
+    [5 * 1024 * 1024, 4 * 1024 * 1024 + 4097],
+    [100, 8 * 1024 * 1024],
+    [0, 0],
+  ] as const) {
+    const hash = ThreadedHash.open({ sha256: true, md5: false })!;
+    await hash.range(path, offset, length);
+    expect((await hash.digest()).sha256).toBe(sha256(file.bytes.subarray(offset, offset + length)));
+  }
+  const past = ThreadedHash.open({ sha256: true, md5: false })!;
+  await expect(past.range(path, file.bytes.length - 10, 20)).rejects.toThrow("ended at");
+  past.drop();
+});

@@ -9,7 +9,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { openDirect, SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
 import { BATCH_BYTES, ChunkedFileWriter, MAX_BUFFERS } from "../src/storage/file-writer.ts";
-import { startHashThreads, ThreadedHash } from "../src/storage/hash-threads.ts";
+import { digestFileOffThread, startHashThreads, ThreadedHash } from "../src/storage/hash-threads.ts";
 import { tempDir } from "./support/server.ts";
 
 const dir = tempDir("mediabox-writer-");
@@ -169,6 +169,7 @@ test("ranges of a file are hashed on the hashing thread, read back past the page
     await hash.range(path, offset, length);
     expect((await hash.digest()).sha256).toBe(sha256(file.bytes.subarray(offset, offset + length)));
   }
+  expect(await digestFileOffThread(path)).toEqual({ sha256: sha256(file.bytes), size: file.bytes.length });
   const past = ThreadedHash.open({ sha256: true, md5: false })!;
   await expect(past.range(path, file.bytes.length - 10, 20)).rejects.toThrow("ended at");
   past.drop();

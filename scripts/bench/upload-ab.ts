@@ -151,8 +151,10 @@ let fileHash = "";
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const range = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`;
 
-const sides = [await start("A", checkoutA), await start("B", checkoutB)];
+const sides: Side[] = [];
 try {
+  sides.push(await start("A", checkoutA));
+  sides.push(await start("B", checkoutB));
   const file = join(root, "upload.mp4");
   await makeFile(file, size);
   fileHash = new Bun.CryptoHasher("sha256").update(await Bun.file(file).bytes()).digest("hex");

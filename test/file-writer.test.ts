@@ -4,12 +4,12 @@
  * (before the threads answer) on the caller's own.
  */
 import { afterAll, expect, test } from "bun:test";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
-import { SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
-import { ChunkedFileWriter } from "../src/storage/file-writer.ts";
-import { startHashThreads } from "../src/storage/hash-threads.ts";
+import { openDirect, SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
+import { BATCH_BYTES, ChunkedFileWriter, MAX_BUFFERS } from "../src/storage/file-writer.ts";
+import { digestFileOffThread, startHashThreads, ThreadedHash } from "../src/storage/hash-threads.ts";
 import { tempDir } from "./support/server.ts";
 
 const dir = tempDir("mediabox-writer-");
@@ -30,6 +30,16 @@ function chunked(size: number): { bytes: Uint8Array; chunks: Uint8Array[] } {
 
 async function* from(chunks: Uint8Array[]): AsyncIterable<Uint8Array> {
   yield* chunks;
+}
+
+/** Whether this O_DIRECT descriptor refuses a write at an unaligned position (probed past the end of the test's bytes). */
+function refusesUnaligned(fd: number): boolean {
+  try {
+    writeSync(fd, new Uint8Array(4096), 0, 4096, 1 << 20 | 100);
+    return false;
+  } catch (err) {
+    return (err as { code?: string }).code === "EINVAL";
+  }
 }
 
 const sha256 = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
@@ -81,4 +91,86 @@ test("a write the disk refuses fails the file on the hashing thread that writes 
   await expect(outcome).rejects.toThrow();
   await writer.settle();
   await handle.close();
+});
+
+test("full buffers go through an O_DIRECT handle and the tail through the buffered one: the same bytes and hashes", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  const path = join(dir, "direct");
+  const handle = await open(path, "w");
+  const direct = await openDirect(path);
+  const file = chunked(3 * BATCH_BYTES + 4097);
+  const writer = new ChunkedFileWriter(handle, { md5: true, direct });
+  for (const chunk of file.chunks) await writer.push(chunk);
+  const written = await writer.flush();
+  await handle.sync();
+  await direct?.close();
+  await handle.close();
+  expect(written.sha256).toBe(sha256(file.bytes));
+  expect(written.md5).toBe(md5(file.bytes));
+  expect(readFileSync(path).equals(file.bytes)).toBe(true);
+});
+
+test("a direct write the file system refuses (EINVAL) is written through the buffered handle on the hashing thread", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  const path = join(dir, "direct-refused");
+  const handle = await open(path, "w");
+  const direct = await openDirect(path);
+  const hash = ThreadedHash.open({ sha256: true, md5: false })!;
+  const expected = direct !== null && refusesUnaligned(direct.fd);
+  await handle.truncate(0);
+  const bytes = chunked(8192).bytes;
+  // A position that is not a multiple of the block size: O_DIRECT on ext4/xfs answers EINVAL (tmpfs takes it).
+  const { buffer, directRefused } = await hash.batch(bytes.slice(), bytes.length, handle.fd, 100, direct?.fd ?? -1);
+  expect(buffer.byteLength).toBe(8192);
+  expect(directRefused).toBe(expected);
+  expect((await hash.digest()).sha256).toBe(sha256(bytes));
+  await direct?.close();
+  await handle.close();
+  expect(readFileSync(path).subarray(100).equals(bytes)).toBe(true);
+});
+
+test("without a hashing thread, a direct handle that refuses a write (EINVAL) hands every batch to the buffered one", async () => {
+  const path = join(dir, "direct-refused-here");
+  const handle = await open(path, "w");
+  let refused = 0;
+  // What a file system without O_DIRECT for this file answers to a direct write.
+  const direct = {
+    fd: -1,
+    write: async () => {
+      refused++;
+      throw Object.assign(new Error("EINVAL: invalid argument, write"), { code: "EINVAL" });
+    },
+  } as unknown as Awaited<ReturnType<typeof open>>;
+  const file = chunked(8 * BATCH_BYTES);
+  const writer = new ChunkedFileWriter(handle, { sha256: false, direct });
+  for (const chunk of file.chunks) await writer.push(chunk);
+  await writer.flush();
+  await handle.close();
+  // Only the writes already under way when the first refusal came back tried the direct handle.
+  expect(refused).toBeGreaterThanOrEqual(1);
+  expect(refused).toBeLessThan(MAX_BUFFERS);
+  expect(readFileSync(path).equals(file.bytes)).toBe(true);
+});
+
+test("ranges of a file are hashed on the hashing thread, read back past the page cache where aligned, whatever their length", async () => {
+  expect(await startHashThreads()).toBeGreaterThan(0);
+  const path = join(dir, "ranges");
+  const file = chunked(9 * 1024 * 1024 + 4097);
+  writeFileSync(path, file.bytes);
+  // Aligned offsets (read with O_DIRECT where the file system allows it) and unaligned ones (through the page cache); lengths not multiples of a block.
+  for (const [offset, length] of [
+    [0, file.bytes.length],
+    [4096, 4 * 1024 * 1024 + 1],
+    [5 * 1024 * 1024, 4 * 1024 * 1024 + 4097],
+    [100, 8 * 1024 * 1024],
+    [0, 0],
+  ] as const) {
+    const hash = ThreadedHash.open({ sha256: true, md5: false })!;
+    await hash.range(path, offset, length);
+    expect((await hash.digest()).sha256).toBe(sha256(file.bytes.subarray(offset, offset + length)));
+  }
+  expect(await digestFileOffThread(path)).toEqual({ sha256: sha256(file.bytes), size: file.bytes.length });
+  const past = ThreadedHash.open({ sha256: true, md5: false })!;
+  await expect(past.range(path, file.bytes.length - 10, 20)).rejects.toThrow("ended at");
+  past.drop();
 });

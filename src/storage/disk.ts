@@ -3,7 +3,7 @@
  * place and fsync the directory, so a file that was reported written survives a kill -9 or a
  * power cut, and a crash mid-write leaves only a temporary file that startup sweeps away.
  */
-import { mkdirSync } from "node:fs";
+import { constants, mkdirSync } from "node:fs";
 import { open, rename, rm, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { ChunkedFileWriter, SizeLimitError } from "./file-writer.ts";
@@ -38,6 +38,19 @@ export async function fsyncDir(path: string): Promise<void> {
 }
 
 /**
+ * A second handle on `path` that writes past the page cache (O_DIRECT), or null where the file
+ * system refuses it. On this machine kind (a VM whose free memory the host reclaims) filling new
+ * page-cache pages cost ~4 ms of CPU per MiB written, 0.4 s per 100 MB, on the thread writing:
+ * more than all the hashing and parsing of an upload; a direct write of a 1 MiB buffer costs
+ * ~0.2 ms of CPU and ~0.8 ms of wall time. The file is read back rarely soon after (the type was
+ * detected from the head kept in memory), so the page cache would hold it for nothing.
+ */
+export async function openDirect(path: string): Promise<FileHandle | null> {
+  if (!constants.O_DIRECT) return null;
+  return open(path, constants.O_WRONLY | constants.O_DIRECT).catch(() => null);
+}
+
+/**
  * A file being written from chunks pushed by a producer that cannot be iterated (a parser's
  * events): `push` as ChunkedFileWriter's (wait when it returns a promise), then `finish` makes it
  * durable or `discard` removes it. A failed finish removes it too.
@@ -46,13 +59,15 @@ export class DurableFile {
   private constructor(
     readonly path: string,
     private readonly handle: FileHandle,
+    private readonly direct: FileHandle | null,
     private readonly writer: ChunkedFileWriter,
   ) {}
 
   static async create(path: string, options: WriteOptions = {}): Promise<DurableFile> {
     mkdirSync(dirname(path), { recursive: true });
     const handle = await open(path, "w", 0o640);
-    return new DurableFile(path, handle, new ChunkedFileWriter(handle, { maxBytes: options.maxBytes, md5: options.md5, headBytes: options.headBytes ?? HEAD_BYTES }));
+    const direct = await openDirect(path);
+    return new DurableFile(path, handle, direct, new ChunkedFileWriter(handle, { maxBytes: options.maxBytes, md5: options.md5, headBytes: options.headBytes ?? HEAD_BYTES, direct }));
   }
 
   get bytes(): number {
@@ -67,11 +82,13 @@ export class DurableFile {
     let written: WrittenFile;
     try {
       written = await this.writer.flush();
+      // One fsync covers the file whichever handle wrote it (it syncs the inode).
       await this.handle.sync();
     } catch (err) {
       await this.discard();
       throw err;
     }
+    await this.direct?.close();
     await this.handle.close();
     return written;
   }
@@ -79,6 +96,7 @@ export class DurableFile {
   /** Closes and removes the file; safe to call after a failure, never throws. */
   async discard(): Promise<void> {
     await this.writer.settle();
+    await this.direct?.close().catch(() => {});
     await this.handle.close().catch(() => {});
     await rm(this.path, { force: true });
   }
@@ -147,7 +165,8 @@ export async function writeRange(
   length: number,
 ): Promise<{ size: number; md5: string }> {
   const handle = await open(path, "r+");
-  const writer = new ChunkedFileWriter(handle, { offset, maxBytes: length, sha256: false, md5: true });
+  const direct = await openDirect(path);
+  const writer = new ChunkedFileWriter(handle, { offset, maxBytes: length, sha256: false, md5: true, direct });
   try {
     for await (const chunk of source) await writer.push(chunk);
     const written = await writer.flush();
@@ -156,6 +175,7 @@ export async function writeRange(
     return { size: written.size, md5: written.md5! };
   } finally {
     await writer.settle();
+    await direct?.close();
     await handle.close();
   }
 }

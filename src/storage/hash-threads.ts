@@ -14,7 +14,8 @@ import { WorkerThread } from "../native/worker-thread.ts";
 
 export type HashRequest =
   | { kind: "open"; stream: number; sha256: boolean; md5: boolean }
-  | { kind: "batch"; stream: number; buffer: ArrayBuffer; length: number; fd: number; position: number }
+  /** `directFd`: an O_DIRECT descriptor of the same file to write through, or -1. */
+  | { kind: "batch"; stream: number; buffer: ArrayBuffer; length: number; fd: number; position: number; directFd: number }
   | { kind: "digest"; stream: number }
   | { kind: "drop"; stream: number }
   | { kind: "range"; stream: number; path: string; offset: number; length: number }
@@ -26,6 +27,8 @@ export interface HashReply {
   code?: string;
   /** A batch's buffer, handed back (on failure too). */
   buffer?: ArrayBuffer;
+  /** The O_DIRECT descriptor refused the batch (EINVAL): it was written through `fd`. */
+  directRefused?: boolean;
   sha256?: string;
   md5?: string | null;
   size?: number;
@@ -110,16 +113,17 @@ export class ThreadedHash {
   }
 
   /**
-   * Hashes buffer[0..length] and writes it to `fd` at `position`. `buffer` (whole, not a view) is
-   * transferred: it is unusable until this resolves to it again. Rejects with the write's error,
-   * carrying the buffer when the thread handed it back.
+   * Hashes buffer[0..length] and writes it at `position`, through `directFd` (O_DIRECT) unless it
+   * is -1 or refuses the write, else through `fd`. `buffer` (whole, not a view) is transferred: it
+   * is unusable until this resolves to it again. Rejects with the write's error, carrying the
+   * buffer when the thread handed it back.
    */
-  async batch(buffer: Uint8Array, length: number, fd: number, position: number): Promise<Uint8Array> {
-    const reply = await this.thread.ask({ kind: "batch", stream: this.stream, buffer: buffer.buffer as ArrayBuffer, length, fd, position }, [buffer.buffer as ArrayBuffer]);
+  async batch(buffer: Uint8Array, length: number, fd: number, position: number, directFd = -1): Promise<{ buffer: Uint8Array; directRefused: boolean }> {
+    const reply = await this.thread.ask({ kind: "batch", stream: this.stream, buffer: buffer.buffer as ArrayBuffer, length, fd, position, directFd }, [buffer.buffer as ArrayBuffer]);
     const back = reply instanceof Error || !reply.buffer ? null : new Uint8Array(reply.buffer);
     const error = failed(reply);
     if (error) throw Object.assign(error, { buffer: back });
-    return back!;
+    return { buffer: back!, directRefused: (reply as HashReply).directRefused === true };
   }
 
   /** Adds bytes offset..offset+length of the file at `path` to the SHA-256 (read on the thread). */

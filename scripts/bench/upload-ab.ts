@@ -1,0 +1,185 @@
+/**
+ * A/B comparison of the streaming upload between two checkouts of Mediabox, in the same run.
+ *
+ *   bun scripts/bench/upload-ab.ts <checkout A> <checkout B> [rounds=10] [MiB=100]
+ *   AB_MODE=intent bun scripts/bench/upload-ab.ts <checkout A> <checkout B> [rounds=4] [MiB=1024]
+ *
+ * AB_MODE=intent sends the file as a multipart upload intent instead (64 MiB parts PUT by two
+ * workers to the presigned URLs, confirmed, then completed), as the upload bench does.
+ * Starts one server per checkout (each on its own data directory on the same disk), then sends the
+ * same file with curl to A and B alternately (ABBA order, so neither always goes first), and prints
+ * per side the medians (and ranges) of MB/s, the server's CPU seconds in all threads and on the
+ * request thread, and the peak RSS growth. The machine is shared: compare sides of one run, never
+ * figures of different runs. Set MEDIABOX_BENCH_DIR to use another disk.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { run, spawnServer, type ServerProcess } from "../../test/support/process.ts";
+
+const MiB = 1024 * 1024;
+const checkoutA = resolve(process.argv[2] ?? ".");
+const checkoutB = resolve(process.argv[3] ?? ".");
+const intentMode = process.env.AB_MODE === "intent";
+const rounds = Number(process.argv[4] ?? (intentMode ? 4 : 10));
+const size = intentMode ? Number(process.argv[5] ?? 1024) * MiB : Number(process.argv[5] ?? 100) * MiB - 64 * 1024;
+const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-ab-"));
+
+function ticks(path: string): number {
+  const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds per thread name (comm), all threads of the process. */
+function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\d+$/, "#");
+      const name = tid === String(pid) ? "main" : comm;
+      out.set(name, (out.get(name) ?? 0) + ticks(`/proc/${pid}/task/${tid}/stat`));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+function rssBytes(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match ? Number(match[1]) * 1024 : 0;
+}
+
+interface Side {
+  name: string;
+  server: ServerProcess;
+  key: string;
+  url: string;
+  baseline: number;
+  runs: { mbps: number; total: number; main: number; growth: number }[];
+  threads: Map<string, number[]>;
+}
+
+async function start(name: string, checkout: string): Promise<Side> {
+  const dataDir = join(root, name);
+  const main = join(checkout, "src", "main.ts");
+  const cli = (...args: string[]) => run([process.execPath, main, ...args, "--data-dir", dataDir]);
+  if ((await cli("orgs", "create", "bench", "--tier", "ENTERPRISE")).exitCode !== 0) throw new Error(`${name}: could not create the org`);
+  const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
+  const server = await spawnServer([process.execPath, main, "serve"], { cwd: checkout, env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });
+  return { name, server, key, url: `${server.url}/api/v2/files/upload`, baseline: 0, runs: [], threads: new Map() };
+}
+
+async function makeFile(path: string, bytes: number): Promise<void> {
+  const writer = Bun.file(path).writer();
+  const chunk = new Uint8Array(4 * MiB);
+  const ftyp = new Uint8Array([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42"), 0, 0, 0, 0, ...new TextEncoder().encode("mp42isom")]);
+  let written = 0;
+  while (written < bytes) {
+    for (let i = 0; i < chunk.length; i += 65536) crypto.getRandomValues(chunk.subarray(i, i + 65536));
+    if (written === 0) chunk.set(ftyp);
+    const piece = chunk.subarray(0, Math.min(chunk.length, bytes - written));
+    writer.write(piece);
+    written += piece.length;
+  }
+  await writer.end();
+}
+
+async function upload(side: Side, path: string, round: number): Promise<void> {
+  const pid = side.server.proc.pid;
+  let peak = rssBytes(pid);
+  const timer = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 10);
+  const cpu0 = { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  const threads0 = threadTicks(pid);
+  const started = performance.now();
+  if (intentMode) await intentUpload(side, path, round);
+  else {
+    const result = await run(["curl", "-sS", "-w", "\n%{http_code}", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${path};type=video/mp4;filename=r${round}.mp4`, side.url]);
+    if (!result.stdout.endsWith("201")) throw new Error(`${side.name}: upload failed: ${result.stdout.slice(-300)} ${result.stderr}`);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(timer);
+  peak = Math.max(peak, rssBytes(pid));
+  for (const [name, value] of threadTicks(pid)) {
+    const list = side.threads.get(name) ?? [];
+    list.push(value - (threads0.get(name) ?? 0));
+    side.threads.set(name, list);
+  }
+  if (process.env.AB_VERBOSE) console.log(side.name, (size / 1e6 / seconds).toFixed(0), "MB/s");
+  side.runs.push({
+    mbps: size / 1e6 / seconds,
+    total: ticks(`/proc/${pid}/stat`) - cpu0.total,
+    main: ticks(`/proc/${pid}/task/${pid}/stat`) - cpu0.main,
+    growth: (peak - side.baseline) / MiB,
+  });
+}
+
+/** The upload bench's intent: 64 MiB parts PUT by two workers, each confirmed, then completed. */
+async function intentUpload(side: Side, path: string, round: number): Promise<void> {
+  const api = side.url.replace(/\/files\/upload$/, "");
+  const auth = { authorization: `Bearer ${side.key}`, "content-type": "application/json" };
+  const res = await fetch(`${api}/files/uploads`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ filename: `r${round}.mp4`, content_type: "video/mp4", size_bytes: size, claimed_file_hash: fileHash, upload_mode: "multipart", part_size_bytes: 64 * MiB }),
+  });
+  const created = (await res.json()) as { upload_id: string; part_size_bytes: number; part_urls: { part_number: number; url: string }[] };
+  if (!res.ok) throw new Error(`${side.name}: intent refused: ${JSON.stringify(created)}`);
+  const queue = [...created.part_urls];
+  const worker = async () => {
+    for (let part = queue.shift(); part; part = queue.shift()) {
+      const start = (part.part_number - 1) * created.part_size_bytes;
+      const slice = Bun.file(path).slice(start, Math.min(size, start + created.part_size_bytes));
+      const put = await fetch(part.url, { method: "PUT", body: slice });
+      if (put.status !== 200) throw new Error(`part ${part.part_number}: ${put.status} ${await put.text()}`);
+      const confirm = await fetch(`${api}/files/uploads/${created.upload_id}/parts/confirm`, {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ part_number: part.part_number, etag: put.headers.get("etag"), size_bytes: slice.size }),
+      });
+      if (confirm.status !== 200) throw new Error(`confirm ${part.part_number}: ${await confirm.text()}`);
+    }
+  };
+  await Promise.all([worker(), worker()]);
+  const done = await fetch(`${api}/files/uploads/${created.upload_id}/complete`, { method: "POST", headers: auth, body: "{}" });
+  if (done.status !== 200) throw new Error(`${side.name}: complete failed: ${done.status} ${await done.text()}`);
+}
+
+let fileHash = "";
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const range = (values: number[], digits: number) => `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)})`;
+
+const sides: Side[] = [];
+try {
+  sides.push(await start("A", checkoutA));
+  sides.push(await start("B", checkoutB));
+  const file = join(root, "upload.mp4");
+  await makeFile(file, size);
+  fileHash = new Bun.CryptoHasher("sha256").update(await Bun.file(file).bytes()).digest("hex");
+  for (const side of sides) {
+    if (intentMode) await intentUpload(side, file, -1);
+    else await run(["curl", "-sS", "-o", "/dev/null", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${file};type=video/mp4;filename=warm.mp4`, side.url]);
+  }
+  await Bun.sleep(1000);
+  for (const side of sides) side.baseline = rssBytes(side.server.proc.pid);
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? sides : [...sides].reverse();
+    for (const side of order) await upload(side, file, round);
+  }
+  console.log(`${rounds} ${intentMode ? "intents" : "uploads"} of ${(size / MiB).toFixed(2)} MiB each; A = ${checkoutA}, B = ${checkoutB}; load ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}`);
+  for (const side of sides) {
+    const r = side.runs;
+    console.log(
+      `${side.name}: ${range(r.map((x) => x.mbps), 0)} MB/s   CPU all threads ${range(r.map((x) => x.total), 2)} s   request thread ${range(r.map((x) => x.main), 2)} s   RSS growth ${range(r.map((x) => x.growth), 1)} MiB`,
+    );
+    if (process.env.AB_VERBOSE) {
+      const busy = [...side.threads].filter(([, v]) => median(v) > 0 || Math.max(...v) > 0.02);
+      console.log(`   per thread (median s): ${busy.map(([n, v]) => `${n} ${median(v).toFixed(2)}`).join(", ")}`);
+    }
+  }
+} finally {
+  for (const side of sides) await side.server.stop("SIGTERM");
+  rmSync(root, { recursive: true, force: true });
+}

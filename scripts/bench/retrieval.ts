@@ -21,7 +21,7 @@
  * collection is absent).
  */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
@@ -100,6 +100,31 @@ async function awaitVocabulary(url: string, words: string): Promise<void> {
   }
 }
 
+/** CPU seconds of a process (all threads) and of its main thread (the event loop), from /proc. */
+function serverCpu(pid: number): { total: number; main: number } {
+  const ticks = (path: string) => {
+    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, at USER_HZ 100
+  };
+  return { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+}
+
+/** CPU seconds by thread name, for finding where a run's CPU went (MEDIABOX_BENCH_THREADS=1). */
+function threadCpu(pid: number): string {
+  const byName = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.split(") ")[1]!.split(" ");
+      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return [...byName].sort((a, b) => b[1] - a[1]).map(([n, s]) => `${n} ${s.toFixed(1)} s`).join(", ");
+}
+
 async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>, reused = false): Promise<void> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if (!reused && (await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
@@ -137,6 +162,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     })();
 
     const started = performance.now();
+    const cpuBefore = serverCpu(server.proc.pid);
     // Batch uploads (BATCH files a request), a few at once: one request per file would meet the
     // tier's rate limit long before the collection is in.
     const batches: Doc[][] = [];
@@ -181,6 +207,8 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
       if (Date.now() > deadline) throw new Error(`indexing did not finish in 30 minutes: ${JSON.stringify(row)}`);
     }
     const indexed = performance.now();
+    const cpuAfter = serverCpu(server.proc.pid);
+    if (process.env.MEDIABOX_BENCH_THREADS) console.log(threadCpu(server.proc.pid));
     indexing = false;
     await prober;
     const byFile = new Map(db.query<{ id: string; filename: string }, []>("SELECT id, filename FROM files").all().map((f) => [f.id, f.filename.replace(/^cranfield-|\.txt$/g, "")]));
@@ -205,6 +233,12 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
       `${(chunks / seconds).toFixed(1)} chunks/s (uploads took ${((uploaded - started) / 1000).toFixed(1)} s, ` +
       `text extraction and chunking ended after ${(((extracted ?? indexed) - started) / 1000).toFixed(1)} s)`);
     console.log(`embedding jobs: ${embedSeconds.toFixed(1)} s busy, ${(chunks / embedSeconds).toFixed(1)} chunks/s (target >= 200 chunks/s on 2 cores)`);
+    if (!reused) {
+      const main = cpuAfter.main - cpuBefore.main;
+      const total = cpuAfter.total - cpuBefore.total;
+      const wall = (indexed - started) / 1000;
+      console.log(`server CPU while indexing: ${total.toFixed(1)} s in all threads, ${main.toFixed(1)} s on the event loop (${((main / wall) * 100).toFixed(0)} % busy; ${((main / docs.length) * 1000).toFixed(1)} ms a document)`);
+    }
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 50 ms)`);
 
     const judged = queries.filter((q) => qrels.has(q.id)).slice(0, Number(process.env.MEDIABOX_BENCH_QUERIES) || undefined);

@@ -223,22 +223,29 @@ export class JobRunner {
   }
 
   /**
-   * Takes the queue's next due job (or one whose lease lapsed). Found by a read first: most
-   * looks find nothing, and a read costs no write transaction; the update then takes the job
-   * only if it is still claimable (another process may have taken it in between).
+   * Takes the queue's next job: one whose lease lapsed (its worker died), else the pending job
+   * due first. Found by reads first, each walking one index in order (one query OR-ing both
+   * cases sorted every due pending job of the queue on every look: with a backlog of 1,400 notes
+   * that was a quarter of the event loop's time); the update then takes the job only if it is
+   * still claimable (another process may have taken it in between).
    */
   private claim(queue: string): JobRow | null {
     const now = this.clock.now();
-    const due = `(status = 'pending' AND run_at <= ?) OR (status = 'processing' AND lease_expires_at < ?)`;
-    const next = this.db
-      .query<{ id: string }, [string, number, number]>(`SELECT id FROM jobs WHERE queue = ? AND (${due}) ORDER BY run_at LIMIT 1`)
-      .get(queue, now, now);
+    const next =
+      this.db
+        .query<{ id: string }, [number, string]>(
+          "SELECT id FROM jobs WHERE status = 'processing' AND lease_expires_at < ? AND queue = ? ORDER BY run_at LIMIT 1",
+        )
+        .get(now, queue) ??
+      this.db
+        .query<{ id: string }, [string, number]>("SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at LIMIT 1")
+        .get(queue, now);
     if (!next) return null;
     return this.db
       .query<JobRow, [string, number, string, string, string, number, number]>(
         `UPDATE jobs SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
            attempts = attempts + 1, started_at = coalesce(started_at, ?), updated_at = ?
-         WHERE id = ? AND (${due})
+         WHERE id = ? AND ((status = 'pending' AND run_at <= ?) OR (status = 'processing' AND lease_expires_at < ?))
          RETURNING *`,
       )
       .get(this.workerId, now + this.options.leaseMs, isoAt(now), isoAt(now), next.id, now, now);

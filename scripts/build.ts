@@ -309,7 +309,10 @@ const stage = mkdtempSync(join(tmpdir(), "mediabox-build-"));
 let result: Bun.BuildOutput;
 try {
   result = await Bun.build({
-    // Worker threads are entry points of their own (see workerEntry in src/native/packages.ts).
+    // Worker threads are entry points of their own (see workerEntry in src/native/packages.ts),
+    // each at its path under src/ (pinned: Bun otherwise takes the entry points' common folder,
+    // which moved to the repository root once one worker imported bun:sqlite).
+    root: resolve(root, "src"),
     entrypoints: [
       resolve(root, "src/main.ts"),
       resolve(root, "src/vectors/scan-worker.ts"),
@@ -318,8 +321,8 @@ try {
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),
       resolve(root, "src/documents/text-read-worker.ts"),
-      resolve(root, "src/db/checkpoint-worker.ts"),
       resolve(root, "src/links/page-reader-worker.ts"),
+      resolve(root, "src/db/wal-worker.ts"),
     ],
     // Bun's own request-head limit, raised so the application answers oversized heads (src/http/head-limit.ts).
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)], execArgv: [RUNTIME_HEAD_FLAG] },

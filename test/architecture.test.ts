@@ -96,7 +96,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/reader-child.ts nextOcr": "the reader child's own request counter (a process entry point)",
   "documents/reader-child.ts tokenizers": "the reader child's loaded tokenizers (a process entry point)",
   "embeddings/use-worker.ts model": "the text model inside its own worker thread",
-  "db/checkpoint-worker.ts db": "the checkpoint thread's own database connection",
+  "db/wal-worker.ts db": "the checkpoint thread's own database connection",
   "http/request-context.ts infos": "request-scoped data keyed by the Request object itself",
   "images/heic.ts thread": "one stateless HEIC decoding thread serves the process",
   "images/heic-worker.ts queue": "serializes decodes inside the HEIC worker thread",

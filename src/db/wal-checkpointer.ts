@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../log.ts";
 import { WorkerThread } from "../native/worker-thread.ts";
-import type { CheckpointReply, CheckpointRequest } from "./checkpoint-worker.ts";
+import type { CheckpointReply, CheckpointRequest } from "./wal-worker.ts";
 
 const CHECKPOINT_EVERY_MS = 1_000;
 
@@ -28,7 +28,7 @@ export class WalCheckpointer {
 
   start(): void {
     try {
-      this.thread = new WorkerThread<CheckpointRequest, CheckpointReply>("db/checkpoint-worker.ts", "the database checkpoint thread");
+      this.thread = new WorkerThread<CheckpointRequest, CheckpointReply>("db/wal-worker.ts", "the database checkpoint thread");
     } catch (err) {
       this.log.warn("the database checkpoint thread did not start; SQLite checkpoints on commit", { err: String(err) });
       return;

@@ -687,12 +687,17 @@ function focused(page: Page): Promise<string> {
 async function tabTo(page: Page, target: RegExp, { back = false, max = 60 } = {}): Promise<void> {
   for (let i = 0; i < max; i++) {
     await page.keyboard.press(back ? "Shift+Tab" : "Tab");
-    const seen = await focused(page);
-    const outline = await page.evaluate(() => {
+    // One look at the element and its outline: read apart, a re-render in between (the sign-in
+    // form replacing itself on a busy machine) showed an element whose outline was read off <body>.
+    const { seen, outline } = await page.evaluate(() => {
       const el = document.activeElement as HTMLElement | null;
-      if (!el || el === document.body) return "none";
+      if (!el || el === document.body) return { seen: "", outline: "none" };
+      const name = el.getAttribute("aria-label") ?? (el as HTMLInputElement).labels?.[0]?.textContent ?? el.textContent ?? "";
       const style = getComputedStyle(el);
-      return style.outlineStyle === "none" || style.outlineWidth === "0px" ? "none" : `${style.outlineStyle} ${style.outlineWidth}`;
+      return {
+        seen: `${el.tagName.toLowerCase()}:${name.replace(/\s+/g, " ").trim()}`,
+        outline: style.outlineStyle === "none" || style.outlineWidth === "0px" ? "none" : `${style.outlineStyle} ${style.outlineWidth}`,
+      };
     });
     expect({ seen, outline }).not.toEqual({ seen, outline: "none" });
     if (target.test(seen)) return;

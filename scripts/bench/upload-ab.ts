@@ -12,6 +12,7 @@
  * request thread, and the peak RSS growth. The machine is shared: compare sides of one run, never
  * figures of different runs. Set MEDIABOX_BENCH_DIR to use another disk.
  */
+import { intentUpload } from "./intent-upload.ts";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -93,7 +94,7 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   const cpu0 = { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
   const threads0 = threadTicks(pid);
   const started = performance.now();
-  if (intentMode) await intentUpload(side, path, round);
+  if (intentMode) await sideIntentUpload(side, path, round);
   else {
     const result = await run(["curl", "-sS", "-w", "\n%{http_code}", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${path};type=video/mp4;filename=r${round}.mp4`, side.url]);
     if (!result.stdout.endsWith("201")) throw new Error(`${side.name}: upload failed: ${result.stdout.slice(-300)} ${result.stderr}`);
@@ -115,35 +116,12 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   });
 }
 
-/** The upload bench's intent: 64 MiB parts PUT by two workers, each confirmed, then completed. */
-async function intentUpload(side: Side, path: string, round: number): Promise<void> {
+/** The upload bench's intent (intent-upload.ts) against one side. */
+async function sideIntentUpload(side: Side, path: string, round: number): Promise<void> {
   const api = side.url.replace(/\/files\/upload$/, "");
-  const auth = { authorization: `Bearer ${side.key}`, "content-type": "application/json" };
-  const res = await fetch(`${api}/files/uploads`, {
-    method: "POST",
-    headers: auth,
-    body: JSON.stringify({ filename: `r${round}.mp4`, content_type: "video/mp4", size_bytes: size, claimed_file_hash: fileHash, upload_mode: "multipart", part_size_bytes: 64 * MiB }),
+  await intentUpload(api, side.key, path, { size, sha256: fileHash, filename: `r${round}.mp4` }).catch((err: Error) => {
+    throw new Error(`${side.name}: ${err.message}`);
   });
-  const created = (await res.json()) as { upload_id: string; part_size_bytes: number; part_urls: { part_number: number; url: string }[] };
-  if (!res.ok) throw new Error(`${side.name}: intent refused: ${JSON.stringify(created)}`);
-  const queue = [...created.part_urls];
-  const worker = async () => {
-    for (let part = queue.shift(); part; part = queue.shift()) {
-      const start = (part.part_number - 1) * created.part_size_bytes;
-      const slice = Bun.file(path).slice(start, Math.min(size, start + created.part_size_bytes));
-      const put = await fetch(part.url, { method: "PUT", body: slice });
-      if (put.status !== 200) throw new Error(`part ${part.part_number}: ${put.status} ${await put.text()}`);
-      const confirm = await fetch(`${api}/files/uploads/${created.upload_id}/parts/confirm`, {
-        method: "POST",
-        headers: auth,
-        body: JSON.stringify({ part_number: part.part_number, etag: put.headers.get("etag"), size_bytes: slice.size }),
-      });
-      if (confirm.status !== 200) throw new Error(`confirm ${part.part_number}: ${await confirm.text()}`);
-    }
-  };
-  await Promise.all([worker(), worker()]);
-  const done = await fetch(`${api}/files/uploads/${created.upload_id}/complete`, { method: "POST", headers: auth, body: "{}" });
-  if (done.status !== 200) throw new Error(`${side.name}: complete failed: ${done.status} ${await done.text()}`);
 }
 
 let fileHash = "";
@@ -159,7 +137,7 @@ try {
   await makeFile(file, size);
   fileHash = new Bun.CryptoHasher("sha256").update(await Bun.file(file).bytes()).digest("hex");
   for (const side of sides) {
-    if (intentMode) await intentUpload(side, file, -1);
+    if (intentMode) await sideIntentUpload(side, file, -1);
     else await run(["curl", "-sS", "-o", "/dev/null", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${file};type=video/mp4;filename=warm.mp4`, side.url]);
   }
   await Bun.sleep(1000);

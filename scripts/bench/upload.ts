@@ -14,6 +14,7 @@
  * a server that discards the body, so it measured the client, not the server.
  * Set MEDIABOX_BENCH_DIR to benchmark another disk (default: the OS temp directory).
  */
+import { intentUpload } from "./intent-upload.ts";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -167,35 +168,10 @@ async function main(): Promise<void> {
 
     const started = performance.now();
     const intentCpuBefore = cpuSeconds(server.proc.pid);
-    const created = (await (
-      await fetch(`${api}/files/uploads`, {
-        method: "POST",
-        headers: { ...auth, "content-type": "application/json" },
-        body: JSON.stringify({ filename: "intent.mp4", content_type: "video/mp4", size_bytes: intentSize, claimed_file_hash: intentHash, upload_mode: "multipart", part_size_bytes: 64 * MiB }),
-      })
-    ).json()) as { upload_id: string; part_size_bytes: number; part_urls: { part_number: number; url: string }[] };
-    const queue = [...created.part_urls];
-    const worker = async () => {
-      for (let part = queue.shift(); part; part = queue.shift()) {
-        const start = (part.part_number - 1) * created.part_size_bytes;
-        const slice = Bun.file(intentPath).slice(start, Math.min(intentSize, start + created.part_size_bytes));
-        const put = await fetch(part.url, { method: "PUT", body: slice });
-        if (put.status !== 200) throw new Error(`part ${part.part_number}: ${put.status} ${await put.text()}`);
-        const confirm = await fetch(`${api}/files/uploads/${created.upload_id}/parts/confirm`, {
-          method: "POST",
-          headers: { ...auth, "content-type": "application/json" },
-          body: JSON.stringify({ part_number: part.part_number, etag: put.headers.get("etag"), size_bytes: slice.size }),
-        });
-        if (confirm.status !== 200) throw new Error(`confirm ${part.part_number}: ${await confirm.text()}`);
-      }
-    };
-    await Promise.all([worker(), worker()]);
-    const done = await fetch(`${api}/files/uploads/${created.upload_id}/complete`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: "{}" });
-    const doneBody = await done.text();
+    await intentUpload(api, key, intentPath, { size: intentSize, sha256: intentHash, filename: "intent.mp4" });
     const intentSeconds = (performance.now() - started) / 1000;
     const intentCpuAfter = cpuSeconds(server.proc.pid);
     const intentCpu = { total: intentCpuAfter.total - intentCpuBefore.total, main: intentCpuAfter.main - intentCpuBefore.main };
-    if (done.status !== 200) throw new Error(`complete failed: ${done.status} ${doneBody}`);
 
     // --- Report ----------------------------------------------------------------------------
     const rate = (bytes: number, seconds: number) => bytes / MB / seconds;

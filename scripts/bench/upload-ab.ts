@@ -12,7 +12,7 @@
  * request thread, and the peak RSS growth. The machine is shared: compare sides of one run, never
  * figures of different runs. Set MEDIABOX_BENCH_DIR to use another disk.
  */
-import { intentUpload } from "./intent-upload.ts";
+import { intentUpload, makeVideoFile } from "./upload-support.ts";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -72,21 +72,6 @@ async function start(name: string, checkout: string): Promise<Side> {
   return { name, server, key, url: `${server.url}/api/v2/files/upload`, baseline: 0, runs: [], threads: new Map() };
 }
 
-async function makeFile(path: string, bytes: number): Promise<void> {
-  const writer = Bun.file(path).writer();
-  const chunk = new Uint8Array(4 * MiB);
-  const ftyp = new Uint8Array([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42"), 0, 0, 0, 0, ...new TextEncoder().encode("mp42isom")]);
-  let written = 0;
-  while (written < bytes) {
-    for (let i = 0; i < chunk.length; i += 65536) crypto.getRandomValues(chunk.subarray(i, i + 65536));
-    if (written === 0) chunk.set(ftyp);
-    const piece = chunk.subarray(0, Math.min(chunk.length, bytes - written));
-    writer.write(piece);
-    written += piece.length;
-  }
-  await writer.end();
-}
-
 async function upload(side: Side, path: string, round: number): Promise<void> {
   const pid = side.server.proc.pid;
   let peak = rssBytes(pid);
@@ -134,8 +119,7 @@ try {
   sides.push(await start("A", checkoutA));
   sides.push(await start("B", checkoutB));
   const file = join(root, "upload.mp4");
-  await makeFile(file, size);
-  fileHash = new Bun.CryptoHasher("sha256").update(await Bun.file(file).bytes()).digest("hex");
+  fileHash = await makeVideoFile(file, size);
   for (const side of sides) {
     if (intentMode) await sideIntentUpload(side, file, -1);
     else await run(["curl", "-sS", "-o", "/dev/null", "-H", `authorization: Bearer ${side.key}`, "-F", `file=@${file};type=video/mp4;filename=warm.mp4`, side.url]);

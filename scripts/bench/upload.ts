@@ -14,7 +14,7 @@
  * a server that discards the body, so it measured the client, not the server.
  * Set MEDIABOX_BENCH_DIR to benchmark another disk (default: the OS temp directory).
  */
-import { intentUpload } from "./intent-upload.ts";
+import { intentUpload, makeVideoFile } from "./upload-support.ts";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -25,25 +25,6 @@ const MiB = 1024 * 1024;
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-"));
 const dataDir = join(root, "data");
-
-/** Writes `size` bytes that start like an MP4 (so the upload is accepted as a video) and do not compress. */
-async function makeVideoFile(path: string, size: number): Promise<string> {
-  const writer = Bun.file(path).writer();
-  const chunk = new Uint8Array(4 * MiB);
-  const ftyp = new Uint8Array([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42"), 0, 0, 0, 0, ...new TextEncoder().encode("mp42isom")]);
-  const hasher = new Bun.CryptoHasher("sha256");
-  let written = 0;
-  while (written < size) {
-    for (let i = 0; i < chunk.length; i += 65536) crypto.getRandomValues(chunk.subarray(i, i + 65536));
-    if (written === 0) chunk.set(ftyp);
-    const piece = chunk.subarray(0, Math.min(chunk.length, size - written));
-    writer.write(piece);
-    hasher.update(piece);
-    written += piece.length;
-  }
-  await writer.end();
-  return hasher.digest("hex");
-}
 
 /**
  * Seconds for dd to copy `source` to a new file on the data disk, fsynced; `direct`: past the page

@@ -1,3 +1,24 @@
+/** What the upload benches (upload.ts, upload-ab.ts) share: the file they send and the intent path. */
+
+/** Writes `size` bytes that start like an MP4 (so the upload is accepted as a video) and do not compress; answers their SHA-256. */
+export async function makeVideoFile(path: string, size: number): Promise<string> {
+  const writer = Bun.file(path).writer();
+  const chunk = new Uint8Array(4 * 1024 * 1024);
+  const ftyp = new Uint8Array([0, 0, 0, 0x18, ...new TextEncoder().encode("ftypmp42"), 0, 0, 0, 0, ...new TextEncoder().encode("mp42isom")]);
+  const hasher = new Bun.CryptoHasher("sha256");
+  let written = 0;
+  while (written < size) {
+    for (let i = 0; i < chunk.length; i += 65536) crypto.getRandomValues(chunk.subarray(i, i + 65536));
+    if (written === 0) chunk.set(ftyp);
+    const piece = chunk.subarray(0, Math.min(chunk.length, size - written));
+    writer.write(piece);
+    hasher.update(piece);
+    written += piece.length;
+  }
+  await writer.end();
+  return hasher.digest("hex");
+}
+
 /**
  * The upload benches' 1 GB intent: a multipart upload intent for `path`, its 64 MiB parts PUT to
  * their presigned URLs by two workers and each confirmed, then completed. Throws on any refusal.

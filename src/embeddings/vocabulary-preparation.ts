@@ -8,29 +8,45 @@
 import type { Logger } from "../log.ts";
 import { errorMessage } from "../errors.ts";
 import { commonWords } from "./common-words.ts";
-import { compiledAssets } from "./use-runtime.ts";
 import type { UseSifEmbedder } from "./use-sif-embedder.ts";
 
+/** The work starts this long after the server: start-up and the first requests go first. */
+const START_AFTER_MS = 5_000;
+
 export class VocabularyPreparation {
-  /** Words of the list not stored yet, as last counted (0 before the list is read and when done). */
-  pendingWords = 0;
+  /** Words of the list not stored yet, as last counted (the setting's figure until the list is counted; 0 when done, off or failed). */
+  pendingWords: number;
   private readonly abort = new AbortController();
   readonly finished: Promise<void>;
 
   constructor(embedder: UseSifEmbedder, words: number, log: Logger) {
+    this.pendingWords = Math.max(0, words);
     this.finished = this.run(embedder, words, log);
   }
 
   private async run(embedder: UseSifEmbedder, limit: number, log: Logger): Promise<void> {
     if (limit <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, START_AFTER_MS);
+      (timer as { unref?: () => void }).unref?.();
+      this.abort.signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    if (this.abort.signal.aborted) {
+      this.pendingWords = 0;
+      return;
+    }
     const started = performance.now();
     try {
-      const list = commonWords(limit, compiledAssets());
+      const list = commonWords(limit);
       const prepared = await embedder.prepareWords(list, { signal: this.abort.signal, onProgress: (left) => (this.pendingWords = left) });
       if (prepared > 0 && !this.abort.signal.aborted) {
         log.info("prepared the built-in text model's common words", { words: prepared, seconds: Math.round((performance.now() - started) / 100) / 10 });
       }
     } catch (err) {
+      this.pendingWords = 0;
       log.warn("the built-in text model's common words were not prepared; documents' words are computed as they come", { err: errorMessage(err) });
     }
   }

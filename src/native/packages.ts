@@ -43,6 +43,11 @@ export function packageRequire(): NodeJS.Require {
   return createRequire(import.meta.url);
 }
 
+/** A folder of the embedded assets tree, read in place (fs sees embedded files); compiled binary only. */
+export function embeddedAssetsPath(...parts: string[]): string {
+  return join(import.meta.dir, EMBEDDED_ASSETS, ...parts);
+}
+
 /**
  * pdf.js's standard font data folder, with the trailing slash pdf.js needs. In the compiled binary
  * it is read in place from the embedded tree (pdf.js reads it with fs, which sees embedded files).

@@ -178,6 +178,9 @@ describe("a table ruled with horizontal rules only", () => {
   });
 });
 
+/** The sideways fixtures' table as the reader writes it. */
+const SIDEWAYS_MARKDOWN = [`| ${SIDEWAYS_ROWS[0]!.join(" | ")} |`, "|---|---|---|---|---|", ...SIDEWAYS_ROWS.slice(1).map((r) => `| ${r.join(" | ")} |`)].join("\n");
+
 describe("text printed sideways", () => {
   let fixture: LayoutFixture;
   let doc: DocumentContent;
@@ -185,7 +188,6 @@ describe("text printed sideways", () => {
     fixture = await sidewaysPdf();
     doc = await readDocument(fixture.bytes, "pdf", { ocr: noOcr });
   });
-  const markdown = [`| ${SIDEWAYS_ROWS[0]!.join(" | ")} |`, "|---|---|---|---|---|", ...SIDEWAYS_ROWS.slice(1).map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
   test("running up the page, down it, and on a page turned by /Rotate 90: heading, paragraph, table, paragraph in reading order", () => {
     for (const page of doc.pages) {
@@ -198,7 +200,7 @@ describe("text printed sideways", () => {
   });
 
   test("the sideways table's cells are read in the text's own orientation, ruled or not", () => {
-    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(markdown);
+    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(SIDEWAYS_MARKDOWN);
     expect(doc.pages[1]!.elements[2]!.metadata).toMatchObject({ ruled: true });
   });
 
@@ -221,12 +223,11 @@ describe("pages that mix text directions", () => {
     fixture = await mixedPdf();
     doc = await readDocument(fixture.bytes, "pdf", { ocr: noOcr });
   });
-  const markdown = [`| ${SIDEWAYS_ROWS[0]!.join(" | ")} |`, "|---|---|---|---|---|", ...SIDEWAYS_ROWS.slice(1).map((r) => `| ${r.join(" | ")} |`)].join("\n");
 
   test("a sideways table under upright text, and upright header and page number on a sideways page, are each read in their own direction", () => {
     expect(doc.pages[0]!.elements.map((e) => e.type)).toEqual(["heading", "paragraph", "table"]);
     expect(doc.pages[1]!.elements.map((e) => e.type)).toEqual(["paragraph", "heading", "paragraph", "table", "paragraph"]);
-    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(markdown);
+    for (const page of doc.pages) expect(ofType(page.elements, "table")[0]!.content, `page ${page.page_number}`).toBe(SIDEWAYS_MARKDOWN);
     expect(doc.pages[1]!.elements[0]!.content).toBe("Annual report 2025, appendix B, output tables");
     expect(doc.pages[1]!.elements.at(-1)!.content).toBe("17");
   });

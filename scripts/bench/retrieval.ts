@@ -21,7 +21,8 @@
  * collection is absent).
  */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpuSeconds, threadCpuSeconds } from "./process-stats.ts";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
@@ -100,31 +101,6 @@ async function awaitVocabulary(url: string, words: string): Promise<void> {
   }
 }
 
-/** CPU seconds of a process (all threads) and of its main thread (the event loop), from /proc. */
-function serverCpu(pid: number): { total: number; main: number } {
-  const ticks = (path: string) => {
-    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, at USER_HZ 100
-  };
-  return { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
-}
-
-/** CPU seconds by thread name, for finding where a run's CPU went (MEDIABOX_BENCH_THREADS=1). */
-function threadCpu(pid: number): string {
-  const byName = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.split(") ")[1]!.split(" ");
-      byName.set(name, (byName.get(name) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return [...byName].sort((a, b) => b[1] - a[1]).map(([n, s]) => `${n} ${s.toFixed(1)} s`).join(", ");
-}
-
 async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>, reused = false): Promise<void> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if (!reused && (await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
@@ -162,7 +138,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     })();
 
     const started = performance.now();
-    const cpuBefore = serverCpu(server.proc.pid);
+    const cpuBefore = cpuSeconds(server.proc.pid);
     // Batch uploads (BATCH files a request), a few at once: one request per file would meet the
     // tier's rate limit long before the collection is in.
     const batches: Doc[][] = [];
@@ -207,8 +183,11 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
       if (Date.now() > deadline) throw new Error(`indexing did not finish in 30 minutes: ${JSON.stringify(row)}`);
     }
     const indexed = performance.now();
-    const cpuAfter = serverCpu(server.proc.pid);
-    if (process.env.MEDIABOX_BENCH_THREADS) console.log(threadCpu(server.proc.pid));
+    const cpuAfter = cpuSeconds(server.proc.pid);
+    if (process.env.MEDIABOX_BENCH_THREADS) {
+      const threads = [...threadCpuSeconds(server.proc.pid)].sort((a, b) => b[1] - a[1]);
+      console.log(`server CPU by thread: ${threads.map(([name, s]) => `${name} ${s.toFixed(1)} s`).join(", ")}`);
+    }
     indexing = false;
     await prober;
     const byFile = new Map(db.query<{ id: string; filename: string }, []>("SELECT id, filename FROM files").all().map((f) => [f.id, f.filename.replace(/^cranfield-|\.txt$/g, "")]));

@@ -13,7 +13,8 @@
  * figures of different runs. Set MEDIABOX_BENCH_DIR to use another disk.
  */
 import { intentUpload, makeVideoFile } from "./upload-support.ts";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { cpuSeconds, rssBytes, threadCpuSeconds } from "./process-stats.ts";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { run, spawnServer, type ServerProcess } from "../../test/support/process.ts";
@@ -25,32 +26,6 @@ const intentMode = process.env.AB_MODE === "intent";
 const rounds = Number(process.argv[4] ?? (intentMode ? 4 : 10));
 const size = intentMode ? Number(process.argv[5] ?? 1024) * MiB : Number(process.argv[5] ?? 100) * MiB - 64 * 1024;
 const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-ab-"));
-
-function ticks(path: string): number {
-  const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds per thread name (comm), all threads of the process. */
-function threadTicks(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\d+$/, "#");
-      const name = tid === String(pid) ? "main" : comm;
-      out.set(name, (out.get(name) ?? 0) + ticks(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
-}
-
-function rssBytes(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return match ? Number(match[1]) * 1024 : 0;
-}
 
 interface Side {
   name: string;
@@ -76,8 +51,8 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   const pid = side.server.proc.pid;
   let peak = rssBytes(pid);
   const timer = setInterval(() => (peak = Math.max(peak, rssBytes(pid))), 10);
-  const cpu0 = { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
-  const threads0 = threadTicks(pid);
+  const cpu0 = cpuSeconds(pid);
+  const threads0 = threadCpuSeconds(pid);
   const started = performance.now();
   if (intentMode) await sideIntentUpload(side, path, round);
   else {
@@ -87,7 +62,7 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   const seconds = (performance.now() - started) / 1000;
   clearInterval(timer);
   peak = Math.max(peak, rssBytes(pid));
-  for (const [name, value] of threadTicks(pid)) {
+  for (const [name, value] of threadCpuSeconds(pid)) {
     const list = side.threads.get(name) ?? [];
     list.push(value - (threads0.get(name) ?? 0));
     side.threads.set(name, list);
@@ -95,8 +70,8 @@ async function upload(side: Side, path: string, round: number): Promise<void> {
   if (process.env.AB_VERBOSE) console.log(side.name, (size / 1e6 / seconds).toFixed(0), "MB/s");
   side.runs.push({
     mbps: size / 1e6 / seconds,
-    total: ticks(`/proc/${pid}/stat`) - cpu0.total,
-    main: ticks(`/proc/${pid}/task/${pid}/stat`) - cpu0.main,
+    total: cpuSeconds(pid).total - cpu0.total,
+    main: cpuSeconds(pid).main - cpu0.main,
     growth: (peak - side.baseline) / MiB,
   });
 }

@@ -15,7 +15,8 @@
  * Set MEDIABOX_BENCH_DIR to benchmark another disk (default: the OS temp directory).
  */
 import { intentUpload, makeVideoFile } from "./upload-support.ts";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpuSeconds, rssBytes } from "./process-stats.ts";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
@@ -64,21 +65,6 @@ async function streamUpload(url: string, key: string, path: string, filename: st
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)]!;
-}
-
-function rssBytes(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
-  return match ? Number(match[1]) * 1024 : 0;
-}
-
-/** CPU seconds used so far by a process (all its threads), and by its main thread alone (where requests are read). */
-function cpuSeconds(pid: number): { total: number; main: number } {
-  const ticks = (path: string) => {
-    const fields = readFileSync(path, "utf8").split(") ")[1]!.split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, at USER_HZ 100
-  };
-  return { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
 }
 
 /** Samples a process's RSS every 10 ms until stopped; returns the peak. */

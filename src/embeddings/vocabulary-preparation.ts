@@ -5,6 +5,7 @@
  * work is done once per data directory (a restart only checks which words are stored) and gives
  * way to every text waiting for the model (UseSifEmbedder.prepareWords).
  */
+import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "../log.ts";
 import { errorMessage } from "../errors.ts";
 import { commonWords } from "./common-words.ts";
@@ -26,14 +27,7 @@ export class VocabularyPreparation {
 
   private async run(embedder: UseSifEmbedder, limit: number, log: Logger): Promise<void> {
     if (limit <= 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, START_AFTER_MS);
-      (timer as { unref?: () => void }).unref?.();
-      this.abort.signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    await delay(START_AFTER_MS, undefined, { signal: this.abort.signal, ref: false }).catch(() => {});
     if (this.abort.signal.aborted) {
       this.pendingWords = 0;
       return;

@@ -85,11 +85,11 @@ test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales w
   db.run("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row')");
   db.run("CREATE TABLE document_chunks (seq INTEGER PRIMARY KEY)");
   const texts = [
-    { content: "Supersonic flutter of flat panels at high Mach numbers", headings: '["Panel flutter"]' },
-    { content: "Flutter of wings in subsonic flow; the flutter speed was measured", headings: "[]" },
-    { content: "Heat transfer to a flat plate in hypersonic flow", headings: '["Heating"]' },
-    { content: "Boundary layer transition on cones", headings: "[]" },
-    { content: "Panels buckle when heated; supersonic speeds make it worse", headings: "[]" },
+    { id: crypto.randomUUID(), content: "Supersonic flutter of flat panels at high Mach numbers", headings: '["Panel flutter"]' },
+    { id: crypto.randomUUID(), content: "Flutter of wings in subsonic flow; the flutter speed was measured", headings: "[]" },
+    { id: crypto.randomUUID(), content: "Heat transfer to a flat plate in hypersonic flow", headings: '["Heating"]' },
+    { id: crypto.randomUUID(), content: "Boundary layer transition on cones", headings: "[]" },
+    { id: crypto.randomUUID(), content: "Panels buckle when heated; supersonic speeds make it worse", headings: "[]" },
   ];
   texts.forEach((t, i) => {
     db.run("INSERT INTO chunks_fts (rowid, content, headings) VALUES (?, ?, ?)", [i + 1, t.content, t.headings]);
@@ -115,11 +115,13 @@ test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales w
   const ours = weightedBm25(db, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts);
   texts.forEach((_, i) => expect(ours[i]!).toBeCloseTo(fts.get(i + 1) ?? 0, 9));
   expect(ours[3]).toBe(0);
+  // The second time the chunks' counted stems are remembered: same scores.
+  expect(weightedBm25(db, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts)).toEqual(ours);
   // Weight 2 on one term = that term counted twice.
   const flutterOnly = weightedBm25(db, query([[flutter, 1]]), texts);
   const doubled = weightedBm25(db, query([[flutter, 2], [panel, 1], [supersonic, 1]]), texts);
   // Words the stemmer had not met are counted too (stemmed in one batch after the pass).
-  const fresh = weightedBm25(db, query([[flutter, 1]]), [{ content: "Flutterings fluttered; flutter xqzfreshword", headings: "[]" }]);
+  const fresh = weightedBm25(db, query([[flutter, 1]]), [{ id: crypto.randomUUID(), content: "Flutterings fluttered; flutter xqzfreshword", headings: "[]" }]);
   expect(fresh[0]).toBeGreaterThan(0);
   texts.forEach((_, i) => expect(doubled[i]!).toBeCloseTo(ours[i]! + flutterOnly[i]!, 9));
   db.close();

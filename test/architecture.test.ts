@@ -114,6 +114,8 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "ops/metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",
   "storage/hash-threads.ts pool": "hashing threads shared by the process; a file's hash state lives in its thread",
   "storage/hash-worker.ts streams": "the hash state of the files being written through this hashing thread",
+  "vectors/dot-kernel.ts compiled": "the scan kernel's compiled WebAssembly module, compiled once per process",
+  "vectors/dot-kernel.ts instances": "one kernel instance per scan memory (a WeakMap keyed by the memory)",
   "vectors/scan-threads.ts threads": "stateless vector scan threads shared by the process",
   "vectors/scan-threads.ts ready": "how many scan threads started, for the shared pool",
 };

@@ -1,7 +1,8 @@
 /**
  * The in-memory nearest-neighbour scan against a brute-force reference: small indexes (one
  * thread), large ones (split over scan threads), writes racing a threaded scan, and the vector
- * space's per-organization scoping over a real sqlite-vec table.
+ * space's per-organization scoping over a real sqlite-vec table; the SIMD kernel's bytes against
+ * its source, rows of any width (padded to the kernel's lanes) and the JavaScript fallback.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
@@ -9,6 +10,9 @@ import { join } from "node:path";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { MemoryScan } from "../src/vectors/memory-scan.ts";
+import { MAX_KERNEL_STRIDE } from "../src/vectors/dot-kernel.ts";
+import { DOT_KERNEL_WASM } from "../src/vectors/dot-kernel-bytes.ts";
+import { compiledModule } from "../scripts/build-wasm.ts";
 import { VectorIndex } from "../src/vectors/vector-index.ts";
 import { tempDir } from "./support/server.ts";
 
@@ -38,6 +42,35 @@ function expectSameTop(actual: { id: string; similarity: number }[], expected: {
   expect(actual.map((r) => r.id)).toEqual(expected.map((r) => r.id));
   actual.forEach((r, i) => expect(r.similarity).toBeCloseTo(expected[i]!.similarity, 5));
 }
+
+describe("scan kernel", () => {
+  test("the committed kernel bytes are dot-kernel.wat compiled (scripts/build-wasm.ts)", async () => {
+    expect(await compiledModule("vectors/dot-kernel.wat", "DOT_KERNEL_WASM")).toContain(`"${DOT_KERNEL_WASM}"`);
+    // And this runtime runs it: otherwise every scan silently takes the slower JavaScript loop.
+    expect(WebAssembly.validate(Buffer.from(DOT_KERNEL_WASM, "base64"))).toBe(true);
+  });
+
+  test("rows of a width that is no multiple of the kernel's lanes, grown and deleted, score exactly", async () => {
+    const all = vectors(3000, 13, 21);
+    const items = new Map(all.map((v, i) => [`id-${i}`, v]));
+    const scan = new MemoryScan(13, items); // past its first 1,024 rows: the memory was replaced twice
+    for (let i = 0; i < 3000; i += 7) {
+      scan.delete(`id-${i}`);
+      items.delete(`id-${i}`);
+    }
+    for (const query of vectors(5, 13, 77)) expectSameTop(await scan.nearest(query, 20), bruteForce(items, query, 20));
+    expect(scan.similarity("id-1", all[1]!)).toBeCloseTo(1, 5);
+    expect(scan.similarity("id-0", all[0]!)).toBeNull();
+  });
+
+  test("rows wider than the kernel takes are scanned by the JavaScript loop, with the same answers", async () => {
+    const dimension = MAX_KERNEL_STRIDE + 5;
+    const all = vectors(40, dimension, 5);
+    const items = new Map(all.map((v, i) => [`id-${i}`, v]));
+    const scan = new MemoryScan(dimension, items);
+    for (const query of vectors(2, dimension, 9)) expectSameTop(await scan.nearest(query, 5), bruteForce(items, query, 5));
+  });
+});
 
 describe("MemoryScan", () => {
   test("a small index (one thread) returns the exact top k, most similar first", async () => {

@@ -1,32 +1,38 @@
 /**
- * An in-memory copy of one organization's vectors in one vector space, scanned with a tight
- * dot-product loop (top-k.ts). sqlite-vec stays the store of record (and answers everything
- * else); this copy exists because a vec0 brute-force query costs ~0.5 µs per row whatever the
- * vector size (about 55 ms at 100,000 rows here) while a packed Float32Array scan of 384-d unit
- * vectors takes about 20-30 ms on one core, and about half that split over two (scan-threads.ts,
- * used from PARALLEL_MIN_ROWS rows). Loaded on the first query of (space, organization) and kept
- * in step by the space's writes in this process. Memory: 4 bytes x dimension per vector (154 MB
- * per 100,000 384-d chunks), in a SharedArrayBuffer the scan threads read.
+ * An in-memory copy of one organization's vectors in one vector space, scanned by a SIMD
+ * dot-product kernel (dot-kernel.ts, top-k.ts). sqlite-vec stays the store of record (and answers
+ * everything else); this copy exists because a vec0 brute-force query costs ~0.5 µs per row
+ * whatever the vector size (about 55-90 ms at 100,000 rows here) while the kernel scans 100,000
+ * 384-d unit vectors in ~13 ms on one core (the JavaScript loop it replaced: ~33 ms), split over
+ * the scan threads from PARALLEL_MIN_ROWS rows (scan-threads.ts). Loaded on the first query of
+ * (space, organization) and kept in step by the space's writes in this process. Memory: 4 bytes x
+ * the dimension rounded up to 8 per vector (154 MB per 100,000 384-d chunks), in a shared
+ * WebAssembly memory the scan threads read.
  */
 import { parallelTopK } from "./scan-threads.ts";
-import { topK, type TopK } from "./top-k.ts";
+import { topK, type ScanMatrix, type TopK } from "./top-k.ts";
+import { ROWS_AT, scanMemory, strideOf } from "./dot-kernel.ts";
 
 /** Below this many rows a single-threaded scan takes under ~5 ms: not worth a thread hop. */
 const PARALLEL_MIN_ROWS = 20_000;
 
-function sharedMatrix(floats: number): Float32Array {
-  return new Float32Array(new SharedArrayBuffer(floats * Float32Array.BYTES_PER_ELEMENT));
-}
-
 export class MemoryScan {
   private ids: string[] = [];
   private readonly rows = new Map<string, number>();
+  private readonly stride: number;
+  private memory: WebAssembly.Memory;
+  /** Rows the memory holds. */
+  private capacity: number;
+  /** The rows as floats (a view of the memory, renewed when the memory is replaced). */
   private matrix: Float32Array;
   /** Bumped by every write, so a scan that awaited threads can tell its rows moved meanwhile. */
   private version = 0;
 
   constructor(readonly dimension: number, entries: Iterable<[string, Float32Array]> = []) {
-    this.matrix = sharedMatrix(dimension * 1024);
+    this.stride = strideOf(dimension);
+    this.capacity = 1024;
+    this.memory = scanMemory(this.capacity, this.stride);
+    this.matrix = new Float32Array(this.memory.buffer, ROWS_AT);
     for (const [id, vector] of entries) this.set(id, vector);
   }
 
@@ -39,15 +45,17 @@ export class MemoryScan {
     let row = this.rows.get(id);
     if (row === undefined) {
       row = this.ids.length;
-      if ((row + 1) * this.dimension > this.matrix.length) {
-        const grown = sharedMatrix(this.matrix.length * 2);
-        grown.set(this.matrix);
-        this.matrix = grown;
+      if (row >= this.capacity) {
+        this.capacity *= 2;
+        const grown = scanMemory(this.capacity, this.stride);
+        const matrix = new Float32Array(grown.buffer, ROWS_AT);
+        matrix.set(this.matrix.subarray(0, row * this.stride));
+        [this.memory, this.matrix] = [grown, matrix];
       }
       this.ids.push(id);
       this.rows.set(id, row);
     }
-    this.matrix.set(vector, row * this.dimension);
+    this.matrix.set(vector.subarray(0, this.dimension), row * this.stride);
   }
 
   delete(id: string): void {
@@ -58,7 +66,7 @@ export class MemoryScan {
     const last = this.ids.length - 1;
     if (row !== last) {
       const lastId = this.ids[last]!;
-      this.matrix.copyWithin(row * this.dimension, last * this.dimension, (last + 1) * this.dimension);
+      this.matrix.copyWithin(row * this.stride, last * this.stride, (last + 1) * this.stride);
       this.ids[row] = lastId;
       this.rows.set(lastId, row);
     }
@@ -71,7 +79,7 @@ export class MemoryScan {
     const row = this.rows.get(id);
     if (row === undefined) return null;
     let dot = 0;
-    for (let k = 0, at = row * this.dimension; k < this.dimension; k++) dot += this.matrix[at + k]! * query[k]!;
+    for (let k = 0, at = row * this.stride; k < this.dimension; k++) dot += this.matrix[at + k]! * query[k]!;
     return dot;
   }
 
@@ -83,13 +91,14 @@ export class MemoryScan {
     const q = query.map((v) => v / (Math.sqrt(norm) || 1));
     const n = this.ids.length;
     let best: TopK;
+    const matrix: ScanMatrix = { memory: this.memory, dimension: d, stride: this.stride };
     if (n >= PARALLEL_MIN_ROWS) {
       const version = this.version;
-      best = await parallelTopK(this.matrix.buffer as SharedArrayBuffer, d, n, q, k);
+      best = await parallelTopK(matrix, n, q, k);
       // Rows written while the threads scanned may have moved: answer from a scan of the current rows.
-      if (this.version !== version) best = topK(this.matrix, d, 0, this.ids.length, q, k);
+      if (this.version !== version) best = topK({ memory: this.memory, dimension: d, stride: this.stride }, 0, 0, this.ids.length, q, k);
     } else {
-      best = topK(this.matrix, d, 0, n, q, k);
+      best = topK(matrix, 0, 0, n, q, k);
     }
     const out: { id: string; similarity: number }[] = [];
     for (let j = 0; j < best.count; j++) out.push({ id: this.ids[best.rows[j]!]!, similarity: best.scores[j]! });

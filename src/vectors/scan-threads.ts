@@ -1,20 +1,23 @@
 /**
  * Worker threads that share the in-memory vector scan (memory-scan.ts) of large indexes: the
- * matrix lives in a SharedArrayBuffer, each thread scans a slice of rows and returns its top k.
- * Measured here (2 cores, 100,000 × 384): 29.7 ms on one thread, 17.7 ms on two. Threads start on
+ * matrix lives in a shared WebAssembly memory, each thread scans a slice of rows (in its own
+ * scratch slot of that memory) and returns its top k. Measured here (2 cores, 100,000 × 384,
+ * JavaScript loop): 29.7 ms on one thread, 17.7 ms on two. Threads start on
  * first use and never keep the process alive; a thread that fails is dropped and its slice is
  * scanned by the caller, so the scan works (on one core) even where threads cannot start.
  */
 import { cpus } from "node:os";
 import { WorkerThread } from "../native/worker-thread.ts";
-import { topK, type TopK } from "./top-k.ts";
+import { topK, type ScanMatrix, type TopK } from "./top-k.ts";
+import { SLOTS, scanMemory } from "./dot-kernel.ts";
 
-/** Scan threads at most besides the calling thread. */
-const MAX_THREADS = 3;
+/** Scan threads at most besides the calling thread (each needs a scratch slot of its own). */
+const MAX_THREADS = Math.min(3, SLOTS - 1);
 
 export interface ScanRequest {
-  buffer: SharedArrayBuffer;
-  dimension: number;
+  matrix: ScanMatrix;
+  /** The thread's scratch slot in the matrix's memory. */
+  slot: number;
   from: number;
   to: number;
   query: Float32Array;
@@ -29,16 +32,20 @@ export interface ScanReply {
 type ScanThread = WorkerThread<ScanRequest, ScanReply>;
 let threads: ScanThread[] | null = null;
 
+/** The scan threads, each at a fixed place: thread i scans in scratch slot i + 1 (slot 0 is the caller's). */
 function available(): ScanThread[] {
   // Not os.availableParallelism(): Bun reads it from navigator, which pdf.js's legacy build replaces.
   const want = Math.min(MAX_THREADS, cpus().length - 1);
-  threads = (threads ?? []).filter((t) => !t.broken);
+  threads ??= [];
   try {
-    while (threads.length < want) threads.push(new WorkerThread<ScanRequest, ScanReply>("vectors/scan-worker.ts", "vector scan thread"));
+    for (let i = 0; i < want; i++) {
+      // A broken thread is replaced in its place, so no two live threads share a slot.
+      if (!threads[i] || threads[i]!.broken) threads[i] = new WorkerThread<ScanRequest, ScanReply>("vectors/scan-worker.ts", "vector scan thread");
+    }
   } catch {
     // No worker threads here: the caller scans alone.
   }
-  return threads;
+  return threads.filter((t, i) => i < want && !t.broken);
 }
 
 let ready: number | null = null;
@@ -48,9 +55,9 @@ let ready: number | null = null;
  * their start; resolves to the number of threads a scan now uses (the caller's included).
  */
 export async function startScanThreads(): Promise<number> {
-  const buffer = new SharedArrayBuffer(4 * Float32Array.BYTES_PER_ELEMENT);
+  const matrix: ScanMatrix = { memory: scanMemory(1, 8), dimension: 4, stride: 8 };
   const query = new Float32Array([1, 0, 0, 0]);
-  const answers = await Promise.all(available().map((t) => t.ask({ buffer, dimension: 4, from: 0, to: 1, query, k: 1 })));
+  const answers = await Promise.all(available().map((t, i) => t.ask({ matrix, slot: i + 1, from: 0, to: 1, query, k: 1 })));
   ready = 1 + answers.filter((a) => !(a instanceof Error)).length;
   return ready;
 }
@@ -58,21 +65,20 @@ export async function startScanThreads(): Promise<number> {
 /** Threads a scan uses, once startScanThreads has run (null before). */
 export const scanThreadsReady = (): number | null => ready;
 
-/** topK over rows 0..rows of the shared matrix, split between the calling thread and the scan threads. */
-export async function parallelTopK(buffer: SharedArrayBuffer, dimension: number, rows: number, query: Float32Array, k: number): Promise<TopK> {
-  const matrix = new Float32Array(buffer);
+/** topK over rows 0..rows of the scan memory, split between the calling thread and the scan threads. */
+export async function parallelTopK(matrix: ScanMatrix, rows: number, query: Float32Array, k: number): Promise<TopK> {
   const helpers = available();
   const share = Math.ceil(rows / (helpers.length + 1));
   const slices = helpers.map((thread, i) => {
     const from = Math.min(rows, (i + 1) * share);
     const to = Math.min(rows, (i + 2) * share);
-    return { from, to, reply: from < to ? thread.ask({ buffer, dimension, from, to, query, k }) : null };
+    return { from, to, reply: from < to ? thread.ask({ matrix, slot: threads!.indexOf(thread) + 1, from, to, query, k }) : null };
   });
-  const parts: TopK[] = [topK(matrix, dimension, 0, Math.min(rows, share), query, k)];
+  const parts: TopK[] = [topK(matrix, 0, 0, Math.min(rows, share), query, k)];
   for (const slice of slices) {
     if (!slice.reply) continue;
     const reply = await slice.reply;
-    parts.push(reply instanceof Error ? topK(matrix, dimension, slice.from, slice.to, query, k) : { rows: reply.rows, scores: reply.scores, count: reply.rows.length });
+    parts.push(reply instanceof Error ? topK(matrix, 0, slice.from, slice.to, query, k) : { rows: reply.rows, scores: reply.scores, count: reply.rows.length });
   }
   return merge(parts, k);
 }

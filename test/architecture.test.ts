@@ -91,6 +91,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/keyword-query.ts stemmer": "a scratch FTS table used as a pure stemming function",
   "documents/chunk-terms.ts numbers": "stems numbered for the remembered chunks below (pure derived data, bounded, shared by every database: chunk ids are unique)",
   "documents/chunk-terms.ts remembered": "each chunk's counted stems by chunk id (a chunk's text never changes; bounded, least recently used dropped)",
+  "documents/keyword-query.ts common": "chunk counts of common words, kept per database (a WeakMap keyed by the Database)",
   "documents/query-expansion.ts counted": "chunk counts of words, kept per database (a WeakMap keyed by the Database)",
   "documents/pdfjs.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
   "documents/page-images.ts pagesBeingDrawn": "drawings in flight, keyed by file id (unique across the servers of a process), removed when each ends",

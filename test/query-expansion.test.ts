@@ -1,10 +1,11 @@
 // Query expansion by pseudo-relevance feedback (src/documents/query-expansion.ts): the relevance
 // model and the RM3 mix on known inputs; and the weighted BM25 the expanded query is scored with
-// (src/documents/bm25.ts) equal to FTS5's own bm25() for an ordinary query.
+// (src/documents/bm25.ts) equal to FTS5's own bm25() for an ordinary query; the query words'
+// chunk counts (remembered for common words only).
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { indexTotals, weightedBm25 } from "../src/documents/bm25.ts";
-import { cappedFrequency, matchQuery, stems } from "../src/documents/keyword-query.ts";
+import { cappedFrequency, documentFrequencies, matchQuery, stems } from "../src/documents/keyword-query.ts";
 import { expandedTerms, feedbackChunks, ORIGINAL_WEIGHT, relevanceModel } from "../src/documents/query-expansion.ts";
 
 const chunk = (text: string, score: number) => {
@@ -124,5 +125,28 @@ test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales w
   const fresh = weightedBm25(db, query([[flutter, 1]]), [{ id: crypto.randomUUID(), content: "Flutterings fluttered; flutter xqzfreshword", headings: "[]" }]);
   expect(fresh[0]).toBeGreaterThan(0);
   texts.forEach((_, i) => expect(doubled[i]!).toBeCloseTo(ours[i]! + flutterOnly[i]!, 9));
+  db.close();
+});
+
+test("common words' chunk counts are remembered until the index grows by a tenth; rare words are always counted", () => {
+  const db = new Database(":memory:");
+  db.run("CREATE VIRTUAL TABLE chunks_fts USING fts5(content, headings, tokenize = 'porter unicode61 remove_diacritics 2')");
+  db.run("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row')");
+  db.run("CREATE TABLE document_chunks (seq INTEGER PRIMARY KEY)");
+  let seq = 0;
+  const add = (content: string) => {
+    seq += 1;
+    db.run("INSERT INTO chunks_fts (rowid, content, headings) VALUES (?, ?, '[]')", [seq, content]);
+    db.run("INSERT INTO document_chunks (seq) VALUES (?)", [seq]);
+  };
+  for (let i = 0; i < 200; i++) add(i === 0 ? "pump valve" : "pump");
+  const counts = () => documentFrequencies(db, ["pump", "valv", "gasket"]);
+  expect([...counts().values()]).toEqual([200, 1, 0]);
+  for (let i = 0; i < 10; i++) add("pump valve gasket");
+  // "pump" (200 chunks) is remembered; the rare ones are counted again, so new words are found at once.
+  expect([...counts().values()]).toEqual([200, 11, 10]);
+  for (let i = 0; i < 20; i++) add("pump");
+  // Past a tenth more chunks, every count is read again.
+  expect(counts().get("pump")).toBe(230);
   db.close();
 });

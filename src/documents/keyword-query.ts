@@ -85,10 +85,35 @@ export interface KeywordTerm {
   frequency: number;
 }
 
-/** How many chunks hold each stem (0 when none), from the index's vocabulary. */
+/** Counts at least this large are remembered: counting reads every posting of the word. */
+const REMEMBERED_MIN_CHUNKS = 100;
+/** Stems whose counts are remembered per database (cleared when full). */
+const REMEMBERED_STEMS = 50_000;
+/** Remembered chunk counts of common stems, by database. */
+const common = new WeakMap<Database, { rows: number; byStem: Map<string, number> }>();
+
+/**
+ * How many chunks hold each stem (0 when none), from the index's vocabulary. Counting a word
+ * reads all its postings (~8 ms a query at 100,000 chunks for words in most of them), so counts
+ * of REMEMBERED_MIN_CHUNKS or more are remembered until the index has grown by a tenth: a count a
+ * little stale moves a common word's idf by little, while rare words (whose counts change what
+ * matches) are always counted afresh.
+ */
 export function documentFrequencies(db: Database, stemList: string[]): Map<string, number> {
+  const rows = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
+  let memo = common.get(db);
+  if (!memo || rows > memo.rows * 1.1 || rows < memo.rows || memo.byStem.size >= REMEMBERED_STEMS) common.set(db, (memo = { rows, byStem: new Map() }));
   const docCount = db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?");
-  return new Map(stemList.map((stem) => [stem, docCount.get(stem)?.doc ?? 0]));
+  return new Map(
+    stemList.map((stem) => {
+      let n = memo.byStem.get(stem);
+      if (n === undefined) {
+        n = docCount.get(stem)?.doc ?? 0;
+        if (n >= REMEMBERED_MIN_CHUNKS) memo.byStem.set(stem, n);
+      }
+      return [stem, n];
+    }),
+  );
 }
 
 /**

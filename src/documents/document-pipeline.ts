@@ -59,9 +59,10 @@ export interface SummaryDraft {
 /**
  * Stores a read document: its pages, its text (and summary) on the file's row, and its chunks.
  * The text goes in the transaction of the first chunks, so the file's search entry is written
- * once and the whole of a note's writes commit once (three transactions and three re-indexings
- * of the text were ~3 ms of a note's ~10 ms of event loop in bulk imports). The chunks are
- * written in transactions of at most ~WRITE_SLICE_MS each, yielding between them: every insert
+ * once and the whole of a note's writes commit once, with other documents' (db/group-commit.ts;
+ * three transactions and three re-indexings of the text were ~3 ms of a note's ~10 ms of event
+ * loop in bulk imports). The chunks are written in slices of at most ~WRITE_SLICE_MS each,
+ * committed and yielding between them: every insert
  * also feeds the full-text index, and a 2,000-page document's 7,000 chunks in one transaction
  * would hold the event loop (and /healthz) for most of a second. The document is still
  * `processing` meanwhile; chunk_count is set with the last slice.
@@ -74,8 +75,7 @@ export async function storeDocument(ctx: AppContext, file: FileRow, doc: Documen
   );
   let next = 0;
   do {
-    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
-    db.transaction(() => {
+    await ctx.writes.write(() => {
       const started = performance.now();
       if (next === 0) {
         storeText(ctx, file.id, doc, summary);
@@ -86,7 +86,7 @@ export async function storeDocument(ctx: AppContext, file: FileRow, doc: Documen
         insert.run(`${file.id}:${c.chunk_index}`, file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
       }
       if (next === chunks.length) ctx.files.chunksStored(file.id, chunks.length);
-    })();
+    });
   } while (next < chunks.length);
 }
 
@@ -257,14 +257,14 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
           const batch = pending.slice(i, i + EMBED_BATCH);
           const vectors = await ctx.embedder.embed(batch.map((c) => c.content));
           const last = i + batch.length === pending.length;
-          ctx.db.transaction(() => {
+          await ctx.writes.write(() => {
             batch.forEach((chunk, k) => {
               space.upsert(chunk.id, file.org_id, vectors[k]!);
               ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?").run(ctx.embedder.modelId, chunk.id);
             });
             // The document's state commits with its last vectors (a commit less a document).
             if (last) ctx.files.embeddingEnded(fileId, "completed");
-          })();
+          });
           done += batch.length;
           // The job's end writes 100.
           if (!last) job.progress(Math.round((done / pending.length) * 100));

@@ -22,6 +22,7 @@ import type { BlobStore } from "./storage/blob-store.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
 import type { VectorIndex } from "./vectors/vector-index.ts";
+import type { GroupCommit } from "./db/group-commit.ts";
 import type { VideoEngine } from "./video/video-engine.ts";
 import type { LinkFetcher } from "./links/link-fetcher.ts";
 import type { CloudConnections } from "./cloud/connections.ts";
@@ -31,6 +32,8 @@ export interface AppContext {
   /** Where everything under --data-dir lives; the only builder of paths there. */
   dataDir: DataDir;
   db: Database;
+  /** Shared transactions for the writes of tasks running side by side (bulk imports). */
+  writes: GroupCommit;
   /** The only writer of the `files` table. */
   files: FileRepository;
   clock: Clock;

@@ -34,9 +34,31 @@ export class Logger {
   private write(level: LogLevel, msg: string, fields?: Fields): void {
     if (RANK[level] < RANK[this.level]) return;
     const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...this.base, ...fields }, errorReplacer);
-    (RANK[level] >= RANK.warn ? process.stderr : process.stdout).write(line + "\n");
+    if (RANK[level] >= RANK.warn) {
+      // Warnings and errors go out at once (after the lines before them): the process may be about to fail.
+      flushLines();
+      process.stderr.write(line + "\n");
+      return;
+    }
+    waiting.push(line + "\n");
+    if (waiting.length === 1) setImmediate(flushLines);
   }
 }
+
+/**
+ * Debug and info lines wait for the end of the turn of the event loop and go out in one write: a
+ * write a line was ~4 % of the event loop's time in a bulk import (six lines a note). Written
+ * before a warning or an error, and when the process exits.
+ */
+let waiting: string[] = [];
+
+function flushLines(): void {
+  if (!waiting.length) return;
+  const text = waiting.join("");
+  waiting = [];
+  process.stdout.write(text);
+}
+process.on("exit", flushLines);
 
 function errorReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };

@@ -12,6 +12,7 @@ import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { SafetyNet } from "./ops/safety-net.ts";
+import { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { DataDirInUseError, DataDirLock } from "./ops/data-dir-lock.ts";
 import { errorMessage } from "./errors.ts";
@@ -97,7 +98,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     check: models.require,
   });
   const ctx: AppContext = {
-    config, dataDir, db, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
+    config, dataDir, db, writes: new GroupCommit(db), files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
     images: new ImageAnalyzers(config, models.require),
     ocr,

@@ -110,6 +110,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "images/vision-tfjs.ts routerRegistered": "tfjs's IO router is global to the process",
   "images/vision-tfjs.ts queue": "tfjs's wasm backend runs one inference at a time per process",
   "links/page-reader.ts thread": "one stateless page-reading thread serves the process",
+  "log.ts waiting": "log lines of the turn, on their way to the process's own stdout",
   "models/transformers.ts fetchGuarded": "the network guard wraps the process's global fetch once",
   "native/packages.ts extracted": "embedded assets are unpacked once per process",
   "ops/metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",

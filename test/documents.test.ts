@@ -174,6 +174,31 @@ describe("extraction and digitization", () => {
     expect([untouched.upload_description, untouched.tags]).toEqual([null, []]);
   });
 
+  test("a note's text, summary and tags reach the file's search entry in one write", async () => {
+    // Every write of these columns re-indexes the whole text (the files_search_update trigger).
+    const db = server.ctx.db;
+    db.run("CREATE TEMP TABLE search_writes (file_id TEXT)");
+    db.run(`CREATE TEMP TRIGGER count_search_writes AFTER UPDATE OF title, filename, tags, user_description, upload_description, visible_text
+            ON main.files BEGIN INSERT INTO search_writes VALUES (new.id); END`);
+    try {
+      const form = new FormData();
+      form.append("file", new File([sampleMd()], "one-write.md"));
+      form.append("tags", "mine");
+      const id = (await owner.api.form("/files/upload", form)).body.image_id;
+      const file = await processed(owner, id);
+      expect(file.upload_description).toBeTruthy();
+      expect(file.tags.length).toBeGreaterThan(1);
+      expect(db.query("SELECT count(*) AS n FROM search_writes WHERE file_id = ?").get(id)).toEqual({ n: 1 });
+      // What that write indexed: the text, the summary and the keyphrase tags.
+      const found = async (q: string) => ((await owner.api.get(`/files?search=${encodeURIComponent(q)}`)).body.items as { id: string }[]).some((f) => f.id === id);
+      const keyphrase = file.tags[1] as string;
+      expect([await found(file.extracted_text.split(/\W+/).find((w: string) => w.length > 6)), await found(keyphrase.split(" ")[0]!)]).toEqual([true, true]);
+    } finally {
+      db.run("DROP TRIGGER temp.count_search_writes");
+      db.run("DROP TABLE temp.search_writes");
+    }
+  });
+
   test("a scanned PDF is read by OCR", async () => {
     const id = await uploadDoc(owner, await bytesOf(scannedPdf()), "scan.pdf");
     const file = await processed(owner, id);

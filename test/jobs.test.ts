@@ -219,6 +219,32 @@ describe("job runner", () => {
     expect(peak).toBe(2);
   });
 
+  test("one turn of the event loop starts at most four jobs; the queue's other slots fill on the next turns", async () => {
+    // Jobs started in the same turn see the same value of `turn` (bumped by a macrotask).
+    let turn = 0;
+    const ticker = setInterval(() => (turn += 1), 0);
+    const startedIn: number[] = [];
+    const release = Promise.withResolvers<void>();
+    const r = runner([
+      {
+        name: "t.burst",
+        concurrency: 10,
+        handler: async () => {
+          startedIn.push(turn);
+          await release.promise;
+        },
+      },
+    ]);
+    Array.from({ length: 10 }, () => enqueueJob(db, systemClock, { queue: "t.burst" }));
+    r.start();
+    await until(() => startedIn.length === 10 || null, "all ten jobs to run side by side");
+    release.resolve();
+    clearInterval(ticker);
+    const perTurn = [...new Set(startedIn)].map((t) => startedIn.filter((s) => s === t).length);
+    expect(Math.max(...perTurn)).toBe(4);
+    expect(perTurn.length).toBeGreaterThanOrEqual(3);
+  });
+
   test("a job is not started before its run_at", async () => {
     let startedAt = 0;
     const r = runner([{ name: "t.delayed", concurrency: 1, handler: async () => void (startedAt = Date.now()) }]);

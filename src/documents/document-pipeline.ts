@@ -1,7 +1,8 @@
 /**
  * The document pipeline, as a list of stages over one DocumentWork (run by
  * processing/stage-runner.ts): text extraction and digitization (every page with its elements,
- * chunked in the same reader process), then storing the pages and chunks for search, then queuing
+ * chunked in the same reader process), then its summary, then storing the pages, text, summary and
+ * chunks for search (one transaction for a note), then queuing
  * embeddings as a separate batched job so a slow model never holds up the document's text. A file that cannot be read, or whose reading passed a decode limit or the
  * reader's memory or time budget, fails for good with that message (never retried into the same
  * failure); a page that fails is recorded on its own and the rest of the document still counts.
@@ -43,36 +44,30 @@ async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
   }
 }
 
-export function storeExtraction(ctx: AppContext, fileId: string, doc: DocumentContent): void {
-  const { db } = ctx;
-  const failedPages = doc.pages.filter((p) => p.status === "failed").length;
-  const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
-  db.transaction(() => {
-    db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
-    const insert = db.query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)");
-    for (const page of doc.pages) {
-      insert.run(fileId, page.page_number, page.status, page.error_message, page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
-    }
-    ctx.files.textExtracted(fileId, {
-      pageCount: doc.page_count,
-      text: doc.text,
-      searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null,
-      language: detectLanguage(doc.text),
-      digitization,
-    });
-  })();
-}
+/** Machine-made description and tags from the text alone: its most central sentences and keyphrases. */
+const SUMMARY_MODEL = "mediabox extractive summary (no language model)";
 
 /** Longest a chunk-writing transaction holds the event loop before the next one is left for later. */
 const WRITE_SLICE_MS = 15;
 
+/** A document's summary as the summary stage made it, stored with the document's text. */
+export interface SummaryDraft {
+  text: string | null;
+  keyphrases: string[];
+}
+
 /**
- * Writes the chunks in transactions of at most ~WRITE_SLICE_MS each, yielding between them: every
- * insert also feeds the full-text index, and a 2,000-page document's 7,000 chunks in one
- * transaction would hold the event loop (and /healthz) for most of a second. The document is
- * still `processing` meanwhile; chunk_count is set with the last slice.
+ * Stores a read document: its pages, its text (and summary) on the file's row, and its chunks.
+ * The text goes in the transaction of the first chunks, so the file's search entry is written
+ * once and the whole of a note's writes commit once, with other documents' (db/group-commit.ts;
+ * three transactions and three re-indexings of the text were ~3 ms of a note's ~10 ms of event
+ * loop in bulk imports). The chunks are written in slices of at most ~WRITE_SLICE_MS each,
+ * committed and yielding between them: every insert
+ * also feeds the full-text index, and a 2,000-page document's 7,000 chunks in one transaction
+ * would hold the event loop (and /healthz) for most of a second. The document is still
+ * `processing` meanwhile; chunk_count is set with the last slice.
  */
-export async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[]): Promise<void> {
+export async function storeDocument(ctx: AppContext, file: FileRow, doc: DocumentContent, chunks: Chunk[], summary: SummaryDraft | null = null): Promise<void> {
   const { db } = ctx;
   const insert = db.query(
     `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
@@ -80,17 +75,45 @@ export async function storeChunks(ctx: AppContext, file: FileRow, chunks: Chunk[
   );
   let next = 0;
   do {
-    if (next > 0) await new Promise((resolve) => setImmediate(resolve));
-    db.transaction(() => {
+    await ctx.writes.write(() => {
       const started = performance.now();
-      if (next === 0) db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
+      if (next === 0) {
+        storeText(ctx, file.id, doc, summary);
+        db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
+      }
       for (; next < chunks.length && performance.now() - started < WRITE_SLICE_MS; next++) {
         const c = chunks[next]!;
         insert.run(`${file.id}:${c.chunk_index}`, file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
       }
       if (next === chunks.length) ctx.files.chunksStored(file.id, chunks.length);
-    })();
+    });
   } while (next < chunks.length);
+}
+
+/** Pages and the file's text, in the caller's transaction. */
+function storeText(ctx: AppContext, fileId: string, doc: DocumentContent, draft: SummaryDraft | null): void {
+  const { db } = ctx;
+  const failedPages = doc.pages.filter((p) => p.status === "failed").length;
+  const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
+  db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
+  const insert = db.query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)");
+  for (const page of doc.pages) {
+    insert.run(fileId, page.page_number, page.status, page.error_message, page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
+  }
+  // The user may have tagged the file while it was read: merge into the row as it is now.
+  const current = draft ? ctx.files.byId(fileId) : null;
+  if (draft?.text) replaceDescriptionsOf(db, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
+  ctx.files.textExtracted(
+    fileId,
+    {
+      pageCount: doc.page_count,
+      text: doc.text,
+      searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null,
+      language: detectLanguage(doc.text),
+      digitization,
+    },
+    current ? { text: draft!.text, tags: mergeTags(tagsOf(current), draft!.keyphrases) } : null,
+  );
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
@@ -103,6 +126,8 @@ interface DocumentWork extends FileWork {
   document: DocumentContent | null;
   chunks: Chunk[];
   exactTokens: boolean;
+  /** Made by the summary stage (null when it was skipped or failed), stored by the chunks stage. */
+  summary: SummaryDraft | null;
   embeddingJobId: string | null;
 }
 
@@ -136,13 +161,22 @@ const extractionStage: Stage<DocumentWork> = {
   },
 };
 
+/** Runs before `chunks`, which stores the summary with the text (one write of the file's row). */
+const summaryStage: Stage<DocumentWork> = {
+  name: "summary",
+  appliesTo: ({ file, document }) => (file.auto_describe !== 1 ? "auto_describe is false" : document?.text.trim() ? true : "no text to summarize"),
+  async run(work) {
+    const text = work.document!.text;
+    work.summary = { text: extractiveSummary(text), keyphrases: keyphrases(text, { max: 5 }) };
+  },
+};
+
 const chunksStage: Stage<DocumentWork> = {
   name: "chunks",
   required: true,
   weight: 3,
   async run(work) {
-    storeExtraction(work.ctx, work.file.id, work.document!);
-    await storeChunks(work.ctx, work.file, work.chunks);
+    await storeDocument(work.ctx, work.file, work.document!, work.chunks, work.summary);
   },
 };
 
@@ -154,32 +188,12 @@ const embeddingsStage: Stage<DocumentWork> = {
   },
 };
 
-/** Machine-made description and tags from the text alone: its most central sentences and keyphrases. */
-const SUMMARY_MODEL = "mediabox extractive summary (no language model)";
-
-const summaryStage: Stage<DocumentWork> = {
-  name: "summary",
-  appliesTo: ({ file, document }) => (file.auto_describe !== 1 ? "auto_describe is false" : document?.text.trim() ? true : "no text to summarize"),
-  async run(work) {
-    const { ctx, file } = work;
-    const text = work.document!.text;
-    const summary = extractiveSummary(text);
-    // The user may have tagged the file while it was read: merge into the row as it is now.
-    const current = ctx.files.byId(file.id);
-    if (!current) return;
-    ctx.db.transaction(() => {
-      if (summary) replaceDescriptionsOf(ctx.db, ctx.clock, file.id, [{ model: SUMMARY_MODEL, kind: "summary", text: summary }]);
-      ctx.files.summarized(file.id, { text: summary, tags: mergeTags(tagsOf(current), keyphrases(text, { max: 5 })) });
-    })();
-  },
-};
-
 /** Every document goes through these, in this order. */
-export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, chunksStage, summaryStage, embeddingsStage];
+export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, summaryStage, chunksStage, embeddingsStage];
 
 export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;
-  const work: DocumentWork = { ctx, job, file, outcomes: {}, document: null, chunks: [], exactTokens: false, embeddingJobId: null };
+  const work: DocumentWork = { ctx, job, file, outcomes: {}, document: null, chunks: [], exactTokens: false, summary: null, embeddingJobId: null };
   await runStages(work, DOCUMENT_STAGES);
   const doc = work.document!;
   const failedPages = doc.pages.filter((p) => p.status === "failed");
@@ -215,9 +229,11 @@ export const documentPipeline: MediaPipeline = {
 export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.embed"> {
   return fileJob(ctx, {
     name: "document.embed",
-    // Side by side, documents' new words share the built-in model's runs (use-sif-embedder.ts);
-    // a folder model takes its calls one at a time anyway (text-embedder.ts).
-    concurrency: 4,
+    // Side by side, documents' new words share the built-in model's runs (use-sif-embedder.ts),
+    // whose fixed cost (~40 ms a run) dominated at 4 documents a run: 16 took the model thread's
+    // time in the retrieval bench from ~12 s to ~9 s. A folder model takes its calls one at a
+    // time anyway (text-embedder.ts).
+    concurrency: 16,
     timeoutMs: 60 * 60 * 1000,
     async handle(file, job) {
       const fileId = file.id;
@@ -242,21 +258,25 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
           if (job.signal.aborted) throw new Error("embedding interrupted");
           const batch = pending.slice(i, i + EMBED_BATCH);
           const vectors = await ctx.embedder.embed(batch.map((c) => c.content));
-          ctx.db.transaction(() => {
+          const last = i + batch.length === pending.length;
+          await ctx.writes.write(() => {
             batch.forEach((chunk, k) => {
               space.upsert(chunk.id, file.org_id, vectors[k]!);
               ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?").run(ctx.embedder.modelId, chunk.id);
             });
-          })();
+            // The document's state commits with its last vectors (a commit less a document).
+            if (last) ctx.files.embeddingEnded(fileId, "completed");
+          });
           done += batch.length;
-          job.progress(Math.round((done / pending.length) * 100));
+          // The job's end writes 100.
+          if (!last) job.progress(Math.round((done / pending.length) * 100));
         }
       } catch (err) {
         if (job.signal.aborted) throw err;
         failed = pending.length - done;
         ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(errorMessage(err), fileId);
       }
-      ctx.files.embeddingEnded(fileId, failed ? "failed" : "completed");
+      if (failed || pending.length === 0) ctx.files.embeddingEnded(fileId, failed ? "failed" : "completed");
       return [{ document_id: fileId, embedded: done, failed }];
     },
   });

@@ -8,6 +8,7 @@ import { approximateTokens, chunkDocument } from "./chunking.ts";
 import { readDocument } from "./read-document.ts";
 import type { Chunk, DocumentContent } from "./types.ts";
 import { DocumentReadError } from "./types.ts";
+import { lowerThreadPriority } from "../native/thread-priority.ts";
 
 export interface TextReadRequest {
   bytes: Uint8Array;
@@ -18,6 +19,9 @@ export interface TextReadRequest {
 export type TextReadReply = { doc: DocumentContent; chunks: Chunk[] | null } | { error: string; permanent: boolean };
 
 const NO_OCR = { recognize: () => Promise.reject(new Error("plain text has no images to read")) };
+
+// Background work: the event loop that feeds this thread goes first on a busy machine.
+lowerThreadPriority();
 
 serveRequests<TextReadRequest, TextReadReply>(async ({ bytes, type, maxTokens }) => {
   try {

@@ -6,6 +6,7 @@
  */
 import { serveRequests } from "../native/worker-thread.ts";
 import { loadUseModel, type UseModel } from "./use-runtime.ts";
+import { lowerThreadPriority } from "../native/thread-priority.ts";
 
 export interface UseRequest {
   /** Inputs as piece ids (the main thread tokenizes). */
@@ -16,6 +17,9 @@ export interface UseRequest {
 export type UseReply = { vectors: Float32Array } | { error: string };
 
 let model: Promise<UseModel> | null = null;
+
+// Background work: the event loop that feeds this thread goes first on a busy machine.
+lowerThreadPriority();
 
 serveRequests<UseRequest, UseReply>(async ({ inputs, assets }) => {
   try {

@@ -219,13 +219,13 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
     }
     const elapsed = Math.round((performance.now() - started) * 10) / 10;
     const now = isoAt(clock.now());
-    db.transaction(() => {
+    await ctx.writes.write(() => {
       db.query(
         `UPDATE session_items SET status = ?, skipped_existing_file_id = ?, error = ?, processing_time_ms = ?, finished_at = ?
          WHERE session_id = ? AND item_index = ? AND status = 'pending'`,
       ).run(outcome.status, outcome.existing, outcome.error, elapsed, now, sessionId, item.item_index);
       db.query("UPDATE upload_sessions SET updated_at = ? WHERE id = ?").run(now, sessionId);
-    }).immediate();
+    });
     const done = { ...item, status: outcome.status, skipped_existing_file_id: outcome.existing, error: outcome.error, processing_time_ms: elapsed };
     events.publish(channel, outcome.status === "failed" ? "file_failed" : "file_completed", fileEvent(sessionId, item.item_index, itemOutcome(done, options.storageTarget)));
     publishProgress(ctx, sessionId);

@@ -106,7 +106,7 @@ function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, 
  * half-way can run the same item again.
  */
 export async function ingestStagedFile(ctx: AppContext, stagedPath: string | null, file: NewFile): Promise<IngestOutcome> {
-  const { db, blobs, files } = ctx;
+  const { blobs, files } = ctx;
   if (files.exists(file.id)) {
     if (stagedPath) await rm(stagedPath, { force: true });
     return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
@@ -120,7 +120,8 @@ export async function ingestStagedFile(ctx: AppContext, stagedPath: string | nul
   }
   if (stagedPath) await blobs.importFile(file.blobKey, stagedPath, file.type.mime);
   else if ((await blobs.size(file.blobKey)) === null) throw new Error(`the bytes of ${file.filename} are gone from staging and the store`);
-  db.transaction(() => insertFileRecord(ctx, file)).immediate();
+  // Committed with the other files a batch stores side by side.
+  await ctx.writes.write(() => insertFileRecord(ctx, file));
   return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
 }
 

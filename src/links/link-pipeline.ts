@@ -7,7 +7,7 @@
  * and embeddings through the document machinery), the offline snapshot and the page's images.
  */
 import type { AppContext } from "../context.ts";
-import { storeChunks, storeExtraction, enqueueEmbedding } from "../documents/document-pipeline.ts";
+import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
 import { approximateTokens, chunkDocument } from "../documents/chunking.ts";
 import { DEFAULT_MAX_TOKENS } from "../documents/text-embedder.ts";
 import { errorMessage } from "../errors.ts";
@@ -150,8 +150,7 @@ const textStage: Stage<LinkWork> = {
     work.readable = readable;
     const document = articleDocument(readable);
     const chunks = chunkDocument(document, approximateTokens, { maxTokens: DEFAULT_MAX_TOKENS - 2 });
-    storeExtraction(ctx, file.id, document);
-    await storeChunks(ctx, file, chunks);
+    await storeDocument(ctx, file, document, chunks);
     work.chunks = chunks.length;
     if (chunks.length) work.embeddingJobId = enqueueEmbedding(ctx, file);
   },

@@ -47,32 +47,38 @@ export interface Stage<W extends FileWork> {
 export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[]): Promise<Record<string, StageOutcome>> {
   const total = stages.reduce((sum, stage) => sum + (stage.weight ?? 1), 0);
   let done = 0;
+  // The last stage's outcome, on its way to the database (see record).
+  let recorded: Promise<void> | null = null;
   for (const stage of stages) {
     // A macrotask between stages: a stage's promise chain otherwise runs on as microtasks, and
     // with a dozen jobs side by side requests waited behind them (/healthz p99 ~90 ms while
-    // notes were indexed).
-    await new Promise((resolve) => setImmediate(resolve));
+    // notes were indexed). Waiting for the last outcome's commit is one.
+    await (recorded ?? new Promise((resolve) => setImmediate(resolve)));
     const weight = stage.weight ?? 1;
     const span = (fraction: number) => work.job.progress(Math.round(((done + weight * Math.max(0, Math.min(1, fraction))) / total) * 100));
     const applies = stage.appliesTo ? stage.appliesTo(work) : true;
     if (applies !== true) {
-      record(work, stage.name, { status: "skipped", duration_ms: 0, error: applies });
+      recorded = record(work, stage.name, { status: "skipped", duration_ms: 0, error: applies });
     } else {
       const started = performance.now();
       try {
         await stage.run(work, span);
-        record(work, stage.name, { status: "completed", duration_ms: Math.round(performance.now() - started) });
+        recorded = record(work, stage.name, { status: "completed", duration_ms: Math.round(performance.now() - started) });
       } catch (err) {
         const error = errorMessage(err);
-        record(work, stage.name, { status: "failed", duration_ms: Math.round(performance.now() - started), error });
+        recorded = record(work, stage.name, { status: "failed", duration_ms: Math.round(performance.now() - started), error });
         stage.onFailure?.(work, error);
         work.job.log.warn("stage failed", { file_id: work.file.id, media_type: work.file.media_type, stage: stage.name, err: error });
-        if (stage.required) throw err;
+        if (stage.required) {
+          await recorded;
+          throw err;
+        }
       }
     }
     done += weight;
     span(0);
   }
+  await recorded;
   return work.outcomes;
 }
 
@@ -82,16 +88,24 @@ export function failedStages(outcomes: Record<string, StageOutcome>): string | n
   return failed.length ? failed.map(([stage, o]) => `${stage}: ${o.error}`).join("; ") : null;
 }
 
-function record(work: FileWork, stage: string, outcome: StageOutcome): void {
+/**
+ * Records a stage's outcome; the row commits with other tasks' writes in the next turn (one
+ * commit a stage was four a note in bulk imports). Resolves once committed.
+ */
+function record(work: FileWork, stage: string, outcome: StageOutcome): Promise<void> {
   work.outcomes[stage] = outcome;
   const { ctx, file } = work;
-  ctx.db
-    .query(
-      `INSERT INTO file_stage_runs (file_id, stage, status, duration_ms, error, finished_at) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (file_id, stage) DO UPDATE SET status = excluded.status, duration_ms = excluded.duration_ms,
-         error = excluded.error, finished_at = excluded.finished_at`,
-    )
-    .run(file.id, stage, outcome.status, outcome.duration_ms, outcome.error ?? null, isoAt(ctx.clock.now()));
+  const finishedAt = isoAt(ctx.clock.now());
+  const written = ctx.writes.write(() => {
+    ctx.db
+      .query(
+        `INSERT INTO file_stage_runs (file_id, stage, status, duration_ms, error, finished_at) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (file_id, stage) DO UPDATE SET status = excluded.status, duration_ms = excluded.duration_ms,
+           error = excluded.error, finished_at = excluded.finished_at`,
+      )
+      .run(file.id, stage, outcome.status, outcome.duration_ms, outcome.error ?? null, finishedAt);
+  });
   ctx.metrics.stageDuration.observe({ media_type: file.media_type, stage, status: outcome.status }, outcome.duration_ms / 1000);
   work.job.log.info("stage done", { file_id: file.id, filename: file.filename, media_type: file.media_type, stage, status: outcome.status, duration_ms: outcome.duration_ms });
+  return written;
 }

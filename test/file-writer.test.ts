@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { openDirect, SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
-import { BATCH_BYTES, ChunkedFileWriter, MAX_BUFFERS } from "../src/storage/file-writer.ts";
+import { BATCH_BYTES, ChunkedFileWriter, MAX_BUFFERS, spareBufferCount } from "../src/storage/file-writer.ts";
 import { digestFileOffThread, startHashThreads, ThreadedHash } from "../src/storage/hash-threads.ts";
 import { tempDir } from "./support/server.ts";
 
@@ -173,4 +173,26 @@ test("ranges of a file are hashed on the hashing thread, read back past the page
   const past = ThreadedHash.open({ sha256: true, md5: false })!;
   await expect(past.range(path, file.bytes.length - 10, 20)).rejects.toThrow("ended at");
   past.drop();
+});
+
+test("writers reuse each other's buffers: small files one after another allocate none, and the bytes stay each file's own", async () => {
+  await writeStream(from([new Uint8Array(10)]), join(dir, "warm"));
+  const spare = spareBufferCount();
+  expect(spare).toBeGreaterThan(0);
+  // Files of different lengths through the same buffers: a reused buffer's old bytes never leak.
+  const files = [chunked(3 * BATCH_BYTES + 5), chunked(700), chunked(BATCH_BYTES), chunked(12)];
+  for (const [i, f] of files.entries()) {
+    const written = await writeStream(from(f.chunks), join(dir, `reuse${i}`));
+    expect(written.sha256).toBe(sha256(f.bytes));
+    expect(readFileSync(join(dir, `reuse${i}`)).equals(f.bytes)).toBe(true);
+    // Every buffer came back: none left behind by the writer, none lost.
+    expect(spareBufferCount()).toBeGreaterThanOrEqual(spare);
+  }
+  const handle = await open(join(dir, "taker"), "w");
+  const before = spareBufferCount();
+  const writer = new ChunkedFileWriter(handle);
+  expect(spareBufferCount()).toBe(before - 1); // its first buffer is a spare one, not a new one
+  await writer.settle();
+  expect(spareBufferCount()).toBe(before);
+  await handle.close();
 });

@@ -175,6 +175,12 @@ describe("preparing common words ahead of need", () => {
     expect(remaining.at(-1)).toBe(0);
     expect(prep.wordsPrepared).toBe(600);
     expect(await prep.prepareWords(list)).toBe(0);
+    // Stored words are read a page at a time: with thousands stored, only the missing one runs.
+    db.run(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 11000)
+            INSERT INTO text_word_vectors SELECT v.model, 'zqstored' || n.i, v.scale, v.weight, v.q FROM n, (SELECT * FROM text_word_vectors LIMIT 1) v`);
+    const many = Array.from({ length: 11000 }, (_, i) => `zqstored${i + 1}`);
+    expect(await prep.prepareWords([...many, "zqlatecomer"])).toBe(1);
+    db.run("DELETE FROM text_word_vectors WHERE word LIKE 'zqstored%' OR word = 'zqlatecomer'");
     const text = list.slice(0, 40).join(" ");
     const runsBefore = prep.wordRuns;
     const [fromStore] = await prep.embed([text]);

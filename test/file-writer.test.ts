@@ -8,7 +8,7 @@ import { readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { openDirect, SizeLimitError, writeRange, writeStream } from "../src/storage/disk.ts";
-import { BATCH_BYTES, ChunkedFileWriter, MAX_BUFFERS, spareBufferCount } from "../src/storage/file-writer.ts";
+import { BATCH_BYTES, ChunkedFileWriter, FIRST_BUFFER_BYTES, MAX_BUFFERS, spareBufferCount } from "../src/storage/file-writer.ts";
 import { digestFileOffThread, startHashThreads, ThreadedHash } from "../src/storage/hash-threads.ts";
 import { tempDir } from "./support/server.ts";
 
@@ -175,7 +175,7 @@ test("ranges of a file are hashed on the hashing thread, read back past the page
   past.drop();
 });
 
-test("writers reuse each other's buffers: small files one after another allocate none, and the bytes stay each file's own", async () => {
+test("writers reuse each other's buffers and a small file takes none: the bytes stay each file's own", async () => {
   await writeStream(from([new Uint8Array(10)]), join(dir, "warm"));
   const spare = spareBufferCount();
   expect(spare).toBeGreaterThan(0);
@@ -191,8 +191,11 @@ test("writers reuse each other's buffers: small files one after another allocate
   const handle = await open(join(dir, "taker"), "w");
   const before = spareBufferCount();
   const writer = new ChunkedFileWriter(handle);
-  expect(spareBufferCount()).toBe(before - 1); // its first buffer is a spare one, not a new one
-  await writer.settle();
+  // A small first buffer of its own: a batch of small files holds no full-size buffers.
+  expect(spareBufferCount()).toBe(before);
+  expect(writer.push(new Uint8Array(FIRST_BUFFER_BYTES + 1))).toBeUndefined();
+  expect(spareBufferCount()).toBe(before - 1); // past the first buffer: a spare full-size one, not a new one
+  await writer.flush();
   expect(spareBufferCount()).toBe(before);
   await handle.close();
 });

@@ -1,6 +1,6 @@
 /**
  * Writing a file from chunks a producer pushes (a request body, a multipart part): every chunk is
- * copied into a buffer of BATCH_BYTES; a full buffer is hashed and goes to the kernel in one
+ * copied into a buffer of BATCH_BYTES (the first one FIRST_BUFFER_BYTES); a full buffer is hashed and goes to the kernel in one
  * positioned write off this thread while the next fills on this one, so the producer only waits
  * when the hashing and the disk fall MAX_BUFFERS - 1 buffers behind (an awaited write per buffer,
  * or per chunk for intent parts, kept parsing, hashing and writing in series). Memory is at most
@@ -48,6 +48,13 @@ export const DIRECT_ALIGNMENT = 4096;
  * writes are done; buffers beyond SPARE_BUFFERS are left to the collector.
  */
 const spareBuffers: Uint8Array[] = [];
+/**
+ * A writer's first buffer: most files of a batch upload are a few KB, and a batch stages its
+ * fifty parts at once, so each starting with a 2 MiB buffer still allocated (and zeroed) 100 MB
+ * a batch. A file that outgrows it writes it out (a multiple of DIRECT_ALIGNMENT, so the rest
+ * stays aligned for O_DIRECT) and goes on in BATCH_BYTES buffers.
+ */
+export const FIRST_BUFFER_BYTES = 64 * 1024;
 const SPARE_BUFFERS = 8;
 const NO_BUFFER = new Uint8Array(0);
 
@@ -107,7 +114,7 @@ export class ChunkedFileWriter {
   private size = 0;
   private position: number;
   /** The buffer filling; up to MAX_BUFFERS - 1 others may be being hashed and written. */
-  private batch: Uint8Array = takeBuffer();
+  private batch: Uint8Array = new Uint8Array(FIRST_BUFFER_BYTES);
   /** Buffers back from their write, free to fill. */
   private readonly free: Uint8Array[] = [];
   private buffers = 1;
@@ -161,17 +168,17 @@ export class ChunkedFileWriter {
   /** Copies chunk[at..] into the buffers, starting writes as they fill. */
   private fill(chunk: Uint8Array, at: number): Promise<void> | undefined {
     while (at < chunk.byteLength) {
-      if (this.batchBytes === BATCH_BYTES) {
+      if (this.batchBytes === this.batch.byteLength) {
         // Every buffer full: the rest waits for a write in flight to end, and so does the caller.
         if (!this.hasSpare()) return this.afterAnyWrite().then(() => this.fill(chunk, at));
         this.startWrite();
       }
-      const take = Math.min(chunk.byteLength - at, BATCH_BYTES - this.batchBytes);
+      const take = Math.min(chunk.byteLength - at, this.batch.byteLength - this.batchBytes);
       this.batch.set(chunk.subarray(at, at + take), this.batchBytes);
       this.batchBytes += take;
       at += take;
     }
-    if (this.batchBytes === BATCH_BYTES && this.hasSpare()) this.startWrite();
+    if (this.batchBytes === this.batch.byteLength && this.hasSpare()) this.startWrite();
     return undefined;
   }
 
@@ -276,7 +283,9 @@ export class ChunkedFileWriter {
         );
     const step: Promise<void> = written
       .then((back) => {
-        this.free.push(back);
+        // The small first buffer is not used again: the file goes on in full-size ones.
+        if (back.byteLength === BATCH_BYTES) this.free.push(back);
+        else this.buffers--;
       })
       .finally(() => {
         this.writing.delete(step);

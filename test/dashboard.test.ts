@@ -44,7 +44,8 @@ async function signIn(page: Page): Promise<void> {
   await page.goto(server.url);
   // Keyboard only: the key form opens from the sign-in page with the cursor in its field, and submits with Enter.
   await page.getByRole("button", { name: "Use an API key instead" }).press("Enter");
-  await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe("api-key");
+  // The form renders after the key press: wait (with a deadline) for the cursor to land in its field.
+  await page.waitForFunction(() => document.activeElement?.id === "api-key", null, { timeout: 10_000 });
   await page.keyboard.type(owner.key);
   await page.keyboard.press("Enter");
   await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });

@@ -73,8 +73,14 @@ export function chunkTerms(chunks: ChunkText[]): ChunkTerms[] {
     const stemOf = new Map(distinct.map((w, k) => [w, numberOf(found[k]!)]));
     for (const m of missing) {
       const counts = new Map<number, number>();
-      for (const w of m.content) counts.set(stemOf.get(w)!, (counts.get(stemOf.get(w)!) ?? 0) + CONTENT_WEIGHT);
-      for (const w of m.headings) counts.set(stemOf.get(w)!, (counts.get(stemOf.get(w)!) ?? 0) + HEADINGS_WEIGHT);
+      const count = (list: string[], weight: number) => {
+        for (const w of list) {
+          const n = stemOf.get(w)!;
+          counts.set(n, (counts.get(n) ?? 0) + weight);
+        }
+      };
+      count(m.content, CONTENT_WEIGHT);
+      count(m.headings, HEADINGS_WEIGHT);
       const terms: ChunkTerms = { stems: Int32Array.from(counts.keys()), counts: Float32Array.from(counts.values()), length: m.content.length + m.headings.length };
       out[m.i] = terms;
       remembered.set(chunks[m.i]!.id, terms);

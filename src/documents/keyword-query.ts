@@ -85,31 +85,47 @@ export interface KeywordTerm {
   frequency: number;
 }
 
+/** Chunk counts by stem, remembered for one database (see rememberedCounts). */
+export interface CountMemo {
+  rows: number;
+  byStem: Map<string, number>;
+}
+
+/** Stems whose counts one memory keeps (it starts over when full). */
+const REMEMBERED_STEMS = 50_000;
+
+/**
+ * The chunk counts `memos` remembers for `db`, started over once the index has grown by a tenth
+ * (or shrunk) or holds REMEMBERED_STEMS: a count a little stale moves a term's idf by little,
+ * while counting reads the word's postings (the vocabulary table all of them).
+ */
+export function rememberedCounts(memos: WeakMap<Database, CountMemo>, db: Database): Map<string, number> {
+  const rows = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
+  let memo = memos.get(db);
+  if (!memo || rows > memo.rows * 1.1 || rows < memo.rows || memo.byStem.size >= REMEMBERED_STEMS) memos.set(db, (memo = { rows, byStem: new Map() }));
+  return memo.byStem;
+}
+
 /** Counts at least this large are remembered: counting reads every posting of the word. */
 const REMEMBERED_MIN_CHUNKS = 100;
-/** Stems whose counts are remembered per database (cleared when full). */
-const REMEMBERED_STEMS = 50_000;
 /** Remembered chunk counts of common stems, by database. */
-const common = new WeakMap<Database, { rows: number; byStem: Map<string, number> }>();
+const common = new WeakMap<Database, CountMemo>();
 
 /**
  * How many chunks hold each stem (0 when none), from the index's vocabulary. Counting a word
  * reads all its postings (~8 ms a query at 100,000 chunks for words in most of them), so counts
- * of REMEMBERED_MIN_CHUNKS or more are remembered until the index has grown by a tenth: a count a
- * little stale moves a common word's idf by little, while rare words (whose counts change what
- * matches) are always counted afresh.
+ * of REMEMBERED_MIN_CHUNKS or more are remembered (rememberedCounts), while rare words (whose
+ * counts change what matches) are always counted afresh.
  */
 export function documentFrequencies(db: Database, stemList: string[]): Map<string, number> {
-  const rows = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
-  let memo = common.get(db);
-  if (!memo || rows > memo.rows * 1.1 || rows < memo.rows || memo.byStem.size >= REMEMBERED_STEMS) common.set(db, (memo = { rows, byStem: new Map() }));
+  const remembered = rememberedCounts(common, db);
   const docCount = db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?");
   return new Map(
     stemList.map((stem) => {
-      let n = memo.byStem.get(stem);
+      let n = remembered.get(stem);
       if (n === undefined) {
         n = docCount.get(stem)?.doc ?? 0;
-        if (n >= REMEMBERED_MIN_CHUNKS) memo.byStem.set(stem, n);
+        if (n >= REMEMBERED_MIN_CHUNKS) remembered.set(stem, n);
       }
       return [stem, n];
     }),

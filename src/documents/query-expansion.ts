@@ -22,7 +22,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { STOP_WORDS, words as wordsOf } from "../text/stop-words.ts";
-import { cappedFrequency, commonTermLimit, stems, type KeywordTerm } from "./keyword-query.ts";
+import { cappedFrequency, commonTermLimit, rememberedCounts, stems, type CountMemo, type KeywordTerm } from "./keyword-query.ts";
 
 /** Documents of the first ranking the feedback is taken from. */
 export const FEEDBACK_DOCUMENTS = 10;
@@ -118,23 +118,8 @@ export function feedbackChunks(chunks: { content: string; score: number }[]): Fe
   return chunks.map((c, i) => ({ words: perChunk[i]!, stems: perChunk[i]!.map((w) => stemOf.get(w)!), score: c.score }));
 }
 
-/** Counted chunks of candidate terms, by database: the same words come back query after query. */
-const counted = new WeakMap<Database, { rows: number; byStem: Map<string, number> }>();
-/** Stems remembered per database (cleared when full). */
-const COUNTED_STEMS = 50_000;
-
-/**
- * cappedFrequency, remembered until the index has grown by a tenth (a count a little stale moves
- * a term's idf by little; one that grew past the limit is dropped at the next recount).
- */
-function rememberedFrequency(db: Database, stem: string, word: string, limit: number): number {
-  const rows = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
-  let memo = counted.get(db);
-  if (!memo || rows > memo.rows * 1.1 || memo.byStem.size >= COUNTED_STEMS) counted.set(db, (memo = { rows, byStem: new Map() }));
-  let n = memo.byStem.get(stem);
-  if (n === undefined) memo.byStem.set(stem, (n = cappedFrequency(db, word, limit)));
-  return n;
-}
+/** Counted chunks of candidate terms (capped, see cappedFrequency), by database: the same words come back query after query. */
+const counted = new WeakMap<Database, CountMemo>();
 
 /** The expanded query's terms for `original` given the first ranking's best chunks (best first). */
 export function expandQuery(db: Database, original: KeywordTerm[], best: { content: string; score: number }[]): WeightedTerm[] {
@@ -148,9 +133,14 @@ export function expandQuery(db: Database, original: KeywordTerm[], best: { conte
   const frequencies = new Map(original.map((t) => [t.stem, t.frequency]));
   const limit = Math.min(commonTermLimit(db), EXPANSION_TERM_MAX_CHUNKS);
   const kept = new Set<string>();
+  const remembered = rememberedCounts(counted, db);
   for (const [stem, { word }] of candidates) {
     if (kept.size >= FEEDBACK_TERMS) break;
-    if (!frequencies.has(stem)) frequencies.set(stem, rememberedFrequency(db, stem, word, limit));
+    if (!frequencies.has(stem)) {
+      let n = remembered.get(stem);
+      if (n === undefined) remembered.set(stem, (n = cappedFrequency(db, word, limit)));
+      frequencies.set(stem, n);
+    }
     const n = frequencies.get(stem)!;
     if (n > 0 && n <= limit) kept.add(stem);
   }

@@ -74,6 +74,11 @@ export class MemoryScan {
     this.rows.delete(id);
   }
 
+  /** The rows as the scan reads them (the memory is replaced when it grows). */
+  private scanMatrix(): ScanMatrix {
+    return { memory: this.memory, dimension: this.dimension, stride: this.stride };
+  }
+
   /** Cosine similarity of one stored row to `query`, or null when the id has no row. */
   similarity(id: string, query: Float32Array): number | null {
     const row = this.rows.get(id);
@@ -91,14 +96,13 @@ export class MemoryScan {
     const q = query.map((v) => v / (Math.sqrt(norm) || 1));
     const n = this.ids.length;
     let best: TopK;
-    const matrix: ScanMatrix = { memory: this.memory, dimension: d, stride: this.stride };
     if (n >= PARALLEL_MIN_ROWS) {
       const version = this.version;
-      best = await parallelTopK(matrix, n, q, k);
+      best = await parallelTopK(this.scanMatrix(), n, q, k);
       // Rows written while the threads scanned may have moved: answer from a scan of the current rows.
-      if (this.version !== version) best = topK({ memory: this.memory, dimension: d, stride: this.stride }, 0, 0, this.ids.length, q, k);
+      if (this.version !== version) best = topK(this.scanMatrix(), 0, 0, this.ids.length, q, k);
     } else {
-      best = topK(matrix, 0, 0, n, q, k);
+      best = topK(this.scanMatrix(), 0, 0, n, q, k);
     }
     const out: { id: string; similarity: number }[] = [];
     for (let j = 0; j < best.count; j++) out.push({ id: this.ids[best.rows[j]!]!, similarity: best.scores[j]! });

@@ -32,8 +32,8 @@ export interface ScanReply {
 type ScanThread = WorkerThread<ScanRequest, ScanReply>;
 let threads: ScanThread[] | null = null;
 
-/** The scan threads, each at a fixed place: thread i scans in scratch slot i + 1 (slot 0 is the caller's). */
-function available(): ScanThread[] {
+/** The live scan threads, each with its scratch slot: thread i of the pool scans in slot i + 1 (slot 0 is the caller's). */
+function available(): { thread: ScanThread; slot: number }[] {
   // Not os.availableParallelism(): Bun reads it from navigator, which pdf.js's legacy build replaces.
   const want = Math.min(MAX_THREADS, cpus().length - 1);
   threads ??= [];
@@ -45,7 +45,7 @@ function available(): ScanThread[] {
   } catch {
     // No worker threads here: the caller scans alone.
   }
-  return threads.filter((t, i) => i < want && !t.broken);
+  return threads.flatMap((thread, i) => (i < want && !thread.broken ? [{ thread, slot: i + 1 }] : []));
 }
 
 let ready: number | null = null;
@@ -57,7 +57,7 @@ let ready: number | null = null;
 export async function startScanThreads(): Promise<number> {
   const matrix: ScanMatrix = { memory: scanMemory(1, 8), dimension: 4, stride: 8 };
   const query = new Float32Array([1, 0, 0, 0]);
-  const answers = await Promise.all(available().map((t, i) => t.ask({ matrix, slot: i + 1, from: 0, to: 1, query, k: 1 })));
+  const answers = await Promise.all(available().map(({ thread, slot }) => thread.ask({ matrix, slot, from: 0, to: 1, query, k: 1 })));
   ready = 1 + answers.filter((a) => !(a instanceof Error)).length;
   return ready;
 }
@@ -69,10 +69,10 @@ export const scanThreadsReady = (): number | null => ready;
 export async function parallelTopK(matrix: ScanMatrix, rows: number, query: Float32Array, k: number): Promise<TopK> {
   const helpers = available();
   const share = Math.ceil(rows / (helpers.length + 1));
-  const slices = helpers.map((thread, i) => {
+  const slices = helpers.map(({ thread, slot }, i) => {
     const from = Math.min(rows, (i + 1) * share);
     const to = Math.min(rows, (i + 2) * share);
-    return { from, to, reply: from < to ? thread.ask({ matrix, slot: threads!.indexOf(thread) + 1, from, to, query, k }) : null };
+    return { from, to, reply: from < to ? thread.ask({ matrix, slot, from, to, query, k }) : null };
   });
   const parts: TopK[] = [topK(matrix, 0, 0, Math.min(rows, share), query, k)];
   for (const slice of slices) {

@@ -81,6 +81,39 @@ describe("the built-in text model", () => {
   });
 });
 
+describe("words outside the common-word list", () => {
+  test("are composed from their pieces' vectors, each piece run once, and keep their meaning", async () => {
+    const listed = new Set(commonWords(100_000));
+    for (const word of ["hypersonic", "inviscid", "inviscidflow"]) expect(listed.has(word)).toBe(false);
+    const model = new UseSifEmbedder();
+    try {
+      const texts = ["hypersonic inviscid flow", "airflow around a fast aircraft at high speed", "the bakery sells fresh bread and cakes every morning"];
+      const [term, near, far] = await model.embed(texts);
+      const outside = new Set(texts.flatMap((t) => words(t)).filter((w) => !listed.has(w) && !STOP_WORDS.has(w)));
+      expect(outside.has("hypersonic") && outside.has("inviscid")).toBe(true);
+      expect(model.wordsComposed).toBe(outside.size);
+      expect(dot(term!, near!)).toBeGreaterThan(dot(term!, far!) + 0.1);
+      // "inviscidflow" is made of pieces already run for the words above: composing it runs nothing.
+      const tokenizer = new UseTokenizer(readUseVocabulary());
+      const known = new Set(tokenizer.encode("hypersonic inviscid flow airflow"));
+      expect(tokenizer.encode("inviscidflow").every((id) => known.has(id))).toBe(true);
+      const runs = model.wordRuns;
+      const [compound] = await model.embed(["inviscidflow"]);
+      expect(model.wordRuns).toBe(runs);
+      expect(model.wordsComposed).toBe(outside.size + 1);
+      expect(compound!.some((v) => v !== 0)).toBe(true);
+    } finally {
+      await model.close();
+    }
+  });
+
+  test("numbers are left out of a text's vector unless it has nothing else", async () => {
+    const [plain, withNumbers, onlyNumbers] = await embedder.embed(["valve inspection report", "valve 1957 inspection report 2601", "1957 2601"]);
+    expect(Array.from(withNumbers!)).toEqual(Array.from(plain!));
+    expect(onlyNumbers!.some((v) => v !== 0)).toBe(true);
+  });
+});
+
 describe("the built-in model's word vectors in the database", () => {
   test("a second instance on the same database reads the words it needs instead of running USE, and gives the same vectors", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "mediabox-word-vectors-"));

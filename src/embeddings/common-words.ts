@@ -31,17 +31,31 @@ export const COMMON_WORD_FILES: string[] = SIZE_CLASSES.flatMap((size) => VARIAN
  * entries such as "aren't" that are not one word to it are left out: their parts are listed).
  */
 export function commonWords(limit: number): string[] {
-  const dir = commonWordsDir();
   const seen = new Set<string>();
-  for (const size of SIZE_CLASSES) {
-    for (const variant of VARIANTS) {
-      const list = JSON.parse(readFileSync(path.join(dir, `${variant}-words-${size}.json`), "utf8")) as string[];
-      for (const entry of list) {
-        if (seen.size >= limit) return [...seen];
-        const parts = words(entry);
-        if (parts.length === 1 && parts[0] === entry.toLowerCase()) seen.add(parts[0]);
-      }
-    }
+  for (const file of COMMON_WORD_FILES) if (!addListed(seen, file, limit)) break;
+  return [...seen];
+}
+
+/**
+ * commonWords() read a file per turn of the event loop: all of them at once take ~90 ms, which a
+ * server must not spend in one go while it answers requests.
+ */
+export async function commonWordsInTurns(limit: number): Promise<string[]> {
+  const seen = new Set<string>();
+  for (const file of COMMON_WORD_FILES) {
+    if (!addListed(seen, file, limit)) break;
+    await new Promise((resolve) => setImmediate(resolve));
   }
   return [...seen];
+}
+
+/** Adds the words of one list file to `seen` up to `limit` in all; false once the limit is reached. */
+function addListed(seen: Set<string>, file: string, limit: number): boolean {
+  const list = JSON.parse(readFileSync(path.join(commonWordsDir(), file), "utf8")) as string[];
+  for (const entry of list) {
+    if (seen.size >= limit) return false;
+    const parts = words(entry);
+    if (parts.length === 1 && parts[0] === entry.toLowerCase()) seen.add(parts[0]);
+  }
+  return seen.size < limit;
 }

@@ -18,6 +18,14 @@ export class EventHub {
     this.server = server;
   }
 
+  /**
+   * Whether any client is subscribed to `channel`: a message costly to compose (a batch's live
+   * counts read every session item) is skipped when nobody would receive it.
+   */
+  listened(channel: string): boolean {
+    return (this.server?.subscriberCount(channel) ?? 0) > 0;
+  }
+
   publish(channel: string, type: string, data: Record<string, unknown>): void {
     const message: ChannelMessage = { type, channel, ...data, sent_at: new Date().toISOString() };
     this.server?.publish(channel, JSON.stringify(message));

@@ -226,6 +226,9 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
       ).run(outcome.status, outcome.existing, outcome.error, elapsed, now, sessionId, item.item_index);
       db.query("UPDATE upload_sessions SET updated_at = ? WHERE id = ?").run(now, sessionId);
     });
+    // Counting a session's items is linear in them: for each item of a 10,000-file batch that no
+    // client watches, it was quadratic work for nothing.
+    if (!events.listened(channel)) return;
     const done = { ...item, status: outcome.status, skipped_existing_file_id: outcome.existing, error: outcome.error, processing_time_ms: elapsed };
     events.publish(channel, outcome.status === "failed" ? "file_failed" : "file_completed", fileEvent(sessionId, item.item_index, itemOutcome(done, options.storageTarget)));
     publishProgress(ctx, sessionId);

@@ -52,6 +52,9 @@ test("metrics cover requests, jobs, stages, uploads, blob errors and the databas
   expect(sample(text, /^mediabox_blob_store_errors_total\{operation="delete"\}/)).toBe(1);
   expect(sample(text, /^mediabox_database_bytes\{file="database"\}/)).toBeGreaterThan(0);
   expect(text).toContain("mediabox_process_resident_memory_bytes");
+  expect(sample(text, /^mediabox_nodejs_heap_size_used_bytes/)).toBeGreaterThan(0);
+  // Left out: Bun walks its whole heap to answer them, tens of ms of the event loop a scrape.
+  expect(text).not.toContain("mediabox_nodejs_heap_space_size");
 });
 
 test("with MEDIABOX_METRICS_TOKEN, /metrics needs that bearer token", async () => {

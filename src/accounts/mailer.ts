@@ -5,7 +5,7 @@
  * Requests never wait for SMTP: a mail is handed over in the background, so a slow relay does
  * not slow sign-in pages and the time of an answer does not tell whether a mail was sent.
  */
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { Config } from "../config.ts";
 import type { Logger } from "../log.ts";
 
@@ -20,41 +20,46 @@ export interface Mail {
 }
 
 export class Mailer {
-  private readonly transport: Transporter | null;
+  /** Made on the first mail: importing nodemailer takes ~0.1 s, which every start paid, mail or not. */
+  private transport: Promise<Transporter> | null = null;
   private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly config: Pick<Config, "smtpHost" | "smtpPort" | "smtpUser" | "smtpPassword" | "smtpFrom" | "smtpTls">,
     private readonly log: Logger,
-  ) {
-    this.transport = config.smtpHost
-      ? nodemailer.createTransport({
-          host: config.smtpHost,
-          port: config.smtpPort,
-          secure: config.smtpTls === "implicit",
-          requireTLS: config.smtpTls === "starttls",
-          ignoreTLS: config.smtpTls === "none",
-          ...(config.smtpUser ? { auth: { user: config.smtpUser, pass: config.smtpPassword ?? "" } } : {}),
-          connectionTimeout: 15_000,
-          greetingTimeout: 15_000,
-          socketTimeout: 30_000,
-        })
-      : null;
-  }
+  ) {}
 
   get configured(): boolean {
-    return this.transport !== null;
+    return Boolean(this.config.smtpHost);
+  }
+
+  private transporter(): Promise<Transporter> {
+    const config = this.config;
+    this.transport ??= import("nodemailer").then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        host: config.smtpHost!,
+        port: config.smtpPort,
+        secure: config.smtpTls === "implicit",
+        requireTLS: config.smtpTls === "starttls",
+        ignoreTLS: config.smtpTls === "none",
+        ...(config.smtpUser ? { auth: { user: config.smtpUser, pass: config.smtpPassword ?? "" } } : {}),
+        connectionTimeout: 15_000,
+        greetingTimeout: 15_000,
+        socketTimeout: 30_000,
+      }),
+    );
+    return this.transport;
   }
 
   /** Sends and waits (the CLI). Throws when the SMTP server refuses. */
   async send(mail: Mail): Promise<void> {
-    if (!this.transport) {
+    if (!this.configured) {
       this.log.warn("mail not sent: no SMTP server is configured (MEDIABOX_SMTP_HOST); pass the link on by hand", {
         kind: mail.kind, to: mail.to, subject: mail.subject, link: mail.link ?? null,
       });
       return;
     }
-    await this.transport.sendMail({ from: this.config.smtpFrom, to: mail.to, subject: mail.subject, text: mail.text });
+    await (await this.transporter()).sendMail({ from: this.config.smtpFrom, to: mail.to, subject: mail.subject, text: mail.text });
     this.log.info("mail sent", { kind: mail.kind, to: mail.to });
   }
 
@@ -70,6 +75,6 @@ export class Mailer {
   /** Waits for mails in flight (server stop). */
   async close(): Promise<void> {
     await Promise.allSettled([...this.pending]);
-    this.transport?.close();
+    if (this.transport) (await this.transport.catch(() => null))?.close();
   }
 }

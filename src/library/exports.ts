@@ -8,7 +8,6 @@
 import type { Database } from "bun:sqlite";
 import { stringify } from "csv-stringify/sync";
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from "docx";
-import ExcelJS from "exceljs";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
@@ -166,6 +165,8 @@ async function render(format: "csv" | "xlsx" | "docx", header: string[], body: C
     return new TextEncoder().encode("\ufeff" + stringify([header, ...body].map((r) => r.map(neutralizeFormula))));
   }
   if (format === "xlsx") {
+    // Loaded on first use: importing exceljs takes ~0.6 s, which every server start (and CLI command) paid.
+    const { default: ExcelJS } = await import("exceljs");
     const workbook = new ExcelJS.Workbook();
     const sheet = workbook.addWorksheet(sheetName);
     sheet.addRow(header).font = { bold: true };

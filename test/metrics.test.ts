@@ -7,6 +7,7 @@ import { afterEach, expect, test } from "bun:test";
 import { png } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { WorkerThread } from "../src/native/worker-thread.ts";
 
 const servers: TestServer[] = [];
 afterEach(async () => {
@@ -65,4 +66,15 @@ test("with MEDIABOX_METRICS_TOKEN, /metrics needs that bearer token", async () =
   const ok = await scrape(server, { authorization: "Bearer s3cret-metrics" });
   expect(ok.status).toBe(200);
   expect(ok.text).toContain("mediabox_http_request_duration_seconds");
+});
+
+test("a worker thread that cannot start is counted, so a degraded binary shows", async () => {
+  const server = await startTestServer();
+  servers.push(server);
+  const thread = new WorkerThread<string, string>("no/such-worker.ts", "a thread with no entry");
+  expect(await thread.ask("anything")).toBeInstanceOf(Error);
+  expect(thread.broken).toBe(true);
+  const { text } = await scrape(server);
+  expect(text).toContain("# TYPE mediabox_worker_thread_failures gauge");
+  expect(sample(text, /^mediabox_worker_thread_failures\{thread="a thread with no entry"\}/)).toBe(1);
 });

@@ -6,6 +6,18 @@
  */
 import { workerEntry } from "./packages.ts";
 
+/**
+ * Threads of the process that failed (died, or never started: a compiled binary missing a
+ * worker entry), by what they are. Callers fall back (the vector scan to the event loop, hashing
+ * to the request's thread), which keeps the appliance working but slower; GET /metrics shows it.
+ */
+const failures = new Map<string, number>();
+
+/** Failed threads by what they are, since the process started. */
+export function workerThreadFailures(): ReadonlyMap<string, number> {
+  return failures;
+}
+
 export class WorkerThread<Request, Reply> {
   private readonly worker: Worker;
   private readonly waiting = new Map<number, (reply: Reply | Error) => void>();
@@ -14,13 +26,19 @@ export class WorkerThread<Request, Reply> {
 
   /** `pathUnderSrc`: the worker's entry point, e.g. "vectors/scan-worker.ts" (see workerEntry). */
   constructor(pathUnderSrc: string, private readonly what: string) {
-    this.worker = new Worker(workerEntry(pathUnderSrc));
+    try {
+      this.worker = new Worker(workerEntry(pathUnderSrc));
+    } catch (err) {
+      failures.set(what, (failures.get(what) ?? 0) + 1);
+      throw err;
+    }
     (this.worker as Worker & { unref(): void }).unref(); // Bun's Worker has unref
     this.worker.onmessage = (event: MessageEvent<{ id: number; reply: Reply }>) => {
       this.waiting.get(event.data.id)?.(event.data.reply);
       this.waiting.delete(event.data.id);
     };
     this.worker.onerror = (event: ErrorEvent) => {
+      if (!this.failure) failures.set(this.what, (failures.get(this.what) ?? 0) + 1);
       this.failure = new Error(`${this.what} failed: ${event.message}`);
       for (const settle of this.waiting.values()) settle(this.failure);
       this.waiting.clear();

@@ -13,6 +13,7 @@ import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Clock } from "../clock.ts";
+import { workerThreadFailures } from "../native/worker-thread.ts";
 
 let processMetrics: Registry | null = null;
 
@@ -117,6 +118,16 @@ export class Metrics {
         for (const row of db.query<{ queue: string; oldest: number }, [number]>("SELECT queue, min(run_at) AS oldest FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(now)) {
           this.set({ queue: row.queue }, Math.max(0, (now - row.oldest) / 1000));
         }
+      },
+    });
+    new Gauge({
+      name: "mediabox_worker_thread_failures",
+      help: "Worker threads of the process that died or could not start since it started, by thread; their work then runs in a slower fallback",
+      labelNames: ["thread"] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const [thread, n] of workerThreadFailures()) this.set({ thread }, n);
       },
     });
     new Gauge({

@@ -93,8 +93,8 @@ export class UseSifEmbedder implements TextEmbedding {
   private readonly inflightPieces = new Map<number, Promise<void>>();
   /** Pieces waiting for the next model run, with their callers' promise. */
   private readonly queuedPieces = new Map<number, ReturnType<typeof Promise.withResolvers<void>>>();
-  /** The words that get a run of their own (the common-word list), read once. */
-  private listedWords: Promise<Set<string>> | null = null;
+  /** The words that get a run of their own (the common-word list, most common first), read once. */
+  private listed: Promise<ReadonlySet<string>> | null = null;
   /** prepareWords() runs waiting for the model to have nothing else to do. */
   private readonly preparing: { words: string[]; done: ReturnType<typeof Promise.withResolvers<void>> }[] = [];
   private running: Promise<void> | null = null;
@@ -238,11 +238,14 @@ export class UseSifEmbedder implements TextEmbedding {
     return this.common;
   }
 
-  /** The words that get a USE run of their own; any other word is composed from its pieces. */
-  private ownRunWords(): Promise<Set<string>> {
-    this.listedWords ??= commonWordsInTurns(Number.POSITIVE_INFINITY).then((list) => new Set(list));
-    this.listedWords.catch(() => (this.listedWords = null));
-    return this.listedWords;
+  /**
+   * The words that get a USE run of their own, most common first (what prepareWords() is given);
+   * any other word is composed from its pieces.
+   */
+  listedWords(): Promise<ReadonlySet<string>> {
+    this.listed ??= commonWordsInTurns(Number.POSITIVE_INFINITY).then((list) => new Set(list));
+    this.listed.catch(() => (this.listed = null));
+    return this.listed;
   }
 
   /**
@@ -253,7 +256,7 @@ export class UseSifEmbedder implements TextEmbedding {
    * document spent mostly on that fixed cost.
    */
   private async ensureWords(list: string[]): Promise<void> {
-    const listed = await this.ownRunWords();
+    const listed = await this.listedWords();
     const waits: Promise<void>[] = [];
     let missing: string[] = [];
     for (const word of new Set(list)) {
@@ -268,7 +271,7 @@ export class UseSifEmbedder implements TextEmbedding {
       if (listed.has(word)) {
         const done = Promise.withResolvers<void>();
         this.queued.set(word, done);
-        this.trackInflight(word, done.promise);
+        trackInflight(this.inflight, word, done.promise);
         waits.push(done.promise);
       } else {
         composing.set(word, this.tokenizerOf().encode(word));
@@ -277,18 +280,11 @@ export class UseSifEmbedder implements TextEmbedding {
     if (composing.size) {
       const pieces = this.ensurePieces([...composing.values()].flat());
       const composed = pieces.then(() => this.composeWords(composing));
-      for (const word of composing.keys()) this.trackInflight(word, composed);
+      for (const word of composing.keys()) trackInflight(this.inflight, word, composed);
       waits.push(composed);
     }
     this.pumpWords();
     await Promise.all(waits);
-  }
-
-  /** Marks `word` as being made until `made` settles; a caller sees a failure through its own wait. */
-  private trackInflight(word: string, made: Promise<void>): void {
-    const settled = made.finally(() => this.inflight.delete(word));
-    settled.catch(() => {});
-    this.inflight.set(word, settled.catch(() => undefined));
   }
 
   /** Resolves once every piece of `ids` has its vector, queueing those not run or running yet. */
@@ -304,9 +300,7 @@ export class UseSifEmbedder implements TextEmbedding {
       }
       const done = Promise.withResolvers<void>();
       this.queuedPieces.set(id, done);
-      const settled = done.promise.finally(() => this.inflightPieces.delete(id));
-      settled.catch(() => {});
-      this.inflightPieces.set(id, settled.catch(() => undefined));
+      trackInflight(this.inflightPieces, id, done.promise);
       waits.push(done.promise);
     }
     return Promise.all(waits);
@@ -433,6 +427,16 @@ export class UseSifEmbedder implements TextEmbedding {
     this.worker?.terminate();
     this.worker = null;
   }
+}
+
+/**
+ * Marks `key` in `inflight` as being made until `made` settles, with a promise that never rejects
+ * (a caller sees a failure through its own wait; one asking again later waits on a new run).
+ */
+function trackInflight<K>(inflight: Map<K, Promise<void>>, key: K, made: Promise<void>): void {
+  const settled = made.finally(() => inflight.delete(key));
+  settled.catch(() => {});
+  inflight.set(key, settled.catch(() => undefined));
 }
 
 /** Scales `vector` to unit length in place (the zero vector stays zero). */

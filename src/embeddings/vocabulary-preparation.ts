@@ -8,7 +8,6 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "../log.ts";
 import { errorMessage } from "../errors.ts";
-import { commonWords } from "./common-words.ts";
 import type { UseSifEmbedder } from "./use-sif-embedder.ts";
 
 /** The work starts this long after the server: start-up and the first requests go first. */
@@ -34,7 +33,8 @@ export class VocabularyPreparation {
     }
     const started = performance.now();
     try {
-      const list = commonWords(limit);
+      // The embedder's own list (read once, a file per turn), not a second read of the files.
+      const list = [...(await embedder.listedWords())].slice(0, limit);
       const prepared = await embedder.prepareWords(list, { signal: this.abort.signal, onProgress: (left) => (this.pendingWords = left) });
       if (prepared > 0 && !this.abort.signal.aborted) {
         log.info("prepared the built-in text model's common words", { words: prepared, seconds: Math.round((performance.now() - started) / 100) / 10 });

@@ -13,6 +13,10 @@ import { workerEntry } from "./packages.ts";
  */
 const failures = new Map<string, number>();
 
+function countFailure(what: string): void {
+  failures.set(what, (failures.get(what) ?? 0) + 1);
+}
+
 /** Failed threads by what they are, since the process started. */
 export function workerThreadFailures(): ReadonlyMap<string, number> {
   return failures;
@@ -29,7 +33,7 @@ export class WorkerThread<Request, Reply> {
     try {
       this.worker = new Worker(workerEntry(pathUnderSrc));
     } catch (err) {
-      failures.set(what, (failures.get(what) ?? 0) + 1);
+      countFailure(what);
       throw err;
     }
     (this.worker as Worker & { unref(): void }).unref(); // Bun's Worker has unref
@@ -38,7 +42,7 @@ export class WorkerThread<Request, Reply> {
       this.waiting.delete(event.data.id);
     };
     this.worker.onerror = (event: ErrorEvent) => {
-      if (!this.failure) failures.set(this.what, (failures.get(this.what) ?? 0) + 1);
+      if (!this.failure) countFailure(this.what);
       this.failure = new Error(`${this.what} failed: ${event.message}`);
       for (const settle of this.waiting.values()) settle(this.failure);
       this.waiting.clear();

@@ -84,7 +84,8 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const safetyNet = new SafetyNet(log).install();
   const db = openDatabase(dataDir.database);
   clearScratch(dataDir);
-  const jobs = new JobRunner(db, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
+  const writes = new GroupCommit(db);
+  const jobs = new JobRunner(db, writes, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
   for (const queue of options.queues ?? []) jobs.register(queue);
   const metrics = new Metrics(db, clock, dataDir.database);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
@@ -98,7 +99,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
     check: models.require,
   });
   const ctx: AppContext = {
-    config, dataDir, db, writes: new GroupCommit(db), files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
+    config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
     images: new ImageAnalyzers(config, models.require),
     ocr,

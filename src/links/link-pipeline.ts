@@ -221,7 +221,7 @@ export async function runLinkPipeline(ctx: AppContext, job: JobContext<FileJobPa
     page: null, meta: null, readable: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },
   };
   await runStages(work, LINK_STAGES);
-  job.transaction(() => ctx.files.crawled(file.id));
+  await job.write(() => ctx.files.crawled(file.id));
   const page = work.page!;
   return {
     summary: {

@@ -55,11 +55,11 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
     async handle(file, job) {
       const pipeline = pipelines.for(file.media_type);
       if (!pipeline) {
-        job.transaction(() => ctx.files.processingEnded(file.id, "stored", null));
+        await job.write(() => ctx.files.processingEnded(file.id, "stored", null));
         return [{ file_id: file.id, processing_status: "stored" }];
       }
       const report = await perType.run(file.media_type, async (): Promise<PipelineReport> => {
-        job.transaction(() => ctx.files.processingStarted(file.id, job.attempt));
+        await job.write(() => ctx.files.processingStarted(file.id, job.attempt));
         try {
           return await pipeline.run(ctx, job, file);
         } catch (err) {
@@ -68,7 +68,7 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
           throw err;
         }
       });
-      job.transaction(() => ctx.files.processingEnded(file.id, "completed", report.warnings));
+      await job.write(() => ctx.files.processingEnded(file.id, "completed", report.warnings));
       return [{ ...report.summary, file_id: file.id, processing_status: "completed" }];
     },
   });

@@ -134,6 +134,28 @@ describe("the built-in model's word vectors in the database", () => {
     await second.close();
     db.close();
   });
+
+  test("pieces run to compose words are stored: another instance composes the words again from them with no model run", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mediabox-piece-vectors-"));
+    dirs.push(dir);
+    const db = openDatabase(path.join(dir, "mediabox.db"));
+    const text = "hypersonic inviscid";
+    const first = new UseSifEmbedder(db);
+    const [before] = await first.embed([text]);
+    expect(first.wordsComposed).toBe(2);
+    await first.close();
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM text_piece_vectors").get()!.n).toBeGreaterThan(0);
+    // Forget the composed words themselves: only their pieces are stored now.
+    db.run("DELETE FROM text_word_vectors");
+
+    const second = new UseSifEmbedder(db);
+    const [after] = await second.embed([text]);
+    expect(second.wordsComposed).toBe(2);
+    expect(second.wordRuns).toBe(0);
+    expect(Array.from(after!)).toEqual(Array.from(before!));
+    await second.close();
+    db.close();
+  });
 });
 
 describe("the built-in model's runs", () => {
@@ -229,9 +251,32 @@ describe("preparing common words ahead of need", () => {
     db.close();
   });
 
+  test("every piece is prepared once; then no word outside the list needs a model run", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mediabox-pieces-"));
+    dirs.push(dir);
+    const db = openDatabase(path.join(dir, "mediabox.db"));
+    const prep = new UseSifEmbedder(db);
+    const remaining: number[] = [];
+    const pieces = readUseVocabulary().length;
+    expect(await prep.preparePieces({ onProgress: (left) => remaining.push(left) })).toBe(pieces);
+    expect([remaining[0], remaining.at(-1)]).toEqual([pieces, 0]);
+    expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM text_piece_vectors").get()!.n).toBe(pieces);
+    expect(await prep.preparePieces()).toBe(0);
+    await prep.close();
+
+    const later = new UseSifEmbedder(db);
+    const [vector] = await later.embed(["zqxylophonic krrbtwq hydroelastically"]);
+    expect(later.wordsComposed).toBe(3);
+    expect(later.wordRuns).toBe(0);
+    expect(vector!.some((v) => v !== 0)).toBe(true);
+    await later.close();
+    db.close();
+  });
+
   test("without a database there is nothing to prepare into", async () => {
     const memoryOnly = new UseSifEmbedder();
     expect(await memoryOnly.prepareWords(["water", "house"])).toBe(0);
+    expect(await memoryOnly.preparePieces()).toBe(0);
     expect(memoryOnly.wordsPrepared).toBe(0);
   });
 });

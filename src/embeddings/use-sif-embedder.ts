@@ -21,17 +21,19 @@
  *   improbable, so SIF weighs it heavily, while its vector says little (measured on Cranfield:
  *   vector-only nDCG@10 0.243 with them, 0.245 without).
  * - Only the words of the common-word list (common-words.ts, ~63,000) get a USE run of their own.
- *   Any other word (a name, a term of art, a misspelling) is the mean of its pieces' vectors, each
- *   piece run once per process: measured on Cranfield, whose ~7,400 distinct words include ~1,800
- *   outside the list, that loses nothing (vector-only nDCG@10 0.2424 composed against 0.2426
- *   run), and costs 1,263 one-piece inputs (~0.9 s of model time) instead of 1,805 words
- *   (~9 s while indexing). Composing every word, common ones too, lost 11 % (see README). A word's
- *   vector, either way, is stored and never made again, so queries meet the vectors their chunks
- *   were embedded with.
- * - prepareWords() runs a list of common words through USE ahead of need, one small run at a time
- *   and only while no text waits for the model, into the database: a new library's documents
- *   then find most of their words there (the cold cost, ~2 ms a word, is what bounded bulk
- *   indexing of a fresh install).
+ *   Any other word (a name, a term of art, a misspelling) is the mean of its pieces' vectors:
+ *   measured on Cranfield, whose ~7,400 distinct words include ~1,800 outside the list, that
+ *   loses nothing (vector-only nDCG@10 0.2424 composed against 0.2426 run) and saves 1,805 word
+ *   runs (~9 s while indexing). Composing every word, common ones too, lost 11 % (see README). A
+ *   word's vector, either way, is stored and never made again, so queries meet the vectors their
+ *   chunks were embedded with.
+ * - Each of USE's 8,000 pieces is run once per library and stored (text_piece_vectors, int8 like
+ *   the words): run as texts needed them, those runs came a handful of pieces at a time at ~25 ms
+ *   a run whatever its size, ~5 s of the model thread in a bulk import of 1,400 notes.
+ * - preparePieces() and prepareWords() run all pieces, then a list of common words, through USE
+ *   ahead of need, one run at a time and only while no text waits for the model, into the
+ *   database: a new library's documents then find their words' vectors, or their pieces', there
+ *   (the cold cost, ~2 ms a word, is what bounded bulk indexing of a fresh install).
  */
 import type { Database } from "bun:sqlite";
 import { errorMessage } from "../errors.ts";
@@ -60,10 +62,13 @@ const CACHE_WORDS = 100_000;
 /** Words a run of prepareWords() takes: ~0.5 s of model time, the longest a text then waits for it. */
 const PREPARE_BATCH = 256;
 
-interface WordVector {
-  /** int8 components; the real value is q * scale. */
+/** A vector as stored: int8 components; the real value is q * scale. */
+interface Quantized {
   q: Int8Array;
   scale: number;
+}
+
+interface WordVector extends Quantized {
   weight: number;
 }
 
@@ -87,8 +92,8 @@ export class UseSifEmbedder implements TextEmbedding {
   private readonly inflight = new Map<string, Promise<void>>();
   /** Words waiting for the next model run, with their callers' promise. */
   private readonly queued = new Map<string, ReturnType<typeof Promise.withResolvers<void>>>();
-  /** USE's vector of each vocabulary piece run so far (by piece id), for composing words. */
-  private readonly pieceVectors = new Map<number, Float32Array>();
+  /** USE's vector of each vocabulary piece run or read so far (by piece id), for composing words (at most 4 MB). */
+  private readonly pieceVectors = new Map<number, Quantized>();
   /** Pieces being run or queued, settled (never rejecting) when their run ends. */
   private readonly inflightPieces = new Map<number, Promise<void>>();
   /** Pieces waiting for the next model run, with their callers' promise. */
@@ -96,7 +101,7 @@ export class UseSifEmbedder implements TextEmbedding {
   /** The words that get a run of their own (the common-word list, most common first), read once. */
   private listed: Promise<ReadonlySet<string>> | null = null;
   /** prepareWords() runs waiting for the model to have nothing else to do. */
-  private readonly preparing: { words: string[]; done: ReturnType<typeof Promise.withResolvers<void>> }[] = [];
+  private readonly preparing: { words: string[]; pieces: number[]; done: ReturnType<typeof Promise.withResolvers<void>> }[] = [];
   private running: Promise<void> | null = null;
   private common: Promise<Float32Array> | null = null;
   private loadError: string | null = null;
@@ -129,6 +134,32 @@ export class UseSifEmbedder implements TextEmbedding {
     })();
   }
 
+  /** Stored vectors of those of `ids` the database holds, into memory; returns the rest. */
+  private piecesFromDatabase(ids: number[]): number[] {
+    if (!this.db || !ids.length) return ids;
+    const rows = this.db
+      .query<{ piece: number; scale: number; q: Uint8Array }, [string, string]>(
+        "SELECT piece, scale, q FROM text_piece_vectors WHERE model = ? AND piece IN (SELECT value FROM json_each(?))",
+      )
+      .all(BUILTIN_TEXT_MODEL, JSON.stringify(ids));
+    for (const row of rows) {
+      const q = new Int8Array(row.q.buffer.slice(row.q.byteOffset, row.q.byteOffset + row.q.byteLength));
+      if (q.length === USE_DIMENSION) this.pieceVectors.set(row.piece, { q, scale: row.scale });
+    }
+    return ids.filter((id) => !this.pieceVectors.has(id));
+  }
+
+  private piecesToDatabase(ids: number[]): void {
+    if (!this.db || !ids.length) return;
+    const insert = this.db.query("INSERT OR IGNORE INTO text_piece_vectors (model, piece, scale, q) VALUES (?, ?, ?, ?)");
+    this.db.transaction(() => {
+      for (const id of ids) {
+        const piece = this.pieceVectors.get(id)!;
+        insert.run(BUILTIN_TEXT_MODEL, id, piece.scale, new Uint8Array(piece.q.buffer, piece.q.byteOffset, piece.q.byteLength));
+      }
+    })();
+  }
+
   /**
    * Those of `list` the database holds no vector for, in their order. Read a page of stored words
    * at a time with a turn of the event loop between pages: all ~65,000 at once held it ~100 ms.
@@ -150,6 +181,40 @@ export class UseSifEmbedder implements TextEmbedding {
   }
 
   /**
+   * Runs every piece of USE's vocabulary the database lacks through the model, PREPARE_BATCH at a
+   * time, each run waiting until no text's words wait, and stores their
+   * vectors; afterwards no word needs a model run but those of the common-word list. Nothing to
+   * do without a database. Resolves with the number of pieces run; stops early once `signal`
+   * aborts, and rejects if the model fails.
+   */
+  async preparePieces(options: { signal?: AbortSignal; onProgress?: (remaining: number) => void } = {}): Promise<number> {
+    if (!this.db) return 0;
+    this.tokenizerOf();
+    const count = this.vocabulary!.length;
+    const stored = new Set(
+      this.db.query<{ piece: number }, [string]>("SELECT piece FROM text_piece_vectors WHERE model = ?").all(BUILTIN_TEXT_MODEL).map((r) => r.piece),
+    );
+    const todo = Array.from({ length: count }, (_, id) => id).filter((id) => !stored.has(id));
+    options.onProgress?.(todo.length);
+    let prepared = 0;
+    for (let i = 0; i < todo.length && !options.signal?.aborted; i += PREPARE_BATCH) {
+      const pieces = todo.slice(i, i + PREPARE_BATCH);
+      const done = Promise.withResolvers<void>();
+      this.preparing.push({ words: [], pieces, done });
+      this.pumpWords();
+      try {
+        await done.promise;
+      } catch (err) {
+        if (options.signal?.aborted) break;
+        throw err;
+      }
+      prepared += pieces.length;
+      options.onProgress?.(todo.length - i - pieces.length);
+    }
+    return prepared;
+  }
+
+  /**
    * Runs the words of `list` the database lacks through the model, PREPARE_BATCH at a time, each
    * run waiting until no text's words wait, and stores their vectors (not kept in memory: a
    * document that uses them reads them back). Nothing to do without a database. `onProgress`
@@ -164,7 +229,7 @@ export class UseSifEmbedder implements TextEmbedding {
     for (let i = 0; i < todo.length && !options.signal?.aborted; i += PREPARE_BATCH) {
       const words = todo.slice(i, i + PREPARE_BATCH);
       const done = Promise.withResolvers<void>();
-      this.preparing.push({ words, done });
+      this.preparing.push({ words, pieces: [], done });
       this.pumpWords();
       try {
         await done.promise;
@@ -218,20 +283,25 @@ export class UseSifEmbedder implements TextEmbedding {
     return reply.vectors;
   }
 
-  /** Mean vector of the most probable whole-word pieces (computed once per process, ~1 s). */
+  /**
+   * Mean vector of the most probable whole-word pieces, once per process: from the stored pieces,
+   * else a run of those missing (~1 s), stored like any piece. Runs the model itself rather than
+   * through the queue: the queue's runs wait for it.
+   */
   private commonComponent(): Promise<Float32Array> {
     this.common ??= (async () => {
       this.tokenizerOf();
-      const ids: number[][] = [];
+      const ids: number[] = [];
       this.vocabulary!.forEach(([piece], id) => {
-        if (ids.length < COMMON_WORDS && piece.startsWith(WORD_START) && /^\p{L}{2,}$/u.test(piece.slice(1))) ids.push([id]);
+        if (ids.length < COMMON_WORDS && piece.startsWith(WORD_START) && /^\p{L}{2,}$/u.test(piece.slice(1))) ids.push(id);
       });
-      const mean = new Float32Array(USE_DIMENSION);
-      for (let i = 0; i < ids.length; i += WORD_BATCH) {
-        const batch = ids.slice(i, i + WORD_BATCH);
-        const vectors = await this.runUse(batch);
-        for (let k = 0; k < vectors.length; k++) mean[k % USE_DIMENSION]! += vectors[k]! / ids.length;
+      const missing = this.piecesFromDatabase(ids.filter((id) => !this.pieceVectors.has(id)));
+      for (let i = 0; i < missing.length; i += WORD_BATCH) {
+        const batch = missing.slice(i, i + WORD_BATCH);
+        this.keepPieces(batch, await this.runUse(batch.map((id) => [id])));
       }
+      const mean = new Float32Array(USE_DIMENSION);
+      for (const id of ids) addTo(mean, this.pieceVectors.get(id)!, 1 / ids.length);
       return mean;
     })();
     this.common.catch(() => (this.common = null));
@@ -290,14 +360,15 @@ export class UseSifEmbedder implements TextEmbedding {
   /** Resolves once every piece of `ids` has its vector, queueing those not run or running yet. */
   private ensurePieces(ids: number[]): Promise<unknown> {
     const waits: Promise<void>[] = [];
+    const missing: number[] = [];
     for (const id of new Set(ids)) {
       if (this.pieceVectors.has(id)) continue;
       const pending = this.inflightPieces.get(id);
-      if (pending) {
-        // Settles without rejecting: a failed run leaves the vector missing, which composeWords reports.
-        waits.push(pending);
-        continue;
-      }
+      // Settles without rejecting: a failed run leaves the vector missing, which composeWords reports.
+      if (pending) waits.push(pending);
+      else missing.push(id);
+    }
+    for (const id of this.piecesFromDatabase(missing)) {
       const done = Promise.withResolvers<void>();
       this.queuedPieces.set(id, done);
       trackInflight(this.inflightPieces, id, done.promise);
@@ -315,7 +386,7 @@ export class UseSifEmbedder implements TextEmbedding {
       for (const id of ids) {
         const piece = this.pieceVectors.get(id);
         if (!piece) throw new Error(`the vector of piece ${id} of "${word}" is missing`);
-        for (let k = 0; k < USE_DIMENSION; k++) sum[k]! += piece[k]!;
+        addTo(sum, piece, 1);
       }
       normalize(sum);
       const entry = wordVector(sum, mean, this.sifWeight(ids));
@@ -352,7 +423,7 @@ export class UseSifEmbedder implements TextEmbedding {
     } else {
       const next = this.preparing.shift();
       if (!next) return;
-      this.running = this.computeWords(next.words, false).then(next.done.resolve, next.done.reject);
+      this.running = this.computeWords(next.words, false, next.pieces).then(next.done.resolve, next.done.reject);
     }
     void this.running.finally(() => {
       this.running = null;
@@ -361,8 +432,8 @@ export class UseSifEmbedder implements TextEmbedding {
   }
 
   /**
-   * Runs `words` (and the single pieces `pieceIds`, kept in memory for composing) through the model
-   * in one run and stores the words' vectors (caching them in memory too if `keep`).
+   * Runs `words` and the single pieces `pieceIds` through the model in one run and stores their
+   * vectors (pieces are kept in memory for composing too; words if `keep`).
    */
   private async computeWords(words: string[], keep: boolean, pieceIds: number[] = []): Promise<void> {
     const mean = await this.commonComponent();
@@ -370,7 +441,7 @@ export class UseSifEmbedder implements TextEmbedding {
     const pieces = words.map((w) => tokenizer.encode(w));
     if (keep) this.wordRuns += 1;
     const vectors = await this.runUse([...pieceIds.map((id) => [id]), ...pieces]);
-    pieceIds.forEach((id, b) => this.pieceVectors.set(id, vectors.slice(b * USE_DIMENSION, (b + 1) * USE_DIMENSION)));
+    this.keepPieces(pieceIds, vectors);
     const offset = pieceIds.length;
     const entries = new Map<string, WordVector>();
     words.forEach((word, i) => {
@@ -382,6 +453,12 @@ export class UseSifEmbedder implements TextEmbedding {
     if (keep) this.wordsComputed += words.length;
     else this.wordsPrepared += words.length;
     this.toDatabase(entries);
+  }
+
+  /** The first pieceIds.length vectors of a run, one per piece: into memory and the database. */
+  private keepPieces(pieceIds: number[], vectors: Float32Array): void {
+    pieceIds.forEach((id, b) => this.pieceVectors.set(id, quantize(vectors.subarray(b * USE_DIMENSION, (b + 1) * USE_DIMENSION))));
+    this.piecesToDatabase(pieceIds);
   }
 
   private cacheEntry(word: string, entry: WordVector): void {
@@ -447,12 +524,25 @@ function normalize(vector: Float32Array): void {
   if (norm > 0) for (let k = 0; k < vector.length; k++) vector[k]! /= norm;
 }
 
-/** `vector` less the common component, quantized to int8 with its scale, and its SIF weight. */
-function wordVector(vector: Float32Array, mean: Float32Array, weight: number): WordVector {
+/** `vector` as int8 components with their scale. */
+function quantize(vector: Float32Array): Quantized {
   let max = 0;
-  for (let k = 0; k < USE_DIMENSION; k++) max = Math.max(max, Math.abs(vector[k]! - mean[k]!));
+  for (let k = 0; k < USE_DIMENSION; k++) max = Math.max(max, Math.abs(vector[k]!));
   const scale = max / 127 || 1;
   const q = new Int8Array(USE_DIMENSION);
-  for (let k = 0; k < USE_DIMENSION; k++) q[k] = Math.round((vector[k]! - mean[k]!) / scale);
-  return { q, scale, weight };
+  for (let k = 0; k < USE_DIMENSION; k++) q[k] = Math.round(vector[k]! / scale);
+  return { q, scale };
+}
+
+/** `vector` less the common component, quantized to int8 with its scale, and its SIF weight. */
+function wordVector(vector: Float32Array, mean: Float32Array, weight: number): WordVector {
+  const centered = new Float32Array(USE_DIMENSION);
+  for (let k = 0; k < USE_DIMENSION; k++) centered[k] = vector[k]! - mean[k]!;
+  return { ...quantize(centered), weight };
+}
+
+/** Adds `factor` times a quantized vector to `sum`, in place. */
+function addTo(sum: Float32Array, vector: Quantized, factor: number): void {
+  const f = vector.scale * factor;
+  for (let k = 0; k < USE_DIMENSION; k++) sum[k]! += f * vector.q[k]!;
 }

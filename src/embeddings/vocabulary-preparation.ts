@@ -1,7 +1,8 @@
 /**
- * Preparing the built-in text model's common-word vocabulary in the background after start
+ * Preparing the built-in text model's vocabulary in the background after start: every piece of
+ * USE's vocabulary (~8,000, from which other words are composed), then the common-word list
  * (MEDIABOX_TEXT_VOCABULARY_WORDS words, most common first), so a fresh install's first bulk
- * import finds most words' vectors stored instead of paying ~2 ms of model time for each. The
+ * import finds its words' vectors, or their pieces', stored instead of paying model time. The
  * work is done once per data directory (a restart only checks which words are stored) and gives
  * way to every text waiting for the model (UseSifEmbedder.prepareWords).
  */
@@ -14,7 +15,10 @@ import type { UseSifEmbedder } from "./use-sif-embedder.ts";
 const START_AFTER_MS = 5_000;
 
 export class VocabularyPreparation {
-  /** Words of the list not stored yet, as last counted (the setting's figure until the list is counted; 0 when done, off or failed). */
+  /**
+   * Words of the list not stored yet, as last counted (the setting's figure until the list is
+   * counted, which happens once the pieces are done; 0 when done, off or failed).
+   */
   pendingWords: number;
   private readonly abort = new AbortController();
   readonly finished: Promise<void>;
@@ -33,11 +37,12 @@ export class VocabularyPreparation {
     }
     const started = performance.now();
     try {
+      const pieces = await embedder.preparePieces({ signal: this.abort.signal });
       // The embedder's own list (read once, a file per turn), not a second read of the files.
       const list = [...(await embedder.listedWords())].slice(0, limit);
-      const prepared = await embedder.prepareWords(list, { signal: this.abort.signal, onProgress: (left) => (this.pendingWords = left) });
-      if (prepared > 0 && !this.abort.signal.aborted) {
-        log.info("prepared the built-in text model's common words", { words: prepared, seconds: Math.round((performance.now() - started) / 100) / 10 });
+      const prepared = this.abort.signal.aborted ? 0 : await embedder.prepareWords(list, { signal: this.abort.signal, onProgress: (left) => (this.pendingWords = left) });
+      if (pieces + prepared > 0 && !this.abort.signal.aborted) {
+        log.info("prepared the built-in text model's vocabulary", { pieces, words: prepared, seconds: Math.round((performance.now() - started) / 100) / 10 });
       }
     } catch (err) {
       this.pendingWords = 0;

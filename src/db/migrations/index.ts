@@ -18,6 +18,7 @@ import cloudStorage from "./013_cloud_storage.ts";
 import jobListing from "./014_job_listing.ts";
 import pageImages from "./015_page_images.ts";
 import processingStatusListing from "./016_processing_status_listing.ts";
+import textPieceVectors from "./017_text_piece_vectors.ts";
 
 export interface Migration {
   version: number;
@@ -42,4 +43,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 14, name: "job_listing", sql: jobListing },
   { version: 15, name: "page_images", sql: pageImages },
   { version: 16, name: "processing_status_listing", sql: processingStatusListing },
+  { version: 17, name: "text_piece_vectors", sql: textPieceVectors },
 ];

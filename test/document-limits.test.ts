@@ -14,7 +14,7 @@ import { DocumentReader } from "../src/documents/document-reader.ts";
 import { residentBytes } from "../src/documents/process-memory.ts";
 import { DocumentReadError } from "../src/documents/types.ts";
 import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
-import { reportDocx, scannedPdf } from "./support/documents.ts";
+import { reportDocx, reportPdf, sampleMd, scannedPdf } from "./support/documents.ts";
 import { waitFor, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -230,6 +230,28 @@ describe("small plain text on the reading thread", () => {
       const large = "A line of a long plain text file.\n".repeat(10_000); // ~340 KB
       expect((await reader.read(new TextEncoder().encode(large), "txt")).document.page_count).toBe(1);
       expect(reader.pid).not.toBeNull();
+    } finally {
+      await reader.close();
+    }
+  }, TIMEOUT);
+
+  test("a summary is drafted where the text is read (the thread, or the process for a PDF), and only when asked", async () => {
+    const reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
+    try {
+      const note = new TextEncoder().encode(sampleMd());
+      const plain = await reader.read(note, "md");
+      expect(plain.summary).toBeNull();
+      const onThread = await reader.read(note, "md", { summarize: true });
+      expect(reader.pid).toBeNull();
+      const draft = onThread.summary as { text: string; keyphrases: string[] };
+      expect(onThread.document.text.replace(/\s+/g, " ")).toContain(draft.text.split(/(?<=[.!?])\s+/)[0]!.replace(/\s+/g, " "));
+      expect(draft.keyphrases.length).toBeGreaterThan(0);
+
+      const pdf = await reader.read(await reportPdf(), "pdf", { summarize: true });
+      expect(reader.pid).not.toBeNull();
+      const fromChild = pdf.summary as { text: string; keyphrases: string[] };
+      expect(fromChild.keyphrases.length).toBeGreaterThan(0);
+      expect(pdf.document.text.replace(/\s+/g, " ")).toContain(fromChild.text.split(/(?<=[.!?])\s+/)[0]!.replace(/\s+/g, " "));
     } finally {
       await reader.close();
     }

@@ -14,6 +14,7 @@
  * child's round trip (a scratch file, IPC, a process at low priority that waits behind every
  * busy thread) was ~20 ms of a 1 KB note's ~25 ms of processing in a bulk import.
  */
+import type { SummaryDraft } from "../text/summary.ts";
 import { mkdirSync, rmSync } from "node:fs";
 import { setPriority, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -65,6 +66,8 @@ export interface ReadOptions {
   onPage?: (done: number, total: number) => void;
   /** Also cut the document into chunks, in the child. */
   chunking?: ChunkingRequest;
+  /** Also draft its summary and keyphrases (text/summary.ts), where it is read. */
+  summarize?: boolean;
 }
 
 export interface ReadResult {
@@ -73,6 +76,8 @@ export interface ReadResult {
   chunks: Chunk[] | null;
   /** False when chunk sizes were estimated rather than counted by the model's tokenizer. */
   exactTokens: boolean;
+  /** Null unless a summary was asked for and the document has text. */
+  summary: SummaryDraft | null;
 }
 
 /** What the watchdog saw of one read (for logs, tests and the bombs benchmark). */
@@ -171,11 +176,11 @@ export class DocumentReader {
     if (this.closed) throw new Error("the document reader is shut down");
     if (options.signal?.aborted) throw new Error("extraction interrupted");
     if (!this.textThread || this.textThread.broken) this.textThread = new WorkerThread<TextReadRequest, TextReadReply>("documents/text-read-worker.ts", "the text reading thread");
-    const reply = await this.textThread.ask({ bytes, type, maxTokens: options.chunking?.maxTokens ?? null });
+    const reply = await this.textThread.ask({ bytes, type, maxTokens: options.chunking?.maxTokens ?? null, summarize: options.summarize ?? false });
     if (reply instanceof Error) throw reply;
     if ("error" in reply) throw reply.permanent ? new DocumentReadError(reply.error) : new Error(reply.error);
     options.onPage?.(reply.doc.page_count, reply.doc.page_count);
-    return { document: reply.doc, chunks: reply.chunks, exactTokens: false };
+    return { document: reply.doc, chunks: reply.chunks, exactTokens: false, summary: reply.summary };
   }
 
   /**
@@ -365,7 +370,7 @@ export class DocumentReader {
               });
             break;
           case "done":
-            settle(() => resolve({ document: message.doc, chunks: message.chunks, exactTokens: message.exactTokens }));
+            settle(() => resolve({ document: message.doc, chunks: message.chunks, exactTokens: message.exactTokens, summary: message.summary }));
             break;
           case "rendered":
             settle(() => resolve({ webp: message.webp, width: message.width, height: message.height }));
@@ -383,7 +388,7 @@ export class DocumentReader {
       this.send(
         child,
         request.kind === "read"
-          ? { type: "read", id: task.id, path, documentType: request.type, chunking: request.options.chunking ?? null }
+          ? { type: "read", id: task.id, path, documentType: request.type, chunking: request.options.chunking ?? null, summarize: request.options.summarize ?? false }
           : { type: "render", id: task.id, path, page: request.page, width: request.width },
       );
     });

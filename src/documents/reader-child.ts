@@ -10,6 +10,7 @@
  */
 import { errorMessage } from "../errors.ts";
 import { approximateTokens, chunkDocument } from "./chunking.ts";
+import { draftSummary } from "../text/summary.ts";
 import { readDocument, type OcrLike } from "./read-document.ts";
 import { renderPdfPage } from "./render-page.ts";
 import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
@@ -86,7 +87,8 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
     // The reader's garbage (mammoth's XML trees, pdf.js's pages) goes before chunking adds its own.
     if (message.chunking && collect) Bun.gc(true);
     const chunked = message.chunking ? await chunk(doc, message.chunking) : null;
-    send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false });
+    const summary = message.summarize && doc.text.trim() ? draftSummary(doc.text) : null;
+    send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false, summary });
   } catch (err) {
     send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentReadError });
   } finally {

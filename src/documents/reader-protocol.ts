@@ -8,6 +8,7 @@
 import type { OcrLike } from "./read-document.ts";
 import type { Chunk, DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
+import type { SummaryDraft } from "../text/summary.ts";
 
 /** The hidden `mediabox` command that runs the reader (src/main.ts dispatches it). */
 export const DOCUMENT_READER_COMMAND = "__document-reader";
@@ -29,7 +30,7 @@ export interface ChunkingRequest {
 }
 
 export type ToReader =
-  | { type: "read"; id: number; path: string; documentType: DocumentType; chunking: ChunkingRequest | null }
+  | { type: "read"; id: number; path: string; documentType: DocumentType; chunking: ChunkingRequest | null; summarize: boolean }
   /** Draw one page of the PDF at `path` `width` pixels wide (null: the default size), as WebP (render-page.ts). */
   | { type: "render"; id: number; path: string; page: number; width: number | null }
   | { type: "ocr-result"; id: number; ocrId: number; result?: OcrAnswer; error?: string };
@@ -40,8 +41,8 @@ export type FromReader =
   | { type: "reading"; id: number }
   | { type: "page"; id: number; done: number; total: number }
   | { type: "ocr"; id: number; ocrId: number; png: Uint8Array }
-  /** `chunks` when chunking was asked for; `exactTokens` false when sizes were estimated. */
-  | { type: "done"; id: number; doc: DocumentContent; chunks: Chunk[] | null; exactTokens: boolean }
+  /** `chunks` when chunking was asked for; `exactTokens` false when sizes were estimated; `summary` when asked for and there is text. */
+  | { type: "done"; id: number; doc: DocumentContent; chunks: Chunk[] | null; exactTokens: boolean; summary: SummaryDraft | null }
   /** A render's answer. */
   | { type: "rendered"; id: number; webp: Uint8Array; width: number; height: number }
   /** `permanent`: the file itself cannot be read (a DocumentReadError), so retrying is useless. */

@@ -2,8 +2,9 @@
  * Machine-made document descriptions without a language model: an extractive summary (the
  * document's most central sentences, in their original order) and keyphrases (RAKE: runs of
  * content words between stop words and punctuation, scored by how connected their words are).
- * Plain functions over the extracted text; the document pipeline decides where to store them
- * (upload_description, suggested tags), labelled as machine-made.
+ * Plain functions over the extracted text. They run where the text is read (the document reader's
+ * thread or process: tens of milliseconds for a long document); the document pipeline decides
+ * where to store them (upload_description, suggested tags), labelled as machine-made.
  */
 import { STOP_WORDS, words } from "./stop-words.ts";
 
@@ -152,4 +153,22 @@ export function keyphrases(text: string, options: KeyphraseOptions = {}): string
     out.push(phrase);
   }
   return out;
+}
+
+/** A document's machine-made summary (null when no sentence qualifies) and suggested tags. */
+export interface Summary {
+  text: string | null;
+  keyphrases: string[];
+}
+
+/** A summary, or why it could not be drafted. */
+export type SummaryDraft = Summary | { error: string };
+
+/** The summary and up to five keyphrases of `text`; a failure is returned, not thrown (it costs only the summary). */
+export function draftSummary(text: string): SummaryDraft {
+  try {
+    return { text: extractiveSummary(text), keyphrases: keyphrases(text, { max: 5 }) };
+  } catch (err) {
+    return { error: `the summary could not be drafted: ${err instanceof Error ? err.message : String(err)}` };
+  }
 }

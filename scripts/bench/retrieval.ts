@@ -13,8 +13,12 @@
  * p50/p95, and /healthz p50/p99 measured every 20 ms while indexing ran.
  * MEDIABOX_BENCH_REUSE=<data dir> (one kept by MEDIABOX_BENCH_KEEP=1) skips the upload and
  * indexing and only runs the queries, for iterating on ranking; MEDIABOX_BENCH_QUERIES=n runs the
- * first n judged queries only. MEDIABOX_BENCH_WORDS_FROM=<data dir> starts from the common words' and pieces' vectors
- * an earlier run's server stored instead of preparing them again. Report figures of full runs.
+ * first n judged queries only. MEDIABOX_BENCH_WORDS_FROM=<data dir> starts from the common words'
+ * and pieces' vectors an earlier run's server stored instead of preparing them again.
+ * MEDIABOX_BENCH_REPEATS=n indexes the collection n more times after the first run (no queries),
+ * each on a fresh data directory given the first run's prepared words, and prints the median
+ * indexing figures of all runs: back-to-back runs of the same code differ by up to 20 %. Report
+ * figures of full runs.
  * Targets: hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 200 chunks/s,
  * /healthz p99 < 50 ms. These are figures, not a test: the script exits 0 either way (2 when the
  * collection is absent).
@@ -73,11 +77,24 @@ async function main(): Promise<void> {
   }
   const { docs, queries, qrels } = load();
   const reuse = process.env.MEDIABOX_BENCH_REUSE;
-  if (reuse) return measure(resolve(reuse), docs, queries, qrels, true);
+  if (reuse) return void (await measure(resolve(reuse), docs, queries, qrels, { reused: true }));
   const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-retrieval-"));
   const dataDir = join(root, "data");
   try {
-    await measure(dataDir, docs, queries, qrels);
+    const runs = [await measure(dataDir, docs, queries, qrels, { wordsFrom: process.env.MEDIABOX_BENCH_WORDS_FROM })];
+    const repeats = Number(process.env.MEDIABOX_BENCH_REPEATS) || 0;
+    for (let i = 1; i <= repeats; i++) {
+      const again = join(root, `repeat-${i}`);
+      console.log(`-- repeat ${i} of ${repeats}`);
+      runs.push(await measure(again, docs, queries, qrels, { wordsFrom: dataDir, indexOnly: true }));
+      rmSync(again, { recursive: true, force: true });
+    }
+    if (repeats) {
+      const median = (pick: (r: IndexingFigures) => number) => percentile(runs.map(pick), 50);
+      console.log(`median of ${runs.length} indexing runs: ${median((r) => r.chunksPerSecond).toFixed(1)} chunks/s end to end ` +
+        `(${runs.map((r) => r.chunksPerSecond.toFixed(0)).join(", ")}), embedding jobs ${median((r) => r.embeddingChunksPerSecond).toFixed(1)} chunks/s, ` +
+        `event loop ${median((r) => r.eventLoopMsPerDocument).toFixed(1)} ms a document, /healthz p99 ${median((r) => r.healthP99).toFixed(1)} ms`);
+    }
   } finally {
     if (process.env.MEDIABOX_BENCH_KEEP) console.log(`kept ${dataDir}`);
     else rmSync(root, { recursive: true, force: true });
@@ -100,11 +117,24 @@ async function awaitVocabulary(url: string, words: string): Promise<void> {
   }
 }
 
-async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>, reused = false): Promise<void> {
+interface IndexingFigures {
+  chunksPerSecond: number;
+  embeddingChunksPerSecond: number;
+  eventLoopMsPerDocument: number;
+  healthP99: number;
+}
+
+/**
+ * Indexes the collection into `dataDir` (unless `reused`, which holds it already) and runs the
+ * queries (unless `indexOnly`); returns the indexing figures.
+ */
+async function measure(
+  dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>,
+  { reused = false, wordsFrom, indexOnly = false }: { reused?: boolean; wordsFrom?: string; indexOnly?: boolean } = {},
+): Promise<IndexingFigures> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if (!reused && (await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
-  const wordsFrom = process.env.MEDIABOX_BENCH_WORDS_FROM;
   if (wordsFrom && !reused) {
     // For iterating: the common words an earlier run's server prepared, instead of preparing them again.
     const db = new Database(join(dataDir, "mediabox.db"));
@@ -222,8 +252,8 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
       `${(chunks / seconds).toFixed(1)} chunks/s (uploads took ${((uploaded - started) / 1000).toFixed(1)} s, ` +
       `text extraction and chunking ended after ${(((extracted ?? indexed) - started) / 1000).toFixed(1)} s)`);
     console.log(`embedding jobs: ${embedSeconds.toFixed(1)} s busy, ${(chunks / embedSeconds).toFixed(1)} chunks/s (target >= 200 chunks/s on 2 cores)`);
+    const main = cpuAfter.main - cpuBefore.main;
     if (!reused) {
-      const main = cpuAfter.main - cpuBefore.main;
       const total = cpuAfter.total - cpuBefore.total;
       const wall = (indexed - started) / 1000;
       console.log(`server CPU while indexing: ${total.toFixed(1)} s in all threads, ${main.toFixed(1)} s on the event loop (${((main / wall) * 100).toFixed(0)} % busy; ${((main / docs.length) * 1000).toFixed(1)} ms a document)`);
@@ -231,6 +261,13 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 50 ms)` +
       (slowAt.length ? `; over 50 ms at ${slowAt.map((t) => t.toFixed(1)).join(", ")} s into indexing` : ""));
 
+    const figures: IndexingFigures = {
+      chunksPerSecond: chunks / seconds,
+      embeddingChunksPerSecond: chunks / embedSeconds,
+      eventLoopMsPerDocument: (main / docs.length) * 1000,
+      healthP99: percentile(health, 99),
+    };
+    if (indexOnly) return figures;
     const judged = queries.filter((q) => qrels.has(q.id)).slice(0, Number(process.env.MEDIABOX_BENCH_QUERIES) || undefined);
     const results: Record<string, { ndcg: number; mrr: number; recall: number }> = {};
     for (const mode of ["keyword", "vector", "hybrid"] as const) {
@@ -279,6 +316,7 @@ async function measure(dataDir: string, docs: Doc[], queries: Query[], qrels: Ma
     const { keyword, vector, hybrid } = results as Record<"keyword" | "vector" | "hybrid", { ndcg: number }>;
     console.log(`hybrid / keyword nDCG@10: ${(hybrid.ndcg / keyword.ndcg).toFixed(3)}x (target >= 1.15x); ` +
       `hybrid >= each alone: ${hybrid.ndcg >= keyword.ndcg && hybrid.ndcg >= vector.ndcg ? "yes" : "NO"}`);
+    return figures;
   } finally {
     await server.stop("SIGTERM");
   }

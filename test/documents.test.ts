@@ -66,7 +66,7 @@ async function uploadDoc(tenant: Tenant, bytes: Uint8Array, filename: string, fi
   return res.body.image_id as string;
 }
 
-/** Waits until a document's chunks are all embedded (a job of its own, after processing). */
+/** Waits until a document's chunks are all embedded (with its processing, or by a job of its own after it). */
 async function embedded(tenant: Tenant, id: string): Promise<void> {
   await processed(tenant, id);
   await pollApi(tenant, `/files/${id}/processing-status`, (res) => res.body.embedding_status === "completed", { what: `document ${id}'s chunks to be embedded` });
@@ -287,6 +287,28 @@ describe("POST /files/search (hybrid, with the built-in text model)", () => {
     const [first] = res.body.results;
     const bestKeyword = Math.max(...res.body.results.map((r: { match: { keyword_score: number | null } }) => r.match.keyword_score ?? 0));
     expect(first.similarity_score).toBeCloseTo(0.7 * (first.match.keyword_score / bestKeyword) + 0.3 * Math.max(0, first.match.vector_similarity), 3);
+  });
+
+  test("a small document whose words the model knows is embedded as it is stored, with no embedding job", async () => {
+    // notes.md's words are all known now (it was embedded before): its twin needs no model run.
+    const twin = await uploadDoc(tenant, await bytesOf(sampleMd()), "twin.md");
+    const job = await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${twin}`)).body.processing_ids[0]);
+    const result = job.results[0];
+    expect(result.embedding_job_id).toBeNull();
+    expect(result.stages.embeddings.status).toBe("completed");
+    // Done by the time its processing job is.
+    expect((await tenant.api.get(`/files/${twin}/processing-status`)).body.embedding_status).toBe("completed");
+    const chunks = (await tenant.api.get(`/files/${twin}/chunks?include_embeddings=true`)).body;
+    expect(chunks.status_counts).toEqual({ completed: chunks.total_chunks, pending: 0, failed: 0 });
+    const original = (await tenant.api.get(`/files/${mdId}/chunks?include_embeddings=true`)).body;
+    // The same vectors the embedding job gave its original (stored as float32, compared loosely).
+    expect(chunks.chunks[0].embedding.length).toBe(original.chunks[0].embedding.length);
+    chunks.chunks[0].embedding.forEach((v: number, k: number) => expect(v).toBeCloseTo(original.chunks[0].embedding[k], 5));
+    const jobs = await tenant.api.get("/jobs?type=document.embed&limit=100");
+    expect(jobs.status).toBe(200);
+    expect(jobs.body.items.length).toBeGreaterThan(0);
+    expect(jobs.body.items.map((j: { file_id: string }) => j.file_id)).not.toContain(twin);
+    await tenant.api.delete(`/files/${twin}`);
   });
 
   test("mode keyword ranks by BM25 alone and says the vector signal was not used", async () => {

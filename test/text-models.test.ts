@@ -107,6 +107,32 @@ describe("words outside the common-word list", () => {
     }
   });
 
+  test("embedNow gives embed()'s vectors at once when every word is known or composable, and null when a word needs a run", async () => {
+    const model = new UseSifEmbedder();
+    try {
+      expect(model.embedNow(["valve inspection"])).toBeNull(); // nothing embedded yet in this process
+      const text = "valve inspection report hypersonic inviscid";
+      const [known] = await model.embed([text]);
+      const runs = model.wordRuns;
+      expect(Array.from(model.embedNow([text])![0]!)).toEqual(Array.from(known!));
+      // A listed word never seen needs a model run: null.
+      expect(new Set(commonWords(100_000)).has("bakery")).toBe(true);
+      expect(model.embedNow(["bakery"])).toBeNull();
+      // A word outside the list made of pieces run for "hypersonic" and "inviscid" is composed on the spot.
+      const tokenizer = new UseTokenizer(readUseVocabulary());
+      const pieces = new Set(tokenizer.encode("hypersonic inviscid"));
+      expect(tokenizer.encode("inviscidsonic").every((id) => pieces.has(id))).toBe(true);
+      const composed = model.wordsComposed;
+      const [now] = model.embedNow(["inviscidsonic"])!;
+      expect(model.wordsComposed).toBe(composed + 1);
+      expect(model.wordRuns).toBe(runs);
+      const [later] = await model.embed(["inviscidsonic"]);
+      expect(Array.from(now!)).toEqual(Array.from(later!));
+    } finally {
+      await model.close();
+    }
+  });
+
   test("numbers are left out of a text's vector unless it has nothing else", async () => {
     const [plain, withNumbers, onlyNumbers] = await embedder.embed(["valve inspection report", "valve 1957 inspection report 2601", "1957 2601"]);
     expect(Array.from(withNumbers!)).toEqual(Array.from(plain!));

@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     if (repeats) {
       const median = (pick: (r: IndexingFigures) => number) => percentile(runs.map(pick), 50);
       console.log(`median of ${runs.length} indexing runs: ${median((r) => r.chunksPerSecond).toFixed(1)} chunks/s end to end ` +
-        `(${runs.map((r) => r.chunksPerSecond.toFixed(0)).join(", ")}), embedding jobs ${median((r) => r.embeddingChunksPerSecond).toFixed(1)} chunks/s, ` +
+        `(${runs.map((r) => r.chunksPerSecond.toFixed(0)).join(", ")}; target >= 200), ` +
         `event loop ${median((r) => r.eventLoopMsPerDocument).toFixed(1)} ms a document, /healthz p99 ${median((r) => r.healthP99).toFixed(1)} ms`);
     }
   } finally {
@@ -119,7 +119,6 @@ async function awaitVocabulary(url: string, words: string): Promise<void> {
 
 interface IndexingFigures {
   chunksPerSecond: number;
-  embeddingChunksPerSecond: number;
   eventLoopMsPerDocument: number;
   healthP99: number;
 }
@@ -246,12 +245,19 @@ async function measure(
       if (b > reach) embedSeconds += b - Math.max(a, reach);
       reach = Math.max(reach, b);
     }
+    const jobChunks = db
+      .query<{ n: number }, []>(
+        "SELECT count(*) AS n FROM document_chunks WHERE file_id IN (SELECT json_extract(payload, '$.fileId') FROM jobs WHERE queue = 'document.embed')",
+      )
+      .get()!.n;
     db.close();
     const seconds = (indexed - started) / 1000;
     console.log(`indexed ${docs.length} documents, ${chunks} chunks (${failed} failed) with ${model} in ${seconds.toFixed(1)} s: ` +
       `${(chunks / seconds).toFixed(1)} chunks/s (uploads took ${((uploaded - started) / 1000).toFixed(1)} s, ` +
       `text extraction and chunking ended after ${(((extracted ?? indexed) - started) / 1000).toFixed(1)} s)`);
-    console.log(`embedding jobs: ${embedSeconds.toFixed(1)} s busy, ${(chunks / embedSeconds).toFixed(1)} chunks/s (target >= 200 chunks/s on 2 cores)`);
+    // Small documents whose words the model knows are embedded as they are stored, with no job.
+    console.log(`embedding jobs: ${spans.length} of ${docs.length} documents had one; ` +
+      (spans.length ? `${embedSeconds.toFixed(1)} s busy, ${(jobChunks / embedSeconds).toFixed(1)} chunks/s` : "none ran"));
     const main = cpuAfter.main - cpuBefore.main;
     if (!reused) {
       const total = cpuAfter.total - cpuBefore.total;
@@ -263,7 +269,6 @@ async function measure(
 
     const figures: IndexingFigures = {
       chunksPerSecond: chunks / seconds,
-      embeddingChunksPerSecond: chunks / embedSeconds,
       eventLoopMsPerDocument: (main / docs.length) * 1000,
       healthP99: percentile(health, 99),
     };

@@ -24,6 +24,7 @@ import type { ChunkingRequest } from "./reader-protocol.ts";
 import { errorMessage } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
+import type { VectorSpace } from "../vectors/vector-index.ts";
 
 /** The library's search index holds this much of a document's text (the chunks hold all of it). */
 const SEARCH_TEXT_LIMIT = 200_000;
@@ -77,7 +78,7 @@ export async function storeDocument(ctx: AppContext, file: FileRow, doc: Documen
       }
       for (; next < chunks.length && performance.now() - started < WRITE_SLICE_MS; next++) {
         const c = chunks[next]!;
-        insert.run(`${file.id}:${c.chunk_index}`, file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
+        insert.run(chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
       }
       if (next === chunks.length) ctx.files.chunksStored(file.id, chunks.length);
     });
@@ -184,13 +185,41 @@ const chunksStage: Stage<DocumentWork> = {
   },
 };
 
+/**
+ * A small document whose words the text model knows is embedded here, as it is stored; any other
+ * gets an embedding job (batched, retried, waiting for the model when it is not there).
+ */
 const embeddingsStage: Stage<DocumentWork> = {
   name: "embeddings",
   appliesTo: (work) => work.chunks.length > 0 || "no text to embed",
   async run(work) {
-    work.embeddingJobId = await work.ctx.writes.write(() => enqueueEmbedding(work.ctx, work.file));
+    const { ctx, file, chunks } = work;
+    if (chunks.length <= EMBED_BATCH && !(await ctx.embedder.unavailableReason())) {
+      const vectors = ctx.embedder.embedNow?.(chunks.map((c) => c.content));
+      if (vectors) {
+        const space = ctx.vectors.open("text", ctx.embedder.modelId, await ctx.embedder.dimension());
+        const ids = chunks.map((c) => chunkId(file.id, c.chunk_index));
+        await ctx.writes.write(() => storeVectors(ctx, file, space, ids, vectors, true));
+        return;
+      }
+    }
+    work.embeddingJobId = await ctx.writes.write(() => enqueueEmbedding(ctx, file));
   },
 };
+
+function chunkId(fileId: string, index: number): string {
+  return `${fileId}:${index}`;
+}
+
+/** Stores vectors of a document's chunks, in the caller's transaction; the document's embedding completes with its `last` ones. */
+function storeVectors(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, space: VectorSpace, chunkIds: string[], vectors: Float32Array[], last: boolean): void {
+  const mark = ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?");
+  chunkIds.forEach((id, k) => {
+    space.upsert(id, file.org_id, vectors[k]!);
+    mark.run(ctx.embedder.modelId, id);
+  });
+  if (last) ctx.files.embeddingEnded(file.id, "completed");
+}
 
 /** Every document goes through these, in this order. */
 export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, summaryStage, chunksStage, embeddingsStage];
@@ -263,14 +292,8 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
           const batch = pending.slice(i, i + EMBED_BATCH);
           const vectors = await ctx.embedder.embed(batch.map((c) => c.content));
           const last = i + batch.length === pending.length;
-          await ctx.writes.write(() => {
-            batch.forEach((chunk, k) => {
-              space.upsert(chunk.id, file.org_id, vectors[k]!);
-              ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?").run(ctx.embedder.modelId, chunk.id);
-            });
-            // The document's state commits with its last vectors (a commit less a document).
-            if (last) ctx.files.embeddingEnded(fileId, "completed");
-          });
+          // The document's state commits with its last vectors (a commit less a document).
+          await ctx.writes.write(() => storeVectors(ctx, file, space, batch.map((c) => c.id), vectors, last));
           done += batch.length;
           // The job's end writes 100.
           if (!last) job.progress(Math.round((done / pending.length) * 100));

@@ -53,6 +53,11 @@ export interface TextEmbedding {
   unavailableReason(): Promise<string | null>;
   /** L2-normalized vectors, one per text, in order. */
   embed(texts: string[]): Promise<Float32Array[]>;
+  /**
+   * The same vectors at once when the model can make them without running (the built-in model,
+   * once its words are known), else null. Call after unavailableReason() said null.
+   */
+  embedNow?(texts: string[]): Float32Array[] | null;
   dimension(): Promise<number>;
   close(): Promise<void>;
 }

@@ -71,6 +71,10 @@ export class FolderOrBuiltin implements TextEmbedding {
     return this.active.embed(texts);
   }
 
+  embedNow(texts: string[]): Float32Array[] | null {
+    return this.active.embedNow?.(texts) ?? null;
+  }
+
   dimension(): Promise<number> {
     return this.active.dimension();
   }

@@ -394,6 +394,22 @@ describe("job runner", () => {
     expect(getJobRow(db, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
   });
 
+  test("a job whose worker died is taken over on a full poll, however many queues are looked at before its own", async () => {
+    const host = hostname();
+    const exited = Bun.spawn(["true"]);
+    await exited.exited;
+    const { id } = enqueueJob(db, systemClock, { queue: "t.late" });
+    db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [
+      `worker-${host}-${exited.pid}-0123abcd`, Date.now() + 600_000, id,
+    ]);
+    // Empty queues with room for jobs, registered (and so polled) first.
+    const idle = Array.from({ length: 6 }, (_, i): QueueDefinition => ({ name: `t.idle${i}` as `t.${string}`, concurrency: 4, handler: async () => [] }));
+    runner([...idle, { name: "t.late", concurrency: 1, handler: async () => [{ resumed: true }] }]).start();
+    const row = await waitForStatus(db, id, "completed");
+    expect(row.attempts).toBe(2);
+    expect(JSON.parse(row.results!)).toEqual([{ resumed: true }]);
+  });
+
   test("stopping the runner hands a running job back without spending an attempt", async () => {
     let starts = 0;
     const hang: QueueDefinition = {

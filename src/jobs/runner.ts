@@ -74,8 +74,8 @@ interface RunningJob {
 const PROGRESS_WRITE_MS = 250;
 
 /**
- * Most jobs claimed and not yet started at a time; they start together when their claim commits,
- * and a queue with room for more is looked at again on the next turn. Starting a job runs its handler up to its first await (reading its file, its first writes):
+ * Most jobs a claim takes, and most jobs started in one turn of the event loop (claimed jobs
+ * beyond that start on the next turns). Starting a job runs its handler up to its first await (reading its file, its first writes):
  * sixteen embedding jobs freed at once and started in one tick held the event loop for ~10 ms.
  */
 const STARTS_PER_TICK = 4;
@@ -89,10 +89,13 @@ export interface RunnerOptions {
 export class JobRunner {
   private readonly queues = new Map<string, QueueDefinition<any>>();
   private readonly running = new Map<string, RunningJob>();
-  /** Jobs running or being claimed, by queue. */
+  /** Jobs running, claimed and waiting to start, or being claimed, by queue. */
   private readonly perQueue = new Map<string, number>();
+  /** Claimed jobs waiting for their turn to start (at most STARTS_PER_TICK start a turn). */
+  private readonly ready: { queue: QueueDefinition<any>; row: JobRow }[] = [];
+  private startsScheduled = false;
   /** Claims on their way to the database, by queue (a queue's next claim waits for its last). */
-  private readonly claiming = new Map<string, { jobs: number; done: Promise<void>; wokenSince: boolean }>();
+  private readonly claiming = new Map<string, { done: Promise<void>; wokenSince: boolean }>();
   private readonly workerId: string;
   private readonly pollMs: number;
   private timer: ReturnType<typeof setTimeout> | null = null;
@@ -163,6 +166,10 @@ export class JobRunner {
     this.started = false;
     if (this.timer) clearTimeout(this.timer);
     for (const id of this.running.keys()) this.stopJob(id, "shutdown");
+    for (const { queue, row } of this.ready.splice(0)) {
+      this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 1) - 1);
+      this.release(row.id);
+    }
     // Claims on their way hand their jobs back when they commit (see claimAndLaunch).
     const all = Promise.all([...this.running.values()].map((r) => r.done).concat([...this.claiming.values()].map((c) => c.done)));
     await Promise.race([all, Bun.sleep(graceMs)]);
@@ -207,9 +214,6 @@ export class JobRunner {
       }
       const names = full ? [...this.queues.keys()] : [...this.woken];
       this.woken.clear();
-      // Jobs claimed and not yet started count against this turn's starts: they start together,
-      // when their claims commit.
-      let starts = [...this.claiming.values()].reduce((sum, c) => sum + c.jobs, 0);
       for (const name of names) {
         const queue = this.queues.get(name);
         if (!queue) continue;
@@ -220,14 +224,7 @@ export class JobRunner {
           continue;
         }
         const free = queue.concurrency - (this.perQueue.get(name) ?? 0);
-        if (free <= 0) continue;
-        const wanted = Math.min(free, STARTS_PER_TICK - starts);
-        if (wanted <= 0) {
-          this.woken.add(name);
-          continue;
-        }
-        starts += wanted;
-        this.claimAndLaunch(queue, wanted, full);
+        if (free > 0) this.claimAndLaunch(queue, Math.min(free, STARTS_PER_TICK), full);
       }
     } catch (err) {
       this.log.error("job poll failed", { err });
@@ -248,19 +245,22 @@ export class JobRunner {
     const settle = (rows: JobRow[]) => {
       const wokenSince = this.claiming.get(queue.name)?.wokenSince ?? false;
       this.claiming.delete(queue.name);
-      this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? wanted) - wanted);
+      // The slots of jobs not found are free again; the claimed ones stay taken until they end.
+      this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? wanted) - (wanted - rows.length));
       if (!this.started) {
+        this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? rows.length) - rows.length);
         for (const row of rows) this.release(row.id);
         return;
       }
-      for (const row of rows) this.launch(queue, row);
+      for (const row of rows) this.ready.push({ queue, row });
+      this.startReady();
       if (rows.length === wanted || wokenSince) this.wake(queue.name);
     };
     const done = this.writes.write(() => this.claim(queue.name, wanted, lapsed)).then(settle, (err) => {
       this.log.error("job claim failed", { queue: queue.name, err });
       settle([]);
     });
-    this.claiming.set(queue.name, { jobs: wanted, done, wokenSince: false });
+    this.claiming.set(queue.name, { done, wokenSince: false });
   }
 
   /** Jobs whose worker died on their last allowed attempt end as failed (or cancelled if asked). */
@@ -309,11 +309,27 @@ export class JobRunner {
     return rows.sort((a, b) => a.run_at - b.run_at);
   }
 
+  /** Starts up to STARTS_PER_TICK claimed jobs now and leaves the rest to the next turns. */
+  private startReady(): void {
+    if (this.startsScheduled) return;
+    for (let started = 0; started < STARTS_PER_TICK && this.ready.length; started++) {
+      const { queue, row } = this.ready.shift()!;
+      this.launch(queue, row);
+    }
+    if (this.ready.length) {
+      this.startsScheduled = true;
+      setImmediate(() => {
+        this.startsScheduled = false;
+        if (this.started) this.startReady();
+      });
+    }
+  }
+
+  /** Runs a claimed job; its slot in perQueue was taken when it was claimed. */
   private launch(queue: QueueDefinition<any>, row: JobRow): void {
     const controller = new AbortController();
     const entry: RunningJob = { controller, reason: null, done: Promise.resolve() };
     this.running.set(row.id, entry);
-    this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 0) + 1);
     entry.done = this.execute(queue, row, entry).finally(() => {
       this.running.delete(row.id);
       this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 1) - 1);

@@ -192,7 +192,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
       await ctx.accounts.close();
-      checkpointer.stop();
+      await checkpointer.stop();
       db.close();
       safetyNet.uninstall();
       lock.release();

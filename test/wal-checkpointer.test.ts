@@ -35,8 +35,26 @@ test("a checkpoint on the thread copies the log back; the writer then starts it 
   // Each burst started the log over from the beginning: it never holds more than about one burst.
   expect(statSync(`${path}-wal`).size).toBeLessThan(grown * 1.5);
   expect(checkpointer.checkpoints).toBe(4);
-  checkpointer.stop();
+  await checkpointer.stop();
   expect(db.query<{ wal_autocheckpoint: number }, []>("PRAGMA wal_autocheckpoint").get()!.wal_autocheckpoint).toBe(1000);
   expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM filler").get()!.n).toBe(8_000);
   db.close();
+});
+
+test("stop waits for the checkpoint in progress, and the database opens again at once", async () => {
+  const path = join(dir, "stop.db");
+  const db = openDatabase(path);
+  db.run("CREATE TABLE filler (id INTEGER PRIMARY KEY, v BLOB)");
+  const checkpointer = new WalCheckpointer(db, path, new Logger("error"));
+  checkpointer.start();
+  const insert = db.query("INSERT INTO filler (v) VALUES (?)");
+  db.transaction(() => { for (let i = 0; i < 4_000; i++) insert.run(new Uint8Array(2_000)); })();
+  void checkpointer.checkpoint();
+  await checkpointer.stop();
+  // The checkpoint ran to its end rather than being cut off with its thread.
+  expect(checkpointer.checkpoints).toBe(1);
+  db.close();
+  const again = openDatabase(path);
+  expect(again.query<{ n: number }, []>("SELECT count(*) AS n FROM filler").get()!.n).toBe(4_000);
+  again.close();
 });

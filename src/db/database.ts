@@ -22,8 +22,9 @@ Database.MAX_QUERY_CACHE_SIZE = 1_000;
 export function openDatabase(path: string, migrations: Migration[] = MIGRATIONS): Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path, { create: true, strict: true });
-  db.run("PRAGMA journal_mode = WAL");
+  // First: switching to WAL waits for a lock like any statement.
   db.run("PRAGMA busy_timeout = 5000");
+  db.run("PRAGMA journal_mode = WAL");
   db.run("PRAGMA foreign_keys = ON");
   // NORMAL is durable across process crashes in WAL mode; only an OS crash can lose the last commits.
   db.run("PRAGMA synchronous = NORMAL");

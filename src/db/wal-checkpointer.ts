@@ -16,7 +16,8 @@ const CHECKPOINT_EVERY_MS = 1_000;
 export class WalCheckpointer {
   private thread: WorkerThread<CheckpointRequest, CheckpointReply> | null = null;
   private timer: ReturnType<typeof setInterval> | null = null;
-  private running = false;
+  /** The checkpoint in progress. */
+  private running: Promise<void> | null = null;
   /** Checkpoints that completed (tests and logs). */
   checkpoints = 0;
 
@@ -39,23 +40,36 @@ export class WalCheckpointer {
   }
 
   /** One checkpoint now (unless one is running); resolves when it ended. */
-  async checkpoint(): Promise<void> {
-    if (!this.thread || this.running) return;
-    this.running = true;
+  checkpoint(): Promise<void> {
+    if (!this.thread || this.running) return this.running ?? Promise.resolve();
+    this.running = this.runCheckpoint(this.thread).finally(() => (this.running = null));
+    return this.running;
+  }
+
+  private async runCheckpoint(thread: WorkerThread<CheckpointRequest, CheckpointReply>): Promise<void> {
     try {
-      const reply = await this.thread.ask({ path: this.path });
+      const reply = await thread.ask({ path: this.path });
       if (reply instanceof Error || "error" in reply) throw reply instanceof Error ? reply : new Error(reply.error);
       this.checkpoints += 1;
     } catch (err) {
       this.log.warn("the database checkpoint thread failed; SQLite checkpoints on commit again", { err: String(err) });
-      this.stop();
-    } finally {
-      this.running = false;
+      this.end();
     }
   }
 
-  /** Stops the thread and gives checkpointing back to SQLite (whose close checkpoints too). */
-  stop(): void {
+  /**
+   * Stops the thread once its checkpoint in progress has ended, and gives checkpointing back to
+   * SQLite (whose close checkpoints too). A thread terminated mid-checkpoint may leave its
+   * connection open: a server restarted in the same process once found the database locked.
+   */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.running;
+    this.end();
+  }
+
+  private end(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.thread?.terminate();

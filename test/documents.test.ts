@@ -301,12 +301,11 @@ describe("POST /files/search (hybrid, with the built-in text model)", () => {
     const chunks = (await tenant.api.get(`/files/${twin}/chunks?include_embeddings=true`)).body;
     expect(chunks.status_counts).toEqual({ completed: chunks.total_chunks, pending: 0, failed: 0 });
     const original = (await tenant.api.get(`/files/${mdId}/chunks?include_embeddings=true`)).body;
-    // The same vectors the embedding job gave its original (stored as float32, compared loosely).
+    // The same vectors its original got (stored as float32, compared loosely).
     expect(chunks.chunks[0].embedding.length).toBe(original.chunks[0].embedding.length);
     chunks.chunks[0].embedding.forEach((v: number, k: number) => expect(v).toBeCloseTo(original.chunks[0].embedding[k], 5));
     const jobs = await tenant.api.get("/jobs?type=document.embed&limit=100");
     expect(jobs.status).toBe(200);
-    expect(jobs.body.items.length).toBeGreaterThan(0);
     expect(jobs.body.items.map((j: { file_id: string }) => j.file_id)).not.toContain(twin);
     await tenant.api.delete(`/files/${twin}`);
   });

@@ -825,3 +825,42 @@ test("the Trash page lists deleted files and restores one by its button, then a 
     await page.close();
   }
 }, 300_000);
+
+test("the library shows the newest listing: an older request that answers late does not put its files back", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const form = new FormData();
+  form.append("file", new File(["A note about the harbour crane's inspection."], "crane.txt"));
+  const id = (await tenant.api.form("/files/upload", form)).body.image_id;
+  await processed(tenant, id, 120_000);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    await signInWithKey(page, server.url, tenant.key);
+    await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
+    // The next unfiltered listing is held back until the filtered one has been shown.
+    const filtered = Promise.withResolvers<void>();
+    let held = 0;
+    await page.route(/\/api\/v2\/files\?/, async (route) => {
+      const url = new URL(route.request().url());
+      if (!url.searchParams.has("tags")) {
+        held += 1;
+        await filtered.promise;
+      }
+      await route.continue();
+    });
+    await page.getByLabel(/^Search/).fill("x"); // an unfiltered listing (searching "x") goes out and is held
+    await page.getByLabel(/^Search/).fill("");
+    await page.getByLabel(/^Tags/).fill("nothing-has-this");
+    await page.getByLabel(/^Tags/).press("Enter");
+    await page.getByText("0 files").waitFor({ timeout: 30_000 });
+    expect(held).toBeGreaterThan(0);
+    const late = page.waitForResponse((r) => r.url().includes("/api/v2/files?") && !new URL(r.url()).searchParams.has("tags"), { timeout: 30_000 });
+    filtered.resolve();
+    await late;
+    // The page has read the late answer and drawn what it drew from it (two frames later).
+    await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
+    await page.unroute(/\/api\/v2\/files\?/);
+    expect(await page.getByText("0 files").isVisible()).toBe(true);
+  } finally {
+    await page.close();
+  }
+}, 90_000);

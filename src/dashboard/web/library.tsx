@@ -106,6 +106,9 @@ export function Library() {
   const [error, setError] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   const noticeRef = useRef<HTMLParagraphElement>(null);
+  // Only the newest listing request is shown: an older one answering late (a refresh after a batch
+  // action, then a filter change) would put the old filter's files back on screen.
+  const newestLoad = useRef(0);
   // A batch action removes the bar that had focus: focus goes to its outcome (and its Undo), not to the page's top.
   useEffect(() => {
     if (notice) noticeRef.current?.focus();
@@ -122,16 +125,19 @@ export function Library() {
     if (from) query.set("date_from", new Date(`${from}T00:00:00`).toISOString());
     if (to) query.set("date_to", new Date(`${to}T23:59:59.999`).toISOString());
     if (compliance) query.set("compliance_status", compliance);
+    const ticket = ++newestLoad.current;
     setLoading(true);
     try {
       const page = await api<{ items: Summary[]; total_count: number }>(`/files?${query}`);
+      if (ticket !== newestLoad.current) return;
       setItems((current) => (offset === 0 ? page.items : [...current, ...page.items]));
       setTotal(page.total_count);
       setError(null);
     } catch (err) {
+      if (ticket !== newestLoad.current) return;
       setError(err instanceof ApiFailure ? err.message : String(err));
     } finally {
-      setLoading(false);
+      if (ticket === newestLoad.current) setLoading(false);
     }
   }
 

@@ -198,23 +198,7 @@ export class UseSifEmbedder implements TextEmbedding {
       this.db.query<{ piece: number }, [string]>("SELECT piece FROM text_piece_vectors WHERE model = ?").all(BUILTIN_TEXT_MODEL).map((r) => r.piece),
     );
     const todo = Array.from({ length: count }, (_, id) => id).filter((id) => !stored.has(id));
-    options.onProgress?.(todo.length);
-    let prepared = 0;
-    for (let i = 0; i < todo.length && !options.signal?.aborted; i += PREPARE_BATCH) {
-      const pieces = todo.slice(i, i + PREPARE_BATCH);
-      const done = Promise.withResolvers<void>();
-      this.preparing.push({ words: [], pieces, done });
-      this.pumpWords();
-      try {
-        await done.promise;
-      } catch (err) {
-        if (options.signal?.aborted) break;
-        throw err;
-      }
-      prepared += pieces.length;
-      options.onProgress?.(todo.length - i - pieces.length);
-    }
-    return prepared;
+    return this.prepare(todo, (pieces) => ({ words: [], pieces }), options);
   }
 
   /**
@@ -227,12 +211,21 @@ export class UseSifEmbedder implements TextEmbedding {
   async prepareWords(list: string[], options: { signal?: AbortSignal; onProgress?: (remaining: number) => void } = {}): Promise<number> {
     if (!this.db) return 0;
     const todo = await this.notStored([...new Set(list)]);
+    return this.prepare(todo, (words) => ({ words, pieces: [] }), options);
+  }
+
+  /** Queues `todo` for the model PREPARE_BATCH at a time, each run after the last (see prepareWords). */
+  private async prepare<T>(
+    todo: T[],
+    run: (batch: T[]) => { words: string[]; pieces: number[] },
+    options: { signal?: AbortSignal; onProgress?: (remaining: number) => void },
+  ): Promise<number> {
     options.onProgress?.(todo.length);
     let prepared = 0;
     for (let i = 0; i < todo.length && !options.signal?.aborted; i += PREPARE_BATCH) {
-      const words = todo.slice(i, i + PREPARE_BATCH);
+      const batch = todo.slice(i, i + PREPARE_BATCH);
       const done = Promise.withResolvers<void>();
-      this.preparing.push({ words, pieces: [], done });
+      this.preparing.push({ ...run(batch), done });
       this.pumpWords();
       try {
         await done.promise;
@@ -240,8 +233,8 @@ export class UseSifEmbedder implements TextEmbedding {
         if (options.signal?.aborted) break;
         throw err;
       }
-      prepared += words.length;
-      options.onProgress?.(todo.length - i - words.length);
+      prepared += batch.length;
+      options.onProgress?.(todo.length - i - batch.length);
     }
     return prepared;
   }

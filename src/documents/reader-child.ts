@@ -87,7 +87,7 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
     // The reader's garbage (mammoth's XML trees, pdf.js's pages) goes before chunking adds its own.
     if (message.chunking && collect) Bun.gc(true);
     const chunked = message.chunking ? await chunk(doc, message.chunking) : null;
-    const summary = message.summarize && doc.text.trim() ? draftSummary(doc.text) : null;
+    const summary = message.summarize ? draftSummary(doc.text) : null;
     send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false, summary });
   } catch (err) {
     send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentReadError });

@@ -30,7 +30,7 @@ serveRequests<TextReadRequest, TextReadReply>(async ({ bytes, type, maxTokens, s
   try {
     const doc = await readDocument(bytes, type, { ocr: NO_OCR });
     const chunks = maxTokens === null ? null : chunkDocument(doc, approximateTokens, { maxTokens });
-    const summary = summarize && doc.text.trim() ? draftSummary(doc.text) : null;
+    const summary = summarize ? draftSummary(doc.text) : null;
     return { reply: { doc, chunks, summary } };
   } catch (err) {
     return { reply: { error: err instanceof Error ? err.message : String(err), permanent: err instanceof DocumentReadError } };

@@ -121,7 +121,7 @@ export class UseSifEmbedder implements TextEmbedding {
       )
       .all(BUILTIN_TEXT_MODEL, JSON.stringify(list));
     for (const row of rows) {
-      const q = new Int8Array(row.q.buffer.slice(row.q.byteOffset, row.q.byteOffset + row.q.byteLength));
+      const q = int8Of(row.q);
       if (q.length === USE_DIMENSION) this.cacheEntry(row.word, { q, scale: row.scale, weight: row.weight });
     }
     return list.filter((w) => !this.cache.has(w));
@@ -132,7 +132,7 @@ export class UseSifEmbedder implements TextEmbedding {
     const insert = this.db.query("INSERT OR IGNORE INTO text_word_vectors (model, word, scale, weight, q) VALUES (?, ?, ?, ?, ?)");
     this.db.transaction(() => {
       for (const [word, entry] of entries) {
-        insert.run(BUILTIN_TEXT_MODEL, word, entry.scale, entry.weight, new Uint8Array(entry.q.buffer, entry.q.byteOffset, entry.q.byteLength));
+        insert.run(BUILTIN_TEXT_MODEL, word, entry.scale, entry.weight, blobOf(entry.q));
       }
     })();
   }
@@ -146,7 +146,7 @@ export class UseSifEmbedder implements TextEmbedding {
       )
       .all(BUILTIN_TEXT_MODEL, JSON.stringify(ids));
     for (const row of rows) {
-      const q = new Int8Array(row.q.buffer.slice(row.q.byteOffset, row.q.byteOffset + row.q.byteLength));
+      const q = int8Of(row.q);
       if (q.length === USE_DIMENSION) this.pieceVectors.set(row.piece, { q, scale: row.scale });
     }
     return ids.filter((id) => !this.pieceVectors.has(id));
@@ -158,7 +158,7 @@ export class UseSifEmbedder implements TextEmbedding {
     this.db.transaction(() => {
       for (const id of ids) {
         const piece = this.pieceVectors.get(id)!;
-        insert.run(BUILTIN_TEXT_MODEL, id, piece.scale, new Uint8Array(piece.q.buffer, piece.q.byteOffset, piece.q.byteLength));
+        insert.run(BUILTIN_TEXT_MODEL, id, piece.scale, blobOf(piece.q));
       }
     })();
   }
@@ -558,6 +558,16 @@ function normalize(vector: Float32Array): void {
   for (let k = 0; k < vector.length; k++) norm += vector[k]! * vector[k]!;
   norm = Math.sqrt(norm);
   if (norm > 0) for (let k = 0; k < vector.length; k++) vector[k]! /= norm;
+}
+
+/** A stored int8 vector, copied out of the row's buffer. */
+function int8Of(blob: Uint8Array): Int8Array {
+  return new Int8Array(blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength));
+}
+
+/** int8 components as the bytes stored. */
+function blobOf(q: Int8Array): Uint8Array {
+  return new Uint8Array(q.buffer, q.byteOffset, q.byteLength);
 }
 
 /** `vector` as int8 components with their scale. */

@@ -164,8 +164,12 @@ export interface Summary {
 /** A summary, or why it could not be drafted. */
 export type SummaryDraft = Summary | { error: string };
 
-/** The summary and up to five keyphrases of `text`; a failure is returned, not thrown (it costs only the summary). */
-export function draftSummary(text: string): SummaryDraft {
+/**
+ * The summary and up to five keyphrases of `text` (null when it has none); a failure is returned,
+ * not thrown (it costs only the summary).
+ */
+export function draftSummary(text: string): SummaryDraft | null {
+  if (!text.trim()) return null;
   try {
     return { text: extractiveSummary(text), keyphrases: keyphrases(text, { max: 5 }) };
   } catch (err) {

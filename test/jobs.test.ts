@@ -13,7 +13,7 @@ import { ManualClock, systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
 import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
-import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
+import { JobRunner, PermanentJobError, unlessAborted, type QueueDefinition } from "../src/jobs/runner.ts";
 import { Logger } from "../src/log.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { waitFor } from "./support/polling.ts";
@@ -434,6 +434,38 @@ describe("job runner", () => {
     second.start();
     const row = await waitForStatus(db, id, "completed");
     expect(row.attempts).toBe(1);
+  });
+
+  test("a handler waiting on work it cannot cancel lets go at once when stopped (unlessAborted)", async () => {
+    let starts = 0;
+    const never = new Promise<never>(() => {});
+    const first = runner([{ name: "t.uncancellable", concurrency: 1, handler: async (ctx) => { starts += 1; await unlessAborted(never, ctx.signal); } }]);
+    first.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.uncancellable" });
+    await until(() => starts === 1, "the job to start");
+    expect(await first.stop(10_000)).toBe(0);
+    expect(getJobRow(db, id)).toMatchObject({ status: "pending", attempts: 0, lease_owner: null });
+  });
+
+  test("a handler still running after the stop's grace writes no outcome; the job is taken over once its lease lapses", async () => {
+    const release = Promise.withResolvers<void>();
+    let returned = false;
+    const first = runner(
+      [{ name: "t.stubborn", concurrency: 1, handler: async () => { await release.promise; returned = true; return [{ by: "first" }]; } }],
+      { leaseMs: 300, workerId: "first-worker" },
+    );
+    first.start();
+    const { id } = enqueueJob(db, systemClock, { queue: "t.stubborn" });
+    await until(() => getJobRow(db, id)?.status === "processing", "the job to start");
+    // The database closes after stop() in a server: this runner must not write to it any more.
+    expect(await first.stop(50)).toBe(1);
+    release.resolve();
+    await until(() => returned, "the stubborn handler to return");
+    const second = runner([{ name: "t.stubborn", concurrency: 1, handler: async () => [{ by: "second" }] }], { leaseMs: 300, workerId: "second-worker" });
+    second.start();
+    const row = await waitForStatus(db, id, "completed");
+    expect(JSON.parse(row.results!)).toEqual([{ by: "second" }]);
+    expect(row.attempts).toBe(2);
   });
 
   test("a job abandoned on its final attempt ends failed instead of hanging", async () => {

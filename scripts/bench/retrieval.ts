@@ -5,11 +5,14 @@
  *   bun scripts/bench/retrieval.ts            (or: npm run bench:retrieval)
  *
  * Uploads the Cranfield collection (1,400 aerodynamics abstracts, 225 queries with relevance
- * judgments; ../shared/datasets/retrieval/cranfield/, or MEDIABOX_BENCH_CRANFIELD) as text files,
+ * judgments; ../shared/datasets/retrieval/cranfield/) as text files, or any collection in BEIR's
+ * layout given by MEDIABOX_BENCH_COLLECTION (corpus.jsonl with `_id` or `id`, `title`, `text`;
+ * queries.jsonl; qrels.tsv or qrels/test.tsv; a title is put before a text that does not already
+ * start with it; graded judgments count as gains in nDCG),
  * waits until every chunk is embedded (the server's default text model unless
  * MEDIABOX_TEXT_EMBEDDING_MODEL says otherwise), then runs every query through
  * POST /files/search in each mode (keyword, vector, hybrid; one result per document, 100 deep)
- * and prints nDCG@10 (binary relevance), MRR@10 and Recall@100, indexing chunks/s, search
+ * and prints nDCG@10 (the judgments' grades as gains), MRR@10 and Recall@100, indexing chunks/s, search
  * p50/p95, and /healthz p50/p99 measured every 20 ms while indexing ran.
  * MEDIABOX_BENCH_REUSE=<data dir> (one kept by MEDIABOX_BENCH_KEEP=1) skips the upload and
  * indexing and only runs the queries, for iterating on ranking; MEDIABOX_BENCH_QUERIES=n runs the
@@ -33,24 +36,49 @@ import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "../../src/embeddings/use-sif
 import { commonWords } from "../../src/embeddings/common-words.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
-const DATASET = resolve(process.env.MEDIABOX_BENCH_CRANFIELD ?? join(ROOT, "..", "shared", "datasets", "retrieval", "cranfield"));
+const DATASET = resolve(
+  process.env.MEDIABOX_BENCH_COLLECTION ?? process.env.MEDIABOX_BENCH_CRANFIELD ?? join(ROOT, "..", "shared", "datasets", "retrieval", "cranfield"),
+);
 const MAIN = join(ROOT, "src", "main.ts");
 const UPLOADS_AT_ONCE = 2;
 const BATCH = 50;
 
 interface Doc { id: string; title: string; text: string }
 interface Query { id: string; text: string }
+/** A query's judged-relevant documents and their grades (1 in a binary collection). */
+type Judgments = Map<string, number>;
 
-function load(): { docs: Doc[]; queries: Query[]; qrels: Map<string, Set<string>> } {
+/** BEIR names ids `_id`; the Cranfield conversion here `id`. */
+const idOf = (record: { _id?: unknown; id?: unknown }) => String(record._id ?? record.id);
+
+/** Letters and digits, lower case: a title repeated in the text may differ from it in spacing and punctuation. */
+const bare = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "");
+
+/** What is uploaded for a document: its text, after its title unless the text starts with it (Cranfield's repeats it). */
+function contentOf(doc: Doc): string {
+  const title = doc.title.trim();
+  const text = doc.text.trim();
+  if (!title || bare(text).startsWith(bare(title).slice(0, 30))) return text || title;
+  return text ? `${title}\n\n${text}` : title;
+}
+
+function load(): { docs: Doc[]; queries: Query[]; qrels: Map<string, Judgments> } {
   const lines = (file: string) => readFileSync(join(DATASET, file), "utf8").split("\n").filter((l) => l.trim());
-  const docs = lines("corpus.jsonl").map((l) => JSON.parse(l) as Doc);
-  const queries = lines("queries.jsonl").map((l) => JSON.parse(l) as Query);
-  const qrels = new Map<string, Set<string>>();
-  for (const line of lines("qrels.tsv").slice(1)) {
-    const [q, d, score] = line.split("\t");
-    if (Number(score) <= 0) continue;
-    if (!qrels.has(q!)) qrels.set(q!, new Set());
-    qrels.get(q!)!.add(d!);
+  const docs = lines("corpus.jsonl").map((l) => {
+    const record = JSON.parse(l);
+    return { id: idOf(record), title: String(record.title ?? ""), text: String(record.text ?? "") };
+  });
+  const queries = lines("queries.jsonl").map((l) => {
+    const record = JSON.parse(l);
+    return { id: idOf(record), text: String(record.text) };
+  });
+  const qrels = new Map<string, Judgments>();
+  const qrelsFile = existsSync(join(DATASET, "qrels.tsv")) ? "qrels.tsv" : join("qrels", "test.tsv");
+  for (const line of lines(qrelsFile).slice(1)) {
+    const [q, d, grade] = line.split("\t");
+    if (!(Number(grade) > 0)) continue;
+    if (!qrels.has(q!)) qrels.set(q!, new Map());
+    qrels.get(q!)!.set(d!, Number(grade));
   }
   return { docs, queries, qrels };
 }
@@ -60,19 +88,19 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
 
-function score(ranked: string[], relevant: Set<string>): { ndcg: number; mrr: number; recall: number } {
+function score(ranked: string[], relevant: Judgments): { ndcg: number; mrr: number; recall: number } {
   let dcg = 0;
-  ranked.slice(0, 10).forEach((d, i) => relevant.has(d) && (dcg += 1 / Math.log2(i + 2)));
+  ranked.slice(0, 10).forEach((d, i) => (dcg += (relevant.get(d) ?? 0) / Math.log2(i + 2)));
   let ideal = 0;
-  for (let i = 0; i < Math.min(10, relevant.size); i++) ideal += 1 / Math.log2(i + 2);
+  [...relevant.values()].sort((a, b) => b - a).slice(0, 10).forEach((gain, i) => (ideal += gain / Math.log2(i + 2)));
   const first = ranked.slice(0, 10).findIndex((d) => relevant.has(d));
   return { ndcg: dcg / ideal, mrr: first >= 0 ? 1 / (first + 1) : 0, recall: ranked.slice(0, 100).filter((d) => relevant.has(d)).length / relevant.size };
 }
 
 async function main(): Promise<void> {
   if (!existsSync(join(DATASET, "corpus.jsonl"))) {
-    console.error(`The Cranfield collection is not there: ${DATASET}/corpus.jsonl is missing.\n` +
-      "Point MEDIABOX_BENCH_CRANFIELD at a folder holding corpus.jsonl, queries.jsonl and qrels.tsv (see ../shared/datasets/README.md). Nothing was measured.");
+    console.error(`The collection is not there: ${DATASET}/corpus.jsonl is missing.\n` +
+      "Point MEDIABOX_BENCH_COLLECTION at a folder holding corpus.jsonl, queries.jsonl and qrels.tsv or qrels/test.tsv (see ../shared/datasets/README.md). Nothing was measured.");
     process.exit(2);
   }
   const { docs, queries, qrels } = load();
@@ -128,7 +156,7 @@ interface IndexingFigures {
  * queries (unless `indexOnly`); returns the indexing figures.
  */
 async function measure(
-  dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Set<string>>,
+  dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Judgments>,
   { reused = false, wordsFrom, indexOnly = false }: { reused?: boolean; wordsFrom?: string; indexOnly?: boolean } = {},
 ): Promise<IndexingFigures> {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
@@ -177,8 +205,9 @@ async function measure(
     const clientBefore = process.cpuUsage();
     // Batch uploads (BATCH files a request), a few at once: one request per file would meet the
     // tier's rate limit long before the collection is in.
-    const batches: Doc[][] = [];
-    if (!reused) for (let i = 0; i < docs.length; i += BATCH) batches.push(docs.slice(i, i + BATCH));
+    // Files are named by their place in the corpus (ids may hold characters no filename should).
+    const batches: number[][] = [];
+    if (!reused) for (let i = 0; i < docs.length; i += BATCH) batches.push(Array.from({ length: Math.min(BATCH, docs.length - i) }, (_, k) => i + k));
     let next = 0;
     let sent = 0;
     await Promise.all(
@@ -186,15 +215,22 @@ async function measure(
         while (next < batches.length) {
           const batch = batches[next++]!;
           const form = new FormData();
-          for (const doc of batch) {
-            // A few abstracts are empty in the collection: their title stands in.
-            const content = doc.text.trim() || doc.title.trim();
-            if (content) form.append("files", new File([content], `cranfield-${doc.id}.txt`, { type: "text/plain" }));
+          for (const index of batch) {
+            // A few Cranfield abstracts are empty: their title stands in.
+            const content = contentOf(docs[index]!);
+            if (content) form.append("files", new File([content], `doc-${index}.txt`, { type: "text/plain" }));
             if (content) sent++;
           }
-          const res = await fetch(`${api}/files/upload/batch`, { method: "POST", headers, body: form });
-          const body = await res.text();
-          if (res.status >= 300) throw new Error(`batch upload: ${res.status} ${body}`);
+          for (;;) {
+            const res = await fetch(`${api}/files/upload/batch`, { method: "POST", headers, body: form });
+            const body = await res.text();
+            if (res.status === 429) {
+              await Bun.sleep(1000 * Number(res.headers.get("retry-after") ?? 5));
+              continue;
+            }
+            if (res.status >= 300) throw new Error(`batch upload: ${res.status} ${body}`);
+            break;
+          }
         }
       }),
     );
@@ -229,7 +265,7 @@ async function measure(
     }
     indexing = false;
     await prober;
-    const byFile = new Map(db.query<{ id: string; filename: string }, []>("SELECT id, filename FROM files").all().map((f) => [f.id, f.filename.replace(/^cranfield-|\.txt$/g, "")]));
+    const byFile = new Map(db.query<{ id: string; filename: string }, []>("SELECT id, filename FROM files").all().map((f) => [f.id, docs[Number(f.filename.replace(/^doc-|\.txt$/g, ""))]?.id]));
     const failed = db.query<{ n: number }, []>("SELECT count(*) AS n FROM document_chunks WHERE embedding_status = 'failed'").get()!.n;
     const model = db.query<{ m: string | null }, []>("SELECT max(embedding_model) AS m FROM document_chunks").get()!.m;
     // Time during which at least one embedding job ran (they run side by side): the text model's
@@ -310,7 +346,7 @@ async function measure(
     // every document once with an empty word cache (each new word is a USE run), then again warm.
     if (!reused && (!process.env.MEDIABOX_TEXT_EMBEDDING_MODEL || process.env.MEDIABOX_TEXT_EMBEDDING_MODEL === BUILTIN_TEXT_MODEL)) {
       const model = new UseSifEmbedder();
-      const texts = docs.map((d) => d.text.trim() || d.title.trim()).filter(Boolean);
+      const texts = docs.map(contentOf).filter(Boolean);
       for (const pass of ["cold", "warm"]) {
         const t0 = performance.now();
         for (let i = 0; i < texts.length; i += 256) await model.embed(texts.slice(i, i + 256));

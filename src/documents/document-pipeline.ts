@@ -9,7 +9,7 @@
  */
 import type { AppContext } from "../context.ts";
 import { replaceDescriptionsOf } from "../processing/descriptions.ts";
-import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
+import { PermanentJobError, unlessAborted, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { mergeTags } from "../images/describe.ts";
 import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
@@ -290,7 +290,9 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
         for (let i = 0; i < pending.length; i += EMBED_BATCH) {
           if (job.signal.aborted) throw new Error("embedding interrupted");
           const batch = pending.slice(i, i + EMBED_BATCH);
-          const vectors = await ctx.embedder.embed(batch.map((c) => c.content));
+          // The model thread may be busy for seconds (preparing its vocabulary): a stopping server or a
+          // cancelled job does not wait for it.
+          const vectors = await unlessAborted(ctx.embedder.embed(batch.map((c) => c.content)), job.signal);
           const last = i + batch.length === pending.length;
           // The document's state commits with its last vectors (a commit less a document).
           await ctx.writes.write(() => storeVectors(ctx, file, space, batch.map((c) => c.id), vectors, last));

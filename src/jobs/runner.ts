@@ -62,6 +62,19 @@ class LeaseLostError extends Error {
   override name = "LeaseLostError";
 }
 
+/**
+ * `promise`, or a rejection with the signal's reason as soon as it aborts: for a handler waiting
+ * on work it cannot cancel (a model thread's queue), so a cancelled or stopped job lets go at once.
+ */
+export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
 type StopReason = "cancelled" | "timeout" | "shutdown" | "lease-lost";
 
 interface RunningJob {
@@ -100,6 +113,11 @@ export class JobRunner {
   private readonly pollMs: number;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
+  /**
+   * Set when stop() gave up waiting: the database is about to close, so the outcomes of handlers
+   * still running are not written; their jobs run again once their leases lapse.
+   */
+  private abandoned = false;
   private ticking = false;
   /**
    * Queues to look at on the next tick. A tick looks at every queue (and expires abandoned
@@ -134,6 +152,7 @@ export class JobRunner {
   start(): void {
     if (this.started) return;
     this.started = true;
+    this.abandoned = false;
     this.releaseDeadOwners();
     this.wake();
   }
@@ -160,9 +179,12 @@ export class JobRunner {
     }
   }
 
-  /** Stops claiming, interrupts running handlers and hands their jobs back without spending an attempt. */
-  async stop(graceMs = 10_000): Promise<void> {
-    if (!this.started) return;
+  /**
+   * Stops claiming, interrupts running handlers and hands their jobs back without spending an
+   * attempt, waiting up to `graceMs` for them; resolves to the number of handlers still running then.
+   */
+  async stop(graceMs = 10_000): Promise<number> {
+    if (!this.started) return 0;
     this.started = false;
     if (this.timer) clearTimeout(this.timer);
     for (const id of this.running.keys()) this.stopJob(id, "shutdown");
@@ -173,6 +195,14 @@ export class JobRunner {
     // Claims on their way hand their jobs back when they commit (see claimAndLaunch).
     const all = Promise.all([...this.running.values()].map((r) => r.done).concat([...this.claiming.values()].map((c) => c.done)));
     await Promise.race([all, Bun.sleep(graceMs)]);
+    if (this.running.size) {
+      this.abandoned = true;
+      this.log.warn("jobs still running at shutdown are left to their leases (they run again after the lease lapses)", {
+        jobs: [...this.running.keys()],
+        lease_ms: this.options.leaseMs,
+      });
+    }
+    return this.running.size;
   }
 
   /**
@@ -383,6 +413,7 @@ export class JobRunner {
     try {
       log.debug("job started");
       const results = await queue.handler(context);
+      // A stopped runner's jobs all have a reason: their outcome is decided in recordFailure.
       if (entry.reason) throw entry.controller.signal.reason;
       await this.finish(row.id, "completed", { results: results ?? [], error: null });
       log.info("job completed");
@@ -396,6 +427,10 @@ export class JobRunner {
 
   private async recordFailure(queue: QueueDefinition<any>, row: JobRow, entry: RunningJob, err: unknown, log: Logger): Promise<void> {
     const message = errorMessage(err);
+    if (this.abandoned) {
+      log.info("job outcome not recorded: the runner stopped before it ended", { error: message });
+      return;
+    }
     if (err instanceof LeaseLostError) {
       log.warn("job lease lost; its outcome was discarded", { error: message });
       return;
@@ -464,6 +499,7 @@ export class JobRunner {
   }
 
   private heartbeat(id: string): void {
+    if (this.abandoned) return;
     try {
       const now = this.clock.now();
       const row = this.db

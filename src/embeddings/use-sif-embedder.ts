@@ -500,7 +500,13 @@ export class UseSifEmbedder implements TextEmbedding {
   embedNow(texts: string[]): Float32Array[] | null {
     const mean = this.commonNow;
     const listed = this.listedNow;
-    if (!mean || !listed) return null;
+    if (!mean || !listed) {
+      // Loaded for the next call (a restarted server's first documents each took an embedding
+      // job until a job's embed() had loaded them). A failure here is embed()'s to report.
+      void this.commonComponent().catch(() => {});
+      void this.listedWords().catch(() => {});
+      return null;
+    }
     const perText = texts.map(vectorWords);
     const unknown = [...new Set(perText.flat())].filter((word) => !this.cache.has(word));
     const composing = new Map<string, number[]>();

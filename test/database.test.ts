@@ -1,11 +1,18 @@
 /**
  * The server's database connection keeps the compiled statements of all the SQL it runs (Bun
- * keeps only the last 20 by default, and the server runs hundreds).
+ * keeps only the last 20 by default, and the server runs hundreds); migrations that move data keep it.
  */
 import { afterAll, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/database.ts";
+import { Database } from "bun:sqlite";
+import { getLoadablePath } from "sqlite-vec";
+import { migrate, openDatabase } from "../src/db/database.ts";
+import { MIGRATIONS } from "../src/db/migrations/index.ts";
+import { systemClock } from "../src/clock.ts";
+import { FileRepository } from "../src/files/file-repository.ts";
+import { defaultProjectId } from "../src/projects/projects.ts";
+import { createOrganization } from "../src/tenancy/organizations.ts";
 import { tempDir } from "./support/server.ts";
 
 const dir = tempDir("mediabox-database-");
@@ -18,4 +25,35 @@ test("a statement stays compiled while hundreds of others run", () => {
   for (let i = 0; i < 300; i++) db.query(`SELECT ${i} AS n FROM files WHERE id = ?`).get("x");
   expect(db.query(sql)).toBe(first);
   db.close();
+});
+
+test("migration 18 moves documents' whole text out of their rows, keeping every text", () => {
+  const db = new Database(join(dir, "document-texts.db"));
+  try {
+    db.loadExtension(getLoadablePath());
+    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
+    migrate(db, MIGRATIONS.filter((m) => m.version < 18));
+    const org = createOrganization(db, systemClock, "migrating", "PROFESSIONAL").id;
+    const project = defaultProjectId(db, org);
+    const insert = db.query(
+      "INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, extracted_text) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?)",
+    );
+    const book = "Chapter one. ".repeat(50_000);
+    insert.run("doc-1", org, project, "document", "book.pdf", book);
+    insert.run("doc-2", org, project, "document", "pending.pdf", null);
+    insert.run("img-1", org, project, "image", "photo.jpg", null);
+
+    migrate(db, MIGRATIONS);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(files)").all().map((c) => c.name);
+    expect(columns).not.toContain("extracted_text");
+    const files = new FileRepository(db, systemClock);
+    expect(files.extractedText("doc-1")).toBe(book);
+    expect(files.extractedText("doc-2")).toBeNull();
+    expect(files.extractedText("img-1")).toBeNull();
+    // The text goes with its file.
+    db.run("DELETE FROM files WHERE id = 'doc-1'");
+    expect(db.query("SELECT count(*) AS n FROM document_texts").get()).toEqual({ n: 0 });
+  } finally {
+    db.close();
+  }
 });

@@ -72,6 +72,15 @@ describe("exports", () => {
     expect(rows[3]![2]).toBe("'+1, @me");
   });
 
+  test("a document's extracted text is exported from where it is kept; other files' cells are empty", async () => {
+    const text = "Work history: ten years of structural welding.";
+    server.ctx.files.textExtracted(ids.a, { pageCount: 1, text, searchText: text, language: "en", digitization: "completed" });
+    const res = await owner.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }, { field_key: "extracted_text" }] });
+    expect(res.status).toBe(200);
+    const rows = parse(Buffer.from((await download(res.body.download_url)).bytes), { bom: true }) as string[][];
+    expect(rows.slice(1, 3)).toEqual([["Résumé.pdf", text], ["b.jpg", ""]]);
+  });
+
   test("flatten_tags false keeps the tag list as JSON; file_ids selects, ignoring deleted and foreign ids", async () => {
     const res = await owner.api.post("/files/export", {
       format: "csv",

@@ -84,7 +84,7 @@ const AnalyzeResult = t.Object(
   },
 );
 
-function analyzeView(file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+function analyzeView(ctx: AppContext, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const finished = status === "completed" || status === "skipped";
   return {
     document_id: file.id,
@@ -96,7 +96,7 @@ function analyzeView(file: FileRow, status: "completed" | "processing" | "failed
     text_extraction_status: file.text_extraction_status,
     page_count: file.page_count,
     chunk_count: file.chunk_count,
-    extracted_text: finished ? file.extracted_text : null,
+    extracted_text: finished ? ctx.files.extractedText(file.id) : null,
     job_id: status === "processing" || status === "failed" ? file.processing_job_id : null,
     poll_url: status === "processing" && file.processing_job_id ? `/api/v2/job/${file.processing_job_id}` : null,
     error_message: status === "failed" ? file.processing_error : null,
@@ -127,7 +127,7 @@ export function documentRoutes(ctx: AppContext) {
       "/files/:file_id/text",
       ({ principal, params }) => {
         const file = loadDocument(principal.orgId, params.file_id);
-        return { document_id: file.id, filename: file.filename, text: file.extracted_text ?? "", page_count: file.page_count, metadata: { language: file.document_language } };
+        return { document_id: file.id, filename: file.filename, text: ctx.files.extractedText(file.id) ?? "", page_count: file.page_count, metadata: { language: file.document_language } };
       },
       {
         permission: "view",
@@ -382,11 +382,11 @@ export function documentRoutes(ctx: AppContext) {
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
         const file = reload(stored.fileId);
-        if (stored.skipped) return analyzeView(file, "skipped", started);
+        if (stored.skipped) return analyzeView(ctx, file, "skipped", started);
         const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
         const now = reload(file.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : now.text_extraction_status === "completed" ? "completed" : "failed";
-        return analyzeView(now, status, started);
+        return analyzeView(ctx, now, status, started);
       },
       {
         permission: "edit",

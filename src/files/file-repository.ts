@@ -501,12 +501,16 @@ export class FileRepository {
   /**
    * The document's text is stored, with its machine-made summary when there is one: the summary
    * becomes the AI description and the tags are `summary.tags` (the user's with the suggested ones
-   * merged in after them). One statement either way: every write of these columns re-indexes the
-   * row's search entry, whole text included (~1 ms for a 1 KB note).
+   * merged in after them). One statement of the row either way: every write of these columns
+   * re-indexes the row's search entry, whole text included (~1 ms for a 1 KB note). The whole text
+   * is kept apart from the row (see extractedText).
    */
   textExtracted(id: string, extracted: DocumentText, summary: DocumentSummary | null = null): void {
-    const text = [extracted.pageCount, extracted.text, extracted.searchText, extracted.language, extracted.digitization] as const;
-    const columns = `page_count = ?, extracted_text = ?, visible_text = ?, document_language = ?, digitization_status = ?,
+    this.db
+      .query("INSERT INTO document_texts (file_id, text) VALUES (?, ?) ON CONFLICT (file_id) DO UPDATE SET text = excluded.text")
+      .run(id, extracted.text);
+    const text = [extracted.pageCount, extracted.searchText, extracted.language, extracted.digitization] as const;
+    const columns = `page_count = ?, visible_text = ?, document_language = ?, digitization_status = ?,
            text_extraction_status = 'completed', updated_at = ?`;
     if (!summary) {
       this.db.query(`UPDATE files SET ${columns} WHERE id = ?`).run(...text, this.now(), id);
@@ -515,6 +519,15 @@ export class FileRepository {
     this.db
       .query(`UPDATE files SET ${columns}, upload_description = coalesce(?, upload_description), tags = ? WHERE id = ?`)
       .run(...text, this.now(), summary.text, JSON.stringify(summary.tags), id);
+  }
+
+  /**
+   * A document's (or a link's article) whole extracted text, or null before there is one. Kept in
+   * its own table rather than the file's row, which every lookup reads and every status update
+   * rewrites whole (migration 018).
+   */
+  extractedText(id: string): string | null {
+    return this.db.query<{ text: string }, [string]>("SELECT text FROM document_texts WHERE file_id = ?").get(id)?.text ?? null;
   }
 
   /** The document's chunks are stored; they wait for embedding (or there is nothing to embed). */

@@ -70,7 +70,6 @@ export interface FileRow {
   variant_count: number;
   page_count: number | null;
   chunk_count: number;
-  extracted_text: string | null;
   duration_seconds: number | null;
   image_embedding_model: string | null;
   digitization_status: string | null;

@@ -29,7 +29,7 @@ interface ColumnDef {
   key: string;
   display: string;
   group: "basic" | "descriptions" | "image" | "document" | "video" | "link";
-  value(row: FileRow, options: { flattenTags: boolean }): Cell;
+  value(row: FileRow, options: { flattenTags: boolean; extractedText(fileId: string): string | null }): Cell;
 }
 
 const col = (group: ColumnDef["group"], key: string, display: string, value: ColumnDef["value"]): ColumnDef => ({ key, display, group, value });
@@ -65,7 +65,7 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("document", "page_count", "Pages"),
   field("document", "chunk_count", "Chunks"),
   field("document", "text_extraction_status", "Text extraction status"),
-  field("document", "extracted_text", "Extracted text"),
+  col("document", "extracted_text", "Extracted text", (row, o) => o.extractedText(row.id)),
   field("video", "duration_seconds", "Duration (s)"),
   field("video", "frame_rate", "Frame rate"),
   field("video", "video_codec", "Video codec"),
@@ -201,7 +201,7 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
   const connection = request.format === "hosted_sheets" ? ctx.cloud.connection(orgId, request.connection_id!) : null;
   const rows = selectRows(ctx.db, orgId, request);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
-  const options = { flattenTags: request.flatten_tags ?? true };
+  const options = { flattenTags: request.flatten_tags ?? true, extractedText: (id: string) => ctx.files.extractedText(id) };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));
   const sheetName = request.sheet_name?.trim() || "Files";

@@ -27,6 +27,10 @@ export class FileUrls {
     return this.ctx.db;
   }
 
+  extractedText(fileId: string): string | null {
+    return this.ctx.files.extractedText(fileId);
+  }
+
   /** A link's stored icon, or null before a crawl stored one. */
   async favicon(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<string | null> {
     if (!row.favicon_blob_key) return null;
@@ -219,7 +223,7 @@ export async function fileDetail(row: FileRow, urls: FileUrls) {
     case "image":
       return { ...common(row), ...(await imageFields(row, urls)), ...imageDetailFields(urls.db, row) };
     case "document":
-      return { ...common(row), ...(await documentFields(row, urls)), extracted_text: row.extracted_text };
+      return { ...common(row), ...(await documentFields(row, urls)), extracted_text: urls.extractedText(row.id) };
     case "video":
       return { ...common(row), ...(await videoFields(row, urls)), ...(await videoDetailFields(row, urls)) };
     case "link":

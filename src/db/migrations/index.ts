@@ -19,6 +19,7 @@ import jobListing from "./014_job_listing.ts";
 import pageImages from "./015_page_images.ts";
 import processingStatusListing from "./016_processing_status_listing.ts";
 import textPieceVectors from "./017_text_piece_vectors.ts";
+import documentTexts from "./018_document_texts.ts";
 
 export interface Migration {
   version: number;
@@ -44,4 +45,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 15, name: "page_images", sql: pageImages },
   { version: 16, name: "processing_status_listing", sql: processingStatusListing },
   { version: 17, name: "text_piece_vectors", sql: textPieceVectors },
+  { version: 18, name: "document_texts", sql: documentTexts },
 ];

@@ -838,17 +838,24 @@ test("the library shows the newest listing: an older request that answers late d
     await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
     // The next unfiltered listing is held back until the filtered one has been shown.
     const filtered = Promise.withResolvers<void>();
+    const firstHeld = Promise.withResolvers<void>();
     let held = 0;
+    const textChars: (string | null)[] = [];
     await page.route(/\/api\/v2\/files\?/, async (route) => {
       const url = new URL(route.request().url());
+      textChars.push(url.searchParams.get("visible_text_chars"));
       if (!url.searchParams.has("tags")) {
         held += 1;
+        firstHeld.resolve();
         await filtered.promise;
       }
       await route.continue();
     });
-    await page.getByLabel(/^Search/).fill("x"); // an unfiltered listing (searching "x") goes out and is held
+    await page.getByLabel(/^Search/).fill("x");
     await page.getByLabel(/^Search/).fill("");
+    // An unfiltered listing has gone out and is held before the filter changes, so the filtered
+    // listing is the newer one (were it sent first, the held one would rightly win).
+    await Promise.race([firstHeld.promise, Bun.sleep(30_000).then(() => Promise.reject(new Error("no unfiltered listing went out")))]);
     await page.getByLabel(/^Tags/).fill("nothing-has-this");
     await page.getByLabel(/^Tags/).press("Enter");
     await page.getByText("0 files").waitFor({ timeout: 30_000 });
@@ -860,6 +867,9 @@ test("the library shows the newest listing: an older request that answers late d
     await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))));
     await page.unroute(/\/api\/v2\/files\?/);
     expect(await page.getByText("0 files").isVisible()).toBe(true);
+    // The grid shows no text, so the listings ask for none.
+    expect(textChars.length).toBeGreaterThan(1);
+    expect(new Set(textChars)).toEqual(new Set(["0"]));
   } finally {
     await page.close();
   }

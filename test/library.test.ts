@@ -176,6 +176,26 @@ describe("GET /files", () => {
     expect(ids(await owner.api.get("/files?search=orange&search_mode=visible_text"))).toEqual([]);
   });
 
+  test("visible_text_chars (extension) cuts each item's visible_text and says so; out of range is 400", async () => {
+    const plain = (await owner.api.get("/files")).body.items as Record<string, unknown>[];
+    expect(plain.every((i) => !("visible_text_truncated" in i))).toBe(true);
+    const cut = (await owner.api.get("/files?visible_text_chars=7")).body.items as Record<string, unknown>[];
+    const byId = Object.fromEntries(cut.map((i) => [i.id, i]));
+    expect(byId[f.invoice]).toMatchObject({ visible_text: "Invoice", visible_text_truncated: true });
+    expect(byId[f.sunset]).toMatchObject({ visible_text: null, visible_text_truncated: false });
+    expect((await owner.api.get("/files?visible_text_chars=0")).body.items.find((i: { id: string }) => i.id === f.invoice)).toMatchObject({ visible_text: "", visible_text_truncated: true });
+    expect((await owner.api.get("/files?visible_text_chars=1000")).body.items.find((i: { id: string }) => i.id === f.invoice)).toMatchObject({ visible_text: "Invoice INV-2024-001 total due", visible_text_truncated: false });
+    // A character outside the BMP is never split.
+    const other = server.tenant();
+    seed(other, { mediaType: "document", filename: "emoji.txt", visibleText: "ab\u{1F600}cd" });
+    expect((await other.api.get("/files?visible_text_chars=3")).body.items[0]).toMatchObject({ visible_text: "ab", visible_text_truncated: true });
+    for (const bad of ["-1", "200001", "x"]) {
+      const res = await owner.api.get(`/files?visible_text_chars=${bad}`);
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toContain("visible_text_chars");
+    }
+  });
+
   test("edits are searchable at once", async () => {
     const id = seed(owner, { title: "Plain name" });
     expect(ids(await owner.api.get("/files?search=quokka"))).toEqual([]);

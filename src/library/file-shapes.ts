@@ -171,11 +171,16 @@ const link = {
 
 const variant = (title: string, props: TProperties) => t.Object(props, { title });
 
+/** Only with GET /files?visible_text_chars= (an extension). */
+const listing = {
+  visible_text_truncated: t.Optional(t.Boolean({ description: "Extension, with visible_text_chars: true when visible_text was cut" })),
+};
+
 export const FileSummary = t.Union([
-  variant("ImageFileSummary", { ...common("image"), ...image }),
-  variant("DocumentFileSummary", { ...common("document"), ...document }),
-  variant("VideoFileSummary", { ...common("video"), ...video }),
-  variant("LinkFileSummary", { ...common("link"), ...link }),
+  variant("ImageFileSummary", { ...common("image"), ...image, ...listing }),
+  variant("DocumentFileSummary", { ...common("document"), ...document, ...listing }),
+  variant("VideoFileSummary", { ...common("video"), ...video, ...listing }),
+  variant("LinkFileSummary", { ...common("link"), ...link, ...listing }),
 ]);
 
 /** Extension: what the trash adds to a file's summary. */

@@ -218,6 +218,19 @@ export async function fileSummary(row: FileRow, urls: FileUrls) {
   }
 }
 
+/**
+ * A summary whose visible_text is cut to `chars` characters, with `visible_text_truncated`
+ * saying whether anything was left out (GET /files?visible_text_chars=, an extension): a page of
+ * 100 documents otherwise carries up to 200,000 characters of text each.
+ */
+export function withVisibleTextCut<T extends { visible_text: string | null }>(summary: T, chars: number): T & { visible_text_truncated: boolean } {
+  const text = summary.visible_text;
+  if (text === null || text.length <= chars) return { ...summary, visible_text_truncated: false };
+  // Never half of a surrogate pair.
+  const end = chars > 0 && /[\uD800-\uDBFF]/.test(text[chars - 1]!) ? chars - 1 : chars;
+  return { ...summary, visible_text: text.slice(0, end), visible_text_truncated: true };
+}
+
 export async function fileDetail(row: FileRow, urls: FileUrls) {
   switch (row.media_type) {
     case "image":

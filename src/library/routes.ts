@@ -12,7 +12,7 @@ import { DeletedFileSummary, FileDetail, FileSummary } from "./file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
 import { listDeletedFiles, listFiles, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
-import { fileDetail, FileUrls, fileSummary } from "./file-views.ts";
+import { fileDetail, FileUrls, fileSummary, withVisibleTextCut } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
 /** Download links live five minutes (spec). */
@@ -39,6 +39,14 @@ const ListQuery = t.Object({
   date_to: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
   sort_by: t.Optional(OneOf(SORT_FIELDS)),
   sort_order: t.Optional(t.String({ pattern: "^(?:[aA][sS][cC]|[dD][eE][sS][cC])$", error: "must be one of asc, desc", description: "asc or desc (default desc)" })),
+  visible_text_chars: t.Optional(
+    t.Integer({
+      minimum: 0,
+      maximum: 200_000,
+      error: "visible_text_chars must be an integer from 0 to 200000",
+      description: "Extension: cut each item's visible_text to this many characters (a document's is up to 200,000) and say so in visible_text_truncated",
+    }),
+  ),
   ...pageQuery(100, 20),
 });
 
@@ -75,7 +83,8 @@ export function libraryRoutes(ctx: AppContext) {
         const { rows, total } = listFiles(db, principal.orgId, q);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = await Promise.all(rows.map((row) => fileSummary(row, urls)));
-        return page(items, total, q.limit, q.offset);
+        const chars = query.visible_text_chars;
+        return page(chars === undefined ? items : items.map((item) => withVisibleTextCut(item, chars)), total, q.limit, q.offset);
       },
       {
         permission: "view",
@@ -85,7 +94,7 @@ export function libraryRoutes(ctx: AppContext) {
         detail: {
           summary: "List and search files",
           description:
-            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, processing_status (extension: queued|processing|stored|completed|failed; the Activity page lists failed files with it), date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
+            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, processing_status (extension: queued|processing|stored|completed|failed; the Activity page lists failed files with it), date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), visible_text_chars (extension: each item's visible_text cut to that many characters, with visible_text_truncated), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
         },
       },
     )

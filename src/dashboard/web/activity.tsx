@@ -25,7 +25,7 @@ export function Activity() {
         api("/files/sessions?limit=20"),
         api("/files/sessions/stuck?stuck_minutes=30"),
         api("/files/quota-check?file_count=1"),
-        api("/files?processing_status=failed&limit=50&sort_by=created_at&sort_order=desc"),
+        api("/files?processing_status=failed&limit=50&sort_by=created_at&sort_order=desc&visible_text_chars=0"),
       ]);
       setSessions(s.items);
       setFailed(f.items);

@@ -116,7 +116,8 @@ export function Library() {
 
   async function load(offset: number) {
     const [by, order] = sort.split(":");
-    const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset), sort_by: by!, sort_order: order! });
+    // The grid shows no text: a page of documents would otherwise bring up to 200,000 characters each.
+    const query = new URLSearchParams({ limit: String(PAGE), offset: String(offset), sort_by: by!, sort_order: order!, visible_text_chars: "0" });
     if (search.trim()) query.set("search", search.trim());
     if (mediaType) query.set("media_types", mediaType);
     if (place.projectId) query.set("project_id", place.projectId);

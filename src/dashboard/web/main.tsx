@@ -4,7 +4,7 @@
  * address that survives a reload. A session (cookie) and an API key (this tab only) both work.
  */
 import { render } from "preact";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { accountPage } from "./account-pages.tsx";
 import { Activity } from "./activity.tsx";
 import { Cloud } from "./cloud.tsx";
@@ -81,20 +81,27 @@ function App() {
   useEffect(() => void check(), []);
   // A page change moves focus to the new page's heading, as a screen reader user expects. A page
   // that shows its heading once its data has arrived (a file) is watched until it does, unless
-  // the user has moved focus somewhere meanwhile.
+  // the user has moved focus somewhere meanwhile. A heading is focused once: the sign-in page's
+  // heading was focused as it appeared and again when the effect ran after the render, taking
+  // back the focus a quick Tab had already moved on.
+  const focusedHeading = useRef<HTMLElement | null>(null);
   useEffect(() => {
     const heading = () => document.querySelector<HTMLElement>("main h1");
     const idle = () => !document.activeElement || document.activeElement === document.body || !document.activeElement.isConnected;
+    const focus = (h: HTMLElement) => {
+      focusedHeading.current = h;
+      h.focus();
+    };
     const now = heading();
     if (now) {
-      now.focus();
+      if (now !== focusedHeading.current) focus(now);
       return;
     }
     const observer = new MutationObserver(() => {
       const found = heading();
       if (!found) return;
       observer.disconnect();
-      if (idle()) found.focus();
+      if (idle()) focus(found);
     });
     observer.observe(document.body, { childList: true, subtree: true });
     const timer = setTimeout(() => observer.disconnect(), 30_000);

@@ -27,6 +27,7 @@ export class FileUrls {
     return this.ctx.db;
   }
 
+  /** A document's whole text for its detail view (kept apart from the row, see FileRepository.extractedText). */
   extractedText(fileId: string): string | null {
     return this.ctx.files.extractedText(fileId);
   }

@@ -236,7 +236,8 @@ describe("extraction and digitization", () => {
 
   test("deleting a document is 409 while extraction or embedding runs", async () => {
     const id = await uploadDoc(owner, await bytesOf(sampleTxt()), "busy.txt");
-    await processed(owner, id);
+    // Settled first: an embedding job ending meanwhile would overwrite the status set below.
+    await embedded(owner, id);
     for (const column of ["text_extraction_status", "embedding_status"]) {
       server.ctx.db.query(`UPDATE files SET ${column} = 'processing' WHERE id = ?`).run(id);
       const res = await owner.api.delete(`/files/${id}`);

@@ -13,7 +13,8 @@ import { ManualClock, systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
 import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
-import { JobRunner, PermanentJobError, unlessAborted, type QueueDefinition } from "../src/jobs/runner.ts";
+import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
+import { unlessAborted } from "../src/abort.ts";
 import { Logger } from "../src/log.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { waitFor } from "./support/polling.ts";
@@ -47,13 +48,8 @@ async function caughtUp(db: Database, queue: `t.${string}`, inMs = 0): Promise<v
   await waitForStatus(db, id, "completed");
 }
 
-/** Resolves when the signal aborts, so handlers can "work" until told to stop. */
-function untilAborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-  });
-}
+/** Rejects when the signal aborts, so handlers can "work" until told to stop. */
+const untilAborted = (signal: AbortSignal): Promise<never> => unlessAborted(new Promise<never>(() => {}), signal);
 
 describe("job runner", () => {
   let dir: string;

@@ -9,7 +9,8 @@
  */
 import type { AppContext } from "../context.ts";
 import { replaceDescriptionsOf } from "../processing/descriptions.ts";
-import { PermanentJobError, unlessAborted, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
+import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
+import { unlessAborted } from "../abort.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { mergeTags } from "../images/describe.ts";
 import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";

@@ -62,19 +62,6 @@ class LeaseLostError extends Error {
   override name = "LeaseLostError";
 }
 
-/**
- * `promise`, or a rejection with the signal's reason as soon as it aborts: for a handler waiting
- * on work it cannot cancel (a model thread's queue), so a cancelled or stopped job lets go at once.
- */
-export function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
 type StopReason = "cancelled" | "timeout" | "shutdown" | "lease-lost";
 
 interface RunningJob {

@@ -11,6 +11,7 @@ import { lookup as dnsLookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
 import { formatBytes } from "../byte-sizes.ts";
+import { unlessAborted } from "../abort.ts";
 import { type AllowedCidr, checkAddress, validateLinkUrl } from "./url-policy.ts";
 
 /** What the caller wants: a page or a plain-text file such as robots.txt (decoded text), or an image/icon (raw bytes). */
@@ -462,14 +463,7 @@ class Deadline {
 
   /** `work`, or a rejection as soon as the deadline passes or the caller cancels. */
   race<T>(work: Promise<T>): Promise<T> {
-    const signal = this.controller.signal;
-    if (signal.aborted) return Promise.reject(signal.reason);
-    let onAbort = () => {};
-    const aborted = new Promise<never>((_resolve, reject) => {
-      onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-    });
-    return Promise.race([work, aborted]).finally(() => signal.removeEventListener("abort", onAbort));
+    return unlessAborted(work, this.controller.signal);
   }
 
   /** What to throw for `err`, which stopped the fetch of `url`. */

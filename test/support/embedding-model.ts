@@ -20,10 +20,10 @@
  * the real model (tokenizer, ONNX Runtime session, mean pooling over the attention mask, L2
  * normalization), so the whole embedding path is exercised. 30522 tokens × 32 floats ≈ 3.9 MB.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { onnx } from "onnx-proto";
+import { tempDir } from "./temp-dir.ts";
 import { writeWordPieceTokenizer } from "./wordpiece.ts";
 
 /** The shared folder with all-MiniLM-L6-v2's real tokenizer and config (no weights); MEDIABOX_TEST_SHARED_MODELS overrides ../shared/models. */
@@ -57,7 +57,7 @@ let generated: string | undefined;
 export function fixtureTokenizerDir(): string {
   if (realTokenizerAvailable()) return SHARED_TOKENIZER;
   if (!generated) {
-    generated = path.join(mkdtempSync(path.join(tmpdir(), "mediabox-wordpiece-")), "tokenizer");
+    generated = path.join(tempDir("mediabox-wordpiece-"), "tokenizer");
     writeWordPieceTokenizer(generated);
   }
   return generated;

@@ -2,14 +2,13 @@
  * Test harness: a real Mediabox server on an ephemeral port with its own data directory,
  * plus helpers to create organizations and keys and to call the API over HTTP.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import type { Permission } from "../../src/auth/permissions.ts";
 import type { Clock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { QueueDefinition } from "../../src/jobs/runner.ts";
+import { tempDir } from "./temp-dir.ts";
 import { startServer, type RunningServer } from "../../src/server.ts";
 import { createOrganization } from "../../src/tenancy/organizations.ts";
 import type { Tier } from "../../src/tenancy/tiers.ts";
@@ -40,9 +39,7 @@ export function freshIp(): string {
   return `10.${(counter >> 16) & 255}.${(counter >> 8) & 255}.${counter & 255}`;
 }
 
-export function tempDir(prefix = "mediabox-test-"): string {
-  return mkdtempSync(join(tmpdir(), prefix));
-}
+export { tempDir };
 
 export async function startTestServer(
   /** `dataDir`: reuse a data directory (a "restart"); the caller removes it. By default each server gets its own, removed on close. */

@@ -23,6 +23,9 @@ import { readsApart, textRegions } from "../src/documents/layout/text-regions.ts
 import { ruledTables } from "../src/documents/layout/ruled-tables.ts";
 import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
+import { PDFDocument } from "pdf-lib";
+import sharp from "sharp";
+import { rasterRules } from "../src/documents/layout/raster-rules.ts";
 import { scannedPdf } from "./support/documents.ts";
 import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, mixedPdf, SIDEWAYS_ROWS, sidewaysPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
 
@@ -633,5 +636,84 @@ describe("the parts on their own", () => {
   test("markers that make no list: sub-figure captions side by side, formula fragments", () => {
     const runs = [run("(a) Original image. (b) Modified image.", 80, 50), run("- ′ + −4", 80, 90)];
     expect(layoutPage(runs, 595, 842, style).map((e) => e.type)).toEqual(["paragraph", "paragraph"]);
+  });
+});
+
+describe("rules of a scanned page", () => {
+  /** An RGBA raster, white, with black rectangles painted on it. */
+  const raster = (width: number, height: number, marks: [number, number, number, number][]) => {
+    const data = new Uint8ClampedArray(width * height * 4).fill(255);
+    for (const [x0, y0, x1, y1] of marks) for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) data.fill(0, (y * width + x) * 4, (y * width + x) * 4 + 3);
+    return { width, height, data };
+  };
+
+  test("long thin runs of ink are rules, in points; words, short strokes and filled bars are not", () => {
+    const word = Array.from({ length: 40 }, (_, i) => [20 + i * 12, 300, 28 + i * 12, 320] as [number, number, number, number]);
+    const { horizontal, vertical } = rasterRules(
+      raster(800, 600, [
+        [100, 100, 700, 103], // a rule 3 px thick, 600 px long
+        [100, 150, 180, 152], // too short (40 pt at 2 px a point)
+        [100, 400, 700, 460], // a filled bar, 30 pt thick
+        [50, 50, 52, 250], // a vertical rule, 100 pt
+        ...word, // letters 8 px wide, 4 px apart: a line of text
+      ]),
+      2,
+    );
+    expect(horizontal).toEqual([{ x0: 50, y0: 50.75, x1: 350, y1: 50.75 }]);
+    expect(vertical).toEqual([{ x0: 25.5, y0: 25, x1: 25.5, y1: 125 }]);
+  });
+
+  test("a frayed rule (gaps of a pixel or two) is one rule", () => {
+    const dashes = Array.from({ length: 30 }, (_, i) => [100 + i * 20, 100, 118 + i * 20, 102] as [number, number, number, number]);
+    const { horizontal } = rasterRules(raster(800, 300, dashes), 2);
+    expect(horizontal).toEqual([{ x0: 50, y0: 50.5, x1: 349, y1: 50.5 }]);
+  });
+
+  test("a scanned grid whose columns stand closer than a word gap: the drawn rules make it a table", async () => {
+    // The page: 595 x 396 pt, drawn at 200 dpi for OCR. Grid lines at these fractions of the page.
+    const xs = [0.1, 0.4, 0.6, 0.9];
+    const ys = [0.2, 0.3, 0.4, 0.5];
+    const [w, h] = [1654, 1100];
+    const lines = [
+      ...xs.map((x) => `<line x1="${x * w}" y1="${ys[0]! * h}" x2="${x * w}" y2="${ys.at(-1)! * h}" stroke="black" stroke-width="3"/>`),
+      ...ys.map((y) => `<line x1="${xs[0]! * w}" y1="${y * h}" x2="${xs.at(-1)! * w}" y2="${y * h}" stroke="black" stroke-width="3"/>`),
+    ];
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}"><rect width="100%" height="100%" fill="white"/>${lines.join("")}</svg>`;
+    const pdf = await PDFDocument.create();
+    pdf.addPage([595, 396]).drawImage(await pdf.embedPng(await sharp(Buffer.from(svg)).png().toBuffer()), { x: 0, y: 0, width: 595, height: 396 });
+    // Each cell's text fills its cell up to 0.005 of the page from the rule: the next cell's text starts ~6 pt on, under a word gap at this size.
+    const rows = [
+      ["Vessel name", "Tonnes", "Destination port"],
+      ["Northern Light", "12,400", "Rotterdam Europoort"],
+      ["Sea Harvest II", "9,950", "Hamburg Waltershof"],
+    ];
+    const word = (text: string, x: number, y: number, width: number) => ({ text, bounding_box: { x_min: x, y_min: y, x_max: x + width, y_max: y + 0.04 } });
+    const regions = rows.map((cells, r) => {
+      const y = ys[r]! + 0.03;
+      const words = cells.flatMap((cell, c) => {
+        const parts = cell.split(" ");
+        const span = (xs[c + 1]! - xs[c]! - 0.01) / parts.length;
+        return parts.map((p, i) => word(p, xs[c]! + 0.005 + i * span, y, span - 0.008));
+      });
+      return { text: cells.join(" "), bounding_box: { x_min: words[0]!.bounding_box.x_min, y_min: y, x_max: words.at(-1)!.bounding_box.x_max, y_max: y + 0.04 }, words };
+    });
+    const fake: OcrLike = { recognize: async () => ({ text: "", regions }) };
+    const page = (await readDocument(await pdf.save(), "pdf", { ocr: fake })).pages[0]!;
+    expect(page.elements.map((e) => e.type)).toEqual(["table"]);
+    expect(page.elements[0]!.content).toBe(["| Vessel name | Tonnes | Destination port |", "|---|---|---|", "| Northern Light | 12,400 | Rotterdam Europoort |", "| Sea Harvest II | 9,950 | Hamburg Waltershof |"].join("\n"));
+    expect(page.elements[0]!.metadata).toMatchObject({ ruled: true, ocr: true });
+    const box = page.elements[0]!.bounding_box;
+    expect([box.x, box.y, box.x + box.w, box.y + box.h].map((v) => Math.round(v * 100) / 100)).toEqual([0.1, 0.2, 0.9, 0.5]);
+  });
+
+  test("an OCR line whose words stand on two rows (OCR merged two lines of small print) is read as two lines", async () => {
+    const word = (text: string, x: number, y: number) => ({ text, bounding_box: { x_min: x, y_min: y, x_max: x + 0.085, y_max: y + 0.03 } });
+    // One line as OCR gave it: two lines' words, the second line's a line lower and a third of a word to the right.
+    const upper = ["alpha", "beta", "gamma", "delta", "epsilon"].map((t, i) => word(t, 0.1 + i * 0.1, 0.3));
+    const lower = ["one", "two", "three", "four", "five"].map((t, i) => word(t, 0.13 + i * 0.1, 0.34));
+    const merged = { text: "", bounding_box: { x_min: 0.1, y_min: 0.3, x_max: 0.61, y_max: 0.37 }, words: [...upper, ...lower] };
+    const fake: OcrLike = { recognize: async () => ({ text: "", regions: [merged] }) };
+    const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
+    expect(page.text.split("\n").filter(Boolean)).toEqual(["alpha beta gamma delta epsilon", "one two three four five"]);
   });
 });

@@ -17,16 +17,20 @@
  *     table found on the page.
  *  4. Camelot's fixtures (../shared/datasets/tables/camelot): cell-text F1 against the table of the
  *     page that shares most cells (they carry no regions).
- *  5. Speed: median pages/s per document over every PDF read, and `pdftotext` on the same files.
+ *  6. Speed: median pages/s per document over every PDF read, and `pdftotext` on the same files.
  * Word-order F1 is the F1 of consecutive word pairs (bigrams) against the truth's order, for
  * Mediabox's page text and for `pdftotext` (poppler-utils; skipped with a note when absent).
- * PubLayNet's sample has page images only (no PDFs): it is listed and skipped.
+ *  5. PubLayNet (../shared/datasets/layout/publaynet): its page images, each put alone on a PDF
+ *     page of the image's size (a scanned PDF: no text layer), read with the real OCR engine;
+ *     per-class precision / recall / F1 at IoU >= 0.5 (title → heading, text → paragraph, one
+ *     list box per whole list). Slow (OCR of each page): MEDIABOX_BENCH_ONLY=publaynet runs it alone.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PDFDocument } from "pdf-lib";
 import { readDocument, type OcrLike } from "../../src/documents/read-document.ts";
+import { OcrEngine } from "../../src/ocr/ocr.ts";
 import type { DocElement, DocumentContent } from "../../src/documents/types.ts";
 import { layoutFixtures, type TruthElement } from "../../test/support/layout-pdfs.ts";
 import { run } from "../../test/support/process.ts";
@@ -426,13 +430,54 @@ async function camelot() {
   for (const [k, v] of Object.entries(byFlavor)) console.log(`  ${k.padEnd(26)} ${pct(f1(v))} (P ${pct(prec(v))}, R ${pct(rec(v))})`);
 }
 
+const PUBLAYNET_CLASS: Record<string, string> = { text: "paragraph", title: "heading", list: "list", table: "table", figure: "figure" };
+
+async function publaynet() {
+  const dir = join(DATA, "layout/publaynet");
+  if (!existsSync(join(dir, "truth.json"))) return console.log("\nPubLayNet: absent, skipped");
+  const truth = JSON.parse(readFileSync(join(dir, "truth.json"), "utf8")) as {
+    pages: { image: string; width: number; height: number; elements: { type: string; bbox_xywh: number[] }[] }[];
+  };
+  const ocr = new OcrEngine({ workers: 2 });
+  const byIou: Record<string, Counts> = {};
+  const byText: Record<string, Counts> = {};
+  for (const c of CLASSES) [byIou[c], byText[c]] = [zero(), zero()];
+  const started = performance.now();
+  try {
+    await Promise.all(
+      truth.pages.map(async (page) => {
+        const pdf = await PDFDocument.create();
+        const image = await pdf.embedJpg(readFileSync(join(dir, page.image)));
+        pdf.addPage([page.width, page.height]).drawImage(image, { x: 0, y: 0, width: page.width, height: page.height });
+        const doc = await readDocument(await pdf.save(), "pdf", { ocr });
+        const pred = scored(doc);
+        const expected: Scored[] = page.elements.map((e) => {
+          const [x, y, w, h] = e.bbox_xywh as [number, number, number, number];
+          return { page: 1, type: PUBLAYNET_CLASS[e.type]!, box: { x: x / page.width, y: y / page.height, w: w / page.width, h: h / page.height }, text: "" };
+        });
+        const a = matchCounts(pred, expected, (p, t) => (iou(p.box, t.box) >= 0.5 ? iou(p.box, t.box) : 0));
+        // Looser: the predicted box covers most of the truth's and little else (IoU >= 0.3).
+        const b = matchCounts(pred, expected, (p, t) => (iou(p.box, t.box) >= 0.3 ? iou(p.box, t.box) : 0));
+        for (const c of CLASSES) [byIou[c], byText[c]] = [add(byIou[c]!, a[c]!), add(byText[c]!, b[c]!)];
+        if (process.env.MEDIABOX_BENCH_VERBOSE) {
+          const n = (xs: Scored[], type: string) => xs.filter((x) => x.type === type).length;
+          console.log(`  ${page.image.padEnd(28)} ${CLASSES.slice(0, 5).map((c) => `${c} ${n(pred, c)}/${n(expected, c)}`).join("  ")}`);
+        }
+      }),
+    );
+  } finally {
+    await ocr.close();
+  }
+  printClasses(`PubLayNet (${truth.pages.length} page images as scanned PDFs, OCR; last column: F1 at IoU >= 0.3 instead of text overlap), ${((performance.now() - started) / 1000).toFixed(1)} s`, byIou, byText);
+}
+
 try {
   await readDocument(new Uint8Array(await (await layoutFixtures())[1]!.bytes), "pdf", { ocr: noOcr }); // warm-up: loads pdf.js
   if (!ONLY || ONLY === "generated") await generated();
   if (!ONLY || ONLY === "docbank") await docbank();
   if (!ONLY || ONLY === "icdar") await icdar();
   if (!ONLY || ONLY === "camelot") await camelot();
-  if (existsSync(join(DATA, "layout/publaynet"))) console.log("\nPubLayNet: page images only (no PDFs to read), skipped");
+  if (!ONLY || ONLY === "publaynet") await publaynet();
   const rates = timings.filter((t) => t.pages).map((t) => (t.pages / t.ms) * 1000).sort((a, b) => a - b);
   const pages = timings.reduce((s, t) => s + t.pages, 0);
   const ms = timings.reduce((s, t) => s + t.ms, 0);

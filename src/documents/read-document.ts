@@ -14,7 +14,7 @@ import { readPlainText } from "./read-text.ts";
 import { DocumentReadError, type DocumentContent } from "./types.ts";
 import { DOCUMENT_TYPES, type DocumentType } from "../files/file.ts";
 
-interface OcrBox {
+export interface OcrBox {
   x_min: number;
   y_min: number;
   x_max: number;

@@ -1,0 +1,107 @@
+/**
+ * Ruling lines of a scanned page, found in its pixels: a scan has no drawing operators, so the
+ * rules of its tables (grids, or booktabs' three rules) are looked for as long, thin runs of dark
+ * pixels, and handed to the same table finders as a text layer's rules (ruled-tables.ts,
+ * booktabs.ts).
+ *
+ * A horizontal rule: dark pixels along a row, broken by no more than GAP pixels (a scan's rules
+ * fray), at least MIN_H_LENGTH points long, at most MAX_THICKNESS points thick (a filled bar or a
+ * photo is not a rule). Letters of a text line never make such a run: the gaps between them and
+ * between words are wider than GAP at 200 dpi, and a word is shorter than MIN_H_LENGTH. Vertical
+ * rules likewise, at least MIN_V_LENGTH long (taller than two lines of text, whose stacked letters
+ * can touch).
+ */
+import type { Segment } from "./graphics.ts";
+
+/** Pixels darker than this (0-255 luminance) are ink. */
+const DARK = 140;
+/** Light pixels a rule may skip (its frayed or broken stretches in a scan). */
+const GAP = 2;
+/** Shortest rules, in points. */
+const MIN_H_LENGTH = 50;
+const MIN_V_LENGTH = 30;
+/** Thickest rule, in points (a 3 pt rule is heavy; thicker runs are bars, fills or pictures). */
+const MAX_THICKNESS = 3;
+
+export interface Raster {
+  width: number;
+  height: number;
+  /** RGBA, row by row (a canvas's ImageData). */
+  data: Uint8ClampedArray | Uint8Array;
+}
+
+/** Runs of ink along one line of pixels: [start, end) pairs, gaps of up to GAP bridged, at least `min` long. */
+function inkRuns(ink: (i: number) => boolean, length: number, min: number): [number, number][] {
+  const out: [number, number][] = [];
+  let start = -1;
+  let lastInk = -1;
+  for (let i = 0; i <= length; i++) {
+    if (i < length && ink(i)) {
+      if (start < 0) start = i;
+      lastInk = i;
+    } else if (start >= 0 && (i === length || i - lastInk > GAP)) {
+      if (lastInk + 1 - start >= min) out.push([start, lastInk + 1]);
+      start = -1;
+    }
+  }
+  return out;
+}
+
+interface Band {
+  from: number;
+  to: number;
+  /** First and last line of pixels the band covers. */
+  first: number;
+  last: number;
+}
+
+/** Runs on consecutive lines that overlap along the line → bands (one per rule, however thick). */
+function bands(runsPerLine: [number, number][][]): Band[] {
+  const done: Band[] = [];
+  let open: Band[] = [];
+  runsPerLine.forEach((runs, line) => {
+    const next: Band[] = [];
+    for (const [from, to] of runs) {
+      const joined = open.find((b) => b.last === line - 1 && from < b.to && to > b.from);
+      if (joined) {
+        joined.from = Math.min(joined.from, from);
+        joined.to = Math.max(joined.to, to);
+        joined.last = line;
+        if (!next.includes(joined)) next.push(joined);
+      } else next.push({ from, to, first: line, last: line });
+    }
+    for (const b of open) if (!next.includes(b)) done.push(b);
+    open = next;
+  });
+  return [...done, ...open];
+}
+
+/** Horizontal and vertical rules of a page drawn at `scale` pixels per point, in points. */
+export function rasterRules(raster: Raster, scale: number): { horizontal: Segment[]; vertical: Segment[] } {
+  const { width, height, data } = raster;
+  const ink = new Uint8Array(width * height);
+  for (let p = 0, i = 0; p < ink.length; p++, i += 4) {
+    // Rec. 601 luminance, in integers.
+    ink[p] = (data[i]! * 299 + data[i + 1]! * 587 + data[i + 2]! * 114) / 1000 < DARK ? 1 : 0;
+  }
+  const thickest = Math.max(2, Math.round(MAX_THICKNESS * scale));
+
+  const rows: [number, number][][] = [];
+  for (let y = 0; y < height; y++) rows.push(inkRuns((x) => ink[y * width + x] === 1, width, MIN_H_LENGTH * scale));
+  const horizontal = bands(rows)
+    .filter((b) => b.last - b.first + 1 <= thickest)
+    .map((b) => {
+      const y = (b.first + b.last + 1) / 2 / scale;
+      return { x0: b.from / scale, y0: y, x1: b.to / scale, y1: y };
+    });
+
+  const columns: [number, number][][] = [];
+  for (let x = 0; x < width; x++) columns.push(inkRuns((y) => ink[y * width + x] === 1, height, MIN_V_LENGTH * scale));
+  const vertical = bands(columns)
+    .filter((b) => b.last - b.first + 1 <= thickest)
+    .map((b) => {
+      const x = (b.first + b.last + 1) / 2 / scale;
+      return { x0: x, y0: b.from / scale, x1: x, y1: b.to / scale };
+    });
+  return { horizontal, vertical };
+}

@@ -25,6 +25,7 @@ import { unruledTables } from "../src/documents/layout/unruled-tables.ts";
 import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/documents/page-layout.ts";
 import { PDFDocument } from "pdf-lib";
 import sharp from "sharp";
+import { inkGrid, inkShapes, scanMarks } from "../src/documents/layout/raster-marks.ts";
 import { rasterRules } from "../src/documents/layout/raster-rules.ts";
 import { scannedPdf } from "./support/documents.ts";
 import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, mixedPdf, SIDEWAYS_ROWS, sidewaysPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
@@ -715,5 +716,73 @@ describe("rules of a scanned page", () => {
     const fake: OcrLike = { recognize: async () => ({ text: "", regions: [merged] }) };
     const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
     expect(page.text.split("\n").filter(Boolean)).toEqual(["alpha beta gamma delta epsilon", "one two three four five"]);
+  });
+});
+
+describe("pictures of a scanned page", () => {
+  /** An RGBA raster, white, with grey or black rectangles painted on it. */
+  const raster = (width: number, height: number, marks: [number, number, number, number, number][]) => {
+    const data = new Uint8ClampedArray(width * height * 4).fill(255);
+    for (const [x0, y0, x1, y1, grey] of marks) for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) data.fill(grey, (y * width + x) * 4, (y * width + x) * 4 + 3);
+    return { width, height, data };
+  };
+
+  test("ink outside OCR's lines and rules comes out as shapes; a photo fills its box, specks are dropped", () => {
+    // Scale 2 px a point: a 100 x 60 pt photo, a line of text, a rule, a speck.
+    const grid = inkGrid(
+      raster(600, 400, [
+        [100, 100, 300, 220, 90], // photo at (50, 50)-(150, 110) pt
+        [100, 300, 500, 320, 0], // a line of text at y 150-160 pt (OCR read it)
+        [100, 360, 500, 362, 0], // a rule at y 180 pt
+        [560, 20, 562, 22, 0], // a speck
+      ]),
+      2,
+    );
+    const shapes = inkShapes(grid, [{ x0: 50, y0: 150, x1: 250, y1: 160 }], [{ x0: 50, y0: 180.5, x1: 250, y1: 180.5 }]);
+    expect(shapes).toEqual([{ x0: 48, y0: 48, x1: 150, y1: 111, fill: 1 }]);
+  });
+
+  test("rules inside a picture are its edges, not a table's; rules elsewhere stay", () => {
+    const photo = { x0: 48, y0: 48, x1: 150, y1: 111, fill: 0.9 };
+    const drawing = { x0: 200, y0: 48, x1: 300, y1: 111, fill: 0.1 };
+    const inside = { x0: 60, y0: 80, x1: 140, y1: 80 };
+    const table = { x0: 40, y0: 150, x1: 400, y1: 150 };
+    const inDrawing = { x0: 210, y0: 80, x1: 290, y1: 80 };
+    const marks = scanMarks([photo, drawing], { horizontal: [inside, table, inDrawing], vertical: [] });
+    expect(marks.horizontal).toEqual([table, inDrawing]);
+    expect(marks.shapes).toEqual([photo, drawing].map(({ x0, y0, x1, y1 }) => ({ x0, y0, x1, y1 })));
+  });
+
+  test("a scanned page's photo is a figure, with its caption after it, the text around it paragraphs", async () => {
+    const [w, h] = [1654, 1100]; // 595 x 396 pt at 200 dpi
+    const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}"><rect width="100%" height="100%" fill="white"/>
+      <rect x="${0.3 * w}" y="${0.3 * h}" width="${0.4 * w}" height="${0.35 * h}" fill="#5a6e3c"/><circle cx="${0.5 * w}" cy="${0.45 * h}" r="${0.08 * h}" fill="#e8d070"/></svg>`;
+    const pdf = await PDFDocument.create();
+    pdf.addPage([595, 396]).drawImage(await pdf.embedPng(await sharp(Buffer.from(svg)).png().toBuffer()), { x: 0, y: 0, width: 595, height: 396 });
+    const line = (text: string, y: number, x0 = 0.1) => {
+      const words = text.split(" ");
+      const step = 0.8 / words.length;
+      const boxes = words.map((t, i) => ({ text: t, bounding_box: { x_min: x0 + i * step, y_min: y, x_max: x0 + i * step + step * 0.8, y_max: y + 0.03 } }));
+      return { text, bounding_box: { x_min: x0, y_min: y, x_max: boxes.at(-1)!.bounding_box.x_max, y_max: y + 0.03 }, words: boxes };
+    };
+    const fake: OcrLike = {
+      recognize: async () => ({
+        text: "",
+        regions: [line("The survey team photographed the north field before the harvest began this year", 0.15), line("Figure 1. The north field in June", 0.68, 0.3)],
+      }),
+    };
+    const page = (await readDocument(await pdf.save(), "pdf", { ocr: fake })).pages[0]!;
+    expect(page.elements.map((e) => e.type)).toEqual(["paragraph", "figure", "paragraph"]);
+    const figure = page.elements[1]!;
+    const b = figure.bounding_box;
+    expect([b.x, b.y, b.x + b.w, b.y + b.h].map((v) => Math.round(v * 50) / 50)).toEqual([0.3, 0.3, 0.7, 0.66]);
+    expect(figure.metadata).toMatchObject({ ocr: true, caption: "Figure 1. The north field in June" });
+  });
+
+  test("a drawing box holding a line of ten words is prose on a shaded box, also when the words come one by one", () => {
+    const runs = "the crew logged every delivery at the north gate before noon".split(" ").map((text, i) => ({ text, x0: 110 + i * 30, x1: 135 + i * 30, baseline: 150, size: 10 }));
+    const box = { x0: 100, y0: 100, x1: 480, y1: 200 };
+    expect(findFigures([], [box], [], [], runs, { width: 595, height: 842 })).toEqual([]);
+    expect(findFigures([], [box], [], [], runs.slice(0, 4), { width: 595, height: 842 })).toHaveLength(1);
   });
 });

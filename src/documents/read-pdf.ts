@@ -34,6 +34,7 @@ import { boxToPage, frameOf, frameViewport, graphicsBetween, pageTurn, rectBetwe
 import { readsApart, textRegions } from "./layout/text-regions.ts";
 import { centreInside, type Rect } from "./layout/geometry.ts";
 import type { OcrBox, ReadOptions } from "./read-document.ts";
+import { inkGrid, inkShapes, SCAN_DRAWING_GAP, scanMarks, type InkGrid } from "./layout/raster-marks.ts";
 import { rasterRules } from "./layout/raster-rules.ts";
 import { DOCUMENT_LIMITS } from "./document-limits.ts";
 import { loadPdfJs, openPdf, type PdfDocument, type PdfJs, type PdfPage } from "./pdfjs.ts";
@@ -228,8 +229,8 @@ export function canvasFactory(doc: PdfDocument): CanvasFactory {
   };
 }
 
-/** Renders the page at 200 dpi (capped for huge pages) on a white background: a PNG for OCR, and the rules its pixels show (in page units). */
-async function renderScan(doc: PdfDocument, page: PdfPage): Promise<{ png: Buffer; rules: { horizontal: Segment[]; vertical: Segment[] } }> {
+/** Renders the page at 200 dpi (capped for huge pages) on a white background: a PNG for OCR, and the rules and ink its pixels show (in page units). */
+async function renderScan(doc: PdfDocument, page: PdfPage): Promise<{ png: Buffer; rules: { horizontal: Segment[]; vertical: Segment[] }; ink: InkGrid }> {
   const base = page.getViewport({ scale: 1 });
   const scale = Math.min(OCR_SCALE, OCR_MAX_SIDE / Math.max(base.width, base.height));
   const viewport = page.getViewport({ scale });
@@ -239,7 +240,8 @@ async function renderScan(doc: PdfDocument, page: PdfPage): Promise<{ png: Buffe
   try {
     await page.render({ canvas: target.canvas as never, canvasContext: target.context as never, viewport, background: "white" }).promise;
     const pixels = (target.context as { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }).getImageData(0, 0, width, height);
-    return { png: await target.canvas.encode("png"), rules: rasterRules({ width, height, data: pixels.data }, scale) };
+    const raster = { width, height, data: pixels.data };
+    return { png: await target.canvas.encode("png"), rules: rasterRules(raster, scale), ink: inkGrid(raster, scale) };
   } finally {
     factory.destroy(target);
   }
@@ -258,7 +260,7 @@ function emOf(text: string, boxHeight: number): number {
 
 /** OCR of a rendered scan → runs in page units (one per word, sized and placed on its line's baseline). */
 async function ocrRead(doc: PdfDocument, page: PdfPage, width: number, height: number, options: ReadOptions): Promise<{ runs: Run[]; graphics: PageGraphics }> {
-  const { png, rules } = await renderScan(doc, page);
+  const { png, rules, ink } = await renderScan(doc, page);
   interrupted(options.signal);
   const result = await options.ocr.recognize(png);
   const runs = result.regions.flatMap((r) => {
@@ -267,7 +269,15 @@ async function ocrRead(doc: PdfDocument, page: PdfPage, width: number, height: n
     if (words.length > 1) return ocrRows(words).flatMap((row) => lineRuns(row, width, height));
     return lineRuns([{ text: r.text, bounding_box: r.bounding_box }], width, height);
   });
-  return { runs: evenSizes(runs), graphics: { images: [], shapes: [], ...rules } };
+  // What OCR read as lines of words is text; the rest of the ink (pictures, charts) is shapes. A
+  // line's box reaches a line's height past its ends: words OCR could not read on it (italics,
+  // symbols, small print at its ends) are text too, not marks of a drawing.
+  const lineBoxes = result.regions.map(({ bounding_box: b }) => {
+    const reach = (b.y_max - b.y_min) * height;
+    return { x0: b.x_min * width - reach, y0: b.y_min * height, x1: b.x_max * width + reach, y1: b.y_max * height };
+  });
+  const shapes = inkShapes(ink, lineBoxes, [...rules.horizontal, ...rules.vertical]);
+  return { runs: evenSizes(runs), graphics: scanMarks(shapes, rules) };
 }
 
 /**
@@ -551,7 +561,7 @@ function pageElements(r: PageRead, documentStyle: LayoutStyle, furniture: Set<Ru
   const tableRects = tables.map((t) => t.rect);
   const outside = (s: { x0: number; y0: number; x1: number; y1: number }) => !tableRects.some((t) => s.x0 >= t.x0 - 3 && s.x1 <= t.x1 + 3 && s.y0 >= t.y0 - 3 && s.y1 <= t.y1 + 3);
   const rules = [...r.graphics.horizontal, ...r.graphics.vertical].filter(outside);
-  const figures = findFigures(r.graphics.images, r.graphics.shapes, rules, tableRects, text.filter((run) => !inTables.has(run)), r);
+  const figures = findFigures(r.graphics.images, r.graphics.shapes, rules, tableRects, text.filter((run) => !inTables.has(run)), r, r.ocr ? SCAN_DRAWING_GAP : undefined);
   // Table run indexes refer to `text`; layoutPage takes the page's runs, so they are mapped back.
   const index = new Map(r.runs.map((run, i) => [run, i]));
   const mapped = tables.map((t) => ({ ...t, runs: new Set([...t.runs].map((i) => index.get(text[i]!)!)) }));

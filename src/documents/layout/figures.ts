@@ -39,7 +39,15 @@ const DRAWING_GAP = 12;
  * `shapes` are painted paths that are not rules; `rules` are the ruling lines no table used (a
  * chart's axes and grid lines join its marks into one drawing).
  */
-export function findFigures<R extends FigureRun>(images: Rect[], shapes: Rect[], rules: Rect[], tables: Rect[], runs: R[], page: { width: number; height: number }): (Figure & { runs: R[] })[] {
+export function findFigures<R extends FigureRun>(
+  images: Rect[],
+  shapes: Rect[],
+  rules: Rect[],
+  tables: Rect[],
+  runs: R[],
+  page: { width: number; height: number },
+  drawingGap = DRAWING_GAP,
+): (Figure & { runs: R[] })[] {
   const pageArea = page.width * page.height;
   // Rules have no area: their centre says where they are.
   const inTable = (r: Rect) => tables.some((t) => (area(r) > 0 ? intersection(r, t) >= area(r) * 0.5 : centreInside(r, t, 2)));
@@ -57,7 +65,7 @@ export function findFigures<R extends FigureRun>(images: Rect[], shapes: Rect[],
   }
   // Tiny shapes (bullets, checkboxes, underline dots) are not drawings.
   const marks = [...shapes, ...rules, ...smallImages].filter((s) => !inTable(s) && (s.x1 - s.x0 > 3 || s.y1 - s.y0 > 3) && area(s) < pageArea * 0.5);
-  for (const rect of withLabels(mergeNear(coarse(marks), DRAWING_GAP), labelsOf(runs))) {
+  for (const rect of withLabels(mergeNear(coarse(marks), drawingGap), labelsOf(runs), drawingGap)) {
     const w = rect.x1 - rect.x0;
     const h = rect.y1 - rect.y0;
     if (w < MIN_DRAWING_W || h < MIN_DRAWING_H || area(rect) < pageArea * MIN_DRAWING_AREA || inTable(rect)) continue;
@@ -66,7 +74,7 @@ export function findFigures<R extends FigureRun>(images: Rect[], shapes: Rect[],
     if (out.some((f) => intersection(f.rect, rect) >= area(rect) * 0.5)) continue;
     const inside = runs.filter((r) => centreInside({ x0: r.x0, x1: r.x1, y0: r.baseline - r.size * 0.7, y1: r.baseline }, rect));
     // A line of ten words inside is prose on a shaded box, not a figure's label.
-    if (inside.some((r) => r.text.trim().split(/\s+/).length >= 10)) continue;
+    if (longestLine(inside) >= 10) continue;
     const chars = inside.reduce((n, r) => n + r.text.length, 0);
     if (chars * 40 > area(rect)) continue;
     out.push({ rect, source: "drawing", runs: inside });
@@ -97,7 +105,7 @@ function labelsOf<R extends FigureRun>(runs: R[]): Rect[] {
  * Drawings grown by the labels next to them, then merged again where they now touch: the parts
  * of one diagram whose labels fill the space between them are one figure.
  */
-function withLabels(drawings: Rect[], labels: Rect[]): Rect[] {
+function withLabels(drawings: Rect[], labels: Rect[], drawingGap: number): Rect[] {
   if (!labels.length || !drawings.length) return drawings;
   const near = (a: Rect, b: Rect) => a.x0 <= b.x1 + LABEL_GAP && b.x0 <= a.x1 + LABEL_GAP && a.y0 <= b.y1 + LABEL_GAP && b.y0 <= a.y1 + LABEL_GAP;
   let current = drawings;
@@ -107,7 +115,7 @@ function withLabels(drawings: Rect[], labels: Rect[]): Rect[] {
       for (const l of labels) if (near(r, l)) r = union(r, l);
       return r;
     });
-    const merged = mergeNear(grown, DRAWING_GAP);
+    const merged = mergeNear(grown, drawingGap);
     const same = merged.length === current.length && merged.every((m, i) => area(m) === area(current[i]!));
     current = merged;
     if (same) break;
@@ -125,4 +133,16 @@ function coarse(rects: Rect[]): Rect[] {
     tiles.set(key, t ? { x0: Math.min(t.x0, r.x0), y0: Math.min(t.y0, r.y0), x1: Math.max(t.x1, r.x1), y1: Math.max(t.y1, r.y1) } : { ...r });
   }
   return [...tiles.values()];
+}
+
+/** Most words on one line among `runs` (runs may be single words, as OCR's are). */
+function longestLine(runs: FigureRun[]): number {
+  const lines: { baseline: number; size: number; words: number }[] = [];
+  for (const r of runs) {
+    const words = r.text.trim().split(/\s+/).filter(Boolean).length;
+    const line = lines.find((l) => Math.abs(l.baseline - r.baseline) < Math.max(l.size, r.size) * 0.5);
+    if (line) line.words += words;
+    else lines.push({ baseline: r.baseline, size: r.size, words });
+  }
+  return Math.max(0, ...lines.map((l) => l.words));
 }

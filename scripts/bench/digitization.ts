@@ -20,7 +20,8 @@
  *  6. Speed: median pages/s per document over every PDF read, and `pdftotext` on the same files.
  * Word-order F1 is the F1 of consecutive word pairs (bigrams) against the truth's order, for
  * Mediabox's page text and for `pdftotext` (poppler-utils; skipped with a note when absent).
- *  5. PubLayNet (../shared/datasets/layout/publaynet): its page images, each put alone on a PDF
+ *  5. Scans: DocBank's 200 dpi page images read as scanned PDFs (OCR), scored as in 2; and
+ *     PubLayNet (../shared/datasets/layout/publaynet): its 72 dpi page images, each put alone on a PDF
  *     page of the image's size (a scanned PDF: no text layer), read with the real OCR engine;
  *     per-class precision / recall / F1 at IoU >= 0.5 (title → heading, text → paragraph, one
  *     list box per whole list). Slow (OCR of each page): MEDIABOX_BENCH_ONLY=publaynet runs it alone.
@@ -285,18 +286,29 @@ const DOCBANK_CLASS: Record<string, string | undefined> = {
   figure: "figure",
 };
 
-async function docbank() {
+/** A page image alone on a PDF page of `size` points: a scanned PDF, no text layer. */
+async function scanPdf(jpeg: Uint8Array, size: [number, number]): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  const image = await pdf.embedJpg(jpeg);
+  pdf.addPage(size).drawImage(image, { x: 0, y: 0, width: size[0], height: size[1] });
+  return pdf.save();
+}
+
+/** `scanned`: each page's 200 dpi image read as a scan (OCR) instead of the PDF's text layer. */
+async function docbank(scanned = false) {
   const dir = join(DATA, "layout/docbank");
   if (!existsSync(join(dir, "manifest.json"))) return console.log("\nDocBank: absent, skipped");
-  const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { pages: { id: string; pdf: string; truth_json: string }[] };
+  const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { pages: { id: string; pdf: string; image: string; page_size_pt: [number, number]; truth_json: string }[] };
+  const ocr = scanned ? new OcrEngine({ workers: 1 }) : null;
   const counts: Record<string, Counts> = {};
   for (const c of CLASSES) counts[c] = zero();
   const ours: number[] = [];
   const theirs: number[] = [];
   const figures = zero();
   for (const page of manifest.pages) {
-    const bytes = readFileSync(join(dir, page.pdf));
-    const doc = await read(new Uint8Array(bytes), page.id);
+    const doc = ocr
+      ? await readDocument(await scanPdf(new Uint8Array(readFileSync(join(dir, page.image))), page.page_size_pt), "pdf", { ocr })
+      : await read(new Uint8Array(readFileSync(join(dir, page.pdf))), page.id);
     const elements = doc.pages[0]?.elements.filter((e) => !e.metadata?.furniture) ?? [];
     const all = (JSON.parse(readFileSync(join(dir, page.truth_json), "utf8")) as { tokens: { text: string; bbox: number[]; label: string }[] }).tokens;
     const tokens = all.filter((t) => !t.text.startsWith("##LT"));
@@ -334,11 +346,12 @@ async function docbank() {
     }
     const truthWords = words(tokens.filter((t) => t.label !== "footer").map((t) => t.text).join(" "));
     ours.push(orderF1(words(doc.pages[0]?.text ?? ""), truthWords));
-    const poppler = await popplerPages(join(dir, page.pdf), 1);
+    const poppler = scanned ? null : await popplerPages(join(dir, page.pdf), 1);
     if (poppler) theirs.push(orderF1(poppler[0] ?? [], truthWords));
     if (process.env.MEDIABOX_BENCH_VERBOSE) console.log(`  ${page.id.slice(0, 48).padEnd(48)} order ${pct(ours.at(-1)!)} vs pdftotext ${poppler ? pct(theirs.at(-1)!) : "n/a"}`);
   }
-  console.log(`\nDocBank (${manifest.pages.length} pages): token-level label F1 (DocBank's metric)`);
+  await ocr?.close();
+  console.log(`\nDocBank (${manifest.pages.length} pages${scanned ? ", their 200 dpi images read as scans" : ""}): token-level label F1 (DocBank's metric)`);
   console.log("class        tokens   P      R      F1");
   let all = zero();
   for (const c of CLASSES) {
@@ -478,6 +491,7 @@ try {
   if (!ONLY || ONLY === "icdar") await icdar();
   if (!ONLY || ONLY === "camelot") await camelot();
   if (!ONLY || ONLY === "publaynet") await publaynet();
+  if (!ONLY || ONLY === "docbank-scans") await docbank(true);
   const rates = timings.filter((t) => t.pages).map((t) => (t.pages / t.ms) * 1000).sort((a, b) => a - b);
   const pages = timings.reduce((s, t) => s + t.pages, 0);
   const ms = timings.reduce((s, t) => s + t.ms, 0);

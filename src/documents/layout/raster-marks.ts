@@ -8,7 +8,7 @@
  */
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
-import type { Raster } from "./raster-rules.ts";
+import { luminance, type Raster } from "./raster-rules.ts";
 
 /** Cell side, in points. */
 const CELL = 3;
@@ -36,7 +36,7 @@ export function inkGrid(raster: Raster, scale: number): InkGrid {
   for (let y = 0; y < height; y++) {
     const row = Math.floor(y / side) * columns;
     for (let x = 0, i = y * width * 4; x < width; x++, i += 4) {
-      if ((data[i]! * 299 + data[i + 1]! * 587 + data[i + 2]! * 114) / 1000 < PAPER) counts[row + Math.floor(x / side)]!++;
+      if (luminance(data, i) < PAPER) counts[row + Math.floor(x / side)]!++;
     }
   }
   const ink = new Uint8Array(columns * rows);

@@ -30,6 +30,11 @@ export interface Raster {
   data: Uint8ClampedArray | Uint8Array;
 }
 
+/** Rec. 601 luminance (0-255) of the RGBA pixel starting at `i`. */
+export function luminance(data: Raster["data"], i: number): number {
+  return (data[i]! * 299 + data[i + 1]! * 587 + data[i + 2]! * 114) / 1000;
+}
+
 /** Runs of ink along one line of pixels: [start, end) pairs, gaps of up to GAP bridged, at least `min` long. */
 function inkRuns(ink: (i: number) => boolean, length: number, min: number): [number, number][] {
   const out: [number, number][] = [];
@@ -80,28 +85,18 @@ function bands(runsPerLine: [number, number][][]): Band[] {
 export function rasterRules(raster: Raster, scale: number): { horizontal: Segment[]; vertical: Segment[] } {
   const { width, height, data } = raster;
   const ink = new Uint8Array(width * height);
-  for (let p = 0, i = 0; p < ink.length; p++, i += 4) {
-    // Rec. 601 luminance, in integers.
-    ink[p] = (data[i]! * 299 + data[i + 1]! * 587 + data[i + 2]! * 114) / 1000 < DARK ? 1 : 0;
-  }
+  for (let p = 0; p < ink.length; p++) ink[p] = luminance(data, p * 4) < DARK ? 1 : 0;
   const thickest = Math.max(2, Math.round(MAX_THICKNESS * scale));
-
-  const rows: [number, number][][] = [];
-  for (let y = 0; y < height; y++) rows.push(inkRuns((x) => ink[y * width + x] === 1, width, MIN_H_LENGTH * scale));
-  const horizontal = bands(rows)
-    .filter((b) => b.last - b.first + 1 <= thickest)
-    .map((b) => {
-      const y = (b.first + b.last + 1) / 2 / scale;
-      return { x0: b.from / scale, y0: y, x1: b.to / scale, y1: y };
-    });
-
-  const columns: [number, number][][] = [];
-  for (let x = 0; x < width; x++) columns.push(inkRuns((y) => ink[y * width + x] === 1, height, MIN_V_LENGTH * scale));
-  const vertical = bands(columns)
-    .filter((b) => b.last - b.first + 1 <= thickest)
-    .map((b) => {
-      const x = (b.first + b.last + 1) / 2 / scale;
-      return { x0: x, y0: b.from / scale, x1: x, y1: b.to / scale };
-    });
-  return { horizontal, vertical };
+  /** Rules along `lines` lines of pixels `length` long; `at(line, i)` is the pixel's index; each as [from, to, across] in pixels. */
+  const along = (lines: number, length: number, min: number, at: (line: number, i: number) => number) => {
+    const runs: [number, number][][] = [];
+    for (let line = 0; line < lines; line++) runs.push(inkRuns((i) => ink[at(line, i)] === 1, length, min * scale));
+    return bands(runs)
+      .filter((b) => b.last - b.first + 1 <= thickest)
+      .map((b) => ({ from: b.from / scale, to: b.to / scale, across: (b.first + b.last + 1) / 2 / scale }));
+  };
+  return {
+    horizontal: along(height, width, MIN_H_LENGTH, (y, x) => y * width + x).map((r) => ({ x0: r.from, y0: r.across, x1: r.to, y1: r.across })),
+    vertical: along(width, height, MIN_V_LENGTH, (x, y) => y * width + x).map((r) => ({ x0: r.across, y0: r.from, x1: r.across, y1: r.to })),
+  };
 }

@@ -786,3 +786,42 @@ describe("pictures of a scanned page", () => {
     expect(findFigures([], [box], [], [], runs.slice(0, 4), { width: 595, height: 842 })).toHaveLength(1);
   });
 });
+
+describe("headings of a scanned page", () => {
+  test("a large line reads as a heading when it reads like a title, not when it is run-on words, a formula or a sentence's tail", async () => {
+    const line = (text: string, y: number, h: number) => {
+      const words = text.split(" ");
+      let x = 0.1;
+      const boxes = words.map((t) => {
+        const box = { text: t, bounding_box: { x_min: x, y_min: y, x_max: x + t.length * 0.012, y_max: y + h } };
+        x += t.length * 0.012 + 0.01;
+        return box;
+      });
+      return { text, bounding_box: { x_min: 0.1, y_min: y, x_max: x - 0.01, y_max: y + h }, words: boxes };
+    };
+    const body = (y: number) => line("Their tools were checked and logged before the shift", y, 0.03);
+    const fake: OcrLike = {
+      recognize: async () => ({
+        text: "",
+        regions: [
+          line("Results of the Field Trial", 0.05, 0.05),
+          body(0.12),
+          body(0.16),
+          line("thecoherencerewardachieveshigher scores", 0.25, 0.05),
+          body(0.32),
+          body(0.36),
+          line("{Y} = {X1 * X2} + 4", 0.45, 0.05),
+          body(0.52),
+          body(0.56),
+          line("and the crew went home", 0.65, 0.05),
+          body(0.72),
+          body(0.76),
+        ],
+      }),
+    };
+    const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
+    const headings = page.elements.filter((e) => e.type === "heading").map((e) => e.content);
+    expect(headings).toEqual(["Results of the Field Trial"]);
+    expect(page.text).toContain("thecoherencerewardachieveshigher scores");
+  });
+});

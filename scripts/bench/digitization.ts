@@ -459,10 +459,7 @@ async function publaynet() {
   try {
     await Promise.all(
       truth.pages.map(async (page) => {
-        const pdf = await PDFDocument.create();
-        const image = await pdf.embedJpg(readFileSync(join(dir, page.image)));
-        pdf.addPage([page.width, page.height]).drawImage(image, { x: 0, y: 0, width: page.width, height: page.height });
-        const doc = await readDocument(await pdf.save(), "pdf", { ocr });
+        const doc = await readDocument(await scanPdf(new Uint8Array(readFileSync(join(dir, page.image))), [page.width, page.height]), "pdf", { ocr });
         const pred = scored(doc);
         const expected: Scored[] = page.elements.map((e) => {
           const [x, y, w, h] = e.bbox_xywh as [number, number, number, number];

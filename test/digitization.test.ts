@@ -26,6 +26,7 @@ import { buildLines, layoutPage, type LayoutStyle, type Run } from "../src/docum
 import { PDFDocument } from "pdf-lib";
 import sharp from "sharp";
 import { inkGrid, inkShapes, scanMarks } from "../src/documents/layout/raster-marks.ts";
+import { bulletBefore } from "../src/documents/layout/raster-bullets.ts";
 import { rasterRules } from "../src/documents/layout/raster-rules.ts";
 import { scannedPdf } from "./support/documents.ts";
 import { articlePdf, BOOKTABS_ROWS, booktabsPdf, formPdf, lamAlefPdf, mixedPdf, SIDEWAYS_ROWS, sidewaysPdf, type LayoutFixture } from "./support/layout-pdfs.ts";
@@ -317,7 +318,7 @@ describe("the parts on their own", () => {
     expect(fontInfo("TimesNewRomanPSMT", {})).toMatchObject({ bold: false, italic: false });
   });
 
-  test("an operator list's strokes and thin fills become rules; other paths shapes; images boxes", () => {
+  test("an operator list's strokes and thin fills become rules; other paths shapes; images boxes with their resolution", () => {
     const ops = Object.fromEntries(
       ["save", "restore", "transform", "paintFormXObjectBegin", "paintFormXObjectEnd", "beginGroup", "endGroup", "paintImageXObject", "paintInlineImageXObject", "paintImageMaskXObject", "paintSolidColorImageMask", "paintImageXObjectRepeat", "paintImageMaskXObjectRepeat", "constructPath", "stroke", "closeStroke", "fill", "eoFill", "fillStroke", "eoFillStroke", "closeFillStroke", "closeEOFillStroke", "setLineWidth", "setFillRGBColor", "setStrokeRGBColor"].map((k, i) => [k, i + 1]),
     ) as unknown as Ops;
@@ -330,7 +331,7 @@ describe("the parts on their own", () => {
         [ops.fill, path(0, 300, 300, 1, 400, 300, 1, 350, 380, 4), null], // a triangle
         null,
         [50, 0, 0, 40, 20, 20],
-        ["img_1", 50, 40],
+        ["img_1", 100, 80], // 100 px shown 50 pt wide: 144 dpi
         null,
       ],
     };
@@ -339,7 +340,7 @@ describe("the parts on their own", () => {
     expect(g.horizontal).toEqual([{ x0: 10, x1: 200, y0: 42, y1: 42 }]);
     expect(g.vertical).toEqual([{ x0: 100.25, x1: 100.25, y0: 142, y1: 242 }]);
     expect(g.shapes).toEqual([{ x0: 300, y0: 462, x1: 400, y1: 542 }]);
-    expect(g.images).toEqual([{ x0: 20, y0: 782, x1: 70, y1: 822 }]);
+    expect(g.images).toEqual([{ x0: 20, y0: 782, x1: 70, y1: 822, dpi: 144 }]);
   });
 
   test("a grid with a missing inner rule merges the two cells it separated", () => {
@@ -640,13 +641,14 @@ describe("the parts on their own", () => {
   });
 });
 
+/** An RGBA raster, white, with black rectangles [x0, y0, x1, y1) painted on it. */
+function raster(width: number, height: number, marks: [number, number, number, number][]) {
+  const data = new Uint8ClampedArray(width * height * 4).fill(255);
+  for (const [x0, y0, x1, y1] of marks) for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) data.fill(0, (y * width + x) * 4, (y * width + x) * 4 + 3);
+  return { width, height, data };
+}
+
 describe("rules of a scanned page", () => {
-  /** An RGBA raster, white, with black rectangles painted on it. */
-  const raster = (width: number, height: number, marks: [number, number, number, number][]) => {
-    const data = new Uint8ClampedArray(width * height * 4).fill(255);
-    for (const [x0, y0, x1, y1] of marks) for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) data.fill(0, (y * width + x) * 4, (y * width + x) * 4 + 3);
-    return { width, height, data };
-  };
 
   test("long thin runs of ink are rules, in points; words, short strokes and filled bars are not", () => {
     const word = Array.from({ length: 40 }, (_, i) => [20 + i * 12, 300, 28 + i * 12, 320] as [number, number, number, number]);
@@ -848,5 +850,27 @@ describe("lists of a scanned page", () => {
     const list = page.elements.find((e) => e.type === "list");
     expect(list?.content).toBe(["- Pumps were primed and tested", "- Valves were closed on the north line", "- Gauges were read and logged", "- Seals were replaced where worn"].join("\n"));
     expect(page.text).toContain("e mail was sent");
+  });
+});
+
+describe("bullets OCR left out of a scanned line", () => {
+  // A line whose first word starts at x = 200 px, baseline at y = 100, set at 20 px to the em.
+  const line = { x: 200, baseline: 100, em: 20 };
+  const ring: [number, number, number, number][] = [[180, 88, 189, 90], [180, 96, 189, 98], [180, 88, 182, 98], [187, 88, 189, 98]];
+
+  test("a solid dot at the maths axis, half an em before the word, is a bullet", () => {
+    expect(bulletBefore(raster(400, 200, [[180, 90, 188, 98]]), line)).toEqual({ x0: 180, y0: 90, x1: 188, y1: 98 });
+  });
+
+  test("a full stop on the baseline, a hollow letter, two marks, and ink cut by the window's edge are not", () => {
+    for (const marks of [
+      [[184, 97, 187, 100]], // a full stop: small, on the baseline
+      ring, // an "o": its box mostly paper
+      [[170, 90, 176, 98], [180, 90, 188, 98]], // two marks: letters of a word in the column before
+      [[150, 90, 188, 98]], // a bar reaching past where a bullet would be looked for
+      [[180, 70, 188, 78]], // a dot a line above
+    ] as [number, number, number, number][][]) {
+      expect(bulletBefore(raster(400, 200, marks), line)).toBeNull();
+    }
   });
 });

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
-import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, scannedPdf } from "./support/documents.ts";
+import { corruptPdf, reportDocx, reportPdf, sampleMd, sampleTxt, SCAN_LEFT_COLUMN, SCAN_RIGHT_COLUMN, scannedColumnsBesideDiagram, scannedPdf } from "./support/documents.ts";
 import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { photo } from "./support/images.ts";
 import { jobDone, pollApi, processed } from "./support/polling.ts";
@@ -207,6 +207,16 @@ describe("extraction and digitization", () => {
     const page = (await owner.api.get(`/files/${id}/digitization/pages/1`)).body;
     expect(page.ocr).toBe(true);
     expect(page.element_count).toBeGreaterThan(0);
+  });
+
+  test("a scanned two-column page beside a diagram: the reader process asks the server's OCR to find the columns first", async () => {
+    const id = await uploadDoc(owner, await bytesOf(scannedColumnsBesideDiagram()), "columns-scan.pdf");
+    expect((await processed(owner, id)).text_extraction_status).toBe("completed");
+    const page = (await owner.api.get(`/files/${id}/digitization/pages/1`)).body;
+    const paragraphs = page.elements.filter((e: { type: string }) => e.type === "paragraph").map((e: { content: string }) => e.content);
+    // Read as one block, the diagram's boxes come out as letters on the left column's lines.
+    expect(paragraphs).toContain(SCAN_LEFT_COLUMN.join(" "));
+    expect(paragraphs).toContain(SCAN_RIGHT_COLUMN.join(" "));
   });
 
   test("a corrupt PDF fails cleanly with a message", async () => {

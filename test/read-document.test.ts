@@ -3,6 +3,7 @@
  * OCR engine, broken and encrypted PDFs, a DOCX, Markdown and plain text.
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { PDFDocument } from "pdf-lib";
 import sharp from "sharp";
 import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
 import { DocumentReadError, type DocElement, type DocumentContent } from "../src/documents/types.ts";
@@ -21,9 +22,17 @@ import {
   reportPdf,
   sampleMd,
   sampleTxt,
+  SCAN_LINES,
+  scanImage,
   scannedPdf,
   truncatedPdf,
   twoColumnPdf,
+  SCAN_DIAGRAM_LABELS,
+  SCAN_LEFT_COLUMN,
+  SCAN_LIST_ITEMS,
+  SCAN_RIGHT_COLUMN,
+  scannedBulletList,
+  scannedColumnsBesideDiagram,
 } from "./support/documents.ts";
 
 const engine = new OcrEngine();
@@ -197,6 +206,42 @@ describe("scanned PDF", () => {
     const title = page.elements.find((e) => e.content.toUpperCase().includes("SCANNED MAINTENANCE LOG"))!;
     expect(title.bounding_box.y).toBeLessThan(0.25);
     expect(Math.abs(title.bounding_box.x - 120 / 1654)).toBeLessThan(0.03);
+  }, 120_000);
+
+  test("a scanned column beside a diagram is read line by line, with no marks of the drawing among its words", async () => {
+    // Read as one block, OCR fits each row across both columns and reads the diagram's boxes and
+    // arrows as letters ("i NB () i") on the column's lines: it must find the columns first.
+    const page = (await readDocument(await scannedColumnsBesideDiagram(), "pdf", { ocr: engine })).pages[0]!;
+    const paragraphs = page.elements.filter((e) => e.type === "paragraph").map((e) => e.content);
+    expect(paragraphs).toContain(SCAN_LEFT_COLUMN.join(" "));
+    expect(paragraphs).toContain(SCAN_RIGHT_COLUMN.join(" "));
+    const drawn = new Set([...SCAN_LEFT_COLUMN, ...SCAN_RIGHT_COLUMN, ...SCAN_DIAGRAM_LABELS].flatMap((line) => line.split(" ")));
+    expect(page.text.split(/\s+/).filter((word) => word && !drawn.has(word))).toEqual([]);
+  }, 120_000);
+
+  test("OCR segments a scan into columns and blocks from 150 dpi; a coarser scan is read as one block", async () => {
+    const asked: (string | undefined)[] = [];
+    const recording: OcrLike = {
+      recognize: async (_image, options) => {
+        asked.push(options?.segmentation);
+        return { text: "", regions: [] };
+      },
+    };
+    const scanAt = async (dpi: number) => {
+      const pdf = await PDFDocument.create();
+      const [width, height] = [595, 396];
+      const png = await scanImage(SCAN_LINES, Math.round((width * dpi) / 72), Math.round((height * dpi) / 72));
+      pdf.addPage([width, height]).drawImage(await pdf.embedPng(png), { x: 0, y: 0, width, height });
+      return pdf.save();
+    };
+    for (const dpi of [300, 200, 150, 100, 72]) await readDocument(await scanAt(dpi), "pdf", { ocr: recording });
+    expect(asked).toEqual(["page", "page", "page", "block", "block"]);
+  });
+
+  test("a list whose bullets OCR drops as specks is still a list, between its paragraphs", async () => {
+    const page = (await readDocument(await scannedBulletList(), "pdf", { ocr: engine })).pages[0]!;
+    expect(page.elements.map((e) => e.type)).toEqual(["paragraph", "list", "paragraph"]);
+    expect(page.elements[1]!.content).toBe(SCAN_LIST_ITEMS.map((item) => `- ${item}`).join("\n"));
   }, 120_000);
 
   test("OCR lines are laid out like text: headings, lists and key-value pairs", async () => {

@@ -24,6 +24,7 @@ import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
 import { WorkerThread } from "../native/worker-thread.ts";
 import type { TextReadReply, TextReadRequest } from "./text-read-worker.ts";
+import type { Segmentation } from "../ocr/ocr.ts";
 import type { OcrLike } from "./read-document.ts";
 import { cpuMillis, residentBytes } from "./process-memory.ts";
 import type { RenderedPage } from "./render-page.ts";
@@ -359,7 +360,7 @@ export class DocumentReader {
             break;
           case "ocr":
             ocrWaits += 1;
-            this.recognize(message.png)
+            this.recognize(message.png, message.segmentation)
               .then(
                 (result) => this.send(child, { type: "ocr-result", id: task.id, ocrId: message.ocrId, result }),
                 (err: unknown) => this.send(child, { type: "ocr-result", id: task.id, ocrId: message.ocrId, error: errorMessage(err) }),
@@ -394,8 +395,8 @@ export class DocumentReader {
     });
   }
 
-  private recognize(png: Uint8Array): ReturnType<OcrLike["recognize"]> {
-    return this.options.ocr.recognize(Buffer.from(png.buffer, png.byteOffset, png.byteLength));
+  private recognize(png: Uint8Array, segmentation: Segmentation | undefined): ReturnType<OcrLike["recognize"]> {
+    return this.options.ocr.recognize(Buffer.from(png.buffer, png.byteOffset, png.byteLength), { segmentation });
   }
 
   private send(child: Child, message: ToReader): void {

@@ -31,7 +31,7 @@
  *    the pieces of a display formula (few characters, or symbols with no word) and what they touch;
  *  - captions ("Figure 2:", "Table 1.") next to a figure or table are named in its metadata.
  */
-import { isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, singleSpaced, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
+import { GLYPH_BULLET, isBullet, joinLines, keyValue, keyValueDraft, listDraft, round4, singleSpaced, splitBullet, tableDraft, type Draft } from "./reader-common.ts";
 import type { BoundingBox, DocElement } from "./types.ts";
 import { logicalText, rightToLeft } from "./layout/bidi.ts";
 import { readingOrder, type Atom } from "./layout/columns.ts";
@@ -403,12 +403,13 @@ function notAList(lines: Line[]): boolean {
  * Whether OCR's text of a large line reads like a title. OCR sizes a line from its ink box, and
  * two rows misread as one (words run together), a formula's tall symbols or a sentence's wrapped
  * tail look large too: a title starts with no small letter, is mostly letters, and has no run-on
- * word of 18 letters or more. (DocBank's pages read as scans: heading token F1 0.51 → 0.79.)
+ * word of 18 letters or more, no bullet in front and no "=" (a list item in taller type, a formula).
+ * (DocBank's pages read as scans: heading token F1 0.51 → 0.79.)
  */
 function readsAsTitle(text: string): boolean {
   const chars = text.replace(/\s/g, "");
   const letters = chars.match(/\p{L}/gu)?.length ?? 0;
-  return !/^\p{Ll}/u.test(text) && letters >= chars.length * 0.6 && !/\p{L}{18}/u.test(text);
+  return !/^\p{Ll}/u.test(text) && letters >= chars.length * 0.6 && !/\p{L}{18}/u.test(text) && !GLYPH_BULLET.test(text) && !text.includes("=");
 }
 
 /** One block of same-shape lines → one or more elements (a block can hold a paragraph then a list). */

@@ -6,6 +6,7 @@
  * marked failed on its own and the others go on. Nothing here touches the network. This runs in
  * the document reader's child process (document-reader.ts), never on the server's event loop.
  */
+import type { Segmentation } from "../ocr/ocr.ts";
 import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
 import { interrupted } from "./reader-common.ts";
 import { readDocx } from "./read-docx.ts";
@@ -23,7 +24,7 @@ export interface OcrBox {
 
 /** What extraction needs from OCR (src/ocr/ocr.ts's OcrEngine fits): lines, and their words when known. */
 export interface OcrLike {
-  recognize(image: Buffer): Promise<{
+  recognize(image: Buffer, options?: { segmentation?: Segmentation }): Promise<{
     text: string;
     regions: { text: string; bounding_box: OcrBox; words?: { text: string; bounding_box: OcrBox }[] }[];
   }>;

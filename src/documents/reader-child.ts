@@ -33,11 +33,11 @@ let nextOcr = 0;
 
 function ocrThroughParent(id: number): OcrLike {
   return {
-    recognize(image) {
+    recognize(image, options) {
       const ocrId = ++nextOcr;
       return new Promise<OcrAnswer>((resolve, reject) => {
         pendingOcr.set(ocrId, { resolve, reject });
-        send({ type: "ocr", id, ocrId, png: new Uint8Array(image) });
+        send({ type: "ocr", id, ocrId, png: new Uint8Array(image), segmentation: options?.segmentation });
       });
     },
   };

@@ -14,7 +14,10 @@ export type Draft = Omit<DocElement, "bounding_box">;
  * "(1)" "a)" "iv." followed by a space.
  * Roman numerals are limited to i/v/x so words like "mix." never count.
  */
-export const BULLET = /^\s*(?:[•◦▪▫■□●○‣⁃∙·–—*+\-☐☑☒✓✔✗✘❏❐❑❒▢➢➤►▶◆◇❖]|\(?(\d{1,3})[.)]|\(?(?:[a-z]|[ivx]{1,4})[.)])\s+(?=\S)/i;
+const BULLET_GLYPHS = "•◦▪▫■□●○‣⁃∙·–—*+\\-☐☑☒✓✔✗✘❏❐❑❒▢➢➤►▶◆◇❖";
+export const BULLET = new RegExp(`^\\s*(?:[${BULLET_GLYPHS}]|\\(?(\\d{1,3})[.)]|\\(?(?:[a-z]|[ivx]{1,4})[.)])\\s+(?=\\S)`, "i");
+/** A list item's marker that is a glyph, not a number or letter (which a numbered heading also starts with). */
+export const GLYPH_BULLET = new RegExp(`^\\s*[${BULLET_GLYPHS}]\\s+(?=\\S)`);
 const ORDERED = /^\s*\(?(?:\d{1,3}|[a-z]|[ivx]{1,4})[.)]/i;
 
 /** "Label: value" with a short label (at most 40 characters and 5 words) that starts like a word. */

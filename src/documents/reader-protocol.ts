@@ -5,6 +5,7 @@
  * through a scratch file rather than the channel: cloning a 50 MB message stalls the server's
  * event loop for ~100 ms.
  */
+import type { Segmentation } from "../ocr/ocr.ts";
 import type { OcrLike } from "./read-document.ts";
 import type { Chunk, DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
@@ -40,7 +41,7 @@ export type FromReader =
   /** The child has the read in hand: from here on, its death is the document's doing. */
   | { type: "reading"; id: number }
   | { type: "page"; id: number; done: number; total: number }
-  | { type: "ocr"; id: number; ocrId: number; png: Uint8Array }
+  | { type: "ocr"; id: number; ocrId: number; png: Uint8Array; segmentation?: Segmentation }
   /** `chunks` when chunking was asked for; `exactTokens` false when sizes were estimated; `summary` when asked for and there is text. */
   | { type: "done"; id: number; doc: DocumentContent; chunks: Chunk[] | null; exactTokens: boolean; summary: SummaryDraft | null }
   /** A render's answer. */

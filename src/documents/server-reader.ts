@@ -13,8 +13,8 @@ export function serverDocumentReader(ctx: Pick<AppContext, "config" | "dataDir" 
     scratchDir: ctx.dataDir.scratch,
     ocr: {
       // OCR errors become page errors, which answers show: name the models directory relatively.
-      recognize: (image) =>
-        ctx.ocr.recognize(image).catch((err: unknown) => {
+      recognize: (image, options) =>
+        ctx.ocr.recognize(image, options).catch((err: unknown) => {
           throw new Error(errorMessage(err).split(ctx.config.modelsDir).join("models"), { cause: err });
         }),
     },

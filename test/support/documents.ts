@@ -97,6 +97,43 @@ export async function scanImage(lines: string[], width = 1654, height = 1100): P
 
 export const SCAN_LINES = ["SCANNED MAINTENANCE LOG", "Pump P-12 overhauled on 3 March", "Seals replaced and pressure tested"];
 
+/** A one-page PDF that is only the given 200 dpi picture (1700 x 1100 px: a 612 x 396 pt page). */
+async function scanOf(svgBody: string): Promise<Uint8Array> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="1700" height="1100"><rect width="100%" height="100%" fill="white"/>${svgBody}</svg>`;
+  const pdf = await PDFDocument.create();
+  pdf.addPage([612, 396]).drawImage(await pdf.embedPng(await sharp(Buffer.from(svg)).png().toBuffer()), { x: 0, y: 0, width: 612, height: 396 });
+  return pdf.save();
+}
+
+const svgLine = (text: string, x: number, y: number) => `<text x="${x}" y="${y}" font-family="DejaVu Sans" font-size="30" fill="black">${text}</text>`;
+
+export const SCAN_LEFT_COLUMN = ["The pump station was inspected on Monday", "by the night crew after the storm. They", "found the north valve leaking slowly and", "replaced its gasket before the morning.", "No other damage was reported that week", "and the station went back into service."];
+export const SCAN_RIGHT_COLUMN = ["Budget notes for the coming quarter", "show higher costs for spare parts and", "overtime, offset by lower fuel prices.", "The board will review the figures in", "its January meeting at the town hall."];
+/** The words drawn inside the diagram. */
+export const SCAN_DIAGRAM_LABELS = ["Symbol", "g(m)", "e(jwm)"];
+
+/**
+ * A scanned two-column page whose right column holds a block diagram (boxes, arrows, a dashed
+ * frame, small labels) beside the left column's lines, its text below it.
+ */
+export function scannedColumnsBesideDiagram(): Promise<Uint8Array> {
+  const diagram = `<g stroke="black" fill="none" stroke-width="3"><rect x="910" y="200" width="160" height="70"/><rect x="1140" y="200" width="90" height="70"/><rect x="1300" y="200" width="170" height="70"/><circle cx="1555" cy="235" r="35"/><path d="M1070 235 H1140 M1230 235 H1300 M1470 235 H1520 M1590 235 H1650"/><rect x="895" y="180" width="770" height="185" stroke-dasharray="9 6"/><rect x="1410" y="305" width="100" height="42"/></g><text x="925" y="245" font-size="23" font-family="DejaVu Sans">${SCAN_DIAGRAM_LABELS[0]}</text><text x="1315" y="245" font-size="26" font-style="italic" font-family="DejaVu Serif">${SCAN_DIAGRAM_LABELS[1]}</text><text x="1420" y="335" font-size="23" font-family="DejaVu Sans">${SCAN_DIAGRAM_LABELS[2]}</text>`;
+  const left = SCAN_LEFT_COLUMN.map((t, i) => svgLine(t, 90, 215 + i * 48));
+  const right = SCAN_RIGHT_COLUMN.map((t, i) => svgLine(t, 910, 470 + i * 64));
+  return scanOf(diagram + left.join("") + right.join(""));
+}
+
+export const SCAN_LIST_ITEMS = ["Inspect the valves every week", "Replace worn conveyor belts", "Log every pressure test"];
+
+/** A scanned page with a list whose bullets are drawn dots (no glyph for OCR to read) between two paragraphs. */
+export function scannedBulletList(): Promise<Uint8Array> {
+  // A bullet 0.5 em across, its centre 0.3 em over the baseline, 0.9 em before the item's text.
+  const items = SCAN_LIST_ITEMS.flatMap((text, i) => [`<circle cx="138" cy="${346 + i * 56}" r="8" fill="black"/>`, svgLine(text, 165, 355 + i * 56)]);
+  const before = svgLine("The crew follows these rules on every shift at the quarry.", 110, 280);
+  const after = svgLine("Any fault found is reported to the site office the same day.", 110, 355 + 3 * 56 + 24);
+  return scanOf(before + items.join("") + after);
+}
+
 /** One page that is only a picture of text (a scan): no text layer at all. */
 export async function scannedPdf(): Promise<Uint8Array> {
   const pdf = await PDFDocument.create();

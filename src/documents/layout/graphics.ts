@@ -19,8 +19,13 @@ export interface Segment {
   y1: number;
 }
 
+/** An image where the page shows it; `dpi` across, when the operator list gives its pixel width (image XObjects). */
+export interface PlacedImage extends Rect {
+  dpi?: number;
+}
+
 export interface PageGraphics {
-  images: Rect[];
+  images: PlacedImage[];
   horizontal: Segment[];
   vertical: Segment[];
   /** Bounding boxes of painted paths that are not ruling lines (curves, shapes, diagonal strokes). */
@@ -102,11 +107,15 @@ export function pageGraphics(ops: Ops, list: OperatorList, viewport: Matrix, pag
   let lineWidth = 1;
   let whiteFill = false;
   let whiteStroke = false;
-  const boxOf = (m: Matrix) => {
+  const boxOf = (m: Matrix, pixelWidth?: number) => {
     const corners = [apply(m, 0, 0), apply(m, 1, 0), apply(m, 0, 1), apply(m, 1, 1)].map(([x, y]) => apply(viewport, x, y));
     const xs = corners.map((c) => c[0]);
     const ys = corners.map((c) => c[1]);
-    out.images.push({ x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) });
+    const box: PlacedImage = { x0: Math.min(...xs), y0: Math.min(...ys), x1: Math.max(...xs), y1: Math.max(...ys) };
+    // The image's own x axis, in page units, is the length of the matrix's first column.
+    const across = Math.hypot(m[0], m[1]) * Math.hypot(viewport[0], viewport[1]);
+    if (pixelWidth && across > 0) box.dpi = (pixelWidth / across) * 72;
+    out.images.push(box);
   };
   // The stroke width in page units: the line width scaled by the matrix.
   const strokeWidth = () => lineWidth * Math.sqrt(Math.abs(ctm[0] * ctm[3] - ctm[1] * ctm[2])) || 1;
@@ -261,6 +270,9 @@ export function pageGraphics(ops: Ops, list: OperatorList, viewport: Matrix, pag
         break;
       }
       case ops.paintImageXObject:
+        // pdf.js's arguments: the image's id, then its width and height in pixels.
+        boxOf(ctm, (args as [unknown, number?])[1]);
+        break;
       case ops.paintInlineImageXObject:
       case ops.paintImageMaskXObject:
       case ops.paintSolidColorImageMask:

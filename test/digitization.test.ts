@@ -618,6 +618,25 @@ describe("the parts on their own", () => {
     expect(booktabsTables([run("Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set())).toEqual([]);
   });
 
+  test("rows of sentences whose words OCR set apart (justified lines of a scan) are still the captioned one-column table", () => {
+    const rules = [100, 140, 180, 220].map((y) => ({ x0: 50, x1: 300, y0: y, y1: y }));
+    // One run per word, 4 pt apart: each line reads as split into pieces, as a row of cells would.
+    const words = (text: string, y: number) => {
+      let x = 52;
+      return text.split(" ").map((word) => {
+        const piece = run(word, x, y);
+        x = piece.x1 + 4;
+        return piece;
+      });
+    };
+    const sentence = (y: number, label: string) => [...words(`${label}: the summary begins with a pronoun`, y), ...words("that refers to a sentence it left out.", y + 12)];
+    const rows = [...sentence(115, "Reference"), ...sentence(155, "Without"), ...sentence(195, "With")];
+    const [table] = booktabsTables([run("Table 4: Examples of extracted summary.", 90, 96), ...rows], rules, [], new Set());
+    expect(table!.rows).toEqual(
+      ["Reference", "Without", "With"].map((label) => [`${label}: the summary begins with a pronoun that refers to a sentence it left out.`]),
+    );
+  });
+
   test("a display formula set on several baselines is one element, not a heading and loose pieces", () => {
     const runs = [
       run("In the case of a low density we want to save on the rare words, in this way.", 50, 80),
@@ -664,6 +683,16 @@ describe("rules of a scanned page", () => {
     );
     expect(horizontal).toEqual([{ x0: 50, y0: 50.75, x1: 350, y1: 50.75 }]);
     expect(vertical).toEqual([{ x0: 25.5, y0: 25, x1: 25.5, y1: 125 }]);
+  });
+
+  test("a vertical rule broken where a table's sections meet is one rule; stacked letters and pieces further apart are none", () => {
+    // 2 px a point: three 27 pt pieces 2.5 pt apart (a fully ruled table's sections), each under the 30 pt minimum.
+    const sections = [0, 1, 2].map((i) => [100, 100 + i * 59, 102, 154 + i * 59] as [number, number, number, number]);
+    // Ten 7 pt strokes 4 pt apart ("l" or "1" in consecutive lines); three 27 pt pieces 4 pt apart.
+    const letters = Array.from({ length: 10 }, (_, i) => [300, 100 + i * 22, 302, 114 + i * 22] as [number, number, number, number]);
+    const apart = [0, 1, 2].map((i) => [500, 100 + i * 62, 502, 154 + i * 62] as [number, number, number, number]);
+    const { vertical } = rasterRules(raster(700, 400, [...sections, ...letters, ...apart]), 2);
+    expect(vertical).toEqual([{ x0: 50.5, y0: 50, x1: 50.5, y1: 136 }]);
   });
 
   test("a frayed rule (gaps of a pixel or two) is one rule", () => {

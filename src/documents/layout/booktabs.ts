@@ -13,7 +13,9 @@
  *
  * Rules that separate rows of text (a sentence or a paragraph each: a table of examples) make a
  * table when a caption ("Table 4: ...") sits right over the top rule or under the bottom one, and
- * there are two rows at least: each band is a row, split into columns only at wide gutters.
+ * there are two rows at least: each band is a row, split into columns only at wide gutters. They
+ * are looked for also where the rows' lines split into pieces but make no table of cells: OCR
+ * sets the words of a scan's justified lines apart.
  */
 import type { Rect } from "./geometry.ts";
 import type { Segment } from "./graphics.ts";
@@ -141,22 +143,11 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
     const under = near(bottom.y0, bottom.y0 + size * CAPTION_GAP)[0];
     return [over, under].some((l) => l && TABLE_CAPTION.test(cellText(l)));
   };
-  for (const top of rules) {
-    if (used.has(top)) continue;
+  /** A table of rows split into cells from the rules down from `top`, with a header set over it. */
+  const rowsTable = (top: Segment) => {
     const { chain, bands } = chainFrom(top, true);
+    if (chain.length < 2) return null;
     const indexes = bands.flat();
-    if (chain.length < 2) {
-      // Rows of text (a sentence or a paragraph each) between rules, under a table's caption.
-      const loose = chainFrom(top, false);
-      const size = loose.bands[0] ? runs[loose.bands[0][0]!]!.size : 0;
-      if (loose.chain.length >= 3 && captioned(loose.chain, size)) {
-        const table = textRowsTable(runs, loose.chain, loose.bands);
-        tables.push(table);
-        for (const rule of loose.chain) used.add(rule);
-        for (const i of table.runs) taken.add(i);
-      }
-      continue;
-    }
     // A header set just over the top rule, with no rule of its own above it: the closest line
     // above, when it is split into pieces (a caption there is one piece).
     const above = free.slice(firstBelow(top.y0 - runs[indexes[0] ?? 0]!.size * HEADER_ABOVE), firstBelow(top.y0 - 1e-9)).filter((i) => {
@@ -166,10 +157,25 @@ export function booktabsTables(runs: TextRun[], horizontal: Segment[], exclude: 
     const over = textLines(above.map((i) => runs[i]!)).at(-1);
     const headerAbove = over && split(over) && !proseRun(over) ? above.filter((i) => over.includes(runs[i]!)) : [];
     const table = tableOf(runs, [...headerAbove, ...indexes], chain, headerAbove.length > 0);
-    if (!table) continue;
-    tables.push(table);
-    for (const rule of chain) used.add(rule);
-    for (const i of table.runs) taken.add(i);
+    return table && { table, chain };
+  };
+  /**
+   * Rows of text (a sentence or a paragraph each) between rules, under a table's caption; also
+   * when the rows' lines split into pieces (OCR's words of justified prose stand apart) but are
+   * not a table of cells.
+   */
+  const textRows = (top: Segment) => {
+    const { chain, bands } = chainFrom(top, false);
+    const size = bands[0] ? runs[bands[0][0]!]!.size : 0;
+    return chain.length >= 3 && captioned(chain, size) ? { table: textRowsTable(runs, chain, bands), chain } : null;
+  };
+  for (const top of rules) {
+    if (used.has(top)) continue;
+    const found = rowsTable(top) ?? textRows(top);
+    if (!found) continue;
+    tables.push(found.table);
+    for (const rule of found.chain) used.add(rule);
+    for (const i of found.table.runs) taken.add(i);
   }
   return tables;
 }

@@ -22,6 +22,15 @@ const MIN_H_LENGTH = 50;
 const MIN_V_LENGTH = 30;
 /** Thickest rule, in points (a 3 pt rule is heavy; thicker runs are bars, fills or pictures). */
 const MAX_THICKNESS = 3;
+/**
+ * A vertical rule broken where a table's sections meet (the double rule between them leaves a
+ * 2-3 pt break) is one rule if its pieces are each at least PIECE long and no more than
+ * SECTION_BREAK apart, in points: a fully ruled table of three-row sections otherwise leaves only
+ * 27 pt pieces, under MIN_V_LENGTH, and falls apart. Letters stacked in consecutive lines stand
+ * further apart than SECTION_BREAK.
+ */
+const PIECE = 8;
+const SECTION_BREAK = 3;
 
 export interface Raster {
   width: number;
@@ -60,6 +69,17 @@ interface Band {
   last: number;
 }
 
+/** Runs at least `min` long after joining those no more than `gap` apart. */
+function joinRuns(runs: [number, number][], gap: number, min: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [from, to] of runs) {
+    const last = out.at(-1);
+    if (last && from - last[1] <= gap) last[1] = to;
+    else out.push([from, to]);
+  }
+  return out.filter(([from, to]) => to - from >= min);
+}
+
 /** Runs on consecutive lines that overlap along the line → bands (one per rule, however thick). */
 function bands(runsPerLine: [number, number][][]): Band[] {
   const done: Band[] = [];
@@ -88,15 +108,18 @@ export function rasterRules(raster: Raster, scale: number): { horizontal: Segmen
   for (let p = 0; p < ink.length; p++) ink[p] = luminance(data, p * 4) < DARK ? 1 : 0;
   const thickest = Math.max(2, Math.round(MAX_THICKNESS * scale));
   /** Rules along `lines` lines of pixels `length` long; `at(line, i)` is the pixel's index; each as [from, to, across] in pixels. */
-  const along = (lines: number, length: number, min: number, at: (line: number, i: number) => number) => {
+  const along = (lines: number, length: number, min: number, at: (line: number, i: number) => number, pieces?: { min: number; gap: number }) => {
     const runs: [number, number][][] = [];
-    for (let line = 0; line < lines; line++) runs.push(inkRuns((i) => ink[at(line, i)] === 1, length, min * scale));
+    for (let line = 0; line < lines; line++) {
+      const isInk = (i: number) => ink[at(line, i)] === 1;
+      runs.push(pieces ? joinRuns(inkRuns(isInk, length, pieces.min * scale), pieces.gap * scale, min * scale) : inkRuns(isInk, length, min * scale));
+    }
     return bands(runs)
       .filter((b) => b.last - b.first + 1 <= thickest)
       .map((b) => ({ from: b.from / scale, to: b.to / scale, across: (b.first + b.last + 1) / 2 / scale }));
   };
   return {
     horizontal: along(height, width, MIN_H_LENGTH, (y, x) => y * width + x).map((r) => ({ x0: r.from, y0: r.across, x1: r.to, y1: r.across })),
-    vertical: along(width, height, MIN_V_LENGTH, (x, y) => y * width + x).map((r) => ({ x0: r.across, y0: r.from, x1: r.across, y1: r.to })),
+    vertical: along(width, height, MIN_V_LENGTH, (x, y) => y * width + x, { min: PIECE, gap: SECTION_BREAK }).map((r) => ({ x0: r.across, y0: r.from, x1: r.across, y1: r.to })),
   };
 }

@@ -7,10 +7,8 @@
  * column are more than one blob.
  */
 import type { Rect } from "./geometry.ts";
-import { luminance, type Raster } from "./raster-rules.ts";
+import { DARK, luminance, type Raster } from "./raster-rules.ts";
 
-/** Pixels darker than this (0-255 luminance) are ink (as raster-rules.ts). */
-const DARK = 140;
 /** How far left of the word a bullet is looked for, in ems (LaTeX's and Word's lists: 0.5-1.6 em). */
 const REACH = 2;
 /** A bullet's width and height, in ems: "•" is ~0.35 em, "▪" ~0.45 em; a full stop ~0.12 em. */

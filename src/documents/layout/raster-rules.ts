@@ -14,7 +14,7 @@
 import type { Segment } from "./graphics.ts";
 
 /** Pixels darker than this (0-255 luminance) are ink. */
-const DARK = 140;
+export const DARK = 140;
 /** Light pixels a rule may skip (its frayed or broken stretches in a scan). */
 const GAP = 2;
 /** Shortest rules, in points. */

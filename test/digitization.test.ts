@@ -816,6 +816,17 @@ describe("pictures of a scanned page", () => {
     expect(findFigures([], [box], [], [], runs, { width: 595, height: 842 })).toEqual([]);
     expect(findFigures([], [box], [], [], runs.slice(0, 4), { width: 595, height: 842 })).toHaveLength(1);
   });
+
+  test("a row of a diagram's labels side by side is no prose: the diagram stays a figure", () => {
+    // Three boxes' labels and their sizes across one row, as OCR gives them word by word.
+    const words = "2x2 Max-pooling 8x15 2048 2x2 Max-pooling 17x30 1024 2x2 Max-pooling 17x30 1024".split(" ");
+    const runs = words.map((text, i) => ({ text, x0: 110 + i * 30, x1: 135 + i * 30, baseline: 150, size: 10 }));
+    const box = { x0: 100, y0: 100, x1: 480, y1: 200 };
+    expect(findFigures([], [box], [], [], runs, { width: 595, height: 842 })).toHaveLength(1);
+    // Prose words far apart on one baseline (two columns' lines) are two stretches, neither of ten words.
+    const apart = "the crew logged every delivery then the clerk filed each report".split(" ").map((text, i) => ({ text, x0: 110 + i * 22 + (i >= 5 ? 60 : 0), x1: 130 + i * 22 + (i >= 5 ? 60 : 0), baseline: 150, size: 10 }));
+    expect(findFigures([], [box], [], [], apart, { width: 595, height: 842 })).toHaveLength(1);
+  });
 });
 
 /** A line as OCR gives it: its words 0.012 of the page wide a letter, 0.01 apart, from `x0`. */

@@ -135,14 +135,36 @@ function coarse(rects: Rect[]): Rect[] {
   return [...tiles.values()];
 }
 
-/** Most words on one line among `runs` (runs may be single words, as OCR's are). */
+/**
+ * Most words in one stretch of a line of prose among `runs` (runs may be single words, as OCR's
+ * are): words follow each other less than PHRASE_GAP ems apart, and half of them at least are
+ * words of running text in small letters. A row of a diagram's labels side by side across its
+ * boxes ("2x2 Max-pooling 8x15 2048 2x2 Max-pooling 17x30 1024") is not prose.
+ */
 function longestLine(runs: FigureRun[]): number {
-  const lines: { baseline: number; size: number; words: number }[] = [];
+  const lines: { baseline: number; size: number; runs: FigureRun[] }[] = [];
   for (const r of runs) {
-    const words = r.text.trim().split(/\s+/).filter(Boolean).length;
     const line = lines.find((l) => Math.abs(l.baseline - r.baseline) < Math.max(l.size, r.size) * 0.5);
-    if (line) line.words += words;
-    else lines.push({ baseline: r.baseline, size: r.size, words });
+    if (line) line.runs.push(r);
+    else lines.push({ baseline: r.baseline, size: r.size, runs: [r] });
   }
-  return Math.max(0, ...lines.map((l) => l.words));
+  let most = 0;
+  for (const line of lines) {
+    let [words, lower, end] = [0, 0, -Infinity];
+    for (const r of line.runs.sort((a, b) => a.x0 - b.x0)) {
+      if (r.x0 - end > r.size * PHRASE_GAP) [words, lower] = [0, 0];
+      const these = r.text.trim().split(/\s+/).filter(Boolean);
+      words += these.length;
+      lower += these.filter((w) => SMALL_WORD.test(w)).length;
+      end = Math.max(end, r.x1);
+      if (lower * 2 >= words) most = Math.max(most, words);
+    }
+  }
+  return most;
 }
+
+/** A word of running text: small letters, maybe a closing mark ("the", "sample,"). */
+const SMALL_WORD = /^\p{Ll}[\p{Ll}'’-]*[,.;:!?)]*$/u;
+
+/** Words of a sentence stand closer than this (ems; a justified line's widest spaces ~1 em). */
+const PHRASE_GAP = 1.5;

@@ -3,7 +3,6 @@
  * OCR engine, broken and encrypted PDFs, a DOCX, Markdown and plain text.
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { PDFDocument } from "pdf-lib";
 import sharp from "sharp";
 import { readDocument, type OcrLike } from "../src/documents/read-document.ts";
 import { DocumentReadError, type DocElement, type DocumentContent } from "../src/documents/types.ts";
@@ -24,6 +23,7 @@ import {
   sampleTxt,
   SCAN_LINES,
   scanImage,
+  scanPdfOf,
   scannedPdf,
   truncatedPdf,
   twoColumnPdf,
@@ -227,13 +227,7 @@ describe("scanned PDF", () => {
         return { text: "", regions: [] };
       },
     };
-    const scanAt = async (dpi: number) => {
-      const pdf = await PDFDocument.create();
-      const [width, height] = [595, 396];
-      const png = await scanImage(SCAN_LINES, Math.round((width * dpi) / 72), Math.round((height * dpi) / 72));
-      pdf.addPage([width, height]).drawImage(await pdf.embedPng(png), { x: 0, y: 0, width, height });
-      return pdf.save();
-    };
+    const scanAt = async (dpi: number) => scanPdfOf(await scanImage(SCAN_LINES, Math.round((595 * dpi) / 72), Math.round((396 * dpi) / 72)), [595, 396]);
     for (const dpi of [300, 200, 150, 100, 72]) await readDocument(await scanAt(dpi), "pdf", { ocr: recording });
     expect(asked).toEqual(["page", "page", "page", "block", "block"]);
   });

@@ -97,12 +97,17 @@ export async function scanImage(lines: string[], width = 1654, height = 1100): P
 
 export const SCAN_LINES = ["SCANNED MAINTENANCE LOG", "Pump P-12 overhauled on 3 March", "Seals replaced and pressure tested"];
 
+/** A one-page PDF, `width` x `height` points, that is only the picture `png` (a scan: no text layer). */
+export async function scanPdfOf(png: Buffer, [width, height]: [number, number]): Promise<Uint8Array> {
+  const pdf = await PDFDocument.create();
+  pdf.addPage([width, height]).drawImage(await pdf.embedPng(png), { x: 0, y: 0, width, height });
+  return pdf.save();
+}
+
 /** A one-page PDF that is only the given 200 dpi picture (1700 x 1100 px: a 612 x 396 pt page). */
 async function scanOf(svgBody: string): Promise<Uint8Array> {
   const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="1700" height="1100"><rect width="100%" height="100%" fill="white"/>${svgBody}</svg>`;
-  const pdf = await PDFDocument.create();
-  pdf.addPage([612, 396]).drawImage(await pdf.embedPng(await sharp(Buffer.from(svg)).png().toBuffer()), { x: 0, y: 0, width: 612, height: 396 });
-  return pdf.save();
+  return scanPdfOf(await sharp(Buffer.from(svg)).png().toBuffer(), [612, 396]);
 }
 
 const svgLine = (text: string, x: number, y: number) => `<text x="${x}" y="${y}" font-family="DejaVu Sans" font-size="30" fill="black">${text}</text>`;
@@ -136,10 +141,7 @@ export function scannedBulletList(): Promise<Uint8Array> {
 
 /** One page that is only a picture of text (a scan): no text layer at all. */
 export async function scannedPdf(): Promise<Uint8Array> {
-  const pdf = await PDFDocument.create();
-  const page = pdf.addPage([595, 396]);
-  page.drawImage(await pdf.embedPng(await scanImage(SCAN_LINES)), { x: 0, y: 0, width: 595, height: 396 });
-  return pdf.save();
+  return scanPdfOf(await scanImage(SCAN_LINES), [595, 396]);
 }
 
 /** A text page followed by a scanned page: for checking that a failing scan fails only its page. */

@@ -10,6 +10,7 @@ import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./ops/metrics.ts";
 import type { EventHub } from "./events/hub.ts";
+import type { LibraryEvents } from "./events/library-events.ts";
 import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
 import type { TextEmbedding } from "./documents/text-embedder.ts";
@@ -60,6 +61,8 @@ export interface AppContext {
   /** ffmpeg and ffprobe for videos, found on first use. */
   video: VideoEngine;
   events: EventHub;
+  /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */
+  libraryEvents: LibraryEvents;
   /** The link crawler's fetch policy and per-domain politeness. */
   links: LinkFetcher;
   /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */

@@ -22,6 +22,8 @@ import { countingErrors } from "./storage/error-counting.ts";
 import { Metrics } from "./ops/metrics.ts";
 import { DataDir } from "./storage/data-dir.ts";
 import { EventHub } from "./events/hub.ts";
+import { LibraryEvents } from "./events/library-events.ts";
+import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue } from "./rules/rule-jobs.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
 import { clearScratch } from "./processing/scratch.ts";
@@ -100,7 +102,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   });
   const ctx: AppContext = {
     config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
-    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, models,
+    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events, libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
@@ -123,6 +125,9 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.register(imageEmbedQueue(ctx));
   jobs.register(cloudImportQueue(ctx));
   jobs.register(cloudExportQueue(ctx));
+  jobs.register(fileAutomateQueue(ctx));
+  jobs.register(rulesApplyQueue(ctx));
+  automateProcessedFiles(ctx);
   recoverInterruptedUploads(ctx);
   recoverCloudJobs(ctx);
   const resealed = ctx.cloud.resealStaleTokens();

@@ -45,6 +45,10 @@ test("only cloud/cloud-jobs.ts writes cloud jobs and their items", async () => {
   }
 });
 
+test("only rules/rules.ts writes rules and their applications", async () => {
+  for (const table of ["rules", "rule_applications"]) expect(await writersOf(table, ["rules/rules.ts"])).toEqual([]);
+});
+
 test("each accounts table has one writer", async () => {
   const owners: Record<string, string> = {
     users: "accounts/users.ts",

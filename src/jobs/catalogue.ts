@@ -25,6 +25,10 @@ export interface JobPayloads {
   "cloud.import": { cloudJobId: string };
   /** Uploads library files to a cloud drive (cloud/cloud-jobs.ts). */
   "cloud.export": { cloudJobId: string };
+  /** Runs the organization's rules over a file whose processing ended (rules/rule-jobs.ts). */
+  "file.automate": { fileId: string; outcome: "completed" | "failed" };
+  /** Applies one rule to every settled file of the library, with progress (POST /rules/{id}/apply). */
+  "rules.apply": { ruleId: string };
   /** Deletes an export's file once its download link has expired. */
   "export.expire": { key: string };
 }

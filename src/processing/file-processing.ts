@@ -64,11 +64,17 @@ export function fileProcessingQueue(ctx: AppContext, pipelines: PipelineRegistry
           return await pipeline.run(ctx, job, file);
         } catch (err) {
           const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
-          ctx.files.processingEnded(file.id, final ? "failed" : "processing", errorMessage(err));
+          ctx.db.transaction(() => {
+            ctx.files.processingEnded(file.id, final ? "failed" : "processing", errorMessage(err));
+            if (final) ctx.libraryEvents.emit("file.processed", { file: ctx.files.byId(file.id)!, outcome: "failed", error: errorMessage(err) });
+          })();
           throw err;
         }
       });
-      await job.write(() => ctx.files.processingEnded(file.id, "completed", report.warnings));
+      await job.write(() => {
+        ctx.files.processingEnded(file.id, "completed", report.warnings);
+        ctx.libraryEvents.emit("file.processed", { file: ctx.files.byId(file.id)!, outcome: "completed", error: null });
+      });
       return [{ ...report.summary, file_id: file.id, processing_status: "completed" }];
     },
   });

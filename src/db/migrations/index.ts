@@ -20,6 +20,7 @@ import pageImages from "./015_page_images.ts";
 import processingStatusListing from "./016_processing_status_listing.ts";
 import textPieceVectors from "./017_text_piece_vectors.ts";
 import documentTexts from "./018_document_texts.ts";
+import rules from "./019_rules.ts";
 
 export interface Migration {
   version: number;
@@ -46,4 +47,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 16, name: "processing_status_listing", sql: processingStatusListing },
   { version: 17, name: "text_piece_vectors", sql: textPieceVectors },
   { version: 18, name: "document_texts", sql: documentTexts },
+  { version: 19, name: "rules", sql: rules },
 ];

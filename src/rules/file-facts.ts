@@ -1,0 +1,39 @@
+/**
+ * What conditions see of a file: its row's fields, its text (a document's or page's whole text,
+ * else what OCR read in an image or a video's keyframes) and how it arrived.
+ */
+import type { Database } from "bun:sqlite";
+import type { FileRepository } from "../files/file-repository.ts";
+import { tagsOf, type FileRow } from "../files/file.ts";
+import type { FileFacts } from "./conditions.ts";
+
+/** How the file arrived: a watched folder or a mail account (file_origins), a cloud import, a saved link (and its page images), else an upload. */
+export function sourceOf(db: Database, file: FileRow): string {
+  const origin = db.query<{ source: string }, [string]>("SELECT source FROM file_origins WHERE file_id = ?").get(file.id);
+  if (origin) return origin.source;
+  if (file.media_type === "link" || file.parent_file_id) return "link";
+  const cloud = db.query("SELECT 1 FROM cloud_job_items i JOIN cloud_jobs j ON j.id = i.job_id WHERE i.file_id = ? AND j.type = 'import'").get(file.id);
+  return cloud ? "cloud" : "upload";
+}
+
+export function factsOf(db: Database, files: FileRepository, file: FileRow): FileFacts {
+  const text = file.media_type === "document" || file.media_type === "link" ? (files.extractedText(file.id) ?? file.visible_text) : file.visible_text;
+  return {
+    media_type: file.media_type,
+    document_type: file.document_type,
+    content_type: file.content_type,
+    filename: file.filename,
+    title: file.title,
+    text: text ?? "",
+    description: file.user_description ?? file.upload_description,
+    tags: tagsOf(file),
+    category: file.content_category,
+    source: sourceOf(db, file),
+    size_bytes: file.size_bytes,
+    page_count: file.page_count,
+    duration_seconds: file.duration_seconds,
+    domain: file.domain,
+    project_id: file.project_id,
+    folder_id: file.folder_id,
+  };
+}

@@ -24,7 +24,7 @@ import path from "node:path";
 import { errorMessage } from "../errors.ts";
 
 export const MANIFEST_FILE = "manifest.json";
-export const MODEL_ROLES = ["text_embedding", "image_embedding", "captioning", "other"] as const;
+export const MODEL_ROLES = ["text_embedding", "image_embedding", "captioning", "ocr", "layout", "table", "other"] as const;
 export type ModelRole = (typeof MODEL_ROLES)[number];
 
 const ManifestFileSchema = Type.Object(
@@ -35,11 +35,24 @@ const ManifestFileSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+/** The registry package a folder was unpacked from (scripts/models): what /readyz reports. */
+const ManifestPackageSchema = Type.Object(
+  {
+    registry: Type.Union([Type.Literal("pypi"), Type.Literal("maven"), Type.Literal("npm")]),
+    name: Type.String({ minLength: 1 }),
+    version: Type.String({ minLength: 1 }),
+    /** Of the downloaded archive (wheel, jar, npm tarball). */
+    sha256: Type.String({ pattern: "^[0-9a-f]{64}$" }),
+    license: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
 const ManifestModelSchema = Type.Object(
   {
     name: Type.String({ minLength: 1 }),
     role: Type.Union(MODEL_ROLES.map((role) => Type.Literal(role))),
     source: Type.Optional(Type.String()),
+    package: Type.Optional(ManifestPackageSchema),
     files: Type.Array(ManifestFileSchema, { minItems: 1 }),
   },
   { additionalProperties: false },
@@ -48,6 +61,7 @@ const ManifestSchema = Type.Object({ version: Type.Literal(1), models: Type.Arra
 
 export type ManifestEntry = Static<typeof ManifestFileSchema>;
 export type ManifestModel = Static<typeof ManifestModelSchema>;
+export type ManifestPackage = Static<typeof ManifestPackageSchema>;
 export type Manifest = Static<typeof ManifestSchema>;
 
 export class ManifestError extends Error {}
@@ -131,6 +145,26 @@ export interface BuildOptions {
   sources?: Record<string, string>;
 }
 
+const sameFiles = (a: ManifestEntry[], b: ManifestEntry[]) =>
+  a.length === b.length && a.every((entry, i) => entry.path === b[i]!.path && entry.sha256 === b[i]!.sha256);
+
+/**
+ * The manifest with `model` added, or replacing the entry of the same name; written atomically.
+ * A malformed manifest is replaced by one listing only `model`.
+ */
+export function upsertManifestModel(modelsDir: string, model: ManifestModel): string {
+  let manifest: Manifest | null = null;
+  try {
+    manifest = readManifest(modelsDir);
+  } catch {
+    manifest = null;
+  }
+  const models = (manifest?.models ?? []).filter((m) => m.name !== model.name);
+  models.push(model);
+  models.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return writeManifest(modelsDir, { version: 1, models });
+}
+
 /**
  * A manifest describing every folder now in the models directory, hashing each file. Roles and
  * sources already recorded in an existing manifest are kept unless `options` says otherwise.
@@ -159,6 +193,8 @@ export async function buildManifest(modelsDir: string, options: BuildOptions = {
       name,
       role: options.roles?.[name] ?? before?.role ?? "other",
       ...(source ? { source } : {}),
+      // Kept while the folder still holds what the package gave (a site's own folder of that name has none).
+      ...(before?.package && sameFiles(before.files, entries) ? { package: before.package } : {}),
       files: entries,
     });
   }

@@ -90,6 +90,12 @@ export interface Config {
   linkDomainConcurrency: number;
   /** Page images downloaded as image files per link. */
   linkMaxImages: number;
+  /** Tries of one webhook delivery before it is dead-lettered. */
+  webhookMaxAttempts: number;
+  /** Wait before a delivery's second try (ms); doubles with each try, capped at an hour. */
+  webhookRetryBaseMs: number;
+  /** Deadline of one delivery attempt (DNS, connect, answer). */
+  webhookTimeoutSeconds: number;
   /** AES-256-GCM key (base64, 32 bytes) for cloud drive tokens at rest; null = a key file in the data dir's secrets. */
   cloudTokenKey: string | null;
   /** Keys tokens may still be sealed with after a rotation (re-encrypted with the current key at start). */
@@ -382,6 +388,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "linkDomainConcurrency", flag: "link-domain-concurrency", env: "MEDIABOX_LINK_DOMAIN_CONCURRENCY", parse: integer(1, 32), fallback: "2",
   },
   linkMaxImages: { key: "linkMaxImages", flag: "link-max-images", env: "MEDIABOX_LINK_MAX_IMAGES", parse: integer(0, 50), fallback: "10" },
+  webhookMaxAttempts: { key: "webhookMaxAttempts", flag: "webhook-max-attempts", env: "MEDIABOX_WEBHOOK_MAX_ATTEMPTS", parse: integer(1, 50), fallback: "12" },
+  webhookRetryBaseMs: { key: "webhookRetryBaseMs", flag: "webhook-retry-base-ms", env: "MEDIABOX_WEBHOOK_RETRY_BASE_MS", parse: integer(100, 3_600_000), fallback: "10000" },
+  webhookTimeoutSeconds: { key: "webhookTimeoutSeconds", flag: "webhook-timeout-seconds", env: "MEDIABOX_WEBHOOK_TIMEOUT_SECONDS", parse: integer(1, 120), fallback: "10" },
   cloudTokenKey: { key: "cloudTokenKey", flag: "cloud-token-key", env: "MEDIABOX_CLOUD_TOKEN_KEY", parse: tokenKey, fallback: null, unset: null },
   cloudTokenPreviousKeys: {
     key: "cloudTokenPreviousKeys",

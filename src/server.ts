@@ -24,6 +24,8 @@ import { DataDir } from "./storage/data-dir.ts";
 import { EventHub } from "./events/hub.ts";
 import { LibraryEvents } from "./events/library-events.ts";
 import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue } from "./rules/rule-jobs.ts";
+import { sendBatchEvents, webhookDeliverQueue, webhookDeps } from "./webhooks/delivery.ts";
+import { resealWebhookSecrets } from "./webhooks/webhooks.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
 import { clearScratch } from "./processing/scratch.ts";
@@ -127,11 +129,15 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   jobs.register(cloudExportQueue(ctx));
   jobs.register(fileAutomateQueue(ctx));
   jobs.register(rulesApplyQueue(ctx));
+  jobs.register(webhookDeliverQueue(ctx));
   automateProcessedFiles(ctx);
+  sendBatchEvents(ctx);
   recoverInterruptedUploads(ctx);
   recoverCloudJobs(ctx);
   const resealed = ctx.cloud.resealStaleTokens();
   if (resealed) log.info("re-encrypted cloud tokens with the current key", { connections: resealed });
+  const resealedSecrets = resealWebhookSecrets(webhookDeps(ctx));
+  if (resealedSecrets) log.info("re-encrypted webhook secrets with the current key", { webhooks: resealedSecrets });
 
   // Large enough for a 5 GB single-shot PUT to the local S3 endpoint; JSON routes keep their own 1 MiB cap.
   let app: ReturnType<typeof createApp>;

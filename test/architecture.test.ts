@@ -49,6 +49,10 @@ test("only rules/rules.ts writes rules and their applications", async () => {
   for (const table of ["rules", "rule_applications"]) expect(await writersOf(table, ["rules/rules.ts"])).toEqual([]);
 });
 
+test("only webhooks/webhooks.ts writes webhooks, their deliveries and attempts", async () => {
+  for (const table of ["webhooks", "webhook_deliveries", "webhook_attempts"]) expect(await writersOf(table, ["webhooks/webhooks.ts"])).toEqual([]);
+});
+
 test("each accounts table has one writer", async () => {
   const owners: Record<string, string> = {
     users: "accounts/users.ts",

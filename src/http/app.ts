@@ -20,6 +20,7 @@ import { accountRoutes } from "../accounts/routes.ts";
 import { supportRoutes } from "../support/routes.ts";
 import { paymentRoutes } from "../payments/routes.ts";
 import { ruleRoutes } from "../rules/routes.ts";
+import { webhookRoutes } from "../webhooks/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { requestMetrics } from "./request-metrics.ts";
 import { headLimit } from "./head-limit.ts";
@@ -47,7 +48,8 @@ export function createApp(ctx: AppContext) {
     .use(accountRoutes(ctx))
     .use(supportRoutes(ctx))
     .use(paymentRoutes(ctx))
-    .use(ruleRoutes(ctx, { webhookExists: () => false }));
+    .use(ruleRoutes(ctx))
+    .use(webhookRoutes(ctx));
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })

@@ -262,6 +262,15 @@ function finishSession(ctx: AppContext, sessionId: string) {
     if ((left?.n ?? 0) > 0) return null;
     const status = (left?.ok ?? 0) > 0 ? "completed" : "failed";
     db.query("UPDATE upload_sessions SET status = ?, completed_at = ?, updated_at = ? WHERE id = ?").run(status, now, now, sessionId);
+    const counts = db
+      .query<{ completed: number; failed: number; skipped: number }, [string]>(
+        "SELECT sum(status = 'completed') AS completed, sum(status = 'failed') AS failed, sum(status = 'skipped') AS skipped FROM session_items WHERE session_id = ?",
+      )
+      .get(sessionId)!;
+    ctx.libraryEvents.emit("batch.finished", {
+      orgId: row.org_id, sessionId, status, totalFiles: row.total_files,
+      completedFiles: counts.completed ?? 0, failedFiles: (counts.failed ?? 0) + row.rejected_files, skippedFiles: counts.skipped ?? 0,
+    });
     return status;
   }).immediate();
   if (final) {

@@ -29,6 +29,8 @@ export interface JobPayloads {
   "file.automate": { fileId: string; outcome: "completed" | "failed" };
   /** Applies one rule to every settled file of the library, with progress (POST /rules/{id}/apply). */
   "rules.apply": { ruleId: string };
+  /** One attempt at sending a webhook delivery; retried with backoff (webhooks/delivery.ts). */
+  "webhook.deliver": { deliveryId: string };
   /** Deletes an export's file once its download link has expired. */
   "export.expire": { key: string };
 }

@@ -193,7 +193,7 @@ function nextHop(from: URL, response: Response): URL {
  * the name again, past the policy), no connection reuse (a pooled connection to the same
  * address may have been opened for another host's TLS name).
  */
-async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline): Promise<Response> {
+async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline, send?: OutgoingRequest): Promise<Response> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const isIpLiteral = isIP(host) !== 0;
   const addresses = isIpLiteral ? [host] : await deadline.race(resolve(host, url, options));
@@ -207,12 +207,13 @@ async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline
     pinned.hostname = address.includes(":") ? `[${address}]` : address;
     try {
       return await fetch(pinned, {
-        method: "GET",
+        method: send?.method ?? "GET",
         redirect: "manual",
         signal: deadline.signal,
         keepalive: false,
         proxy: false,
-        headers: { Host: url.host, "User-Agent": options.userAgent, Accept: ACCEPT_HEADERS[options.accept] },
+        headers: { ...send?.headers, Host: url.host, "User-Agent": options.userAgent, Accept: send ? "*/*" : ACCEPT_HEADERS[options.accept] },
+        ...(send ? { body: send.body } : {}),
         tls: { ...(isIpLiteral ? {} : { serverName: host }), ...(options.ca ? { ca: options.ca } : {}) },
       });
     } catch (err) {
@@ -223,6 +224,37 @@ async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline
   const cause = connectionCause(lastError);
   const what = /TLS|CERT|SSL/i.test(cause) ? `TLS handshake with ${url.host} failed` : `could not connect to ${url.host}`;
   throw new LinkFetchError("connect", `${what} (${cause})`, url.href);
+}
+
+/** A request that sends something (a webhook's POST): its method, headers and body. */
+export interface OutgoingRequest {
+  method: "POST" | "PUT";
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Sends one request to `url` under the same policy as a page fetch (URL rules, ports, every
+ * address checked, the connection pinned to the checked address, one deadline) and returns the
+ * answer's status without following redirects: a redirect is the answer (a webhook receiver that
+ * redirects is misconfigured, and following it would resend the body somewhere unchecked). The
+ * body of the answer is not read.
+ */
+export async function sendPinned(url: string, request: OutgoingRequest, options: Omit<FetchOptions, "accept" | "maxBytes" | "maxRedirects">): Promise<{ status: number }> {
+  const policy: FetchOptions = { ...options, accept: "text", maxBytes: 0, maxRedirects: 0 };
+  const deadline = new Deadline(options.timeoutMs, options.signal);
+  try {
+    const verdict = validateLinkUrl(url);
+    if (!verdict.ok) throw new LinkFetchError("invalid-url", verdict.reason, url.slice(0, 2048));
+    checkPort(verdict.url, policy);
+    const response = await requestPinned(verdict.url, policy, deadline, request);
+    await discard(response);
+    return { status: response.status };
+  } catch (err) {
+    throw deadline.explain(err, url);
+  } finally {
+    deadline.clear();
+  }
 }
 
 const ACCEPT_HEADERS: Record<AcceptKind, string> = {

@@ -7,6 +7,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
+import { webhookExists } from "../webhooks/webhooks.ts";
 import type { ActionReferences } from "./actions.ts";
 import { CONDITION_FIELDS } from "./conditions.ts";
 import { applicationsOfFile, applicationsOfRule, createRule, deleteRule, DESCRIPTION_MAX, dryRun, getRule, listRules, NAME_MAX, updateRule } from "./rules.ts";
@@ -93,15 +94,16 @@ const Position = t.Integer({ minimum: -1_000_000, maximum: 1_000_000, error: "po
 
 const ruleParams = t.Object({ rule_id: Uuid("rule_id") });
 
-export function ruleRoutes(ctx: AppContext, refs: ActionReferences) {
+export function ruleRoutes(ctx: AppContext) {
   const { db, clock } = ctx;
+  const refs = (orgId: string): ActionReferences => ({ webhookExists: (id) => webhookExists(db, orgId, id) });
   return new Elysia({ tags: ["Rules"] })
     .use(permissions)
     .post(
       "/rules",
       ({ principal, body, set }) => {
         set.status = 201;
-        return createRule(db, clock, principal.orgId, principal.keyId, body, refs);
+        return createRule(db, clock, principal.orgId, principal.keyId, body, refs(principal.orgId));
       },
       {
         permission: "edit",
@@ -151,7 +153,7 @@ export function ruleRoutes(ctx: AppContext, refs: ActionReferences) {
       response: { 200: RuleSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
       detail: { summary: "Get a rule (extension)" },
     })
-    .patch("/rules/:rule_id", ({ principal, params, body }) => updateRule(db, clock, principal.orgId, params.rule_id, body, refs), {
+    .patch("/rules/:rule_id", ({ principal, params, body }) => updateRule(db, clock, principal.orgId, params.rule_id, body, refs(principal.orgId)), {
       permission: "edit",
       params: ruleParams,
       body: t.Object({

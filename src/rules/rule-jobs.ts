@@ -1,23 +1,40 @@
 /**
- * When rules run: a file whose processing ended gets a `file.automate` job, enqueued in the
- * transaction that records the end (only for organizations with an enabled rule, so a library
- * without rules pays nothing), and `rules.apply` walks the library for one rule on demand, with
- * progress, resuming where it stopped after a crash (files it already handled are recorded with
- * its job id and skipped).
+ * What happens after a file's processing ends, and rules over the library. The end of processing
+ * enqueues a `file.automate` job in the transaction that records it, only for organizations with
+ * an enabled rule or a webhook that wants file events (a library without automation pays
+ * nothing). The job runs the rules, then sends `rule.applied` for each rule applied and
+ * `file.completed` / `file.failed` with the file as the rules left it. `rules.apply` walks the
+ * library for one rule on demand, with progress, resuming where it stopped after a crash (files
+ * it already handled are recorded with its job id and skipped).
  */
 import type { AppContext } from "../context.ts";
 import { PermanentJobError, type QueueDefinition } from "../jobs/runner.ts";
-import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRule, handledByJob, hasEnabledRules, settledFiles } from "./rules.ts";
+import { fileEventData, webhookDeps } from "../webhooks/delivery.ts";
+import { emitEvent, hasSubscribers } from "../webhooks/webhooks.ts";
+import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRule, handledByJob, hasEnabledRules, settledFiles, type Applied } from "./rules.ts";
+
+const FILE_EVENTS = ["file.completed", "file.failed", "rule.applied"];
 
 /** Queues the automation of every file whose processing ends (see LibraryEvents). */
 export function automateProcessedFiles(ctx: AppContext): void {
   ctx.libraryEvents.on("file.processed", ({ file, outcome }) => {
-    if (!hasEnabledRules(ctx.db, file.org_id)) return;
+    if (!hasEnabledRules(ctx.db, file.org_id) && !hasSubscribers(ctx.db, file.org_id, FILE_EVENTS)) return;
     ctx.jobs.enqueue({ queue: "file.automate", orgId: file.org_id, payload: { fileId: file.id, outcome } });
   });
 }
 
+/** rule.applied for each application: to subscribers, and to the receivers the rule's call_webhook actions name. */
+function sendApplied(ctx: AppContext, applied: Applied[]): void {
+  const deps = webhookDeps(ctx);
+  for (const a of applied) {
+    if (a.application.status !== "applied") continue;
+    const file = ctx.files.byId(a.application.file_id)!;
+    emitEvent(deps, file.org_id, "rule.applied", { rule: { id: a.rule.id, name: a.rule.name }, application: a.application, ...fileEventData(file) }, a.webhookIds);
+  }
+}
+
 export function fileAutomateQueue(ctx: AppContext): QueueDefinition<"file.automate"> {
+  const deps = webhookDeps(ctx);
   return {
     name: "file.automate",
     concurrency: 2,
@@ -25,8 +42,12 @@ export function fileAutomateQueue(ctx: AppContext): QueueDefinition<"file.automa
       const { fileId, outcome } = job.payload;
       const file = ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
-      if (outcome !== "completed") return [{ file_id: fileId, rules_applied: [] }];
-      const applied = await job.write(() => applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, enabledRules(ctx.db, file.org_id), { kind: "analysis", jobId: null }));
+      const applied = await job.write(() => {
+        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, enabledRules(ctx.db, file.org_id), { kind: "analysis", jobId: null }) : [];
+        sendApplied(ctx, done);
+        emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData(ctx.files.byId(file.id)!));
+        return done;
+      });
       return [{ file_id: fileId, rules_applied: applied.map((a) => ({ rule_id: a.rule.id, status: a.application.status })) }];
     },
   };
@@ -57,7 +78,7 @@ export function rulesApplyQueue(ctx: AppContext): QueueDefinition<"rules.apply">
           job.signal.throwIfAborted();
           scanned += 1;
           if (handledByJob(ctx.db, job.jobId, file.id)) continue;
-          await job.write(() => applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, [rule], { kind: "library", jobId: job.jobId }));
+          await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, [rule], { kind: "library", jobId: job.jobId })));
           job.progress(total ? Math.min(99, Math.floor((scanned / total) * 100)) : 99);
         }
         after = page[page.length - 1]!.id;

@@ -21,6 +21,7 @@ import processingStatusListing from "./016_processing_status_listing.ts";
 import textPieceVectors from "./017_text_piece_vectors.ts";
 import documentTexts from "./018_document_texts.ts";
 import rules from "./019_rules.ts";
+import webhooks from "./020_webhooks.ts";
 
 export interface Migration {
   version: number;
@@ -48,4 +49,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 17, name: "text_piece_vectors", sql: textPieceVectors },
   { version: 18, name: "document_texts", sql: documentTexts },
   { version: 19, name: "rules", sql: rules },
+  { version: 20, name: "webhooks", sql: webhooks },
 ];

@@ -1,0 +1,179 @@
+/**
+ * HTTP binding of /webhooks and /webhook-deliveries (Mediabox extension; docs/automation.md).
+ */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { permissions } from "../http/guard.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
+import { webhookDeps } from "./delivery.ts";
+import {
+  createWebhook,
+  deleteWebhook,
+  emitEvent,
+  getDelivery,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  retryDelivery,
+  rotateSecret,
+  TEST_EVENT,
+  updateWebhook,
+  WEBHOOK_EVENTS,
+} from "./webhooks.ts";
+
+const webhookFields = {
+  id: t.String({ format: "uuid" }),
+  url: t.String(),
+  events: t.Array(t.String()),
+  description: Nullable(t.String()),
+  enabled: t.Boolean(),
+  secret_hint: t.String({ description: "The secret's last four characters" }),
+  created_by: Nullable(t.String()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  deliveries: t.Object({ pending: t.Integer(), delivered: t.Integer(), failed: t.Integer() }),
+};
+export const WebhookSchema = t.Object(webhookFields, { title: "Webhook" });
+const WebhookWithSecret = t.Object({ ...webhookFields, secret: t.String({ description: "Shown only now: store it to verify signatures" }) }, { title: "WebhookWithSecret" });
+
+const DeliverySchema = t.Object(
+  {
+    id: t.String({ format: "uuid" }),
+    webhook_id: t.String({ format: "uuid" }),
+    url: t.String(),
+    event_id: t.String(),
+    event_type: t.String(),
+    status: t.String({ description: "pending, delivered, or failed (attempts used up: the dead-letter list)" }),
+    attempts: t.Integer(),
+    max_attempts: t.Integer(),
+    last_status_code: Nullable(t.Integer()),
+    last_error: Nullable(t.String()),
+    next_attempt_at: Nullable(Timestamp),
+    job_id: Nullable(t.String()),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    delivered_at: Nullable(Timestamp),
+    payload: t.Unknown({ description: "The event body sent" }),
+    attempt_log: t.Array(t.Object({ attempt: t.Integer(), attempted_at: Timestamp, status_code: Nullable(t.Integer()), error: Nullable(t.String()), duration_ms: t.Integer() })),
+  },
+  { title: "WebhookDelivery" },
+);
+
+const Events = t.Array(t.String(), { error: "events must be an array of strings", description: `Any of ${WEBHOOK_EVENTS.join(", ")}` });
+const Url = t.String({ maxLength: 4096, error: "url must be a string", description: "http(s); the link crawler's address rules apply" });
+const Description = t.String({ error: "description must be a string or null" });
+const Status = OneOf(["pending", "delivered", "failed"] as const);
+const webhookParams = t.Object({ webhook_id: Uuid("webhook_id") });
+const deliveryParams = t.Object({ delivery_id: Uuid("delivery_id") });
+
+export function webhookRoutes(ctx: AppContext) {
+  const { db } = ctx;
+  const deps = webhookDeps(ctx);
+  return new Elysia({ tags: ["Webhooks"] })
+    .use(permissions)
+    .post(
+      "/webhooks",
+      ({ principal, body, set }) => {
+        set.status = 201;
+        return createWebhook(deps, principal.orgId, principal.keyId, body);
+      },
+      {
+        permission: "edit",
+        body: t.Object({
+          url: Url,
+          events: Events,
+          description: t.Optional(Nullable(Description)),
+          enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
+          secret: t.Optional(t.String({ error: "secret must be a string", description: "16-256 characters; generated when left out" })),
+        }),
+        response: { 201: WebhookWithSecret, 400: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Register a webhook receiver (extension)", description: "The answer carries the signing secret, shown only this once." },
+      },
+    )
+    .get(
+      "/webhooks",
+      ({ principal, query }) => {
+        const { items, total } = listWebhooks(db, principal.orgId, query.limit, query.offset);
+        return page(items, total, query.limit, query.offset);
+      },
+      { permission: "view", query: t.Object(pageQuery(100, 50)), response: { 200: Page(WebhookSchema), 400: ErrorBody, ...AUTH_ERRORS }, detail: { summary: "List webhooks (extension)" } },
+    )
+    .get("/webhooks/:webhook_id", ({ principal, params }) => getWebhook(db, principal.orgId, params.webhook_id), {
+      permission: "view",
+      params: webhookParams,
+      response: { 200: WebhookSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Get a webhook (extension)" },
+    })
+    .patch("/webhooks/:webhook_id", ({ principal, params, body }) => updateWebhook(deps, principal.orgId, params.webhook_id, body), {
+      permission: "edit",
+      params: webhookParams,
+      body: t.Object({
+        url: t.Optional(Url),
+        events: t.Optional(Events),
+        description: t.Optional(Nullable(Description)),
+        enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
+      }),
+      response: { 200: WebhookSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Change a webhook (extension)", description: "A disabled webhook gets no new deliveries; its pending ones fail as they come up." },
+    })
+    .delete(
+      "/webhooks/:webhook_id",
+      ({ principal, params, set }) => {
+        deleteWebhook(db, principal.orgId, params.webhook_id);
+        set.status = 204;
+      },
+      {
+        permission: "delete",
+        params: webhookParams,
+        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Delete a webhook and its deliveries (extension)" },
+      },
+    )
+    .post("/webhooks/:webhook_id/rotate-secret", ({ principal, params }) => rotateSecret(deps, principal.orgId, params.webhook_id), {
+      permission: "edit",
+      params: webhookParams,
+      response: { 200: t.Object({ secret: t.String(), webhook: WebhookSchema }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Replace a webhook's signing secret (extension)", description: "The new secret is shown once; every delivery from now on, retries included, is signed with it." },
+    })
+    .post(
+      "/webhooks/:webhook_id/test",
+      ({ principal, params, set }) => {
+        const webhook = getWebhook(db, principal.orgId, params.webhook_id);
+        const [id] = db.transaction(() => emitEvent(deps, principal.orgId, TEST_EVENT, { webhook_id: webhook.id, message: "a test delivery from Mediabox" }, [webhook.id]))();
+        set.status = 202;
+        if (!id) return { delivery_id: null, message: "the webhook is disabled; nothing was sent" };
+        return { delivery_id: id, message: "a webhook.test event is on its way" };
+      },
+      {
+        permission: "edit",
+        params: webhookParams,
+        response: { 202: t.Object({ delivery_id: Nullable(t.String()), message: t.String() }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Send a webhook.test event (extension)" },
+      },
+    )
+    .get(
+      "/webhook-deliveries",
+      ({ principal, query }) => {
+        const { items, total } = listDeliveries(db, principal.orgId, { webhookId: query.webhook_id, status: query.status }, query.limit, query.offset);
+        return page(items, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object({ webhook_id: t.Optional(Uuid("webhook_id")), status: t.Optional(Status), ...pageQuery(100, 50) }),
+        response: { 200: Page(DeliverySchema), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "Webhook deliveries, newest first (extension)", description: "status=failed is the dead-letter list." },
+      },
+    )
+    .get("/webhook-deliveries/:delivery_id", ({ principal, params }) => getDelivery(db, principal.orgId, params.delivery_id), {
+      permission: "view",
+      params: deliveryParams,
+      response: { 200: DeliverySchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "One delivery with its attempts (extension)" },
+    })
+    .post("/webhook-deliveries/:delivery_id/retry", ({ principal, params }) => retryDelivery(deps, principal.orgId, params.delivery_id), {
+      permission: "edit",
+      params: deliveryParams,
+      response: { 200: DeliverySchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      detail: { summary: "Send a failed delivery again (extension)", description: "A fresh set of attempts, the same body signed anew." },
+    });
+}

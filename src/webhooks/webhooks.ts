@@ -1,0 +1,421 @@
+/**
+ * Outbound webhooks: an organization's receivers and the deliveries made to them. The only
+ * writer of `webhooks`, `webhook_deliveries` and `webhook_attempts`. A receiver is a URL that the
+ * link crawler's address policy allows (checked when it is saved for an address written in the
+ * URL, and on every delivery for the addresses its name resolves to), a signing secret sealed at
+ * rest with the cloud token key, and the events it wants. `emitEvent` records one delivery per
+ * subscribed receiver and queues its durable `webhook.deliver` job, in the caller's transaction.
+ */
+import type { Database } from "bun:sqlite";
+import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
+import type { TokenVault } from "../cloud/token-vault.ts";
+import { isoAt, type Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import { ApiError, badRequest } from "../errors.ts";
+import type { JobRunner } from "../jobs/runner.ts";
+import { checkAddress, validateLinkUrl } from "../links/url-policy.ts";
+
+export const WEBHOOK_EVENTS = ["file.completed", "file.failed", "batch.completed", "rule.applied"] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+/** Sent by POST /webhooks/{id}/test only, whatever the receiver subscribed to. */
+export const TEST_EVENT = "webhook.test";
+
+const SECRET_MIN = 16;
+const SECRET_MAX = 256;
+const DESCRIPTION_MAX = 1000;
+
+interface WebhookRow {
+  id: string;
+  org_id: string;
+  url: string;
+  secret: string;
+  secret_hint: string;
+  events: string;
+  description: string | null;
+  enabled: number;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Webhook {
+  id: string;
+  url: string;
+  events: WebhookEvent[];
+  description: string | null;
+  enabled: boolean;
+  /** The secret's last four characters, to tell secrets apart. */
+  secret_hint: string;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Deliveries by status. */
+  deliveries: { pending: number; delivered: number; failed: number };
+}
+
+export interface WebhookInput {
+  url: string;
+  events: string[];
+  description?: string | null | undefined;
+  enabled?: boolean | undefined;
+  secret?: string | undefined;
+}
+
+export type WebhookPatch = Partial<Omit<WebhookInput, "secret">>;
+
+/** What the webhook module needs from the server. */
+export interface WebhookDeps {
+  db: Database;
+  clock: Clock;
+  config: Config;
+  jobs: JobRunner;
+  vault: TokenVault;
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError("WEBHOOK_NOT_FOUND", `webhook ${id} not found`);
+}
+
+/**
+ * The URL a receiver may have: what a link may be (absolute http(s), no credentials, ≤ 2048), on a
+ * port the crawler may use, and, when it names an address, an address the crawler may reach
+ * (loopback and private ranges only through MEDIABOX_LINK_ALLOW_CIDRS). A host name is checked on
+ * every delivery, against every address it resolves to then.
+ */
+export function checkWebhookUrl(config: Config, raw: string): string {
+  const verdict = validateLinkUrl(raw);
+  if (!verdict.ok) throw new ApiError("INVALID_WEBHOOK_URL", `url: ${verdict.reason}`);
+  const url = verdict.url;
+  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
+  if (config.linkPorts && !config.linkPorts.includes(port)) {
+    throw new ApiError("INVALID_WEBHOOK_URL", `url: port ${port} is not allowed (MEDIABOX_LINK_PORTS allows ${config.linkPorts.join(", ")})`);
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (isIP(host)) {
+    const address = checkAddress(host, { allowPrivate: false, allowCidrs: config.linkAllowCidrs });
+    if (!address.ok) throw new ApiError("INVALID_WEBHOOK_URL", `url: ${address.reason}; an on-premises receiver's range goes in MEDIABOX_LINK_ALLOW_CIDRS`);
+  }
+  return url.href;
+}
+
+function checkEvents(events: string[]): WebhookEvent[] {
+  if (!events.length) throw badRequest(`events: at least one of ${WEBHOOK_EVENTS.join(", ")}`);
+  const unknown = events.find((e) => !(WEBHOOK_EVENTS as readonly string[]).includes(e));
+  if (unknown) throw badRequest(`events: "${unknown}" is not one of ${WEBHOOK_EVENTS.join(", ")}`);
+  return [...new Set(events)] as WebhookEvent[];
+}
+
+function checkDescription(description: string | null | undefined): string | null {
+  if (description === undefined || description === null || !description.trim()) return null;
+  if (description.length > DESCRIPTION_MAX) throw badRequest(`description: at most ${DESCRIPTION_MAX} characters`);
+  return description.trim();
+}
+
+function newSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64url")}`;
+}
+
+function checkSecret(secret: string): string {
+  if (secret.length < SECRET_MIN || secret.length > SECRET_MAX || /\s/.test(secret)) throw badRequest(`secret: ${SECRET_MIN}-${SECRET_MAX} characters without spaces`);
+  return secret;
+}
+
+function toWebhook(db: Database, row: WebhookRow): Webhook {
+  const counts = { pending: 0, delivered: 0, failed: 0 };
+  for (const c of db.query<{ status: keyof typeof counts; n: number }, [string]>("SELECT status, count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? GROUP BY status").all(row.id)) {
+    counts[c.status] = c.n;
+  }
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events) as WebhookEvent[],
+    description: row.description,
+    enabled: row.enabled === 1,
+    secret_hint: row.secret_hint,
+    created_by: row.created_by,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    deliveries: counts,
+  };
+}
+
+function webhookRow(db: Database, orgId: string, id: string): WebhookRow {
+  const row = db.query<WebhookRow, [string, string]>("SELECT * FROM webhooks WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
+  if (!row) throw notFound(id);
+  return row;
+}
+
+export function webhookExists(db: Database, orgId: string, id: string): boolean {
+  return db.query("SELECT 1 FROM webhooks WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId) !== null;
+}
+
+export function getWebhook(db: Database, orgId: string, id: string): Webhook {
+  return toWebhook(db, webhookRow(db, orgId, id));
+}
+
+export function listWebhooks(db: Database, orgId: string, limit: number, offset: number): { items: Webhook[]; total: number } {
+  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM webhooks WHERE org_id = ?").get(orgId)!.n;
+  const rows = db.query<WebhookRow, [string, number, number]>("SELECT * FROM webhooks WHERE org_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?").all(orgId, limit, offset);
+  return { items: rows.map((r) => toWebhook(db, r)), total };
+}
+
+/** Creates a receiver; the answer carries its secret, which is never shown again. */
+export function createWebhook(deps: WebhookDeps, orgId: string, createdBy: string | null, input: WebhookInput): Webhook & { secret: string } {
+  const url = checkWebhookUrl(deps.config, input.url);
+  const events = checkEvents(input.events);
+  const description = checkDescription(input.description);
+  const secret = input.secret === undefined ? newSecret() : checkSecret(input.secret);
+  const id = crypto.randomUUID();
+  const now = isoAt(deps.clock.now());
+  deps.db
+    .query(
+      `INSERT INTO webhooks (id, org_id, url, secret, secret_hint, events, description, enabled, created_by, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(id, orgId, url, deps.vault.encrypt(secret), secret.slice(-4), JSON.stringify(events), description, input.enabled === false ? 0 : 1, createdBy, now, now);
+  return { ...getWebhook(deps.db, orgId, id), secret };
+}
+
+export function updateWebhook(deps: WebhookDeps, orgId: string, id: string, patch: WebhookPatch): Webhook {
+  const row = webhookRow(deps.db, orgId, id);
+  const sets: string[] = [];
+  const args: (string | number | null)[] = [];
+  const set = (column: string, value: string | number | null) => (sets.push(`${column} = ?`), args.push(value));
+  if (patch.url !== undefined) set("url", checkWebhookUrl(deps.config, patch.url));
+  if (patch.events !== undefined) set("events", JSON.stringify(checkEvents(patch.events)));
+  if (patch.description !== undefined) set("description", checkDescription(patch.description));
+  if (patch.enabled !== undefined) set("enabled", patch.enabled ? 1 : 0);
+  if (sets.length) deps.db.query(`UPDATE webhooks SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...args, isoAt(deps.clock.now()), row.id);
+  return getWebhook(deps.db, orgId, row.id);
+}
+
+/** A new secret, returned once; deliveries from now on are signed with it (retries included). */
+export function rotateSecret(deps: WebhookDeps, orgId: string, id: string): { secret: string; webhook: Webhook } {
+  const row = webhookRow(deps.db, orgId, id);
+  const secret = newSecret();
+  deps.db.query("UPDATE webhooks SET secret = ?, secret_hint = ?, updated_at = ? WHERE id = ?").run(deps.vault.encrypt(secret), secret.slice(-4), isoAt(deps.clock.now()), row.id);
+  return { secret, webhook: getWebhook(deps.db, orgId, row.id) };
+}
+
+/** Deletes the receiver with its deliveries (pending ones are not sent). */
+export function deleteWebhook(db: Database, orgId: string, id: string): void {
+  const row = webhookRow(db, orgId, id);
+  db.query("DELETE FROM webhooks WHERE id = ?").run(row.id);
+}
+
+/** Whether an enabled receiver of the organization wants any of these events. */
+export function hasSubscribers(db: Database, orgId: string, events: string[]): boolean {
+  return (
+    db
+      .query<{ events: string }, [string]>("SELECT events FROM webhooks WHERE org_id = ? AND enabled = 1")
+      .all(orgId)
+      .some((r) => (JSON.parse(r.events) as string[]).some((e) => events.includes(e)))
+  );
+}
+
+/** The body every receiver of one event gets. */
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  created_at: string;
+  organization_id: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Records the event's delivery to every enabled receiver of the organization that subscribed to
+ * it, and to those of `alsoTo` (receivers named by a rule's call_webhook action, or a test)
+ * whatever they subscribed to, once each, and queues their delivery jobs. Runs in the caller's
+ * transaction. Returns the delivery ids.
+ */
+export function emitEvent(deps: WebhookDeps, orgId: string, type: string, data: Record<string, unknown>, alsoTo: string[] = []): string[] {
+  const receivers = deps.db
+    .query<WebhookRow, [string]>("SELECT * FROM webhooks WHERE org_id = ? AND enabled = 1 ORDER BY created_at")
+    .all(orgId)
+    .filter((r) => alsoTo.includes(r.id) || (JSON.parse(r.events) as string[]).includes(type));
+  if (!receivers.length) return [];
+  const now = deps.clock.now();
+  const envelope: EventEnvelope = { id: crypto.randomUUID(), type, created_at: isoAt(now), organization_id: orgId, data };
+  const payload = JSON.stringify(envelope);
+  const ids: string[] = [];
+  for (const receiver of receivers) {
+    const id = crypto.randomUUID();
+    const job = deps.jobs.enqueue({ queue: "webhook.deliver", orgId, payload: { deliveryId: id }, maxAttempts: deps.config.webhookMaxAttempts });
+    deps.db
+      .query(
+        `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, max_attempts, next_attempt_at, job_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+      )
+      .run(id, orgId, receiver.id, envelope.id, type, payload, deps.config.webhookMaxAttempts, isoAt(now), job.id, isoAt(now), isoAt(now));
+    ids.push(id);
+  }
+  return ids;
+}
+
+interface DeliveryRow {
+  id: string;
+  org_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  payload: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  max_attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  job_id: string | null;
+  created_at: string;
+  updated_at: string;
+  delivered_at: string | null;
+}
+
+export interface Attempt {
+  attempt: number;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+export interface Delivery {
+  id: string;
+  webhook_id: string;
+  url: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryRow["status"];
+  attempts: number;
+  max_attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: string | null;
+  job_id: string | null;
+  created_at: string;
+  updated_at: string;
+  delivered_at: string | null;
+  payload: unknown;
+  attempt_log: Attempt[];
+}
+
+function toDelivery(db: Database, row: DeliveryRow & { url: string }): Delivery {
+  const { payload, org_id: _org, url, ...rest } = row;
+  const attemptLog = db
+    .query<Attempt, [string]>("SELECT attempt, attempted_at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt")
+    .all(row.id);
+  return { ...rest, url, payload: JSON.parse(payload), attempt_log: attemptLog };
+}
+
+const DELIVERY_SELECT = "SELECT d.*, w.url AS url FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id";
+
+export function listDeliveries(
+  db: Database,
+  orgId: string,
+  filter: { webhookId?: string | undefined; status?: DeliveryRow["status"] | undefined },
+  limit: number,
+  offset: number,
+): { items: Delivery[]; total: number } {
+  const where = ["d.org_id = ?"];
+  const args: (string | number)[] = [orgId];
+  if (filter.webhookId) {
+    webhookRow(db, orgId, filter.webhookId);
+    where.push("d.webhook_id = ?");
+    args.push(filter.webhookId.toLowerCase());
+  }
+  if (filter.status) (where.push("d.status = ?"), args.push(filter.status));
+  const clause = where.join(" AND ");
+  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${clause}`).get(...args)!.n;
+  const rows = db.query<DeliveryRow & { url: string }, (string | number)[]>(`${DELIVERY_SELECT} WHERE ${clause} ORDER BY d.created_at DESC, d.rowid DESC LIMIT ? OFFSET ?`).all(...args, limit, offset);
+  return { items: rows.map((r) => toDelivery(db, r)), total };
+}
+
+export function getDelivery(db: Database, orgId: string, id: string): Delivery {
+  const row = db.query<DeliveryRow & { url: string }, [string, string]>(`${DELIVERY_SELECT} WHERE d.id = ? AND d.org_id = ?`).get(id.toLowerCase(), orgId);
+  if (!row) throw new ApiError("WEBHOOK_DELIVERY_NOT_FOUND", `webhook delivery ${id} not found`);
+  return toDelivery(db, row);
+}
+
+/**
+ * Sends a failed (dead-lettered) delivery again with a fresh set of attempts: the same event
+ * body, signed anew. A delivery still pending or already delivered is 409.
+ */
+export function retryDelivery(deps: WebhookDeps, orgId: string, id: string): Delivery {
+  const current = getDelivery(deps.db, orgId, id);
+  if (current.status !== "failed") throw new ApiError("WEBHOOK_DELIVERY_NOT_FAILED", `delivery ${current.id} is ${current.status}; only failed deliveries are retried by hand`);
+  const now = isoAt(deps.clock.now());
+  deps.db.transaction(() => {
+    const job = deps.jobs.enqueue({ queue: "webhook.deliver", orgId, payload: { deliveryId: current.id }, maxAttempts: deps.config.webhookMaxAttempts });
+    deps.db
+      .query("UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + ?, next_attempt_at = ?, job_id = ?, updated_at = ? WHERE id = ?")
+      .run(deps.config.webhookMaxAttempts, now, job.id, now, current.id);
+  })();
+  return getDelivery(deps.db, orgId, current.id);
+}
+
+/** What the delivery job needs: the body, where to send it and the secret to sign it with. */
+export interface DeliveryWork {
+  id: string;
+  orgId: string;
+  url: string;
+  secret: string;
+  eventType: string;
+  payload: string;
+  attempts: number;
+}
+
+/** The pending delivery's work, or why there is none (delivered meanwhile, receiver deleted or disabled). */
+export function deliveryWork(deps: WebhookDeps, id: string): DeliveryWork | string {
+  const row = deps.db
+    .query<DeliveryRow & { url: string; secret: string; enabled: number }, [string]>(
+      "SELECT d.*, w.url AS url, w.secret AS secret, w.enabled AS enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?",
+    )
+    .get(id);
+  if (!row) return "the delivery or its webhook was deleted";
+  if (row.status !== "pending") return `the delivery is already ${row.status}`;
+  if (!row.enabled) return "the webhook is disabled";
+  return { id: row.id, orgId: row.org_id, url: row.url, secret: deps.vault.decrypt(row.secret), eventType: row.event_type, payload: row.payload, attempts: row.attempts };
+}
+
+/**
+ * Records one attempt and what it means for the delivery: delivered, failed for good (the
+ * dead-letter list) when `final`, else pending with the time of the next try.
+ */
+export function recordAttempt(
+  deps: WebhookDeps,
+  id: string,
+  outcome: { statusCode: number | null; error: string | null; durationMs: number; delivered: boolean; final: boolean; nextAttemptAt: number | null },
+): void {
+  const now = isoAt(deps.clock.now());
+  deps.db.transaction(() => {
+    const row = deps.db.query<{ attempts: number }, [string]>("UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = ? RETURNING attempts").get(id);
+    if (!row) return;
+    deps.db
+      .query("INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)")
+      .run(id, row.attempts, now, outcome.statusCode, outcome.error, outcome.durationMs);
+    const status = outcome.delivered ? "delivered" : outcome.final ? "failed" : "pending";
+    deps.db
+      .query(
+        `UPDATE webhook_deliveries SET status = ?, last_status_code = ?, last_error = ?, updated_at = ?,
+           delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END, next_attempt_at = ? WHERE id = ?`,
+      )
+      .run(status, outcome.statusCode, outcome.error, now, status, now, outcome.nextAttemptAt === null || status !== "pending" ? null : isoAt(outcome.nextAttemptAt), id);
+  })();
+}
+
+/** A delivery that will not be sent (its receiver was disabled): failed, with the reason. */
+export function abandonDelivery(deps: WebhookDeps, id: string, why: string): void {
+  deps.db.query("UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ? WHERE id = ? AND status = 'pending'").run(why, isoAt(deps.clock.now()), id);
+}
+
+/** Re-seals secrets sealed with a previous key (after a key rotation); returns how many. */
+export function resealWebhookSecrets(deps: WebhookDeps): number {
+  let count = 0;
+  for (const row of deps.db.query<{ id: string; secret: string }, []>("SELECT id, secret FROM webhooks").all()) {
+    if (!deps.vault.isStale(row.secret)) continue;
+    deps.db.query("UPDATE webhooks SET secret = ? WHERE id = ?").run(deps.vault.encrypt(deps.vault.decrypt(row.secret)), row.id);
+    count += 1;
+  }
+  return count;
+}

@@ -8,6 +8,7 @@ import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/database.ts";
 import { createApp } from "./http/app.ts";
+import { lastResortErrorResponse } from "./http/errors.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
@@ -144,7 +145,15 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   try {
     // Elysia asks for SO_REUSEPORT; without turning it off a second server on the same port would
     // "listen" too and the kernel would split requests between two data directories.
-    app = createApp(ctx).listen({ port: config.port, hostname: config.host, maxRequestBodySize: MAX_REQUEST_BODY_BYTES, reusePort: false });
+    app = createApp(ctx).listen({
+      port: config.port,
+      hostname: config.host,
+      maxRequestBodySize: MAX_REQUEST_BODY_BYTES,
+      reusePort: false,
+      // Bun's development mode answers an escaped error with its HTML page (stack, source paths).
+      development: false,
+      error: lastResortErrorResponse(log),
+    });
   } catch (err) {
     db.close();
     safetyNet.uninstall();

@@ -256,6 +256,32 @@ describe("session lifetime", () => {
 });
 
 describe("roles and organizations", () => {
+  test("account routes refuse a viewer or an API key before they look at the body", async () => {
+    const s = await server();
+    const owner = await userIn(s);
+    const viewer = await userIn(s, { org: owner.org, role: "viewer" });
+    const browser = await signedIn(s, viewer.email);
+    const malformed = { email: 5, role: ["x"], name: 7, permissions: "all", organization_id: 9, provider: 3 };
+    const routes: [string, string][] = [
+      ["POST", "/account/invitations"],
+      ["POST", "/account/api-keys"],
+      ["PATCH", "/account/members/someone"],
+      ["DELETE", "/account/members/someone"],
+      ["DELETE", "/account/api-keys/some-key"],
+    ];
+    for (const [method, path] of routes) {
+      const res = await browser.request(method, path, method === "DELETE" ? undefined : malformed);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code, `${method} ${path}`).toBe("PERMISSION_DENIED");
+    }
+    const key = new ApiClient(s.url, s.tenant().key);
+    for (const [method, path] of [...routes, ["POST", "/auth/session/switch-organization"], ["POST", "/auth/session/unlink-provider"], ["POST", "/auth/session/link-provider"]] as [string, string][]) {
+      const res = await key.request(method, path, method === "DELETE" ? undefined : malformed);
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect(res.body.code, `${method} ${path}`).toBe("SESSION_REQUIRED");
+    }
+  });
+
   test("a viewer reads but cannot write; a member cannot manage keys; set-role applies at once", async () => {
     const s = await server();
     const owner = await userIn(s);

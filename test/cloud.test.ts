@@ -343,9 +343,11 @@ describe("picker", () => {
       const res = await call(endpoint);
       expect({ endpoint, status: res.status, code: res.body.code }).toEqual({ endpoint, status: 403, code: "PICKER_ENDPOINT_FORBIDDEN" });
     }
-    const media = await call(`files/${fileId}`, { alt: "media" });
-    expect(media.status).toBe(403);
-    expect(stack.drive.requests.some((r) => r.includes("permissions") || r.includes("changes") || r.includes("alt=media"))).toBe(false);
+    for (const params of [{ alt: "media" }, { ALT: "media" }, { Alt: "MEDIA" }] as Record<string, string>[]) {
+      const media = await call(`files/${fileId}`, params);
+      expect({ params, status: media.status }).toEqual({ params, status: 403 });
+    }
+    expect(stack.drive.requests.some((r) => r.includes("permissions") || r.includes("changes") || /alt=media/i.test(r))).toBe(false);
 
     const unknown = await tenant.api.post("/cloud-storage/picker-proxy", { session_id: crypto.randomUUID(), endpoint: "about" });
     expect(unknown.status).toBe(404);

@@ -308,6 +308,17 @@ describe("runImport in process", () => {
     expect(out.text).toContain("Run the same import again to resume.");
   });
 
+  test("a file name with a newline and a terminal escape prints on one line, escaped", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const dir = tree({ "two\nlines\x1b[31m.png": png(8, 8, 90) });
+    const out = capture();
+    const summary = await runImport(options(tenant, dir), { out });
+    expect(summary).toMatchObject({ stored: 1, exitCode: 0 });
+    expect(out.text).toContain("stored: two\\nlines\\x1b[31m.png (");
+    expect(out.text).not.toContain("\x1b");
+    expect(out.text.split("\n").filter((l) => l.startsWith("lines"))).toEqual([]);
+  });
+
   test("on a terminal one progress line is redrawn instead of a line per file; failures still show", async () => {
     const tenant = server.tenant({ tier: "CUSTOM" });
     const dir = tree({ "a.png": png(16, 16, 70), "b.png": png(16, 16, 71), "tool": peExe() });

@@ -77,6 +77,21 @@ function sessionOf(request: Request): ActiveSession {
   return principal.session;
 }
 
+/**
+ * Route option `account: "member" | "manager"`: the session (and for "manager" a role that manages
+ * the organization) is checked in transform, before the body is validated, so a viewer or an API
+ * key learns 403 and nothing about the body's shape. Checks that need the body (which role may be
+ * given) stay in the handlers.
+ */
+const accountGate = new Elysia({ name: "mediabox-account-gate" }).macro({
+  account: (needed: "member" | "manager") => ({
+    transform({ request }) {
+      const session = sessionOf(request);
+      if (needed === "manager") requireManager(session);
+    },
+  }),
+});
+
 export function accountRoutes(ctx: AppContext) {
   const { db, clock, config, accounts } = ctx;
   const maxAge = (issued: IssuedSession) => (issued.expiresAtMs - clock.now()) / 1000;
@@ -138,6 +153,7 @@ export function accountRoutes(ctx: AppContext) {
   const flowResponse = t.Object({ authorization_url: t.String(), provider: t.String() }, { title: "IdentityProviderRedirect" });
 
   return new Elysia({ tags: ["Accounts"] })
+    .use(accountGate)
     .post(
       "/auth/session/login",
       async ({ body, request, set }) => {
@@ -318,6 +334,7 @@ export function accountRoutes(ctx: AppContext) {
         return rotated(set, session, request, body.organization_id);
       },
       {
+        account: "member",
         body: t.Object({ organization_id: t.String({ maxLength: 64 }) }),
         response: { 200: SessionView, 404: ErrorBody, ...SESSION_ERRORS },
         detail: { summary: "Act in another organization the user belongs to", description: "Rotates the session (new cookies and CSRF token). Needs X-CSRF-Token." },
@@ -419,6 +436,7 @@ export function accountRoutes(ctx: AppContext) {
         return startFlow(request, set, "link", session.userId, body.return_to);
       },
       {
+        account: "member",
         body: t.Object({ provider: t.Optional(t.String({ maxLength: 32 })), return_to: t.Optional(ReturnTo) }),
         response: { 200: flowResponse, 404: ErrorBody, ...SESSION_ERRORS },
         detail: {
@@ -436,6 +454,7 @@ export function accountRoutes(ctx: AppContext) {
         return { provider: body.provider, unlinked };
       },
       {
+        account: "member",
         body: t.Object({ provider: t.String({ minLength: 1, maxLength: 32 }) }),
         response: { 200: t.Object({ provider: t.String(), unlinked: t.Boolean() }), 409: ErrorBody, ...SESSION_ERRORS },
         detail: {
@@ -476,6 +495,7 @@ export function accountRoutes(ctx: AppContext) {
         return { id: params.user_id, role: body.role };
       },
       {
+        account: "manager",
         params: t.Object({ user_id: t.String({ maxLength: 64 }) }),
         body: t.Object({ role: RoleField }),
         response: { 200: t.Object({ id: t.String(), role: RoleField }), 404: ErrorBody, 409: ErrorBody, ...SESSION_ERRORS },
@@ -497,6 +517,7 @@ export function accountRoutes(ctx: AppContext) {
         return undefined;
       },
       {
+        account: "manager",
         params: t.Object({ user_id: t.String({ maxLength: 64 }) }),
         response: { 204: t.Void(), 404: ErrorBody, 409: ErrorBody, ...SESSION_ERRORS },
         detail: {
@@ -520,6 +541,7 @@ export function accountRoutes(ctx: AppContext) {
         return { email: body.email, role: body.role, organization_id: session.orgId, expires_at: iso(invitation.expiresAtMs) };
       },
       {
+        account: "manager",
         body: t.Object({ email: Email, role: RoleField }),
         response: { 202: t.Object({ email: t.String(), role: RoleField, organization_id: t.String(), expires_at: Timestamp }), 400: ErrorBody, ...SESSION_ERRORS },
         detail: {
@@ -551,6 +573,7 @@ export function accountRoutes(ctx: AppContext) {
         return { ...keyView(info), key };
       },
       {
+        account: "manager",
         body: t.Object({
           name: t.Optional(t.String({ maxLength: 100, error: "name must be at most 100 characters" })),
           permissions: t.Optional(t.Array(Enum(PERMISSIONS, { error: "permissions must be view, edit or delete" }), { minItems: 1, maxItems: 3, uniqueItems: true })),
@@ -572,6 +595,7 @@ export function accountRoutes(ctx: AppContext) {
         return keyView(info);
       },
       {
+        account: "manager",
         params: t.Object({ key_id: t.String({ maxLength: 64 }) }),
         response: { 200: ApiKeySchema, 404: ErrorBody, ...SESSION_ERRORS },
         detail: { summary: "Revoke an API key", description: "Takes effect on the key's next request. Needs X-CSRF-Token." },

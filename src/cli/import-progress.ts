@@ -43,6 +43,20 @@ export interface ProgressCounts {
   failed: number;
 }
 
+/**
+ * A file name may hold newlines, carriage returns and terminal escapes: each line printed shows
+ * control characters escaped (`\n`, `\x1b`), so a name can neither split a line nor draw on the terminal.
+ */
+export function printable(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    if (c === "\n") return "\\n";
+    if (c === "\r") return "\\r";
+    if (c === "\t") return "\\t";
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16).padStart(4, "0")}` : `\\x${code.toString(16).padStart(2, "0")}`;
+  });
+}
+
 /** Redraws at most this often on a terminal. */
 const REDRAW_MS = 200;
 
@@ -73,7 +87,7 @@ export class Progress {
   /** A line kept in the output (above the status line on a terminal). */
   line(text: string): void {
     if (this.tty && this.shown) this.out.write("\r\x1b[K");
-    this.out.write(text + "\n");
+    this.out.write(printable(text) + "\n");
     this.shown = false;
     if (this.tty) this.draw(true);
   }
@@ -88,7 +102,7 @@ export class Progress {
   setNote(note: string | null, log = true): void {
     this.note = note;
     if (this.tty) this.draw(true);
-    else if (note && log) this.out.write(note + "\n");
+    else if (note && log) this.out.write(printable(note) + "\n");
   }
 
   update(): void {
@@ -112,7 +126,7 @@ export class Progress {
       `ETA ${eta}`,
       `${c.failed} failed`,
     ];
-    if (this.note) parts.push(this.note);
+    if (this.note) parts.push(printable(this.note));
     return parts.join("  ");
   }
 

@@ -454,7 +454,9 @@ export class CloudConnections {
     }
     const params = request.params ?? {};
     // Media downloads go through imports, where the ingest path checks them; the proxy answers metadata.
-    if (params.alt !== undefined && params.alt !== "json") throw new ApiError("PICKER_ENDPOINT_FORBIDDEN", "the picker proxy does not download media (alt=media); import the file instead");
+    // Any spelling of the name: a provider may read ALT=media as alt=media.
+    const mediaAsked = Object.entries(params).some(([name, value]) => name.toLowerCase() === "alt" && String(value).toLowerCase() !== "json");
+    if (mediaAsked) throw new ApiError("PICKER_ENDPOINT_FORBIDDEN", "the picker proxy does not download media (alt=media); import the file instead");
     const data = await this.call(row, (access) => picker.call(access, endpoint, params));
     return { data };
   }

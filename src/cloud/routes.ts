@@ -4,7 +4,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin, requestInfo } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, queryInt, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, MAX_OFFSET, Nullable, NullableTimestamp, queryInt, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
 import { callbackPage } from "./callback-page.ts";
 import { cancelCloudJob, CLOUD_JOB_STATUSES, cloudJobView, createExport, createImport } from "./cloud-jobs.ts";
 import { PROVIDER_NAMES } from "./provider.ts";
@@ -144,7 +144,7 @@ export function cloudRoutes(ctx: AppContext) {
           provider: t.Optional(t.String()),
           active_only: t.Optional(Enum(["true", "false", "1", "0"], { error: "active_only: must be true or false" })),
           limit: queryInt("limit", 1, 100, 20),
-          offset: queryInt("offset", 0, null, 0),
+          offset: queryInt("offset", 0, MAX_OFFSET, 0),
         }),
         response: { 200: t.Object({ items: t.Array(Connection), total_count: t.Integer(), limit: t.Integer(), offset: t.Integer(), has_more: t.Boolean() }), ...CloudErrors },
         detail: { summary: "List the organization's cloud connections" },
@@ -211,7 +211,7 @@ export function cloudRoutes(ctx: AppContext) {
             id: t.String({ minLength: 1, maxLength: 4096 }),
             name: t.String({ minLength: 1, maxLength: 255, error: "files.name: 1-255 characters" }),
             mime_type: t.Optional(Nullable(t.String({ maxLength: 255 }))),
-            size_bytes: t.Optional(Nullable(t.Integer({ minimum: 0 }))),
+            size_bytes: t.Optional(Nullable(t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }))),
           }),
           { minItems: 1, error: "files: at least one {id, name, mime_type?, size_bytes?}" },
         ),

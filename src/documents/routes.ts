@@ -104,6 +104,10 @@ function analyzeView(ctx: AppContext, file: FileRow, status: "completed" | "proc
   };
 }
 
+/** Pages are numbered from 1; no document has more than MAX_PAGE_NUMBER. */
+const MAX_PAGE_NUMBER = 1_000_000;
+const PageNumber = t.Integer({ minimum: 1, maximum: MAX_PAGE_NUMBER, error: `page_number: must be an integer from 1 to ${MAX_PAGE_NUMBER}` });
+
 export function documentRoutes(ctx: AppContext) {
   const { db } = ctx;
   // A link's readable article is stored as a one-page document (links/reading-view.ts): its text,
@@ -186,7 +190,7 @@ export function documentRoutes(ctx: AppContext) {
       ({ principal, params }) => digitizationPage(db, loadDocument(principal.orgId, params.file_id), params.page_number),
       {
         permission: "view",
-        params: t.Object({ file_id: t.String(), page_number: t.Integer({ minimum: 1, error: "page_number: must be an integer of at least 1" }) }),
+        params: t.Object({ file_id: t.String(), page_number: PageNumber }),
         response: { 200: Page, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
         detail: { summary: "One page's digitization (1-indexed); 404 when that page has none" },
       },
@@ -206,7 +210,7 @@ export function documentRoutes(ctx: AppContext) {
       },
       {
         permission: "view",
-        params: t.Object({ file_id: t.String(), page_number: t.Integer({ minimum: 1, error: "page_number: must be an integer of at least 1" }) }),
+        params: t.Object({ file_id: t.String(), page_number: PageNumber }),
         query: t.Object({
           width: t.Optional(
             t.Integer({

@@ -26,6 +26,7 @@ import { requestMetrics } from "./request-metrics.ts";
 import { headLimit } from "./head-limit.ts";
 import { API_PREFIX, guard } from "./guard.ts";
 import { docsRoutes } from "./docs.ts";
+import { securityHeaders } from "./security-headers.ts";
 import { infrastructureRoutes } from "./infrastructure.ts";
 import { dashboardRoutes } from "../dashboard/routes.ts";
 
@@ -53,6 +54,7 @@ export function createApp(ctx: AppContext) {
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })
+    .use(securityHeaders())
     .use(requestMetrics(ctx.metrics))
     .use(errorHandler(ctx.log))
     .use(headLimit(ctx.log))

@@ -82,9 +82,18 @@ export function errorHandler(log: Logger) {
       case "VALIDATION": {
         const validation = error as unknown as ValidationLike;
         if (validation.type === "response") break;
-        return answer(new ApiError("VALIDATION_ERROR", describeValidation(validation)));
+        let detail = "invalid request: malformed value";
+        try {
+          detail = describeValidation(validation);
+        } catch (err) {
+          // Listing the failures walks the value; no value may turn a 400 into a 500.
+          log.warn("could not describe a validation failure", { err: String(err) });
+        }
+        return answer(new ApiError("VALIDATION_ERROR", detail));
       }
       case "PARSE":
+        // The bounded body readers (bounded-body.ts) say why; Elysia wraps what its parser threw.
+        if (error instanceof Error && error.cause instanceof ApiError) return answer(error.cause);
         return answer(new ApiError("VALIDATION_ERROR", "request body could not be parsed; send valid JSON with Content-Type: application/json"));
       case "NOT_FOUND":
         return answer(new ApiError("NOT_FOUND", `no route for ${request.method} ${new URL(request.url).pathname}`));
@@ -92,4 +101,23 @@ export function errorHandler(log: Logger) {
     log.error("unhandled error", { method: request.method, url: request.url, code, err: error });
     return answer(new ApiError("INTERNAL_ERROR", "internal server error"));
   });
+}
+
+/**
+ * Bun's own answer to an error that escaped the application (its HTML page with the stack and
+ * source paths in development, bare text in production) is never sent: this is the server's
+ * `error` option, the last resort behind errorHandler.
+ */
+export function lastResortErrorResponse(log: Logger) {
+  return (error: unknown): Response => {
+    try {
+      log.error("error escaped the HTTP application", { err: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
+    } catch {
+      // Logging must not be what fails the answer.
+    }
+    return Response.json(new ApiError("INTERNAL_ERROR", "internal server error").toBody(), {
+      status: 500,
+      headers: { "x-content-type-options": "nosniff" },
+    });
+  };
 }

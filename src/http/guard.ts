@@ -19,11 +19,9 @@ import { bucketsFor } from "../ratelimit/policy.ts";
 import { LOCAL_S3_PATH } from "../storage/local-store.ts";
 import { clientIp, compileTrust } from "./client-ip.ts";
 import { principalOf, setRequestInfo } from "./request-context.ts";
+import { boundBodyReaders } from "./bounded-body.ts";
 
 export const API_PREFIX = "/api/v2";
-
-/** JSON request bodies are small by nature (the largest the spec allows is a 32 KB schema). */
-export const MAX_JSON_BODY_BYTES = 1024 * 1024;
 
 /**
  * Operational routes: no authentication, no rate limit (probes, the docs page and the dashboard's
@@ -154,11 +152,9 @@ export function guard(ctx: AppContext) {
         }
       }
     }
-    const length = Number(request.headers.get("content-length") ?? 0);
-    // Routes open to anyone (sign-in, support, webhooks) read small bodies whatever their type.
-    if (length > MAX_JSON_BODY_BYTES && ((request.headers.get("content-type") ?? "").includes("json") || anonymousRoute)) {
-      throw new ApiError("PAYLOAD_TOO_LARGE", `${anonymousRoute ? "request bodies of this route" : "JSON request bodies"} are limited to ${MAX_JSON_BODY_BYTES} bytes (got ${length})`);
-    }
+    // Bodies the framework parses get a size cap (and JSON a nesting cap) on every route, the open
+    // ones included; upload routes stream `request.body` and are not touched.
+    if (!SAFE_METHODS.has(request.method)) boundBodyReaders(request);
   });
 }
 

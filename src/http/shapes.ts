@@ -16,21 +16,22 @@ export const Uuid = (description?: string) =>
 export const Timestamp = t.String({ format: "date-time" });
 export const NullableTimestamp = t.Union([t.String({ format: "date-time" }), t.Null()]);
 
+/**
+ * The largest offset a listing takes (2^31 - 1). Every integer a client sends has an upper bound
+ * in its schema, so none past what SQLite and JavaScript hold exactly reaches a query
+ * (`offset=99999999999999999999` was a 500); test/architecture.test.ts checks the OpenAPI document.
+ */
+export const MAX_OFFSET = 2_147_483_647;
+
 /** An integer query parameter whose validation message names the parameter and its range. */
-export function queryInt(name: string, min: number, max: number | null, fallback: number) {
-  const range = max === null ? `at least ${min}` : `from ${min} to ${max}`;
-  return t.Integer({
-    minimum: min,
-    ...(max === null ? {} : { maximum: max }),
-    default: fallback,
-    error: `${name} must be an integer ${range}`,
-  });
+export function queryInt(name: string, min: number, max: number, fallback: number) {
+  return t.Integer({ minimum: min, maximum: max, default: fallback, error: `${name} must be an integer from ${min} to ${max}` });
 }
 
 export function pageQuery(maxLimit: number, defaultLimit: number) {
   return {
     limit: queryInt("limit", 1, maxLimit, defaultLimit),
-    offset: queryInt("offset", 0, null, 0),
+    offset: queryInt("offset", 0, MAX_OFFSET, 0),
   };
 }
 

@@ -5,7 +5,7 @@ import { badRequest } from "../errors.ts";
 import { permissions } from "../http/guard.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/shapes.ts";
-import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, retryPart, type CreateIntentBody } from "./intents.ts";
+import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, INTENT_LIMITS, retryPart, type CreateIntentBody } from "./intents.ts";
 import { abortView, completionView, intentCreatedView, intentView, partConfirmedView, partRetryView } from "./intent-views.ts";
 import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
 
@@ -82,13 +82,13 @@ const CreateBody = t.Object({
   size_bytes: t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, error: "size_bytes: must be a positive integer" }),
   claimed_file_hash: t.String({ pattern: "^[0-9a-fA-F]{64}$", error: "claimed_file_hash: must be a 64-character hex SHA-256" }),
   upload_mode: t.Optional(UploadMode),
-  part_size_bytes: t.Optional(t.Integer({ error: "part_size_bytes: must be an integer" })),
+  part_size_bytes: t.Optional(t.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, error: "part_size_bytes: must be a positive integer" })),
   idempotency_key: t.Optional(Nullable(t.String({ minLength: 1, maxLength: 128, error: "idempotency_key: must be 1-128 characters" }))),
   ...uploadOptionsJson,
 });
 
 const uploadParams = t.Object({ upload_id: Uuid("upload_id") });
-const PartNumber = t.Integer({ error: "part_number: required integer" });
+const PartNumber = t.Integer({ minimum: 1, maximum: INTENT_LIMITS.maxParts, error: `part_number: must be an integer from 1 to ${INTENT_LIMITS.maxParts}` });
 
 
 const INTENT_ERRORS = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 410: ErrorBody, ...AUTH_ERRORS } as const;
@@ -133,7 +133,7 @@ export function intentRoutes(ctx: AppContext) {
         body: t.Object({
           part_number: PartNumber,
           etag: t.String({ error: "etag: required string (the part PUT's ETag header)" }),
-          size_bytes: t.Integer({ error: "size_bytes: required integer" }),
+          size_bytes: t.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, error: "size_bytes: must be an integer of at least 0" }),
         }),
         response: {
           200: t.Object({ upload_id: t.String(), part_number: t.Integer(), parts_confirmed: t.Integer(), total_parts: t.Integer(), progress_percent: t.Number() }),

@@ -15,6 +15,7 @@ import { UploadFormFields } from "./options.ts";
 import {
   cancelSession,
   DEFAULT_STUCK_MINUTES,
+  MINUTES_PER_YEAR,
   fileUploadStatus,
   getSessionRow,
   listSessions,
@@ -330,7 +331,7 @@ export function ingestRoutes(ctx: AppContext) {
       {
         permission: "view",
         query: t.Object({
-          stuck_minutes: queryInt("stuck_minutes", 1, null, DEFAULT_STUCK_MINUTES),
+          stuck_minutes: queryInt("stuck_minutes", 1, MINUTES_PER_YEAR, DEFAULT_STUCK_MINUTES),
           limit: queryInt("limit", 1, 500, 100),
         }),
         response: { 200: t.Object({ stuck_count: t.Integer(), images: t.Array(UnifiedStatus) }), 400: ErrorBody, ...AUTH_ERRORS },

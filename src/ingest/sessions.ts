@@ -269,6 +269,7 @@ const UNIFIED: Record<FileStatusRow["processing_status"], UnifiedStatusValue> = 
 };
 
 export const DEFAULT_STUCK_MINUTES = 30;
+export const MINUTES_PER_YEAR = 525_600;
 
 /** A file's upload and processing state as one status. */
 export interface UnifiedStatus {

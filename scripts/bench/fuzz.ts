@@ -138,7 +138,7 @@ async function main() {
   const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
   if ((await cli("orgs", "create", "fuzz", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "fuzz")).stdout.trim();
-  const server = await spawnServer([process.execPath, "--max-http-header-size=262144", MAIN, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });
+  const server = await spawnServer([process.execPath, "--max-http-header-size=262144", MAIN, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" }, timeoutMs: 300_000 });
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, sampleRss(server.proc.pid))), 20);
   const health: number[] = [];

@@ -10,8 +10,9 @@
  * string in every string field, lone surrogates, `__proto__` keys, a body past the cap in chunks,
  * the wrong content type, the wrong types everywhere; each once anonymous and once with the key.
  * Meanwhile it polls /healthz every ~20 ms and samples the RSS of the server and its children.
- * Prints per shape: requests, 5xx count, slowest answer; then overall 5xx, /healthz max latency
- * and peak RSS with children. Targets (issue 36): 0 5xx, /healthz max < 1 s, peak RSS < 1.5 GB.
+ * Prints per shape: requests, 5xx count, slowest answer, the main thread's CPU per request (the
+ * event loop's cost, which a loaded machine does not inflate the way it inflates latency); then
+ * overall 5xx, the longest stall, /healthz max latency and peak RSS with children. Targets (issue 36): 0 5xx, /healthz max < 1 s, peak RSS < 1.5 GB.
  * MEDIABOX_BENCH_ONLY=<substring> runs the shapes whose name contains it.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -19,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { residentBytes } from "../../src/documents/process-memory.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
+import { cpuSeconds } from "./process-stats.ts";
 
 const MiB = 1024 * 1024;
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
@@ -152,6 +154,7 @@ async function main() {
     }
   })();
   let total5xx = 0;
+  let maxMainMs = 0;
   let totalRequests = 0;
   const failures: string[] = [];
   try {
@@ -164,6 +167,10 @@ async function main() {
       let fivexx = 0;
       let slowest = 0;
       let slowestAt = "";
+      // Main-thread CPU per request: what a request costs the event loop, whatever else the machine runs.
+      let heaviest = 0;
+      let heaviestAt = "";
+      const mainBefore = cpuSeconds(server.proc.pid).main;
       for (const route of all) {
         // fetch sends no body with these (the datasets routes answer every method, TRACE included).
         const bodyless = ["GET", "HEAD", "TRACE", "CONNECT"].includes(route.method);
@@ -174,6 +181,7 @@ async function main() {
             const url = `${server.url}${probe.path}${probe.query ? `?${probe.query}` : ""}`;
             const headers: Record<string, string> = { ...(probe.contentType ? { "content-type": probe.contentType } : {}), ...(auth ? { authorization: `Bearer ${key}` } : {}) };
             const started = performance.now();
+            const mainAtStart = cpuSeconds(server.proc.pid).main;
             let status = 0;
             try {
               // A stream body can be sent once: anonymous and authenticated calls each get their own.
@@ -187,6 +195,11 @@ async function main() {
               if (failures.length < 40) failures.push(`${shape}: ${route.method} ${probe.path}: ${String(err)}`);
             }
             const ms = performance.now() - started;
+            const mainMs = (cpuSeconds(server.proc.pid).main - mainAtStart) * 1000;
+            if (mainMs > heaviest) {
+              heaviest = mainMs;
+              heaviestAt = `${route.method} ${probe.path}`;
+            }
             count++;
             if (status >= 500) {
               fivexx++;
@@ -201,7 +214,12 @@ async function main() {
       }
       total5xx += fivexx;
       totalRequests += count;
-      console.log(`${shape}: ${count} requests, ${fivexx} 5xx, slowest ${slowest.toFixed(0)} ms (${slowestAt})`);
+      maxMainMs = Math.max(maxMainMs, heaviest);
+      const mainMean = count ? ((cpuSeconds(server.proc.pid).main - mainBefore) * 1000) / count : 0;
+      console.log(
+        `${shape}: ${count} requests, ${fivexx} 5xx, slowest answer ${slowest.toFixed(0)} ms (${slowestAt}); ` +
+          `main-thread CPU mean ${mainMean.toFixed(1)} ms, max ${heaviest.toFixed(0)} ms (${heaviestAt || "-"})`,
+      );
     }
   } finally {
     done = true;
@@ -215,7 +233,7 @@ async function main() {
   const maxHealth = sorted.at(-1) ?? 0;
   const p99 = sorted[Math.floor(0.99 * (sorted.length - 1))] ?? 0;
   console.log(
-    `fuzz: ${totalRequests} requests, ${total5xx} 5xx; /healthz p99 ${p99.toFixed(0)} ms, max ${maxHealth.toFixed(0)} ms (${sorted.length} probes); peak RSS with children ${Math.round(peakRss / MiB)} MB` +
+    `fuzz: ${totalRequests} requests, ${total5xx} 5xx; longest event-loop stall by one request ~${maxMainMs.toFixed(0)} ms of main-thread CPU (10 ms resolution); /healthz p99 ${p99.toFixed(0)} ms, max ${maxHealth.toFixed(0)} ms (${sorted.length} probes); peak RSS with children ${Math.round(peakRss / MiB)} MB` +
       ` (targets: 0 5xx, max < 1000 ms, < 1536 MB: ${total5xx === 0 && maxHealth < 1000 && peakRss < 1536 * MiB ? "met" : "NOT met"})`,
   );
 }

@@ -6,6 +6,7 @@
 import { resolve } from "node:path";
 import { errorMessage } from "./errors.ts";
 import { type AllowedCidr, parseAllowedCidrs } from "./links/url-policy.ts";
+import { parseWatchSetting, type WatchMapping } from "./watch/watch-setting.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -90,6 +91,12 @@ export interface Config {
   linkDomainConcurrency: number;
   /** Page images downloaded as image files per link. */
   linkMaxImages: number;
+  /** Directories whose new files are ingested, each into an organization, project and folder. */
+  watchDirs: WatchMapping[];
+  /** How often watched directories are looked at (ms). */
+  watchPollMs: number;
+  /** How long a file's size and modification time must stay unchanged before it is taken (ms). */
+  watchStableMs: number;
   /** Tries of one webhook delivery before it is dead-lettered. */
   webhookMaxAttempts: number;
   /** Wait before a delivery's second try (ms); doubles with each try, capped at an hour. */
@@ -388,6 +395,21 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "linkDomainConcurrency", flag: "link-domain-concurrency", env: "MEDIABOX_LINK_DOMAIN_CONCURRENCY", parse: integer(1, 32), fallback: "2",
   },
   linkMaxImages: { key: "linkMaxImages", flag: "link-max-images", env: "MEDIABOX_LINK_MAX_IMAGES", parse: integer(0, 50), fallback: "10" },
+  watchDirs: {
+    key: "watchDirs",
+    flag: "watch-dir",
+    env: "MEDIABOX_WATCH_DIR",
+    parse: (raw) => {
+      try {
+        return parseWatchSetting(raw);
+      } catch (err) {
+        throw new ConfigError(errorMessage(err));
+      }
+    },
+    fallback: "",
+  },
+  watchPollMs: { key: "watchPollMs", flag: "watch-poll-ms", env: "MEDIABOX_WATCH_POLL_MS", parse: integer(50, 600_000), fallback: "2000" },
+  watchStableMs: { key: "watchStableMs", flag: "watch-stable-ms", env: "MEDIABOX_WATCH_STABLE_MS", parse: integer(0, 3_600_000), fallback: "5000" },
   webhookMaxAttempts: { key: "webhookMaxAttempts", flag: "webhook-max-attempts", env: "MEDIABOX_WEBHOOK_MAX_ATTEMPTS", parse: integer(1, 50), fallback: "12" },
   webhookRetryBaseMs: { key: "webhookRetryBaseMs", flag: "webhook-retry-base-ms", env: "MEDIABOX_WEBHOOK_RETRY_BASE_MS", parse: integer(100, 3_600_000), fallback: "10000" },
   webhookTimeoutSeconds: { key: "webhookTimeoutSeconds", flag: "webhook-timeout-seconds", env: "MEDIABOX_WEBHOOK_TIMEOUT_SECONDS", parse: integer(1, 120), fallback: "10" },

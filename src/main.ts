@@ -5,7 +5,7 @@
  */
 import { parseArgs } from "node:util";
 import { ApiKeyError } from "./auth/api-keys.ts";
-import { backupCommand, keysCommand, modelsCommand, orgsCommand, supportCommand, UsageError, usersCommand, type CommandOutput } from "./cli/commands.ts";
+import { backupCommand, keysCommand, modelsCommand, orgsCommand, supportCommand, UsageError, usersCommand, watchCommand, type CommandOutput } from "./cli/commands.ts";
 import { Accounts } from "./accounts/accounts.ts";
 import { UserError } from "./accounts/users.ts";
 import { Logger } from "./log.ts";
@@ -44,6 +44,10 @@ Commands:
   support list                            messages sent to POST /support/contact, newest first
   backup FILE                             write a consistent copy of the database (safe while serving)
   restore FILE                            put a backup in place of the database (the server must be stopped)
+  watch DIR --org NAME [--project P] [--folder A/B]
+                                          ingest the files that appear in DIR (a running server takes them,
+                                          then moves them to DIR/done or DIR/failed); watch alone lists
+  unwatch DIR                             stop watching a directory added with watch
   import DIR [--server URL] [--key KEY] [--project P] [--folder F] [--tags a,b] [--recursive]
          [--skip-duplicates] [--concurrency N]
                                           upload a directory to a running server; re-running resumes
@@ -80,11 +84,13 @@ async function main(argv: string[]): Promise<number | "serving"> {
       permissions: { type: "string" },
       name: { type: "string" },
       role: { type: "string" },
+      project: { type: "string" },
+      folder: { type: "string" },
       "password-stdin": { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const flags = values as { [flag: string]: string | undefined } & { help?: boolean; tier?: string; org?: string; permissions?: string; name?: string; role?: string; "password-stdin"?: boolean };
+  const flags = values as { [flag: string]: string | undefined } & { help?: boolean; tier?: string; org?: string; permissions?: string; name?: string; role?: string; project?: string; folder?: string; "password-stdin"?: boolean };
   const [command = "serve", ...args] = positionals;
   if (flags.help || command === "help") {
     process.stdout.write(USAGE);
@@ -122,6 +128,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
     else if (command === "backup") output = backupCommand(db, args);
     else if (command === "support") output = supportCommand(db, args);
+    else if (command === "watch" || command === "unwatch") output = watchCommand(db, systemClock, command, args, flags);
     else if (command === "users") {
       const accounts = new Accounts(db, systemClock, config, new Logger(config.logLevel));
       try {

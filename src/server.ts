@@ -27,6 +27,8 @@ import { LibraryEvents } from "./events/library-events.ts";
 import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue } from "./rules/rule-jobs.ts";
 import { sendBatchEvents, webhookDeliverQueue, webhookDeps } from "./webhooks/delivery.ts";
 import { resealWebhookSecrets } from "./webhooks/webhooks.ts";
+import { FolderWatcher } from "./watch/watcher.ts";
+import { syncWatchSetting } from "./watch/watched-folders.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
 import { clearScratch } from "./processing/scratch.ts";
@@ -137,6 +139,15 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   recoverCloudJobs(ctx);
   const resealed = ctx.cloud.resealStaleTokens();
   if (resealed) log.info("re-encrypted cloud tokens with the current key", { connections: resealed });
+  try {
+    syncWatchSetting(db, clock, config.watchDirs);
+  } catch (err) {
+    db.close();
+    safetyNet.uninstall();
+    lock.release();
+    throw new StartupError(`--watch-dir / MEDIABOX_WATCH_DIR: ${errorMessage(err)}`);
+  }
+  const watcher = new FolderWatcher(ctx);
   const resealedSecrets = resealWebhookSecrets(webhookDeps(ctx));
   if (resealedSecrets) log.info("re-encrypted webhook secrets with the current key", { webhooks: resealedSecrets });
 
@@ -164,6 +175,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   if (!server) throw new StartupError("the HTTP server did not start");
   events.attach(server);
   jobs.start();
+  watcher.start();
   logModelVerification(models, log);
   resumePendingEmbeddings(ctx).then(
     (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
@@ -205,6 +217,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
       stopped = true;
       stopMaintenance();
       vocabulary?.stop();
+      await watcher.stop();
       await app.stop();
       await jobs.stop();
       await ctx.documentReader.close();

@@ -53,6 +53,11 @@ test("only webhooks/webhooks.ts writes webhooks, their deliveries and attempts",
   for (const table of ["webhooks", "webhook_deliveries", "webhook_attempts"]) expect(await writersOf(table, ["webhooks/webhooks.ts"])).toEqual([]);
 });
 
+test("only watch/watched-folders.ts writes watched folders and their items; only ingest/ingest.ts file origins", async () => {
+  for (const table of ["watched_folders", "watch_items"]) expect(await writersOf(table, ["watch/watched-folders.ts"])).toEqual([]);
+  expect(await writersOf("file_origins", ["ingest/ingest.ts"])).toEqual([]);
+});
+
 test("each accounts table has one writer", async () => {
   const owners: Record<string, string> = {
     users: "accounts/users.ts",

@@ -26,6 +26,8 @@ import { createUser, listUsers, requireUserByEmail, setMembership, UserError } f
 import { listSupportMessages } from "../support/support.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
+import { addWatchedFolder, allWatchedFolders, removeWatchedFolder } from "../watch/watched-folders.ts";
+import { WatchSettingError } from "../watch/watch-setting.ts";
 
 export class UsageError extends Error {}
 
@@ -248,4 +250,29 @@ export function supportCommand(db: Database, args: string[]): CommandOutput {
     [m.created_at, m.id, m.name ? `${m.name} <${m.email}>` : m.email, m.org_id ?? "-", m.mailed_at ? "mailed" : "stored", m.subject, JSON.stringify(m.message)].join("\t"),
   );
   return { stdout: rows.join("\n") };
+}
+
+/**
+ * `watch DIR --org NAME [--project P] [--folder A/B]` adds a watched folder that a running server
+ * (on the same data directory) starts taking files from at its next look; `watch` alone lists
+ * them; `unwatch DIR` removes one added here (MEDIABOX_WATCH_DIR's are changed in the setting).
+ */
+export function watchCommand(db: Database, clock: Clock, command: "watch" | "unwatch", args: string[], flags: { org?: string | undefined; project?: string | undefined; folder?: string | undefined }): CommandOutput {
+  if (command === "unwatch") {
+    const dir = required(args[0], "unwatch DIR");
+    if (!removeWatchedFolder(db, dir)) throw new UsageError(`${resolve(dir)} is not a folder added with mediabox watch`);
+    return { stdout: resolve(dir), stderr: "no longer watched" };
+  }
+  if (!args[0]) {
+    return { stdout: allWatchedFolders(db).map((w) => [w.path, w.org_id, w.project_id, w.folder_id ?? "-", w.origin, w.active ? "active" : "inactive", w.last_error ?? "-"].join("\t")).join("\n") };
+  }
+  const path = resolve(args[0]);
+  if (!existsSync(path)) throw new UsageError(`${path} does not exist`);
+  try {
+    const row = db.transaction(() => addWatchedFolder(db, clock, { path, org: required(flags.org, "--org NAME"), project: flags.project ?? null, folder: flags.folder ?? null }, "cli"))();
+    return { stdout: row.path, stderr: `watching ${row.path}; files that appear there are stored, then moved to done/ or failed/ inside it` };
+  } catch (err) {
+    if (err instanceof WatchSettingError) throw new UsageError(err.message);
+    throw err;
+  }
 }

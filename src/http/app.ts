@@ -21,6 +21,7 @@ import { supportRoutes } from "../support/routes.ts";
 import { paymentRoutes } from "../payments/routes.ts";
 import { ruleRoutes } from "../rules/routes.ts";
 import { webhookRoutes } from "../webhooks/routes.ts";
+import { watchRoutes } from "../watch/routes.ts";
 import { errorHandler } from "./errors.ts";
 import { requestMetrics } from "./request-metrics.ts";
 import { headLimit } from "./head-limit.ts";
@@ -50,7 +51,8 @@ export function createApp(ctx: AppContext) {
     .use(supportRoutes(ctx))
     .use(paymentRoutes(ctx))
     .use(ruleRoutes(ctx))
-    .use(webhookRoutes(ctx));
+    .use(webhookRoutes(ctx))
+    .use(watchRoutes(ctx));
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })

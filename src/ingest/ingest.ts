@@ -24,6 +24,8 @@ export interface Placement {
 export type NewFile = Pick<NewFileRecord, "id" | "orgId" | "filename" | "size" | "sha256" | "type" | "blobKey" | "uploadMethod" | "sessionId" | "uploadedBy"> & {
   options: UploadOptions;
   placement: Placement;
+  /** How the file arrived when not by an upload (rules match on it): a watched folder or a mail account. */
+  origin?: { source: "watch" | "mail"; detail: string };
 };
 
 export interface IngestOutcome {
@@ -79,6 +81,7 @@ export function insertFileRecord(ctx: AppContext, file: NewFile, mode: "create" 
   };
   if (mode === "fill") ctx.files.placeholderFilled(record);
   else ctx.files.create(record);
+  if (file.origin) ctx.db.query("INSERT INTO file_origins (file_id, source, detail) VALUES (?, ?, ?)").run(file.id, file.origin.source, file.origin.detail);
 }
 
 /** AI-description credits a file reserves at upload: the spec's 2-credit reservation for videos. */

@@ -22,6 +22,7 @@ import textPieceVectors from "./017_text_piece_vectors.ts";
 import documentTexts from "./018_document_texts.ts";
 import rules from "./019_rules.ts";
 import webhooks from "./020_webhooks.ts";
+import watchedFolders from "./021_watched_folders.ts";
 
 export interface Migration {
   version: number;
@@ -50,4 +51,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 18, name: "document_texts", sql: documentTexts },
   { version: 19, name: "rules", sql: rules },
   { version: 20, name: "webhooks", sql: webhooks },
+  { version: 21, name: "watched_folders", sql: watchedFolders },
 ];

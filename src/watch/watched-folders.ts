@@ -1,0 +1,157 @@
+/**
+ * Watched folders and the files taken from them: the only writer of `watched_folders` and
+ * `watch_items`. A watched folder maps a directory of the server to an organization, a project and
+ * optionally a folder; it comes from MEDIABOX_WATCH_DIR (`DIR=ORG[/PROJECT[/FOLDER/…]]`, several
+ * separated by `;`) or from `mediabox watch DIR --org ...`. Only the server's administrator names
+ * directories: the API lists them, it never adds one (a web user must not make the server read
+ * its own disk).
+ */
+import type { Database } from "bun:sqlite";
+import { resolve } from "node:path";
+import { isoAt, type Clock } from "../clock.ts";
+import { ApiError } from "../errors.ts";
+import { createFolder } from "../folders/folders.ts";
+import { defaultProjectId } from "../projects/projects.ts";
+import { nameKey } from "../tenancy/names.ts";
+import { findOrganization } from "../tenancy/organizations.ts";
+import { WatchSettingError, type WatchMapping } from "./watch-setting.ts";
+
+export interface WatchedFolderRow {
+  id: string;
+  org_id: string;
+  path: string;
+  project_id: string;
+  folder_id: string | null;
+  origin: "setting" | "cli";
+  active: number;
+  created_at: string;
+  last_scan_at: string | null;
+  last_error: string | null;
+}
+
+function projectByNameOrId(db: Database, orgId: string, ref: string | null): string {
+  if (!ref) return defaultProjectId(db, orgId);
+  const row = db
+    .query<{ id: string }, [string, string, string]>("SELECT id FROM projects WHERE org_id = ? AND (id = ? OR name_key = ?)")
+    .get(orgId, ref.toLowerCase(), nameKey(ref));
+  if (!row) throw new WatchSettingError(`no project "${ref}" in the organization`);
+  return row.id;
+}
+
+/** The folder at `path` (names below `parentId`, or the project's top level), created where missing. */
+export function ensureFolderPath(db: Database, clock: Clock, orgId: string, projectId: string, parentId: string | null, path: string[]): string | null {
+  let current = parentId;
+  for (const name of path) {
+    const found = db
+      .query<{ id: string }, [string, string | null, string]>("SELECT id FROM folders WHERE project_id = ? AND parent_id IS ? AND name_key = ?")
+      .get(projectId, current, nameKey(name.trim()));
+    current = found ? found.id : createFolder(db, clock, orgId, null, current ? { name, parent_id: current } : { name, project_id: projectId }).id;
+  }
+  return current;
+}
+
+/** Records (or updates) the mapping; the organization must exist, the project too, folders are created. */
+export function addWatchedFolder(db: Database, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): WatchedFolderRow {
+  const org = findOrganization(db, mapping.org);
+  if (!org) throw new WatchSettingError(`${mapping.path}: no organization named "${mapping.org}"`);
+  const projectId = projectByNameOrId(db, org.id, mapping.project);
+  let folderId: string | null;
+  try {
+    folderId = mapping.folder ? ensureFolderPath(db, clock, org.id, projectId, null, mapping.folder.split("/")) : null;
+  } catch (err) {
+    throw new WatchSettingError(`${mapping.path}: folder "${mapping.folder}": ${err instanceof ApiError ? err.message : String(err)}`);
+  }
+  db.query(
+    `INSERT INTO watched_folders (id, org_id, path, project_id, folder_id, origin, active, created_at)
+     VALUES (?, ?, ?, ?, ?, ?, 1, ?)
+     ON CONFLICT (path) DO UPDATE SET org_id = excluded.org_id, project_id = excluded.project_id, folder_id = excluded.folder_id,
+       origin = excluded.origin, active = 1, last_error = NULL`,
+  ).run(crypto.randomUUID(), org.id, mapping.path, projectId, folderId, origin, isoAt(clock.now()));
+  return db.query<WatchedFolderRow, [string]>("SELECT * FROM watched_folders WHERE path = ?").get(mapping.path)!;
+}
+
+/** MEDIABOX_WATCH_DIR's mappings become the active `setting` folders; ones no longer listed stop being watched. */
+export function syncWatchSetting(db: Database, clock: Clock, mappings: WatchMapping[]): void {
+  db.transaction(() => {
+    db.query("UPDATE watched_folders SET active = 0 WHERE origin = 'setting'").run();
+    for (const mapping of mappings) addWatchedFolder(db, clock, mapping, "setting");
+  })();
+}
+
+/** Stops watching a directory added with `mediabox watch` (its history goes with it). */
+export function removeWatchedFolder(db: Database, path: string): boolean {
+  return db.query("DELETE FROM watched_folders WHERE path = ? AND origin = 'cli'").run(resolve(path)).changes > 0;
+}
+
+export function activeWatchedFolders(db: Database): WatchedFolderRow[] {
+  return db.query<WatchedFolderRow, []>("SELECT * FROM watched_folders WHERE active = 1 ORDER BY path").all();
+}
+
+export function allWatchedFolders(db: Database): WatchedFolderRow[] {
+  return db.query<WatchedFolderRow, []>("SELECT * FROM watched_folders ORDER BY path").all();
+}
+
+export function scanned(db: Database, clock: Clock, id: string, error: string | null): void {
+  db.query("UPDATE watched_folders SET last_scan_at = ?, last_error = ? WHERE id = ?").run(isoAt(clock.now()), error, id);
+}
+
+export interface WatchItemRow {
+  id: string;
+  watch_id: string;
+  org_id: string;
+  rel_path: string;
+  size_bytes: number;
+  file_id: string;
+  status: "ingesting" | "done" | "failed";
+  error: string | null;
+  moved_to: string | null;
+  created_at: string;
+  finished_at: string | null;
+}
+
+/** Claims a file: its row is written before the file is moved or read. */
+export function claimItem(db: Database, clock: Clock, watch: WatchedFolderRow, relPath: string, size: number): WatchItemRow {
+  const item: WatchItemRow = {
+    id: crypto.randomUUID(), watch_id: watch.id, org_id: watch.org_id, rel_path: relPath, size_bytes: size, file_id: crypto.randomUUID(),
+    status: "ingesting", error: null, moved_to: null, created_at: isoAt(clock.now()), finished_at: null,
+  };
+  db.query("INSERT INTO watch_items (id, watch_id, org_id, rel_path, size_bytes, file_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ingesting', ?)").run(
+    item.id, item.watch_id, item.org_id, item.rel_path, item.size_bytes, item.file_id, item.created_at,
+  );
+  return item;
+}
+
+export function openItems(db: Database, watchId: string): WatchItemRow[] {
+  return db.query<WatchItemRow, [string]>("SELECT * FROM watch_items WHERE watch_id = ? AND status = 'ingesting' ORDER BY created_at").all(watchId);
+}
+
+export function finishItem(db: Database, clock: Clock, id: string, outcome: { status: "done" | "failed"; movedTo: string; error: string | null; fileId?: string }): void {
+  db.query("UPDATE watch_items SET status = ?, moved_to = ?, error = ?, file_id = coalesce(?, file_id), finished_at = ? WHERE id = ?").run(
+    outcome.status, outcome.movedTo, outcome.error, outcome.fileId ?? null, isoAt(clock.now()), id,
+  );
+}
+
+/** Watched folders of an organization with their latest items, for the API and dashboard. */
+export function watchedFoldersOf(db: Database, orgId: string, itemsEach: number) {
+  return db
+    .query<WatchedFolderRow, [string]>("SELECT * FROM watched_folders WHERE org_id = ? ORDER BY path")
+    .all(orgId)
+    .map((w) => {
+      const counts = { ingesting: 0, done: 0, failed: 0 };
+      for (const c of db.query<{ status: keyof typeof counts; n: number }, [string]>("SELECT status, count(*) AS n FROM watch_items WHERE watch_id = ? GROUP BY status").all(w.id)) counts[c.status] = c.n;
+      const recent = db.query<WatchItemRow, [string, number]>("SELECT * FROM watch_items WHERE watch_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?").all(w.id, itemsEach);
+      return {
+        id: w.id,
+        path: w.path,
+        project_id: w.project_id,
+        folder_id: w.folder_id,
+        origin: w.origin,
+        active: w.active === 1,
+        created_at: w.created_at,
+        last_scan_at: w.last_scan_at,
+        last_error: w.last_error,
+        counts,
+        recent_items: recent.map(({ watch_id: _w, org_id: _o, ...item }) => item),
+      };
+    });
+}

@@ -1,10 +1,10 @@
 /**
- * The README's error table, generated from the catalogue in src/errors.ts.
+ * The error table of docs/errors.md, generated from the catalogue in src/errors.ts.
  *
  *   bun scripts/error-table.ts           prints the Markdown table
- *   bun scripts/error-table.ts --write   replaces the table between the markers in README.md
+ *   bun scripts/error-table.ts --write   replaces the table between the markers in docs/errors.md
  *
- * test/errors-catalogue.test.ts fails when the README's table differs from this output.
+ * test/errors-catalogue.test.ts fails when the documented table differs from this output.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import { ERRORS, type ErrorCode } from "../src/errors.ts";
 
 export const TABLE_BEGIN = "<!-- error-table:begin (generated from src/errors.ts by `bun scripts/error-table.ts --write`) -->";
 export const TABLE_END = "<!-- error-table:end -->";
-export const README_PATH = join(import.meta.dir, "..", "README.md");
+export const ERROR_TABLE_PATH = join(import.meta.dir, "..", "docs", "errors.md");
 
 /** One row per code, in the catalogue's order (grouped by status). */
 export function errorTable(): string {
@@ -20,8 +20,8 @@ export function errorTable(): string {
   return ["| Status | Code | Meaning |", "|---|---|---|", ...rows].join("\n");
 }
 
-/** The table between the markers of a README text, or null when the markers are missing. */
-export function readmeTable(readme: string): string | null {
+/** The table between the markers of a Markdown text, or null when the markers are missing. */
+export function documentedTable(readme: string): string | null {
   const begin = readme.indexOf(TABLE_BEGIN);
   const end = readme.indexOf(TABLE_END);
   if (begin < 0 || end < begin) return null;
@@ -30,11 +30,11 @@ export function readmeTable(readme: string): string | null {
 
 if (import.meta.main) {
   if (process.argv.includes("--write")) {
-    const readme = readFileSync(README_PATH, "utf8");
-    if (readmeTable(readme) === null) throw new Error(`README.md has no ${TABLE_BEGIN} … ${TABLE_END} markers`);
+    const readme = readFileSync(ERROR_TABLE_PATH, "utf8");
+    if (documentedTable(readme) === null) throw new Error(`docs/errors.md has no ${TABLE_BEGIN} … ${TABLE_END} markers`);
     const begin = readme.indexOf(TABLE_BEGIN) + TABLE_BEGIN.length;
     const end = readme.indexOf(TABLE_END);
-    writeFileSync(README_PATH, `${readme.slice(0, begin)}\n${errorTable()}\n${readme.slice(end)}`);
+    writeFileSync(ERROR_TABLE_PATH, `${readme.slice(0, begin)}\n${errorTable()}\n${readme.slice(end)}`);
   } else {
     console.log(errorTable());
   }

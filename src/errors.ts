@@ -2,7 +2,7 @@
  * The one error type of the API and its catalogue. Domain code throws `new ApiError(code,
  * detail)`; the HTTP layer turns it into `{"detail": "...", "code": "..."}` with the status the
  * catalogue gives the code. Each code is declared once, here: its status never varies from one
- * call to the next, and the README's error table is generated from this object
+ * call to the next, and docs/errors.md's error table is generated from this object
  * (`bun scripts/error-table.ts`; test/errors-catalogue.test.ts fails when they differ).
  * Codes the spec names are used verbatim with the spec's status; the others are Mediabox's own.
  */

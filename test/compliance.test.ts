@@ -56,7 +56,7 @@ describe("standards registry", () => {
     }
   });
 
-  test("the README table lists every standard and its rules", () => {
+  test("the documented table (docs/images.md) lists every standard and its rules", () => {
     const md = complianceRulesMarkdown();
     for (const s of COMPLIANCE_STANDARDS) expect(md).toContain(`| \`${s.type}\` | \`${s.id}\` |`);
     expect(md).toContain("at least 1280x960 px (either orientation) (main photo only)");

@@ -1,13 +1,13 @@
 /**
  * The error catalogue (src/errors.ts) is the one place a code and its status are declared: the
- * README's table must be the one generated from it, the spec's codes keep the spec's statuses,
+ * docs/errors.md's table must be the one generated from it, the spec's codes keep the spec's statuses,
  * and every declared code is used.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ApiError, ClientDisconnectedError, ERRORS, type ErrorCode } from "../src/errors.ts";
-import { errorTable, README_PATH, readmeTable } from "../scripts/error-table.ts";
+import { errorTable, ERROR_TABLE_PATH, documentedTable } from "../scripts/error-table.ts";
 
 const codes = Object.keys(ERRORS) as ErrorCode[];
 
@@ -21,8 +21,8 @@ function sources(dir = join(import.meta.dir, "..", "src")): string[] {
 }
 
 describe("error catalogue", () => {
-  test("the README's error table is the one generated from the catalogue (bun scripts/error-table.ts --write)", () => {
-    const table = readmeTable(readFileSync(README_PATH, "utf8"));
+  test("docs/errors.md's error table is the one generated from the catalogue (bun scripts/error-table.ts --write)", () => {
+    const table = documentedTable(readFileSync(ERROR_TABLE_PATH, "utf8"));
     expect(table).not.toBeNull();
     expect(table!).toBe(errorTable());
   });

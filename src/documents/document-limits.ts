@@ -1,6 +1,6 @@
 /**
- * The decode limits every document reader checks before doing the work, in one place (the README's
- * "Document limits" lists the same numbers). They are generous for real documents (a 2,000-page
+ * The decode limits every document reader checks before doing the work, in one place (docs/documents.md,
+ * "Document reading and its limits", lists the same numbers). They are generous for real documents (a 2,000-page
  * report reads) and stop the files built to exhaust a reader (zip bombs, millions of tiny
  * paragraphs, gigapixel images) with a reason, before the memory watchdog of document-reader.ts
  * has to. A file over a limit fails for good with a DocumentReadError.

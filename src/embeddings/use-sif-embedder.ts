@@ -24,7 +24,7 @@
  *   Any other word (a name, a term of art, a misspelling) is the mean of its pieces' vectors:
  *   measured on Cranfield, whose ~7,400 distinct words include ~1,800 outside the list, that
  *   loses nothing (vector-only nDCG@10 0.2424 composed against 0.2426 run) and saves 1,805 word
- *   runs (~9 s while indexing). Composing every word, common ones too, lost 11 % (see README). A
+ *   runs (~9 s while indexing). Composing every word, common ones too, lost 11 % (see docs/development.md). A
  *   word's vector, either way, is stored and never made again, so queries meet the vectors their
  *   chunks were embedded with.
  * - Each of USE's 8,000 pieces is run once per library and stored (text_piece_vectors, int8 like

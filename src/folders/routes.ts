@@ -1,4 +1,4 @@
-/** HTTP binding of /folders (Mediabox extension; documented in the README). */
+/** HTTP binding of /folders (Mediabox extension; documented in docs/files.md). */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";

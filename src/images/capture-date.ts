@@ -1,6 +1,6 @@
 /**
  * When a photo was taken (`content_created_at`), from whatever metadata the file carries, in one
- * documented order of preference (README, Images):
+ * documented order of preference (docs/images.md):
  *
  *   1. EXIF DateTimeOriginal, with OffsetTimeOriginal
  *   2. EXIF CreateDate (DateTimeDigitized), with OffsetTimeDigitized

@@ -9,7 +9,7 @@
  * marketplace. They are not official certifications: a listing service can tighten its rules at
  * any time, and a "pass" here means only that none of these locally checkable rules failed.
  *
- * The rule table is plain data (COMPLIANCE_STANDARDS) so the README table is generated from the
+ * The rule table is plain data (COMPLIANCE_STANDARDS) so the table in docs/images.md is generated from the
  * same source the evaluator reads (complianceRulesMarkdown).
  */
 import { formatBytes } from "../byte-sizes.ts";
@@ -354,7 +354,7 @@ function round(value: number, digits: number): number {
   return Math.round(value * f) / f;
 }
 
-/** One sentence per rule, as the README states it. */
+/** One sentence per rule, as docs/images.md states it. */
 export function describeRule(rule: ComplianceRule): string {
   const text = ruleText(rule);
   const scope = rule.appliesTo.length === 2 ? "all photos" : `${rule.appliesTo[0]} photo only`;
@@ -388,7 +388,7 @@ function ruleText(rule: RuleCheck): string {
   }
 }
 
-/** The README's table of standards, generated from COMPLIANCE_STANDARDS. */
+/** The table of standards in docs/images.md, generated from COMPLIANCE_STANDARDS. */
 export function complianceRulesMarkdown(): string {
   const rows = COMPLIANCE_STANDARDS.map(
     (s) => `| \`${s.type}\` | \`${s.id}\` | ${s.name} | ${s.rules.map(describeRule).join("; ")} |`,

@@ -4,7 +4,7 @@
  * rotation and mirroring applied, and the RGBA pixels go to open-image.ts, which renders every
  * variant (and OCR's bounded copy) from them: the HEIC is decoded once per processing run. The
  * decode runs on a thread of its own (heic-worker.ts), off the server's event loop; libheif in
- * wasm is single-threaded (README, Images, has the measured times).
+ * wasm is single-threaded (docs/images.md has the measured times).
  */
 import sharp, { type Metadata } from "sharp";
 import { WorkerThread } from "../native/worker-thread.ts";

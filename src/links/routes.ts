@@ -1,4 +1,4 @@
-/** HTTP binding of links (Mediabox extension; documented in the README): save, save many, recrawl, snapshot. */
+/** HTTP binding of links (Mediabox extension; documented in docs/links.md): save, save many, recrawl, snapshot. */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";

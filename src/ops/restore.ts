@@ -3,7 +3,7 @@
  * directory's. It refuses while a server holds the directory (the same lock `serve` takes), checks
  * that the file is a sound Mediabox database no newer than this binary, and keeps the database it
  * replaces beside it (`mediabox.db.before-restore-<time>`), so a restore can itself be undone.
- * Blobs and secrets are not in the database: restore those folders as the README says.
+ * Blobs and secrets are not in the database: restore those folders as the README (Operations) says.
  */
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";

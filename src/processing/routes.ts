@@ -1,4 +1,4 @@
-/** HTTP binding of reprocessing (Mediabox extension; documented in the README): POST /files/{file_id}/reprocess. */
+/** HTTP binding of reprocessing (Mediabox extension; documented in the README API overview): POST /files/{file_id}/reprocess. */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/guard.ts";

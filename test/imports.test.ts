@@ -17,6 +17,7 @@ const KNOWN_CYCLE_EDGES = [
   "accounts -> context.ts",
   "cloud -> context.ts",
   "config.ts -> links",
+  "config.ts -> watch",
   "custom-schemas -> context.ts",
   "documents -> context.ts",
   "documents -> library",
@@ -44,6 +45,7 @@ const KNOWN_CYCLE_EDGES = [
   "http -> rules",
   "http -> support",
   "http -> telemetry",
+  "http -> watch",
   "http -> webhooks",
   "images -> context.ts",
   "images -> library",
@@ -66,6 +68,7 @@ const KNOWN_CYCLE_EDGES = [
   "support -> context.ts",
   "telemetry -> context.ts",
   "video -> context.ts",
+  "watch -> context.ts",
   "webhooks -> context.ts",
   "webhooks -> payments",
 ];

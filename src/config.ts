@@ -56,6 +56,8 @@ export interface Config {
   imageMaxPixels: number;
   /** Sentence-embedding model for document search: "use-lite-sif" (built in) or a folder under modelsDir. */
   textEmbeddingModel: string;
+  /** Layout model for PDF pages (a folder under modelsDir, layout-model/layout-models.ts), or "none": the rules alone; an absent folder is the same. */
+  layoutModel: string;
   /** At most this many common English words are prepared by the built-in text model in the background (0: none; the list has ~62,000). */
   textVocabularyWords: number;
   /** Resident memory the document reader child process may use before it is killed (MB). */
@@ -326,6 +328,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   },
   textEmbeddingModel: {
     key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "use-lite-sif",
+  },
+  layoutModel: {
+    key: "layoutModel", flag: "layout-model", env: "MEDIABOX_LAYOUT_MODEL", parse: text, fallback: "yolov8n-doclaynet",
   },
   textVocabularyWords: {
     key: "textVocabularyWords", flag: "text-vocabulary-words", env: "MEDIABOX_TEXT_VOCABULARY_WORDS", parse: integer(0, 100_000), fallback: "100000",

@@ -111,6 +111,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/reader-child.ts pendingOcr": "the reader child's own requests to its parent (a process entry point)",
   "documents/reader-child.ts nextOcr": "the reader child's own request counter (a process entry point)",
   "documents/reader-child.ts tokenizers": "the reader child's loaded tokenizers (a process entry point)",
+  "documents/reader-child.ts layoutModels": "the reader child's loaded layout models (a process entry point)",
   "embeddings/use-worker.ts model": "the text model inside its own worker thread",
   "db/wal-worker.ts db": "the checkpoint thread's own database connection",
   "http/request-context.ts infos": "request-scoped data keyed by the Request object itself",

@@ -28,6 +28,7 @@
  *     per-class precision / recall / F1 at IoU >= 0.5 (title → heading, text → paragraph, one
  *     list box per whole list). Slow (OCR of each page): MEDIABOX_BENCH_ONLY=publaynet runs it alone.
  */
+import { createHash } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -38,11 +39,53 @@ import type { DocElement, DocumentContent } from "../../src/documents/types.ts";
 import { layoutFixtures, type TruthElement } from "../../test/support/layout-pdfs.ts";
 import { run } from "../../test/support/process.ts";
 import { HALVES, splitItems, type Half } from "./splits.ts";
+import { LayoutDetector } from "../../src/documents/layout-model/layout-detector.ts";
+import { DEFAULT_LAYOUT_MODEL } from "../../src/documents/layout-model/layout-models.ts";
 
 const DATA = resolve(process.env.MEDIABOX_DATASETS ?? join(import.meta.dir, "../../../shared/datasets"));
 const ONLY = process.env.MEDIABOX_BENCH_ONLY;
 const tmp = mkdtempSync(join(tmpdir(), "mediabox-bench-digit-"));
 const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("no OCR in this bench")) };
+
+/**
+ * The layout model, when its folder is in MEDIABOX_MODELS_DIR (default models/): every set is then
+ * read twice in one run, by the rules alone and with the model, so the two compare on the same
+ * machine load (MEDIABOX_BENCH_VARIANT=rules or =model reads once).
+ */
+const MODELS_DIR = resolve(process.env.MEDIABOX_MODELS_DIR ?? join(import.meta.dir, "../../models"));
+const LAYOUT_MODEL = process.env.MEDIABOX_LAYOUT_MODEL ?? DEFAULT_LAYOUT_MODEL;
+const detector = process.env.MEDIABOX_BENCH_VARIANT === "rules" ? null : await LayoutDetector.open(MODELS_DIR, LAYOUT_MODEL);
+const variants: { name: string; layout: LayoutDetector | null }[] =
+  process.env.MEDIABOX_BENCH_VARIANT === "model" && detector ? [{ name: `model ${LAYOUT_MODEL}`, layout: detector }] : [{ name: "rules", layout: null }, ...(detector ? [{ name: `model ${LAYOUT_MODEL}`, layout: detector }] : [])];
+if (!detector) console.log(`No layout model at ${join(MODELS_DIR, LAYOUT_MODEL)}: the rules alone are measured.`);
+/** The layout model of the variant being measured. */
+let layout: LayoutDetector | null = null;
+/** Overall figures per set, half and variant, printed side by side at the end. */
+const summary: { set: string; half: Half; variant: string; figure: number }[] = [];
+const note = (set: string, half: Half, figure: number) => summary.push({ set, half, variant: variants.find((v) => v.layout === layout)!.name, figure });
+
+let ocrEngine: OcrEngine | null = null;
+let ocrShared: OcrLike | null = null;
+/** The real OCR engine (started on first use, closed at the end), its answers kept by image. */
+function scanOcr(): OcrLike {
+  if (!ocrShared) ocrShared = cachedOcr((ocrEngine = new OcrEngine({ workers: 2 })));
+  return ocrShared;
+}
+
+const overallF1 = (counts: Record<string, Counts>) => f1(Object.values(counts).reduce(add, zero()));
+
+/** OCR answers kept by image: the second variant reads the same renderings, so OCR runs once per page. */
+function cachedOcr(ocr: OcrLike): OcrLike {
+  const answers = new Map<string, ReturnType<OcrLike["recognize"]>>();
+  return {
+    recognize(image, options) {
+      const key = `${options?.segmentation ?? ""}:${createHash("sha256").update(image).digest("hex")}`;
+      let answer = answers.get(key);
+      if (!answer) answers.set(key, (answer = ocr.recognize(image, options)));
+      return answer;
+    },
+  };
+}
 
 type Box = { x: number; y: number; w: number; h: number };
 interface Counts {
@@ -199,14 +242,14 @@ function multisetCounts(pred: string[], truth: string[]): Counts {
   return { tp, fp: pred.length - tp, fn: truth.length - tp };
 }
 
-const timings: { pages: number; ms: number; file: string }[] = [];
+const timings: { pages: number; ms: number; file: string; variant: string }[] = [];
 let havePdftotext: boolean | null = null;
 const popplerMs: number[] = [];
 
 async function read(bytes: Uint8Array, file: string): Promise<DocumentContent> {
   const started = performance.now();
-  const doc = await readDocument(bytes, "pdf", { ocr: noOcr });
-  timings.push({ pages: doc.pages.length, ms: performance.now() - started, file });
+  const doc = await readDocument(bytes, "pdf", { ocr: noOcr, layout });
+  timings.push({ pages: doc.pages.length, ms: performance.now() - started, file, variant: variants.find((v) => v.layout === layout)!.name });
   return doc;
 }
 
@@ -271,6 +314,7 @@ async function generated() {
     orders.push(`  ${fx.name.padEnd(22)} Mediabox ${pct(mean(ours))}   pdftotext ${theirs ? pct(mean(theirs)) : "n/a"}`);
   }
   printClasses("Generated PDFs (test/support/layout-pdfs.ts): elements", byIou, byText);
+  note("Generated PDFs: element F1, IoU >= 0.5", "tuning", overallF1(byIou));
   console.log(`table adjacency F1: ${pct(f1(cells))} (P ${pct(prec(cells))}, R ${pct(rec(cells))})`);
   console.log("word-order F1 (bigrams):");
   for (const o of orders) console.log(o);
@@ -302,7 +346,7 @@ async function docbank(scanned = false) {
   const dir = join(DATA, "layout/docbank");
   if (!existsSync(join(dir, "manifest.json"))) return console.log("\nDocBank: absent, skipped");
   const manifest = JSON.parse(readFileSync(join(dir, "manifest.json"), "utf8")) as { pages: { id: string; pdf: string; image: string; page_size_pt: [number, number]; truth_json: string }[] };
-  const ocr = scanned ? new OcrEngine({ workers: 1 }) : null;
+  const ocr = scanned ? scanOcr() : null;
   const halves = splitItems("docbank", manifest.pages, (p) => p.id);
   for (const half of HALVES) {
     const counts: Record<string, Counts> = {};
@@ -313,7 +357,7 @@ async function docbank(scanned = false) {
     const started = performance.now();
     for (const page of halves[half]) {
       const doc = ocr
-        ? await readDocument(await scanPdf(new Uint8Array(readFileSync(join(dir, page.image))), page.page_size_pt), "pdf", { ocr })
+        ? await readDocument(await scanPdf(new Uint8Array(readFileSync(join(dir, page.image))), page.page_size_pt), "pdf", { ocr, layout })
         : await read(new Uint8Array(readFileSync(join(dir, page.pdf))), page.id);
       const elements = doc.pages[0]?.elements.filter((e) => !e.metadata?.furniture) ?? [];
       const all = (JSON.parse(readFileSync(join(dir, page.truth_json), "utf8")) as { tokens: { text: string; bbox: number[]; label: string }[] }).tokens;
@@ -367,11 +411,11 @@ async function docbank(scanned = false) {
       console.log(`${c.padEnd(12)} ${String(k.tp + k.fn).padStart(6)}  ${pct(prec(k))}   ${pct(rec(k))}   ${pct(f1(k))}`);
     }
     console.log(`${"overall".padEnd(12)} ${String(all.tp + all.fn).padStart(6)}  ${pct(prec(all))}   ${pct(rec(all))}   ${pct(f1(all))}`);
+    note(`DocBank (${scanned ? "scans" : "text layer"}): token label F1`, half, f1(all));
     console.log(`figures (pdfminer's figure objects, IoU >= 0.5): ${figures.tp + figures.fn} in the truth, ${figures.tp + figures.fp} found, P ${pct(prec(figures))} R ${pct(rec(figures))} F1 ${pct(f1(figures))}`);
     const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : NaN);
     console.log(`word-order F1 (bigrams, truth token order): Mediabox ${pct(mean(ours))}   pdftotext ${theirs.length ? pct(mean(theirs)) : "n/a (pdftotext not installed)"}`);
   }
-  await ocr?.close();
 }
 
 interface IcdarTable {
@@ -435,6 +479,7 @@ async function icdarHalf(dir: string, half: Half, documents: { file: string; tab
   console.log(`table detection (IoU >= 0.5): P ${pct(prec(detection))}  R ${pct(rec(detection))}  F1 ${pct(f1(detection))}`);
   console.log(`cell text F1: ${pct(f1(content))} (P ${pct(prec(content))}, R ${pct(rec(content))})`);
   console.log(`cell adjacency F1: ${pct(f1(adjacent))} (P ${pct(prec(adjacent))}, R ${pct(rec(adjacent))})`);
+  note("ICDAR 2013: cell adjacency F1", half, f1(adjacent));
 }
 
 async function camelot() {
@@ -456,6 +501,7 @@ async function camelot() {
     }
     console.log(`\nCamelot fixtures, ${half} half (${halves[half].length} PDFs): cell text F1`);
     for (const [k, v] of Object.entries(byFlavor)) console.log(`  ${k.padEnd(26)} ${pct(f1(v))} (P ${pct(prec(v))}, R ${pct(rec(v))})`);
+    note("Camelot: cell text F1", half, f1(Object.values(byFlavor).reduce(add, zero())));
   }
 }
 
@@ -467,9 +513,9 @@ async function publaynet() {
   const truth = JSON.parse(readFileSync(join(dir, "truth.json"), "utf8")) as {
     pages: { image: string; width: number; height: number; elements: { type: string; bbox_xywh: number[] }[] }[];
   };
-  const ocr = new OcrEngine({ workers: 2 });
+  const ocr = scanOcr();
   const halves = splitItems("publaynet", truth.pages, (p) => p.image);
-  try {
+  {
     for (const half of HALVES) {
       const byIou: Record<string, Counts> = {};
       const byText: Record<string, Counts> = {};
@@ -477,7 +523,7 @@ async function publaynet() {
       const started = performance.now();
       await Promise.all(
         halves[half].map(async (page) => {
-          const doc = await readDocument(await scanPdf(new Uint8Array(readFileSync(join(dir, page.image))), [page.width, page.height]), "pdf", { ocr });
+          const doc = await readDocument(await scanPdf(new Uint8Array(readFileSync(join(dir, page.image))), [page.width, page.height]), "pdf", { ocr, layout });
           const pred = scored(doc);
           const expected: Scored[] = page.elements.map((e) => {
             const [x, y, w, h] = e.bbox_xywh as [number, number, number, number];
@@ -494,27 +540,44 @@ async function publaynet() {
         }),
       );
       const seconds = (performance.now() - started) / 1000;
+      note("PubLayNet (scans): element F1, IoU >= 0.5", half, overallF1(byIou));
       printClasses(`PubLayNet, ${half} half (${halves[half].length} page images as scanned PDFs, OCR; last column: F1 at IoU >= 0.3 instead of text overlap), ${seconds.toFixed(1)} s, ${pct(halves[half].length / seconds)} pages/s`, byIou, byText);
     }
-  } finally {
-    await ocr.close();
   }
 }
 
 try {
   await readDocument(new Uint8Array(await (await layoutFixtures())[1]!.bytes), "pdf", { ocr: noOcr }); // warm-up: loads pdf.js
-  if (!ONLY || ONLY === "generated") await generated();
-  if (!ONLY || ONLY === "docbank") await docbank();
-  if (!ONLY || ONLY === "icdar") await icdar();
-  if (!ONLY || ONLY === "camelot") await camelot();
-  if (!ONLY || ONLY === "publaynet") await publaynet();
-  if (!ONLY || ONLY === "docbank-scans") await docbank(true);
-  const rates = timings.filter((t) => t.pages).map((t) => (t.pages / t.ms) * 1000).sort((a, b) => a - b);
-  const pages = timings.reduce((s, t) => s + t.pages, 0);
-  const ms = timings.reduce((s, t) => s + t.ms, 0);
-  console.log(`\nSpeed: ${timings.length} documents, ${pages} pages in ${(ms / 1000).toFixed(1)} s; median ${pct(rates[Math.floor(rates.length / 2)] ?? 0)} pages/s per document, ${pct((pages / ms) * 1000)} pages/s overall`);
+  for (const variant of variants) {
+    layout = variant.layout;
+    console.log(`\n======== ${variant.name} ========`);
+    if (!ONLY || ONLY === "generated") await generated();
+    if (!ONLY || ONLY === "docbank") await docbank();
+    if (!ONLY || ONLY === "icdar") await icdar();
+    if (!ONLY || ONLY === "camelot") await camelot();
+    if (!ONLY || ONLY === "publaynet") await publaynet();
+    if (!ONLY || ONLY === "docbank-scans") await docbank(true);
+  }
+  console.log(`\nSummary (overall figure per set and half${variants.length > 1 ? "; OCR ran once, in the first variant, its answers reused" : ""})`);
+  console.log(`${"set".padEnd(48)} ${"half".padEnd(9)} ${variants.map((v) => v.name.padStart(Math.max(8, v.name.length))).join("  ")}`);
+  for (const set of [...new Set(summary.map((s) => s.set))]) {
+    for (const half of HALVES) {
+      const row = variants.map((v) => summary.find((s) => s.set === set && s.half === half && s.variant === v.name));
+      if (row.every((r) => !r)) continue;
+      console.log(`${set.padEnd(48)} ${half.padEnd(9)} ${row.map((r, i) => (r ? pct(r.figure) : "-").padStart(Math.max(8, variants[i]!.name.length))).join("  ")}`);
+    }
+  }
+  for (const variant of variants) {
+    const own = timings.filter((t) => t.variant === variant.name);
+    const rates = own.filter((t) => t.pages).map((t) => (t.pages / t.ms) * 1000).sort((a, b) => a - b);
+    const pages = own.reduce((s, t) => s + t.pages, 0);
+    const ms = own.reduce((s, t) => s + t.ms, 0);
+    console.log(`\nSpeed of text-layer PDFs, ${variant.name}: ${own.length} documents, ${pages} pages in ${(ms / 1000).toFixed(1)} s; median ${pct(rates[Math.floor(rates.length / 2)] ?? 0)} pages/s per document, ${pct((pages / ms) * 1000)} pages/s overall`);
+  }
   if (havePdftotext && popplerMs.length) console.log(`pdftotext on the same files: ${(popplerMs.reduce((s, x) => s + x, 0) / 1000).toFixed(1)} s`);
   if (!havePdftotext) console.log("pdftotext is not installed (apt-get install poppler-utils): word-order and speed comparisons with it were skipped");
 } finally {
+  await (ocrEngine as OcrEngine | null)?.close();
+  await detector?.close();
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -21,7 +21,10 @@ import { detectLanguage } from "./language.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { Summary, SummaryDraft } from "../text/summary.ts";
 import type { DocumentType } from "../files/file.ts";
-import type { ChunkingRequest } from "./reader-protocol.ts";
+import type { ChunkingRequest, LayoutRequest } from "./reader-protocol.ts";
+import { LAYOUT_MODELS } from "./layout-model/layout-models.ts";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import { errorMessage } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
@@ -43,6 +46,21 @@ async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
     return { tokenizer: { modelsDir: ctx.config.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
   } catch {
     return { tokenizer: null, maxTokens: DEFAULT_MAX_TOKENS - 2 };
+  }
+}
+
+/**
+ * The layout model the reader finds PDF pages' regions with: the configured folder when it is
+ * installed and passes the models manifest check, else none (the rules lay pages out alone).
+ */
+async function layoutRequest(ctx: AppContext): Promise<LayoutRequest | null> {
+  const model = ctx.config.layoutModel;
+  if (model === "none" || !LAYOUT_MODELS[model] || !existsSync(join(ctx.config.modelsDir, model, LAYOUT_MODELS[model].file))) return null;
+  try {
+    await ctx.models.require(model);
+    return { modelsDir: ctx.config.modelsDir, model };
+  } catch {
+    return null;
   }
 }
 
@@ -146,6 +164,7 @@ const extractionStage: Stage<DocumentWork> = {
         onPage: (done, total) => progress(done / Math.max(1, total)),
         chunking: await chunkingRequest(ctx),
         summarize: file.auto_describe === 1,
+        layout: file.document_type === "pdf" ? await layoutRequest(ctx) : null,
       });
       work.document = read.document;
       work.drafted = read.summary;

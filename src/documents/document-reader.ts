@@ -28,7 +28,7 @@ import type { Segmentation } from "../ocr/ocr.ts";
 import type { OcrLike } from "./read-document.ts";
 import { cpuMillis, residentBytes } from "./process-memory.ts";
 import type { RenderedPage } from "./render-page.ts";
-import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type ToReader } from "./reader-protocol.ts";
+import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type LayoutRequest, type ToReader } from "./reader-protocol.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { DocumentType } from "../files/file.ts";
 
@@ -69,6 +69,8 @@ export interface ReadOptions {
   chunking?: ChunkingRequest;
   /** Also draft its summary and keyphrases (text/summary.ts), where it is read. */
   summarize?: boolean;
+  /** Find PDF pages' regions with this layout model (in the child); without it the rules lay pages out alone. */
+  layout?: LayoutRequest | null;
 }
 
 export interface ReadResult {
@@ -389,7 +391,7 @@ export class DocumentReader {
       this.send(
         child,
         request.kind === "read"
-          ? { type: "read", id: task.id, path, documentType: request.type, chunking: request.options.chunking ?? null, summarize: request.options.summarize ?? false }
+          ? { type: "read", id: task.id, path, documentType: request.type, chunking: request.options.chunking ?? null, summarize: request.options.summarize ?? false, layout: request.options.layout ?? null }
           : { type: "render", id: task.id, path, page: request.page, width: request.width },
       );
     });

@@ -36,10 +36,11 @@ import type { BoundingBox, DocElement } from "./types.ts";
 import { logicalText, rightToLeft } from "./layout/bidi.ts";
 import { readingOrder, type Atom } from "./layout/columns.ts";
 import type { Figure } from "./layout/figures.ts";
-import type { Rect } from "./layout/geometry.ts";
+import { union, type Rect } from "./layout/geometry.ts";
 import { boldHeading, looksLikeTitle, numberingDepth } from "./layout/headings.ts";
 import type { FoundTable } from "./layout/ruled-tables.ts";
 import { unruledTables } from "./layout/unruled-tables.ts";
+import { confirmedBy, gridOfLines, regionAt, type ModelRegion } from "./layout/model-regions.ts";
 
 /** A piece of text on one baseline: a PDF text item or an OCR line. */
 export interface Run {
@@ -109,6 +110,12 @@ export interface PageShapes {
   furniture?: Set<Run>;
   /** The lines of all the runs, when already built (used when no run is taken out). */
   lines?: Line[];
+  /**
+   * Regions a layout model found (layout/model-regions.ts): each becomes one element of its kind
+   * from the lines whose pieces lie in it, and unruled tables are looked for only inside its table
+   * regions. Text outside every region is laid out by the rules alone.
+   */
+  regions?: ModelRegion[];
 }
 
 export const sizeKey = (size: number) => Math.round(size * 2) / 2;
@@ -525,11 +532,15 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
   for (const f of figures) for (const r of f.runs) taken.add(r);
   const lines = taken.size === 0 && shapes.lines ? shapes.lines : buildLines(runs.filter((r) => !taken.has(r)));
   const lead = leading(lines);
+  // A table region where the rules read a ruled table is that table: the lines left in it are laid out by the rules.
+  const regions = shapes.regions?.filter((r) => r.kind !== "table" || !tables.some((t) => confirmedBy([r], "table", t.rect)));
+  const model = regions ? regionParts(lines, regions, figures, style) : null;
 
-  // Unruled tables on the whole page, before the columns are cut (their columns are not columns of text).
-  const unruled = unruledTables(lines);
+  // Unruled tables on the whole page, before the columns are cut (their columns are not columns of
+  // text); with a layout model, only in its table regions (regionParts).
+  const unruled = model ? [] : unruledTables(lines);
   const inTable = new Set(unruled.flatMap((t) => t.lines));
-  const blocks: (Atom & { part: Part })[] = [];
+  const blocks: (Atom & { part: Part })[] = [...(model?.blocks ?? [])];
   for (const t of tables) {
     blocks.push({ ...t.rect, chars: 0, block: true, part: { draft: tableDraft(t.rows, t.spans.length ? { spans: t.spans, ruled: true } : { ruled: true }), lines: [], rect: t.rect } });
   }
@@ -539,6 +550,7 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
     blocks.push({ ...rect, chars: 0, block: true, part: { draft, lines: t.lines } });
   }
   for (const f of figures) {
+    if (model?.drawn.has(f)) continue;
     const content = f.runs.length ? buildLines(f.runs).map((l) => l.text).join("\n") : "";
     blocks.push({ ...f.rect, chars: 0, block: true, part: { draft: { type: "figure", content, metadata: { source: f.source } }, lines: [], rect: f.rect } });
   }
@@ -546,7 +558,7 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
   const atoms: (TextAtom | (Atom & { part: Part }))[] = [...blocks];
   for (const line of lines) {
     if (inTable.has(line)) continue;
-    for (const cell of line.cells) atoms.push({ x0: cell.x0, x1: cell.x1, y0: line.top, y1: line.bottom, chars: cell.text.length, line, cell });
+    for (const cell of line.cells) if (!model?.placed.has(cell)) atoms.push({ x0: cell.x0, x1: cell.x1, y0: line.top, y1: line.bottom, chars: cell.text.length, line, cell });
   }
 
   const parts: Part[] = [];
@@ -580,7 +592,9 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
     for (const item of items) {
       if ("part" in item) {
         flushLines();
-        parts.push(item.part);
+        const last = parts.at(-1);
+        if (last && listGoesOn(last, item.part)) parts[parts.length - 1] = mergeParts(last, item.part);
+        else parts.push(item.part);
       } else {
         const cells = byLine.get(item.line)!.sort((a, b) => item.line.cells.indexOf(a) - item.line.cells.indexOf(b));
         pending.push(subLine(item.line, cells));
@@ -599,7 +613,112 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
   for (const line of furnitureLines) {
     elements.push({ type: "paragraph", content: line.text, bounding_box: boxOf([line], width, height), metadata: { furniture: line.top < height / 2 ? "header" : "footer", ...extra } });
   }
+  for (const { lines: held, kind } of model?.furniture ?? []) {
+    elements.push({ type: "paragraph", content: joinLines(held.map((l) => l.text)), bounding_box: boxOf(held, width, height), metadata: { furniture: kind, ...extra } });
+  }
   return elements;
+}
+
+/** A layout model's element, as regionParts makes it: the kind of region it came from. */
+const regionKind = (p: Part) => p.draft.metadata?.region as string | undefined;
+
+/**
+ * A layout model marks each list item apart: items that follow each other (less than two lines
+ * apart, overlapping across) are one list, as the rules read a list.
+ */
+function listGoesOn(a: Part, b: Part): boolean {
+  if (regionKind(a) !== "list_item" || regionKind(b) !== "list_item" || !a.lines.length || !b.lines.length) return false;
+  const last = a.lines.at(-1)!;
+  const first = b.lines[0]!;
+  const across = Math.min(...a.lines.map((l) => l.x1)) > first.x0 && Math.max(...b.lines.map((l) => l.x1)) > Math.min(...a.lines.map((l) => l.x0));
+  return across && first.top - last.bottom < Math.max(first.size, last.size) * 2;
+}
+
+/**
+ * The elements of a layout model's regions (PageShapes.regions): each piece of a line (cell) goes
+ * to the region holding its centre; each region's pieces, line by line, make one element of the
+ * region's kind, placed in the page's reading order as a block. Table regions are read by the
+ * unruled table finder, or else as a grid of their lines' cells (model-regions.ts); a figure
+ * region keeps the text inside it as its content; running headers and footers are set aside.
+ * Regions holding no text (a figure's picture aside) make nothing: the rules' tables and figures
+ * the caller kept stand there.
+ */
+function regionParts(lines: Line[], regions: ModelRegion[], figures: Figure[], style: LayoutStyle): { blocks: (Atom & { part: Part })[]; placed: Set<Cell>; furniture: { kind: "header" | "footer"; lines: Line[] }[]; drawn: Set<Figure> } {
+  const held = regions.map(() => new Map<Line, Cell[]>());
+  const placed = new Set<Cell>();
+  for (const line of lines) {
+    for (const cell of line.cells) {
+      const k = regionAt(regions, { x0: cell.x0, x1: cell.x1, y0: line.top, y1: line.bottom });
+      if (k < 0) continue;
+      placed.add(cell);
+      const cells = held[k]!.get(line);
+      if (cells) cells.push(cell);
+      else held[k]!.set(line, [cell]);
+    }
+  }
+  const blocks: (Atom & { part: Part })[] = [];
+  const furniture: { kind: "header" | "footer"; lines: Line[] }[] = [];
+  const drawnTaken = new Set<Figure>();
+  const block = (part: Part, rect: Rect, solid: boolean) => blocks.push({ ...rect, chars: solid ? 0 : part.draft.content.length, block: solid, part });
+  regions.forEach((region, k) => {
+    const own = [...held[k]!].map(([line, cells]) => subLine(line, cells.sort((a, b) => line.cells.indexOf(a) - line.cells.indexOf(b)))).sort((a, b) => a.top - b.top);
+    const box = own.length ? { x0: Math.min(...own.map((l) => l.x0)), y0: Math.min(...own.map((l) => l.top)), x1: Math.max(...own.map((l) => l.x1)), y1: Math.max(...own.map((l) => l.bottom)) } : null;
+    const font = own.length ? { font_size: Math.round(own[0]!.size * 10) / 10 } : {};
+    const meta = { region: region.kind, region_score: Math.round(region.score * 100) / 100, ...font };
+    if (region.kind === "figure") {
+      // A figure the rules drew from the page's images or drawings stands as they found it (its
+      // box is the drawing's); the region's text is its labels, unless it holds none.
+      const drawn = figures.find((f) => confirmedBy([region], "figure", f.rect));
+      if (drawn && !own.length) return;
+      const frame = drawn?.rect ?? region;
+      const rect = box ? union(frame, box) : { x0: frame.x0, y0: frame.y0, x1: frame.x1, y1: frame.y1 };
+      const labels = [...(drawn?.runs.length ? buildLines(drawn.runs).map((l) => l.text) : []), ...own.map((l) => l.text)];
+      if (drawn) drawnTaken.add(drawn);
+      block({ draft: { type: "figure", content: labels.join("\n"), metadata: { source: drawn?.source ?? "layout_model", ...meta } }, lines: [], rect }, rect, true);
+      return;
+    }
+    if (!own.length || !box) return;
+    if (region.kind === "header" || region.kind === "footer") {
+      furniture.push({ kind: region.kind, lines: own });
+      return;
+    }
+    if (region.kind === "table") {
+      const found = unruledTables(own);
+      const rows = found.length === 1 && found[0]!.lines.length === own.length && !found[0]!.keyValue ? found[0]!.rows : gridOfLines(own);
+      const rect = { x0: Math.min(region.x0, box.x0), y0: Math.min(region.y0, box.y0), x1: Math.max(region.x1, box.x1), y1: Math.max(region.y1, box.y1) };
+      const draft = tableDraft(rows);
+      block({ draft: { ...draft, metadata: { ...draft.metadata, ...meta } }, lines: [], rect }, rect, true);
+      return;
+    }
+    const text = joinLines(own.map((l) => l.text));
+    let draft: Draft;
+    let rulesSay: Draft | null;
+    if (region.kind === "title") {
+      const bodyLevel = Math.min(6, style.headingSizes.length + 1);
+      const level = isLarge(own[0]!.size, style.body, style.headingRatio) ? headingLevel(own[0]!.size, style) : Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1));
+      draft = { type: "heading", content: text, metadata: { level, ...meta } };
+    } else if (region.kind === "list_item") {
+      const { marker, text: item } = splitBullet(text);
+      const list = listDraft([{ marker, text: item }]);
+      draft = { ...list, metadata: { ...list.metadata, ...meta } };
+    } else if (region.kind === "text" && (rulesSay = ruledAs(own, style))) {
+      // A short text region the rules read as a heading (large, bold or numbered type), or a
+      // text region of bulleted lines: the model's nano weights miss both often.
+      draft = { ...rulesSay, metadata: { ...rulesSay.metadata, ...meta } };
+    } else {
+      const kind = region.kind === "footnote" ? { footnote: true } : region.kind === "caption" ? { caption: true } : region.kind === "formula" ? { formula: true } : {};
+      draft = { type: "paragraph", content: region.kind === "formula" ? own.map((l) => l.text).join("\n") : text, metadata: { ...kind, ...meta } };
+    }
+    block({ draft, lines: own }, box, false);
+  });
+  return { blocks, placed, furniture, drawn: drawnTaken };
+}
+
+/** The rules' reading of a text region's lines when it is one heading or one list; null otherwise. */
+function ruledAs(lines: Line[], style: LayoutStyle): Draft | null {
+  const parts = blockParts(lines, style);
+  const only = parts.length === 1 ? parts[0]!.draft : null;
+  return only && ((only.type === "heading" && lines.length <= 3) || only.type === "list") ? only : null;
 }
 
 /** The part of a line that fell into one region: measured again from its own runs (size, weight, extent). */

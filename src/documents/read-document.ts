@@ -7,6 +7,7 @@
  * the document reader's child process (document-reader.ts), never on the server's event loop.
  */
 import type { Segmentation } from "../ocr/ocr.ts";
+import type { LayoutRegionFinder } from "./layout-model/layout-detector.ts";
 import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
 import { interrupted } from "./reader-common.ts";
 import { readDocx } from "./read-docx.ts";
@@ -39,6 +40,8 @@ export interface ReadOptions {
   onPage?: (done: number, total: number) => void;
   /** Pages beyond this are not read (page_count still reports them all). Default DOCUMENT_LIMITS.maxPages (2000). */
   maxPages?: number;
+  /** A layout model finding PDF pages' regions (layout-model/); without one the rule-based layout serves alone. */
+  layout?: LayoutRegionFinder | null;
 }
 
 export async function readDocument(bytes: Uint8Array, type: DocumentType, options: ReadOptions): Promise<DocumentContent> {

@@ -33,6 +33,8 @@ import { booktabsTables } from "./layout/booktabs.ts";
 import { boxToPage, frameOf, frameViewport, graphicsBetween, pageTurn, rectBetween, type Frame } from "./layout/orientation.ts";
 import { readsApart, textRegions } from "./layout/text-regions.ts";
 import { centreInside, type Rect } from "./layout/geometry.ts";
+import { confirmedBy, type ModelRegion } from "./layout/model-regions.ts";
+import type { LayoutRegionFinder } from "./layout-model/layout-detector.ts";
 import type { Segmentation } from "../ocr/ocr.ts";
 import type { OcrBox, ReadOptions } from "./read-document.ts";
 import { inkGrid, inkShapes, SCAN_DRAWING_GAP, scanMarks, type InkGrid } from "./layout/raster-marks.ts";
@@ -231,10 +233,8 @@ export function canvasFactory(doc: PdfDocument): CanvasFactory {
   };
 }
 
-/** Renders the page at 200 dpi (capped for huge pages) on a white background: a PNG for OCR, and the rules and ink its pixels show (in page units). */
-async function renderScan(doc: PdfDocument, page: PdfPage): Promise<{ png: Buffer; raster: Raster; scale: number; rules: { horizontal: Segment[]; vertical: Segment[] }; ink: InkGrid }> {
-  const base = page.getViewport({ scale: 1 });
-  const scale = Math.min(OCR_SCALE, OCR_MAX_SIDE / Math.max(base.width, base.height));
+/** Draws the page at `scale` on a white background; `encode` gets the canvas before it is freed. */
+async function renderPage<T>(doc: PdfDocument, page: PdfPage, scale: number, encode: (canvas: CanvasLike, raster: Raster) => Promise<T>): Promise<T> {
   const viewport = page.getViewport({ scale });
   const factory = canvasFactory(doc);
   const [width, height] = [Math.max(1, Math.ceil(viewport.width)), Math.max(1, Math.ceil(viewport.height))];
@@ -242,10 +242,30 @@ async function renderScan(doc: PdfDocument, page: PdfPage): Promise<{ png: Buffe
   try {
     await page.render({ canvas: target.canvas as never, canvasContext: target.context as never, viewport, background: "white" }).promise;
     const pixels = (target.context as { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } }).getImageData(0, 0, width, height);
-    const raster = { width, height, data: pixels.data };
-    return { png: await target.canvas.encode("png"), raster, scale, rules: rasterRules(raster, scale), ink: inkGrid(raster, scale) };
+    return await encode(target.canvas, { width, height, data: pixels.data });
   } finally {
     factory.destroy(target);
+  }
+}
+
+/** Renders the page at 200 dpi (capped for huge pages) on a white background: a PNG for OCR, and the rules and ink its pixels show (in page units). */
+async function renderScan(doc: PdfDocument, page: PdfPage): Promise<{ png: Buffer; raster: Raster; scale: number; rules: { horizontal: Segment[]; vertical: Segment[] }; ink: InkGrid }> {
+  const base = page.getViewport({ scale: 1 });
+  const scale = Math.min(OCR_SCALE, OCR_MAX_SIDE / Math.max(base.width, base.height));
+  return renderPage(doc, page, scale, async (canvas, raster) => ({ png: await canvas.encode("png"), raster, scale, rules: rasterRules(raster, scale), ink: inkGrid(raster, scale) }));
+}
+
+/**
+ * The regions the layout model finds on the page (ReadOptions.layout), in page units: on the
+ * scan's own rendering, or on the page drawn at the model's input size. None when the model
+ * fails on the page: the rules then lay it out alone.
+ */
+async function modelRegions(finder: LayoutRegionFinder, doc: PdfDocument, page: PdfPage, width: number, height: number, raster?: Raster): Promise<ModelRegion[] | undefined> {
+  try {
+    const image = raster ?? (await renderPage(doc, page, finder.imageSide / Math.max(width, height), async (_, r) => ({ ...r, data: new Uint8ClampedArray(r.data) })));
+    return (await finder.regions(image)).map((d) => ({ kind: d.kind, score: d.score, x0: d.x0 * width, x1: d.x1 * width, y0: d.y0 * height, y1: d.y1 * height }));
+  } catch {
+    return undefined;
   }
 }
 
@@ -282,10 +302,10 @@ function segmentationFor(dpi: number): Segmentation {
 
 const MIN_PAGE_SEGMENTATION_DPI = 150;
 
-async function ocrRead(doc: PdfDocument, page: PdfPage, width: number, height: number, segmentation: Segmentation, options: ReadOptions): Promise<{ runs: Run[]; graphics: PageGraphics }> {
+async function ocrRead(doc: PdfDocument, page: PdfPage, width: number, height: number, segmentation: Segmentation, options: ReadOptions): Promise<{ runs: Run[]; graphics: PageGraphics; detected?: ModelRegion[] }> {
   const { png, raster, scale, rules, ink } = await renderScan(doc, page);
   interrupted(options.signal);
-  const result = await options.ocr.recognize(png, { segmentation });
+  const [result, detected] = await Promise.all([options.ocr.recognize(png, { segmentation }), options.layout ? modelRegions(options.layout, doc, page, width, height, raster) : undefined]);
   const runs = result.regions.flatMap((r) => {
     const words = bulletRead((r.words ?? []).filter((w) => w.text));
     // Word by word when OCR says where the words are, so wide gaps (a scanned table's columns) split the line into cells.
@@ -300,7 +320,7 @@ async function ocrRead(doc: PdfDocument, page: PdfPage, width: number, height: n
     return { x0: b.x_min * width - reach, y0: b.y_min * height, x1: b.x_max * width + reach, y1: b.y_max * height };
   });
   const shapes = inkShapes(ink, lineBoxes, [...rules.horizontal, ...rules.vertical]);
-  return { runs: evenSizes(runs), graphics: scanMarks(shapes, rules) };
+  return { runs: evenSizes(runs), graphics: scanMarks(shapes, rules), detected };
 }
 
 /**
@@ -393,6 +413,8 @@ interface PageRead {
   frame: Frame;
   /** Text of another direction set apart (layout/text-regions.ts), laid out in its own frame; its runs are not in `runs`. */
   regions: RegionRead[];
+  /** What the layout model found on the page (page units), when one ran: upright pages without text set apart only. */
+  detected?: ModelRegion[];
 }
 
 interface RegionRead {
@@ -474,9 +496,10 @@ async function readPage(pdfjs: PdfJs, doc: PdfDocument, n: number, withImages: b
         throw new OcrPageError(/^OCR\b/i.test(reason) ? reason : `OCR failed: ${reason}`, { cause: err });
       });
       // OCR reads the page as rendered, upright or not.
-      return { width: view.width, height: view.height, runs: scanned.runs, lines: buildLines(scanned.runs), graphics: scanned.graphics, ocr: true, frame: frameOf(0, view.width, view.height), regions: [] };
+      return { width: view.width, height: view.height, runs: scanned.runs, lines: buildLines(scanned.runs), graphics: scanned.graphics, ocr: true, frame: frameOf(0, view.width, view.height), regions: [], detected: scanned.detected };
     }
-    return { ...size, runs, lines, graphics, ocr: false, frame, regions: regionReads };
+    const detected = options.layout && frame.turn === 0 && !regionReads.length && lines.length ? await modelRegions(options.layout, doc, page, view.width, view.height) : undefined;
+    return { ...size, runs, lines, graphics, ocr: false, frame, regions: regionReads, detected };
   } finally {
     page.cleanup();
   }
@@ -608,5 +631,10 @@ function pageElements(r: PageRead, documentStyle: LayoutStyle, furniture: Set<Ru
   // Table run indexes refer to `text`; layoutPage takes the page's runs, so they are mapped back.
   const index = new Map(r.runs.map((run, i) => [run, i]));
   const mapped = tables.map((t) => ({ ...t, runs: new Set([...t.runs].map((i) => index.get(text[i]!)!)) }));
-  return layoutPage(r.runs, r.width, r.height, style, { tables: mapped, figures, furniture, lines: r.lines }, r.ocr ? { ocr: true } : {});
+  const extra = r.ocr ? { ocr: true } : {};
+  if (!r.detected) return layoutPage(r.runs, r.width, r.height, style, { tables: mapped, figures, furniture, lines: r.lines }, extra);
+  // With a layout model, the rules' figures stand only where it saw a figure; tables drawn with
+  // rules stand wherever they are (unruled tables are looked for in its table regions only).
+  const regions = r.detected;
+  return layoutPage(r.runs, r.width, r.height, style, { tables: mapped, figures: figures.filter((f) => confirmedBy(regions, "figure", f.rect)), furniture, lines: r.lines, regions }, extra);
 }

@@ -13,7 +13,8 @@ import { approximateTokens, chunkDocument } from "./chunking.ts";
 import { draftSummary } from "../text/summary.ts";
 import { readDocument, type OcrLike } from "./read-document.ts";
 import { renderPdfPage } from "./render-page.ts";
-import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
+import { LayoutDetector } from "./layout-model/layout-detector.ts";
+import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type LayoutRequest, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
 import { TextEmbedder } from "./text-embedder.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 
@@ -41,6 +42,18 @@ function ocrThroughParent(id: number): OcrLike {
       });
     },
   };
+}
+
+/** Layout models loaded in this process, by folder (null: the folder is absent, or the model failed to load). */
+const layoutModels = new Map<string, Promise<LayoutDetector | null>>();
+
+function layoutModel(request: LayoutRequest | null): Promise<LayoutDetector | null> {
+  if (!request) return Promise.resolve(null);
+  const key = `${request.modelsDir}\0${request.model}`;
+  let model = layoutModels.get(key);
+  // A model that fails to load leaves pages to the rules, as an absent one does; the server's models check names the fault.
+  if (!model) layoutModels.set(key, (model = LayoutDetector.open(request.modelsDir, request.model).catch(() => null)));
+  return model;
 }
 
 /** Tokenizers loaded in this process, by folder (the server checked them before naming them). */
@@ -81,6 +94,7 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
     collect = !((message.documentType === "txt" || message.documentType === "md") && bytes.byteLength < SMALL_TEXT_BYTES);
     const doc = await readDocument(bytes, message.documentType, {
       ocr: ocrThroughParent(id),
+      layout: message.documentType === "pdf" ? await layoutModel(message.layout) : null,
       onPage: (done, total) => send({ type: "page", id, done, total }),
     });
     for (const page of doc.pages) if (page.error_message) page.error_message = withoutServerPaths(page.error_message);

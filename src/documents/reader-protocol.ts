@@ -30,8 +30,14 @@ export interface ChunkingRequest {
   maxTokens: number;
 }
 
+/** The layout model the child finds PDF pages' regions with (layout-model/), already checked by the server (manifest included). */
+export interface LayoutRequest {
+  modelsDir: string;
+  model: string;
+}
+
 export type ToReader =
-  | { type: "read"; id: number; path: string; documentType: DocumentType; chunking: ChunkingRequest | null; summarize: boolean }
+  | { type: "read"; id: number; path: string; documentType: DocumentType; chunking: ChunkingRequest | null; summarize: boolean; layout: LayoutRequest | null }
   /** Draw one page of the PDF at `path` `width` pixels wide (null: the default size), as WebP (render-page.ts). */
   | { type: "render"; id: number; path: string; page: number; width: number | null }
   | { type: "ocr-result"; id: number; ocrId: number; result?: OcrAnswer; error?: string };

@@ -7,7 +7,7 @@ import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/database.ts";
-import { createApp } from "./http/app.ts";
+import { createApp } from "./app.ts";
 import { lastResortErrorResponse } from "./http/errors.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";

@@ -12,7 +12,7 @@ import { ApiError } from "../errors.ts";
 import { principalOf, publicOrigin, requestInfo } from "../http/request-context.ts";
 import { Enum, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
 import { TIER_LIMITS, TIERS } from "../tenancy/tiers.ts";
-import { API_PREFIX } from "../http/guard.ts";
+import { API_PREFIX } from "../http/api-prefix.ts";
 import type { ClientMeta, SignedIn } from "./accounts.ts";
 import { clearedSessionCookies, OIDC_COOKIE, oidcCookie, readCookie, sessionCookies } from "./cookies.ts";
 import { FLOW_LIFETIME_MS, identitiesOf, findIdentity, linkIdentity, unlinkIdentity } from "./oidc.ts";

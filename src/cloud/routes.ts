@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { publicOrigin, requestInfo } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, MAX_OFFSET, Nullable, NullableTimestamp, queryInt, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
 import { callbackPage } from "./callback-page.ts";

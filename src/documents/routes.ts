@@ -4,7 +4,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";

@@ -1,7 +1,7 @@
 /** HTTP binding of /folders (Mediabox extension; documented in docs/files.md). */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
 

@@ -7,7 +7,7 @@ import { Elysia, type AnyElysia } from "elysia";
 import swaggerBundle from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "file" };
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "file" };
 import { ApiError } from "../errors.ts";
-import { API_PREFIX } from "./guard.ts";
+import { API_PREFIX } from "./api-prefix.ts";
 import { NOSNIFF } from "./security-headers.ts";
 
 export const VERSION = "0.1.0";

@@ -7,7 +7,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { reviewExtraction } from "../extractions/extractions.ts";
 import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions/review.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/shapes.ts";

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { badRequest } from "../errors.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/shapes.ts";
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, INTENT_LIMITS, retryPart, type CreateIntentBody } from "./intents.ts";

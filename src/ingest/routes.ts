@@ -4,7 +4,7 @@
  */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { principalOf } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/shapes.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";

@@ -2,7 +2,7 @@
  * What the upload-session and upload-status endpoints show: the spec's snake_case bodies, mapped
  * from the camelCase results of sessions.ts (and sent as the `subscribed` WebSocket message).
  */
-import { API_PREFIX } from "../http/guard.ts";
+import { API_PREFIX } from "../http/api-prefix.ts";
 import { websocketChannel, type SessionProgress, type SessionResults, type SessionState, type SessionSummary, type UnifiedStatus } from "./sessions.ts";
 
 /** Picks `keys` of `o`, in the order of `keys` (the order the bodies show them in). */

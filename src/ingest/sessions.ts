@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
-import { API_PREFIX } from "../http/guard.ts";
+import { API_PREFIX } from "../http/api-prefix.ts";
 
 export const SESSION_STATUSES = ["pending", "uploading", "processing", "completed", "failed", "expired", "cancelled"] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];

@@ -1,7 +1,7 @@
 /** HTTP binding of the generic job resource: `GET /job/{job_id}` (spec), the organization's job list and cancellation (extensions). */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum, Page, page, pageQuery } from "../http/shapes.ts";
 import { getJobForOrg, JOB_STATUSES, listJobsForOrg } from "./queue.ts";
 

@@ -4,7 +4,7 @@ import type { AppContext } from "../context.ts";
 import { isoAt } from "../clock.ts";
 import type { Static } from "@sinclair/typebox";
 import { ApiError, badRequest } from "../errors.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText } from "../http/shapes.ts";

@@ -1,7 +1,7 @@
 /** HTTP binding of links (Mediabox extension; documented in docs/links.md): save, save many, recrawl, snapshot. */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
 import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../ingest/options.ts";

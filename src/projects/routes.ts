@@ -1,7 +1,7 @@
 /** HTTP binding of /projects (spec section "Projects"). */
 import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
-import { permissions } from "../http/guard.ts";
+import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/shapes.ts";
 import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "./projects.ts";
 

@@ -2,8 +2,9 @@
  * Runs before routing on every request: resolves the client IP and the caller (an API key, else
  * a dashboard session cookie), applies the rate limits (headers on every response, 429 with
  * Retry-After), turns away anonymous calls to protected routes with 401, and refuses
- * cookie-authenticated writes without the session's CSRF token. Also defines the `permission`
- * route option that answers 403 when the key or the session's role lacks the action a route needs.
+ * cookie-authenticated writes without the session's CSRF token. It sits above the features it
+ * asks (accounts, API keys, rate limits, the dashboard's pages); routes declare what they need
+ * with the `permission` option of http/permissions.ts.
  */
 import { DASHBOARD_ASSETS_PATH, DASHBOARD_PAGES } from "../dashboard/pages.ts";
 import { Elysia } from "elysia";
@@ -12,16 +13,14 @@ import { matchesHash } from "../accounts/secrets.ts";
 import { authenticateSession, type ActiveSession } from "../accounts/sessions.ts";
 import { ROLE_PERMISSIONS } from "../accounts/roles.ts";
 import { authenticateKey, type Principal } from "../auth/api-keys.ts";
-import type { Permission } from "../auth/permissions.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { bucketsFor } from "../ratelimit/policy.ts";
 import { LOCAL_S3_PATH } from "../storage/local-store.ts";
-import { clientIp, compileTrust } from "./client-ip.ts";
-import { principalOf, setRequestInfo } from "./request-context.ts";
-import { boundBodyReaders } from "./bounded-body.ts";
-
-export const API_PREFIX = "/api/v2";
+import { API_PREFIX } from "../http/api-prefix.ts";
+import { clientIp, compileTrust } from "../http/client-ip.ts";
+import { setRequestInfo } from "../http/request-context.ts";
+import { boundBodyReaders } from "../http/bounded-body.ts";
 
 /**
  * Operational routes: no authentication, no rate limit (probes, the docs page and the dashboard's
@@ -169,24 +168,3 @@ function unauthenticated(token: string | null, hadSessionCookie: boolean): ApiEr
     { "www-authenticate": 'Bearer realm="mediabox"' },
   );
 }
-
-/** Route option `permission: "view" | "edit" | "delete"`; also gives the handler its `principal`. */
-export const permissions = new Elysia({ name: "mediabox-permissions" }).macro({
-  permission: (needed: Permission) => ({
-    // transform runs before body validation, so a caller without the permission learns nothing more.
-    transform({ request }) {
-      const principal = principalOf(request);
-      if (!principal.permissions.has(needed)) {
-        throw new ApiError(
-          "PERMISSION_DENIED",
-          principal.session
-            ? `your role (${principal.session.role}) lacks the ${needed.toUpperCase()} permission in this organization`
-            : `this API key lacks the ${needed.toUpperCase()} permission`,
-        );
-      }
-    },
-    resolve({ request }) {
-      return { principal: principalOf(request) };
-    },
-  }),
-});

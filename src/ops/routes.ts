@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
-import { VERSION } from "./docs.ts";
+import { VERSION } from "../http/docs.ts";
 import { scanThreadsReady } from "../vectors/scan-threads.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import { timingSafeEqual } from "node:crypto";

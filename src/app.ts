@@ -1,8 +1,56 @@
 /**
- * The composition root: assembles the HTTP application (error handling, the guard, docs, operations
- * and every feature's /api/v2 routes). Nothing below src/ imports this module.
+ * The composition root: builds the services the features share (the context), registers the media
+ * pipelines and job queues, assembles the HTTP application (error handling, the guard, docs,
+ * operations and every feature's /api/v2 routes) and starts and stops the background work.
+ * src/server.ts owns the process-level lifecycle around it (data directory lock, database,
+ * listener). No other module imports this one.
  */
+import type { Database } from "bun:sqlite";
 import { Elysia, type AnyElysia } from "elysia";
+import { Accounts } from "./accounts/accounts.ts";
+import type { Clock } from "./clock.ts";
+import type { Config } from "./config.ts";
+import { GroupCommit } from "./db/group-commit.ts";
+import { FileRepository } from "./files/file-repository.ts";
+import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
+import type { Logger } from "./log.ts";
+import { startMaintenance } from "./ops/maintenance.ts";
+import { Metrics } from "./ops/metrics.ts";
+import { RateLimiter } from "./ratelimit/limiter.ts";
+import { createBlobStore } from "./storage/index.ts";
+import { countingErrors } from "./storage/error-counting.ts";
+import type { DataDir } from "./storage/data-dir.ts";
+import { EventHub } from "./events/hub.ts";
+import { LibraryEvents } from "./events/library-events.ts";
+import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue } from "./rules/rule-jobs.ts";
+import { sendBatchEvents, webhookDeliverQueue, webhookDeps } from "./webhooks/delivery.ts";
+import { resealWebhookSecrets } from "./webhooks/webhooks.ts";
+import { FolderWatcher } from "./watch/watcher.ts";
+import { syncWatchSetting } from "./watch/watched-folders.ts";
+import { UploadSlots } from "./ingest/upload-slots.ts";
+import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
+import { ImageAnalyzers } from "./images/analyzers.ts";
+import { OcrEngine } from "./ocr/ocr.ts";
+import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
+import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
+import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
+import { serverDocumentReader } from "./documents/server-reader.ts";
+import { VectorIndex } from "./vectors/vector-index.ts";
+import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
+import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
+import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
+import { exportExpiryQueue } from "./library/exports.ts";
+import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embeddings.ts";
+import { startScanThreads } from "./vectors/scan-threads.ts";
+import { startHashThreads } from "./storage/hash-threads.ts";
+import { VideoEngine } from "./video/video-engine.ts";
+import { videoPipeline } from "./video/video-pipeline.ts";
+import { LinkFetcher } from "./links/link-fetcher.ts";
+import { linkPipeline } from "./links/link-pipeline.ts";
+import { CloudConnections } from "./cloud/connections.ts";
+import { cloudExportQueue, cloudImportQueue, recoverCloudJobs } from "./cloud/cloud-jobs.ts";
+import { loadTokenKey, TokenVault } from "./cloud/token-vault.ts";
+import { errorMessage } from "./errors.ts";
 import type { AppContext } from "./context.ts";
 import { datasetRoutes } from "./datasets/routes.ts";
 import { folderRoutes } from "./folders/routes.ts";
@@ -34,6 +82,148 @@ import { docsRoutes } from "./http/docs.ts";
 import { securityHeaders } from "./http/security-headers.ts";
 import { infrastructureRoutes } from "./ops/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
+
+/** What the server has opened before the appliance is composed. */
+export interface Foundation {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  dataDir: DataDir;
+  db: Database;
+  /** Extra job queues to run (tests register theirs here). */
+  queues?: QueueDefinition<any>[];
+}
+
+/** The composed appliance: its context and HTTP application, and the work running beside them. */
+export interface Appliance {
+  ctx: AppContext;
+  http: AnyElysia;
+  /** Starts the job workers, the folder watcher and the housekeeping once the HTTP server listens. */
+  start(): void;
+  /** Stops the background work, the HTTP server and the jobs, then closes the shared services. */
+  stop(): Promise<void>;
+}
+
+/** A setting names something the appliance cannot take (a watched folder); nothing was started. */
+export class CompositionError extends Error {
+  override name = "CompositionError";
+}
+
+/** Builds every service the features share, once per server. */
+export function createContext({ config, clock, log, dataDir, db, queues = [] }: Foundation): AppContext {
+  const writes = new GroupCommit(db);
+  const jobs = new JobRunner(db, writes, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
+  for (const queue of queues) jobs.register(queue);
+  const metrics = new Metrics(db, clock, dataDir.database);
+  const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
+  const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
+  const ocr = new OcrEngine({
+    workers: config.ocrWorkers,
+    languages: config.ocrLanguages,
+    modelsDir: config.modelsDir,
+    scratchDir: dataDir.scratch,
+    check: models.require,
+  });
+  return {
+    config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
+    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,
+    images: new ImageAnalyzers(config, models.require),
+    ocr,
+    documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
+    embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
+    vectors: new VectorIndex(db, clock),
+    video: new VideoEngine(config),
+    links: new LinkFetcher(config),
+    cloud: new CloudConnections(db, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
+    accounts: new Accounts(db, clock, config, log.child({ component: "accounts" })),
+  };
+}
+
+/** The media pipelines, the job queues, the reactions to library events and the recoveries after a restart. */
+function registerWork(ctx: AppContext): void {
+  const { jobs, log } = ctx;
+  ctx.pipelines.register(imagePipeline);
+  ctx.pipelines.register(documentPipeline);
+  ctx.pipelines.register(videoPipeline);
+  ctx.pipelines.register(linkPipeline);
+  jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
+  jobs.register(imageVariantsQueue(ctx));
+  jobs.register(documentEmbedQueue(ctx));
+  jobs.register(batchIngestQueue(ctx));
+  jobs.register(exportExpiryQueue(ctx));
+  jobs.register(imageEmbedQueue(ctx));
+  jobs.register(cloudImportQueue(ctx));
+  jobs.register(cloudExportQueue(ctx));
+  jobs.register(fileAutomateQueue(ctx));
+  jobs.register(rulesApplyQueue(ctx));
+  jobs.register(webhookDeliverQueue(ctx));
+  automateProcessedFiles(ctx);
+  sendBatchEvents(ctx);
+  recoverInterruptedUploads(ctx);
+  recoverCloudJobs(ctx);
+  const resealed = ctx.cloud.resealStaleTokens();
+  if (resealed) log.info("re-encrypted cloud tokens with the current key", { connections: resealed });
+  try {
+    syncWatchSetting(ctx.db, ctx.clock, ctx.config.watchDirs);
+  } catch (err) {
+    throw new CompositionError(`--watch-dir / MEDIABOX_WATCH_DIR: ${errorMessage(err)}`);
+  }
+  const resealedSecrets = resealWebhookSecrets(webhookDeps(ctx));
+  if (resealedSecrets) log.info("re-encrypted webhook secrets with the current key", { webhooks: resealedSecrets });
+}
+
+export function composeAppliance(foundation: Foundation): Appliance {
+  const ctx = createContext(foundation);
+  registerWork(ctx);
+  const { config, jobs, log, metrics } = ctx;
+  const watcher = new FolderWatcher(ctx);
+  const http = createApp(ctx);
+  let stopMaintenance = () => {};
+  let vocabulary: VocabularyPreparation | null = null;
+  return {
+    ctx,
+    http,
+    start() {
+      jobs.start();
+      watcher.start();
+      logModelVerification(ctx.models, log);
+      resumePendingEmbeddings(ctx).then(
+        (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
+        (err) => log.warn("could not check for pending embeddings", { err: String(err) }),
+      );
+      resumeImageEmbeddings(ctx).then(
+        (n) => n && log.info("queued image embeddings with the configured model", { images: n, model: ctx.images.vision.modelName }),
+        (err) => log.warn("images embedded by another model stay as they are: the configured model cannot load", { err: String(err) }),
+      );
+      startScanThreads().catch((err) => log.warn("vector scan threads did not start; scans use one thread", { err: String(err) }));
+      startHashThreads().then(
+        (n) => n === 0 && log.warn("upload hashing threads did not start; uploads hash on the request thread"),
+        (err) => log.warn("upload hashing threads did not start; uploads hash on the request thread", { err: String(err) }),
+      );
+      stopMaintenance = startMaintenance(ctx);
+      const builtinText = builtinTextModel(ctx.embedder);
+      // Only when the built-in model is the one configured: a folder model's library never needs it.
+      vocabulary = builtinText && config.textEmbeddingModel === BUILTIN_TEXT_MODEL
+        ? new VocabularyPreparation(builtinText, config.textVocabularyWords, log.child({ component: "text-model" }))
+        : null;
+      if (builtinText) {
+        metrics.watchTextModel(() => ({ textWords: builtinText.wordsComputed, preparedWords: builtinText.wordsPrepared, pendingWords: vocabulary?.pendingWords ?? 0 }));
+      }
+    },
+    async stop() {
+      stopMaintenance();
+      vocabulary?.stop();
+      await watcher.stop();
+      await http.stop();
+      await jobs.stop();
+      await ctx.documentReader.close();
+      await ctx.video.close();
+      await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
+      await ctx.embedder.close();
+      await ctx.accounts.close();
+    },
+  };
+}
 
 export function createApp(ctx: AppContext) {
   const api = new Elysia({ prefix: API_PREFIX })

@@ -58,6 +58,10 @@ test("only watch/watched-folders.ts writes watched folders and their items; only
   expect(await writersOf("file_origins", ["ingest/ingest.ts"])).toEqual([]);
 });
 
+test("only camera/camera-facts.ts writes camera facts", async () => {
+  expect(await writersOf("camera_facts", ["camera/camera-facts.ts"])).toEqual([]);
+});
+
 test("each accounts table has one writer", async () => {
   const owners: Record<string, string> = {
     users: "accounts/users.ts",
@@ -113,6 +117,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/reader-child.ts tokenizers": "the reader child's loaded tokenizers (a process entry point)",
   "documents/reader-child.ts layoutModels": "the reader child's loaded layout models (a process entry point)",
   "embeddings/use-worker.ts model": "the text model inside its own worker thread",
+  "camera/gazetteer.ts table": "the bundled gazetteer, read once per process on the first lookup and never changed",
   "db/wal-worker.ts db": "the checkpoint thread's own database connection",
   "http/request-context.ts infos": "request-scoped data keyed by the Request object itself",
   "images/heic.ts thread": "one stateless HEIC decoding thread serves the process",

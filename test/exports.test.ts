@@ -48,7 +48,7 @@ describe("exports", () => {
   test("GET /files/export/columns lists the registry in groups", async () => {
     const res = await owner.api.get("/files/export/columns");
     expect(res.status).toBe(200);
-    expect(Object.keys(res.body.groups)).toEqual(["basic", "descriptions", "image", "document", "video", "link"]);
+    expect(Object.keys(res.body.groups)).toEqual(["basic", "descriptions", "image", "document", "video", "link", "camera"]);
     expect(res.body.groups.basic).toContainEqual({ field_key: "filename", display_name: "File name", group: "basic" });
     expect(res.body.groups.descriptions.map((c: { field_key: string }) => c.field_key)).toContain("description");
   });

@@ -343,7 +343,7 @@ describe("damaged and huge images", () => {
     expect(failure).toBeInstanceOf(ImageDecodeError);
     expect(failure.message).toContain("could not be decoded");
     expect(failure.takenAt).toBe("2019-05-04T13:11:12.000Z");
-    expect(await readCaptureDate(wrecked)).toEqual({ at: "2019-05-04T13:11:12.000Z", source: "EXIF DateTimeOriginal" });
+    expect(await readCaptureDate(wrecked)).toEqual({ at: "2019-05-04T13:11:12.000Z", offset: "-03:00", source: "EXIF DateTimeOriginal" });
     const heicDate = await readCaptureDate(heicHalves());
     expect(heicDate).toBeNull();
   });

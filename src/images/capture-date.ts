@@ -11,11 +11,12 @@
  *
  * EXIF times carry no zone of their own: an EXIF time without its OffsetTime* tag takes the
  * offset of an XMP or IPTC date naming the same local time (Lightroom and phones often keep the
- * zone only there); with none, it is read as UTC. This module only reads bytes it is handed: the
- * EXIF/XMP/IPTC blocks are gathered by the decoders (sharp's metadata, RAW and JPEG XL readers).
+ * zone only there); with none, it is read as UTC. The EXIF/XMP/IPTC blocks are gathered by the
+ * decoders (sharp's metadata, RAW and JPEG XL readers) and read by exifr (photo-tags.ts).
  */
 import type { Metadata } from "sharp";
-import { exifDirectories, exifPayloadToTiff, type IfdEntry, TAG, TiffBlock } from "./tiff-ifd.ts";
+import { tagNumbers, tagText, xmpProperty, type PhotoTags } from "./photo-tags.ts";
+import { exifPayloadToTiff, TAG, TiffBlock } from "./tiff-ifd.ts";
 
 export interface MetadataBlocks {
   /** EXIF-style TIFF blocks, most authoritative first. */
@@ -29,6 +30,8 @@ export interface MetadataBlocks {
 export interface CaptureDate {
   /** ISO 8601 UTC instant. */
   at: string;
+  /** The local offset it was taken at ("+02:00"), or null when the file does not say (then `at` read the time as UTC). */
+  offset: string | null;
   /** Which field it came from, e.g. "EXIF DateTimeOriginal" (for logs and tests). */
   source: string;
 }
@@ -85,7 +88,7 @@ export function blocksFromJpegSegments(jpeg: Uint8Array): MetadataBlocks {
 const OFFSET = /^([+-])(\d{2}):?(\d{2})$/;
 
 /** "+02:00" / "-0530" / "Z" normalized to "+HH:MM", or null. */
-function normalizeOffset(raw: string | null | undefined): string | null {
+export function normalizeOffset(raw: string | null | undefined): string | null {
   if (!raw) return null;
   const value = raw.trim();
   if (value === "Z") return "+00:00";
@@ -94,7 +97,7 @@ function normalizeOffset(raw: string | null | undefined): string | null {
   return `${m[1]}${m[2]}:${m[3]}`;
 }
 
-interface LocalTime {
+export interface LocalTime {
   /** "YYYY-MM-DDTHH:MM:SS" */
   local: string;
   offset: string | null;
@@ -116,46 +119,19 @@ function parseExifTime(value: string | null): LocalTime | null {
   return local ? { local, offset: normalizeOffset(m[7]) } : null;
 }
 
-/** ISO 8601 as XMP writes it: a date, or a date and time with an optional fraction and zone. */
-function parseXmpTime(value: string): LocalTime | null {
-  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(value.trim());
+/** ISO 8601 as XMP (and QuickTime) write it: a date, or a date and time with an optional fraction and zone. */
+export function parseIsoTime(value: unknown): LocalTime | null {
+  const text = tagText(value);
+  if (!text) return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?)?\s*(Z|[+-]\d{2}:?\d{2})?$/.exec(text);
   if (!m) return null;
   const local = validLocal(m[1]!, m[2]!, m[3]!, m[4] ?? "00", m[5] ?? "00", m[6] ?? "00");
   return local ? { local, offset: normalizeOffset(m[7]) } : null;
 }
 
-function toInstant(time: LocalTime, fallbackOffset: string | null = null): string | null {
+export function toInstant(time: LocalTime, fallbackOffset: string | null = null): string | null {
   const ms = Date.parse(`${time.local}${time.offset ?? fallbackOffset ?? "Z"}`);
   return Number.isFinite(ms) ? new Date(ms).toISOString() : null;
-}
-
-/** The value of an XMP property in attribute (`ns:Name="v"`) or element (`<ns:Name>v</ns:Name>`) form, any of the prefixes. */
-function xmpValue(packets: string[], prefixes: string[], name: string): string | null {
-  for (const xml of packets) {
-    for (const prefix of prefixes) {
-      const attribute = new RegExp(`\\b${prefix}:${name}\\s*=\\s*["']([^"']+)["']`).exec(xml);
-      if (attribute) return attribute[1]!;
-      const element = new RegExp(`<${prefix}:${name}(?:\\s[^>]*)?>\\s*([^<]+?)\\s*</${prefix}:${name}>`).exec(xml);
-      if (element) return element[1]!;
-    }
-  }
-  return null;
-}
-
-/** IPTC-IIM datasets of record 2: dataset number → first value (Latin-1). */
-function iptcRecord2(blocks: Uint8Array[]): Map<number, string> {
-  const out = new Map<number, string>();
-  for (const bytes of blocks) {
-    for (let i = 0; i + 5 <= bytes.byteLength; i++) {
-      if (bytes[i] !== 0x1c || bytes[i + 1] !== 0x02) continue;
-      const dataset = bytes[i + 2]!;
-      const length = (bytes[i + 3]! << 8) | bytes[i + 4]!;
-      if (length & 0x8000 || i + 5 + length > bytes.byteLength) continue;
-      if (!out.has(dataset)) out.set(dataset, String.fromCharCode(...bytes.subarray(i + 5, i + 5 + length)));
-      i += 4 + length;
-    }
-  }
-  return out;
 }
 
 /** IPTC date "CCYYMMDD" and time "HHMMSS±HHMM". */
@@ -167,58 +143,45 @@ function parseIptc(date: string | undefined, time: string | undefined): LocalTim
   return local ? { local, offset: normalizeOffset(t?.[4]) } : null;
 }
 
-interface ExifTimes {
-  original: LocalTime | null;
-  created: LocalTime | null;
-  modified: LocalTime | null;
-  gps: string | null;
+/** EXIF tags the chain reads. */
+const EXIF = {
+  DateTimeOriginal: 0x9003,
+  CreateDate: 0x9004,
+  OffsetTime: 0x9010,
+  OffsetTimeOriginal: 0x9011,
+  OffsetTimeDigitized: 0x9012,
+  ModifyDate: 0x0132,
+  GpsTimeStamp: 0x0007,
+  GpsDateStamp: 0x001d,
+} as const;
+
+function exifTime(tags: PhotoTags, directory: "ifd0" | "exif", tag: number, offsetTag: number): LocalTime | null {
+  const parsed = parseExifTime(tagText(tags[directory].get(tag)));
+  if (parsed && !parsed.offset) parsed.offset = normalizeOffset(tagText(tags.exif.get(offsetTag)));
+  return parsed;
 }
 
-function exifTimes(blocks: TiffBlock[]): ExifTimes {
-  const out: ExifTimes = { original: null, created: null, modified: null, gps: null };
-  for (const tiff of blocks) {
-    const { ifd0, exif, gps } = exifDirectories(tiff);
-    // CR3 keeps the EXIF directory as a block of its own (its IFD0 is the EXIF IFD).
-    const exifDir = exif.size ? exif : ifd0;
-    const time = (dir: Map<number, IfdEntry>, tag: number, offsetTag: number): LocalTime | null => {
-      const parsed = parseExifTime(tiff.text(dir.get(tag)));
-      if (parsed && !parsed.offset) parsed.offset = normalizeOffset(tiff.text(exifDir.get(offsetTag)));
-      return parsed;
-    };
-    out.original ??= time(exifDir, TAG.DateTimeOriginal, TAG.OffsetTimeOriginal);
-    out.created ??= time(exifDir, TAG.CreateDate, TAG.OffsetTimeDigitized);
-    out.modified ??= time(ifd0, TAG.ModifyDate, TAG.OffsetTime);
-    const gpsDir = gps.size ? gps : ifd0.has(TAG.GpsDateStamp) ? ifd0 : gps;
-    if (!out.gps) {
-      const date = /^(\d{4}):(\d{2}):(\d{2})$/.exec(tiff.text(gpsDir.get(TAG.GpsDateStamp)) ?? "");
-      const hms = tiff.numbers(gpsDir.get(TAG.GpsTimeStamp), 3);
-      if (date && hms.length === 3) {
-        const [h, m, s] = hms.map((v) => String(Math.floor(v)).padStart(2, "0"));
-        const local = validLocal(date[1]!, date[2]!, date[3]!, h, m, s);
-        if (local) out.gps = toInstant({ local, offset: "+00:00" });
-      }
-    }
-  }
-  return out;
+function gpsTime(tags: PhotoTags): string | null {
+  const date = /^(\d{4}):(\d{2}):(\d{2})$/.exec(tagText(tags.gps.get(EXIF.GpsDateStamp)) ?? "");
+  const hms = tagNumbers(tags.gps.get(EXIF.GpsTimeStamp));
+  if (!date || hms.length !== 3) return null;
+  const [h, m, s] = hms.map((v) => String(Math.floor(v)).padStart(2, "0"));
+  const local = validLocal(date[1]!, date[2]!, date[3]!, h, m, s);
+  return local ? toInstant({ local, offset: "+00:00" }) : null;
 }
 
-/** The capture instant by the chain above, or null when the file records none. */
-export function captureDate(blocks: MetadataBlocks): CaptureDate | null {
-  const exif = exifTimes(blocks.exif);
-  const xmp = (prefixes: string[], name: string) => {
-    const value = xmpValue(blocks.xmp, prefixes, name);
-    return value ? parseXmpTime(value) : null;
-  };
+/** The capture time by the chain above (with the local offset it was taken at, when known), or null when the file records none. */
+export function captureDate(tags: PhotoTags): CaptureDate | null {
+  const xmp = (prefixes: string[], name: string) => parseIsoTime(xmpProperty(tags, prefixes, name));
   const xmpDates: [string, LocalTime | null][] = [
     ["XMP exif:DateTimeOriginal", xmp(["exif"], "DateTimeOriginal")],
     ["XMP photoshop:DateCreated", xmp(["photoshop"], "DateCreated")],
     ["XMP xmp:CreateDate", xmp(["xmp", "xap"], "CreateDate")],
     ["XMP exif:DateTimeDigitized", xmp(["exif"], "DateTimeDigitized")],
   ];
-  const iptc = iptcRecord2(blocks.iptc);
   const iptcDates: [string, LocalTime | null][] = [
-    ["IPTC DateCreated", parseIptc(iptc.get(55), iptc.get(60))],
-    ["IPTC DigitalCreationDate", parseIptc(iptc.get(62), iptc.get(63))],
+    ["IPTC DateCreated", parseIptc(tags.iptc.get(55), tags.iptc.get(60))],
+    ["IPTC DigitalCreationDate", parseIptc(tags.iptc.get(62), tags.iptc.get(63))],
   ];
 
   // An EXIF time without its own offset borrows the zone of an XMP/IPTC date at the same local time
@@ -227,18 +190,21 @@ export function captureDate(blocks: MetadataBlocks): CaptureDate | null {
   const borrowOffset = (time: LocalTime): string | null => zoned.find((t) => t.local.slice(0, 16) === time.local.slice(0, 16))?.offset ?? null;
 
   const candidates: [string, LocalTime | string | null][] = [
-    ["EXIF DateTimeOriginal", exif.original],
-    ["EXIF CreateDate", exif.created],
+    ["EXIF DateTimeOriginal", exifTime(tags, "exif", EXIF.DateTimeOriginal, EXIF.OffsetTimeOriginal)],
+    ["EXIF CreateDate", exifTime(tags, "exif", EXIF.CreateDate, EXIF.OffsetTimeDigitized)],
     ...xmpDates,
     ...iptcDates,
-    ["GPS DateStamp/TimeStamp", exif.gps],
-    ["EXIF ModifyDate", exif.modified],
+    ["GPS DateStamp/TimeStamp", gpsTime(tags)],
+    ["EXIF ModifyDate", exifTime(tags, "ifd0", EXIF.ModifyDate, EXIF.OffsetTime)],
     ["XMP xmp:ModifyDate", xmp(["xmp", "xap"], "ModifyDate")],
   ];
   for (const [source, time] of candidates) {
     if (!time) continue;
-    const at = typeof time === "string" ? time : toInstant(time, time.offset ? null : borrowOffset(time));
-    if (at) return { at, source };
+    if (typeof time === "string") return { at: time, offset: null, source }; // GPS time is UTC; the local zone is unknown
+    const offset = time.offset ?? borrowOffset(time);
+    const at = toInstant(time, offset);
+    if (at) return { at, offset, source };
   }
   return null;
 }
+

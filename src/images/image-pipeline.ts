@@ -27,6 +27,7 @@ import { ImageDecodeError, renderImage, type RenderedImage } from "./variants.ts
 import { storeVariants } from "./variant-store.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 import { errorMessage } from "../errors.ts";
+import { storeCameraFacts } from "../camera/camera-facts.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
 interface ImageWork extends FileWork {
@@ -72,12 +73,14 @@ async function generateVariants(work: ImageWork): Promise<void> {
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
     ctx.files.variantsFailed(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
+    if (err instanceof ImageDecodeError && err.camera) await storeCameraFacts(ctx.db, file.org_id, file.id, err.camera);
     // An image that does not decode never will: fail for good rather than retry.
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
   await storeVariants(ctx, file, image.variants);
   ctx.files.variantsDone(file.id, { count: image.variants.length, width: image.width, height: image.height, format: image.format, blurHash: image.blurHash, takenAt: image.takenAt });
+  await storeCameraFacts(ctx.db, file.org_id, file.id, image.camera);
   work.rendered = image;
 }
 

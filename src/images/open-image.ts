@@ -6,6 +6,7 @@
  * pixel limit is checked here, from headers, before anything is decoded.
  */
 import sharp, { type Metadata, type SharpOptions } from "sharp";
+import type { CameraFacts } from "../camera/camera-facts.ts";
 import { blocksFromSharp, emptyBlocks, type MetadataBlocks } from "./capture-date.ts";
 import { decodeHeic, isHevcHeif } from "./heic.ts";
 import { decodeJxl, isJxl, jxlMetadata, jxlSize } from "./jxl.ts";
@@ -16,8 +17,9 @@ export const DEFAULT_MAX_PIXELS = 500_000_000;
 
 export class ImageDecodeError extends Error {
   override name = "ImageDecodeError";
-  /** The capture date read from the file's metadata anyway (renderImage sets it), for the pipeline to keep. */
+  /** The capture date and camera facts read from the file's metadata anyway (renderImage sets them), for the pipeline to keep. */
   takenAt: string | null = null;
+  camera: CameraFacts | null = null;
 }
 
 export interface OpenedImage {

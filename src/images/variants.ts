@@ -7,7 +7,10 @@
  */
 import { encode as encodeBlurHash } from "blurhash";
 import sharp, { type Sharp } from "sharp";
-import { blocksFromJpegSegments, blocksFromSharp, captureDate, type CaptureDate } from "./capture-date.ts";
+import type { CameraFacts } from "../camera/camera-facts.ts";
+import { cameraFactsFromTags } from "./camera-exif.ts";
+import { blocksFromJpegSegments, blocksFromSharp, captureDate, type CaptureDate, type MetadataBlocks } from "./capture-date.ts";
+import { readPhotoTags } from "./photo-tags.ts";
 import { isJxl, jxlMetadata } from "./jxl.ts";
 import { rawFormatOf } from "./raw.ts";
 import { DEFAULT_MAX_PIXELS, ImageDecodeError, openImage, uprightPixels, type OpenedImage } from "./open-image.ts";
@@ -37,6 +40,8 @@ export interface RenderedImage {
   takenAt: string | null;
   /** Which metadata field takenAt came from ("EXIF DateTimeOriginal", "XMP photoshop:DateCreated", ...). */
   takenAtSource: string | null;
+  /** What the camera recorded: make, model, lens, exposure, GPS, orientation, the date with its offset. */
+  camera: CameraFacts;
   /**
    * Why the file is damaged when it decoded only partly (a truncated or corrupt JPEG shown as far
    * as it goes, the rest grey), else null. The variants are still made from what decoded.
@@ -81,13 +86,28 @@ async function borderStats(upright: Sharp): Promise<RenderedImage["border"]> {
   return { mean, stdDev: Math.round(stdDev * 10) / 10 };
 }
 
-/** Reads the capture date alone (no decoding): the pipeline can keep it even when rendering fails. */
-export async function readCaptureDate(input: Buffer, options: RenderOptions = {}): Promise<CaptureDate | null> {
+export interface PhotoMetadata {
+  date: CaptureDate | null;
+  camera: CameraFacts;
+}
+
+async function metadataOf(blocks: MetadataBlocks): Promise<PhotoMetadata> {
+  const tags = await readPhotoTags(blocks);
+  const date = captureDate(tags);
+  return { date, camera: cameraFactsFromTags(tags, date) };
+}
+
+/** Reads the capture date and camera facts alone (no decoding): the pipeline can keep them even when rendering fails. */
+export async function readPhotoMetadata(input: Buffer, options: RenderOptions = {}): Promise<PhotoMetadata | null> {
   try {
-    return captureDate((await openImageHeaders(input, options)).blocks);
+    return await metadataOf((await openImageHeaders(input, options)).blocks);
   } catch {
     return null; // unreadable metadata never fails anything
   }
+}
+
+export async function readCaptureDate(input: Buffer, options: RenderOptions = {}): Promise<CaptureDate | null> {
+  return (await readPhotoMetadata(input, options))?.date ?? null;
 }
 
 // Opening a HEIC or JPEG XL decodes it; for the date alone only headers are needed, which
@@ -128,14 +148,18 @@ async function decodeUpright(image: OpenedImage, maxPixels: number, failOn: "err
 }
 
 /**
- * Renders the image; an ImageDecodeError carries the capture date when the metadata had one
- * (`err.takenAt`), so a file that never decodes still keeps its date.
+ * Renders the image; an ImageDecodeError carries the capture date and camera facts when the
+ * metadata had them (`err.takenAt`, `err.camera`), so a file that never decodes still keeps them.
  */
 export async function renderImage(input: Buffer, options: RenderOptions = {}): Promise<RenderedImage> {
   try {
     return await render(input, options);
   } catch (err) {
-    if (err instanceof ImageDecodeError) err.takenAt = (await readCaptureDate(input, options))?.at ?? null;
+    if (err instanceof ImageDecodeError) {
+      const metadata = await readPhotoMetadata(input, options);
+      err.takenAt = metadata?.date?.at ?? null;
+      err.camera = metadata?.camera ?? null;
+    }
     throw err;
   }
 }
@@ -144,7 +168,7 @@ async function render(input: Buffer, options: RenderOptions): Promise<RenderedIm
   const maxPixels = options.maxPixels ?? DEFAULT_MAX_PIXELS;
   const image = await openImage(input, maxPixels);
   const { pixels: source } = image;
-  const date = captureDate(image.blocks);
+  const { date, camera } = await metadataOf(image.blocks);
   const hugeOriginal = source.kind === "encoded" && source.width * source.height > READABLE_MAX_PIXELS;
   const originalReadable = source.kind === "encoded" && !hugeOriginal;
 
@@ -191,6 +215,7 @@ async function render(input: Buffer, options: RenderOptions): Promise<RenderedIm
       blurHash,
       takenAt: date?.at ?? null,
       takenAtSource: date?.source ?? null,
+      camera,
       damaged,
       variants,
       border: await borderStats(sharp(pixels, raw)),

@@ -13,6 +13,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
+import { cameraFactsOf, type StoredCameraFacts } from "../camera/camera-facts.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -28,12 +29,19 @@ type Cell = string | number | null;
 interface ColumnDef {
   key: string;
   display: string;
-  group: "basic" | "descriptions" | "image" | "document" | "video" | "link";
-  value(row: FileRow, options: { flattenTags: boolean; extractedText(fileId: string): string | null }): Cell;
+  group: "basic" | "descriptions" | "image" | "document" | "video" | "link" | "camera";
+  value(row: FileRow, options: ValueOptions): Cell;
+}
+
+interface ValueOptions {
+  flattenTags: boolean;
+  extractedText(fileId: string): string | null;
+  camera(fileId: string): StoredCameraFacts | null;
 }
 
 const col = (group: ColumnDef["group"], key: string, display: string, value: ColumnDef["value"]): ColumnDef => ({ key, display, group, value });
 const field = (group: ColumnDef["group"], key: keyof FileRow, display: string) => col(group, key, display, (row) => row[key] as Cell);
+const camera = (key: string, display: string, fact: keyof StoredCameraFacts) => col("camera", key, display, (row, o) => (o.camera(row.id)?.[fact] ?? null) as Cell);
 
 export const EXPORT_COLUMNS: ColumnDef[] = [
   field("basic", "id", "ID"),
@@ -77,6 +85,20 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("link", "crawled_at", "Crawled at"),
   col("link", "site_name", "Site name", (row) => ogField(row, "site_name")),
   col("link", "og_image", "Open Graph image", (row) => ogField(row, "og:image")),
+  camera("camera_make", "Camera make", "make"),
+  camera("camera_model", "Camera model", "model"),
+  camera("lens", "Lens", "lens"),
+  camera("focal_length_mm", "Focal length (mm)", "focalLengthMm"),
+  camera("f_number", "Aperture (f-number)", "fNumber"),
+  camera("exposure_time_seconds", "Exposure time (s)", "exposureSeconds"),
+  camera("iso", "ISO", "iso"),
+  camera("taken_at_offset", "Taken at UTC offset", "takenAtOffset"),
+  camera("latitude", "Latitude", "latitude"),
+  camera("longitude", "Longitude", "longitude"),
+  camera("altitude_m", "Altitude (m)", "altitudeM"),
+  camera("country", "Country", "country"),
+  camera("region", "Region", "region"),
+  camera("city", "City", "city"),
 ];
 
 /** One field of a link's og_metadata, as text (the first of repeated tags). */
@@ -201,7 +223,13 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
   const connection = request.format === "hosted_sheets" ? ctx.cloud.connection(orgId, request.connection_id!) : null;
   const rows = selectRows(ctx.db, orgId, request);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
-  const options = { flattenTags: request.flatten_tags ?? true, extractedText: (id: string) => ctx.files.extractedText(id) };
+  // Cells are asked column by column within a row: one camera lookup serves the row's camera columns.
+  let cameraOf: { id: string; facts: StoredCameraFacts | null } | null = null;
+  const options: ValueOptions = {
+    flattenTags: request.flatten_tags ?? true,
+    extractedText: (id) => ctx.files.extractedText(id),
+    camera: (id) => (cameraOf?.id === id ? cameraOf : (cameraOf = { id, facts: cameraFactsOf(ctx.db, id) })).facts,
+  };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));
   const sheetName = request.sheet_name?.trim() || "Files";

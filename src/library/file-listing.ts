@@ -28,6 +28,15 @@ export interface ListFilesQuery {
   processingStatus: (typeof PROCESSING_STATUSES)[number] | null;
   dateFrom: string | null;
   dateTo: string | null;
+  /** Extension: on content_created_at (when it was taken), inclusive. */
+  takenFrom: string | null;
+  takenTo: string | null;
+  /** Extension: a substring of the camera's "make model", case-insensitive. */
+  camera: string | null;
+  /** Extension: whether the file records where it was taken. */
+  hasLocation: boolean | null;
+  /** Extension: taken within [west, south, east, north] degrees (west > east crosses the antimeridian). */
+  bbox: BoundingBox | null;
   /** null: relevance when searching, else created_at. */
   sortBy: (typeof SORT_FIELDS)[number] | null;
   sortOrder: "asc" | "desc";
@@ -68,6 +77,35 @@ export function ftsQuery(search: string, mode: ListFilesQuery["searchMode"]): st
   const columns = FTS_COLUMNS[mode];
   return columns ? `${columns} : (${expression})` : expression;
 }
+
+export interface BoundingBox {
+  west: number;
+  south: number;
+  east: number;
+  north: number;
+}
+
+/** "west,south,east,north" in degrees (GeoJSON's bbox order), or a 400 naming what is wrong. */
+export function parseBoundingBox(value: string, field = "bbox"): BoundingBox {
+  const parts = value.split(",").map((part) => part.trim());
+  const numbers = parts.map(Number);
+  if (parts.length !== 4 || parts.some((part) => part === "") || numbers.some((n) => !Number.isFinite(n))) {
+    throw badRequest(`${field}: must be four numbers west,south,east,north (degrees)`);
+  }
+  const [west, south, east, north] = numbers as [number, number, number, number];
+  if ([west, east].some((lon) => lon < -180 || lon > 180)) throw badRequest(`${field}: longitudes must be within -180..180`);
+  if ([south, north].some((lat) => lat < -90 || lat > 90)) throw badRequest(`${field}: latitudes must be within -90..90`);
+  if (south > north) throw badRequest(`${field}: south must not be greater than north`);
+  return { west, south, east, north };
+}
+
+/** SQL over camera_facts `c` for points within the box (a box with west > east crosses the antimeridian). */
+export function boxCondition(box: BoundingBox): { sql: string; params: number[] } {
+  const lon = box.west <= box.east ? "c.longitude BETWEEN ? AND ?" : "(c.longitude >= ? OR c.longitude <= ?)";
+  return { sql: `c.latitude BETWEEN ? AND ? AND ${lon}`, params: [box.south, box.north, box.west, box.east] };
+}
+
+const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 function isoOrThrow(value: string, field: string): string {
   const ms = Date.parse(value);
@@ -113,6 +151,26 @@ export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { row
   if (q.dateTo) {
     filters.push("f.created_at <= ?");
     params.push(isoOrThrow(q.dateTo, "date_to"));
+  }
+  if (q.takenFrom) {
+    filters.push("f.content_created_at >= ?");
+    params.push(isoOrThrow(q.takenFrom, "taken_from"));
+  }
+  if (q.takenTo) {
+    filters.push("f.content_created_at <= ?");
+    params.push(isoOrThrow(q.takenTo, "taken_to"));
+  }
+  if (q.camera) {
+    filters.push("EXISTS (SELECT 1 FROM camera_facts c WHERE c.file_id = f.id AND (coalesce(c.make, '') || ' ' || coalesce(c.model, '')) LIKE ? ESCAPE '\\')");
+    params.push(`%${likeEscape(q.camera)}%`);
+  }
+  if (q.hasLocation !== null) {
+    filters.push(`${q.hasLocation ? "" : "NOT "}EXISTS (SELECT 1 FROM camera_facts c WHERE c.file_id = f.id AND c.latitude IS NOT NULL)`);
+  }
+  if (q.bbox) {
+    const box = boxCondition(q.bbox);
+    filters.push(`EXISTS (SELECT 1 FROM camera_facts c WHERE c.file_id = f.id AND ${box.sql})`);
+    params.push(...box.params);
   }
   // A search joins the FTS table (its rank orders the results unless sort_by says otherwise).
   const search = q.search !== null ? ftsQuery(q.search, q.searchMode) : null;

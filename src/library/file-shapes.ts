@@ -139,6 +139,44 @@ const Keyframe = t.Object(
   { title: "VideoKeyframe" },
 );
 
+/** Extension: what the camera recorded (EXIF/XMP for photos, QuickTime/MP4 tags for videos). */
+export const CameraView = t.Object(
+  {
+    make: NullableString,
+    model: NullableString,
+    lens: NullableString,
+    focal_length_mm: NullableNumber,
+    focal_length_35mm: t.Union([t.Number(), t.Null()], { description: "35 mm-equivalent focal length" }),
+    f_number: NullableNumber,
+    exposure_time_seconds: NullableNumber,
+    iso: NullableInteger,
+    orientation: t.Union([t.Integer(), t.Null()], { description: "EXIF orientation 1-8 (photos)" }),
+    taken_at: t.Union([t.String({ format: "date-time" }), t.Null()], { description: "The capture instant (UTC) the camera recorded" }),
+    taken_at_offset: t.Union([t.String(), t.Null()], { description: "The local UTC offset it was taken at (\"+02:00\"); null when the file does not say" }),
+    taken_at_source: t.Union([t.String(), t.Null()], { description: "The field the date came from (\"EXIF DateTimeOriginal\", \"QuickTime creationdate\", ...)" }),
+  },
+  { title: "CameraFacts" },
+);
+
+/** Extension: where it was taken, and the place named by the offline gazetteer. */
+export const LocationView = t.Object(
+  {
+    latitude: t.Number({ minimum: -90, maximum: 90 }),
+    longitude: t.Number({ minimum: -180, maximum: 180 }),
+    altitude_m: NullableNumber,
+    country_code: t.Union([t.String(), t.Null()], { description: "ISO 3166-1 alpha-2" }),
+    country: NullableString,
+    region: t.Union([t.String(), t.Null()], { description: "First-order division (state, province, region)" }),
+    city: t.Union([t.String(), t.Null()], { description: "The nearest populated place within 25 km (GeoNames; may be a district of a large city)" }),
+  },
+  { title: "Location" },
+);
+
+const cameraDetail = {
+  camera: t.Union([CameraView, t.Null()], { description: "Extension: null when the file records no camera facts" }),
+  location: t.Union([LocationView, t.Null()], { description: "Extension: null when the file records no position" }),
+};
+
 const videoDetail = {
   keyframes: t.Array(Keyframe, { description: "Extension: the sampled keyframes in time order" }),
   text_regions: t.Array(t.Unknown(), { description: "OCR lines of the keyframes, each with its time_seconds" }),
@@ -197,8 +235,8 @@ export const DeletedFileSummary = t.Union([
 ]);
 
 export const FileDetail = t.Union([
-  variant("ImageFile", { ...common("image"), ...image, ...imageDetail }),
+  variant("ImageFile", { ...common("image"), ...image, ...imageDetail, ...cameraDetail }),
   variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString }),
-  variant("VideoFile", { ...common("video"), ...video, ...videoDetail }),
+  variant("VideoFile", { ...common("video"), ...video, ...videoDetail, ...cameraDetail }),
   variant("LinkFile", { ...common("link"), ...link }),
 ]);

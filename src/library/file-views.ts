@@ -12,6 +12,7 @@ import { isInlineSafe } from "../storage/serving-policy.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import { keyframesOf } from "../video/keyframe-store.ts";
 import { linkImages } from "../links/page-images.ts";
+import { cameraFactsOf } from "../camera/camera-facts.ts";
 
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
 export const VIEW_URL_SECONDS = 3600;
@@ -182,6 +183,30 @@ async function videoDetailFields(row: FileRow, urls: FileUrls) {
   return { keyframes, ...imageDetailFields(urls.db, row) };
 }
 
+/** What the camera recorded and where (extensions), each null when the file says nothing of it. */
+export function cameraDetailFields(db: Database, fileId: string) {
+  const facts = cameraFactsOf(db, fileId);
+  const camera = facts && {
+    make: facts.make,
+    model: facts.model,
+    lens: facts.lens,
+    focal_length_mm: facts.focalLengthMm,
+    focal_length_35mm: facts.focalLength35mm,
+    f_number: facts.fNumber,
+    exposure_time_seconds: facts.exposureSeconds,
+    iso: facts.iso,
+    orientation: facts.orientation,
+    taken_at: facts.takenAt,
+    taken_at_offset: facts.takenAtOffset,
+    taken_at_source: facts.takenAtSource,
+  };
+  const location =
+    facts && facts.latitude !== null && facts.longitude !== null
+      ? { latitude: facts.latitude, longitude: facts.longitude, altitude_m: facts.altitudeM, country_code: facts.countryCode, country: facts.country, region: facts.region, city: facts.city }
+      : null;
+  return { camera, location };
+}
+
 /**
  * A link as crawled: favicon_url is a signed URL of the stored copy (it works without the
  * site), extracted_images the image files made from the page, with their variant URLs.
@@ -235,11 +260,11 @@ export function withVisibleTextCut<T extends { visible_text: string | null }>(su
 export async function fileDetail(row: FileRow, urls: FileUrls) {
   switch (row.media_type) {
     case "image":
-      return { ...common(row), ...(await imageFields(row, urls)), ...imageDetailFields(urls.db, row) };
+      return { ...common(row), ...(await imageFields(row, urls)), ...imageDetailFields(urls.db, row), ...cameraDetailFields(urls.db, row.id) };
     case "document":
       return { ...common(row), ...(await documentFields(row, urls)), extracted_text: urls.extractedText(row.id) };
     case "video":
-      return { ...common(row), ...(await videoFields(row, urls)), ...(await videoDetailFields(row, urls)) };
+      return { ...common(row), ...(await videoFields(row, urls)), ...(await videoDetailFields(row, urls)), ...cameraDetailFields(urls.db, row.id) };
     case "link":
       return { ...common(row), ...(await linkFields(row, urls)) };
   }

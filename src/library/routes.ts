@@ -11,7 +11,7 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, T
 import { DeletedFileSummary, FileDetail, FileSummary } from "./file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
-import { listDeletedFiles, listFiles, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { listDeletedFiles, listFiles, parseBoundingBox, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, FileUrls, fileSummary, withVisibleTextCut } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
@@ -37,6 +37,11 @@ const ListQuery = t.Object({
   processing_status: t.Optional(OneOf(PROCESSING_STATUSES)),
   date_from: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
   date_to: t.Optional(t.String({ description: "ISO 8601, inclusive, on created_at" })),
+  taken_from: t.Optional(t.String({ description: "Extension: ISO 8601, inclusive, on content_created_at (when it was taken)" })),
+  taken_to: t.Optional(t.String({ description: "Extension: ISO 8601, inclusive, on content_created_at" })),
+  camera: t.Optional(t.String({ minLength: 1, maxLength: 200, error: "camera: 1-200 characters", description: "Extension: part of the camera's make and model, case-insensitive (\"iPhone\", \"Canon EOS\")" })),
+  has_location: t.Optional(Enum(["true", "false", "1", "0"], { error: "has_location: must be true or false" })),
+  bbox: t.Optional(t.String({ description: "Extension: west,south,east,north in degrees; files taken within it (west > east crosses the antimeridian)" })),
   sort_by: t.Optional(OneOf(SORT_FIELDS)),
   sort_order: t.Optional(t.String({ pattern: "^(?:[aA][sS][cC]|[dD][eE][sS][cC])$", error: "must be one of asc, desc", description: "asc or desc (default desc)" })),
   visible_text_chars: t.Optional(
@@ -65,6 +70,11 @@ function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
     processingStatus: query.processing_status ?? null,
     dateFrom: query.date_from ?? null,
     dateTo: query.date_to ?? null,
+    takenFrom: query.taken_from ?? null,
+    takenTo: query.taken_to ?? null,
+    camera: query.camera?.trim() || null,
+    hasLocation: query.has_location === undefined ? null : query.has_location === "true" || query.has_location === "1",
+    bbox: query.bbox === undefined ? null : parseBoundingBox(query.bbox),
     sortBy: query.sort_by ?? null,
     sortOrder: query.sort_order?.toLowerCase() === "asc" ? "asc" : "desc",
     limit: query.limit,
@@ -94,7 +104,7 @@ export function libraryRoutes(ctx: AppContext) {
         detail: {
           summary: "List and search files",
           description:
-            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, processing_status (extension: queued|processing|stored|completed|failed; the Activity page lists failed files with it), date_from, date_to (on created_at), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), visible_text_chars (extension: each item's visible_text cut to that many characters, with visible_text_truncated), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
+            "Query: search, search_mode (all|metadata|visible_text), tags (repeatable; all must match, case-insensitive), media_types (repeatable), ids (repeatable), folder_id, project_id, has_description, compliance_status, processing_status (extension: queued|processing|stored|completed|failed; the Activity page lists failed files with it), date_from, date_to (on created_at), taken_from, taken_to (extension: on content_created_at), camera (extension: part of make and model), has_location (extension), bbox (extension: west,south,east,north degrees), sort_by (created_at|content_created_at|title|size_bytes; default created_at, or relevance when searching), sort_order (asc|desc, default desc), visible_text_chars (extension: each item's visible_text cut to that many characters, with visible_text_truncated), limit (1-100, default 20), offset. Repeatable parameters may also be sent as name[]= or comma-separated.",
         },
       },
     )
@@ -125,7 +135,7 @@ export function libraryRoutes(ctx: AppContext) {
         200: t.Object({ groups: t.Record(t.String(), t.Array(t.Object({ field_key: t.String(), display_name: t.String(), group: t.String() }))) }),
         ...AUTH_ERRORS,
       },
-      detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video, link)" },
+      detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video, link; camera is an extension)" },
     })
     .post("/files/export", ({ principal, body, request }) => exportFiles(ctx, principal.orgId, body, publicOrigin(ctx.config, request)), {
       permission: "view",

@@ -38,6 +38,8 @@ export interface VideoProbe {
   truncated: boolean;
   /** Index of the video stream in the file, for ffmpeg's -map. */
   streamIndex: number;
+  /** The container's metadata tags over the video stream's (camera-tags.ts reads make, model, place and date from them). */
+  tags: Record<string, string>;
 }
 
 interface FfprobeStream {
@@ -213,5 +215,6 @@ export async function probeVideo(tools: VideoTools, path: string, options: { tim
     frameCount: Number.isInteger(nbFrames) && nbFrames > 0 ? nbFrames : null,
     truncated: result.stderrTail.some((line) => TRUNCATION.test(line)) || shorterThanIndexed(output, durationSeconds),
     streamIndex: video.index ?? 0,
+    tags: { ...video.tags, ...output.format?.tags },
   };
 }

@@ -27,6 +27,8 @@ import { VideoToolError, type VideoTools } from "./ffmpeg-tools.ts";
 import { keyframesAndPoster, type KeyFrame } from "./frames.ts";
 import { frameAnalysed, frameTextRead, keyframeItemId, removeKeyframes, storeKeyframes, type StoredKeyframe } from "./keyframe-store.ts";
 import { probeVideo, type VideoProbe } from "./probe.ts";
+import { cameraFactsFromVideoTags } from "./camera-tags.ts";
+import { storeCameraFacts } from "../camera/camera-facts.ts";
 import { frameSignature, readingPlan } from "./frame-likeness.ts";
 import type { OcrResult } from "../ocr/ocr.ts";
 import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL, videoFacts, type FrameFindings, type VideoShape } from "./video-summary.ts";
@@ -84,6 +86,7 @@ const probeStage: Stage<VideoWork> = {
       throw asJobError(err);
     }
     work.probe = probe;
+    const camera = cameraFactsFromVideoTags(probe.tags);
     ctx.files.videoProbed(file.id, {
       durationSeconds: probe.durationSeconds,
       frameRate: probe.frameRate,
@@ -93,8 +96,10 @@ const probeStage: Stage<VideoWork> = {
       container: probe.container,
       hasAudio: probe.hasAudio,
       bitRate: probe.bitRate,
-      createdAt: probe.createdAt,
+      // A phone's creationdate is when it was filmed; creation_time is when the file was written.
+      createdAt: camera.takenAt ?? probe.createdAt,
     });
+    await storeCameraFacts(ctx.db, file.org_id, file.id, camera);
     const { videoMaxDurationSeconds, videoMaxMb } = ctx.config;
     if (probe.durationSeconds !== null && probe.durationSeconds > videoMaxDurationSeconds) {
       work.overLimit = `the video is ${Math.round(probe.durationSeconds)} s long; videos over ${videoMaxDurationSeconds} s are stored but not analysed (MEDIABOX_VIDEO_MAX_DURATION_SECONDS)`;

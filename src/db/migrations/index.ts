@@ -23,6 +23,7 @@ import documentTexts from "./018_document_texts.ts";
 import rules from "./019_rules.ts";
 import webhooks from "./020_webhooks.ts";
 import watchedFolders from "./021_watched_folders.ts";
+import cameraFacts from "./022_camera_facts.ts";
 
 export interface Migration {
   version: number;
@@ -52,4 +53,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 19, name: "rules", sql: rules },
   { version: 20, name: "webhooks", sql: webhooks },
   { version: 21, name: "watched_folders", sql: watchedFolders },
+  { version: 22, name: "camera_facts", sql: cameraFacts },
 ];

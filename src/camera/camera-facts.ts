@@ -1,0 +1,152 @@
+/**
+ * What the camera recorded about a photo or video: make, model, lens, exposure, where and when
+ * (with the local offset). The image pipeline reads it from EXIF/XMP (images/camera-exif.ts), the
+ * video pipeline from QuickTime/MP4 tags (video/camera-tags.ts); both store it here, in the
+ * `camera_facts` table, which this module alone writes. The place is named once, when stored,
+ * by the offline gazetteer.
+ */
+import type { Database } from "bun:sqlite";
+import { reverseGeocode } from "./gazetteer.ts";
+
+export interface CameraFacts {
+  make: string | null;
+  model: string | null;
+  lens: string | null;
+  focalLengthMm: number | null;
+  /** The 35 mm-equivalent focal length, when the camera records it. */
+  focalLength35mm: number | null;
+  fNumber: number | null;
+  exposureSeconds: number | null;
+  iso: number | null;
+  /** EXIF orientation 1-8 (photos only). */
+  orientation: number | null;
+  /** The capture instant (UTC), the local offset it was taken at and the field it came from. */
+  takenAt: string | null;
+  takenAtOffset: string | null;
+  takenAtSource: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  altitudeM: number | null;
+}
+
+export const noCameraFacts = (): CameraFacts => ({
+  make: null,
+  model: null,
+  lens: null,
+  focalLengthMm: null,
+  focalLength35mm: null,
+  fNumber: null,
+  exposureSeconds: null,
+  iso: null,
+  orientation: null,
+  takenAt: null,
+  takenAtOffset: null,
+  takenAtSource: null,
+  latitude: null,
+  longitude: null,
+  altitudeM: null,
+});
+
+/** Whether the facts say anything a user would look for (a date alone is the file's content_created_at already). */
+export function hasCameraFacts(facts: CameraFacts): boolean {
+  return [facts.make, facts.model, facts.lens, facts.focalLengthMm, facts.fNumber, facts.exposureSeconds, facts.iso, facts.latitude].some((v) => v !== null);
+}
+
+/** A point is only a location when both coordinates are in range; (0, 0) is what receivers write without a fix. */
+export function validPoint(latitude: number | null, longitude: number | null): boolean {
+  if (latitude === null || longitude === null || !Number.isFinite(latitude) || !Number.isFinite(longitude)) return false;
+  if (Math.abs(latitude) > 90 || Math.abs(longitude) > 180) return false;
+  return !(latitude === 0 && longitude === 0);
+}
+
+export interface StoredCameraFacts extends CameraFacts {
+  countryCode: string | null;
+  country: string | null;
+  region: string | null;
+  city: string | null;
+}
+
+interface CameraRow {
+  make: string | null;
+  model: string | null;
+  lens: string | null;
+  focal_length_mm: number | null;
+  focal_length_35mm: number | null;
+  f_number: number | null;
+  exposure_seconds: number | null;
+  iso: number | null;
+  orientation: number | null;
+  taken_at: string | null;
+  taken_at_offset: string | null;
+  taken_at_source: string | null;
+  latitude: number | null;
+  longitude: number | null;
+  altitude_m: number | null;
+  country_code: string | null;
+  country: string | null;
+  region: string | null;
+  city: string | null;
+}
+
+/** Stores (or replaces) a file's facts, naming its place; a file whose metadata says nothing has its row removed. */
+export async function storeCameraFacts(db: Database, orgId: string, fileId: string, facts: CameraFacts): Promise<void> {
+  if (!hasCameraFacts(facts)) {
+    db.query("DELETE FROM camera_facts WHERE file_id = ?").run(fileId);
+    return;
+  }
+  const located = validPoint(facts.latitude, facts.longitude);
+  const place = located ? await reverseGeocode(facts.latitude!, facts.longitude!) : null;
+  db.query(
+    `INSERT OR REPLACE INTO camera_facts (file_id, org_id, make, model, lens, focal_length_mm, focal_length_35mm, f_number, exposure_seconds, iso,
+       orientation, taken_at, taken_at_offset, taken_at_source, latitude, longitude, altitude_m, country_code, country, region, city)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    fileId,
+    orgId,
+    facts.make,
+    facts.model,
+    facts.lens,
+    facts.focalLengthMm,
+    facts.focalLength35mm,
+    facts.fNumber,
+    facts.exposureSeconds,
+    facts.iso,
+    facts.orientation,
+    facts.takenAt,
+    facts.takenAtOffset,
+    facts.takenAtSource,
+    located ? facts.latitude : null,
+    located ? facts.longitude : null,
+    located ? facts.altitudeM : null,
+    place?.countryCode ?? null,
+    place?.country ?? null,
+    place?.region ?? null,
+    place?.city ?? null,
+  );
+}
+
+export function cameraFactsOf(db: Database, fileId: string): StoredCameraFacts | null {
+  const row = db.query<CameraRow, [string]>("SELECT * FROM camera_facts WHERE file_id = ?").get(fileId);
+  if (!row) return null;
+  return {
+    make: row.make,
+    model: row.model,
+    lens: row.lens,
+    focalLengthMm: row.focal_length_mm,
+    focalLength35mm: row.focal_length_35mm,
+    fNumber: row.f_number,
+    exposureSeconds: row.exposure_seconds,
+    iso: row.iso,
+    orientation: row.orientation,
+    takenAt: row.taken_at,
+    takenAtOffset: row.taken_at_offset,
+    takenAtSource: row.taken_at_source,
+    latitude: row.latitude,
+    longitude: row.longitude,
+    altitudeM: row.altitude_m,
+    countryCode: row.country_code,
+    country: row.country,
+    region: row.region,
+    city: row.city,
+  };
+}

@@ -27,6 +27,9 @@ import { sendBatchEvents, webhookDeliverQueue, webhookDeps } from "./webhooks/de
 import { resealWebhookSecrets } from "./webhooks/webhooks.ts";
 import { FolderWatcher } from "./watch/watcher.ts";
 import { syncWatchSetting } from "./watch/watched-folders.ts";
+import { MailScheduler, mailPollQueue } from "./mail/mail-intake.ts";
+import { resealMailPasswords } from "./mail/mail-accounts.ts";
+import { mailRoutes } from "./mail/routes.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
@@ -157,6 +160,7 @@ function registerWork(ctx: AppContext): void {
   jobs.register(fileAutomateQueue(ctx));
   jobs.register(rulesApplyQueue(ctx));
   jobs.register(webhookDeliverQueue(ctx));
+  jobs.register(mailPollQueue(ctx));
   automateProcessedFiles(ctx);
   sendBatchEvents(ctx);
   recoverInterruptedUploads(ctx);
@@ -170,6 +174,8 @@ function registerWork(ctx: AppContext): void {
   }
   const resealedSecrets = resealWebhookSecrets(webhookDeps(ctx));
   if (resealedSecrets) log.info("re-encrypted webhook secrets with the current key", { webhooks: resealedSecrets });
+  const resealedPasswords = resealMailPasswords(ctx.db, ctx.cloud.vault);
+  if (resealedPasswords) log.info("re-encrypted mail account passwords with the current key", { accounts: resealedPasswords });
 }
 
 export function composeAppliance(foundation: Foundation): Appliance {
@@ -177,6 +183,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
   registerWork(ctx);
   const { config, jobs, log, metrics } = ctx;
   const watcher = new FolderWatcher(ctx);
+  const mail = new MailScheduler(ctx);
   const http = createApp(ctx);
   let stopMaintenance = () => {};
   let vocabulary: VocabularyPreparation | null = null;
@@ -186,6 +193,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
     start() {
       jobs.start();
       watcher.start();
+      mail.start();
       logModelVerification(ctx.models, log);
       resumePendingEmbeddings(ctx).then(
         (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
@@ -214,6 +222,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       stopMaintenance();
       vocabulary?.stop();
       await watcher.stop();
+      mail.stop();
       await http.stop();
       await jobs.stop();
       await ctx.documentReader.close();
@@ -246,7 +255,8 @@ export function createApp(ctx: AppContext) {
     .use(paymentRoutes(ctx))
     .use(ruleRoutes(ctx))
     .use(webhookRoutes(ctx))
-    .use(watchRoutes(ctx));
+    .use(watchRoutes(ctx))
+    .use(mailRoutes(ctx));
   // "typebox" normalization rejects values of the wrong type; the default one coerces them
   // (a string sent for an object field would arrive as {"0": "s", ...}).
   const app: AnyElysia = new Elysia({ name: "mediabox", normalize: "typebox" })

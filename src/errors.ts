@@ -65,6 +65,7 @@ export const ERRORS = {
   RULE_NOT_FOUND: { status: 404, meaning: "rule id not in the organization" },
   WEBHOOK_NOT_FOUND: { status: 404, meaning: "webhook id not in the organization" },
   WEBHOOK_DELIVERY_NOT_FOUND: { status: 404, meaning: "webhook delivery id not in the organization" },
+  MAIL_ACCOUNT_NOT_FOUND: { status: 404, meaning: "mail account id not in the organization" },
   OIDC_NOT_CONFIGURED: { status: 404, meaning: "sign-in through an identity provider (or POST /auth/session/google) when none is configured, or another provider's name" },
   // 409
   PROJECT_NAME_EXISTS: { status: 409, meaning: "project name already used, compared case-insensitively (spec)" },
@@ -73,6 +74,7 @@ export const ERRORS = {
   FOLDER_NAME_EXISTS: { status: 409, meaning: "a sibling folder has that name, compared case-insensitively" },
   RULE_NAME_EXISTS: { status: 409, meaning: "the organization already has a rule of that name, compared case-insensitively" },
   WEBHOOK_DELIVERY_NOT_FAILED: { status: 409, meaning: "retry of a webhook delivery that is still pending or was delivered (only failed ones are retried by hand)" },
+  MAIL_ACCOUNT_NAME_EXISTS: { status: 409, meaning: "the organization already has a mail account of that name" },
   FOLDER_NOT_EMPTY: { status: 409, meaning: "delete of a folder holding folders or files" },
   JOB_FINISHED: { status: 409, meaning: "cancel of a job that has already finished" },
   UPLOAD_HASH_MISMATCH: { status: 409, meaning: "the uploaded bytes differ from claimed_file_hash or size_bytes (the upload is discarded)" },

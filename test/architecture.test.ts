@@ -62,6 +62,10 @@ test("only camera/camera-facts.ts writes camera facts", async () => {
   expect(await writersOf("camera_facts", ["camera/camera-facts.ts"])).toEqual([]);
 });
 
+test("only mail/mail-accounts.ts writes mail accounts and their messages", async () => {
+  for (const table of ["mail_accounts", "mail_messages"]) expect(await writersOf(table, ["mail/mail-accounts.ts"])).toEqual([]);
+});
+
 test("each accounts table has one writer", async () => {
   const owners: Record<string, string> = {
     users: "accounts/users.ts",

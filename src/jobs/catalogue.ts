@@ -31,6 +31,8 @@ export interface JobPayloads {
   "rules.apply": { ruleId: string };
   /** One attempt at sending a webhook delivery; retried with backoff (webhooks/delivery.ts). */
   "webhook.deliver": { deliveryId: string };
+  /** Takes the new messages of one mail account (mail/mail-intake.ts). */
+  "mail.poll": { accountId: string };
   /** Deletes an export's file once its download link has expired. */
   "export.expire": { key: string };
 }

@@ -24,6 +24,7 @@ import rules from "./019_rules.ts";
 import webhooks from "./020_webhooks.ts";
 import watchedFolders from "./021_watched_folders.ts";
 import cameraFacts from "./022_camera_facts.ts";
+import mailAccounts from "./023_mail_accounts.ts";
 
 export interface Migration {
   version: number;
@@ -54,4 +55,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 20, name: "webhooks", sql: webhooks },
   { version: 21, name: "watched_folders", sql: watchedFolders },
   { version: 22, name: "camera_facts", sql: cameraFacts },
+  { version: 23, name: "mail_accounts", sql: mailAccounts },
 ];

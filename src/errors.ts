@@ -37,6 +37,7 @@ export const ERRORS = {
   EMAIL_NOT_VERIFIED: { status: 403, meaning: "sign-in with the right password to an account whose email address is not verified yet" },
   REGISTRATION_CLOSED: { status: 403, meaning: "self-registration is off (MEDIABOX_ALLOW_REGISTRATION); accounts come from an admin or an invitation" },
   API_KEYS_NOT_IN_TIER: { status: 403, meaning: "API key creation for a FREE organization (the spec's FREE tier has no API key access)" },
+  SETUP_TOKEN_REQUIRED: { status: 403, meaning: "the first run's owner asked for from another machine without the setup token the server printed at start (or with a wrong one)" },
   IDENTITY_NOT_LINKED: { status: 403, meaning: "sign-in through the identity provider with an identity no user has linked" },
   // 404
   NOT_FOUND: { status: 404, meaning: "no such route, or no such sub-resource (a document page without digitization)" },
@@ -90,6 +91,7 @@ export const ERRORS = {
   EMBEDDING_NOT_READY: { status: 409, meaning: "similar images asked before the image's embedding exists" },
   IDENTITY_ALREADY_LINKED: { status: 409, meaning: "linking an identity another user has linked, or a second identity of the same provider" },
   LAST_SIGN_IN_METHOD: { status: 409, meaning: "unlinking the identity of a user who has no password (they could no longer sign in)" },
+  SETUP_COMPLETE: { status: 409, meaning: "the first run's owner asked for when the appliance already has a user" },
   LAST_OWNER: { status: 409, meaning: "demoting or removing an organization's last owner (an organization always keeps one)" },
   // 410, 413, 415
   UPLOAD_EXPIRED: { status: 410, meaning: "upload intent past its expiry" },

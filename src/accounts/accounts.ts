@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import { createOrganization, findOrganization, OrganizationError } from "../tenancy/organizations.ts";
 import { validName } from "../tenancy/names.ts";
 import { consumeToken, issueToken, peekToken, type TokenKind } from "./email-tokens.ts";
+import { FirstRun } from "./first-run.ts";
 import { Mailer, type Mail } from "./mailer.ts";
 import { OidcProvider } from "./oidc.ts";
 import { checkNewPassword, hashPassword, verifyPassword } from "./passwords.ts";
@@ -46,6 +47,7 @@ export interface SignedIn {
 export class Accounts {
   readonly mailer: Mailer;
   readonly oidc: OidcProvider;
+  readonly firstRun: FirstRun;
   readonly lifetimes: SessionLifetimes;
   /** An argon2id hash of a random password, checked when the address has no account, so both cost the same. */
   private dummyHash: Promise<string> | null = null;
@@ -58,6 +60,7 @@ export class Accounts {
   ) {
     this.mailer = new Mailer(config, log.child({ component: "mail" }));
     this.oidc = new OidcProvider(config, log.child({ component: "oidc" }));
+    this.firstRun = new FirstRun(db, clock);
     this.lifetimes = { idleMs: config.sessionIdleMinutes * 60_000, absoluteMs: config.sessionAbsoluteHours * 3_600_000 };
   }
 

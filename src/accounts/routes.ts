@@ -14,6 +14,7 @@ import { Enum, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
 import { TIER_LIMITS, TIERS } from "../tenancy/tiers.ts";
 import { API_PREFIX } from "../http/api-prefix.ts";
 import type { ClientMeta, SignedIn } from "./accounts.ts";
+import { isLoopback, OWNER_TIER } from "./first-run.ts";
 import { clearedSessionCookies, OIDC_COOKIE, oidcCookie, readCookie, sessionCookies } from "./cookies.ts";
 import { FLOW_LIFETIME_MS, identitiesOf, findIdentity, linkIdentity, unlinkIdentity } from "./oidc.ts";
 import { managesOrganization, mayAssign, ROLE_PERMISSIONS, ROLES, type Role } from "./roles.ts";
@@ -40,6 +41,18 @@ const SessionView = t.Object(
     csrf_token: t.Optional(t.String({ description: "Echo it in the X-CSRF-Token header of every write (also in the mediabox_csrf cookie). Only in answers that start or rotate a session." })),
   },
   { title: "Session" },
+);
+
+const SignInOptions = t.Object(
+  {
+    signed_in: t.Boolean({ description: "The request carries a live session cookie (the dashboard asks before GET /auth/session, which answers 401 without one)" }),
+    needs_owner: t.Boolean({ description: "No user exists yet: the first run creates the owner" }),
+    setup_token_required: t.Boolean({ description: "This caller (not on loopback) must send the setup token the server printed at start" }),
+    identity_provider: Nullable(t.String({ description: "The configured OpenID Connect provider's name, or null" })),
+    registration_open: t.Boolean(),
+    mail_configured: t.Boolean({ description: "An SMTP server is set: mailed links reach people (else the dashboard shows invitation links to copy)" }),
+  },
+  { title: "SignInOptions" },
 );
 
 const Accepted = t.Object({ status: t.String() }, { title: "Accepted" });
@@ -154,6 +167,55 @@ export function accountRoutes(ctx: AppContext) {
 
   return new Elysia({ tags: ["Accounts"] })
     .use(accountGate)
+    .get(
+      "/auth/session/options",
+      ({ request, set }) => {
+        set.headers["cache-control"] = "no-store";
+        const needsOwner = accounts.firstRun.open;
+        return {
+          signed_in: Boolean(requestInfo(request).principal?.session),
+          needs_owner: needsOwner,
+          setup_token_required: needsOwner && !isLoopback(requestInfo(request).ip),
+          identity_provider: accounts.oidc.configured ? accounts.oidc.name : null,
+          registration_open: config.allowRegistration,
+          mail_configured: accounts.mailer.configured,
+        };
+      },
+      {
+        response: { 200: SignInOptions, 429: ErrorBody },
+        detail: {
+          summary: "How one may sign in here (extension)",
+          description:
+            "What the sign-in page offers: `needs_owner` while no user exists (the first run: POST /auth/session/setup-owner), whether this caller must present the setup token " +
+            "(any address but loopback), the identity provider's name when one is configured, whether self-registration is open and whether mail is sent.",
+        },
+      },
+    )
+    .post(
+      "/auth/session/setup-owner",
+      async ({ body, request, set }) => {
+        const user = await accounts.firstRun.createOwner(body, requestInfo(request).ip);
+        const result = accounts.startSession(user, client(request));
+        set.status = 201;
+        return signedIn(set, result);
+      },
+      {
+        body: t.Object({
+          organization_name: t.String({ minLength: 1, maxLength: 255, error: "organization_name must be a string of 1-255 characters" }),
+          email: Email,
+          password: Password,
+          name: t.Optional(t.String({ maxLength: 200, error: "name must be at most 200 characters" })),
+          setup_token: t.Optional(t.String({ maxLength: 200, error: "setup_token must be the token the server printed at start" })),
+        }),
+        response: { 201: SessionView, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+        detail: {
+          summary: "First run: create the appliance's owner (extension)",
+          description:
+            `Only while no user exists (else 409 SETUP_COMPLETE). Creates an organization (tier ${OWNER_TIER}) and its owner with a verified address, and signs them in (201, session cookies). ` +
+            "From loopback as is; from another address with `setup_token`, the one-time token the server logs at start (403 SETUP_TOKEN_REQUIRED otherwise). 5 requests/minute per IP.",
+        },
+      },
+    )
     .post(
       "/auth/session/login",
       async ({ body, request, set }) => {

@@ -119,6 +119,11 @@ export class CloudConnections {
     if (config.nextcloudUrl) this.providers.set("nextcloud", new NextcloudProvider(config));
   }
 
+  /** Every provider, and whether this appliance has the settings to connect it. */
+  providerStates(): { name: ProviderName; configured: boolean }[] {
+    return PROVIDER_NAMES.map((name) => ({ name, configured: this.providers.has(name) }));
+  }
+
   /** The provider of that name, or 404 naming what exists. */
   provider(name: string): CloudProvider {
     if (!(PROVIDER_NAMES as readonly string[]).includes(name)) {

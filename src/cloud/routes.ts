@@ -134,6 +134,14 @@ export function cloudRoutes(ctx: AppContext) {
         detail: { summary: "Complete a connection with the code and state the provider returned (same API key that started it)" },
       },
     )
+    .get("/cloud-storage/providers", () => ({ items: cloud.providerStates() }), {
+      permission: "view",
+      response: { 200: t.Object({ items: t.Array(t.Object({ name: t.String(), configured: t.Boolean() })) }), ...AUTH_ERRORS },
+      detail: {
+        summary: "The cloud providers and whether this appliance can connect each (extension)",
+        description: "A provider is configured when its settings are set (Google Drive: MEDIABOX_GOOGLE_DRIVE_CLIENT_ID and _SECRET; Nextcloud: MEDIABOX_NEXTCLOUD_URL, _CLIENT_ID and _CLIENT_SECRET).",
+      },
+    })
     .get(
       "/cloud-storage/connections",
       ({ principal, query }) =>

@@ -48,6 +48,8 @@ export function isInfrastructurePath(path: string): boolean {
 const ANONYMOUS_ROUTES = [
   "POST /files/log-upload-event",
   "POST /auth/session/login",
+  "GET /auth/session/options",
+  "POST /auth/session/setup-owner",
   "POST /auth/session/register",
   "POST /auth/session/google",
   "POST /auth/session/oidc/start",

@@ -47,6 +47,7 @@ export const SENSITIVE_ROUTES: RoutePattern[] = [
   route("POST", "/auth/session/oidc/start", 10, true),
   route("GET", "/auth/session/oidc/callback", 10, true),
   route("POST", "/auth/session/accept-invite", 5, true),
+  route("POST", "/auth/session/setup-owner", 5, true),
   route("POST", "/auth/session/logout", 10),
   route("POST", "/auth/session/logout-all", 10),
   route("POST", "/auth/session/switch-organization", 10),

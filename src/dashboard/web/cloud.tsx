@@ -11,10 +11,9 @@ type Connection = { id: string; provider: string; provider_email: string | null;
 type Entry = { id: string; name: string; mime_type: string; size_bytes: number | null; is_folder: boolean; is_importable: boolean };
 type Listing = { files: Entry[]; next_page_token: string | null; current_folder_id: string | null; breadcrumbs: { id: string; name: string }[] };
 
-const PROVIDERS = [
-  ["google_drive", "Google Drive"],
-  ["nextcloud", "Nextcloud"],
-] as const;
+const PROVIDER_NAMES: Record<string, string> = { google_drive: "Google Drive", nextcloud: "Nextcloud" };
+/** The setting that makes each provider connectable, named when none is. */
+const PROVIDER_SETTINGS: Record<string, string> = { google_drive: "MEDIABOX_GOOGLE_DRIVE_CLIENT_ID and _SECRET", nextcloud: "MEDIABOX_NEXTCLOUD_URL, _CLIENT_ID and _CLIENT_SECRET" };
 
 function Browser({ connection }: { connection: Connection }) {
   const [listing, setListing] = useState<Listing | null>(null);
@@ -90,9 +89,11 @@ export function Cloud() {
   const [open, setOpen] = useState<string | null>(null);
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
+  const [providers, setProviders] = useState<{ name: string; configured: boolean }[] | null>(null);
   const load = () => api("/cloud-storage/connections").then((r) => setConnections(r.items), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
   useEffect(() => {
     load();
+    api("/cloud-storage/providers").then((r) => setProviders(r.items), () => setProviders([]));
     // The popup's callback page posts here, from this appliance's origin only.
     const listen = (event: MessageEvent) => {
       if (event.origin !== location.origin || event.data?.type !== "oauth-complete") return;
@@ -127,13 +128,28 @@ export function Cloud() {
       <h1 id="cloud-title" tabIndex={-1}>Cloud drives</h1>
       {message ? <p class="notice" role="status">{message}</p> : null}
       {error ? <p class="error" role="alert">{error}</p> : null}
-      <p class="row">
-        {PROVIDERS.map(([id, name]) => (
-          <button key={id} type="button" onClick={() => connect(id)}>
-            Connect {name}
-          </button>
-        ))}
-      </p>
+      {providers ? (
+        providers.some((p) => p.configured) ? (
+          <p class="row wrap">
+            {providers.filter((p) => p.configured).map((p) => (
+              <button key={p.name} type="button" onClick={() => connect(p.name)}>
+                Connect {PROVIDER_NAMES[p.name] ?? p.name}
+              </button>
+            ))}
+          </p>
+        ) : (
+          <p class="hint">
+            No cloud drive is set up on this appliance. The administrator connects one with{" "}
+            {providers.map((p, i) => (
+              <span key={p.name}>
+                {i ? " or " : ""}
+                <code>{PROVIDER_SETTINGS[p.name] ?? p.name}</code> ({PROVIDER_NAMES[p.name] ?? p.name})
+              </span>
+            ))}
+            ; see the README's Cloud storage section.
+          </p>
+        )
+      ) : null}
       <ul class="connections">
         {connections.map((c) => (
           <li key={c.id}>

@@ -16,7 +16,7 @@ import { Library } from "./library.tsx";
 import { Schemas } from "./schemas.tsx";
 import { Members } from "./members.tsx";
 import { Search } from "./search.tsx";
-import { SignIn } from "./sign-in.tsx";
+import { SignIn, signInOptions, type SignInOptions } from "./sign-in.tsx";
 import { Trash } from "./trash.tsx";
 import { Upload } from "./upload.tsx";
 import "./styles.css";
@@ -46,7 +46,7 @@ function Page({ hash, me }: { hash: string; me: string }) {
   return <Library />;
 }
 
-type Auth = { kind: "unknown" } | { kind: "none" } | { kind: "key" } | { kind: "session"; session: SessionInfo };
+type Auth = { kind: "unknown" } | { kind: "none"; options: SignInOptions } | { kind: "key" } | { kind: "session"; session: SessionInfo };
 
 function OrganizationSwitch({ session, onSwitched }: { session: SessionInfo; onSwitched: () => void }) {
   if (session.organizations.length < 2) return <span class="org">{session.organization.name}</span>;
@@ -75,8 +75,10 @@ function App() {
   const hash = useHash();
   const check = async () => {
     if (credentials.key()) return setAuth({ kind: "key" });
-    const session = await currentSession().catch(() => null);
-    setAuth(session ? { kind: "session", session } : { kind: "none" });
+    // Asked first, so a signed-out page view makes no request that answers 401.
+    const options = await signInOptions();
+    const session = options.signed_in ? await currentSession().catch(() => null) : null;
+    setAuth(session ? { kind: "session", session } : { kind: "none", options: { ...options, signed_in: false } });
   };
   useEffect(() => void check(), []);
   // A page change moves focus to the new page's heading, as a screen reader user expects. A page
@@ -114,13 +116,14 @@ function App() {
   const mailed = accountPage(location.pathname);
   if (mailed) return mailed;
   if (auth.kind === "unknown") return <p aria-live="polite">Loading…</p>;
-  if (auth.kind === "none") return <SignIn onSignedIn={check} />;
+  if (auth.kind === "none") return <SignIn options={auth.options} onSignedIn={check} />;
   const current = (target: string) => (hash.startsWith(target) ? "page" : undefined);
   const manager = auth.kind === "session" && ["owner", "admin"].includes(auth.session.role);
   async function signOut() {
     if (auth.kind === "session") await api("/auth/session/logout", { method: "POST" }).catch(() => null);
     credentials.signOut();
-    setAuth({ kind: "none" });
+    setAuth({ kind: "unknown" });
+    await check();
   }
   return (
     <>

@@ -1,15 +1,34 @@
 /**
  * Signing in: with email and password (a session cookie), through the site's identity provider
  * when one is configured, or with an API key (kept for this tab only). "Forgot password" mails a
- * reset link; answers never say whether an address has an account.
+ * reset link; answers never say whether an address has an account. On the first run (no user
+ * yet) the page makes the owner instead. Only the ways this appliance has set up are offered.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure, credentials } from "./api.ts";
 
-type Mode = "password" | "key" | "forgot" | "register";
+type Mode = "password" | "key" | "forgot" | "register" | "owner";
 
-export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
-  const [mode, setMode] = useState<Mode>("password");
+export interface SignInOptions {
+  signed_in: boolean;
+  needs_owner: boolean;
+  setup_token_required: boolean;
+  identity_provider: string | null;
+  registration_open: boolean;
+  mail_configured: boolean;
+}
+
+/** The sign-in options, or those every appliance has when they cannot be read. */
+export function signInOptions(): Promise<SignInOptions> {
+  return api<SignInOptions>("/auth/session/options").catch(() => ({
+    signed_in: false, needs_owner: false, setup_token_required: false, identity_provider: null, registration_open: false, mail_configured: false,
+  }));
+}
+
+export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSignedIn: () => void }) {
+  const [mode, setMode] = useState<Mode>(options.needs_owner ? "owner" : "password");
+  const [name, setName] = useState("");
+  const [setupToken, setSetupToken] = useState("");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [key, setKey] = useState("");
@@ -75,6 +94,16 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       setMode("password");
     });
   };
+  const createOwner = (event: Event) => {
+    event.preventDefault();
+    attempt(async () => {
+      await api("/auth/session/setup-owner", {
+        method: "POST",
+        body: { organization_name: organization.trim(), email: email.trim(), password, ...(name.trim() ? { name: name.trim() } : {}), ...(setupToken.trim() ? { setup_token: setupToken.trim() } : {}) },
+      });
+      onSignedIn();
+    });
+  };
   const withProvider = () =>
     attempt(async () => {
       const started = await api("/auth/session/oidc/start", { method: "POST", body: { return_to: "/" } });
@@ -83,11 +112,38 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 
   return (
     <main class="sign-in">
-      <h1 tabIndex={-1}>Mediabox</h1>
+      <h1 tabIndex={-1}>{mode === "owner" ? "Welcome to Mediabox" : "Mediabox"}</h1>
       {message ? <p class="notice" role="status">{message}</p> : null}
       {error ? <p class="error" role="alert">{error}</p> : null}
       <div ref={forms}>
-      {mode === "password" ? (
+      {mode === "owner" ? (
+        <form onSubmit={createOwner} aria-labelledby="owner-title">
+          <h2 id="owner-title">Create the owner</h2>
+          <p class="hint">
+            Nobody has an account here yet. The first account owns this appliance: it invites the others and makes API keys. This form is offered once.
+          </p>
+          <label for="owner-organization">Organization name</label>
+          <input id="owner-organization" required maxLength={255} autocomplete="organization" value={organization} onInput={(e) => setOrganization((e.target as HTMLInputElement).value)} />
+          <label for="owner-name">Your name <span class="hint">(optional)</span></label>
+          <input id="owner-name" maxLength={200} autocomplete="name" value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <label for="owner-email">Email</label>
+          <input id="owner-email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
+          <label for="owner-password">Password</label>
+          <input id="owner-password" type="password" autocomplete="new-password" minLength={10} required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <p class="hint">At least 10 characters; not a common password.</p>
+          {options.setup_token_required ? (
+            <>
+              <label for="setup-token">Setup token</label>
+              <input id="setup-token" required autocomplete="off" value={setupToken} onInput={(e) => setSetupToken((e.target as HTMLInputElement).value)} />
+              <p class="hint">You are not on the appliance's own machine: copy the token from the server's log (the line that starts with "first run").</p>
+            </>
+          ) : null}
+          <button type="submit" disabled={busy}>{busy ? "Creating…" : "Create the owner"}</button>
+          <p class="alternatives">
+            <button type="button" class="link" onClick={() => setMode("key")}>Use an API key instead</button>
+          </p>
+        </form>
+      ) : mode === "password" ? (
         <form onSubmit={withPassword}>
           <label for="email">Email</label>
           <input id="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
@@ -96,9 +152,13 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
           <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
           <p class="alternatives">
             <button type="button" class="link" onClick={() => setMode("forgot")}>Forgot password?</button>
-            <button type="button" class="link" onClick={withProvider}>Sign in with your organization's identity provider</button>
+            {options.identity_provider ? (
+              <button type="button" class="link" onClick={withProvider}>Sign in with your organization's identity provider</button>
+            ) : null}
             <button type="button" class="link" onClick={() => setMode("key")}>Use an API key instead</button>
-            <button type="button" class="link" onClick={() => setMode("register")}>Create an account</button>
+            {options.registration_open ? (
+              <button type="button" class="link" onClick={() => setMode("register")}>Create an account</button>
+            ) : null}
           </p>
         </form>
       ) : mode === "register" ? (
@@ -122,7 +182,9 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
           <p class="hint">It stays in this tab until you sign out or close it.</p>
           <button type="submit" disabled={busy}>{busy ? "Signing in…" : "Sign in"}</button>
           <p class="alternatives">
-            <button type="button" class="link" onClick={() => setMode("password")}>Sign in with email and password</button>
+            <button type="button" class="link" onClick={() => setMode(options.needs_owner ? "owner" : "password")}>
+              {options.needs_owner ? "Create the owner instead" : "Sign in with email and password"}
+            </button>
           </p>
         </form>
       ) : (

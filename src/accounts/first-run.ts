@@ -1,0 +1,96 @@
+/**
+ * The first run: while no user exists, the appliance can make its owner (an organization and
+ * the user who owns it) from the browser, once. Only a person at the machine may do that: a
+ * request from loopback (after trusted proxies, so a proxy on the same host does not count as
+ * local for its clients), or one that presents the setup token the server printed at start. The
+ * check that no user exists and the creation run in one transaction, so two racing requests
+ * cannot both become owner; once a user exists the token is worth nothing.
+ */
+import type { Database } from "bun:sqlite";
+import ipaddr from "ipaddr.js";
+import type { Clock } from "../clock.ts";
+import { ApiError, errorMessage } from "../errors.ts";
+import { createOrganization, OrganizationError } from "../tenancy/organizations.ts";
+import type { Tier } from "../tenancy/tiers.ts";
+import { checkNewPassword, hashPassword } from "./passwords.ts";
+import { randomToken, sameSecret } from "./secrets.ts";
+import { createUser, setMembership, UserError, validEmail, type UserRow } from "./users.ts";
+
+/** The site's own organization: the person who owns the machine is not rate limited by it (`mediabox orgs set-tier` changes it). */
+export const OWNER_TIER: Tier = "CUSTOM";
+
+export interface OwnerInput {
+  organization_name: string;
+  email: string;
+  password: string;
+  name?: string | undefined;
+  setup_token?: string | undefined;
+}
+
+export function isLoopback(ip: string): boolean {
+  try {
+    const parsed = ipaddr.process(ip);
+    return parsed.range() === "loopback";
+  } catch {
+    return false;
+  }
+}
+
+export function hasUsers(db: Database): boolean {
+  return db.query<{ n: number }, []>("SELECT EXISTS (SELECT 1 FROM users) AS n").get()!.n === 1;
+}
+
+export class FirstRun {
+  /** Made at start when no user exists; printed for whoever sets the appliance up from another machine. */
+  readonly token: string | null;
+
+  constructor(
+    private readonly db: Database,
+    private readonly clock: Clock,
+  ) {
+    this.token = hasUsers(db) ? null : randomToken();
+  }
+
+  /** True while the owner may still be made from the browser. */
+  get open(): boolean {
+    return !hasUsers(this.db);
+  }
+
+  /** Makes the owner: a new organization, and its owner with a verified address (they are at the machine). */
+  async createOwner(input: OwnerInput, ip: string): Promise<UserRow> {
+    if (!this.open) throw closed();
+    if (!isLoopback(ip) && !(this.token && input.setup_token && sameSecret(input.setup_token, this.token))) {
+      throw new ApiError(
+        "SETUP_TOKEN_REQUIRED",
+        input.setup_token
+          ? "setup_token: is not the token this server printed at start (look for \"first run\" in its log)"
+          : "setup_token: is required from another machine: copy it from the server's log (\"first run\"), or open the dashboard on the machine itself (http://127.0.0.1)",
+      );
+    }
+    let email: string;
+    try {
+      email = validEmail(input.email);
+    } catch (err) {
+      throw new ApiError("VALIDATION_ERROR", `email: ${err instanceof UserError ? "is not an email address" : errorMessage(err)}`);
+    }
+    checkNewPassword(input.password, email);
+    const passwordHash = await hashPassword(input.password);
+    return this.db.transaction(() => {
+      if (hasUsers(this.db)) throw closed();
+      let orgId: string;
+      try {
+        orgId = createOrganization(this.db, this.clock, input.organization_name, OWNER_TIER).id;
+      } catch (err) {
+        if (err instanceof OrganizationError) throw new ApiError("VALIDATION_ERROR", `organization_name: ${errorMessage(err).replace(/^name: /, "")}`);
+        throw err;
+      }
+      const user = createUser(this.db, this.clock, { email, name: input.name ?? null, passwordHash, verified: true });
+      setMembership(this.db, this.clock, orgId, user.id, "owner");
+      return user;
+    }).immediate();
+  }
+}
+
+function closed(): ApiError {
+  return new ApiError("SETUP_COMPLETE", "this appliance already has its owner; sign in, or ask an admin for an invitation");
+}

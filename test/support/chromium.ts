@@ -1,0 +1,67 @@
+/**
+ * Debian's chromium for dashboard tests, driven by playwright-core (no browser download), and
+ * the checks every page view of the responsive dashboard must pass: no request answered 4xx/5xx
+ * and no sideways scroll at the viewport's width.
+ */
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { expect } from "bun:test";
+import { chromium, type Browser, type Page } from "playwright-core";
+
+export const CHROMIUM = "/usr/bin/chromium";
+export const SHOTS = join(import.meta.dir, "..", "..", "test-results", "dashboard");
+
+/** The widths the dashboard is tested at: a phone, a tablet, a laptop and a desktop screen. */
+export const WIDTHS = { phone: 390, tablet: 768, laptop: 1366, desktop: 1920 } as const;
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
+  mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+  });
+}
+
+/** Records every response of the page that answered 4xx or 5xx (`failed()` lists them as "STATUS METHOD URL"). */
+export function watchFailures(page: Page): { failed: () => string[]; ignore: (pattern: RegExp) => void } {
+  const failures: string[] = [];
+  const ignored: RegExp[] = [];
+  page.on("response", (res) => {
+    if (res.status() >= 400 && !ignored.some((p) => p.test(res.url()))) failures.push(`${res.status()} ${res.request().method()} ${res.url()}`);
+  });
+  return { failed: () => [...failures], ignore: (pattern) => ignored.push(pattern) };
+}
+
+/** The page does not scroll sideways: nothing is wider than the viewport. */
+export async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const { scrollWidth, innerWidth, widest } = await page.evaluate(() => {
+    const viewport = window.innerWidth;
+    // Names the widest element poking out, so a failure says what to fix.
+    let widest = "";
+    let right = viewport;
+    for (const el of document.querySelectorAll<HTMLElement>("body *")) {
+      const r = el.getBoundingClientRect().right;
+      if (r > right + 0.5) {
+        right = r;
+        widest = `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} (right edge ${Math.round(r)} px)`;
+      }
+    }
+    return { scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: viewport, widest };
+  });
+  expect({ scrollWidth: scrollWidth <= innerWidth, widest: scrollWidth <= innerWidth ? "" : widest }).toEqual({ scrollWidth: true, widest: "" });
+}
+
+/** Interactive targets at least this tall and wide (WCAG 2.5.8 asks 24 px; touch guidelines 44-48): links inside prose are exempt. */
+export async function smallTargets(page: Page, minimum = 32): Promise<string[]> {
+  return page.evaluate((min) => {
+    const small: string[] = [];
+    for (const el of document.querySelectorAll<HTMLElement>("button, a.button, select, input:not([type=checkbox]):not([type=radio]):not([type=hidden]), nav a, [role=tab]")) {
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) continue; // not shown
+      if (el.closest(".visually-hidden")) continue;
+      if (r.height < min || r.width < min) small.push(`${el.tagName.toLowerCase()} "${(el.getAttribute("aria-label") ?? el.textContent ?? "").trim().slice(0, 40)}" ${Math.round(r.width)}x${Math.round(r.height)}`);
+    }
+    return small;
+  }, minimum);
+}

@@ -34,7 +34,7 @@ beforeAll(async () => {
   server = await startTestServer();
   owner = server.tenant({ tier: "CUSTOM" });
   // The appliance has been set up (its owner exists), so / opens on sign-in, not on the first run.
-  await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", "site-owner@example.com"], { org: owner.orgName, role: "owner", password: "site-owner-harbour-2026" });
+  await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", "site-owner@example.com"], { org: owner.orgName, role: "owner", password: "harbour-lantern-keeper-26" });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
 }, 60_000);
 afterAll(async () => {

@@ -26,6 +26,9 @@ const PAGE_CSP = [
   "form-action 'self'",
 ].join("; ");
 
+/** The tab's icon, inline: without one every page view asks for /favicon.ico and gets a 404. */
+const ICON = `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#0b57d0"/><path d="M8 23V9l8 9 8-9v14" fill="none" stroke="#fff" stroke-width="3" stroke-linejoin="round"/></svg>')}`;
+
 const SECURITY_HEADERS = { "content-security-policy": PAGE_CSP, "x-content-type-options": "nosniff", "referrer-policy": "same-origin" };
 
 function page(files: DashboardFile[]): string {
@@ -38,6 +41,7 @@ function page(files: DashboardFile[]): string {
   <meta charset="utf-8" />
   <meta name="viewport" content="width=device-width, initial-scale=1" />
   <title>Mediabox</title>
+  <link rel="icon" href="${ICON}" />
   ${styles.map((s) => `<link rel="stylesheet" href="${DASHBOARD_ASSETS_PATH}/${s.name}" />`).join("\n  ")}
 </head>
 <body>

@@ -45,6 +45,7 @@ const image = {
   description_generated_at: NullableTimestamp,
   compliance_status: NullableString,
   has_full_description: t.Boolean(),
+  similar_available: t.Optional(t.Boolean({ description: "Extension: the file has its embedding, so GET /files/{id}/similar answers (409 EMBEDDING_NOT_READY before)" })),
 };
 
 const BoundingBox = t.Object({ x_min: t.Number(), y_min: t.Number(), x_max: t.Number(), y_max: t.Number() }, { description: "Normalized 0-1" });
@@ -122,6 +123,7 @@ const video = {
   bit_rate: t.Optional(NullableInteger),
   description_status: t.Optional(NullableString),
   description_error: t.Optional(NullableString),
+  similar_available: t.Optional(t.Boolean({ description: "Extension: the file has its embedding, so GET /files/{id}/similar answers (409 EMBEDDING_NOT_READY before)" })),
 };
 
 const Keyframe = t.Object(
@@ -205,6 +207,7 @@ const link = {
   snapshot_available: t.Boolean({ description: "Extension: GET /files/{id}/snapshot serves the offline copy" }),
   extracted_images: t.Array(ExtractedImage),
   extracted_images_count: t.Integer(),
+  thumbnail_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Extension: the small_256 variant of the page's first image (its og:image when it has one)" })),
 };
 
 const variant = (title: string, props: TProperties) => t.Object(props, { title });

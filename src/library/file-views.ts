@@ -128,6 +128,7 @@ async function imageFields(row: FileRow, urls: FileUrls) {
     description_generated_at: row.description_generated_at,
     compliance_status: row.compliance_status,
     has_full_description: row.description_generated_at !== null,
+    similar_available: row.image_embedding_model !== null,
   };
 }
 
@@ -161,6 +162,7 @@ async function videoFields(row: FileRow, urls: FileUrls) {
     bit_rate: row.bit_rate,
     description_status: row.description_status,
     description_error: row.description_error,
+    similar_available: row.image_embedding_model !== null,
   };
 }
 
@@ -228,6 +230,8 @@ async function linkFields(row: FileRow, urls: FileUrls) {
     snapshot_available: row.snapshot_blob_key !== null,
     extracted_images: images,
     extracted_images_count: images.length,
+    // The page's first image (its og:image when it has one) stands for the link in a grid.
+    thumbnail_url: images.find((i) => i.thumbnail_url)?.thumbnail_url ?? null,
   };
 }
 

@@ -23,13 +23,14 @@ export async function launchChromium(): Promise<Browser> {
   });
 }
 
-/** Records every response of the page that answered 4xx or 5xx (`failed()` lists them as "STATUS METHOD URL"). */
+/** Records every response of the page that answered 4xx or 5xx (`failed()` lists them as "STATUS METHOD URL"), and the page's uncaught script errors. */
 export function watchFailures(page: Page): { failed: () => string[]; ignore: (pattern: RegExp) => void } {
   const failures: string[] = [];
   const ignored: RegExp[] = [];
   page.on("response", (res) => {
     if (res.status() >= 400 && !ignored.some((p) => p.test(res.url()))) failures.push(`${res.status()} ${res.request().method()} ${res.url()}`);
   });
+  page.on("pageerror", (err) => failures.push(`script error: ${err.message}`));
   return { failed: () => [...failures], ignore: (pattern) => ignored.push(pattern) };
 }
 
@@ -40,11 +41,17 @@ export async function expectNoSidewaysScroll(page: Page): Promise<void> {
     // Names the widest element poking out, so a failure says what to fix.
     let widest = "";
     let right = viewport;
+    const clipped = (el: HTMLElement) => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) if (getComputedStyle(a).overflowX !== "visible") return true;
+      return false;
+    };
     for (const el of document.querySelectorAll<HTMLElement>("body *")) {
       const r = el.getBoundingClientRect().right;
+      if (r > right + 0.5 && clipped(el)) continue;
       if (r > right + 0.5) {
         right = r;
-        widest = `${el.tagName.toLowerCase()}.${[...el.classList].join(".")} (right edge ${Math.round(r)} px)`;
+        const path = [el, el.parentElement, el.parentElement?.parentElement].filter(Boolean).map((e) => `${e!.tagName.toLowerCase()}${e!.className ? `.${String(e!.className).trim().replace(/\s+/g, ".")}` : ""}`);
+        widest = `${path.reverse().join(" > ")} "${(el.textContent ?? "").trim().slice(0, 30)}" (right edge ${Math.round(r)} px)`;
       }
     }
     return { scrollWidth: document.scrollingElement!.scrollWidth, innerWidth: viewport, widest };

@@ -242,8 +242,15 @@ export function FileDetail({ id }: { id: string }) {
       setSimilar([]);
     }
     const show = () => {
-      api(`/files/${id}`).then((f) => !stopped && setFile(f), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
-      api(`/files/${id}/similar?limit=8`).then((r) => !stopped && setSimilar(r.items), () => setSimilar([]));
+      api(`/files/${id}`).then(
+        (f) => {
+          if (stopped) return;
+          setFile(f);
+          // Only images and videos have neighbours, and only once their embedding exists (409 before).
+          if (f.similar_available) api(`/files/${id}/similar?limit=8`).then((r) => !stopped && setSimilar(r.items), () => setSimilar([]));
+        },
+        (err) => setError(err instanceof ApiFailure ? err.message : String(err)),
+      );
     };
     // While the file is being analysed, its page says so and fills in when the analysis ends.
     const watch = async () => {

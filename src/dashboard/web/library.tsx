@@ -89,7 +89,14 @@ function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (m
   );
 }
 
+/** A screen wide enough to show the sidebar and every filter at once (read once, when the page opens). */
+export function useWide(): boolean {
+  const [wide] = useState(() => matchMedia("(min-width: 901px)").matches);
+  return wide;
+}
+
 export function Library() {
+  const wide = useWide();
   const [place, setPlace] = useState<Place>({ projectId: null, folderId: null, label: "All files" });
   const [search, setSearch] = useState("");
   const [mediaType, setMediaType] = useState("");
@@ -158,7 +165,7 @@ export function Library() {
 
   return (
     <div class="library">
-      <Places place={place} onChoose={(p) => (setPlace(p), setSelected(new Set()))} />
+      <Places place={place} open={wide} onChoose={(p) => (setPlace(p), setSelected(new Set()))} />
       <section aria-labelledby="library-title">
         <h1 id="library-title" tabIndex={-1}>
           Library{place.label !== "All files" ? `: ${place.label}` : ""}
@@ -189,33 +196,37 @@ export function Library() {
             </select>
           </label>
         </form>
-        <form class="filters more" onSubmit={(e) => e.preventDefault()}>
-          <label>
-            Tags <span class="hint">(all of, comma-separated)</span>
-            <input value={tags} onChange={(e) => setTags((e.target as HTMLInputElement).value)} />
-          </label>
-          <label>
-            Added from
-            <input type="date" value={from} onChange={(e) => setFrom((e.target as HTMLInputElement).value)} />
-          </label>
-          <label>
-            Added until
-            <input type="date" value={to} onChange={(e) => setTo((e.target as HTMLInputElement).value)} />
-          </label>
-          <label>
-            Compliance
-            <select value={compliance} onChange={(e) => setCompliance((e.target as HTMLSelectElement).value)}>
-              <option value="">Any</option>
-              <option value="pass">Pass</option>
-              <option value="fail">Fail</option>
-            </select>
-          </label>
-          <fieldset class="view-switch">
-            <legend class="visually-hidden">View</legend>
-            <label class="inline"><input type="radio" name="view" checked={view === "grid"} onChange={() => setView("grid")} /> Grid</label>
-            <label class="inline"><input type="radio" name="view" checked={view === "list"} onChange={() => setView("list")} /> List</label>
-          </fieldset>
-        </form>
+        {/* Folded on phones, where the first screen should show files rather than fields. */}
+        <details class="more-filters" open={wide}>
+          <summary>More filters and view</summary>
+          <form class="filters more" onSubmit={(e) => e.preventDefault()}>
+            <label>
+              Tags <span class="hint">(all of, comma-separated)</span>
+              <input value={tags} onChange={(e) => setTags((e.target as HTMLInputElement).value)} />
+            </label>
+            <label>
+              Added from
+              <input type="date" value={from} onChange={(e) => setFrom((e.target as HTMLInputElement).value)} />
+            </label>
+            <label>
+              Added until
+              <input type="date" value={to} onChange={(e) => setTo((e.target as HTMLInputElement).value)} />
+            </label>
+            <label>
+              Compliance
+              <select value={compliance} onChange={(e) => setCompliance((e.target as HTMLSelectElement).value)}>
+                <option value="">Any</option>
+                <option value="pass">Pass</option>
+                <option value="fail">Fail</option>
+              </select>
+            </label>
+            <fieldset class="view-switch">
+              <legend class="visually-hidden">View</legend>
+              <label class="inline"><input type="radio" name="view" checked={view === "grid"} onChange={() => setView("grid")} /> Grid</label>
+              <label class="inline"><input type="radio" name="view" checked={view === "list"} onChange={() => setView("list")} /> List</label>
+            </fieldset>
+          </form>
+        </details>
         {error ? <p class="error" role="alert">{error}</p> : null}
         {notice ? (
           <p class="notice" role="status" tabIndex={-1} ref={noticeRef}>

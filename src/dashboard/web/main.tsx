@@ -72,7 +72,9 @@ function OrganizationSwitch({ session, onSwitched }: { session: SessionInfo; onS
 
 function App() {
   const [auth, setAuth] = useState<Auth>({ kind: "unknown" });
+  const [menuOpen, setMenuOpen] = useState(false);
   const hash = useHash();
+  useEffect(() => setMenuOpen(false), [hash]);
   const check = async () => {
     if (credentials.key()) return setAuth({ kind: "key" });
     // Asked first, so a signed-out page view makes no request that answers 401.
@@ -131,32 +133,38 @@ function App() {
         Skip to content
       </a>
       <header>
-        <nav aria-label="Main">
-          <span class="brand">Mediabox</span>
-          <a href="#/library" aria-current={current("#/library")}>Library</a>
-          <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
-          <a href="#/search" aria-current={current("#/search")}>Search documents</a>
-          <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
-          <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
-          <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
-          <a href="#/export" aria-current={current("#/export")}>Export</a>
-          <a href="#/trash" aria-current={current("#/trash")}>Trash</a>
-          {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
-          {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
-          <a href="/docs">API docs</a>
-          <span class="who">
-            {auth.kind === "session" ? (
-              <>
-                <span>{auth.session.user.email}</span>
-                <OrganizationSwitch session={auth.session} onSwitched={() => location.reload()} />
-              </>
-            ) : (
-              <span>API key</span>
-            )}
-            <button type="button" class="link" onClick={signOut}>
-              Sign out
-            </button>
-          </span>
+        <nav aria-label="Main" class={menuOpen ? "open" : ""}>
+          <a class="brand" href="#/library">Mediabox</a>
+          {/* Phones and narrow windows fold the links under one button. */}
+          <button type="button" class="menu-toggle secondary" aria-expanded={menuOpen} aria-controls="main-links" onClick={() => setMenuOpen(!menuOpen)}>
+            Menu
+          </button>
+          <div class="links" id="main-links" onClick={(e) => (e.target as HTMLElement).closest("a") && setMenuOpen(false)}>
+            <a href="#/library" aria-current={current("#/library")}>Library</a>
+            <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
+            <a href="#/search" aria-current={current("#/search")}>Search documents</a>
+            <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
+            <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
+            <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
+            <a href="#/export" aria-current={current("#/export")}>Export</a>
+            <a href="#/trash" aria-current={current("#/trash")}>Trash</a>
+            {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
+            {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
+            <a href="/docs">API docs</a>
+            <span class="who">
+              {auth.kind === "session" ? (
+                <>
+                  <span class="email">{auth.session.user.email}</span>
+                  <OrganizationSwitch session={auth.session} onSwitched={() => location.reload()} />
+                </>
+              ) : (
+                <span>API key</span>
+              )}
+              <button type="button" class="link" onClick={signOut}>
+                Sign out
+              </button>
+            </span>
+          </div>
         </nav>
       </header>
       <main id="content" tabIndex={-1}>

@@ -38,7 +38,8 @@ function FolderBranch({ folder, place, onChoose }: { folder: Folder; place: Plac
   );
 }
 
-export function Places({ place, onChoose }: { place: Place; onChoose: (p: Place) => void }) {
+/** `open`: shown unfolded (wide screens); on a phone the list folds under the place's name. */
+export function Places({ place, open, onChoose }: { place: Place; open: boolean; onChoose: (p: Place) => void }) {
   const [projects, setProjects] = useState<{ id: string; name: string; file_count?: number }[]>([]);
   const [folders, setFolders] = useState<Record<string, Folder[]>>({});
   useEffect(() => {
@@ -50,6 +51,10 @@ export function Places({ place, onChoose }: { place: Place; onChoose: (p: Place)
     }, () => setProjects([]));
   }, []);
   return (
+    <details class="places-panel" open={open}>
+      <summary>
+        Projects and folders<span class="hint">: {place.label}</span>
+      </summary>
     <nav class="places" aria-label="Projects and folders">
       <ul>
         <li>
@@ -73,5 +78,6 @@ export function Places({ place, onChoose }: { place: Place; onChoose: (p: Place)
         ))}
       </ul>
     </nav>
+    </details>
   );
 }

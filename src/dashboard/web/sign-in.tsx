@@ -115,9 +115,10 @@ export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSign
       <h1 tabIndex={-1}>{mode === "owner" ? "Welcome to Mediabox" : "Mediabox"}</h1>
       {message ? <p class="notice" role="status">{message}</p> : null}
       {error ? <p class="error" role="alert">{error}</p> : null}
+      {/* Keyed forms: Preact would otherwise reuse one form's fields for the next (a maxLength left behind as 0). */}
       <div ref={forms}>
       {mode === "owner" ? (
-        <form onSubmit={createOwner} aria-labelledby="owner-title">
+        <form key="owner" onSubmit={createOwner} aria-labelledby="owner-title">
           <h2 id="owner-title">Create the owner</h2>
           <p class="hint">
             Nobody has an account here yet. The first account owns this appliance: it invites the others and makes API keys. This form is offered once.
@@ -144,7 +145,7 @@ export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSign
           </p>
         </form>
       ) : mode === "password" ? (
-        <form onSubmit={withPassword}>
+        <form key="password" onSubmit={withPassword}>
           <label for="email">Email</label>
           <input id="email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
           <label for="password">Password</label>
@@ -162,7 +163,7 @@ export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSign
           </p>
         </form>
       ) : mode === "register" ? (
-        <form onSubmit={register}>
+        <form key="register" onSubmit={register}>
           <label for="register-email">Email</label>
           <input id="register-email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
           <label for="register-password">Password</label>
@@ -176,7 +177,7 @@ export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSign
           </p>
         </form>
       ) : mode === "key" ? (
-        <form onSubmit={withKey}>
+        <form key="key" onSubmit={withKey}>
           <label for="api-key">API key</label>
           <input id="api-key" type="password" autocomplete="off" required value={key} onInput={(e) => setKey((e.target as HTMLInputElement).value)} placeholder="mbx_…" />
           <p class="hint">It stays in this tab until you sign out or close it.</p>
@@ -188,7 +189,7 @@ export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSign
           </p>
         </form>
       ) : (
-        <form onSubmit={forgot}>
+        <form key="forgot" onSubmit={forgot}>
           <label for="reset-email">Email</label>
           <input id="reset-email" type="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} />
           <button type="submit" disabled={busy}>Send me a link</button>

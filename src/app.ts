@@ -195,6 +195,13 @@ export function composeAppliance(foundation: Foundation): Appliance {
       watcher.start();
       mail.start();
       logModelVerification(ctx.models, log);
+      const setupToken = ctx.accounts.firstRun.token;
+      // Warn level: shown at the default log level, on stderr beside the other notes for the administrator.
+      if (setupToken) {
+        log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
+          setup_token: setupToken, ...(config.publicUrl ? { url: config.publicUrl } : {}),
+        });
+      }
       resumePendingEmbeddings(ctx).then(
         (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
         (err) => log.warn("could not check for pending embeddings", { err: String(err) }),

@@ -94,13 +94,6 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
   log.info("mediabox listening", { url, data_dir: config.dataDir });
-  const setupToken = ctx.accounts.firstRun.token;
-  if (setupToken) {
-    // Warn level: shown at the default log level, on stderr beside the other notes for the administrator.
-    log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
-      url: config.publicUrl ?? url, setup_token: setupToken,
-    });
-  }
 
   let stopped = false;
   return {

@@ -7,6 +7,7 @@ import { render } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { accountPage } from "./account-pages.tsx";
 import { Activity } from "./activity.tsx";
+import { Automation } from "./automation.tsx";
 import { Cloud } from "./cloud.tsx";
 import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
 import { ApiKeys } from "./api-keys.tsx";
@@ -43,6 +44,7 @@ function Page({ hash, me }: { hash: string; me: string }) {
   if (hash === "#/schemas") return <Schemas />;
   if (hash === "#/export") return <Exports />;
   if (hash === "#/trash") return <Trash />;
+  if (hash.startsWith("#/automation")) return <Automation hash={hash} />;
   return <Library />;
 }
 
@@ -148,6 +150,7 @@ function App() {
             <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
             <a href="#/export" aria-current={current("#/export")}>Export</a>
             <a href="#/trash" aria-current={current("#/trash")}>Trash</a>
+            <a href="#/automation" aria-current={current("#/automation")}>Automation</a>
             {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
             {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
             <a href="/docs">API docs</a>

@@ -5,8 +5,7 @@
  */
 import { resolve } from "node:path";
 import { errorMessage } from "./errors.ts";
-import { type AllowedCidr, parseAllowedCidrs } from "./links/url-policy.ts";
-import { parseWatchSetting, type WatchMapping } from "./watch/watch-setting.ts";
+import { type AllowedCidr, parseAllowedCidrs } from "./net/url-policy.ts";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 
@@ -214,6 +213,35 @@ function tokenKey(raw: string): string {
   return key;
 }
 
+/** A directory and where its files go, as written in MEDIABOX_WATCH_DIR or given to `mediabox watch`. */
+export interface WatchMapping {
+  path: string;
+  org: string;
+  project: string | null;
+  /** Folder names from the project's top level ("Inbox/Scans"), or null. */
+  folder: string | null;
+}
+
+/**
+ * MEDIABOX_WATCH_DIR: `DIR=ORGANIZATION[/PROJECT[/FOLDER/…]]`, several separated by `;` or new
+ * lines (names cannot hold "/", so the first "=" ends the directory), e.g.
+ * `/srv/scans=Acme/Paperwork/Inbox; /srv/mail=Acme`. The names are resolved against the database
+ * when the server starts.
+ */
+function watchMappings(raw: string): WatchMapping[] {
+  return raw
+    .split(/[;\n]/)
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const eq = entry.indexOf("=");
+      if (eq <= 0) throw new ConfigError(`"${entry}": expected DIR=ORGANIZATION[/PROJECT[/FOLDER…]]`);
+      const [org = "", project, ...folders] = entry.slice(eq + 1).split("/").map((s) => s.trim());
+      if (!org) throw new ConfigError(`"${entry}": the organization is missing after "="`);
+      return { path: resolve(entry.slice(0, eq).trim()), org, project: project || null, folder: folders.filter(Boolean).join("/") || null };
+    });
+}
+
 const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   port: { key: "port", flag: "port", env: "MEDIABOX_PORT", parse: integer(0, 65535), fallback: "8080" },
   host: { key: "host", flag: "host", env: "MEDIABOX_HOST", parse: text, fallback: "0.0.0.0" },
@@ -404,13 +432,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "watchDirs",
     flag: "watch-dir",
     env: "MEDIABOX_WATCH_DIR",
-    parse: (raw) => {
-      try {
-        return parseWatchSetting(raw);
-      } catch (err) {
-        throw new ConfigError(errorMessage(err));
-      }
-    },
+    parse: watchMappings,
     fallback: "",
   },
   watchPollMs: { key: "watchPollMs", flag: "watch-poll-ms", env: "MEDIABOX_WATCH_POLL_MS", parse: integer(50, 600_000), fallback: "2000" },

@@ -16,8 +16,6 @@ const KNOWN_CYCLE_EDGES = [
   "accounts -> auth",
   "accounts -> context.ts",
   "cloud -> context.ts",
-  "config.ts -> links",
-  "config.ts -> watch",
   "custom-schemas -> context.ts",
   "documents -> context.ts",
   "documents -> library",
@@ -44,7 +42,6 @@ const KNOWN_CYCLE_EDGES = [
   "projects -> tenancy",
   "telemetry -> context.ts",
   "video -> context.ts",
-  "watch -> context.ts",
 ];
 
 const describe = (components: string[][], edges: ImportEdge[]): string[] =>

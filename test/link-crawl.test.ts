@@ -12,7 +12,7 @@ import { decodeHtml, type FetchOptions, fetchResource, LinkFetchError, sniffImag
 import { parsePage } from "../src/links/html-document.ts";
 import { pageMetadata } from "../src/links/page-metadata.ts";
 import { readablePage, SNAPSHOT_CSP, snapshotHtml } from "../src/links/readable.ts";
-import { checkAddress, normalizeUrl, validateLinkUrl } from "../src/links/url-policy.ts";
+import { checkAddress, normalizeUrl, validateLinkUrl } from "../src/net/url-policy.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "links");
 const fixture = (name: string) => Bun.file(join(FIXTURES, name));

@@ -12,7 +12,7 @@ import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { KeyedLimiter } from "../src/keyed-limiter.ts";
 import { parseRobots } from "../src/links/robots.ts";
-import { checkAddress, parseAllowedCidrs } from "../src/links/url-policy.ts";
+import { checkAddress, parseAllowedCidrs } from "../src/net/url-policy.ts";
 import { photo } from "./support/images.ts";
 import { jobDone, pollApi, processed, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";

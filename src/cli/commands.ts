@@ -26,8 +26,7 @@ import { createUser, listUsers, requireUserByEmail, setMembership, UserError } f
 import { listSupportMessages } from "../support/support.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
-import { addWatchedFolder, allWatchedFolders, removeWatchedFolder } from "../watch/watched-folders.ts";
-import { WatchSettingError } from "../watch/watch-setting.ts";
+import { addWatchedFolder, allWatchedFolders, removeWatchedFolder, WatchSettingError } from "../watch/watched-folders.ts";
 
 export class UsageError extends Error {}
 

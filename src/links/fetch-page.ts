@@ -12,7 +12,7 @@ import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
 import { formatBytes } from "../byte-sizes.ts";
 import { unlessAborted } from "../abort.ts";
-import { type AllowedCidr, checkAddress, validateLinkUrl } from "./url-policy.ts";
+import { type AllowedCidr, checkAddress, validateLinkUrl } from "../net/url-policy.ts";
 
 /** What the caller wants: a page or a plain-text file such as robots.txt (decoded text), or an image/icon (raw bytes). */
 export type AcceptKind = "html" | "text" | "image" | "icon";

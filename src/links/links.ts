@@ -13,7 +13,7 @@ import { resolvePlacement, uploadOptions } from "../ingest/options.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { getJobRow } from "../jobs/queue.ts";
 import { LINK_MAX_ATTEMPTS } from "./link-pipeline.ts";
-import { normalizeUrl, validateLinkUrl } from "./url-policy.ts";
+import { normalizeUrl, validateLinkUrl } from "../net/url-policy.ts";
 
 export interface LinkRequest {
   url: string;

@@ -9,7 +9,7 @@ import { FileDetail } from "../library/file-shapes.ts";
 import { fileDetail, FileUrls } from "../library/file-views.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
 import { SNAPSHOT_CSP } from "./readable.ts";
-import { MAX_URL_LENGTH } from "./url-policy.ts";
+import { MAX_URL_LENGTH } from "../net/url-policy.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 

@@ -14,7 +14,12 @@ import { createFolder } from "../folders/folders.ts";
 import { defaultProjectId } from "../projects/projects.ts";
 import { nameKey } from "../tenancy/names.ts";
 import { findOrganization } from "../tenancy/organizations.ts";
-import { WatchSettingError, type WatchMapping } from "./watch-setting.ts";
+import type { WatchMapping } from "../config.ts";
+
+/** A mapping names an organization, project or folder that cannot be used. */
+export class WatchSettingError extends Error {
+  override name = "WatchSettingError";
+}
 
 export interface WatchedFolderRow {
   id: string;

@@ -14,7 +14,7 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import type { JobRunner } from "../jobs/runner.ts";
-import { checkAddress, validateLinkUrl } from "../links/url-policy.ts";
+import { checkAddress, validateLinkUrl } from "../net/url-policy.ts";
 
 export const WEBHOOK_EVENTS = ["file.completed", "file.failed", "batch.completed", "rule.applied"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];

@@ -25,7 +25,7 @@ import { detectType } from "../ingest/detect.ts";
 import { ingestStagedFile, sizeLimitViolation } from "../ingest/ingest.ts";
 import type { UploadOptions } from "../ingest/options.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
-import { checkAddress } from "../links/url-policy.ts";
+import { checkAddress } from "../net/url-policy.ts";
 import {
   accountForPoll,
   dueAccounts,

@@ -215,11 +215,12 @@ describe("probe", () => {
     expect(error.message).toContain("moov atom not found");
   });
 
-  test("an MP4 whose index survives but whose data is cut probes from the header and says it is truncated", async () => {
+  test("an MP4 whose index survives but whose data is cut says it is truncated, and how long the data present lasts", async () => {
     const probe = await probeVideo(tools, fixture("truncated-faststart.mp4"));
     expect(probe).toMatchObject({ truncated: true, codec: "h264", width: 320, height: 240, createdAt: "2021-06-15T10:20:30.000Z" });
-    // The header's duration: what the file was meant to hold.
-    expect(probe.durationSeconds).toBeCloseTo(10, 1);
+    // The header's duration is what the file was meant to hold; the packets present end at 7.52 s.
+    expect(probe.declaredDurationSeconds).toBeCloseTo(10, 1);
+    expect(probe.durationSeconds).toBeCloseTo(7.52, 1);
   });
 
   test("text named .mp4 is not a video", async () => {

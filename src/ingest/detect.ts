@@ -34,7 +34,8 @@ const IMAGE_FORMATS: Record<string, string> = {
   jxl: "jxl",
 };
 
-const VIDEO_FORMATS = new Set(["mp4", "mov", "webm", "mkv", "avi", "m4v", "mpg", "3gp"]);
+/** "mts": MPEG transport streams (AVCHD camcorders' .mts/.m2ts, broadcast and screen recorders' .ts), told by their 188/192-byte packets. */
+const VIDEO_FORMATS = new Set(["mp4", "mov", "webm", "mkv", "avi", "m4v", "mpg", "3gp", "mts"]);
 
 const EXECUTABLES = new Set(["elf", "exe", "macho", "class", "jar", "apk", "dex", "wasm", "msi", "deb", "rpm", "dmg", "swf", "lnk", "cab", "xpi", "crx"]);
 const ARCHIVES = new Set(["zip", "tar", "gz", "bz2", "xz", "7z", "rar", "zst", "lz", "lzh", "arj", "cpio", "ar", "Z", "lz4", "iso"]);
@@ -91,7 +92,7 @@ function classifyBinary(ext: string, mime: string): Detection {
   if (ext === "pdf") return { ok: true, type: { mediaType: "document", mime, format: "pdf", documentType: "pdf" } };
   if (ext === "docx") return { ok: true, type: { mediaType: "document", mime, format: "docx", documentType: "docx" } };
   if (VIDEO_FORMATS.has(ext)) return { ok: true, type: { mediaType: "video", mime, format: ext, documentType: null } };
-  return { ok: false, reason: `unsupported file type ${mime}; accepted: images (jpeg, png, gif, webp, tiff, avif, heic, jxl, camera raw: cr2, cr3, nef, dng, arw, raf, rw2, orf, pef, srw), documents (pdf, docx, txt, md) and videos (mp4, mov, webm, mkv, avi)` };
+  return { ok: false, reason: `unsupported file type ${mime}; accepted: images (jpeg, png, gif, webp, tiff, avif, heic, jxl, camera raw: cr2, cr3, nef, dng, arw, raf, rw2, orf, pef, srw), documents (pdf, docx, txt, md) and videos (mp4, mov, webm, mkv, avi, mpeg, 3gp, mts/m2ts/ts)` };
 }
 
 /** Decodes as UTF-8 (a multi-byte character cut at the end of the head is tolerated). */
@@ -173,7 +174,7 @@ const DOCUMENT_MIMES = new Set([
   "text/x-markdown",
 ]);
 const IMAGE_NAME = /\.(jpe?g|png|gif|webp|tiff?|avif|heic|heif|svg|jxl|cr2|cr3|nef|dng|arw|raf|rw2|orf|pef|srw)$/i;
-const VIDEO_NAME = /\.(mp4|m4v|mov|webm|mkv|avi|mpe?g|3gp)$/i;
+const VIDEO_NAME = /\.(mp4|m4v|mov|webm|mkv|avi|mpe?g|3gp|mts|m2ts|ts)$/i;
 const DOCUMENT_NAME = /\.(pdf|docx|txt|text|md|markdown)$/i;
 
 /**

@@ -197,7 +197,10 @@ export class VideoTools {
         stdout: "pipe",
         stderr: "pipe",
         // A clean environment: FFREPORT and friends in the server's environment must not make ffmpeg write files.
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C", AV_LOG_FORCE_NOCOLOR: "1" },
+        // GCONV_PATH: the static builds' glibc would load the system's gconv modules (built for another
+        // glibc) to convert an MPEG-TS service name, and crash (SIGSEGV on any .ts/.mts/.m2ts with an SDT);
+        // with no modules found the name stays unconverted.
+        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C", AV_LOG_FORCE_NOCOLOR: "1", GCONV_PATH: "/nonexistent-gconv" },
       });
     } catch (err) {
       throw new VideoToolError("missing-binary", `${tool} could not be started: ${(err as Error).message}`);

@@ -4,15 +4,21 @@
  * told apart as "not a video" (no container signature we know) or "corrupt" (a video container
  * whose index is missing, as in an MP4 cut before its moov box). A file whose header survives
  * but whose data is cut short probes fine and is marked `truncated`: what the header says is
- * still true, the frames past the cut are not there.
+ * still true, the frames past the cut are not there, so its duration is the span of the packets
+ * actually present (counted when the file is suspiciously small for what its header states).
  */
 import { open } from "node:fs/promises";
 import { resolve } from "node:path";
 import { tailText, VideoToolError, type VideoTools } from "./ffmpeg-tools.ts";
 
 export interface VideoProbe {
-  /** Null when neither the container nor the stream states it. */
+  /**
+   * How long the video the file holds is: what the header states, or, for a file cut short, the
+   * span of the packets actually present. Null when neither the container nor the stream states it.
+   */
   durationSeconds: number | null;
+  /** What the header states (differs from durationSeconds only for a truncated file). */
+  declaredDurationSeconds: number | null;
   /** Average frames per second (the nominal rate when no average is known); null if unknown. */
   frameRate: number | null;
   /** ffprobe's codec name of the video stream: "h264", "hevc", "vp9", "h263", ... */
@@ -61,7 +67,7 @@ interface FfprobeStream {
 
 interface FfprobeOutput {
   streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string; size?: string; bit_rate?: string; tags?: Record<string, string> };
+  format?: { format_name?: string; duration?: string; start_time?: string; size?: string; bit_rate?: string; tags?: Record<string, string> };
 }
 
 /** Header bytes read to name the container and to tell a damaged video from something else. */
@@ -152,6 +158,45 @@ function shorterThanIndexed(output: FfprobeOutput, duration: number | null): boo
 
 const TRUNCATION = /partial file|ended prematurely|truncat|unexpected end of/i;
 
+/**
+ * Below this many bits per pixel per frame over the stated duration, a file is suspiciously small
+ * for its header: a phone's H.264 spends ~0.2, web video 0.05-0.15, a still screencast ~0.001.
+ * Such a file has its packets counted (below), which is the truth; the ratio only decides
+ * whether counting is worth a read of the file.
+ */
+const SUSPICIOUS_BITS_PER_PIXEL = 0.02;
+
+function suspiciouslySmall(output: FfprobeOutput, duration: number | null, width: number, height: number, frameRate: number | null): boolean {
+  const size = positive(output.format?.size);
+  if (!size || !duration) return false;
+  return (size * 8) / (duration * width * height * (frameRate ?? 25)) < SUSPICIOUS_BITS_PER_PIXEL;
+}
+
+/** Packet listings are ~20 bytes a line; 32 MB is three hours at 60 fps. */
+const PACKET_LISTING_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The span of the video packets present in the file (last packet's end less the start time),
+ * read from the container without decoding; null when it cannot be told.
+ */
+async function presentDuration(tools: VideoTools, path: string, streamIndex: number, startTime: number, options: { timeoutMs?: number; signal?: AbortSignal }): Promise<number | null> {
+  const result = await tools
+    .run("ffprobe", ["-v", "error", "-select_streams", String(streamIndex), "-show_entries", "packet=pts_time,dts_time,duration_time", "-of", "csv=p=0", `file:${path}`], {
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      maxStdoutBytes: PACKET_LISTING_BYTES,
+    })
+    .catch(() => null);
+  if (!result) return null;
+  let end = -Infinity;
+  for (const line of result.stdout.toString("utf8").split("\n")) {
+    const [pts, dts, duration] = line.split(",").map(Number);
+    const at = Number.isFinite(pts) ? pts! : dts!;
+    if (Number.isFinite(at)) end = Math.max(end, at + (Number.isFinite(duration) ? duration! : 0));
+  }
+  return Number.isFinite(end) ? Math.max(0, end - startTime) : null;
+}
+
 /** Probes `path` (a local file). Throws VideoToolError: "not-video", "corrupt", or a run failure (timeout, ...). */
 export async function probeVideo(tools: VideoTools, path: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<VideoProbe> {
   const absolute = resolve(path);
@@ -196,12 +241,24 @@ export async function probeVideo(tools: VideoTools, path: string, options: { tim
   const rotation = rotationOf(video);
   const turned = rotation === 90 || rotation === 270;
   const audio = streams.find((stream) => stream.codec_type === "audio");
-  const durationSeconds = positive(output.format?.duration) ?? positive(video.duration);
+  const declaredDurationSeconds = positive(output.format?.duration) ?? positive(video.duration);
   const nbFrames = Number(video.nb_frames);
+  const frameRate = ratio(video.avg_frame_rate) ?? ratio(video.r_frame_rate);
+  let truncated = result.stderrTail.some((line) => TRUNCATION.test(line)) || shorterThanIndexed(output, declaredDurationSeconds);
+  let durationSeconds = declaredDurationSeconds;
+  if (truncated || suspiciouslySmall(output, declaredDurationSeconds, storedWidth, storedHeight, frameRate)) {
+    const present = await presentDuration(tools, absolute, video.index ?? 0, Number(output.format?.start_time) || 0, options);
+    // A second's slack: the last packet's duration and the stated one are both rounded.
+    if (present !== null && declaredDurationSeconds !== null && present < declaredDurationSeconds - 1 && present < declaredDurationSeconds * 0.97) {
+      truncated = true;
+      durationSeconds = Math.round(present * 1000) / 1000;
+    }
+  }
 
   return {
     durationSeconds,
-    frameRate: ratio(video.avg_frame_rate) ?? ratio(video.r_frame_rate),
+    declaredDurationSeconds,
+    frameRate,
     codec: video.codec_name ?? "unknown",
     width: turned ? storedHeight : storedWidth,
     height: turned ? storedWidth : storedHeight,
@@ -213,7 +270,7 @@ export async function probeVideo(tools: VideoTools, path: string, options: { tim
     bitRate: positive(output.format?.bit_rate),
     createdAt: creationTime(output.format?.tags) ?? creationTime(video.tags),
     frameCount: Number.isInteger(nbFrames) && nbFrames > 0 ? nbFrames : null,
-    truncated: result.stderrTail.some((line) => TRUNCATION.test(line)) || shorterThanIndexed(output, durationSeconds),
+    truncated,
     streamIndex: video.index ?? 0,
     tags: { ...video.tags, ...output.format?.tags },
   };

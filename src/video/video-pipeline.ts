@@ -279,6 +279,14 @@ const descriptionStage: Stage<VideoWork> = {
 /** Every video goes through these, in this order. */
 export const VIDEO_STAGES: Stage<VideoWork>[] = [probeStage, keyframesStage, ocrStage, embeddingStage, objectsStage, descriptionStage];
 
+/** What analysis_error says of a file cut short: how much it holds of what its header declares. */
+function truncationNote(probe: VideoProbe): string {
+  const { durationSeconds: present, declaredDurationSeconds: declared } = probe;
+  const seconds = (n: number) => `${n < 10 ? n.toFixed(1) : Math.round(n)} s`;
+  const how = present !== null && declared !== null && present < declared ? `the file holds ${seconds(present)} of the ${seconds(declared)} its header declares` : "the file holds less than its header describes";
+  return `truncated: ${how}; analysed as far as its frames go`;
+}
+
 /** The reserved description credits go back when no description was made. */
 function settleCredits(ctx: AppContext, fileId: string): void {
   const row = ctx.files.byId(fileId);
@@ -305,7 +313,7 @@ export async function runVideoPipeline(ctx: AppContext, job: JobContext<FileJobP
     work.source?.release();
   }
   const failed = failedStages(work.outcomes);
-  const truncated = work.probe?.truncated ? "truncated: the file holds less than its header describes; analysed as far as its frames go" : null;
+  const truncated = work.probe?.truncated ? truncationNote(work.probe) : null;
   const warnings = [truncated, failed].filter(Boolean).join("; ") || null;
   if (work.overLimit) ctx.files.analysisEnded(file.id, "skipped", work.overLimit);
   else ctx.files.analysisEnded(file.id, failed ? "failed" : "completed", warnings);

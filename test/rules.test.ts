@@ -5,6 +5,7 @@
  * The condition vocabulary is also checked directly on facts (conditions.ts is pure).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import sharp from "sharp";
 import { compileConditions, conditionsHold, parseConditions, type FileFacts } from "../src/rules/conditions.ts";
 import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -108,6 +109,36 @@ describe("rules run when a file's analysis ends", () => {
   });
 });
 
+test("conditions on the camera and the place its GPS names", async () => {
+  const tenant = server.tenant({ tier: "CUSTOM" });
+  const rule = await tenant.api.post("/rules", {
+    name: "paris trip",
+    conditions: [{ field: "camera", op: "contains", value: "pixel 7" }, { field: "place", op: "contains", value: "paris" }, { field: "country_code", op: "equals", value: "FR" }],
+    actions: [{ type: "add_tags", tags: ["paris-trip"] }],
+  });
+  expect(rule.status, JSON.stringify(rule.body)).toBe(201);
+  const photo = async (gps: boolean) =>
+    sharp({ create: { width: 160, height: 120, channels: 3, background: gps ? "#3366aa" : "#aa6633" } })
+      .jpeg()
+      .withExif({
+        IFD0: { Make: "Google", Model: "Pixel 7" },
+        ...(gps ? { IFD3: { GPSLatitudeRef: "N", GPSLatitude: "48/1 51/1 24/1", GPSLongitudeRef: "E", GPSLongitude: "2/1 21/1 8/1" } } : {}),
+      } as never)
+      .toBuffer();
+  const upload = async (bytes: Buffer, name: string) => {
+    const form = new FormData();
+    form.append("file", new File([new Uint8Array(bytes)], name, { type: "image/jpeg" }));
+    return (await tenant.api.form("/files/upload", form)).body.image_id as string;
+  };
+  const inParis = await upload(await photo(true), "eiffel.jpg");
+  const nowhere = await upload(await photo(false), "desk.jpg");
+  await processed(tenant, inParis, 120_000);
+  await processed(tenant, nowhere, 120_000);
+  await pollApi(tenant, `/files/${inParis}`, (r) => r.body.tags?.includes("paris-trip"), { what: "the Paris photo to be tagged" });
+  await pollApi(tenant, `/jobs?queue=file.automate&status=completed`, (r) => r.body.items.some((j: any) => j.file_id === nowhere), { what: "the other photo's automation job" });
+  expect((await tenant.api.get(`/files/${nowhere}`)).body.tags).not.toContain("paris-trip");
+});
+
 describe("rules API", () => {
   test("list, patch, delete; names are unique case-insensitively", async () => {
     const tenant = server.tenant({ tier: "CUSTOM" });
@@ -176,7 +207,7 @@ describe("conditions", () => {
   const facts: FileFacts = {
     media_type: "image", document_type: null, content_type: "image/jpeg", filename: "IMG_1.JPG", title: null, text: "STOP sign", description: "a red sign",
     tags: ["Street", "sign"], category: "general", source: "watch", size_bytes: 2048, page_count: null, duration_seconds: null, domain: null,
-    project_id: "p", folder_id: null,
+    project_id: "p", folder_id: null, camera: "Canon EOS R6", lens: null, place: "Lyon, Auvergne-Rhône-Alpes, France", country_code: "FR",
   };
   const check = (conditions: unknown[], match: "all" | "any" = "all") => conditionsHold(compileConditions(parseConditions(conditions)), match, facts);
 
@@ -192,6 +223,9 @@ describe("conditions", () => {
     expect(check([{ field: "filename", op: "regex", value: "^img_\\d+\\.jpe?g$" }])).toBe(true);
     expect(check([{ field: "media_type", op: "equals", value: "video" }, { field: "text", op: "contains", value: "sign" }], "any")).toBe(true);
     expect(check([{ field: "media_type", op: "equals", value: "video" }, { field: "text", op: "contains", value: "sign" }], "all")).toBe(false);
+    expect(check([{ field: "camera", op: "contains", value: "canon" }, { field: "lens", op: "not_exists" }])).toBe(true);
+    expect(check([{ field: "place", op: "contains", value: "lyon" }, { field: "country_code", op: "in", value: ["fr", "be"] }])).toBe(true);
+    expect(check([{ field: "place", op: "not_exists" }])).toBe(false);
     expect(check([])).toBe(true);
   });
 

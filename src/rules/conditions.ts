@@ -29,6 +29,11 @@ export interface FileFacts {
   domain: string | null;
   project_id: string;
   folder_id: string | null;
+  /** What the camera recorded (photos and videos): "make model", the lens, and the place its GPS names ("city, region, country"). */
+  camera: string | null;
+  lens: string | null;
+  place: string | null;
+  country_code: string | null;
 }
 
 type Kind = "text" | "list" | "choice" | "number" | "id";
@@ -50,6 +55,10 @@ export const CONDITION_FIELDS: Record<string, Kind> = {
   domain: "text",
   project_id: "id",
   folder_id: "id",
+  camera: "text",
+  lens: "text",
+  place: "text",
+  country_code: "choice",
 };
 
 export const SOURCES = ["upload", "watch", "mail", "cloud", "link"] as const;

@@ -3,6 +3,7 @@
  * else what OCR read in an image or a video's keyframes) and how it arrived.
  */
 import type { Database } from "bun:sqlite";
+import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileFacts } from "./conditions.ts";
@@ -17,6 +18,7 @@ export function sourceOf(db: Database, file: FileRow): string {
 }
 
 export function factsOf(db: Database, files: FileRepository, file: FileRow): FileFacts {
+  const camera = file.media_type === "image" || file.media_type === "video" ? cameraFactsOf(db, file.id) : null;
   const text = file.media_type === "document" || file.media_type === "link" ? (files.extractedText(file.id) ?? file.visible_text) : file.visible_text;
   return {
     media_type: file.media_type,
@@ -35,5 +37,9 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     domain: file.domain,
     project_id: file.project_id,
     folder_id: file.folder_id,
+    camera: [camera?.make, camera?.model].filter(Boolean).join(" ") || null,
+    lens: camera?.lens ?? null,
+    place: [camera?.city, camera?.region, camera?.country].filter(Boolean).join(", ") || null,
+    country_code: camera?.countryCode ?? null,
   };
 }

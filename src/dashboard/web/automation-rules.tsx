@@ -128,7 +128,7 @@ export function AutomationRules() {
         </label>
         <p class="hint">
           Fields: text, filename, title, description, tags, media_type, document_type, category, source (upload, watch, mail, cloud, link), size_bytes, page_count,
-          duration_seconds, domain, project_id, folder_id. Actions: add_tags, remove_tags, set_title, move, call_webhook.
+          duration_seconds, domain, camera, lens, place, country_code, project_id, folder_id. Actions: add_tags, remove_tags, set_title, move, call_webhook.
         </p>
         <p id="rule-problem" class="error" role="alert">{problem ?? ""}</p>
         {notice ? <p class="notice" role="status">{notice}</p> : null}

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { defaultProjectId } from "../src/projects/projects.ts";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, SHOTS, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { processed } from "./support/polling.ts";

@@ -17,7 +17,7 @@ import { pollApi, processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack } from "./support/cloud-setup.ts";
 import { insertFileRow } from "./support/rows.ts";
-import { defaultProjectId } from "../src/projects/projects.ts";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { usersCommand } from "../src/cli/commands.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { ApiClient, freshIp, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";

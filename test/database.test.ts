@@ -11,7 +11,7 @@ import { migrate, openDatabase } from "../src/db/database.ts";
 import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
-import { defaultProjectId } from "../src/projects/projects.ts";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { tempDir } from "./support/server.ts";
 

@@ -10,7 +10,7 @@ import mammoth from "mammoth";
 import { ManualClock } from "../src/clock.ts";
 import { enqueueJob, getJobRow } from "../src/jobs/queue.ts";
 
-import { defaultProjectId } from "../src/projects/projects.ts";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { waitFor } from "./support/polling.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { RARE_TAG_MATCHES } from "../src/library/file-listing.ts";
-import { defaultProjectId } from "../src/projects/projects.ts";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { pdf, png } from "./support/fixtures.ts";
 import { pollApi } from "./support/polling.ts";
 import { insertFileRow, type FileRowFixture } from "./support/rows.ts";

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { corruptPdf } from "./support/documents.ts";
 import { textImage } from "./support/images.ts";
-import { defaultProjectId } from "../src/projects/projects.ts";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 

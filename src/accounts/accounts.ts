@@ -17,7 +17,7 @@ import { FirstRun } from "./first-run.ts";
 import { Mailer, type Mail } from "./mailer.ts";
 import { OidcProvider } from "./oidc.ts";
 import { checkNewPassword, hashPassword, verifyPassword } from "./passwords.ts";
-import type { Role } from "./roles.ts";
+import type { Role } from "../auth/roles.ts";
 import { randomToken } from "./secrets.ts";
 import { createSession, revokeUserSessions, type IssuedSession, type SessionLifetimes } from "./sessions.ts";
 import { ACCOUNT_RULE, clearFailures, IP_RULE, lockedFor, recordFailure } from "./throttle.ts";

@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
-import type { Role } from "./roles.ts";
+import type { Role } from "../auth/roles.ts";
 import { randomToken, sha256Hex } from "./secrets.ts";
 import { emailKey } from "./users.ts";
 

@@ -17,8 +17,9 @@ import type { ClientMeta, SignedIn } from "./accounts.ts";
 import { isLoopback, OWNER_TIER } from "./first-run.ts";
 import { clearedSessionCookies, OIDC_COOKIE, oidcCookie, readCookie, sessionCookies } from "./cookies.ts";
 import { FLOW_LIFETIME_MS, identitiesOf, findIdentity, linkIdentity, unlinkIdentity } from "./oidc.ts";
-import { managesOrganization, mayAssign, ROLE_PERMISSIONS, ROLES, type Role } from "./roles.ts";
-import { revokeSession, revokeUserSessions, rotateSession, type ActiveSession, type IssuedSession } from "./sessions.ts";
+import { managesOrganization, mayAssign, ROLE_PERMISSIONS, ROLES, type Role } from "../auth/roles.ts";
+import { revokeSession, revokeUserSessions, rotateSession, type IssuedSession } from "./sessions.ts";
+import type { ActiveSession } from "../auth/principal.ts";
 import { getUser, listUsers, membership, membershipsOf, publicUser, removeMembership, setMembership } from "./users.ts";
 
 const CALLBACK_PATH = "/auth/session/oidc/callback";

@@ -6,8 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import type { Tier } from "../tenancy/tiers.ts";
-import type { Role } from "./roles.ts";
+import type { ActiveSession } from "../auth/principal.ts";
 import { randomToken, sha256Hex } from "./secrets.ts";
 
 /** last_seen_at (and the idle expiry) move at most this often, so reads do not all turn into writes. */
@@ -23,20 +22,6 @@ export interface IssuedSession {
   sessionId: string;
   csrfToken: string;
   expiresAtMs: number;
-}
-
-/** A live session as the guard resolves it. */
-export interface ActiveSession {
-  idHash: string;
-  userId: string;
-  email: string;
-  orgId: string;
-  tier: Tier;
-  role: Role;
-  csrfHash: string;
-  createdAt: string;
-  idleExpiresMs: number;
-  absoluteExpiresMs: number;
 }
 
 export function createSession(

@@ -7,7 +7,7 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { Tier } from "../tenancy/tiers.ts";
-import type { Role } from "./roles.ts";
+import type { Role } from "../auth/roles.ts";
 
 export interface User {
   id: string;

@@ -8,7 +8,7 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
-import type { ActiveSession } from "../accounts/sessions.ts";
+import type { Principal } from "./principal.ts";
 import { PERMISSIONS, type Permission } from "./permissions.ts";
 
 export const KEY_PREFIX = "mbx_";
@@ -25,20 +25,6 @@ export interface ApiKeyInfo {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
-}
-
-/** Who is calling: resolved from a valid key or dashboard session on every authenticated request. */
-export interface Principal {
-  /**
-   * The credential acting: the API key's id, or `user:<user id>` for a dashboard session
-   * (recorded as created_by / uploaded_by, and the rate-limit bucket).
-   */
-  keyId: string;
-  orgId: string;
-  tier: Tier;
-  permissions: ReadonlySet<Permission>;
-  /** Present when the caller is a dashboard session (cookie), absent for API keys. */
-  session?: ActiveSession;
 }
 
 export class ApiKeyError extends Error {}

@@ -21,7 +21,7 @@ import { createOrganization, listOrganizations, setOrganizationTier } from "../t
 import { parseTier } from "../tenancy/tiers.ts";
 import type { Accounts } from "../accounts/accounts.ts";
 import { checkNewPassword, hashPassword } from "../accounts/passwords.ts";
-import { parseRole } from "../accounts/roles.ts";
+import { parseRole } from "../auth/roles.ts";
 import { createUser, listUsers, requireUserByEmail, setMembership, UserError } from "../accounts/users.ts";
 import { listSupportMessages } from "../support/support.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";

@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { createWriteStream, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Principal } from "../auth/api-keys.ts";
+import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest, errorMessage } from "../errors.ts";

@@ -8,7 +8,7 @@ import type { FileRepository } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { defaultProjectId, getProject } from "../projects/projects.ts";
+import { defaultProjectId, getProject } from "../tenancy/projects.ts";
 import { nameKey, validName } from "../tenancy/names.ts";
 
 export const MAX_FOLDER_DEPTH = 20;

@@ -5,7 +5,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { badRequest } from "../errors.ts";
-import { defaultProjectId, getProject } from "../projects/projects.ts";
+import { defaultProjectId, getProject } from "../tenancy/projects.ts";
 import { getFolder } from "./folders.ts";
 
 export interface Placement {

@@ -2,7 +2,7 @@
  * What the guard learned about a request before routing (client IP, caller), kept beside the
  * Request object so later hooks and handlers read it instead of recomputing it.
  */
-import type { Principal } from "../auth/api-keys.ts";
+import type { Principal } from "../auth/principal.ts";
 import type { Config } from "../config.ts";
 import { ApiError } from "../errors.ts";
 

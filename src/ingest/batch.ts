@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Principal } from "../auth/api-keys.ts";
+import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { badRequest, errorMessage, type ErrorCode } from "../errors.ts";

@@ -1,7 +1,7 @@
 /** `POST /files/upload`: one file streamed through the API into the blob store. */
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import type { Principal } from "../auth/api-keys.ts";
+import type { Principal } from "../auth/principal.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";

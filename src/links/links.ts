@@ -4,7 +4,7 @@
  * finished crawl can be run again, and the stored snapshot is read back. Plain functions over
  * the context; the routes only bind them to HTTP.
  */
-import type { Principal } from "../auth/api-keys.ts";
+import type { Principal } from "../auth/principal.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";

@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { AppContext } from "../context.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/shapes.ts";
-import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "./projects.ts";
+import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "../tenancy/projects.ts";
 
 const ProjectType = Enum(PROJECT_TYPES, { error: "project_type must be general or real_estate" });
 const Description = t.String({ maxLength: 2000, error: "description must be at most 2000 characters" });

@@ -3,7 +3,7 @@
  * the caller's tier per key, or the anonymous per-IP limit; the per-IP limits of sensitive
  * endpoints; and the per-IP upload buckets.
  */
-import type { Principal } from "../auth/api-keys.ts";
+import type { Principal } from "../auth/principal.ts";
 import { FIXED_LIMITS, TIER_LIMITS } from "../tenancy/tiers.ts";
 import type { BucketSpec } from "./limiter.ts";
 

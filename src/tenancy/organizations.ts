@@ -4,7 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { createDefaultProject } from "../projects/projects.ts";
+import { createDefaultProject } from "./projects.ts";
 import { nameKey, validName } from "./names.ts";
 import type { Tier } from "./tiers.ts";
 import { errorMessage } from "../errors.ts";

@@ -11,7 +11,7 @@ import { resolve } from "node:path";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import { createFolder } from "../folders/folders.ts";
-import { defaultProjectId } from "../projects/projects.ts";
+import { defaultProjectId } from "../tenancy/projects.ts";
 import { nameKey } from "../tenancy/names.ts";
 import { findOrganization } from "../tenancy/organizations.ts";
 import type { WatchMapping } from "../config.ts";

@@ -4,7 +4,7 @@
  * organization: owners and admins manage members, invitations and API keys, and only owners
  * may make or unmake owners (so an admin cannot take an organization over).
  */
-import type { Permission } from "../auth/permissions.ts";
+import type { Permission } from "./permissions.ts";
 
 export const ROLES = ["owner", "admin", "member", "viewer"] as const;
 export type Role = (typeof ROLES)[number];

@@ -6,7 +6,7 @@
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
-import { nameKey, validName } from "../tenancy/names.ts";
+import { nameKey, validName } from "./names.ts";
 
 export const MAX_PROJECTS_PER_ORG = 50;
 export const DEFAULT_PROJECT_NAME = "Default";

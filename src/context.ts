@@ -13,7 +13,7 @@ import type { EventHub } from "./events/hub.ts";
 import type { LibraryEvents } from "./events/library-events.ts";
 import type { FileRepository } from "./files/file-repository.ts";
 import type { UploadSlots } from "./ingest/upload-slots.ts";
-import type { TextEmbedding } from "./documents/text-embedder.ts";
+import type { TextEmbedding } from "./embeddings/text-embedder.ts";
 import type { DocumentReader } from "./documents/document-reader.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { OcrEngine } from "./ocr/ocr.ts";

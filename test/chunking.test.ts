@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import path from "node:path";
 import { chunkDocument } from "../src/documents/chunking.ts";
-import { TextEmbedder } from "../src/documents/text-embedder.ts";
+import { TextEmbedder } from "../src/embeddings/text-embedder.ts";
 import type { Chunk, DocElement, ElementType, DocumentContent } from "../src/documents/types.ts";
 import { SHARED_TOKENIZER, realTokenizerAvailable } from "./support/embedding-model.ts";
 

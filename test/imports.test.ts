@@ -18,7 +18,6 @@ const KNOWN_CYCLE_EDGES = [
   "custom-schemas -> context.ts",
   "documents -> context.ts",
   "documents -> library",
-  "embeddings -> documents",
   "events -> files",
   "files -> ingest",
   "folders -> context.ts",

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { TextEmbedder } from "../src/documents/text-embedder.ts";
+import { TextEmbedder } from "../src/embeddings/text-embedder.ts";
 import { buildManifest, writeManifest } from "../src/models/manifest.ts";
 import { ModelVerifier } from "../src/models/model-verifier.ts";
 import { buildFixtureEmbeddingModel, fixtureTokenizerDir } from "./support/embedding-model.ts";

@@ -24,7 +24,7 @@ import type { AppContext } from "../../src/context.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { readDocument } from "../../src/documents/read-document.ts";
 import { searchChunks } from "../../src/documents/search.ts";
-import { TextEmbedder } from "../../src/documents/text-embedder.ts";
+import { TextEmbedder } from "../../src/embeddings/text-embedder.ts";
 import { OcrEngine } from "../../src/ocr/ocr.ts";
 import { VectorIndex } from "../../src/vectors/vector-index.ts";
 import { buildFixtureEmbeddingModel } from "../../test/support/embedding-model.ts";

@@ -75,7 +75,7 @@ function bertConfigs(options: { hidden: number; layers: number; heads: number; p
       mask_token: "[MASK]",
     },
     // sentence-transformers' own files: how token vectors become one vector, and the prompts
-    // queries and passages are prefixed with (src/documents/text-embedder.ts reads both).
+    // queries and passages are prefixed with (src/embeddings/text-embedder.ts reads both).
     "1_Pooling/config.json": {
       word_embedding_dimension: options.hidden,
       pooling_mode_cls_token: options.pooling === "cls",

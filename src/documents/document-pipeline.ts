@@ -26,7 +26,7 @@ import { LAYOUT_MODELS } from "./layout-model/layout-models.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { errorMessage } from "../errors.ts";
-import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "./text-embedder.ts";
+import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "../embeddings/text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
 import type { VectorSpace } from "../vectors/vector-index.ts";
 
@@ -285,7 +285,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
     // Side by side, documents' new words share the built-in model's runs (use-sif-embedder.ts),
     // whose fixed cost (~40 ms a run) dominated at 4 documents a run: 16 took the model thread's
     // time in the retrieval bench from ~12 s to ~9 s. A folder model takes its calls one at a
-    // time anyway (text-embedder.ts).
+    // time anyway (embeddings/text-embedder.ts).
     concurrency: 16,
     timeoutMs: 60 * 60 * 1000,
     async handle(file, job) {

@@ -15,7 +15,7 @@ import { readDocument, type OcrLike } from "./read-document.ts";
 import { renderPdfPage } from "./render-page.ts";
 import { LayoutDetector } from "./layout-model/layout-detector.ts";
 import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type LayoutRequest, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
-import { TextEmbedder } from "./text-embedder.ts";
+import { TextEmbedder } from "../embeddings/text-embedder.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 
 const send = (message: FromReader) => process.send?.(message);

@@ -9,7 +9,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { ModelCheck } from "../models/model-verifier.ts";
-import { TextEmbedder, type TextEmbedding, type TokenCounter } from "../documents/text-embedder.ts";
+import { TextEmbedder, type TextEmbedding, type TokenCounter } from "./text-embedder.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "./use-sif-embedder.ts";
 
 export { BUILTIN_TEXT_MODEL };

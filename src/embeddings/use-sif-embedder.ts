@@ -39,7 +39,7 @@ import type { Database } from "bun:sqlite";
 import { errorMessage } from "../errors.ts";
 import { WorkerThread } from "../native/worker-thread.ts";
 import { STOP_WORDS, words } from "../text/stop-words.ts";
-import type { TextEmbedding, TokenCounter } from "../documents/text-embedder.ts";
+import type { TextEmbedding, TokenCounter } from "./text-embedder.ts";
 import { compiledAssets, readUseVocabulary } from "./use-runtime.ts";
 import { commonWordsInTurns } from "./common-words.ts";
 import { UseTokenizer, WORD_START, type UseVocabulary } from "./use-tokenizer.ts";

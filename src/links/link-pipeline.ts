@@ -9,7 +9,7 @@
 import type { AppContext } from "../context.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
 import { approximateTokens, chunkDocument } from "../documents/chunking.ts";
-import { DEFAULT_MAX_TOKENS } from "../documents/text-embedder.ts";
+import { DEFAULT_MAX_TOKENS } from "../embeddings/text-embedder.ts";
 import { errorMessage } from "../errors.ts";
 import { faviconBlobKey, snapshotBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";

@@ -39,8 +39,7 @@ export interface TextEmbedderOptions {
 
 /**
  * What document chunking, embedding and search need from a text model: the folder models of this
- * module and the built-in one (src/embeddings/use-sif-embedder.ts), chosen by
- * src/embeddings/text-models.ts.
+ * module and the built-in one (use-sif-embedder.ts), chosen by text-models.ts.
  */
 export interface TextEmbedding {
   /** The model whose vectors embed() returns (vectors of different models are never compared). */

@@ -323,6 +323,7 @@ try {
       resolve(root, "src/documents/text-read-worker.ts"),
       resolve(root, "src/links/page-reader-worker.ts"),
       resolve(root, "src/db/wal-worker.ts"),
+      resolve(root, "src/ocr/ppocr/ppocr-worker.ts"),
     ],
     // Bun's own request-head limit, raised so the application answers oversized heads (src/http/head-limit.ts).
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)], execArgv: [RUNTIME_HEAD_FLAG] },

@@ -34,6 +34,7 @@ import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
 import { OcrEngine } from "./ocr/ocr.ts";
+import { OcrRouter } from "./ocr/ocr-router.ts";
 import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
 import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
 import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
@@ -120,13 +121,16 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
   const metrics = new Metrics(db, clock, dataDir.database);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
-  const ocr = new OcrEngine({
-    workers: config.ocrWorkers,
-    languages: config.ocrLanguages,
-    modelsDir: config.modelsDir,
-    scratchDir: dataDir.scratch,
-    check: models.require,
-  });
+  const ocr = new OcrRouter(
+    new OcrEngine({
+      workers: config.ocrWorkers,
+      languages: config.ocrLanguages,
+      modelsDir: config.modelsDir,
+      scratchDir: dataDir.scratch,
+      check: models.require,
+    }),
+    { modelsDir: config.modelsDir, check: models.require },
+  );
   return {
     config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
     uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,

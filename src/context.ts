@@ -16,7 +16,7 @@ import type { UploadSlots } from "./ingest/upload-slots.ts";
 import type { TextEmbedding } from "./embeddings/text-embedder.ts";
 import type { DocumentReader } from "./documents/document-reader.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
-import type { OcrEngine } from "./ocr/ocr.ts";
+import type { OcrRouter } from "./ocr/ocr-router.ts";
 import type { ModelVerifier } from "./models/model-verifier.ts";
 import type { PipelineRegistry } from "./processing/file-processing.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
@@ -50,8 +50,8 @@ export interface AppContext {
   models: ModelVerifier;
   /** Image models (detectors, embeddings, captioning), loaded lazily. */
   images: ImageAnalyzers;
-  /** Text recognition for images, scanned pages and video frames, loaded lazily. */
-  ocr: OcrEngine;
+  /** Text recognition for images, scanned pages and video frames (PP-OCR or tesseract by kind), loaded lazily. */
+  ocr: OcrRouter;
   /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */
   embedder: TextEmbedding;
   /** Reads documents in a killable child process (started on first use). */

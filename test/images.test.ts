@@ -15,6 +15,7 @@ import { copyFileSync, mkdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
+import { barsImage, buildFixturePpOcrModel } from "./support/ppocr-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
 import { jobDone, processed, waitFor } from "./support/polling.ts";
@@ -238,6 +239,19 @@ describe("OCR", () => {
     const file = await processed(tenant, await upload(tenant, await textImage(["Übergabe an Jürgen Maßmann"]), "brief.png", { auto_describe: "false" }));
     expect(file.visible_text).toContain("Übergabe an Jürgen");
     expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("tesseract.js eng+deu");
+  });
+
+  test("with PP-OCR's folder installed, images are read by PP-OCR (the fixture model reads each stroke as \"I\")", async () => {
+    const modelsDir = scratchDir("mediabox-ppocr-models-");
+    buildFixturePpOcrModel(modelsDir);
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });
+    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const image = await barsImage(800, 600, [[100, 100, 60, 80], [400, 100, 60, 80], [100, 400, 60, 80]]);
+    const file = await processed(tenant, await upload(tenant, image, "bars.png", { auto_describe: "false" }));
+    expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("PP-OCR (ppocr)");
+    expect(file.text_regions.map((r: { text: string }) => r.text)).toEqual(["I I", "I"]);
+    expect(file.visible_text).toBe("I I\nI");
+    expect(file.text_regions[0].bounding_box.y_max).toBeLessThan(file.text_regions[1].bounding_box.y_min);
   });
 });
 

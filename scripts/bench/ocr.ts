@@ -1,30 +1,35 @@
 /**
- * OCR accuracy and speed against the `tesseract` command line, in the same run.
+ * OCR accuracy and speed of every engine Mediabox has, against the `tesseract` command line, in
+ * the same run, on a fixed tuning half and held-out half of each set (splits.ts).
  *
  *   bun scripts/bench/ocr.ts [datasets/ocr dir]        (or: npm run bench:ocr)
  *
- * Reads the development sets in ../shared/datasets/ocr/ (MEDIABOX_OCR_DATASET or the argument
- * overrides): `uw3/` (English text lines, `*.png` + `*.gt.txt`) and `sroie/` (scanned receipts,
- * `*.jpg` + `*.gt.txt`). Each image goes through Mediabox's OcrEngine (as the image pipeline
- * calls it) and through `tesseract IMAGE stdout` (Debian: apt-get install tesseract-ocr).
- * Prints per set: CER and WER (edit distance over the truth's length, summed over the set;
- * text case-folded with whitespace collapsed, as SOURCE.md advises for the receipts), and the
- * mean time per image with Mediabox's as a ratio of the CLI's. Targets: CER and WER at or below
- * the CLI's on both sets, time <= 1.5x.
+ * Sets: `uw3/` (English text lines, `*.png` + `*.gt.txt`) and `sroie/` (scanned receipts, `*.jpg`
+ * + `*.gt.txt`) from ../shared/datasets/ocr/ (MEDIABOX_OCR_DATASET or the argument overrides),
+ * and "scene": storefront words painted on generated photo-like backgrounds (scene-text.ts), as
+ * no public photo set with scene text is at hand.
+ *
+ * Engines: tesseract.js (Mediabox's built-in OcrEngine, as the image pipeline calls it), the
+ * tesseract CLI (Debian: apt-get install tesseract-ocr; the bench says so and goes on without it
+ * when it is absent), PP-OCR from the model folder (MEDIABOX_PPOCR_DIR, else `<models>/ppocr`;
+ * skipped with a line saying so when absent), and "mediabox": what the server reads each kind of
+ * input with (ocr-router.ts) on its own.
+ *
+ * Prints per set and half: CER and WER (edit distance over the truth's length, summed over the
+ * set; text case-folded with whitespace collapsed, as SOURCE.md advises for the receipts), mean
+ * time per image, and each engine's CER as a ratio of the CLI's. Target (issue 35): PP-OCR's CER
+ * on SROIE and UW-III at most 0.8x the CLI's.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { OcrEngine } from "../../src/ocr/ocr.ts";
+import { PpOcrEngine } from "../../src/ocr/ppocr/ppocr-engine.ts";
+import { HALVES, splitItems, type Half } from "./splits.ts";
+import { sceneTextImages } from "./scene-text.ts";
 
-const dataset = process.argv[2] ?? process.env.MEDIABOX_OCR_DATASET ?? join(import.meta.dir, "..", "..", "..", "shared", "datasets", "ocr");
-if (!existsSync(dataset)) {
-  console.error(`no OCR dataset at ${dataset}; pass its directory`);
-  process.exit(2);
-}
-if (Bun.spawnSync(["tesseract", "--version"], { stdout: "ignore", stderr: "ignore" }).exitCode !== 0) {
-  console.error("the tesseract CLI is missing: apt-get install -y tesseract-ocr");
-  process.exit(2);
-}
+const root = resolve(import.meta.dir, "..", "..");
+const dataset = process.argv[2] ?? process.env.MEDIABOX_OCR_DATASET ?? join(root, "..", "shared", "datasets", "ocr");
+const ppocrDir = process.env.MEDIABOX_PPOCR_DIR ?? join(process.env.MEDIABOX_MODELS_DIR ?? join(root, "models"), "ppocr");
 
 const normalize = (text: string) => text.toLowerCase().replace(/\s+/g, " ").trim();
 
@@ -62,50 +67,101 @@ function add(score: Score, predicted: string, truth: string, ms: number) {
   score.ms.push(ms);
 }
 
-async function tesseractCli(path: string): Promise<string> {
-  const child = Bun.spawn(["tesseract", path, "stdout"], { stdout: "pipe", stderr: "ignore" });
+interface Item {
+  id: string;
+  image: Buffer;
+  truth: string;
+  /** A file the CLI can read. */
+  path?: string;
+}
+
+interface Engine {
+  name: string;
+  read(item: Item): Promise<string>;
+}
+
+async function tesseractCli(item: Item): Promise<string> {
+  const child = Bun.spawn(["tesseract", item.path ?? "-", "stdout"], { stdin: item.path ? "ignore" : item.image, stdout: "pipe", stderr: "ignore" });
   const text = await new Response(child.stdout).text();
   await child.exited;
   return text;
 }
 
-const engine = new OcrEngine();
-// The first call starts the worker and loads the model: not part of any image's time.
-await engine.recognize(readFileSync(join(dataset, "uw3", readdirSync(join(dataset, "uw3")).find((f) => f.endsWith(".png"))!)));
-
-const sets = [
-  { name: "uw3 lines", dir: "uw3", ext: ".png" },
-  { name: "sroie receipts", dir: "sroie", ext: ".jpg" },
-];
-const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
-const pct = (errors: number, total: number) => (errors / Math.max(1, total)).toFixed(3);
-const rows: string[] = [];
-const verbose = process.env.MEDIABOX_OCR_VERBOSE === "1";
-for (const set of sets) {
-  const dir = join(dataset, set.dir);
-  if (!existsSync(dir)) continue;
-  const images = readdirSync(dir).filter((f) => f.endsWith(set.ext)).sort();
-  const mediabox = empty();
-  const cli = empty();
-  for (const image of images) {
-    const path = join(dir, image);
-    const truth = readFileSync(path.slice(0, -set.ext.length) + ".gt.txt", "utf8");
-    let started = performance.now();
-    const ours = (await engine.recognize(readFileSync(path))).text;
-    add(mediabox, ours, truth, performance.now() - started);
-    started = performance.now();
-    const theirs = await tesseractCli(path);
-    add(cli, theirs, truth, performance.now() - started);
-    if (verbose) console.log(`${image}\n  truth:    ${normalize(truth).slice(0, 160)}\n  mediabox: ${normalize(ours).slice(0, 160)}\n  cli:      ${normalize(theirs).slice(0, 160)}`);
-  }
-  rows.push(
-    `${set.name.padEnd(16)} n=${String(images.length).padStart(3)}  ` +
-      `mediabox CER ${pct(mediabox.charErrors, mediabox.chars)} WER ${pct(mediabox.wordErrors, mediabox.words)} ${mean(mediabox.ms).toFixed(0).padStart(5)} ms/image   ` +
-      `tesseract CLI CER ${pct(cli.charErrors, cli.chars)} WER ${pct(cli.wordErrors, cli.words)} ${mean(cli.ms).toFixed(0).padStart(5)} ms/image   ` +
-      `time ratio ${(mean(mediabox.ms) / mean(cli.ms)).toFixed(2)}x`,
-  );
+const engines: Engine[] = [];
+const notes: string[] = [];
+const tesseractJs = new OcrEngine();
+engines.push({ name: "tesseract.js", read: async (item) => (await tesseractJs.recognize(item.image)).text });
+const cliVersion = Bun.spawnSync(["tesseract", "--version"], { stdout: "pipe", stderr: "ignore" });
+if (cliVersion.exitCode === 0) {
+  engines.push({ name: "tesseract CLI", read: tesseractCli });
+  notes.push(`tesseract CLI: ${cliVersion.stdout.toString().split("\n")[0]}`);
+} else {
+  notes.push("tesseract CLI: ABSENT (apt-get install -y tesseract-ocr); no CLI column, no ratios");
 }
-await engine.close();
-const version = Bun.spawnSync(["tesseract", "--version"]).stdout.toString().split("\n")[0];
-console.log(`OCR benchmark on ${dataset} (${engine.modelDescription} vs ${version})`);
-for (const row of rows) console.log(row);
+let ppocr: PpOcrEngine | null = null;
+if (existsSync(join(ppocrDir, "det.onnx"))) {
+  ppocr = new PpOcrEngine({ folder: ppocrDir });
+  engines.push({ name: "PP-OCR", read: async (item) => (await ppocr!.recognize(item.image)).text });
+  notes.push(`PP-OCR: ${ppocrDir}`);
+} else {
+  notes.push(`PP-OCR: ABSENT (no ${join(ppocrDir, "det.onnx")}; set MEDIABOX_PPOCR_DIR or fetch the models)`);
+}
+
+function fileSet(dir: string, ext: string): Item[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(ext))
+    .sort()
+    .map((f) => {
+      const path = join(dir, f);
+      return { id: f, image: readFileSync(path), truth: readFileSync(path.slice(0, -ext.length) + ".gt.txt", "utf8"), path };
+    });
+}
+
+const sets: { name: string; split: string; items: Item[] }[] = [
+  { name: "uw3 lines", split: "ocr/uw3", items: fileSet(join(dataset, "uw3"), ".png") },
+  { name: "sroie receipts", split: "ocr/sroie", items: fileSet(join(dataset, "sroie"), ".jpg") },
+  { name: "scene words", split: "ocr/scene", items: await sceneTextImages() },
+].filter((s) => s.items.length);
+if (!existsSync(dataset)) notes.push(`no OCR dataset at ${dataset} (pass its directory): only the generated scene set`);
+
+// Each engine's first call starts its workers and loads its models: not part of any image's time.
+for (const engine of engines) await engine.read(sets[0]!.items[0]!);
+
+const verbose = process.env.MEDIABOX_OCR_VERBOSE === "1";
+const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
+const rate = (errors: number, total: number) => errors / Math.max(1, total);
+const rows: string[] = [];
+for (const set of sets) {
+  const halves = splitItems(set.split, set.items, (item) => item.id);
+  for (const half of HALVES) {
+    const scores = new Map(engines.map((e) => [e.name, empty()]));
+    for (const item of halves[half]) {
+      const lines = [`${set.name} ${item.id}\n  truth:         ${normalize(item.truth).slice(0, 160)}`];
+      for (const engine of engines) {
+        const started = performance.now();
+        const text = await engine.read(item);
+        add(scores.get(engine.name)!, text, item.truth, performance.now() - started);
+        lines.push(`  ${engine.name.padEnd(14)} ${normalize(text).slice(0, 160)}`);
+      }
+      if (verbose) console.log(lines.join("\n"));
+    }
+    rows.push(row(set.name, half, halves[half].length, scores));
+  }
+}
+await tesseractJs.close();
+ppocr?.close();
+
+function row(set: string, half: Half, n: number, scores: Map<string, Score>): string {
+  const cli = scores.get("tesseract CLI");
+  const cells = [...scores].map(([name, s]) => {
+    const cer = rate(s.charErrors, s.chars);
+    const ratio = cli && name !== "tesseract CLI" ? ` (${(cer / Math.max(1e-9, rate(cli.charErrors, cli.chars))).toFixed(2)}x)` : "";
+    return `${name} CER ${cer.toFixed(3)}${ratio} WER ${rate(s.wordErrors, s.words).toFixed(3)} ${mean(s.ms).toFixed(0)} ms`;
+  });
+  return `${set.padEnd(15)} ${half.padEnd(8)} n=${String(n).padStart(2)}  ${cells.join(" | ")}`;
+}
+
+console.log(`OCR benchmark on ${dataset}`);
+for (const note of notes) console.log(`  ${note}`);
+for (const line of rows) console.log(line);

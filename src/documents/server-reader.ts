@@ -14,7 +14,7 @@ export function serverDocumentReader(ctx: Pick<AppContext, "config" | "dataDir" 
     ocr: {
       // OCR errors become page errors, which answers show: name the models directory relatively.
       recognize: (image, options) =>
-        ctx.ocr.recognize(image, options).catch((err: unknown) => {
+        ctx.ocr.recognize(image, { ...options, input: "scan" }).catch((err: unknown) => {
           throw new Error(errorMessage(err).split(ctx.config.modelsDir).join("models"), { cause: err });
         }),
     },

@@ -172,10 +172,10 @@ const ocrStage: Stage<ImageWork> = {
   name: "ocr",
   async run(work) {
     const { ctx, file } = work;
-    const result = await ctx.ocr.recognize(rendered(work).readable);
+    const result = await ctx.ocr.recognize(rendered(work).readable, { input: "image" });
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
     ctx.db.transaction(() => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", ctx.ocr.modelDescription, { regions });
+      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", ctx.ocr.modelFor("image"), { regions });
       ctx.files.visibleTextFound(file.id, result.text || null);
     })();
     work.ocr = result;

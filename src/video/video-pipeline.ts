@@ -155,7 +155,7 @@ const ocrStage: Stage<VideoWork> = {
       // A stopping server or a cancelled job ends the loop between frames, not after all of them.
       work.job.signal.throwIfAborted();
       const step = plan[index]!;
-      const result = step.kind === "blank" ? NOTHING_READ : step.kind === "same-as" ? results[step.frame]! : await ctx.ocr.recognize(frame.jpeg);
+      const result = step.kind === "blank" ? NOTHING_READ : step.kind === "same-as" ? results[step.frame]! : await ctx.ocr.recognize(frame.jpeg, { input: "video-frame" });
       if (step.kind === "read") work.framesRead += 1;
       results.push(result);
       const lines = result.regions.map((r) => r.text);
@@ -166,7 +166,7 @@ const ocrStage: Stage<VideoWork> = {
     }
     const text = dedupeLines(work.findings).join("\n");
     ctx.db.transaction(() => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", `${ctx.ocr.modelDescription} (video keyframes)`, { regions });
+      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", `${ctx.ocr.modelFor("video-frame")} (video keyframes)`, { regions });
       ctx.files.visibleTextFound(file.id, text || null);
     })();
   },

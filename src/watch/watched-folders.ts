@@ -57,6 +57,12 @@ export function ensureFolderPath(db: Database, clock: Clock, orgId: string, proj
 
 /** Records (or updates) the mapping; the organization must exist, the project too, folders are created. */
 export function addWatchedFolder(db: Database, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): WatchedFolderRow {
+  // Immediate: `mediabox watch` writes beside a running server, and a deferred transaction that
+  // reads, then writes after the server committed, gets SQLITE_BUSY at once (no busy wait).
+  return db.transaction(() => addMapping(db, clock, mapping, origin)).immediate();
+}
+
+function addMapping(db: Database, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): WatchedFolderRow {
   const org = findOrganization(db, mapping.org);
   if (!org) throw new WatchSettingError(`${mapping.path}: no organization named "${mapping.org}"`);
   const projectId = projectByNameOrId(db, org.id, mapping.project);

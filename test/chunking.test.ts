@@ -235,6 +235,28 @@ describe("chunkDocument", () => {
     }
   });
 
+  test("text without words is still cut: at most maxTokens * minCharsPerToken characters a chunk, nothing lost", () => {
+    const word = "a".repeat(1_000_000); // one "word": a single token to a WordPiece tokenizer
+    const one = () => 1;
+    const chunks = chunkDocument(doc([p(word)]), one, { maxTokens: 50, overlapTokens: 0, minCharsPerToken: 10 });
+    expect(chunks.every((c) => c.content.length <= 500)).toBe(true);
+    expect(chunks.map((c) => c.content).join("")).toBe(word);
+    // A word of emoji is never cut inside a character.
+    const emoji = "\u{1F600}".repeat(10_000);
+    const cut = chunkDocument(doc([p(emoji)]), one, { maxTokens: 50, overlapTokens: 0, minCharsPerToken: 10 });
+    expect(cut.map((c) => c.content).join("")).toBe(emoji);
+    expect(cut.every((c) => !/[\uD800-\uDBFF]$/.test(c.content))).toBe(true);
+  });
+
+  test("a heading of a megabyte of spaces is its words; headings repeated on chunks are at most 300 characters", () => {
+    const spaced = chunkDocument(doc([h(1, `a${" ".repeat(1_000_000)}x`), p("body")]), words);
+    expect(spaced.map((c) => c.content)).toEqual(["a x\n\nbody"]);
+    const long = wordRun("t", 400);
+    const chunks = chunkDocument(doc([h(1, long), p(wordRun("b", 600))]), words);
+    expect(chunks.length).toBeGreaterThan(2);
+    for (const c of chunks) expect(c.heading_hierarchy).toEqual([`${long.slice(0, 299)}…`]);
+  });
+
   test("rejects impossible sizes", () => {
     expect(() => chunkDocument(doc([p("x")]), words, { maxTokens: 0 })).toThrow(/maxTokens/);
     expect(() => chunkDocument(doc([p("x")]), words, { overlapTokens: -1 })).toThrow(/overlapTokens/);

@@ -29,7 +29,9 @@
  *
  * Sizing: `count` must count what the model sees without its special tokens, and `maxTokens` is
  * the limit for a chunk's content, so a caller passes the model's window minus [CLS]/[SEP] (the
- * default, 254, is all-MiniLM-L6-v2's 256-token window minus those two).
+ * default, 254, is all-MiniLM-L6-v2's 256-token window minus those two). Text counts at least one
+ * token per `minCharsPerToken` characters whatever `count` says, so no chunk is longer than
+ * maxTokens * minCharsPerToken characters (~4 KB by default) even for text without words.
  * Speed: `count` reads each element once (an element long enough to be split likely is read
  * sentence by sentence instead, and a large table row by row), plus the few words carried as
  * overlap; sizes are then added. Adding is exact for tokenizers that split at whitespace
@@ -43,11 +45,18 @@ import type { Chunk, DocElement, ElementType, DocumentContent } from "./types.ts
 export interface ChunkingOptions {
   /** Most tokens (as `count` measures) in one chunk's content. */
   maxTokens: number;
+  /**
+   * Fewest characters a token is taken to hold when counting: text counts at least
+   * length / minCharsPerToken tokens, so a chunk holds at most maxTokens * minCharsPerToken
+   * characters whatever the tokenizer says (a 10 MB word is one unknown token to WordPiece and 1.3
+   * to the estimate, and was one 10 MB chunk). Prose runs 4-6 characters a token, far from it.
+   */
+  minCharsPerToken: number;
   /** Tokens repeated between consecutive pieces of an element split for size (at most half of maxTokens). */
   overlapTokens: number;
 }
 
-export const DEFAULT_CHUNKING: Readonly<ChunkingOptions> = { maxTokens: 254, overlapTokens: 32 };
+export const DEFAULT_CHUNKING: Readonly<ChunkingOptions> = { maxTokens: 254, overlapTokens: 32, minCharsPerToken: 16 };
 
 /** Without the model's tokenizer, chunk sizes use this estimate (word pieces run ~1.3 per word). */
 export const approximateTokens = (text: string) => Math.ceil((text.match(/\S+/g)?.length ?? 0) * 1.3);
@@ -87,30 +96,57 @@ interface Part {
 /** Sentence ends: terminal punctuation (and closing quotes/brackets) followed by whitespace. */
 const SENTENCE_END = /(?<=[.!?…。！？]["'”’)\]]*)\s+/u;
 
+/** The most of a heading's text every chunk of its section repeats (a "heading" can be a megabyte). */
+const HEADING_LABEL_CHARS = 300;
+
+function headingLabel(text: string): string {
+  const label = text.slice(0, HEADING_LABEL_CHARS * 4).replace(/\s+/g, " ");
+  return label.length > HEADING_LABEL_CHARS ? `${label.slice(0, safeCut(label, HEADING_LABEL_CHARS - 1))}…` : label;
+}
+
 function headingLevel(element: DocElement): number {
   const level = Number(element.metadata?.level);
   return Number.isFinite(level) && level >= 1 ? Math.floor(level) : 1;
 }
 
-/** Cuts one word longer than `cap` tokens into slices that fit (a run of symbols, a URL, base64). */
+/** A cut at `at` that does not split a surrogate pair (an emoji, a rare CJK character). */
+function safeCut(text: string, at: number): number {
+  if (at <= 0 || at >= text.length) return at;
+  const code = text.charCodeAt(at);
+  return code >= 0xdc00 && code <= 0xdfff && at > 1 ? at - 1 : at;
+}
+
+/**
+ * Cuts one word longer than `cap` tokens into slices that fit (a run of symbols, a URL, base64,
+ * 10 MB of one letter). Linear: the rest's tokens are estimated by subtracting each slice's, and
+ * counted again only once the estimate says the rest may fit (recounting the rest after every
+ * slice made a 10 MB word take minutes).
+ */
 function sliceWord(word: string, tokens: number, cap: number, count: Count, sep: string): Unit[] {
   const units: Unit[] = [];
-  let rest = word;
+  let at = 0;
   let restTokens = tokens;
-  while (rest) {
+  while (at < word.length) {
     if (restTokens <= cap) {
-      units.push({ text: rest, tokens: restTokens, sep: units.length ? " " : sep });
-      break;
+      const rest = word.slice(at);
+      const n = count(rest);
+      if (n <= cap) {
+        units.push({ text: rest, tokens: n, sep: units.length ? " " : sep });
+        break;
+      }
+      restTokens = n;
     }
-    let length = Math.max(1, Math.floor((rest.length * cap) / restTokens));
-    let n = count(rest.slice(0, length));
-    while (n > cap && length > 1) {
-      length = Math.max(1, Math.floor(length / 2));
-      n = count(rest.slice(0, length));
+    let length = Math.max(1, Math.floor(((word.length - at) * cap) / restTokens));
+    let end = Math.max(at + 1, safeCut(word, at + length));
+    let n = count(word.slice(at, end));
+    while (n > cap && end - at > 1) {
+      length = Math.max(1, Math.floor((end - at) / 2));
+      end = Math.max(at + 1, safeCut(word, at + length));
+      n = count(word.slice(at, end));
     }
-    units.push({ text: rest.slice(0, length), tokens: n, sep: units.length ? " " : sep });
-    rest = rest.slice(length);
-    restTokens = count(rest);
+    units.push({ text: word.slice(at, end), tokens: n, sep: units.length ? " " : sep });
+    at = end;
+    restTokens = Math.max(1, restTokens - n);
   }
   return units;
 }
@@ -212,17 +248,20 @@ interface Measured {
  */
 const LIKELY_SPLIT_CHARS_PER_TOKEN = 2;
 
-function measureText(text: string, cap: number, overlap: number, count: Count): Measured {
+function measureText(text: string, cap: number, overlap: number, count: Count, minCharsPerToken: number): Measured {
   let units = text.length > cap * LIKELY_SPLIT_CHARS_PER_TOKEN ? textUnits(text, cap, count) : null;
+  const tokens = units ? sum(units) : count(text);
   return {
-    text,
-    tokens: units ? sum(units) : count(text),
+    // Units leave out the whitespace between them: text mostly made of it (a heading of a
+    // megabyte of spaces) is kept as its units, joined by one separator each.
+    text: units && text.length > tokens * minCharsPerToken ? render(units) : text,
+    tokens,
     pieces: (firstCap) => packUnits((units ??= textUnits(text, cap, count)), firstCap, cap, overlap, count),
   };
 }
 
 /** A Markdown table: split between rows, each piece starting with the header row(s), no overlap. */
-function measureTable(text: string, cap: number, overlap: number, count: Count): Measured {
+function measureTable(text: string, cap: number, overlap: number, count: Count, minCharsPerToken: number): Measured {
   const lines = text.split(/\r?\n/).filter((line) => line.trim());
   const headerLines = lines.length > 1 && TABLE_SEPARATOR.test(lines[1]!) ? 2 : 1;
   const header = lines.slice(0, headerLines).join("\n");
@@ -237,7 +276,7 @@ function measureTable(text: string, cap: number, overlap: number, count: Count):
   function measureRows(): Measured {
     const headerTokens = count(header);
     // A header that leaves no room for rows, or a table of one line, is split as text.
-    if (!rowLines.length || headerTokens > cap / 2) return measureText(text, cap, overlap, count);
+    if (!rowLines.length || headerTokens > cap / 2) return measureText(text, cap, overlap, count, minCharsPerToken);
     const rows = rowLines.map((row) => ({ text: row, tokens: count(row) }));
     return {
       text,
@@ -257,7 +296,7 @@ function measureTable(text: string, cap: number, overlap: number, count: Count):
           if (headerTokens + row.tokens > cap) {
             // A row too long even for a piece of its own becomes pieces of its own, as text.
             if (current.length || !pieces.length) close();
-            pieces.push(...measureText(row.text, cap, overlap, count).pieces(cap));
+            pieces.push(...measureText(row.text, cap, overlap, count, minCharsPerToken).pieces(cap));
             continue;
           }
           if (tokens + row.tokens > limit) close();
@@ -276,11 +315,14 @@ function normalizeOptions(options: Partial<ChunkingOptions>): ChunkingOptions {
   if (!(maxTokens >= 1)) throw new RangeError(`chunking maxTokens must be at least 1, got ${options.maxTokens}`);
   const overlap = Math.floor(options.overlapTokens ?? DEFAULT_CHUNKING.overlapTokens);
   if (!(overlap >= 0)) throw new RangeError(`chunking overlapTokens must be 0 or more, got ${options.overlapTokens}`);
-  return { maxTokens, overlapTokens: Math.min(overlap, Math.floor(maxTokens / 2)) };
+  const minCharsPerToken = options.minCharsPerToken ?? DEFAULT_CHUNKING.minCharsPerToken;
+  if (!(minCharsPerToken >= 1)) throw new RangeError(`chunking minCharsPerToken must be at least 1, got ${options.minCharsPerToken}`);
+  return { maxTokens, overlapTokens: Math.min(overlap, Math.floor(maxTokens / 2)), minCharsPerToken };
 }
 
-export function chunkDocument(doc: DocumentContent, count: Count, options: Partial<ChunkingOptions> = {}): Chunk[] {
-  const { maxTokens, overlapTokens } = normalizeOptions(options);
+export function chunkDocument(doc: DocumentContent, countTokens: Count, options: Partial<ChunkingOptions> = {}): Chunk[] {
+  const { maxTokens, overlapTokens, minCharsPerToken } = normalizeOptions(options);
+  const count: Count = (text) => Math.max(countTokens(text), Math.ceil(text.length / minCharsPerToken));
   const chunks: Chunk[] = [];
   const hierarchy: { level: number; text: string }[] = [];
   let parts: Part[] = [];
@@ -322,12 +364,11 @@ export function chunkDocument(doc: DocumentContent, count: Count, options: Parti
 
   for (const page of doc.pages) {
     for (const element of page.elements) {
-      const text = element.content.trim();
       // Figures without a caption and empty blocks add nothing; running headers and footers would repeat on every chunk.
-      if (!text || element.metadata?.furniture) continue;
+      if (!element.content.trim() || element.metadata?.furniture) continue;
       const kind = KIND[element.type];
-      const measured = (element.type === "table" ? measureTable : measureText)(text, maxTokens, overlapTokens, count);
-      const { tokens } = measured;
+      const measured = (element.type === "table" ? measureTable : measureText)(element.content.trim(), maxTokens, overlapTokens, count, minCharsPerToken);
+      const { text, tokens } = measured;
       const pageNumber = page.page_number;
 
       if (element.type === "heading") {
@@ -337,7 +378,7 @@ export function chunkDocument(doc: DocumentContent, count: Count, options: Parti
         // (or with body text) the current chunk is complete.
         if (!(onlyHeadings() && deeper && partTokens + tokens <= maxTokens / 2)) emit();
         while (hierarchy.length && hierarchy.at(-1)!.level >= level) hierarchy.pop();
-        hierarchy.push({ level, text: text.replace(/\s+/g, " ") });
+        hierarchy.push({ level, text: headingLabel(text) });
         if (tokens <= maxTokens) add({ text, tokens, page: pageNumber, kind, heading: true });
         else addSplit(measured, kind, pageNumber, maxTokens); // a "heading" as long as a chunk
         continue;

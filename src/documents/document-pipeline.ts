@@ -88,14 +88,18 @@ export async function storeDocument(ctx: AppContext, file: FileRow, doc: Documen
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
   );
   let next = 0;
+  let textStored = false;
   do {
     await ctx.writes.write(() => {
       const started = performance.now();
-      if (next === 0) {
+      if (!textStored) {
         storeText(ctx, file.id, doc, summary);
         db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
+        textStored = true;
       }
-      for (; next < chunks.length && performance.now() - started < WRITE_SLICE_MS; next++) {
+      // At least one chunk a slice: when the text alone took longer than a slice (a 10 MB
+      // one-line file), "nothing stored yet" once meant storing the text again, forever.
+      for (let taken = 0; next < chunks.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); next++, taken++) {
         const c = chunks[next]!;
         insert.run(chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
       }

@@ -85,21 +85,32 @@ const OTHER_SPACE = /[^\S ]|\s\s/;
 /** Each run of whitespace as one space. Most text has single spaces only, which the replace would copy unchanged (for every line of every page). */
 export const singleSpaced = (s: string) => (OTHER_SPACE.test(s) ? s.replace(/\s+/g, " ") : s);
 
-/** Joins wrapped lines with spaces; "inspec-" + "tion" becomes "inspection" (lowercase on both sides only, so "VX-" + "4471" keeps its dash). */
+/**
+ * Joins wrapped lines with spaces; "inspec-" + "tion" becomes "inspection" (lowercase on both sides only, so "VX-" + "4471" keeps its dash).
+ * Lines are collected and joined once: asking a growing string whether it ends with "-" flattened
+ * it on every line, and 80,000 lines ending with one took seconds.
+ */
 export function joinLines(lines: string[]): string {
-  let out = "";
+  const parts: string[] = [];
   for (const raw of lines) {
     const line = singleSpaced(raw.trim());
     if (!line) continue;
-    if (out.endsWith("-") && /\p{Ll}/u.test(out.at(-2) ?? "") && /^\p{Ll}/u.test(line)) out = out.slice(0, -1) + line;
-    else out = out ? `${out} ${line}` : line;
+    const last = parts.length ? parts[parts.length - 1]! : null;
+    if (last !== null && last.endsWith("-") && /\p{Ll}/u.test(last.at(-2) ?? "") && /^\p{Ll}/u.test(line)) {
+      parts[parts.length - 1] = last.slice(0, -1);
+      parts.push("", line);
+    } else {
+      if (last !== null) parts.push(" ");
+      parts.push(line);
+    }
   }
-  return out;
+  return parts.join("");
 }
 
 /** Rows of cells → a Markdown table, the first row as its header. */
 export function tableDraft(rows: string[][], extra: Record<string, unknown> = {}): Draft {
-  const columns = Math.max(1, ...rows.map((r) => r.length));
+  // A loop, not Math.max(...rows): a million-row text table overflowed the call stack.
+  const columns = rows.reduce((most, r) => Math.max(most, r.length), 1);
   const cell = (s: string | undefined) => (s ?? "").replace(/\s+/g, " ").trim().replace(/\|/g, "\\|");
   const line = (cells: string[]) => `| ${Array.from({ length: columns }, (_, i) => cell(cells[i])).join(" | ")} |`;
   const content = rows.length ? [line(rows[0]!), `|${"---|".repeat(columns)}`, ...rows.slice(1).map(line)].join("\n") : "";

@@ -47,6 +47,12 @@ import type { UseReply, UseRequest } from "./use-worker.ts";
 
 /** A token of digits only: left out of a text's vector. */
 const NUMBER = /^\p{N}+$/u;
+/**
+ * Longer "words" carry no topic (a run of one letter, base64, a hash) and are left out of vectors:
+ * the tokenizer's lattice over one costs time and memory in its length on the event loop, and a
+ * 10 MB word held it for 8 s.
+ */
+const MAX_WORD_CHARS = 64;
 /** Stored words read per turn of the event loop when counting what is left to prepare. */
 const STORED_WORDS_PAGE = 5_000;
 export const BUILTIN_TEXT_MODEL = "use-lite-sif";
@@ -553,7 +559,7 @@ function trackInflight<K>(inflight: Map<K, Promise<void>>, key: K, made: Promise
 
 /** The words a text's vector averages: its content words, without numbers (all its words if that leaves none). */
 function vectorWords(text: string): string[] {
-  const all = words(text);
+  const all = words(text).filter((w) => w.length <= MAX_WORD_CHARS);
   const content = all.filter((w) => !STOP_WORDS.has(w) && !NUMBER.test(w));
   return content.length ? content : all;
 }

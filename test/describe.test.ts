@@ -1,7 +1,7 @@
 /** The pure parts of image description: the rule-based category and CLIP's zero-shot choice. */
 import { describe, expect, test } from "bun:test";
 import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, type ImageFacts } from "../src/images/describe.ts";
-import { CONTENT_CATEGORIES } from "../src/ingest/options.ts";
+import { CONTENT_CATEGORIES } from "../src/files/file-fields.ts";
 
 const facts = (over: Partial<ImageFacts>): ImageFacts => ({ width: 800, height: 600, format: "jpeg", objects: [], faces: 0, ocrLines: [], colours: [], ...over });
 const object = (label: string) => ({ label, score: 0.9 });

@@ -18,8 +18,6 @@ const KNOWN_CYCLE_EDGES = [
   "custom-schemas -> context.ts",
   "documents -> context.ts",
   "documents -> library",
-  "events -> files",
-  "files -> ingest",
   "folders -> context.ts",
   "images -> context.ts",
   "images -> library",

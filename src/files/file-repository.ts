@@ -11,8 +11,7 @@
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
-import type { DetectedType } from "../ingest/detect.ts";
-import { parseFileRef, type FileRow, type MediaType, type ProcessingStatus } from "./file.ts";
+import { parseFileRef, type DetectedType, type FileRow, type MediaType, type ProcessingStatus } from "./file.ts";
 
 /** A file about to be recorded: its bytes are already in the store under `blobKey`. */
 export interface NewFileRecord {

@@ -13,6 +13,16 @@ export type UploadedMediaType = Exclude<MediaType, "link">;
 export const DOCUMENT_TYPES = ["pdf", "docx", "txt", "md"] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
+/** What a file's bytes are, judged by their content (ingest/detect.ts). */
+export interface DetectedType {
+  mediaType: UploadedMediaType;
+  /** Canonical MIME type from the content. */
+  mime: string;
+  /** Short format name: jpeg, png, pdf, docx, mp4, ... */
+  format: string;
+  documentType: DocumentType | null;
+}
+
 /** The file as a whole: `queued` at upload, then what its pipeline made of it (`stored` = no pipeline for its type). */
 export type ProcessingStatus = "queued" | "processing" | "stored" | "completed" | "failed";
 /** A link's crawl: `pending` until a worker takes it (and between retries), then `crawling`, then one of the outcomes. */

@@ -4,7 +4,7 @@
  * description Mediabox gives, and it says only what a detector really reported; the model
  * string records which detectors spoke.
  */
-import { type ContentCategory, MAX_TAG_LENGTH, MAX_TAGS } from "../ingest/options.ts";
+import { type ContentCategory, MAX_TAG_LENGTH, MAX_TAGS } from "../files/file-fields.ts";
 
 export interface ImageFacts {
   width: number;

@@ -8,18 +8,9 @@
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
 import { errorMessage } from "../errors.ts";
 import { isRawFormat, RAW_MIME, rawFormatOf } from "../images/raw.ts";
-import type { DocumentType, UploadedMediaType } from "../files/file.ts";
+import type { DetectedType, UploadedMediaType } from "../files/file.ts";
 import { inspectSvg } from "./svg-check.ts";
 
-
-export interface DetectedType {
-  mediaType: UploadedMediaType;
-  /** Canonical MIME type from the content. */
-  mime: string;
-  /** Short format name: jpeg, png, pdf, docx, mp4, ... */
-  format: string;
-  documentType: DocumentType | null;
-}
 
 export type Detection = { ok: true; type: DetectedType } | { ok: false; reason: string };
 

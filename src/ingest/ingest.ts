@@ -11,8 +11,7 @@ import type { AppContext } from "../context.ts";
 import { ApiError } from "../errors.ts";
 import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
 import { recordUsage, usageThisMonth } from "../usage/usage.ts";
-import type { DetectedType } from "./detect.ts";
-import type { MediaType } from "../files/file.ts";
+import type { DetectedType, MediaType } from "../files/file.ts";
 import type { UploadOptions } from "./options.ts";
 
 export interface Placement {

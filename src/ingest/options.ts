@@ -10,19 +10,10 @@ import type { Database } from "bun:sqlite";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { badRequest } from "../errors.ts";
+import { CONTENT_CATEGORIES, MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH, parseTags, type ContentCategory } from "../files/file-fields.ts";
 import { Enum, Nullable, OneOf, UuidText } from "../http/shapes.ts";
 import { checkForm } from "../http/validation.ts";
 import { placement, type Placement } from "../folders/placement.ts";
-
-export const CONTENT_CATEGORIES = [
-  "general", "blueprint", "ce_plan", "technical_diagram", "architectural_design", "product_photo", "real_estate",
-  "mining", "robotics", "artwork", "screenshot", "document", "map", "pid", "pfd", "construction", "facility_assessment",
-] as const;
-export type ContentCategory = (typeof CONTENT_CATEGORIES)[number];
-
-export const MAX_TAGS = 40;
-export const MAX_TAG_LENGTH = 50;
-export const MAX_TITLE_LENGTH = 255;
 
 export interface Compliance {
   type: ComplianceType;
@@ -117,29 +108,6 @@ export interface UploadFields {
   compliance_type?: ComplianceType | null;
   compliance_standard?: string | null;
   compliance_image_type?: ComplianceImageType | null;
-}
-
-/** Tags: a comma-separated string (forms) or an array (JSON); trimmed, de-duplicated, bounded. */
-export function parseTags(value: unknown, limits: { maxTags: number; field?: string } = { maxTags: MAX_TAGS }): string[] {
-  const field = limits.field ?? "tags";
-  if (value === undefined || value === null || value === "") return [];
-  let list: unknown[];
-  if (typeof value === "string") list = value.split(",");
-  else if (Array.isArray(value)) list = value;
-  else throw badRequest(`${field}: must be a comma-separated string or an array of strings`);
-  const tags: string[] = [];
-  for (const item of list) {
-    if (typeof item !== "string") throw badRequest(`${field}: every tag must be a string`);
-    const tag = item.trim();
-    if (!tag) {
-      if (Array.isArray(value)) throw badRequest(`${field}: tags must be 1-${MAX_TAG_LENGTH} characters`);
-      continue;
-    }
-    if (tag.length > MAX_TAG_LENGTH) throw badRequest(`${field}: tag "${tag.slice(0, 20)}…" is longer than ${MAX_TAG_LENGTH} characters`);
-    if (!tags.includes(tag)) tags.push(tag);
-  }
-  if (tags.length > limits.maxTags) throw badRequest(`${field}: at most ${limits.maxTags} tags (got ${tags.length})`);
-  return tags;
 }
 
 /** The options of a multipart upload: its text fields' shape, then the rules between them. */

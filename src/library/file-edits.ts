@@ -6,7 +6,7 @@ import { purgeDerivedData } from "../processing/derived-data.ts";
 import { isoAt } from "../clock.ts";
 import type { AppContext } from "../context.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { MAX_TITLE_LENGTH, parseTags } from "../ingest/options.ts";
+import { MAX_TITLE_LENGTH, parseTags } from "../files/file-fields.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileEdit } from "../files/file-repository.ts";
 import { placement } from "../folders/placement.ts";

@@ -4,7 +4,7 @@ import type { AppContext } from "../context.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
-import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../ingest/options.ts";
+import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../files/file-fields.ts";
 import { FileDetail } from "../library/file-shapes.ts";
 import { fileDetail, FileUrls } from "../library/file-views.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";

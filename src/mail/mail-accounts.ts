@@ -9,7 +9,7 @@ import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { placement } from "../folders/placement.ts";
-import { MAX_TAGS, parseTags } from "../ingest/options.ts";
+import { MAX_TAGS, parseTags } from "../files/file-fields.ts";
 
 export const TLS_MODES = ["implicit", "starttls", "none"] as const;
 export const AFTER_ACTIONS = ["flag", "move"] as const;

@@ -10,7 +10,7 @@ import { badRequest } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { placement } from "../folders/placement.ts";
-import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH, parseTags } from "../ingest/options.ts";
+import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH, parseTags } from "../files/file-fields.ts";
 
 export type Action =
   | { type: "add_tags"; tags: string[] }

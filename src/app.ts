@@ -61,6 +61,7 @@ import { folderRoutes } from "./folders/routes.ts";
 import { intentRoutes } from "./ingest/intent-routes.ts";
 import { ingestRoutes } from "./ingest/routes.ts";
 import { jobRoutes } from "./jobs/routes.ts";
+import { photoLibraryRoutes } from "./library/photo-routes.ts";
 import { libraryRoutes } from "./library/routes.ts";
 import { imageRoutes } from "./images/routes.ts";
 import { documentRoutes } from "./documents/routes.ts";
@@ -252,6 +253,7 @@ export function createApp(ctx: AppContext) {
     .use(ingestRoutes(ctx))
     .use(intentRoutes(ctx))
     .use(libraryRoutes(ctx))
+    .use(photoLibraryRoutes(ctx))
     .use(imageRoutes(ctx))
     .use(documentRoutes(ctx))
     .use(linkRoutes(ctx))

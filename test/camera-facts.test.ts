@@ -231,3 +231,82 @@ describe("readers", () => {
     expect(await reverseGeocode(35.6586, 139.7454)).toMatchObject({ countryCode: "JP", country: "Japan", region: "Tokyo" });
   });
 });
+
+describe("GET /files/timeline (extension)", () => {
+  test("counts per UTC month, newest first, and the undated files", async () => {
+    const res = await owner.api.get("/files/timeline");
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      granularity: "month",
+      buckets: [
+        { key: "2022-07", count: 1, start: "2022-07-01T00:00:00.000Z", end: "2022-08-01T00:00:00.000Z" },
+        { key: "2021-06", count: 1, start: "2021-06-01T00:00:00.000Z", end: "2021-07-01T00:00:00.000Z" },
+        { key: "2020-03", count: 1, start: "2020-03-01T00:00:00.000Z", end: "2020-04-01T00:00:00.000Z" },
+        { key: "2019-12", count: 1, start: "2019-12-01T00:00:00.000Z", end: "2020-01-01T00:00:00.000Z" },
+      ],
+      dated_count: 4,
+      undated_count: 1,
+    });
+  });
+
+  test("years, oldest first, under GET /files filters; a bucket's bounds list its files", async () => {
+    const res = await owner.api.get("/files/timeline?granularity=year&order=asc&media_types=image&camera=canon");
+    expect(res.body.buckets.map((b: { key: string; count: number }) => [b.key, b.count])).toEqual([["2019", 1], ["2020", 1]]);
+    const bucket = res.body.buckets[1];
+    expect(await listIds(owner, `taken_from=${bucket.start}&taken_to=${new Date(Date.parse(bucket.end) - 1).toISOString()}`)).toEqual(named("indoors"));
+  });
+
+  test("only the caller's organization, with view permission; bad input is 400", async () => {
+    const theirs = await other.api.get("/files/timeline");
+    expect(theirs.body.buckets).toEqual([{ key: "2021-06", count: 1, start: "2021-06-01T00:00:00.000Z", end: "2021-07-01T00:00:00.000Z" }]);
+    expect((await owner.keyWith(["edit"]).get("/files/timeline")).status).toBe(403);
+    expect((await owner.keyWith(["view"]).get("/files/timeline")).status).toBe(200);
+    expect((await server.anonymous().get("/files/timeline")).status).toBe(401);
+    for (const query of ["granularity=week", "order=up", "taken_from=soon", "bbox=1,2"]) {
+      const res = await owner.api.get(`/files/timeline?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(typeof res.body.detail, query).toBe("string");
+    }
+  });
+});
+
+describe("GET /files/locations (extension)", () => {
+  test("at zoom 0 nearby points share a cluster; zoomed in they split", async () => {
+    // A second photo 300 m from the first in Paris.
+    const near = await upload(owner, await phoneJpeg("#224466", { make: "Apple", model: "iPhone 12 Pro", when: "2021:06:01 13:00:00", offset: "+02:00", gps: { lat: "48/1 51/1 4000/100", latRef: "N", lon: "2/1 17/1 3000/100", lonRef: "E" } }), "paris-2.jpg");
+    await processed(owner, near, 180_000);
+    try {
+      const world = await owner.api.get("/files/locations?zoom=0");
+      expect(world.status).toBe(200);
+      expect(world.body).toMatchObject({ zoom: 0, located_count: 4, truncated: false });
+      const paris = world.body.clusters.find((c: { count: number }) => c.count === 2);
+      expect(paris.file_ids.sort()).toEqual([ids.paris, near].sort());
+      expect(paris.latitude).toBeCloseTo(48.86, 1);
+      expect(paris.bbox[0]).toBeLessThan(paris.bbox[2]);
+      expect(world.body.clusters.map((c: { count: number }) => c.count).sort()).toEqual([1, 1, 2]);
+      // At zoom 16 a 64-px cell is ~600 m wide at the equator, ~400 m in Paris.
+      const street = await owner.api.get("/files/locations?zoom=16&bbox=2.28,48.85,2.31,48.87");
+      expect(street.body.clusters.map((c: { count: number }) => c.count)).toEqual([1, 1]);
+      expect(street.body.located_count).toBe(2);
+      const capped = await owner.api.get("/files/locations?zoom=16&limit=1");
+      expect(capped.body).toMatchObject({ truncated: true, located_count: 4 });
+      expect(capped.body.clusters).toHaveLength(1);
+    } finally {
+      await owner.api.delete(`/files/${near}`);
+    }
+  }, 240_000);
+
+  test("filters, isolation, roles and bad input", async () => {
+    const videos = await owner.api.get("/files/locations?media_types=video");
+    expect(videos.body.clusters).toEqual([{ latitude: 40.6892, longitude: -74.0445, count: 1, bbox: [-74.0445, 40.6892, -74.0445, 40.6892], file_ids: [ids.clip] }]);
+    const theirs = await other.api.get("/files/locations?zoom=3");
+    expect(theirs.body.located_count).toBe(1);
+    expect(theirs.body.clusters[0].file_ids).toEqual([ids.theirs]);
+    expect((await owner.keyWith(["delete"]).get("/files/locations")).status).toBe(403);
+    for (const query of ["zoom=23", "zoom=-1", "zoom=x", "limit=0", "bbox=0,0,0"]) {
+      const res = await owner.api.get(`/files/locations?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(typeof res.body.detail, query).toBe("string");
+    }
+  });
+});

@@ -113,8 +113,28 @@ function isoOrThrow(value: string, field: string): string {
   return new Date(ms).toISOString();
 }
 
-export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { rows: FileRow[]; total: number } {
-  // Conditions on the file itself, beyond "this org, not deleted".
+/** The filters of GET /files that are conditions on the file itself (no search, no tags); the timeline and the map take them too. */
+export type FileFilters = Omit<ListFilesQuery, "search" | "searchMode" | "tags" | "sortBy" | "sortOrder" | "limit" | "offset">;
+
+export const NO_FILTERS: FileFilters = {
+  mediaTypes: [],
+  ids: [],
+  folderId: null,
+  projectId: null,
+  hasDescription: null,
+  complianceStatus: null,
+  processingStatus: null,
+  dateFrom: null,
+  dateTo: null,
+  takenFrom: null,
+  takenTo: null,
+  camera: null,
+  hasLocation: null,
+  bbox: null,
+};
+
+/** SQL conditions on `files f` (beyond "this org, not deleted") for the filters, with their parameters. */
+export function fileConditions(q: FileFilters): { filters: string[]; params: (string | number)[] } {
   const filters: string[] = [];
   const params: (string | number)[] = [];
   if (q.mediaTypes.length) {
@@ -172,6 +192,12 @@ export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { row
     filters.push(`EXISTS (SELECT 1 FROM camera_facts c WHERE c.file_id = f.id AND ${box.sql})`);
     params.push(...box.params);
   }
+  return { filters, params };
+}
+
+export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { rows: FileRow[]; total: number } {
+  // Conditions on the file itself, beyond "this org, not deleted".
+  const { filters, params } = fileConditions(q);
   // A search joins the FTS table (its rank orders the results unless sort_by says otherwise).
   const search = q.search !== null ? ftsQuery(q.search, q.searchMode) : null;
   const fts = search !== null ? " JOIN files_fts ON files_fts.rowid = f.search_rowid" : "";

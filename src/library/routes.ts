@@ -11,7 +11,7 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, T
 import { DeletedFileSummary, FileDetail, FileSummary } from "./file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
-import { listDeletedFiles, listFiles, parseBoundingBox, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, FileUrls, fileSummary, withVisibleTextCut } from "./file-views.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
@@ -23,11 +23,11 @@ const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or i
 
 /** Repeatable parameters of GET /files (repeated, `name[]=` or comma-separated; see querySyntax). */
 const LIST_REPEATABLE = ["tags", "media_types", "ids"] as const;
+/** Those of the filters alone (the timeline and the map). */
+export const FILTER_REPEATABLE = ["media_types", "ids"] as const;
 
-const ListQuery = t.Object({
-  search: t.Optional(t.String({ maxLength: 1000, error: "search: at most 1000 characters", description: "Every word must match; the last also as a prefix" })),
-  search_mode: t.Optional(OneOf(SEARCH_MODES)),
-  tags: t.Optional(t.Array(t.String(), { maxItems: 40, error: "tags: at most 40 tags per query", description: "All must match, case-insensitive (repeatable)" })),
+/** The filters of GET /files that are conditions on the file itself; the timeline and the map take them too. */
+export const FILTER_PARAMS = {
   media_types: t.Optional(t.Array(OneOf(MEDIA_TYPES), { description: "Repeatable" })),
   ids: t.Optional(t.Array(UuidText(), { description: "Repeatable" })),
   folder_id: t.Optional(UuidText()),
@@ -42,6 +42,36 @@ const ListQuery = t.Object({
   camera: t.Optional(t.String({ minLength: 1, maxLength: 200, error: "camera: 1-200 characters", description: "Extension: part of the camera's make and model, case-insensitive (\"iPhone\", \"Canon EOS\")" })),
   has_location: t.Optional(Enum(["true", "false", "1", "0"], { error: "has_location: must be true or false" })),
   bbox: t.Optional(t.String({ description: "Extension: west,south,east,north in degrees; files taken within it (west > east crosses the antimeridian)" })),
+};
+const FilterQuery = t.Object(FILTER_PARAMS);
+
+const flag = (value: string | undefined): boolean | null => (value === undefined ? null : value === "true" || value === "1");
+
+/** The checked filter parameters as the listing takes them (ids in lower case); a bad bbox or date is a 400. */
+export function fileFiltersOf(query: Static<typeof FilterQuery>): FileFilters {
+  return {
+    mediaTypes: query.media_types ?? [],
+    ids: (query.ids ?? []).map((id) => id.toLowerCase()),
+    folderId: query.folder_id?.toLowerCase() ?? null,
+    projectId: query.project_id?.toLowerCase() ?? null,
+    hasDescription: flag(query.has_description),
+    complianceStatus: query.compliance_status?.trim() || null,
+    processingStatus: query.processing_status ?? null,
+    dateFrom: query.date_from ?? null,
+    dateTo: query.date_to ?? null,
+    takenFrom: query.taken_from ?? null,
+    takenTo: query.taken_to ?? null,
+    camera: query.camera?.trim() || null,
+    hasLocation: flag(query.has_location),
+    bbox: query.bbox === undefined ? null : parseBoundingBox(query.bbox),
+  };
+}
+
+const ListQuery = t.Object({
+  search: t.Optional(t.String({ maxLength: 1000, error: "search: at most 1000 characters", description: "Every word must match; the last also as a prefix" })),
+  search_mode: t.Optional(OneOf(SEARCH_MODES)),
+  tags: t.Optional(t.Array(t.String(), { maxItems: 40, error: "tags: at most 40 tags per query", description: "All must match, case-insensitive (repeatable)" })),
+  ...FILTER_PARAMS,
   sort_by: t.Optional(OneOf(SORT_FIELDS)),
   sort_order: t.Optional(t.String({ pattern: "^(?:[aA][sS][cC]|[dD][eE][sS][cC])$", error: "must be one of asc, desc", description: "asc or desc (default desc)" })),
   visible_text_chars: t.Optional(
@@ -55,26 +85,13 @@ const ListQuery = t.Object({
   ...pageQuery(100, 20),
 });
 
-/** The checked query as the listing takes it (blank search is no search; ids in lower case). */
+/** The checked query as the listing takes it (blank search is no search). */
 function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
   return {
+    ...fileFiltersOf(query),
     search: query.search?.trim() ? query.search : null,
     searchMode: query.search_mode ?? "all",
     tags: query.tags ?? [],
-    mediaTypes: query.media_types ?? [],
-    ids: (query.ids ?? []).map((id) => id.toLowerCase()),
-    folderId: query.folder_id?.toLowerCase() ?? null,
-    projectId: query.project_id?.toLowerCase() ?? null,
-    hasDescription: query.has_description === undefined ? null : query.has_description === "true" || query.has_description === "1",
-    complianceStatus: query.compliance_status?.trim() || null,
-    processingStatus: query.processing_status ?? null,
-    dateFrom: query.date_from ?? null,
-    dateTo: query.date_to ?? null,
-    takenFrom: query.taken_from ?? null,
-    takenTo: query.taken_to ?? null,
-    camera: query.camera?.trim() || null,
-    hasLocation: query.has_location === undefined ? null : query.has_location === "true" || query.has_location === "1",
-    bbox: query.bbox === undefined ? null : parseBoundingBox(query.bbox),
     sortBy: query.sort_by ?? null,
     sortOrder: query.sort_order?.toLowerCase() === "asc" ? "asc" : "desc",
     limit: query.limit,

@@ -142,6 +142,23 @@ describe("regions and the page's text", () => {
     // Without regions the rules alone: the title line joins the paragraph under it.
     expect(layoutPage(runs, 595, 842, style).map((e) => e.type)).not.toContain("heading");
   });
+
+  test("inside the regions the rules still read words: a bold heading in a text region stands apart, a formula in a title region is no heading", () => {
+    const runs = [
+      run("The previous section ends with this sentence of its own.", 50, 60),
+      run("3 Results", 50, 84, { bold: true }),
+      run("The results follow the method described in the section above.", 50, 98),
+      run("E = m c 2", 200, 140),
+    ];
+    const regions = [region("text", 45, 50, 400, 102), region("title", 190, 130, 260, 143)];
+    const elements = layoutPage(runs, 595, 842, style, { regions });
+    expect(elements.map((e) => [e.type, e.content.slice(0, 12), e.metadata?.region])).toEqual([
+      ["paragraph", "The previous", "text"],
+      ["heading", "3 Results", "text"],
+      ["paragraph", "The results ", "text"],
+      ["paragraph", "E = m c 2", "title"],
+    ]);
+  });
 });
 
 const noOcr: OcrLike = { recognize: () => Promise.reject(new Error("no OCR here")) };

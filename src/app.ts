@@ -15,7 +15,7 @@ import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
-import { Metrics } from "./ops/metrics.ts";
+import { Metrics } from "./metrics.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
 import { countingErrors } from "./storage/error-counting.ts";
@@ -31,16 +31,21 @@ import { MailScheduler, mailPollQueue } from "./mail/mail-intake.ts";
 import { resealMailPasswords } from "./mail/mail-accounts.ts";
 import { mailRoutes } from "./mail/routes.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
-import { fileProcessingQueue, PipelineRegistry } from "./processing/file-processing.ts";
+import { fileProcessingQueue } from "./processing/file-processing.ts";
+import { MediaKinds } from "./kinds/media-kind.ts";
+import { imageKind } from "./images/kind.ts";
+import { documentKind } from "./documents/kind.ts";
+import { videoKind } from "./video/kind.ts";
+import { linkKind } from "./links/kind.ts";
 import { ImageAnalyzers } from "./images/analyzers.ts";
 import { OcrEngine } from "./ocr/ocr.ts";
 import { OcrRouter } from "./ocr/ocr-router.ts";
-import { documentEmbedQueue, documentPipeline, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
+import { documentEmbedQueue, resumePendingEmbeddings } from "./documents/document-pipeline.ts";
 import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
 import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
 import { serverDocumentReader } from "./documents/server-reader.ts";
 import { VectorIndex } from "./vectors/vector-index.ts";
-import { imagePipeline, imageVariantsQueue } from "./images/image-pipeline.ts";
+import { imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
 import { exportExpiryQueue } from "./library/exports.ts";
@@ -48,9 +53,7 @@ import { imageEmbedQueue, resumeImageEmbeddings } from "./images/image-embedding
 import { startScanThreads } from "./vectors/scan-threads.ts";
 import { startHashThreads } from "./storage/hash-threads.ts";
 import { VideoEngine } from "./video/video-engine.ts";
-import { videoPipeline } from "./video/video-pipeline.ts";
 import { LinkFetcher } from "./links/link-fetcher.ts";
-import { linkPipeline } from "./links/link-pipeline.ts";
 import { CloudConnections } from "./cloud/connections.ts";
 import { cloudExportQueue, cloudImportQueue, recoverCloudJobs } from "./cloud/cloud-jobs.ts";
 import { loadTokenKey, TokenVault } from "./cloud/token-vault.ts";
@@ -87,6 +90,9 @@ import { docsRoutes } from "./http/docs.ts";
 import { securityHeaders } from "./http/security-headers.ts";
 import { infrastructureRoutes } from "./ops/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
+
+/** Every media kind the appliance knows, each built from the services by its own folder. */
+const KINDS = [imageKind, documentKind, videoKind, linkKind];
 
 /** What the server has opened before the appliance is composed. */
 export interface Foundation {
@@ -134,7 +140,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
   );
   return {
     config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
-    uploadSlots: new UploadSlots(), pipelines: new PipelineRegistry(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,
+    uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
@@ -147,14 +153,11 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
   };
 }
 
-/** The media pipelines, the job queues, the reactions to library events and the recoveries after a restart. */
+/** The media kinds, the job queues, the reactions to library events and the recoveries after a restart. */
 function registerWork(ctx: AppContext): void {
   const { jobs, log } = ctx;
-  ctx.pipelines.register(imagePipeline);
-  ctx.pipelines.register(documentPipeline);
-  ctx.pipelines.register(videoPipeline);
-  ctx.pipelines.register(linkPipeline);
-  jobs.register(fileProcessingQueue(ctx, ctx.pipelines));
+  for (const kind of KINDS) ctx.kinds.register(kind(ctx));
+  jobs.register(fileProcessingQueue(ctx, ctx.kinds));
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));
   jobs.register(batchIngestQueue(ctx));

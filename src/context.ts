@@ -8,7 +8,7 @@ import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
 import type { Logger } from "./log.ts";
-import type { Metrics } from "./ops/metrics.ts";
+import type { Metrics } from "./metrics.ts";
 import type { EventHub } from "./events/hub.ts";
 import type { LibraryEvents } from "./events/library-events.ts";
 import type { FileRepository } from "./files/file-repository.ts";
@@ -18,7 +18,7 @@ import type { DocumentReader } from "./documents/document-reader.ts";
 import type { ImageAnalyzers } from "./images/analyzers.ts";
 import type { OcrRouter } from "./ocr/ocr-router.ts";
 import type { ModelVerifier } from "./models/model-verifier.ts";
-import type { PipelineRegistry } from "./processing/file-processing.ts";
+import type { MediaKinds } from "./kinds/media-kind.ts";
 import type { BlobStore } from "./storage/blob-store.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import type { RateLimiter } from "./ratelimit/limiter.ts";
@@ -45,7 +45,8 @@ export interface AppContext {
   jobs: JobRunner;
   blobs: BlobStore;
   uploadSlots: UploadSlots;
-  pipelines: PipelineRegistry;
+  /** The media kinds (images, documents, videos, links) and what each does with its files. */
+  kinds: MediaKinds;
   /** Checks model folders against the models directory's manifest before they load. */
   models: ModelVerifier;
   /** Image models (detectors, embeddings, captioning), loaded lazily. */

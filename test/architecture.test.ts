@@ -138,7 +138,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "models/transformers.ts fetchGuarded": "the network guard wraps the process's global fetch once",
   "native/packages.ts extracted": "embedded assets are unpacked once per process",
   "native/worker-thread.ts failures": "worker threads are the process's; their failures are counted where they happen, for GET /metrics",
-  "ops/metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",
+  "metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",
   "storage/hash-threads.ts pool": "hashing threads shared by the process; a file's hash state lives in its thread",
   "storage/hash-worker.ts streams": "the hash state of the files being written through this hashing thread",
   "vectors/dot-kernel.ts compiled": "the scan kernel's compiled WebAssembly module, compiled once per process",

@@ -24,16 +24,9 @@ const KNOWN_CYCLE_EDGES = [
   "images -> video",
   "ingest -> context.ts",
   "ingest -> images",
-  "jobs -> context.ts",
   "library -> context.ts",
   "links -> context.ts",
   "links -> library",
-  "ops -> context.ts",
-  "processing -> context.ts",
-  "processing -> documents",
-  "processing -> links",
-  "processing -> video",
-  "telemetry -> context.ts",
   "video -> context.ts",
 ];
 

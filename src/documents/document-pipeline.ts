@@ -13,7 +13,7 @@ import { PermanentJobError, type JobContext, type QueueDefinition } from "../job
 import { unlessAborted } from "../abort.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { mergeTags } from "../images/describe.ts";
-import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
@@ -140,7 +140,7 @@ export function enqueueEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "or
 }
 
 /** One document on its way through the stages. */
-interface DocumentWork extends FileWork {
+interface DocumentWork extends FileWork<AppContext> {
   document: DocumentContent | null;
   chunks: Chunk[];
   exactTokens: boolean;
@@ -270,13 +270,6 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJ
   };
 }
 
-export const documentPipeline: MediaPipeline = {
-  mediaType: "document",
-  produces: { thumbnails: false, analysis: true },
-  // Small text is read on a thread and PDFs wait their turn for the reader process: mostly waiting.
-  concurrency: 4,
-  run: runDocumentPipeline,
-};
 
 /**
  * Embeds a document's pending chunks in batches. Without the model installed the chunks stay

@@ -12,7 +12,7 @@ import { saveExtraction } from "../extractions/extractions.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
-import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
@@ -30,7 +30,7 @@ import { errorMessage } from "../errors.ts";
 import { storeCameraFacts } from "../camera/camera-facts.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
-interface ImageWork extends FileWork {
+interface ImageWork extends FileWork<AppContext> {
   original: Buffer;
   rendered: RenderedImage | null;
   ocr: OcrResult | null;
@@ -309,11 +309,3 @@ export function imageVariantsQueue(ctx: AppContext): QueueDefinition<"image.vari
     },
   });
 }
-
-export const imagePipeline: MediaPipeline = {
-  mediaType: "image",
-  produces: { thumbnails: true, analysis: true },
-  // One a core: decoding and the models are CPU-bound, and a large photo holds hundreds of MB.
-  concurrency: 2,
-  run: runImagePipeline,
-};

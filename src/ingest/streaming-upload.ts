@@ -79,7 +79,7 @@ export async function streamingUpload(ctx: AppContext, principal: Principal, rea
       placement,
     });
     const skipped = outcome.status === "skipped";
-    const pipeline = skipped ? null : ctx.pipelines.for(detection.type.mediaType);
+    const pipeline = skipped ? null : ctx.kinds.for(detection.type.mediaType)?.pipeline ?? null;
     return {
       fileId: outcome.fileId,
       status: outcome.status,

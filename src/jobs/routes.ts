@@ -1,9 +1,10 @@
 /** HTTP binding of the generic job resource: `GET /job/{job_id}` (spec), the organization's job list and cancellation (extensions). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum, Page, page, pageQuery } from "../http/shapes.ts";
 import { getJobForOrg, JOB_STATUSES, listJobsForOrg } from "./queue.ts";
+import type { JobRunner } from "./runner.ts";
 
 export const JobSchema = t.Object(
   {
@@ -29,7 +30,7 @@ const ListedJobSchema = t.Composite([JobSchema, t.Object({ file_id: t.Union([t.S
   title: "ListedJob",
 });
 
-export function jobRoutes(ctx: AppContext) {
+export function jobRoutes(ctx: { db: Database; jobs: JobRunner }) {
   return new Elysia({ tags: ["Jobs"] })
     .use(permissions)
     .get(

@@ -15,7 +15,7 @@ import { faviconBlobKey, snapshotBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
-import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import type { PipelineReport } from "../kinds/media-kind.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { dataUrl, inlineIcons } from "./favicon.ts";
 import { type FetchedPage, LinkFetchError } from "./fetch-page.ts";
@@ -36,7 +36,7 @@ export const LINK_MAX_ATTEMPTS = 3;
 
 export const AIR_GAPPED_REASON = "link fetching is turned off on this appliance (MEDIABOX_LINK_FETCH=off); the URL is stored, the page was not fetched";
 
-interface LinkWork extends FileWork {
+interface LinkWork extends FileWork<AppContext> {
   session: CrawlSession;
   page: FetchedPage | null;
   meta: PageMetadata | null;
@@ -239,11 +239,3 @@ export async function runLinkPipeline(ctx: AppContext, job: JobContext<FileJobPa
     warnings: failedStages(work.outcomes),
   };
 }
-
-export const linkPipeline: MediaPipeline = {
-  mediaType: "link",
-  produces: { thumbnails: false, analysis: true },
-  // Mostly waiting for the network; politeness per host is the fetcher's.
-  concurrency: 2,
-  run: runLinkPipeline,
-};

@@ -3,7 +3,7 @@
  * template it matched (never the raw path, so ids do not explode the label set) and status.
  */
 import { Elysia } from "elysia";
-import type { Metrics } from "./metrics.ts";
+import type { Metrics } from "../metrics.ts";
 
 export function requestMetrics(metrics: Metrics) {
   const started = new WeakMap<Request, number>();

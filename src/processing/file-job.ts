@@ -2,7 +2,7 @@
  * The start every job about one file shares: load the file, and when it was deleted in the
  * meantime, complete at once saying so rather than work on a file nobody can see any more.
  */
-import type { AppContext } from "../context.ts";
+import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
 import type { FileJobPayload, JobPayloads, QueueName } from "../jobs/catalogue.ts";
 import type { JobContext, QueueDefinition } from "../jobs/runner.ts";
@@ -15,7 +15,7 @@ export type FileJobDefinition<Q extends FileQueue> = Omit<QueueDefinition<Q>, "h
   handle(file: FileRow, job: JobContext<FileJobPayload>): Promise<unknown[] | void>;
 };
 
-export function fileJob<Q extends FileQueue>(ctx: AppContext, { handle, ...definition }: FileJobDefinition<Q>): QueueDefinition<Q> {
+export function fileJob<Q extends FileQueue>(ctx: { files: FileRepository }, { handle, ...definition }: FileJobDefinition<Q>): QueueDefinition<Q> {
   return {
     ...definition,
     async handler(job) {

@@ -2,24 +2,31 @@
  * Running a file's processing again (POST /files/{id}/reprocess, extension): a failed file gets a
  * second chance (a model installed since, a stored original put back, a worker that ran out of
  * memory). The file goes back to `queued` with a new `file.process` job, enqueued in the same
- * transaction, exactly as an upload leaves it; a link is crawled again through the one recrawl
- * path (links/links.ts). Refused (409) while the file is still being worked on.
+ * transaction, exactly as an upload leaves it; a kind may run it its own way instead (a link is
+ * crawled again). Refused (409) while the file is still being worked on.
  */
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
+import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
+import type { MediaKinds } from "../kinds/media-kind.ts";
 import { getJobRow } from "../jobs/queue.ts";
-import { recrawlLink } from "../links/links.ts";
+import type { JobRunner } from "../jobs/runner.ts";
+
+export interface ReprocessDeps {
+  db: Database;
+  files: FileRepository;
+  jobs: JobRunner;
+  kinds: MediaKinds;
+}
 
 /** Job states in which the file's processing will still move on by itself. */
 const LIVE_JOB = new Set(["pending", "processing"]);
 
-export function reprocessFile(ctx: AppContext, orgId: string, ref: string): { file: FileRow; jobIds: string[] } {
+export function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): { file: FileRow; jobIds: string[] } {
   const row = ctx.files.find(orgId, ref);
-  if (row.media_type === "link") {
-    const { file, jobId } = recrawlLink(ctx, orgId, row.id);
-    return { file, jobIds: [jobId] };
-  }
+  const ownWay = ctx.kinds.for(row.media_type)?.reprocess;
+  if (ownWay) return ownWay(orgId, row.id);
   const jobId = ctx.db
     .transaction(() => {
       const current = ctx.files.byId(row.id)!;

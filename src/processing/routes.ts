@@ -1,11 +1,10 @@
 /** HTTP binding of reprocessing (Mediabox extension; documented in the README API overview): POST /files/{file_id}/reprocess. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable } from "../http/shapes.ts";
-import { reprocessFile } from "./reprocess.ts";
+import { reprocessFile, type ReprocessDeps } from "./reprocess.ts";
 
-export function processingRoutes(ctx: AppContext) {
+export function processingRoutes(ctx: ReprocessDeps) {
   return new Elysia({ tags: ["Files"] })
     .use(permissions)
     .post(

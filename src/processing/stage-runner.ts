@@ -6,8 +6,10 @@
  * results (partial success). Only a `required` stage's failure ends the run: nothing after it
  * could work (an image that does not decode has no variants to read).
  */
-import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
+import type { Metrics } from "../metrics.ts";
 import { errorMessage } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import type { JobContext } from "../jobs/runner.ts";
@@ -19,9 +21,18 @@ export interface StageOutcome {
   error?: string;
 }
 
+/** What the runner itself uses of a pipeline's services. */
+export interface StageRunnerDeps {
+  clock: Clock;
+  db: Database;
+  writes: GroupCommit;
+  metrics: Metrics;
+}
+
 /** What every pipeline's work object carries; each pipeline adds what its stages produce. */
-export interface FileWork {
-  ctx: AppContext;
+export interface FileWork<Deps extends StageRunnerDeps = StageRunnerDeps> {
+  /** The services the pipeline's stages use. */
+  ctx: Deps;
   job: JobContext<unknown>;
   /** The file as it was when the run started. */
   file: FileRow;

@@ -19,7 +19,7 @@ import { renderImage } from "../images/variants.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
 import { replaceDescriptions, type DescriptionItem } from "../processing/descriptions.ts";
-import type { MediaPipeline, PipelineReport } from "../processing/file-processing.ts";
+import type { PipelineReport } from "../kinds/media-kind.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { objectOnDisk, type ObjectOnDisk } from "../storage/object-on-disk.ts";
 import { releaseUsage } from "../usage/usage.ts";
@@ -36,7 +36,7 @@ import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL,
 /** Detectors look at this many keyframes at most, spread over the video (each costs ~250 ms). */
 const ANALYSED_FRAMES = 12;
 
-interface VideoWork extends FileWork {
+interface VideoWork extends FileWork<AppContext> {
   source: ObjectOnDisk | null;
   probe: VideoProbe | null;
   /** Why the video is not analysed beyond its probe (a configured limit), or null. */
@@ -335,10 +335,3 @@ export async function runVideoPipeline(ctx: AppContext, job: JobContext<FileJobP
     warnings: [work.overLimit, warnings].filter(Boolean).join("; ") || null,
   };
 }
-
-export const videoPipeline: MediaPipeline = {
-  mediaType: "video",
-  produces: { thumbnails: true, analysis: true },
-  concurrency: 2,
-  run: runVideoPipeline,
-};

@@ -12,8 +12,8 @@
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
-import type { Clock } from "../clock.ts";
-import { workerThreadFailures } from "../native/worker-thread.ts";
+import type { Clock } from "./clock.ts";
+import { workerThreadFailures } from "./native/worker-thread.ts";
 
 let processMetrics: Registry | null = null;
 

@@ -1,0 +1,16 @@
+/** Images: photos, scans and drawings, decoded, described, embedded and checked by the image pipeline. */
+import type { AppContext } from "../context.ts";
+import type { MediaKind } from "../kinds/media-kind.ts";
+import { runImagePipeline } from "./image-pipeline.ts";
+
+export function imageKind(ctx: AppContext): MediaKind {
+  return {
+    type: "image",
+    pipeline: {
+      produces: { thumbnails: true, analysis: true },
+      // One a core: decoding and the models are CPU-bound, and a large photo holds hundreds of MB.
+      concurrency: 2,
+      run: (job, file) => runImagePipeline(ctx, job, file),
+    },
+  };
+}

@@ -5,7 +5,10 @@
  * the dashboard's "API Keys" tab). Routes only bind; the flows are in accounts.ts.
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import type { Logger } from "../log.ts";
 import { insertApiKey, listApiKeysOf, revokeApiKeyOf, type ApiKeyInfo } from "../auth/api-keys.ts";
 import { PERMISSIONS, type Permission } from "../auth/permissions.ts";
 import { ApiError } from "../errors.ts";
@@ -13,7 +16,7 @@ import { principalOf, publicOrigin, requestInfo } from "../http/request-context.
 import { Enum, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
 import { TIER_LIMITS, TIERS } from "../tenancy/tiers.ts";
 import { API_PREFIX } from "../http/api-prefix.ts";
-import type { ClientMeta, SignedIn } from "./accounts.ts";
+import type { Accounts, ClientMeta, SignedIn } from "./accounts.ts";
 import { isLoopback, OWNER_TIER } from "./first-run.ts";
 import { clearedSessionCookies, OIDC_COOKIE, oidcCookie, readCookie, sessionCookies } from "./cookies.ts";
 import { FLOW_LIFETIME_MS, identitiesOf, findIdentity, linkIdentity, unlinkIdentity } from "./oidc.ts";
@@ -106,7 +109,15 @@ const accountGate = new Elysia({ name: "mediabox-account-gate" }).macro({
   }),
 });
 
-export function accountRoutes(ctx: AppContext) {
+export interface AccountRouteDeps {
+  db: Database;
+  clock: Clock;
+  config: Config;
+  log: Logger;
+  accounts: Accounts;
+}
+
+export function accountRoutes(ctx: AccountRouteDeps) {
   const { db, clock, config, accounts } = ctx;
   const maxAge = (issued: IssuedSession) => (issued.expiresAtMs - clock.now()) / 1000;
 

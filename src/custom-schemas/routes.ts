@@ -4,7 +4,8 @@
  * their refusals carry the spec's CUSTOM_SCHEMA_* codes instead of the generic VALIDATION_ERROR.
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import {
@@ -65,7 +66,7 @@ const body = t.Object({
 
 const schemaParams = t.Object({ schema_id: Uuid("schema_id") });
 
-export function customSchemaRoutes(ctx: AppContext) {
+export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
   const { db, clock } = ctx;
   return new Elysia({ tags: ["Custom extraction schemas"] })
     .use(permissions)

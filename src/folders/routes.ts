@@ -1,6 +1,8 @@
 /** HTTP binding of /folders (Mediabox extension; documented in docs/files.md). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
+import type { FileRepository } from "../files/file-repository.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
@@ -26,7 +28,7 @@ export const FolderSchema = t.Object(
 const Name = t.String({ maxLength: 255, error: "name must be a string of 1-255 characters" });
 const folderParams = t.Object({ folder_id: Uuid("folder_id") });
 
-export function folderRoutes(ctx: AppContext) {
+export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepository }) {
   const { db, clock } = ctx;
   return new Elysia({ tags: ["Folders"] })
     .use(permissions)

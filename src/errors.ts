@@ -62,6 +62,7 @@ export const ERRORS = {
   NOT_AVAILABLE: { status: 404, meaning: "the Datasets API (not yet available)" },
   ORGANIZATION_NOT_FOUND: { status: 404, meaning: "organization id the signed-in user is not a member of" },
   MEMBER_NOT_FOUND: { status: 404, meaning: "user id not a member of the session's organization" },
+  INVITATION_NOT_FOUND: { status: 404, meaning: "no pending invitation of that address in the organization (accepted, revoked or expired)" },
   API_KEY_NOT_FOUND: { status: 404, meaning: "API key id not in the organization" },
   RULE_NOT_FOUND: { status: 404, meaning: "rule id not in the organization" },
   WEBHOOK_NOT_FOUND: { status: 404, meaning: "webhook id not in the organization" },

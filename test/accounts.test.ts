@@ -435,6 +435,37 @@ describe("mail: registration, verification, password reset, invitations", () => 
     expect((await new Browser(s.url).post("/auth/session/login", { email, password: "a brand new passphrase" })).status).toBe(200);
   });
 
+  test("without SMTP an invitation answers its link (nothing was sent); pending invitations are listed and revoked, per organization and by managers only", async () => {
+    const s = await server();
+    const owner = await userIn(s);
+    const browser = await signedIn(s, owner.email);
+    const invited = await browser.post("/account/invitations", { email: "Pending@Example.com", role: "viewer" });
+    expect(invited.status).toBe(202);
+    expect(invited.body.mailed).toBe(false);
+    expect(invited.body.invite_url).toMatch(/\/auth\/accept-invite\?token=/);
+    const listed = await browser.get("/account/invitations");
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toEqual([{ email: "pending@example.com", role: "viewer", invited_at: expect.any(String), expires_at: expect.any(String) }]);
+    // Another organization's owner sees none of them and cannot revoke them.
+    const stranger = await signedIn(s, (await userIn(s)).email);
+    expect((await stranger.get("/account/invitations")).body.items).toEqual([]);
+    expect((await stranger.delete("/account/invitations/pending@example.com")).status).toBe(404);
+    // A member may not list or revoke; an API key may not either.
+    const member = await userIn(s, { org: owner.org, role: "member" });
+    const memberBrowser = await signedIn(s, member.email);
+    expect((await memberBrowser.get("/account/invitations")).status).toBe(403);
+    expect((await memberBrowser.delete("/account/invitations/pending@example.com")).status).toBe(403);
+    expect((await s.tenant().api.get("/account/invitations")).body.code).toBe("SESSION_REQUIRED");
+    // Revoked (case-insensitively): the link stops working and the list is empty.
+    expect((await browser.delete("/account/invitations/PENDING@example.com")).status).toBe(204);
+    expect((await browser.get("/account/invitations")).body.items).toEqual([]);
+    const again = await browser.delete("/account/invitations/pending@example.com");
+    expect(again.status).toBe(404);
+    expect(again.body.code).toBe("INVITATION_NOT_FOUND");
+    const token = new URL(invited.body.invite_url).searchParams.get("token")!;
+    expect((await new Browser(s.url).post("/auth/session/accept-invite", { token, password: "a fine passphrase 1" })).body.code).toBe("TOKEN_INVALID");
+  });
+
   test("an owner invites by mail; a new address creates its account and is signed in; an existing user joins", async () => {
     const mail = await mailServer();
     const s = await server({ env: mail.env() });
@@ -443,6 +474,7 @@ describe("mail: registration, verification, password reset, invitations", () => 
     const invited = await browser.post("/account/invitations", { email: "invitee@example.com", role: "member" });
     expect(invited.status).toBe(202);
     expect(JSON.stringify(invited.body)).not.toContain("token");
+    expect(invited.body.mailed).toBe(true);
     const token = MailServer.token(await mail.waitForMail("invitee@example.com", /invites you to join/));
     const newcomer = new Browser(s.url);
     const missingPassword = await newcomer.post("/auth/session/accept-invite", { token });

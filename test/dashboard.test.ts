@@ -335,8 +335,21 @@ test("an owner signs in with email and password, creates an API key (shown once,
     expect(role).toBe("viewer");
     await page.getByLabel("Invite by email").fill("newcomer@example.com");
     await page.getByRole("button", { name: "Invite" }).click();
-    await page.getByText("Invitation sent to newcomer@example.com").waitFor({ timeout: 30_000 });
+    // No SMTP here: nothing was sent, so the page gives the link to pass on, and lists the invitation with Revoke.
+    const inviteLink = (await page.getByLabel("Invitation link").textContent({ timeout: 30_000 }))!;
+    expect(inviteLink).toMatch(/\/auth\/accept-invite\?token=/);
+    await page.getByRole("button", { name: "Copy link" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(inviteLink);
+    const pending = page.locator("table.invitations").getByRole("row", { name: /newcomer@example\.com/ });
+    await pending.waitFor({ timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, "members.png"), fullPage: true });
+    await pending.getByRole("button", { name: "Revoke" }).click();
+    await page.getByText("Invitation of newcomer@example.com revoked").waitFor({ timeout: 30_000 });
+    expect(await page.locator("table.invitations").count()).toBe(0);
+    // The revoked link no longer works.
+    const token = new URL(inviteLink).searchParams.get("token")!;
+    expect((await new ApiClient(server.url, null, freshIp()).post("/auth/session/accept-invite", { token, password: "newcomer-harbour-pass-9" })).body.code).toBe("TOKEN_INVALID");
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("Email").waitFor();

@@ -326,7 +326,7 @@ describe("SSRF rules", () => {
     const web = site((path) => (path === "/" ? html(articlePage()) : undefined));
     const { owner } = await mediabox({ MEDIABOX_LINK_PORTS: "any" });
     const link = await crawled(owner, (await save(owner, { url: `${web.origin}/` })).id);
-    expect(link).toMatchObject({ crawl_status: "blocked", crawl_error: "blocked address 127.0.0.1 (loopback)" });
+    expect(link).toMatchObject({ crawl_status: "blocked", crawl_error: "blocked address 127.0.0.1 (loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach" });
     expect(web.hits).toEqual([]);
   }, 120_000);
 
@@ -343,9 +343,9 @@ describe("SSRF rules", () => {
     const [loop, priv, meta] = await Promise.all(["/to-loopback", "/to-private", "/to-metadata"].map((path) => save(owner, { url: `${web.origin}${path}` })));
     expect(await crawled(owner, loop.id)).toMatchObject({
       crawl_status: "blocked",
-      crawl_error: `blocked address 127.0.0.1 (loopback) (at http://127.0.0.1:${inside.port}/secret)`,
+      crawl_error: `blocked address 127.0.0.1 (loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach (at http://127.0.0.1:${inside.port}/secret)`,
     });
-    expect(await crawled(owner, priv.id)).toMatchObject({ crawl_status: "blocked", crawl_error: "blocked address 10.0.0.1 (private) (at http://10.0.0.1/admin)" });
+    expect(await crawled(owner, priv.id)).toMatchObject({ crawl_status: "blocked", crawl_error: "blocked address 10.0.0.1 (private); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach (at http://10.0.0.1/admin)" });
     expect((await crawled(owner, meta.id)).crawl_error).toStartWith("blocked address 169.254.169.254 (cloud metadata service)");
     expect(inside.hits).toEqual([]);
   }, 120_000);
@@ -354,7 +354,7 @@ describe("SSRF rules", () => {
     const web = site((path) => (path === "/" ? html(articlePage()) : undefined));
     const { owner } = await mediabox({ MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8" });
     const link = await crawled(owner, (await save(owner, { url: `${web.origin}/` })).id);
-    expect(link).toMatchObject({ crawl_status: "blocked", crawl_error: `port ${web.port} is not allowed (allowed: 80, 443)` });
+    expect(link).toMatchObject({ crawl_status: "blocked", crawl_error: `port ${web.port} is not allowed (MEDIABOX_LINK_PORTS allows 80, 443)` });
     expect(web.hits).toEqual([]);
   }, 120_000);
 

@@ -92,3 +92,30 @@ export function consumeToken(db: Database, clock: Clock, kind: TokenKind, token:
 export function pruneTokens(db: Database, clock: Clock): number {
   return db.query("DELETE FROM email_tokens WHERE expires_ms < ?").run(clock.now() - 7 * 86_400_000).changes;
 }
+
+export interface PendingInvitation {
+  email: string;
+  role: Role;
+  created_at: string;
+  expires_ms: number;
+}
+
+/** An organization's invitations not yet accepted, revoked or expired, newest first (one per address: a newer one replaces the older). */
+export function pendingInvitations(db: Database, clock: Clock, orgId: string): PendingInvitation[] {
+  return db
+    .query<PendingInvitation, [string, number]>(
+      `SELECT email_key AS email, role, created_at, expires_ms FROM email_tokens
+       WHERE kind = 'invite' AND org_id = ? AND used_at IS NULL AND expires_ms > ? ORDER BY created_at DESC`,
+    )
+    .all(orgId, clock.now());
+}
+
+/** Withdraws the pending invitation of an address: its link stops working. False when there was none. */
+export function revokeInvitation(db: Database, clock: Clock, orgId: string, email: string): boolean {
+  const now = clock.now();
+  return (
+    db
+      .query("UPDATE email_tokens SET used_at = ? WHERE kind = 'invite' AND org_id = ? AND email_key = ? AND used_at IS NULL AND expires_ms > ?")
+      .run(isoAt(now), orgId, emailKey(email), now).changes > 0
+  );
+}

@@ -19,6 +19,7 @@ import { API_PREFIX } from "../http/api-prefix.ts";
 import type { Accounts, ClientMeta, SignedIn } from "./accounts.ts";
 import { isLoopback, OWNER_TIER } from "./first-run.ts";
 import { clearedSessionCookies, OIDC_COOKIE, oidcCookie, readCookie, sessionCookies } from "./cookies.ts";
+import { pendingInvitations, revokeInvitation } from "./email-tokens.ts";
 import { FLOW_LIFETIME_MS, identitiesOf, findIdentity, linkIdentity, unlinkIdentity } from "./oidc.ts";
 import { managesOrganization, mayAssign, ROLE_PERMISSIONS, ROLES, type Role } from "../auth/roles.ts";
 import { revokeSession, revokeUserSessions, rotateSession, type IssuedSession } from "./sessions.ts";
@@ -612,16 +613,52 @@ export function accountRoutes(ctx: AccountRouteDeps) {
           false,
         );
         set.status = 202;
-        return { email: body.email, role: body.role, organization_id: session.orgId, expires_at: iso(invitation.expiresAtMs) };
+        // Without a mail server nothing reaches the invitee: the inviter (an owner or admin, who could print it with the CLI) gets the link to pass on.
+        const mailed = accounts.mailer.configured;
+        return { email: body.email, role: body.role, organization_id: session.orgId, expires_at: iso(invitation.expiresAtMs), mailed, ...(mailed ? {} : { invite_url: invitation.link }) };
       },
       {
         account: "manager",
         body: t.Object({ email: Email, role: RoleField }),
-        response: { 202: t.Object({ email: t.String(), role: RoleField, organization_id: t.String(), expires_at: Timestamp }), 400: ErrorBody, ...SESSION_ERRORS },
+        response: {
+          202: t.Object({
+            email: t.String(), role: RoleField, organization_id: t.String(), expires_at: Timestamp,
+            mailed: t.Boolean({ description: "Extension: an SMTP server is set and the link was mailed" }),
+            invite_url: t.Optional(t.String({ description: "Extension, only when mailed is false: the invitation link to pass on (nothing was sent)" })),
+          }),
+          400: ErrorBody, ...SESSION_ERRORS,
+        },
         detail: {
           summary: "Invite someone into the organization",
-          description: "Owners and admins; only owners invite owners. The link is mailed (or logged for the admin without SMTP), never answered. Needs X-CSRF-Token.",
+          description:
+            "Owners and admins; only owners invite owners. With SMTP (MEDIABOX_SMTP_HOST) the link is mailed and never answered; without, nothing is sent and the answer carries `invite_url` for the inviter to pass on (extension). Needs X-CSRF-Token.",
         },
+      },
+    )
+    .get(
+      "/account/invitations",
+      ({ request }) => ({
+        items: pendingInvitations(db, clock, sessionOf(request).orgId).map((i) => ({ email: i.email, role: i.role, invited_at: i.created_at, expires_at: iso(i.expires_ms) })),
+      }),
+      {
+        account: "manager",
+        response: { 200: t.Object({ items: t.Array(t.Object({ email: t.String(), role: RoleField, invited_at: Timestamp, expires_at: Timestamp })) }), ...SESSION_ERRORS },
+        detail: { summary: "Pending invitations of the organization (extension)", description: "Owners and admins. Not yet accepted, revoked or expired; newest first." },
+      },
+    )
+    .delete(
+      "/account/invitations/:email",
+      ({ request, params, set }) => {
+        const session = sessionOf(request);
+        if (!revokeInvitation(db, clock, session.orgId, params.email)) throw new ApiError("INVITATION_NOT_FOUND", `no pending invitation of ${params.email} in this organization`);
+        set.status = 204;
+        return undefined;
+      },
+      {
+        account: "manager",
+        params: t.Object({ email: t.String({ maxLength: 320 }) }),
+        response: { 204: t.Void(), 404: ErrorBody, ...SESSION_ERRORS },
+        detail: { summary: "Revoke a pending invitation (extension)", description: "Owners and admins; the link stops working at once. Needs X-CSRF-Token." },
       },
     )
     .get(

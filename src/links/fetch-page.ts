@@ -164,7 +164,7 @@ function checkPort(url: URL, options: FetchOptions): void {
   if (!options.allowedPorts) return;
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   if (!options.allowedPorts.includes(port)) {
-    throw new LinkFetchError("blocked", `port ${port} is not allowed (allowed: ${options.allowedPorts.join(", ")})`, url.href);
+    throw new LinkFetchError("blocked", `port ${port} is not allowed (MEDIABOX_LINK_PORTS allows ${options.allowedPorts.join(", ")})`, url.href);
   }
 }
 
@@ -193,13 +193,20 @@ function nextHop(from: URL, response: Response): URL {
  * the name again, past the policy), no connection reuse (a pooled connection to the same
  * address may have been opened for another host's TLS name).
  */
+/** Ranges an administrator may open for the crawler: the refusal names the setting that does. */
+const OPENABLE = /\((loopback|private|link-local|unique-local|carrier-grade NAT|site-local|reserved)\)$/;
+
+function withAllowSetting(reason: string): string {
+  return OPENABLE.test(reason) ? `${reason}; MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach` : reason;
+}
+
 async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline, send?: OutgoingRequest): Promise<Response> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const isIpLiteral = isIP(host) !== 0;
   const addresses = isIpLiteral ? [host] : await deadline.race(resolve(host, url, options));
   for (const address of addresses) {
     const verdict = checkAddress(address, { allowPrivate: options.allowPrivate, ...(options.allowCidrs ? { allowCidrs: options.allowCidrs } : {}) });
-    if (!verdict.ok) throw new LinkFetchError("blocked", verdict.reason, url.href);
+    if (!verdict.ok) throw new LinkFetchError("blocked", withAllowSetting(verdict.reason), url.href);
   }
   let lastError: unknown;
   for (const address of addresses) {

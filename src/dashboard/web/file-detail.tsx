@@ -130,7 +130,8 @@ function LinkView({ file }: { file: any }) {
       </p>
       <p>
         Crawl: {file.crawl_status}
-        {file.crawl_error ? ` — ${file.crawl_error}` : ""}
+        {/* A failed file's notice above already gives the reason. */}
+        {file.crawl_error && file.processing_status !== "failed" ? ` — ${file.crawl_error}` : ""}
         {file.crawled_at ? ` · ${new Date(file.crawled_at).toLocaleString()}` : ""}
       </p>
       {og.site_name || og.author || og.published_at ? (
@@ -217,7 +218,8 @@ function FailedNotice({ file, onRetried }: { file: any; onRetried: () => void })
       <p>
         <strong>Processing failed</strong>
         {file.processing_error ? `: ${file.processing_error}` : ""}
-        {file.media_type === "link" && file.crawl_error ? ` (${file.crawl_error})` : ""}
+        {/* The crawl's reason is usually the processing error itself: said once. */}
+        {file.media_type === "link" && file.crawl_error && !(file.processing_error ?? "").includes(file.crawl_error) ? ` (${file.crawl_error})` : ""}
       </p>
       <button type="button" onClick={retry} disabled={busy}>
         Retry

@@ -19,7 +19,6 @@ const KNOWN_CYCLE_EDGES = [
   "images -> context.ts",
   "images -> library",
   "images -> video",
-  "ingest -> context.ts",
   "ingest -> images",
   "library -> context.ts",
   "links -> context.ts",

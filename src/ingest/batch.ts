@@ -9,7 +9,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "./deps.ts";
 import { badRequest, errorMessage, type ErrorCode } from "../errors.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
@@ -67,7 +67,7 @@ export interface BatchOutcome {
   rejections: Rejection[];
 }
 
-export async function createBatch(ctx: AppContext, principal: Principal, readForm: FormReader): Promise<BatchOutcome> {
+export async function createBatch(ctx: IngestDeps, principal: Principal, readForm: FormReader): Promise<BatchOutcome> {
   const { db, clock } = ctx;
   const sessionId = crypto.randomUUID();
   const stagingDir = join(ctx.dataDir.staging, sessionId);
@@ -167,7 +167,7 @@ const ITEMS_AT_ONCE = 4;
  * the session. Safe to run again after a crash: finished items are skipped and each item's store
  * step is idempotent.
  */
-export async function processSession(ctx: AppContext, sessionId: string, signal?: AbortSignal): Promise<ItemOutcome[]> {
+export async function processSession(ctx: IngestDeps, sessionId: string, signal?: AbortSignal): Promise<ItemOutcome[]> {
   const { db, clock, events } = ctx;
   const session = db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
   if (!session) return [];
@@ -245,12 +245,12 @@ export async function processSession(ctx: AppContext, sessionId: string, signal?
     .map((i) => itemOutcome(i, options.storageTarget));
 }
 
-function publishProgress(ctx: AppContext, sessionId: string) {
+function publishProgress(ctx: IngestDeps, sessionId: string) {
   const row = ctx.db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
   if (row) ctx.events.publish(websocketChannel(sessionId), "progress", progressEvent(sessionProgress(ctx.db, row)));
 }
 
-function finishSession(ctx: AppContext, sessionId: string) {
+function finishSession(ctx: IngestDeps, sessionId: string) {
   const { db, clock } = ctx;
   const now = isoAt(clock.now());
   const final = db.transaction(() => {
@@ -279,7 +279,7 @@ function finishSession(ctx: AppContext, sessionId: string) {
   }
 }
 
-export function batchIngestQueue(ctx: AppContext): QueueDefinition<"batch.ingest"> {
+export function batchIngestQueue(ctx: IngestDeps): QueueDefinition<"batch.ingest"> {
   return {
     name: "batch.ingest",
     concurrency: 1,
@@ -294,7 +294,7 @@ export function batchIngestQueue(ctx: AppContext): QueueDefinition<"batch.ingest
  * At startup: staged bytes of requests that were never acknowledged (no session row) are
  * deleted; acknowledged sessions with items still pending get their job back.
  */
-export function recoverInterruptedUploads(ctx: AppContext): void {
+export function recoverInterruptedUploads(ctx: IngestDeps): void {
   const root = ctx.dataDir.staging;
   mkdirSync(root, { recursive: true });
   for (const name of readdirSync(root)) {

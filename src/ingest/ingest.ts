@@ -7,7 +7,7 @@
 import type { NewFileRecord } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { rm } from "node:fs/promises";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
 import { recordUsage, usageThisMonth } from "../usage/usage.ts";
@@ -49,7 +49,7 @@ export function sizeLimitViolation(type: DetectedType, size: number): string | n
  * Records the file and enqueues its processing job atomically. Must run inside a transaction.
  * `fill` completes a placeholder created earlier (a cloud import) instead of inserting a row.
  */
-export function insertFileRecord(ctx: AppContext, file: NewFile, mode: "create" | "fill" = "create"): void {
+export function insertFileRecord(ctx: IngestDeps, file: NewFile, mode: "create" | "fill" = "create"): void {
   const job = ctx.jobs.enqueue({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
   const labels = { method: file.uploadMethod, media_type: type.mediaType };
@@ -107,7 +107,7 @@ function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, 
  * wins and the staged bytes are dropped. Idempotent by file id, so a batch job that crashed
  * half-way can run the same item again.
  */
-export async function ingestStagedFile(ctx: AppContext, stagedPath: string | null, file: NewFile): Promise<IngestOutcome> {
+export async function ingestStagedFile(ctx: IngestDeps, stagedPath: string | null, file: NewFile): Promise<IngestOutcome> {
   const { blobs, files } = ctx;
   if (files.exists(file.id)) {
     if (stagedPath) await rm(stagedPath, { force: true });
@@ -133,7 +133,7 @@ export async function ingestStagedFile(ctx: AppContext, stagedPath: string | nul
  * existing file of the same content wins and the placeholder is deleted. Idempotent: a filled
  * placeholder is left as it is, so an import resumed after a crash can run the item again.
  */
-export async function ingestIntoPlaceholder(ctx: AppContext, stagedPath: string, file: NewFile): Promise<IngestOutcome> {
+export async function ingestIntoPlaceholder(ctx: IngestDeps, stagedPath: string, file: NewFile): Promise<IngestOutcome> {
   const { db, blobs, files } = ctx;
   if (!files.isPlaceholder(file.id)) {
     await rm(stagedPath, { force: true });

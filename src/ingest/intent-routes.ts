@@ -1,6 +1,6 @@
 /** HTTP binding of upload intents (`/files/uploads…`): direct-to-store uploads by presigned URL. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
@@ -93,7 +93,7 @@ const PartNumber = t.Integer({ minimum: 1, maximum: INTENT_LIMITS.maxParts, erro
 
 const INTENT_ERRORS = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 410: ErrorBody, ...AUTH_ERRORS } as const;
 
-export function intentRoutes(ctx: AppContext) {
+export function intentRoutes(ctx: IngestDeps) {
   return new Elysia({ tags: ["Uploads"] })
     .use(permissions)
     .post(

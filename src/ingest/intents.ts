@@ -13,7 +13,7 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "./deps.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
@@ -112,7 +112,7 @@ function isActive(row: IntentRow): boolean {
   return row.status === "PENDING" || row.status === "UPLOADED";
 }
 
-function isExpired(ctx: AppContext, row: IntentRow): boolean {
+function isExpired(ctx: IngestDeps, row: IntentRow): boolean {
   return ctx.clock.now() >= row.expires_at_ms;
 }
 
@@ -157,7 +157,7 @@ export interface IntentState {
   completedAt: string | null;
 }
 
-function intentState(ctx: AppContext, row: IntentRow): IntentState {
+function intentState(ctx: IngestDeps, row: IntentRow): IntentState {
   const multipart = row.upload_mode === "multipart";
   const parts = multipart ? partsOf(ctx.db, row.id) : [];
   const confirmedBytes = parts.reduce((sum, p) => sum + p.size_bytes, 0);
@@ -191,7 +191,7 @@ function intentState(ctx: AppContext, row: IntentRow): IntentState {
 }
 
 /** `GET /files/uploads/{id}`. A pending single-shot intent whose object has arrived shows as UPLOADED. */
-export async function getIntent(ctx: AppContext, orgId: string, id: string): Promise<IntentState> {
+export async function getIntent(ctx: IngestDeps, orgId: string, id: string): Promise<IntentState> {
   let row = getIntentRow(ctx.db, orgId, id);
   if (row.status === "PENDING" && row.upload_mode === "single_shot" && (await ctx.blobs.size(row.object_key)) !== null) {
     row = setStatus(ctx, row, "UPLOADED", { onlyFrom: "PENDING" });
@@ -266,7 +266,7 @@ export interface PartUrl {
 }
 
 /** Presigned URL(s) for the bytes. Replays of an idempotency key get fresh URLs for the same intent. */
-async function creation(ctx: AppContext, row: IntentRow, origin: string): Promise<IntentCreation> {
+async function creation(ctx: IngestDeps, row: IntentRow, origin: string): Promise<IntentCreation> {
   const expiresIn = urlLifetime(ctx, row);
   const common = { id: row.id, mediaType: row.media_type, objectKey: row.object_key, bucket: ctx.blobs.bucket, expiresAt: row.expires_at };
   if (row.upload_mode === "single_shot") {
@@ -294,7 +294,7 @@ async function creation(ctx: AppContext, row: IntentRow, origin: string): Promis
 }
 
 /** Presigned URLs live until the intent expires (at least a minute, at most SigV4's seven days). */
-function urlLifetime(ctx: AppContext, row: IntentRow): number {
+function urlLifetime(ctx: IngestDeps, row: IntentRow): number {
   const seconds = Math.floor((row.expires_at_ms - ctx.clock.now()) / 1000);
   return Math.max(60, Math.min(INTENT_LIMITS.maxUrlSeconds, seconds));
 }
@@ -304,7 +304,7 @@ function findByIdempotencyKey(db: Database, orgId: string, key: string): IntentR
 }
 
 /** `POST /files/uploads`. Returns `replayed` when the idempotency key named an existing intent. */
-export async function createIntent(ctx: AppContext, principal: Principal, body: CreateIntentBody, origin: string): Promise<{ replayed: boolean; intent: IntentCreation }> {
+export async function createIntent(ctx: IngestDeps, principal: Principal, body: CreateIntentBody, origin: string): Promise<{ replayed: boolean; intent: IntentCreation }> {
   const { db, clock, blobs } = ctx;
   const checked = validateCreate(body);
   const idempotencyKey = body.idempotency_key ?? null;
@@ -343,7 +343,7 @@ export async function createIntent(ctx: AppContext, principal: Principal, body: 
   return { replayed: false, intent: await creation(ctx, getIntentRow(db, principal.orgId, id), origin) };
 }
 
-async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, mode: UploadMode, origin: string) {
+async function replay(ctx: IngestDeps, row: IntentRow, body: CreateIntentBody, mode: UploadMode, origin: string) {
   if (!sameRequest(row, body, mode)) {
     throw new ApiError(
       "IDEMPOTENCY_KEY_REUSED",
@@ -356,12 +356,12 @@ async function replay(ctx: AppContext, row: IntentRow, body: CreateIntentBody, m
 // ---------------------------------------------------------------------------------------------
 // Parts
 
-function requireActiveMultipart(ctx: AppContext, row: IntentRow): void {
+function requireActiveMultipart(ctx: IngestDeps, row: IntentRow): void {
   if (row.upload_mode !== "multipart") throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is single_shot; it has no parts`);
   requireActive(ctx, row);
 }
 
-function requireActive(ctx: AppContext, row: IntentRow): void {
+function requireActive(ctx: IngestDeps, row: IntentRow): void {
   if (!isActive(row)) {
     throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is ${row.status}${row.error_message ? ` (${row.error_message})` : ""}`);
   }
@@ -383,7 +383,7 @@ export interface PartConfirmation {
   progressPercent: number;
 }
 
-export async function confirmPart(ctx: AppContext, orgId: string, id: string, body: { partNumber: number; etag: string; sizeBytes: number }): Promise<PartConfirmation> {
+export async function confirmPart(ctx: IngestDeps, orgId: string, id: string, body: { partNumber: number; etag: string; sizeBytes: number }): Promise<PartConfirmation> {
   const { db, clock, blobs } = ctx;
   const row = getIntentRow(db, orgId, id);
   requireActiveMultipart(ctx, row);
@@ -429,7 +429,7 @@ export async function confirmPart(ctx: AppContext, orgId: string, id: string, bo
 }
 
 /** `POST /files/uploads/{id}/parts/retry`: a fresh URL for a part; any earlier confirmation of it is dropped. */
-export async function retryPart(ctx: AppContext, orgId: string, id: string, partNumber: number, origin: string): Promise<PartUrl & { id: string }> {
+export async function retryPart(ctx: IngestDeps, orgId: string, id: string, partNumber: number, origin: string): Promise<PartUrl & { id: string }> {
   const { db, clock, blobs } = ctx;
   const row = getIntentRow(db, orgId, id);
   requireActiveMultipart(ctx, row);
@@ -477,7 +477,7 @@ function completionResult(row: IntentRow): CompletionResult {
  * the type from them and creates the file record with its processing job. Completing a completed
  * intent answers the same result again, so a client that lost the response can simply retry.
  */
-export async function completeIntent(ctx: AppContext, principal: Principal, id: string): Promise<CompletionResult> {
+export async function completeIntent(ctx: IngestDeps, principal: Principal, id: string): Promise<CompletionResult> {
   const first = getIntentRow(ctx.db, principal.orgId, id);
   if (first.status === "COMPLETED") return completionResult(first);
   if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is already being completed`);
@@ -489,7 +489,7 @@ export async function completeIntent(ctx: AppContext, principal: Principal, id: 
   }
 }
 
-async function complete(ctx: AppContext, principal: Principal, row: IntentRow): Promise<CompletionResult> {
+async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): Promise<CompletionResult> {
   const { db, clock, blobs } = ctx;
   requireActive(ctx, row);
   const digest = await assembledDigest(ctx, row);
@@ -555,7 +555,7 @@ async function complete(ctx: AppContext, principal: Principal, row: IntentRow): 
  * store's object is read in place; an S3 object is fetched into scratch only when it is small
  * enough to be an acceptable SVG (anything larger is detected from its head).
  */
-async function detectStored(ctx: AppContext, row: IntentRow, size: number): Promise<Detection> {
+async function detectStored(ctx: IngestDeps, row: IntentRow, size: number): Promise<Detection> {
   const { blobs } = ctx;
   const head = (await blobs.head(row.object_key, DETECTION_HEAD_BYTES)) ?? new Uint8Array();
   const local = blobs.localFiles();
@@ -575,7 +575,7 @@ async function detectStored(ctx: AppContext, row: IntentRow, size: number): Prom
 }
 
 /** The whole object's size and SHA-256, assembling a multipart upload first. */
-async function assembledDigest(ctx: AppContext, row: IntentRow): Promise<ObjectDigest> {
+async function assembledDigest(ctx: IngestDeps, row: IntentRow): Promise<ObjectDigest> {
   const { db, blobs } = ctx;
   if (row.upload_mode === "single_shot") {
     const digest = await blobs.digest(row.object_key);
@@ -611,7 +611,7 @@ async function assembledDigest(ctx: AppContext, row: IntentRow): Promise<ObjectD
 }
 
 /** Marks an active intent FAILED and removes its bytes from the store. */
-async function fail(ctx: AppContext, row: IntentRow, message: string): Promise<boolean> {
+async function fail(ctx: IngestDeps, row: IntentRow, message: string): Promise<boolean> {
   const at = isoAt(ctx.clock.now());
   const changed = ctx.db
     .query("UPDATE upload_intents SET status = 'FAILED', error_message = ?, updated_at = ? WHERE id = ? AND status IN ('PENDING','UPLOADED')")
@@ -621,7 +621,7 @@ async function fail(ctx: AppContext, row: IntentRow, message: string): Promise<b
   return true;
 }
 
-async function discardBytes(ctx: AppContext, row: IntentRow): Promise<void> {
+async function discardBytes(ctx: IngestDeps, row: IntentRow): Promise<void> {
   try {
     if (row.store_upload_id) await ctx.blobs.abortMultipartUpload(row.object_key, row.store_upload_id);
   } catch (err) {
@@ -634,7 +634,7 @@ async function discardBytes(ctx: AppContext, row: IntentRow): Promise<void> {
   }
 }
 
-function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard: { onlyFrom: IntentStatus }): IntentRow {
+function setStatus(ctx: IngestDeps, row: IntentRow, status: IntentStatus, guard: { onlyFrom: IntentStatus }): IntentRow {
   const at = isoAt(ctx.clock.now());
   // Reaching UPLOADED is when the bytes were confirmed present (single-shot: the object exists).
   ctx.db
@@ -647,7 +647,7 @@ function setStatus(ctx: AppContext, row: IntentRow, status: IntentStatus, guard:
 // Aborting and expiry
 
 /** `DELETE /files/uploads/{id}`. `aborted` is false when the intent had already finished. */
-export async function abortIntent(ctx: AppContext, orgId: string, id: string, reason: string | null): Promise<{ id: string; aborted: boolean; reason: string | null }> {
+export async function abortIntent(ctx: IngestDeps, orgId: string, id: string, reason: string | null): Promise<{ id: string; aborted: boolean; reason: string | null }> {
   if (reason !== null && reason.length > 255) throw badRequest("reason: must be at most 255 characters");
   const row = getIntentRow(ctx.db, orgId, id);
   if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is being completed`);
@@ -659,7 +659,7 @@ export async function abortIntent(ctx: AppContext, orgId: string, id: string, re
  * Fails intents past their expiry and removes their bytes, and (local store) removes multipart
  * staging that no active intent refers to. Idempotent; run by the housekeeping timer.
  */
-export async function sweepExpiredIntents(ctx: AppContext): Promise<{ expired: number; orphans: number }> {
+export async function sweepExpiredIntents(ctx: IngestDeps): Promise<{ expired: number; orphans: number }> {
   const { db, clock } = ctx;
   const expired = db
     .query<IntentRow, [number]>("SELECT * FROM upload_intents WHERE status IN ('PENDING','UPLOADED') AND expires_at_ms <= ? LIMIT 1000")

@@ -3,7 +3,7 @@
  * sessions, per-file upload status, and the WebSocket endpoint for `batch.<id>` channels.
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/shapes.ts";
@@ -186,7 +186,7 @@ function uploadResponse(stored: StoredUpload) {
   };
 }
 
-export function ingestRoutes(ctx: AppContext) {
+export function ingestRoutes(ctx: IngestDeps) {
   const { db, clock } = ctx;
   return new Elysia({ tags: ["Uploads"] })
     .use(permissions)

@@ -2,7 +2,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "./deps.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";
 import { detectType } from "./detect.ts";
@@ -34,7 +34,7 @@ export interface StoredUpload {
   analysisStarted: boolean;
 }
 
-export async function streamingUpload(ctx: AppContext, principal: Principal, readForm: FormReader, policy: UploadPolicy = {}): Promise<StoredUpload> {
+export async function streamingUpload(ctx: IngestDeps, principal: Principal, readForm: FormReader, policy: UploadPolicy = {}): Promise<StoredUpload> {
   const started = performance.now();
   const stagingDir = join(ctx.dataDir.staging, `req-${crypto.randomUUID()}`);
   mkdirSync(stagingDir, { recursive: true });

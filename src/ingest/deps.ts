@@ -1,0 +1,41 @@
+/**
+ * The services the ingest feature uses. The composition root (src/app.ts) builds them once and
+ * passes its context, which satisfies this interface: the feature names what it needs and no more.
+ */
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
+import type { Config } from "../config.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
+import type { EventHub } from "../events/hub.ts";
+import type { LibraryEvents } from "../events/library-events.ts";
+import type { FileRepository } from "../files/file-repository.ts";
+import type { UploadSlots } from "./upload-slots.ts";
+import type { JobRunner } from "../jobs/runner.ts";
+import type { MediaKinds } from "../kinds/media-kind.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import type { BlobStore } from "../storage/blob-store.ts";
+import type { DataDir } from "../storage/data-dir.ts";
+
+export interface IngestDeps {
+  config: Config;
+  /** Where everything under --data-dir lives; the only builder of paths there. */
+  dataDir: DataDir;
+  db: Database;
+  /** Shared transactions for the writes of tasks running side by side (bulk imports). */
+  writes: GroupCommit;
+  /** The only writer of the `files` table. */
+  files: FileRepository;
+  clock: Clock;
+  log: Logger;
+  /** Prometheus metrics observed where things happen (GET /metrics). */
+  metrics: Metrics;
+  jobs: JobRunner;
+  blobs: BlobStore;
+  uploadSlots: UploadSlots;
+  /** The media kinds (images, documents, videos, links) and what each does with its files. */
+  kinds: MediaKinds;
+  events: EventHub;
+  /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */
+  libraryEvents: LibraryEvents;
+}

@@ -64,6 +64,7 @@ import { folderRoutes } from "./folders/routes.ts";
 import { intentRoutes } from "./ingest/intent-routes.ts";
 import { ingestRoutes } from "./ingest/routes.ts";
 import { jobRoutes } from "./jobs/routes.ts";
+import { duplicateRoutes } from "./duplicates/routes.ts";
 import { photoLibraryRoutes } from "./library/photo-routes.ts";
 import { libraryRoutes } from "./library/routes.ts";
 import { imageRoutes } from "./images/routes.ts";
@@ -257,6 +258,7 @@ export function createApp(ctx: AppContext) {
     .use(intentRoutes(ctx))
     .use(libraryRoutes(ctx))
     .use(photoLibraryRoutes(ctx))
+    .use(duplicateRoutes(ctx))
     .use(imageRoutes(ctx))
     .use(documentRoutes(ctx))
     .use(linkRoutes(ctx))

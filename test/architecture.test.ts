@@ -58,6 +58,10 @@ test("only watch/watched-folders.ts writes watched folders and their items; only
   expect(await writersOf("file_origins", ["ingest/ingest.ts"])).toEqual([]);
 });
 
+test("only duplicates/duplicate-store.ts writes fingerprints and near-duplicate pairs", async () => {
+  for (const table of ["image_fingerprints", "duplicate_pairs"]) expect(await writersOf(table, ["duplicates/duplicate-store.ts"])).toEqual([]);
+});
+
 test("only camera/camera-facts.ts writes camera facts", async () => {
   expect(await writersOf("camera_facts", ["camera/camera-facts.ts"])).toEqual([]);
 });

@@ -28,6 +28,8 @@ import { storeVariants } from "./variant-store.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 import { errorMessage } from "../errors.ts";
 import { storeCameraFacts } from "../camera/camera-facts.ts";
+import { recordFingerprint } from "../duplicates/duplicate-store.ts";
+import { fingerprint } from "../duplicates/fingerprint.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
 interface ImageWork extends FileWork<AppContext> {
@@ -189,6 +191,17 @@ const embeddingStage: Stage<ImageWork> = {
   },
 };
 
+/** The perceptual hash and sharpness, and the near-duplicates they and the embedding find (src/duplicates/). */
+const duplicatesStage: Stage<ImageWork> = {
+  name: "duplicates",
+  async run(work) {
+    const { ctx, file } = work;
+    const print = await fingerprint(variantData(rendered(work), EMBEDDED_VARIANT));
+    const space = work.embedding ? ctx.vectors.find("image", work.embedding.model) : null;
+    recordFingerprint(ctx.db, space, file, print);
+  },
+};
+
 const objectsStage: Stage<ImageWork> = {
   name: "objects",
   appliesTo: ({ file }) => wantsDescription(file) || file.custom_schema_id !== null || "no description or custom schema asked for",
@@ -274,7 +287,7 @@ const complianceStage: Stage<ImageWork> = {
 };
 
 /** Every image goes through these, in this order. */
-export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, objectsStage, descriptionStage, customSchemaStage, complianceStage];
+export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, duplicatesStage, objectsStage, descriptionStage, customSchemaStage, complianceStage];
 
 export async function runImagePipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;

@@ -25,6 +25,7 @@ import webhooks from "./020_webhooks.ts";
 import watchedFolders from "./021_watched_folders.ts";
 import cameraFacts from "./022_camera_facts.ts";
 import mailAccounts from "./023_mail_accounts.ts";
+import nearDuplicates from "./024_near_duplicates.ts";
 
 export interface Migration {
   version: number;
@@ -56,4 +57,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 21, name: "watched_folders", sql: watchedFolders },
   { version: 22, name: "camera_facts", sql: cameraFacts },
   { version: 23, name: "mail_accounts", sql: mailAccounts },
+  { version: 24, name: "near_duplicates", sql: nearDuplicates },
 ];

@@ -1,0 +1,131 @@
+/** HTTP binding of near-duplicates (extensions): the groups, and trashing all but one of a group. */
+import { Elysia, t } from "elysia";
+import type { AppContext } from "../context.ts";
+import { badRequest } from "../errors.ts";
+import { permissions } from "../http/permissions.ts";
+import { publicOrigin } from "../http/request-context.ts";
+import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
+import { batchDeleteFiles } from "../library/file-edits.ts";
+import { FileUrls } from "../library/file-views.ts";
+import { duplicateGroups, type DuplicateGroup } from "./duplicate-store.ts";
+
+const GroupView = t.Object(
+  {
+    group_id: t.String({ description: "Stable while the group's members stay the same" }),
+    file_count: t.Integer(),
+    best_file_id: t.String({ format: "uuid", description: "The one to keep: the largest, then the sharpest" }),
+    files: t.Array(
+      t.Object({
+        id: t.String({ format: "uuid" }),
+        filename: t.String(),
+        width: Nullable(t.Integer()),
+        height: Nullable(t.Integer()),
+        size_bytes: t.Integer(),
+        sharpness: t.Number({ description: "Variance of the Laplacian of a 256-px grey copy: higher is crisper" }),
+        created_at: t.String({ format: "date-time" }),
+        content_created_at: Nullable(t.String({ format: "date-time" })),
+        thumbnail_url: Nullable(t.String({ description: "Signed URL of the small_256 variant (1 hour)" })),
+        is_best: t.Boolean(),
+      }),
+      { description: "The best first, then by upload time" },
+    ),
+  },
+  { title: "DuplicateGroup" },
+);
+
+const TrashResult = t.Object(
+  {
+    groups: t.Array(
+      t.Object({
+        keep_file_id: t.String(),
+        group_id: Nullable(t.String()),
+        status: t.Union([t.Literal("trashed"), t.Literal("no_group"), t.Literal("not_found")], { description: "no_group: the file has no live near-duplicate (nothing trashed)" }),
+        trashed_file_ids: t.Array(t.String()),
+        failed: t.Array(t.Object({ id: t.String(), message: t.String() })),
+      }),
+    ),
+    trashed_count: t.Integer(),
+  },
+  { title: "DuplicateTrashResult" },
+);
+
+async function groupView(ctx: AppContext, urls: FileUrls, group: DuplicateGroup) {
+  const files = await Promise.all(
+    group.members.map(async (m) => {
+      const row = ctx.files.byId(m.id);
+      const variants = row ? await urls.variants(row) : {};
+      return {
+        id: m.id,
+        filename: m.filename,
+        width: m.width,
+        height: m.height,
+        size_bytes: m.sizeBytes,
+        sharpness: m.sharpness,
+        created_at: m.createdAt,
+        content_created_at: m.contentCreatedAt,
+        thumbnail_url: variants.small_256 ?? null,
+        is_best: m.id === group.best,
+      };
+    }),
+  );
+  return { group_id: group.id, file_count: files.length, best_file_id: group.best, files };
+}
+
+export function duplicateRoutes(ctx: AppContext) {
+  return new Elysia({ tags: ["Duplicates"] })
+    .use(permissions)
+    .get(
+      "/duplicates/groups",
+      async ({ principal, query, request }) => {
+        const groups = duplicateGroups(ctx.db, principal.orgId);
+        const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
+        const items = await Promise.all(groups.slice(query.offset, query.offset + query.limit).map((g) => groupView(ctx, urls, g)));
+        return page(items, groups.length, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        query: t.Object(pageQuery(100, 20)),
+        response: { 200: Page(GroupView), 400: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Groups of near-duplicate images: bursts, resized, re-encoded, slightly cropped or re-exposed copies (extension)",
+          description: "Each group's files with the best one first (the largest, then the sharpest); the largest groups first. Query: limit (1-100, default 20), offset.",
+        },
+      },
+    )
+    .post(
+      "/duplicates/groups/trash",
+      ({ principal, body }) => {
+        const keep = body.keep_file_ids.map((id) => id.toLowerCase());
+        if (new Set(keep).size !== keep.length) throw badRequest("keep_file_ids: must be unique");
+        const groups = duplicateGroups(ctx.db, principal.orgId);
+        const results = keep.map((id) => {
+          if (!ctx.files.ofOrg(principal.orgId, id)) return { keep_file_id: id, group_id: null, status: "not_found" as const, trashed_file_ids: [], failed: [] };
+          const group = groups.find((g) => g.members.some((m) => m.id === id));
+          if (!group) return { keep_file_id: id, group_id: null, status: "no_group" as const, trashed_file_ids: [], failed: [] };
+          // A file another entry keeps is never trashed by this one.
+          const others = group.members.map((m) => m.id).filter((m) => m !== id && !keep.includes(m));
+          const outcome = others.length ? batchDeleteFiles(ctx, principal.orgId, others) : { deleted: [], failed: [] };
+          return {
+            keep_file_id: id,
+            group_id: group.id,
+            status: "trashed" as const,
+            trashed_file_ids: outcome.deleted.map((d) => d.id),
+            failed: outcome.failed.map((f) => ({ id: f.id, message: f.message })),
+          };
+        });
+        return { groups: results, trashed_count: results.reduce((n, r) => n + r.trashed_file_ids.length, 0) };
+      },
+      {
+        permission: "delete",
+        body: t.Object({
+          keep_file_ids: t.Array(Uuid("keep_file_ids"), { minItems: 1, maxItems: 100, error: "keep_file_ids: 1-100 file UUIDs" }),
+        }),
+        response: { 200: TrashResult, 400: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Keep one file of each named group and move the rest of the group to the trash (extension)",
+          description:
+            "keep_file_ids: for each, the other live members of its near-duplicate group are soft-deleted (restorable for 30 days, POST /files/{id}/restore). Usually the group's best_file_id; any member may be kept. Files named in keep_file_ids are never trashed. A file in no group is reported as no_group; an unknown one as not_found.",
+        },
+      },
+    );
+}

@@ -64,7 +64,7 @@ import { folderRoutes } from "./folders/routes.ts";
 import { intentRoutes } from "./ingest/intent-routes.ts";
 import { ingestRoutes } from "./ingest/routes.ts";
 import { jobRoutes } from "./jobs/routes.ts";
-import { duplicateRoutes } from "./duplicates/routes.ts";
+import { duplicateRoutes } from "./library/duplicate-routes.ts";
 import { photoLibraryRoutes } from "./library/photo-routes.ts";
 import { libraryRoutes } from "./library/routes.ts";
 import { imageRoutes } from "./images/routes.ts";

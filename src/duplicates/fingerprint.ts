@@ -7,7 +7,6 @@
  */
 import phash from "sharp-phash";
 import sharp from "sharp";
-import { greyStats } from "../video/frames.ts";
 
 export interface Fingerprint {
   /** 64-bit perceptual hash as 64 "0"/"1" characters. */
@@ -23,7 +22,24 @@ export async function fingerprint(image: Buffer): Promise<Fingerprint> {
     phash(image),
     sharp(image).resize(SHARPNESS_SIDE, SHARPNESS_SIDE, { fit: "inside" }).greyscale().raw().toBuffer({ resolveWithObject: true }),
   ]);
-  return { phash: hash, sharpness: Math.round(greyStats(grey.data, grey.info.width, grey.info.height).sharpness * 10) / 10 };
+  return { phash: hash, sharpness: Math.round(laplacianVariance(grey.data, grey.info.width, grey.info.height) * 10) / 10 };
+}
+
+/** Variance of the 4-neighbour Laplacian over the inner pixels of a grey image. */
+function laplacianVariance(grey: Uint8Array, width: number, height: number): number {
+  let sum = 0;
+  let squares = 0;
+  let n = 0;
+  for (let y = 1; y < height - 1; y++) {
+    for (let x = 1; x < width - 1; x++) {
+      const i = y * width + x;
+      const lap = grey[i - width]! + grey[i + width]! + grey[i - 1]! + grey[i + 1]! - 4 * grey[i]!;
+      sum += lap;
+      squares += lap * lap;
+      n++;
+    }
+  }
+  return n ? squares / n - (sum / n) ** 2 : 0;
 }
 
 /** Bits that differ between two hashes (0-64). */

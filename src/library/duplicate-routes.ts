@@ -5,9 +5,9 @@ import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
-import { batchDeleteFiles } from "../library/file-edits.ts";
-import { FileUrls } from "../library/file-views.ts";
-import { duplicateGroups, type DuplicateGroup } from "./duplicate-store.ts";
+import { duplicateGroups, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
+import { batchDeleteFiles } from "./file-edits.ts";
+import { FileUrls } from "./file-views.ts";
 
 const GroupView = t.Object(
   {

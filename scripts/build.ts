@@ -19,6 +19,7 @@ import { COMMON_WORD_FILES } from "../src/embeddings/common-words.ts";
 import { bundleDashboard } from "../src/dashboard/bundle.ts";
 import { RUNTIME_HEAD_FLAG } from "../src/http/head-limit.ts";
 import { assetTreePart, EmbeddedParts, formatPartSizes } from "./build-parts.ts";
+import { readManifest, writeManifest } from "../src/models/manifest.ts";
 
 const root = resolve(import.meta.dir, "..");
 const extractModule = JSON.stringify(resolve(root, "src/native/unpack.ts"));
@@ -296,6 +297,8 @@ async function stageAssets(stage: string): Promise<string> {
   cpSync(join(pdfjs, "standard_fonts"), join(target, "pdfjs", "standard_fonts"), { recursive: true });
   cpSync(join(pdfjs, "legacy", "build", "pdf.worker.mjs"), join(target, "pdfjs", "pdf.worker.mjs"));
 
+  stageModels(join(target, "models"));
+
   const files = (readdirSync(target, { recursive: true, withFileTypes: true }) as import("node:fs").Dirent[])
     .filter((d) => d.isFile())
     .map((d) => relative(target, join(d.parentPath, d.name)).split(sep).join("/"))
@@ -305,6 +308,25 @@ async function stageAssets(stage: string): Promise<string> {
   writeFileSync(join(target, "manifest.json"), JSON.stringify({ digest: hash.digest("hex").slice(0, 16), files }, null, 1));
   for (const file of [...files, "manifest.json"]) parts.add(assetTreePart(file), join(target, file));
   return target;
+}
+
+/**
+ * The model folders of models/ (MEDIABOX_MODELS_DIR) that its manifest lists, with the manifest:
+ * what `npm run models` installed. The binary serves them when it finds no ./models
+ * (embeddedModelsDir in src/native/packages.ts). Folders the manifest does not list are left out.
+ */
+function stageModels(target: string): void {
+  const modelsDir = resolve(process.env.MEDIABOX_MODELS_DIR ?? join(root, "models"));
+  const manifest = readManifest(modelsDir);
+  if (!manifest?.models.length) {
+    console.log(`no models manifest in ${modelsDir}: the binary embeds no model folders (run npm run models first to embed them)`);
+    return;
+  }
+  for (const model of manifest.models) {
+    for (const file of model.files) cpSync(join(modelsDir, model.name, file.path), join(target, model.name, file.path), { dereference: true });
+  }
+  writeManifest(target, manifest);
+  console.log(`embedding model folders: ${manifest.models.map((m) => m.name).join(", ")}`);
 }
 
 const started = performance.now();
@@ -330,6 +352,7 @@ try {
       resolve(root, "src/images/heic-worker.ts"),
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),
+      resolve(root, "src/embeddings/folder-model-worker.ts"),
       resolve(root, "src/documents/text-read-worker.ts"),
       resolve(root, "src/links/page-reader-worker.ts"),
       resolve(root, "src/db/wal-worker.ts"),

@@ -3,7 +3,9 @@
  * variables, then embedded defaults (in that order of precedence). Every setting has a flag
  * and a MEDIABOX_* variable of the same name; the README's configuration table lists them.
  */
+import { existsSync } from "node:fs";
 import { resolve } from "node:path";
+import { embeddedModelsDir } from "./native/packages.ts";
 import { errorMessage } from "./errors.ts";
 import { type AllowedCidr, parseAllowedCidrs } from "./net/url-policy.ts";
 
@@ -246,7 +248,8 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   port: { key: "port", flag: "port", env: "MEDIABOX_PORT", parse: integer(0, 65535), fallback: "8080" },
   host: { key: "host", flag: "host", env: "MEDIABOX_HOST", parse: text, fallback: "0.0.0.0" },
   dataDir: { key: "dataDir", flag: "data-dir", env: "MEDIABOX_DATA_DIR", parse: (r) => resolve(r), fallback: "data" },
-  modelsDir: { key: "modelsDir", flag: "models-dir", env: "MEDIABOX_MODELS_DIR", parse: (r) => resolve(r), fallback: "models" },
+  // The compiled binary falls back to the model folders it embeds when there is no ./models.
+  modelsDir: { key: "modelsDir", flag: "models-dir", env: "MEDIABOX_MODELS_DIR", parse: (r) => (existsSync(resolve(r)) ? resolve(r) : (embeddedModelsDir() ?? resolve(r))), fallback: "models" },
   modelsRequireManifest: {
     key: "modelsRequireManifest", flag: "models-require-manifest", env: "MEDIABOX_MODELS_REQUIRE_MANIFEST", parse: boolean, fallback: "false",
   },

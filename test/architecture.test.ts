@@ -127,6 +127,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "embeddings/use-worker.ts model": "the text model inside its own worker thread",
   "camera/gazetteer.ts table": "the bundled gazetteer, read once per process on the first lookup and never changed",
   "ocr/ppocr/ppocr-worker.ts loaded": "the PP-OCR models inside their own worker thread",
+  "embeddings/folder-model-worker.ts loaded": "the folder text model inside its own worker thread",
   "db/wal-worker.ts db": "the checkpoint thread's own database connection",
   "http/request-context.ts infos": "request-scoped data keyed by the Request object itself",
   "images/heic.ts thread": "one stateless HEIC decoding thread serves the process",

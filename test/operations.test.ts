@@ -1,6 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { startTestServer, type TestServer } from "./support/server.ts";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
+import { upsertManifestModel } from "../src/models/manifest.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -26,6 +29,32 @@ describe("health", () => {
     expect(res.body.status).toBe("ready");
     expect(Object.keys(res.body.checks).sort()).toEqual(["database", "jobs", "schema", "vector_search"]);
     expect(res.body.checks.vector_search.detail).toMatch(/^sqlite-vec v\d/);
+  });
+
+  test("/readyz names each installed model with its version and SHA-256, and the text model in use", async () => {
+    const modelsDir = tempDir("models-");
+    mkdirSync(path.join(modelsDir, "fixture-text", "onnx"), { recursive: true });
+    writeFileSync(path.join(modelsDir, "fixture-text", "onnx", "model_quantized.onnx"), "weights");
+    const archive = "a".repeat(64);
+    upsertManifestModel(modelsDir, {
+      name: "fixture-text",
+      role: "text_embedding",
+      source: "maven org.example:fixture-text@1.2.3",
+      package: { registry: "maven", name: "org.example:fixture-text", version: "1.2.3", sha256: archive, license: "MIT" },
+      files: [{ path: "onnx/model_quantized.onnx", bytes: 7, sha256: "b".repeat(64) }],
+    });
+    // A folder a site installed by hand: no package, its weights' SHA-256 stands for it.
+    upsertManifestModel(modelsDir, { name: "own-model", role: "other", files: [{ path: "small.json", bytes: 2, sha256: "c".repeat(64) }, { path: "big.onnx", bytes: 900, sha256: "d".repeat(64) }] });
+    const other = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "missing-model" } });
+    extraServers.push(other);
+    const res = await other.anonymous().get("/readyz");
+    expect(res.status).toBe(200);
+    expect(res.body.models.installed).toEqual([
+      { name: "fixture-text", role: "text_embedding", source: "maven org.example:fixture-text@1.2.3", version: "1.2.3", sha256: archive, license: "MIT" },
+      { name: "own-model", role: "other", source: null, version: null, sha256: "d".repeat(64), license: null },
+    ]);
+    expect(res.body.models.text_embedding).toMatchObject({ configured: "missing-model", in_use: "use-lite-sif" });
+    expect(res.body.models.text_embedding.fallback_reason).toContain("models/missing-model does not exist");
   });
 
   test("/readyz is 503 when the job workers are down", async () => {

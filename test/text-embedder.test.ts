@@ -162,6 +162,37 @@ describe("TextEmbedder with the fixture model", () => {
     rmSync(path.join(modelsDir, "manifest.json"));
   });
 
+  test("the folder's prompts prefix queries and documents, and its pooling config is used", async () => {
+    await buildFixtureEmbeddingModel(modelsDir, { dim: DIM, name: "prompted" });
+    writeFileSync(
+      path.join(modelsDir, "prompted", "config_sentence_transformers.json"),
+      JSON.stringify({ prompts: { query: "pressure query: ", passage: "valve passage: " } }),
+    );
+    const prompted = new TextEmbedder({ modelsDir, model: "prompted" });
+    const plain = new TextEmbedder({ modelsDir, model: "all-MiniLM-L6-v2" });
+    expect((await prompted.usage()).prompts).toEqual({ query: "pressure query: ", document: "valve passage: " });
+    const [asQuery] = await prompted.embed(["pump seal"], "query");
+    const [asDocument] = await prompted.embed(["pump seal"]);
+    const [expectedQuery, expectedDocument] = await plain.embed(["pressure query: pump seal", "valve passage: pump seal"]);
+    for (let i = 0; i < DIM; i++) {
+      expect(asQuery![i]!).toBeCloseTo(expectedQuery![i]!, 5);
+      expect(asDocument![i]!).toBeCloseTo(expectedDocument![i]!, 5);
+    }
+    // The document prompt takes room in the window chunks are sized for.
+    const prompt = (await prompted.tokenizer()).count("valve passage: ");
+    expect(prompt).toBeGreaterThan(0);
+    expect((await prompted.tokenizer()).maxTokens).toBe((await plain.tokenizer()).maxTokens - prompt);
+
+    // [CLS] pooling: the fixture's [CLS] vector is the same in every text.
+    mkdirSync(path.join(modelsDir, "prompted", "1_Pooling"), { recursive: true });
+    writeFileSync(path.join(modelsDir, "prompted", "1_Pooling", "config.json"), JSON.stringify({ pooling_mode_cls_token: true, pooling_mode_mean_tokens: false }));
+    const cls = new TextEmbedder({ modelsDir, model: "prompted" });
+    expect((await cls.usage()).pooling).toBe("cls");
+    const [a, b] = await cls.embed(["pump seal", "an unrelated sentence about weather"]);
+    expect(Array.from(a!)).toEqual(Array.from(b!));
+    await Promise.all([prompted.close(), plain.close(), cls.close()]);
+  });
+
   test("a missing folder: tokenizer() and embed() reject naming it", async () => {
     const missing = new TextEmbedder({ modelsDir, model: "no-such-model" });
     const folder = "models/no-such-model";

@@ -30,16 +30,19 @@ import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpuSeconds, threadCpuSeconds } from "./process-stats.ts";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "../../src/embeddings/use-sif-embedder.ts";
 import { commonWords } from "../../src/embeddings/common-words.ts";
+import { HALVES, halves } from "./splits.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const DATASET = resolve(
   process.env.MEDIABOX_BENCH_COLLECTION ?? process.env.MEDIABOX_BENCH_CRANFIELD ?? join(ROOT, "..", "shared", "datasets", "retrieval", "cranfield"),
 );
 const MAIN = join(ROOT, "src", "main.ts");
+/** The collection's name, which fixes its tuning and held-out halves (scripts/bench/splits.ts). */
+const COLLECTION = basename(DATASET);
 const UPLOADS_AT_ONCE = 2;
 const BATCH = 50;
 
@@ -177,7 +180,8 @@ async function measure(
   // MEDIABOX_TEXT_VOCABULARY_WORDS=0 to index with every word new to the model).
   const vocabularyWords = process.env.MEDIABOX_TEXT_VOCABULARY_WORDS ?? "100000";
   const server = await spawnServer([process.execPath, ...(process.env.MEDIABOX_BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? []), MAIN, "serve"], {
-    env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_TEXT_VOCABULARY_WORDS: vocabularyWords },
+    // The server's default text model unless MEDIABOX_TEXT_EMBEDDING_MODEL names one ("" = the default).
+    env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_TEXT_VOCABULARY_WORDS: vocabularyWords, MEDIABOX_TEXT_EMBEDDING_MODEL: process.env.MEDIABOX_TEXT_EMBEDDING_MODEL ?? "" },
   });
   const headers = { authorization: `Bearer ${key}` };
   const api = server.url + "/api/v2";
@@ -310,10 +314,14 @@ async function measure(
     };
     if (indexOnly) return figures;
     const judged = queries.filter((q) => qrels.has(q.id)).slice(0, Number(process.env.MEDIABOX_BENCH_QUERIES) || undefined);
+    const half = halves(COLLECTION, judged.map((q) => q.id));
     const results: Record<string, { ndcg: number; mrr: number; recall: number }> = {};
+    /** nDCG@10 of each query, by mode. */
+    const perQuery: Record<string, Map<string, number>> = {};
     for (const mode of ["keyword", "vector", "hybrid"] as const) {
       const times: number[] = [];
       const sum = { ndcg: 0, mrr: 0, recall: 0 };
+      perQuery[mode] = new Map();
       for (const q of judged) {
         let res: Response;
         let t0: number;
@@ -333,14 +341,24 @@ async function measure(
         if (res.status !== 200) throw new Error(`query ${q.id}: ${res.status} ${JSON.stringify(body)}`);
         if (mode !== "keyword" && !body.retrieval?.vector) throw new Error(`mode ${mode} ran without vectors: ${JSON.stringify(body.retrieval)}`);
         const s = score(body.results!.map((r) => byFile.get(r.document_id)!), qrels.get(q.id)!);
+        perQuery[mode]!.set(q.id, s.ndcg);
         sum.ndcg += s.ndcg;
         sum.mrr += s.mrr;
         sum.recall += s.recall;
       }
       const n = judged.length;
       results[mode] = { ndcg: sum.ndcg / n, mrr: sum.mrr / n, recall: sum.recall / n };
-      console.log(`${mode.padEnd(8)} nDCG@10 ${results[mode]!.ndcg.toFixed(3)}  MRR@10 ${results[mode]!.mrr.toFixed(3)}  Recall@100 ${results[mode]!.recall.toFixed(3)}   ` +
+      const byHalf = HALVES.map((h) => {
+        const ids = judged.filter((q) => half.get(q.id) === h).map((q) => perQuery[mode]!.get(q.id)!);
+        return `${h} ${(ids.reduce((a, b) => a + b, 0) / ids.length).toFixed(3)}`;
+      }).join(", ");
+      console.log(`${mode.padEnd(8)} nDCG@10 ${results[mode]!.ndcg.toFixed(3)} (${byHalf})  MRR@10 ${results[mode]!.mrr.toFixed(3)}  Recall@100 ${results[mode]!.recall.toFixed(3)}   ` +
         `search p50 ${percentile(times, 50).toFixed(1)} ms, p95 ${percentile(times, 95).toFixed(1)} ms (${n} queries)`);
+    }
+    for (const h of HALVES) {
+      const ids = judged.filter((q) => half.get(q.id) === h).map((q) => q.id);
+      const diff = ids.map((id) => perQuery.hybrid!.get(id)! - perQuery.keyword!.get(id)!);
+      console.log(`hybrid vs keyword per query, ${h} half: ${diff.filter((d) => d > 1e-9).length} wins, ${diff.filter((d) => d < -1e-9).length} losses, ${diff.filter((d) => Math.abs(d) <= 1e-9).length} ties of ${ids.length}`);
     }
     // The built-in model's own rate in this process, apart from the job queue and text extraction:
     // every document once with an empty word cache (each new word is a USE run), then again warm.

@@ -50,7 +50,7 @@ export interface ModelPackage {
  * tokenizer settings transformers.js needs to build the pipeline, for packages that ship only the
  * ONNX graph and tokenizer.json.
  */
-function bertConfigs(options: { hidden: number; layers: number; heads: number; pooling: "cls" | "mean"; prompts?: Record<string, string> }): Record<string, object> {
+export function bertConfigs(options: { hidden: number; layers: number; heads: number; pooling: "cls" | "mean"; prompts?: Record<string, string>; maxSeq?: number }): Record<string, object> {
   return {
     "config.json": {
       model_type: "bert",
@@ -82,7 +82,7 @@ function bertConfigs(options: { hidden: number; layers: number; heads: number; p
       pooling_mode_mean_tokens: options.pooling === "mean",
     },
     "config_sentence_transformers.json": { prompts: options.prompts ?? {}, default_prompt_name: null },
-    "sentence_bert_config.json": { max_seq_length: 512, do_lower_case: true },
+    "sentence_bert_config.json": { max_seq_length: options.maxSeq ?? 256, do_lower_case: true },
   };
 }
 

@@ -148,7 +148,7 @@ async function vectorCandidates(ctx: AppContext, req: SearchRequest, depth: numb
   if (!space) return { space: null, query: null, rows: [], model, reason: "no document has been embedded yet" };
   let vector: Float32Array | undefined;
   try {
-    [vector] = await ctx.embedder.embed([req.query]);
+    [vector] = await ctx.embedder.embed([req.query], "query");
   } catch (err) {
     // The keyword side still answers; the response says why vectors took no part.
     return { space: null, query: null, rows: [], model, reason: errorMessage(err) };

@@ -18,8 +18,14 @@
  *   site that copies the folder in later needs no restart for the check to pass. Messages name
  *   them relative to the models directory ("models/all-MiniLM-L6-v2/..."): they reach API answers
  *   (a document's processing error, search's vector_unavailable_reason), which never show server paths.
- * - Everything loads lazily on first use; concurrent callers share one load, and embedding calls
- *   run one at a time in batches of EMBED_BATCH (ONNX Runtime already uses every core per run).
+ * - The folder says how to use the model, in sentence-transformers' own files: how token vectors
+ *   become one (`1_Pooling/config.json`: mean, or the [CLS] token's for bge), and the prompts
+ *   queries and documents are prefixed with (`config_sentence_transformers.json` `prompts.query`
+ *   / `prompts.document` or `passage`: bge's query instruction, e5's "query: " / "passage: ").
+ * - The model runs on a worker thread of its own (src/embeddings/folder-model-worker.ts), so
+ *   tokenizing and pooling never hold up requests; the tokenizer for sizing chunks loads here.
+ *   Everything loads lazily on first use; embedding calls run one at a time in batches of
+ *   EMBED_BATCH (ONNX Runtime already uses every core per run).
  */
 import { stat } from "node:fs/promises";
 import { readFile } from "node:fs/promises";
@@ -27,6 +33,11 @@ import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { offlineTransformers } from "../models/transformers.ts";
 import { errorMessage } from "../errors.ts";
+import { WorkerThread } from "../native/worker-thread.ts";
+import type { FolderModelReply, FolderModelRequest } from "./folder-model-worker.ts";
+
+/** What a text is embedded for: models trained with prompts prefix queries and documents differently. */
+export type EmbedPurpose = "query" | "document";
 
 export interface TextEmbedderOptions {
   /** The models directory (MEDIABOX_MODELS_DIR). */
@@ -50,8 +61,8 @@ export interface TextEmbedding {
   readonly tokenizerFolder: string;
   /** Null when embed() can run, else why not. */
   unavailableReason(): Promise<string | null>;
-  /** L2-normalized vectors, one per text, in order. */
-  embed(texts: string[]): Promise<Float32Array[]>;
+  /** L2-normalized vectors, one per text, in order (`purpose` defaults to "document"). */
+  embed(texts: string[], purpose?: EmbedPurpose): Promise<Float32Array[]>;
   /**
    * The same vectors at once when the model can make them without running (the built-in model,
    * once its words are known), else null. Call after unavailableReason() said null.
@@ -85,10 +96,12 @@ const MODEL_FILES = ["config.json", ...TOKENIZER_FILES, WEIGHTS_FILE];
 interface HfTokenizer {
   encode(text: string, options?: { add_special_tokens?: boolean }): number[];
 }
-interface FeatureExtractor {
-  (texts: string[], options: { pooling: "mean"; normalize: boolean }): Promise<{ data: Float32Array; dims: number[] }>;
-  tokenizer: object;
-  dispose(): Promise<void>;
+/** How the folder's model is used (read from its sentence-transformers files). */
+export interface ModelUsage {
+  pooling: "mean" | "cls";
+  /** Prefixes by purpose ("" when the model has none). */
+  prompts: Record<EmbedPurpose, string>;
+  maxTokens: number;
 }
 const isFile = async (file: string) => (await stat(file).catch(() => null))?.isFile() ?? false;
 
@@ -104,7 +117,8 @@ export class TextEmbedder implements TextEmbedding {
   private readonly nameError: string | null;
   private readonly check: ModelCheck | undefined;
   private tokenizerLoad: Promise<TokenCounter> | null = null;
-  private modelLoad: Promise<FeatureExtractor> | null = null;
+  private usageLoad: Promise<ModelUsage> | null = null;
+  private worker: WorkerThread<FolderModelRequest, FolderModelReply> | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private dim: number | null = null;
 
@@ -184,8 +198,10 @@ export class TextEmbedder implements TextEmbedding {
       } catch (err) {
         throw this.scrubbed(new Error(`could not load the tokenizer of text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${errorMessage(err)}`, { cause: err }));
       }
-      const maxTokens = await this.maxTokens();
-      return { count: (text: string) => (text ? tokenizer.encode(text, { add_special_tokens: false }).length : 0), maxTokens };
+      const count = (text: string) => (text ? tokenizer.encode(text, { add_special_tokens: false }).length : 0);
+      // A chunk is embedded after the model's document prompt, within the same window.
+      const { maxTokens, prompts } = await this.usage();
+      return { count, maxTokens: maxTokens - count(prompts.document) };
     })();
     // A failed load is retried on the next call (the site may install the folder meanwhile).
     this.tokenizerLoad.catch(() => (this.tokenizerLoad = null));
@@ -197,27 +213,24 @@ export class TextEmbedder implements TextEmbedding {
     return this.require(MODEL_FILES).then(() => null, (err: unknown) => errorMessage(err));
   }
 
-  private extractor(): Promise<FeatureExtractor> {
-    this.modelLoad ??= (async () => {
-      await this.require(MODEL_FILES);
-      const { pipeline } = await offlineTransformers(this.modelsDir);
-      let pipe: FeatureExtractor;
-      try {
-        pipe = (await pipeline("feature-extraction", this.folder, {
-          local_files_only: true,
-          dtype: "q8", // selects onnx/model_quantized.onnx
-          device: "cpu",
-        })) as unknown as FeatureExtractor;
-      } catch (err) {
-        throw this.scrubbed(new Error(`could not load text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${errorMessage(err)}`, { cause: err }));
-      }
-      // The pipeline truncates at the tokenizer's model_max_length (512 for MiniLM); truncate at
-      // the window the model was trained for instead, as sentence-transformers does.
-      Object.defineProperty(pipe.tokenizer, "model_max_length", { value: await this.maxTokens(), configurable: true });
-      return pipe;
+  /**
+   * Pooling and prompts from the folder's sentence-transformers files: `1_Pooling/config.json`
+   * (the [CLS] token's vector when `pooling_mode_cls_token`, else the mean) and
+   * `config_sentence_transformers.json` `prompts` (`query`; `document`, or `passage` as e5 names it).
+   */
+  usage(): Promise<ModelUsage> {
+    this.usageLoad ??= (async () => {
+      const pooling = (await this.readJson(path.join("1_Pooling", "config.json"))).pooling_mode_cls_token === true ? "cls" : "mean";
+      const raw = (await this.readJson("config_sentence_transformers.json")).prompts;
+      const prompts = raw && typeof raw === "object" ? (raw as Record<string, unknown>) : {};
+      const text = (value: unknown) => (typeof value === "string" ? value : "");
+      return {
+        pooling,
+        prompts: { query: text(prompts.query), document: text(prompts.document ?? prompts.passage) },
+        maxTokens: await this.maxTokens(),
+      } satisfies ModelUsage;
     })();
-    this.modelLoad.catch(() => (this.modelLoad = null));
-    return this.modelLoad;
+    return this.usageLoad;
   }
 
   /** Runs `task` after every earlier embedding call has settled. */
@@ -227,18 +240,28 @@ export class TextEmbedder implements TextEmbedding {
     return run;
   }
 
-  /** L2-normalized, mean-pooled vectors, one per text, in order. Rejects naming the missing file when the model is not installed. */
-  embed(texts: string[]): Promise<Float32Array[]> {
+  /** L2-normalized vectors, one per text, in order. Rejects naming the missing file when the model is not installed. */
+  embed(texts: string[], purpose: EmbedPurpose = "document"): Promise<Float32Array[]> {
     return this.serial(async () => {
-      const extract = await this.extractor();
-      const vectors: Float32Array[] = [];
-      for (let start = 0; start < texts.length; start += EMBED_BATCH) {
-        const batch = texts.slice(start, start + EMBED_BATCH);
-        const output = await extract(batch, { pooling: "mean", normalize: true });
-        const dim = output.dims.at(-1)!;
-        for (let i = 0; i < batch.length; i++) vectors.push(output.data.slice(i * dim, (i + 1) * dim));
+      await this.require(MODEL_FILES);
+      if (!texts.length) return [];
+      const { pooling, prompts, maxTokens } = await this.usage();
+      if (!this.worker || this.worker.broken) this.worker = new WorkerThread<FolderModelRequest, FolderModelReply>("embeddings/folder-model-worker.ts", "the text model thread");
+      const prompt = prompts[purpose];
+      const reply = await this.worker.ask({
+        modelsDir: this.modelsDir,
+        folder: this.folder,
+        texts: prompt ? texts.map((t) => prompt + t) : texts,
+        pooling,
+        maxTokens,
+        batch: EMBED_BATCH,
+      });
+      if (reply instanceof Error) throw reply;
+      if ("error" in reply) {
+        throw this.scrubbed(new Error(`could not run text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${reply.error}`));
       }
-      return vectors;
+      const { vectors, dim } = reply;
+      return texts.map((_, i) => vectors.slice(i * dim, (i + 1) * dim));
     });
   }
 
@@ -248,14 +271,13 @@ export class TextEmbedder implements TextEmbedding {
     return this.dim;
   }
 
-  /** Releases the ONNX Runtime session; a later call loads the model again. */
+  /** Ends the model's thread (and its ONNX Runtime session); a later call loads the model again. */
   async close(): Promise<void> {
     await this.serial(async () => {
-      const load = this.modelLoad;
-      this.modelLoad = null;
+      this.worker?.terminate();
+      this.worker = null;
       this.dim = null;
-      const pipe = await load?.catch(() => null);
-      await pipe?.dispose();
+      this.usageLoad = null;
     });
   }
 }

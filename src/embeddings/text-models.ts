@@ -9,7 +9,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { ModelCheck } from "../models/model-verifier.ts";
-import { TextEmbedder, type TextEmbedding, type TokenCounter } from "./text-embedder.ts";
+import { type EmbedPurpose, TextEmbedder, type TextEmbedding, type TokenCounter } from "./text-embedder.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "./use-sif-embedder.ts";
 
 export { BUILTIN_TEXT_MODEL };
@@ -67,8 +67,8 @@ export class FolderOrBuiltin implements TextEmbedding {
     return why ? this.builtin.unavailableReason() : null;
   }
 
-  embed(texts: string[]): Promise<Float32Array[]> {
-    return this.active.embed(texts);
+  embed(texts: string[], purpose?: EmbedPurpose): Promise<Float32Array[]> {
+    return this.active.embed(texts, purpose);
   }
 
   embedNow(texts: string[]): Float32Array[] | null {

@@ -200,3 +200,34 @@ export async function buildManifest(modelsDir: string, options: BuildOptions = {
   }
   return { version: 1, models };
 }
+
+/** What /readyz says about one installed model folder. */
+export interface InstalledModel {
+  name: string;
+  role: ModelRole;
+  /** Registry and package it was unpacked from ("maven dev.langchain4j:...@1.11.0-beta19"), else the manifest's source. */
+  source: string | null;
+  /** The package's version, null for a folder a site installed by hand. */
+  version: string | null;
+  /** The package archive's SHA-256; for a folder without one, that of its largest file (the weights). */
+  sha256: string;
+  license: string | null;
+}
+
+/** The models the manifest lists (none without one, or with a malformed one: the verifier logs that). */
+export function installedModels(modelsDir: string): InstalledModel[] {
+  let manifest: Manifest | null;
+  try {
+    manifest = readManifest(modelsDir);
+  } catch {
+    return [];
+  }
+  return (manifest?.models ?? []).map((model) => ({
+    name: model.name,
+    role: model.role,
+    source: model.source ?? null,
+    version: model.package?.version ?? null,
+    sha256: model.package?.sha256 ?? [...model.files].sort((a, b) => b.bytes - a.bytes)[0]!.sha256,
+    license: model.package?.license ?? null,
+  }));
+}

@@ -38,6 +38,15 @@ export function assetsDir(): string {
   return extracted;
 }
 
+/**
+ * The model folders `npm run build` embedded from models/ (with their manifest), unpacked with
+ * the rest of the tree; null outside the compiled binary or when it was built without models.
+ */
+export function embeddedModelsDir(): string | null {
+  if (!isCompiled || !existsSync(join(import.meta.dir, EMBEDDED_ASSETS, "models", "manifest.json"))) return null;
+  return join(assetsDir(), "models");
+}
+
 /** A require() that resolves the media packages from node_modules (development only). */
 export function packageRequire(): NodeJS.Require {
   return createRequire(import.meta.url);

@@ -9,9 +9,25 @@ import { MIGRATIONS } from "../db/migrations/index.ts";
 import { VERSION } from "../http/docs.ts";
 import { scanThreadsReady } from "../vectors/scan-threads.ts";
 import { ApiError, errorMessage } from "../errors.ts";
+import { installedModels } from "../models/manifest.ts";
+import { textModelFallbackReason } from "../embeddings/text-models.ts";
 import { timingSafeEqual } from "node:crypto";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
+/** Extension: the installed model folders (models/manifest.json) and which text model serves search. */
+const Models = t.Object({
+  installed: t.Array(
+    t.Object({
+      name: t.String(),
+      role: t.String(),
+      source: t.Union([t.String(), t.Null()]),
+      version: t.Union([t.String(), t.Null()]),
+      sha256: t.String(),
+      license: t.Union([t.String(), t.Null()]),
+    }),
+  ),
+  text_embedding: t.Object({ configured: t.String(), in_use: t.String(), fallback_reason: t.Union([t.String(), t.Null()]) }),
+});
 
 export function infrastructureRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Operations"] })
@@ -38,14 +54,18 @@ export function infrastructureRoutes(ctx: AppContext) {
         const checks = readiness(ctx);
         const ready = Object.values(checks).every((c) => c.ok);
         set.status = ready ? 200 : 503;
-        return { status: ready ? ("ready" as const) : ("not_ready" as const), checks };
+        const models = {
+          installed: installedModels(ctx.config.modelsDir),
+          text_embedding: { configured: ctx.config.textEmbeddingModel, in_use: ctx.embedder.modelId, fallback_reason: textModelFallbackReason(ctx.embedder) },
+        };
+        return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models };
       },
       {
         response: {
-          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check) }),
-          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check) }),
+          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check), models: Models }),
+          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check), models: Models }),
         },
-        detail: { summary: "Readiness: database, schema, vector search and job workers are up", security: [] },
+        detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use", security: [] },
       },
     );
 }

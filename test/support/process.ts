@@ -35,7 +35,8 @@ export async function spawnServer(
 ): Promise<ServerProcess> {
   const proc = Bun.spawn(cmd, {
     cwd: options.cwd ?? process.cwd(),
-    env: { ...process.env, MEDIABOX_PORT: "0", MEDIABOX_HOST: "127.0.0.1", MEDIABOX_TEXT_VOCABULARY_WORDS: "0", ...options.env },
+    // The built-in text model unless the caller names one (see startTestServer).
+    env: { ...process.env, MEDIABOX_PORT: "0", MEDIABOX_HOST: "127.0.0.1", MEDIABOX_TEXT_VOCABULARY_WORDS: "0", MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif", ...options.env },
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

@@ -56,6 +56,9 @@ export async function startTestServer(
       MEDIABOX_TRUSTED_PROXIES: "loopback",
       // Preparing the text model's ~62,000 common words takes minutes of a core: tests that need it ask.
       MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
+      // The built-in text model, whatever `npm run models` installed in models/: tests that want a
+      // folder model build a fixture one and name it.
+      MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
       ...options.env,
     },
   );

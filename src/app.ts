@@ -13,6 +13,7 @@ import type { Config } from "./config.ts";
 import { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
+import { BackgroundWork } from "./jobs/background-work.ts";
 import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { Metrics } from "./metrics.ts";
@@ -124,7 +125,8 @@ export class CompositionError extends Error {
 /** Builds every service the features share, once per server. */
 export function createContext({ config, clock, log, dataDir, db, queues = [] }: Foundation): AppContext {
   const writes = new GroupCommit(db);
-  const jobs = new JobRunner(db, writes, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000 });
+  const background = new BackgroundWork();
+  const jobs = new JobRunner(db, writes, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
   const metrics = new Metrics(db, clock, dataDir.database);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
@@ -140,7 +142,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     { modelsDir: config.modelsDir, check: models.require },
   );
   return {
-    config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, blobs,
+    config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
@@ -228,7 +230,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       const builtinText = builtinTextModel(ctx.embedder);
       // Only when the built-in model is the one configured: a folder model's library never needs it.
       vocabulary = builtinText && config.textEmbeddingModel === BUILTIN_TEXT_MODEL
-        ? new VocabularyPreparation(builtinText, config.textVocabularyWords, log.child({ component: "text-model" }))
+        ? new VocabularyPreparation(builtinText, config.textVocabularyWords, log.child({ component: "text-model" }), ctx.background)
         : null;
       if (builtinText) {
         metrics.watchTextModel(() => ({ textWords: builtinText.wordsComputed, preparedWords: builtinText.wordsPrepared, pendingWords: vocabulary?.pendingWords ?? 0 }));

@@ -7,6 +7,7 @@ import type { Accounts } from "./accounts/accounts.ts";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import type { JobRunner } from "./jobs/runner.ts";
+import type { BackgroundWork } from "./jobs/background-work.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
 import type { EventHub } from "./events/hub.ts";
@@ -43,6 +44,8 @@ export interface AppContext {
   metrics: Metrics;
   limiter: RateLimiter;
   jobs: JobRunner;
+  /** Files being analysed, which work that can wait (model preparation, re-embedding) gives way to. */
+  background: BackgroundWork;
   blobs: BlobStore;
   uploadSlots: UploadSlots;
   /** The media kinds (images, documents, videos, links) and what each does with its files. */

@@ -125,6 +125,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/reader-child.ts tokenizers": "the reader child's loaded tokenizers (a process entry point)",
   "documents/reader-child.ts layoutModels": "the reader child's loaded layout models (a process entry point)",
   "embeddings/use-worker.ts model": "the text model inside its own worker thread",
+  "embeddings/use-worker.ts idle": "whether this worker thread moved itself to the idle scheduling class",
   "camera/gazetteer.ts table": "the bundled gazetteer, read once per process on the first lookup and never changed",
   "ocr/ppocr/ppocr-worker.ts loaded": "the PP-OCR models inside their own worker thread",
   "embeddings/folder-model-worker.ts loaded": "the folder text model inside its own worker thread",

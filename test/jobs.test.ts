@@ -14,6 +14,7 @@ import { openDatabase } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
 import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
+import { BackgroundWork } from "../src/jobs/background-work.ts";
 import { unlessAborted } from "../src/abort.ts";
 import { Logger } from "../src/log.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
@@ -226,6 +227,26 @@ describe("job runner", () => {
     const { id } = enqueueJob(db, systemClock, { queue: "t.delayed", runAt });
     await waitForStatus(db, id, "completed");
     expect(startedAt).toBeGreaterThanOrEqual(runAt);
+  });
+
+  test("a background queue's jobs wait while foreground work runs; other queues' do not", async () => {
+    const background = new BackgroundWork();
+    const ran: string[] = [];
+    const r = new JobRunner(db, new GroupCommit(db), systemClock, log, { leaseMs: 2_000, pollMs: 20, background });
+    r.register({ name: "t.reembed", concurrency: 1, background: true, handler: async () => void ran.push("reembed") });
+    r.register({ name: "t.upload", concurrency: 1, handler: async () => void ran.push("upload") });
+    runners.push(r);
+    r.start();
+    const analysing = background.foreground();
+    const later = enqueueJob(db, systemClock, { queue: "t.reembed" });
+    r.wake("t.reembed");
+    const now = enqueueJob(db, systemClock, { queue: "t.upload" });
+    await waitForStatus(db, now.id, "completed");
+    await Bun.sleep(200); // ten polls
+    expect(getJobRow(db, later.id)!.status).toBe("pending");
+    analysing();
+    await waitForStatus(db, later.id, "completed");
+    expect(ran).toEqual(["upload", "reembed"]);
   });
 
   test("cancelling a pending job cancels it at once; it never runs", async () => {

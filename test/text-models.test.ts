@@ -282,6 +282,30 @@ describe("preparing common words ahead of need", () => {
     db.close();
   });
 
+  test("preparation waits for its pause before every run, and stops there when aborted", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "mediabox-vocabulary-pause-"));
+    dirs.push(dir);
+    const db = openDatabase(path.join(dir, "mediabox.db"));
+    const prep = new UseSifEmbedder(db);
+    const list = commonWords(400).slice(100); // two runs of 256 and 44
+    const abort = new AbortController();
+    let pauses = 0;
+    const held = Promise.withResolvers<void>();
+    const preparing = prep.prepareWords(list, {
+      signal: abort.signal,
+      pause: () => (++pauses === 1 ? Promise.resolve() : held.promise),
+    });
+    await waitFor(() => pauses === 2, { what: "the pause before the second run", timeoutMs: 120_000 });
+    const stored = () => db.query<{ n: number }, []>("SELECT count(*) AS n FROM text_word_vectors").get()!.n;
+    expect(stored()).toBe(256); // the first run, and nothing while the second is held
+    abort.abort();
+    held.resolve();
+    expect(await preparing).toBe(256);
+    expect(stored()).toBe(256);
+    await prep.close();
+    db.close();
+  });
+
   test("every piece is prepared once; then no word outside the list needs a model run", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), "mediabox-pieces-"));
     dirs.push(dir);

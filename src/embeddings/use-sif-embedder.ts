@@ -68,6 +68,20 @@ const CACHE_WORDS = 100_000;
 /** Words a run of prepareWords() takes: ~0.5 s of model time, the longest a text then waits for it. */
 const PREPARE_BATCH = 256;
 
+export interface PrepareOptions {
+  /** Stops after the run in progress (resolving). */
+  signal?: AbortSignal;
+  /** Hears how many are left before the first run and after each. */
+  onProgress?: (remaining: number) => void;
+  /** Awaited before each run: the caller holds preparation back while it has better things to do. */
+  pause?: () => Promise<void>;
+  /**
+   * Runs on a thread of the idle scheduling class (thread-priority.ts): a core only when nothing
+   * else wants one, so on a busy machine it may wait indefinitely.
+   */
+  idle?: boolean;
+}
+
 /** A vector as stored: int8 components; the real value is q * scale. */
 interface Quantized {
   q: Int8Array;
@@ -93,6 +107,13 @@ export class UseSifEmbedder implements TextEmbedding {
   private vocabulary: UseVocabulary | null = null;
   private tokenizerInstance: UseTokenizer | null = null;
   private worker: WorkerThread<UseRequest, UseReply> | null = null;
+  /**
+   * The thread of prepareWords()/preparePieces() runs (in the idle scheduling class once asked:
+   * PrepareOptions.idle), so a text's run never waits behind one: it goes to `worker`, side by
+   * side. Ended by endPreparation().
+   */
+  private preparationWorker: WorkerThread<UseRequest, UseReply> | null = null;
+  private preparationRun: Promise<void> | null = null;
   private readonly cache = new Map<string, WordVector>();
   /** Words being computed or queued, settled (never rejecting) when their run ends. */
   private readonly inflight = new Map<string, Promise<void>>();
@@ -107,7 +128,7 @@ export class UseSifEmbedder implements TextEmbedding {
   /** The words that get a run of their own (the common-word list, most common first), read once. */
   private listed: Promise<ReadonlySet<string>> | null = null;
   /** prepareWords() runs waiting for the model to have nothing else to do. */
-  private readonly preparing: { words: string[]; pieces: number[]; done: ReturnType<typeof Promise.withResolvers<void>> }[] = [];
+  private readonly preparing: { words: string[]; pieces: number[]; idle: boolean; done: ReturnType<typeof Promise.withResolvers<void>> }[] = [];
   private running: Promise<void> | null = null;
   private common: Promise<Float32Array> | null = null;
   /** What `common` and `listed` resolved to, for embedNow(). */
@@ -196,7 +217,7 @@ export class UseSifEmbedder implements TextEmbedding {
    * do without a database. Resolves with the number of pieces run; stops early once `signal`
    * aborts, and rejects if the model fails.
    */
-  async preparePieces(options: { signal?: AbortSignal; onProgress?: (remaining: number) => void } = {}): Promise<number> {
+  async preparePieces(options: PrepareOptions = {}): Promise<number> {
     if (!this.db) return 0;
     this.tokenizerOf();
     const count = this.vocabulary!.length;
@@ -214,7 +235,7 @@ export class UseSifEmbedder implements TextEmbedding {
    * hears how many words are left before the first run and after each. Resolves with the number
    * of words prepared; stops early (resolving) once `signal` aborts, and rejects if the model fails.
    */
-  async prepareWords(list: string[], options: { signal?: AbortSignal; onProgress?: (remaining: number) => void } = {}): Promise<number> {
+  async prepareWords(list: string[], options: PrepareOptions = {}): Promise<number> {
     if (!this.db) return 0;
     const todo = await this.notStored([...new Set(list)]);
     return this.prepare(todo, (words) => ({ words, pieces: [] }), options);
@@ -224,14 +245,16 @@ export class UseSifEmbedder implements TextEmbedding {
   private async prepare<T>(
     todo: T[],
     run: (batch: T[]) => { words: string[]; pieces: number[] },
-    options: { signal?: AbortSignal; onProgress?: (remaining: number) => void },
+    options: PrepareOptions,
   ): Promise<number> {
     options.onProgress?.(todo.length);
     let prepared = 0;
     for (let i = 0; i < todo.length && !options.signal?.aborted; i += PREPARE_BATCH) {
+      await options.pause?.();
+      if (options.signal?.aborted) break;
       const batch = todo.slice(i, i + PREPARE_BATCH);
       const done = Promise.withResolvers<void>();
-      this.preparing.push({ ...run(batch), done });
+      this.preparing.push({ ...run(batch), idle: options.idle ?? false, done });
       this.pumpWords();
       try {
         await done.promise;
@@ -277,9 +300,19 @@ export class UseSifEmbedder implements TextEmbedding {
     return USE_DIMENSION;
   }
 
-  private async runUse(inputs: number[][]): Promise<Float32Array> {
-    if (!this.worker || this.worker.broken) this.worker = new WorkerThread<UseRequest, UseReply>("embeddings/use-worker.ts", "the text model thread");
-    const reply = await this.worker.ask({ inputs, assets: compiledAssets() });
+  /** `preparation`: null for a text's run; else a preparation run, `true` in the idle class. */
+  private async runUse(inputs: number[][], preparation: boolean | null = null): Promise<Float32Array> {
+    let worker: WorkerThread<UseRequest, UseReply>;
+    if (preparation !== null) {
+      if (!this.preparationWorker || this.preparationWorker.broken) {
+        this.preparationWorker = new WorkerThread<UseRequest, UseReply>("embeddings/use-worker.ts", "the text model's preparation thread");
+      }
+      worker = this.preparationWorker;
+    } else {
+      if (!this.worker || this.worker.broken) this.worker = new WorkerThread<UseRequest, UseReply>("embeddings/use-worker.ts", "the text model thread");
+      worker = this.worker;
+    }
+    const reply = await worker.ask({ inputs, assets: compiledAssets(), idle: preparation === true });
     if (reply instanceof Error) throw reply;
     if ("error" in reply) throw new Error(`the built-in text model failed: ${reply.error}`);
     return reply.vectors;
@@ -421,8 +454,7 @@ export class UseSifEmbedder implements TextEmbedding {
    * pieces and words of texts, else over the next words to prepare.
    */
   private pumpWords(): void {
-    if (this.running) return;
-    if (this.queuedPieces.size > 0 || this.queued.size > 0) {
+    if (!this.running && (this.queuedPieces.size > 0 || this.queued.size > 0)) {
       const pieces = new Map([...this.queuedPieces].slice(0, WORD_BATCH));
       for (const id of pieces.keys()) this.queuedPieces.delete(id);
       const words = new Map([...this.queued].slice(0, WORD_BATCH - pieces.size));
@@ -432,27 +464,41 @@ export class UseSifEmbedder implements TextEmbedding {
         () => waiting.forEach((done) => done.resolve()),
         (err: unknown) => waiting.forEach((done) => done.reject(err)),
       );
-    } else {
+      void this.running.finally(() => {
+        this.running = null;
+        this.pumpWords();
+      });
+    }
+    // A preparation run starts only while no text waits; one under way when a text comes goes on
+    // beside it, on its own idle-class thread.
+    if (!this.running && !this.preparationRun) {
       const next = this.preparing.shift();
       if (!next) return;
-      this.running = this.computeWords(next.words, false, next.pieces).then(next.done.resolve, next.done.reject);
+      this.preparationRun = this.computeWords(next.words, false, next.pieces, next.idle).then(next.done.resolve, next.done.reject);
+      void this.preparationRun.finally(() => {
+        this.preparationRun = null;
+        this.pumpWords();
+      });
     }
-    void this.running.finally(() => {
-      this.running = null;
-      this.pumpWords();
-    });
+  }
+
+  /** Ends the preparation thread (and frees its copy of the model) once preparing is over. */
+  endPreparation(): void {
+    this.preparationWorker?.terminate();
+    this.preparationWorker = null;
   }
 
   /**
    * Runs `words` and the single pieces `pieceIds` through the model in one run and stores their
    * vectors (pieces are kept in memory for composing too; words if `keep`).
    */
-  private async computeWords(words: string[], keep: boolean, pieceIds: number[] = []): Promise<void> {
+  private async computeWords(words: string[], keep: boolean, pieceIds: number[] = [], idle = false): Promise<void> {
     const mean = await this.commonComponent();
     const tokenizer = this.tokenizerOf();
     const pieces = words.map((w) => tokenizer.encode(w));
     if (keep) this.wordRuns += 1;
-    const vectors = await this.runUse([...pieceIds.map((id) => [id]), ...pieces]);
+    // keep === false: a preparation run (prepareWords, preparePieces), on the preparation thread.
+    const vectors = await this.runUse([...pieceIds.map((id) => [id]), ...pieces], keep ? null : idle);
     this.keepPieces(pieceIds, vectors);
     const offset = pieceIds.length;
     const entries = new Map<string, WordVector>();
@@ -544,6 +590,7 @@ export class UseSifEmbedder implements TextEmbedding {
     for (const { done } of this.preparing.splice(0)) done.reject(new Error("the built-in text model was closed"));
     this.worker?.terminate();
     this.worker = null;
+    this.endPreparation();
   }
 }
 

@@ -6,13 +6,15 @@
  */
 import { serveRequests } from "../native/worker-thread.ts";
 import { loadUseModel, type UseModel } from "./use-runtime.ts";
-import { lowerThreadPriority } from "../native/thread-priority.ts";
+import { idleThreadPriority, lowerThreadPriority } from "../native/thread-priority.ts";
 
 export interface UseRequest {
   /** Inputs as piece ids (the main thread tokenizes). */
   inputs: number[][];
   /** The compiled binary's assets directory (see compiledAssets), null in development. */
   assets: string | null;
+  /** This thread does only work that can wait: it moves to the idle scheduling class (for good). */
+  idle?: boolean;
 }
 export type UseReply = { vectors: Float32Array } | { error: string };
 
@@ -21,7 +23,10 @@ let model: Promise<UseModel> | null = null;
 // Background work: the event loop that feeds this thread goes first on a busy machine.
 lowerThreadPriority();
 
-serveRequests<UseRequest, UseReply>(async ({ inputs, assets }) => {
+let idle = false;
+
+serveRequests<UseRequest, UseReply>(async ({ inputs, assets, idle: idleRequested }) => {
+  if (idleRequested && !idle) idle = idleThreadPriority() !== false;
   try {
     model ??= loadUseModel(assets).catch((err: unknown) => {
       model = null;

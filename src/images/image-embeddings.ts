@@ -29,6 +29,8 @@ export function imageEmbedQueue(ctx: AppContext): QueueDefinition<"image.embed">
   return fileJob(ctx, {
     name: "image.embed",
     concurrency: 1,
+    // Re-embedding after a model change: the library's new uploads go first.
+    background: true,
     async handle(file) {
       const variant = ctx.db
         .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")
@@ -61,5 +63,10 @@ export async function resumeImageEmbeddings(ctx: AppContext): Promise<number> {
       ctx.jobs.enqueue({ queue: "image.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 });
     }
   })();
+  const left = ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM jobs WHERE queue = 'image.embed' AND status IN ('pending', 'processing')");
+  ctx.background.preparingPolled("image re-embedding", model, () => {
+    const n = left.get()?.n ?? 0;
+    return n ? { done: Math.max(0, stale.length - n), total: Math.max(stale.length, n) } : null;
+  });
   return stale.length;
 }

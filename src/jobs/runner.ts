@@ -19,6 +19,7 @@ import { cancelJob, enqueueJob, getJobRow, type EnqueueOptions, type JobRow, typ
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 import { errorMessage } from "../errors.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
+import type { BackgroundWork } from "./background-work.ts";
 
 export interface JobContext<P> {
   jobId: string;
@@ -46,6 +47,11 @@ export interface QueueDefinition<Q extends QueueName = QueueName> {
   /** Jobs of this queue run at most this many at a time in this process. */
   concurrency: number;
   handler: (ctx: JobContext<JobPayloads[Q]>) => Promise<unknown[] | void>;
+  /**
+   * Work that can wait (re-embedding after a model change): not claimed while files are being
+   * analysed (RunnerOptions.background); jobs already running go on.
+   */
+  background?: boolean;
   /** Wall-clock limit per attempt; exceeded attempts fail and retry. */
   timeoutMs?: number;
   /** First retry delay; doubles with every attempt (capped at maxBackoffMs). */
@@ -84,6 +90,8 @@ export interface RunnerOptions {
   leaseMs: number;
   pollMs?: number;
   workerId?: string;
+  /** Holds background queues back while foreground work runs (none: they run like any other). */
+  background?: BackgroundWork;
 }
 
 export class JobRunner {
@@ -234,6 +242,8 @@ export class JobRunner {
       for (const name of names) {
         const queue = this.queues.get(name);
         if (!queue) continue;
+        // Looked at again on the next full poll.
+        if (queue.background && this.options.background?.busy) continue;
         const inFlight = this.claiming.get(name);
         if (inFlight) {
           // Looked at again when that claim has committed (a job enqueued since may have missed it).

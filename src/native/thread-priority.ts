@@ -6,6 +6,7 @@
  * worker lowers itself (setpriority on its id from /proc/thread-self); elsewhere, or where it is
  * not allowed, the thread keeps the normal priority.
  */
+import { dlopen, FFIType, ptr } from "bun:ffi";
 import { readlinkSync } from "node:fs";
 import { getPriority, setPriority } from "node:os";
 
@@ -24,4 +25,33 @@ export function lowerThreadPriority(niceness = BACKGROUND_NICENESS): boolean {
   } catch {
     return false;
   }
+}
+
+/** Linux's scheduling policy for work that runs only when a core has nothing else to do. */
+const SCHED_IDLE = 5;
+
+/**
+ * Puts the calling worker thread in Linux's idle scheduling class (SCHED_IDLE): it gets a core
+ * only when nothing else, in this process or any other, wants it. For work that can wait
+ * indefinitely (preparing a model's vocabulary); never for work a request waits on, which would
+ * starve on a busy machine. One way only: leaving the class needs privileges a server may lack,
+ * so a thread that does this is dedicated to such work. Where the call is refused or not Linux,
+ * falls back to the lowest niceness.
+ */
+export function idleThreadPriority(): "idle" | "nice" | false {
+  if (Bun.isMainThread) return false;
+  if (process.platform === "linux") {
+    try {
+      const libc = dlopen("libc.so.6", { sched_setscheduler: { args: [FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
+      try {
+        // pid 0: the calling thread; sched_priority must be 0 for SCHED_IDLE.
+        if (libc.symbols.sched_setscheduler(0, SCHED_IDLE, ptr(new Int32Array(1))) === 0) return "idle";
+      } finally {
+        libc.close();
+      }
+    } catch {
+      // No glibc (musl, a sandbox): niceness below.
+    }
+  }
+  return lowerThreadPriority(19) ? "nice" : false;
 }

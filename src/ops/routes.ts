@@ -28,6 +28,10 @@ const Models = t.Object({
   ),
   text_embedding: t.Object({ configured: t.String(), in_use: t.String(), fallback_reason: t.Union([t.String(), t.Null()]) }),
 });
+/** Extension: background work under way (jobs/background-work.ts); it pauses while files are analysed. */
+const Preparing = t.Array(
+  t.Object({ task: t.String(), model: t.String(), done: t.Integer(), total: t.Integer(), paused: t.Boolean() }),
+);
 
 export function infrastructureRoutes(ctx: AppContext) {
   return new Elysia({ tags: ["Operations"] })
@@ -58,14 +62,14 @@ export function infrastructureRoutes(ctx: AppContext) {
           installed: installedModels(ctx.config.modelsDir),
           text_embedding: { configured: ctx.config.textEmbeddingModel, in_use: ctx.embedder.modelId, fallback_reason: textModelFallbackReason(ctx.embedder) },
         };
-        return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models };
+        return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models, preparing: ctx.background.preparingNow() };
       },
       {
         response: {
-          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check), models: Models }),
-          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check), models: Models }),
+          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing }),
+          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing }),
         },
-        detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use", security: [] },
+        detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use, and what is preparing", security: [] },
       },
     );
 }

@@ -15,11 +15,14 @@ import { PermanentJobError, type QueueDefinition } from "../jobs/runner.ts";
 import { fileJob } from "./file-job.ts";
 import { KeyedLimiter } from "../keyed-limiter.ts";
 import { errorMessage } from "../errors.ts";
+import type { BackgroundWork } from "../jobs/background-work.ts";
 
 export interface FileProcessingDeps {
   db: Database;
   files: FileRepository;
   libraryEvents: LibraryEvents;
+  /** Told while a file is analysed: work that can wait gives way meanwhile. */
+  background: BackgroundWork;
 }
 
 /** file.process jobs running at once, across media types. */
@@ -39,6 +42,7 @@ export function fileProcessingQueue(ctx: FileProcessingDeps, kinds: MediaKinds):
       }
       const report = await perType.run(file.media_type, async (): Promise<PipelineReport> => {
         await job.write(() => ctx.files.processingStarted(file.id, job.attempt));
+        const analysing = ctx.background.foreground();
         try {
           return await pipeline.run(job, file);
         } catch (err) {
@@ -48,6 +52,8 @@ export function fileProcessingQueue(ctx: FileProcessingDeps, kinds: MediaKinds):
             if (final) ctx.libraryEvents.emit("file.processed", { file: ctx.files.byId(file.id)!, outcome: "failed", error: errorMessage(err) });
           })();
           throw err;
+        } finally {
+          analysing();
         }
       });
       await job.write(() => {

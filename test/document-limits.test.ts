@@ -141,14 +141,13 @@ describe("the document reader's watchdog", () => {
     reader = new DocumentReader({ textThreadBytes: 0, memoryBudgetBytes: 300 * MiB, ocr: noOcr });
     expect((await reader.read(new TextEncoder().encode("warm up\n"), "txt")).document.text).toBe("warm up");
     const child = reader.pid!;
-    const started = performance.now();
     const err = await reader.read(await paragraphBombDocx(90_000), "docx").catch((e: Error) => e);
     expect((err as Error).message).toContain("needed more than 300 MB of memory");
     expect(err).toBeInstanceOf(DocumentReadError);
-    // Caught by the poll, not long after the budget was passed.
+    // Caught by the poll, not long after the budget was passed (measured in memory, not in time:
+    // a loaded machine stretched the read to 21 s).
     expect(reader.lastRead!.peakRssBytes).toBeGreaterThan(300 * MiB);
     expect(reader.lastRead!.peakRssBytes).toBeLessThan(600 * MiB);
-    expect(performance.now() - started).toBeLessThan(15_000);
     await until(() => gone(child), "the killed child to exit");
     await reader.close();
   }, TIMEOUT);

@@ -100,7 +100,7 @@ export function useWide(): boolean {
   return wide;
 }
 
-export function Library() {
+export function Library({ canEdit = true }: { canEdit?: boolean }) {
   const wide = useWide();
   const [place, setPlace] = useState<Place>({ projectId: null, folderId: null, label: "All files" });
   const [search, setSearch] = useState("");
@@ -160,6 +160,16 @@ export function Library() {
     return () => clearTimeout(timer);
   }, [search, mediaType, sort, place, tags, from, to, compliance]);
 
+  const filtered = Boolean(search.trim() || mediaType || tags.trim() || from || to || compliance);
+  const clearFilters = () => {
+    setSearch("");
+    setMediaType("");
+    setTags("");
+    setFrom("");
+    setTo("");
+    setCompliance("");
+  };
+
   const toggle = (id: string) =>
     setSelected((current) => {
       const next = new Set(current);
@@ -170,7 +180,7 @@ export function Library() {
 
   return (
     <div class="library">
-      <Places place={place} open={wide} onChoose={(p) => (setPlace(p), setSelected(new Set()))} />
+      <Places place={place} open={wide} canEdit={canEdit} onChoose={(p) => (setPlace(p), setSelected(new Set()))} onMessage={(message) => setNotice({ message })} />
       <section aria-labelledby="library-title">
         <h1 id="library-title" tabIndex={-1}>
           Library{place.label !== "All files" ? `: ${place.label}` : ""}
@@ -265,6 +275,28 @@ export function Library() {
           />
         ) : null}
         <p class="count" aria-live="polite">{loading && !items.length ? "Loading…" : `${total} file${total === 1 ? "" : "s"}`}</p>
+        {!loading && !error && total === 0 ? (
+          filtered ? (
+            <div class="empty-library">
+              <p>No file matches {place.label !== "All files" ? `in ${place.label} with ` : ""}these filters.</p>
+              <button type="button" class="secondary" onClick={clearFilters}>Clear the filters</button>
+            </div>
+          ) : place.label !== "All files" ? (
+            <div class="empty-library">
+              <p>{place.label} holds no files yet. Files uploaded or moved here appear in it; the selection bar's Move puts files from elsewhere here.</p>
+            </div>
+          ) : (
+            <div class="empty-library">
+              <h2>Nothing here yet: add your first files</h2>
+              <p>Mediabox reads what you give it: text in photos and scans, the pages of PDFs and Word files, the frames of videos, saved web pages. Then search finds them by what they say.</p>
+              <ul>
+                <li><a href="#/upload">Upload files</a>: drop photos, PDFs, DOCX, text, Markdown or videos, or a whole folder; or save a web page by its address.</li>
+                <li><a href="#/cloud">Import from a cloud drive</a> once one is connected.</li>
+                <li>From a terminal, a whole directory: <code>mediabox import DIR --recursive --wait</code> (with an API key; see the README).</li>
+              </ul>
+            </div>
+          )
+        ) : null}
         {view === "list" ? (
           <table class="file-list">
             <thead>

@@ -32,7 +32,7 @@ function useHash(): string {
   return hash;
 }
 
-function Page({ hash, me }: { hash: string; me: string }) {
+function Page({ hash, me, canEdit }: { hash: string; me: string; canEdit: boolean }) {
   const file = /^#\/files\/([0-9a-f-]{36})$/.exec(hash);
   if (file) return <FileDetail id={file[1]!} />;
   if (hash === "#/upload") return <Upload />;
@@ -45,7 +45,7 @@ function Page({ hash, me }: { hash: string; me: string }) {
   if (hash === "#/export") return <Exports />;
   if (hash === "#/trash") return <Trash />;
   if (hash.startsWith("#/automation")) return <Automation hash={hash} />;
-  return <Library />;
+  return <Library canEdit={canEdit} />;
 }
 
 type Auth = { kind: "unknown" } | { kind: "none"; options: SignInOptions } | { kind: "key" } | { kind: "session"; session: SessionInfo };
@@ -171,7 +171,7 @@ function App() {
         </nav>
       </header>
       <main id="content" tabIndex={-1}>
-        <Page hash={hash} me={auth.kind === "session" ? auth.session.user.email : ""} />
+        <Page hash={hash} me={auth.kind === "session" ? auth.session.user.email : ""} canEdit={auth.kind !== "session" || auth.session.permissions.includes("edit")} />
       </main>
     </>
   );

@@ -4,11 +4,13 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { api } from "./api.ts";
+import { PlaceActions } from "./place-actions.tsx";
 
-export type Place = { projectId: string | null; folderId: string | null; label: string };
+/** `inProject`: the project holding the chosen project or folder (for making folders in it). */
+export type Place = { projectId: string | null; folderId: string | null; label: string; inProject?: string };
 type Folder = { id: string; name: string; folder_count: number; file_count?: number };
 
-function FolderBranch({ folder, place, onChoose }: { folder: Folder; place: Place; onChoose: (p: Place) => void }) {
+function FolderBranch({ folder, projectId, place, onChoose }: { folder: Folder; projectId: string; place: Place; onChoose: (p: Place) => void }) {
   const [open, setOpen] = useState(false);
   const [children, setChildren] = useState<Folder[] | null>(null);
   async function toggle() {
@@ -24,13 +26,13 @@ function FolderBranch({ folder, place, onChoose }: { folder: Folder; place: Plac
       ) : (
         <span class="twisty" aria-hidden="true" />
       )}
-      <button type="button" class="place" aria-current={place.folderId === folder.id ? "true" : undefined} onClick={() => onChoose({ projectId: null, folderId: folder.id, label: folder.name })}>
+      <button type="button" class="place" aria-current={place.folderId === folder.id ? "true" : undefined} onClick={() => onChoose({ projectId: null, folderId: folder.id, label: folder.name, inProject: projectId })}>
         {folder.name}
       </button>
       {open && children?.length ? (
         <ul>
           {children.map((child) => (
-            <FolderBranch key={child.id} folder={child} place={place} onChoose={onChoose} />
+            <FolderBranch key={child.id} folder={child} projectId={projectId} place={place} onChoose={onChoose} />
           ))}
         </ul>
       ) : null}
@@ -39,9 +41,11 @@ function FolderBranch({ folder, place, onChoose }: { folder: Folder; place: Plac
 }
 
 /** `open`: shown unfolded (wide screens); on a phone the list folds under the place's name. */
-export function Places({ place, open, onChoose }: { place: Place; open: boolean; onChoose: (p: Place) => void }) {
+export function Places({ place, open, onChoose, onMessage, canEdit }: { place: Place; open: boolean; onChoose: (p: Place) => void; onMessage: (message: string) => void; canEdit: boolean }) {
   const [projects, setProjects] = useState<{ id: string; name: string; file_count?: number }[]>([]);
   const [folders, setFolders] = useState<Record<string, Folder[]>>({});
+  // Bumped by a change: the tree is read again (and its opened branches start closed).
+  const [version, setVersion] = useState(0);
   useEffect(() => {
     api("/projects?limit=100").then(async (page) => {
       setProjects(page.items);
@@ -49,14 +53,14 @@ export function Places({ place, open, onChoose }: { place: Place; open: boolean;
       for (const project of page.items) trees[project.id] = (await api(`/folders?project_id=${project.id}&limit=100`)).items;
       setFolders(trees);
     }, () => setProjects([]));
-  }, []);
+  }, [version]);
   return (
     <details class="places-panel" open={open}>
       <summary>
         Projects and folders<span class="hint">: {place.label}</span>
       </summary>
     <nav class="places" aria-label="Projects and folders">
-      <ul>
+      <ul key={version}>
         <li>
           <button type="button" class="place" aria-current={!place.projectId && !place.folderId ? "true" : undefined} onClick={() => onChoose({ projectId: null, folderId: null, label: "All files" })}>
             All files
@@ -64,13 +68,13 @@ export function Places({ place, open, onChoose }: { place: Place; open: boolean;
         </li>
         {projects.map((project) => (
           <li key={project.id}>
-            <button type="button" class="place project" aria-current={place.projectId === project.id ? "true" : undefined} onClick={() => onChoose({ projectId: project.id, folderId: null, label: project.name })}>
+            <button type="button" class="place project" aria-current={place.projectId === project.id ? "true" : undefined} onClick={() => onChoose({ projectId: project.id, folderId: null, label: project.name, inProject: project.id })}>
               {project.name}
             </button>
             {folders[project.id]?.length ? (
               <ul>
                 {folders[project.id]!.map((folder) => (
-                  <FolderBranch key={folder.id} folder={folder} place={place} onChoose={onChoose} />
+                  <FolderBranch key={folder.id} folder={folder} projectId={project.id} place={place} onChoose={onChoose} />
                 ))}
               </ul>
             ) : null}
@@ -78,6 +82,16 @@ export function Places({ place, open, onChoose }: { place: Place; open: boolean;
         ))}
       </ul>
     </nav>
+    {canEdit ? (
+      <PlaceActions
+        place={place}
+        onChanged={(next, message) => {
+          setVersion((v) => v + 1);
+          if (next) onChoose(next);
+          onMessage(message);
+        }}
+      />
+    ) : null}
     </details>
   );
 }

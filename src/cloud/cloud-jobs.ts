@@ -13,7 +13,7 @@ import { createWriteStream, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { CloudDeps } from "./deps.ts";
 import { ApiError, badRequest, errorMessage } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType, mediaTypeFromHints } from "../ingest/detect.ts";
@@ -113,18 +113,18 @@ function checkCount(principal: Principal, count: number, field: string): void {
 
 // ---- the resource -----------------------------------------------------------------------------
 
-function jobRow(ctx: AppContext, orgId: string, id: string): CloudJobRow {
+function jobRow(ctx: CloudDeps, orgId: string, id: string): CloudJobRow {
   const row = ctx.db.query<CloudJobRow, [string, string]>("SELECT * FROM cloud_jobs WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
   if (!row) throw new ApiError("CLOUD_JOB_NOT_FOUND", `cloud job ${id} not found`);
   return row;
 }
 
-function items(ctx: AppContext, jobId: string): ItemRow[] {
+function items(ctx: CloudDeps, jobId: string): ItemRow[] {
   return ctx.db.query<ItemRow, [string]>("SELECT * FROM cloud_job_items WHERE job_id = ? ORDER BY item_index").all(jobId);
 }
 
 /** The cloud job resource (spec), with per-file detail and, for exports, the cloud ids written. */
-export function cloudJobView(ctx: AppContext, orgId: string, id: string) {
+export function cloudJobView(ctx: CloudDeps, orgId: string, id: string) {
   const row = jobRow(ctx, orgId, id);
   const list = items(ctx, row.id);
   const count = (status: ItemRow["status"]) => list.filter((i) => i.status === status).length;
@@ -158,7 +158,7 @@ export function cloudJobView(ctx: AppContext, orgId: string, id: string) {
 
 // ---- creating jobs ----------------------------------------------------------------------------
 
-export function createImport(ctx: AppContext, principal: Principal, request: ImportRequest) {
+export function createImport(ctx: CloudDeps, principal: Principal, request: ImportRequest) {
   const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
   ctx.cloud.provider(connection.provider);
   checkCount(principal, request.files.length, "files");
@@ -223,7 +223,7 @@ export function createImport(ctx: AppContext, principal: Principal, request: Imp
   };
 }
 
-export async function createExport(ctx: AppContext, principal: Principal, request: ExportRequest) {
+export async function createExport(ctx: CloudDeps, principal: Principal, request: ExportRequest) {
   const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
   ctx.cloud.provider(connection.provider);
   const ids = [...new Set(request.image_ids.map((id) => id.toLowerCase()))];
@@ -281,14 +281,14 @@ export async function createExport(ctx: AppContext, principal: Principal, reques
   };
 }
 
-function setRunner(ctx: AppContext, jobId: string, runnerJobId: string): void {
+function setRunner(ctx: CloudDeps, jobId: string, runnerJobId: string): void {
   ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runnerJobId, jobId);
 }
 
 // ---- cancellation -------------------------------------------------------------------------------
 
 /** Files not yet transferred become skipped (import placeholders fail) and the job cancelled. */
-function markCancelled(ctx: AppContext, row: CloudJobRow): void {
+function markCancelled(ctx: CloudDeps, row: CloudJobRow): void {
   const now = isoAt(ctx.clock.now());
   ctx.db.transaction(() => {
     if (row.type === "import") {
@@ -302,7 +302,7 @@ function markCancelled(ctx: AppContext, row: CloudJobRow): void {
 }
 
 /** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
-export function cancelCloudJob(ctx: AppContext, orgId: string, id: string) {
+export function cancelCloudJob(ctx: CloudDeps, orgId: string, id: string) {
   const row = jobRow(ctx, orgId, id);
   if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
   markCancelled(ctx, row);
@@ -319,7 +319,7 @@ export function cancelCloudJob(ctx: AppContext, orgId: string, id: string) {
 
 // ---- running jobs -------------------------------------------------------------------------------
 
-function setStatus(ctx: AppContext, id: string, status: CloudJobStatus, error: string | null = null): void {
+function setStatus(ctx: CloudDeps, id: string, status: CloudJobStatus, error: string | null = null): void {
   const now = isoAt(ctx.clock.now());
   ctx.db
     .query(
@@ -329,7 +329,7 @@ function setStatus(ctx: AppContext, id: string, status: CloudJobStatus, error: s
     .run(status, error, now, TERMINAL.has(status) ? 1 : 0, now, id);
 }
 
-function finishItem(ctx: AppContext, item: ItemRow, outcome: { status: ItemRow["status"]; error?: string | null; cloudFileId?: string | null; existingFileId?: string | null }): void {
+function finishItem(ctx: CloudDeps, item: ItemRow, outcome: { status: ItemRow["status"]; error?: string | null; cloudFileId?: string | null; existingFileId?: string | null }): void {
   const now = isoAt(ctx.clock.now());
   ctx.db.transaction(() => {
     ctx.db
@@ -343,14 +343,14 @@ function finishItem(ctx: AppContext, item: ItemRow, outcome: { status: ItemRow["
 }
 
 /** Counts one more try of the item; returns the tries so far (kept across restarts). */
-function countAttempt(ctx: AppContext, item: ItemRow): number {
+function countAttempt(ctx: CloudDeps, item: ItemRow): number {
   return ctx.db
     .query<{ attempts: number }, [string, number]>("UPDATE cloud_job_items SET attempts = attempts + 1 WHERE job_id = ? AND item_index = ? RETURNING attempts")
     .get(item.job_id, item.item_index)!.attempts;
 }
 
 /** Ends the job by its items: completed, partial, failed (nothing transferred) or left cancelled. */
-function settle(ctx: AppContext, id: string): void {
+function settle(ctx: CloudDeps, id: string): void {
   const list = items(ctx, id);
   if (list.some((i) => i.status === "pending")) return;
   const ok = list.filter((i) => i.status === "completed" || (i.status === "skipped" && i.existing_file_id)).length;
@@ -374,7 +374,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * ITEM_ATTEMPTS times with exponential backoff, or after the provider's Retry-After. Each try is
  * counted in the item's row, so a resumed job continues the count.
  */
-async function withRetries<T>(ctx: AppContext, item: ItemRow, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+async function withRetries<T>(ctx: CloudDeps, item: ItemRow, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   for (;;) {
     const attempts = countAttempt(ctx, item);
     try {
@@ -389,11 +389,11 @@ async function withRetries<T>(ctx: AppContext, item: ItemRow, work: () => Promis
   }
 }
 
-function isCancelled(ctx: AppContext, id: string): boolean {
+function isCancelled(ctx: CloudDeps, id: string): boolean {
   return ctx.db.query<{ status: string }, [string]>("SELECT status FROM cloud_jobs WHERE id = ?").get(id)?.status === "cancelled";
 }
 
-function liveConnection(ctx: AppContext, job: CloudJobRow): ConnectionRow | null {
+function liveConnection(ctx: CloudDeps, job: CloudJobRow): ConnectionRow | null {
   try {
     return ctx.cloud.connection(job.org_id, job.connection_id);
   } catch {
@@ -402,7 +402,7 @@ function liveConnection(ctx: AppContext, job: CloudJobRow): ConnectionRow | null
 }
 
 /** Fails every pending item with one reason (the connection is gone or its grant was revoked). */
-function failRest(ctx: AppContext, job: CloudJobRow, why: string): void {
+function failRest(ctx: CloudDeps, job: CloudJobRow, why: string): void {
   for (const item of items(ctx, job.id)) {
     if (item.status !== "pending") continue;
     if (job.type === "import") ctx.files.placeholderFailed(item.file_id, why);
@@ -434,7 +434,7 @@ async function stage(body: ReadableStream<Uint8Array>, path: string): Promise<{ 
   return { size, sha256: hash.digest("hex"), head: Buffer.concat(head) };
 }
 
-async function importItem(ctx: AppContext, job: CloudJobRow, connection: ConnectionRow, stored: ImportOptions, item: ItemRow, stagingDir: string, signal?: AbortSignal): Promise<void> {
+async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: ConnectionRow, stored: ImportOptions, item: ItemRow, stagingDir: string, signal?: AbortSignal): Promise<void> {
   const path = join(stagingDir, String(item.item_index));
   let filename = item.name;
   const staged = await withRetries(ctx, item, async () => {
@@ -474,7 +474,7 @@ async function importItem(ctx: AppContext, job: CloudJobRow, connection: Connect
   finishItem(ctx, item, outcome.status === "skipped" ? { status: "skipped", existingFileId: outcome.skippedExistingId } : { status: "completed" });
 }
 
-async function runImport(ctx: AppContext, jobId: string, signal?: AbortSignal): Promise<void> {
+async function runImport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): Promise<void> {
   const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
   if (!job || TERMINAL.has(job.status)) return;
   setStatus(ctx, job.id, "in_progress");
@@ -511,7 +511,7 @@ async function runImport(ctx: AppContext, jobId: string, signal?: AbortSignal): 
   }
 }
 
-async function runExport(ctx: AppContext, jobId: string, signal?: AbortSignal): Promise<void> {
+async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): Promise<void> {
   const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
   if (!job || TERMINAL.has(job.status)) return;
   setStatus(ctx, job.id, "in_progress");
@@ -571,7 +571,7 @@ async function runExport(ctx: AppContext, jobId: string, signal?: AbortSignal): 
  * cloud job is cancelled too; failed for good, it fails rather than stay in progress forever.
  * A shutdown or lost lease changes nothing (the job resumes).
  */
-function runnerJobEnded(ctx: AppContext, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): void {
+function runnerJobEnded(ctx: CloudDeps, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): void {
   const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
   if (!job) return;
   if (runner.signal.aborted) {
@@ -583,7 +583,7 @@ function runnerJobEnded(ctx: AppContext, jobId: string, runner: { attempt: numbe
   setStatus(ctx, jobId, "failed", errorMessage(err));
 }
 
-export function cloudImportQueue(ctx: AppContext): QueueDefinition<"cloud.import"> {
+export function cloudImportQueue(ctx: CloudDeps): QueueDefinition<"cloud.import"> {
   return {
     name: "cloud.import",
     concurrency: 1,
@@ -601,7 +601,7 @@ export function cloudImportQueue(ctx: AppContext): QueueDefinition<"cloud.import
   };
 }
 
-export function cloudExportQueue(ctx: AppContext): QueueDefinition<"cloud.export"> {
+export function cloudExportQueue(ctx: CloudDeps): QueueDefinition<"cloud.export"> {
   return {
     name: "cloud.export",
     concurrency: 1,
@@ -624,7 +624,7 @@ export function cloudExportQueue(ctx: AppContext): QueueDefinition<"cloud.export
  * off by a crash, a runner job pruned). Jobs whose runner job is still pending or running are
  * left to it (the dedupe key makes a second enqueue return the same job).
  */
-export function recoverCloudJobs(ctx: AppContext): void {
+export function recoverCloudJobs(ctx: CloudDeps): void {
   const open = ctx.db.query<CloudJobRow, []>("SELECT * FROM cloud_jobs WHERE status IN ('pending','in_progress')").all();
   for (const job of open) {
     const queue = job.type === "import" ? "cloud.import" : "cloud.export";

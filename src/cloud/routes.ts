@@ -1,6 +1,6 @@
 /** HTTP binding of cloud storage: OAuth start and callbacks, connections, browse, picker, import, export and jobs. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { CloudDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin, requestInfo } from "../http/request-context.ts";
@@ -73,7 +73,7 @@ const ConnectionParams = t.Object({ connection_id: Uuid("connection_id") });
 const JobParams = t.Object({ job_id: Uuid("job_id") });
 const CloudErrors = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody, 503: ErrorBody, ...AUTH_ERRORS } as const;
 
-export function cloudRoutes(ctx: AppContext) {
+export function cloudRoutes(ctx: CloudDeps) {
   const { cloud } = ctx;
   return new Elysia({ tags: ["Cloud storage"] })
     .get(

@@ -7,7 +7,7 @@
  * reader's memory or time budget, fails for good with that message (never retried into the same
  * failure); a page that fails is recorded on its own and the rest of the document still counts.
  */
-import type { AppContext } from "../context.ts";
+import type { DocumentDeps } from "./deps.ts";
 import { replaceDescriptionsOf } from "../processing/descriptions.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { unlessAborted } from "../abort.ts";
@@ -40,7 +40,7 @@ export { approximateTokens } from "./chunking.ts";
  * (which runs the models manifest check), else estimated. Chunks leave room for the [CLS] and
  * [SEP] tokens the model adds around every chunk.
  */
-async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
+async function chunkingRequest(ctx: DocumentDeps): Promise<ChunkingRequest> {
   try {
     const tokenizer = await ctx.embedder.tokenizer();
     return { tokenizer: { modelsDir: ctx.config.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
@@ -53,7 +53,7 @@ async function chunkingRequest(ctx: AppContext): Promise<ChunkingRequest> {
  * The layout model the reader finds PDF pages' regions with: the configured folder when it is
  * installed and passes the models manifest check, else none (the rules lay pages out alone).
  */
-async function layoutRequest(ctx: AppContext): Promise<LayoutRequest | null> {
+async function layoutRequest(ctx: DocumentDeps): Promise<LayoutRequest | null> {
   const model = ctx.config.layoutModel;
   if (model === "none" || !LAYOUT_MODELS[model] || !existsSync(join(ctx.config.modelsDir, model, LAYOUT_MODELS[model].file))) return null;
   try {
@@ -81,7 +81,7 @@ const WRITE_SLICE_MS = 15;
  * would hold the event loop (and /healthz) for most of a second. The document is still
  * `processing` meanwhile; chunk_count is set with the last slice.
  */
-export async function storeDocument(ctx: AppContext, file: FileRow, doc: DocumentContent, chunks: Chunk[], summary: Summary | null = null): Promise<void> {
+export async function storeDocument(ctx: DocumentDeps, file: FileRow, doc: DocumentContent, chunks: Chunk[], summary: Summary | null = null): Promise<void> {
   const { db } = ctx;
   const insert = db.query(
     `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
@@ -109,7 +109,7 @@ export async function storeDocument(ctx: AppContext, file: FileRow, doc: Documen
 }
 
 /** Pages and the file's text, in the caller's transaction. */
-function storeText(ctx: AppContext, fileId: string, doc: DocumentContent, draft: Summary | null): void {
+function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draft: Summary | null): void {
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
@@ -135,12 +135,12 @@ function storeText(ctx: AppContext, fileId: string, doc: DocumentContent, draft:
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
-export function enqueueEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">): string {
+export function enqueueEmbedding(ctx: DocumentDeps, file: Pick<FileRow, "id" | "org_id">): string {
   return ctx.jobs.enqueue({ queue: "document.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }).id;
 }
 
 /** One document on its way through the stages. */
-interface DocumentWork extends FileWork<AppContext> {
+interface DocumentWork extends FileWork<DocumentDeps> {
   document: DocumentContent | null;
   chunks: Chunk[];
   exactTokens: boolean;
@@ -236,7 +236,7 @@ function chunkId(fileId: string, index: number): string {
 }
 
 /** Stores vectors of a document's chunks, in the caller's transaction; the document's embedding completes with its `last` ones. */
-function storeVectors(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, space: VectorSpace, chunkIds: string[], vectors: Float32Array[], last: boolean): void {
+function storeVectors(ctx: DocumentDeps, file: Pick<FileRow, "id" | "org_id">, space: VectorSpace, chunkIds: string[], vectors: Float32Array[], last: boolean): void {
   const mark = ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?");
   chunkIds.forEach((id, k) => {
     space.upsert(id, file.org_id, vectors[k]!);
@@ -248,7 +248,7 @@ function storeVectors(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, spa
 /** Every document goes through these, in this order. */
 export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, summaryStage, chunksStage, embeddingsStage];
 
-export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runDocumentPipeline(ctx: DocumentDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;
   const work: DocumentWork = { ctx, job, file, outcomes: {}, document: null, chunks: [], exactTokens: false, drafted: null, summary: null, embeddingJobId: null };
   await runStages(work, DOCUMENT_STAGES);
@@ -276,7 +276,7 @@ export async function runDocumentPipeline(ctx: AppContext, job: JobContext<FileJ
  * `pending` (keyword search still finds them) and the document's embedding_status says why;
  * installing the model and restarting embeds them (see resumePendingEmbeddings).
  */
-export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.embed"> {
+export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document.embed"> {
   return fileJob(ctx, {
     name: "document.embed",
     // Side by side, documents' new words share the built-in model's runs (use-sif-embedder.ts),
@@ -333,7 +333,7 @@ export function documentEmbedQueue(ctx: AppContext): QueueDefinition<"document.e
  * changed; vectors of different models are not comparable) go back to `pending`, and every
  * document with pending chunks (those too, and those that waited for a model) gets its job.
  */
-export async function resumePendingEmbeddings(ctx: AppContext): Promise<number> {
+export async function resumePendingEmbeddings(ctx: DocumentDeps): Promise<number> {
   if (await ctx.embedder.unavailableReason()) return 0;
   ctx.db.transaction(() => {
     ctx.files.embeddingsOfOtherModelsPending(ctx.embedder.modelId);

@@ -1,10 +1,10 @@
 /** Documents: PDF, DOCX, text and Markdown, read into pages, chunks and embeddings by the document pipeline. */
-import type { AppContext } from "../context.ts";
+import type { DocumentDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
 import { runDocumentPipeline } from "./document-pipeline.ts";
 import { removePageImages } from "./page-images.ts";
 
-export function documentKind(ctx: AppContext): MediaKind {
+export function documentKind(ctx: DocumentDeps): MediaKind {
   return {
     type: "document",
     pipeline: {

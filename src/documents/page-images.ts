@@ -6,7 +6,7 @@
  * Written here alone.
  */
 import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { DocumentDeps } from "./deps.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import { pageImageBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
@@ -52,7 +52,7 @@ function checkPage(file: FileRow, page: number): void {
  * cache or drawn now. Throws PAGE_RENDER_FAILED with the reader's reason when the page cannot be
  * drawn within the reader's limits.
  */
-export async function pageImage(ctx: AppContext, file: FileRow, page: number, width: number | null): Promise<PageImage> {
+export async function pageImage(ctx: DocumentDeps, file: FileRow, page: number, width: number | null): Promise<PageImage> {
   checkPage(file, page);
   const size = width ?? 0;
   const cached = ctx.db
@@ -76,7 +76,7 @@ export async function pageImage(ctx: AppContext, file: FileRow, page: number, wi
 /** Pages being drawn, by file id, page and width (file ids are unique across every server in the process). */
 const pagesBeingDrawn = new Map<string, Promise<PageImage>>();
 
-async function drawPage(ctx: AppContext, file: FileRow, page: number, width: number | null): Promise<PageImage> {
+async function drawPage(ctx: DocumentDeps, file: FileRow, page: number, width: number | null): Promise<PageImage> {
   const bytes = await readObject(ctx.blobs, file.blob_key!);
   if (!bytes) throw new ApiError("NO_PAGE_IMAGES", `the bytes of PDF ${file.id} are not in the store, so its pages cannot be drawn`);
   let rendered;
@@ -107,7 +107,7 @@ async function drawPage(ctx: AppContext, file: FileRow, page: number, width: num
 }
 
 /** Removes every cached page picture of a file: blobs, then rows (at purge). */
-export async function removePageImages(ctx: AppContext, fileId: string): Promise<void> {
+export async function removePageImages(ctx: DocumentDeps, fileId: string): Promise<void> {
   const rows = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM document_page_images WHERE file_id = ?").all(fileId);
   for (const row of rows) await ctx.blobs.delete(row.blob_key);
   ctx.db.query("DELETE FROM document_page_images WHERE file_id = ?").run(fileId);

@@ -3,7 +3,7 @@
  * processing status (any media type), hybrid chunk search, and analyze (sync and async).
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { DocumentDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
@@ -84,7 +84,7 @@ const AnalyzeResult = t.Object(
   },
 );
 
-function analyzeView(ctx: AppContext, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const finished = status === "completed" || status === "skipped";
   return {
     document_id: file.id,
@@ -108,7 +108,7 @@ function analyzeView(ctx: AppContext, file: FileRow, status: "completed" | "proc
 const MAX_PAGE_NUMBER = 1_000_000;
 const PageNumber = t.Integer({ minimum: 1, maximum: MAX_PAGE_NUMBER, error: `page_number: must be an integer from 1 to ${MAX_PAGE_NUMBER}` });
 
-export function documentRoutes(ctx: AppContext) {
+export function documentRoutes(ctx: DocumentDeps) {
   const { db } = ctx;
   // A link's readable article is stored as a one-page document (links/reading-view.ts): its text,
   // chunks and digitization are read through the same endpoints.

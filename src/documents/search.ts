@@ -24,7 +24,7 @@
  * to the fused (keyword) score.
  */
 import type { Database } from "bun:sqlite";
-import type { AppContext } from "../context.ts";
+import type { DocumentDeps } from "./deps.ts";
 import { VectorSpace, MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
 import { keywordQuery, keywordTerms, matchQuery } from "./keyword-query.ts";
 import { expandQuery, FEEDBACK_DOCUMENTS } from "./query-expansion.ts";
@@ -140,7 +140,7 @@ interface VectorSide {
   reason: string | null;
 }
 
-async function vectorCandidates(ctx: AppContext, req: SearchRequest, depth: number): Promise<VectorSide> {
+async function vectorCandidates(ctx: DocumentDeps, req: SearchRequest, depth: number): Promise<VectorSide> {
   const unavailable = await ctx.embedder.unavailableReason();
   if (unavailable) return { space: null, query: null, rows: [], model: null, reason: unavailable };
   const model = ctx.embedder.modelId;
@@ -233,7 +233,7 @@ function feedbackDocuments(ranked: SearchHit[], count: number): { content: strin
   return [...byFile.values()].map((d) => ({ content: d.parts.join("\n"), score: d.score }));
 }
 
-export async function searchChunks(ctx: AppContext, req: SearchRequest): Promise<SearchOutcome> {
+export async function searchChunks(ctx: DocumentDeps, req: SearchRequest): Promise<SearchOutcome> {
   const offset = req.offset ?? 0;
   const perDocument = req.perDocument ?? (req.documentIds ? Number.MAX_SAFE_INTEGER : 1);
   const wanted = offset + req.limit;

@@ -3,11 +3,11 @@
  * of the reader process go to the server's OCR engine. The process starts on the first read and
  * is killed by the server's stop().
  */
-import type { AppContext } from "../context.ts";
+import type { DocumentDeps } from "./deps.ts";
 import { errorMessage } from "../errors.ts";
 import { DocumentReader } from "./document-reader.ts";
 
-export function serverDocumentReader(ctx: Pick<AppContext, "config" | "dataDir" | "ocr" | "log">): DocumentReader {
+export function serverDocumentReader(ctx: Pick<DocumentDeps, "config" | "dataDir" | "ocr" | "log">): DocumentReader {
   return new DocumentReader({
     memoryBudgetBytes: ctx.config.documentMemoryMb * 1024 * 1024,
     scratchDir: ctx.dataDir.scratch,

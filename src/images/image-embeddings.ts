@@ -5,7 +5,7 @@
  * appears), the start-up check queues an `image.embed` job for every image whose vector is from
  * another model or absent; each job embeds the stored large_1024 variant again.
  */
-import type { AppContext } from "../context.ts";
+import type { ImageDeps } from "./deps.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
 import { fileJob } from "../processing/file-job.ts";
@@ -16,7 +16,7 @@ import type { ImageEmbedding } from "./vision.ts";
 export const EMBEDDED_VARIANT = "large_1024";
 
 /** Embeds `image` with the configured model and stores the vector; returns the embedding. */
-export async function storeImageEmbedding(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, image: Buffer): Promise<ImageEmbedding> {
+export async function storeImageEmbedding(ctx: ImageDeps, file: Pick<FileRow, "id" | "org_id">, image: Buffer): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
   ctx.db.transaction(() => {
     ctx.vectors.open("image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
@@ -25,7 +25,7 @@ export async function storeImageEmbedding(ctx: AppContext, file: Pick<FileRow, "
   return embedding;
 }
 
-export function imageEmbedQueue(ctx: AppContext): QueueDefinition<"image.embed"> {
+export function imageEmbedQueue(ctx: ImageDeps): QueueDefinition<"image.embed"> {
   return fileJob(ctx, {
     name: "image.embed",
     concurrency: 1,
@@ -48,7 +48,7 @@ export function imageEmbedQueue(ctx: AppContext): QueueDefinition<"image.embed">
  * model. Does nothing when none is stale, or when the model cannot load (its stage reports why
  * on new uploads; the next start checks again).
  */
-export async function resumeImageEmbeddings(ctx: AppContext): Promise<number> {
+export async function resumeImageEmbeddings(ctx: ImageDeps): Promise<number> {
   const model = ctx.images.vision.modelName;
   const stale = ctx.db
     .query<{ id: string; org_id: string }, [string]>(

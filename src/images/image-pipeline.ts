@@ -7,7 +7,7 @@
  */
 import sharp from "sharp";
 import { replaceDescriptions, type DescriptionItem } from "../processing/descriptions.ts";
-import type { AppContext } from "../context.ts";
+import type { ImageDeps } from "./deps.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
@@ -32,7 +32,7 @@ import { recordFingerprint } from "../duplicates/duplicate-store.ts";
 import { fingerprint } from "../duplicates/fingerprint.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
-interface ImageWork extends FileWork<AppContext> {
+interface ImageWork extends FileWork<ImageDeps> {
   original: Buffer;
   rendered: RenderedImage | null;
   ocr: OcrResult | null;
@@ -44,13 +44,13 @@ interface ImageWork extends FileWork<AppContext> {
   jpeg: Promise<Buffer> | null;
 }
 
-async function readOriginal(ctx: AppContext, file: FileRow): Promise<Buffer> {
+async function readOriginal(ctx: ImageDeps, file: FileRow): Promise<Buffer> {
   const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
   if (!bytes) throw new PermanentJobError(`the original of image ${file.id} is missing from the store`);
   return bytes;
 }
 
-async function startWork(ctx: AppContext, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
+async function startWork(ctx: ImageDeps, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
   return { ctx, job, file, outcomes: {}, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
 }
 
@@ -97,7 +97,7 @@ const variantsStage: Stage<ImageWork> = {
 };
 
 /** Zero-shot choice among the spec's content categories by the vision endpoint; null when it cannot say. */
-async function classifyWithEndpoint(ctx: AppContext, jpeg: Buffer): Promise<ContentCategory | null> {
+async function classifyWithEndpoint(ctx: ImageDeps, jpeg: Buffer): Promise<ContentCategory | null> {
   const schema = { type: "object", properties: { category: { type: "string", enum: [...CONTENT_CATEGORIES] } }, required: ["category"], additionalProperties: false };
   const hint = "Pick the one category that best fits this image. general means none of the others fits.";
   const answer = (await ctx.images.endpoint!.extractJson(jpeg, "image/jpeg", schema, hint).catch(() => null)) as { category?: unknown } | null;
@@ -105,7 +105,7 @@ async function classifyWithEndpoint(ctx: AppContext, jpeg: Buffer): Promise<Cont
 }
 
 /** Zero-shot choice by the CLIP model's text tower; null without CLIP, its text tower or the image's embedding. */
-async function classifyWithClip(ctx: AppContext, embedding: ImageEmbedding | null): Promise<ContentCategory | null> {
+async function classifyWithClip(ctx: ImageDeps, embedding: ImageEmbedding | null): Promise<ContentCategory | null> {
   if (!embedding) return null;
   try {
     const similarities = await ctx.images.vision.textSimilarities(embedding.vector, Object.values(CATEGORY_PROMPTS));
@@ -289,7 +289,7 @@ const complianceStage: Stage<ImageWork> = {
 /** Every image goes through these, in this order. */
 export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, duplicatesStage, objectsStage, descriptionStage, customSchemaStage, complianceStage];
 
-export async function runImagePipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runImagePipeline(ctx: ImageDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;
   const work = await startWork(ctx, job, file);
   const outcomes = await runStages(work, IMAGE_STAGES);
@@ -310,7 +310,7 @@ export async function runImagePipeline(ctx: AppContext, job: JobContext<FileJobP
 }
 
 /** Re-renders an image's variants only (POST /files/{id}/trigger-variants). */
-export function imageVariantsQueue(ctx: AppContext): QueueDefinition<"image.variants"> {
+export function imageVariantsQueue(ctx: ImageDeps): QueueDefinition<"image.variants"> {
   return fileJob(ctx, {
     name: "image.variants",
     concurrency: 1,

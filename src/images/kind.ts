@@ -1,9 +1,9 @@
 /** Images: photos, scans and drawings, decoded, described, embedded and checked by the image pipeline. */
-import type { AppContext } from "../context.ts";
+import type { ImageDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
 import { runImagePipeline } from "./image-pipeline.ts";
 
-export function imageKind(ctx: AppContext): MediaKind {
+export function imageKind(ctx: ImageDeps): MediaKind {
   return {
     type: "image",
     pipeline: {

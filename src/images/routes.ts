@@ -3,7 +3,7 @@
  * images, extraction reviews, and the one-call analyze endpoints (sync and async).
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { ImageDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { reviewExtraction } from "../extractions/extractions.ts";
 import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions/review.ts";
@@ -48,7 +48,7 @@ const AnalyzeResult = t.Object(
   { title: "ImageAnalyzeResult" },
 );
 
-function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+function analyzeView(ctx: ImageDeps, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const regions = getExtraction(ctx.db, row.id, "text_regions")?.corrected as { regions?: unknown[] } | undefined;
   const finished = status !== "processing";
   return {
@@ -69,7 +69,7 @@ function analyzeView(ctx: AppContext, row: FileRow, status: "completed" | "proce
   };
 }
 
-export function imageRoutes(ctx: AppContext) {
+export function imageRoutes(ctx: ImageDeps) {
   const { db, clock } = ctx;
   const loadImage = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "image");
   /** Videos have images too: their poster's variants, and keyframes for similar search. */

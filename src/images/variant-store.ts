@@ -3,13 +3,13 @@
  * poster frame. Written here alone; served through FileUrls, purged with the file.
  */
 import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { ImageDeps } from "./deps.ts";
 import { variantBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import { VARIANT_CONTENT_TYPE, type RenderedVariant } from "./variants.ts";
 
 /** Stores each variant's blob, then points the file's variant rows at them (replacing older ones). */
-export async function storeVariants(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, variants: RenderedVariant[]): Promise<void> {
+export async function storeVariants(ctx: ImageDeps, file: Pick<FileRow, "id" | "org_id">, variants: RenderedVariant[]): Promise<void> {
   for (const variant of variants) {
     const key = variantBlobKey(file.org_id, file.id, variant.type);
     await ctx.blobs.put(key, variant.data, VARIANT_CONTENT_TYPE);

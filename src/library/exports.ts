@@ -8,7 +8,7 @@
 import type { Database } from "bun:sqlite";
 import { stringify } from "csv-stringify/sync";
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from "docx";
-import type { AppContext } from "../context.ts";
+import type { LibraryDeps } from "./deps.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
@@ -217,7 +217,7 @@ const CONTENT_TYPES = {
   docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
 } as const;
 
-export async function exportFiles(ctx: AppContext, orgId: string, request: ExportRequest, origin: string) {
+export async function exportFiles(ctx: LibraryDeps, orgId: string, request: ExportRequest, origin: string) {
   const columns = checkRequest(request);
   // Checked before the rows are read: another organization's connection is 404 at once.
   const connection = request.format === "hosted_sheets" ? ctx.cloud.connection(orgId, request.connection_id!) : null;
@@ -266,7 +266,7 @@ export async function exportFiles(ctx: AppContext, orgId: string, request: Expor
 }
 
 /** Deletes an export's file after its download URL has expired. */
-export function exportExpiryQueue(ctx: AppContext): QueueDefinition<"export.expire"> {
+export function exportExpiryQueue(ctx: LibraryDeps): QueueDefinition<"export.expire"> {
   return {
     name: "export.expire",
     concurrency: 1,

@@ -4,7 +4,7 @@
  */
 import { purgeDerivedData } from "../processing/derived-data.ts";
 import { isoAt } from "../clock.ts";
-import type { AppContext } from "../context.ts";
+import type { LibraryDeps } from "./deps.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { MAX_TITLE_LENGTH, parseTags } from "../files/file-fields.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
@@ -31,7 +31,7 @@ export interface FilePatch {
   user_description?: string | null;
 }
 
-export function updateFile(ctx: AppContext, orgId: string, ref: string, patch: FilePatch) {
+export function updateFile(ctx: LibraryDeps, orgId: string, ref: string, patch: FilePatch) {
   const row = ctx.files.find(orgId, ref);
   const edit: FileEdit = {};
   if (patch.title !== undefined) {
@@ -69,13 +69,13 @@ function busyReason(row: FileRow): string | null {
   return null;
 }
 
-function markDeleted(ctx: AppContext, row: FileRow): string {
+function markDeleted(ctx: LibraryDeps, row: FileRow): string {
   const busy = busyReason(row);
   if (busy) throw new ApiError("FILE_BUSY", `file ${row.id} cannot be deleted while ${busy}; try again when it finishes`);
   return ctx.files.softDelete(row.id);
 }
 
-export function deleteFile(ctx: AppContext, orgId: string, ref: string) {
+export function deleteFile(ctx: LibraryDeps, orgId: string, ref: string) {
   const row = ctx.files.find(orgId, ref);
   const deletedAt = ctx.db.transaction(() => markDeleted(ctx, ctx.files.find(orgId, row.id))).immediate();
   return { id: row.id, deleted_at: deletedAt, message: `file deleted; it can be restored until ${purgeAt(deletedAt)}` };
@@ -89,7 +89,7 @@ interface BatchEntry {
 }
 
 /** Deletes each file on its own: one failure never blocks the others. */
-export function batchDeleteFiles(ctx: AppContext, orgId: string, ids: string[]) {
+export function batchDeleteFiles(ctx: LibraryDeps, orgId: string, ids: string[]) {
   const lowered = ids.map((id) => id.toLowerCase());
   if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
   const deleted: BatchEntry[] = [];
@@ -121,7 +121,7 @@ export function batchDeleteFiles(ctx: AppContext, orgId: string, ids: string[]) 
 }
 
 /** Undoes a soft delete within the retention window (extension). */
-export function restoreFile(ctx: AppContext, orgId: string, ref: string) {
+export function restoreFile(ctx: LibraryDeps, orgId: string, ref: string) {
   const row = ctx.files.find(orgId, ref, { includeDeleted: true });
   if (!row.deleted_at) throw new ApiError("FILE_NOT_DELETED", `file ${row.id} is not deleted`);
   if (row.deleted_at <= retentionCutoff(ctx.clock.now())) {
@@ -136,7 +136,7 @@ export function restoreFile(ctx: AppContext, orgId: string, ref: string) {
  * (variants, vectors), then their rows (index rows go by trigger, derived rows by cascade). A blob that cannot be removed keeps its
  * row for the next run, so nothing is left orphaned in the store.
  */
-export async function purgeDeletedFiles(ctx: AppContext): Promise<number> {
+export async function purgeDeletedFiles(ctx: LibraryDeps): Promise<number> {
   const cutoff = retentionCutoff(ctx.clock.now());
   const due = ctx.files.deletedBefore(cutoff, 1000);
   let purged = 0;
@@ -173,7 +173,7 @@ interface MoveEntry {
  * target is checked once (404 when it is not in the organization); each file is then moved on its
  * own, and one missing file never blocks the others.
  */
-export function batchMoveFiles(ctx: AppContext, orgId: string, ids: string[], target: MoveTarget) {
+export function batchMoveFiles(ctx: LibraryDeps, orgId: string, ids: string[], target: MoveTarget) {
   const lowered = ids.map((id) => id.toLowerCase());
   if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
   if (target.folder_id === undefined && target.project_id === undefined) throw badRequest("give folder_id (a folder, or null for no folder) or project_id");

@@ -5,7 +5,8 @@
  * heavy detail-only fields: extracted_text, text_regions and full_descriptions.
  */
 import type { Database } from "bun:sqlite";
-import type { AppContext } from "../context.ts";
+import type { FileRepository } from "../files/file-repository.ts";
+import type { BlobStore } from "../storage/blob-store.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import type { VariantType } from "../images/variants.ts";
 import { isInlineSafe } from "../storage/serving-policy.ts";
@@ -17,10 +18,17 @@ import { cameraFactsOf } from "../camera/camera-facts.ts";
 /** Image links are valid for an hour (the spec's variant redirect lifetime). */
 export const VIEW_URL_SECONDS = 3600;
 
+/** What signing a file's URLs reads (every kind's routes sign them). */
+export interface FileUrlDeps {
+  db: Database;
+  blobs: BlobStore;
+  files: FileRepository;
+}
+
 /** Signs blob URLs for one request (local-store URLs point at the origin the client used). */
 export class FileUrls {
   constructor(
-    private readonly ctx: AppContext,
+    private readonly ctx: FileUrlDeps,
     private readonly origin: string,
   ) {}
 

@@ -1,6 +1,6 @@
 /** HTTP binding of the library by time and place (extensions): GET /files/timeline and GET /files/locations. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { LibraryDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, ErrorBody, OneOf } from "../http/shapes.ts";
@@ -45,7 +45,7 @@ const LocationsBody = t.Object(
   { title: "LocationClusters" },
 );
 
-export function photoLibraryRoutes(ctx: AppContext) {
+export function photoLibraryRoutes(ctx: LibraryDeps) {
   return new Elysia({ tags: ["Files"] })
     .use(permissions)
     .get(

@@ -1,6 +1,6 @@
 /** HTTP binding of the file library: listing, detail, edits, deletion, restore and download. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { LibraryDeps } from "./deps.ts";
 import { isoAt } from "../clock.ts";
 import type { Static } from "@sinclair/typebox";
 import { ApiError, badRequest } from "../errors.ts";
@@ -99,7 +99,7 @@ function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
   };
 }
 
-export function libraryRoutes(ctx: AppContext) {
+export function libraryRoutes(ctx: LibraryDeps) {
   const { db, clock } = ctx;
   return new Elysia({ tags: ["Files"] })
     .use(permissions)

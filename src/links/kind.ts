@@ -1,10 +1,10 @@
 /** Links: web pages saved by URL, crawled (text, icon, snapshot, images) by the link pipeline. */
-import type { AppContext } from "../context.ts";
+import type { LinkDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
 import { runLinkPipeline } from "./link-pipeline.ts";
 import { recrawlLink } from "./links.ts";
 
-export function linkKind(ctx: AppContext): MediaKind {
+export function linkKind(ctx: LinkDeps): MediaKind {
   return {
     type: "link",
     pipeline: {

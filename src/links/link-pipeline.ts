@@ -6,7 +6,7 @@
  * other stages succeed or fail on their own: metadata, the stored icon, the readable text (chunks
  * and embeddings through the document machinery), the offline snapshot and the page's images.
  */
-import type { AppContext } from "../context.ts";
+import type { LinkDeps } from "./deps.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
 import { approximateTokens, chunkDocument } from "../documents/chunking.ts";
 import { DEFAULT_MAX_TOKENS } from "../embeddings/text-embedder.ts";
@@ -36,7 +36,7 @@ export const LINK_MAX_ATTEMPTS = 3;
 
 export const AIR_GAPPED_REASON = "link fetching is turned off on this appliance (MEDIABOX_LINK_FETCH=off); the URL is stored, the page was not fetched";
 
-interface LinkWork extends FileWork<AppContext> {
+interface LinkWork extends FileWork<LinkDeps> {
   session: CrawlSession;
   page: FetchedPage | null;
   meta: PageMetadata | null;
@@ -215,7 +215,7 @@ const imagesStage: Stage<LinkWork> = {
 /** Every link goes through these, in this order. */
 export const LINK_STAGES: Stage<LinkWork>[] = [fetchStage, metadataStage, faviconStage, textStage, snapshotStage, imagesStage];
 
-export async function runLinkPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runLinkPipeline(ctx: LinkDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const work: LinkWork = {
     ctx, job, file, outcomes: {}, session: ctx.links.session(file.org_id, job.signal),
     page: null, meta: null, readable: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },

@@ -5,7 +5,7 @@
  * the context; the routes only bind them to HTTP.
  */
 import type { Principal } from "../auth/principal.ts";
-import type { AppContext } from "../context.ts";
+import type { LinkDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import { readObject } from "../storage/blob-store.ts";
@@ -28,7 +28,7 @@ export interface LinkRequest {
 export type SaveOutcome = { status: "created"; file: FileRow } | { status: "duplicate"; file: FileRow };
 
 /** Where a link goes and what it carries, checked (400 otherwise) before anything is written. */
-function checkRequest(ctx: AppContext, orgId: string, request: LinkRequest, field = "url") {
+function checkRequest(ctx: LinkDeps, orgId: string, request: LinkRequest, field = "url") {
   const verdict = validateLinkUrl(request.url);
   if (!verdict.ok) throw new ApiError("INVALID_LINK_URL", `${field}: ${verdict.reason}`);
   const options = uploadOptions({ title: request.title ?? null, tags: request.tags ?? [], folder_id: request.folder_id ?? null, project_id: request.project_id ?? null });
@@ -37,7 +37,7 @@ function checkRequest(ctx: AppContext, orgId: string, request: LinkRequest, fiel
 }
 
 /** Saves one link: a new file queued for its crawl, or the organization's existing file for the same page. */
-export function saveLink(ctx: AppContext, principal: Principal, request: LinkRequest, field = "url"): SaveOutcome {
+export function saveLink(ctx: LinkDeps, principal: Principal, request: LinkRequest, field = "url"): SaveOutcome {
   const { url, options, placement } = checkRequest(ctx, principal.orgId, request, field);
   const urlKey = normalizeUrl(url);
   const skipDuplicates = request.skip_duplicates ?? true;
@@ -69,7 +69,7 @@ export interface BatchItemResult {
 }
 
 /** Saves each link on its own: one bad URL never stops the others. More than the tier's batch size is 400 as a whole. */
-export function saveLinks(ctx: AppContext, principal: Principal, links: LinkRequest[]): { results: BatchItemResult[]; files: Map<string, FileRow> } {
+export function saveLinks(ctx: LinkDeps, principal: Principal, links: LinkRequest[]): { results: BatchItemResult[]; files: Map<string, FileRow> } {
   const max = TIER_LIMITS[principal.tier].batchFiles;
   if (max !== null && links.length > max) throw new ApiError("BATCH_TOO_LARGE", `links: the ${principal.tier} tier saves at most ${max} links per batch (got ${links.length})`);
   const files = new Map<string, FileRow>();
@@ -87,7 +87,7 @@ export function saveLinks(ctx: AppContext, principal: Principal, links: LinkRequ
 }
 
 /** Queues a finished crawl again (409 while one is pending or running). */
-export function recrawlLink(ctx: AppContext, orgId: string, ref: string): { file: FileRow; jobId: string } {
+export function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): { file: FileRow; jobId: string } {
   const row = ctx.files.findOfType(orgId, ref, "link");
   const jobId = ctx.db
     .transaction(() => {
@@ -108,7 +108,7 @@ export function recrawlLink(ctx: AppContext, orgId: string, ref: string): { file
 const LIVE_JOB = new Set(["pending", "processing"]);
 
 /** The stored offline snapshot's HTML (404 SNAPSHOT_NOT_READY until a crawl stored one). */
-export async function readSnapshot(ctx: AppContext, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {
+export async function readSnapshot(ctx: LinkDeps, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {
   const row = ctx.files.findOfType(orgId, ref, "link");
   const bytes = row.snapshot_blob_key ? await readObject(ctx.blobs, row.snapshot_blob_key) : null;
   if (!bytes) throw new ApiError("SNAPSHOT_NOT_READY", `link ${row.id} has no snapshot yet (crawl_status ${row.crawl_status})`);

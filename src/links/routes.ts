@@ -1,6 +1,6 @@
 /** HTTP binding of links (Mediabox extension; documented in docs/links.md): save, save many, recrawl, snapshot. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { LinkDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
@@ -43,7 +43,7 @@ const BatchResult = t.Object(
   { title: "LinkBatchResult" },
 );
 
-export function linkRoutes(ctx: AppContext) {
+export function linkRoutes(ctx: LinkDeps) {
   return new Elysia({ tags: ["Links"] })
     .use(permissions)
     .post(

@@ -4,7 +4,7 @@
  * Written here alone. A keyframe's vector is stored under `<file id>#k<index>` beside the
  * poster's under the file id, so similar-image search can answer with the video and the moment.
  */
-import type { AppContext } from "../context.ts";
+import type { VideoDeps } from "./deps.ts";
 import { keyframeBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import type { KeyFrame } from "./frames.ts";
@@ -45,7 +45,7 @@ export function parseItemId(itemId: string): { fileId: string; keyframeIndex: nu
   return { fileId: itemId.slice(0, at), keyframeIndex: Number(itemId.slice(at + ITEM_SEPARATOR.length)) };
 }
 
-export function keyframesOf(ctx: Pick<AppContext, "db">, fileId: string): StoredKeyframe[] {
+export function keyframesOf(ctx: Pick<VideoDeps, "db">, fileId: string): StoredKeyframe[] {
   return ctx.db
     .query<KeyframeRow, [string]>("SELECT * FROM video_keyframes WHERE file_id = ? ORDER BY frame_index")
     .all(fileId)
@@ -63,7 +63,7 @@ export function keyframesOf(ctx: Pick<AppContext, "db">, fileId: string): Stored
 }
 
 /** The time of every keyframe of these files, by its vector item id. */
-export function keyframeTimes(ctx: Pick<AppContext, "db">, fileIds: string[]): Map<string, number> {
+export function keyframeTimes(ctx: Pick<VideoDeps, "db">, fileIds: string[]): Map<string, number> {
   const rows = ctx.db
     .query<{ file_id: string; frame_index: number; time_seconds: number }, [string]>(
       "SELECT file_id, frame_index, time_seconds FROM video_keyframes WHERE file_id IN (SELECT value FROM json_each(?))",
@@ -73,7 +73,7 @@ export function keyframeTimes(ctx: Pick<AppContext, "db">, fileIds: string[]): M
 }
 
 /** Removes a file's keyframes: blobs, vectors and rows (before sampling again, and at purge). */
-export async function removeKeyframes(ctx: AppContext, fileId: string): Promise<void> {
+export async function removeKeyframes(ctx: VideoDeps, fileId: string): Promise<void> {
   const frames = keyframesOf(ctx, fileId);
   if (!frames.length) return;
   for (const frame of frames) await ctx.blobs.delete(frame.blobKey);
@@ -83,7 +83,7 @@ export async function removeKeyframes(ctx: AppContext, fileId: string): Promise<
 }
 
 /** Stores freshly sampled frames (after removeKeyframes), the poster marked. */
-export async function storeKeyframes(ctx: AppContext, file: Pick<FileRow, "id" | "org_id">, frames: KeyFrame[], posterIndex: number | null): Promise<StoredKeyframe[]> {
+export async function storeKeyframes(ctx: VideoDeps, file: Pick<FileRow, "id" | "org_id">, frames: KeyFrame[], posterIndex: number | null): Promise<StoredKeyframe[]> {
   const stored: StoredKeyframe[] = [];
   for (const [index, frame] of frames.entries()) {
     const blobKey = keyframeBlobKey(file.org_id, file.id, index);
@@ -100,10 +100,10 @@ export async function storeKeyframes(ctx: AppContext, file: Pick<FileRow, "id" |
   return stored;
 }
 
-export function frameTextRead(ctx: Pick<AppContext, "db">, fileId: string, index: number, text: string | null): void {
+export function frameTextRead(ctx: Pick<VideoDeps, "db">, fileId: string, index: number, text: string | null): void {
   ctx.db.query("UPDATE video_keyframes SET visible_text = ? WHERE file_id = ? AND frame_index = ?").run(text, fileId, index);
 }
 
-export function frameAnalysed(ctx: Pick<AppContext, "db">, fileId: string, index: number, objects: { label: string; score: number }[], faces: number): void {
+export function frameAnalysed(ctx: Pick<VideoDeps, "db">, fileId: string, index: number, objects: { label: string; score: number }[], faces: number): void {
   ctx.db.query("UPDATE video_keyframes SET objects = ?, faces = ? WHERE file_id = ? AND frame_index = ?").run(JSON.stringify(objects), faces, fileId, index);
 }

@@ -1,10 +1,10 @@
 /** Videos: probed, given a poster and keyframes, and analysed frame by frame by the video pipeline. */
-import type { AppContext } from "../context.ts";
+import type { VideoDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
 import { removeKeyframes } from "./keyframe-store.ts";
 import { runVideoPipeline } from "./video-pipeline.ts";
 
-export function videoKind(ctx: AppContext): MediaKind {
+export function videoKind(ctx: VideoDeps): MediaKind {
   return {
     type: "video",
     pipeline: {

@@ -9,7 +9,7 @@
  * are given back when no description is made.
  */
 import sharp from "sharp";
-import type { AppContext } from "../context.ts";
+import type { VideoDeps } from "./deps.ts";
 import { errorMessage } from "../errors.ts";
 import { saveExtraction } from "../extractions/extractions.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
@@ -36,7 +36,7 @@ import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL,
 /** Detectors look at this many keyframes at most, spread over the video (each costs ~250 ms). */
 const ANALYSED_FRAMES = 12;
 
-interface VideoWork extends FileWork<AppContext> {
+interface VideoWork extends FileWork<VideoDeps> {
   source: ObjectOnDisk | null;
   probe: VideoProbe | null;
   /** Why the video is not analysed beyond its probe (a configured limit), or null. */
@@ -288,7 +288,7 @@ function truncationNote(probe: VideoProbe): string {
 }
 
 /** The reserved description credits go back when no description was made. */
-function settleCredits(ctx: AppContext, fileId: string): void {
+function settleCredits(ctx: VideoDeps, fileId: string): void {
   const row = ctx.files.byId(fileId);
   if (!row || row.reserved_credits <= 0 || row.description_status === "completed" || row.description_status === "pending") return;
   ctx.db.transaction(() => {
@@ -297,7 +297,7 @@ function settleCredits(ctx: AppContext, fileId: string): void {
   })();
 }
 
-export async function runVideoPipeline(ctx: AppContext, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runVideoPipeline(ctx: VideoDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const work: VideoWork = { ctx, job, file, outcomes: {}, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [], framesRead: 0 };
   try {
     await runStages(work, VIDEO_STAGES);

@@ -6,11 +6,14 @@
  */
 import type { ImageAnalyzers } from "./analyzers.ts";
 import type { IngestDeps } from "../ingest/deps.ts";
+import type { BackgroundWork } from "../jobs/background-work.ts";
 import type { OcrRouter } from "../ocr/ocr-router.ts";
 import type { StageRunnerDeps } from "../processing/stage-runner.ts";
 import type { VectorIndex } from "../vectors/vector-index.ts";
 
 export interface ImageDeps extends IngestDeps, StageRunnerDeps {
+  /** Files being analysed, which work that can wait (model preparation, re-embedding) gives way to. */
+  background: BackgroundWork;
   /** Image models (detectors, embeddings, captioning), loaded lazily. */
   images: ImageAnalyzers;
   /** Text recognition for images, scanned pages and video frames (PP-OCR or tesseract by kind), loaded lazily. */

@@ -66,6 +66,8 @@ import { intentRoutes } from "./ingest/intent-routes.ts";
 import { ingestRoutes } from "./ingest/routes.ts";
 import { jobRoutes } from "./jobs/routes.ts";
 import { duplicateRoutes } from "./library/duplicate-routes.ts";
+import { peopleClusterQueue } from "./people/people-jobs.ts";
+import { peopleRoutes } from "./library/people-routes.ts";
 import { photoLibraryRoutes } from "./library/photo-routes.ts";
 import { libraryRoutes } from "./library/routes.ts";
 import { imageRoutes } from "./images/routes.ts";
@@ -172,6 +174,7 @@ function registerWork(ctx: AppContext): void {
   jobs.register(rulesApplyQueue(ctx));
   jobs.register(webhookDeliverQueue(ctx));
   jobs.register(mailPollQueue(ctx));
+  jobs.register(peopleClusterQueue(ctx));
   automateProcessedFiles(ctx);
   sendBatchEvents(ctx);
   recoverInterruptedUploads(ctx);
@@ -261,6 +264,7 @@ export function createApp(ctx: AppContext) {
     .use(libraryRoutes(ctx))
     .use(photoLibraryRoutes(ctx))
     .use(duplicateRoutes(ctx))
+    .use(peopleRoutes(ctx))
     .use(imageRoutes(ctx))
     .use(documentRoutes(ctx))
     .use(linkRoutes(ctx))

@@ -65,6 +65,8 @@ export const ERRORS = {
   INVITATION_NOT_FOUND: { status: 404, meaning: "no pending invitation of that address in the organization (accepted, revoked or expired)" },
   API_KEY_NOT_FOUND: { status: 404, meaning: "API key id not in the organization" },
   RULE_NOT_FOUND: { status: 404, meaning: "rule id not in the organization" },
+  PERSON_NOT_FOUND: { status: 404, meaning: "person id not in the organization (or merged into another)" },
+  FACE_NOT_FOUND: { status: 404, meaning: "face id not in the organization (or its file was reprocessed or purged)" },
   WEBHOOK_NOT_FOUND: { status: 404, meaning: "webhook id not in the organization" },
   WEBHOOK_DELIVERY_NOT_FOUND: { status: 404, meaning: "webhook delivery id not in the organization" },
   MAIL_ACCOUNT_NOT_FOUND: { status: 404, meaning: "mail account id not in the organization" },

@@ -62,6 +62,10 @@ test("only duplicates/duplicate-store.ts writes fingerprints and near-duplicate 
   for (const table of ["image_fingerprints", "duplicate_pairs"]) expect(await writersOf(table, ["duplicates/duplicate-store.ts"])).toEqual([]);
 });
 
+test("only people/people.ts writes faces and people", async () => {
+  for (const table of ["faces", "people"]) expect(await writersOf(table, ["people/people.ts"])).toEqual([]);
+});
+
 test("only camera/camera-facts.ts writes camera facts", async () => {
   expect(await writersOf("camera_facts", ["camera/camera-facts.ts"])).toEqual([]);
 });

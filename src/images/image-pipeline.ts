@@ -30,6 +30,8 @@ import { errorMessage } from "../errors.ts";
 import { storeCameraFacts } from "../camera/camera-facts.ts";
 import { recordFingerprint } from "../duplicates/duplicate-store.ts";
 import { fingerprint } from "../duplicates/fingerprint.ts";
+import { storeFaces } from "../people/people.ts";
+import { enqueueClustering } from "../people/people-jobs.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
 interface ImageWork extends FileWork<ImageDeps> {
@@ -210,6 +212,19 @@ const objectsStage: Stage<ImageWork> = {
   },
 };
 
+/** Faces large enough to recognize, each with its embedding, given the person of the most similar face (src/people/). */
+const facesStage: Stage<ImageWork> = {
+  name: "faces",
+  // When the detectors already looked and found no face, there is none to recognize.
+  appliesTo: (work) => work.analysis?.faces !== 0 || "no face detected",
+  async run(work) {
+    const { ctx, file } = work;
+    const faces = await ctx.images.vision.faces(variantData(rendered(work), EMBEDDED_VARIANT));
+    const joined = await storeFaces(ctx, file, faces);
+    if (faces.length > joined) enqueueClustering(ctx, file.org_id);
+  },
+};
+
 const descriptionStage: Stage<ImageWork> = {
   name: "description",
   appliesTo: ({ file }) => wantsDescription(file) || (file.description_error ?? "auto_describe is false"),
@@ -287,7 +302,7 @@ const complianceStage: Stage<ImageWork> = {
 };
 
 /** Every image goes through these, in this order. */
-export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, duplicatesStage, objectsStage, descriptionStage, customSchemaStage, complianceStage];
+export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, duplicatesStage, objectsStage, facesStage, descriptionStage, customSchemaStage, complianceStage];
 
 export async function runImagePipeline(ctx: ImageDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;

@@ -271,7 +271,7 @@ export async function detectRegions(
         const part = tile ? rt.tf.slice(input, [tile.top, tile.left, 0], [tile.size, tile.size, 3]) : input;
         try {
           // Human merges a per-call config into its own for good, so both switches are always given.
-          const result = await rt.human.detect(part, { face: { enabled: region.faces }, object: { enabled: region.objects } });
+          const result = await rt.human.detect(part, { face: { enabled: region.faces, description: { enabled: false } }, object: { enabled: region.objects } });
           if (result.error) throw new Error(`detection failed: ${result.error}`);
           results.push({
             objects: result.object,
@@ -283,6 +283,44 @@ export async function detectRegions(
         }
       }
       return results;
+    } finally {
+      input.dispose();
+    }
+  });
+}
+
+export interface FaceDescriptor {
+  /** Pixels of the input: x, y, width, height. */
+  box: { x: number; y: number; w: number; h: number };
+  score: number;
+  /** Human's faceres descriptor (1024 values), as the model gives it. */
+  embedding: Float32Array;
+}
+
+const faceresReady = once(async () => {
+  const rt = await humanReady();
+  const { humanModelsDir: HUMAN_MODELS_DIR } = await modules();
+  for (const file of ["faceres.json", "faceres.bin"]) {
+    await access(path.join(HUMAN_MODELS_DIR, file)).catch(() => {
+      throw new Error(`vision model file missing: ${path.join(HUMAN_MODELS_DIR, file)} (reinstall @vladmandic/human)`);
+    });
+  }
+  await exclusive(() => rt.human.load({ face: { description: { enabled: true } } }));
+  if (!rt.human.models.stats().modelStats.find((m) => m.name === "faceres")?.loaded) throw new Error(`could not load the faceres model from ${HUMAN_MODELS_DIR}`);
+  return rt;
+});
+
+/** BlazeFace faces of one RGB image with Human's faceres descriptor of each (the face-recognition embedding). */
+export async function detectFaceDescriptors(rgb: Uint8Array, width: number, height: number): Promise<FaceDescriptor[]> {
+  const rt = await faceresReady();
+  return exclusive(async () => {
+    const input = rt.tf.tensor3d(rgb, [height, width, 3], "int32");
+    try {
+      const result = await rt.human.detect(input, { face: { enabled: true, description: { enabled: true } }, object: { enabled: false } });
+      if (result.error) throw new Error(`face detection failed: ${result.error}`);
+      return result.face
+        .filter((f) => (f.embedding?.length ?? 0) > 0)
+        .map((f) => ({ box: { x: f.box[0], y: f.box[1], w: f.box[2], h: f.box[3] }, score: f.score, embedding: Float32Array.from(f.embedding!) }));
     } finally {
       input.dispose();
     }

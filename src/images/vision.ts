@@ -8,7 +8,7 @@
  * never from the network. Models load lazily on first use.
  */
 import sharp, { type Sharp } from "sharp";
-import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
+import { COCO_LABELS, detectFaceDescriptors, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
 import { detectWithTiles } from "./vision-tiles.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
@@ -22,6 +22,17 @@ export interface DetectedObject {
   /** Normalized to 0..1 of the (EXIF-rotated) image. */
   box: { x_min: number; y_min: number; x_max: number; y_max: number };
 }
+
+export interface RecognizedFace {
+  /** Normalized 0-1. */
+  box: { x_min: number; y_min: number; x_max: number; y_max: number };
+  score: number;
+  /** Unit-length face-recognition embedding (Human's faceres, 1024 values). */
+  embedding: Float32Array;
+}
+
+/** Faces smaller than this (pixels of the analysed copy, longest side 1024) are too small to recognize reliably. */
+const MIN_FACE_SIDE = 32;
 
 export interface ImageAnalysis {
   objects: DetectedObject[];
@@ -104,6 +115,31 @@ export class VisionModels {
       }
       const objects = [...best.values()].sort((a, b) => b.score - a.score).slice(0, MAX_OBJECTS);
       return { objects, faces: raw.faces, people: raw.people };
+    });
+  }
+
+  /**
+   * Faces large enough to recognize (at least MIN_FACE_SIDE px on the analysed copy), each with
+   * its box (0-1 of the image), detection score and an L2-normalized faceres embedding.
+   */
+  faces(image: Buffer): Promise<RecognizedFace[]> {
+    return this.track(async () => {
+      const { data, width, height } = await decode(image, (s) =>
+        s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
+      );
+      const found = await detectFaceDescriptors(data, width, height);
+      return found
+        .filter((f) => Math.min(f.box.w, f.box.h) >= MIN_FACE_SIDE)
+        .map((f) => ({
+          box: {
+            x_min: clamp01(f.box.x / width),
+            y_min: clamp01(f.box.y / height),
+            x_max: clamp01((f.box.x + f.box.w) / width),
+            y_max: clamp01((f.box.y + f.box.h) / height),
+          },
+          score: f.score,
+          embedding: l2Normalize(f.embedding),
+        }));
     });
   }
 

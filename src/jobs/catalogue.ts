@@ -33,6 +33,8 @@ export interface JobPayloads {
   "webhook.deliver": { deliveryId: string };
   /** Takes the new messages of one mail account (mail/mail-intake.ts). */
   "mail.poll": { accountId: string };
+  /** Clusters an organization's faces that have no person yet into new people (people/people-jobs.ts). */
+  "people.cluster": { orgId: string };
   /** Deletes an export's file once its download link has expired. */
   "export.expire": { key: string };
 }

@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { MemoryScan } from "./memory-scan.ts";
 
-export type VectorPurpose = "image" | "text";
+export type VectorPurpose = "image" | "text" | "face";
 
 export interface Neighbour {
   itemId: string;

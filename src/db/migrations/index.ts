@@ -26,6 +26,7 @@ import watchedFolders from "./021_watched_folders.ts";
 import cameraFacts from "./022_camera_facts.ts";
 import mailAccounts from "./023_mail_accounts.ts";
 import nearDuplicates from "./024_near_duplicates.ts";
+import people from "./025_people.ts";
 
 export interface Migration {
   version: number;
@@ -58,4 +59,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 22, name: "camera_facts", sql: cameraFacts },
   { version: 23, name: "mail_accounts", sql: mailAccounts },
   { version: 24, name: "near_duplicates", sql: nearDuplicates },
+  { version: 25, name: "people", sql: people },
 ];

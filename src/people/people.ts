@@ -1,0 +1,272 @@
+/**
+ * People in the database: the faces found in an image (their embeddings in the "face" vector
+ * space), who each face is, and the people of an organization with their names, hidden flag and
+ * merges. This module alone writes `faces` and `people`. Counts and listings see live files only.
+ */
+import type { Database } from "bun:sqlite";
+import { isoAt, type Clock } from "../clock.ts";
+import { ApiError } from "../errors.ts";
+import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
+import { CLUSTERING, clusterFaces, personFor, type ClusterFace } from "./clustering.ts";
+
+/** The model name of the face space: Human's faceres descriptor. */
+export const FACE_MODEL = "human-faceres";
+export const FACE_DIMENSION = 1024;
+/** Faces compared with a new face. */
+const NEIGHBOURS = 16;
+
+export interface FoundFace {
+  box: { x_min: number; y_min: number; x_max: number; y_max: number };
+  score: number;
+  embedding: Float32Array;
+}
+
+export interface PeopleDeps {
+  db: Database;
+  clock: Clock;
+  vectors: VectorIndex;
+}
+
+const faceSpace = (vectors: VectorIndex): VectorSpace => vectors.open("face", FACE_MODEL, FACE_DIMENSION);
+
+/** Removes a file's faces and their vectors (before its faces are found again, or when it is purged). */
+export function removeFaces(deps: Pick<PeopleDeps, "db" | "vectors">, fileId: string): void {
+  const ids = deps.db.query<{ id: string }, [string]>("SELECT id FROM faces WHERE file_id = ?").all(fileId).map((f) => f.id);
+  if (!ids.length) return;
+  for (const space of deps.vectors.all("face")) space.remove(ids);
+  deps.db.query("DELETE FROM faces WHERE file_id = ?").run(fileId);
+}
+
+/**
+ * Stores the faces found in an image (replacing those of an earlier run) and gives each the
+ * person of its nearest face from another photo when similar enough. Returns how many joined a person.
+ */
+export async function storeFaces(deps: PeopleDeps, file: { id: string; org_id: string }, faces: FoundFace[]): Promise<number> {
+  const { db, clock } = deps;
+  removeFaces(deps, file.id);
+  if (!faces.length) return 0;
+  const space = faceSpace(deps.vectors);
+  const now = isoAt(clock.now());
+  const stored = faces.map((face) => ({ id: crypto.randomUUID(), face }));
+  // Assignment looks at the faces stored before this file's (its own are never the same person).
+  const assigned = await Promise.all(stored.map(async ({ face }) => personFor(file.id, await neighbours(db, space, file.org_id, face.embedding))));
+  db.transaction(() => {
+    const insert = db.query(
+      "INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    );
+    stored.forEach(({ id, face }, i) => {
+      insert.run(id, file.id, file.org_id, assigned[i]!, face.box.x_min, face.box.y_min, face.box.x_max, face.box.y_max, Math.round(face.score * 1000) / 1000, now);
+      space.upsert(id, file.org_id, face.embedding);
+    });
+    touchPeople(db, now, assigned);
+  })();
+  return assigned.filter(Boolean).length;
+}
+
+async function neighbours(db: Database, space: VectorSpace, orgId: string, vector: Float32Array) {
+  const near = await space.nearest(orgId, vector, NEIGHBOURS);
+  if (!near.length) return [];
+  const rows = db
+    .query<{ id: string; file_id: string; person_id: string | null }, string[]>(
+      `SELECT fa.id, fa.file_id, fa.person_id FROM faces fa JOIN files f ON f.id = fa.file_id
+        WHERE f.deleted_at IS NULL AND fa.id IN (${near.map(() => "?").join(",")})`,
+    )
+    .all(...near.map((n) => n.itemId));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return near.flatMap((n) => {
+    const row = byId.get(n.itemId);
+    return row ? [{ faceId: row.id, fileId: row.file_id, personId: row.person_id, similarity: n.similarity }] : [];
+  });
+}
+
+function touchPeople(db: Database, now: string, personIds: (string | null)[]): void {
+  for (const id of new Set(personIds.filter((p): p is string => p !== null))) db.query("UPDATE people SET updated_at = ? WHERE id = ?").run(now, id);
+}
+
+/**
+ * The periodic clustering: the organization's faces without a person are clustered among
+ * themselves (clustering.ts); each cluster becomes a new person. Faces already given a person are
+ * never moved, so names, merges and hidden flags stay. Returns how many people were made.
+ */
+export function clusterUnassigned(deps: PeopleDeps, orgId: string): { people: number; faces: number } {
+  const { db, clock } = deps;
+  const space = deps.vectors.find("face", FACE_MODEL);
+  if (!space) return { people: 0, faces: 0 };
+  const rows = db
+    .query<{ id: string; file_id: string }, [string]>(
+      `SELECT fa.id, fa.file_id FROM faces fa JOIN files f ON f.id = fa.file_id WHERE fa.org_id = ? AND fa.person_id IS NULL AND f.deleted_at IS NULL`,
+    )
+    .all(orgId);
+  const faces: ClusterFace[] = rows.flatMap((r) => {
+    const vector = space.get(r.id);
+    return vector ? [{ id: r.id, fileId: r.file_id, vector }] : [];
+  });
+  const clusters = clusterFaces(faces, CLUSTERING);
+  const now = isoAt(clock.now());
+  db.transaction(() => {
+    for (const members of clusters) {
+      const personId = crypto.randomUUID();
+      db.query("INSERT INTO people (id, org_id, name, hidden, created_at, updated_at) VALUES (?, ?, NULL, 0, ?, ?)").run(personId, orgId, now, now);
+      const assign = db.query("UPDATE faces SET person_id = ? WHERE id = ? AND person_id IS NULL");
+      for (const faceId of members) assign.run(personId, faceId);
+    }
+  })();
+  return { people: clusters.length, faces: clusters.reduce((n, c) => n + c.length, 0) };
+}
+
+export interface Person {
+  id: string;
+  name: string | null;
+  hidden: boolean;
+  faceCount: number;
+  fileCount: number;
+  /** The face shown for the person: the most confident of the largest faces. */
+  cover: { faceId: string; fileId: string; box: FoundFace["box"] } | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+interface PersonRow {
+  id: string;
+  name: string | null;
+  hidden: number;
+  created_at: string;
+  updated_at: string;
+  face_count: number;
+  file_count: number;
+}
+
+const PERSON_SELECT = `SELECT p.id, p.name, p.hidden, p.created_at, p.updated_at,
+    count(fa.id) AS face_count, count(DISTINCT fa.file_id) AS file_count
+  FROM people p JOIN faces fa ON fa.person_id = p.id JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL`;
+
+function coverOf(db: Database, personId: string): Person["cover"] {
+  const row = db
+    .query<{ id: string; file_id: string; x_min: number; y_min: number; x_max: number; y_max: number }, [string]>(
+      `SELECT fa.id, fa.file_id, fa.x_min, fa.y_min, fa.x_max, fa.y_max FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL
+        WHERE fa.person_id = ? ORDER BY (fa.x_max - fa.x_min) * (fa.y_max - fa.y_min) * fa.score DESC, fa.id LIMIT 1`,
+    )
+    .get(personId);
+  return row ? { faceId: row.id, fileId: row.file_id, box: { x_min: row.x_min, y_min: row.y_min, x_max: row.x_max, y_max: row.y_max } } : null;
+}
+
+function toPerson(db: Database, row: PersonRow): Person {
+  return {
+    id: row.id,
+    name: row.name,
+    hidden: row.hidden === 1,
+    faceCount: row.face_count,
+    fileCount: row.file_count,
+    cover: coverOf(db, row.id),
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/** The organization's people with at least one face in a live file: named first (by name), then by how many files show them. */
+export function listPeople(db: Database, orgId: string, options: { includeHidden: boolean; limit: number; offset: number }): { people: Person[]; total: number } {
+  const where = `p.org_id = ?${options.includeHidden ? "" : " AND p.hidden = 0"}`;
+  const total = db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM (${PERSON_SELECT} WHERE ${where} GROUP BY p.id)`).get(orgId)!.n;
+  const rows = db
+    .query<PersonRow, [string, number, number]>(
+      `${PERSON_SELECT} WHERE ${where} GROUP BY p.id ORDER BY p.name IS NULL, p.name COLLATE NOCASE, file_count DESC, p.created_at, p.id LIMIT ? OFFSET ?`,
+    )
+    .all(orgId, options.limit, options.offset);
+  return { people: rows.map((row) => toPerson(db, row)), total };
+}
+
+/** A person of the organization (404 PERSON_NOT_FOUND otherwise, and for one with no live face left). */
+export function getPerson(db: Database, orgId: string, personId: string): Person {
+  const row = db.query<PersonRow, [string, string]>(`${PERSON_SELECT} WHERE p.org_id = ? AND p.id = ? GROUP BY p.id`).get(orgId, personId.toLowerCase());
+  if (!row) throw new ApiError("PERSON_NOT_FOUND", `person ${personId} not found`);
+  return toPerson(db, row);
+}
+
+/** Live files showing the person, newest taken first. */
+export function personFileIds(db: Database, orgId: string, personId: string, limit: number, offset: number): { ids: string[]; total: number } {
+  getPerson(db, orgId, personId);
+  const from = `FROM files f WHERE f.deleted_at IS NULL AND f.org_id = ? AND f.id IN (SELECT file_id FROM faces WHERE person_id = ?)`;
+  const total = db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n ${from}`).get(orgId, personId.toLowerCase())!.n;
+  const ids = db
+    .query<{ id: string }, [string, string, number, number]>(`SELECT f.id ${from} ORDER BY f.content_created_at DESC, f.created_at DESC, f.id LIMIT ? OFFSET ?`)
+    .all(orgId, personId.toLowerCase(), limit, offset)
+    .map((r) => r.id);
+  return { ids, total };
+}
+
+export function updatePerson(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, personId: string, changes: { name?: string | null; hidden?: boolean }): Person {
+  const { db, clock } = deps;
+  const person = getPerson(db, orgId, personId);
+  const name = changes.name === undefined ? person.name : changes.name?.trim() || null;
+  const hidden = changes.hidden ?? person.hidden;
+  db.query("UPDATE people SET name = ?, hidden = ?, updated_at = ? WHERE id = ?").run(name, hidden ? 1 : 0, isoAt(clock.now()), person.id);
+  return getPerson(db, orgId, person.id);
+}
+
+/** Moves every face of `sources` to `target` and removes the sources; the target keeps its name (or takes the first source's name when it has none). */
+export function mergePeople(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, targetId: string, sourceIds: string[]): Person {
+  const { db, clock } = deps;
+  const target = getPerson(db, orgId, targetId);
+  const sources = sourceIds.map((id) => getPerson(db, orgId, id));
+  if (sources.some((s) => s.id === target.id)) throw new ApiError("VALIDATION_ERROR", "person_ids: a person cannot be merged into itself");
+  db.transaction(() => {
+    for (const source of sources) {
+      db.query("UPDATE faces SET person_id = ? WHERE person_id = ?").run(target.id, source.id);
+      db.query("DELETE FROM people WHERE id = ?").run(source.id);
+    }
+    const name = target.name ?? sources.find((s) => s.name)?.name ?? null;
+    db.query("UPDATE people SET name = ?, updated_at = ? WHERE id = ?").run(name, isoAt(clock.now()), target.id);
+  })();
+  return getPerson(db, orgId, target.id);
+}
+
+export interface FaceView {
+  id: string;
+  fileId: string;
+  personId: string | null;
+  personName: string | null;
+  box: FoundFace["box"];
+  score: number;
+}
+
+/** The faces found in a file, largest first. */
+export function facesOfFile(db: Database, fileId: string): FaceView[] {
+  return db
+    .query<{ id: string; file_id: string; person_id: string | null; name: string | null; x_min: number; y_min: number; x_max: number; y_max: number; score: number }, [string]>(
+      `SELECT fa.id, fa.file_id, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score FROM faces fa LEFT JOIN people p ON p.id = fa.person_id
+        WHERE fa.file_id = ? ORDER BY (fa.x_max - fa.x_min) * (fa.y_max - fa.y_min) DESC, fa.id`,
+    )
+    .all(fileId)
+    .map((r) => ({ id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score }));
+}
+
+/**
+ * "Same person" search: the faces most like this one in other live files of the organization,
+ * whoever they were clustered into, most similar first, down to the same-person threshold.
+ */
+export async function similarFaces(deps: Pick<PeopleDeps, "db" | "vectors">, orgId: string, faceId: string, limit: number): Promise<(FaceView & { similarity: number })[]> {
+  const { db } = deps;
+  const face = db.query<{ id: string; file_id: string }, [string, string]>("SELECT id, file_id FROM faces WHERE id = ? AND org_id = ?").get(faceId.toLowerCase(), orgId);
+  const space = deps.vectors.find("face", FACE_MODEL);
+  const vector = face && space ? space.get(face.id) : null;
+  if (!face || !space || !vector) throw new ApiError("FACE_NOT_FOUND", `face ${faceId} not found`);
+  const near = await space.nearest(orgId, vector, Math.min(4096, limit * 4 + 16));
+  const found = near.filter((n) => n.itemId !== face.id && n.similarity >= CLUSTERING.samePerson);
+  if (!found.length) return [];
+  const rows = db
+    .query<{ id: string; file_id: string; person_id: string | null; name: string | null; x_min: number; y_min: number; x_max: number; y_max: number; score: number }, string[]>(
+      `SELECT fa.id, fa.file_id, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score FROM faces fa
+         JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL LEFT JOIN people p ON p.id = fa.person_id
+        WHERE fa.file_id != ? AND fa.id IN (${found.map(() => "?").join(",")})`,
+    )
+    .all(face.file_id, ...found.map((n) => n.itemId));
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return found
+    .flatMap((n) => {
+      const r = byId.get(n.itemId);
+      if (!r) return [];
+      const box = { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max };
+      return [{ id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box, score: r.score, similarity: Math.round(n.similarity * 10_000) / 10_000 }];
+    })
+    .slice(0, limit);
+}

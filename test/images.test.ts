@@ -250,7 +250,7 @@ describe("OCR", () => {
     const file = await processed(tenant, await upload(tenant, image, "bars.png", { auto_describe: "false" }));
     expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("PP-OCR (ppocr)");
     expect(file.text_regions.map((r: { text: string }) => r.text)).toEqual(["I I", "I"]);
-    expect(file.visible_text).toBe("I I\nI");
+    expect(file.visible_text).toBe("I I\n\nI");
     expect(file.text_regions[0].bounding_box.y_max).toBeLessThan(file.text_regions[1].bounding_box.y_min);
   });
 });

@@ -170,19 +170,19 @@ describe("PP-OCR through onnxruntime (fixture models)", () => {
     expect(result.regions).toHaveLength(2);
     const [row, below] = result.regions;
     expect(row!.words!.map((w) => w.text)).toEqual(["I", "I"]);
-    // The bars span x 100..160 and 400..460, y 100..180 of 800x600: the row's box is the detector's
-    // grown cores around both; each word's box is placed from the recognizer's time steps (about
-    // 11 px each here), so it lies within a step of its bar.
+    // The bars span x 100..160 and 400..460, y 100..180 of 800x600. The detector's boxes are grown
+    // well past them; the reported boxes hug the ink found in the line's strip (a pixel or two).
+    const near = (actual: number, expected: number, size: number) => expect(Math.abs(actual - expected / size)).toBeLessThan(3 / size);
     const box = row!.bounding_box;
-    expect(box.x_min).toBeLessThanOrEqual(100 / 800);
-    expect(box.x_max).toBeGreaterThanOrEqual(460 / 800);
-    expect(box.y_min).toBeLessThanOrEqual(100 / 600);
-    expect(box.y_max).toBeGreaterThanOrEqual(180 / 600);
+    near(box.x_min, 100, 800);
+    near(box.x_max, 460, 800);
+    near(box.y_min, 100, 600);
+    near(box.y_max, 180, 600);
     const [first, second] = row!.words!.map((w) => w.bounding_box);
-    for (const [word, x0, x1] of [[first!, 100, 160], [second!, 400, 460]] as const) {
-      expect(Math.abs(word.x_min - x0 / 800)).toBeLessThan(16 / 800);
-      expect(Math.abs(word.x_max - x1 / 800)).toBeLessThan(16 / 800);
-    }
+    near(first!.x_min, 100, 800);
+    near(first!.x_max, 160, 800);
+    near(second!.x_min, 400, 800);
+    near(second!.x_max, 460, 800);
     expect(below!.bounding_box.y_min).toBeGreaterThan(350 / 600);
     // Kept lines read at >= 0.5 (RapidOCR's text score); steps straddling a bar's edge are only partly dark.
     expect(row!.confidence).toBeGreaterThanOrEqual(0.5);

@@ -131,4 +131,24 @@ export const CATALOGUE: ModelPackage[] = [
     licenseFile: "LICENSE",
     description: "YOLOv8n trained on DocLayNet, 1024 px input: page regions (text, titles, lists, tables, figures, captions, footnotes, formulas, headers, footers) for PDF layout",
   },
+  {
+    name: "ppocr",
+    role: "ocr",
+    registry: "pypi",
+    package: "rapidocr",
+    version: "3.10.0",
+    sha256: "2fc34e26cd0f48514804a94f8832283039c7334076bff60768b1fed9ad068050",
+    // The wheel carries RapidOCR's default ONNX models; the recognizer's alphabet is in rec.onnx's
+    // metadata (src/ocr/ppocr/ppocr-reader.ts reads it there).
+    files: {
+      "det.onnx": { from: "rapidocr/models/PP-OCRv6_det_small.onnx", sha256: "090f04abcd9d9a7498bc4ebf677e4cb9bdce1fe4197ddb7e529f1ef44e1ff94f" },
+      "rec.onnx": { from: "rapidocr/models/PP-OCRv6_rec_small.onnx", sha256: "6f327246b50388f3c176ae304bd95767ea6dc0c9ae92153ef8cbe210b3c14884" },
+      "cls.onnx": { from: "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx", sha256: "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c" },
+      LICENSE: { from: "rapidocr-3.10.0.dist-info/licenses/LICENSE", sha256: "3e0af25fdd06aa9586ae97adb00ea927ebe5a3805ac77d2d3a81ce5f55693333" },
+      "MODEL_LICENSES.md": { from: "rapidocr-3.10.0.dist-info/licenses/MODEL_LICENSES.md", sha256: "c5fd0e8603d3df743355b546121e6fe0f4ef8ff455c5a85c1681fd3ae520e153" },
+    },
+    license: "Apache-2.0",
+    licenseFile: "MODEL_LICENSES.md",
+    description: "PaddleOCR PP-OCRv6 small text detector and recognizer with the v2.0 mobile angle classifier (RapidOCR's ONNX exports): photos, receipts and video frames",
+  },
 ];

@@ -83,3 +83,41 @@ export function sampleLine(image: RawImage, frame: LineFrame, target: Float32Arr
     }
   }
 }
+
+/**
+ * Where the ink of a sampled line (as sampleLine wrote it) lies, as fractions of its height (top,
+ * bottom) and of its width (left, right): the detector's boxes are grown well past the letters
+ * (its unclip), which is right for reading but loose for showing where the text is. A row or
+ * column holds ink when some pixel in it differs from the strip's typical (median) shade by at
+ * least a third of the largest such difference; a strip without contrast keeps its whole extent.
+ */
+export function inkBounds(target: Float32Array, offset: number, height: number, stride: number, width: number): { top: number; bottom: number; left: number; right: number } {
+  const plane = height * stride;
+  const shades = new Float32Array(height * width);
+  for (let row = 0; row < height; row++) {
+    for (let col = 0; col < width; col++) {
+      const at = offset + row * stride + col;
+      shades[row * width + col] = (target[at]! + target[at + plane]! + target[at + 2 * plane]!) / 3;
+    }
+  }
+  const background = [...shades].sort((a, b) => a - b)[Math.floor(shades.length / 2)] ?? 0;
+  const rows = new Float32Array(height);
+  const cols = new Float32Array(width);
+  for (let row = 0; row < height; row++) {
+    for (let col = 0; col < width; col++) {
+      const contrast = Math.abs(shades[row * width + col]! - background);
+      if (contrast > rows[row]!) rows[row] = contrast;
+      if (contrast > cols[col]!) cols[col] = contrast;
+    }
+  }
+  const strongest = Math.max(...rows);
+  // Below ~10 grey levels (on the -1..1 scale) there is no ink to find.
+  if (strongest < 0.08) return { top: 0, bottom: 1, left: 0, right: 1 };
+  const inked = (c: number) => c >= strongest / 3;
+  return {
+    top: rows.findIndex(inked) / height,
+    bottom: (rows.findLastIndex(inked) + 1) / height,
+    left: cols.findIndex(inked) / width,
+    right: (cols.findLastIndex(inked) + 1) / width,
+  };
+}

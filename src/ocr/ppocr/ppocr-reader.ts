@@ -13,7 +13,7 @@ import path from "node:path";
 import * as ort from "onnxruntime-node";
 import { boxesFromProbabilityMap, DEFAULT_DB, type DetectedBox, mergeLineOverlaps, type Point, type Quad } from "./db-boxes.ts";
 import { ctcDecode, wordsOf } from "./ctc.ts";
-import { lineFrame, type LineFrame, type RawImage, sampleLine, scaledWidth, turnedHalf } from "./line-crop.ts";
+import { inkBounds, lineFrame, type LineFrame, type RawImage, sampleLine, scaledWidth, turnedHalf } from "./line-crop.ts";
 import { onnxMetadata } from "./onnx-metadata.ts";
 
 export const PPOCR_FILES = { det: "det.onnx", rec: "rec.onnx", cls: "cls.onnx", keys: "keys.txt" } as const;
@@ -151,8 +151,16 @@ export class PpOcrReader {
         const frame = frames[frameIndex]!;
         const decoded = ctcDecode(output.data as Float32Array, steps!, classes!, this.alphabet, i);
         const filled = widths[frameIndex]! / stride;
-        const words = wordsOf(decoded, filled).map((w) => ({ text: w.text, quad: slice(frame, w.start, w.end) }));
-        lines[frameIndex] = { text: decoded.text.trim(), confidence: decoded.confidence, quad: slice(frame, 0, 1), words };
+        // Boxes hug the ink: the line's rows and columns with ink; words split it where the recognizer read spaces.
+        const { top, bottom, left, right } = inkBounds(tensor, i * plane, REC_HEIGHT, stride, widths[frameIndex]!);
+        const spans = wordsOf(decoded, filled);
+        if (spans.length) {
+          spans[0]!.start = left;
+          spans.at(-1)!.end = right;
+        }
+        const words = spans.map((w) => ({ text: w.text, quad: slice(frame, w.start, Math.max(w.start, w.end), top, bottom) }));
+        const quad = slice(frame, left, right, top, bottom);
+        lines[frameIndex] = { text: decoded.text.trim(), confidence: decoded.confidence, quad, words };
       });
     }
     return lines;
@@ -177,13 +185,13 @@ function readAlphabet(recModel: Uint8Array, keysFile: string): string[] {
   return ["", ...chars, " "];
 }
 
-/** The part of a line's frame between fractions `start` and `end` of its length, as a quad. */
-function slice(frame: LineFrame, start: number, end: number): Quad {
+/** The part of a line's frame between fractions `start` and `end` of its length and `top` and `bottom` of its height, as a quad. */
+function slice(frame: LineFrame, start: number, end: number, top = 0, bottom = 1): Quad {
   const at = (f: number, g: number): Point => ({
     x: frame.origin.x + frame.along.x * f + frame.across.x * g,
     y: frame.origin.y + frame.along.y * f + frame.across.y * g,
   });
-  return [at(start, 0), at(end, 0), at(end, 1), at(start, 1)];
+  return [at(start, top), at(end, top), at(end, bottom), at(start, bottom)];
 }
 
 /** Top-down, and left to right among boxes whose tops are within 10 px (PaddleOCR's sorted_boxes). */

@@ -5,36 +5,43 @@
  * the cycles with the files that make each edge.
  */
 import { expect, test } from "bun:test";
-import { cycles, folderGraph, type ImportEdge } from "../scripts/import-graph.ts";
+import { cycles, folderGraph } from "../scripts/import-graph.ts";
 
 /**
- * Edges that close a cycle today and are being removed (issue 38); set aside, they leave the graph
- * acyclic. The list only shrinks: an edge that is gone, or no longer inside a cycle, must leave it,
- * and any other edge closing a cycle fails the test.
+ * Every edge that lies on a cycle today (issue 38: the cycle left is the media kinds, ingest and
+ * library). The list only shrinks: an edge that is gone, or no longer on a cycle, must leave it,
+ * and any other edge on a cycle fails the test, even one closing a cycle through these. Marked:
+ * the edges to break (the kinds' views and upload options belong to their kind descriptors).
  */
 const KNOWN_CYCLE_EDGES = [
-  "documents -> library",
-  "images -> library",
-  "images -> video",
-  "ingest -> images",
-  "links -> library",
+  "cloud -> ingest",
+  "documents -> images",
+  "documents -> ingest",
+  "documents -> library", // to break: file views and shapes move below the kinds
+  "images -> ingest",
+  "images -> library", // to break: file views and shapes move below the kinds
+  "images -> video", // to break: similar images read keyframe times through the video kind
+  "ingest -> images", // to break: RAW detection and compliance options come from the image kind
+  "library -> cloud",
+  "library -> images",
+  "library -> links",
+  "library -> video",
+  "links -> documents",
+  "links -> ingest",
+  "links -> library", // to break: file views and shapes move below the kinds
+  "video -> images",
 ];
-
-const describe = (components: string[][], edges: ImportEdge[]): string[] =>
-  components.map((component) => {
-    const members = new Set(component);
-    const inside = edges.filter((edge) => members.has(edge.from) && members.has(edge.to));
-    return [`cycle: ${component.join(", ")}`, ...inside.map((edge) => `  ${edge.from} -> ${edge.to} (${edge.via.join("; ")})`)].join("\n");
-  });
 
 test("no import cycle across the top-level folders of src/ beyond the known edges", async () => {
   const graph = await folderGraph();
+  const componentOf = new Map(cycles(graph.values()).flatMap((component, index) => component.map((node) => [node, index] as const)));
+  const onCycle = [...graph.values()].filter((edge) => componentOf.has(edge.from) && componentOf.get(edge.from) === componentOf.get(edge.to));
   const known = new Set(KNOWN_CYCLE_EDGES);
-  const rest = [...graph.values()].filter((edge) => !known.has(`${edge.from} -> ${edge.to}`));
-  expect(describe(cycles(rest), rest)).toEqual([]);
+  const unknown = onCycle.filter((edge) => !known.has(`${edge.from} -> ${edge.to}`));
+  expect(unknown.map((edge) => `${edge.from} -> ${edge.to} (${edge.via.join("; ")})`)).toEqual([]);
 });
 
-test("the known cycle edges still exist and each is still inside a cycle", async () => {
+test("the known cycle edges still exist and each is still on a cycle", async () => {
   const graph = await folderGraph();
   expect(KNOWN_CYCLE_EDGES.filter((key) => !graph.has(key))).toEqual([]);
   const componentOf = new Map(cycles(graph.values()).flatMap((component, index) => component.map((node) => [node, index] as const)));

@@ -1,6 +1,6 @@
 /** HTTP binding of near-duplicates (extensions): the groups, and trashing all but one of a group. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { LibraryDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
@@ -49,7 +49,7 @@ const TrashResult = t.Object(
   { title: "DuplicateTrashResult" },
 );
 
-async function groupView(ctx: AppContext, urls: FileUrls, group: DuplicateGroup) {
+async function groupView(ctx: LibraryDeps, urls: FileUrls, group: DuplicateGroup) {
   const files = await Promise.all(
     group.members.map(async (m) => {
       const row = ctx.files.byId(m.id);
@@ -71,7 +71,7 @@ async function groupView(ctx: AppContext, urls: FileUrls, group: DuplicateGroup)
   return { group_id: group.id, file_count: files.length, best_file_id: group.best, files };
 }
 
-export function duplicateRoutes(ctx: AppContext) {
+export function duplicateRoutes(ctx: LibraryDeps) {
   return new Elysia({ tags: ["Duplicates"] })
     .use(permissions)
     .get(

@@ -1,6 +1,6 @@
 /** HTTP binding of people (extensions): the people faces were clustered into, their files, names, merges, and same-person search. */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { LibraryDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
@@ -47,7 +47,7 @@ const FaceView = t.Object(
 
 const PersonParams = t.Object({ person_id: Uuid("person_id") });
 
-async function personView(ctx: AppContext, urls: FileUrls, person: Person) {
+async function personView(ctx: LibraryDeps, urls: FileUrls, person: Person) {
   let cover = null;
   if (person.cover) {
     const row = ctx.files.byId(person.cover.fileId);
@@ -68,7 +68,7 @@ async function personView(ctx: AppContext, urls: FileUrls, person: Person) {
 
 const faceView = (f: ReturnType<typeof facesOfFile>[number]) => ({ id: f.id, file_id: f.fileId, person_id: f.personId, person_name: f.personName, box: f.box, score: f.score });
 
-export function peopleRoutes(ctx: AppContext) {
+export function peopleRoutes(ctx: LibraryDeps) {
   const urlsOf = (request: Request) => new FileUrls(ctx, publicOrigin(ctx.config, request));
   return new Elysia({ tags: ["People"] })
     .use(permissions)

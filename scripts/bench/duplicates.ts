@@ -9,8 +9,8 @@
  * DocBank): look-alike documents are the hard negatives. Each source makes a group: itself,
  * resized to half, re-encoded at JPEG quality 35, cropped 5 % off each side, exposure +25 % and
  * -25 %, and a burst neighbour (shifted 3 % and a degree turned). Every image goes through the
- * pipeline's own functions (renderImage's large_1024 variant, the fingerprint, the configured
- * image embedding), then the appliance's rule pairs and groups them. Sources are split into
+ * pipeline's own functions (its large_1024 variant as renderImage makes it, the fingerprint, the
+ * configured image embedding), then the appliance's rule pairs and groups them. Sources are split into
  * the fixed tuning and held-out halves (splits.ts); each half is grouped on its own.
  *
  * Prints pairwise precision and recall, the groups holding more than one source (unrelated
@@ -23,7 +23,7 @@ import { join, resolve } from "node:path";
 import sharp from "sharp";
 import { fingerprint, hammingDistance, type Fingerprint } from "../../src/duplicates/fingerprint.ts";
 import { groupsOf, isNearDuplicate, NEAR_DUPLICATE, type NearDuplicateRule } from "../../src/duplicates/near-duplicates.ts";
-import { renderImage } from "../../src/images/variants.ts";
+import { VARIANT_SIZES } from "../../src/images/variants.ts";
 import { VisionModels } from "../../src/images/vision.ts";
 import { HALVES, splitItems } from "./splits.ts";
 
@@ -87,12 +87,12 @@ const TRANSFORMS: Record<string, (image: Buffer) => Promise<Buffer>> = {
   "exposure -25 %": (image) => sharp(image).modulate({ brightness: 0.75 }).jpeg({ quality: 90 }).toBuffer(),
   "burst (shifted 3 %, turned 1°)": async (image) => {
     const { width = 0, height = 0 } = await sharp(image).metadata();
-    const dx = Math.round(width * 0.03);
-    const turned = await sharp(image).rotate(1, { background: "#808080" }).toBuffer();
-    const meta = await sharp(turned).metadata();
-    const inset = Math.ceil(((meta.width ?? width) - width) / 2) + 1;
-    return sharp(turned)
-      .extract({ left: inset + dx, top: inset, width: width - dx - 2, height: height - 2 })
+    const turned = await sharp(image).rotate(1, { background: "#808080" }).toBuffer({ resolveWithObject: true });
+    // The turned copy is larger by its corners: cut the original's size back out, 3 % to the right.
+    const left = Math.floor((turned.info.width - width) / 2) + Math.round(width * 0.03);
+    const top = Math.floor((turned.info.height - height) / 2);
+    return sharp(turned.data)
+      .extract({ left, top, width: Math.min(width, turned.info.width - left), height: Math.min(height, turned.info.height - top) })
       .jpeg({ quality: 90 })
       .toBuffer();
   },
@@ -116,11 +116,12 @@ const items: Item[] = [];
 for (const source of sources) {
   const base = await source.image();
   for (const [name, transform] of Object.entries(TRANSFORMS)) {
-    const rendered = await renderImage(await transform(base));
-    const variant = rendered.variants.find((v) => v.type === "large_1024")!.data;
+    // The large_1024 variant as renderImage makes it (upright, at most 1024 px, WebP q80), without its other variants.
+    const variant = await sharp(await transform(base)).rotate().resize(VARIANT_SIZES.large_1024, VARIANT_SIZES.large_1024, { fit: "inside", withoutEnlargement: true }).webp({ quality: 80, effort: 2 }).toBuffer();
     const [print, embedding] = await Promise.all([fingerprint(variant), vision.embed(variant)]);
     items.push({ id: `${source.id}/${name}`, source: source.id, transform: name, fingerprint: print, vector: embedding.vector });
   }
+  if (items.length % 140 === 0) console.log(`  ${items.length} images…`);
 }
 console.log(`${items.length} images rendered, fingerprinted and embedded in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 

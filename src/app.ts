@@ -59,7 +59,6 @@ import { CloudConnections } from "./cloud/connections.ts";
 import { cloudExportQueue, cloudImportQueue, recoverCloudJobs } from "./cloud/cloud-jobs.ts";
 import { loadTokenKey, TokenVault } from "./cloud/token-vault.ts";
 import { errorMessage } from "./errors.ts";
-import type { AppContext } from "./context.ts";
 import { datasetRoutes } from "./datasets/routes.ts";
 import { folderRoutes } from "./folders/routes.ts";
 import { intentRoutes } from "./ingest/intent-routes.ts";
@@ -94,6 +93,61 @@ import { docsRoutes } from "./http/docs.ts";
 import { securityHeaders } from "./http/security-headers.ts";
 import { infrastructureRoutes } from "./ops/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
+import type { TextEmbedding } from "./embeddings/text-embedder.ts";
+import type { DocumentReader } from "./documents/document-reader.ts";
+import type { BlobStore } from "./storage/blob-store.ts";
+
+/**
+ * Every service the appliance shares, built once per server by createContext below (no
+ * module-level singletons, so tests can run several servers side by side). Features never see
+ * this type: each declares the services it uses (its deps.ts or a parameter type), which this
+ * context satisfies.
+ */
+export interface AppContext {
+  config: Config;
+  /** Where everything under --data-dir lives; the only builder of paths there. */
+  dataDir: DataDir;
+  db: Database;
+  /** Shared transactions for the writes of tasks running side by side (bulk imports). */
+  writes: GroupCommit;
+  /** The only writer of the `files` table. */
+  files: FileRepository;
+  clock: Clock;
+  log: Logger;
+  /** Prometheus metrics observed where things happen (GET /metrics). */
+  metrics: Metrics;
+  limiter: RateLimiter;
+  jobs: JobRunner;
+  /** Files being analysed, which work that can wait (model preparation, re-embedding) gives way to. */
+  background: BackgroundWork;
+  blobs: BlobStore;
+  uploadSlots: UploadSlots;
+  /** The media kinds (images, documents, videos, links) and what each does with its files. */
+  kinds: MediaKinds;
+  /** Checks model folders against the models directory's manifest before they load. */
+  models: ModelVerifier;
+  /** Image models (detectors, embeddings, captioning), loaded lazily. */
+  images: ImageAnalyzers;
+  /** Text recognition for images, scanned pages and video frames (PP-OCR or tesseract by kind), loaded lazily. */
+  ocr: OcrRouter;
+  /** Sentence-embedding model and its tokenizer for document chunks and search, loaded lazily. */
+  embedder: TextEmbedding;
+  /** Reads documents in a killable child process (started on first use). */
+  documentReader: DocumentReader;
+  /** Vector spaces in sqlite-vec and their in-memory scans. */
+  vectors: VectorIndex;
+  /** ffmpeg and ffprobe for videos, found on first use. */
+  video: VideoEngine;
+  events: EventHub;
+  /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */
+  libraryEvents: LibraryEvents;
+  /** The link crawler's fetch policy and per-domain politeness. */
+  links: LinkFetcher;
+  /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */
+  cloud: CloudConnections;
+  /** Users, sessions, sign-in flows, their mailer and the site's identity provider. */
+  accounts: Accounts;
+}
 
 /** Every media kind the appliance knows, each built from the services by its own folder. */
 const KINDS = [imageKind, documentKind, videoKind, linkKind];

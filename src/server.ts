@@ -5,9 +5,8 @@
  */
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import type { AppContext } from "./context.ts";
 import { openDatabase } from "./db/database.ts";
-import { composeAppliance, CompositionError, type Appliance } from "./app.ts";
+import { composeAppliance, CompositionError, type AppContext, type Appliance } from "./app.ts";
 import { lastResortErrorResponse } from "./http/errors.ts";
 import type { QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";

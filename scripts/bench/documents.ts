@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { ManualClock } from "../../src/clock.ts";
-import type { AppContext } from "../../src/context.ts";
+import type { SearchDeps } from "../../src/documents/search.ts";
 import { openDatabase } from "../../src/db/database.ts";
 import { readDocument } from "../../src/documents/read-document.ts";
 import { searchChunks } from "../../src/documents/search.ts";
@@ -168,7 +168,7 @@ async function search() {
     unavailableReason: async () => null,
     embed: async () => [queries[q++ % ROUNDS]!],
   };
-  const ctx = { db, embedder, vectors: index } as unknown as AppContext;
+  const ctx = { db, embedder, vectors: index } as unknown as SearchDeps;
   const time = async (fn: () => Promise<unknown> | unknown) => {
     const times: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -196,7 +196,7 @@ async function search() {
   const store = await time(() => space.nearestInStore(orgId, queries[q++ % ROUNDS]!, 10));
   await space.nearest(orgId, queries[0]!, 1); // loads the in-memory copy (timed separately below)
   const knn = await time(() => space.nearest(orgId, queries[q++ % ROUNDS]!, 10));
-  const keywordCtx = { db, vectors: index, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as AppContext;
+  const keywordCtx = { db, vectors: index, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as SearchDeps;
   const keyword = await time(() => searchChunks(keywordCtx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const hybrid = await time(() => searchChunks(ctx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const row = (name: string, t: number[], note = "") => console.log(`  ${name.padEnd(44)} p50 ${fmt(percentile(t, 50))} ms   p95 ${fmt(percentile(t, 95))} ms${note}`);

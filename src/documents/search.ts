@@ -32,6 +32,9 @@ import { weightedBm25 } from "./bm25.ts";
 import { errorMessage } from "../errors.ts";
 import { textModelFallbackReason } from "../embeddings/text-models.ts";
 
+/** What searching reads: the chunks, the text model and the vector spaces. */
+export type SearchDeps = Pick<DocumentDeps, "db" | "embedder" | "vectors">;
+
 export const KEYWORD_WEIGHT = 0.7;
 export const VECTOR_WEIGHT = 0.3;
 /** Fewest candidates each signal contributes, however small the page. */
@@ -140,7 +143,7 @@ interface VectorSide {
   reason: string | null;
 }
 
-async function vectorCandidates(ctx: DocumentDeps, req: SearchRequest, depth: number): Promise<VectorSide> {
+async function vectorCandidates(ctx: SearchDeps, req: SearchRequest, depth: number): Promise<VectorSide> {
   const unavailable = await ctx.embedder.unavailableReason();
   if (unavailable) return { space: null, query: null, rows: [], model: null, reason: unavailable };
   const model = ctx.embedder.modelId;
@@ -233,7 +236,7 @@ function feedbackDocuments(ranked: SearchHit[], count: number): { content: strin
   return [...byFile.values()].map((d) => ({ content: d.parts.join("\n"), score: d.score }));
 }
 
-export async function searchChunks(ctx: DocumentDeps, req: SearchRequest): Promise<SearchOutcome> {
+export async function searchChunks(ctx: SearchDeps, req: SearchRequest): Promise<SearchOutcome> {
   const offset = req.offset ?? 0;
   const perDocument = req.perDocument ?? (req.documentIds ? Number.MAX_SAFE_INTEGER : 1);
   const wanted = offset + req.limit;

@@ -14,7 +14,7 @@ import { authenticateSession } from "../accounts/sessions.ts";
 import { ROLE_PERMISSIONS } from "../auth/roles.ts";
 import { authenticateKey } from "../auth/api-keys.ts";
 import type { ActiveSession, Principal } from "../auth/principal.ts";
-import type { AppContext } from "../context.ts";
+import type { EdgeDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { bucketsFor } from "../ratelimit/policy.ts";
 import { LOCAL_S3_PATH } from "../storage/local-store.ts";
@@ -104,7 +104,7 @@ function bearerToken(request: Request, url: URL): string | null {
   return match?.[1] ?? "";
 }
 
-export function guard(ctx: AppContext) {
+export function guard(ctx: EdgeDeps) {
   const trust = compileTrust(ctx.config.trustedProxies);
   return new Elysia({ name: "mediabox-guard" }).onRequest(({ request, set, server }) => {
     const url = new URL(request.url);

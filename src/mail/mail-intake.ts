@@ -18,7 +18,7 @@ import { isIP } from "node:net";
 import { extname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { ImapFlow, type MessageStructureObject } from "imapflow";
-import type { AppContext } from "../context.ts";
+import type { MailDeps } from "./deps.ts";
 import { errorMessage } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType } from "../ingest/detect.ts";
@@ -80,7 +80,7 @@ export function wantedType(types: string[], attachment: { filename: string; type
 }
 
 /** The one address of the host the policy allows connecting to (every address it has must be allowed). */
-async function checkedAddress(ctx: AppContext, host: string): Promise<string> {
+async function checkedAddress(ctx: MailDeps, host: string): Promise<string> {
   const bare = host.replace(/^\[|\]$/g, "");
   const addresses = isIP(bare) ? [bare] : (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
   if (!addresses.length) throw new Error(`host not found (${host})`);
@@ -129,7 +129,7 @@ export interface PollSummary {
 }
 
 /** One poll of an account; errors of the connection are recorded on the account (last_error). */
-export async function pollAccount(ctx: AppContext, accountId: string, signal: AbortSignal): Promise<PollSummary> {
+export async function pollAccount(ctx: MailDeps, accountId: string, signal: AbortSignal): Promise<PollSummary> {
   const summary: PollSummary = { account_id: accountId, messages_seen: 0, messages_taken: 0, messages_skipped: 0, files_stored: 0, files_failed: 0 };
   const account = accountForPoll(ctx.db, ctx.cloud.vault, accountId);
   if (!account) return summary;
@@ -184,7 +184,7 @@ export async function pollAccount(ctx: AppContext, accountId: string, signal: Ab
   return summary;
 }
 
-async function takeMessage(ctx: AppContext, client: ImapFlow, account: MailAccountSecret, uidValidity: string, uid: number, summary: PollSummary): Promise<void> {
+async function takeMessage(ctx: MailDeps, client: ImapFlow, account: MailAccountSecret, uidValidity: string, uid: number, summary: PollSummary): Promise<void> {
   const previous = messageRow(ctx.db, account.id, uidValidity, uid);
   if (previous && previous.status !== "ingesting") {
     // Handled before a crash that came before the mailbox was told: tell it now.
@@ -261,7 +261,7 @@ const MAIL_OPTIONS: Omit<UploadOptions, "tags"> = {
 };
 
 async function storePart(
-  ctx: AppContext,
+  ctx: MailDeps,
   client: ImapFlow,
   account: MailAccountSecret,
   uid: number,
@@ -321,7 +321,7 @@ async function readText(content: Readable): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-export function mailPollQueue(ctx: AppContext): QueueDefinition<"mail.poll"> {
+export function mailPollQueue(ctx: MailDeps): QueueDefinition<"mail.poll"> {
   return {
     name: "mail.poll",
     concurrency: 2,
@@ -336,7 +336,7 @@ export function mailPollQueue(ctx: AppContext): QueueDefinition<"mail.poll"> {
 export class MailScheduler {
   private timer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: MailDeps) {}
 
   start(everyMs = 5_000): void {
     const tick = () => {

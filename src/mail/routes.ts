@@ -1,6 +1,6 @@
 /** HTTP binding of /mail-accounts (Mediabox extension; docs/automation.md). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { MailDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Timestamp, Uuid } from "../http/shapes.ts";
 import { AFTER_ACTIONS, createMailAccount, deleteMailAccount, getMailAccount, listMailAccounts, MIN_POLL_SECONDS, recentMessages, TLS_MODES, updateMailAccount } from "./mail-accounts.ts";
@@ -78,7 +78,7 @@ const optional = {
 };
 const accountParams = t.Object({ account_id: Uuid("account_id") });
 
-export function mailRoutes(ctx: AppContext) {
+export function mailRoutes(ctx: MailDeps) {
   const { db, clock } = ctx;
   const vault = ctx.cloud.vault;
   return new Elysia({ tags: ["Automation"] })

@@ -6,7 +6,7 @@ import { pruneFinishedJobs } from "../jobs/queue.ts";
 import { pruneTokens } from "../accounts/email-tokens.ts";
 import { pruneSessions } from "../accounts/sessions.ts";
 import { pruneThrottle } from "../accounts/throttle.ts";
-import type { AppContext } from "../context.ts";
+import type { OpsDeps } from "./deps.ts";
 import { sweepExpiredIntents } from "../ingest/intents.ts";
 import { purgeDeletedFiles } from "../library/file-edits.ts";
 import { pruneUploadEvents } from "../telemetry/upload-events.ts";
@@ -14,7 +14,7 @@ import { pruneUploadEvents } from "../telemetry/upload-events.ts";
 export const FINISHED_JOB_RETENTION_DAYS = 14;
 const INTERVAL_MS = 60 * 60 * 1000;
 
-export function runMaintenance(ctx: AppContext): { jobs: number; uploadEvents: number; accounts: number } {
+export function runMaintenance(ctx: OpsDeps): { jobs: number; uploadEvents: number; accounts: number } {
   const jobs = pruneFinishedJobs(ctx.db, ctx.clock, FINISHED_JOB_RETENTION_DAYS * 86_400_000);
   const uploadEvents = pruneUploadEvents(ctx.db, ctx.clock);
   // Ended sessions, used or expired mailed tokens, login counters whose lock is over.
@@ -24,7 +24,7 @@ export function runMaintenance(ctx: AppContext): { jobs: number; uploadEvents: n
 }
 
 /** Starts the hourly schedule; returns a function that stops it. */
-export function startMaintenance(ctx: AppContext): () => void {
+export function startMaintenance(ctx: OpsDeps): () => void {
   const run = () => {
     try {
       runMaintenance(ctx);

@@ -3,7 +3,7 @@
  * metrics (behind MEDIABOX_METRICS_TOKEN when set).
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { OpsDeps } from "./deps.ts";
 import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
 import { VERSION } from "../http/docs.ts";
@@ -33,7 +33,7 @@ const Preparing = t.Array(
   t.Object({ task: t.String(), model: t.String(), done: t.Integer(), total: t.Integer(), paused: t.Boolean() }),
 );
 
-export function infrastructureRoutes(ctx: AppContext) {
+export function infrastructureRoutes(ctx: OpsDeps) {
   return new Elysia({ tags: ["Operations"] })
     .get(
       "/metrics",
@@ -74,7 +74,7 @@ export function infrastructureRoutes(ctx: AppContext) {
     );
 }
 
-function readiness(ctx: AppContext): Record<string, { ok: boolean; detail: string }> {
+function readiness(ctx: OpsDeps): Record<string, { ok: boolean; detail: string }> {
   const probe = (fn: () => string) => {
     try {
       return { ok: true, detail: fn() };

@@ -1,11 +1,11 @@
 /** HTTP binding of POST /payment/webhooks/{provider} (200 requests/minute per IP; no key: the signature is the credential). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { PaymentDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { ErrorBody } from "../http/shapes.ts";
 import { applyEvent, parseEvent, verifySignature } from "./webhooks.ts";
 
-export function paymentRoutes(ctx: AppContext) {
+export function paymentRoutes(ctx: PaymentDeps) {
   const { db, clock, config, log } = ctx;
   return new Elysia({ tags: ["Payments"] }).post(
     "/payment/webhooks/:provider",

@@ -1,6 +1,6 @@
 /** HTTP binding of /projects (spec section "Projects"). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { ProjectDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/shapes.ts";
 import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "../tenancy/projects.ts";
@@ -35,7 +35,7 @@ export const ProjectSchema = t.Object(
 
 const projectParams = t.Object({ project_id: Uuid("project_id") });
 
-export function projectRoutes(ctx: AppContext) {
+export function projectRoutes(ctx: ProjectDeps) {
   const { db, clock } = ctx;
   return new Elysia({ tags: ["Projects"] })
     .use(permissions)

@@ -4,7 +4,7 @@
  * name the condition or action and what is wrong with it.
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { RuleDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import { webhookExists } from "../webhooks/webhooks.ts";
@@ -94,7 +94,7 @@ const Position = t.Integer({ minimum: -1_000_000, maximum: 1_000_000, error: "po
 
 const ruleParams = t.Object({ rule_id: Uuid("rule_id") });
 
-export function ruleRoutes(ctx: AppContext) {
+export function ruleRoutes(ctx: RuleDeps) {
   const { db, clock } = ctx;
   const refs = (orgId: string): ActionReferences => ({ webhookExists: (id) => webhookExists(db, orgId, id) });
   return new Elysia({ tags: ["Rules"] })

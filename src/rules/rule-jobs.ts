@@ -7,7 +7,7 @@
  * library for one rule on demand, with progress, resuming where it stopped after a crash (files
  * it already handled are recorded with its job id and skipped).
  */
-import type { AppContext } from "../context.ts";
+import type { RuleDeps } from "./deps.ts";
 import { PermanentJobError, type QueueDefinition } from "../jobs/runner.ts";
 import { fileEventData, webhookDeps } from "../webhooks/delivery.ts";
 import { emitEvent, hasSubscribers } from "../webhooks/webhooks.ts";
@@ -16,7 +16,7 @@ import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRu
 const FILE_EVENTS = ["file.completed", "file.failed", "rule.applied"];
 
 /** Queues the automation of every file whose processing ends (see LibraryEvents). */
-export function automateProcessedFiles(ctx: AppContext): void {
+export function automateProcessedFiles(ctx: RuleDeps): void {
   ctx.libraryEvents.on("file.processed", ({ file, outcome }) => {
     if (!hasEnabledRules(ctx.db, file.org_id) && !hasSubscribers(ctx.db, file.org_id, FILE_EVENTS)) return;
     ctx.jobs.enqueue({ queue: "file.automate", orgId: file.org_id, payload: { fileId: file.id, outcome } });
@@ -24,7 +24,7 @@ export function automateProcessedFiles(ctx: AppContext): void {
 }
 
 /** rule.applied for each application: to subscribers, and to the receivers the rule's call_webhook actions name. */
-function sendApplied(ctx: AppContext, applied: Applied[]): void {
+function sendApplied(ctx: RuleDeps, applied: Applied[]): void {
   const deps = webhookDeps(ctx);
   for (const a of applied) {
     if (a.application.status !== "applied") continue;
@@ -33,7 +33,7 @@ function sendApplied(ctx: AppContext, applied: Applied[]): void {
   }
 }
 
-export function fileAutomateQueue(ctx: AppContext): QueueDefinition<"file.automate"> {
+export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate"> {
   const deps = webhookDeps(ctx);
   return {
     name: "file.automate",
@@ -56,7 +56,7 @@ export function fileAutomateQueue(ctx: AppContext): QueueDefinition<"file.automa
 /** Files read per page while applying a rule to the library. */
 const PAGE = 200;
 
-export function rulesApplyQueue(ctx: AppContext): QueueDefinition<"rules.apply"> {
+export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
   return {
     name: "rules.apply",
     concurrency: 1,

@@ -1,11 +1,11 @@
 /** HTTP binding of POST /support/contact (anonymous or signed in; 3 requests/minute per IP). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { SupportDeps } from "./deps.ts";
 import { requestInfo } from "../http/request-context.ts";
 import { ErrorBody, Timestamp } from "../http/shapes.ts";
 import { sendSupportCopy, storeSupportMessage } from "./support.ts";
 
-export function supportRoutes(ctx: AppContext) {
+export function supportRoutes(ctx: SupportDeps) {
   const { db, clock, config, accounts } = ctx;
   return new Elysia({ tags: ["Support"] }).post(
     "/support/contact",

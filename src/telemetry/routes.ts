@@ -1,6 +1,6 @@
 /** HTTP binding of `POST /files/log-upload-event` (no authentication; spec "Telemetry"). */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { TelemetryDeps } from "./deps.ts";
 import { requestInfo } from "../http/request-context.ts";
 import { ErrorBody } from "../http/shapes.ts";
 import { logUploadEvent } from "./upload-events.ts";
@@ -8,7 +8,7 @@ import { logUploadEvent } from "./upload-events.ts";
 /** Seconds or milliseconds since 1970 (either fits well inside): the client's clock, stored as sent. */
 const MAX_CLIENT_TIMESTAMP = 1e14;
 
-export function telemetryRoutes(ctx: AppContext) {
+export function telemetryRoutes(ctx: TelemetryDeps) {
   return new Elysia({ tags: ["Telemetry"] }).post(
     "/files/log-upload-event",
     ({ body, request, set }) => {

@@ -3,7 +3,7 @@
  * Directories are named by the server's administrator (MEDIABOX_WATCH_DIR, `mediabox watch`).
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "../ingest/deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
 import { watchedFoldersOf } from "./watched-folders.ts";
@@ -37,7 +37,7 @@ const WatchedFolder = t.Object(
   { title: "WatchedFolder" },
 );
 
-export function watchRoutes(ctx: AppContext) {
+export function watchRoutes(ctx: IngestDeps) {
   return new Elysia({ tags: ["Automation"] }).use(permissions).get(
     "/watched-folders",
     ({ principal, query }) => ({ items: watchedFoldersOf(ctx.db, principal.orgId, query.recent ?? 20) }),

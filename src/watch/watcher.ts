@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { copyFile, readdir, stat } from "node:fs/promises";
 import { basename, dirname, extname, join, relative, sep } from "node:path";
-import type { AppContext } from "../context.ts";
+import type { IngestDeps } from "../ingest/deps.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType } from "../ingest/detect.ts";
@@ -68,7 +68,7 @@ export class FolderWatcher {
   private readonly seen = new Map<string, Seen>();
   private readonly log: Logger;
 
-  constructor(private readonly ctx: AppContext) {
+  constructor(private readonly ctx: IngestDeps) {
     this.log = ctx.log.child({ component: "watch" });
   }
 

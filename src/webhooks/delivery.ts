@@ -7,7 +7,7 @@
  * ports of MEDIABOX_LINK_PORTS, the checked address is the one connected to). The body is signed:
  * `Mediabox-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the secret>`.
  */
-import type { AppContext } from "../context.ts";
+import type { WebhookFeatureDeps } from "./deps.ts";
 import { errorMessage } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import { tagsOf } from "../files/file.ts";
@@ -18,7 +18,7 @@ import { abandonDelivery, deliveryWork, emitEvent, hasSubscribers, recordAttempt
 
 export const SIGNATURE_HEADER = "Mediabox-Signature";
 
-export function webhookDeps(ctx: AppContext): WebhookDeps {
+export function webhookDeps(ctx: WebhookFeatureDeps): WebhookDeps {
   return { db: ctx.db, clock: ctx.clock, config: ctx.config, jobs: ctx.jobs, vault: ctx.cloud.vault };
 }
 
@@ -30,7 +30,7 @@ export function signatureHeader(secret: string, timestampSeconds: number, body: 
 /** Failures no retry can mend: the address or URL is refused by policy. */
 const FINAL_KINDS = new Set(["blocked", "invalid-url"]);
 
-export function webhookDeliverQueue(ctx: AppContext): QueueDefinition<"webhook.deliver"> {
+export function webhookDeliverQueue(ctx: WebhookFeatureDeps): QueueDefinition<"webhook.deliver"> {
   const deps = webhookDeps(ctx);
   return {
     name: "webhook.deliver",
@@ -112,7 +112,7 @@ export function fileEventData(file: FileRow): Record<string, unknown> {
 }
 
 /** Sends batch.completed when an upload session finishes (in the transaction that finishes it). */
-export function sendBatchEvents(ctx: AppContext): void {
+export function sendBatchEvents(ctx: WebhookFeatureDeps): void {
   const deps = webhookDeps(ctx);
   ctx.libraryEvents.on("batch.finished", (batch) => {
     if (!hasSubscribers(ctx.db, batch.orgId, ["batch.completed"])) return;

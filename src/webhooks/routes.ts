@@ -2,7 +2,7 @@
  * HTTP binding of /webhooks and /webhook-deliveries (Mediabox extension; docs/automation.md).
  */
 import { Elysia, t } from "elysia";
-import type { AppContext } from "../context.ts";
+import type { WebhookFeatureDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import { webhookDeps } from "./delivery.ts";
@@ -66,7 +66,7 @@ const Status = OneOf(["pending", "delivered", "failed"] as const);
 const webhookParams = t.Object({ webhook_id: Uuid("webhook_id") });
 const deliveryParams = t.Object({ delivery_id: Uuid("delivery_id") });
 
-export function webhookRoutes(ctx: AppContext) {
+export function webhookRoutes(ctx: WebhookFeatureDeps) {
   const { db } = ctx;
   const deps = webhookDeps(ctx);
   return new Elysia({ tags: ["Webhooks"] })

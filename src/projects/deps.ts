@@ -1,0 +1,11 @@
+/**
+ * The services the projects feature uses. The composition root (src/app.ts) builds them once and
+ * passes its context, which satisfies this interface: the feature names what it needs and no more.
+ */
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
+
+export interface ProjectDeps {
+  db: Database;
+  clock: Clock;
+}

@@ -1,0 +1,21 @@
+/**
+ * The services the webhooks feature uses. The composition root (src/app.ts) builds them once and
+ * passes its context, which satisfies this interface: the feature names what it needs and no more.
+ */
+import type { Database } from "bun:sqlite";
+import type { Clock } from "../clock.ts";
+import type { CloudConnections } from "../cloud/connections.ts";
+import type { Config } from "../config.ts";
+import type { LibraryEvents } from "../events/library-events.ts";
+import type { JobRunner } from "../jobs/runner.ts";
+
+export interface WebhookFeatureDeps {
+  config: Config;
+  db: Database;
+  clock: Clock;
+  jobs: JobRunner;
+  /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */
+  libraryEvents: LibraryEvents;
+  /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */
+  cloud: CloudConnections;
+}

@@ -195,7 +195,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
       scratchDir: dataDir.scratch,
       check: models.require,
     }),
-    { modelsDir: config.modelsDir, check: models.require },
+    config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   return {
     config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,

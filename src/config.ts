@@ -53,6 +53,8 @@ export interface Config {
   ocrWorkers: number;
   /** Tesseract languages read together (eng bundled; others from <modelsDir>/tesseract/). */
   ocrLanguages: string[];
+  /** "auto": PP-OCR reads images and video frames when <modelsDir>/ppocr/ is installed (src/ocr/ocr-router.ts); "tesseract": tesseract reads everything. */
+  ocrEngine: "auto" | "tesseract";
   /** Images with more pixels than this are refused with a clear message (huge ones render by shrink-on-load). */
   imageMaxPixels: number;
   /** Sentence-embedding model for document search: "use-lite-sif" (built in) or a folder under modelsDir. */
@@ -347,6 +349,16 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
       return codes;
     },
     fallback: "eng",
+  },
+  ocrEngine: {
+    key: "ocrEngine",
+    flag: "ocr-engine",
+    env: "MEDIABOX_OCR_ENGINE",
+    parse: (raw) => {
+      if (raw !== "auto" && raw !== "tesseract") throw new ConfigError(`expected auto or tesseract, got "${raw}"`);
+      return raw;
+    },
+    fallback: "auto",
   },
   imageMaxPixels: {
     key: "imageMaxPixels",

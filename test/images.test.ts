@@ -244,7 +244,9 @@ describe("OCR", () => {
   test("with PP-OCR's folder installed, images are read by PP-OCR (the fixture model reads each stroke as \"I\")", async () => {
     const modelsDir = scratchDir("mediabox-ppocr-models-");
     buildFixturePpOcrModel(modelsDir);
-    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir } });
+    expect(loadConfig({}, {}).ocrEngine).toBe("auto");
+    expect(() => loadConfig({}, { MEDIABOX_OCR_ENGINE: "paddle" })).toThrow("--ocr-engine / MEDIABOX_OCR_ENGINE: expected auto or tesseract");
+    const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_ENGINE: "auto" } });
     const tenant = other.tenant({ tier: "ENTERPRISE" });
     const image = await barsImage(800, 600, [[100, 100, 60, 80], [400, 100, 60, 80], [100, 400, 60, 80]]);
     const file = await processed(tenant, await upload(tenant, image, "bars.png", { auto_describe: "false" }));

@@ -134,7 +134,7 @@ describe("ONNX metadata", () => {
 });
 
 describe("PP-OCR results", () => {
-  test("lines on one row are one region, left to right, with their words; far rows start a paragraph", () => {
+  test("lines on one row are one region, left to right, with their words; far rows start a paragraph; symbol-only rows go", () => {
     const quad = (x0: number, y0: number, x1: number, y1: number) =>
       [{ x: x0, y: y0 }, { x: x1, y: y0 }, { x: x1, y: y1 }, { x: x0, y: y1 }] as [{ x: number; y: number }, { x: number; y: number }, { x: number; y: number }, { x: number; y: number }];
     const line = (text: string, x0: number, y0: number, x1: number, y1: number) => ({
@@ -144,7 +144,7 @@ describe("PP-OCR results", () => {
       words: text.split(" ").map((w, i, all) => ({ text: w, quad: quad(x0 + ((x1 - x0) * i) / all.length, y0, x0 + ((x1 - x0) * (i + 1)) / all.length, y1) })),
     });
     // Padded 10 px above, as a wide image is: boxes come back in the unpadded image's coordinates.
-    const result = toResult([line("12.50", 300, 22, 380, 40), line("TOTAL DUE", 10, 20, 150, 40), line("Thanks", 10, 45, 100, 62), line("Come again", 10, 120, 150, 140)], 400, 200, 10);
+    const result = toResult([line("12.50", 300, 22, 380, 40), line("TOTAL DUE", 10, 20, 150, 40), line("Thanks", 10, 45, 100, 62), line("Come again", 10, 120, 150, 140), line("■ -", 200, 170, 240, 190)], 400, 200, 10);
     expect(result.text).toBe("TOTAL DUE 12.50\nThanks\n\nCome again");
     expect(result.regions.map((r) => r.text)).toEqual(["TOTAL DUE 12.50", "Thanks", "Come again"]);
     expect(result.regions[0]!.bounding_box).toEqual({ x_min: 0.025, y_min: 0.05, x_max: 0.95, y_max: 0.15 });

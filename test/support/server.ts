@@ -59,6 +59,8 @@ export async function startTestServer(
       // The built-in text model, whatever `npm run models` installed in models/: tests that want a
       // folder model build a fixture one and name it.
       MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
+      // Tesseract reads unless a test asks for PP-OCR: a worktree's fetched models/ppocr would otherwise change what tests read.
+      MEDIABOX_OCR_ENGINE: "tesseract",
       ...options.env,
     },
   );

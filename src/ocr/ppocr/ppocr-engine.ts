@@ -99,8 +99,8 @@ async function prepare(input: Buffer | Uint8Array): Promise<Prepared> {
 
 /**
  * Lines that share a row (vertical overlap of at least half the smaller one) become one region,
- * left to right, as tesseract reports a row; rows further apart than 1.5 line heights start a
- * new paragraph in the text.
+ * left to right, as tesseract reports a row; rows without a letter or digit are dropped; rows
+ * further apart than 1.5 line heights start a new paragraph in the text.
  */
 export function toResult(lines: PpLine[], width: number, height: number, padTop: number): OcrResult {
   const box = (quad: Quad): BoundingBox => ({
@@ -120,11 +120,13 @@ export function toResult(lines: PpLine[], width: number, height: number, padTop:
       rows.push({ lines: [line], box: b });
     }
   }
-  rows.sort((a, b) => a.box.y_min - b.box.y_min);
+  // A row of symbols alone is what PP-OCR makes of texture in photos without text ("■", "-").
+  const kept = rows.filter((row) => row.lines.some((l) => /[\p{L}\p{N}]/u.test(l.text)));
+  kept.sort((a, b) => a.box.y_min - b.box.y_min);
   const regions: TextRegion[] = [];
   let text = "";
   let previous: BoundingBox | null = null;
-  for (const row of rows) {
+  for (const row of kept) {
     row.lines.sort((a, b) => box(a.quad).x_min - box(b.quad).x_min);
     const chars = row.lines.reduce((n, l) => n + l.text.length, 0);
     const region: TextRegion = {

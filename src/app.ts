@@ -70,6 +70,7 @@ import { peopleRoutes } from "./library/people-routes.ts";
 import { photoLibraryRoutes } from "./library/photo-routes.ts";
 import { libraryRoutes } from "./library/routes.ts";
 import { imageRoutes } from "./images/routes.ts";
+import { similarRoutes } from "./library/similar-routes.ts";
 import { documentRoutes } from "./documents/routes.ts";
 import { linkRoutes } from "./links/routes.ts";
 import { processingRoutes } from "./processing/routes.ts";
@@ -320,6 +321,7 @@ export function createApp(ctx: AppContext) {
     .use(duplicateRoutes(ctx))
     .use(peopleRoutes(ctx))
     .use(imageRoutes(ctx))
+    .use(similarRoutes(ctx))
     .use(documentRoutes(ctx))
     .use(linkRoutes(ctx))
     .use(processingRoutes(ctx))

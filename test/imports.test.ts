@@ -20,7 +20,6 @@ const KNOWN_CYCLE_EDGES = [
   "documents -> library", // to break: file views and shapes move below the kinds
   "images -> ingest",
   "images -> library", // to break: file views and shapes move below the kinds
-  "images -> video", // to break: similar images read keyframe times through the video kind
   "ingest -> images", // to break: RAW detection and compliance options come from the image kind
   "library -> cloud",
   "library -> images",

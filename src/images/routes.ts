@@ -10,7 +10,7 @@ import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions
 import { permissions } from "../http/permissions.ts";
 import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, queryInt, Timestamp } from "../http/shapes.ts";
+import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
@@ -20,7 +20,6 @@ import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
 import { TextRegion } from "../library/file-shapes.ts";
 import { getExtraction } from "../extractions/extractions.ts";
-import { similarImages } from "./similar.ts";
 import { VARIANT_TYPES } from "./variants.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
@@ -72,7 +71,7 @@ function analyzeView(ctx: ImageDeps, row: FileRow, status: "completed" | "proces
 export function imageRoutes(ctx: ImageDeps) {
   const { db, clock } = ctx;
   const loadImage = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "image");
-  /** Videos have images too: their poster's variants, and keyframes for similar search. */
+  /** Videos have images too: their poster's variants. */
   const loadPictured = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, ["image", "video"]);
   const reload = (id: string) => ctx.files.byId(id)!;
 
@@ -136,64 +135,6 @@ export function imageRoutes(ctx: ImageDeps) {
           ...AUTH_ERRORS,
         },
         detail: { summary: "Re-render an image's variants (skipped_duplicate when already running)" },
-      },
-    )
-    .get(
-      "/files/:file_id/similar",
-      async ({ principal, params, query, request }) => {
-        const row = loadPictured(principal.orgId, params.file_id);
-        const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = [];
-        for (const match of await similarImages(db, ctx.vectors, row, query.limit)) {
-          const variants = await urls.variants(match.row);
-          items.push({
-            image_id: match.row.id,
-            title: match.row.title,
-            description: match.row.user_description ?? match.row.upload_description,
-            relevance_score: match.relevance_score,
-            vector_similarity: match.vector_similarity,
-            media_type: match.row.media_type as "image" | "video",
-            time_seconds: match.timeSeconds,
-            thumbnail_url: variants.small_256 ?? null,
-            medium_url: variants.medium_750 ?? null,
-            full_url: variants.large_1024 ?? null,
-            folder_id: match.row.folder_id,
-            created_at: match.row.created_at,
-          });
-        }
-        return { reference_image_id: row.id, items, total_count: items.length };
-      },
-      {
-        permission: "view",
-        params: FileParams,
-        query: t.Object({ limit: queryInt("limit", 1, 50, 20) }),
-        response: {
-          200: t.Object({
-            reference_image_id: t.String({ format: "uuid" }),
-            items: t.Array(
-              t.Object({
-                image_id: t.String({ format: "uuid" }),
-                title: Nullable(t.String()),
-                description: Nullable(t.String()),
-                relevance_score: t.Number({ description: "0-1: 0.9 x cosine similarity (clamped to 0-1) + 0.1 x tag overlap (Jaccard)" }),
-                vector_similarity: t.Number({ description: "Cosine similarity of the image embeddings" }),
-                media_type: t.Union([t.Literal("image"), t.Literal("video")], { description: "Extension: videos are found by their keyframes" }),
-                time_seconds: t.Union([t.Number(), t.Null()], { description: "Extension: for a video, the time of its closest keyframe (null when its poster matched)" }),
-                thumbnail_url: Nullable(t.String()),
-                medium_url: Nullable(t.String()),
-                full_url: Nullable(t.String()),
-                folder_id: Nullable(t.String({ format: "uuid" })),
-                created_at: Timestamp,
-              }),
-            ),
-            total_count: t.Integer(),
-          }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
-        },
-        detail: { summary: "Images and videos of the organization most similar to this image or video (409 EMBEDDING_NOT_READY before its embedding exists); a video is matched by its keyframes, with the moment" },
       },
     )
     .patch(

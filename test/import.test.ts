@@ -2,13 +2,15 @@
  * `mediabox import DIR` against a real server: the CLI as a child process (top level, then
  * recursive, then a re-run that stores nothing new; tags, project and folder by name; usage
  * errors; a file above the streaming limit through an upload intent), and `runImport` in process
- * with an injected fetch for 429 and network retries, an unreachable server and the TTY line.
+ * with an injected fetch for 429 and network retries, an unreachable server and the TTY line;
+ * --wait following the analysis to its end.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { closeSync, ftruncateSync, mkdirSync, openSync, rmSync, symlinkSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { UsageError } from "../src/cli/commands.ts";
 import { chooseUploadPath, importOptions, runImport, type ImportOptions } from "../src/cli/import.ts";
+import { reportPdf } from "./support/documents.ts";
 import { mp4, pdf, peExe, png, text } from "./support/fixtures.ts";
 import { run } from "./support/process.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -192,6 +194,7 @@ describe("runImport in process", () => {
     recursive: false,
     skipDuplicates: false,
     concurrency: 2,
+    wait: false,
     ...extra,
   });
   const capture = (isTTY = false) => {
@@ -220,6 +223,7 @@ describe("runImport in process", () => {
       recursive: true,
       skipDuplicates: false,
       concurrency: 2,
+      wait: false,
     });
     const fromUrl = importOptions({ key: "k", server: "https://media.example/api/v2/" }, ["dir"], { MEDIABOX_URL: "http://ignored" });
     expect(fromUrl.server).toBe("https://media.example");
@@ -318,6 +322,39 @@ describe("runImport in process", () => {
     expect(out.text).not.toContain("\x1b");
     expect(out.text.split("\n").filter((l) => l.startsWith("lines"))).toEqual([]);
   });
+
+  test("--wait follows the analysis to its end: one line per analysed file without a terminal, the failed ones named, exit 1 when one failed", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const dir = tempDir("mediabox-import-wait-");
+    writeFileSync(join(dir, "note.txt"), "The quay wall was repaired in March.\n");
+    writeFileSync(join(dir, "memo.md"), "# Memo\n\nThe crane is back in service.\n");
+    // A PDF that cannot be read: stored, then its analysis fails.
+    writeFileSync(join(dir, "broken.pdf"), "%PDF-1.7\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n");
+    const out = capture();
+    const summary = await runImport(options(tenant, dir, { wait: true }), { out });
+    expect(summary.stored).toBe(3);
+    expect(summary.analysis?.completed).toBe(2);
+    expect(summary.analysis?.failed.map((f) => f.rel)).toEqual(["broken.pdf"]);
+    expect(summary.exitCode).toBe(1);
+    expect(out.text).toContain("Waiting for the analysis of 3 files");
+    expect(out.text).toMatch(/analysed: note\.txt \(completed\)/);
+    expect(out.text).toMatch(/analysis failed: broken\.pdf: \S/);
+    expect(out.text).toMatch(/Analysis: 2 completed, 1 failed in /);
+    // Every file is indeed at its end on the server.
+    for (const f of (await tenant.api.get("/files?limit=10")).body.items) expect(["completed", "failed"]).toContain(f.processing_status);
+  }, 120_000);
+
+  test("--wait on a terminal redraws one line with the file in progress and its stage", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const dir = tempDir("mediabox-import-wait-tty-");
+    writeFileSync(join(dir, "report.pdf"), await reportPdf());
+    const out = capture(true);
+    const summary = await runImport(options(tenant, dir, { wait: true }), { out });
+    expect(summary.analysis).toEqual({ completed: 1, failed: [], elapsedMs: expect.any(Number) });
+    expect(summary.exitCode).toBe(0);
+    expect(out.text).toContain("\r\x1b[KAnalysing [0/1]");
+    expect(out.text).toMatch(/Analysis: 1 completed, 0 failed/);
+  }, 120_000);
 
   test("on a terminal one progress line is redrawn instead of a line per file; failures still show", async () => {
     const tenant = server.tenant({ tier: "CUSTOM" });

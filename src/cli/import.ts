@@ -18,6 +18,7 @@ import { detectType } from "../ingest/detect.ts";
 import { chooseUploadPath, describeRefusal, FileRefused, ImportAbort, ImportClient, STREAMING_DOCUMENT_LIMIT_BYTES } from "./import-client.ts";
 import { formatBytes, formatDuration, Progress, type ImportOutput, type ProgressCounts } from "./import-progress.ts";
 import { hashFile, scanDirectory, type ScannedFile } from "./import-scan.ts";
+import { followAnalysis, type AnalysisSummary } from "./import-wait.ts";
 
 export { chooseUploadPath } from "./import-client.ts";
 
@@ -36,8 +37,10 @@ Flags:
   --recursive           also import subdirectories (default: the top level of DIR only)
   --skip-duplicates     also ask the server to skip content that arrives from elsewhere meanwhile
   --concurrency N       files uploaded at a time, 1-16 (default 2)
+  --wait                then follow the files' analysis to its end, with a progress line
 
-Exit status: 0 when every file was stored or already stored, 1 when some failed, 2 on usage errors.
+Exit status: 0 when every file was stored or already stored (and, with --wait, analysed), 1 when
+some failed, 2 on usage errors.
 `;
 
 export interface ImportOptions {
@@ -53,6 +56,8 @@ export interface ImportOptions {
   recursive: boolean;
   skipDuplicates: boolean;
   concurrency: number;
+  /** Follow the analysis of the files to its end before exiting. */
+  wait: boolean;
 }
 
 export interface ImportIO {
@@ -79,6 +84,8 @@ export interface ImportSummary {
   elapsedMs: number;
   /** Why the import stopped before the end (server unreachable, key refused), else null. */
   aborted: string | null;
+  /** With --wait: how the analysis of the files went (null without --wait, or when the upload stopped early). */
+  analysis: AnalysisSummary | null;
   outcomes: FileOutcome[];
   exitCode: 0 | 1;
 }
@@ -111,6 +118,7 @@ export async function importCommand(
       recursive: { type: "boolean" },
       "skip-duplicates": { type: "boolean" },
       concurrency: { type: "string" },
+      wait: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -186,6 +194,7 @@ export function importOptions(
     recursive: flags.recursive === true,
     skipDuplicates: flags["skip-duplicates"] === true,
     concurrency,
+    wait: flags.wait === true,
   };
 }
 
@@ -250,6 +259,13 @@ export async function runImport(options: ImportOptions, io: ImportIO): Promise<I
     progress.finish();
     const summary = summarize(outcomes, scan.skipped, now() - started, aborted, counts.total);
     printSummary(io.out, summary);
+    if (options.wait && !aborted) {
+      const analysed = outcomes.flatMap((o) => (o.status !== "failed" && o.fileId ? [{ rel: o.rel, fileId: o.fileId }] : []));
+      // A file already stored under two names is followed once.
+      const unique = [...new Map(analysed.map((a) => [a.fileId, a])).values()];
+      summary.analysis = await followAnalysis(unique, client, { out: io.out, sleep, now });
+      if (summary.analysis.failed.length) summary.exitCode = 1;
+    }
     return summary;
   } finally {
     progress.finish();
@@ -538,6 +554,7 @@ function summarize(outcomes: FileOutcome[], skipped: ImportSummary["skipped"], e
     bytesStored: sorted.reduce((n, o) => n + (o.status === "stored" ? o.size : 0), 0),
     elapsedMs,
     aborted,
+    analysis: null,
     outcomes: sorted,
     exitCode: failed.length > 0 || aborted !== null ? 1 : 0,
   };

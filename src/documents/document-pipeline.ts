@@ -165,7 +165,7 @@ const extractionStage: Stage<DocumentWork> = {
       // or time budget), never the server's event loop or memory.
       const read = await ctx.documentReader.read(bytes, file.document_type as DocumentType, {
         signal: job.signal,
-        onPage: (done, total) => progress(done / Math.max(1, total)),
+        onPage: (done, total) => progress(done / Math.max(1, total), { done, total, unit: "page" }),
         chunking: await chunkingRequest(ctx),
         summarize: file.auto_describe === 1,
         layout: file.document_type === "pdf" ? await layoutRequest(ctx) : null,

@@ -7,6 +7,7 @@ import type { IngestDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/shapes.ts";
+import { liveProgress } from "../processing/progress-board.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";
@@ -127,6 +128,12 @@ const SessionSummaryItem = t.Object({
   completed_at: NullableTimestamp,
 });
 
+/** The file's live progress as the API shows it (snake case), or null. */
+function liveProgressView(fileId: string) {
+  const p = liveProgress(fileId);
+  return p ? { stage: p.stage, stage_number: p.stageNumber, stage_count: p.stageCount, percent: p.percent, unit: p.unit, done: p.done, total: p.total } : null;
+}
+
 const UnifiedStatus = t.Object(
   {
     image_id: t.String({ format: "uuid" }),
@@ -148,6 +155,22 @@ const UnifiedStatus = t.Object(
     processing_duration_seconds: Nullable(t.Number()),
     is_stuck: t.Boolean(),
     is_terminal: t.Boolean(),
+    progress: t.Optional(
+      Nullable(
+        t.Object(
+          {
+            stage: t.String({ description: "The stage running (extraction, chunks, keyframes, ocr...)" }),
+            stage_number: t.Integer({ description: "1-based place among the pipeline's stages" }),
+            stage_count: t.Integer(),
+            percent: t.Integer({ description: "The whole run, 0-100" }),
+            unit: Nullable(t.String({ description: "What the stage counts: page (a document's pages read), frame (a video's keyframes)" })),
+            done: Nullable(t.Integer()),
+            total: Nullable(t.Integer()),
+          },
+          { description: "Extension, on GET /files/uploads-status/{image_id} only: what the processing is doing right now; null when no run of this server is at work on it" },
+        ),
+      ),
+    ),
   },
   { title: "UnifiedUploadStatus" },
 );
@@ -415,7 +438,7 @@ export function ingestRoutes(ctx: IngestDeps) {
         detail: { summary: "Cancel a session (400 once it is completed, cancelled or expired)" },
       },
     )
-    .get("/files/uploads-status/:image_id", ({ principal, params }) => unifiedStatusView(fileUploadStatus(db, clock, principal.orgId, params.image_id)), {
+    .get("/files/uploads-status/:image_id", ({ principal, params }) => ({ ...unifiedStatusView(fileUploadStatus(db, clock, principal.orgId, params.image_id)), progress: liveProgressView(params.image_id) }), {
       permission: "view",
       params: t.Object({ image_id: Uuid("image_id") }),
       response: { 200: UnifiedStatus, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },

@@ -10,6 +10,7 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Metrics } from "../metrics.ts";
+import { clearLiveProgress, setLiveProgress, type ProgressUnits } from "./progress-board.ts";
 import { errorMessage } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import type { JobContext } from "../jobs/runner.ts";
@@ -48,8 +49,8 @@ export interface Stage<W extends FileWork> {
   required?: boolean;
   /** Share of the job's progress this stage stands for (default 1). */
   weight?: number;
-  /** `progress(fraction)` reports progress within the stage, 0 to 1. */
-  run(work: W, progress: (fraction: number) => void): Promise<void>;
+  /** `progress(fraction)` reports progress within the stage, 0 to 1, with the units done when the stage counts some (pages, frames). */
+  run(work: W, progress: (fraction: number, units?: ProgressUnits) => void): Promise<void>;
   /** What a failure means for the file's row (e.g. its description failed), recorded by the stage. */
   onFailure?(work: W, error: string): void;
 }
@@ -60,36 +61,47 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
   let done = 0;
   // The last stage's outcome, on its way to the database (see record).
   let recorded: Promise<void> | null = null;
-  for (const stage of stages) {
-    // A macrotask between stages: a stage's promise chain otherwise runs on as microtasks, and
-    // with a dozen jobs side by side requests waited behind them (/healthz p99 ~90 ms while
-    // notes were indexed). Waiting for the last outcome's commit is one.
-    await (recorded ?? new Promise((resolve) => setImmediate(resolve)));
-    const weight = stage.weight ?? 1;
-    const span = (fraction: number) => work.job.progress(Math.round(((done + weight * Math.max(0, Math.min(1, fraction))) / total) * 100));
-    const applies = stage.appliesTo ? stage.appliesTo(work) : true;
-    if (applies !== true) {
-      recorded = record(work, stage.name, { status: "skipped", duration_ms: 0, error: applies });
-    } else {
-      const started = performance.now();
-      try {
-        await stage.run(work, span);
-        recorded = record(work, stage.name, { status: "completed", duration_ms: Math.round(performance.now() - started) });
-      } catch (err) {
-        const error = errorMessage(err);
-        recorded = record(work, stage.name, { status: "failed", duration_ms: Math.round(performance.now() - started), error });
-        stage.onFailure?.(work, error);
-        work.job.log.warn("stage failed", { file_id: work.file.id, media_type: work.file.media_type, stage: stage.name, err: error });
-        if (stage.required) {
-          await recorded;
-          throw err;
+  try {
+    for (const [index, stage] of stages.entries()) {
+      // A macrotask between stages: a stage's promise chain otherwise runs on as microtasks, and
+      // with a dozen jobs side by side requests waited behind them (/healthz p99 ~90 ms while
+      // notes were indexed). Waiting for the last outcome's commit is one.
+      await (recorded ?? new Promise((resolve) => setImmediate(resolve)));
+      const weight = stage.weight ?? 1;
+      const span = (fraction: number, units?: ProgressUnits) => {
+        const percent = Math.round(((done + weight * Math.max(0, Math.min(1, fraction))) / total) * 100);
+        work.job.progress(percent);
+        setLiveProgress(work.file.id, {
+          stage: stage.name, stageNumber: index + 1, stageCount: stages.length, percent,
+          unit: units?.unit ?? null, done: units?.done ?? null, total: units?.total ?? null,
+        });
+      };
+      span(0);
+      const applies = stage.appliesTo ? stage.appliesTo(work) : true;
+      if (applies !== true) {
+        recorded = record(work, stage.name, { status: "skipped", duration_ms: 0, error: applies });
+      } else {
+        const started = performance.now();
+        try {
+          await stage.run(work, span);
+          recorded = record(work, stage.name, { status: "completed", duration_ms: Math.round(performance.now() - started) });
+        } catch (err) {
+          const error = errorMessage(err);
+          recorded = record(work, stage.name, { status: "failed", duration_ms: Math.round(performance.now() - started), error });
+          stage.onFailure?.(work, error);
+          work.job.log.warn("stage failed", { file_id: work.file.id, media_type: work.file.media_type, stage: stage.name, err: error });
+          if (stage.required) {
+            await recorded;
+            throw err;
+          }
         }
       }
+      done += weight;
     }
-    done += weight;
-    span(0);
+    await recorded;
+  } finally {
+    clearLiveProgress(work.file.id);
   }
-  await recorded;
   return work.outcomes;
 }
 

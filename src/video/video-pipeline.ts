@@ -162,7 +162,7 @@ const ocrStage: Stage<VideoWork> = {
       work.findings[index]!.lines = lines;
       frameTextRead(ctx, file.id, index, result.text || null);
       for (const r of result.regions) regions.push({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence, time_seconds: frame.timeSeconds });
-      progress((index + 1) / work.frames.length);
+      progress((index + 1) / work.frames.length, { done: index + 1, total: work.frames.length, unit: "frame" });
     }
     const text = dedupeLines(work.findings).join("\n");
     ctx.db.transaction(() => {
@@ -185,7 +185,7 @@ const embeddingStage: Stage<VideoWork> = {
       const embedding = await vision.embed(frame.jpeg);
       vectors.push({ item: keyframeItemId(file.id, index), vector: embedding.vector, model: embedding.model });
       if (work.stored[index]?.isPoster) vectors.push({ item: file.id, vector: embedding.vector, model: embedding.model });
-      progress((index + 1) / work.frames.length);
+      progress((index + 1) / work.frames.length, { done: index + 1, total: work.frames.length, unit: "frame" });
     }
     if (!vectors.some((v) => v.item === file.id) && vectors[0]) vectors.push({ ...vectors[0], item: file.id });
     ctx.db.transaction(() => {

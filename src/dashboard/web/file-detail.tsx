@@ -13,6 +13,38 @@ import { formatBytes } from "../../byte-sizes.ts";
 type Box = { x_min: number; y_min: number; x_max: number; y_max: number };
 type Region = { text: string; bounding_box: Box; confidence: number; time_seconds?: number };
 
+type Progress = { stage: string; stage_number: number; stage_count: number; percent: number; unit: string | null; done: number | null; total: number | null };
+
+/** What each pipeline stage is doing, in words (a stage not listed shows its name). */
+const STAGE_WORDS: Record<string, string> = {
+  extraction: "reading the pages",
+  summary: "summarizing",
+  chunks: "storing the text",
+  embeddings: "indexing for search",
+  probe: "looking at the video",
+  keyframes: "picking keyframes",
+  ocr: "reading the text in it",
+  variants: "making thumbnails",
+  embedding: "learning what it looks like",
+  duplicates: "looking for duplicates",
+  objects: "finding objects",
+  description: "describing it",
+  custom_schema: "filling the extraction schema",
+  compliance: "checking compliance",
+  fetch: "fetching the page",
+  metadata: "reading the page's details",
+  favicon: "fetching the site's icon",
+  text: "reading the article",
+  snapshot: "saving a copy",
+};
+
+/** "Analysing: reading the pages, 3 of 10 pages (step 1 of 4, 25 %)", or the plain status before a stage has reported. */
+export function progressLine(status: string, p: Progress | null): string {
+  if (!p) return status === "queued" ? "Waiting for its turn to be analysed…" : `Analysing (${status})…`;
+  const units = p.unit && p.total ? `, ${p.done ?? 0} of ${p.total} ${p.unit}${p.total === 1 ? "" : "s"}` : "";
+  return `Analysing: ${STAGE_WORDS[p.stage] ?? p.stage}${units} (step ${p.stage_number} of ${p.stage_count}, ${p.percent} %)`;
+}
+
 function clock(seconds: number): string {
   const s = Math.round(seconds);
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
@@ -234,6 +266,7 @@ export function FileDetail({ id }: { id: string }) {
   const [similar, setSimilar] = useState<any[]>([]);
   const [error, setError] = useState<string | null>(null);
   const [processing, setProcessing] = useState<string | null>(null);
+  const [progress, setProgress] = useState<Progress | null>(null);
   // Bumped by a retry: the page watches the new processing run as it watched the first.
   const [round, setRound] = useState(0);
   const [sending, setSending] = useState(false);
@@ -261,10 +294,12 @@ export function FileDetail({ id }: { id: string }) {
         const status = await api(`/files/uploads-status/${id}`).catch(() => null);
         if (!status || status.is_terminal) break;
         setProcessing(status.unified_status);
+        setProgress(status.progress ?? null);
         await new Promise((r) => setTimeout(r, pause));
       }
       if (stopped) return;
       setProcessing(null);
+      setProgress(null);
       show();
     };
     show();
@@ -301,9 +336,10 @@ export function FileDetail({ id }: { id: string }) {
       <h1 id="file-title" tabIndex={-1}>{name}</h1>
       {file.processing_status === "failed" && !processing ? <FailedNotice file={file} onRetried={retried} /> : null}
       {processing ? (
-        <p class="processing" role="status">
-          Analysing ({processing})…
-        </p>
+        <div class="processing" role="status">
+          <p>{progressLine(processing, progress)}</p>
+          {progress ? <progress max={100} value={progress.percent} aria-label="Analysis progress" /> : null}
+        </div>
       ) : null}
       <p class="meta">
         {file.media_type} · {file.filename} · {formatBytes(file.size_bytes)}
@@ -318,8 +354,9 @@ export function FileDetail({ id }: { id: string }) {
       {file.media_type === "document" ? (
         <div class="document">
           <p>
-            {file.page_count ?? "?"} page(s), {file.chunk_count} chunk(s) · text extraction {file.text_extraction_status ?? "pending"} ·{" "}
-            {file.document_url ? <a href={file.document_url}>Open</a> : null}
+            {file.page_count != null ? `${file.page_count} page${file.page_count === 1 ? "" : "s"}, ${file.chunk_count} chunk${file.chunk_count === 1 ? "" : "s"} · ` : ""}
+            text extraction {file.text_extraction_status ?? "pending"}
+            {file.document_url ? <> · <a href={file.document_url}>Open</a></> : null}
           </p>
           {file.text_extraction_status === "completed" ? (
             <DocumentLayout id={file.id} pictured={file.document_type === "pdf"} name={name} fallbackText={file.extracted_text ?? null} />

@@ -7,7 +7,7 @@ import {
   knownStandards,
   type ComplianceInput,
   type ComplianceResult,
-} from "../src/images/compliance.ts";
+} from "../src/compliance/compliance.ts";
 
 const MB = 1024 * 1024;
 const box = { x_min: 0.1, y_min: 0.1, x_max: 0.3, y_max: 0.15 };

@@ -16,7 +16,7 @@
  */
 import type { Metadata } from "sharp";
 import { tagNumbers, tagText, xmpProperty, type PhotoTags } from "./photo-tags.ts";
-import { exifPayloadToTiff, TAG, TiffBlock } from "./tiff-ifd.ts";
+import { exifPayloadToTiff, TAG, TiffBlock } from "../camera/tiff-ifd.ts";
 
 export interface MetadataBlocks {
   /** EXIF-style TIFF blocks, most authoritative first. */

@@ -18,7 +18,7 @@ import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../files/file-fields.ts";
-import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "./compliance.ts";
+import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "../compliance/compliance.ts";
 import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
 import type { OcrResult } from "../ocr/ocr.ts";
 import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";

@@ -9,7 +9,7 @@ import { brotliDecompressSync } from "node:zlib";
 import { WorkerThread } from "../native/worker-thread.ts";
 import { emptyBlocks, type MetadataBlocks } from "./capture-date.ts";
 import type { JxlReply, JxlRequest } from "./jxl-worker.ts";
-import { exifPayloadToTiff } from "./tiff-ifd.ts";
+import { exifPayloadToTiff } from "../camera/tiff-ifd.ts";
 
 const CONTAINER = [0, 0, 0, 0x0c, 0x4a, 0x58, 0x4c, 0x20, 0x0d, 0x0a, 0x87, 0x0a];
 

@@ -10,7 +10,8 @@ import type { CameraFacts } from "../camera/camera-facts.ts";
 import { blocksFromSharp, emptyBlocks, type MetadataBlocks } from "./capture-date.ts";
 import { decodeHeic, isHevcHeif } from "./heic.ts";
 import { decodeJxl, isJxl, jxlMetadata, jxlSize } from "./jxl.ts";
-import { RawDecodeError, rawFormatOf, readRaw } from "./raw.ts";
+import { RawDecodeError, readRaw } from "./raw.ts";
+import { rawFormatOf } from "../camera/raw-formats.ts";
 
 /** Default of MEDIABOX_IMAGE_MAX_PIXELS: room for 288 MP panoramas and 400 MP multi-shot cameras. */
 export const DEFAULT_MAX_PIXELS = 500_000_000;

@@ -12,7 +12,7 @@ import { cameraFactsFromTags } from "./camera-exif.ts";
 import { blocksFromJpegSegments, blocksFromSharp, captureDate, type CaptureDate, type MetadataBlocks } from "./capture-date.ts";
 import { readPhotoTags } from "./photo-tags.ts";
 import { isJxl, jxlMetadata } from "./jxl.ts";
-import { rawFormatOf } from "./raw.ts";
+import { rawFormatOf } from "../camera/raw-formats.ts";
 import { DEFAULT_MAX_PIXELS, ImageDecodeError, openImage, uprightPixels, type OpenedImage } from "./open-image.ts";
 
 export { DEFAULT_MAX_PIXELS, ImageDecodeError };

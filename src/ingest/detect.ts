@@ -7,7 +7,7 @@
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
 import { errorMessage } from "../errors.ts";
-import { isRawFormat, RAW_MIME, rawFormatOf } from "../images/raw.ts";
+import { isRawFormat, RAW_MIME, rawFormatOf } from "../camera/raw-formats.ts";
 import type { DetectedType, UploadedMediaType } from "../files/file.ts";
 import { inspectSvg } from "./svg-check.ts";
 

@@ -4,7 +4,7 @@
  * in TypeBox (for multipart fields and JSON bodies alike), the rules between fields, and the
  * placement rule: folder_id wins, else project_id, else Default.
  */
-import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../images/compliance.ts";
+import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../compliance/compliance.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import type { Database } from "bun:sqlite";
 import { Type } from "@sinclair/typebox";

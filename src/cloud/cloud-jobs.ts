@@ -8,8 +8,8 @@
  * some files failed, stop on cancel, and resume after a crash: finished items are never redone.
  * This module is the only writer of `cloud_jobs` and `cloud_job_items`.
  */
-import { createHash } from "node:crypto";
-import { createWriteStream, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
+import { stageStream } from "../storage/stage-stream.ts";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
@@ -18,7 +18,7 @@ import { ApiError, badRequest, errorMessage } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType, mediaTypeFromHints } from "../ingest/detect.ts";
 import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
-import { resolvePlacement, type UploadOptions } from "../ingest/options.ts";
+import { DEFAULT_UPLOAD_OPTIONS, resolvePlacement, type UploadOptions } from "../ingest/options.ts";
 import { parseTags } from "../files/file-fields.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { objectOnDisk, type ObjectOnDisk } from "../storage/object-on-disk.ts";
@@ -38,8 +38,6 @@ export const INLINE_EXPORT_MAX = 5;
 export const ITEM_ATTEMPTS = 4;
 const BACKOFF_BASE_MS = 500;
 const BACKOFF_MAX_MS = 60_000;
-/** Bytes of a download kept for type detection (detect.ts reads at most this much). */
-const HEAD_BYTES = 64 * 1024;
 /** The single-shot ceiling of the upload-intent flow; nothing larger is downloaded. */
 const MAX_IMPORT_BYTES = 5 * 1024 ** 3;
 
@@ -162,18 +160,12 @@ export function createImport(ctx: CloudDeps, principal: Principal, request: Impo
   const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
   ctx.cloud.provider(connection.provider);
   checkCount(principal, request.files.length, "files");
+  // auto_describe is deprecated (spec): descriptions are always generated, as by default.
   const options: UploadOptions = {
-    title: null,
+    ...DEFAULT_UPLOAD_OPTIONS,
     tags: parseTags(request.tags ?? []),
-    // auto_describe is deprecated (spec): descriptions are always generated.
-    autoDescribe: true,
     skipDuplicates: request.skip_duplicates ?? false,
-    storageTarget: "default",
     folderId: request.folder_id?.toLowerCase() ?? null,
-    projectId: null,
-    contentCategory: "general",
-    customSchemaId: null,
-    compliance: null,
   };
   const placement = resolvePlacement(ctx.db, principal.orgId, options);
   const stored: ImportOptions = { options, placement, providerMetadata: request.provider_metadata ?? null };
@@ -410,30 +402,6 @@ function failRest(ctx: CloudDeps, job: CloudJobRow, why: string): void {
   }
 }
 
-/** Streams a download to a staging file, hashing it and keeping its head for detection. */
-async function stage(body: ReadableStream<Uint8Array>, path: string): Promise<{ size: number; sha256: string; head: Uint8Array }> {
-  const hash = createHash("sha256");
-  const out = createWriteStream(path);
-  const head: Uint8Array[] = [];
-  let headSize = 0;
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      size += chunk.byteLength;
-      if (size > MAX_IMPORT_BYTES) throw new Error(`the file is larger than ${MAX_IMPORT_BYTES} bytes`);
-      hash.update(chunk);
-      if (headSize < HEAD_BYTES) {
-        head.push(chunk.subarray(0, HEAD_BYTES - headSize));
-        headSize += Math.min(chunk.byteLength, HEAD_BYTES - headSize);
-      }
-      if (!out.write(chunk)) await new Promise((resolve) => out.once("drain", resolve));
-    }
-  } finally {
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  }
-  return { size, sha256: hash.digest("hex"), head: Buffer.concat(head) };
-}
-
 async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: ConnectionRow, stored: ImportOptions, item: ItemRow, stagingDir: string, signal?: AbortSignal): Promise<void> {
   const path = join(stagingDir, String(item.item_index));
   let filename = item.name;
@@ -441,7 +409,7 @@ async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: Connecti
     const download = await ctx.cloud.withAccess(connection, (access, provider) => provider.download(access, { id: item.cloud_file_id!, mimeType: item.mime_type }, signal));
     if (download.filenameSuffix && !filename.toLowerCase().endsWith(download.filenameSuffix)) filename += download.filenameSuffix;
     try {
-      return await stage(download.body, path);
+      return await stageStream(download.body, path, MAX_IMPORT_BYTES);
     } catch (err) {
       if (signal?.aborted) throw err;
       // The connection broke mid-body: as retryable as a 5xx.

@@ -34,6 +34,20 @@ export interface UploadOptions {
   compliance: Compliance | null;
 }
 
+/** What an upload that sets nothing gets: intake paths (cloud, mail, watched folders) start from it. */
+export const DEFAULT_UPLOAD_OPTIONS: Readonly<UploadOptions> = {
+  title: null,
+  tags: [],
+  autoDescribe: true,
+  skipDuplicates: false,
+  storageTarget: "default",
+  folderId: null,
+  projectId: null,
+  contentCategory: "general",
+  customSchemaId: null,
+  compliance: null,
+};
+
 /**
  * Each upload option's shape, once: the multipart form of streaming and batch uploads
  * (UploadFormFields) and the JSON body of upload intents (uploadOptionsJson) are built from it.

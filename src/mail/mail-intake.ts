@@ -13,7 +13,8 @@
  */
 import { createHash } from "node:crypto";
 import { lookup } from "node:dns/promises";
-import { createWriteStream, mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
+import { DETECTION_HEAD_BYTES, stageStream } from "../storage/stage-stream.ts";
 import { isIP } from "node:net";
 import { extname, join } from "node:path";
 import type { Readable } from "node:stream";
@@ -23,7 +24,7 @@ import { errorMessage } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType } from "../ingest/detect.ts";
 import { ingestStagedFile, sizeLimitViolation } from "../ingest/ingest.ts";
-import type { UploadOptions } from "../ingest/options.ts";
+import { DEFAULT_UPLOAD_OPTIONS } from "../ingest/options.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { checkAddress } from "../net/url-policy.ts";
 import {
@@ -39,7 +40,6 @@ import {
 
 /** The part id given to the message's own text when it is stored as a document. */
 const BODY_PART = "body";
-const HEAD_BYTES = 64 * 1024;
 /** Largest part downloaded (the upload-intent ceiling; the streaming limits refuse most before). */
 const MAX_PART_BYTES = 5 * 1024 ** 3;
 
@@ -89,29 +89,6 @@ async function checkedAddress(ctx: MailDeps, host: string): Promise<string> {
     if (!verdict.ok) throw new Error(`${verdict.reason}; an on-premises mail server's range goes in MEDIABOX_LINK_ALLOW_CIDRS`);
   }
   return addresses[0]!;
-}
-
-async function stage(content: Readable, path: string): Promise<{ size: number; sha256: string; head: Uint8Array }> {
-  const hash = createHash("sha256");
-  const out = createWriteStream(path);
-  const head: Buffer[] = [];
-  let headSize = 0;
-  let size = 0;
-  try {
-    for await (const chunk of content as AsyncIterable<Buffer>) {
-      size += chunk.byteLength;
-      if (size > MAX_PART_BYTES) throw new Error(`larger than ${MAX_PART_BYTES} bytes`);
-      hash.update(chunk);
-      if (headSize < HEAD_BYTES) {
-        head.push(chunk.subarray(0, HEAD_BYTES - headSize));
-        headSize += Math.min(chunk.byteLength, HEAD_BYTES - headSize);
-      }
-      if (!out.write(chunk)) await new Promise((resolve) => out.once("drain", resolve));
-    }
-  } finally {
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-  }
-  return { size, sha256: hash.digest("hex"), head: Buffer.concat(head) };
 }
 
 function safeFilename(name: string): string {
@@ -248,18 +225,6 @@ async function afterSuccess(client: ImapFlow, account: MailAccountSecret, uid: n
   }
 }
 
-const MAIL_OPTIONS: Omit<UploadOptions, "tags"> = {
-  title: null,
-  autoDescribe: true,
-  skipDuplicates: false,
-  storageTarget: "default",
-  folderId: null,
-  projectId: null,
-  contentCategory: "general",
-  customSchemaId: null,
-  compliance: null,
-};
-
 async function storePart(
   ctx: MailDeps,
   client: ImapFlow,
@@ -280,11 +245,11 @@ async function storePart(
       const document = [`From: ${header.sender ?? ""}`, `Subject: ${header.subject ?? ""}`, `Date: ${header.date ?? ""}`, "", text].join("\n");
       await Bun.write(scratch, document);
       const bytes = new TextEncoder().encode(document);
-      staged = { size: bytes.byteLength, sha256: createHash("sha256").update(bytes).digest("hex"), head: bytes.subarray(0, HEAD_BYTES) };
+      staged = { size: bytes.byteLength, sha256: createHash("sha256").update(bytes).digest("hex"), head: bytes.subarray(0, DETECTION_HEAD_BYTES) };
     } else {
       const download = await client.download(String(uid), part.part, { uid: true });
       if (!download.content) throw new Error("the part is gone from the message");
-      staged = await stage(download.content, scratch);
+      staged = await stageStream(download.content, scratch, MAX_PART_BYTES);
     }
     const detection = await detectType(staged.head, part.filename, scratch);
     if (!detection.ok) throw new Error(`unsupported or unsafe file: ${detection.reason}`);
@@ -301,7 +266,7 @@ async function storePart(
       uploadMethod: "streaming",
       sessionId: null,
       uploadedBy: null,
-      options: { ...MAIL_OPTIONS, tags: account.tags },
+      options: { ...DEFAULT_UPLOAD_OPTIONS, tags: account.tags },
       placement: { projectId: account.project_id, folderId: account.folder_id },
       origin: { source: "mail", detail: `${account.name}: ${header.sender ?? ""} "${header.subject ?? ""}"` },
     });

@@ -22,7 +22,7 @@ import { ApiError, errorMessage } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType } from "../ingest/detect.ts";
 import { ingestStagedFile, sizeLimitViolation } from "../ingest/ingest.ts";
-import type { UploadOptions } from "../ingest/options.ts";
+import { DEFAULT_UPLOAD_OPTIONS } from "../ingest/options.ts";
 import type { Logger } from "../log.ts";
 import {
   activeWatchedFolders,
@@ -40,19 +40,6 @@ export const HOLDING_DIR = ".mediabox-intake";
 export const DONE_DIR = "done";
 export const FAILED_DIR = "failed";
 const HEAD_BYTES = 64 * 1024;
-
-const WATCH_OPTIONS: UploadOptions = {
-  title: null,
-  tags: [],
-  autoDescribe: true,
-  skipDuplicates: false,
-  storageTarget: "default",
-  folderId: null,
-  projectId: null,
-  contentCategory: "general",
-  customSchemaId: null,
-  compliance: null,
-};
 
 interface Seen {
   size: number;
@@ -188,7 +175,7 @@ export class FolderWatcher {
         uploadMethod: "streaming",
         sessionId: null,
         uploadedBy: null,
-        options: WATCH_OPTIONS,
+        options: DEFAULT_UPLOAD_OPTIONS,
         placement: { projectId: watch.project_id, folderId },
         origin: { source: "watch", detail: `${watch.path}/${item.rel_path}` },
       });

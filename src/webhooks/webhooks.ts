@@ -280,22 +280,9 @@ export interface Attempt {
   duration_ms: number;
 }
 
-export interface Delivery {
-  id: string;
-  webhook_id: string;
+/** A delivery as the API shows it: the receiver's URL, the payload parsed, every attempt. */
+export interface Delivery extends Omit<DeliveryRow, "org_id" | "payload"> {
   url: string;
-  event_id: string;
-  event_type: string;
-  status: DeliveryRow["status"];
-  attempts: number;
-  max_attempts: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  next_attempt_at: string | null;
-  job_id: string | null;
-  created_at: string;
-  updated_at: string;
-  delivered_at: string | null;
   payload: unknown;
   attempt_log: Attempt[];
 }

@@ -18,6 +18,9 @@ import { DataDir } from "./storage/data-dir.ts";
 import { VERSION } from "./http/docs.ts";
 import { StartupError, startServer } from "./server.ts";
 import { RestoreError, restoreDatabase } from "./ops/restore.ts";
+import { isTarArchive, restoreBackupArchive } from "./ops/backup-archive.ts";
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { OrganizationError } from "./tenancy/organizations.ts";
 import { errorMessage } from "./errors.ts";
 
@@ -42,8 +45,8 @@ Commands:
   users invite EMAIL --org NAME [--role R]
                                           print (and mail) an invitation link
   support list                            messages sent to POST /support/contact, newest first
-  backup FILE                             write a consistent copy of the database (safe while serving)
-  restore FILE                            put a backup in place of the database (the server must be stopped)
+  backup FILE                             write one archive: database snapshot, local blobs, secrets, manifest (safe while serving)
+  restore FILE                            put a backup archive (or an older database-only backup) back (the server must be stopped)
   watch DIR --org NAME [--project P] [--folder A/B]
                                           ingest the files that appear in DIR (a running server takes them,
                                           then moves them to DIR/done or DIR/failed); watch alone lists
@@ -115,10 +118,23 @@ async function main(argv: string[]): Promise<number | "serving"> {
   if (command === "models") return print(await modelsCommand(config, args));
   if (command === "restore") {
     if (!args[0]) throw new UsageError("restore needs the backup FILE to restore");
-    const outcome = await restoreDatabase(new DataDir(config.dataDir), args[0], new Date());
+    const dataDir = new DataDir(config.dataDir);
+    if (!existsSync(args[0])) throw new RestoreError(`${resolve(args[0])} does not exist`);
+    if (isTarArchive(args[0])) {
+      const outcome = await restoreBackupArchive(dataDir, args[0], new Date());
+      const blobs = outcome.blobStore.kind === "local"
+        ? `${outcome.blobsAdded} blob(s) put back (${outcome.blobsPresent} already there)`
+        : `blobs stay in S3 bucket ${outcome.blobStore.bucket}`;
+      return print({
+        stdout: outcome.restored,
+        stderr: `restored: database (schema version ${outcome.schemaVersion}), ${blobs}, ${outcome.secrets} secret file(s)` +
+          `${outcome.previous ? `; the one it replaced is kept as ${outcome.previous}` : ""}${outcome.previousSecrets ? `, the secrets as ${outcome.previousSecrets}` : ""}`,
+      });
+    }
+    const outcome = await restoreDatabase(dataDir, args[0], new Date());
     return print({
       stdout: outcome.restored,
-      stderr: `database restored (schema version ${outcome.schemaVersion})${outcome.previous ? `; the one it replaced is kept as ${outcome.previous}` : ""}; restore blobs/objects/ and secrets/ from the same backup too`,
+      stderr: `database restored (schema version ${outcome.schemaVersion})${outcome.previous ? `; the one it replaced is kept as ${outcome.previous}` : ""}; this was a database file alone (an older backup): restore blobs/objects/ and secrets/ from the same backup too`,
     });
   }
   const db = openDatabase(new DataDir(config.dataDir).database);
@@ -126,7 +142,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
     let output: CommandOutput;
     if (command === "orgs") output = orgsCommand(db, systemClock, args, flags);
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
-    else if (command === "backup") output = backupCommand(db, args);
+    else if (command === "backup") output = await backupCommand(db, new DataDir(config.dataDir), config, args);
     else if (command === "support") output = supportCommand(db, args);
     else if (command === "watch" || command === "unwatch") output = watchCommand(db, systemClock, command, args, flags);
     else if (command === "users") {

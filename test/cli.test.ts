@@ -1,6 +1,7 @@
 import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import * as tar from "tar";
 import { join } from "node:path";
 import { tempDir } from "./support/server.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
@@ -111,18 +112,26 @@ describe("serve", () => {
 });
 
 describe("backup", () => {
-  test("writes a consistent, openable copy of the database and refuses to overwrite", async () => {
+  test("writes one archive with a consistent, openable copy of the database and refuses to overwrite", async () => {
     await cli("orgs", "create", "Backed Up");
-    const target = join(dataDir, "..", `backup-${crypto.randomUUID()}.db`);
+    const target = join(dataDir, "..", `backup-${crypto.randomUUID()}.tar`);
     const res = await cli("backup", target);
     expect(res.exitCode).toBe(0);
-    const copy = new Database(target, { readonly: true });
+    const out = join(dataDir, "..", `unpacked-${crypto.randomUUID()}`);
+    mkdirSync(out);
+    await tar.extract({ file: target, cwd: out });
+    const manifest = JSON.parse(readFileSync(join(out, "manifest.json"), "utf8"));
+    expect(manifest).toMatchObject({ format: "mediabox-backup", version: 1, blob_store: { kind: "local" } });
+    const db = manifest.files.find((f: { path: string }) => f.path === "mediabox.db");
+    expect(new Bun.CryptoHasher("sha256").update(readFileSync(join(out, "mediabox.db"))).digest("hex")).toBe(db.sha256);
+    const copy = new Database(join(out, "mediabox.db"), { readonly: true });
     try {
       const names = copy.query<{ name: string }, []>("SELECT name FROM organizations").all().map((r) => r.name);
       expect(names).toContain("Backed Up");
     } finally {
       copy.close();
       rmSync(target, { force: true });
+      rmSync(out, { recursive: true, force: true });
     }
     const again = await cli("backup", join(dataDir, "mediabox.db"));
     expect(again.exitCode).toBe(2);

@@ -27,6 +27,9 @@ import { listSupportMessages } from "../support/support.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
 import { addWatchedFolder, allWatchedFolders, removeWatchedFolder, WatchSettingError } from "../watch/watched-folders.ts";
+import { writeBackupArchive } from "../ops/backup-archive.ts";
+import type { DataDir } from "../storage/data-dir.ts";
+import { formatBytes } from "../byte-sizes.ts";
 
 export class UsageError extends Error {}
 
@@ -96,14 +99,18 @@ export function keysCommand(
 }
 
 /**
- * A consistent copy of the database taken while the server runs (SQLite's VACUUM INTO reads one
- * snapshot, so concurrent writes neither block it nor tear it).
+ * One archive of everything the appliance needs back, taken while the server runs (SQLite's
+ * VACUUM INTO reads one snapshot, so concurrent writes neither block it nor tear it; see
+ * ops/backup-archive.ts).
  */
-export function backupCommand(db: Database, args: string[]): CommandOutput {
+export async function backupCommand(db: Database, dataDir: DataDir, config: Config, args: string[]): Promise<CommandOutput> {
   const target = resolve(required(args[0], "backup FILE"));
   if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`);
-  db.query("VACUUM INTO ?").run(target);
-  return { stdout: target, stderr: "database backup written; copy the data directory's blob folders alongside it" };
+  const { manifest, bytes } = await writeBackupArchive(db, dataDir, config, target, new Date());
+  const blobs = manifest.files.filter((f) => f.path.startsWith("blobs/")).length;
+  const secrets = manifest.files.filter((f) => f.path.startsWith("secrets/")).length;
+  const where = manifest.blob_store.kind === "local" ? `${blobs} blob(s)` : `no blobs (they stay in S3 bucket ${manifest.blob_store.bucket})`;
+  return { stdout: target, stderr: `backup archive written (${formatBytes(bytes)}): database snapshot, ${where}, ${secrets} secret file(s), manifest with SHA-256 checksums` };
 }
 
 /**

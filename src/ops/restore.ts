@@ -3,7 +3,7 @@
  * directory's. It refuses while a server holds the directory (the same lock `serve` takes), checks
  * that the file is a sound Mediabox database no newer than this binary, and keeps the database it
  * replaces beside it (`mediabox.db.before-restore-<time>`), so a restore can itself be undone.
- * Blobs and secrets are not in the database: restore those folders as the README (Operations) says.
+ * A backup archive (backup-archive.ts) brings the blobs and secrets too; this is its database step.
  */
 import { Database } from "bun:sqlite";
 import { copyFileSync, existsSync, renameSync, rmSync } from "node:fs";
@@ -27,7 +27,6 @@ export interface RestoreOutcome {
 export async function restoreDatabase(dataDir: DataDir, backupFile: string, now: Date): Promise<RestoreOutcome> {
   const source = resolve(backupFile);
   if (!existsSync(source)) throw new RestoreError(`${source} does not exist`);
-  const schemaVersion = checkBackup(source);
   let lock: DataDirLock;
   try {
     lock = DataDirLock.acquire(dataDir);
@@ -36,6 +35,16 @@ export async function restoreDatabase(dataDir: DataDir, backupFile: string, now:
     throw err;
   }
   try {
+    return await replaceDatabase(dataDir, source, now);
+  } finally {
+    lock.release();
+  }
+}
+
+/** Puts a checked database in place of the data directory's, keeping the one it replaces; the caller holds the lock. */
+export async function replaceDatabase(dataDir: DataDir, source: string, now: Date): Promise<RestoreOutcome> {
+  const schemaVersion = checkBackup(source);
+  {
     const target = dataDir.database;
     const incoming = `${target}.restoring`;
     copyFileSync(source, incoming);
@@ -52,8 +61,6 @@ export async function restoreDatabase(dataDir: DataDir, backupFile: string, now:
     renameSync(incoming, target);
     await fsyncDir(dirname(target));
     return { restored: target, previous, schemaVersion };
-  } finally {
-    lock.release();
   }
 }
 

@@ -6,6 +6,9 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { embeddedModelsDir } from "./native/packages.ts";
+
+/** The default text embedding model: a folder of the models directory (scripts/models/catalogue.ts installs it). */
+export const DEFAULT_TEXT_MODEL = "bge-small-en-v1.5";
 import { errorMessage } from "./errors.ts";
 import { type AllowedCidr, parseAllowedCidrs } from "./net/url-policy.ts";
 
@@ -370,7 +373,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     fallback: "500000000",
   },
   textEmbeddingModel: {
-    key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text, fallback: "use-lite-sif",
+    key: "textEmbeddingModel", flag: "text-embedding-model", env: "MEDIABOX_TEXT_EMBEDDING_MODEL", parse: text,
+    // The folder scripts/models installs; while it is missing the built-in use-lite-sif serves.
+    fallback: DEFAULT_TEXT_MODEL,
   },
   layoutModel: {
     key: "layoutModel", flag: "layout-model", env: "MEDIABOX_LAYOUT_MODEL", parse: text, fallback: "yolov8n-doclaynet",

@@ -158,7 +158,7 @@ export async function modelsCommand(config: Config, args: string[]): Promise<Com
       // What the configuration asks for but the directory lacks: the feature runs without it.
       const missing = Object.entries(configuredModels(config))
         .filter(([name]) => !reports.some((r) => r.name === name))
-        .map(([name, role]) => `configured ${role} model "${name}" is not installed in ${config.modelsDir}`);
+        .map(([name, role]) => `configured ${role} model "${name}" is not installed in ${config.modelsDir}` + (role === "text_embedding" ? ` (the built-in ${BUILTIN_TEXT_MODEL} serves; npm run models installs it)` : ""));
       for (const code of config.ocrLanguages.filter((c) => c !== "eng")) {
         const files = siteLanguageFiles(config.modelsDir, code);
         if (!files.some((file) => existsSync(file))) missing.push(`configured OCR language "${code}" is not installed: ${files[0]} (or .gz) is missing`);

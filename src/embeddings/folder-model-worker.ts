@@ -63,13 +63,16 @@ serveRequests<FolderModelRequest, FolderModelReply>(async (request) => {
   try {
     const extract = await extractor(request);
     const { texts, pooling, batch } = request;
+    // Runs of texts of similar length: a run is padded to its longest text.
+    const order = texts.map((_, i) => i).sort((a, b) => texts[a]!.length - texts[b]!.length);
     let vectors: Float32Array | null = null;
     let dim = 0;
-    for (let start = 0; start < texts.length; start += batch) {
-      const output = await extract(texts.slice(start, start + batch), { pooling, normalize: true });
+    for (let start = 0; start < order.length; start += batch) {
+      const run = order.slice(start, start + batch);
+      const output = await extract(run.map((i) => texts[i]!), { pooling, normalize: true });
       dim = output.dims.at(-1)!;
       vectors ??= new Float32Array(texts.length * dim);
-      vectors.set(output.data, start * dim);
+      run.forEach((i, k) => vectors!.set(output.data.subarray(k * dim, (k + 1) * dim), i * dim));
     }
     vectors ??= new Float32Array(0);
     return { reply: { vectors, dim }, transfer: [vectors.buffer as ArrayBuffer] };

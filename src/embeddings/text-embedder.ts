@@ -96,6 +96,16 @@ const MODEL_FILES = ["config.json", ...TOKENIZER_FILES, WEIGHTS_FILE];
 interface HfTokenizer {
   encode(text: string, options?: { add_special_tokens?: boolean }): number[];
 }
+interface EmbedCall {
+  texts: string[];
+  purpose: EmbedPurpose;
+  resolve: (vectors: Float32Array[]) => void;
+  reject: (err: unknown) => void;
+}
+
+/** Most texts sent to the model's thread at once (calls waiting together are joined up to this). */
+const COALESCED_TEXTS = 64;
+
 /** How the folder's model is used (read from its sentence-transformers files). */
 export interface ModelUsage {
   pooling: "mean" | "cls";
@@ -119,7 +129,8 @@ export class TextEmbedder implements TextEmbedding {
   private tokenizerLoad: Promise<TokenCounter> | null = null;
   private usageLoad: Promise<ModelUsage> | null = null;
   private worker: WorkerThread<FolderModelRequest, FolderModelReply> | null = null;
-  private queue: Promise<unknown> = Promise.resolve();
+  private readonly waiting: EmbedCall[] = [];
+  private draining: Promise<void> | null = null;
   private dim: number | null = null;
 
   constructor(options: TextEmbedderOptions) {
@@ -233,36 +244,58 @@ export class TextEmbedder implements TextEmbedding {
     return this.usageLoad;
   }
 
-  /** Runs `task` after every earlier embedding call has settled. */
-  private serial<T>(task: () => Promise<T>): Promise<T> {
-    const run = this.queue.then(task);
-    this.queue = run.catch(() => undefined);
-    return run;
+  /**
+   * L2-normalized vectors, one per text, in order. Rejects naming the missing file when the model
+   * is not installed. Calls made while the model is busy are run together (queries first), so
+   * documents embedded side by side share the model's runs instead of each running on its own.
+   */
+  embed(texts: string[], purpose: EmbedPurpose = "document"): Promise<Float32Array[]> {
+    return new Promise((resolve, reject) => {
+      const call = { texts, purpose, resolve, reject };
+      if (purpose === "query") this.waiting.splice(this.waiting.findIndex((c) => c.purpose !== "query") >>> 0, 0, call);
+      else this.waiting.push(call);
+      this.draining ??= this.drain();
+    });
   }
 
-  /** L2-normalized vectors, one per text, in order. Rejects naming the missing file when the model is not installed. */
-  embed(texts: string[], purpose: EmbedPurpose = "document"): Promise<Float32Array[]> {
-    return this.serial(async () => {
-      await this.require(MODEL_FILES);
-      if (!texts.length) return [];
-      const { pooling, prompts, maxTokens } = await this.usage();
-      if (!this.worker || this.worker.broken) this.worker = new WorkerThread<FolderModelRequest, FolderModelReply>("embeddings/folder-model-worker.ts", "the text model thread");
-      const prompt = prompts[purpose];
-      const reply = await this.worker.ask({
-        modelsDir: this.modelsDir,
-        folder: this.folder,
-        texts: prompt ? texts.map((t) => prompt + t) : texts,
-        pooling,
-        maxTokens,
-        batch: EMBED_BATCH,
-      });
-      if (reply instanceof Error) throw reply;
-      if ("error" in reply) {
-        throw this.scrubbed(new Error(`could not run text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${reply.error}`));
+  /** Runs the waiting calls, up to COALESCED_TEXTS texts a request to the model's thread, until none is left. */
+  private async drain(): Promise<void> {
+    while (this.waiting.length) {
+      const taken: EmbedCall[] = [];
+      let count = 0;
+      while (this.waiting.length && (!taken.length || count + this.waiting[0]!.texts.length <= COALESCED_TEXTS)) {
+        const call = this.waiting.shift()!;
+        taken.push(call);
+        count += call.texts.length;
       }
-      const { vectors, dim } = reply;
-      return texts.map((_, i) => vectors.slice(i * dim, (i + 1) * dim));
-    });
+      try {
+        const vectors = await this.run(taken);
+        let at = 0;
+        for (const call of taken) {
+          call.resolve(vectors.slice(at, at + call.texts.length));
+          at += call.texts.length;
+        }
+      } catch (err) {
+        for (const call of taken) call.reject(err);
+      }
+    }
+    // In the same turn as the last check: a call made after it starts a new drain.
+    this.draining = null;
+  }
+
+  private async run(calls: EmbedCall[]): Promise<Float32Array[]> {
+    await this.require(MODEL_FILES);
+    const { pooling, prompts, maxTokens } = await this.usage();
+    const texts = calls.flatMap((call) => (prompts[call.purpose] ? call.texts.map((t) => prompts[call.purpose] + t) : call.texts));
+    if (!texts.length) return [];
+    if (!this.worker || this.worker.broken) this.worker = new WorkerThread<FolderModelRequest, FolderModelReply>("embeddings/folder-model-worker.ts", "the text model thread");
+    const reply = await this.worker.ask({ modelsDir: this.modelsDir, folder: this.folder, texts, pooling, maxTokens, batch: EMBED_BATCH });
+    if (reply instanceof Error) throw reply;
+    if ("error" in reply) {
+      throw this.scrubbed(new Error(`could not run text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${reply.error}`));
+    }
+    const { vectors, dim } = reply;
+    return texts.map((_, i) => vectors.slice(i * dim, (i + 1) * dim));
   }
 
   /** Length of the vectors embed returns (runs the model once). */
@@ -271,13 +304,12 @@ export class TextEmbedder implements TextEmbedding {
     return this.dim;
   }
 
-  /** Ends the model's thread (and its ONNX Runtime session); a later call loads the model again. */
+  /** Ends the model's thread (and its ONNX Runtime session) once waiting calls are done; a later call loads the model again. */
   async close(): Promise<void> {
-    await this.serial(async () => {
-      this.worker?.terminate();
-      this.worker = null;
-      this.dim = null;
-      this.usageLoad = null;
-    });
+    while (this.draining) await this.draining;
+    this.worker?.terminate();
+    this.worker = null;
+    this.dim = null;
+    this.usageLoad = null;
   }
 }

@@ -53,7 +53,7 @@ describe("health", () => {
       { name: "fixture-text", role: "text_embedding", source: "maven org.example:fixture-text@1.2.3", version: "1.2.3", sha256: archive, license: "MIT" },
       { name: "own-model", role: "other", source: null, version: null, sha256: "d".repeat(64), license: null },
     ]);
-    expect(res.body.models.text_embedding).toMatchObject({ configured: "missing-model", in_use: "use-lite-sif" });
+    expect(res.body.models.text_embedding).toMatchObject({ configured: "missing-model", in_use: "use-lite-sif", pending_chunks: 0 });
     expect(res.body.models.text_embedding.fallback_reason).toContain("models/missing-model does not exist");
   });
 

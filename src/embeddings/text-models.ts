@@ -95,3 +95,11 @@ export function builtinTextModel(embedding: TextEmbedding): UseSifEmbedder | nul
   if (embedding instanceof FolderOrBuiltin && embedding.builtin instanceof UseSifEmbedder) return embedding.builtin;
   return null;
 }
+
+/**
+ * Document chunks waiting for their vectors (new documents, or the library being re-embedded
+ * after a model change), counted on the partial index of pending chunks: as cheap as the backlog is short.
+ */
+export function pendingEmbeddingChunks(db: Database): number {
+  return db.query<{ n: number }, []>("SELECT count(*) AS n FROM document_chunks WHERE embedding_status = 'pending'").get()!.n;
+}

@@ -10,7 +10,7 @@ import { VERSION } from "../http/docs.ts";
 import { scanThreadsReady } from "../vectors/scan-threads.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import { installedModels } from "../models/manifest.ts";
-import { textModelFallbackReason } from "../embeddings/text-models.ts";
+import { pendingEmbeddingChunks, textModelFallbackReason } from "../embeddings/text-models.ts";
 import { timingSafeEqual } from "node:crypto";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
@@ -26,7 +26,13 @@ const Models = t.Object({
       license: t.Union([t.String(), t.Null()]),
     }),
   ),
-  text_embedding: t.Object({ configured: t.String(), in_use: t.String(), fallback_reason: t.Union([t.String(), t.Null()]) }),
+  text_embedding: t.Object({
+    configured: t.String(),
+    in_use: t.String(),
+    fallback_reason: t.Union([t.String(), t.Null()]),
+    /** Document chunks waiting for their vectors: new documents, or the library being re-embedded after a model change. */
+    pending_chunks: t.Integer(),
+  }),
 });
 /** Extension: background work under way (jobs/background-work.ts); it pauses while files are analysed. */
 const Preparing = t.Array(
@@ -60,7 +66,12 @@ export function infrastructureRoutes(ctx: OpsDeps) {
         set.status = ready ? 200 : 503;
         const models = {
           installed: installedModels(ctx.config.modelsDir),
-          text_embedding: { configured: ctx.config.textEmbeddingModel, in_use: ctx.embedder.modelId, fallback_reason: textModelFallbackReason(ctx.embedder) },
+          text_embedding: {
+            configured: ctx.config.textEmbeddingModel,
+            in_use: ctx.embedder.modelId,
+            fallback_reason: textModelFallbackReason(ctx.embedder),
+            pending_chunks: pendingEmbeddingChunks(ctx.db),
+          },
         };
         return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models, preparing: ctx.background.preparingNow() };
       },

@@ -140,6 +140,7 @@ describe("regions and the page's text", () => {
       ["paragraph", "Quarterly report of the ", "header"],
     ]);
     // Without regions the rules alone: the title line joins the paragraph under it.
+    expect(elements.find((e) => e.type === "table")!.metadata?.region).toBe("table");
     expect(layoutPage(runs, 595, 842, style).map((e) => e.type)).not.toContain("heading");
   });
 
@@ -157,6 +158,29 @@ describe("regions and the page's text", () => {
       ["heading", "3 Results", "text"],
       ["paragraph", "The results ", "text"],
       ["paragraph", "E = m c 2", "title"],
+    ]);
+  });
+});
+
+describe("form rows under a layout model", () => {
+  const style: LayoutStyle = { body: 10, headingSizes: [], headingRatio: 1.2, monoIsCode: true };
+  const run = (text: string, x0: number, baseline: number, extra: Partial<Run> = {}): Run => ({ text, x0, x1: x0 + text.length * 5, baseline, size: 10, ...extra });
+  const region = (kind: ModelRegion["kind"], x0: number, y0: number, x1: number, y1: number): ModelRegion => ({ kind, score: 0.9, x0, y0, x1, y1 });
+
+  test("label-value rows the model takes for a table, and \"Label: value\" lines it boxes one by one, are key-value groups", () => {
+    const runs = [
+      run("Inspector", 50, 40, { bold: true }),
+      run("Dana Whitfield", 200, 40),
+      run("Site", 50, 54, { bold: true }),
+      run("North pit, bench 4", 200, 54),
+      run("Weather: dry, 14 degrees", 50, 90),
+      run("Permit number: QP-2291", 50, 103),
+    ];
+    const regions = [region("table", 45, 30, 300, 58), region("text", 45, 80, 300, 93), region("text", 45, 94, 300, 106)];
+    const elements = layoutPage(runs, 595, 842, style, { regions });
+    expect(elements.map((e) => [e.type, e.content])).toEqual([
+      ["key_value", "Inspector: Dana Whitfield\nSite: North pit, bench 4"],
+      ["key_value", "Weather: dry, 14 degrees\nPermit number: QP-2291"],
     ]);
   });
 });

@@ -593,7 +593,7 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
       if ("part" in item) {
         flushLines();
         const last = parts.at(-1);
-        if (last && listGoesOn(last, item.part)) parts[parts.length - 1] = mergeParts(last, item.part);
+        if (last && regionGoesOn(last, item.part, lead)) parts[parts.length - 1] = mergeParts(last, item.part);
         else parts.push(item.part);
       } else {
         const cells = byLine.get(item.line)!.sort((a, b) => item.line.cells.indexOf(a) - item.line.cells.indexOf(b));
@@ -619,8 +619,17 @@ export function layoutPage(runs: Run[], width: number, height: number, style: La
   return elements;
 }
 
-/** Text a title region may hold: short, reading as a title (readsAsTitle), no caption. */
-const titleLike = (text: string) => text.length <= 200 && readsAsTitle(text) && !CAPTION.test(text);
+/**
+ * Text a title region may hold: short, no caption, reading as a title (readsAsTitle). OCR of a
+ * coarse scan misreads a title's letters often (a small letter first, words run together), so
+ * there only its shape counts: mostly letters and no "=".
+ */
+function titleLike(text: string, ocr: boolean): boolean {
+  if (text.length > 200 || CAPTION.test(text)) return false;
+  if (!ocr) return readsAsTitle(text);
+  const chars = text.replace(/\s/g, "");
+  return (chars.match(/\p{L}/gu)?.length ?? 0) >= chars.length * 0.6 && !text.includes("=");
+}
 
 const boxOfLines = (lines: Line[]): Rect => ({ x0: Math.min(...lines.map((l) => l.x0)), y0: Math.min(...lines.map((l) => l.top)), x1: Math.max(...lines.map((l) => l.x1)), y1: Math.max(...lines.map((l) => l.bottom)) });
 
@@ -628,11 +637,14 @@ const boxOfLines = (lines: Line[]): Rect => ({ x0: Math.min(...lines.map((l) => 
 const regionKind = (p: Part) => p.draft.metadata?.region as string | undefined;
 
 /**
- * A layout model marks each list item apart: items that follow each other (less than two lines
- * apart, overlapping across) are one list, as the rules read a list.
+ * A layout model marks each list item apart, and often each "Label: value" line: items that
+ * follow each other (less than two lines apart, overlapping across) are one list, and key-value
+ * lines one group, as the rules read them.
  */
-function listGoesOn(a: Part, b: Part): boolean {
-  if (regionKind(a) !== "list_item" || regionKind(b) !== "list_item" || !a.lines.length || !b.lines.length) return false;
+function regionGoesOn(a: Part, b: Part, lead: number): boolean {
+  if (!regionKind(a) || !regionKind(b) || !a.lines.length || !b.lines.length) return false;
+  if (a.draft.type === "key_value" && b.draft.type === "key_value") return continues(a, b, lead);
+  if (regionKind(a) !== "list_item" || regionKind(b) !== "list_item") return false;
   const last = a.lines.at(-1)!;
   const first = b.lines[0]!;
   const across = Math.min(...a.lines.map((l) => l.x1)) > first.x0 && Math.max(...b.lines.map((l) => l.x1)) > Math.min(...a.lines.map((l) => l.x0));
@@ -689,17 +701,19 @@ function regionParts(lines: Line[], regions: ModelRegion[], figures: Figure[], s
     }
     if (region.kind === "table") {
       const found = unruledTables(own);
-      const rows = found.length === 1 && found[0]!.lines.length === own.length && !found[0]!.keyValue ? found[0]!.rows : gridOfLines(own);
+      const whole = found.length === 1 && found[0]!.lines.length === own.length ? found[0]! : null;
       const rect = { x0: Math.min(region.x0, box.x0), y0: Math.min(region.y0, box.y0), x1: Math.max(region.x1, box.x1), y1: Math.max(region.y1, box.y1) };
-      const draft = tableDraft(rows);
+      // Form rows (a label, its value in a second column) that the model takes for a table are key-value pairs, as the rules read them.
+      const draft = whole?.keyValue ? keyValueDraft(whole.rows.map((r) => [r[0]!.replace(/\s*:$/, ""), r.slice(1).filter(Boolean).join(" ")] as [string, string])) : tableDraft(whole ? whole.rows : gridOfLines(own));
       block({ draft: { ...draft, metadata: { ...draft.metadata, ...meta } }, lines: [], rect }, rect, true);
       return;
     }
     // A title region whose text reads as no title (a formula, a caption, a paragraph) is text.
-    const kind = region.kind === "title" && !titleLike(joinLines(own.map((l) => l.text))) ? "text" : region.kind;
+    const kind = region.kind === "title" && !titleLike(joinLines(own.map((l) => l.text)), style.ocr === true) ? "text" : region.kind;
     // A text region may hold a heading the rules read (the model drew one box round a title and
     // the paragraph before or after it): the heading stands apart, the rest is the region's text.
-    for (const piece of kind === "text" ? splitAtHeadings(own, style) : [own]) {
+    // Not on scans: sizes from OCR boxes make headings of wrapped lines there.
+    for (const piece of kind === "text" && !style.ocr ? splitAtHeadings(own, style) : [own]) {
       const text = joinLines(piece.map((l) => l.text));
       let draft: Draft;
       let rulesSay: Draft | null;
@@ -725,11 +739,11 @@ function regionParts(lines: Line[], regions: ModelRegion[], figures: Figure[], s
   return { blocks, placed, furniture, drawn: drawnTaken };
 }
 
-/** The rules' reading of a text region's lines when it is one heading or one list; null otherwise. */
+/** The rules' reading of a text region's lines when it is one heading, one list or one group of key-value lines; null otherwise. */
 function ruledAs(lines: Line[], style: LayoutStyle): Draft | null {
   const parts = blockParts(lines, style);
   const only = parts.length === 1 ? parts[0]!.draft : null;
-  return only && ((only.type === "heading" && lines.length <= 3) || only.type === "list") ? only : null;
+  return only && ((only.type === "heading" && lines.length <= 3) || only.type === "list" || only.type === "key_value") ? only : null;
 }
 
 /**

@@ -23,7 +23,7 @@ import { join, resolve } from "node:path";
 import sharp from "sharp";
 import { fingerprint, hammingDistance, type Fingerprint } from "../../src/duplicates/fingerprint.ts";
 import { groupsOf, isNearDuplicate, NEAR_DUPLICATE, type NearDuplicateRule } from "../../src/duplicates/near-duplicates.ts";
-import { VARIANT_SIZES } from "../../src/images/variants.ts";
+import { VARIANT_SIZES } from "../../src/files/variants.ts";
 import { VisionModels } from "../../src/images/vision.ts";
 import { HALVES, splitItems } from "./splits.ts";
 

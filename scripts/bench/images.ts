@@ -18,7 +18,8 @@ import { join } from "node:path";
 import sharp from "sharp";
 import { openDatabase } from "../../src/db/database.ts";
 import { DataDir } from "../../src/storage/data-dir.ts";
-import { renderImage, VARIANT_SIZES } from "../../src/images/variants.ts";
+import { renderImage } from "../../src/images/variants.ts";
+import { VARIANT_SIZES } from "../../src/files/variants.ts";
 import { photo, textImage } from "../../test/support/images.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
 

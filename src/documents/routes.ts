@@ -19,7 +19,7 @@ import { SEARCH_MODES, searchChunks } from "./search.ts";
 import { ELEMENT_TYPES } from "./types.ts";
 import { PAGE_IMAGE_CONTENT_TYPE, PAGE_IMAGE_WIDTHS, pageImage } from "./page-images.ts";
 import { PAGE_IMAGE_DEFAULT_LONG_SIDE } from "./render-page.ts";
-import { FileUrls, VIEW_URL_SECONDS } from "../library/file-views.ts";
+import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 const ANALYZE_MAX_BYTES = 10 * 1024 ** 2;

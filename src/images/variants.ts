@@ -13,13 +13,11 @@ import { blocksFromJpegSegments, blocksFromSharp, captureDate, type CaptureDate,
 import { readPhotoTags } from "./photo-tags.ts";
 import { isJxl, jxlMetadata } from "./jxl.ts";
 import { rawFormatOf } from "../camera/raw-formats.ts";
+import { VARIANT_SIZES, VARIANT_TYPES, type VariantType } from "../files/variants.ts";
 import { DEFAULT_MAX_PIXELS, ImageDecodeError, openImage, uprightPixels, type OpenedImage } from "./open-image.ts";
 
 export { DEFAULT_MAX_PIXELS, ImageDecodeError };
 
-export const VARIANT_SIZES = { tiny_64: 64, small_256: 256, medium_750: 750, large_1024: 1024 } as const;
-export type VariantType = keyof typeof VARIANT_SIZES;
-export const VARIANT_TYPES = Object.keys(VARIANT_SIZES) as VariantType[];
 
 export const VARIANT_CONTENT_TYPE = "image/webp";
 

@@ -7,7 +7,7 @@ import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
 import { duplicateGroups, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
 import { batchDeleteFiles } from "./file-edits.ts";
-import { FileUrls } from "./file-views.ts";
+import { FileUrls } from "../files/file-urls.ts";
 
 const GroupView = t.Object(
   {

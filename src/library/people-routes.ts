@@ -7,8 +7,9 @@ import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
 import { facesOfFile, getPerson, listPeople, mergePeople, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
-import { FileSummary } from "./file-shapes.ts";
-import { FileUrls, fileSummary } from "./file-views.ts";
+import { FileSummary } from "../files/file-shapes.ts";
+import { fileSummary } from "./file-views.ts";
+import { FileUrls } from "../files/file-urls.ts";
 
 const Box = t.Object({ x_min: t.Number(), y_min: t.Number(), x_max: t.Number(), y_max: t.Number() }, { description: "Normalized 0-1 of the image" });
 

@@ -8,11 +8,12 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
-import { DeletedFileSummary, FileDetail, FileSummary } from "./file-shapes.ts";
+import { DeletedFileSummary, FileDetail, FileSummary } from "../files/file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
 import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
-import { fileDetail, FileUrls, fileSummary, withVisibleTextCut } from "./file-views.ts";
+import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
+import { FileUrls } from "../files/file-urls.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 
 /** Download links live five minutes (spec). */

@@ -8,7 +8,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, queryInt, Timestamp } from "../http/shapes.ts";
 import type { LibraryDeps } from "./deps.ts";
-import { FileUrls } from "./file-views.ts";
+import { FileUrls } from "../files/file-urls.ts";
 import { similarImages } from "./similar.ts";
 
 const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });

@@ -5,8 +5,9 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
 import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../files/file-fields.ts";
-import { FileDetail } from "../library/file-shapes.ts";
-import { fileDetail, FileUrls } from "../library/file-views.ts";
+import { FileDetail } from "../files/file-shapes.ts";
+import { linkDetail } from "./link-views.ts";
+import { FileUrls } from "../files/file-urls.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
 import { SNAPSHOT_CSP } from "./readable.ts";
 import { MAX_URL_LENGTH } from "../net/url-policy.ts";
@@ -51,7 +52,7 @@ export function linkRoutes(ctx: LinkDeps) {
       async ({ principal, body, request, set }) => {
         const outcome = saveLink(ctx, principal, body);
         set.status = outcome.status === "created" ? 201 : 200;
-        return fileDetail(outcome.file, new FileUrls(ctx, publicOrigin(ctx.config, request)));
+        return linkDetail(outcome.file, new FileUrls(ctx, publicOrigin(ctx.config, request)));
       },
       {
         permission: "edit",
@@ -96,7 +97,7 @@ export function linkRoutes(ctx: LinkDeps) {
       "/files/:file_id/recrawl",
       async ({ principal, params, request }) => {
         const { file, jobId } = recrawlLink(ctx, principal.orgId, params.file_id);
-        return { id: file.id, job_id: jobId, crawl_status: file.crawl_status!, file: await fileDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
+        return { id: file.id, job_id: jobId, crawl_status: file.crawl_status!, file: await linkDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
       },
       {
         permission: "edit",

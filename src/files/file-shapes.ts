@@ -2,7 +2,7 @@
 import type { TProperties } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Enum, Nullable, NullableTimestamp, Timestamp } from "../http/shapes.ts";
-import { CONTENT_CATEGORIES } from "../files/file-fields.ts";
+import { CONTENT_CATEGORIES } from "./file-fields.ts";
 
 const NullableString = Nullable(t.String());
 const NullableNumber = Nullable(t.Number());

@@ -1,0 +1,76 @@
+/**
+ * Signed URLs of what a file stores (its original, its variants, its other blobs), for the views
+ * every kind's routes and the library answer with.
+ */
+import type { Database } from "bun:sqlite";
+import type { BlobStore } from "../storage/blob-store.ts";
+import { isInlineSafe } from "../storage/serving-policy.ts";
+import type { FileRepository } from "./file-repository.ts";
+import type { FileRow } from "./file.ts";
+import type { VariantType } from "./variants.ts";
+
+/** Image links are valid for an hour (the spec's variant redirect lifetime). */
+export const VIEW_URL_SECONDS = 3600;
+
+/** What signing a file's URLs reads (every kind's routes sign them). */
+export interface FileUrlDeps {
+  db: Database;
+  blobs: BlobStore;
+  files: FileRepository;
+}
+
+/** Signs blob URLs for one request (local-store URLs point at the origin the client used). */
+export class FileUrls {
+  constructor(
+    private readonly ctx: FileUrlDeps,
+    private readonly origin: string,
+  ) {}
+
+  get db(): Database {
+    return this.ctx.db;
+  }
+
+  /** A document's whole text for its detail view (kept apart from the row, see FileRepository.extractedText). */
+  extractedText(fileId: string): string | null {
+    return this.ctx.files.extractedText(fileId);
+  }
+
+  /** A link's stored icon, or null before a crawl stored one. */
+  async favicon(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<string | null> {
+    if (!row.favicon_blob_key) return null;
+    return this.ctx.blobs.presignGet(row.favicon_blob_key, { expiresInSeconds, contentType: row.favicon_content_type ?? "image/x-icon" }, this.origin);
+  }
+
+  /** Signed URLs of an image's stored variants, by variant type. */
+  async variants(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<Partial<Record<VariantType, string>>> {
+    const rows = this.ctx.db
+      .query<{ variant_type: VariantType; blob_key: string; content_type: string }, [string]>(
+        "SELECT variant_type, blob_key, content_type FROM image_variants WHERE file_id = ?",
+      )
+      .all(row.id);
+    const urls: Partial<Record<VariantType, string>> = {};
+    for (const v of rows) {
+      urls[v.variant_type] = await this.ctx.blobs.presignGet(v.blob_key, { expiresInSeconds, contentType: v.content_type }, this.origin);
+    }
+    return urls;
+  }
+
+  /** Any other stored object the file owns (a video's keyframes), shown inline. */
+  blob(key: string, contentType: string, expiresInSeconds = VIEW_URL_SECONDS): Promise<string> {
+    return this.ctx.blobs.presignGet(key, { expiresInSeconds, contentType }, this.origin);
+  }
+
+  /**
+   * The stored original. A type that may not be shown inline (an SVG: it is a document) is
+   * always an attachment (serving-policy.ts), so it carries its file name even as a view URL.
+   */
+  async original(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS, download = false): Promise<string | null> {
+    if (!row.blob_key) return null;
+    const named = download || !isInlineSafe(row.content_type);
+    return this.ctx.blobs.presignGet(
+      row.blob_key,
+      { expiresInSeconds, contentType: row.content_type, ...(named ? { downloadName: row.filename } : {}) },
+      this.origin,
+    );
+  }
+}

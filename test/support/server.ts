@@ -56,6 +56,9 @@ export async function startTestServer(
       MEDIABOX_TRUSTED_PROXIES: "loopback",
       // Preparing the text model's ~62,000 common words takes minutes of a core: tests that need it ask.
       MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
+      // The layout model the model sources step may have fetched into models/ would change how the
+      // tests' PDFs are read: tests of it (layout-model.test.ts) ask for it with a fixture model.
+      MEDIABOX_LAYOUT_MODEL: "none",
       // The built-in text model, whatever `npm run models` installed in models/: tests that want a
       // folder model build a fixture one and name it.
       MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",

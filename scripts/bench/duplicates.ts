@@ -101,9 +101,22 @@ const TRANSFORMS: Record<string, (image: Buffer) => Promise<Buffer>> = {
 interface Item {
   id: string;
   source: string;
+  kind: string;
   transform: string;
   fingerprint: Fingerprint;
   vector: Float32Array;
+  paper: number;
+}
+
+/** Share of the pixels of a 64-px copy that are light and grey: paper (pages, receipts, screenshots of text). */
+async function paperShare(image: Buffer): Promise<number> {
+  const { data, info } = await sharp(image).resize(64, 64, { fit: "fill" }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  let paper = 0;
+  for (let i = 0; i < data.length; i += info.channels) {
+    const [r, g, b] = [data[i]!, data[i + 1]!, data[i + 2]!];
+    if (Math.min(r, g, b) > 170 && Math.max(r, g, b) - Math.min(r, g, b) < 30) paper++;
+  }
+  return paper / (info.width * info.height);
 }
 
 const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-bench-duplicates-"));
@@ -119,11 +132,12 @@ for (const source of sources) {
     // The large_1024 variant as renderImage makes it (upright, at most 1024 px, WebP q80), without its other variants.
     const variant = await sharp(await transform(base)).rotate().resize(VARIANT_SIZES.large_1024, VARIANT_SIZES.large_1024, { fit: "inside", withoutEnlargement: true }).webp({ quality: 80, effort: 2 }).toBuffer();
     const [print, embedding] = await Promise.all([fingerprint(variant), vision.embed(variant)]);
-    items.push({ id: `${source.id}/${name}`, source: source.id, transform: name, fingerprint: print, vector: embedding.vector });
+    items.push({ id: `${source.id}/${name}`, source: source.id, kind: source.kind, transform: name, fingerprint: print, vector: embedding.vector, paper: await paperShare(variant) });
   }
   if (items.length % 140 === 0) console.log(`  ${items.length} images…`);
 }
 console.log(`${items.length} images rendered, fingerprinted and embedded in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+if (process.env.MEDIABOX_BENCH_DUMP) await Bun.write(process.env.MEDIABOX_BENCH_DUMP, JSON.stringify(items.map((i) => ({ ...i, vector: Array.from(i.vector) }))));
 
 const cosine = (a: Float32Array, b: Float32Array) => {
   let dot = 0;

@@ -15,7 +15,7 @@ export interface ClusterRule {
   minFaces: number;
 }
 
-export const CLUSTERING: ClusterRule = { samePerson: 0.7, minFaces: 2 };
+export const CLUSTERING: ClusterRule = { samePerson: 0.75, minFaces: 2 };
 
 export interface FaceNeighbour {
   faceId: string;

@@ -10,6 +10,7 @@ export const MEDIA_TYPES = ["image", "document", "video", "link"] as const;
 export type MediaType = (typeof MEDIA_TYPES)[number];
 /** Media types that arrive as uploaded bytes (links are fetched). */
 export type UploadedMediaType = Exclude<MediaType, "link">;
+export const UPLOADED_MEDIA_TYPES = MEDIA_TYPES.filter((type): type is UploadedMediaType => type !== "link");
 export const DOCUMENT_TYPES = ["pdf", "docx", "txt", "md"] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 

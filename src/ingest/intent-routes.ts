@@ -8,8 +8,9 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, U
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, INTENT_LIMITS, retryPart, type CreateIntentBody } from "./intents.ts";
 import { abortView, completionView, intentCreatedView, intentView, partConfirmedView, partRetryView } from "./intent-views.ts";
 import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
+import { UPLOADED_MEDIA_TYPES } from "../files/file.ts";
 
-const MediaType = Enum(["image", "document", "video"]);
+const MediaType = Enum(UPLOADED_MEDIA_TYPES);
 const IntentStatus = Enum(["PENDING", "UPLOADED", "COMPLETED", "FAILED"]);
 const UploadMode = Enum(["single_shot", "multipart"], { error: "upload_mode: must be single_shot or multipart" });
 

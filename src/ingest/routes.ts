@@ -30,9 +30,10 @@ import {
 import { sessionListItem, sessionResultsView, sessionSummaryView, sessionView, stuckFilesView, unifiedStatusView } from "./session-views.ts";
 import { streamingUpload, type StoredUpload } from "./streaming-upload.ts";
 import { formOf } from "./multipart-form.ts";
+import { DOCUMENT_TYPES, UPLOADED_MEDIA_TYPES } from "../files/file.ts";
 
-const MediaType = Enum(["image", "document", "video"]);
-const DocumentType = Nullable(Enum(["pdf", "docx", "txt", "md"]));
+const MediaType = Enum(UPLOADED_MEDIA_TYPES);
+const DocumentType = Nullable(Enum(DOCUMENT_TYPES));
 
 const UploadResponse = t.Object(
   {

@@ -11,7 +11,6 @@ import type { FileRow } from "../files/file.ts";
 
 export const SEARCH_MODES = ["all", "metadata", "visible_text"] as const;
 export const SORT_FIELDS = ["created_at", "content_created_at", "title", "size_bytes"] as const;
-export const MEDIA_TYPES = ["image", "document", "video", "link"] as const;
 export const PROCESSING_STATUSES = ["queued", "processing", "stored", "completed", "failed"] as const;
 
 export interface ListFilesQuery {

@@ -11,10 +11,11 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, T
 import { DeletedFileSummary, FileDetail, FileSummary } from "../files/file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
-import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, MEDIA_TYPES, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
+import { MEDIA_TYPES } from "../files/file.ts";
 
 /** Download links live five minutes (spec). */
 const DOWNLOAD_URL_SECONDS = 300;

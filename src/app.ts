@@ -299,8 +299,13 @@ export function composeAppliance(foundation: Foundation): Appliance {
       vocabulary?.stop();
       await watcher.stop();
       mail.stop();
-      await http.stop();
-      await jobs.stop();
+      // Requests in flight get a few seconds to finish; then their connections are closed (a
+      // client's event stream or a stalled upload would otherwise hold the stop for ever).
+      const graceMs = ctx.config.shutdownGraceSeconds * 1000;
+      const drained = http.stop();
+      if (!(await Promise.race([drained.then(() => true), Bun.sleep(Math.min(5_000, graceMs / 4)).then(() => false)]))) await http.stop(true);
+      // Running jobs get up to half the grace period to hand their work back; closing the rest takes the remainder.
+      await jobs.stop(Math.min(10_000, graceMs / 2));
       await ctx.documentReader.close();
       await ctx.video.close();
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);

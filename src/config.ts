@@ -68,6 +68,13 @@ export interface Config {
   textVocabularyWords: number;
   /** Resident memory the document reader child process may use before it is killed (MB). */
   documentMemoryMb: number;
+  /**
+   * Time budgets of processing stages that differ from their own, in ms, by "<media type>.<stage>"
+   * ("document.extraction"); null: every stage keeps its own (processing/stage-runner.ts).
+   */
+  stageBudgets: Record<string, number> | null;
+  /** Most time a stopping server waits for running work before it exits anyway (SIGTERM, SIGINT). */
+  shutdownGraceSeconds: number;
   /** A site's own ffmpeg / ffprobe; null = the static builds that ship with Mediabox. */
   ffmpegPath: string | null;
   ffprobePath: string | null;
@@ -218,6 +225,20 @@ function tokenKey(raw: string): string {
     throw new ConfigError("expected 32 bytes in base64 (make one with: openssl rand -base64 32)");
   }
   return key;
+}
+
+/** MEDIABOX_STAGE_BUDGETS: `document.extraction=1200, link.metadata=30` (seconds, decimals allowed) → ms by stage. */
+function stageBudgets(raw: string): Record<string, number> {
+  const budgets: Record<string, number> = {};
+  for (const entry of raw.split(/[,;\s]+/).filter(Boolean)) {
+    const match = /^([a-z]+\.[a-z_]+)=(\d+(?:\.\d+)?)$/.exec(entry);
+    const seconds = match ? Number(match[2]) : NaN;
+    if (!match || !(seconds > 0 && seconds <= 24 * 3600)) {
+      throw new ConfigError(`"${entry}": expected MEDIA_TYPE.STAGE=SECONDS, e.g. document.extraction=1200 (at most a day)`);
+    }
+    budgets[match[1]!] = Math.round(seconds * 1000);
+  }
+  return budgets;
 }
 
 /** A directory and where its files go, as written in MEDIABOX_WATCH_DIR or given to `mediabox watch`. */
@@ -391,6 +412,8 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: integer(32, 1024 * 1024),
     fallback: "1024",
   },
+  stageBudgets: { key: "stageBudgets", flag: "stage-budgets", env: "MEDIABOX_STAGE_BUDGETS", parse: stageBudgets, fallback: null, unset: null },
+  shutdownGraceSeconds: { key: "shutdownGraceSeconds", flag: "shutdown-grace-seconds", env: "MEDIABOX_SHUTDOWN_GRACE_SECONDS", parse: integer(1, 600), fallback: "20" },
   ffmpegPath: { key: "ffmpegPath", flag: "ffmpeg-path", env: "MEDIABOX_FFMPEG_PATH", parse: (r) => resolve(r), fallback: null, unset: null },
   ffprobePath: { key: "ffprobePath", flag: "ffprobe-path", env: "MEDIABOX_FFPROBE_PATH", parse: (r) => resolve(r), fallback: null, unset: null },
   videoMaxDurationSeconds: {

@@ -161,3 +161,50 @@ export function errorMessage(err: unknown): string {
   if (err && typeof err === "object" && "message" in err) return String((err as { message: unknown }).message);
   return String(err);
 }
+
+/**
+ * Why processing a file failed, in the words a tenant reads (processing_error, a stage's error, a
+ * job's error, crawl_error): the failures the appliance itself decides, each worded once here.
+ * What a library said (with server paths, storage keys, a stack) is logged, and reaches a
+ * tenant only through forTenants().
+ */
+export const FAILURES = {
+  /** A stage ran past its time budget and was stopped; the file's other stages still ran. */
+  stageTimedOut: (stage: string, budgetMs: number) => `the ${stage} stage took longer than ${seconds(budgetMs)} and was stopped`,
+  /** Work on a thread or in the reader process ran past its budget and was stopped. */
+  workTimedOut: (work: string, budgetMs: number) => `${work} took longer than ${seconds(budgetMs)} and was stopped`,
+  /** The server stopped while the stage ran; the job runs again after the restart. */
+  interrupted: (stage: string) => `the ${stage} stage was interrupted (the server is stopping)`,
+} as const;
+
+function seconds(ms: number): string {
+  if (ms >= 60_000 && ms % 60_000 === 0) return `${ms / 60_000} minute${ms === 60_000 ? "" : "s"}`;
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
+/** Stack frames ("    at fn (/app/x.ts:1:2)"), as error messages sometimes carry them. */
+const STACK_FRAME = /\n\s*at [^\n]*/g;
+/** An absolute path or file: URI, after a start of text, a blank, a quote, a bracket, "=" or ":"; the last segment is kept. */
+const SERVER_PATH = /(^|[\s'"(\[=:,])(?:file:(?:\/\/)?)?\/(?:[^\s/'"():,\]]+\/)+([^\s/'"():,\]]*)/g;
+/** A blob key of the local or S3 store (orgs/<org>/files/<id>/...), with the store's own folders before it. */
+const STORAGE_KEY = /(?:\b(?:blobs|objects|multipart|staging)\/)*\borgs\/[\w-]+\/[\w./-]+/g;
+/** A tenant's error text is at most this long (a library can answer with a page of text). */
+const TENANT_MESSAGE_CHARS = 1_000;
+
+/**
+ * An error message as a tenant may read it: no stack, no absolute path or file: URI (only the
+ * file's own name is kept), no storage key. Every writer of a tenant-visible error field stores
+ * its message through this, and logs the message it got.
+ */
+export function forTenants(message: string): string {
+  const text = message
+    .replace(STACK_FRAME, "")
+    .replace(STORAGE_KEY, "the stored file")
+    .replace(SERVER_PATH, "$1$2")
+    .replace(/\s*\n\s*/g, " ")
+    .trim();
+  return text.length > TENANT_MESSAGE_CHARS ? `${text.slice(0, TENANT_MESSAGE_CHARS - 1)}…` : text;
+}
+
+/** The same for a field that may be empty. */
+export const forTenantsOrNull = (message: string | null | undefined): string | null => (message == null ? null : forTenants(message));

@@ -107,12 +107,33 @@ async function main(argv: string[]): Promise<number | "serving"> {
   const config = loadConfig(flags);
   if (command === "serve") {
     const server = startServer(config);
+    let stopping = false;
     const shutdown = (signal: string) => {
-      server.ctx.log.info("shutting down", { signal });
-      server.stop().then(() => process.exit(0));
+      // A second signal while stopping: the operator does not want to wait.
+      if (stopping) {
+        server.ctx.log.warn("stopped at once by a second signal", { signal });
+        process.exit(1);
+      }
+      stopping = true;
+      const graceMs = config.shutdownGraceSeconds * 1000;
+      server.ctx.log.info("shutting down", { signal, grace_seconds: config.shutdownGraceSeconds });
+      // Whatever still runs past the grace period (a library that does not stop) does not keep the
+      // process: jobs are durable (their leases are released at the next start) and SQLite's
+      // write-ahead log keeps every committed write.
+      setTimeout(() => {
+        server.ctx.log.warn("the stop took longer than the grace period; exiting now", { grace_seconds: config.shutdownGraceSeconds });
+        process.exit(1);
+      }, graceMs);
+      server.stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          server.ctx.log.error("the stop failed", { err });
+          process.exit(1);
+        },
+      );
     };
-    process.once("SIGINT", () => shutdown("SIGINT"));
-    process.once("SIGTERM", () => shutdown("SIGTERM"));
+    process.on("SIGINT", () => shutdown("SIGINT"));
+    process.on("SIGTERM", () => shutdown("SIGTERM"));
     return "serving";
   }
   if (command === "models") return print(await modelsCommand(config, args));

@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
 import type { CloudDeps } from "./deps.ts";
-import { ApiError, badRequest, errorMessage } from "../errors.ts";
+import { ApiError, badRequest, errorMessage, forTenantsOrNull } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType, mediaTypeFromHints } from "../ingest/detect.ts";
 import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
@@ -318,7 +318,7 @@ function setStatus(ctx: CloudDeps, id: string, status: CloudJobStatus, error: st
       `UPDATE cloud_jobs SET status = ?, error = coalesce(?, error), updated_at = ?, completed_at = CASE WHEN ? THEN ? ELSE completed_at END
        WHERE id = ? AND status NOT IN ('completed','partial','failed','cancelled')`,
     )
-    .run(status, error, now, TERMINAL.has(status) ? 1 : 0, now, id);
+    .run(status, forTenantsOrNull(error), now, TERMINAL.has(status) ? 1 : 0, now, id);
 }
 
 function finishItem(ctx: CloudDeps, item: ItemRow, outcome: { status: ItemRow["status"]; error?: string | null; cloudFileId?: string | null; existingFileId?: string | null }): void {
@@ -329,7 +329,7 @@ function finishItem(ctx: CloudDeps, item: ItemRow, outcome: { status: ItemRow["s
         `UPDATE cloud_job_items SET status = ?, error = ?, cloud_file_id = coalesce(?, cloud_file_id), existing_file_id = ?, finished_at = ?
          WHERE job_id = ? AND item_index = ? AND status = 'pending'`,
       )
-      .run(outcome.status, outcome.error ?? null, outcome.cloudFileId ?? null, outcome.existingFileId ?? null, now, item.job_id, item.item_index);
+      .run(outcome.status, forTenantsOrNull(outcome.error), outcome.cloudFileId ?? null, outcome.existingFileId ?? null, now, item.job_id, item.item_index);
     ctx.db.query("UPDATE cloud_jobs SET updated_at = ? WHERE id = ?").run(now, item.job_id);
   }).immediate();
 }

@@ -10,7 +10,7 @@ import type { Database } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import { ApiError, errorMessage } from "../errors.ts";
+import { ApiError, errorMessage, forTenants } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { GoogleDriveProvider } from "./google-drive.ts";
 import { NextcloudProvider } from "./nextcloud.ts";
@@ -342,7 +342,7 @@ export class CloudConnections {
   // ---- calling the provider -----------------------------------------------------------------
 
   private markGrantRevoked(row: ConnectionRow, why: string): void {
-    this.db.query("UPDATE cloud_connections SET grant_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), row.id);
+    this.db.query("UPDATE cloud_connections SET grant_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), row.id);
   }
 
   private refresh(row: ConnectionRow): Promise<ConnectionRow> {

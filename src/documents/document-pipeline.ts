@@ -16,7 +16,7 @@ import { mergeTags } from "../images/describe.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
-import { runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { runStages, StageTimeoutError, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { detectLanguage } from "./language.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 import type { Summary, SummaryDraft } from "../text/summary.ts";
@@ -25,7 +25,7 @@ import type { ChunkingRequest, LayoutRequest } from "./reader-protocol.ts";
 import { LAYOUT_MODELS } from "./layout-model/layout-models.ts";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, forTenants, forTenantsOrNull } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "../embeddings/text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
 import type { VectorSpace } from "../vectors/vector-index.ts";
@@ -116,7 +116,7 @@ function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draf
   db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
   const insert = db.query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)");
   for (const page of doc.pages) {
-    insert.run(fileId, page.page_number, page.status, page.error_message, page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
+    insert.run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
   }
   // The user may have tagged the file while it was read: merge into the row as it is now.
   const current = draft ? ctx.files.byId(fileId) : null;
@@ -155,8 +155,11 @@ const extractionStage: Stage<DocumentWork> = {
   name: "extraction",
   required: true,
   weight: 16,
+  // The reader's own watchdog stops a read past its CPU time (10 minutes); OCR of a long scan
+  // waits for the OCR workers besides. The file.process job itself ends at 30 minutes.
+  budgetMs: 25 * 60_000,
   async run(work, progress) {
-    const { ctx, file, job } = work;
+    const { ctx, file } = work;
     await ctx.writes.write(() => ctx.files.textExtractionStarted(file.id));
     const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
     if (!bytes) throw new PermanentJobError(`the original of document ${file.id} is missing from the store`);
@@ -164,7 +167,7 @@ const extractionStage: Stage<DocumentWork> = {
       // Read in the reader child process: a hostile file costs that process (killed past its memory
       // or time budget), never the server's event loop or memory.
       const read = await ctx.documentReader.read(bytes, file.document_type as DocumentType, {
-        signal: job.signal,
+        signal: work.signal,
         onPage: (done, total) => progress(done / Math.max(1, total), { done, total, unit: "page" }),
         chunking: await chunkingRequest(ctx),
         summarize: file.auto_describe === 1,
@@ -175,9 +178,10 @@ const extractionStage: Stage<DocumentWork> = {
       work.chunks = read.chunks ?? [];
       work.exactTokens = read.exactTokens;
     } catch (err) {
-      // Unreadable, or past a decode limit or the reader's budget: that never changes, so no retry.
-      const final = err instanceof DocumentReadError;
-      const why = final ? err.message : `text extraction failed: ${errorMessage(err)}`;
+      // Unreadable, or past a decode limit or the reader's budget or the stage's: that never changes, so no retry.
+      const overBudget = work.signal.reason instanceof StageTimeoutError ? work.signal.reason : null;
+      const final = err instanceof DocumentReadError || overBudget !== null;
+      const why = overBudget ? overBudget.message : err instanceof DocumentReadError ? err.message : `text extraction failed: ${errorMessage(err)}`;
       ctx.files.textExtractionFailed(file.id, why, final);
       throw final ? new PermanentJobError(why) : err;
     }
@@ -250,7 +254,7 @@ export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, summaryS
 
 export async function runDocumentPipeline(ctx: DocumentDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;
-  const work: DocumentWork = { ctx, job, file, outcomes: {}, document: null, chunks: [], exactTokens: false, drafted: null, summary: null, embeddingJobId: null };
+  const work: DocumentWork = { ctx, job, file, outcomes: {}, signal: job.signal, document: null, chunks: [], exactTokens: false, drafted: null, summary: null, embeddingJobId: null };
   await runStages(work, DOCUMENT_STAGES);
   const doc = work.document!;
   const failedPages = doc.pages.filter((p) => p.status === "failed");
@@ -290,7 +294,7 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       const why = await ctx.embedder.unavailableReason();
       if (why) {
         ctx.files.embeddingWaits(fileId, why);
-        ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(why, fileId);
+        ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(why), fileId);
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }
       await ctx.writes.write(() => ctx.files.embeddingStarted(fileId));
@@ -320,7 +324,7 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       } catch (err) {
         if (job.signal.aborted) throw err;
         failed = pending.length - done;
-        ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(errorMessage(err), fileId);
+        ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(errorMessage(err)), fileId);
       }
       if (failed || pending.length === 0) ctx.files.embeddingEnded(fileId, failed ? "failed" : "completed");
       return [{ document_id: fileId, embedded: done, failed }];

@@ -22,7 +22,7 @@ import type { Subprocess } from "bun";
 import { errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
-import { WorkerThread } from "../native/worker-thread.ts";
+import { BudgetedThread, ThreadBudgetError } from "../native/budgeted-thread.ts";
 import type { TextReadReply, TextReadRequest } from "./text-read-worker.ts";
 import type { Segmentation } from "../ocr/ocr.ts";
 import type { OcrLike } from "./read-document.ts";
@@ -144,7 +144,7 @@ export class DocumentReader {
   private readonly queue: Task[] = [];
   private child: Child | null = null;
   private busy = false;
-  private textThread: WorkerThread<TextReadRequest, TextReadReply> | null = null;
+  private readonly textThread = new BudgetedThread<TextReadRequest, TextReadReply>("documents/text-read-worker.ts", "the text reading thread");
   private closed = false;
   private nextId = 0;
   private scratchReady = false;
@@ -178,9 +178,18 @@ export class DocumentReader {
   private async readTextOnThread(bytes: Uint8Array, type: "txt" | "md", options: ReadOptions): Promise<ReadResult> {
     if (this.closed) throw new Error("the document reader is shut down");
     if (options.signal?.aborted) throw new Error("extraction interrupted");
-    if (!this.textThread || this.textThread.broken) this.textThread = new WorkerThread<TextReadRequest, TextReadReply>("documents/text-read-worker.ts", "the text reading thread");
-    const reply = await this.textThread.ask({ bytes, type, maxTokens: options.chunking?.maxTokens ?? null, summarize: options.summarize ?? false });
-    if (reply instanceof Error) throw reply;
+    let reply: TextReadReply;
+    try {
+      // The reader's time limit holds here too (wall-clock: the thread has the work to itself).
+      reply = await this.textThread.run(
+        { bytes, type, maxTokens: options.chunking?.maxTokens ?? null, summarize: options.summarize ?? false },
+        { budgetMs: this.timeLimitMs, work: "reading the document", ...(options.signal ? { signal: options.signal } : {}) },
+      );
+    } catch (err) {
+      if (err instanceof ThreadBudgetError) throw new DocumentReadError(err.message);
+      if (options.signal?.aborted) throw new Error("extraction interrupted");
+      throw err;
+    }
     if ("error" in reply) throw reply.permanent ? new DocumentReadError(reply.error) : new Error(reply.error);
     options.onPage?.(reply.doc.page_count, reply.doc.page_count);
     return { document: reply.doc, chunks: reply.chunks, exactTokens: false, summary: reply.summary };
@@ -219,7 +228,7 @@ export class DocumentReader {
   /** Kills the child and fails every waiting read; later reads are refused. */
   async close(): Promise<void> {
     this.closed = true;
-    this.textThread?.terminate();
+    this.textThread.close();
     for (const task of this.queue.splice(0)) task.reject(new Error("the document reader is shut down"));
     const child = this.child;
     if (child) {

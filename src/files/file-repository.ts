@@ -10,7 +10,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, forTenants, forTenantsOrNull } from "../errors.ts";
 import { parseFileRef, type DetectedType, type FileRow, type MediaType, type ProcessingStatus } from "./file.ts";
 
 /** A file about to be recorded: its bytes are already in the store under `blobKey`. */
@@ -284,7 +284,7 @@ export class FileRepository {
         `UPDATE files SET processing_status = 'failed', processing_error = ?, processing_completed_at = ?, last_error_at = ?, updated_at = ?
          WHERE id = ? AND blob_key IS NULL`,
       )
-      .run(why, at, at, at, id);
+      .run(forTenants(why), at, at, at, id);
   }
 
   /** Applies a user's metadata edit (values already validated). */
@@ -365,7 +365,7 @@ export class FileRepository {
            last_error_at = CASE WHEN ? IS NULL THEN last_error_at ELSE ? END
          WHERE id = ?`,
       )
-      .run(status, error, at, terminal ? 1 : 0, at, error, at, id);
+      .run(status, forTenantsOrNull(error), at, terminal ? 1 : 0, at, error, at, id);
   }
 
   /**
@@ -401,7 +401,7 @@ export class FileRepository {
   variantsFailed(id: string, why: string, takenAt: string | null = null): void {
     this.db
       .query("UPDATE files SET variant_status = 'failed', processing_error = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
-      .run(why, takenAt, this.now(), id);
+      .run(forTenants(why), takenAt, this.now(), id);
   }
 
   variantsDone(id: string, rendered: RenderedVariants): void {
@@ -438,7 +438,7 @@ export class FileRepository {
 
   /** skipped: the video was over a configured limit; error says which. */
   analysisEnded(id: string, status: "completed" | "failed" | "skipped", error: string | null): void {
-    this.db.query("UPDATE files SET analysis_status = ?, analysis_error = ?, updated_at = ? WHERE id = ?").run(status, error, this.now(), id);
+    this.db.query("UPDATE files SET analysis_status = ?, analysis_error = ?, updated_at = ? WHERE id = ?").run(status, forTenantsOrNull(error), this.now(), id);
   }
 
   /** The reserved AI-description credits were given back (the description did not happen). */
@@ -472,11 +472,11 @@ export class FileRepository {
 
   /** No description will be made (e.g. the video is over the analysis limits); why says so. */
   descriptionSkipped(id: string, why: string): void {
-    this.db.query("UPDATE files SET description_status = 'skipped', description_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), id);
+    this.db.query("UPDATE files SET description_status = 'skipped', description_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
   }
 
   descriptionFailed(id: string, why: string): void {
-    this.db.query("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?").run(why, this.now(), id);
+    this.db.query("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
   }
 
   complianceChecked(id: string, status: "pass" | "fail"): void {
@@ -494,7 +494,7 @@ export class FileRepository {
     const status = final ? "failed" : "pending";
     this.db
       .query("UPDATE files SET text_extraction_status = ?, digitization_status = ?, processing_error = ?, updated_at = ? WHERE id = ?")
-      .run(status, status, why, this.now(), id);
+      .run(status, status, forTenants(why), this.now(), id);
   }
 
   /**
@@ -538,7 +538,7 @@ export class FileRepository {
   embeddingWaits(id: string, why: string): void {
     this.db
       .query("UPDATE files SET embedding_status = 'pending', processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?")
-      .run(`embeddings pending: ${why}`, this.now(), id);
+      .run(forTenants(`embeddings pending: ${why}`), this.now(), id);
   }
 
   embeddingStarted(id: string): void {
@@ -610,7 +610,7 @@ export class FileRepository {
 
   /** The crawl did not read the page: for good (`failed`, `blocked` by policy) or `pending` its retry. */
   crawlEnded(id: string, status: "failed" | "blocked" | "pending", reason: string): void {
-    this.db.query("UPDATE files SET crawl_status = ?, crawl_error = ?, updated_at = ? WHERE id = ?").run(status, reason, this.now(), id);
+    this.db.query("UPDATE files SET crawl_status = ?, crawl_error = ?, updated_at = ? WHERE id = ?").run(status, forTenants(reason), this.now(), id);
   }
 
   pageRead(id: string, page: PageRead): void {

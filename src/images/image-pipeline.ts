@@ -53,7 +53,7 @@ async function readOriginal(ctx: ImageDeps, file: FileRow): Promise<Buffer> {
 }
 
 async function startWork(ctx: ImageDeps, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
-  return { ctx, job, file, outcomes: {}, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
+  return { ctx, job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
 }
 
 const rendered = (work: ImageWork): RenderedImage => {

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
 import type { IngestDeps } from "./deps.ts";
-import { badRequest, errorMessage, type ErrorCode } from "../errors.ts";
+import { badRequest, errorMessage, type ErrorCode, forTenants } from "../errors.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
 import { FIXED_LIMITS, TIER_LIMITS } from "../tenancy/tiers.ts";
@@ -215,7 +215,7 @@ export async function processSession(ctx: IngestDeps, sessionId: string, signal?
       outcome = result.status === "skipped" ? { status: "skipped", existing: result.skippedExistingId, error: null } : { status: "completed", existing: null, error: null };
     } catch (err) {
       ctx.log.warn("batch item failed", { session_id: sessionId, item: item.item_index, error: String(err) });
-      outcome = { status: "failed", existing: null, error: errorMessage(err) };
+      outcome = { status: "failed", existing: null, error: forTenants(errorMessage(err)) };
     }
     const elapsed = Math.round((performance.now() - started) * 10) / 10;
     const now = isoAt(clock.now());

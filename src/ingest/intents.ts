@@ -14,7 +14,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
 import type { IngestDeps } from "./deps.ts";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError, badRequest, forTenants } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
 import type { UploadedMediaType as MediaType } from "../files/file.ts";
@@ -615,7 +615,7 @@ async function fail(ctx: IngestDeps, row: IntentRow, message: string): Promise<b
   const at = isoAt(ctx.clock.now());
   const changed = ctx.db
     .query("UPDATE upload_intents SET status = 'FAILED', error_message = ?, updated_at = ? WHERE id = ? AND status IN ('PENDING','UPLOADED')")
-    .run(message, at, row.id).changes;
+    .run(forTenants(message), at, row.id).changes;
   if (!changed) return false;
   await discardBytes(ctx, row);
   return true;

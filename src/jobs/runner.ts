@@ -17,7 +17,7 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 import { cancelJob, enqueueJob, getJobRow, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
-import { errorMessage } from "../errors.ts";
+import { errorMessage, forTenants } from "../errors.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { BackgroundWork } from "./background-work.ts";
 
@@ -446,10 +446,11 @@ export class JobRunner {
           log.info("job cancelled");
           return;
       }
-      const reason = entry.reason === "timeout" ? `timed out after ${queue.timeoutMs} ms` : message;
+      // The job's error is read by tenants (GET /job/{id}): sanitized; the log keeps the whole message.
+      const reason = entry.reason === "timeout" ? `timed out after ${queue.timeoutMs} ms` : forTenants(message);
       if (err instanceof PermanentJobError || row.attempts >= row.max_attempts) {
         await this.finish(row.id, "failed", { results: [], error: reason });
-        log.warn("job failed", { error: reason });
+        log.warn("job failed", { error: message });
         return;
       }
       const base = queue.backoffMs ?? 1_000;
@@ -462,7 +463,7 @@ export class JobRunner {
              updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
         )
         .run(now + jittered, reason, isoAt(now), row.id, this.workerId);
-      log.warn("job attempt failed; will retry", { error: reason, retry_in_ms: jittered });
+      log.warn("job attempt failed; will retry", { error: message, retry_in_ms: jittered });
     } catch (recordErr) {
       log.error("could not record job outcome", { err: recordErr });
     }

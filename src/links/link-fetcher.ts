@@ -25,8 +25,8 @@ export class LinkFetcher {
     this.limiter = new KeyedLimiter(config.linkDomainConcurrency);
   }
 
-  /** The fetches of one crawl of one link, cancelled by `signal`. */
-  session(orgId: string, signal: AbortSignal): CrawlSession {
+  /** The fetches of one crawl of one link, cancelled by `signal` (or by the signal it names at the time of each fetch: a crawl stage's). */
+  session(orgId: string, signal: AbortSignal | (() => AbortSignal)): CrawlSession {
     return new CrawlSession(this.config, this.limiter, orgId, signal);
   }
 }
@@ -48,7 +48,7 @@ export class CrawlSession {
     private readonly config: Config,
     private readonly limiter: KeyedLimiter,
     private readonly orgId: string,
-    private readonly signal: AbortSignal,
+    private readonly signal: AbortSignal | (() => AbortSignal),
   ) {}
 
   page(url: string): Promise<FetchedPage> {
@@ -78,7 +78,7 @@ export class CrawlSession {
       allowCidrs: config.linkAllowCidrs,
       ...(config.linkPorts ? { allowedPorts: config.linkPorts } : {}),
       userAgent: config.linkUserAgent,
-      signal: this.signal,
+      signal: typeof this.signal === "function" ? this.signal() : this.signal,
     };
   }
 

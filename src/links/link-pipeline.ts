@@ -8,7 +8,6 @@
  */
 import type { LinkDeps } from "./deps.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
-import { approximateTokens, chunkDocument } from "../documents/chunking.ts";
 import { DEFAULT_MAX_TOKENS } from "../embeddings/text-embedder.ts";
 import { errorMessage } from "../errors.ts";
 import { faviconBlobKey, snapshotBlobKey } from "../files/blob-keys.ts";
@@ -16,21 +15,20 @@ import type { FileRow } from "../files/file.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
-import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
-import { dataUrl, inlineIcons } from "./favicon.ts";
+import { failedStages, runStages, StageTimeoutError, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { dataUrl, type InlineImage } from "./favicon.ts";
 import { type FetchedPage, LinkFetchError } from "./fetch-page.ts";
 import { isTransient, type CrawlSession } from "./link-fetcher.ts";
 import type { PageMetadata } from "./page-metadata.ts";
-import { readPageMetadata, readReadablePage } from "./page-reader.ts";
+import { readPageMetadata, readReadablePage, readSnapshot, type ReadArticle } from "./page-reader.ts";
 import { storePageImages } from "./page-images.ts";
-import { articleDocument } from "./reading-view.ts";
-import { snapshotHtml, type ReadablePage } from "./readable.ts";
-import { parsePage } from "./html-document.ts";
 
 /** Icons are small; a larger "icon" is somebody's photo. */
 const ICON_MAX_BYTES = 512 * 1024;
 /** Inlined images of one snapshot together, so a reading copy stays a reasonable download. */
 export const SNAPSHOT_IMAGE_BYTES = 4 * 1024 * 1024;
+/** Images of the article fetched for its snapshot at most (the others show as links). */
+const SNAPSHOT_MAX_IMAGES = 50;
 /** Crawl attempts of a link: transient failures get two more tries (1 s and 2 s later). */
 export const LINK_MAX_ATTEMPTS = 3;
 
@@ -40,7 +38,9 @@ interface LinkWork extends FileWork<LinkDeps> {
   session: CrawlSession;
   page: FetchedPage | null;
   meta: PageMetadata | null;
-  readable: ReadablePage | null;
+  /** Raster icons the page carries inline (data: URLs), read with the metadata. */
+  inlineIcons: InlineImage[];
+  article: ReadArticle | null;
   chunks: number;
   embeddingJobId: string | null;
   images: { created: number; reused: number; listed: number };
@@ -50,6 +50,8 @@ const fetchStage: Stage<LinkWork> = {
   name: "fetch",
   required: true,
   weight: 4,
+  // robots.txt and the page, each within MEDIABOX_LINK_TIMEOUT_SECONDS, and a turn per host.
+  budgetMs: (work) => 2 * work.ctx.config.linkTimeoutSeconds * 1000 + 60_000,
   async run(work) {
     const { ctx, file, job } = work;
     if (!ctx.config.linkFetch) {
@@ -67,8 +69,10 @@ const fetchStage: Stage<LinkWork> = {
       const where = err.url && err.url !== file.source_url ? ` (at ${err.url})` : "";
       const reason = `${err.reason}${where}`;
       if (err.kind === "cancelled") {
-        ctx.files.crawlEnded(file.id, "pending", "the crawl was interrupted");
-        throw err;
+        // Past the stage's budget (a server that keeps the connection open) the link fails for good.
+        const overBudget = work.signal.reason instanceof StageTimeoutError ? work.signal.reason : null;
+        ctx.files.crawlEnded(file.id, overBudget ? "failed" : "pending", overBudget?.message ?? "the crawl was interrupted");
+        throw overBudget ?? err;
       }
       const policy = err.kind === "blocked" || err.kind === "invalid-url";
       if (policy) {
@@ -84,11 +88,14 @@ const fetchStage: Stage<LinkWork> = {
 
 const metadataStage: Stage<LinkWork> = {
   name: "metadata",
+  budgetMs: 2 * 60_000,
   async run(work) {
     const { ctx, file } = work;
     const page = work.page!;
-    const meta = await readPageMetadata(page.text, page.finalUrl);
+    const read = await readPageMetadata(page.text, page.finalUrl, Math.min(ICON_MAX_BYTES, ctx.config.linkMaxImageBytes), { signal: work.signal });
+    const meta = read.metadata;
     work.meta = meta;
+    work.inlineIcons = read.inlineIcons;
     const ogMetadata = {
       ...meta.og_metadata,
       // What the crawl learnt besides the tags, for clients that show a card.
@@ -131,7 +138,7 @@ const faviconStage: Stage<LinkWork> = {
     };
     let icon: { bytes: Uint8Array; contentType: string } | null = null;
     for (const candidate of declared) if (!icon) icon = await tryFetch(candidate.url);
-    icon ??= inlineIcons(work.page!.text, maxBytes)[0] ?? null;
+    icon ??= work.inlineIcons[0] ?? null;
     for (const candidate of fallback) if (!icon) icon = await tryFetch(candidate.url);
     if (!icon) throw new Error(`no usable icon (${failures.join("; ") || "none declared"})`);
     const key = faviconBlobKey(file.org_id, file.id);
@@ -143,13 +150,13 @@ const faviconStage: Stage<LinkWork> = {
 const textStage: Stage<LinkWork> = {
   name: "text",
   weight: 2,
+  budgetMs: 3 * 60_000,
   async run(work) {
     const { ctx, file } = work;
     const page = work.page!;
-    const readable = await readReadablePage(page.text, page.finalUrl);
-    work.readable = readable;
-    const document = articleDocument(readable);
-    const chunks = chunkDocument(document, approximateTokens, { maxTokens: DEFAULT_MAX_TOKENS - 2 });
+    const article = await readReadablePage(page.text, page.finalUrl, DEFAULT_MAX_TOKENS - 2, { signal: work.signal });
+    work.article = article;
+    const { document, chunks } = article;
     await storeDocument(ctx, file, document, chunks);
     work.chunks = chunks.length;
     if (chunks.length) work.embeddingJobId = enqueueEmbedding(ctx, file);
@@ -159,15 +166,15 @@ const textStage: Stage<LinkWork> = {
 const snapshotStage: Stage<LinkWork> = {
   name: "snapshot",
   weight: 2,
-  appliesTo: (work) => work.readable !== null || "no readable text",
+  budgetMs: 3 * 60_000,
+  appliesTo: (work) => work.article !== null || "no readable text",
   async run(work) {
     const { ctx, file } = work;
-    const readable = work.readable!;
+    const { readable, imageSources } = work.article!;
     const images = new Map<string, string>();
     let budget = SNAPSHOT_IMAGE_BYTES;
-    for (const img of parsePage(`<body>${readable.html}</body>`).querySelectorAll("img[src]")) {
-      const src = img.getAttribute("src")!;
-      if (images.has(src) || !/^https?:/i.test(src) || budget <= 0) continue;
+    for (const src of imageSources.slice(0, SNAPSHOT_MAX_IMAGES)) {
+      if (budget <= 0) break;
       try {
         const fetched = await work.session.image(src);
         if (fetched.bytes.byteLength > budget || !/^image\/(png|jpeg|gif|webp|avif)$/.test(fetched.contentType)) continue;
@@ -177,8 +184,10 @@ const snapshotStage: Stage<LinkWork> = {
         // The snapshot shows the image as a link to its source instead.
       }
     }
-    const meta = work.meta;
-    const html = snapshotHtml(readable, meta ?? {}, work.page!.finalUrl, { images, savedAt: new Date(ctx.clock.now()).toISOString() });
+    const html = await readSnapshot(
+      { readable: { html: readable.html, title: readable.title, byline: readable.byline }, meta: snapshotMeta(work.meta), url: work.page!.finalUrl, images: [...images], savedAt: new Date(ctx.clock.now()).toISOString() },
+      { signal: work.signal },
+    );
     const key = snapshotBlobKey(file.org_id, file.id);
     await ctx.blobs.put(key, new TextEncoder().encode(html), "text/html; charset=utf-8");
     ctx.files.snapshotStored(file.id, key);
@@ -212,14 +221,22 @@ const imagesStage: Stage<LinkWork> = {
   },
 };
 
+/** What of the metadata the snapshot shows (plain data, for the page-reading thread). */
+function snapshotMeta(meta: PageMetadata | null) {
+  if (!meta) return {};
+  return { title: meta.title, siteName: meta.siteName, author: meta.author, publishedAt: meta.publishedAt, language: meta.language };
+}
+
 /** Every link goes through these, in this order. */
 export const LINK_STAGES: Stage<LinkWork>[] = [fetchStage, metadataStage, faviconStage, textStage, snapshotStage, imagesStage];
 
 export async function runLinkPipeline(ctx: LinkDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const work: LinkWork = {
-    ctx, job, file, outcomes: {}, session: ctx.links.session(file.org_id, job.signal),
-    page: null, meta: null, readable: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },
+    ctx, job, file, outcomes: {}, signal: job.signal, session: null!,
+    page: null, meta: null, inlineIcons: [], article: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },
   };
+  // Each fetch is cancelled by the stage that asked for it (its budget) or the job.
+  work.session = ctx.links.session(file.org_id, () => work.signal);
   await runStages(work, LINK_STAGES);
   await job.write(() => ctx.files.crawled(file.id));
   const page = work.page!;

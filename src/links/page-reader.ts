@@ -1,52 +1,65 @@
 /**
- * Reading a fetched page off the event loop: metadata and the readable article come from the
- * page-reading thread (page-reader-worker.ts). A page that keeps the thread busy past the time
- * limit (a pathological document) gets the thread terminated and an error for its stage; the next
- * page starts a fresh thread.
+ * Reading a fetched page off the event loop (page-reader-worker.ts does the work): its metadata,
+ * its readable article with the article's document and chunks, and its offline snapshot. Each
+ * request has a time budget counted from when the thread takes it up; past it (a pathological
+ * page) the thread is terminated and the request fails with the catalogue's message; the pages
+ * behind it get a fresh thread. A crawl stage's signal (its own budget, a cancelled job, a
+ * stopping server) stops its request the same way.
  */
-import { WorkerThread } from "../native/worker-thread.ts";
+import type { Chunk, DocumentContent } from "../documents/types.ts";
+import { BudgetedThread } from "../native/budgeted-thread.ts";
+import type { InlineImage } from "./favicon.ts";
 import type { PageMetadata } from "./page-metadata.ts";
-import type { ReadablePage } from "./readable.ts";
 import type { PageReadReply, PageReadRequest } from "./page-reader-worker.ts";
+import type { ReadablePage } from "./readable.ts";
 
 /** Parsing a 2 MB page takes ~2 s on this machine kind; ten times that is a page not worth reading. */
 export const PAGE_READ_TIME_LIMIT_MS = 30_000;
 
-let thread: WorkerThread<PageReadRequest, PageReadReply> | null = null;
-/** The reading thread, started on first use and replaced after it died or was stopped. */
-const reader = () => (thread && !thread.broken ? thread : (thread = new WorkerThread<PageReadRequest, PageReadReply>("links/page-reader-worker.ts", "the page-reading thread")));
+let thread: BudgetedThread<PageReadRequest, PageReadReply> | null = null;
+/** The reading thread, started on first use (and again, by BudgetedThread, after one was stopped). */
+const reader = () => (thread ??= new BudgetedThread<PageReadRequest, PageReadReply>("links/page-reader-worker.ts", "the page-reading thread"));
 
-async function read(request: PageReadRequest, timeLimitMs: number): Promise<PageReadReply> {
-  const worker = reader();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const overtime = new Promise<Error>((settle) => {
-    timer = setTimeout(() => {
-      // Settled before the thread is stopped, so this request reports why; requests queued behind
-      // it fail with the thread and are retried by their jobs.
-      settle(new Error(`reading the page took longer than ${timeLimitMs / 1000} s and was stopped`));
-      worker.terminate();
-    }, timeLimitMs);
-  });
-  try {
-    const reply = await Promise.race([worker.ask(request), overtime]);
-    if (reply instanceof Error) throw reply;
-    if ("error" in reply) throw new Error(reply.error);
-    return reply;
-  } finally {
-    clearTimeout(timer);
-  }
+export interface PageReadOptions {
+  signal?: AbortSignal;
+  timeLimitMs?: number;
 }
 
-/** The page's metadata (og, Twitter, JSON-LD, HTML), read on the page-reading thread. */
-export async function readPageMetadata(html: string, url: string, timeLimitMs = PAGE_READ_TIME_LIMIT_MS): Promise<PageMetadata> {
-  const reply = await read({ kind: "metadata", html, url }, timeLimitMs);
+async function read(request: PageReadRequest, work: string, { signal, timeLimitMs = PAGE_READ_TIME_LIMIT_MS }: PageReadOptions): Promise<PageReadReply> {
+  const reply = await reader().run(request, { budgetMs: timeLimitMs, work, ...(signal ? { signal } : {}) });
+  if ("error" in reply) throw new Error(reply.error);
+  return reply;
+}
+
+/** The page's metadata (og, Twitter, JSON-LD, HTML) and the raster icons it carries inline (each within `iconMaxBytes`). */
+export async function readPageMetadata(html: string, url: string, iconMaxBytes: number, options: PageReadOptions = {}): Promise<{ metadata: PageMetadata; inlineIcons: InlineImage[] }> {
+  const reply = await read({ kind: "metadata", html, url, iconMaxBytes }, "reading the page's metadata", options);
   if (!("metadata" in reply)) throw new Error("the page-reading thread answered without metadata");
-  return reply.metadata;
+  return reply;
 }
 
-/** The page's readable article, read on the page-reading thread. */
-export async function readReadablePage(html: string, url: string, timeLimitMs = PAGE_READ_TIME_LIMIT_MS): Promise<ReadablePage> {
-  const reply = await read({ kind: "readable", html, url }, timeLimitMs);
+export interface ReadArticle {
+  readable: ReadablePage;
+  /** The article as a one-page document, and its chunks of at most `maxTokens` (estimated). */
+  document: DocumentContent;
+  chunks: Chunk[];
+  /** The http(s) images the article shows, once each, in order. */
+  imageSources: string[];
+}
+
+/** The page's readable article, with its document, chunks and images. */
+export async function readReadablePage(html: string, url: string, maxTokens: number, options: PageReadOptions = {}): Promise<ReadArticle> {
+  const reply = await read({ kind: "readable", html, url, maxTokens }, "reading the page's article", options);
   if (!("readable" in reply)) throw new Error("the page-reading thread answered without the article");
-  return reply.readable;
+  return reply;
+}
+
+/** The offline snapshot of an article (readable.ts snapshotHtml), its images inline from `images` (URL → data: URL). */
+export async function readSnapshot(
+  request: Omit<Extract<PageReadRequest, { kind: "snapshot" }>, "kind">,
+  options: PageReadOptions = {},
+): Promise<string> {
+  const reply = await read({ kind: "snapshot", ...request }, "writing the page's snapshot", options);
+  if (!("snapshot" in reply)) throw new Error("the page-reading thread answered without the snapshot");
+  return reply.snapshot;
 }

@@ -41,6 +41,15 @@ export interface ReadableOptions {
  */
 const MAX_DEPTH = 400;
 
+/**
+ * Most characters of an article's sanitized HTML and of its plain text: what lies past them is
+ * left out (the markup stays well formed). A hostile 2 MB page of links became 8 MB of markup,
+ * which every later step (the reading view, chunks, the snapshot) paid for again; real articles
+ * are a few hundred KB at most.
+ */
+export const ARTICLE_MAX_HTML_CHARS = 2_000_000;
+export const ARTICLE_MAX_TEXT_CHARS = 1_000_000;
+
 /** The readable article of the page `html`, fetched (after redirects) from `url`. */
 export function readablePage(html: string, url: string, { maxElements = 60_000 }: ReadableOptions = {}): ReadablePage {
   const document = parsePage(html);
@@ -147,9 +156,16 @@ export interface SanitizeOptions {
  */
 export function sanitize(root: Node, base: string, options: SanitizeOptions = {}): string {
   const out: string[] = [];
+  let written = 0;
+  const push = (markup: string) => {
+    out.push(markup);
+    written += markup.length;
+  };
   const walk = (node: Node, depth: number) => {
+    // Past the cap nothing more is opened; the elements open so far are still closed.
+    if (written >= ARTICLE_MAX_HTML_CHARS) return;
     if (node.nodeType === 3) {
-      out.push(escapeText(node.textContent ?? ""));
+      push(escapeText(clip(node.textContent ?? "", ARTICLE_MAX_HTML_CHARS - written)));
       return;
     }
     if (node.nodeType !== 1) return; // comments, processing instructions
@@ -157,7 +173,7 @@ export function sanitize(root: Node, base: string, options: SanitizeOptions = {}
     const tag = element.tagName.toUpperCase();
     if (DROPPED.has(tag)) return;
     if (depth > MAX_DEPTH) {
-      out.push(escapeText(plainText(element)));
+      push(escapeText(plainText(element)));
       return;
     }
     const children = () => element.childNodes.forEach((child) => walk(child, depth + 1));
@@ -167,7 +183,7 @@ export function sanitize(root: Node, base: string, options: SanitizeOptions = {}
       return;
     }
     if (tag === "IMG") {
-      out.push(imageMarkup(element, base, options));
+      push(imageMarkup(element, base, options));
       return;
     }
     const attributes = keptAttributes(element, allowed, base);
@@ -176,10 +192,10 @@ export function sanitize(root: Node, base: string, options: SanitizeOptions = {}
       return;
     }
     const name = tag.toLowerCase();
-    out.push(`<${name}${attributes}>`);
+    push(`<${name}${attributes}>`);
     if (VOID.has(tag)) return;
     children();
-    out.push(`</${name}>`);
+    push(`</${name}>`);
   };
   root.childNodes.forEach((child) => walk(child, 1));
   return out.join("").trim();
@@ -262,13 +278,17 @@ export function plainText(root: Node): string {
           .join("\n")
           .replace(/\n{2,}/g, "\n")
           .trim();
-    if (text !== "") paragraphs.push(text);
+    if (text !== "") {
+      paragraphs.push(text);
+      length += text.length + 2;
+    }
     current = "";
   };
   // Work items: a node to enter (with whether it is inside <pre>), or the end of a block.
   type Step = { node: Node; inPre: boolean } | { endOf: "block" | "pre" };
   const steps: Step[] = [{ node: root, inPre: false }];
-  while (steps.length > 0) {
+  let length = 0;
+  while (steps.length > 0 && length + current.length < ARTICLE_MAX_TEXT_CHARS) {
     const step = steps.pop()!;
     if ("endOf" in step) {
       flush(step.endOf === "pre");
@@ -296,7 +316,8 @@ export function plainText(root: Node): string {
     for (let i = children.length - 1; i >= 0; i--) steps.push({ node: children[i]!, inPre: inPre || pre });
   }
   flush(false);
-  return paragraphs.join("\n\n");
+  const text = paragraphs.join("\n\n");
+  return text.length > ARTICLE_MAX_TEXT_CHARS ? text.slice(0, ARTICLE_MAX_TEXT_CHARS) : text;
 }
 
 /** The one policy of every snapshot: nothing loads, nothing runs, only its own styles and inline images. */

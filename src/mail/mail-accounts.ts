@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError, badRequest, forTenantsOrNull } from "../errors.ts";
 import { placement } from "../folders/placement.ts";
 import { MAX_TAGS, parseTags } from "../files/file-fields.ts";
 
@@ -262,7 +262,7 @@ export function dueAccounts(db: Database, now: number): { id: string; org_id: st
 export function pollEnded(db: Database, clock: Clock, id: string, outcome: { error: string | null; uidValidity?: string; lastUid?: number }): void {
   db.query(
     `UPDATE mail_accounts SET last_polled_at = ?, last_error = ?, uid_validity = coalesce(?, uid_validity), last_uid = coalesce(?, last_uid) WHERE id = ?`,
-  ).run(isoAt(clock.now()), outcome.error, outcome.uidValidity ?? null, outcome.lastUid ?? null, id);
+  ).run(isoAt(clock.now()), forTenantsOrNull(outcome.error), outcome.uidValidity ?? null, outcome.lastUid ?? null, id);
 }
 
 /** A new UIDVALIDITY means the mailbox's UIDs were renumbered: everything in it is looked at again. */

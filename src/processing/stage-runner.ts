@@ -11,9 +11,26 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Metrics } from "../metrics.ts";
 import { clearLiveProgress, setLiveProgress, type ProgressUnits } from "./progress-board.ts";
-import { errorMessage } from "../errors.ts";
+import type { Config } from "../config.ts";
+import { errorMessage, FAILURES, forTenants } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
-import type { JobContext } from "../jobs/runner.ts";
+import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
+
+/** A stage's time budget unless it names its own (see Stage.budgetMs). */
+export const DEFAULT_STAGE_BUDGET_MS = 5 * 60_000;
+/** How long a stage past its budget, once told to stop, is waited for before the run goes on without it. */
+const STOP_GRACE_MS = 2_000;
+
+/** A stage stopped at its time budget (its message is the catalogue's). */
+export class StageTimeoutError extends Error {
+  constructor(
+    readonly stage: string,
+    readonly budgetMs: number,
+  ) {
+    super(FAILURES.stageTimedOut(stage, budgetMs));
+    this.name = "StageTimeoutError";
+  }
+}
 
 export interface StageOutcome {
   status: "completed" | "failed" | "skipped";
@@ -28,6 +45,7 @@ export interface StageRunnerDeps {
   db: Database;
   writes: GroupCommit;
   metrics: Metrics;
+  config: Config;
 }
 
 /** What every pipeline's work object carries; each pipeline adds what its stages produce. */
@@ -39,6 +57,11 @@ export interface FileWork<Deps extends StageRunnerDeps = StageRunnerDeps> {
   file: FileRow;
   /** Outcomes of the stages run so far, by stage name (filled by the runner). */
   outcomes: Record<string, StageOutcome>;
+  /**
+   * The running stage's signal: aborts when the job is stopped (cancelled, the server stopping)
+   * or the stage passes its time budget. Set by the runner before each stage.
+   */
+  signal: AbortSignal;
 }
 
 export interface Stage<W extends FileWork> {
@@ -49,6 +72,14 @@ export interface Stage<W extends FileWork> {
   required?: boolean;
   /** Share of the job's progress this stage stands for (default 1). */
   weight?: number;
+  /**
+   * Longest the stage may run, in ms (default DEFAULT_STAGE_BUDGET_MS). Past it `work.signal`
+   * aborts and the stage fails with FAILURES.stageTimedOut; the run goes on with the next stage
+   * (a required stage's timeout fails the file for good: a retry would meet the same budget).
+   * The budget holds only for work that awaits: CPU-heavy work runs on a thread or in the reader
+   * process, which the signal stops.
+   */
+  budgetMs?: number | ((work: W) => number);
   /** `progress(fraction)` reports progress within the stage, 0 to 1, with the units done when the stage counts some (pages, frames). */
   run(work: W, progress: (fraction: number, units?: ProgressUnits) => void): Promise<void>;
   /** What a failure means for the file's row (e.g. its description failed), recorded by the stage. */
@@ -83,16 +114,17 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
       } else {
         const started = performance.now();
         try {
-          await stage.run(work, span);
+          await runWithin(work, stage, budgetOf(work, stage), span);
           recorded = record(work, stage.name, { status: "completed", duration_ms: Math.round(performance.now() - started) });
         } catch (err) {
-          const error = errorMessage(err);
+          // The whole message goes to the log; the tenant's copy (the stage's error, the file's) is sanitized.
+          const error = forTenants(errorMessage(err));
           recorded = record(work, stage.name, { status: "failed", duration_ms: Math.round(performance.now() - started), error });
           stage.onFailure?.(work, error);
-          work.job.log.warn("stage failed", { file_id: work.file.id, media_type: work.file.media_type, stage: stage.name, err: error });
+          work.job.log.warn("stage failed", { file_id: work.file.id, media_type: work.file.media_type, stage: stage.name, err: errorMessage(err) });
           if (stage.required) {
             await recorded;
-            throw err;
+            throw err instanceof StageTimeoutError ? new PermanentJobError(err.message) : err;
           }
         }
       }
@@ -103,6 +135,51 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
     clearLiveProgress(work.file.id);
   }
   return work.outcomes;
+}
+
+/** A stage's budget: the operator's setting for it (MEDIABOX_STAGE_BUDGETS), else its own, else the default. */
+function budgetOf<W extends FileWork>(work: W, stage: Stage<W>): number {
+  const own = typeof stage.budgetMs === "function" ? stage.budgetMs(work) : stage.budgetMs;
+  return work.ctx.config.stageBudgets?.[`${work.file.media_type}.${stage.name}`] ?? own ?? DEFAULT_STAGE_BUDGET_MS;
+}
+
+/**
+ * Runs one stage with its own signal (the job's, plus the budget's): resolves when the stage
+ * does, rejects with what it threw, or with StageTimeoutError once the budget has passed (after
+ * giving the stage STOP_GRACE_MS to stop on its signal).
+ */
+async function runWithin<W extends FileWork>(
+  work: W,
+  stage: Stage<W>,
+  budgetMs: number,
+  progress: (fraction: number, units?: ProgressUnits) => void,
+): Promise<void> {
+  const controller = new AbortController();
+  const jobSignal = work.job.signal;
+  const onJobAbort = () => controller.abort(jobSignal.reason);
+  if (jobSignal.aborted) controller.abort(jobSignal.reason);
+  else jobSignal.addEventListener("abort", onJobAbort, { once: true });
+  work.signal = controller.signal;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const overtime = new Promise<StageTimeoutError>((resolve) => {
+    timer = setTimeout(() => {
+      const timeout = new StageTimeoutError(stage.name, budgetMs);
+      controller.abort(timeout);
+      resolve(timeout);
+    }, budgetMs);
+  });
+  const running = stage.run(work, progress);
+  // Settles the stage's own rejection if it comes after the budget (nobody awaits it then).
+  running.catch(() => {});
+  try {
+    const first = await Promise.race([running.then(() => null), overtime]);
+    if (!first) return;
+    await Promise.race([running.catch(() => {}), Bun.sleep(STOP_GRACE_MS)]);
+    throw first;
+  } finally {
+    clearTimeout(timer);
+    jobSignal.removeEventListener("abort", onJobAbort);
+  }
 }
 
 /** The failed stages as one line ("ocr: ...; description: ..."), or null when none failed. */

@@ -74,14 +74,14 @@ const probeStage: Stage<VideoWork> = {
   name: "probe",
   required: true,
   async run(work) {
-    const { ctx, file, job } = work;
+    const { ctx, file } = work;
     if (!file.blob_key) throw new PermanentJobError(`the original of video ${file.id} is missing from the store`);
     const ffmpeg = tools(work);
     work.source = await objectOnDisk(ctx.blobs, file.blob_key, ctx.dataDir.scratch);
     if (!work.source) throw new PermanentJobError(`the original of video ${file.id} is missing from the store`);
     let probe: VideoProbe;
     try {
-      probe = await probeVideo(ffmpeg, work.source.path, { signal: job.signal });
+      probe = await probeVideo(ffmpeg, work.source.path, { signal: work.signal });
     } catch (err) {
       throw asJobError(err);
     }
@@ -116,13 +116,15 @@ const keyframesStage: Stage<VideoWork> = {
   name: "keyframes",
   required: true,
   weight: 3,
+  // Its ffmpeg runs each have MEDIABOX_VIDEO_TIMEOUT_SECONDS; sampling and the poster take two.
+  budgetMs: (work) => 2 * work.ctx.config.videoTimeoutSeconds * 1000 + 60_000,
   appliesTo: withinLimits,
   async run(work) {
-    const { ctx, file, job } = work;
+    const { ctx, file } = work;
     const probe = probed(work);
     let result: Awaited<ReturnType<typeof keyframesAndPoster>>;
     try {
-      result = await keyframesAndPoster(tools(work), work.source!.path, probe, { maxFrames: ctx.config.videoMaxKeyframes, signal: job.signal });
+      result = await keyframesAndPoster(tools(work), work.source!.path, probe, { maxFrames: ctx.config.videoMaxKeyframes, signal: work.signal });
     } catch (err) {
       throw asJobError(err);
     }
@@ -153,7 +155,7 @@ const ocrStage: Stage<VideoWork> = {
     const results: OcrResult[] = [];
     for (const [index, frame] of work.frames.entries()) {
       // A stopping server or a cancelled job ends the loop between frames, not after all of them.
-      work.job.signal.throwIfAborted();
+      work.signal.throwIfAborted();
       const step = plan[index]!;
       const result = step.kind === "blank" ? NOTHING_READ : step.kind === "same-as" ? results[step.frame]! : await ctx.ocr.recognize(frame.jpeg, { input: "video-frame" });
       if (step.kind === "read") work.framesRead += 1;
@@ -181,7 +183,7 @@ const embeddingStage: Stage<VideoWork> = {
     const vision = ctx.images.vision;
     const vectors: { item: string; vector: Float32Array; model: string }[] = [];
     for (const [index, frame] of work.frames.entries()) {
-      work.job.signal.throwIfAborted();
+      work.signal.throwIfAborted();
       const embedding = await vision.embed(frame.jpeg);
       vectors.push({ item: keyframeItemId(file.id, index), vector: embedding.vector, model: embedding.model });
       if (work.stored[index]?.isPoster) vectors.push({ item: file.id, vector: embedding.vector, model: embedding.model });
@@ -216,7 +218,7 @@ const objectsStage: Stage<VideoWork> = {
     const poster = work.stored.find((f) => f.isPoster)?.index ?? null;
     const indexes = spreadIndexes(work.frames.length, ANALYSED_FRAMES, poster);
     for (const [n, index] of indexes.entries()) {
-      work.job.signal.throwIfAborted();
+      work.signal.throwIfAborted();
       // One pass per frame, as before people were counted in tiles: a tiled second look on each
       // of up to 12 keyframes would multiply this stage's time (group photos are the case for it).
       const analysis = await ctx.images.vision.analyze(work.frames[index]!.jpeg, { tiles: false });
@@ -298,7 +300,7 @@ function settleCredits(ctx: VideoDeps, fileId: string): void {
 }
 
 export async function runVideoPipeline(ctx: VideoDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
-  const work: VideoWork = { ctx, job, file, outcomes: {}, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [], framesRead: 0 };
+  const work: VideoWork = { ctx, job, file, outcomes: {}, signal: job.signal, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [], framesRead: 0 };
   try {
     await runStages(work, VIDEO_STAGES);
   } catch (err) {

@@ -9,7 +9,7 @@
 import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, forTenantsOrNull } from "../errors.ts";
 import { createFolder } from "../folders/folders.ts";
 import { defaultProjectId } from "../tenancy/projects.ts";
 import { nameKey } from "../tenancy/names.ts";
@@ -103,7 +103,7 @@ export function allWatchedFolders(db: Database): WatchedFolderRow[] {
 }
 
 export function scanned(db: Database, clock: Clock, id: string, error: string | null): void {
-  db.query("UPDATE watched_folders SET last_scan_at = ?, last_error = ? WHERE id = ?").run(isoAt(clock.now()), error, id);
+  db.query("UPDATE watched_folders SET last_scan_at = ?, last_error = ? WHERE id = ?").run(isoAt(clock.now()), forTenantsOrNull(error), id);
 }
 
 export interface WatchItemRow {

@@ -12,7 +12,7 @@ import { isIP } from "node:net";
 import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import { ApiError, badRequest } from "../errors.ts";
+import { ApiError, badRequest, forTenantsOrNull } from "../errors.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 import { checkAddress, validateLinkUrl } from "../net/url-policy.ts";
 
@@ -380,14 +380,14 @@ export function recordAttempt(
     if (!row) return;
     deps.db
       .query("INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(id, row.attempts, now, outcome.statusCode, outcome.error, outcome.durationMs);
+      .run(id, row.attempts, now, outcome.statusCode, forTenantsOrNull(outcome.error), outcome.durationMs);
     const status = outcome.delivered ? "delivered" : outcome.final ? "failed" : "pending";
     deps.db
       .query(
         `UPDATE webhook_deliveries SET status = ?, last_status_code = ?, last_error = ?, updated_at = ?,
            delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END, next_attempt_at = ? WHERE id = ?`,
       )
-      .run(status, outcome.statusCode, outcome.error, now, status, now, outcome.nextAttemptAt === null || status !== "pending" ? null : isoAt(outcome.nextAttemptAt), id);
+      .run(status, outcome.statusCode, forTenantsOrNull(outcome.error), now, status, now, outcome.nextAttemptAt === null || status !== "pending" ? null : isoAt(outcome.nextAttemptAt), id);
   })();
 }
 

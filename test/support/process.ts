@@ -1,5 +1,6 @@
 /** Runs Mediabox as a child process (the CLI, or the compiled binary) and talks to it. */
 import type { Subprocess } from "bun";
+import { readFileSync } from "node:fs";
 
 export interface CommandResult {
   exitCode: number;
@@ -73,4 +74,15 @@ export async function spawnServer(
   await proc.exited;
   await stderrDrained;
   throw new Error(`server did not start: ${cmd.join(" ")}\nstdout: ${seen}\nstderr: ${stderrTail}`);
+}
+
+/** The pid of a server process's document reader child (its command line names the hidden command), if one runs. */
+export function readerChildOf(serverPid: number): number | null {
+  try {
+    const children = readFileSync(`/proc/${serverPid}/task/${serverPid}/children`, "latin1").trim().split(/\s+/).filter(Boolean).map(Number);
+    for (const pid of children) if (readFileSync(`/proc/${pid}/cmdline`, "latin1").includes("__document-reader")) return pid;
+  } catch {
+    // The server or the child just exited.
+  }
+  return null;
 }

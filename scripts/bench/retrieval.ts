@@ -22,8 +22,11 @@
  * each on a fresh data directory given the first run's prepared words, and prints the median
  * indexing figures of all runs: back-to-back runs of the same code differ by up to 20 %. Report
  * figures of full runs.
- * Targets: hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 200 chunks/s,
- * /healthz p99 < 50 ms. These are figures, not a test: the script exits 0 either way (2 when the
+ * nDCG@10 is printed for the whole query set and for its fixed tuning and held-out halves
+ * (scripts/bench/splits.ts, by the collection folder's name and query id), with hybrid's per-query
+ * wins and losses against keyword-only in each half.
+ * Targets (issue 35): hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 100 chunks/s,
+ * /healthz p99 < 100 ms. These are figures, not a test: the script exits 0 either way (2 when the
  * collection is absent).
  */
 import { Database } from "bun:sqlite";
@@ -123,7 +126,7 @@ async function main(): Promise<void> {
     if (repeats) {
       const median = (pick: (r: IndexingFigures) => number) => percentile(runs.map(pick), 50);
       console.log(`median of ${runs.length} indexing runs: ${median((r) => r.chunksPerSecond).toFixed(1)} chunks/s end to end ` +
-        `(${runs.map((r) => r.chunksPerSecond.toFixed(0)).join(", ")}; target >= 200), ` +
+        `(${runs.map((r) => r.chunksPerSecond.toFixed(0)).join(", ")}; target >= 100), ` +
         `event loop ${median((r) => r.eventLoopMsPerDocument).toFixed(1)} ms a document, /healthz p99 ${median((r) => r.healthP99).toFixed(1)} ms`);
     }
   } finally {
@@ -304,8 +307,8 @@ async function measure(
       const wall = (indexed - started) / 1000;
       console.log(`server CPU while indexing: ${total.toFixed(1)} s in all threads, ${main.toFixed(1)} s on the event loop (${((main / wall) * 100).toFixed(0)} % busy; ${((main / docs.length) * 1000).toFixed(1)} ms a document)`);
     }
-    console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 50 ms)` +
-      (slowAt.length ? `; over 50 ms at ${slowAt.map((t) => t.toFixed(1)).join(", ")} s into indexing` : ""));
+    console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 100 ms)` +
+      (slowAt.length ? `; ${slowAt.length} over 50 ms, the first at ${slowAt.slice(0, 10).map((t) => t.toFixed(1)).join(", ")} s into indexing` : ""));
 
     const figures: IndexingFigures = {
       chunksPerSecond: chunks / seconds,

@@ -9,22 +9,21 @@
  * DocBank): look-alike documents are the hard negatives. Each source makes a group: itself,
  * resized to half, re-encoded at JPEG quality 35, cropped 5 % off each side, exposure +25 % and
  * -25 %, and a burst neighbour (shifted 3 % and a degree turned). Every image goes through the
- * pipeline's own functions (its large_1024 variant as renderImage makes it, the fingerprint, the
- * configured image embedding), then the appliance's rule pairs and groups them. Sources are split into
- * the fixed tuning and held-out halves (splits.ts); each half is grouped on its own.
+ * pipeline's own functions (its large_1024 variant as renderImage makes it, the fingerprint),
+ * then the appliance's rule pairs and groups them. Sources are split into the fixed tuning and
+ * held-out halves (splits.ts); each half is grouped on its own.
  *
  * Prints pairwise precision and recall, the groups holding more than one source (unrelated
- * photos grouped: must be 0), recall per transform, and the same for the hash alone.
+ * photos grouped: must be 0) and recall per transform, for the shipped rule and for the
+ * whole-image hash alone.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import sharp from "sharp";
 import { fingerprint, hammingDistance, type Fingerprint } from "../../src/duplicates/fingerprint.ts";
-import { groupsOf, isNearDuplicate, NEAR_DUPLICATE, type NearDuplicateRule } from "../../src/duplicates/near-duplicates.ts";
+import { groupsOf, NEAR_DUPLICATE, nearDuplicatePair } from "../../src/duplicates/near-duplicates.ts";
 import { VARIANT_SIZES } from "../../src/files/variants.ts";
-import { VisionModels } from "../../src/images/vision.ts";
 import { HALVES, splitItems } from "./splits.ts";
 
 const assets = join(createRequire(import.meta.url).resolve("@vladmandic/human"), "..", "..", "assets");
@@ -101,28 +100,12 @@ const TRANSFORMS: Record<string, (image: Buffer) => Promise<Buffer>> = {
 interface Item {
   id: string;
   source: string;
-  kind: string;
   transform: string;
   fingerprint: Fingerprint;
-  vector: Float32Array;
-  paper: number;
 }
 
-/** Share of the pixels of a 64-px copy that are light and grey: paper (pages, receipts, screenshots of text). */
-async function paperShare(image: Buffer): Promise<number> {
-  const { data, info } = await sharp(image).resize(64, 64, { fit: "fill" }).removeAlpha().raw().toBuffer({ resolveWithObject: true });
-  let paper = 0;
-  for (let i = 0; i < data.length; i += info.channels) {
-    const [r, g, b] = [data[i]!, data[i + 1]!, data[i + 2]!];
-    if (Math.min(r, g, b) > 170 && Math.max(r, g, b) - Math.min(r, g, b) < 30) paper++;
-  }
-  return paper / (info.width * info.height);
-}
-
-const modelsDir = mkdtempSync(join(tmpdir(), "mediabox-bench-duplicates-"));
-const vision = new VisionModels({ modelsDir });
 const sources = [...humanSources(), ...datasetSources()];
-console.log(`${sources.length} sources (${[...new Set(sources.map((s) => s.kind))].map((k) => `${sources.filter((s) => s.kind === k).length} ${k}`).join(", ")}) × ${Object.keys(TRANSFORMS).length} versions; embedding: ${vision.modelName}`);
+console.log(`${sources.length} sources (${[...new Set(sources.map((s) => s.kind))].map((k) => `${sources.filter((s) => s.kind === k).length} ${k}`).join(", ")}) × ${Object.keys(TRANSFORMS).length} versions`);
 
 const started = performance.now();
 const items: Item[] = [];
@@ -131,19 +114,11 @@ for (const source of sources) {
   for (const [name, transform] of Object.entries(TRANSFORMS)) {
     // The large_1024 variant as renderImage makes it (upright, at most 1024 px, WebP q80), without its other variants.
     const variant = await sharp(await transform(base)).rotate().resize(VARIANT_SIZES.large_1024, VARIANT_SIZES.large_1024, { fit: "inside", withoutEnlargement: true }).webp({ quality: 80, effort: 2 }).toBuffer();
-    const [print, embedding] = await Promise.all([fingerprint(variant), vision.embed(variant)]);
-    items.push({ id: `${source.id}/${name}`, source: source.id, kind: source.kind, transform: name, fingerprint: print, vector: embedding.vector, paper: await paperShare(variant) });
+    items.push({ id: `${source.id}/${name}`, source: source.id, transform: name, fingerprint: await fingerprint(variant) });
   }
   if (items.length % 140 === 0) console.log(`  ${items.length} images…`);
 }
-console.log(`${items.length} images rendered, fingerprinted and embedded in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
-if (process.env.MEDIABOX_BENCH_DUMP) await Bun.write(process.env.MEDIABOX_BENCH_DUMP, JSON.stringify(items.map((i) => ({ ...i, vector: Array.from(i.vector) }))));
-
-const cosine = (a: Float32Array, b: Float32Array) => {
-  let dot = 0;
-  for (let i = 0; i < a.length; i++) dot += a[i]! * b[i]!;
-  return dot; // embed() vectors are L2-normalized
-};
+console.log(`${items.length} images rendered and fingerprinted in ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
 
 interface Score {
   precision: number;
@@ -153,15 +128,12 @@ interface Score {
   recallByTransform: Record<string, number>;
 }
 
-function score(pool: Item[], rule: NearDuplicateRule, useEmbedding: boolean): Score {
+type Verdict = (a: Fingerprint, b: Fingerprint) => boolean;
+
+function score(pool: Item[], duplicate: Verdict): Score {
   const pairs: [string, string][] = [];
   for (let i = 0; i < pool.length; i++) {
-    for (let j = i + 1; j < pool.length; j++) {
-      const a = pool[i]!;
-      const b = pool[j]!;
-      const hamming = hammingDistance(a.fingerprint.phash, b.fingerprint.phash);
-      if (isNearDuplicate(hamming, useEmbedding ? cosine(a.vector, b.vector) : null, rule)) pairs.push([a.id, b.id]);
-    }
+    for (let j = i + 1; j < pool.length; j++) if (duplicate(pool[i]!.fingerprint, pool[j]!.fingerprint)) pairs.push([pool[i]!.id, pool[j]!.id]);
   }
   const sourceOf = new Map(pool.map((item) => [item.id, item.source]));
   const groupOf = new Map<string, number>();
@@ -200,14 +172,15 @@ function score(pool: Item[], rule: NearDuplicateRule, useEmbedding: boolean): Sc
 
 const split = splitItems("duplicates", sources, (s) => s.id);
 const pct = (n: number) => `${(n * 100).toFixed(1)} %`;
-for (const [label, rule, useEmbedding] of [
-  ["hash alone", { ...NEAR_DUPLICATE, candidateHash: NEAR_DUPLICATE.sameHash }, false],
-  [`hash + embedding (shipped: hash <= ${NEAR_DUPLICATE.sameHash}, or <= ${NEAR_DUPLICATE.candidateHash} with cosine >= ${NEAR_DUPLICATE.similarity})`, NEAR_DUPLICATE, true],
+const R = NEAR_DUPLICATE;
+for (const [label, verdict] of [
+  ["whole-image hash alone, <= 6 bits (baseline)", (a: Fingerprint, b: Fingerprint) => hammingDistance(a.phash, b.phash) <= R.sameHash],
+  [`shipped: crop-tolerant hash <= ${R.sameHash}, or <= ${R.candidateHash} with thumbnail correlation >= ${R.correlation}`, (a: Fingerprint, b: Fingerprint) => nearDuplicatePair(a, b).duplicate],
 ] as const) {
   console.log(label);
   for (const half of HALVES) {
     const ids = new Set(split[half].map((s) => s.id));
-    const s = score(items.filter((item) => ids.has(item.source)), rule, useEmbedding);
+    const s = score(items.filter((item) => ids.has(item.source)), verdict);
     console.log(
       `  ${half.padEnd(8)}  precision ${pct(s.precision)}  recall ${pct(s.recall)}  (${ids.size} sources, ${s.truePairs} true pairs)  groups mixing unrelated photos: ${s.mixedGroups}`,
     );
@@ -215,28 +188,4 @@ for (const [label, rule, useEmbedding] of [
   }
 }
 
-// Where the thresholds sit: distances of true pairs against the closest unrelated pairs (tuning half).
-const tuning = new Set(split.tuning.map((s) => s.id));
-const pool = items.filter((item) => tuning.has(item.source));
-const same: number[] = [];
-const closestUnrelated: { hamming: number; similarity: number }[] = [];
-for (let i = 0; i < pool.length; i++) {
-  for (let j = i + 1; j < pool.length; j++) {
-    const a = pool[i]!;
-    const b = pool[j]!;
-    const hamming = hammingDistance(a.fingerprint.phash, b.fingerprint.phash);
-    if (a.source === b.source) same.push(hamming);
-    else if (hamming <= 30) closestUnrelated.push({ hamming, similarity: cosine(a.vector, b.vector) });
-  }
-}
-same.sort((a, b) => a - b);
-closestUnrelated.sort((a, b) => a.hamming - b.hamming || b.similarity - a.similarity);
-const quantile = (xs: number[], q: number) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
-console.log(`\ntuning half: hash distance of true pairs: median ${quantile(same, 0.5)}, 90th ${quantile(same, 0.9)}, 99th ${quantile(same, 0.99)}, max ${same.at(-1)}`);
-console.log(`closest unrelated pairs (hash, cosine): ${closestUnrelated.slice(0, 8).map((p) => `${p.hamming}/${p.similarity.toFixed(3)}`).join("  ")}`);
-const maxUnrelatedSimilarity = Math.max(...closestUnrelated.filter((p) => p.hamming <= NEAR_DUPLICATE.candidateHash).map((p) => p.similarity));
-console.log(`highest cosine of an unrelated pair within hash ${NEAR_DUPLICATE.candidateHash}: ${maxUnrelatedSimilarity.toFixed(3)}`);
-
-await vision.close();
-rmSync(modelsDir, { recursive: true, force: true });
 process.exit(0);

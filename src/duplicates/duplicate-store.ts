@@ -1,42 +1,44 @@
 /**
  * Near-duplicates in the database: an image's fingerprint is stored when the pipeline has made
- * its variants and embedding, and compared then with every other image of its organization (a
- * scan of 64-bit hashes: ~1 ms for 10,000 images); the pairs found are kept. Groups are the
+ * its variants, and compared then with every other image of its organization (64-bit hashes,
+ * thumbnails only for the few close ones); the pairs found are kept (`similarity` holds the
+ * thumbnails' correlation). Groups are the
  * connected pairs among live files, computed when asked for. This module alone writes
  * `image_fingerprints` and `duplicate_pairs`.
  */
 import type { Database } from "bun:sqlite";
-import type { VectorSpace } from "../vectors/vector-index.ts";
-import { hammingDistance, type Fingerprint } from "./fingerprint.ts";
-import { chooseBest, groupsOf, isNearDuplicate, NEAR_DUPLICATE, type Candidate } from "./near-duplicates.ts";
+import type { Fingerprint } from "./fingerprint.ts";
+import { chooseBest, groupsOf, nearDuplicatePair, type Candidate } from "./near-duplicates.ts";
 
-/**
- * Stores the image's fingerprint and its near-duplicate pairs (replacing those of an earlier
- * run). `space` is the image embedding space holding this image's vector, or null without one:
- * then only hashes close enough on their own pair it. Returns how many pairs were found.
- */
-export function recordFingerprint(db: Database, space: VectorSpace | null, file: { id: string; org_id: string }, print: Fingerprint): number {
+/** Stores the image's fingerprint and its near-duplicate pairs (replacing those of an earlier run). Returns how many pairs were found. */
+export function recordFingerprint(db: Database, file: { id: string; org_id: string }, print: Fingerprint): number {
   const others = db
-    .query<{ file_id: string; phash: string }, [string, string]>(
-      `SELECT p.file_id, p.phash FROM image_fingerprints p JOIN files f ON f.id = p.file_id
+    .query<{ file_id: string; phash: string; phash_center: string | null; thumb: Uint8Array | null }, [string, string]>(
+      `SELECT p.file_id, p.phash, p.phash_center, p.thumb FROM image_fingerprints p JOIN files f ON f.id = p.file_id
         WHERE p.org_id = ? AND p.file_id != ? AND f.deleted_at IS NULL`,
     )
     .all(file.org_id, file.id);
-  const close = others.map((o) => ({ id: o.file_id, hamming: hammingDistance(print.phash, o.phash) })).filter((o) => o.hamming <= NEAR_DUPLICATE.candidateHash);
-  const vector = space?.get(file.id) ?? null;
-  const needSimilarity = close.filter((o) => o.hamming > NEAR_DUPLICATE.sameHash).map((o) => o.id);
-  const similarities = space && vector && needSimilarity.length ? space.similarities(file.org_id, vector, needSimilarity) : new Map<string, number>();
-  const pairs = close
-    .map((o) => ({ ...o, similarity: similarities.get(o.id) ?? null }))
-    .filter((o) => isNearDuplicate(o.hamming, o.similarity));
+  const pairs = others.flatMap((o) => {
+    // Fingerprints stored before the centre hash and thumbnail existed are compared by the whole hash.
+    const other = { phash: o.phash, phashCenter: o.phash_center ?? o.phash, thumb: o.thumb ?? new Uint8Array(), sharpness: 0 };
+    const verdict = nearDuplicatePair(print, other);
+    return verdict.duplicate ? [{ id: o.file_id, ...verdict }] : [];
+  });
 
   db.transaction(() => {
     db.query("DELETE FROM duplicate_pairs WHERE file_a = ?1 OR file_b = ?1").run(file.id);
-    db.query("INSERT OR REPLACE INTO image_fingerprints (file_id, org_id, phash, sharpness) VALUES (?, ?, ?, ?)").run(file.id, file.org_id, print.phash, print.sharpness);
+    db.query("INSERT OR REPLACE INTO image_fingerprints (file_id, org_id, phash, phash_center, thumb, sharpness) VALUES (?, ?, ?, ?, ?, ?)").run(
+      file.id,
+      file.org_id,
+      print.phash,
+      print.phashCenter,
+      print.thumb,
+      print.sharpness,
+    );
     const insert = db.query("INSERT OR REPLACE INTO duplicate_pairs (file_a, file_b, org_id, hamming, similarity) VALUES (?, ?, ?, ?, ?)");
     for (const pair of pairs) {
       const [a, b] = file.id < pair.id ? [file.id, pair.id] : [pair.id, file.id];
-      insert.run(a, b, file.org_id, pair.hamming, pair.similarity === null ? null : Math.round(pair.similarity * 10_000) / 10_000);
+      insert.run(a, b, file.org_id, pair.hamming, pair.correlation === null ? null : Math.round(pair.correlation * 10_000) / 10_000);
     }
   })();
   return pairs.length;

@@ -4,21 +4,34 @@
  * group is the best to keep. Thresholds are set on the tuning half of bench:duplicates and
  * checked on its held-out half (docs/photos.md).
  */
+import { cropTolerantDistance, thumbCorrelation, type Fingerprint } from "./fingerprint.ts";
 
 export interface NearDuplicateRule {
-  /** Hashes this close are the same picture whatever the embeddings say. */
+  /** Crop-tolerant hash distances this small are the same picture on their own. */
   sameHash: number;
-  /** Hashes up to this far apart are the same picture when the embeddings agree at least `similarity`. */
+  /** Up to this distance, the same picture when the thumbnails correlate at least `correlation`. */
   candidateHash: number;
-  similarity: number;
+  correlation: number;
 }
 
-export const NEAR_DUPLICATE: NearDuplicateRule = { sameHash: 8, candidateHash: 24, similarity: 0.9 };
+/**
+ * Set on bench:duplicates' tuning half: no unrelated pair grouped on either half. The image
+ * embedding was tried instead of the thumbnails' correlation and dropped: the generic model puts
+ * thousands of unrelated portraits and text pages at cosine >= 0.9 (docs/photos.md).
+ */
+export const NEAR_DUPLICATE: NearDuplicateRule = { sameHash: 6, candidateHash: 24, correlation: 0.95 };
 
-/** Whether a pair is near-duplicate: `similarity` is the cosine of their image embeddings, null when one has none. */
-export function isNearDuplicate(hamming: number, similarity: number | null, rule: NearDuplicateRule = NEAR_DUPLICATE): boolean {
+/** Whether a pair is near-duplicate: `hamming` is their crop-tolerant hash distance, `correlation` their thumbnails' (null when one has none). */
+export function isNearDuplicate(hamming: number, correlation: number | null, rule: NearDuplicateRule = NEAR_DUPLICATE): boolean {
   if (hamming <= rule.sameHash) return true;
-  return hamming <= rule.candidateHash && similarity !== null && similarity >= rule.similarity;
+  return hamming <= rule.candidateHash && correlation !== null && correlation >= rule.correlation;
+}
+
+/** The pair's verdict from the two fingerprints (what the appliance and the bench both call). */
+export function nearDuplicatePair(a: Fingerprint, b: Fingerprint, rule: NearDuplicateRule = NEAR_DUPLICATE): { hamming: number; correlation: number | null; duplicate: boolean } {
+  const hamming = cropTolerantDistance(a, b);
+  const correlation = hamming > rule.sameHash && hamming <= rule.candidateHash ? thumbCorrelation(a.thumb, b.thumb) : null;
+  return { hamming, correlation, duplicate: isNearDuplicate(hamming, correlation, rule) };
 }
 
 /** Connected groups (two or more members) of the pairs, members and groups in a stable order. */

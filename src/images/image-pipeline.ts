@@ -193,14 +193,12 @@ const embeddingStage: Stage<ImageWork> = {
   },
 };
 
-/** The perceptual hash and sharpness, and the near-duplicates they and the embedding find (src/duplicates/). */
+/** The perceptual hashes, thumbnail and sharpness, and the near-duplicates they find (src/duplicates/). */
 const duplicatesStage: Stage<ImageWork> = {
   name: "duplicates",
   async run(work) {
     const { ctx, file } = work;
-    const print = await fingerprint(variantData(rendered(work), EMBEDDED_VARIANT));
-    const space = work.embedding ? ctx.vectors.find("image", work.embedding.model) : null;
-    recordFingerprint(ctx.db, space, file, print);
+    recordFingerprint(ctx.db, file, await fingerprint(variantData(rendered(work), EMBEDDED_VARIANT)));
   },
 };
 

@@ -27,6 +27,7 @@ import cameraFacts from "./022_camera_facts.ts";
 import mailAccounts from "./023_mail_accounts.ts";
 import nearDuplicates from "./024_near_duplicates.ts";
 import people from "./025_people.ts";
+import duplicateThumbnails from "./026_duplicate_thumbnails.ts";
 
 export interface Migration {
   version: number;
@@ -60,4 +61,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 23, name: "mail_accounts", sql: mailAccounts },
   { version: 24, name: "near_duplicates", sql: nearDuplicates },
   { version: 25, name: "people", sql: people },
+  { version: 26, name: "duplicate_thumbnails", sql: duplicateThumbnails },
 ];

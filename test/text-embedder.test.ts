@@ -106,6 +106,25 @@ describe("TextEmbedder with the fixture model", () => {
     expect(Array.from(results[3][2]!)).toEqual(Array.from(results[0][2]!));
   });
 
+  test("calls made together share runs of the model thread, each answered with its own texts' vectors in order", async () => {
+    const texts = Array.from({ length: 40 }, (_, i) => `${"pump ".repeat((i * 7) % 13)}valve ${i} seal`);
+    const alone: Float32Array[] = [];
+    for (const text of texts) alone.push((await embedder.embed([text]))[0]!);
+    // Forty calls of one to three texts each, of mixed lengths, and a query among them.
+    const calls: Promise<Float32Array[]>[] = [];
+    for (let i = 0; i < texts.length; i += 3) calls.push(embedder.embed(texts.slice(i, i + 3)));
+    const query = embedder.embed(["valve 7 seal"], "query");
+    const together = (await Promise.all(calls)).flat();
+    expect(together).toHaveLength(texts.length);
+    together.forEach((vector, i) => {
+      for (let k = 0; k < DIM; k++) expect(vector[k]!).toBeCloseTo(alone[i]![k]!, 5);
+    });
+    // The fixture model has no prompts: a query embeds like the same text as a document.
+    const [asDocument] = await embedder.embed(["valve 7 seal"]);
+    const [asQuery] = await query;
+    for (let k = 0; k < DIM; k++) expect(asQuery![k]!).toBeCloseTo(asDocument![k]!, 5);
+  });
+
   test("input is truncated at the model window (256 tokens)", async () => {
     const tokenizer = await embedder.tokenizer();
     expect(tokenizer.maxTokens).toBe(256);

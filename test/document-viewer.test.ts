@@ -117,3 +117,31 @@ test("a PDF's card in the library shows its first page; its viewer fits a phone 
     await page.close();
   }
 }, 180_000);
+
+test("a document's keyphrases are suggested, not tagged: one is added as a tag, another dismissed", async () => {
+  const before = (await tenant.api.get(`/files/${noteId}`)).body;
+  expect(before.tags).toEqual([]);
+  const [first, second] = before.suggested_tags as [string, string];
+  expect(second).toBeDefined();
+  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const failures = watchFailures(page);
+  try {
+    await signIn(page);
+    await page.goto(`${server.url}/#/files/${noteId}`);
+    await page.getByRole("heading", { name: "Suggested tags" }).waitFor({ timeout: 30_000 });
+    await page.getByRole("button", { name: `Add tag ${first}` }).click();
+    await page.getByText(`Tagged "${first}"`).waitFor({ timeout: 30_000 });
+    // The tag field shows it, and a save keeps it.
+    expect(await page.getByLabel(/^Tags/).inputValue()).toBe(first);
+    await page.getByRole("button", { name: `Dismiss ${second}` }).click();
+    await page.getByText(`Dismissed "${second}"`).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole("button", { name: `Add tag ${second}` }).count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, "document-suggested-tags-390.png"), fullPage: true });
+    const after = (await tenant.api.get(`/files/${noteId}`)).body;
+    expect(after.tags).toEqual([first]);
+    expect(after.suggested_tags).not.toContain(second);
+    expect(failures.failed()).toEqual([]);
+  } finally {
+    await page.close();
+  }
+}, 120_000);

@@ -3,7 +3,7 @@
  * tested on their own; the document pipeline stores what they return.
  */
 import { describe, expect, test } from "bun:test";
-import { extractiveSummary, keyphrases, sentences } from "../src/text/summary.ts";
+import { extractiveSummary, isProse, keyphrases, sentences } from "../src/text/summary.ts";
 
 const LEASE = [
   "RESIDENTIAL LEASE",
@@ -41,6 +41,27 @@ describe("extractive summaries", () => {
     expect(extractiveSummary(LEASE, { maxSentences: 3, maxChars: 90 })!.length).toBeLessThanOrEqual(90);
     expect(extractiveSummary("Hello.")).toBeNull();
     expect(extractiveSummary("")).toBeNull();
+  });
+
+  test("a description is prose: table rows, runs of cells and figures never make it, and a text of tables has none", () => {
+    const invoice = [
+      "| Item | Quantity | Price |",
+      "|---|---|---|",
+      "| Extraction hood without filter | 2 | 1,240.00 EUR |",
+      "| Late payments incur interest of 8 % per year | | |",
+      "",
+      "Total 2,480.00 EUR excluding charges 12 % VAT 297.60 EUR due 30 days",
+      "",
+      "Thank you for your order of two extraction hoods for the harbour kitchen.",
+      "The hoods will be delivered to the quay entrance on the first Monday of March.",
+    ].join("\n");
+    const summary = extractiveSummary(invoice)!;
+    expect(summary).toBe("Thank you for your order of two extraction hoods for the harbour kitchen. The hoods will be delivered to the quay entrance on the first Monday of March.");
+    expect(extractiveSummary("| Part | State | Next check |\n|---|---|---|\n| Hook | worn | May |\n| Cable | good | June |")).toBeNull();
+    expect(isProse("The tenant pays the rent on the first day of each month.")).toBe(true);
+    expect(isProse("| Hook | worn | May |")).toBe(false);
+    expect(isProse("Total 2,480.00 EUR excluding charges 12 % VAT 297.60 EUR due 30 days")).toBe(false);
+    expect(isProse("Invoice number 2026-0042 dated 2026-03-01 for 2 items 240 EUR.")).toBe(false);
   });
 });
 

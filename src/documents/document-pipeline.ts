@@ -11,8 +11,8 @@ import type { DocumentDeps } from "./deps.ts";
 import { replaceDescriptionsOf } from "../processing/descriptions.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { unlessAborted } from "../abort.ts";
-import { tagsOf, type FileRow } from "../files/file.ts";
-import { mergeTags } from "../images/describe.ts";
+import type { FileRow } from "../files/file.ts";
+import { replaceSuggestions } from "../library/tag-suggestions.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
@@ -64,7 +64,7 @@ async function layoutRequest(ctx: DocumentDeps): Promise<LayoutRequest | null> {
   }
 }
 
-/** Machine-made description and tags from the text alone: its most central sentences and keyphrases. */
+/** Machine-made description and tag suggestions from the text alone: its most central sentences and keyphrases. */
 const SUMMARY_MODEL = "mediabox extractive summary (no language model)";
 
 /** Longest a chunk-writing transaction holds the event loop before the next one is left for later. */
@@ -118,8 +118,6 @@ function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draf
   for (const page of doc.pages) {
     insert.run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
   }
-  // The user may have tagged the file while it was read: merge into the row as it is now.
-  const current = draft ? ctx.files.byId(fileId) : null;
   if (draft?.text) replaceDescriptionsOf(db, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
   ctx.files.textExtracted(
     fileId,
@@ -130,8 +128,10 @@ function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draf
       language: detectLanguage(doc.text),
       digitization,
     },
-    current ? { text: draft!.text, tags: mergeTags(tagsOf(current), draft!.keyphrases) } : null,
+    draft ? { text: draft.text } : null,
   );
+  // Keyphrases are offered to the user, never written into the tags (library/tag-suggestions.ts).
+  if (draft) replaceSuggestions(db, fileId, draft.keyphrases);
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */

@@ -100,10 +100,9 @@ export interface DocumentText {
   digitization: "completed" | "failed";
 }
 
-/** A machine-made summary of a document: the AI description (null: none) and the file's tags with its keyphrases merged in. */
+/** A machine-made summary of a document: the AI description (null: none). Its keyphrases are tag suggestions, kept apart. */
 export interface DocumentSummary {
   text: string | null;
-  tags: string[];
 }
 
 /** A link about to be recorded: only its URL so far; the crawl (its processing job) reads the page. */
@@ -516,8 +515,8 @@ export class FileRepository {
       return;
     }
     this.db
-      .query(`UPDATE files SET ${columns}, upload_description = coalesce(?, upload_description), tags = ? WHERE id = ?`)
-      .run(...text, this.now(), summary.text, JSON.stringify(summary.tags), id);
+      .query(`UPDATE files SET ${columns}, upload_description = coalesce(?, upload_description) WHERE id = ?`)
+      .run(...text, this.now(), summary.text, id);
   }
 
   /**

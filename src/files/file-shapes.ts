@@ -239,7 +239,7 @@ export const DeletedFileSummary = t.Union([
 
 export const FileDetail = t.Union([
   variant("ImageFile", { ...common("image"), ...image, ...imageDetail, ...cameraDetail }),
-  variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString }),
+  variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString, suggested_tags: t.Optional(t.Array(t.String(), { description: "Extension: keyphrases of the summary offered as tags (not applied): PATCH tags to accept, DELETE /files/{id}/suggested-tags/{tag} to dismiss" })) }),
   variant("VideoFile", { ...common("video"), ...video, ...videoDetail, ...cameraDetail }),
   variant("LinkFile", { ...common("link"), ...link }),
 ]);

@@ -7,10 +7,11 @@
 import type { Database } from "bun:sqlite";
 import { listExtractions } from "../extractions/extractions.ts";
 import { FileUrls } from "../files/file-urls.ts";
-import type { FileRow } from "../files/file.ts";
+import { type FileRow, tagsOf } from "../files/file.ts";
 import { commonFields } from "../files/file-view.ts";
 import { keyframesOf } from "../video/keyframe-store.ts";
 import { linkFields } from "../links/link-views.ts";
+import { openSuggestions } from "./tag-suggestions.ts";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 
 /** OCR lines (as reviewed), the models' descriptions and every stored extraction of an image. */
@@ -156,7 +157,7 @@ export async function fileDetail(row: FileRow, urls: FileUrls) {
     case "image":
       return { ...commonFields(row), ...(await imageFields(row, urls)), ...imageDetailFields(urls.db, row), ...cameraDetailFields(urls.db, row.id) };
     case "document":
-      return { ...commonFields(row), ...(await documentFields(row, urls)), extracted_text: urls.extractedText(row.id) };
+      return { ...commonFields(row), ...(await documentFields(row, urls)), extracted_text: urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)) };
     case "video":
       return { ...commonFields(row), ...(await videoFields(row, urls)), ...(await videoDetailFields(row, urls)), ...cameraDetailFields(urls.db, row.id) };
     case "link":

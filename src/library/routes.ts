@@ -13,6 +13,7 @@ import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
 import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
+import { dismissSuggestion } from "./tag-suggestions.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 import { MEDIA_TYPES } from "../files/file.ts";
@@ -271,6 +272,24 @@ export function libraryRoutes(ctx: LibraryDeps) {
       },
       detail: { summary: "Edit title, tags or user_description (null hands the description back to the AI's)" },
     })
+    .delete(
+      "/files/:file_id/suggested-tags/:tag",
+      ({ principal, params, set }) => {
+        const row = ctx.files.find(principal.orgId, params.file_id);
+        if (!dismissSuggestion(ctx.db, row.id, params.tag)) throw new ApiError("NOT_FOUND", `file ${row.id} has no open tag suggestion "${params.tag}"`);
+        set.status = 204;
+        return undefined;
+      },
+      {
+        permission: "edit",
+        params: t.Object({ file_id: FileParams.properties.file_id, tag: t.String({ minLength: 1, maxLength: 100 }) }),
+        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        detail: {
+          summary: "Dismiss a tag suggestion (extension)",
+          description: "A document's keyphrases are offered as suggested_tags, never written into its tags: PATCH the tags to accept one, or dismiss it here (it stays dismissed when the document is read again).",
+        },
+      },
+    )
     .delete("/files/:file_id", ({ principal, params }) => deleteFile(ctx, principal.orgId, params.file_id), {
       permission: "delete",
       params: FileParams,

@@ -44,6 +44,22 @@ export function sentences(text: string): string[] {
     .filter(Boolean);
 }
 
+/**
+ * A sentence a person wrote as prose, fit to describe the document: it ends as a sentence ends,
+ * starts with a letter, digit or quote, is mostly letters, and is no table row (a pipe between
+ * cells, or the cells of a row run together: mostly numbers). A table row or a list of labels
+ * made the description of invoices and data sheets before.
+ */
+export function isProse(sentence: string): boolean {
+  if (sentence.includes("|") || /\t/.test(sentence)) return false;
+  if (!/[.!?]["'”’)\]]?$/u.test(sentence) || !/^["'“‘(]?[\p{L}\p{N}]/u.test(sentence)) return false;
+  const visible = sentence.replace(/\s+/g, "");
+  const letters = (visible.match(/\p{L}/gu) ?? []).length;
+  if (letters < visible.length * 0.7) return false;
+  const tokens = sentence.split(/\s+/);
+  return tokens.filter((t) => /\d/.test(t)).length <= tokens.length * 0.3;
+}
+
 const contentWords = (text: string) => words(text).filter((w) => w.length > 2 && !STOP_WORDS.has(w) && !/^\d+$/.test(w));
 
 /**
@@ -54,7 +70,7 @@ const contentWords = (text: string) => words(text).filter((w) => w.length > 2 &&
 export function extractiveSummary(text: string, options: SummaryOptions = {}): string | null {
   const maxSentences = options.maxSentences ?? 3;
   const maxChars = options.maxChars ?? 600;
-  const all = sentences(text).filter((s) => s.length <= MAX_SENTENCE_CHARS && contentWords(s).length >= MIN_SENTENCE_WORDS - 2 && words(s).length >= MIN_SENTENCE_WORDS);
+  const all = sentences(text).filter((s) => s.length <= MAX_SENTENCE_CHARS && contentWords(s).length >= MIN_SENTENCE_WORDS - 2 && words(s).length >= MIN_SENTENCE_WORDS && isProse(s));
   if (!all.length) return null;
   const documentCounts = new Map<string, number>();
   const bags = all.map((s) => {
@@ -85,7 +101,8 @@ export function extractiveSummary(text: string, options: SummaryOptions = {}): s
     chosen.push(index);
     length += sentence.length + 1;
   }
-  if (!chosen.length) return all[0]!.slice(0, maxChars);
+  // A sentence cut short is no description: none that fits means none.
+  if (!chosen.length) return null;
   return chosen
     .sort((a, b) => a - b)
     .map((i) => all[i]!)

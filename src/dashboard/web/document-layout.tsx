@@ -93,7 +93,8 @@ function Sheet({ id, page, pictured, width, showElements }: { id: string; page: 
             />
           ))
         : null}
-      {/* The text, where the page shows it: transparent over a picture, readable on a blank sheet. */}
+      {/* The text, where the page's picture shows it, transparent and selectable; a logical page (no picture) has its text drawn above instead. */}
+      {pictured ? (
       <div class={`text-layer ${src && !broken ? "over-picture" : ""}`} aria-label={`Text of page ${page.page_number}`}>
         {page.elements
           .filter((e) => e.type !== "figure" && e.content.trim())
@@ -114,6 +115,7 @@ function Sheet({ id, page, pictured, width, showElements }: { id: string; page: 
             );
           })}
       </div>
+      ) : null}
     </div>
   );
 }

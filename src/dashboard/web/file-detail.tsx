@@ -229,6 +229,50 @@ function Editor({ file, onSaved }: { file: any; onSaved: (file: any) => void }) 
   );
 }
 
+/**
+ * A document's keyphrases, offered as tags: Add makes one a tag (the ordinary tag edit), the
+ * cross dismisses it for good. None is applied without the user.
+ */
+function SuggestedTags({ file, onChanged }: { file: any; onChanged: (change: { tags?: string[]; suggested_tags: string[] }) => void }) {
+  const [status, setStatus] = useState<string | null>(null);
+  const suggestions: string[] = file.suggested_tags ?? [];
+  if (!suggestions.length) return null;
+  const rest = (phrase: string) => suggestions.filter((p) => p !== phrase);
+  async function accept(phrase: string) {
+    try {
+      const saved = await api(`/files/${file.id}`, { method: "PATCH", body: { tags: [...(file.tags ?? []), phrase] } });
+      onChanged({ tags: saved.tags, suggested_tags: rest(phrase) });
+      setStatus(`Tagged "${phrase}"`);
+    } catch (err) {
+      setStatus(err instanceof ApiFailure ? err.message : String(err));
+    }
+  }
+  async function dismiss(phrase: string) {
+    try {
+      await api(`/files/${file.id}/suggested-tags/${encodeURIComponent(phrase)}`, { method: "DELETE" });
+      onChanged({ suggested_tags: rest(phrase) });
+      setStatus(`Dismissed "${phrase}"`);
+    } catch (err) {
+      setStatus(err instanceof ApiFailure ? err.message : String(err));
+    }
+  }
+  return (
+    <section aria-labelledby="suggested-title">
+      <h2 id="suggested-title">Suggested tags</h2>
+      <p class="hint">Key phrases read from the text. None is a tag until you add it.</p>
+      <ul class="suggestions">
+        {suggestions.map((phrase) => (
+          <li key={phrase}>
+            <button type="button" class="secondary" onClick={() => accept(phrase)} aria-label={`Add tag ${phrase}`}>+ {phrase}</button>
+            <button type="button" class="secondary dismiss" onClick={() => dismiss(phrase)} aria-label={`Dismiss ${phrase}`}>×</button>
+          </li>
+        ))}
+      </ul>
+      {status ? <p role="status">{status}</p> : null}
+    </section>
+  );
+}
+
 /** A failed file says why, with a Retry that runs its processing again (POST /files/{id}/reprocess). */
 function FailedNotice({ file, onRetried }: { file: any; onRetried: () => void }) {
   const [status, setStatus] = useState<string | null>(null);
@@ -271,6 +315,7 @@ export function FileDetail({ id }: { id: string }) {
   const [round, setRound] = useState(0);
   const [sending, setSending] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
+  const [tagsAdded, setTagsAdded] = useState(0);
   useEffect(() => {
     let stopped = false;
     if (round === 0) {
@@ -378,9 +423,11 @@ export function FileDetail({ id }: { id: string }) {
           <pre class="text">{file.visible_text}</pre>
         </section>
       ) : null}
+      <SuggestedTags file={file} onChanged={(change) => (setFile({ ...file, ...change }), change.tags && setTagsAdded((n) => n + 1))} />
       <section>
         <h2>Edit</h2>
-        <Editor file={file} onSaved={(saved) => setFile({ ...file, ...saved })} />
+        {/* Drawn afresh when a suggestion became a tag, so its tag field shows it (and a save keeps it). */}
+        <Editor key={tagsAdded} file={file} onSaved={(saved) => setFile({ ...file, ...saved })} />
       </section>
       {similar.length ? (
         <section>

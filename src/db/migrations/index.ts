@@ -28,6 +28,7 @@ import mailAccounts from "./023_mail_accounts.ts";
 import nearDuplicates from "./024_near_duplicates.ts";
 import people from "./025_people.ts";
 import duplicateThumbnails from "./026_duplicate_thumbnails.ts";
+import tagSuggestions from "./027_tag_suggestions.ts";
 
 export interface Migration {
   version: number;
@@ -62,4 +63,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 24, name: "near_duplicates", sql: nearDuplicates },
   { version: 25, name: "people", sql: people },
   { version: 26, name: "duplicate_thumbnails", sql: duplicateThumbnails },
+  { version: 27, name: "tag_suggestions", sql: tagSuggestions },
 ];

@@ -12,7 +12,7 @@ import { replaceDescriptionsOf } from "../processing/descriptions.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { unlessAborted } from "../abort.ts";
 import type { FileRow } from "../files/file.ts";
-import { replaceSuggestions } from "../library/tag-suggestions.ts";
+import { replaceSuggestions } from "../files/tag-suggestions.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
@@ -130,7 +130,7 @@ function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draf
     },
     draft ? { text: draft.text } : null,
   );
-  // Keyphrases are offered to the user, never written into the tags (library/tag-suggestions.ts).
+  // Keyphrases are offered to the user, never written into the tags (files/tag-suggestions.ts).
   if (draft) replaceSuggestions(db, fileId, draft.keyphrases);
 }
 

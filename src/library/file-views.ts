@@ -11,7 +11,7 @@ import { type FileRow, tagsOf } from "../files/file.ts";
 import { commonFields } from "../files/file-view.ts";
 import { keyframesOf } from "../video/keyframe-store.ts";
 import { linkFields } from "../links/link-views.ts";
-import { openSuggestions } from "./tag-suggestions.ts";
+import { openSuggestions } from "../files/tag-suggestions.ts";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 
 /** OCR lines (as reviewed), the models' descriptions and every stored extraction of an image. */

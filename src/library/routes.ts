@@ -13,7 +13,7 @@ import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
 import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
-import { dismissSuggestion } from "./tag-suggestions.ts";
+import { dismissSuggestion } from "../files/tag-suggestions.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 import { MEDIA_TYPES } from "../files/file.ts";

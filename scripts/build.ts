@@ -71,6 +71,12 @@ const embedSharp: BunPlugin = {
         export default module.exports;
       `,
     }));
+    // Packages that require() sharp (sharp-phash) reach its CommonJS build, whose loader Bun cannot
+    // follow either: it hands them the addon loaded above, so one addon serves both builds.
+    build.onLoad({ filter: /sharp[\\/]dist[\\/]sharp\.cjs$/ }, (args) => ({
+      loader: "js",
+      contents: `module.exports = require(${JSON.stringify(args.path.replace(/\.cjs$/, ".mjs"))}).default;`,
+    }));
   },
 };
 

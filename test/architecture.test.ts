@@ -123,6 +123,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/keyword-query.ts common": "chunk counts of common words, kept per database (a WeakMap keyed by the Database)",
   "documents/query-expansion.ts counted": "chunk counts of words, kept per database (a WeakMap keyed by the Database)",
   "documents/pdfjs.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
+  "processing/progress-board.ts board": "live progress of the files being analysed, keyed by file id (unique across the servers of a process), removed when each run ends",
   "documents/page-images.ts pagesBeingDrawn": "drawings in flight, keyed by file id (unique across the servers of a process), removed when each ends",
   "documents/reader-child.ts pendingOcr": "the reader child's own requests to its parent (a process entry point)",
   "documents/reader-child.ts nextOcr": "the reader child's own request counter (a process entry point)",

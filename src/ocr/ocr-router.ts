@@ -16,7 +16,7 @@ import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import type { OcrEngine, OcrResult, Segmentation } from "./ocr.ts";
 import { PpOcrEngine } from "./ppocr/ppocr-engine.ts";
-import { PPOCR_FILES } from "./ppocr/ppocr-reader.ts";
+import { PPOCR_FILES } from "./ppocr/ppocr-files.ts";
 
 /** What is being read: an uploaded picture, a video's keyframe, a scanned document page. */
 export type OcrInput = "image" | "video-frame" | "scan";

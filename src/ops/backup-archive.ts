@@ -18,15 +18,13 @@ import { closeSync, copyFileSync, createReadStream, existsSync, lstatSync, mkdir
 import { dirname, join, relative, resolve, sep } from "node:path";
 import * as tar from "tar";
 import type { Config } from "../config.ts";
-import type { DataDir } from "../storage/data-dir.ts";
+import { BACKED_UP_PLACES, type DataDir } from "../storage/data-dir.ts";
 import { DataDirInUseError, DataDirLock } from "./data-dir-lock.ts";
 import { replaceDatabase, RestoreError, type RestoreOutcome } from "./restore.ts";
 
 export const ARCHIVE_FORMAT = "mediabox-backup";
 const MANIFEST = "manifest.json";
-const DATABASE = "mediabox.db";
-const BLOBS = "blobs/objects";
-const SECRETS = "secrets";
+const { database: DATABASE, blobs: BLOBS, secrets: SECRETS } = BACKED_UP_PLACES;
 
 export interface ManifestEntry {
   path: string;

@@ -22,6 +22,12 @@ export interface LocalBlobLayout {
   tmp: string;
 }
 
+/**
+ * The places a backup archive holds, by their paths relative to the data directory (the archive
+ * mirrors the layout, so a restore puts each entry back where DataDir expects it).
+ */
+export const BACKED_UP_PLACES = { database: "mediabox.db", blobs: "blobs/objects", secrets: "secrets" } as const;
+
 export class DataDir {
   /** The SQLite database (its -wal and -shm files sit beside it). */
   readonly database: string;
@@ -44,11 +50,11 @@ export class DataDir {
   readonly scratch: string;
 
   constructor(readonly root: string) {
-    this.database = join(root, "mediabox.db");
+    this.database = join(root, BACKED_UP_PLACES.database);
     this.lockFile = join(root, "mediabox.lock");
     const blobs = join(root, "blobs");
     this.blobs = { objects: join(blobs, "objects"), multipart: join(blobs, "multipart"), tmp: join(blobs, "tmp") };
-    this.secrets = join(root, "secrets");
+    this.secrets = join(root, BACKED_UP_PLACES.secrets);
     this.localS3Secret = join(this.secrets, "local-s3.json");
     this.cloudTokenKey = join(this.secrets, "cloud-token.key");
     this.staging = join(root, "staging");

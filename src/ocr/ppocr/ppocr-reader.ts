@@ -15,8 +15,8 @@ import { boxesFromProbabilityMap, DEFAULT_DB, type DetectedBox, mergeLineOverlap
 import { ctcDecode, wordsOf } from "./ctc.ts";
 import { inkBounds, lineFrame, type LineFrame, type RawImage, sampleLine, scaledWidth, turnedHalf } from "./line-crop.ts";
 import { onnxMetadata } from "./onnx-metadata.ts";
+import { PPOCR_FILES } from "./ppocr-files.ts";
 
-export const PPOCR_FILES = { det: "det.onnx", rec: "rec.onnx", cls: "cls.onnx", keys: "keys.txt" } as const;
 
 export interface PpWord {
   text: string;

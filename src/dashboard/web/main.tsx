@@ -14,6 +14,7 @@ import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
 import { Exports } from "./exports.tsx";
 import { Library } from "./library.tsx";
+import { Photos } from "./photos.tsx";
 import { Schemas } from "./schemas.tsx";
 import { Members } from "./members.tsx";
 import { Search } from "./search.tsx";
@@ -36,6 +37,7 @@ function Page({ hash, me, canEdit }: { hash: string; me: string; canEdit: boolea
   const file = /^#\/files\/([0-9a-f-]{36})$/.exec(hash);
   if (file) return <FileDetail id={file[1]!} />;
   if (hash === "#/upload") return <Upload />;
+  if (hash === "#/photos") return <Photos />;
   if (hash === "#/search") return <Search />;
   if (hash === "#/activity") return <Activity />;
   if (hash === "#/keys") return <ApiKeys />;
@@ -143,6 +145,7 @@ function App() {
           </button>
           <div class="links" id="main-links" onClick={(e) => (e.target as HTMLElement).closest("a") && setMenuOpen(false)}>
             <a href="#/library" aria-current={current("#/library")}>Library</a>
+            <a href="#/photos" aria-current={current("#/photos")}>Photos</a>
             <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
             <a href="#/search" aria-current={current("#/search")}>Search documents</a>
             <a href="#/activity" aria-current={current("#/activity")}>Activity</a>

@@ -1,0 +1,71 @@
+/**
+ * The Photos page in Debian's chromium: photos by month of taking, newest first, under date
+ * headers with their counts; a month's pictures load as it nears the viewport; the scrubber
+ * jumps to a month. At phone and desktop widths, without sideways scroll or failed requests.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { defaultProjectId } from "../src/tenancy/projects.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { insertFileRow } from "./support/rows.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let tenant: Tenant;
+let browser: Browser;
+beforeAll(async () => {
+  server = await startTestServer();
+  tenant = server.tenant({ tier: "CUSTOM" });
+  browser = await launchChromium();
+  const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
+  const months: [number, number, number][] = [[2026, 2, 14], [2025, 11, 9], [2024, 6, 3]];
+  for (const [y, m, n] of months) {
+    for (let i = 0; i < n; i++) {
+      insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `shot-${y}-${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(y, m, 1 + i, 12)).toISOString() });
+    }
+  }
+  insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: "no-date.jpg" });
+}, 60_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(server.url);
+  await page.getByRole("button", { name: "Use an API key instead" }).click();
+  await page.getByLabel("API key").fill(tenant.key);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+}
+
+for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop]] as const) {
+  test(`at ${width} px photos are grouped by month under date headers, and the scrubber jumps to a month`, async () => {
+    const page = await browser.newPage({ viewport: { width, height: 900 }, locale: "en-US" });
+    const failures = watchFailures(page);
+    try {
+      await signIn(page);
+      await page.goto(`${server.url}/#/photos`);
+      await page.getByRole("heading", { name: "Photos", level: 1 }).waitFor({ timeout: 30_000 });
+      const headers = page.locator("h2.month-title");
+      await headers.nth(2).waitFor({ timeout: 30_000 });
+      expect(await headers.allTextContents()).toEqual(["March 2026 14 photos", "December 2025 9 photos", "July 2024 3 photos"]);
+      // The first month's pictures are in the page; the undated one is pointed at.
+      await page.locator("#month-2026-03 .photo-grid li").nth(13).waitFor({ timeout: 30_000 });
+      await page.getByText("1 photo without a date is in the library").waitFor();
+      // The scrubber: a year on a phone, a month on wider screens.
+      if (size === "phone") await page.getByRole("navigation", { name: "Jump to a month" }).getByRole("link", { name: "2024" }).click();
+      else await page.getByRole("link", { name: "July 2024" }).click();
+      await page.locator("#month-2024-07 .photo-grid li").nth(2).waitFor({ timeout: 30_000 });
+      expect(await page.locator("#month-2024-07").evaluate((el) => el.getBoundingClientRect().top < innerHeight)).toBe(true);
+      await page.waitForLoadState("networkidle");
+      await expectNoSidewaysScroll(page);
+      await page.evaluate(() => scrollTo(0, 0));
+      await page.screenshot({ path: join(SHOTS, `photos-${width}.png`) });
+      expect(failures.failed()).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  }, 120_000);
+}

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import sharp from "sharp";
 import { onnx } from "onnx-proto";
-import { boxesFromProbabilityMap, convexHull, minAreaRect } from "../src/ocr/ppocr/db-boxes.ts";
+import { boxesFromProbabilityMap, convexHull, mergeLineOverlaps, minAreaRect } from "../src/ocr/ppocr/db-boxes.ts";
 import { ctcDecode, wordsOf } from "../src/ocr/ppocr/ctc.ts";
 import { onnxMetadata } from "../src/ocr/ppocr/onnx-metadata.ts";
 import { OcrEngine } from "../src/ocr/ocr.ts";
@@ -63,6 +63,18 @@ describe("DB box extraction", () => {
     const [box] = boxesFromProbabilityMap(map, width, height, width, height);
     const [tl, tr] = box!.quad;
     expect((Math.atan2(tr.y - tl.y, tr.x - tl.x) * 180) / Math.PI).toBeCloseTo(15, 0);
+  });
+
+  test("overlapping boxes of one line merge; boxes of neighbouring lines that overlap by half do not", () => {
+    const box = (x0: number, y0: number, x1: number, y1: number) => ({
+      quad: [{ x: x0, y: y0 }, { x: x1, y: y0 }, { x: x1, y: y1 }, { x: x0, y: y1 }] as [{ x: number; y: number }, { x: number; y: number }, { x: number; y: number }, { x: number; y: number }],
+      score: 0.9,
+    });
+    const merged = mergeLineOverlaps([box(120, 12, 300, 50), box(10, 10, 130, 50), box(10, 30, 300, 70)]);
+    expect(merged.map((b) => [b.quad[0], b.quad[2]])).toEqual([
+      [{ x: 10, y: 10 }, { x: 300, y: 50 }],
+      [{ x: 10, y: 30 }, { x: 300, y: 70 }],
+    ]);
   });
 
   test("minimum-area rectangle of a rotated square's hull is the square", () => {

@@ -227,6 +227,13 @@ describe("OCR", () => {
     expect(metadataOnly.body.items.map((f: { id: string }) => f.id)).not.toContain(id);
   });
 
+  test("a photo without text is not read by tesseract: the text gate is the source, and there is no visible text", async () => {
+    const file = await processed(owner, await upload(owner, await photo(3, 1600, 1200), "hills.jpg", { auto_describe: "false" }));
+    expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toStartWith("mediabox text gate");
+    expect(file.text_regions).toEqual([]);
+    expect(file.visible_text).toBeNull();
+  });
+
   test("MEDIABOX_OCR_LANGUAGES reads further languages from <models>/tesseract/; bad codes are refused at start", async () => {
     expect(() => loadConfig({}, { MEDIABOX_OCR_LANGUAGES: "eng+../etc" })).toThrow("--ocr-languages / MEDIABOX_OCR_LANGUAGES: expected tesseract language codes");
     expect(loadConfig({}, { MEDIABOX_OCR_LANGUAGES: "eng+deu,eng" }).ocrLanguages).toEqual(["eng", "deu"]);

@@ -232,6 +232,7 @@ describe("OcrRouter", () => {
       .toBuffer();
     try {
       expect(router.modelFor("image")).toBe("tesseract.js eng");
+      expect(router.detectsTextFirst("image")).toBe(false); // the image pipeline's text gate decides
       expect((await router.recognize(page, { input: "image" })).text.toLowerCase()).toContain("invoice 2024 total");
       expect(checked).toEqual([]);
 
@@ -239,6 +240,7 @@ describe("OcrRouter", () => {
       expect(router.modelFor("image")).toBe("PP-OCR (ppocr)");
       expect(router.modelFor("video-frame")).toBe("PP-OCR (ppocr)");
       expect(router.modelFor("scan")).toBe("tesseract.js eng");
+      expect([router.detectsTextFirst("image"), router.detectsTextFirst("scan")]).toEqual([true, false]);
       // The fixture models read each black bar as "I": these were read by PP-OCR.
       const bars = await barsImage(600, 200, [[100, 60, 50, 80], [300, 60, 50, 80]]);
       expect((await router.recognize(bars, { input: "image" })).text).toBe("I I");

@@ -9,11 +9,16 @@
  *     producing the same four WebP sizes in the same run (one process per size over all files,
  *     its fastest mode). Target: Mediabox >= 0.7x vipsthumbnail.
  *  2. Full pipeline: a real server in a child process; all images uploaded over HTTP; wall-clock
- *     images per minute until every file finished, and per-stage times from file_stage_runs.
- * MEDIABOX_BENCH_IMAGES overrides the count. Needs vipsthumbnail: apt-get install libvips-tools.
+ *     images per minute until every file finished, the server's CPU seconds per image (all its
+ *     threads: what a busy machine inflates least), and per-stage times from file_stage_runs.
+ *     With MEDIABOX_BENCH_BASELINE=<another checkout's directory> (e.g. `git archive` of an older
+ *     commit with node_modules linked in), the same images go through that checkout's server
+ *     first, in the same run, and the ratios of the two are printed.
+ * MEDIABOX_BENCH_IMAGES overrides the count; MEDIABOX_BENCH_SKIP_VARIANTS=1 skips part 1. The
+ * machine's load average is printed at the start and end. Needs vipsthumbnail: apt-get install libvips-tools.
  */
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
 import { openDatabase } from "../../src/db/database.ts";
@@ -22,12 +27,13 @@ import { renderImage } from "../../src/images/variants.ts";
 import { VARIANT_SIZES } from "../../src/files/variants.ts";
 import { photo, textImage } from "../../test/support/images.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
+import { cpuSeconds } from "./process-stats.ts";
 
 const COUNT = Number(process.env.MEDIABOX_BENCH_IMAGES ?? 200);
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-images-"));
 const inputDir = join(root, "in");
-const dataDir = join(root, "data");
+const BASELINE = process.env.MEDIABOX_BENCH_BASELINE;
 
 const perMinute = (n: number, ms: number) => (n / ms) * 60_000;
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
@@ -83,14 +89,22 @@ async function vipsthumbnailVariants(paths: string[]): Promise<number> {
   return elapsed;
 }
 
-async function fullPipeline(paths: string[]) {
-  const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
+interface PipelineRun {
+  elapsedMs: number;
+  uploadedMs: number;
+  cpuSeconds: number;
+  dataDir: string;
+}
+
+async function fullPipeline(paths: string[], main: string, dataDir: string): Promise<PipelineRun> {
+  const cli = (...args: string[]) => run([process.execPath, main, ...args, "--data-dir", dataDir]);
   if ((await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
-  const server = await spawnServer([process.execPath, MAIN, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });
+  const server = await spawnServer([process.execPath, main, "serve"], { env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info" } });
   const headers = { authorization: `Bearer ${key}` };
   try {
     const started = performance.now();
+    const cpuBefore = cpuSeconds(server.proc.pid).total;
     const ids: string[] = [];
     for (const path of paths) {
       const form = new FormData();
@@ -107,13 +121,13 @@ async function fullPipeline(paths: string[]) {
         await Bun.sleep(200);
       }
     }
-    return { elapsedMs: performance.now() - started, uploadedMs };
+    return { elapsedMs: performance.now() - started, uploadedMs, cpuSeconds: cpuSeconds(server.proc.pid).total - cpuBefore, dataDir };
   } finally {
     await server.stop("SIGTERM");
   }
 }
 
-function stageReport() {
+function stageReport(dataDir: string) {
   const db = openDatabase(new DataDir(dataDir).database);
   const rows = db.query("SELECT stage, status, duration_ms FROM file_stage_runs").all() as { stage: string; status: string; duration_ms: number }[];
   const failed = db.query("SELECT count(*) AS n FROM files WHERE processing_status = 'failed'").get() as { n: number };
@@ -127,7 +141,7 @@ function stageReport() {
     byStage.set(r.stage, entry);
   }
   console.log(`\nper stage (ms per image, completed runs):`);
-  for (const stage of ["variants", "ocr", "embedding", "objects", "description", "custom_schema", "compliance"]) {
+  for (const stage of ["variants", "ocr", "embedding", "duplicates", "objects", "description", "custom_schema", "compliance"]) {
     const e = byStage.get(stage);
     if (!e) continue;
     const sorted = [...e.times].sort((a, b) => a - b);
@@ -145,10 +159,35 @@ async function main() {
     process.exit(2);
   }
   console.log(`sharp ${sharp.versions.sharp} (libvips ${sharp.versions.vips}); ${(await run(["vips", "--version"])).stdout.trim()}`);
+  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} at the start (2 cores)`);
   try {
     const paths = await makeImages();
     console.log(`made ${paths.length} images in ${inputDir}`);
+    if (!process.env.MEDIABOX_BENCH_SKIP_VARIANTS) await variantsOnly(paths);
 
+    const runs: { label: string; result: PipelineRun }[] = [];
+    if (BASELINE) runs.push({ label: `baseline (${BASELINE})`, result: await fullPipeline(paths, join(BASELINE, "src", "main.ts"), join(root, "data-baseline")) });
+    runs.push({ label: "this checkout", result: await fullPipeline(paths, MAIN, join(root, "data")) });
+    console.log(`\nfull pipeline over HTTP (variants + blurhash + OCR + embedding + duplicates + objects/faces + description)`);
+    for (const { label, result } of runs) {
+      console.log(`\n${label}`);
+      console.log(`  ${perMinute(paths.length, result.elapsedMs).toFixed(0)} images/min   (${(result.elapsedMs / 1000).toFixed(1)} s wall clock; uploads took ${(result.uploadedMs / 1000).toFixed(1)} s)`);
+      console.log(`  server CPU ${(result.cpuSeconds / paths.length).toFixed(2)} s per image (${result.cpuSeconds.toFixed(1)} s in all)`);
+      stageReport(result.dataDir);
+    }
+    if (runs.length === 2) {
+      const [before, after] = [runs[0]!.result, runs[1]!.result];
+      console.log(`\nthis checkout against the baseline: ${(before.elapsedMs / after.elapsedMs).toFixed(2)}x images/min, ${(after.cpuSeconds / before.cpuSeconds).toFixed(2)}x CPU per image`);
+    }
+    console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(" ")} at the end`);
+  } finally {
+    if (process.env.MEDIABOX_BENCH_KEEP) console.log(`kept ${root}`);
+    else rmSync(root, { recursive: true, force: true });
+  }
+}
+
+async function variantsOnly(paths: string[]) {
+  {
     await mediaboxVariants(paths.slice(0, 5)); // warm-up
     const vips = await vipsthumbnailVariants(paths);
     const mediabox = await mediaboxVariants(paths);
@@ -157,14 +196,6 @@ async function main() {
     console.log(`  vipsthumbnail (baseline)   ${perMinute(paths.length, vips).toFixed(0).padStart(6)} images/min   (${(vips / 1000).toFixed(1)} s)`);
     console.log(`  mediabox renderImage       ${perMinute(paths.length, mediabox).toFixed(0).padStart(6)} images/min   (${(mediabox / 1000).toFixed(1)} s, incl. blurhash)`);
     console.log(`  ratio ${ratio.toFixed(2)}x vipsthumbnail   ${ratio >= 0.7 ? "OK (target >= 0.7x)" : "BELOW TARGET (0.7x)"}`);
-
-    const full = await fullPipeline(paths);
-    console.log(`\nfull pipeline over HTTP (variants + blurhash + OCR + embedding + objects/faces + description)`);
-    console.log(`  ${perMinute(paths.length, full.elapsedMs).toFixed(0)} images/min   (${(full.elapsedMs / 1000).toFixed(1)} s wall clock; uploads took ${(full.uploadedMs / 1000).toFixed(1)} s)`);
-    stageReport();
-  } finally {
-    if (process.env.MEDIABOX_BENCH_KEEP) console.log(`kept ${root}`);
-    else rmSync(root, { recursive: true, force: true });
   }
 }
 

@@ -26,6 +26,9 @@ import { OcrEngine } from "../../src/ocr/ocr.ts";
 import { PpOcrEngine } from "../../src/ocr/ppocr/ppocr-engine.ts";
 import { HALVES, splitItems, type Half } from "./splits.ts";
 import { sceneTextImages } from "./scene-text.ts";
+import { renderImage } from "../../src/images/variants.ts";
+import { textLikelihoodOf } from "../../src/images/text-gate.ts";
+import { photo } from "../../test/support/images.ts";
 
 const root = resolve(import.meta.dir, "..", "..");
 const dataset = process.argv[2] ?? process.env.MEDIABOX_OCR_DATASET ?? join(root, "..", "shared", "datasets", "ocr");
@@ -152,6 +155,35 @@ for (const set of sets) {
 await tesseractJs.close();
 ppocr?.close();
 
+/**
+ * The image pipeline's text gate (images/text-gate.ts) on the same items, decoded as the pipeline
+ * decodes them: how many images with text it lets through to OCR (any it stops loses their text)
+ * and how many generated photos without text it spares OCR, with its time per image.
+ */
+async function gatePasses(images: Buffer[]): Promise<{ passed: number; ms: number }> {
+  let passed = 0;
+  let ms = 0;
+  for (const image of images) {
+    const { pixels } = await renderImage(image);
+    const started = performance.now();
+    if ((await textLikelihoodOf(pixels)).lines > 0) passed++;
+    ms += performance.now() - started;
+  }
+  return { passed, ms: ms / Math.max(1, images.length) };
+}
+const gateRows: string[] = [];
+for (const set of sets) {
+  const halves = splitItems(set.split, set.items, (item) => item.id);
+  for (const half of HALVES) {
+    const { passed, ms } = await gatePasses(halves[half].map((item) => item.image));
+    gateRows.push(`${set.name.padEnd(15)} ${half.padEnd(8)} text let through ${passed}/${halves[half].length}   ${ms.toFixed(1)} ms`);
+  }
+}
+const photoSizes: [number, number, "jpeg" | "png" | "webp"][] = [[2400, 1600, "jpeg"], [1600, 1200, "jpeg"], [2048, 1536, "webp"], [1200, 900, "png"]];
+const photos = await Promise.all(Array.from({ length: 40 }, (_, i) => photo(i, ...photoSizes[i % photoSizes.length]!)));
+const photoGate = await gatePasses(photos);
+gateRows.push(`${"photos, no text".padEnd(15)} ${"-".padEnd(8)} OCR spared ${photos.length - photoGate.passed}/${photos.length}   ${photoGate.ms.toFixed(1)} ms`);
+
 function row(set: string, half: Half, n: number, scores: Map<string, Score>): string {
   const cli = scores.get("tesseract CLI");
   const cells = [...scores].map(([name, s]) => {
@@ -165,3 +197,5 @@ function row(set: string, half: Half, n: number, scores: Map<string, Score>): st
 console.log(`OCR benchmark on ${dataset}`);
 for (const note of notes) console.log(`  ${note}`);
 for (const line of rows) console.log(line);
+console.log("\ntext gate before OCR in the image pipeline (images/text-gate.ts):");
+for (const line of gateRows) console.log(`  ${line}`);

@@ -10,13 +10,13 @@ import type { QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
 import { fileJob } from "../processing/file-job.ts";
 import { readObject } from "../storage/blob-store.ts";
-import type { ImageEmbedding } from "./vision.ts";
+import type { ImageEmbedding, VisionInput } from "./vision.ts";
 
-/** The variant every embedding is computed from (the pipeline embeds the same one). */
+/** The variant re-embedding reads (the pipeline embeds the pixels it was encoded from: the same image, decoded once). */
 export const EMBEDDED_VARIANT = "large_1024";
 
 /** Embeds `image` with the configured model and stores the vector; returns the embedding. */
-export async function storeImageEmbedding(ctx: ImageDeps, file: Pick<FileRow, "id" | "org_id">, image: Buffer): Promise<ImageEmbedding> {
+export async function storeImageEmbedding(ctx: ImageDeps, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
   ctx.db.transaction(() => {
     ctx.vectors.open("image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);

@@ -25,6 +25,7 @@ import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";
 import { fillSchema } from "./schema-fill.ts";
 import { ImageDecodeError, renderImage, type RenderedImage } from "./variants.ts";
 import { storeVariants } from "./variant-store.ts";
+import { TEXT_GATE_MODEL, textLikelihoodOf } from "./text-gate.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 import { errorMessage } from "../errors.ts";
 import { storeCameraFacts } from "../camera/camera-facts.ts";
@@ -172,14 +173,23 @@ function requireObjects(work: ImageWork): void {
 
 const wantsDescription = (file: FileRow) => file.description_status === "pending";
 
+/**
+ * OCR. Tesseract reads only where the text gate (text-gate.ts) finds rows of character-like
+ * marks: on a photo without text it would spend hundreds of milliseconds finding nothing; such an
+ * image is recorded as read with no text, naming the gate as the source. PP-OCR, where it reads
+ * images, starts with its own trained detector, which is the gate.
+ */
 const ocrStage: Stage<ImageWork> = {
   name: "ocr",
   async run(work) {
     const { ctx, file } = work;
-    const result = await ctx.ocr.recognize(rendered(work).readable, { input: "image" });
+    const image = rendered(work);
+    const read = ctx.ocr.detectsTextFirst("image") || (await textLikelihoodOf(image.pixels)).lines > 0;
+    const result: OcrResult = read ? await ctx.ocr.recognize(image.readable, { input: "image" }) : { text: "", regions: [], width: image.width, height: image.height };
+    const source = read ? ctx.ocr.modelFor("image") : TEXT_GATE_MODEL;
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
     ctx.db.transaction(() => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", ctx.ocr.modelFor("image"), { regions });
+      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", source, { regions });
       ctx.files.visibleTextFound(file.id, result.text || null);
     })();
     work.ocr = result;
@@ -189,7 +199,7 @@ const ocrStage: Stage<ImageWork> = {
 const embeddingStage: Stage<ImageWork> = {
   name: "embedding",
   async run(work) {
-    work.embedding = await storeImageEmbedding(work.ctx, work.file, variantData(rendered(work), EMBEDDED_VARIANT));
+    work.embedding = await storeImageEmbedding(work.ctx, work.file, rendered(work).pixels);
   },
 };
 
@@ -206,7 +216,7 @@ const objectsStage: Stage<ImageWork> = {
   name: "objects",
   appliesTo: ({ file }) => wantsDescription(file) || file.custom_schema_id !== null || "no description or custom schema asked for",
   async run(work) {
-    work.analysis = await work.ctx.images.vision.analyze(variantData(rendered(work), EMBEDDED_VARIANT));
+    work.analysis = await work.ctx.images.vision.analyze(rendered(work).pixels);
   },
 };
 
@@ -217,7 +227,7 @@ const facesStage: Stage<ImageWork> = {
   appliesTo: (work) => work.analysis?.faces !== 0 || "no face detected",
   async run(work) {
     const { ctx, file } = work;
-    const faces = await ctx.images.vision.faces(variantData(rendered(work), EMBEDDED_VARIANT));
+    const faces = await ctx.images.vision.faces(rendered(work).pixels);
     const joined = await storeFaces(ctx, file, faces);
     if (faces.length > joined) enqueueClustering(ctx, file.org_id);
   },

@@ -46,6 +46,11 @@ export interface RenderedImage {
    */
   damaged: string | null;
   variants: RenderedVariant[];
+  /**
+   * The one decode every variant was made from: upright sRGB RGBA pixels, longest side at most
+   * 1024 (the large variant's size). Later stages read these instead of decoding again.
+   */
+  pixels: DecodedPixels;
   /** Mean sRGB colour of the outer 5% frame and its spread (the compliance rules read them). */
   border: { mean: [number, number, number]; stdDev: number };
   /**
@@ -53,6 +58,13 @@ export interface RenderedImage {
    * RAW, damaged, huge) an upright PNG of at most READABLE_LONG_SIDE px, or the RAW's preview.
    */
   readable: Buffer;
+}
+
+export interface DecodedPixels {
+  data: Buffer;
+  width: number;
+  height: number;
+  channels: 4;
 }
 
 export interface RenderOptions {
@@ -216,6 +228,7 @@ async function render(input: Buffer, options: RenderOptions): Promise<RenderedIm
       camera,
       damaged,
       variants,
+      pixels: { data: pixels, width: info.width, height: info.height, channels: 4 },
       border: await borderStats(sharp(pixels, raw)),
       readable: decoded.readable ?? (source.kind === "encoded" ? source.bytes : input),
     };

@@ -8,8 +8,8 @@
  * never from the network. Models load lazily on first use.
  */
 import sharp, { type Sharp } from "sharp";
-import { COCO_LABELS, detectFaceDescriptors, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, mobileNetDimension, mobileNetFeatures } from "./vision-tfjs.ts";
-import { detectWithTiles } from "./vision-tiles.ts";
+import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME } from "./vision-tfjs.ts";
+import { VisionThreads } from "./vision-threads.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
 import { errorMessage } from "../errors.ts";
@@ -47,6 +47,12 @@ export interface AnalyzeOptions {
   tiles?: boolean;
 }
 
+/**
+ * What the models read: an encoded image, or pixels already decoded upright in sRGB (the image
+ * pipeline's one decode, variants.ts), which spares a second decode.
+ */
+export type VisionInput = Buffer | { data: Buffer; width: number; height: number; channels: 3 | 4 };
+
 export interface ImageEmbedding {
   /** "mobilenet_v2-nsfwjs" or "clip:<folder name>"; vectors from different models are not comparable. */
   model: string;
@@ -64,6 +70,8 @@ export interface VisionModelsOptions {
   imageEmbeddingModel?: string;
   /** Runs before a model folder is used (the models manifest check); rejecting refuses the model. */
   check?: ModelCheck;
+  /** Threads for the tfjs models (default one per core; 0: on the calling thread). */
+  threads?: number;
 }
 
 const MIN_OBJECT_SCORE = 0.4;
@@ -85,8 +93,11 @@ export class VisionModels {
   private readonly textVectors = new Map<string, Float32Array>();
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
+  /** Where CenterNet, BlazeFace and MobileNetV2 run: threads of their own, one per core. */
+  private readonly threads: VisionThreads;
 
   constructor(options: VisionModelsOptions) {
+    this.threads = new VisionThreads(options.threads);
     this.modelsDir = options.modelsDir;
     this.clipName = options.imageEmbeddingModel?.trim() || undefined;
     this.check = options.check;
@@ -98,12 +109,12 @@ export class VisionModels {
   }
 
   /** Objects (score >= 0.4, at most 20, one per label keeping the best), face and people counts. */
-  analyze(image: Buffer, options: AnalyzeOptions = {}): Promise<ImageAnalysis> {
+  analyze(image: VisionInput, options: AnalyzeOptions = {}): Promise<ImageAnalysis> {
     return this.track(async () => {
       const { data, width, height } = await decode(image, (s) =>
         s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
       );
-      const raw = await detectWithTiles(data, width, height, options);
+      const raw = await this.threads.detect(data, width, height, options.tiles !== false);
       const best = new Map<string, DetectedObject>();
       for (const o of raw.objects) {
         if (!(o.score >= MIN_OBJECT_SCORE) || !COCO_SET.has(o.label)) continue;
@@ -122,12 +133,12 @@ export class VisionModels {
    * Faces large enough to recognize (at least MIN_FACE_SIDE px on the analysed copy), each with
    * its box (0-1 of the image), detection score and an L2-normalized faceres embedding.
    */
-  faces(image: Buffer): Promise<RecognizedFace[]> {
+  faces(image: VisionInput): Promise<RecognizedFace[]> {
     return this.track(async () => {
       const { data, width, height } = await decode(image, (s) =>
         s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
       );
-      const found = await detectFaceDescriptors(data, width, height);
+      const found = await this.threads.faces(data, width, height);
       return found
         .filter((f) => Math.min(f.box.w, f.box.h) >= MIN_FACE_SIDE)
         .map((f) => ({
@@ -144,7 +155,7 @@ export class VisionModels {
   }
 
   /** Image embedding for similarity search. */
-  embed(image: Buffer): Promise<ImageEmbedding> {
+  embed(image: VisionInput): Promise<ImageEmbedding> {
     return this.track(async () => {
       if (this.clipName) {
         // Model first: a missing model folder is a configuration error worth reporting over any image problem.
@@ -164,7 +175,7 @@ export class VisionModels {
       const { data } = await decode(image, (s) =>
         s.resize({ width: MOBILENET_INPUT_SIZE, height: MOBILENET_INPUT_SIZE, fit: "fill" }).blur(MOBILENET_BLUR_SIGMA),
       );
-      return { model: MOBILENET_MODEL_NAME, vector: l2Normalize(await mobileNetFeatures(data)) };
+      return { model: MOBILENET_MODEL_NAME, vector: l2Normalize(await this.threads.features(data)) };
     });
   }
 
@@ -193,7 +204,7 @@ export class VisionModels {
   /** Dimension of embed() vectors for the configured model (loads the model if needed). */
   embeddingDimension(): Promise<number> {
     return this.track(async () => {
-      if (!this.clipName) return mobileNetDimension();
+      if (!this.clipName) return this.threads.dimension();
       if (this.clipDimension === undefined) {
         // The projection width is only certain from the model's actual output, so probe it once.
         const clip = await this.loadClip();
@@ -212,7 +223,8 @@ export class VisionModels {
     const clip = this.clip;
     this.clip = undefined;
     if (clip) await clip.then((c) => c.dispose()).catch(() => undefined);
-    // Human's and MobileNet's weights are process-wide (see vision-tfjs.ts) and stay loaded.
+    this.threads.close();
+    // Weights loaded on the calling thread (where threads could not start) are process-wide (see vision-tfjs.ts) and stay loaded.
   }
 
   private track<T>(task: () => Promise<T>): Promise<T> {
@@ -246,13 +258,17 @@ interface DecodedImage {
   height: number;
 }
 
-/** Decodes any sharp-readable image to upright, opaque 8-bit sRGB pixels. */
-async function decode(image: Buffer, resize: (s: Sharp) => Sharp): Promise<DecodedImage> {
-  if (!(image instanceof Uint8Array)) throw new TypeError("image must be a Buffer");
-  if (image.length === 0) throw new Error("could not decode image: the buffer is empty");
+/** Decodes any sharp-readable image (or takes decoded upright pixels) to upright, opaque 8-bit sRGB pixels. */
+async function decode(image: VisionInput, resize: (s: Sharp) => Sharp): Promise<DecodedImage> {
+  const raw = !(image instanceof Uint8Array);
+  if (raw ? !(image.data instanceof Uint8Array) : false) throw new TypeError("image must be a Buffer or decoded pixels");
+  if ((raw ? image.data : image).length === 0) throw new Error("could not decode image: the buffer is empty");
   try {
     // failOn "error" still decodes slightly truncated files (common in uploads) but not garbage.
-    const pipeline = resize(sharp(image, { failOn: "error" }).rotate().flatten({ background: "#ffffff" }))
+    const source = raw
+      ? sharp(image.data, { raw: { width: image.width, height: image.height, channels: image.channels } })
+      : sharp(image, { failOn: "error" }).rotate();
+    const pipeline = resize(source.flatten({ background: "#ffffff" }))
       .toColourspace("srgb")
       .removeAlpha()
       .raw();

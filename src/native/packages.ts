@@ -47,6 +47,15 @@ export function embeddedModelsDir(): string | null {
   return join(assetsDir(), "models");
 }
 
+/**
+ * Tells a worker thread of the compiled binary where the thread that started it unpacked the
+ * assets: inside a worker's bundle import.meta.dir is the worker's folder, not the binary's root,
+ * so assetsDir() could not find the embedded tree from there.
+ */
+export function adoptAssetsDir(dir: string): void {
+  extracted = dir;
+}
+
 /** A require() that resolves the media packages from node_modules (development only). */
 export function packageRequire(): NodeJS.Require {
   return createRequire(import.meta.url);

@@ -61,6 +61,15 @@ export class OcrRouter {
     return this.readsWithPpOcr(input) ? `PP-OCR (${PPOCR_FOLDER})` : this.tesseract.modelDescription;
   }
 
+  /**
+   * Whether reading `input` starts with a trained text detector (PP-OCR's), which finds no lines
+   * on an image without text at a fraction of the reading's cost: then no cheaper test needs to
+   * decide first (images/text-gate.ts is that test for tesseract).
+   */
+  detectsTextFirst(input: OcrInput): boolean {
+    return this.readsWithPpOcr(input);
+  }
+
   async close(): Promise<void> {
     this.ppocr?.close();
     await this.tesseract.close();

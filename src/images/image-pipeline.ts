@@ -177,14 +177,16 @@ const wantsDescription = (file: FileRow) => file.description_status === "pending
  * OCR. Tesseract reads only where the text gate (text-gate.ts) finds rows of character-like
  * marks: on a photo without text it would spend hundreds of milliseconds finding nothing; such an
  * image is recorded as read with no text, naming the gate as the source. PP-OCR, where it reads
- * images, starts with its own trained detector, which is the gate.
+ * images, starts with its own trained detector, which is the gate; images under a compliance
+ * check are always read (a three-letter watermark fails them, and the gate wants five marks).
  */
 const ocrStage: Stage<ImageWork> = {
   name: "ocr",
   async run(work) {
     const { ctx, file } = work;
     const image = rendered(work);
-    const read = ctx.ocr.detectsTextFirst("image") || (await textLikelihoodOf(image.pixels)).lines > 0;
+    // A compliance check judges overlaid text of three letters, below what the gate looks for.
+    const read = ctx.ocr.detectsTextFirst("image") || file.compliance_type !== null || (await textLikelihoodOf(image.pixels)).lines > 0;
     const result: OcrResult = read ? await ctx.ocr.recognize(image.readable, { input: "image" }) : { text: "", regions: [], width: image.width, height: image.height };
     const source = read ? ctx.ocr.modelFor("image") : TEXT_GATE_MODEL;
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { DocumentReader } from "../src/documents/document-reader.ts";
 import { residentBytes } from "../src/documents/process-memory.ts";
 import { DocumentReadError } from "../src/documents/types.ts";
+import { DOCUMENT_LIMITS } from "../src/documents/document-limits.ts";
 import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } from "./support/document-bombs.ts";
 import { reportDocx, reportPdf, sampleMd, scannedPdf } from "./support/documents.ts";
 import { waitFor, processed } from "./support/polling.ts";
@@ -269,6 +270,37 @@ describe("small plain text on the reading thread", () => {
       }
     } finally {
       await reader.close();
+    }
+  }, TIMEOUT);
+});
+
+describe("text past the limits", () => {
+  test("a document with more text than the most Mediabox keeps is refused with the reason, before it is parsed", async () => {
+    const reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
+    try {
+      const over = DOCUMENT_LIMITS.maxTextChars + 1_000;
+      const refused = await reader.read(new TextEncoder().encode("ab ".repeat(Math.ceil(over / 3))), "txt").catch((e: Error) => e);
+      expect(refused).toBeInstanceOf(DocumentReadError);
+      expect((refused as Error).message).toMatch(/^the document was not read: it holds [\d,]+ characters of text; the most Mediabox keeps is 16,000,000$/);
+    } finally {
+      await reader.close();
+    }
+  }, TIMEOUT);
+
+  test("the text-reading thread has the reader's time limit: past it the read fails for good and the thread is replaced", async () => {
+    const reader = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr, timeLimitMs: 1 });
+    try {
+      const slow = await reader.read(new TextEncoder().encode("A line of a plain text file.\n".repeat(8_000)), "txt").catch((e: Error) => e);
+      expect(slow).toBeInstanceOf(DocumentReadError);
+      expect((slow as Error).message).toMatch(/^reading the document took longer than [\d.]+ s and was stopped$/);
+    } finally {
+      await reader.close();
+    }
+    const next = new DocumentReader({ memoryBudgetBytes: 1024 * MiB, ocr: noOcr });
+    try {
+      expect((await next.read(new TextEncoder().encode("A short note."), "txt")).document.text).toBe("A short note.");
+    } finally {
+      await next.close();
     }
   }, TIMEOUT);
 });

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ApiError, ClientDisconnectedError, ERRORS, type ErrorCode } from "../src/errors.ts";
+import { ApiError, ClientDisconnectedError, ERRORS, forTenants, type ErrorCode } from "../src/errors.ts";
 import { errorTable, ERROR_TABLE_PATH, documentedTable } from "../scripts/error-table.ts";
 
 const codes = Object.keys(ERRORS) as ErrorCode[];
@@ -65,5 +65,16 @@ describe("error catalogue", () => {
     const text = sources().join("\n");
     const unused = codes.filter((code) => !text.includes(`"${code}"`));
     expect(unused).toEqual([]);
+  });
+});
+
+describe("errors as tenants read them (forTenants)", () => {
+  test("no stack, no absolute path or file: URI (the file's own name stays), no storage key; URLs and ratios untouched", () => {
+    expect(forTenants("ffmpeg: file:/srv/data/blobs/objects/orgs/0a1b-22/files/9f8e-77/original: Invalid data found")).toBe("ffmpeg: the stored file: Invalid data found");
+    expect(forTenants('model "clip" is incomplete: /srv/models/clip/onnx/model.onnx is missing (folder /srv/models/clip)')).toBe('model "clip" is incomplete: model.onnx is missing (folder clip)');
+    expect(forTenants("Error: boom\n    at read (/app/src/x.ts:1:2)\n    at run (/app/src/y.ts:3:4)")).toBe("Error: boom");
+    expect(forTenants("the page at https://example.com/a/b?c=/d answered 404")).toBe("the page at https://example.com/a/b?c=/d answered 404");
+    expect(forTenants("3/4 of the pages, 1/2/3 dates")).toBe("3/4 of the pages, 1/2/3 dates");
+    expect(forTenants("x".repeat(5_000)).length).toBe(1_000);
   });
 });

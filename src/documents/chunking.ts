@@ -152,8 +152,7 @@ function sliceWord(word: string, tokens: number, cap: number, count: Count, sep:
 }
 
 /** Lines, then sentences, of `text` as units of at most `cap` tokens (long sentences go to words). */
-function textUnits(text: string, cap: number, count: Count): Unit[] {
-  const units: Unit[] = [];
+function* unitsOf(text: string, cap: number, count: Count): Generator<Unit> {
   for (const line of text.split(/\r?\n/)) {
     let sep = "\n";
     for (const sentence of line.split(SENTENCE_END)) {
@@ -161,20 +160,21 @@ function textUnits(text: string, cap: number, count: Count): Unit[] {
       if (!trimmed) continue;
       const tokens = count(trimmed);
       if (tokens <= cap) {
-        units.push({ text: trimmed, tokens, sep });
+        yield { text: trimmed, tokens, sep };
       } else {
         for (const word of trimmed.split(/\s+/)) {
           const n = count(word);
-          if (n <= cap) units.push({ text: word, tokens: n, sep });
-          else units.push(...sliceWord(word, n, cap, count, sep));
+          if (n <= cap) yield { text: word, tokens: n, sep };
+          else yield* sliceWord(word, n, cap, count, sep);
           sep = " ";
         }
       }
       sep = " ";
     }
   }
-  return units;
 }
+
+const textUnits = (text: string, cap: number, count: Count): Unit[] => [...unitsOf(text, cap, count)];
 
 const render = (units: Unit[]) => units.map((u, i) => (i ? u.sep : "") + u.text).join("");
 const sum = (units: Unit[]) => units.reduce((n, u) => n + u.tokens, 0);
@@ -203,7 +203,7 @@ function tailOverlap(units: Unit[], limit: number, count: Count): Unit | null {
  * each after the first starting with up to `overlap` tokens of the one before. The first piece is
  * empty when not even the first unit fits in `firstCap`. Every unit must be at most `cap`.
  */
-function packUnits(units: Unit[], firstCap: number, cap: number, overlap: number, count: Count): Unit[] {
+function packUnits(units: Iterable<Unit>, firstCap: number, cap: number, overlap: number, count: Count): Unit[] {
   const pieces: Unit[] = [];
   let current: Unit[] = [];
   let tokens = 0;
@@ -248,7 +248,23 @@ interface Measured {
  */
 const LIKELY_SPLIT_CHARS_PER_TOKEN = 2;
 
+/**
+ * Elements longer than this are measured and cut without holding a unit per sentence or word at
+ * once (counted twice instead): a 10 MB paragraph of one-letter words held 5 million units, 800 MB.
+ */
+const STREAMED_ELEMENT_CHARS = 200_000;
+
 function measureText(text: string, cap: number, overlap: number, count: Count, minCharsPerToken: number): Measured {
+  if (text.length > STREAMED_ELEMENT_CHARS) {
+    let tokens = 0;
+    for (const unit of unitsOf(text, cap, count)) tokens += unit.tokens;
+    return {
+      // Its text is used only when it fits in a chunk whole: then it has few units.
+      text: tokens <= cap && text.length > tokens * minCharsPerToken ? render([...unitsOf(text, cap, count)]) : text,
+      tokens,
+      pieces: (firstCap) => packUnits(unitsOf(text, cap, count), firstCap, cap, overlap, count),
+    };
+  }
   let units = text.length > cap * LIKELY_SPLIT_CHARS_PER_TOKEN ? textUnits(text, cap, count) : null;
   const tokens = units ? sum(units) : count(text);
   return {

@@ -5,6 +5,8 @@
  * paragraphs, gigapixel images) with a reason, before the memory watchdog of document-reader.ts
  * has to. A file over a limit fails for good with a DocumentReadError.
  */
+import { DocumentReadError } from "./types.ts";
+
 const MiB = 1024 * 1024;
 
 export const DOCUMENT_LIMITS = {
@@ -12,6 +14,13 @@ export const DOCUMENT_LIMITS = {
   maxPages: 2_000,
   /** Elements (headings, paragraphs, tables...) in one document, whatever its format. */
   maxElements: 250_000,
+  /**
+   * Characters of text in one document, whatever its format (~8,000 pages of prose; a 2,000-page
+   * report has ~6 million). The server stores a document's text several times over (pages,
+   * elements, the whole text, chunks, the search index), each on its event loop: 100 MB of one
+   * word held it for 3.4 s.
+   */
+  maxTextChars: 16_000_000,
   pdf: {
     /**
      * Images of more pixels are not decoded (pdf.js maxImageSize): a 600 dpi A4 scan is 35 MP; a
@@ -49,3 +58,9 @@ export const megabytes = (bytes: number) => `${Math.round(bytes / MiB).toLocaleS
 
 /** 1234567 → "1,234,567". */
 export const count = (n: number) => n.toLocaleString("en-US");
+
+/** The refusal of a document with more text than maxTextChars (`atLeast`: counted from its size before decoding). */
+export const tooMuchText = (chars: number, atLeast = false) =>
+  new DocumentReadError(
+    `the document was not read: it holds ${atLeast ? "at least " : ""}${count(chars)} characters of text; the most Mediabox keeps is ${count(DOCUMENT_LIMITS.maxTextChars)}`,
+  );

@@ -18,7 +18,7 @@ import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { runStages, StageTimeoutError, type FileWork, type Stage } from "../processing/stage-runner.ts";
 import { detectLanguage } from "./language.ts";
-import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
+import { DocumentReadError, type Chunk, type DocPage, type DocumentContent } from "./types.ts";
 import type { Summary, SummaryDraft } from "../text/summary.ts";
 import type { DocumentType } from "../files/file.ts";
 import type { ChunkingRequest, LayoutRequest } from "./reader-protocol.ts";
@@ -69,6 +69,11 @@ const SUMMARY_MODEL = "mediabox extractive summary (no language model)";
 
 /** Longest a chunk-writing transaction holds the event loop before the next one is left for later. */
 const WRITE_SLICE_MS = 15;
+/**
+ * A document with more text than this has its pages and its whole text written in transactions of
+ * their own before the chunks: each copy of a 10 MB text costs the event loop ~100 ms to write.
+ */
+const LARGE_TEXT_CHARS = 1_000_000;
 
 /**
  * Stores a read document: its pages, its text (and summary) on the file's row, and its chunks.
@@ -89,6 +94,18 @@ export async function storeDocument(ctx: DocumentDeps, file: FileRow, doc: Docum
   );
   let next = 0;
   let textStored = false;
+  if (doc.text.length > LARGE_TEXT_CHARS) {
+    let page = 0;
+    do {
+      await ctx.writes.write(() => {
+        const started = performance.now();
+        if (page === 0) db.query("DELETE FROM document_pages WHERE file_id = ?").run(file.id);
+        for (let taken = 0; page < doc.pages.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); page++, taken++) storePage(ctx, file.id, doc.pages[page]!);
+      });
+    } while (page < doc.pages.length);
+    await ctx.writes.write(() => storeText(ctx, file.id, doc, summary, false));
+    textStored = true;
+  }
   do {
     await ctx.writes.write(() => {
       const started = performance.now();
@@ -108,15 +125,21 @@ export async function storeDocument(ctx: DocumentDeps, file: FileRow, doc: Docum
   } while (next < chunks.length);
 }
 
-/** Pages and the file's text, in the caller's transaction. */
-function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draft: Summary | null): void {
+/** One page, in the caller's transaction. */
+function storePage(ctx: DocumentDeps, fileId: string, page: DocPage): void {
+  ctx.db
+    .query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)")
+    .run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
+}
+
+/** The pages (unless already stored) and the file's text, in the caller's transaction. */
+function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draft: Summary | null, withPages = true): void {
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
-  db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
-  const insert = db.query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)");
-  for (const page of doc.pages) {
-    insert.run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
+  if (withPages) {
+    db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
+    for (const page of doc.pages) storePage(ctx, fileId, page);
   }
   if (draft?.text) replaceDescriptionsOf(db, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
   ctx.files.textExtracted(

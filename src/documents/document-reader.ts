@@ -30,6 +30,7 @@ import { cpuMillis, residentBytes } from "./process-memory.ts";
 import type { RenderedPage } from "./render-page.ts";
 import { DOCUMENT_READER_COMMAND, READER_PARENT_ENV, type ChunkingRequest, type FromReader, type LayoutRequest, type ToReader } from "./reader-protocol.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
+import { withWholeText } from "./reader-common.ts";
 import type { DocumentType } from "../files/file.ts";
 
 const MiB = 1024 * 1024;
@@ -192,7 +193,7 @@ export class DocumentReader {
     }
     if ("error" in reply) throw reply.permanent ? new DocumentReadError(reply.error) : new Error(reply.error);
     options.onPage?.(reply.doc.page_count, reply.doc.page_count);
-    return { document: reply.doc, chunks: reply.chunks, exactTokens: false, summary: reply.summary };
+    return { document: withWholeText(reply.doc), chunks: reply.chunks, exactTokens: false, summary: reply.summary };
   }
 
   /**
@@ -382,7 +383,7 @@ export class DocumentReader {
               });
             break;
           case "done":
-            settle(() => resolve({ document: message.doc, chunks: message.chunks, exactTokens: message.exactTokens, summary: message.summary }));
+            settle(() => resolve({ document: withWholeText(message.doc), chunks: message.chunks, exactTokens: message.exactTokens, summary: message.summary }));
             break;
           case "rendered":
             settle(() => resolve({ webp: message.webp, width: message.width, height: message.height }));

@@ -8,7 +8,7 @@
  */
 import type { Segmentation } from "../ocr/ocr.ts";
 import type { LayoutRegionFinder } from "./layout-model/layout-detector.ts";
-import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
+import { count, DOCUMENT_LIMITS, tooMuchText } from "./document-limits.ts";
 import { interrupted } from "./reader-common.ts";
 import { readDocx } from "./read-docx.ts";
 import { readPdf } from "./read-pdf.ts";
@@ -69,5 +69,6 @@ function withinElementLimit(doc: DocumentContent): DocumentContent {
   if (elements > DOCUMENT_LIMITS.maxElements) {
     throw new DocumentReadError(`the document was not read: it has ${count(elements)} elements (headings, paragraphs, tables...); the most Mediabox keeps is ${count(DOCUMENT_LIMITS.maxElements)}`);
   }
+  if (doc.text.length > DOCUMENT_LIMITS.maxTextChars) throw tooMuchText(doc.text.length);
   return doc;
 }

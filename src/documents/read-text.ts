@@ -18,7 +18,7 @@
  */
 import { classifyLines, completedPage, documentText, isBullet, joinLines, layoutBoxes, tableDraft, type Draft } from "./reader-common.ts";
 import { DocumentReadError, type DocPage, type DocumentContent } from "./types.ts";
-import { count, DOCUMENT_LIMITS } from "./document-limits.ts";
+import { count, DOCUMENT_LIMITS, tooMuchText } from "./document-limits.ts";
 
 /** Bytes → text: UTF-8 (BOM dropped), UTF-16 with a BOM, or Windows-1252 when the bytes are not valid UTF-8. */
 export function decodeText(bytes: Uint8Array): string {
@@ -356,7 +356,10 @@ function checkTextLimits(text: string): void {
 }
 
 export function readPlainText(bytes: Uint8Array, type: "txt" | "md", onPage?: (done: number, total: number) => void): DocumentContent {
+  // Refused before anything is decoded or parsed: at least one character per 4 bytes of UTF-8.
+  if (bytes.byteLength / 4 > DOCUMENT_LIMITS.maxTextChars) throw tooMuchText(Math.floor(bytes.byteLength / 4), true);
   const raw = decodeText(bytes);
+  if (raw.length > DOCUMENT_LIMITS.maxTextChars) throw tooMuchText(raw.length);
   checkTextLimits(raw);
   const texts = raw.split("\f");
   // A trailing form feed ends the last page; it does not start an empty one.

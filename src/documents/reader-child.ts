@@ -16,6 +16,7 @@ import { renderPdfPage } from "./render-page.ts";
 import { LayoutDetector } from "./layout-model/layout-detector.ts";
 import { READER_PARENT_ENV, type ChunkingRequest, type FromReader, type LayoutRequest, type OcrAnswer, type ToReader } from "./reader-protocol.ts";
 import { TextEmbedder } from "../embeddings/text-embedder.ts";
+import { withoutWholeText } from "./reader-common.ts";
 import { DocumentReadError, type Chunk, type DocumentContent } from "./types.ts";
 
 const send = (message: FromReader) => process.send?.(message);
@@ -102,7 +103,8 @@ async function read(message: Extract<ToReader, { type: "read" }>): Promise<void>
     if (message.chunking && collect) Bun.gc(true);
     const chunked = message.chunking ? await chunk(doc, message.chunking) : null;
     const summary = message.summarize ? draftSummary(doc.text) : null;
-    send({ type: "done", id, doc, chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false, summary });
+    // Without the whole text, which the server joins again from the pages (withoutWholeText).
+    send({ type: "done", id, doc: withoutWholeText(doc), chunks: chunked?.chunks ?? null, exactTokens: chunked?.exactTokens ?? false, summary });
   } catch (err) {
     send({ type: "failed", id, message: withoutServerPaths(errorMessage(err)), permanent: err instanceof DocumentReadError });
   } finally {

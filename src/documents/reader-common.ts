@@ -3,7 +3,7 @@
  * Markdown, synthetic boxes for formats without geometry, and assembling pages into the
  * DocumentContent shape.
  */
-import type { DocElement, DocPage } from "./types.ts";
+import type { DocElement, DocPage, DocumentContent } from "./types.ts";
 import { errorMessage } from "../errors.ts";
 
 /** An element before it has a box. */
@@ -166,6 +166,16 @@ export function documentText(pages: DocPage[]): string {
     .filter(Boolean)
     .join("\n\n");
 }
+
+/**
+ * A read document on its way to the server without its whole text, which is its pages' texts
+ * joined (documentText): every copy the server receives is deserialized on its event loop, and a
+ * 10 MB document came as four (pages, elements, whole text, chunks).
+ */
+export const withoutWholeText = (doc: DocumentContent): DocumentContent => ({ ...doc, text: "" });
+
+/** The whole text put back, on arrival (a join: a copy, not a parse). */
+export const withWholeText = (doc: DocumentContent): DocumentContent => ({ ...doc, text: documentText(doc.pages) });
 
 export function interrupted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new Error("extraction interrupted");

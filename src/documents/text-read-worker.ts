@@ -9,6 +9,7 @@ import { draftSummary, type SummaryDraft } from "../text/summary.ts";
 import { readDocument } from "./read-document.ts";
 import type { Chunk, DocumentContent } from "./types.ts";
 import { DocumentReadError } from "./types.ts";
+import { withoutWholeText } from "./reader-common.ts";
 import { lowerThreadPriority } from "../native/thread-priority.ts";
 
 export interface TextReadRequest {
@@ -31,7 +32,7 @@ serveRequests<TextReadRequest, TextReadReply>(async ({ bytes, type, maxTokens, s
     const doc = await readDocument(bytes, type, { ocr: NO_OCR });
     const chunks = maxTokens === null ? null : chunkDocument(doc, approximateTokens, { maxTokens });
     const summary = summarize ? draftSummary(doc.text) : null;
-    return { reply: { doc, chunks, summary } };
+    return { reply: { doc: withoutWholeText(doc), chunks, summary } };
   } catch (err) {
     return { reply: { error: err instanceof Error ? err.message : String(err), permanent: err instanceof DocumentReadError } };
   }

@@ -60,7 +60,8 @@ export function readablePage(html: string, url: string, { maxElements = 60_000 }
   let article: ReturnType<Readability<Element>["parse"]> = null;
   // Counted here: Readability's own maxElemsToParse counts with getElementsByTagName("*"),
   // which linkedom answers with nothing.
-  if (document.querySelectorAll("*").length <= maxElements && !deeperThan(document.documentElement, MAX_DEPTH)) {
+  const readabilityFits = document.querySelectorAll("*").length <= maxElements && !deeperThan(document.documentElement, MAX_DEPTH);
+  if (readabilityFits) {
     try {
       article = new Readability<Element>(document, { serializer: (node) => node as Element }).parse();
     } catch {
@@ -82,7 +83,9 @@ export function readablePage(html: string, url: string, { maxElements = 60_000 }
       };
     }
   }
-  return fallbackPage(html, url);
+  // Readability changes the document it reads; one it never saw serves the fallback as it is
+  // (parsing a hostile page again held a second DOM of it).
+  return fallbackPage(readabilityFits ? parsePage(html) : document, url);
 }
 
 /** Chrome a page's body carries around its content; the fallback drops it. */
@@ -93,8 +96,7 @@ const CHROME_SELECTOR = [
 ].join(", ");
 
 /** The body's text and markup without its chrome, for pages Readability finds nothing in. */
-function fallbackPage(html: string, url: string): ReadablePage {
-  const document = parsePage(html);
+function fallbackPage(document: Document, url: string): ReadablePage {
   const base = baseUrlOf(document, url);
   for (const element of [...document.body.querySelectorAll(CHROME_SELECTOR)]) element.remove();
   const text = plainText(document.body);

@@ -4,7 +4,9 @@
  * thread (never while it waits its turn). A request past its budget, or whose signal aborts,
  * has the thread terminated (JavaScript that loops cannot be interrupted any other way) and is
  * rejected; the requests behind it run on a fresh thread. The event loop never runs the work, so
- * a stuck request costs a core until its budget, never /healthz or a shutdown.
+ * a stuck request costs a core until its budget, never /healthz or a shutdown. A thread left idle
+ * for `idleMs` is ended too, giving back the heap its last request grew (a hostile page's DOM
+ * is hundreds of MB); the next request starts a fresh one.
  */
 import { FAILURES } from "../errors.ts";
 import { WorkerThread } from "./worker-thread.ts";
@@ -39,11 +41,13 @@ export class BudgetedThread<Request, Reply> {
   private readonly queue: Task<Request, Reply>[] = [];
   private running = false;
   private closed = false;
+  private idleTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** `pathUnderSrc`: the worker's entry (see WorkerThread); `what`: the thread, for its errors. */
   constructor(
     private readonly pathUnderSrc: string,
     private readonly what: string,
+    private readonly idleMs = 30_000,
   ) {}
 
   /** The worker's answer; rejects with ThreadBudgetError, the signal's reason, or the thread's failure. */
@@ -70,6 +74,7 @@ export class BudgetedThread<Request, Reply> {
   /** Ends the thread; waiting and later requests are refused. */
   close(): void {
     this.closed = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     for (const task of this.queue.splice(0)) task.reject(new Error(`${this.what} is shut down`));
     this.stopThread();
   }
@@ -82,7 +87,16 @@ export class BudgetedThread<Request, Reply> {
   private pump(): void {
     if (this.running || this.closed) return;
     const task = this.queue.shift();
-    if (!task) return;
+    if (!task) {
+      this.idleTimer ??= setTimeout(() => {
+        this.idleTimer = null;
+        if (!this.running && this.queue.length === 0) this.stopThread();
+      }, this.idleMs);
+      (this.idleTimer as { unref?: () => void }).unref?.();
+      return;
+    }
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     this.running = true;
     void this.runTask(task).finally(() => {
       this.running = false;

@@ -21,13 +21,14 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
-import { openDatabase } from "../../src/db/database.ts";
+import { Database } from "bun:sqlite";
 import { DataDir } from "../../src/storage/data-dir.ts";
 import { renderImage } from "../../src/images/variants.ts";
 import { VARIANT_SIZES } from "../../src/files/variants.ts";
 import { photo, textImage } from "../../test/support/images.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
 import { cpuSeconds } from "./process-stats.ts";
+import { probeHealth, type HealthFigures } from "./health-probe.ts";
 
 const COUNT = Number(process.env.MEDIABOX_BENCH_IMAGES ?? 200);
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
@@ -90,6 +91,7 @@ async function vipsthumbnailVariants(paths: string[]): Promise<number> {
 }
 
 interface PipelineRun {
+  health: HealthFigures;
   elapsedMs: number;
   uploadedMs: number;
   cpuSeconds: number;
@@ -105,6 +107,7 @@ async function fullPipeline(paths: string[], main: string, dataDir: string): Pro
   try {
     const started = performance.now();
     const cpuBefore = cpuSeconds(server.proc.pid).total;
+    const health = probeHealth(server.url);
     const ids: string[] = [];
     for (const path of paths) {
       const form = new FormData();
@@ -121,14 +124,16 @@ async function fullPipeline(paths: string[], main: string, dataDir: string): Pro
         await Bun.sleep(200);
       }
     }
-    return { elapsedMs: performance.now() - started, uploadedMs, cpuSeconds: cpuSeconds(server.proc.pid).total - cpuBefore, dataDir };
+    const elapsedMs = performance.now() - started;
+    return { elapsedMs, uploadedMs, cpuSeconds: cpuSeconds(server.proc.pid).total - cpuBefore, dataDir, health: await health.stop() };
   } finally {
     await server.stop("SIGTERM");
   }
 }
 
 function stageReport(dataDir: string) {
-  const db = openDatabase(new DataDir(dataDir).database);
+  // Read as it is, without migrating: the baseline checkout's schema may be older or newer.
+  const db = new Database(new DataDir(dataDir).database, { readonly: true });
   const rows = db.query("SELECT stage, status, duration_ms FROM file_stage_runs").all() as { stage: string; status: string; duration_ms: number }[];
   const failed = db.query("SELECT count(*) AS n FROM files WHERE processing_status = 'failed'").get() as { n: number };
   db.close();
@@ -173,6 +178,7 @@ async function main() {
       console.log(`\n${label}`);
       console.log(`  ${perMinute(paths.length, result.elapsedMs).toFixed(0)} images/min   (${(result.elapsedMs / 1000).toFixed(1)} s wall clock; uploads took ${(result.uploadedMs / 1000).toFixed(1)} s)`);
       console.log(`  server CPU ${(result.cpuSeconds / paths.length).toFixed(2)} s per image (${result.cpuSeconds.toFixed(1)} s in all)`);
+      console.log(`  /healthz meanwhile p50 ${result.health.p50.toFixed(1)} ms, p99 ${result.health.p99.toFixed(1)} ms (${result.health.probes} probes)`);
       stageReport(result.dataDir);
     }
     if (runs.length === 2) {

@@ -24,6 +24,11 @@ import { readManifest, writeManifest } from "../src/models/manifest.ts";
 const root = resolve(import.meta.dir, "..");
 const extractModule = JSON.stringify(resolve(root, "src/native/unpack.ts"));
 const parts = new EmbeddedParts();
+/**
+ * The cache directory name of an embedded native file (src/native/unpack.ts), computed here so a
+ * start never reads and hashes the file again (ffmpeg alone is 140 MB).
+ */
+const digestOf = (path: string) => JSON.stringify(new Bun.CryptoHasher("sha256").update(readFileSync(path)).digest("hex").slice(0, 16));
 const withSourceMaps = process.argv.includes("--sourcemap") || process.env.MEDIABOX_BUILD_SOURCEMAP === "1";
 
 /** Replaces `sqlite-vec` with a module that embeds vec0 and extracts it at run time. */
@@ -36,7 +41,7 @@ const embedSqliteVec: BunPlugin = {
       contents: `
         import vec0 from ${JSON.stringify(parts.add("native modules", getLoadablePath()))} with { type: "file" };
         import { unpackNative } from ${extractModule};
-        export function getLoadablePath(): string { return unpackNative(vec0, "vec0.so"); }
+        export function getLoadablePath(): string { return unpackNative(vec0, "vec0.so", ${digestOf(getLoadablePath())}); }
       `,
     }));
   },
@@ -64,9 +69,9 @@ const embedSharp: BunPlugin = {
         import addonFile from ${JSON.stringify(parts.add("native modules", join(sharpAddonDir, sharpAddon)))} with { type: "file" };
         import vipsFile from ${JSON.stringify(parts.add("native modules", join(libvipsDir, libvips)))} with { type: "file" };
         import { unpackNative, preloadSharedLibrary } from ${extractModule};
-        preloadSharedLibrary(unpackNative(vipsFile, ${JSON.stringify(libvips)}), "vips_version");
+        preloadSharedLibrary(unpackNative(vipsFile, ${JSON.stringify(libvips)}, ${digestOf(join(libvipsDir, libvips))}), "vips_version");
         const module = { exports: {} as Record<string, any> };
-        process.dlopen(module, unpackNative(addonFile, "sharp.node"));
+        process.dlopen(module, unpackNative(addonFile, "sharp.node", ${digestOf(join(sharpAddonDir, sharpAddon))}));
         if (!module.exports._isUsingX64V2()) throw new Error("sharp's prebuilt linux-x64 binaries require a CPU with the x86-64-v2 microarchitecture");
         export default module.exports;
       `,
@@ -125,9 +130,9 @@ const embedOnnxRuntime: BunPlugin = {
         import libraryFile from ${JSON.stringify(parts.add("native modules", join(ortBinDir, "libonnxruntime.so.1")))} with { type: "file" };
         import { unpackNative, preloadSharedLibrary } from ${extractModule};
         export function loadBinding(): unknown {
-          preloadSharedLibrary(unpackNative(libraryFile, "libonnxruntime.so.1"), "OrtGetApiBase");
+          preloadSharedLibrary(unpackNative(libraryFile, "libonnxruntime.so.1", ${digestOf(join(ortBinDir, "libonnxruntime.so.1"))}), "OrtGetApiBase");
           const module = { exports: {} };
-          process.dlopen(module, unpackNative(bindingFile, "onnxruntime_binding.node"));
+          process.dlopen(module, unpackNative(bindingFile, "onnxruntime_binding.node", ${digestOf(join(ortBinDir, "onnxruntime_binding.node"))}));
           return module.exports;
         }
       `,
@@ -154,7 +159,8 @@ if (!canvasAddon) throw new Error(`@napi-rs/canvas's linux-x64-gnu addon is not 
 const embedFfmpeg: BunPlugin = {
   name: "embed-ffmpeg",
   setup(build) {
-    const binary = (tool: string) => JSON.stringify(parts.add("ffmpeg", join(dirname(require.resolve(`@${tool}-installer/linux-x64/package.json`)), tool)));
+    const path = (tool: string) => join(dirname(require.resolve(`@${tool}-installer/linux-x64/package.json`)), tool);
+    const binary = (tool: string) => JSON.stringify(parts.add("ffmpeg", path(tool)));
     build.onLoad({ filter: /video[\\/]bundled-binaries\.ts$/ }, () => ({
       loader: "ts",
       contents: `
@@ -162,7 +168,8 @@ const embedFfmpeg: BunPlugin = {
         import ffprobeFile from ${binary("ffprobe")} with { type: "file" };
         import { unpackNative } from ${extractModule};
         const embedded = { ffmpeg: ffmpegFile, ffprobe: ffprobeFile };
-        export function bundledBinary(tool: "ffmpeg" | "ffprobe"): string | null { return unpackNative(embedded[tool], tool); }
+        const digests = { ffmpeg: ${digestOf(path("ffmpeg"))}, ffprobe: ${digestOf(path("ffprobe"))} };
+        export function bundledBinary(tool: "ffmpeg" | "ffprobe"): string | null { return unpackNative(embedded[tool], tool, digests[tool]); }
         export const bundledSource = (tool: "ffmpeg" | "ffprobe") => "the " + tool + " embedded in this binary";
       `,
     }));
@@ -227,7 +234,7 @@ const embedPdfJs: BunPlugin = {
         import { unpackNative } from ${extractModule};
         export function loadBinding(): unknown {
           const module = { exports: {} };
-          process.dlopen(module, unpackNative(addonFile, ${JSON.stringify(canvasAddon)}));
+          process.dlopen(module, unpackNative(addonFile, ${JSON.stringify(canvasAddon)}, ${digestOf(join(canvasAddonDir, canvasAddon))}));
           return module.exports;
         }
       `,

@@ -15,12 +15,21 @@ export function nativeCacheDir(): string {
   return join(base, "mediabox", "native");
 }
 
-export function unpackNative(embeddedPath: string, fileName: string): string {
-  const bytes = readFileSync(embeddedPath);
-  const digest = new Bun.CryptoHasher("sha256").update(bytes).digest("hex").slice(0, 16);
+/**
+ * `digest`: the file's content hash as scripts/build.ts computed it (the first 16 hex digits of
+ * its SHA-256), so a start whose cache holds the file reads nothing; without it the file is read
+ * and hashed here.
+ */
+export function unpackNative(embeddedPath: string, fileName: string, digest?: string): string {
+  let bytes: Buffer | null = null;
+  if (!digest) {
+    bytes = readFileSync(embeddedPath);
+    digest = new Bun.CryptoHasher("sha256").update(bytes).digest("hex").slice(0, 16);
+  }
   const dir = join(nativeCacheDir(), digest);
   const target = join(dir, fileName);
   if (existsSync(target)) return target;
+  bytes ??= readFileSync(embeddedPath);
   mkdirSync(dir, { recursive: true });
   const partial = `${target}.${process.pid}.tmp`;
   writeFileSync(partial, bytes, { mode: 0o755 });

@@ -14,6 +14,7 @@ import { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { BackgroundWork } from "./jobs/background-work.ts";
+import { unpackAssetsInBackground } from "./native/packages.ts";
 import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { Metrics } from "./metrics.ts";
@@ -280,6 +281,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
         (err) => log.warn("images embedded by another model stay as they are: the configured model cannot load", { err: String(err) }),
       );
       startScanThreads().catch((err) => log.warn("vector scan threads did not start; scans use one thread", { err: String(err) }));
+      // The compiled binary's media code and models, written out before the first file needs them.
+      unpackAssetsInBackground().catch((err) => log.warn("the media assets were not unpacked in the background; the first file that needs them unpacks them", { err: String(err) }));
       startHashThreads().then(
         (n) => n === 0 && log.warn("upload hashing threads did not start; uploads hash on the request thread"),
         (err) => log.warn("upload hashing threads did not start; uploads hash on the request thread", { err: String(err) }),

@@ -14,6 +14,7 @@ import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
 import { halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
 import { tempDir } from "./support/server.ts";
+import { waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
 
 const root = join(import.meta.dir, "..");
@@ -96,9 +97,12 @@ test("the built executable administers and serves from any directory", async () 
     Object.assign(ready, await (await fetch(`${server.url}/readyz`)).json());
   }
   expect(ready.checks.vector_search!.detail).toEndWith(`in-memory scan on ${Math.min(4, cpus().length)} thread(s)`);
-  // sqlite-vec, libvips and the sharp addon, each in a directory named by its content hash. ONNX
-  // Runtime, the canvas addon and the media assets are written out only when first used.
-  expect(readdirSync(nativeCache).length).toBe(3);
+  // sqlite-vec, libvips and the sharp addon, each in a directory named by its content hash, and
+  // the media assets, written out in the background after start. ONNX Runtime and the canvas addon
+  // are written out only when first used.
+  const cached = () => readdirSync(nativeCache).flatMap((d) => readdirSync(join(nativeCache, d))).filter((f) => !f.endsWith(".tmp"));
+  await waitFor(() => cached().includes("mediabox-assets"), { what: "the media assets to be unpacked in the background", timeoutMs: 120_000 });
+  expect(cached().map((f) => f.replace(/\.so\.[\d.]+$/, ".so")).sort()).toEqual(["libvips-cpp.so", "mediabox-assets", "sharp.node", "vec0.so"]);
 
   const projects = await fetch(`${server.url}/api/v2/projects`, { headers: { authorization: `Bearer ${key}` } });
   expect(projects.status).toBe(200);

@@ -13,7 +13,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { unpackTree } from "./unpack.ts";
+import { unpackTree, unpackTreeInBackground } from "./unpack.ts";
 
 /** True inside the executable built by `bun build --compile`. */
 export const isCompiled = import.meta.url.includes("$bunfs");
@@ -54,6 +54,19 @@ export function embeddedModelsDir(): string | null {
  */
 export function adoptAssetsDir(dir: string): void {
   extracted = dir;
+}
+
+/**
+ * In the compiled binary, writes the embedded assets out to the native cache without holding the
+ * event loop (see unpackTreeInBackground), so the first image or text does not wait for it; a
+ * no-op in development and once they are out. A server calls it after it starts listening.
+ */
+export async function unpackAssetsInBackground(): Promise<void> {
+  if (!isCompiled || extracted || process.env.MEDIABOX_ASSETS_DIR) return;
+  const embedded = join(import.meta.dir, EMBEDDED_ASSETS);
+  if (!existsSync(join(embedded, "manifest.json"))) return;
+  const dir = await unpackTreeInBackground(embedded, EMBEDDED_ASSETS);
+  extracted ??= dir;
 }
 
 /** A require() that resolves the media packages from node_modules (development only). */

@@ -6,6 +6,7 @@
  */
 import { dlopen } from "bun:ffi";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -67,6 +68,35 @@ export function unpackTree(embeddedDir: string, name: string): string {
   } catch (err) {
     rmSync(partial, { recursive: true, force: true });
     if (!existsSync(target)) throw err;
+  }
+  return target;
+}
+
+/**
+ * unpackTree() with asynchronous reads and writes, a file at a time, for a server to run after it
+ * starts: the tree (~55 MB of media code and models) written in one synchronous go held the event
+ * loop for seconds on a busy machine, at the first image. Its partial copy has a name of its own,
+ * so an unpackTree() that a request needs meanwhile does not write into it; whichever finishes
+ * first is kept.
+ */
+export async function unpackTreeInBackground(embeddedDir: string, name: string): Promise<string> {
+  const manifest = JSON.parse(await readFile(join(embeddedDir, "manifest.json"), "utf8")) as TreeManifest;
+  const target = join(nativeCacheDir(), manifest.digest, name);
+  if (existsSync(target)) return target;
+  const partial = `${target}.${process.pid}.background.tmp`;
+  await rm(partial, { recursive: true, force: true });
+  try {
+    for (const file of [...manifest.files, "manifest.json"]) {
+      if (existsSync(target)) break; // unpackTree() finished first
+      const to = join(partial, file);
+      await mkdir(dirname(to), { recursive: true });
+      await writeFile(to, await readFile(join(embeddedDir, file)));
+    }
+    if (!existsSync(target)) await rename(partial, target);
+  } catch (err) {
+    if (!existsSync(target)) throw err;
+  } finally {
+    await rm(partial, { recursive: true, force: true });
   }
   return target;
 }

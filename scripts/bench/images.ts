@@ -146,7 +146,7 @@ function stageReport(dataDir: string) {
     byStage.set(r.stage, entry);
   }
   console.log(`\nper stage (ms per image, completed runs):`);
-  for (const stage of ["variants", "ocr", "embedding", "duplicates", "objects", "description", "custom_schema", "compliance"]) {
+  for (const stage of ["variants", "ocr", "embedding", "duplicates", "objects", "faces", "description", "custom_schema", "compliance"]) {
     const e = byStage.get(stage);
     if (!e) continue;
     const sorted = [...e.times].sort((a, b) => a - b);

@@ -311,10 +311,10 @@ describe("fetching: addresses, hosts and redirects", () => {
     const before = hits.length;
     const literal = await failure(fetchResource(`${origin}/must-not-be-hit`, options({ allowPrivate: false })));
     expect(literal.kind).toBe("blocked");
-    expect(literal.reason).toBe("blocked address 127.0.0.1 (loopback)");
+    expect(literal.reason).toBe("blocked address 127.0.0.1 (loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach");
     // A name is resolved by the system resolver and its addresses checked: localhost is loopback.
     const named = await failure(fetchResource(`http://localhost:${port}/must-not-be-hit`, options({ allowPrivate: false, lookup: undefined })));
-    expect(named.reason).toMatch(/^blocked address (127\.0\.0\.1|::1) \(loopback\)$/);
+    expect(named.reason).toMatch(/^blocked address (127\.0\.0\.1|::1) \(loopback\); MEDIABOX_LINK_ALLOW_CIDRS/);
     const mapped = await failure(fetchResource(`http://[::ffff:127.0.0.1]:${port}/must-not-be-hit`, options({ allowPrivate: false })));
     expect(mapped.reason).toBe("blocked address ::ffff:7f00:1 (IPv4-mapped 127.0.0.1, loopback)");
     expect(hits.slice(before)).toEqual([]);

@@ -68,7 +68,8 @@ test("rules: a dry run lists the files a rule would touch; saved and applied to 
     // A bad rule shows the server's reason.
     await page.getByRole("textbox", { name: /Rule \(JSON/ }).fill(JSON.stringify({ name: "bad", actions: [{ type: "explode" }] }));
     await page.getByRole("button", { name: "Save changes" }).click();
-    await expect(page.getByRole("alert").first().textContent({ timeout: 30_000 })).resolves.toContain("actions.0.type");
+    // The problem line is always on the page (empty until a save fails), so wait for its text.
+    await page.getByRole("alert").filter({ hasText: "actions.0.type" }).waitFor({ timeout: 30_000 });
   } finally {
     await page.close();
   }
@@ -82,7 +83,7 @@ test("webhooks: a failed delivery is listed as a dead letter and sent again from
     await page.goto(`${server.url}/#/automation/webhooks`);
     await page.getByLabel("Receiver URL").fill(`http://127.0.0.1:${receiver.port}/hook`);
     await page.getByRole("button", { name: "Add webhook" }).click();
-    await expect(page.getByRole("status").first().textContent({ timeout: 30_000 })).resolves.toContain("whsec_");
+    await page.getByRole("status").filter({ hasText: "whsec_" }).waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: "send test" }).click();
     await page.getByLabel("Failed only (dead letters)").check();
     const retry = page.getByRole("button", { name: /Retry delivery/ });

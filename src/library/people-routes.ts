@@ -6,7 +6,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
-import { facesOfFile, getPerson, listPeople, mergePeople, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
+import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
 import { FileSummary } from "../files/file-shapes.ts";
 import { fileSummary } from "./file-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
@@ -44,6 +44,17 @@ const FaceView = t.Object(
     score: t.Number({ description: "Detection confidence 0-1" }),
   },
   { title: "Face" },
+);
+
+const PersonFaceView = t.Composite(
+  [
+    FaceView,
+    t.Object({
+      filename: t.String(),
+      thumbnail_url: Nullable(t.String({ description: "The file's small_256 variant (signed, 1 hour); crop it to box" })),
+    }),
+  ],
+  { title: "PersonFace" },
 );
 
 const PersonParams = t.Object({ person_id: Uuid("person_id") });
@@ -127,6 +138,28 @@ export function peopleRoutes(ctx: LibraryDeps) {
         detail: { summary: "The live files showing a person, newest taken first (file summaries as GET /files) (extension)" },
       },
     )
+    .get(
+      "/people/:person_id/faces",
+      async ({ principal, params, query, request }) => {
+        const { faces, total } = personFaces(ctx.db, principal.orgId, params.person_id, query.limit, query.offset);
+        const urls = urlsOf(request);
+        const items = await Promise.all(
+          faces.map(async (f) => {
+            const row = ctx.files.byId(f.fileId);
+            const variants = row ? await urls.variants(row) : {};
+            return { ...faceView(f), filename: f.filename, thumbnail_url: variants.small_256 ?? null };
+          }),
+        );
+        return page(items, total, query.limit, query.offset);
+      },
+      {
+        permission: "view",
+        params: PersonParams,
+        query: t.Object(pageQuery(100, 20)),
+        response: { 200: Page(PersonFaceView), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        detail: { summary: "A person's faces in live files, newest taken first, with their file's thumbnail to crop (extension)" },
+      },
+    )
     .patch(
       "/people/:person_id",
       async ({ principal, params, body, request }) => {
@@ -167,6 +200,17 @@ export function peopleRoutes(ctx: LibraryDeps) {
       params: t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) }),
       response: { 200: t.Object({ faces: t.Array(FaceView) }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
       detail: { summary: "The recognizable faces found in a file, with their person, largest first (extension)" },
+    })
+    .patch("/faces/:face_id", ({ principal, params, body }) => faceView(assignFace(ctx, principal.orgId, params.face_id, body.person_id === null ? null : body.person_id)), {
+      permission: "edit",
+      params: t.Object({ face_id: Uuid("face_id") }),
+      body: t.Object({ person_id: Nullable(Uuid("person_id")) }, { error: "person_id: a person UUID, or null for \"not this person\"" }),
+      response: { 200: FaceView, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      detail: {
+        summary: "Give a face to another person, or to nobody: \"not this person\" (extension)",
+        description:
+          "person_id: a person of the organization (404 PERSON_NOT_FOUND otherwise), or null to take the face from its person. A face taken from its person stays without one: clustering only makes new people of such faces. Analysing the file again finds its faces afresh.",
+      },
     })
     .get(
       "/faces/:face_id/similar",

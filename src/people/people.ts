@@ -270,3 +270,45 @@ export async function similarFaces(deps: Pick<PeopleDeps, "db" | "vectors">, org
     })
     .slice(0, limit);
 }
+
+export interface PersonFace extends FaceView {
+  filename: string;
+}
+
+/** A person's faces in live files, newest taken first: what a review of the person goes through. */
+export function personFaces(db: Database, orgId: string, personId: string, limit: number, offset: number): { faces: PersonFace[]; total: number } {
+  const person = getPerson(db, orgId, personId);
+  const from = `FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL LEFT JOIN people p ON p.id = fa.person_id WHERE fa.person_id = ?`;
+  const total = db.query<{ n: number }, [string]>(`SELECT count(*) AS n ${from}`).get(person.id)!.n;
+  const faces = db
+    .query<{ id: string; file_id: string; filename: string; person_id: string | null; name: string | null; x_min: number; y_min: number; x_max: number; y_max: number; score: number }, [string, number, number]>(
+      `SELECT fa.id, fa.file_id, f.filename, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score ${from}
+        ORDER BY f.content_created_at DESC, f.created_at DESC, fa.id LIMIT ? OFFSET ?`,
+    )
+    .all(person.id, limit, offset)
+    .map((r) => ({ id: r.id, fileId: r.file_id, filename: r.filename, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score }));
+  return { faces, total };
+}
+
+/**
+ * Gives a face to another person of the organization, or to nobody ("not this person"). A face
+ * taken from its person is left without one: the clustering job only makes new people of such
+ * faces, so it never goes back to the person it was taken from (unless its file is analysed
+ * again, which finds its faces afresh).
+ */
+export function assignFace(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, faceId: string, personId: string | null): FaceView {
+  const { db, clock } = deps;
+  const face = db
+    .query<{ id: string; file_id: string; person_id: string | null }, [string, string]>(
+      "SELECT fa.id, fa.file_id, fa.person_id FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL WHERE fa.id = ? AND fa.org_id = ?",
+    )
+    .get(faceId.toLowerCase(), orgId);
+  if (!face) throw new ApiError("FACE_NOT_FOUND", `face ${faceId} not found`);
+  const target = personId === null ? null : getPerson(db, orgId, personId).id;
+  const now = isoAt(clock.now());
+  db.transaction(() => {
+    db.query("UPDATE faces SET person_id = ? WHERE id = ?").run(target, face.id);
+    touchPeople(db, now, [face.person_id, target]);
+  })();
+  return facesOfFile(db, face.file_id).find((f) => f.id === face.id)!;
+}

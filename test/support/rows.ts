@@ -45,3 +45,38 @@ export function insertFileRow(db: Database, row: FileRowFixture): string {
 export function deleteFileRow(db: Database, id: string): void {
   db.query("DELETE FROM files WHERE id = ?").run(id);
 }
+
+/** A person as the clustering job makes one (its faces come from insertFaceRow). */
+export function insertPersonRow(db: Database, row: { orgId: string; name?: string | null; hidden?: boolean; id?: string }): string {
+  const id = row.id ?? crypto.randomUUID();
+  const now = new Date().toISOString();
+  db.query("INSERT INTO people (id, org_id, name, hidden, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)").run(id, row.orgId, row.name ?? null, row.hidden ? 1 : 0, now, now);
+  return id;
+}
+
+/** A face found in a file (no embedding: what needs one, same-person search, is not served by it). */
+export function insertFaceRow(
+  db: Database,
+  row: { orgId: string; fileId: string; personId: string | null; box?: { x_min: number; y_min: number; x_max: number; y_max: number }; score?: number },
+): string {
+  const id = crypto.randomUUID();
+  const box = row.box ?? { x_min: 0.3, y_min: 0.2, x_max: 0.6, y_max: 0.6 };
+  db.query("INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").run(
+    id, row.fileId, row.orgId, row.personId, box.x_min, box.y_min, box.x_max, box.y_max, row.score ?? 0.9, new Date().toISOString(),
+  );
+  return id;
+}
+
+/** Stores `jpeg` as the file's small_256 variant (what listings sign as `thumbnail_url`). */
+export async function insertThumbnailRow(
+  ctx: { db: Database; blobs: { put(key: string, body: Uint8Array, contentType: string): Promise<void> } },
+  fileId: string,
+  jpeg: Uint8Array,
+  size: { width: number; height: number },
+): Promise<void> {
+  const key = `test-variants/${fileId}/small_256.jpg`;
+  await ctx.blobs.put(key, jpeg, "image/jpeg");
+  ctx.db
+    .query("INSERT OR REPLACE INTO image_variants (file_id, variant_type, blob_key, width, height, size_bytes, content_type, created_at) VALUES (?, 'small_256', ?, ?, ?, ?, 'image/jpeg', ?)")
+    .run(fileId, key, size.width, size.height, jpeg.byteLength, new Date().toISOString());
+}

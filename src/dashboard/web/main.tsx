@@ -14,6 +14,7 @@ import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
 import { Exports } from "./exports.tsx";
 import { Library } from "./library.tsx";
+import { People, PersonPage } from "./people.tsx";
 import { Photos } from "./photos.tsx";
 import { Schemas } from "./schemas.tsx";
 import { Members } from "./members.tsx";
@@ -36,6 +37,9 @@ function useHash(): string {
 function Page({ hash, me, canEdit }: { hash: string; me: string; canEdit: boolean }) {
   const file = /^#\/files\/([0-9a-f-]{36})$/.exec(hash);
   if (file) return <FileDetail id={file[1]!} />;
+  const person = /^#\/people\/([0-9a-f-]{36})$/.exec(hash);
+  if (person) return <PersonPage id={person[1]!} canEdit={canEdit} />;
+  if (hash === "#/people") return <People canEdit={canEdit} />;
   if (hash === "#/upload") return <Upload />;
   if (hash === "#/photos") return <Photos />;
   if (hash === "#/search") return <Search />;
@@ -146,6 +150,7 @@ function App() {
           <div class="links" id="main-links" onClick={(e) => (e.target as HTMLElement).closest("a") && setMenuOpen(false)}>
             <a href="#/library" aria-current={current("#/library")}>Library</a>
             <a href="#/photos" aria-current={current("#/photos")}>Photos</a>
+            <a href="#/people" aria-current={current("#/people")}>People</a>
             <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
             <a href="#/search" aria-current={current("#/search")}>Search documents</a>
             <a href="#/activity" aria-current={current("#/activity")}>Activity</a>

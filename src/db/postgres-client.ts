@@ -1,0 +1,91 @@
+/**
+ * The data-access port over PostgreSQL, through Bun's built-in client (a connection pool; no
+ * dependency). `?` placeholders become `$n`; 64-bit integers and numerics come back as numbers, as
+ * they do from SQLite (Bun returns them as strings; every integer column is BIGINT here, since
+ * SQLite's INTEGER holds milliseconds since the epoch).
+ */
+import { SQL } from "bun";
+import { bindable, numberedPlaceholders, POSTGRES_DIALECT, type Dialect, type RunResult, type SqlClient, type SqlValue } from "./sql-client.ts";
+
+type Params = readonly SqlValue[];
+
+/** Type OIDs read back as JavaScript numbers: int8, numeric. */
+const NUMERIC_TYPES = new Set([20, 1700]);
+
+interface ResultColumn {
+  name: string;
+  type: number;
+}
+
+type Executor = Pick<SQL, "unsafe">;
+
+function toNumbers<T>(rows: unknown[] & { columns?: ResultColumn[] }): T[] {
+  const numeric = (rows.columns ?? []).filter((column) => NUMERIC_TYPES.has(column.type)).map((column) => column.name);
+  if (numeric.length === 0) return rows as T[];
+  return rows.map((row) => {
+    const out = { ...(row as Record<string, unknown>) };
+    for (const name of numeric) {
+      const value = out[name];
+      if (typeof value === "string" || typeof value === "bigint") {
+        const n = Number(value);
+        if (!Number.isSafeInteger(n) && Number.isInteger(n)) throw new Error(`column ${name}: ${value} does not fit a JavaScript number`);
+        out[name] = n;
+      }
+    }
+    return out as T;
+  });
+}
+
+export class PostgresExecutor implements SqlClient {
+  readonly dialect: Dialect = POSTGRES_DIALECT;
+
+  constructor(protected readonly sql: Executor) {}
+
+  async all<T>(text: string, params: Params = []): Promise<T[]> {
+    const rows = await this.sql.unsafe(numberedPlaceholders(text), bindable(params));
+    return toNumbers<T>(rows);
+  }
+
+  async one<T>(text: string, params: Params = []): Promise<T | null> {
+    return (await this.all<T>(text, params))[0] ?? null;
+  }
+
+  async run(text: string, params: Params = []): Promise<RunResult> {
+    const result = (await this.sql.unsafe(numberedPlaceholders(text), bindable(params))) as { count?: number | null };
+    return { changes: result.count ?? 0 };
+  }
+
+  /** Runs a script of several statements (migrations) in one round trip; no parameters. */
+  async script(text: string): Promise<void> {
+    await this.sql.unsafe(text).simple();
+  }
+
+  transaction<T>(_fn: (tx: PostgresExecutor) => Promise<T>): Promise<T> {
+    return Promise.reject(new Error("a PostgreSQL transaction cannot nest (use savepoints through the outer transaction's client)"));
+  }
+
+  async close(): Promise<void> {}
+}
+
+export class PostgresClient extends PostgresExecutor {
+  private readonly pool: SQL;
+
+  constructor(url: string, options: { max?: number } = {}) {
+    const pool = new SQL(url, { max: options.max ?? 10, bigint: false });
+    super(pool);
+    this.pool = pool;
+  }
+
+  override async transaction<T>(fn: (tx: PostgresExecutor) => Promise<T>): Promise<T> {
+    return (await this.pool.begin((tx) => fn(new PostgresExecutor(tx)))) as T;
+  }
+
+  /** Calls `onPayload` for every NOTIFY on the channel; resolves once listening. */
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<{ unlisten(): Promise<void> }> {
+    return this.pool.listen(channel, onPayload);
+  }
+
+  override async close(): Promise<void> {
+    await this.pool.close();
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The data-access port: one asynchronous interface over SQLite (the single-box appliance) and
+ * PostgreSQL (several processes sharing one database; docs/scale-out.md). Code written against it
+ * runs unchanged on both: statements use `?` placeholders and the subset of SQL both engines
+ * speak (RETURNING, `ON CONFLICT ... DO UPDATE SET x = excluded.x`, partial indexes, coalesce),
+ * and the few things they spell differently come from `dialectOf(client)` below, never from a
+ * check of the engine's name at the call site.
+ *
+ * Values both sides agree on: text, numbers (integers are 64-bit on both and come back as
+ * numbers), null, bytes. Flags are stored as integers 0/1 on both (booleans passed in become 1/0);
+ * times are ISO-8601 text or milliseconds since the epoch, as today.
+ */
+export type SqlValue = string | number | bigint | boolean | null | Uint8Array;
+export type DialectName = "sqlite" | "postgres";
+
+export interface RunResult {
+  /** Rows the statement inserted, changed or deleted. */
+  changes: number;
+}
+
+export interface SqlClient {
+  readonly dialect: Dialect;
+  /** Every row the statement returns. */
+  all<T>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
+  /** The first row, or null. */
+  one<T>(sql: string, params?: readonly SqlValue[]): Promise<T | null>;
+  /** A statement run for its effect. */
+  run(sql: string, params?: readonly SqlValue[]): Promise<RunResult>;
+  /**
+   * Runs `fn` in a transaction on one connection: committed when fn resolves, rolled back when it
+   * throws. Inside, use only `tx` (a statement through the outer client would run outside it, or
+   * on SQLite wait for it to end).
+   */
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** What the two engines spell differently, in one place. */
+export interface Dialect {
+  readonly name: DialectName;
+  /**
+   * Appended to a `SELECT` that picks rows to claim: on PostgreSQL concurrent claimers skip rows
+   * another transaction holds (each job goes to one worker, none waits); SQLite has one writer at
+   * a time, so its claim needs nothing.
+   */
+  readonly skipLocked: string;
+  /** A text field of a JSON text column: `json_extract(col, '$.key')` / `(col::jsonb ->> 'key')`. */
+  jsonText(column: string, key: string): string;
+}
+
+const JSON_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export const SQLITE_DIALECT: Dialect = {
+  name: "sqlite",
+  skipLocked: "",
+  jsonText(column, key) {
+    if (!JSON_KEY.test(key)) throw new Error(`bad JSON key ${key}`);
+    return `json_extract(${column}, '$.${key}')`;
+  },
+};
+
+export const POSTGRES_DIALECT: Dialect = {
+  name: "postgres",
+  skipLocked: "FOR UPDATE SKIP LOCKED",
+  jsonText(column, key) {
+    if (!JSON_KEY.test(key)) throw new Error(`bad JSON key ${key}`);
+    return `(${column}::jsonb ->> '${key}')`;
+  },
+};
+
+/** Booleans are stored as 0/1 on both engines; undefined is never a value. */
+export function bindable(params: readonly SqlValue[]): SqlValue[] {
+  return params.map((value) => {
+    if (value === undefined) throw new Error("undefined bound to a SQL statement (use null)");
+    return typeof value === "boolean" ? (value ? 1 : 0) : value;
+  });
+}
+
+/**
+ * `?` placeholders to PostgreSQL's `$1, $2, ...`, leaving string literals, quoted identifiers and
+ * comments alone.
+ */
+export function numberedPlaceholders(sql: string): string {
+  let out = "";
+  let n = 0;
+  for (let i = 0; i < sql.length; i++) {
+    const c = sql[i]!;
+    if (c === "'" || c === '"') {
+      const end = sql.indexOf(c, i + 1);
+      const stop = end < 0 ? sql.length : end;
+      out += sql.slice(i, stop + 1);
+      i = stop;
+    } else if (c === "-" && sql[i + 1] === "-") {
+      const end = sql.indexOf("\n", i);
+      const stop = end < 0 ? sql.length : end;
+      out += sql.slice(i, stop);
+      i = stop - 1;
+    } else if (c === "?") {
+      out += `$${++n}`;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}

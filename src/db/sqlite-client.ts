@@ -1,0 +1,72 @@
+/**
+ * The data-access port over the appliance's bun:sqlite handle. Statements run synchronously
+ * underneath, so a read costs what it did before the port. Given the process's GroupCommit,
+ * statements that write go through it: they commit with the other writes of the same turn, as
+ * the job runner's claims and outcomes always have (db/group-commit.ts: autocommitted, they were
+ * ~14 % of the event loop in a bulk import of notes).
+ *
+ * A transaction holds the connection from BEGIN IMMEDIATE to COMMIT; port transactions of this
+ * client run one at a time. Its statements run at once (not through the group commit). While it
+ * is open, synchronous code elsewhere in the process that writes through the raw handle joins it
+ * (bun:sqlite nests as a savepoint), so keep a transaction's body to its own statements.
+ */
+import type { Database } from "bun:sqlite";
+import type { GroupCommit } from "./group-commit.ts";
+import { bindable, SQLITE_DIALECT, type Dialect, type RunResult, type SqlClient, type SqlValue } from "./sql-client.ts";
+
+type Params = readonly SqlValue[];
+
+const WRITES = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
+export class SqliteClient implements SqlClient {
+  readonly dialect: Dialect = SQLITE_DIALECT;
+  /** The end of the last port transaction (the next one starts after it). */
+  private lastTransaction: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly db: Database,
+    private readonly writes?: GroupCommit,
+  ) {}
+
+  all<T>(sql: string, params: Params = []): Promise<T[]> {
+    return this.execute(sql, () => this.db.query<T, SqlValue[]>(sql).all(...bindable(params)));
+  }
+
+  one<T>(sql: string, params: Params = []): Promise<T | null> {
+    return this.execute(sql, () => this.db.query<T, SqlValue[]>(sql).get(...bindable(params)));
+  }
+
+  run(sql: string, params: Params = []): Promise<RunResult> {
+    return this.execute(sql, () => ({ changes: this.db.query(sql).run(...(bindable(params) as never[])).changes }));
+  }
+
+  private execute<T>(sql: string, fn: () => T): Promise<T> {
+    if (this.writes && WRITES.test(sql)) return this.writes.write(fn);
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const run = async () => {
+      const tx = new SqliteClient(this.db);
+      this.db.run("BEGIN IMMEDIATE");
+      try {
+        const result = await fn(tx);
+        this.db.run("COMMIT");
+        return result;
+      } catch (err) {
+        if (this.db.inTransaction) this.db.run("ROLLBACK");
+        throw err;
+      }
+    };
+    const result = this.lastTransaction.then(run, run);
+    this.lastTransaction = result.catch(() => {});
+    return result;
+  }
+
+  /** The handle belongs to whoever opened it (server.ts closes it). */
+  async close(): Promise<void> {}
+}

@@ -1,8 +1,8 @@
 /**
  * Image captioning through @huggingface/transformers (`image-to-text`, e.g. a ViT-GPT2 or BLIP
- * export), loaded only from `<modelsDir>/<name>/` with remote loading disabled. No captioning
- * weights can be obtained on an offline build machine, so this path runs only where a site has
- * installed a model folder; a configured but missing folder is an error naming it.
+ * export), loaded only from `<modelsDir>/<name>/` with remote loading disabled. No registry
+ * package carries captioning weights (docs/models.md lists those checked), so this path runs only
+ * where a site has installed a model folder; a configured but missing folder is an error naming it.
  */
 import { stat } from "node:fs/promises";
 import path from "node:path";

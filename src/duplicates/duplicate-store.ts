@@ -2,9 +2,9 @@
  * Near-duplicates in the database: an image's fingerprint is stored when the pipeline has made
  * its variants, and compared then with every other image of its organization (64-bit hashes,
  * thumbnails only for the few close ones); the pairs found are kept (`similarity` holds the
- * thumbnails' correlation). Groups are the
- * connected pairs among live files, computed when asked for. This module alone writes
- * `image_fingerprints` and `duplicate_pairs`.
+ * thumbnails' correlation). Groups are the connected pairs among live files that nobody said are
+ * not duplicates, computed when asked for. This module alone writes `image_fingerprints`,
+ * `duplicate_pairs` and `duplicate_dismissals`.
  */
 import type { Database } from "bun:sqlite";
 import type { Fingerprint } from "./fingerprint.ts";
@@ -79,7 +79,8 @@ export function duplicateGroups(db: Database, orgId: string): DuplicateGroup[] {
   const pairs = db
     .query<{ file_a: string; file_b: string }, [string]>(
       `SELECT d.file_a, d.file_b FROM duplicate_pairs d JOIN files a ON a.id = d.file_a JOIN files b ON b.id = d.file_b
-        WHERE d.org_id = ? AND a.deleted_at IS NULL AND b.deleted_at IS NULL`,
+        WHERE d.org_id = ? AND a.deleted_at IS NULL AND b.deleted_at IS NULL
+          AND NOT EXISTS (SELECT 1 FROM duplicate_dismissals x WHERE x.file_a = d.file_a AND x.file_b = d.file_b)`,
     )
     .all(orgId)
     .map((p): [string, string] => [p.file_a, p.file_b]);
@@ -122,4 +123,24 @@ export function duplicateGroups(db: Database, orgId: string): DuplicateGroup[] {
 /** The group holding `fileId`, or null when it has no live near-duplicate. */
 export function groupOf(db: Database, orgId: string, fileId: string): DuplicateGroup | null {
   return duplicateGroups(db, orgId).find((g) => g.members.some((m) => m.id === fileId)) ?? null;
+}
+
+/**
+ * Records that the files are not copies of one another: every pair among them leaves the groups
+ * (for good: the verdict outlives reprocessing). Returns how many found pairs it took apart.
+ */
+export function dismissDuplicates(db: Database, orgId: string, fileIds: string[], now: string): number {
+  const ids = [...new Set(fileIds)].sort();
+  let separated = 0;
+  db.transaction(() => {
+    const insert = db.query("INSERT OR IGNORE INTO duplicate_dismissals (file_a, file_b, org_id, created_at) VALUES (?, ?, ?, ?)");
+    const found = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM duplicate_pairs WHERE file_a = ? AND file_b = ?");
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        insert.run(ids[i]!, ids[j]!, orgId, now);
+        separated += found.get(ids[i]!, ids[j]!)!.n;
+      }
+    }
+  })();
+  return separated;
 }

@@ -1,11 +1,12 @@
-/** HTTP binding of near-duplicates (extensions): the groups, and trashing all but one of a group. */
+/** HTTP binding of near-duplicates (extensions): the groups, trashing all but one of a group, and "not duplicates". */
 import { Elysia, t } from "elysia";
 import type { LibraryDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
-import { duplicateGroups, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
+import { isoAt } from "../clock.ts";
+import { dismissDuplicates, duplicateGroups, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
 import { batchDeleteFiles } from "./file-edits.ts";
 import { FileUrls } from "../files/file-urls.ts";
 
@@ -125,6 +126,36 @@ export function duplicateRoutes(ctx: LibraryDeps) {
           summary: "Keep one file of each named group and move the rest of the group to the trash (extension)",
           description:
             "keep_file_ids: for each, the other live members of its near-duplicate group are soft-deleted (restorable for 30 days, POST /files/{id}/restore). Usually the group's best_file_id; any member may be kept. Files named in keep_file_ids are never trashed. A file in no group is reported as no_group; an unknown one as not_found.",
+        },
+      },
+    )
+    .post(
+      "/duplicates/not-duplicates",
+      ({ principal, body }) => {
+        const ids = body.file_ids.map((id) => id.toLowerCase());
+        if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
+        // Each must be a live file of the organization (404 FILE_NOT_FOUND otherwise; nothing is recorded then).
+        for (const id of ids) ctx.files.find(principal.orgId, id);
+        return { file_ids: ids, separated_pair_count: dismissDuplicates(ctx.db, principal.orgId, ids, isoAt(ctx.clock.now())) };
+      },
+      {
+        permission: "edit",
+        body: t.Object({
+          file_ids: t.Array(Uuid("file_ids"), { minItems: 2, maxItems: 100, error: "file_ids: 2-100 file UUIDs" }),
+        }),
+        response: {
+          200: t.Object({
+            file_ids: t.Array(t.String()),
+            separated_pair_count: t.Integer({ description: "Near-duplicate pairs found among them that no longer group them" }),
+          }),
+          400: ErrorBody,
+          404: ErrorBody,
+          ...AUTH_ERRORS,
+        },
+        detail: {
+          summary: "Say that files are not copies of one another: no two of them are grouped again (extension)",
+          description:
+            "file_ids: 2-100 live files of the organization (usually a group's files). Every pair among them leaves GET /duplicates/groups for good, also after the files are analysed again. 404 FILE_NOT_FOUND when one is not a live file of the organization (nothing is recorded then).",
         },
       },
     );

@@ -12,6 +12,7 @@ import { Cloud } from "./cloud.tsx";
 import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
 import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
+import { Duplicates } from "./duplicates.tsx";
 import { Exports } from "./exports.tsx";
 import { Library } from "./library.tsx";
 import { People, PersonPage } from "./people.tsx";
@@ -40,6 +41,7 @@ function Page({ hash, me, canEdit }: { hash: string; me: string; canEdit: boolea
   const person = /^#\/people\/([0-9a-f-]{36})$/.exec(hash);
   if (person) return <PersonPage id={person[1]!} canEdit={canEdit} />;
   if (hash === "#/people") return <People canEdit={canEdit} />;
+  if (hash === "#/duplicates") return <Duplicates canEdit={canEdit} />;
   if (hash === "#/upload") return <Upload />;
   if (hash === "#/photos") return <Photos />;
   if (hash === "#/search") return <Search />;
@@ -151,6 +153,7 @@ function App() {
             <a href="#/library" aria-current={current("#/library")}>Library</a>
             <a href="#/photos" aria-current={current("#/photos")}>Photos</a>
             <a href="#/people" aria-current={current("#/people")}>People</a>
+            <a href="#/duplicates" aria-current={current("#/duplicates")}>Duplicates</a>
             <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
             <a href="#/search" aria-current={current("#/search")}>Search documents</a>
             <a href="#/activity" aria-current={current("#/activity")}>Activity</a>

@@ -29,6 +29,7 @@ import nearDuplicates from "./024_near_duplicates.ts";
 import people from "./025_people.ts";
 import duplicateThumbnails from "./026_duplicate_thumbnails.ts";
 import tagSuggestions from "./027_tag_suggestions.ts";
+import duplicateDismissals from "./028_duplicate_dismissals.ts";
 
 export interface Migration {
   version: number;
@@ -64,4 +65,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 25, name: "people", sql: people },
   { version: 26, name: "duplicate_thumbnails", sql: duplicateThumbnails },
   { version: 27, name: "tag_suggestions", sql: tagSuggestions },
+  { version: 28, name: "duplicate_dismissals", sql: duplicateDismissals },
 ];

@@ -154,7 +154,8 @@ if (!canvasAddon) throw new Error(`@napi-rs/canvas's linux-x64-gnu addon is not 
  */
 /**
  * Replaces src/video/bundled-binaries.ts with one that embeds the static ffmpeg and ffprobe of
- * the npm packages and unpacks each to the native cache (executable) when a video first needs it.
+ * the npm packages and unpacks each to the native cache (executable) when a video first needs it,
+ * with asynchronous writes (VideoEngine awaits unpackBundledBinaries() before it looks for them).
  */
 const embedFfmpeg: BunPlugin = {
   name: "embed-ffmpeg",
@@ -166,10 +167,13 @@ const embedFfmpeg: BunPlugin = {
       contents: `
         import ffmpegFile from ${binary("ffmpeg")} with { type: "file" };
         import ffprobeFile from ${binary("ffprobe")} with { type: "file" };
-        import { unpackNative } from ${extractModule};
+        import { unpackNative, unpackNativeInBackground } from ${extractModule};
         const embedded = { ffmpeg: ffmpegFile, ffprobe: ffprobeFile };
         const digests = { ffmpeg: ${digestOf(path("ffmpeg"))}, ffprobe: ${digestOf(path("ffprobe"))} };
         export function bundledBinary(tool: "ffmpeg" | "ffprobe"): string | null { return unpackNative(embedded[tool], tool, digests[tool]); }
+        export async function unpackBundledBinaries(): Promise<void> {
+          for (const tool of ["ffmpeg", "ffprobe"] as const) await unpackNativeInBackground(embedded[tool], tool, digests[tool]);
+        }
         export const bundledSource = (tool: "ffmpeg" | "ffprobe") => "the " + tool + " embedded in this binary";
       `,
     }));

@@ -316,7 +316,7 @@ describe("fetching: addresses, hosts and redirects", () => {
     const named = await failure(fetchResource(`http://localhost:${port}/must-not-be-hit`, options({ allowPrivate: false, lookup: undefined })));
     expect(named.reason).toMatch(/^blocked address (127\.0\.0\.1|::1) \(loopback\); MEDIABOX_LINK_ALLOW_CIDRS/);
     const mapped = await failure(fetchResource(`http://[::ffff:127.0.0.1]:${port}/must-not-be-hit`, options({ allowPrivate: false })));
-    expect(mapped.reason).toBe("blocked address ::ffff:7f00:1 (IPv4-mapped 127.0.0.1, loopback)");
+    expect(mapped.reason).toBe("blocked address ::ffff:7f00:1 (IPv4-mapped 127.0.0.1, loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach");
     expect(hits.slice(before)).toEqual([]);
   });
 

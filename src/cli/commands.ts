@@ -131,7 +131,7 @@ function configuredModels(config: Config): Record<string, ModelRole> {
 async function videoToolsLine(config: Config): Promise<string> {
   const engine = new VideoEngine(config);
   try {
-    const { ffmpeg, ffprobe, limits } = await describeTools(engine.get());
+    const { ffmpeg, ffprobe, limits } = await describeTools(await engine.get());
     const guards = [limits.memoryCap ? `memory cap ${Math.round(limits.memoryBytes / 1024 ** 2)} MB` : "no memory cap (prlimit missing)", limits.lowPriority ? "low priority" : "normal priority (nice missing)"];
     return `videos: ffmpeg ${ffmpeg.version} (${ffmpeg.path}), ffprobe ${ffprobe.version} (${ffprobe.path}); ${guards.join(", ")}`;
   } catch (err) {

@@ -193,8 +193,8 @@ function nextHop(from: URL, response: Response): URL {
  * the name again, past the policy), no connection reuse (a pooled connection to the same
  * address may have been opened for another host's TLS name).
  */
-/** Ranges an administrator may open for the crawler: the refusal names the setting that does. */
-const OPENABLE = /\((loopback|private|link-local|unique-local|carrier-grade NAT|site-local|reserved)\)$/;
+/** Ranges an administrator may open for the crawler (also when written IPv4-mapped): the refusal names the setting that does. */
+const OPENABLE = /\((?:IPv4-mapped [^,()]*, )?(loopback|private|link-local|unique-local|carrier-grade NAT|site-local|reserved)\)$/;
 
 function withAllowSetting(reason: string): string {
   return OPENABLE.test(reason) ? `${reason}; MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach` : reason;

@@ -3,7 +3,7 @@
  * @ffmpeg-installer / @ffprobe-installer npm packages in development. The compiled binary
  * cannot resolve packages, so scripts/build.ts replaces this module there with one that embeds
  * both executables and writes them to the native cache on first use (a server that never sees
- * a video never unpacks them).
+ * a video never unpacks them), off the event loop through unpackBundledBinaries().
  */
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -18,6 +18,9 @@ export function bundledBinary(tool: "ffmpeg" | "ffprobe"): string | null {
     return null;
   }
 }
+
+/** Writes the shipped executables where bundledBinary() finds them; nothing to do in development. */
+export async function unpackBundledBinaries(): Promise<void> {}
 
 /** Where the shipped executables come from, for error messages. */
 export const bundledSource = (tool: "ffmpeg" | "ffprobe") => `the npm package ${PACKAGES[tool]}`;

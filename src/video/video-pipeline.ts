@@ -60,9 +60,9 @@ const probed = (work: VideoWork): VideoProbe => {
   return work.probe;
 };
 
-function tools(work: VideoWork): VideoTools {
+async function tools(work: VideoWork): Promise<VideoTools> {
   try {
-    return work.ctx.video.get();
+    return await work.ctx.video.get();
   } catch (err) {
     throw asJobError(err);
   }
@@ -76,7 +76,7 @@ const probeStage: Stage<VideoWork> = {
   async run(work) {
     const { ctx, file } = work;
     if (!file.blob_key) throw new PermanentJobError(`the original of video ${file.id} is missing from the store`);
-    const ffmpeg = tools(work);
+    const ffmpeg = await tools(work);
     work.source = await objectOnDisk(ctx.blobs, file.blob_key, ctx.dataDir.scratch);
     if (!work.source) throw new PermanentJobError(`the original of video ${file.id} is missing from the store`);
     let probe: VideoProbe;
@@ -124,7 +124,7 @@ const keyframesStage: Stage<VideoWork> = {
     const probe = probed(work);
     let result: Awaited<ReturnType<typeof keyframesAndPoster>>;
     try {
-      result = await keyframesAndPoster(tools(work), work.source!.path, probe, { maxFrames: ctx.config.videoMaxKeyframes, signal: work.signal });
+      result = await keyframesAndPoster(await tools(work), work.source!.path, probe, { maxFrames: ctx.config.videoMaxKeyframes, signal: work.signal });
     } catch (err) {
       throw asJobError(err);
     }

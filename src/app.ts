@@ -24,7 +24,7 @@ import { countingErrors } from "./storage/error-counting.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import { EventHub } from "./events/hub.ts";
 import { LibraryEvents } from "./events/library-events.ts";
-import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue } from "./rules/rule-jobs.ts";
+import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue, rulesLearnQueue } from "./rules/rule-jobs.ts";
 import { sendBatchEvents, webhookDeliverQueue, webhookDeps } from "./webhooks/delivery.ts";
 import { resealWebhookSecrets } from "./webhooks/webhooks.ts";
 import { FolderWatcher } from "./watch/watcher.ts";
@@ -228,6 +228,7 @@ function registerWork(ctx: AppContext): void {
   jobs.register(cloudExportQueue(ctx));
   jobs.register(fileAutomateQueue(ctx));
   jobs.register(rulesApplyQueue(ctx));
+  jobs.register(rulesLearnQueue(ctx));
   jobs.register(webhookDeliverQueue(ctx));
   jobs.register(mailPollQueue(ctx));
   jobs.register(peopleClusterQueue(ctx));

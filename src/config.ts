@@ -116,6 +116,8 @@ export interface Config {
   webhookMaxAttempts: number;
   /** Wait before a delivery's second try (ms); doubles with each try, capped at an hour. */
   webhookRetryBaseMs: number;
+  /** Auto matching: a library that changed is learned again at most this often (seconds). */
+  autoMatchRetrainSeconds: number;
   /** Deadline of one delivery attempt (DNS, connect, answer). */
   webhookTimeoutSeconds: number;
   /** AES-256-GCM key (base64, 32 bytes) for cloud drive tokens at rest; null = a key file in the data dir's secrets. */
@@ -482,6 +484,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   watchStableMs: { key: "watchStableMs", flag: "watch-stable-ms", env: "MEDIABOX_WATCH_STABLE_MS", parse: integer(0, 3_600_000), fallback: "5000" },
   webhookMaxAttempts: { key: "webhookMaxAttempts", flag: "webhook-max-attempts", env: "MEDIABOX_WEBHOOK_MAX_ATTEMPTS", parse: integer(1, 50), fallback: "12" },
   webhookRetryBaseMs: { key: "webhookRetryBaseMs", flag: "webhook-retry-base-ms", env: "MEDIABOX_WEBHOOK_RETRY_BASE_MS", parse: integer(100, 3_600_000), fallback: "10000" },
+  autoMatchRetrainSeconds: { key: "autoMatchRetrainSeconds", flag: "auto-match-retrain-seconds", env: "MEDIABOX_AUTO_MATCH_RETRAIN_SECONDS", parse: integer(0, 86_400), fallback: "300" },
   webhookTimeoutSeconds: { key: "webhookTimeoutSeconds", flag: "webhook-timeout-seconds", env: "MEDIABOX_WEBHOOK_TIMEOUT_SECONDS", parse: integer(1, 120), fallback: "10" },
   cloudTokenKey: { key: "cloudTokenKey", flag: "cloud-token-key", env: "MEDIABOX_CLOUD_TOKEN_KEY", parse: tokenKey, fallback: null, unset: null },
   cloudTokenPreviousKeys: {

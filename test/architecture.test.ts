@@ -45,8 +45,9 @@ test("only cloud/cloud-jobs.ts writes cloud jobs and their items", async () => {
   }
 });
 
-test("only rules/rules.ts writes rules and their applications", async () => {
+test("only rules/rules.ts writes rules and their applications, only rules/auto-match.ts the auto-matching models", async () => {
   for (const table of ["rules", "rule_applications"]) expect(await writersOf(table, ["rules/rules.ts"])).toEqual([]);
+  for (const table of ["auto_match_models", "auto_match_labels"]) expect(await writersOf(table, ["rules/auto-match.ts"])).toEqual([]);
 });
 
 test("only webhooks/webhooks.ts writes webhooks, their deliveries and attempts", async () => {
@@ -122,6 +123,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/chunk-terms.ts remembered": "each chunk's counted stems by chunk id (a chunk's text never changes; bounded, least recently used dropped)",
   "documents/keyword-query.ts common": "chunk counts of common words, kept per database (a WeakMap keyed by the Database)",
   "documents/query-expansion.ts counted": "chunk counts of words, kept per database (a WeakMap keyed by the Database)",
+  "rules/auto-match.ts loaded": "auto-matching models read from the database, per database (a WeakMap keyed by the Database), replaced when a newer one is trained",
   "documents/pdfjs.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
   "processing/progress-board.ts board": "live progress of the files being analysed, keyed by file id (unique across the servers of a process), removed when each run ends",
   "documents/page-images.ts pagesBeingDrawn": "drawings in flight, keyed by file id (unique across the servers of a process), removed when each ends",

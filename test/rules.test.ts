@@ -208,6 +208,7 @@ describe("conditions", () => {
     media_type: "image", document_type: null, content_type: "image/jpeg", filename: "IMG_1.JPG", title: null, text: "STOP sign", description: "a red sign",
     tags: ["Street", "sign"], category: "general", source: "watch", size_bytes: 2048, page_count: null, duration_seconds: null, domain: null,
     project_id: "p", folder_id: null, camera: "Canon EOS R6", lens: null, place: "Lyon, Auvergne-Rhône-Alpes, France", country_code: "FR",
+    predicted_tags: new Map([["finance", 0.8], ["travel", 0.2]]), predicted_folder_id: new Map([["f-invoices", 0.6], ["f-letters", 0.4]]),
   };
   const check = (conditions: unknown[], match: "all" | "any" = "all") => conditionsHold(compileConditions(parseConditions(conditions)), match, facts);
 
@@ -227,6 +228,26 @@ describe("conditions", () => {
     expect(check([{ field: "place", op: "contains", value: "lyon" }, { field: "country_code", op: "in", value: ["fr", "be"] }])).toBe(true);
     expect(check([{ field: "place", op: "not_exists" }])).toBe(false);
     expect(check([])).toBe(true);
+  });
+
+  test("predicted tags count from their score; a predicted folder is the best-scored one", () => {
+    expect(check([{ field: "predicted_tags", op: "contains", value: "Finance" }])).toBe(true);
+    expect(check([{ field: "predicted_tags", op: "contains", value: "travel" }])).toBe(false);
+    expect(check([{ field: "predicted_tags", op: "contains", value: "travel", min_score: 0.2 }])).toBe(true);
+    expect(check([{ field: "predicted_tags", op: "contains", value: "finance", min_score: 0.9 }])).toBe(false);
+    expect(check([{ field: "predicted_tags", op: "not_contains", value: "travel" }])).toBe(true);
+    expect(check([{ field: "predicted_tags", op: "in", value: ["travel", "finance"] }])).toBe(true);
+    expect(check([{ field: "predicted_folder_id", op: "equals", value: "f-invoices" }])).toBe(true);
+    // Both folders pass a low bar: the file still goes to one, the better scored.
+    expect(check([{ field: "predicted_folder_id", op: "equals", value: "f-letters", min_score: 0.1 }])).toBe(false);
+    expect(check([{ field: "predicted_folder_id", op: "equals", value: "f-invoices", min_score: 0.7 }])).toBe(false);
+    expect(check([{ field: "predicted_folder_id", op: "not_in", value: ["f-letters"] }])).toBe(true);
+    const none: FileFacts = { ...facts, predicted_tags: null, predicted_folder_id: null };
+    expect(conditionsHold(compileConditions(parseConditions([{ field: "predicted_tags", op: "contains", value: "finance" }])), "all", none)).toBe(false);
+    expect(conditionsHold(compileConditions(parseConditions([{ field: "predicted_folder_id", op: "not_equals", value: "f-invoices" }])), "all", none)).toBe(true);
+    expect(() => parseConditions([{ field: "text", op: "contains", value: "x", min_score: 0.5 }])).toThrow(/only predicted_tags and predicted_folder_id take a min_score/);
+    expect(() => parseConditions([{ field: "predicted_tags", op: "contains", value: "x", min_score: 1.5 }])).toThrow(/min_score: must be a number above 0 and at most 1/);
+    expect(() => parseConditions([{ field: "predicted_folder_id", op: "contains", value: "x" }])).toThrow(/for predicted_folder_id must be one of equals, not_equals, in, not_in/);
   });
 
   test("a catastrophic pattern for backtracking engines runs in linear time on RE2", () => {

@@ -7,6 +7,7 @@
  */
 import { RE2JS } from "re2js";
 import { badRequest } from "../errors.ts";
+import { DEFAULT_AUTO_MATCH_THRESHOLD } from "./auto-match-settings.ts";
 
 /** What one file offers to conditions (file-facts.ts builds it). */
 export interface FileFacts {
@@ -34,9 +35,12 @@ export interface FileFacts {
   lens: string | null;
   place: string | null;
   country_code: string | null;
+  /** Auto matching (auto-match.ts): the score (0-1) of each tag (lower case) and folder id the organization's model learned; null without a model or text. */
+  predicted_tags: ReadonlyMap<string, number> | null;
+  predicted_folder_id: ReadonlyMap<string, number> | null;
 }
 
-type Kind = "text" | "list" | "choice" | "number" | "id";
+type Kind = "text" | "list" | "choice" | "number" | "id" | "predicted_tags" | "predicted_folder";
 
 export const CONDITION_FIELDS: Record<string, Kind> = {
   media_type: "choice",
@@ -59,7 +63,14 @@ export const CONDITION_FIELDS: Record<string, Kind> = {
   lens: "text",
   place: "text",
   country_code: "choice",
+  predicted_tags: "predicted_tags",
+  predicted_folder_id: "predicted_folder",
 };
+
+/** Whether conditions ask the auto-matching model (auto-match.ts). */
+export function usesPredictions(conditions: readonly Condition[]): boolean {
+  return conditions.some((c) => CONDITION_FIELDS[c.field] === "predicted_tags" || CONDITION_FIELDS[c.field] === "predicted_folder");
+}
 
 export const SOURCES = ["upload", "watch", "mail", "cloud", "link"] as const;
 
@@ -69,6 +80,8 @@ const OPERATORS: Record<Kind, readonly string[]> = {
   choice: ["equals", "not_equals", "in", "not_in"],
   number: ["equals", "not_equals", "gt", "gte", "lt", "lte", "exists", "not_exists"],
   id: ["equals", "not_equals", "in", "not_in", "exists", "not_exists"],
+  predicted_tags: ["contains", "not_contains", "in"],
+  predicted_folder: ["equals", "not_equals", "in", "not_in"],
 };
 
 export const MAX_CONDITIONS = 20;
@@ -81,6 +94,8 @@ export interface Condition {
   value?: string | number | string[];
   /** Text operators compare without regard to case unless this is true. */
   case_sensitive?: boolean;
+  /** Predicted fields: the score (0-1) a prediction needs to count (default DEFAULT_AUTO_MATCH_THRESHOLD). */
+  min_score?: number;
 }
 
 /** A condition ready to evaluate: its regular expression compiled once. */
@@ -100,7 +115,7 @@ export function parseConditions(input: unknown): Condition[] {
 
 function parseCondition(raw: unknown, at: string): Condition {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw badRequest(`${at}: must be an object {field, op, value}`);
-  const { field, op, value, case_sensitive: caseSensitive, ...rest } = raw as Record<string, unknown>;
+  const { field, op, value, case_sensitive: caseSensitive, min_score: minScore, ...rest } = raw as Record<string, unknown>;
   const extra = Object.keys(rest);
   if (extra.length) throw badRequest(`${at}: unknown property ${extra[0]}`);
   if (typeof field !== "string" || !(field in CONDITION_FIELDS)) {
@@ -111,6 +126,11 @@ function parseCondition(raw: unknown, at: string): Condition {
   if (caseSensitive !== undefined && typeof caseSensitive !== "boolean") throw badRequest(`${at}.case_sensitive: must be true or false`);
   const condition: Condition = { field: field as keyof FileFacts, op };
   if (caseSensitive) condition.case_sensitive = true;
+  if (minScore !== undefined) {
+    if (kind !== "predicted_tags" && kind !== "predicted_folder") throw badRequest(`${at}.min_score: only predicted_tags and predicted_folder_id take a min_score`);
+    if (typeof minScore !== "number" || !(minScore > 0 && minScore <= 1)) throw badRequest(`${at}.min_score: must be a number above 0 and at most 1`);
+    condition.min_score = minScore;
+  }
   if (op === "exists" || op === "not_exists") {
     if (value !== undefined && value !== null) throw badRequest(`${at}.value: ${op} takes no value`);
     return condition;
@@ -161,7 +181,26 @@ function holds(condition: Compiled, facts: FileFacts): boolean {
   if (condition.op === "exists") return present;
   if (condition.op === "not_exists") return !present;
   const fold = (s: string) => (condition.case_sensitive ? s : s.toLowerCase());
+  const minScore = condition.min_score ?? DEFAULT_AUTO_MATCH_THRESHOLD;
   switch (kind) {
+    case "predicted_tags": {
+      const scores = actual as FileFacts["predicted_tags"];
+      const predicted = (tag: string) => (scores?.get(tag.toLowerCase()) ?? 0) >= minScore;
+      if (condition.op === "in") return (condition.value as string[]).some(predicted);
+      return condition.op === "contains" ? predicted(String(condition.value)) : !predicted(String(condition.value));
+    }
+    case "predicted_folder": {
+      // A file goes to one folder: the one scored highest, when it scores enough.
+      let best: string | null = null;
+      let bestScore = minScore;
+      for (const [folder, score] of (actual as FileFacts["predicted_folder_id"]) ?? []) {
+        if (score >= bestScore) [best, bestScore] = [folder, score];
+      }
+      const one = (v: string) => best === v.toLowerCase();
+      if (condition.op === "in") return (condition.value as string[]).some(one);
+      if (condition.op === "not_in") return !(condition.value as string[]).some(one);
+      return condition.op === "equals" ? one(String(condition.value)) : !one(String(condition.value));
+    }
     case "list": {
       const have = (actual as string[]).map(fold);
       if (condition.op === "in") return (condition.value as string[]).some((v) => have.includes(fold(v)));

@@ -7,6 +7,8 @@ import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileFacts } from "./conditions.ts";
+import { textOf } from "./file-text.ts";
+import { predictionsFor, type Predictions } from "./auto-match.ts";
 
 /** How the file arrived: a watched folder or a mail account (file_origins), a cloud import, a saved link (and its page images), else an upload. */
 export function sourceOf(db: Database, file: FileRow): string {
@@ -18,15 +20,17 @@ export function sourceOf(db: Database, file: FileRow): string {
 }
 
 export function factsOf(db: Database, files: FileRepository, file: FileRow): FileFacts {
+  // Predictions read the model and the text again: only when a condition asks for them.
+  let predictions: Predictions | null | undefined;
+  const predicted = () => (predictions === undefined ? (predictions = predictionsFor(db, files, file)) : predictions);
   const camera = file.media_type === "image" || file.media_type === "video" ? cameraFactsOf(db, file.id) : null;
-  const text = file.media_type === "document" || file.media_type === "link" ? (files.extractedText(file.id) ?? file.visible_text) : file.visible_text;
   return {
     media_type: file.media_type,
     document_type: file.document_type,
     content_type: file.content_type,
     filename: file.filename,
     title: file.title,
-    text: text ?? "",
+    text: textOf(files, file),
     description: file.user_description ?? file.upload_description,
     tags: tagsOf(file),
     category: file.content_category,
@@ -41,5 +45,11 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     lens: camera?.lens ?? null,
     place: [camera?.city, camera?.region, camera?.country].filter(Boolean).join(", ") || null,
     country_code: camera?.countryCode ?? null,
+    get predicted_tags() {
+      return predicted()?.tags ?? null;
+    },
+    get predicted_folder_id() {
+      return predicted()?.folders ?? null;
+    },
   };
 }

@@ -9,6 +9,7 @@ import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
 import { webhookExists } from "../webhooks/webhooks.ts";
 import type { ActionReferences } from "./actions.ts";
+import { autoMatchStatus, learnIfStale, requestTraining } from "./auto-match.ts";
 import { CONDITION_FIELDS } from "./conditions.ts";
 import { applicationsOfFile, applicationsOfRule, createRule, deleteRule, DESCRIPTION_MAX, dryRun, getRule, listRules, NAME_MAX, updateRule } from "./rules.ts";
 
@@ -18,6 +19,7 @@ const ConditionShape = t.Object(
     op: t.String({ description: "contains, not_contains, equals, not_equals, starts_with, ends_with, regex (RE2), in, not_in, gt, gte, lt, lte, exists, not_exists: which ones depends on the field" }),
     value: t.Optional(t.Unknown({ description: "A string, a number, or an array of strings for in/not_in; none for exists/not_exists" })),
     case_sensitive: t.Optional(t.Boolean()),
+    min_score: t.Optional(t.Number({ description: "predicted_tags / predicted_folder_id: the score (0-1] a prediction needs (default 0.3)" })),
   },
   { title: "RuleCondition" },
 );
@@ -85,6 +87,16 @@ const DryRunSchema = t.Object(
   { title: "RuleDryRun" },
 );
 
+const AutoMatchSchema = t.Object(
+  {
+    trained_at: Nullable(Timestamp),
+    example_files: t.Integer({ description: "Files with text the model learned from" }),
+    stale: t.Boolean({ description: "The library changed since it learned (a training is due)" }),
+    labels: t.Array(t.Object({ kind: t.String({ description: "tag or folder" }), label: t.String({ description: "The tag (lower case) or the folder id" }), examples: t.Integer() })),
+  },
+  { title: "AutoMatching" },
+);
+
 const Name = t.String({ error: "name must be a string", description: `1-${NAME_MAX} characters, unique in the organization (case-insensitive)` });
 const Description = t.String({ error: "description must be a string or null", description: `At most ${DESCRIPTION_MAX} characters` });
 const Match = OneOf(["all", "any"] as const, "default all");
@@ -103,7 +115,9 @@ export function ruleRoutes(ctx: RuleDeps) {
       "/rules",
       ({ principal, body, set }) => {
         set.status = 201;
-        return createRule(db, clock, principal.orgId, principal.keyId, body, refs(principal.orgId));
+        const rule = createRule(db, clock, principal.orgId, principal.keyId, body, refs(principal.orgId));
+        learnIfStale(ctx, principal.orgId, rule.conditions, "now");
+        return rule;
       },
       {
         permission: "edit",
@@ -147,13 +161,38 @@ export function ruleRoutes(ctx: RuleDeps) {
         detail: { summary: "Files unsaved conditions would match (extension)", description: "Changes nothing." },
       },
     )
+    .get("/rules/auto-matching", ({ principal }) => autoMatchStatus(db, principal.orgId), {
+      permission: "view",
+      response: { 200: AutoMatchSchema, ...AUTH_ERRORS },
+      detail: { summary: "The auto-matching model: when it learned, from how many files, which tags and folders (extension)" },
+    })
+    .post(
+      "/rules/auto-matching/train",
+      ({ principal, set }) => {
+        const job = requestTraining(ctx, principal.orgId, "now");
+        set.status = 202;
+        return { job_id: job.id, deduplicated: job.deduplicated };
+      },
+      {
+        permission: "edit",
+        response: { 202: t.Object({ job_id: t.String(), deduplicated: t.Boolean({ description: "A training was already waiting or running: that job" }) }), ...AUTH_ERRORS },
+        detail: { summary: "Train the auto-matching model on the library now (extension)", description: "A rules.learn job; GET /job/{job_id} follows it." },
+      },
+    )
     .get("/rules/:rule_id", ({ principal, params }) => getRule(db, principal.orgId, params.rule_id), {
       permission: "view",
       params: ruleParams,
       response: { 200: RuleSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
       detail: { summary: "Get a rule (extension)" },
     })
-    .patch("/rules/:rule_id", ({ principal, params, body }) => updateRule(db, clock, principal.orgId, params.rule_id, body, refs(principal.orgId)), {
+    .patch(
+      "/rules/:rule_id",
+      ({ principal, params, body }) => {
+        const rule = updateRule(db, clock, principal.orgId, params.rule_id, body, refs(principal.orgId));
+        learnIfStale(ctx, principal.orgId, rule.conditions, "now");
+        return rule;
+      },
+      {
       permission: "edit",
       params: ruleParams,
       body: t.Object({
@@ -167,7 +206,8 @@ export function ruleRoutes(ctx: RuleDeps) {
       }),
       response: { 200: RuleSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
       detail: { summary: "Change a rule (extension)", description: "Fields left out stay as they are; conditions and actions are replaced whole." },
-    })
+      },
+    )
     .delete(
       "/rules/:rule_id",
       ({ principal, params, set }) => {

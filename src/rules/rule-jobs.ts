@@ -11,6 +11,8 @@ import type { RuleDeps } from "./deps.ts";
 import { PermanentJobError, type QueueDefinition } from "../jobs/runner.ts";
 import { fileEventData, webhookDeps } from "../webhooks/delivery.ts";
 import { emitEvent, hasSubscribers } from "../webhooks/webhooks.ts";
+import { learnIfStale, modelStale, trainOrganization } from "./auto-match.ts";
+import { usesPredictions } from "./conditions.ts";
 import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRule, handledByJob, hasEnabledRules, settledFiles, type Applied } from "./rules.ts";
 
 const FILE_EVENTS = ["file.completed", "file.failed", "rule.applied"];
@@ -42,12 +44,15 @@ export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate
       const { fileId, outcome } = job.payload;
       const file = ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
+      const rules = enabledRules(ctx.db, file.org_id);
       const applied = await job.write(() => {
-        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, enabledRules(ctx.db, file.org_id), { kind: "analysis", jobId: null }) : [];
+        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, rules, { kind: "analysis", jobId: null }) : [];
         sendApplied(ctx, done);
         emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData(ctx.files.byId(file.id)!));
         return done;
       });
+      // The library changed (this file at least): learn it again, at most every MEDIABOX_AUTO_MATCH_RETRAIN_SECONDS.
+      learnIfStale(ctx, file.org_id, rules.flatMap((r) => r.conditions), "throttled");
       return [{ file_id: fileId, rules_applied: applied.map((a) => ({ rule_id: a.rule.id, status: a.application.status })) }];
     },
   };
@@ -69,6 +74,8 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
       } catch {
         throw new PermanentJobError(`rule ${job.payload.ruleId} was deleted`);
       }
+      // A rule over the whole library meets the library as it is now.
+      if (usesPredictions(rule.conditions) && modelStale(ctx.db, orgId)) await trainOrganization(ctx, orgId);
       const total = countSettledFiles(ctx.db, orgId);
       let scanned = 0;
       for (let after = ""; ; ) {
@@ -86,6 +93,19 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
       // Counted from the records, so files applied before a restart count too.
       const { applied, failed } = applicationsOfJob(ctx.db, job.jobId);
       return [{ rule_id: rule.id, scanned_files: scanned, applied_files: applied, failed_files: failed }];
+    },
+  };
+}
+
+/** Trains an organization's auto-matching model (auto-match.ts). */
+export function rulesLearnQueue(ctx: RuleDeps): QueueDefinition<"rules.learn"> {
+  return {
+    name: "rules.learn",
+    concurrency: 1,
+    timeoutMs: 60 * 60 * 1000,
+    async handler(job) {
+      const status = await trainOrganization(ctx, job.payload.orgId);
+      return [{ trained_at: status.trained_at, example_files: status.example_files, labels: status.labels.length }];
     },
   };
 }

@@ -30,6 +30,7 @@ import people from "./025_people.ts";
 import duplicateThumbnails from "./026_duplicate_thumbnails.ts";
 import tagSuggestions from "./027_tag_suggestions.ts";
 import duplicateDismissals from "./028_duplicate_dismissals.ts";
+import autoMatch from "./029_auto_match.ts";
 
 export interface Migration {
   version: number;
@@ -66,4 +67,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 26, name: "duplicate_thumbnails", sql: duplicateThumbnails },
   { version: 27, name: "tag_suggestions", sql: tagSuggestions },
   { version: 28, name: "duplicate_dismissals", sql: duplicateDismissals },
+  { version: 29, name: "auto_match", sql: autoMatch },
 ];

@@ -13,6 +13,7 @@ import type { Config } from "./config.ts";
 import { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
+import { sqliteJobStore } from "./jobs/job-store.ts";
 import { BackgroundWork } from "./jobs/background-work.ts";
 import { unpackAssetsInBackground } from "./native/packages.ts";
 import type { Logger } from "./log.ts";
@@ -184,7 +185,7 @@ export class CompositionError extends Error {
 export function createContext({ config, clock, log, dataDir, db, queues = [] }: Foundation): AppContext {
   const writes = new GroupCommit(db);
   const background = new BackgroundWork();
-  const jobs = new JobRunner(db, writes, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
+  const jobs = new JobRunner(sqliteJobStore(db, writes), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
   const metrics = new Metrics(db, clock, dataDir.database);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));

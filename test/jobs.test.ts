@@ -14,6 +14,7 @@ import { openDatabase } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
 import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
+import { sqliteJobStore } from "../src/jobs/job-store.ts";
 import { BackgroundWork } from "../src/jobs/background-work.ts";
 import { unlessAborted } from "../src/abort.ts";
 import { Logger } from "../src/log.ts";
@@ -58,7 +59,7 @@ describe("job runner", () => {
   const runners: JobRunner[] = [];
 
   function runner(queues: QueueDefinition<any>[], options: { leaseMs?: number; workerId?: string } = {}): JobRunner {
-    const r = new JobRunner(db, new GroupCommit(db), systemClock, log, { leaseMs: options.leaseMs ?? 2_000, pollMs: 20, ...(options.workerId ? { workerId: options.workerId } : {}) });
+    const r = new JobRunner(sqliteJobStore(db, new GroupCommit(db)), systemClock, log, { leaseMs: options.leaseMs ?? 2_000, pollMs: 20, ...(options.workerId ? { workerId: options.workerId } : {}) });
     for (const q of queues) r.register(q);
     runners.push(r);
     return r;
@@ -80,7 +81,7 @@ describe("job runner", () => {
   test("progress is written at most every 250 ms of the clock, with the turn's shared commit (the end writes 100)", async () => {
     const clock = new ManualClock();
     const seen: number[] = [];
-    const r = new JobRunner(db, new GroupCommit(db), clock, log, { leaseMs: 60_000, pollMs: 20 });
+    const r = new JobRunner(sqliteJobStore(db, new GroupCommit(db)), clock, log, { leaseMs: 60_000, pollMs: 20 });
     runners.push(r);
     r.register({
       name: "t.progress",
@@ -232,7 +233,7 @@ describe("job runner", () => {
   test("a background queue's jobs wait while foreground work runs; other queues' do not", async () => {
     const background = new BackgroundWork();
     const ran: string[] = [];
-    const r = new JobRunner(db, new GroupCommit(db), systemClock, log, { leaseMs: 2_000, pollMs: 20, background });
+    const r = new JobRunner(sqliteJobStore(db, new GroupCommit(db)), systemClock, log, { leaseMs: 2_000, pollMs: 20, background });
     r.register({ name: "t.reembed", concurrency: 1, background: true, handler: async () => void ran.push("reembed") });
     r.register({ name: "t.upload", concurrency: 1, handler: async () => void ran.push("upload") });
     runners.push(r);

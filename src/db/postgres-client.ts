@@ -5,7 +5,7 @@
  * SQLite's INTEGER holds milliseconds since the epoch).
  */
 import { SQL } from "bun";
-import { bindable, numberedPlaceholders, POSTGRES_DIALECT, type Dialect, type RunResult, type SqlClient, type SqlValue } from "./sql-client.ts";
+import { bindable, numberedPlaceholders, POSTGRES_DIALECT, type Dialect, type RunResult, type SqlClient, type SqlValue, type Subscription } from "./sql-client.ts";
 
 type Params = readonly SqlValue[];
 
@@ -64,6 +64,14 @@ export class PostgresExecutor implements SqlClient {
     return Promise.reject(new Error("a PostgreSQL transaction cannot nest (use savepoints through the outer transaction's client)"));
   }
 
+  listen(_channel: string, _onPayload: (payload: string) => void): Promise<Subscription> {
+    return Promise.reject(new Error("LISTEN runs on the pool, not inside a transaction"));
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    await this.run("SELECT pg_notify(?, ?)", [channel, payload]);
+  }
+
   async close(): Promise<void> {}
 }
 
@@ -80,8 +88,8 @@ export class PostgresClient extends PostgresExecutor {
     return (await this.pool.begin((tx) => fn(new PostgresExecutor(tx)))) as T;
   }
 
-  /** Calls `onPayload` for every NOTIFY on the channel; resolves once listening. */
-  async listen(channel: string, onPayload: (payload: string) => void): Promise<{ unlisten(): Promise<void> }> {
+  /** Bun keeps one connection for every LISTEN of the pool and re-subscribes it after a reconnect. */
+  override async listen(channel: string, onPayload: (payload: string) => void): Promise<Subscription> {
     return this.pool.listen(channel, onPayload);
   }
 

@@ -32,7 +32,19 @@ export interface SqlClient {
    * on SQLite wait for it to end).
    */
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
+  /**
+   * Calls `onPayload` for every notification on the channel, from any process sharing the
+   * database (PostgreSQL LISTEN/NOTIFY; on SQLite, whose data directory one process holds, this
+   * process's own). Resolves once listening.
+   */
+  listen(channel: string, onPayload: (payload: string) => void): Promise<Subscription>;
+  /** Notifies the channel's listeners; inside a transaction, once it commits (PostgreSQL). */
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface Subscription {
+  unlisten(): Promise<void>;
 }
 
 /** What the two engines spell differently, in one place. */
@@ -44,6 +56,8 @@ export interface Dialect {
    * a time, so its claim needs nothing.
    */
   readonly skipLocked: string;
+  /** Appended to a `SELECT` of a row the transaction then relies on: PostgreSQL locks it; SQLite's transaction already excludes other writers. */
+  readonly forUpdate: string;
   /** A text field of a JSON text column: `json_extract(col, '$.key')` / `(col::jsonb ->> 'key')`. */
   jsonText(column: string, key: string): string;
 }
@@ -53,6 +67,7 @@ const JSON_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const SQLITE_DIALECT: Dialect = {
   name: "sqlite",
   skipLocked: "",
+  forUpdate: "",
   jsonText(column, key) {
     if (!JSON_KEY.test(key)) throw new Error(`bad JSON key ${key}`);
     return `json_extract(${column}, '$.${key}')`;
@@ -62,6 +77,7 @@ export const SQLITE_DIALECT: Dialect = {
 export const POSTGRES_DIALECT: Dialect = {
   name: "postgres",
   skipLocked: "FOR UPDATE SKIP LOCKED",
+  forUpdate: "FOR UPDATE",
   jsonText(column, key) {
     if (!JSON_KEY.test(key)) throw new Error(`bad JSON key ${key}`);
     return `(${column}::jsonb ->> '${key}')`;

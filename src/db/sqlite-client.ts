@@ -12,7 +12,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { GroupCommit } from "./group-commit.ts";
-import { bindable, SQLITE_DIALECT, type Dialect, type RunResult, type SqlClient, type SqlValue } from "./sql-client.ts";
+import { bindable, SQLITE_DIALECT, type Dialect, type RunResult, type SqlClient, type SqlValue, type Subscription } from "./sql-client.ts";
 
 type Params = readonly SqlValue[];
 
@@ -22,6 +22,7 @@ export class SqliteClient implements SqlClient {
   readonly dialect: Dialect = SQLITE_DIALECT;
   /** The end of the last port transaction (the next one starts after it). */
   private lastTransaction: Promise<unknown> = Promise.resolve();
+  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
 
   constructor(
     readonly db: Database,
@@ -65,6 +66,20 @@ export class SqliteClient implements SqlClient {
     const result = this.lastTransaction.then(run, run);
     this.lastTransaction = result.catch(() => {});
     return result;
+  }
+
+  /** One process holds a SQLite data directory: notifications stay in it (delivered on the next turn). */
+  async listen(channel: string, onPayload: (payload: string) => void): Promise<Subscription> {
+    const set = this.listeners.get(channel) ?? new Set();
+    this.listeners.set(channel, set);
+    const listener = (payload: string) => onPayload(payload);
+    set.add(listener);
+    return { unlisten: async () => void set.delete(listener) };
+  }
+
+  async notify(channel: string, payload: string): Promise<void> {
+    const set = this.listeners.get(channel);
+    if (set?.size) setImmediate(() => set.forEach((listener) => listener(payload)));
   }
 
   /** The handle belongs to whoever opened it (server.ts closes it). */

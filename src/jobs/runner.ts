@@ -7,18 +7,21 @@
  * their host and pid, so leases of processes that no longer exist are released at start.
  * Failures retry with exponential backoff up to the job's attempt limit.
  *
- * Claims, progress and outcomes commit with the other writes of the same turn (db/group-commit.ts):
- * autocommitted, they were ~14 % of the event loop in a bulk import of notes (two jobs a note,
- * 0.1-0.14 ms a commit against ~0.01 ms a statement inside a shared transaction).
+ * The table is reached through JobStore (job-store.ts), the same on SQLite and PostgreSQL; on
+ * SQLite claims, progress and outcomes commit with the other writes of the same turn
+ * (db/group-commit.ts): autocommitted, they were ~14 % of the event loop in a bulk import of notes
+ * (two jobs a note, 0.1-0.14 ms a commit against ~0.01 ms a statement inside a shared transaction).
+ * Workers in other processes learn of new jobs from the store's notifications (PostgreSQL
+ * LISTEN/NOTIFY); the poll remains the safety net.
  */
-import type { Database } from "bun:sqlite";
 import { hostname } from "node:os";
-import { isoAt, type Clock } from "../clock.ts";
+import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { cancelJob, enqueueJob, getJobRow, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
+import { cancelJob, enqueueJob, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 import { errorMessage, forTenants } from "../errors.ts";
-import type { GroupCommit } from "../db/group-commit.ts";
+import type { Subscription } from "../db/sql-client.ts";
+import { LeaseLost, type JobStore, type LocalWrites } from "./job-store.ts";
 import type { BackgroundWork } from "./background-work.ts";
 
 export interface JobContext<P> {
@@ -62,10 +65,6 @@ export interface QueueDefinition<Q extends QueueName = QueueName> {
 /** Throw to fail a job at once, without retries (bad input that will never succeed). */
 export class PermanentJobError extends Error {
   override name = "PermanentJobError";
-}
-
-class LeaseLostError extends Error {
-  override name = "LeaseLostError";
 }
 
 type StopReason = "cancelled" | "timeout" | "shutdown" | "lease-lost";
@@ -123,9 +122,12 @@ export class JobRunner {
   private fullPollDue = true;
   private lastFullPoll = 0;
 
+  /** Running handlers' writes and hand-backs still on their way to the database (stop() waits for them). */
+  private readonly pendingWrites = new Set<Promise<unknown>>();
+  private subscription: Promise<Subscription | null> | null = null;
+
   constructor(
-    private readonly db: Database,
-    private readonly writes: GroupCommit,
+    private readonly store: JobStore,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: RunnerOptions,
@@ -148,8 +150,13 @@ export class JobRunner {
     if (this.started) return;
     this.started = true;
     this.abandoned = false;
-    this.releaseDeadOwners();
-    this.wake();
+    this.subscription = this.store.onNewJobs((queue) => this.wake(queue)).catch((err) => {
+      this.log.warn("not notified of new jobs; they are found by the poll", { err });
+      return null;
+    });
+    void this.releaseDeadOwners()
+      .catch((err) => this.log.warn("could not release the jobs of dead worker processes", { err }))
+      .finally(() => this.wake());
   }
 
   /**
@@ -158,18 +165,13 @@ export class JobRunner {
    * other hosts, of live processes, and of this process's pid (another runner in this process,
    * or a reused pid) are left to lapse normally: when in doubt, wait.
    */
-  private releaseDeadOwners(): void {
-    const owners = this.db
-      .query<{ lease_owner: string }, []>("SELECT DISTINCT lease_owner FROM jobs WHERE status = 'processing' AND lease_owner IS NOT NULL")
-      .all();
-    for (const { lease_owner: owner } of owners) {
+  private async releaseDeadOwners(): Promise<void> {
+    for (const owner of await this.store.leaseOwners()) {
       const match = /^worker-(.+)-(\d+)-[0-9a-f]{8}$/.exec(owner);
       if (!match || match[1] !== hostname()) continue;
       const pid = Number(match[2]);
       if (pid === process.pid || processExists(pid)) continue;
-      const released = this.db
-        .query("UPDATE jobs SET lease_expires_at = ?, updated_at = ? WHERE status = 'processing' AND lease_owner = ?")
-        .run(0, isoAt(this.clock.now()), owner).changes;
+      const released = await this.store.expireLeasesOf(owner, this.clock.now());
       this.log.info("released the jobs of a worker process that no longer exists", { owner, jobs: released });
     }
   }
@@ -182,6 +184,8 @@ export class JobRunner {
     if (!this.started) return 0;
     this.started = false;
     if (this.timer) clearTimeout(this.timer);
+    const subscription = this.subscription;
+    this.subscription = null;
     for (const id of this.running.keys()) this.stopJob(id, "shutdown");
     for (const { queue, row } of this.ready.splice(0)) {
       this.perQueue.set(queue.name, (this.perQueue.get(queue.name) ?? 1) - 1);
@@ -190,6 +194,8 @@ export class JobRunner {
     // Claims on their way hand their jobs back when they commit (see claimAndLaunch).
     const all = Promise.all([...this.running.values()].map((r) => r.done).concat([...this.claiming.values()].map((c) => c.done)));
     await Promise.race([all, Bun.sleep(graceMs)]);
+    await Promise.race([Promise.all([...this.pendingWrites]), Bun.sleep(graceMs)]);
+    await (await subscription)?.unlisten().catch(() => {});
     if (this.running.size) {
       this.abandoned = true;
       this.log.warn("jobs still running at shutdown are left to their leases (they run again after the lease lapses)", {
@@ -205,16 +211,40 @@ export class JobRunner {
    * after that transaction has committed.
    */
   enqueue<Q extends QueueName>(options: EnqueueOptions<Q>): { id: string; deduplicated: boolean } {
-    const queued = enqueueJob(this.db, this.clock, options);
+    const queued = enqueueJob(this.localWrites().db, this.clock, options);
+    this.wake(options.queue);
+    return queued;
+  }
+
+  /**
+   * Enqueues a job in its own statement, on either database, and wakes idle workers of every
+   * process sharing it. (Where the caller's records move to the port, this takes the caller's
+   * transaction and replaces `enqueue`: docs/scale-out.md.)
+   */
+  async submit<Q extends QueueName>(options: EnqueueOptions<Q>): Promise<{ id: string; deduplicated: boolean }> {
+    const queued = await this.store.enqueue(options, this.clock.now());
     this.wake(options.queue);
     return queued;
   }
 
   /** Cancels a job of the organization; one running here stops at once rather than at its next heartbeat. */
   cancel(orgId: string, id: string): JobView {
-    const view = cancelJob(this.db, this.clock, orgId, id);
+    const view = cancelJob(this.localWrites().db, this.clock, orgId, id);
     this.stopJob(id, "cancelled");
     return view;
+  }
+
+  /** The SQLite handle that enqueueing inside a caller's transaction and cancelling still need. */
+  private localWrites(): LocalWrites {
+    if (!this.store.local) throw new Error("this job store has no local SQLite handle: enqueue with submit(); cancelling through the port is not written yet (docs/scale-out.md)");
+    return this.store.local;
+  }
+
+  /** Tracks a write stop() must wait for before the database closes. */
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pendingWrites.add(promise);
+    void promise.finally(() => this.pendingWrites.delete(promise)).catch(() => {});
+    return promise;
   }
 
   /** Look for work now instead of at the next poll: in `queue`, or in every queue. */
@@ -235,7 +265,7 @@ export class JobRunner {
       if (full) {
         this.fullPollDue = false;
         this.lastFullPoll = now;
-        this.expireAbandoned();
+        this.store.expireAbandoned(now).catch((err) => this.log.error("expiring abandoned jobs failed", { err }));
       }
       const names = full ? [...this.queues.keys()] : [...this.woken];
       this.woken.clear();
@@ -283,57 +313,11 @@ export class JobRunner {
       this.startReady();
       if (rows.length === wanted || wokenSince) this.wake(queue.name);
     };
-    const done = this.writes.write(() => this.claim(queue.name, wanted, lapsed)).then(settle, (err) => {
+    const done = this.store.claim(queue.name, this.workerId, this.options.leaseMs, wanted, lapsed, this.clock.now()).then(settle, (err) => {
       this.log.error("job claim failed", { queue: queue.name, err });
       settle([]);
     });
     this.claiming.set(queue.name, { done, wokenSince: false });
-  }
-
-  /** Jobs whose worker died on their last allowed attempt end as failed (or cancelled if asked). */
-  private expireAbandoned(): void {
-    const now = this.clock.now();
-    this.db
-      .query(
-        `UPDATE jobs SET
-           status = CASE WHEN cancel_requested = 1 THEN 'cancelled' ELSE 'failed' END,
-           error = CASE WHEN cancel_requested = 1 THEN 'cancelled by request'
-                        ELSE 'worker stopped responding on the final attempt' END,
-           lease_owner = NULL, lease_expires_at = NULL, finished_at = ?, updated_at = ?
-         WHERE status = 'processing' AND lease_expires_at < ?
-           AND (attempts >= max_attempts OR cancel_requested = 1)`,
-      )
-      .run(isoAt(now), isoAt(now), now);
-  }
-
-  /**
-   * Takes up to `limit` of the queue's jobs, oldest due first: on a full poll (`lapsed`) those
-   * whose lease lapsed (their worker died) first, then pending ones that are due. Lapsed leases
-   * are rare and a poll interval late is soon enough for them; looking for them at every claim
-   * was ~2 % of the event loop in a bulk import. Each case walks one index in order (one query
-   * OR-ing both sorted every due pending job of the queue: with a backlog of 1,400 notes that was
-   * a quarter of the event loop's time). Runs inside a write transaction, so no other process
-   * can take the same jobs in between.
-   */
-  private claim(queue: string, limit: number, lapsed: boolean): JobRow[] {
-    const now = this.clock.now();
-    const take = (candidates: string, args: (string | number)[], n: number) =>
-      this.db
-        .query<JobRow, (string | number)[]>(
-          `UPDATE jobs SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
-             attempts = attempts + 1, started_at = coalesce(started_at, ?), updated_at = ?
-           WHERE id IN (${candidates} LIMIT ?)
-           RETURNING *`,
-        )
-        .all(this.workerId, now + this.options.leaseMs, isoAt(now), isoAt(now), ...args, n);
-    const rows = lapsed
-      ? take("SELECT id FROM jobs WHERE status = 'processing' AND lease_expires_at < ? AND queue = ? ORDER BY run_at", [now, queue], limit)
-      : [];
-    if (rows.length < limit) {
-      rows.push(...take("SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at", [queue, now], limit - rows.length));
-    }
-    // RETURNING follows no order; jobs start in the order they were due.
-    return rows.sort((a, b) => a.run_at - b.run_at);
   }
 
   /** Starts up to STARTS_PER_TICK claimed jobs now and leaves the rest to the next turns. */
@@ -393,18 +377,12 @@ export class JobRunner {
         if (value === lastProgress || now - lastProgressWrite < PROGRESS_WRITE_MS) return;
         lastProgress = value;
         lastProgressWrite = now;
-        this.writes
-          .write(() =>
-            this.db
-              .query("UPDATE jobs SET progress = ?, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'")
-              .run(value, isoAt(now), row.id, this.workerId),
-          )
-          .catch((err) => log.warn("job progress not recorded", { err }));
+        this.track(this.store.progress(row.id, this.workerId, value, now)).catch((err) => log.warn("job progress not recorded", { err }));
       },
       write: (fn) =>
-        this.writes.write(() => {
-          this.assertLease(row.id);
-          return fn();
+        this.track(this.store.fenced(row.id, this.workerId, fn)).catch((err) => {
+          if (err instanceof LeaseLost) this.stopJob(row.id, "lease-lost");
+          throw err;
         }),
     };
     try {
@@ -428,7 +406,7 @@ export class JobRunner {
       log.info("job outcome not recorded: the runner stopped before it ended", { error: message });
       return;
     }
-    if (err instanceof LeaseLostError) {
+    if (err instanceof LeaseLost) {
       log.warn("job lease lost; its outcome was discarded", { error: message });
       return;
     }
@@ -438,7 +416,7 @@ export class JobRunner {
           log.warn("job lease lost; another worker owns it now");
           return;
         case "shutdown":
-          this.release(row.id);
+          await this.release(row.id);
           log.info("job handed back at shutdown");
           return;
         case "cancelled":
@@ -457,12 +435,7 @@ export class JobRunner {
       const delay = Math.min(queue.maxBackoffMs ?? 300_000, base * 2 ** (row.attempts - 1));
       const jittered = Math.round(delay * (0.8 + Math.random() * 0.4));
       const now = this.clock.now();
-      this.db
-        .query(
-          `UPDATE jobs SET status = 'pending', run_at = ?, error = ?, lease_owner = NULL, lease_expires_at = NULL,
-             updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
-        )
-        .run(now + jittered, reason, isoAt(now), row.id, this.workerId);
+      await this.store.retry(row.id, this.workerId, now + jittered, reason, now);
       log.warn("job attempt failed; will retry", { error: message, retry_in_ms: jittered });
     } catch (recordErr) {
       log.error("could not record job outcome", { err: recordErr });
@@ -474,51 +447,24 @@ export class JobRunner {
    * otherwise the outcome is dropped.
    */
   private async finish(id: string, status: "completed" | "failed" | "cancelled", outcome: { results: unknown[]; error: string | null }): Promise<void> {
-    const now = isoAt(this.clock.now());
-    const result = await this.writes.write(() => this.db
-      .query(
-        `UPDATE jobs SET status = ?, results = ?, error = ?, progress = CASE WHEN ? = 'completed' THEN 100 ELSE progress END,
-           lease_owner = NULL, lease_expires_at = NULL, finished_at = ?, updated_at = ?
-         WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
-      )
-      .run(status, JSON.stringify(outcome.results), outcome.error, status, now, now, id, this.workerId));
-    if (result.changes === 0) throw new LeaseLostError(`job ${id}: lease lost before its outcome was recorded`);
+    const held = await this.store.finish(id, this.workerId, status, outcome, this.clock.now());
+    if (!held) throw new LeaseLost(`job ${id}: lease lost before its outcome was recorded`);
   }
 
   /** Gives a job back to the queue at once; the interrupted attempt does not count. */
-  private release(id: string): void {
-    const now = this.clock.now();
-    this.db
-      .query(
-        `UPDATE jobs SET status = 'pending', attempts = max(0, attempts - 1), run_at = ?, lease_owner = NULL,
-           lease_expires_at = NULL, updated_at = ? WHERE id = ? AND lease_owner = ? AND status = 'processing'`,
-      )
-      .run(now, isoAt(now), id, this.workerId);
+  private release(id: string): Promise<void> {
+    return this.track(this.store.release(id, this.workerId, this.clock.now())).catch((err) => this.log.warn("job not handed back; it runs again once its lease lapses", { job_id: id, err }));
   }
 
   private heartbeat(id: string): void {
     if (this.abandoned) return;
-    try {
-      const now = this.clock.now();
-      const row = this.db
-        .query<{ cancel_requested: number }, [number, string, string, string]>(
-          `UPDATE jobs SET lease_expires_at = ?, updated_at = ?
-           WHERE id = ? AND lease_owner = ? AND status = 'processing' RETURNING cancel_requested`,
-        )
-        .get(now + this.options.leaseMs, isoAt(now), id, this.workerId);
-      if (!row) this.stopJob(id, "lease-lost");
-      else if (row.cancel_requested) this.stopJob(id, "cancelled");
-    } catch (err) {
-      this.log.warn("job heartbeat failed", { job_id: id, err });
-    }
-  }
-
-  private assertLease(id: string): void {
-    const row = getJobRow(this.db, id);
-    if (!row || row.status !== "processing" || row.lease_owner !== this.workerId) {
-      this.stopJob(id, "lease-lost");
-      throw new LeaseLostError(`job ${id}: lease lost`);
-    }
+    this.store
+      .heartbeat(id, this.workerId, this.options.leaseMs, this.clock.now())
+      .then((row) => {
+        if (!row) this.stopJob(id, "lease-lost");
+        else if (row.cancel_requested) this.stopJob(id, "cancelled");
+      })
+      .catch((err) => this.log.warn("job heartbeat failed", { job_id: id, err }));
   }
 }
 

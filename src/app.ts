@@ -263,7 +263,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
     ctx,
     http,
     start() {
-      jobs.start();
+      // An api process enqueues jobs for the workers sharing its database; it runs none itself.
+      if (config.role !== "api") jobs.start();
       watcher.start();
       mail.start();
       logModelVerification(ctx.models, log);
@@ -321,6 +322,18 @@ export function composeAppliance(foundation: Foundation): Appliance {
 }
 
 export function createApp(ctx: AppContext) {
+  // A worker process answers only probes and metrics; requests go to the api processes.
+  if (ctx.config.role === "worker") {
+    return new Elysia({ name: "mediabox", normalize: "typebox" })
+      .use(securityHeaders())
+      .use(errorHandler(ctx.log))
+      .use(guard(ctx))
+      .use(infrastructureRoutes(ctx)) as AnyElysia;
+  }
+  return fullApp(ctx);
+}
+
+function fullApp(ctx: AppContext) {
   const api = new Elysia({ prefix: API_PREFIX })
     .use(projectRoutes(ctx))
     .use(folderRoutes(ctx))

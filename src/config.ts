@@ -30,6 +30,15 @@ export interface Config {
   unauthenticatedRateLimit: number;
   /** How long a worker owns a job without heartbeating before another worker may take it over. */
   jobLeaseSeconds: number;
+  /**
+   * Where rows live: the data directory's SQLite file, or a PostgreSQL database several processes
+   * share (docs/scale-out.md).
+   */
+  database: DatabaseLocation;
+  /** What this process does: serve the API, run jobs, or both. */
+  role: ProcessRole;
+  /** This is the only process using the database (a PostgreSQL database may then keep blobs on local disk). */
+  singleProcess: boolean;
   /** Where blobs live: the local disk under the data dir, or an S3-compatible object store. */
   storage: "local" | "s3";
   s3Bucket: string | null;
@@ -321,6 +330,19 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     parse: integer(1, 3600),
     fallback: "30",
   },
+  database: { key: "database", flag: "database", env: "MEDIABOX_DATABASE", parse: databaseLocation, fallback: "sqlite:" },
+  role: {
+    key: "role",
+    flag: "role",
+    env: "MEDIABOX_ROLE",
+    parse: (raw) => {
+      const role = PROCESS_ROLES.find((r) => r === raw);
+      if (!role) throw new ConfigError(`expected ${PROCESS_ROLES.join(", ")}, got "${raw}"`);
+      return role;
+    },
+    fallback: "all",
+  },
+  singleProcess: { key: "singleProcess", flag: "single-process", env: "MEDIABOX_SINGLE_PROCESS", parse: boolean, fallback: "false" },
   storage: {
     key: "storage",
     flag: "storage",
@@ -606,6 +628,23 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
 
 export class ConfigError extends Error {}
 
+export type DatabaseLocation = { kind: "sqlite" } | { kind: "postgres"; url: string };
+export const PROCESS_ROLES = ["all", "api", "worker"] as const;
+export type ProcessRole = (typeof PROCESS_ROLES)[number];
+
+function databaseLocation(raw: string): DatabaseLocation {
+  if (raw === "sqlite:" || raw === "sqlite") return { kind: "sqlite" };
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new ConfigError("not a valid postgres:// URL");
+    }
+    return { kind: "postgres", url: raw };
+  }
+  throw new ConfigError(`expected sqlite: or a postgres://user:password@host:port/database URL, got "${raw.replace(/\/\/[^@/]*@/, "//…@")}"`);
+}
+
 /** Flag names accepted by every CLI command (each takes a value). */
 export const CONFIG_FLAGS = Object.values(SETTINGS).map((s) => s.flag);
 
@@ -629,6 +668,14 @@ export function loadConfig(
     }
   }
   const result = config as unknown as Config;
+  // Processes sharing one database must share one blob store: each one's local disk holds only
+  // the blobs it received, so the others would answer 404 for them.
+  if (result.database.kind === "postgres" && result.storage === "local" && !result.singleProcess) {
+    throw new ConfigError(
+      "a PostgreSQL database is for several processes, which must share one blob store: set MEDIABOX_STORAGE=s3 " +
+        "(with its bucket), or --single-process / MEDIABOX_SINGLE_PROCESS=true when this is the only process using the database",
+    );
+  }
   if (result.storage === "s3" && !result.s3Bucket) {
     throw new ConfigError("--s3-bucket / MEDIABOX_S3_BUCKET is required when storage is s3");
   }

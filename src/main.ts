@@ -27,7 +27,8 @@ import { errorMessage } from "./errors.ts";
 const USAGE = `Usage: mediabox [command] [flags]
 
 Commands:
-  serve                                   run the server (default)
+  serve [--role all|api|worker]           run the server (default); api serves requests only,
+                                          worker runs jobs (and serves only /healthz, /readyz, /metrics)
   orgs create NAME [--tier TIER]          create an organization (tier default STARTER)
   orgs list                               list organizations
   orgs set-tier NAME TIER                 change an organization's tier
@@ -104,7 +105,8 @@ async function main(argv: string[]): Promise<number | "serving"> {
     return 0;
   }
   if (command === "import") throw new UsageError("import comes first: mediabox import DIR [flags]");
-  const config = loadConfig(flags);
+  // --role is the process's role for serve (api, worker, all) and a person's role for users.
+  const config = loadConfig(command === "serve" ? flags : ({ ...flags, role: undefined } as typeof flags));
   if (command === "serve") {
     const server = startServer(config);
     let stopping = false;

@@ -1,0 +1,75 @@
+/**
+ * Scale-out settings (docs/scale-out.md): `serve --role api|worker|all`, MEDIABOX_DATABASE, and
+ * the startup rule that processes sharing a PostgreSQL database share one blob store. An api
+ * process serves requests and runs no job; a worker runs the jobs waiting in the same database
+ * and answers only probes and metrics.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { ConfigError, loadConfig } from "../src/config.ts";
+import { getJobRow } from "../src/jobs/queue.ts";
+import { run } from "./support/process.ts";
+import { waitFor } from "./support/polling.ts";
+import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
+
+const MAIN = join(import.meta.dir, "..", "src", "main.ts");
+const PG = "postgres://mediabox:secret@db.internal:5432/mediabox";
+
+describe("settings", () => {
+  test("a PostgreSQL database with blobs on local disk is refused unless this is the only process", () => {
+    const base = { MEDIABOX_DATA_DIR: tempDir() };
+    expect(() => loadConfig({}, { ...base, MEDIABOX_DATABASE: PG })).toThrow(/MEDIABOX_STORAGE=s3.*MEDIABOX_SINGLE_PROCESS=true/);
+    expect(loadConfig({}, { ...base, MEDIABOX_DATABASE: PG, MEDIABOX_SINGLE_PROCESS: "true" }).database).toEqual({ kind: "postgres", url: PG });
+    const shared = loadConfig({}, { ...base, MEDIABOX_DATABASE: PG, MEDIABOX_STORAGE: "s3", MEDIABOX_S3_BUCKET: "media" });
+    expect([shared.database.kind, shared.storage, shared.singleProcess]).toEqual(["postgres", "s3", false]);
+    // The default stays the data directory's SQLite file, one process doing everything.
+    const plain = loadConfig({}, base);
+    expect([plain.database, plain.role]).toEqual([{ kind: "sqlite" }, "all"]);
+  });
+
+  test("a malformed database or role is refused with the setting's name; a password is not echoed", () => {
+    let caught: unknown;
+    try {
+      loadConfig({}, { MEDIABOX_DATABASE: "mysql://root:hunter2@db/x" });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect(String(caught)).toContain("MEDIABOX_DATABASE");
+    expect(String(caught)).not.toContain("hunter2");
+    expect(() => loadConfig({ role: "scheduler" })).toThrow(/--role \/ MEDIABOX_ROLE: expected all, api, worker/);
+  });
+
+  test("serve with a PostgreSQL database stops with a message saying what is not finished (exit 1)", async () => {
+    const res = await run([process.execPath, MAIN, "serve", "--data-dir", tempDir(), "--database", PG, "--single-process", "true"]);
+    expect(res.exitCode).toBe(1);
+    expect(res.stderr).toContain("serving from PostgreSQL is not finished");
+  });
+});
+
+describe("roles on one data directory", () => {
+  const dataDir = tempDir("mediabox-roles-");
+  const ran: string[] = [];
+  const queues = [{ name: "t.role" as const, concurrency: 1, handler: async (ctx: { payload: { n: number } }) => void ran.push(`job ${ctx.payload.n}`) }];
+  let server: TestServer | null = null;
+  afterAll(async () => server?.close());
+
+  test("an api process serves the API and runs no job; a worker then runs it and answers only probes", async () => {
+    server = await startTestServer({ dataDir, queues, env: { MEDIABOX_ROLE: "api" } });
+    const tenant = server.tenant();
+    expect((await tenant.api.get("/projects")).status).toBe(200);
+    const { id } = server.ctx.jobs.enqueue({ queue: "t.role", payload: { n: 1 } });
+    expect(server.ctx.jobs.isRunning).toBe(false);
+    await server.close();
+    server = null;
+    expect(ran).toEqual([]);
+
+    server = await startTestServer({ dataDir, queues, env: { MEDIABOX_ROLE: "worker" } });
+    const db = server.ctx.db;
+    await waitFor(() => getJobRow(db, id)?.status === "completed", { what: `job ${id} to run in the worker` });
+    expect(ran).toEqual(["job 1"]);
+    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    const api = await fetch(`${server.url}/api/v2/projects`, { headers: { authorization: `Bearer ${tenant.key}` } });
+    expect(api.status).toBe(404);
+  });
+});

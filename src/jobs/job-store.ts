@@ -87,7 +87,12 @@ export class JobStore {
         [owner, now + leaseMs, isoAt(now), isoAt(now), ...args, n],
       );
     const rows = lapsed
-      ? await take("SELECT id FROM jobs WHERE status = 'processing' AND lease_expires_at < ? AND queue = ? ORDER BY run_at", [now, queue], limit)
+      ? await take(
+          // A lapsed job on its final attempt (or asked to stop) is for expireAbandoned to end, not to run again.
+          "SELECT id FROM jobs WHERE status = 'processing' AND lease_expires_at < ? AND queue = ? AND attempts < max_attempts AND cancel_requested = 0 ORDER BY run_at",
+          [now, queue],
+          limit,
+        )
       : [];
     if (rows.length < limit) {
       rows.push(...(await take("SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at", [queue, now], limit - rows.length)));

@@ -150,11 +150,14 @@ export class JobRunner {
     if (this.started) return;
     this.started = true;
     this.abandoned = false;
-    this.subscription = this.store.onNewJobs((queue) => this.wake(queue)).catch((err) => {
+    // The first poll waits until notifications flow, so a job enqueued after it wakes this runner.
+    const listening = this.store.onNewJobs((queue) => this.wake(queue)).catch((err) => {
       this.log.warn("not notified of new jobs; they are found by the poll", { err });
       return null;
     });
-    void this.releaseDeadOwners()
+    this.subscription = listening;
+    void listening
+      .then(() => this.releaseDeadOwners())
       .catch((err) => this.log.warn("could not release the jobs of dead worker processes", { err }))
       .finally(() => this.wake());
   }

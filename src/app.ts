@@ -35,7 +35,8 @@ import { resealMailPasswords } from "./mail/mail-accounts.ts";
 import { mailRoutes } from "./mail/routes.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue } from "./processing/file-processing.ts";
-import { MediaKinds } from "./kinds/media-kind.ts";
+import { type MediaKind, MediaKinds } from "./kinds/media-kind.ts";
+import type { BuiltinMediaType } from "./files/file.ts";
 import { imageKind } from "./images/kind.ts";
 import { documentKind } from "./documents/kind.ts";
 import { videoKind } from "./video/kind.ts";
@@ -155,6 +156,14 @@ export interface AppContext {
 /** Every media kind the appliance knows, each built from the services by its own folder. */
 const KINDS = [imageKind, documentKind, videoKind, linkKind];
 
+/** Builds a media kind from the services (a built-in kind's folder, or a test's kind). */
+export type KindFactory = (ctx: AppContext) => MediaKind;
+
+/** The built-in kinds' types are exactly files/file.ts's BUILTIN_MEDIA_TYPES: a kind added to one and not the other does not compile. */
+type KindTypes = ReturnType<(typeof KINDS)[number]>["type"];
+const sameTypes: [KindTypes] extends [BuiltinMediaType] ? ([BuiltinMediaType] extends [KindTypes] ? true : never) : never = true;
+void sameTypes;
+
 /** What the server has opened before the appliance is composed. */
 export interface Foundation {
   config: Config;
@@ -164,6 +173,8 @@ export interface Foundation {
   db: Database;
   /** Extra job queues to run (tests register theirs here). */
   queues?: QueueDefinition<any>[];
+  /** Extra media kinds, registered after the built-in ones (tests register theirs here). */
+  kinds?: KindFactory[];
 }
 
 /** The composed appliance: its context and HTTP application, and the work running beside them. */
@@ -216,9 +227,9 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
 }
 
 /** The media kinds, the job queues, the reactions to library events and the recoveries after a restart. */
-function registerWork(ctx: AppContext): void {
+function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   const { jobs, log } = ctx;
-  for (const kind of KINDS) ctx.kinds.register(kind(ctx));
+  for (const kind of [...KINDS, ...extraKinds]) ctx.kinds.register(kind(ctx));
   jobs.register(fileProcessingQueue(ctx, ctx.kinds));
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));
@@ -252,7 +263,7 @@ function registerWork(ctx: AppContext): void {
 
 export function composeAppliance(foundation: Foundation): Appliance {
   const ctx = createContext(foundation);
-  registerWork(ctx);
+  registerWork(ctx, foundation.kinds ?? []);
   const { config, jobs, log, metrics } = ctx;
   const watcher = new FolderWatcher(ctx);
   const mail = new MailScheduler(ctx);

@@ -6,7 +6,7 @@
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
 import { openDatabase } from "./db/database.ts";
-import { composeAppliance, CompositionError, type AppContext, type Appliance } from "./app.ts";
+import { composeAppliance, CompositionError, type AppContext, type Appliance, type KindFactory } from "./app.ts";
 import { lastResortErrorResponse } from "./http/errors.ts";
 import type { QueueDefinition } from "./jobs/runner.ts";
 import { Logger } from "./log.ts";
@@ -28,6 +28,8 @@ export interface ServerOptions {
   clock?: Clock;
   /** Extra job queues to run (tests register theirs here). */
   queues?: QueueDefinition<any>[];
+  /** Extra media kinds, after the built-in ones (tests register theirs here). */
+  kinds?: KindFactory[];
 }
 
 export interface RunningServer {
@@ -63,7 +65,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   clearScratch(dataDir);
   let appliance: Appliance;
   try {
-    appliance = composeAppliance({ config, clock, log, dataDir, db, queues: options.queues ?? [] });
+    appliance = composeAppliance({ config, clock, log, dataDir, db, queues: options.queues ?? [], kinds: options.kinds ?? [] });
   } catch (err) {
     db.close();
     safetyNet.uninstall();

@@ -173,3 +173,53 @@ test("no module-level mutable state outside the listed process-wide resources", 
   // Entries whose state is gone must leave the list too.
   expect(Object.keys(PROCESS_WIDE_STATE).filter((entry) => !found.includes(entry)).sort()).toEqual([]);
 });
+
+/**
+ * What a module does with a file of some kind is asked of the kind (MediaKind in
+ * src/kinds/media-kind.ts), not decided by comparing its media type: a new kind then needs no
+ * change outside its folder. Branches on a media type stay in the kinds' own folders and in these
+ * files, each for its reason (the number is how many branches the file has: a new one needs its
+ * reason here too, or belongs in a kind's descriptor).
+ */
+const KIND_FOLDERS = ["images/", "documents/", "video/", "links/", "kinds/", "db/migrations/"];
+const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
+  "files/file-repository.ts": { count: 9, why: "the per-kind status columns of the files row (initial and requeued states, a link's URL key) until they move to per-kind tables; findOfType's check" },
+  "library/similar.ts": { count: 2, why: "similar images and videos: a video is matched by its keyframes" },
+  "library/routes.ts": { count: 1, why: "format=markdown is the spec's, for images only" },
+  "library/exports.ts": { count: 1, why: "the built-in video group's resolution column" },
+  "library/file-edits.ts": { count: 2, why: "a document being read or embedded refuses an edit of its text fields" },
+  "processing/reprocess.ts": { count: 1, why: "a document's embeddings in flight" },
+  "processing/routes.ts": { count: 1, why: "the reprocess answer's wording for a link's crawl" },
+  "rules/file-facts.ts": { count: 3, why: "rule conditions read the built-in kinds' facts (a link's text, a photo's camera)" },
+  "rules/file-text.ts": { count: 2, why: "a document's or link's whole text for rule conditions and auto matching" },
+  "cli/import-client.ts": { count: 1, why: "the CLI sends documents over 50 MB by intent (the server's document limit)" },
+  "ingest/routes.ts": { count: 1, why: "the spec's upload answer has text_extraction_status for documents" },
+  "ingest/batch-views.ts": { count: 1, why: "the spec's batch item has text_extraction_status for documents" },
+  "dashboard/web/file-detail.tsx": { count: 9, why: "the file page draws the built-in kinds with views of their own; any other kind with KindFields" },
+};
+
+test("media types are branched on only in the kinds' folders and the listed files", async () => {
+  const branch = /(media_?[tT]ype|mediaType)\s*[!=]==\s*["']|["'](image|document|video|link)["']\s*[!=]==|media_type\s*(=|IN)\s*\(?'/g;
+  const found: Record<string, number> = {};
+  for await (const path of new Glob("**/*.{ts,tsx}").scan(SRC)) {
+    if (KIND_FOLDERS.some((dir) => path.startsWith(dir))) continue;
+    const count = (await Bun.file(join(SRC, path)).text()).match(branch)?.length ?? 0;
+    if (count) found[path] = count;
+  }
+  const allowed = Object.fromEntries(Object.entries(MEDIA_TYPE_BRANCHES).map(([path, { count }]) => [path, count]));
+  expect(found).toEqual(allowed);
+});
+
+test("every kind's descriptor (src/<kind>/kind.ts) is registered in app.ts's KINDS, and the built-in types are listed once", async () => {
+  const app = await Bun.file(join(SRC, "app.ts")).text();
+  const registered = /const KINDS = \[([^\]]*)\]/.exec(app)?.[1]?.split(",").map((name) => name.trim()) ?? [];
+  const described: string[] = [];
+  for await (const path of new Glob("*/kind.ts").scan(SRC)) {
+    const name = /export function (\w+Kind)\(/.exec(await Bun.file(join(SRC, path)).text())?.[1];
+    if (name) described.push(name);
+  }
+  expect(registered.sort()).toEqual(described.sort());
+  // The media types are the registry's: no module lists the built-in ones again.
+  const listing = /["'](image|document|video|link)["'],\s*["'](image|document|video|link)["'],\s*["'](image|document|video|link)["']/;
+  expect(await filesMatching(listing, ["files/file.ts", "db/migrations/"])).toEqual([]);
+});

@@ -57,3 +57,43 @@ test("migration 18 moves documents' whole text out of their rows, keeping every 
     db.close();
   }
 });
+
+test("migration 30 drops the media type CHECK and keeps every row, child row, index, trigger and search entry", () => {
+  const db = new Database(join(dir, "open-media-types.db"));
+  try {
+    db.loadExtension(getLoadablePath());
+    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
+    migrate(db, MIGRATIONS.filter((m) => m.version < 30));
+    const org = createOrganization(db, systemClock, "reopening", "PROFESSIONAL").id;
+    const project = defaultProjectId(db, org);
+    const insert = db.query(
+      "INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, title) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?)",
+    );
+    insert.run("doc-1", org, project, "document", "report.pdf", "Quarterly harbour report");
+    insert.run("img-1", org, project, "image", "photo.jpg", null);
+    expect(() => insert.run("aud-1", org, project, "audio", "song.wav", null)).toThrow(/CHECK/);
+    db.run("INSERT INTO tag_suggestions (file_id, phrase, rank) VALUES ('doc-1', 'harbour', 1)");
+    db.run("INSERT INTO document_texts (file_id, text) VALUES ('doc-1', 'the whole text')");
+    const before = db.query("SELECT id, search_rowid, rowid FROM files ORDER BY id").all();
+    const indexes = () => db.query("SELECT name FROM sqlite_schema WHERE tbl_name = 'files' AND type IN ('index', 'trigger') ORDER BY name").all();
+    const dependents = indexes();
+
+    migrate(db, MIGRATIONS);
+    expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys).toBe(1);
+    expect(db.query("SELECT id, search_rowid, rowid FROM files ORDER BY id").all()).toEqual(before);
+    expect(indexes()).toEqual(dependents);
+    expect(db.query("SELECT phrase FROM tag_suggestions WHERE file_id = 'doc-1'").all()).toEqual([{ phrase: "harbour" }]);
+    expect(db.query("SELECT count(*) AS n FROM document_texts").get()).toEqual({ n: 1 });
+    // A registered kind's type is stored; the search triggers work on the rebuilt table.
+    insert.run("aud-1", org, project, "audio", "song.wav", "Harbour song");
+    const found = db.query("SELECT f.id FROM files_fts JOIN files f ON f.search_rowid = files_fts.rowid WHERE files_fts MATCH 'harbour' ORDER BY f.id").all();
+    expect(found).toEqual([{ id: "aud-1" }, { id: "doc-1" }]);
+    // Children still follow their file.
+    db.run("DELETE FROM files WHERE id = 'doc-1'");
+    expect(db.query("SELECT count(*) AS n FROM tag_suggestions").get()).toEqual({ n: 0 });
+    expect(db.query("SELECT count(*) AS n FROM document_texts").get()).toEqual({ n: 0 });
+    expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+  } finally {
+    db.close();
+  }
+});

@@ -12,6 +12,7 @@ import sharp from "sharp";
 import { OcrEngine } from "../src/ocr/ocr.ts";
 import { ImageDecodeError, readCaptureDate, renderImage } from "../src/images/variants.ts";
 import { detectType } from "../src/ingest/detect.ts";
+import { IMAGE_CONTENT } from "../src/images/image-content.ts";
 import { heicHalves } from "./support/heic.ts";
 import { photo } from "./support/images.ts";
 import * as F from "./support/photo-fixtures.ts";
@@ -251,7 +252,7 @@ describe("every format and date source is accepted with the right dimensions, or
 describe("type detection from the head alone", () => {
   test("a TIFF whose directory lies past the head is a TIFF even without the whole file (large S3 intents)", async () => {
     const tiff = await sharp(await F.halves(400, 300, "png")).tiff({ compression: "none" }).toBuffer();
-    const detection = await detectType(tiff.subarray(0, 65536), "scan.tif");
+    const detection = await detectType([IMAGE_CONTENT], tiff.subarray(0, 65536), "scan.tif");
     expect(detection).toMatchObject({ ok: true, type: { mediaType: "image", format: "tiff" } });
   });
 
@@ -259,7 +260,7 @@ describe("type detection from the head alone", () => {
     const spec = { preview: await preview(), sensor };
     const expected = { cr2: F.cr2, cr3: F.cr3, nef: F.nef, dng: F.dng, arw: F.arw, raf: F.raf, rw2: F.rw2, orf: F.orf };
     for (const [format, build] of Object.entries(expected)) {
-      const detection = await detectType((await build(spec)).subarray(0, 65536), "IMG_0001.bin");
+      const detection = await detectType([IMAGE_CONTENT], (await build(spec)).subarray(0, 65536), "IMG_0001.bin");
       expect(detection, format).toMatchObject({ ok: true, type: { mediaType: "image", format } });
     }
   });

@@ -19,6 +19,9 @@ import { chooseUploadPath, describeRefusal, FileRefused, ImportAbort, ImportClie
 import { formatBytes, formatDuration, Progress, type ImportOutput, type ProgressCounts } from "./import-progress.ts";
 import { hashFile, scanDirectory, type ScannedFile } from "./import-scan.ts";
 import { followAnalysis, type AnalysisSummary } from "./import-wait.ts";
+import { DOCUMENT_CONTENT } from "../documents/document-content.ts";
+import { IMAGE_CONTENT } from "../images/image-content.ts";
+import { VIDEO_CONTENT } from "../video/video-content.ts";
 
 export { chooseUploadPath } from "./import-client.ts";
 
@@ -490,11 +493,14 @@ async function importFiles(
 /** Bytes of a file's head read to tell its type when the size alone does not pick the path. */
 const SNIFF_BYTES = 64 * 1024;
 
+/** The built-in kinds' content, in the order a server asks them (another kind's files are judged by the server). */
+const SERVER_CONTENT = [IMAGE_CONTENT, DOCUMENT_CONTENT, VIDEO_CONTENT];
+
 /** The file's type by its content as the server will see it (src/ingest/detect.ts), or null. */
 async function sniff(path: string, filename: string): Promise<{ mediaType: string; mime: string } | null> {
   try {
     const head = new Uint8Array(await Bun.file(path).slice(0, SNIFF_BYTES).arrayBuffer());
-    const detection = await detectType(head, filename, path);
+    const detection = await detectType(SERVER_CONTENT, head, filename, path);
     return detection.ok ? { mediaType: detection.type.mediaType, mime: detection.type.mime } : null;
   } catch {
     return null;

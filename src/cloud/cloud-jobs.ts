@@ -416,8 +416,8 @@ async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: Connecti
       throw err instanceof ProviderError ? err : new ProviderError("unavailable", `the download of ${item.name} broke off: ${errorMessage(err)}`);
     }
   }, signal);
-  const detection = await detectType(staged.head, filename, path);
-  const tooLarge = detection.ok ? sizeLimitViolation(detection.type, staged.size) : null;
+  const detection = await detectType(ctx.kinds.uploaded(), staged.head, filename, path);
+  const tooLarge = detection.ok ? sizeLimitViolation(ctx.kinds, detection.type, staged.size) : null;
   if (!detection.ok || tooLarge) {
     rmSync(path, { force: true });
     const why = detection.ok ? tooLarge! : `unsupported or unsafe file: ${detection.reason}`;

@@ -49,14 +49,27 @@ export function migrate(db: Database, migrations: Migration[]): void {
   const done = new Set(applied.map((r) => r.version));
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     if (done.has(migration.version)) continue;
-    db.transaction(() => {
-      db.run(migration.sql);
+    const apply = () => {
+      if ("sql" in migration) db.run(migration.sql);
+      else migration.run(db);
       db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
         migration.version,
         migration.name,
         new Date().toISOString(),
       );
-    }).immediate();
+    };
+    if (!("rebuildsTables" in migration)) {
+      db.transaction(apply).immediate();
+      continue;
+    }
+    // Foreign keys cannot be switched inside a transaction; the rebuild checks them itself before committing.
+    const enforced = db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys ?? 0;
+    db.run("PRAGMA foreign_keys = OFF");
+    try {
+      db.transaction(apply).immediate();
+    } finally {
+      db.run(`PRAGMA foreign_keys = ${enforced}`);
+    }
   }
 }
 

@@ -166,15 +166,19 @@ CREATE INDEX ${table}_search ON ${table} USING gin (to_tsvector('${stemmed ? "en
 }
 
 /** Every migration's PostgreSQL script, in order. Throws on a statement it cannot express. */
-export function postgresMigrations(migrations: readonly Migration[]): Migration[] {
+export function postgresMigrations(migrations: readonly Migration[]): { version: number; name: string; sql: string }[] {
   const state: State = { triggers: new Map() };
   return [...migrations]
     .sort((a, b) => a.version - b.version)
     .map((migration) => ({
-      ...migration,
-      sql: splitStatements(migration.sql)
-        .map((statement) => translateStatement(statement, migration.version, state))
-        .filter((statement) => statement !== "")
-        .join(";\n") + ";",
+      version: migration.version,
+      name: migration.name,
+      // A migration written as code (a SQLite table rebuild) brings its PostgreSQL form.
+      sql: "sql" in migration
+        ? splitStatements(migration.sql)
+          .map((statement) => translateStatement(statement, migration.version, state))
+          .filter((statement) => statement !== "")
+          .join(";\n") + ";"
+        : migration.postgres,
     }));
 }

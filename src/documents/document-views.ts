@@ -4,7 +4,9 @@
  */
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
-import type { FileRow } from "../files/file.ts";
+import { type FileRow, tagsOf } from "../files/file.ts";
+import type { FileUrls } from "../files/file-urls.ts";
+import { openSuggestions } from "../files/tag-suggestions.ts";
 import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";
@@ -141,4 +143,20 @@ export function processingStatus(db: Database, file: FileRow) {
     error_message: file.processing_error,
     stages: stageRuns(db, file.id),
   };
+}
+
+/** A document's fields of the File resource (the kind's view). */
+export async function documentFields(row: FileRow, urls: FileUrls) {
+  return {
+    document_type: row.document_type,
+    page_count: row.page_count,
+    chunk_count: row.chunk_count,
+    text_extraction_status: row.text_extraction_status,
+    document_url: await urls.original(row),
+  };
+}
+
+/** What only a document's detail shows: its whole text and the keyphrases offered as tags. */
+export function documentDetailFields(row: FileRow, urls: FileUrls) {
+  return { extracted_text: urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)) };
 }

@@ -1,17 +1,27 @@
 /** Documents: PDF, DOCX, text and Markdown, read into pages, chunks and embeddings by the document pipeline. */
 import type { DocumentDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
+import { DOCUMENT_DETAIL_FIELDS, DOCUMENT_FIELDS } from "../files/file-shapes.ts";
+import { DOCUMENT_CONTENT } from "./document-content.ts";
 import { runDocumentPipeline } from "./document-pipeline.ts";
+import { documentDetailFields, documentFields } from "./document-views.ts";
 import { removePageImages } from "./page-images.ts";
 
-export function documentKind(ctx: DocumentDeps): MediaKind {
+export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
   return {
     type: "document",
+    content: DOCUMENT_CONTENT,
     pipeline: {
       produces: { thumbnails: false, analysis: true },
       // Small text is read on a thread and PDFs wait their turn for the reader process: mostly waiting.
       concurrency: 4,
       run: (job, file) => runDocumentPipeline(ctx, job, file),
+    },
+    view: {
+      summaryFields: DOCUMENT_FIELDS,
+      detailFields: DOCUMENT_DETAIL_FIELDS,
+      summary: documentFields,
+      detail: async (row, urls) => documentDetailFields(row, urls),
     },
     purge: (fileId) => removePageImages(ctx, fileId),
   };

@@ -1,5 +1,9 @@
-/** Response schemas of the File resource, one object per media type (summary and detail). */
-import type { TProperties } from "@sinclair/typebox";
+/**
+ * Response schemas of the File resource: one object per registered media kind (summary and
+ * detail), each the common fields plus the kind's own (MediaKind.view; the built-in kinds' are
+ * below).
+ */
+import type { TObject, TProperties, TSchema } from "@sinclair/typebox";
 import { t } from "elysia";
 import { Enum, Nullable, NullableTimestamp, Timestamp } from "../http/shapes.ts";
 import { CONTENT_CATEGORIES } from "./file-fields.ts";
@@ -30,7 +34,8 @@ const common = (mediaType: string) => ({
   processing_error: Nullable(t.String({ description: "Extension: why processing failed, or the warnings of stages that failed while the file completed" })),
 });
 
-const image = {
+/** The image kind's fields (summary and detail). */
+export const IMAGE_FIELDS = {
   dimensions: Nullable(t.Object({ width: t.Integer(), height: t.Integer() })),
   format: NullableString,
   thumbnail_url: NullableString,
@@ -96,7 +101,7 @@ const imageDetail = {
   formatted_document: t.Optional(FormattedDocument),
 };
 
-const document = {
+export const DOCUMENT_FIELDS = {
   document_type: NullableString,
   page_count: NullableInteger,
   chunk_count: t.Integer(),
@@ -104,7 +109,7 @@ const document = {
   document_url: NullableString,
 };
 
-const video = {
+export const VIDEO_FIELDS = {
   duration_seconds: NullableNumber,
   frame_rate: NullableNumber,
   video_codec: NullableString,
@@ -197,7 +202,7 @@ export const ExtractedImage = t.Object(
   { title: "ExtractedImage" },
 );
 
-const link = {
+export const LINK_FIELDS = {
   domain: NullableString,
   og_metadata: Nullable(t.Record(t.String(), t.Unknown(), { description: "og:*, twitter:*, article:* tags as written, json_ld, and final_url, canonical_url, site_name, author, published_at, language, charset, truncated" })),
   favicon_url: Nullable(t.String({ description: "Signed URL of the stored icon (valid 1 hour)" })),
@@ -210,6 +215,13 @@ const link = {
   thumbnail_url: t.Optional(t.Union([t.String(), t.Null()], { description: "Extension: the small_256 variant of the page's first image (its og:image when it has one)" })),
 };
 
+export const IMAGE_DETAIL_FIELDS = { ...imageDetail, ...cameraDetail };
+export const VIDEO_DETAIL_FIELDS = { ...videoDetail, ...cameraDetail };
+export const DOCUMENT_DETAIL_FIELDS = {
+  extracted_text: NullableString,
+  suggested_tags: t.Optional(t.Array(t.String(), { description: "Extension: keyphrases of the summary offered as tags (not applied): PATCH tags to accept, DELETE /files/{id}/suggested-tags/{tag} to dismiss" })),
+};
+
 const variant = (title: string, props: TProperties) => t.Object(props, { title });
 
 /** Only with GET /files?visible_text_chars= (an extension). */
@@ -217,29 +229,31 @@ const listing = {
   visible_text_truncated: t.Optional(t.Boolean({ description: "Extension, with visible_text_chars: true when visible_text was cut" })),
 };
 
-export const FileSummary = t.Union([
-  variant("ImageFileSummary", { ...common("image"), ...image, ...listing }),
-  variant("DocumentFileSummary", { ...common("document"), ...document, ...listing }),
-  variant("VideoFileSummary", { ...common("video"), ...video, ...listing }),
-  variant("LinkFileSummary", { ...common("link"), ...link, ...listing }),
-]);
-
 /** Extension: what the trash adds to a file's summary. */
 const trashed = {
   deleted_at: Timestamp,
   purge_at: t.String({ format: "date-time", description: "When the file is removed for good (deleted_at + 30 days); it can be restored until then" }),
 };
 
-export const DeletedFileSummary = t.Union([
-  variant("DeletedImageFileSummary", { ...common("image"), ...image, ...trashed }),
-  variant("DeletedDocumentFileSummary", { ...common("document"), ...document, ...trashed }),
-  variant("DeletedVideoFileSummary", { ...common("video"), ...video, ...trashed }),
-  variant("DeletedLinkFileSummary", { ...common("link"), ...link, ...trashed }),
-]);
+/** What a kind gives the File resource's schemas (MediaKind's type and view). */
+export interface KindShape {
+  type: string;
+  view: { summaryFields: TProperties; detailFields: TProperties };
+}
 
-export const FileDetail = t.Union([
-  variant("ImageFile", { ...common("image"), ...image, ...imageDetail, ...cameraDetail }),
-  variant("DocumentFile", { ...common("document"), ...document, extracted_text: NullableString, suggested_tags: t.Optional(t.Array(t.String(), { description: "Extension: keyphrases of the summary offered as tags (not applied): PATCH tags to accept, DELETE /files/{id}/suggested-tags/{tag} to dismiss" })) }),
-  variant("VideoFile", { ...common("video"), ...video, ...videoDetail, ...cameraDetail }),
-  variant("LinkFile", { ...common("link"), ...link }),
-]);
+/** "image" -> "Image": the schemas' titles (ImageFileSummary, ImageFile, ...). */
+const titled = (type: string) => type.charAt(0).toUpperCase() + type.slice(1);
+
+/**
+ * The File resource's schemas for these kinds: a union with one object per kind. Their static
+ * type is open (the kinds are known when the server is composed); the views' own types check the
+ * bodies, and the schemas check them again when the routes answer.
+ */
+export function fileShapes(kinds: KindShape[]) {
+  const each = (make: (kind: KindShape) => TObject): TSchema => t.Union(kinds.map(make));
+  return {
+    FileSummary: each((k) => variant(`${titled(k.type)}FileSummary`, { ...common(k.type), ...k.view.summaryFields, ...listing })),
+    DeletedFileSummary: each((k) => variant(`Deleted${titled(k.type)}FileSummary`, { ...common(k.type), ...k.view.summaryFields, ...trashed })),
+    FileDetail: each((k) => variant(`${titled(k.type)}File`, { ...common(k.type), ...k.view.summaryFields, ...k.view.detailFields })),
+  };
+}

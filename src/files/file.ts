@@ -6,17 +6,21 @@
 import { badRequest } from "../errors.ts";
 import { UUID_PATTERN } from "../ids.ts";
 
-export const MEDIA_TYPES = ["image", "document", "video", "link"] as const;
-export type MediaType = (typeof MEDIA_TYPES)[number];
-/** Media types that arrive as uploaded bytes (links are fetched). */
-export type UploadedMediaType = Exclude<MediaType, "link">;
-export const UPLOADED_MEDIA_TYPES = MEDIA_TYPES.filter((type): type is UploadedMediaType => type !== "link");
+/**
+ * A file's media type names its kind (src/kinds/): any kind the composition root registers, so
+ * the type is open; what a kind does with its files is asked of the registry, never switched on.
+ */
+export type MediaType = string;
+/** The kinds of src/images, documents, video and links; src/app.ts checks its KINDS list against these. */
+export const BUILTIN_MEDIA_TYPES = ["image", "document", "video", "link"] as const;
+export type BuiltinMediaType = (typeof BUILTIN_MEDIA_TYPES)[number];
 export const DOCUMENT_TYPES = ["pdf", "docx", "txt", "md"] as const;
 export type DocumentType = (typeof DOCUMENT_TYPES)[number];
 
 /** What a file's bytes are, judged by their content (ingest/detect.ts). */
 export interface DetectedType {
-  mediaType: UploadedMediaType;
+  /** A registered kind whose files arrive as bytes. */
+  mediaType: MediaType;
   /** Canonical MIME type from the content. */
   mime: string;
   /** Short format name: jpeg, png, pdf, docx, mp4, ... */

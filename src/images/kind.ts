@@ -1,17 +1,27 @@
 /** Images: photos, scans and drawings, decoded, described, embedded and checked by the image pipeline. */
 import type { ImageDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
+import { IMAGE_DETAIL_FIELDS, IMAGE_FIELDS } from "../files/file-shapes.ts";
 import { removeFaces } from "../people/people.ts";
+import { IMAGE_CONTENT } from "./image-content.ts";
 import { runImagePipeline } from "./image-pipeline.ts";
+import { cameraDetailFields, imageDetailFields, imageFields } from "./image-views.ts";
 
-export function imageKind(ctx: ImageDeps): MediaKind {
+export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
   return {
     type: "image",
+    content: IMAGE_CONTENT,
     pipeline: {
       produces: { thumbnails: true, analysis: true },
       // One a core: decoding and the models are CPU-bound, and a large photo holds hundreds of MB.
       concurrency: 2,
       run: (job, file) => runImagePipeline(ctx, job, file),
+    },
+    view: {
+      summaryFields: IMAGE_FIELDS,
+      detailFields: IMAGE_DETAIL_FIELDS,
+      summary: imageFields,
+      detail: async (row, urls) => ({ ...imageDetailFields(urls.db, row), ...cameraDetailFields(urls.db, row.id) }),
     },
     // Face embeddings live in a vector space, which foreign keys cannot reach.
     purge: async (fileId) => removeFaces(ctx, fileId),

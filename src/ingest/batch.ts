@@ -15,7 +15,7 @@ import type { QueueDefinition } from "../jobs/runner.ts";
 import { fsyncDir } from "../storage/disk.ts";
 import { FIXED_LIMITS, TIER_LIMITS } from "../tenancy/tiers.ts";
 import { detectType } from "./detect.ts";
-import type { DetectedType, DocumentType, UploadedMediaType as MediaType } from "../files/file.ts";
+import type { DetectedType, DocumentType, MediaType } from "../files/file.ts";
 import { ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import type { FormReader } from "./multipart-form.ts";
@@ -94,8 +94,8 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
         rejections.push({ fileIndex: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB here; use the upload-intent flow (POST /files/uploads)` });
         continue;
       }
-      const detection = await detectType(staged.head, staged.filename, staged.path);
-      const tooLarge = detection.ok ? sizeLimitViolation(detection.type, staged.size) : null;
+      const detection = await detectType(ctx.kinds.uploaded(), staged.head, staged.filename, staged.path);
+      const tooLarge = detection.ok ? sizeLimitViolation(ctx.kinds, detection.type, staged.size) : null;
       if (!detection.ok || tooLarge) {
         await rm(staged.path, { force: true });
         rejections.push(

@@ -1,32 +1,19 @@
 /**
- * Decides what an uploaded file is from its bytes: `file-type` for binary formats, a text
- * sniffer for txt/md/svg/html and scripts. The client's Content-Type and file name are hints
- * only (the name may pick md over txt and flags script extensions). Everything that is not a
- * supported image, document or video is rejected with a reason: executables, scripts, archives,
- * active HTML/SVG, and anything unrecognizable.
+ * Decides what an uploaded file is from its bytes: `file-type` for binary formats, each asked of
+ * the registered kinds in turn (their `content.detect`), and a text sniffer for txt/md/svg/html
+ * and scripts. The client's Content-Type and file name are hints only (the name may pick md over
+ * txt and flags script extensions). Everything no kind takes is rejected with a reason:
+ * executables, scripts, archives, active HTML/SVG, and anything unrecognizable.
  */
 import { fileTypeFromBuffer, fileTypeFromFile } from "file-type";
 import { errorMessage } from "../errors.ts";
-import { isRawFormat, RAW_MIME, rawFormatOf } from "../camera/raw-formats.ts";
-import type { DetectedType, UploadedMediaType } from "../files/file.ts";
+import { RAW_MIME, rawFormatOf } from "../camera/raw-formats.ts";
+import type { DetectedType, MediaType } from "../files/file.ts";
+import type { UploadedContent } from "../kinds/media-kind.ts";
 import { inspectSvg } from "./svg-check.ts";
 
 
 export type Detection = { ok: true; type: DetectedType } | { ok: false; reason: string };
-
-const IMAGE_FORMATS: Record<string, string> = {
-  jpg: "jpeg",
-  png: "png",
-  gif: "gif",
-  webp: "webp",
-  tif: "tiff",
-  avif: "avif",
-  heic: "heic",
-  jxl: "jxl",
-};
-
-/** "mts": MPEG transport streams (AVCHD camcorders' .mts/.m2ts, broadcast and screen recorders' .ts), told by their 188/192-byte packets. */
-const VIDEO_FORMATS = new Set(["mp4", "mov", "webm", "mkv", "avi", "m4v", "mpg", "3gp", "mts"]);
 
 const EXECUTABLES = new Set(["elf", "exe", "macho", "class", "jar", "apk", "dex", "wasm", "msi", "deb", "rpm", "dmg", "swf", "lnk", "cab", "xpi", "crx"]);
 const ARCHIVES = new Set(["zip", "tar", "gz", "bz2", "xz", "7z", "rar", "zst", "lz", "lzh", "arj", "cpio", "ar", "Z", "lz4", "iso"]);
@@ -36,16 +23,17 @@ const SCRIPT_EXTENSIONS = /\.(sh|bash|zsh|ksh|csh|fish|bat|cmd|ps1|psm1|psd1|vbs
 const MARKDOWN_HINT = /\.(md|markdown|mdown|mkd)$/i;
 
 /**
- * `head` is the file's first bytes (64 KiB is plenty); `path`, when the whole file is on disk,
+ * `kinds`: the registered kinds whose files arrive as bytes (MediaKinds.uploaded()), asked in
+ * that order. `head` is the file's first bytes (64 KiB is plenty); `path`, when the whole file is on disk,
  * lets a zip whose telling entries lie beyond the head (a docx, a jar) be read in full, and an
  * SVG be checked to its end (without it an SVG is refused: its head alone proves nothing).
  */
-export async function detectType(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
+export async function detectType(kinds: readonly UploadedContent[], head: Uint8Array, filename: string, path?: string): Promise<Detection> {
   if (head.byteLength === 0) return { ok: false, reason: "the file is empty" };
   // Camera RAWs first: several are TIFF files by their header (file-type calls a NEF "tif"), and
   // only the camera maker in IFD0 tells them apart.
   const raw = rawFormatOf(head);
-  if (raw) return { ok: true, type: { mediaType: "image", mime: RAW_MIME[raw], format: raw, documentType: null } };
+  if (raw) return classifyBinary(kinds, raw, RAW_MIME[raw]);
   let found = await fileTypeFromBuffer(head).catch(() => undefined);
   if (!found && isTiffHeader(head)) {
     // A TIFF whose directory lies past the head (common: writers put it after the pixels).
@@ -63,8 +51,8 @@ export async function detectType(head: Uint8Array, filename: string, path?: stri
   }
   // file-type calls anything with an XML declaration "xml": the text sniffer tells an SVG (which
   // usually has one) from other XML, and checks it.
-  if (found && found.ext !== "xml") return classifyBinary(found.ext, found.mime);
-  return classifyText(head, filename, path);
+  if (found && found.ext !== "xml") return classifyBinary(kinds, found.ext, found.mime);
+  return classifyText(kinds, head, filename, path);
 }
 
 /** "II*\0" or "MM\0*" (BigTIFF: 43 instead of 42). */
@@ -74,16 +62,26 @@ function isTiffHeader(head: Uint8Array): boolean {
   return ii || mm;
 }
 
-function classifyBinary(ext: string, mime: string): Detection {
+function classifyBinary(kinds: readonly UploadedContent[], ext: string, mime: string): Detection {
   if (EXECUTABLES.has(ext)) return { ok: false, reason: `executable content (${mime}) is not accepted` };
   if (ARCHIVES.has(ext)) return { ok: false, reason: `archives (${mime}) are not accepted; upload the files inside instead` };
-  if (isRawFormat(ext)) return { ok: true, type: { mediaType: "image", mime: RAW_MIME[ext], format: ext, documentType: null } };
-  const image = IMAGE_FORMATS[ext];
-  if (image) return { ok: true, type: { mediaType: "image", mime, format: image, documentType: null } };
-  if (ext === "pdf") return { ok: true, type: { mediaType: "document", mime, format: "pdf", documentType: "pdf" } };
-  if (ext === "docx") return { ok: true, type: { mediaType: "document", mime, format: "docx", documentType: "docx" } };
-  if (VIDEO_FORMATS.has(ext)) return { ok: true, type: { mediaType: "video", mime, format: ext, documentType: null } };
-  return { ok: false, reason: `unsupported file type ${mime}; accepted: images (jpeg, png, gif, webp, tiff, avif, heic, jxl, camera raw: cr2, cr3, nef, dng, arw, raf, rw2, orf, pef, srw), documents (pdf, docx, txt, md) and videos (mp4, mov, webm, mkv, avi, mpeg, 3gp, mts/m2ts/ts)` };
+  for (const kind of kinds) {
+    const taken = kind.detect({ ext, mime });
+    if (taken) return { ok: true, type: { mediaType: kind.type, mime: taken.mime, format: taken.format, documentType: taken.documentType ?? null } };
+  }
+  return { ok: false, reason: `unsupported file type ${mime}; accepted: ${acceptedBy(kinds)}` };
+}
+
+/** "images (...), documents (...) and videos (...)" */
+function acceptedBy(kinds: readonly UploadedContent[]): string {
+  const all = kinds.map((k) => k.accepts);
+  return all.length > 1 ? `${all.slice(0, -1).join(", ")} and ${all.at(-1)}` : (all[0] ?? "nothing");
+}
+
+/** What the text sniffer found, when the kind it belongs to is registered. */
+function sniffed(kinds: readonly UploadedContent[], mediaType: MediaType, type: Omit<DetectedType, "mediaType">): Detection {
+  if (kinds.some((k) => k.type === mediaType)) return { ok: true, type: { mediaType, ...type } };
+  return { ok: false, reason: `unsupported file type ${type.mime}; accepted: ${acceptedBy(kinds)}` };
 }
 
 /** Decodes as UTF-8 (a multi-byte character cut at the end of the head is tolerated). */
@@ -119,7 +117,7 @@ const BATCH = /^\s*@?echo\s+off\b/im;
 const POWERSHELL = /\b(Invoke-Expression|Invoke-WebRequest|Set-ExecutionPolicy|Start-Process|New-Object\s+System\.Net\.WebClient|IEX\s*\()/i;
 const ACTIVE_MARKUP = /<script\b|\bjavascript:|\son[a-z]+\s*=|<iframe\b|<object\b|<embed\b|<foreignObject\b/i;
 
-async function classifyText(head: Uint8Array, filename: string, path?: string): Promise<Detection> {
+async function classifyText(kinds: readonly UploadedContent[], head: Uint8Array, filename: string, path?: string): Promise<Detection> {
   const text = decodeText(head);
   if (text === null) return { ok: false, reason: "unrecognized binary content" };
   const start = text.trimStart();
@@ -132,7 +130,7 @@ async function classifyText(head: Uint8Array, filename: string, path?: string): 
   const svg = await inspectSvg(text, path);
   if (svg.svg) {
     if (svg.refusal) return { ok: false, reason: svg.refusal };
-    return { ok: true, type: { mediaType: "image", mime: "image/svg+xml", format: "svg", documentType: null } };
+    return sniffed(kinds, "image", { mime: "image/svg+xml", format: "svg", documentType: null });
   }
   const lower = start.slice(0, 1024).toLowerCase();
   if (/^(<!doctype html|<html[\s>]|<head[\s>]|<body[\s>])/.test(lower) || (/<script\b/i.test(text) && /<\/?[a-z]+[\s>]/i.test(lower))) {
@@ -142,8 +140,8 @@ async function classifyText(head: Uint8Array, filename: string, path?: string): 
 
   const markdown = MARKDOWN_HINT.test(filename) || looksLikeMarkdown(text);
   return markdown
-    ? { ok: true, type: { mediaType: "document", mime: "text/markdown", format: "md", documentType: "md" } }
-    : { ok: true, type: { mediaType: "document", mime: "text/plain", format: "txt", documentType: "txt" } };
+    ? sniffed(kinds, "document", { mime: "text/markdown", format: "md", documentType: "md" })
+    : sniffed(kinds, "document", { mime: "text/plain", format: "txt", documentType: "txt" });
 }
 
 function looksLikeMarkdown(text: string): boolean {
@@ -172,7 +170,7 @@ const DOCUMENT_NAME = /\.(pdf|docx|txt|text|md|markdown)$/i;
  * The media type a client announces before any byte exists (upload intents). Only a forecast:
  * completion detects the type from the stored bytes, and the content wins.
  */
-export function mediaTypeFromHints(contentType: string, filename: string): UploadedMediaType | null {
+export function mediaTypeFromHints(contentType: string, filename: string): "image" | "video" | "document" | null {
   const mime = contentType.split(";")[0]!.trim().toLowerCase();
   if (mime.startsWith("image/")) return "image";
   if (mime.startsWith("video/")) return "video";

@@ -12,6 +12,7 @@ import { ApiError } from "../errors.ts";
 import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
 import { recordUsage, usageThisMonth } from "../usage/usage.ts";
 import type { DetectedType, MediaType } from "../files/file.ts";
+import type { MediaKinds } from "../kinds/media-kind.ts";
 import type { UploadOptions } from "./options.ts";
 
 export interface Placement {
@@ -39,8 +40,8 @@ export function unsupportedFile(reason: string): ApiError {
 }
 
 /** The streaming limit for a detected type, or null when it is within it. */
-export function sizeLimitViolation(type: DetectedType, size: number): string | null {
-  const limit = type.mediaType === "document" ? FIXED_LIMITS.maxDocumentBytes : FIXED_LIMITS.maxImageBytes;
+export function sizeLimitViolation(kinds: MediaKinds, type: DetectedType, size: number): string | null {
+  const limit = kinds.for(type.mediaType)?.content?.maxStreamingBytes ?? FIXED_LIMITS.maxImageBytes;
   if (size <= limit) return null;
   return `${type.mediaType} files are limited to ${limit / 1024 ** 2} MB through this endpoint (got ${size} bytes); use the upload-intent flow (POST /files/uploads) for larger files`;
 }

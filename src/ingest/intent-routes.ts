@@ -8,9 +8,12 @@ import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, U
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, INTENT_LIMITS, retryPart, type CreateIntentBody } from "./intents.ts";
 import { abortView, completionView, intentCreatedView, intentView, partConfirmedView, partRetryView } from "./intent-views.ts";
 import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
-import { UPLOADED_MEDIA_TYPES } from "../files/file.ts";
 
-const MediaType = Enum(UPLOADED_MEDIA_TYPES);
+/**
+ * The media types an intent may be: a forecast from the client's hints at creation (the built-in
+ * kinds'), and at completion what the bytes are (any registered kind's).
+ */
+const MediaType = t.String({ description: "image, document or video, or another registered kind's type" });
 const IntentStatus = Enum(["PENDING", "UPLOADED", "COMPLETED", "FAILED"]);
 const UploadMode = Enum(["single_shot", "multipart"], { error: "upload_mode: must be single_shot or multipart" });
 

@@ -17,7 +17,7 @@ import type { IngestDeps } from "./deps.ts";
 import { ApiError, badRequest, forTenants } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
 import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
-import type { UploadedMediaType as MediaType } from "../files/file.ts";
+import type { MediaType } from "../files/file.ts";
 import { insertFileRecord, unsupportedFile } from "./ingest.ts";
 import { resolvePlacement, uploadOptions, type UploadFields, type UploadOptions } from "./options.ts";
 import { SVG_MAX_BYTES } from "./svg-check.ts";
@@ -559,16 +559,16 @@ async function detectStored(ctx: IngestDeps, row: IntentRow, size: number): Prom
   const { blobs } = ctx;
   const head = (await blobs.head(row.object_key, DETECTION_HEAD_BYTES)) ?? new Uint8Array();
   const local = blobs.localFiles();
-  if (local) return detectType(head, row.filename, local.pathOf(row.object_key));
-  if (size > SVG_MAX_BYTES) return detectType(head, row.filename);
+  if (local) return detectType(ctx.kinds.uploaded(), head, row.filename, local.pathOf(row.object_key));
+  if (size > SVG_MAX_BYTES) return detectType(ctx.kinds.uploaded(), head, row.filename);
   const dir = join(ctx.dataDir.scratch, `detect-${crypto.randomUUID()}`);
   mkdirSync(dir, { recursive: true });
   try {
     const stream = await blobs.read(row.object_key);
-    if (!stream) return detectType(head, row.filename);
+    if (!stream) return detectType(ctx.kinds.uploaded(), head, row.filename);
     const path = join(dir, "object");
     await Bun.write(path, new Response(stream));
-    return await detectType(head, row.filename, path);
+    return await detectType(ctx.kinds.uploaded(), head, row.filename, path);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -30,11 +30,13 @@ import {
 import { sessionListItem, sessionResultsView, sessionSummaryView, sessionView, stuckFilesView, unifiedStatusView } from "./session-views.ts";
 import { streamingUpload, type StoredUpload } from "./streaming-upload.ts";
 import { formOf } from "./multipart-form.ts";
-import { DOCUMENT_TYPES, UPLOADED_MEDIA_TYPES } from "../files/file.ts";
+import { DOCUMENT_TYPES, type MediaType } from "../files/file.ts";
 
-const MediaType = Enum(UPLOADED_MEDIA_TYPES);
 const DocumentType = Nullable(Enum(DOCUMENT_TYPES));
 
+/** The upload responses for the registered kinds whose files are uploaded (`mediaTypes`). */
+const uploadShapes = (mediaTypes: readonly MediaType[]) => {
+const MediaTypeEnum = Enum(mediaTypes);
 const UploadResponse = t.Object(
   {
     image_id: t.String({ format: "uuid" }),
@@ -47,7 +49,7 @@ const UploadResponse = t.Object(
     skipped: t.Boolean(),
     skipped_existing_image_id: Nullable(t.String({ format: "uuid" })),
     storage_target: t.String(),
-    media_type: MediaType,
+    media_type: MediaTypeEnum,
     document_type: DocumentType,
     text_extraction_status: Nullable(t.String()),
   },
@@ -63,7 +65,7 @@ const ItemResult = t.Object({
   skipped_existing_image_id: Nullable(t.String({ format: "uuid" })),
   error: Nullable(t.String()),
   storage_target: t.String(),
-  media_type: MediaType,
+  media_type: MediaTypeEnum,
   document_type: DocumentType,
   text_extraction_status: Nullable(t.String()),
 });
@@ -84,6 +86,8 @@ const BatchResponse = t.Object(
   },
   { title: "BatchUploadResponse" },
 );
+return { UploadResponse, BatchResponse };
+};
 
 const SessionSchema = t.Object(
   {
@@ -212,6 +216,7 @@ function uploadResponse(stored: StoredUpload) {
 
 export function ingestRoutes(ctx: IngestDeps) {
   const { db, clock } = ctx;
+  const { UploadResponse, BatchResponse } = uploadShapes(ctx.kinds.uploaded().map((content) => content.type));
   return new Elysia({ tags: ["Uploads"] })
     .use(permissions)
     .post(

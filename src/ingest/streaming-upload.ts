@@ -6,7 +6,7 @@ import type { IngestDeps } from "./deps.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { FIXED_LIMITS } from "../tenancy/tiers.ts";
 import { detectType } from "./detect.ts";
-import type { DetectedType, UploadedMediaType } from "../files/file.ts";
+import type { DetectedType, MediaType } from "../files/file.ts";
 import { ingestStagedFile, sizeLimitViolation, unsupportedFile, type IngestOutcome } from "./ingest.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import type { FormReader } from "./multipart-form.ts";
@@ -14,7 +14,7 @@ import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./opti
 
 /** What a caller other than POST /files/upload narrows (e.g. POST /images/analyze takes images only). */
 export interface UploadPolicy {
-  mediaTypes?: UploadedMediaType[];
+  mediaTypes?: MediaType[];
   /** A lower size limit than the streaming upload's (e.g. 10 MB for synchronous analyze). */
   maxBytes?: number;
   /** Reads the caller's own form fields; throws to refuse the request before anything is stored. */
@@ -55,12 +55,12 @@ export async function streamingUpload(ctx: IngestDeps, principal: Principal, rea
     const options = parseUploadOptions(form.fields);
     policy.readFields?.(form.fields);
     const placement = resolvePlacement(ctx.db, principal.orgId, options);
-    const detection = await detectType(staged.head, staged.filename, staged.path);
+    const detection = await detectType(ctx.kinds.uploaded(), staged.head, staged.filename, staged.path);
     if (!detection.ok) throw unsupportedFile(detection.reason);
     if (policy.mediaTypes && !policy.mediaTypes.includes(detection.type.mediaType)) {
       throw new ApiError("WRONG_MEDIA_TYPE", `file: this endpoint takes ${policy.mediaTypes.join(" or ")} files; got ${detection.type.mediaType} (${detection.type.mime})`);
     }
-    const tooLarge = sizeLimitViolation(detection.type, staged.size);
+    const tooLarge = sizeLimitViolation(ctx.kinds, detection.type, staged.size);
     if (tooLarge) throw new ApiError("FILE_TOO_LARGE", tooLarge);
 
     const fileId = crypto.randomUUID();

@@ -1,10 +1,13 @@
 /**
  * A media kind: what the appliance does with files of one media type, described once by the
  * kind's own folder (src/<kind>/kind.ts) and registered by the composition root (src/app.ts).
- * Modules that treat every kind alike (the file.process queue, reprocessing, purging) ask the
- * registry for the file's kind instead of branching on `media_type`.
+ * Modules that treat every kind alike (detection, the file.process queue, the File resource's
+ * views and shapes, exports, reprocessing, purging) ask the registry for the file's kind instead
+ * of branching on `media_type`; docs/architecture.md says how to add one.
  */
-import type { FileRow, MediaType } from "../files/file.ts";
+import type { TProperties } from "@sinclair/typebox";
+import type { DocumentType, FileRow, MediaType } from "../files/file.ts";
+import type { FileUrls } from "../files/file-urls.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import type { JobContext } from "../jobs/runner.ts";
 
@@ -24,10 +27,52 @@ export interface MediaPipeline {
   run(job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport>;
 }
 
-export interface MediaKind {
+/** What `file-type` recognised in a file's first bytes. */
+export interface RecognisedContent {
+  /** Its extension for the format: "jpg", "pdf", "mp4", "wav", ... */
+  ext: string;
+  mime: string;
+}
+
+/** A kind's files arrive as uploaded bytes, recognised by their content (ingest/detect.ts). */
+export interface UploadedContent {
   type: MediaType;
+  /** The kind's reading of recognised content, or null when the content is not of this kind. */
+  detect(found: RecognisedContent): { mime: string; format: string; documentType?: DocumentType } | null;
+  /** The formats it takes, for the refusal of everything else: "images (jpeg, png, ...)". */
+  accepts: string;
+  /** Largest file taken through the streaming endpoints (larger files go through upload intents). */
+  maxStreamingBytes: number;
+}
+
+/** The kind's part of the File resource (GET /files, GET /files/{id}): its fields beyond the common ones. */
+export interface KindView {
+  /** Response schema of the fields `summary` gives (listings and the detail). */
+  summaryFields: TProperties;
+  /** Response schema of the fields only the detail shows (`detail` gives them). */
+  detailFields: TProperties;
+  summary(row: FileRow, urls: FileUrls): Promise<Record<string, unknown>>;
+  detail(row: FileRow, urls: FileUrls): Promise<Record<string, unknown>>;
+}
+
+export type ExportCell = string | number | null;
+
+/** A column of POST /files/export the kind adds, listed under its type by GET /files/export/columns. */
+export interface ExportColumn {
+  key: string;
+  display: string;
+  value(row: FileRow): ExportCell;
+}
+
+export interface MediaKind<Type extends MediaType = MediaType> {
+  type: Type;
+  /** Null: the kind's files do not arrive as bytes (a link is saved by its URL). */
+  content: UploadedContent | null;
   /** Null: files of this kind are stored and never analysed (processing_status `stored`). */
   pipeline: MediaPipeline | null;
+  view: KindView;
+  /** Columns of the kind's own in exports (the built-in kinds' are library/exports.ts's). */
+  exportColumns?: ExportColumn[];
   /** Removes what the kind derived from a file outside its row (blobs, vectors) before the row is purged. */
   purge?(fileId: string): Promise<void>;
   /** Runs a file's processing again the kind's own way (a link is crawled again); else a new file.process job. */
@@ -40,6 +85,7 @@ export class MediaKinds {
 
   register(kind: MediaKind): void {
     if (this.byType.has(kind.type)) throw new Error(`media kind "${kind.type}" is registered twice`);
+    if (kind.content && kind.content.type !== kind.type) throw new Error(`media kind "${kind.type}" detects content as "${kind.content.type}"`);
     this.byType.set(kind.type, kind);
   }
 
@@ -47,7 +93,23 @@ export class MediaKinds {
     return this.byType.get(type) ?? null;
   }
 
+  /** The kind of a stored file: a row whose kind is not registered is a broken installation, not a request error. */
+  of(row: Pick<FileRow, "id" | "media_type">): MediaKind {
+    const kind = this.byType.get(row.media_type);
+    if (!kind) throw new Error(`file ${row.id} is of media type "${row.media_type}", which no registered kind handles`);
+    return kind;
+  }
+
   all(): MediaKind[] {
     return [...this.byType.values()];
+  }
+
+  types(): MediaType[] {
+    return [...this.byType.keys()];
+  }
+
+  /** The kinds whose files arrive as bytes, in registration order (the order detection asks them in). */
+  uploaded(): UploadedContent[] {
+    return this.all().flatMap((kind) => (kind.content ? [kind.content] : []));
   }
 }

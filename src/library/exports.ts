@@ -14,6 +14,7 @@ import { getFolder } from "../folders/folders.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import { cameraFactsOf, type StoredCameraFacts } from "../camera/camera-facts.ts";
+import type { ExportCell, MediaKinds } from "../kinds/media-kind.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -24,12 +25,13 @@ const DOWNLOAD_SECONDS = 3600;
 /** Lets a download that started just before the URL expired finish before its bytes go. */
 const EXPIRY_MARGIN_SECONDS = 600;
 
-type Cell = string | number | null;
+type Cell = ExportCell;
 
 interface ColumnDef {
   key: string;
   display: string;
-  group: "basic" | "descriptions" | "image" | "document" | "video" | "link" | "camera";
+  /** basic, descriptions, camera, or the media type whose column it is. */
+  group: string;
   value(row: FileRow, options: ValueOptions): Cell;
 }
 
@@ -109,11 +111,15 @@ function ogField(row: FileRow, key: string): Cell {
   return typeof first === "string" ? first : null;
 }
 
-const BY_KEY = new Map(EXPORT_COLUMNS.map((c) => [c.key, c]));
+/** The built-in columns, then each registered kind's own (MediaKind.exportColumns) under its type. */
+function exportColumns(kinds: MediaKinds): ColumnDef[] {
+  const own = kinds.all().flatMap((kind) => (kind.exportColumns ?? []).map((c) => col(kind.type, c.key, c.display, (row) => c.value(row))));
+  return [...EXPORT_COLUMNS, ...own];
+}
 
-export function exportColumnGroups() {
+export function exportColumnGroups(kinds: MediaKinds) {
   const groups: Record<string, { field_key: string; display_name: string; group: string }[]> = {};
-  for (const c of EXPORT_COLUMNS) (groups[c.group] ??= []).push({ field_key: c.key, display_name: c.display, group: c.group });
+  for (const c of exportColumns(kinds)) (groups[c.group] ??= []).push({ field_key: c.key, display_name: c.display, group: c.group });
   return { groups };
 }
 
@@ -164,13 +170,14 @@ function selectRows(db: Database, orgId: string, request: ExportRequest): FileRo
 
 const SHEET_NAME_FORBIDDEN = /[[\]:*?/\\]/;
 
-function checkRequest(request: ExportRequest): ColumnDef[] {
+function checkRequest(kinds: MediaKinds, request: ExportRequest): ColumnDef[] {
   if (request.format === "hosted_sheets" && !request.connection_id) {
     throw badRequest("connection_id: required for the hosted_sheets format (a cloud storage connection to write the spreadsheet to)");
   }
   if (!request.columns.length) throw badRequest("columns: at least one column is required");
+  const byKey = new Map(exportColumns(kinds).map((c) => [c.key, c]));
   const columns = request.columns.map((c) => {
-    const def = BY_KEY.get(c.field_key);
+    const def = byKey.get(c.field_key);
     if (!def) throw badRequest(`columns: unknown field_key "${c.field_key}"; see GET /files/export/columns`);
     return { ...def, display: c.display_name?.trim() || def.display };
   });
@@ -218,7 +225,7 @@ const CONTENT_TYPES = {
 } as const;
 
 export async function exportFiles(ctx: LibraryDeps, orgId: string, request: ExportRequest, origin: string) {
-  const columns = checkRequest(request);
+  const columns = checkRequest(ctx.kinds, request);
   // Checked before the rows are read: another organization's connection is 404 at once.
   const connection = request.format === "hosted_sheets" ? ctx.cloud.connection(orgId, request.connection_id!) : null;
   const rows = selectRows(ctx.db, orgId, request);

@@ -7,7 +7,7 @@ import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
 import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
-import { FileSummary } from "../files/file-shapes.ts";
+import { fileShapes } from "../files/file-shapes.ts";
 import { fileSummary } from "./file-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 
@@ -127,14 +127,14 @@ export function peopleRoutes(ctx: LibraryDeps) {
       async ({ principal, params, query, request }) => {
         const { ids, total } = personFileIds(ctx.db, principal.orgId, params.person_id, query.limit, query.offset);
         const urls = urlsOf(request);
-        const items = await Promise.all(ids.map((id) => fileSummary(ctx.files.byId(id)!, urls)));
+        const items = await Promise.all(ids.map((id) => fileSummary(ctx.kinds, ctx.files.byId(id)!, urls)));
         return page(items, total, query.limit, query.offset);
       },
       {
         permission: "view",
         params: PersonParams,
         query: t.Object(pageQuery(100, 20)),
-        response: { 200: Page(FileSummary), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(fileShapes(ctx.kinds.all()).FileSummary), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
         detail: { summary: "The live files showing a person, newest taken first (file summaries as GET /files) (extension)" },
       },
     )

@@ -4,7 +4,7 @@ import type { LibraryDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, ErrorBody, OneOf } from "../http/shapes.ts";
-import { FILTER_PARAMS, FILTER_REPEATABLE, fileFiltersOf } from "./routes.ts";
+import { filterParams, FILTER_REPEATABLE, fileFiltersOf } from "./routes.ts";
 import { locationClusters, MAX_ZOOM } from "./map-clusters.ts";
 import { GRANULARITIES, timeline } from "./timeline.ts";
 
@@ -58,7 +58,7 @@ export function photoLibraryRoutes(ctx: LibraryDeps) {
         permission: "view",
         transform: querySyntax(FILTER_REPEATABLE),
         query: t.Object({
-          ...FILTER_PARAMS,
+          ...filterParams(ctx.kinds.types()),
           granularity: t.Optional(OneOf(GRANULARITIES)),
           order: t.Optional(OneOf(["asc", "desc"] as const)),
         }),
@@ -84,7 +84,7 @@ export function photoLibraryRoutes(ctx: LibraryDeps) {
         permission: "view",
         transform: querySyntax(FILTER_REPEATABLE),
         query: t.Object({
-          ...FILTER_PARAMS,
+          ...filterParams(ctx.kinds.types()),
           zoom: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ZOOM, error: `zoom: an integer from 0 to ${MAX_ZOOM}`, description: "The map's zoom level (Web Mercator tiles); clusters are cells of 64 px at it" })),
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 5000, error: "limit: an integer from 1 to 5000", description: "Clusters at most (default 500), the largest kept" })),
         }),

@@ -2,13 +2,13 @@
 import { Elysia, t } from "elysia";
 import type { LibraryDeps } from "./deps.ts";
 import { isoAt } from "../clock.ts";
-import type { Static } from "@sinclair/typebox";
+import type { Static, TObject } from "@sinclair/typebox";
 import { ApiError, badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { querySyntax } from "../http/validation.ts";
 import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
-import { DeletedFileSummary, FileDetail, FileSummary } from "../files/file-shapes.ts";
+import { fileShapes } from "../files/file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
 import { listDeletedFiles, listFiles, parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
@@ -16,7 +16,8 @@ import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
 import { dismissSuggestion } from "../files/tag-suggestions.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
-import { MEDIA_TYPES } from "../files/file.ts";
+import { type MediaType, tagsOf } from "../files/file.ts";
+import { listExtractions } from "../extractions/extractions.ts";
 
 /** Download links live five minutes (spec). */
 const DOWNLOAD_URL_SECONDS = 300;
@@ -29,9 +30,12 @@ const LIST_REPEATABLE = ["tags", "media_types", "ids"] as const;
 /** Those of the filters alone (the timeline and the map). */
 export const FILTER_REPEATABLE = ["media_types", "ids"] as const;
 
-/** The filters of GET /files that are conditions on the file itself; the timeline and the map take them too. */
-export const FILTER_PARAMS = {
-  media_types: t.Optional(t.Array(OneOf(MEDIA_TYPES), { description: "Repeatable" })),
+/**
+ * The filters of GET /files that are conditions on the file itself; the timeline and the map take
+ * them too. `mediaTypes`: the registered kinds' types.
+ */
+export const filterParams = (mediaTypes: readonly MediaType[]) => ({
+  media_types: t.Optional(t.Array(OneOf(mediaTypes), { description: "Repeatable" })),
   ids: t.Optional(t.Array(UuidText(), { description: "Repeatable" })),
   folder_id: t.Optional(UuidText()),
   project_id: t.Optional(UuidText()),
@@ -45,13 +49,13 @@ export const FILTER_PARAMS = {
   camera: t.Optional(t.String({ minLength: 1, maxLength: 200, error: "camera: 1-200 characters", description: "Extension: part of the camera's make and model, case-insensitive (\"iPhone\", \"Canon EOS\")" })),
   has_location: t.Optional(Enum(["true", "false", "1", "0"], { error: "has_location: must be true or false" })),
   bbox: t.Optional(t.String({ description: "Extension: west,south,east,north in degrees; files taken within it (west > east crosses the antimeridian)" })),
-};
-const FilterQuery = t.Object(FILTER_PARAMS);
+});
+type FilterQuery = Static<TObject<ReturnType<typeof filterParams>>>;
 
 const flag = (value: string | undefined): boolean | null => (value === undefined ? null : value === "true" || value === "1");
 
 /** The checked filter parameters as the listing takes them (ids in lower case); a bad bbox or date is a 400. */
-export function fileFiltersOf(query: Static<typeof FilterQuery>): FileFilters {
+export function fileFiltersOf(query: FilterQuery): FileFilters {
   return {
     mediaTypes: query.media_types ?? [],
     ids: (query.ids ?? []).map((id) => id.toLowerCase()),
@@ -70,11 +74,11 @@ export function fileFiltersOf(query: Static<typeof FilterQuery>): FileFilters {
   };
 }
 
-const ListQuery = t.Object({
+const listQuery = (mediaTypes: readonly MediaType[]) => t.Object({
   search: t.Optional(t.String({ maxLength: 1000, error: "search: at most 1000 characters", description: "Every word must match; the last also as a prefix" })),
   search_mode: t.Optional(OneOf(SEARCH_MODES)),
   tags: t.Optional(t.Array(t.String(), { maxItems: 40, error: "tags: at most 40 tags per query", description: "All must match, case-insensitive (repeatable)" })),
-  ...FILTER_PARAMS,
+  ...filterParams(mediaTypes),
   sort_by: t.Optional(OneOf(SORT_FIELDS)),
   sort_order: t.Optional(t.String({ pattern: "^(?:[aA][sS][cC]|[dD][eE][sS][cC])$", error: "must be one of asc, desc", description: "asc or desc (default desc)" })),
   visible_text_chars: t.Optional(
@@ -89,7 +93,7 @@ const ListQuery = t.Object({
 });
 
 /** The checked query as the listing takes it (blank search is no search). */
-function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
+function listFilesQuery(query: Static<ReturnType<typeof listQuery>>): ListFilesQuery {
   return {
     ...fileFiltersOf(query),
     search: query.search?.trim() ? query.search : null,
@@ -103,7 +107,9 @@ function listFilesQuery(query: Static<typeof ListQuery>): ListFilesQuery {
 }
 
 export function libraryRoutes(ctx: LibraryDeps) {
-  const { db, clock } = ctx;
+  const { db, clock, kinds } = ctx;
+  const { FileSummary, DeletedFileSummary, FileDetail } = fileShapes(kinds.all());
+  const ListQuery = listQuery(kinds.types());
   return new Elysia({ tags: ["Files"] })
     .use(permissions)
     .get(
@@ -112,7 +118,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
         const q = listFilesQuery(query);
         const { rows, total } = listFiles(db, principal.orgId, q);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = await Promise.all(rows.map((row) => fileSummary(row, urls)));
+        const items = await Promise.all(rows.map((row) => fileSummary(kinds, row, urls)));
         const chars = query.visible_text_chars;
         return page(chars === undefined ? items : items.map((item) => withVisibleTextCut(item, chars)), total, q.limit, q.offset);
       },
@@ -135,7 +141,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       async ({ principal, query, request }) => {
         const { rows, total } = listDeletedFiles(db, principal.orgId, retentionCutoff(clock.now()), query.limit, query.offset);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = await Promise.all(rows.map(async (row) => ({ ...(await fileSummary(row, urls)), deleted_at: row.deleted_at!, purge_at: purgeAt(row.deleted_at!) })));
+        const items = await Promise.all(rows.map(async (row) => ({ ...(await fileSummary(kinds, row, urls)), deleted_at: row.deleted_at!, purge_at: purgeAt(row.deleted_at!) })));
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -149,7 +155,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
         },
       },
     )
-    .get("/files/export/columns", () => exportColumnGroups(), {
+    .get("/files/export/columns", () => exportColumnGroups(kinds), {
       permission: "view",
       response: {
         200: t.Object({ groups: t.Record(t.String(), t.Array(t.Object({ field_key: t.String(), display_name: t.String(), group: t.String() }))) }),
@@ -233,10 +239,14 @@ export function libraryRoutes(ctx: LibraryDeps) {
       "/files/:file_id",
       async ({ principal, params, query, request }) => {
         const row = ctx.files.find(principal.orgId, params.file_id);
-        const detail = await fileDetail(row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
+        const detail = await fileDetail(kinds, row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
-          if (detail.media_type !== "image" || !("format" in detail)) throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
-          return { ...detail, formatted_document: imageMarkdown(detail, isoAt(clock.now())) };
+          if (row.media_type !== "image") throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
+          const image = {
+            ...row, tags: tagsOf(row), extractions: listExtractions(db, row.id),
+            dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
+          };
+          return { ...detail, formatted_document: imageMarkdown(image, isoAt(clock.now())) };
         }
         return detail;
       },

@@ -41,7 +41,7 @@ export async function storePageImages(ctx: LinkDeps, link: FileRow, images: Page
       continue;
     }
     const filename = imageFilename(image.url, listed.length + 1);
-    const detected = await detectType(image.bytes, filename);
+    const detected = await detectType(ctx.kinds.uploaded(), image.bytes, filename);
     if (!detected.ok || detected.type.mediaType !== "image") {
       result.refused.push(`${image.url}: ${detected.ok ? `a ${detected.type.mediaType}, not an image` : detected.reason}`);
       continue;

@@ -5,7 +5,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
 import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../files/file-fields.ts";
-import { FileDetail } from "../files/file-shapes.ts";
+import { fileShapes } from "../files/file-shapes.ts";
 import { linkDetail } from "./link-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
@@ -45,6 +45,7 @@ const BatchResult = t.Object(
 );
 
 export function linkRoutes(ctx: LinkDeps) {
+  const { FileDetail } = fileShapes(ctx.kinds.all());
   return new Elysia({ tags: ["Links"] })
     .use(permissions)
     .post(

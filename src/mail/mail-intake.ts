@@ -251,9 +251,9 @@ async function storePart(
       if (!download.content) throw new Error("the part is gone from the message");
       staged = await stageStream(download.content, scratch, MAX_PART_BYTES);
     }
-    const detection = await detectType(staged.head, part.filename, scratch);
+    const detection = await detectType(ctx.kinds.uploaded(), staged.head, part.filename, scratch);
     if (!detection.ok) throw new Error(`unsupported or unsafe file: ${detection.reason}`);
-    const tooLarge = sizeLimitViolation(detection.type, staged.size);
+    const tooLarge = sizeLimitViolation(ctx.kinds, detection.type, staged.size);
     if (tooLarge) throw new Error(tooLarge);
     await ingestStagedFile(ctx, scratch, {
       id: part.file_id,

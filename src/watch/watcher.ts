@@ -159,8 +159,8 @@ export class FolderWatcher {
       mkdirSync(this.ctx.dataDir.scratch, { recursive: true });
       await copyFile(holding, scratch);
       const { size, sha256, head } = await hashFile(scratch);
-      const detection = await detectType(head, filename, scratch);
-      const refusal = !detection.ok ? `unsupported or unsafe file: ${detection.reason}` : sizeLimitViolation(detection.type, size);
+      const detection = await detectType(this.ctx.kinds.uploaded(), head, filename, scratch);
+      const refusal = !detection.ok ? `unsupported or unsafe file: ${detection.reason}` : sizeLimitViolation(this.ctx.kinds, detection.type, size);
       if (refusal || !detection.ok) throw new Refused(refusal ?? "unsupported file");
       const folders = item.rel_path.split("/").slice(0, -1);
       const folderId = folders.length ? ensureFolderPath(this.ctx.db, this.ctx.clock, watch.org_id, watch.project_id, watch.folder_id, folders) : watch.folder_id;

@@ -5,6 +5,7 @@
 import { rmSync } from "node:fs";
 import { createApiKey } from "../../src/auth/api-keys.ts";
 import type { Permission } from "../../src/auth/permissions.ts";
+import type { KindFactory } from "../../src/app.ts";
 import type { Clock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { QueueDefinition } from "../../src/jobs/runner.ts";
@@ -43,7 +44,7 @@ export { tempDir };
 
 export async function startTestServer(
   /** `dataDir`: reuse a data directory (a "restart"); the caller removes it. By default each server gets its own, removed on close. */
-  options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[]; dataDir?: string } = {},
+  options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[]; kinds?: KindFactory[]; dataDir?: string } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
   const config = loadConfig(
@@ -67,7 +68,7 @@ export async function startTestServer(
       ...options.env,
     },
   );
-  const server = startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [] });
+  const server = startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] });
   const { db, clock } = server.ctx;
   return {
     ...server,

@@ -124,6 +124,28 @@ function RegionReview({ fileId, regions, onSaved }: { fileId: string; regions: (
   );
 }
 
+/** Kinds this page draws with views of their own; any other registered kind is drawn by KindFields. */
+const BUILT_IN_KINDS = ["image", "document", "video", "link"];
+/** The File resource's fields every kind has (drawn elsewhere on the page). */
+const COMMON_FIELDS = new Set(["id", "media_type", "title", "filename", "tags", "size_bytes", "content_type", "created_at", "updated_at", "content_created_at", "user_description", "upload_description", "visible_text", "source_url", "content_category", "project_id", "folder_id", "processing_status", "processing_error"]);
+
+/** Another kind's own fields, as a list: its values, and its URLs as links. */
+function KindFields({ file }: { file: any }) {
+  const fields = Object.entries(file).filter(([key, value]) => !COMMON_FIELDS.has(key) && value !== null && (typeof value !== "object" || Array.isArray(value)));
+  if (!fields.length) return null;
+  return (
+    <dl class="kind-fields">
+      {fields.map(([key, value]) => (
+        <div key={key}>
+          <dt>{key.replaceAll("_", " ")}</dt>
+          <dd>{key.endsWith("_url") ? <a href={String(value)}>Open</a> : Array.isArray(value) ? `${value.length} values` : String(value)}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+
 function VideoPlayer({ file }: { file: any }) {
   const player = useRef<HTMLVideoElement>(null);
   const seek = (t: number) => {
@@ -396,6 +418,7 @@ export function FileDetail({ id }: { id: string }) {
       {file.media_type === "image" ? <RegionReview fileId={file.id} regions={file.text_regions ?? []} onSaved={() => api(`/files/${id}`).then(setFile, () => null)} /> : null}
       {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
       {file.media_type === "link" ? <LinkView file={file} /> : null}
+      {!BUILT_IN_KINDS.includes(file.media_type) ? <KindFields file={file} /> : null}
       {file.media_type === "document" ? (
         <div class="document">
           <p>

@@ -31,12 +31,18 @@ import duplicateThumbnails from "./026_duplicate_thumbnails.ts";
 import tagSuggestions from "./027_tag_suggestions.ts";
 import duplicateDismissals from "./028_duplicate_dismissals.ts";
 import autoMatch from "./029_auto_match.ts";
+import openMediaTypes from "./030_open_media_types.ts";
+import type { Database } from "bun:sqlite";
 
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type Migration = { version: number; name: string } & (
+  | { sql: string }
+  /**
+   * Code for what SQLite's SQL cannot do in a transaction with foreign keys on: rebuilding a table
+   * (db/table-rebuild.ts), run with them off; `postgres` is the same change on PostgreSQL, whose
+   * ALTER TABLE makes it directly.
+   */
+  | { run(db: Database): void; rebuildsTables: true; postgres: string }
+);
 
 export const MIGRATIONS: Migration[] = [
   { version: 1, name: "foundation", sql: foundation },
@@ -68,4 +74,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 27, name: "tag_suggestions", sql: tagSuggestions },
   { version: 28, name: "duplicate_dismissals", sql: duplicateDismissals },
   { version: 29, name: "auto_match", sql: autoMatch },
+  { version: 30, name: "open_media_types", run: openMediaTypes, rebuildsTables: true, postgres: "ALTER TABLE files DROP CONSTRAINT files_media_type_check;" },
 ];

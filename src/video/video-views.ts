@@ -1,0 +1,48 @@
+/** A video as the File resource shows it (the kind's view): the probe's facts, the poster's variants, the keyframes. */
+import type { FileRow } from "../files/file.ts";
+import type { FileUrls } from "../files/file-urls.ts";
+import { imageDetailFields } from "../images/image-views.ts";
+import { keyframesOf } from "./keyframe-store.ts";
+
+/** The spec's video fields, then the poster's variants and what the probe found beyond them (extensions). */
+export async function videoFields(row: FileRow, urls: FileUrls) {
+  const poster = await urls.variants(row);
+  return {
+    duration_seconds: row.duration_seconds,
+    frame_rate: row.frame_rate,
+    video_codec: row.video_codec,
+    resolution: row.width !== null && row.height !== null ? `${row.width}x${row.height}` : null,
+    analysis_status: row.analysis_status,
+    analysis_error: row.analysis_error,
+    thumbnail_url: poster.small_256 ?? null,
+    medium_url: poster.medium_750 ?? null,
+    full_url: poster.large_1024 ?? null,
+    blur_hash: row.blur_hash,
+    video_url: await urls.original(row),
+    container: row.video_container,
+    has_audio: row.has_audio === null ? null : row.has_audio === 1,
+    bit_rate: row.bit_rate,
+    description_status: row.description_status,
+    description_error: row.description_error,
+    similar_available: row.image_embedding_model !== null,
+  };
+}
+
+/** Each keyframe with its time, a signed URL and the text read in it; the OCR regions carry their times. */
+export async function videoDetailFields(row: FileRow, urls: FileUrls) {
+  const keyframes = [];
+  for (const frame of keyframesOf(urls, row.id)) {
+    keyframes.push({
+      index: frame.index,
+      time_seconds: frame.timeSeconds,
+      width: frame.width,
+      height: frame.height,
+      is_poster: frame.isPoster,
+      url: await urls.blob(frame.blobKey, "image/jpeg"),
+      visible_text: frame.visibleText,
+      objects: frame.objects,
+      faces: frame.faces,
+    });
+  }
+  return { keyframes, ...imageDetailFields(urls.db, row) };
+}

@@ -1,0 +1,115 @@
+/**
+ * A media kind added by a test alone (test/support/audio-kind.ts, registered through the server's
+ * `kinds` option): uploaded, detected by its content, processed by its pipeline, listed and
+ * filtered, shown with its own fields, exported with its own columns and purged with what it
+ * stored, through real HTTP and without a change to any module of src/.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { parse } from "csv-parse/sync";
+import { ManualClock } from "../src/clock.ts";
+import { purgeDeletedFiles } from "../src/library/file-edits.ts";
+import { audioKind, envelopeKey, wav } from "./support/audio-kind.ts";
+import { png } from "./support/fixtures.ts";
+import { processed } from "./support/polling.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+
+let server: TestServer;
+let owner: Tenant;
+beforeAll(async () => {
+  server = await startTestServer({ kinds: [audioKind] });
+  owner = server.tenant();
+});
+afterAll(() => server.close());
+
+function form(bytes: Uint8Array, filename: string) {
+  const f = new FormData();
+  f.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>], { type: "application/octet-stream" }), filename);
+  return f;
+}
+
+async function upload(tenant: Tenant, bytes: Uint8Array, filename: string) {
+  const res = await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", headers: { authorization: `Bearer ${tenant.key}`, "x-forwarded-for": tenant.api.ip }, body: form(bytes, filename) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+test("a WAV file is taken by the test's kind, processed by its pipeline and shown with its fields", async () => {
+  const res = await upload(owner, wav(1.5), "tone.bin");
+  expect(res.status).toBe(201);
+  expect(res.body).toMatchObject({ media_type: "audio", status: "processing", analysis_started: true, thumbnail_generation_started: false, document_type: null });
+
+  const detail = await processed(owner, res.body.image_id);
+  expect(detail).toMatchObject({ id: res.body.image_id, media_type: "audio", processing_status: "completed", content_type: "audio/wav", duration_seconds: 1.5, channels: 1, sample_rate: 8000 });
+  expect(detail.audio_url).toStartWith(server.url);
+  // A sine at amplitude 16000 of 32768 throughout: every tenth peaks near 0.49.
+  expect(detail.envelope).toHaveLength(10);
+  for (const peak of detail.envelope) expect(peak).toBeCloseTo(16_000 / 32768, 2);
+  // The stage runner recorded the kind's stage like any other.
+  const stages = server.ctx.db.query("SELECT stage, status FROM file_stage_runs WHERE file_id = ?").all(res.body.image_id);
+  expect(stages).toEqual([{ stage: "read", status: "completed" }]);
+});
+
+test("listings filter by the kind's type and show its summary; other kinds are unchanged", async () => {
+  const tenant = server.tenant();
+  const audio = (await upload(tenant, wav(0.5), "a.wav")).body.image_id;
+  const image = (await upload(tenant, png(8, 8), "p.png")).body;
+  expect(image.media_type).toBe("image");
+  await processed(tenant, audio);
+
+  const listed = await tenant.api.get("/files?media_types=audio");
+  expect(listed.status).toBe(200);
+  expect(listed.body.items.map((i: any) => i.id)).toEqual([audio]);
+  expect(listed.body.items[0]).toMatchObject({ media_type: "audio", duration_seconds: 0.5, sample_rate: 8000 });
+  // The summary leaves out the detail's fields.
+  expect(listed.body.items[0].envelope).toBeUndefined();
+  expect((await tenant.api.get("/files?media_types=image")).body.items.map((i: any) => i.id)).toEqual([image.image_id]);
+  // A type no kind registers is refused by the same check as before.
+  const unknown = await tenant.api.get("/files?media_types=podcast");
+  expect(unknown.status).toBe(400);
+  expect(unknown.body.detail).toContain("must be one of image, document, video, link, audio");
+});
+
+test("exports list the kind's columns under its type and fill them", async () => {
+  const tenant = server.tenant();
+  const audio = (await upload(tenant, wav(2), "long.wav")).body.image_id;
+  await processed(tenant, audio);
+  const columns = await tenant.api.get("/files/export/columns");
+  expect(columns.body.groups.audio).toEqual([
+    { field_key: "audio_duration_seconds", display_name: "Duration (s)", group: "audio" },
+    { field_key: "audio_sample_rate", display_name: "Sample rate (Hz)", group: "audio" },
+  ]);
+  const res = await tenant.api.post("/files/export", {
+    format: "csv",
+    file_ids: [audio],
+    columns: [{ field_key: "filename" }, { field_key: "media_type" }, { field_key: "audio_duration_seconds" }, { field_key: "audio_sample_rate" }],
+  });
+  expect(res.status).toBe(200);
+  const csv = Buffer.from(await (await fetch(res.body.download_url)).arrayBuffer());
+  expect(parse(csv, { bom: true })).toEqual([
+    ["File name", "Media type", "Duration (s)", "Sample rate (Hz)"],
+    ["long.wav", "audio", "2", "8000"],
+  ]);
+});
+
+test("purging a deleted file asks its kind to remove what it stored", async () => {
+  const tenant = server.tenant();
+  const id = (await upload(tenant, wav(0.25), "gone.wav")).body.image_id;
+  await processed(tenant, id);
+  const row = server.ctx.files.byId(id)!;
+  expect(await server.ctx.blobs.size(envelopeKey(row))).toBeGreaterThan(0);
+  expect((await tenant.api.delete(`/files/${id}`)).status).toBe(200);
+
+  const later = new ManualClock(Date.now() + 31 * 86_400_000);
+  expect(await purgeDeletedFiles({ ...server.ctx, clock: later })).toBeGreaterThanOrEqual(1);
+  expect(server.ctx.files.byId(id)).toBeNull();
+  expect(await server.ctx.blobs.size(envelopeKey(row))).toBeNull();
+  expect(await server.ctx.blobs.size(row.blob_key!)).toBeNull();
+  expect(server.ctx.db.query("SELECT count(*) AS n FROM file_extractions WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+});
+
+test("the OpenAPI document describes the kind's File variant", async () => {
+  const res = await fetch(`${server.url}/api/v2/openapi.json`);
+  const text = await res.text();
+  expect(res.status).toBe(200);
+  expect(text).toContain("AudioFileSummary");
+  expect(text).toContain("\"AudioFile\"");
+});

@@ -14,7 +14,7 @@ import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } 
 import { pairAll, setImageFacts } from "./support/duplicate-rows.ts";
 import { photo } from "./support/images.ts";
 import { insertFileRow, insertThumbnailRow } from "./support/rows.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const DESKTOP = 1440;
 let server: TestServer;
@@ -60,6 +60,7 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** Each page comes from an address of its own (newPage): anonymous requests, as the sign-in page makes, are limited to 5 a minute per address. */
 async function signIn(page: Page, key: string): Promise<void> {
   await page.goto(server.url);
   await page.getByRole("button", { name: "Use an API key instead" }).click();
@@ -72,7 +73,7 @@ const live = async (id: string) => (await tenant.api.get(`/files/${id}`)).status
 
 for (const width of [WIDTHS.phone, DESKTOP]) {
   test(`at ${width} px each group's copies are side by side with what tells them apart, the best ticked`, async () => {
-    const page = await browser.newPage({ viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+    const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
     const failures = watchFailures(page);
     try {
       await signIn(page, tenant.key);
@@ -100,7 +101,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 }
 
 test("keeping the best trashes the other copies (Undo restores them); 'Not duplicates' takes a group apart for good", async () => {
-  const page = await browser.newPage({ viewport: { width: DESKTOP, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: DESKTOP, height: 900 }, locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   const notice = page.getByRole("status").filter({ hasText: /./ });
   try {
@@ -142,7 +143,7 @@ test("keeping the best trashes the other copies (Undo restores them); 'Not dupli
 
 test("with no near-duplicates, the page says how they are found", async () => {
   const empty = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US", timezoneId: "UTC" });
+  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   try {
     await signIn(page, empty.key);

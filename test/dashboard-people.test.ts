@@ -15,7 +15,7 @@ import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow } from "./support/rows.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const assets = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "assets");
 const DESKTOP = 1440;
@@ -65,6 +65,7 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** Each page comes from an address of its own (newPage): anonymous requests, as the sign-in page makes, are limited to 5 a minute per address. */
 async function signIn(page: Page, key: string): Promise<void> {
   await page.goto(server.url);
   await page.getByRole("button", { name: "Use an API key instead" }).click();
@@ -80,7 +81,7 @@ async function facesDrawn(page: Page, count: number): Promise<void> {
 
 for (const width of [WIDTHS.phone, DESKTOP]) {
   test(`at ${width} px People shows each person's face; a person's page shows their faces and photos`, async () => {
-    const page = await browser.newPage({ viewport: { width, height: 900 }, locale: "en-US" });
+    const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US" });
     const failures = watchFailures(page);
     try {
       await signIn(page, tenant.key);
@@ -112,7 +113,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 }
 
 test("a person is renamed, a face that is someone else is taken out (and put back), another person merged in, and a person hidden", async () => {
-  const page = await browser.newPage({ viewport: { width: DESKTOP, height: 900 }, locale: "en-US" });
+  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: DESKTOP, height: 900 }, locale: "en-US" });
   const failures = watchFailures(page);
   const notice = page.locator("p.notice");
   try {
@@ -170,7 +171,7 @@ test("a person is renamed, a face that is someone else is taken out (and put bac
 
 test("with nobody yet, People says how people appear", async () => {
   const empty = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US" });
+  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US" });
   const failures = watchFailures(page);
   try {
     await signIn(page, empty.key);

@@ -20,7 +20,9 @@ export async function bundleDashboard(options: { minify?: boolean } = {}): Promi
     entrypoints: [join(import.meta.dir, "web", "main.tsx")],
     target: "browser",
     minify: options.minify ?? true,
-    naming: { entry: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]", chunk: "[name]-[hash].[ext]" },
+    // Pages imported with import() (the map) become chunks of their own, loaded when first shown.
+    splitting: true,
+    naming: { entry: "[name]-[hash].[ext]", asset: "[name]-[hash].[ext]", chunk: "chunk-[hash].[ext]" },
     define: { "process.env.NODE_ENV": JSON.stringify("production") },
   });
   if (!result.success) throw new Error(`the dashboard did not build: ${result.logs.map((l) => l.message).join("; ")}`);

@@ -3,6 +3,7 @@
  * (each frame seeks the player), a document's text; title, tags and description editable;
  * delete and restore; similar images; retry of a failed file; sending it to a cloud drive.
  */
+import { PhotoInfo, takenOf } from "./photo-info.tsx";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
@@ -412,9 +413,10 @@ export function FileDetail({ id }: { id: string }) {
         {file.media_type} · {file.filename} · {formatBytes(file.size_bytes)}
         {file.resolution ? ` · ${file.resolution}` : ""}
         {file.duration_seconds ? ` · ${clock(file.duration_seconds)}` : ""}
-        {file.content_created_at ? ` · taken ${new Date(file.content_created_at).toLocaleString()}` : ""}
+        {file.content_created_at ? ` · taken ${(file.camera && takenOf(file.camera)) || new Date(file.content_created_at).toLocaleString()}` : ""}
       </p>
       {file.media_type === "image" && file.medium_url ? <OcrOverlay src={file.full_url ?? file.medium_url} regions={file.text_regions ?? []} alt={file.upload_description ?? name} /> : null}
+      {file.media_type === "image" || file.media_type === "video" ? <PhotoInfo camera={file.camera ?? null} location={file.location ?? null} /> : null}
       {file.media_type === "image" ? <RegionReview fileId={file.id} regions={file.text_regions ?? []} onSaved={() => api(`/files/${id}`).then(setFile, () => null)} /> : null}
       {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
       {file.media_type === "link" ? <LinkView file={file} /> : null}

@@ -14,6 +14,7 @@ import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
 import { Duplicates } from "./duplicates.tsx";
 import { Exports } from "./exports.tsx";
+import { Lazy } from "./lazy.tsx";
 import { Library } from "./library.tsx";
 import { People, PersonPage } from "./people.tsx";
 import { Photos } from "./photos.tsx";
@@ -42,6 +43,11 @@ function Page({ hash, me, canEdit }: { hash: string; me: string; canEdit: boolea
   if (person) return <PersonPage id={person[1]!} canEdit={canEdit} />;
   if (hash === "#/people") return <People canEdit={canEdit} />;
   if (hash === "#/duplicates") return <Duplicates canEdit={canEdit} />;
+  const map = /^#\/map(?:\/@(-?[\d.]+),(-?[\d.]+),([\d.]+))?$/.exec(hash);
+  if (map) {
+    const start = map[1] ? { latitude: Number(map[1]), longitude: Number(map[2]), zoom: Number(map[3]) } : null;
+    return <Lazy key={hash} load={() => import("./map-page.tsx")} render={(m) => <m.MapPage start={start} />} fallback={<p aria-live="polite">Loading the map…</p>} />;
+  }
   if (hash === "#/upload") return <Upload />;
   if (hash === "#/photos") return <Photos />;
   if (hash === "#/search") return <Search />;
@@ -153,6 +159,7 @@ function App() {
             <a href="#/library" aria-current={current("#/library")}>Library</a>
             <a href="#/photos" aria-current={current("#/photos")}>Photos</a>
             <a href="#/people" aria-current={current("#/people")}>People</a>
+            <a href="#/map" aria-current={current("#/map")}>Map</a>
             <a href="#/duplicates" aria-current={current("#/duplicates")}>Duplicates</a>
             <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
             <a href="#/search" aria-current={current("#/search")}>Search documents</a>

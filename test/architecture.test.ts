@@ -67,6 +67,10 @@ test("only people/people.ts writes faces and people", async () => {
   for (const table of ["faces", "people"]) expect(await writersOf(table, ["people/people.ts"])).toEqual([]);
 });
 
+test("only video/video-facts.ts writes video facts", async () => {
+  expect(await writersOf("video_facts", ["video/video-facts.ts"])).toEqual([]);
+});
+
 test("only camera/camera-facts.ts writes camera facts", async () => {
   expect(await writersOf("camera_facts", ["camera/camera-facts.ts"])).toEqual([]);
 });
@@ -186,7 +190,6 @@ const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
   "files/file-repository.ts": { count: 9, why: "the per-kind status columns of the files row (initial and requeued states, a link's URL key) until they move to per-kind tables; findOfType's check" },
   "library/similar.ts": { count: 2, why: "similar images and videos: a video is matched by its keyframes" },
   "library/routes.ts": { count: 1, why: "format=markdown is the spec's, for images only" },
-  "library/exports.ts": { count: 1, why: "the built-in video group's resolution column" },
   "library/file-edits.ts": { count: 2, why: "a document being read or embedded refuses an edit of its text fields" },
   "processing/reprocess.ts": { count: 1, why: "a document's embeddings in flight" },
   "processing/routes.ts": { count: 1, why: "the reprocess answer's wording for a link's crawl" },

@@ -11,6 +11,7 @@ import { migrate, openDatabase } from "../src/db/database.ts";
 import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
+import { videoFactsOf } from "../src/video/video-facts.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { tempDir } from "./support/server.ts";
@@ -93,6 +94,40 @@ test("migration 30 drops the media type CHECK and keeps every row, child row, in
     expect(db.query("SELECT count(*) AS n FROM tag_suggestions").get()).toEqual({ n: 0 });
     expect(db.query("SELECT count(*) AS n FROM document_texts").get()).toEqual({ n: 0 });
     expect(db.query("PRAGMA integrity_check").get()).toEqual({ integrity_check: "ok" });
+  } finally {
+    db.close();
+  }
+});
+
+test("migration 31 moves a video's stream facts out of the files row into video_facts", () => {
+  const db = new Database(join(dir, "video-facts.db"));
+  try {
+    db.loadExtension(getLoadablePath());
+    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
+    migrate(db, MIGRATIONS.filter((m) => m.version < 31));
+    const org = createOrganization(db, systemClock, "probing", "PROFESSIONAL").id;
+    const project = defaultProjectId(db, org);
+    const insert = db.query(
+      `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, duration_seconds, frame_rate,
+         video_codec, video_container, has_audio, bit_rate) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    insert.run("vid-1", org, project, "video", "clip.mp4", 320, 240, 12.5, 25, "h264", "mp4", 1, 480_000);
+    insert.run("vid-2", org, project, "video", "silent.webm", 640, 360, 3, 24, "vp9", "webm", 0, null);
+    insert.run("vid-3", org, project, "video", "queued.mov", null, null, null, null, null, null, null, null);
+    insert.run("img-1", org, project, "image", "photo.jpg", 800, 600, null, null, null, null, null, null);
+
+    migrate(db, MIGRATIONS);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(files)").all().map((c) => c.name);
+    for (const gone of ["duration_seconds", "frame_rate", "video_codec", "video_container", "has_audio", "bit_rate"]) expect(columns).not.toContain(gone);
+    expect(videoFactsOf(db, "vid-1")).toEqual({ durationSeconds: 12.5, frameRate: 25, codec: "h264", container: "mp4", hasAudio: true, bitRate: 480_000 });
+    expect(videoFactsOf(db, "vid-2")).toEqual({ durationSeconds: 3, frameRate: 24, codec: "vp9", container: "webm", hasAudio: false, bitRate: null });
+    // Not probed yet, and not a video: no facts.
+    expect(videoFactsOf(db, "vid-3")).toBeNull();
+    expect(videoFactsOf(db, "img-1")).toBeNull();
+    // The row keeps what images have too.
+    expect(db.query("SELECT width, height FROM files WHERE id = 'vid-1'").get()).toEqual({ width: 320, height: 240 });
+    db.run("DELETE FROM files WHERE id = 'vid-1'");
+    expect(db.query("SELECT file_id FROM video_facts").all()).toEqual([{ file_id: "vid-2" }]);
   } finally {
     db.close();
   }

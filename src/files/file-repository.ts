@@ -61,16 +61,10 @@ export interface NewPlaceholder {
   sourceUrl: string | null;
 }
 
-/** What probing a video found (video/probe.ts), as the row keeps it. */
+/** What the row keeps of a video's probe (its stream facts are the video kind's, video/video-facts.ts). */
 export interface ProbedVideo {
-  durationSeconds: number | null;
-  frameRate: number | null;
-  codec: string | null;
   width: number | null;
   height: number | null;
-  container: string | null;
-  hasAudio: boolean;
-  bitRate: number | null;
   createdAt: string | null;
 }
 
@@ -414,18 +408,14 @@ export class FileRepository {
 
   // ---- videos --------------------------------------------------------------------------------
 
-  /** The video's stream facts; `analysis_status` goes to processing. Width and height are as displayed. */
+  /** The video was probed; `analysis_status` goes to processing. Width and height are as displayed. */
   videoProbed(id: string, video: ProbedVideo): void {
     this.db
       .query(
-        `UPDATE files SET duration_seconds = ?, frame_rate = ?, video_codec = ?, width = ?, height = ?, video_container = ?,
-           has_audio = ?, bit_rate = ?, content_created_at = coalesce(content_created_at, ?), analysis_status = 'processing',
+        `UPDATE files SET width = ?, height = ?, content_created_at = coalesce(content_created_at, ?), analysis_status = 'processing',
            analysis_error = NULL, updated_at = ? WHERE id = ?`,
       )
-      .run(
-        video.durationSeconds, video.frameRate, video.codec, video.width, video.height, video.container,
-        video.hasAudio ? 1 : 0, video.bitRate, video.createdAt, this.now(), id,
-      );
+      .run(video.width, video.height, video.createdAt, this.now(), id);
   }
 
   /** The poster frame's variants are stored; the row keeps the video's own dimensions. */

@@ -85,17 +85,11 @@ export interface FileRow {
   variant_count: number;
   page_count: number | null;
   chunk_count: number;
-  duration_seconds: number | null;
   image_embedding_model: string | null;
   digitization_status: string | null;
   embedding_status: string | null;
   document_language: string | null;
-  frame_rate: number | null;
-  video_codec: string | null;
   analysis_status: string | null;
-  video_container: string | null;
-  has_audio: number | null;
-  bit_rate: number | null;
   analysis_error: string | null;
   reserved_credits: number;
   link_url_key: string | null;

@@ -76,10 +76,6 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("document", "chunk_count", "Chunks"),
   field("document", "text_extraction_status", "Text extraction status"),
   col("document", "extracted_text", "Extracted text", (row, o) => o.extractedText(row.id)),
-  field("video", "duration_seconds", "Duration (s)"),
-  field("video", "frame_rate", "Frame rate"),
-  field("video", "video_codec", "Video codec"),
-  col("video", "resolution", "Resolution", (row) => (row.media_type === "video" && row.width && row.height ? `${row.width}x${row.height}` : null)),
   field("link", "source_url", "Source URL"),
   field("link", "domain", "Domain"),
   field("link", "crawl_status", "Crawl status"),
@@ -111,10 +107,18 @@ function ogField(row: FileRow, key: string): Cell {
   return typeof first === "string" ? first : null;
 }
 
-/** The built-in columns, then each registered kind's own (MediaKind.exportColumns) under its type. */
+/**
+ * The columns in their groups: basic and descriptions, then each registered kind's (the ones
+ * above under its type, then its descriptor's, MediaKind.exportColumns, filled for its own files
+ * only), then camera.
+ */
 function exportColumns(kinds: MediaKinds): ColumnDef[] {
-  const own = kinds.all().flatMap((kind) => (kind.exportColumns ?? []).map((c) => col(kind.type, c.key, c.display, (row) => c.value(row))));
-  return [...EXPORT_COLUMNS, ...own];
+  const common = (group: string) => EXPORT_COLUMNS.filter((c) => c.group === group);
+  const ofKinds = kinds.all().flatMap((kind) => [
+    ...common(kind.type),
+    ...(kind.exportColumns ?? []).map((c) => col(kind.type, c.key, c.display, (row) => (row.media_type === kind.type ? c.value(row) : null))),
+  ]);
+  return [...common("basic"), ...common("descriptions"), ...ofKinds, ...common("camera")];
 }
 
 export function exportColumnGroups(kinds: MediaKinds) {

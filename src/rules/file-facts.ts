@@ -2,6 +2,7 @@
  * What conditions see of a file: its row's fields, its text (a document's or page's whole text,
  * else what OCR read in an image or a video's keyframes) and how it arrived.
  */
+import { videoFactsOf } from "../video/video-facts.ts";
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -37,7 +38,7 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     source: sourceOf(db, file),
     size_bytes: file.size_bytes,
     page_count: file.page_count,
-    duration_seconds: file.duration_seconds,
+    duration_seconds: videoFactsOf(db, file.id)?.durationSeconds ?? null,
     domain: file.domain,
     project_id: file.project_id,
     folder_id: file.folder_id,

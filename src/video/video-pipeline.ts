@@ -8,6 +8,7 @@
  * limits is probed and kept, not analysed. The two AI-description credits reserved at upload
  * are given back when no description is made.
  */
+import { storeVideoFacts } from "./video-facts.ts";
 import sharp from "sharp";
 import type { VideoDeps } from "./deps.ts";
 import { errorMessage } from "../errors.ts";
@@ -87,18 +88,22 @@ const probeStage: Stage<VideoWork> = {
     }
     work.probe = probe;
     const camera = cameraFactsFromVideoTags(probe.tags);
-    ctx.files.videoProbed(file.id, {
-      durationSeconds: probe.durationSeconds,
-      frameRate: probe.frameRate,
-      codec: probe.codec,
-      width: probe.width,
-      height: probe.height,
-      container: probe.container,
-      hasAudio: probe.hasAudio,
-      bitRate: probe.bitRate,
-      // A phone's creationdate is when it was filmed; creation_time is when the file was written.
-      createdAt: camera.takenAt ?? probe.createdAt,
-    });
+    ctx.db.transaction(() => {
+      ctx.files.videoProbed(file.id, {
+        width: probe.width,
+        height: probe.height,
+        // A phone's creationdate is when it was filmed; creation_time is when the file was written.
+        createdAt: camera.takenAt ?? probe.createdAt,
+      });
+      storeVideoFacts(ctx.db, file.id, {
+        durationSeconds: probe.durationSeconds,
+        frameRate: probe.frameRate,
+        codec: probe.codec,
+        container: probe.container,
+        hasAudio: probe.hasAudio,
+        bitRate: probe.bitRate,
+      });
+    })();
     await storeCameraFacts(ctx.db, file.org_id, file.id, camera);
     const { videoMaxDurationSeconds, videoMaxMb } = ctx.config;
     if (probe.durationSeconds !== null && probe.durationSeconds > videoMaxDurationSeconds) {
@@ -325,7 +330,7 @@ export async function runVideoPipeline(ctx: VideoDeps, job: JobContext<FileJobPa
   return {
     summary: {
       file_id: file.id,
-      duration_seconds: final?.duration_seconds ?? null,
+      duration_seconds: work.probe?.durationSeconds ?? null,
       resolution: final?.width && final.height ? `${final.width}x${final.height}` : null,
       keyframe_count: work.frames.length,
       ocr_frames_read: work.framesRead,

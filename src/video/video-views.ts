@@ -3,14 +3,16 @@ import type { FileRow } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import { imageDetailFields } from "../images/image-views.ts";
 import { keyframesOf } from "./keyframe-store.ts";
+import { videoFactsOf } from "./video-facts.ts";
 
 /** The spec's video fields, then the poster's variants and what the probe found beyond them (extensions). */
 export async function videoFields(row: FileRow, urls: FileUrls) {
   const poster = await urls.variants(row);
+  const facts = videoFactsOf(urls.db, row.id);
   return {
-    duration_seconds: row.duration_seconds,
-    frame_rate: row.frame_rate,
-    video_codec: row.video_codec,
+    duration_seconds: facts?.durationSeconds ?? null,
+    frame_rate: facts?.frameRate ?? null,
+    video_codec: facts?.codec ?? null,
     resolution: row.width !== null && row.height !== null ? `${row.width}x${row.height}` : null,
     analysis_status: row.analysis_status,
     analysis_error: row.analysis_error,
@@ -19,9 +21,9 @@ export async function videoFields(row: FileRow, urls: FileUrls) {
     full_url: poster.large_1024 ?? null,
     blur_hash: row.blur_hash,
     video_url: await urls.original(row),
-    container: row.video_container,
-    has_audio: row.has_audio === null ? null : row.has_audio === 1,
-    bit_rate: row.bit_rate,
+    container: facts?.container ?? null,
+    has_audio: facts?.hasAudio ?? null,
+    bit_rate: facts?.bitRate ?? null,
     description_status: row.description_status,
     description_error: row.description_error,
     similar_available: row.image_embedding_model !== null,

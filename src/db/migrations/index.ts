@@ -32,6 +32,7 @@ import tagSuggestions from "./027_tag_suggestions.ts";
 import duplicateDismissals from "./028_duplicate_dismissals.ts";
 import autoMatch from "./029_auto_match.ts";
 import openMediaTypes from "./030_open_media_types.ts";
+import videoFacts from "./031_video_facts.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -75,4 +76,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 28, name: "duplicate_dismissals", sql: duplicateDismissals },
   { version: 29, name: "auto_match", sql: autoMatch },
   { version: 30, name: "open_media_types", run: openMediaTypes, rebuildsTables: true, postgres: "ALTER TABLE files DROP CONSTRAINT files_media_type_check;" },
+  { version: 31, name: "video_facts", sql: videoFacts },
 ];

@@ -78,8 +78,9 @@ export class PostgresExecutor implements SqlClient {
 export class PostgresClient extends PostgresExecutor {
   private readonly pool: SQL;
 
-  constructor(url: string, options: { max?: number } = {}) {
-    const pool = new SQL(url, { max: options.max ?? 10, bigint: false });
+  /** `settings`: run-time parameters every connection starts with (`{ statement_timeout: "30s" }`). */
+  constructor(url: string, options: { max?: number; settings?: Record<string, string> } = {}) {
+    const pool = new SQL(url, { max: options.max ?? 10, bigint: false, ...(options.settings ? { connection: options.settings } : {}) });
     super(pool);
     this.pool = pool;
   }

@@ -36,7 +36,7 @@ const VEC0_CHUNK_SIZE = 256;
 /** vec0 refuses larger k; callers page within it. */
 export const MAX_NEIGHBOURS = 4096;
 
-function tableNameFor(purpose: VectorPurpose, model: string, dimension: number): string {
+export function tableNameFor(purpose: VectorPurpose, model: string, dimension: number): string {
   const slug = model.toLowerCase().replace(/[^a-z0-9]+/g, "_").replace(/^_|_$/g, "").slice(0, 40);
   const digest = new Bun.CryptoHasher("sha256").update(`${purpose}:${model}:${dimension}`).digest("hex").slice(0, 8);
   return `vec_${purpose}_${slug}_${digest}`;

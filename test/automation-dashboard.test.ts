@@ -6,15 +6,12 @@
  * Screenshots go to test-results/dashboard/.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { launchChromium, SHOTS, signIn } from "./support/chromium.ts";
 import { addWatchedFolder } from "../src/watch/watched-folders.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const SHOTS = join(import.meta.dir, "..", "test-results", "dashboard");
 
 let server: TestServer;
 let owner: Tenant;
@@ -23,11 +20,9 @@ let healthy = false;
 const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("", { status: healthy ? 200 : 500 }) });
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
-  mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_LINK_PORTS: "any", MEDIABOX_WEBHOOK_MAX_ATTEMPTS: "1" } });
   owner = server.tenant({ tier: "CUSTOM" });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -35,13 +30,6 @@ afterAll(async () => {
   receiver.stop(true);
 });
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(owner.key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 test("rules: a dry run lists the files a rule would touch; saved and applied to the library", async () => {
   const form = new FormData();
@@ -51,7 +39,7 @@ test("rules: a dry run lists the files a rule would touch; saved and applied to 
   const page = await browser.newPage();
   page.on("dialog", (dialog) => void dialog.accept());
   try {
-    await signIn(page);
+    await signIn(page, server.url, owner.key);
     await page.getByRole("link", { name: "Automation" }).click();
     await page.getByRole("heading", { name: "Automation" }).waitFor();
     // The editor starts with the example rule: text contains "invoice" → tag finance.
@@ -79,7 +67,7 @@ test("webhooks: a failed delivery is listed as a dead letter and sent again from
   const page = await browser.newPage();
   page.on("dialog", (dialog) => void dialog.accept());
   try {
-    await signIn(page);
+    await signIn(page, server.url, owner.key);
     await page.goto(`${server.url}/#/automation/webhooks`);
     await page.getByLabel("Receiver URL").fill(`http://127.0.0.1:${receiver.port}/hook`);
     await page.getByRole("button", { name: "Add webhook" }).click();
@@ -105,7 +93,7 @@ test("mail accounts and watched folders are listed", async () => {
   addWatchedFolder(server.ctx.db, server.ctx.clock, { path: dir, org: owner.orgName, project: null, folder: null }, "cli");
   const page = await browser.newPage();
   try {
-    await signIn(page);
+    await signIn(page, server.url, owner.key);
     await page.goto(`${server.url}/#/automation/mail`);
     await page.getByRole("button", { name: "office scans" }).waitFor({ timeout: 30_000 });
     await page.getByLabel("IMAP server").waitFor();

@@ -6,11 +6,11 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
+import { CHROMIUM, launchChromium } from "./support/chromium.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack, type CloudStack } from "./support/cloud-setup.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const hasChromium = existsSync(CHROMIUM);
 if (!hasChromium) console.warn(`cloud-browser.test.ts: ${CHROMIUM} is absent; the browser OAuth popup test is skipped (apt-get install chromium)`);
 
@@ -39,7 +39,7 @@ test.skipIf(!hasChromium)("the popup's callback page posts oauth-complete to the
   const dashboardOrigin = `http://127.0.0.1:${dashboard.port}`;
   stack = await startCloudStack({ env: { MEDIABOX_CLOUD_OAUTH_OPENER_ORIGIN: dashboardOrigin } });
   const tenant = stack.server.tenant();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  browser = await launchChromium();
   const page = await browser.newPage();
   await page.goto(dashboardOrigin);
 
@@ -76,7 +76,7 @@ test.skipIf(!hasChromium)("an opener at another origin receives nothing", async 
   // Mediabox posts to its own origin by default; this dashboard is elsewhere.
   stack = await startCloudStack();
   const tenant = stack.server.tenant();
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ["--no-sandbox"] });
+  browser = await launchChromium();
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${dashboard.port}`);
   const start = await tenant.api.post("/cloud-storage/auth/google_drive");

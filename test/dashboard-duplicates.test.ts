@@ -7,10 +7,10 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import sharp from "sharp";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { pairAll, setImageFacts } from "./support/duplicate-rows.ts";
 import { photo } from "./support/images.ts";
 import { insertFileRow, insertThumbnailRow } from "./support/rows.ts";
@@ -60,14 +60,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Each page comes from an address of its own (newPage): anonymous requests, as the sign-in page makes, are limited to 5 a minute per address. */
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 const live = async (id: string) => (await tenant.api.get(`/files/${id}`)).status;
 
@@ -76,7 +68,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
     const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
     const failures = watchFailures(page);
     try {
-      await signIn(page, tenant.key);
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/duplicates`);
       await page.getByRole("heading", { name: "Near-duplicates", level: 1 }).waitFor({ timeout: 30_000 });
       await page.getByText("2 groups of near-duplicates").waitFor({ timeout: 30_000 });
@@ -105,7 +97,7 @@ test("keeping the best trashes the other copies (Undo restores them); 'Not dupli
   const failures = watchFailures(page);
   const notice = page.getByRole("status").filter({ hasText: /./ });
   try {
-    await signIn(page, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.goto(`${server.url}/#/duplicates`);
     const beach = page.getByRole("region", { name: "Group of 3: IMG_2041.jpg" });
     await beach.getByRole("button", { name: "Keep 1, move 2 files to the trash" }).click();
@@ -146,7 +138,7 @@ test("with no near-duplicates, the page says how they are found", async () => {
   const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   try {
-    await signIn(page, empty.key);
+    await signIn(page, server.url, empty.key);
     await page.goto(`${server.url}/#/duplicates`);
     await page.getByRole("heading", { name: "No near-duplicates" }).waitFor({ timeout: 30_000 });
     expect(await page.getByRole("link", { name: "Upload photos" }).getAttribute("href")).toBe("#/upload");

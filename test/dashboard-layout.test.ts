@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
 import { insertFileRow } from "./support/rows.ts";
@@ -40,13 +40,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(tenant.key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 /** Each main page: its address and a heading that says it has drawn. */
 const PAGES: [string, string, string | RegExp][] = [
@@ -65,7 +58,7 @@ for (const [size, width] of Object.entries(WIDTHS)) {
     const page = await browser.newPage({ viewport: { width, height: size === "phone" ? 844 : size === "tablet" ? 1024 : size === "laptop" ? 768 : 1080 } });
     const failures = watchFailures(page);
     try {
-      await signIn(page);
+      await signIn(page, server.url, tenant.key);
       for (const [name, hash, heading] of [...PAGES, ["image", `#/files/${imageId}`, /quay-at-dusk/] as const, ["note", `#/files/${noteId}`, "pier-inspection.md"] as const]) {
         await page.goto(`${server.url}/${hash}`);
         await page.getByRole("heading", { name: heading, level: 1 }).waitFor({ timeout: 30_000 });
@@ -85,7 +78,7 @@ for (const [size, width] of Object.entries(WIDTHS)) {
 test("narrow screens fold the main links under a Menu button; wide ones show them", async () => {
   const phone = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   try {
-    await signIn(phone);
+    await signIn(phone, server.url, tenant.key);
     const upload = phone.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" });
     expect(await upload.isVisible()).toBe(false);
     await phone.getByRole("button", { name: "Menu" }).click();
@@ -100,7 +93,7 @@ test("narrow screens fold the main links under a Menu button; wide ones show the
   }
   const desktop = await browser.newPage({ viewport: { width: WIDTHS.desktop, height: 1080 } });
   try {
-    await signIn(desktop);
+    await signIn(desktop, server.url, tenant.key);
     expect(await desktop.getByRole("button", { name: "Menu" }).isVisible()).toBe(false);
     expect(await desktop.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).isVisible()).toBe(true);
   } finally {
@@ -113,7 +106,7 @@ test("the library's grid fills the width: two columns on a phone, more as the sc
   for (const width of Object.values(WIDTHS)) {
     const page = await browser.newPage({ viewport: { width, height: 900 } });
     try {
-      await signIn(page);
+      await signIn(page, server.url, tenant.key);
       await page.locator(".virtual-grid .grid li").nth(5).waitFor({ timeout: 30_000 });
       seen[width] = await page.evaluate(() => {
         const grid = document.querySelector(".virtual-grid .grid") as HTMLElement;

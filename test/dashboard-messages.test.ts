@@ -4,8 +4,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { launchChromium, SHOTS, WIDTHS } from "./support/chromium.ts";
+import type { Browser } from "playwright-core";
+import { launchChromium, SHOTS, signIn, WIDTHS } from "./support/chromium.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -21,18 +21,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(tenant.key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 test("a link to a port the crawler may not use says so once, naming MEDIABOX_LINK_PORTS", async () => {
   const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   try {
-    await signIn(page);
+    await signIn(page, server.url, tenant.key);
     await page.goto(`${server.url}/#/upload`);
     await page.getByLabel("Save a web page").fill("http://127.0.0.1:43301/intranet");
     await page.getByRole("button", { name: "Save link" }).click();

@@ -12,7 +12,7 @@ import { dirname, join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import sharp from "sharp";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow } from "./support/rows.ts";
 import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -65,14 +65,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Each page comes from an address of its own (newPage): anonymous requests, as the sign-in page makes, are limited to 5 a minute per address. */
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 /** Waits until every face picture in the page has been drawn (the screenshot shows faces). */
 async function facesDrawn(page: Page, count: number): Promise<void> {
@@ -84,7 +76,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
     const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US" });
     const failures = watchFailures(page);
     try {
-      await signIn(page, tenant.key);
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/people`);
       await page.getByRole("heading", { name: "People", level: 1 }).waitFor({ timeout: 30_000 });
       const cards = page.locator(".people-grid .card");
@@ -117,7 +109,7 @@ test("a person is renamed, a face that is someone else is taken out (and put bac
   const failures = watchFailures(page);
   const notice = page.locator("p.notice");
   try {
-    await signIn(page, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.goto(`${server.url}/#/people/${people.alice}`);
     await page.getByRole("heading", { name: "Alice", level: 1 }).waitFor({ timeout: 30_000 });
 
@@ -174,7 +166,7 @@ test("with nobody yet, People says how people appear", async () => {
   const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US" });
   const failures = watchFailures(page);
   try {
-    await signIn(page, empty.key);
+    await signIn(page, server.url, empty.key);
     await page.goto(`${server.url}/#/people`);
     await page.getByRole("heading", { name: "No people yet" }).waitFor({ timeout: 30_000 });
     await page.getByText("a face seen in two photos becomes a person").waitFor();

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -32,20 +32,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(tenant.key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop]] as const) {
   test(`at ${width} px photos are grouped by month under date headers, and the scrubber jumps to a month`, async () => {
     const page = await browser.newPage({ viewport: { width, height: 900 }, locale: "en-US" });
     const failures = watchFailures(page);
     try {
-      await signIn(page);
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/photos`);
       await page.getByRole("heading", { name: "Photos", level: 1 }).waitFor({ timeout: 30_000 });
       const headers = page.locator("h2.month-title");

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import type { Browser } from "playwright-core";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
 let browser: Browser;
@@ -20,20 +20,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signIn(page: Page, tenant: Tenant): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(tenant.key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 test("an empty library says how to fill it; an empty result offers to clear the filters", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
   const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   const failures = watchFailures(page);
   try {
-    await signIn(page, tenant);
+    await signIn(page, server.url, tenant.key);
     await page.getByRole("heading", { name: "Nothing here yet: add your first files" }).waitFor({ timeout: 30_000 });
     expect(await page.getByRole("link", { name: "Upload files" }).getAttribute("href")).toBe("#/upload");
     await expectNoSidewaysScroll(page);
@@ -57,7 +50,7 @@ test("projects and folders are created, renamed, moved and deleted from the side
   const manage = page.getByRole("group", { name: "Manage projects and folders" });
   const notice = page.locator("p.notice");
   try {
-    await signIn(page, tenant);
+    await signIn(page, server.url, tenant.key);
     await manage.getByRole("button", { name: "New project" }).click();
     await manage.getByLabel("New project's name").fill("Harbour works");
     await manage.getByRole("button", { name: "Create" }).click();
@@ -117,7 +110,7 @@ test("a viewer sees the places but no way to change them", async () => {
   const viewer = tenant.keyWith(["view"]);
   const page = await browser.newPage({ viewport: { width: WIDTHS.laptop, height: 900 } });
   try {
-    await signIn(page, { ...tenant, key: viewer.key! });
+    await signIn(page, server.url, viewer.key!);
     await page.getByRole("navigation", { name: "Projects and folders" }).getByRole("button", { name: "Default" }).waitFor({ timeout: 30_000 });
     // A key's permissions are not known to the page: the buttons show, and the server refuses.
     await page.getByRole("group", { name: "Manage projects and folders" }).getByRole("button", { name: "New project" }).click();

@@ -10,7 +10,7 @@ import type { Browser } from "playwright-core";
 import type { JobContext } from "../src/jobs/runner.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { runStages, type FileWork, type Stage } from "../src/processing/stage-runner.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -63,11 +63,7 @@ test("a stage's pages reach the status endpoint and the file's page while it run
     const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
     const failures = watchFailures(page);
     try {
-      await page.goto(server.url);
-      await page.getByRole("button", { name: "Use an API key instead" }).click();
-      await page.getByLabel("API key").fill(tenant.key);
-      await page.getByRole("button", { name: "Sign in", exact: true }).click();
-      await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/files/${id}`);
       await page.getByText("Analysing: reading the pages, 3 of 10 pages (step 1 of 2, 24 %)").waitFor({ timeout: 30_000 });
       expect(await page.getByRole("progressbar", { name: "Analysis progress" }).getAttribute("value")).toBe("24");

@@ -7,9 +7,10 @@
  * Screenshots of the main pages go to test-results/dashboard/ for a person to look at.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { launchChromium, SHOTS, signIn } from "./support/chromium.ts";
 import { photo, textImage } from "./support/images.ts";
 import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
@@ -22,27 +23,22 @@ import { usersCommand } from "../src/cli/commands.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { ApiClient, freshIp, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const SHOTS = join(import.meta.dir, "..", "test-results", "dashboard");
-
 let server: TestServer;
 let owner: Tenant;
 let browser: Browser;
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
-  mkdirSync(SHOTS, { recursive: true });
   server = await startTestServer();
   owner = server.tenant({ tier: "CUSTOM" });
   // The appliance has been set up (its owner exists), so / opens on sign-in, not on the first run.
   await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", "site-owner@example.com"], { org: owner.orgName, role: "owner", password: "harbour-lantern-keeper-26" });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-gpu"] });
+  browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
   await server?.close();
 });
 
-async function signIn(page: Page): Promise<void> {
+async function signInWithKeyboard(page: Page): Promise<void> {
   await page.goto(server.url);
   // Keyboard only: the key form opens from the sign-in page with the cursor in its field, and submits with Enter.
   await page.getByRole("button", { name: "Use an API key instead" }).press("Enter");
@@ -50,15 +46,6 @@ async function signIn(page: Page): Promise<void> {
   await page.waitForFunction(() => document.activeElement?.id === "api-key", null, { timeout: 10_000 });
   await page.keyboard.type(owner.key);
   await page.keyboard.press("Enter");
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
-
-/** Opens the dashboard at `url` and signs in with `key` through the page's key form. */
-async function signInWithKey(page: Page, url: string, key: string): Promise<void> {
-  await page.goto(url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
   await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
 }
 
@@ -83,7 +70,7 @@ test("a wrong key is refused with the server's reason", async () => {
 test("sign in, upload with progress, find the file, see its OCR boxes, edit and delete it", async () => {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signIn(page);
+    await signInWithKeyboard(page);
     await page.getByRole("navigation").getByRole("link", { name: "Upload" }).click();
     const image = await textImage(["DASHBOARD HARBOUR", "INVOICE 2026"]);
     await page.getByLabel("Choose files").setInputFiles({ name: "harbour.png", mimeType: "image/png", buffer: image });
@@ -141,7 +128,7 @@ test("a video's page plays it and its keyframe strip seeks the player", async ()
   await processed(owner, id, 120_000);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signIn(page);
+    await signInWithKeyboard(page);
     await page.goto(`${server.url}/#/files/${id}`);
     await page.locator(".keyframes button").nth(2).waitFor({ timeout: 30_000 });
     const frames = await page.locator(".keyframes button").count();
@@ -180,7 +167,7 @@ test("select files, tag them, delete them and undo; search documents; a large fi
   const ids = await leaseAndMenu(tenant);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByText("2 files").waitFor({ timeout: 30_000 });
 
     // Select both with the keyboard-reachable checkboxes, tag them, then delete and undo.
@@ -266,7 +253,7 @@ test("a web page saved from the upload page shows its site, crawl and page image
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, linkServer.url, tenant.key);
+    await signIn(page, linkServer.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
     await page.getByLabel("Save a web page").fill(`http://127.0.0.1:${site.port}/article`);
     await page.getByRole("button", { name: "Save link" }).click();
@@ -389,7 +376,7 @@ test("a cloud drive is connected in a popup, browsed, a file imported from it, a
     const exportsFolder = stack.drive.add({ name: "Exports", mimeType: "application/vnd.google-apps.folder" });
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     try {
-      await signInWithKey(page, stack.server.url, tenant.key);
+      await signIn(page, stack.server.url, tenant.key);
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Cloud drives" }).click();
       const [popup] = await Promise.all([page.waitForEvent("popup"), page.getByRole("button", { name: "Connect Google Drive" }).click()]);
       await popup.waitForSelector("#allow", { timeout: 30_000 });
@@ -444,7 +431,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
   await tenant.api.form("/files/upload", form);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Schemas" }).click();
     await page.getByLabel("Name", { exact: true }).fill("Listing");
     // Not JSON: said by the page. JSON the server refuses: its reason is shown.
@@ -484,10 +471,7 @@ test("the library grid keeps only the rows near the viewport in the page while i
   })();
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await page.goto(server.url);
-    await page.getByRole("button", { name: "Use an API key instead" }).click();
-    await page.getByLabel("API key").fill(tenant.key);
-    await page.getByRole("button", { name: "Sign in", exact: true }).click();
+    await signIn(page, server.url, tenant.key);
     await page.getByText("600 files", { exact: true }).waitFor({ timeout: 30_000 });
     const cards = () => page.locator(".grid li").count();
     expect(await cards()).toBeLessThan(80);
@@ -512,7 +496,7 @@ test("a document's page shows its pages with the digitization's elements in plac
   await processed(owner, id, 120_000);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 2 });
   try {
-    await signIn(page);
+    await signInWithKeyboard(page);
     await page.goto(`${server.url}/#/files/${id}`);
     // The page's text lies over it, selectable; the element boxes show on demand, with a legend.
     await page.locator(".sheet .text-layer span").first().waitFor({ timeout: 30_000 });
@@ -565,7 +549,7 @@ test("several files go up as one batch whose results arrive per file over the se
   const existingId = (await tenant.api.form("/files/upload", first)).body.image_id;
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
     const files = [
       ...Array.from({ length: 6 }, (_, i) => ({ name: `note-${i}.txt`, mimeType: "text/plain", buffer: Buffer.from(`Batch note number ${i}.\n`) })),
@@ -610,7 +594,7 @@ test("a failed file is retried from the Activity page (and completes) and from i
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
     const failedTable = page.locator("table.failed-files");
     await failedTable.getByRole("row", { name: /quay\.txt/ }).waitFor({ timeout: 30_000 });
@@ -652,7 +636,7 @@ test("the Activity page's job monitor lists the background jobs by status and ca
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
     const jobs = page.locator("table.jobs");
     await jobs.getByRole("row", { name: /Analyse a file/ }).getByRole("link", { name: "Open file" }).waitFor({ timeout: 30_000 });
@@ -681,7 +665,7 @@ test("selected files are moved into a folder of another project from the library
   }
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByText("3 files").waitFor({ timeout: 30_000 });
     await page.getByLabel("Select east.png").check();
     await page.getByLabel("Select west.png").check();
@@ -813,7 +797,7 @@ test("the Trash page lists deleted files and restores one by its button, then a 
 
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Trash" }).click();
     await headingFocused(page, "Trash");
     await page.getByText("3 files in the trash").waitFor({ timeout: 30_000 });
@@ -858,7 +842,7 @@ test("the library shows the newest listing: an older request that answers late d
   await processed(tenant, id, 120_000);
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   try {
-    await signInWithKey(page, server.url, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });
     // The next unfiltered listing is held back until the filtered one has been shown.
     const filtered = Promise.withResolvers<void>();

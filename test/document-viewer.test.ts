@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { reportPdf } from "./support/documents.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -54,20 +54,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function signIn(page: Page): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(tenant.key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop]] as const) {
   test(`at ${width} px a Markdown document's text is drawn once, tables as tables, its HTML inert`, async () => {
     const page = await browser.newPage({ viewport: { width, height: 900 } });
     const failures = watchFailures(page);
     try {
-      await signIn(page);
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/files/${noteId}`);
       const text = page.getByRole("document", { name: "Text of crane-inspection.md" });
       await text.locator("table").waitFor({ timeout: 30_000 });
@@ -95,7 +88,7 @@ test("a PDF's card in the library shows its first page; its viewer fits a phone 
   const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   const failures = watchFailures(page);
   try {
-    await signIn(page);
+    await signIn(page, server.url, tenant.key);
     const card = page.getByRole("link", { name: /report\.pdf/ });
     await page.waitForFunction(() => [...document.querySelectorAll<HTMLImageElement>(".grid .thumb img")].some((img) => img.complete && img.naturalWidth > 0), null, { timeout: 60_000 });
     expect(await card.locator(".thumb img").getAttribute("src")).toBeTruthy();
@@ -126,7 +119,7 @@ test("a document's keyphrases are suggested, not tagged: one is added as a tag, 
   const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   const failures = watchFailures(page);
   try {
-    await signIn(page);
+    await signIn(page, server.url, tenant.key);
     await page.goto(`${server.url}/#/files/${noteId}`);
     await page.getByRole("heading", { name: "Suggested tags" }).waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: `Add tag ${first}` }).click();

@@ -1,7 +1,7 @@
 /**
- * Debian's chromium for dashboard tests, driven by playwright-core (no browser download), and
- * the checks every page view of the responsive dashboard must pass: no request answered 4xx/5xx
- * and no sideways scroll at the viewport's width.
+ * Debian's chromium for dashboard tests, driven by playwright-core (no browser download): its
+ * launch, signing in with an API key, and the checks every page view of the responsive dashboard
+ * must pass: no request answered 4xx/5xx and no sideways scroll at the viewport's width.
  */
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -21,6 +21,15 @@ export async function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
+}
+
+/** Opens the dashboard at `url`, signs in through its API-key form and waits for the library to show. */
+export async function signIn(page: Page, url: string, key: string): Promise<void> {
+  await page.goto(url);
+  await page.getByRole("button", { name: "Use an API key instead" }).click();
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
 }
 
 /** Records every response of the page that answered 4xx or 5xx (`failed()` lists them as "STATUS METHOD URL"), and the page's uncaught script errors. */

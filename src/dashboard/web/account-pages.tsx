@@ -4,7 +4,7 @@
  * happened. The token leaves the address bar once used.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 const tokenOf = () => new URLSearchParams(location.search).get("token") ?? "";
 
@@ -21,7 +21,7 @@ function VerifyEmail() {
   useEffect(() => {
     api("/auth/session/verify-email", { method: "POST", body: { token: tokenOf() } }).then(
       () => setState({ ok: true, text: "Your address is verified." }),
-      (err) => setState({ ok: false, text: err instanceof ApiFailure ? err.message : String(err) }),
+      (err) => setState({ ok: false, text: errorText(err) }),
     );
     history.replaceState(null, "", location.pathname);
   }, []);
@@ -44,7 +44,7 @@ function ChoosePassword({ endpoint, done }: { endpoint: string; done: string }) 
       await api(endpoint, { method: "POST", body: { token, password, ...(name.trim() ? { name: name.trim() } : {}) } });
       setResult(done);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   if (result) return <Done text={result} />;

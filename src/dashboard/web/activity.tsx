@@ -4,8 +4,9 @@
  * (jobs-monitor.tsx) and this month's quota.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 import { JobsMonitor } from "./jobs-monitor.tsx";
+import { usePolling } from "./polling.ts";
 
 export function Activity() {
   const [sessions, setSessions] = useState<any[]>([]);
@@ -32,14 +33,10 @@ export function Activity() {
       setStuck(k.images ?? []);
       setQuota(q);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
-  useEffect(() => {
-    load();
-    const timer = setInterval(load, 5000);
-    return () => clearInterval(timer);
-  }, []);
+  usePolling(load, 5000, []);
   async function cancel(id: string) {
     await api(`/files/sessions/${id}/cancel`, { method: "POST" }).catch((err) => setError(err.message));
     load();
@@ -50,7 +47,7 @@ export function Activity() {
       await api(`/files/${file.id}/reprocess`, { method: "POST" });
       setRetried(`${file.title ?? file.filename} is queued again`);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
     load();
   }

@@ -1,6 +1,6 @@
 /** The API Keys tab: the organization's keys with their permissions and last use; a new key shown once; revoke. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Key = { id: string; name: string | null; display_prefix: string; permissions: string[]; created_at: string; last_used_at: string | null; revoked_at: string | null };
 const PERMISSIONS = ["view", "edit", "delete"] as const;
@@ -12,7 +12,7 @@ export function ApiKeys() {
   const [created, setCreated] = useState<string | null>(null);
   const [copied, setCopied] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const load = () => api("/account/api-keys").then((r) => setKeys(r.items), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+  const load = () => api("/account/api-keys").then((r) => setKeys(r.items), (err) => setError(errorText(err)));
   useEffect(() => void load(), []);
 
   async function create(event: Event) {
@@ -25,7 +25,7 @@ export function ApiKeys() {
       setName("");
       load();
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   async function revoke(key: Key) {

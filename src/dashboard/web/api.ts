@@ -14,6 +14,11 @@ export class ApiFailure extends Error {
   }
 }
 
+/** What the page says of a failure: the server's `detail` as it is, anything else as it stringifies. */
+export function errorText(err: unknown): string {
+  return err instanceof ApiFailure ? err.message : String(err);
+}
+
 export const credentials = {
   key(): string | null {
     return sessionStorage.getItem(KEY_STORAGE);

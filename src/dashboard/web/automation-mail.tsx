@@ -3,7 +3,7 @@
  * and attachment type), polled on a schedule or now, with what each poll took or skipped and why.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Account = { id: string; name: string; host: string; port: number; tls: string; username: string; mailbox: string; after_action: string; move_to: string | null; from_contains: string | null; subject_contains: string | null; attachment_types: string[]; enabled: boolean; last_polled_at: string | null; last_error: string | null; messages: { done: number; skipped: number; failed: number } };
 type Message = { uid: number; subject: string | null; sender: string | null; status: string; error: string | null; parts: { filename: string; file_id: string; status: string; error: string | null }[] };
@@ -44,7 +44,7 @@ export function AutomationMail() {
       setForm({ ...EMPTY });
       load();
     } catch (err) {
-      setProblem(err instanceof ApiFailure ? err.message : String(err));
+      setProblem(errorText(err));
     }
   }
   const field = (label: string, name: keyof typeof EMPTY, type = "text") => (

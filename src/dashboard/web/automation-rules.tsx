@@ -4,7 +4,7 @@
  * lists the files it would touch, applied to the library as a job whose progress is followed.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Rule = { id: string; name: string; enabled: boolean; match: string; conditions: unknown[]; actions: unknown[]; position: number; applied_files: number; last_applied_at: string | null; description: string | null };
 type DryRun = { matched_count: number; scanned_count: number; files: { id: string; filename: string; title: string | null; media_type: string }[]; has_more: boolean };
@@ -63,7 +63,7 @@ export function AutomationRules() {
       setNotice(`Saved "${saved.name}"`);
       load();
     } catch (err) {
-      setProblem(err instanceof ApiFailure ? err.message : String(err));
+      setProblem(errorText(err));
     }
   }
   async function dryRun() {
@@ -73,7 +73,7 @@ export function AutomationRules() {
     try {
       setDry(await api("/rules/dry-run", { method: "POST", body: { match: body.match, conditions: body.conditions ?? [], limit: 100 } }));
     } catch (err) {
-      setProblem(err instanceof ApiFailure ? err.message : String(err));
+      setProblem(errorText(err));
     }
   }
   async function apply(rule: Rule) {

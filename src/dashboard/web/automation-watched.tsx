@@ -3,8 +3,9 @@
  * `mediabox watch DIR --org ...`); the page shows each with what it took lately and where each
  * file went.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { api } from "./api.ts";
+import { usePolling } from "./polling.ts";
 
 type Item = { id: string; rel_path: string; size_bytes: number; file_id: string; status: string; error: string | null; moved_to: string | null; created_at: string };
 type Watched = { id: string; path: string; origin: string; active: boolean; last_scan_at: string | null; last_error: string | null; counts: { ingesting: number; done: number; failed: number }; recent_items: Item[] };
@@ -12,12 +13,7 @@ type Watched = { id: string; path: string; origin: string; active: boolean; last
 export function AutomationWatched() {
   const [items, setItems] = useState<Watched[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  useEffect(() => {
-    const load = () => api("/watched-folders?recent=30").then((r) => setItems(r.items), (err) => setProblem(err.message));
-    void load();
-    const timer = setInterval(load, 3000);
-    return () => clearInterval(timer);
-  }, []);
+  usePolling(() => api("/watched-folders?recent=30").then((r) => setItems(r.items), (err) => setProblem(err.message)), 3000, []);
   return (
     <div>
       <h2>Watched folders</h2>

@@ -3,8 +3,9 @@
  * test delivery, and the deliveries with their attempts; failed ones (the dead-letter list) can be
  * sent again.
  */
-import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { useState } from "preact/hooks";
+import { api, errorText } from "./api.ts";
+import { usePolling } from "./polling.ts";
 
 const EVENTS = ["file.completed", "file.failed", "batch.completed", "rule.applied"];
 type Webhook = { id: string; url: string; events: string[]; enabled: boolean; secret_hint: string; description: string | null; deliveries: { pending: number; delivered: number; failed: number } };
@@ -26,11 +27,7 @@ export function AutomationWebhooks() {
       setProblem((err as Error).message);
     }
   };
-  useEffect(() => {
-    void load();
-    const timer = setInterval(load, 3000);
-    return () => clearInterval(timer);
-  }, [deadOnly]);
+  usePolling(load, 3000, [deadOnly]);
 
   async function create(event: Event) {
     event.preventDefault();
@@ -41,7 +38,7 @@ export function AutomationWebhooks() {
       setUrl("");
       load();
     } catch (err) {
-      setProblem(err instanceof ApiFailure ? err.message : String(err));
+      setProblem(errorText(err));
     }
   }
   const act = (path: string, method = "POST") => api(path, { method }).catch((err) => (setProblem(err.message), null));

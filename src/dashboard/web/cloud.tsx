@@ -4,7 +4,7 @@
  * import the chosen files (a job whose progress is shown), disconnect.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 import { formatBytes } from "../../byte-sizes.ts";
 
 type Connection = { id: string; provider: string; provider_email: string | null; display_name: string | null; is_token_expired: boolean };
@@ -21,7 +21,7 @@ function Browser({ connection }: { connection: Connection }) {
   const [job, setJob] = useState<any>(null);
   const [error, setError] = useState<string | null>(null);
   const open = (folder: string | null) =>
-    api(`/cloud-storage/connections/${connection.id}/browse${folder ? `?folder_id=${encodeURIComponent(folder)}` : ""}`).then(setListing, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+    api(`/cloud-storage/connections/${connection.id}/browse${folder ? `?folder_id=${encodeURIComponent(folder)}` : ""}`).then(setListing, (err) => setError(errorText(err)));
   useEffect(() => void open(null), [connection.id]);
   useEffect(() => {
     if (!job || ["completed", "failed", "partial", "cancelled"].includes(job.status)) return;
@@ -36,7 +36,7 @@ function Browser({ connection }: { connection: Connection }) {
       setJob({ job_id: started.job_id, status: started.status, total_files: started.total_files });
       setChosen(new Map());
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   if (error) return <p class="error" role="alert">{error}</p>;
@@ -90,7 +90,7 @@ export function Cloud() {
   const [message, setMessage] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [providers, setProviders] = useState<{ name: string; configured: boolean }[] | null>(null);
-  const load = () => api("/cloud-storage/connections").then((r) => setConnections(r.items), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+  const load = () => api("/cloud-storage/connections").then((r) => setConnections(r.items), (err) => setError(errorText(err)));
   useEffect(() => {
     load();
     api("/cloud-storage/providers").then((r) => setProviders(r.items), () => setProviders([]));
@@ -115,7 +115,7 @@ export function Cloud() {
       else location.assign(started.authorization_url);
     } catch (err) {
       popup?.close();
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   async function disconnect(connection: Connection) {

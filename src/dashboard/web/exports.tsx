@@ -1,6 +1,6 @@
 /** Exports: the library's metadata as CSV, XLSX or DOCX with chosen columns; a download link when ready. */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Column = { field_key: string; display_name: string; group: string };
 
@@ -26,7 +26,7 @@ export function Exports() {
       const answer = await api("/files/export", { method: "POST", body: { format, columns: order.map((field_key) => ({ field_key })) } });
       setResult({ url: answer.download_url, count: answer.record_count });
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   return (

@@ -5,7 +5,7 @@
  */
 import { PhotoInfo, takenOf } from "./photo-info.tsx";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 import { DocumentLayout } from "./document-layout.tsx";
 import { Markdown } from "./markdown.tsx";
 import { SendToDrive } from "./send-to-drive.tsx";
@@ -91,7 +91,7 @@ function RegionReview({ fileId, regions, onSaved }: { fileId: string; regions: (
       setStatus(done);
       onSaved();
     } catch (err) {
-      setStatus(err instanceof ApiFailure ? err.message : String(err));
+      setStatus(errorText(err));
     }
   }
   if (!regions.length) return null;
@@ -229,7 +229,7 @@ function Editor({ file, onSaved }: { file: any; onSaved: (file: any) => void }) 
       setStatus("Saved");
       onSaved(saved);
     } catch (err) {
-      setStatus(err instanceof ApiFailure ? err.message : String(err));
+      setStatus(errorText(err));
     }
   }
   return (
@@ -267,7 +267,7 @@ function SuggestedTags({ file, onChanged }: { file: any; onChanged: (change: { t
       onChanged({ tags: saved.tags, suggested_tags: rest(phrase) });
       setStatus(`Tagged "${phrase}"`);
     } catch (err) {
-      setStatus(err instanceof ApiFailure ? err.message : String(err));
+      setStatus(errorText(err));
     }
   }
   async function dismiss(phrase: string) {
@@ -276,7 +276,7 @@ function SuggestedTags({ file, onChanged }: { file: any; onChanged: (change: { t
       onChanged({ suggested_tags: rest(phrase) });
       setStatus(`Dismissed "${phrase}"`);
     } catch (err) {
-      setStatus(err instanceof ApiFailure ? err.message : String(err));
+      setStatus(errorText(err));
     }
   }
   return (
@@ -307,7 +307,7 @@ function FailedNotice({ file, onRetried }: { file: any; onRetried: () => void })
       setStatus("Queued again");
       onRetried();
     } catch (err) {
-      setStatus(err instanceof ApiFailure ? err.message : String(err));
+      setStatus(errorText(err));
     } finally {
       setBusy(false);
     }
@@ -353,7 +353,7 @@ export function FileDetail({ id }: { id: string }) {
           // Only images and videos have neighbours, and only once their embedding exists (409 before).
           if (f.similar_available) api(`/files/${id}/similar?limit=8`).then((r) => !stopped && setSimilar(r.items), () => setSimilar([]));
         },
-        (err) => setError(err instanceof ApiFailure ? err.message : String(err)),
+        (err) => setError(errorText(err)),
       );
     };
     // While the file is being analysed, its page says so and fills in when the analysis ends.

@@ -3,8 +3,9 @@
  * newest first, filtered by status, paged, refreshed while open; a running or waiting job can be
  * cancelled (POST /job/{id}/cancel).
  */
-import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { useState } from "preact/hooks";
+import { api, errorText } from "./api.ts";
+import { usePolling } from "./polling.ts";
 
 const PAGE = 25;
 const STATUSES = ["pending", "processing", "failed", "completed", "cancelled"];
@@ -49,20 +50,16 @@ export function JobsMonitor() {
       setTotal(page.total_count);
       setError(null);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
-  useEffect(() => {
-    load();
-    const timer = setInterval(load, 5000);
-    return () => clearInterval(timer);
-  }, [status, offset]);
+  usePolling(load, 5000, [status, offset]);
 
   async function cancel(job: ListedJob) {
     try {
       await api(`/job/${job.job_id}/cancel`, { method: "POST" });
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
     load();
   }

@@ -4,7 +4,7 @@
  * invitations with Revoke, change a role, remove.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Invitation = { email: string; role: string; invited_at: string; expires_at: string };
 type Member = { id: string; email: string; name: string | null; email_verified: boolean; role: string };
@@ -19,7 +19,7 @@ export function Members({ me }: { me: string }) {
   const [invitations, setInvitations] = useState<Invitation[]>([]);
   const [link, setLink] = useState<{ email: string; url: string; copied: boolean } | null>(null);
   const load = () => {
-    api("/account/members").then((r) => setMembers(r.items), (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+    api("/account/members").then((r) => setMembers(r.items), (err) => setError(errorText(err)));
     api("/account/invitations").then((r) => setInvitations(r.items), () => setInvitations([]));
   };
   useEffect(() => void load(), []);
@@ -30,7 +30,7 @@ export function Members({ me }: { me: string }) {
       if (done) setNotice(done);
       load();
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   return (

@@ -4,7 +4,7 @@
  * opens; the outcome goes to `onDone` (the library's notice).
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Destination = { key: string; label: string; projectId: string; folderId: string | null };
 type Folder = { id: string; name: string; folder_count: number };
@@ -37,7 +37,7 @@ export function MoveFiles({ fileIds, onDone, onCancel }: { fileIds: string[]; on
   const [choice, setChoice] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const fail = (err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err));
+  const fail = (err: unknown) => setError(errorText(err));
 
   useEffect(() => {
     destinations().then((found) => {

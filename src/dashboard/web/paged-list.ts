@@ -4,7 +4,7 @@
  * (after a change), `drop()` takes items out of the page without asking the server.
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 export interface PagedList<T> {
   items: T[];
@@ -34,7 +34,7 @@ export function usePagedList<T>(path: string | null, pageSize: number): PagedLis
       setTotal(page.total_count);
       setError(null);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     } finally {
       setLoading(false);
       setLoaded(true);

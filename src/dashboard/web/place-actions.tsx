@@ -6,7 +6,7 @@
  * as it says it.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 import type { Place } from "./places.tsx";
 
 type Form = null | "project" | "folder" | "rename" | "move";
@@ -52,7 +52,7 @@ export function PlaceActions({ place, onChanged }: { place: Place; onChanged: (n
       // A folder cannot go into itself or below it: those are left out (the server refuses them too).
       setTargets(all.filter((t) => t.folderId !== place.folderId));
       setTarget("");
-    }, (err) => setError(err instanceof ApiFailure ? err.message : String(err)));
+    }, (err) => setError(errorText(err)));
   };
   async function run(action: () => Promise<{ next: Place | null; message: string }>) {
     setBusy(true);
@@ -62,7 +62,7 @@ export function PlaceActions({ place, onChanged }: { place: Place; onChanged: (n
       setForm(null);
       onChanged(next, message);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }

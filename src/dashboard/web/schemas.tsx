@@ -4,7 +4,7 @@
  * allowed types and keywords are the server's rules; the page only checks that the text is JSON).
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Schema = { id: string; name: string; description: string | null; field_count: number; created_at: string };
 const EXAMPLE = JSON.stringify({ type: "object", properties: { address: { type: "string", description: "Street address on the sign" }, rooms: { type: "integer" } }, required: ["address"] }, null, 2);
@@ -55,7 +55,7 @@ export function Schemas() {
       setNotice(`Saved "${saved.name}" (${saved.field_count} fields)`);
       load();
     } catch (err) {
-      setProblem(err instanceof ApiFailure ? err.message : String(err));
+      setProblem(errorText(err));
     }
   }
   async function remove(schema: Schema) {

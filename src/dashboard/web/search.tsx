@@ -3,7 +3,7 @@
  * and by keyword, with the query's words marked and a link to the document.
  */
 import { useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Result = { chunk_id: string; document_id: string; document_filename: string; content: string; page_numbers: number[]; heading_hierarchy: string[]; similarity_score: number | null };
 
@@ -40,7 +40,7 @@ export function Search() {
       const how = answer.retrieval ? (answer.retrieval.vector ? `meaning (${answer.retrieval.vector_model}) and keywords` : "keywords only") : "";
       setInfo(`${answer.total_count} passage(s) in ${Math.round(answer.search_time_ms)} ms${how ? `, by ${how}` : ""}`);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     }
   }
   return (

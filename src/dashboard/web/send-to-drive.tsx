@@ -5,7 +5,7 @@
  * outcome goes to `onDone` (the library's notice, or the file page's status line).
  */
 import { useEffect, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 
 type Connection = { id: string; provider: string; provider_email: string | null; display_name: string | null; is_token_expired: boolean };
 type Listing = { files: { id: string; name: string; is_folder: boolean }[]; current_folder_id: string | null; breadcrumbs: { id: string; name: string }[] };
@@ -20,7 +20,7 @@ export function SendToDrive({ fileIds, onDone, onCancel }: { fileIds: string[]; 
   const [folderName, setFolderName] = useState("");
   const [job, setJob] = useState<any>(null);
   const [error, setError] = useState<string | null>(null);
-  const fail = (err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err));
+  const fail = (err: unknown) => setError(errorText(err));
 
   useEffect(() => {
     api("/cloud-storage/connections").then((r) => {

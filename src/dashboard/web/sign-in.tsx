@@ -5,7 +5,7 @@
  * yet) the page makes the owner instead. Only the ways this appliance has set up are offered.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure, credentials } from "./api.ts";
+import { api, credentials, errorText } from "./api.ts";
 
 type Mode = "password" | "key" | "forgot" | "register" | "owner";
 
@@ -54,7 +54,7 @@ export function SignIn({ options, onSignedIn }: { options: SignInOptions; onSign
     try {
       await action();
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     } finally {
       setBusy(false);
     }

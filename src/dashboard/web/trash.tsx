@@ -3,7 +3,7 @@
  * good, and their restore (POST /files/{id}/restore) one by one or as a selection.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiFailure } from "./api.ts";
+import { api, errorText } from "./api.ts";
 import { formatBytes } from "../../byte-sizes.ts";
 
 const PAGE = 50;
@@ -46,7 +46,7 @@ export function Trash() {
       setTotal(page.total_count);
       setError(null);
     } catch (err) {
-      setError(err instanceof ApiFailure ? err.message : String(err));
+      setError(errorText(err));
     } finally {
       setLoading(false);
       setLoaded(true);
@@ -65,7 +65,7 @@ export function Trash() {
         await api(`/files/${file.id}/restore`, { method: "POST" });
         restored.push(file);
       } catch (err) {
-        refused.push(`${nameOf(file)}: ${err instanceof ApiFailure ? err.message : String(err)}`);
+        refused.push(`${nameOf(file)}: ${errorText(err)}`);
       }
     }
     const done = restored.length === 1 ? `Restored ${nameOf(restored[0]!)}` : restored.length ? `Restored ${restored.length} files` : "Nothing was restored";

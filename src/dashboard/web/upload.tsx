@@ -5,7 +5,7 @@
  * after a reload by choosing the same file again).
  */
 import { useState } from "preact/hooks";
-import { api, ApiFailure, postForm, subscribe, uploadFile } from "./api.ts";
+import { api, errorText, postForm, subscribe, uploadFile } from "./api.ts";
 import { hashFile, LARGE_FILE_BYTES, uploadLargeFile, type Progress } from "./large-upload.ts";
 
 type Item = { name: string; progress: number; phase: string; state: "working" | "stored" | "duplicate" | "refused"; message: string; id?: string };
@@ -39,7 +39,7 @@ export function Upload() {
         update(index, { state: "stored", progress: 1, id: answer.image_id, message: `${answer.media_type}, ${answer.status}` });
       }
     } catch (err) {
-      update(index, { state: "refused", message: err instanceof ApiFailure ? err.message : String(err) });
+      update(index, { state: "refused", message: errorText(err) });
     }
   }
 
@@ -82,7 +82,7 @@ export function Upload() {
         socket.onerror = () => resolve();
       });
     } catch (err) {
-      for (const i of indexes) update(i, { state: "refused", message: err instanceof ApiFailure ? err.message : String(err) });
+      for (const i of indexes) update(i, { state: "refused", message: errorText(err) });
     }
   }
 
@@ -123,7 +123,7 @@ export function Upload() {
       const saved = await api("/files/links", { method: "POST", body: { url: address } });
       update(index, { state: "stored", progress: 1, id: saved.id, message: `link, crawl ${saved.crawl_status}` });
     } catch (err) {
-      update(index, { state: "refused", message: err instanceof ApiFailure ? err.message : String(err) });
+      update(index, { state: "refused", message: errorText(err) });
     }
   }
 

@@ -13,7 +13,9 @@ import type { Config } from "./config.ts";
 import { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
-import { sqliteJobStore } from "./jobs/job-store.ts";
+import { JobStore } from "./jobs/job-store.ts";
+import { SqliteClient } from "./db/sqlite-client.ts";
+import type { SqlClient } from "./db/sql-client.ts";
 import { BackgroundWork } from "./jobs/background-work.ts";
 import { unpackAssetsInBackground } from "./native/packages.ts";
 import type { Logger } from "./log.ts";
@@ -114,6 +116,11 @@ export interface AppContext {
   db: Database;
   /** Shared transactions for the writes of tasks running side by side (bulk imports). */
   writes: GroupCommit;
+  /**
+   * The data-access port over the same database (docs/scale-out.md): the modules converted to
+   * it (support/, jobs' store) run on SQLite or PostgreSQL alike; its writes join `writes`.
+   */
+  sql: SqlClient;
   /** The only writer of the `files` table. */
   files: FileRepository;
   clock: Clock;
@@ -196,7 +203,8 @@ export class CompositionError extends Error {
 export function createContext({ config, clock, log, dataDir, db, queues = [] }: Foundation): AppContext {
   const writes = new GroupCommit(db);
   const background = new BackgroundWork();
-  const jobs = new JobRunner(sqliteJobStore(db, writes), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
+  const sql = new SqliteClient(db, writes);
+  const jobs = new JobRunner(new JobStore(sql, { db, writes }), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
   const metrics = new Metrics(db, clock, dataDir.database);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
@@ -212,7 +220,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   return {
-    config, dataDir, db, writes, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
+    config, dataDir, db, writes, sql, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,

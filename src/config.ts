@@ -221,6 +221,19 @@ function boolean(raw: string): boolean {
   throw new ConfigError(`expected true or false, got "${raw}"`);
 }
 
+export const PROCESS_ROLES = ["all", "api", "worker"] as const;
+export type ProcessRole = (typeof PROCESS_ROLES)[number];
+
+/** One of a fixed set of words. */
+function oneOf<const T extends readonly string[]>(values: T): (raw: string) => T[number] {
+  const listed = `${values.slice(0, -1).join(", ")} or ${values[values.length - 1]}`;
+  return (raw) => {
+    const value = values.find((v) => v === raw);
+    if (value === undefined) throw new ConfigError(`expected ${listed}, got "${raw}"`);
+    return value;
+  };
+}
+
 function url(raw: string): string {
   try {
     return new URL(raw).toString().replace(/\/$/, "");
@@ -335,11 +348,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "role",
     flag: "role",
     env: "MEDIABOX_ROLE",
-    parse: (raw) => {
-      const role = PROCESS_ROLES.find((r) => r === raw);
-      if (!role) throw new ConfigError(`expected ${PROCESS_ROLES.join(", ")}, got "${raw}"`);
-      return role;
-    },
+    parse: oneOf(PROCESS_ROLES),
     fallback: "all",
   },
   singleProcess: { key: "singleProcess", flag: "single-process", env: "MEDIABOX_SINGLE_PROCESS", parse: boolean, fallback: "false" },
@@ -347,10 +356,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "storage",
     flag: "storage",
     env: "MEDIABOX_STORAGE",
-    parse: (raw) => {
-      if (raw !== "local" && raw !== "s3") throw new ConfigError(`expected local or s3, got "${raw}"`);
-      return raw;
-    },
+    parse: oneOf(["local", "s3"]),
     fallback: "local",
   },
   s3Bucket: { key: "s3Bucket", flag: "s3-bucket", env: "MEDIABOX_S3_BUCKET", parse: text, fallback: null, unset: null },
@@ -402,10 +408,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "ocrEngine",
     flag: "ocr-engine",
     env: "MEDIABOX_OCR_ENGINE",
-    parse: (raw) => {
-      if (raw !== "auto" && raw !== "tesseract") throw new ConfigError(`expected auto or tesseract, got "${raw}"`);
-      return raw;
-    },
+    parse: oneOf(["auto", "tesseract"]),
     fallback: "auto",
   },
   imageMaxPixels: {
@@ -584,10 +587,7 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     key: "smtpTls",
     flag: "smtp-tls",
     env: "MEDIABOX_SMTP_TLS",
-    parse: (raw) => {
-      if (raw !== "starttls" && raw !== "implicit" && raw !== "none") throw new ConfigError(`expected starttls, implicit or none, got "${raw}"`);
-      return raw;
-    },
+    parse: oneOf(["starttls", "implicit", "none"]),
     fallback: "starttls",
   },
   supportEmail: { key: "supportEmail", flag: "support-email", env: "MEDIABOX_SUPPORT_EMAIL", parse: text, fallback: null, unset: null },
@@ -629,8 +629,6 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
 export class ConfigError extends Error {}
 
 export type DatabaseLocation = { kind: "sqlite" } | { kind: "postgres"; url: string };
-export const PROCESS_ROLES = ["all", "api", "worker"] as const;
-export type ProcessRole = (typeof PROCESS_ROLES)[number];
 
 function databaseLocation(raw: string): DatabaseLocation {
   if (raw === "sqlite:" || raw === "sqlite") return { kind: "sqlite" };

@@ -37,7 +37,7 @@ describe("settings", () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect(String(caught)).toContain("MEDIABOX_DATABASE");
     expect(String(caught)).not.toContain("hunter2");
-    expect(() => loadConfig({ role: "scheduler" })).toThrow(/--role \/ MEDIABOX_ROLE: expected all, api, worker/);
+    expect(() => loadConfig({ role: "scheduler" })).toThrow(/--role \/ MEDIABOX_ROLE: expected all, api or worker/);
   });
 
   test("serve with a PostgreSQL database stops with a message saying what is not finished (exit 1)", async () => {

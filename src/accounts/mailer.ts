@@ -63,11 +63,18 @@ export class Mailer {
     this.log.info("mail sent", { kind: mail.kind, to: mail.to });
   }
 
-  /** Sends without making the caller wait; failures are logged; `onSent` runs after a delivery. */
-  sendLater(mail: Mail, onSent?: () => void): void {
-    const sending = this.send(mail)
-      .then(() => onSent?.())
-      .catch((err) => this.log.error("mail could not be sent", { kind: mail.kind, to: mail.to, err: String(err) }));
+  /**
+   * Sends without making the caller wait; failures are logged; `onSent` runs after a delivery
+   * (awaited when it returns a promise, so stop() waits for it too).
+   */
+  sendLater(mail: Mail, onSent?: () => unknown): void {
+    const sending = this.send(mail).then(
+      () => Promise.resolve(onSent?.()).then(
+        () => {},
+        (err) => this.log.warn("mail sent, but recording it failed", { kind: mail.kind, err: String(err) }),
+      ),
+      (err) => this.log.error("mail could not be sent", { kind: mail.kind, to: mail.to, err: String(err) }),
+    );
     this.pending.add(sending);
     sending.finally(() => this.pending.delete(sending));
   }

@@ -24,6 +24,7 @@ import { checkNewPassword, hashPassword } from "../accounts/passwords.ts";
 import { parseRole } from "../auth/roles.ts";
 import { createUser, listUsers, requireUserByEmail, setMembership, UserError } from "../accounts/users.ts";
 import { listSupportMessages } from "../support/support.ts";
+import { SqliteClient } from "../db/sqlite-client.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
 import { addWatchedFolder, allWatchedFolders, removeWatchedFolder, WatchSettingError } from "../watch/watched-folders.ts";
@@ -249,10 +250,10 @@ export async function usersCommand(
   }
 }
 
-export function supportCommand(db: Database, args: string[]): CommandOutput {
+export async function supportCommand(db: Database, args: string[]): Promise<CommandOutput> {
   const [action] = args;
   if (action !== "list") throw new UsageError(`unknown support command "${action ?? ""}" (expected list)`);
-  const rows = listSupportMessages(db).map((m) =>
+  const rows = (await listSupportMessages(new SqliteClient(db))).map((m) =>
     [m.created_at, m.id, m.name ? `${m.name} <${m.email}>` : m.email, m.org_id ?? "-", m.mailed_at ? "mailed" : "stored", m.subject, JSON.stringify(m.message)].join("\t"),
   );
   return { stdout: rows.join("\n") };

@@ -10,7 +10,7 @@
  * index over its text (stemmed, 'english', where the FTS5 table stems). SQLite-only statements
  * (the fts5vocab view of a keyword index) are left out: PostgreSQL's ts_stat answers the same
  * question. A statement none of this covers fails the translation with its text, so a migration
- * that needs a hand-written PostgreSQL form says so in test/postgres-migrations.test.ts rather
+ * that needs a hand-written PostgreSQL form says so in test/sql-client.test.ts rather
  * than at a site's upgrade; OVERRIDES holds those forms, keyed by migration and statement.
  */
 import type { Migration } from "./migrations/index.ts";

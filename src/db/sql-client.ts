@@ -62,26 +62,24 @@ export interface Dialect {
   jsonText(column: string, key: string): string;
 }
 
-const JSON_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** A key spliced into SQL: a plain identifier, never user input. */
+function jsonKey(key: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new Error(`bad JSON key ${key}`);
+  return key;
+}
 
 export const SQLITE_DIALECT: Dialect = {
   name: "sqlite",
   skipLocked: "",
   forUpdate: "",
-  jsonText(column, key) {
-    if (!JSON_KEY.test(key)) throw new Error(`bad JSON key ${key}`);
-    return `json_extract(${column}, '$.${key}')`;
-  },
+  jsonText: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
 };
 
 export const POSTGRES_DIALECT: Dialect = {
   name: "postgres",
   skipLocked: "FOR UPDATE SKIP LOCKED",
   forUpdate: "FOR UPDATE",
-  jsonText(column, key) {
-    if (!JSON_KEY.test(key)) throw new Error(`bad JSON key ${key}`);
-    return `(${column}::jsonb ->> '${key}')`;
-  },
+  jsonText: (column, key) => `(${column}::jsonb ->> '${jsonKey(key)}')`,
 };
 
 /** Booleans are stored as 0/1 on both engines; undefined is never a value. */

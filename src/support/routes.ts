@@ -6,19 +6,19 @@ import { ErrorBody, Timestamp } from "../http/shapes.ts";
 import { sendSupportCopy, storeSupportMessage } from "./support.ts";
 
 export function supportRoutes(ctx: SupportDeps) {
-  const { db, clock, config, accounts } = ctx;
+  const { sql, clock, config, accounts } = ctx;
   return new Elysia({ tags: ["Support"] }).post(
     "/support/contact",
-    ({ body, request, set }) => {
+    async ({ body, request, set }) => {
       const { ip, principal } = requestInfo(request);
-      const message = storeSupportMessage(db, clock, {
+      const message = await storeSupportMessage(sql, clock, {
         ...body,
         userId: principal?.session?.userId ?? null,
         orgId: principal?.orgId ?? null,
         ip,
       });
       // The sender does not wait for SMTP; a failed copy is logged and the message stays stored.
-      sendSupportCopy(db, clock, accounts.mailer, config.supportEmail, message);
+      sendSupportCopy(sql, clock, accounts.mailer, config.supportEmail, message);
       set.status = 202;
       return { id: message.id, received_at: message.created_at };
     },

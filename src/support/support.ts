@@ -2,8 +2,9 @@
  * Messages to the appliance's support (POST /support/contact): the only writer of
  * `support_messages`. Every message is stored (listed by `mediabox support list`) and, when
  * MEDIABOX_SUPPORT_EMAIL and SMTP are configured, a copy is mailed there in the background.
+ * On the data-access port (db/sql-client.ts): the same functions run on SQLite and PostgreSQL.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Mailer } from "../accounts/mailer.ts";
 
@@ -20,11 +21,11 @@ export interface SupportMessage {
   mailed_at: string | null;
 }
 
-export function storeSupportMessage(
-  db: Database,
+export async function storeSupportMessage(
+  db: SqlClient,
   clock: Clock,
   input: { email: string; name?: string | null; subject: string; message: string; userId: string | null; orgId: string | null; ip: string | null },
-): SupportMessage {
+): Promise<SupportMessage> {
   const row: SupportMessage = {
     id: crypto.randomUUID(),
     email: input.email.trim(),
@@ -37,22 +38,23 @@ export function storeSupportMessage(
     created_at: isoAt(clock.now()),
     mailed_at: null,
   };
-  db.query(
+  await db.run(
     `INSERT INTO support_messages (id, email, name, subject, message, user_id, org_id, ip, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(row.id, row.email, row.name, row.subject, row.message, row.user_id, row.org_id, row.ip, row.created_at);
+    [row.id, row.email, row.name, row.subject, row.message, row.user_id, row.org_id, row.ip, row.created_at],
+  );
   return row;
 }
 
-export function listSupportMessages(db: Database, limit = 100): SupportMessage[] {
-  return db.query<SupportMessage, [number]>("SELECT * FROM support_messages ORDER BY created_at DESC, id LIMIT ?").all(limit);
+export function listSupportMessages(db: SqlClient, limit = 100): Promise<SupportMessage[]> {
+  return db.all<SupportMessage>("SELECT * FROM support_messages ORDER BY created_at DESC, id LIMIT ?", [limit]);
 }
 
 /**
  * Mails a copy to the support address in the background (when one is set and SMTP is
  * configured) and records when it went out; the message is stored whatever happens to the mail.
  */
-export function sendSupportCopy(db: Database, clock: Clock, mailer: Mailer, to: string | null, message: SupportMessage): boolean {
+export function sendSupportCopy(db: SqlClient, clock: Clock, mailer: Mailer, to: string | null, message: SupportMessage): boolean {
   if (!to || !mailer.configured) return false;
   mailer.sendLater(
     {
@@ -61,7 +63,7 @@ export function sendSupportCopy(db: Database, clock: Clock, mailer: Mailer, to: 
       subject: `[support] ${message.subject}`,
       text: `From: ${message.name ? `${message.name} <${message.email}>` : message.email}\nOrganization: ${message.org_id ?? "-"}\nMessage id: ${message.id}\n\n${message.message}`,
     },
-    () => db.query("UPDATE support_messages SET mailed_at = ? WHERE id = ?").run(isoAt(clock.now()), message.id),
+    () => db.run("UPDATE support_messages SET mailed_at = ? WHERE id = ?", [isoAt(clock.now()), message.id]),
   );
   return true;
 }

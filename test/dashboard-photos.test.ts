@@ -9,7 +9,8 @@ import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { insertFileRow } from "./support/rows.ts";
-import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { waitFor } from "./support/polling.ts";
 
 let server: TestServer;
 let tenant: Tenant;
@@ -62,3 +63,34 @@ for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop
     }
   }, 120_000);
 }
+
+test("a long timeline keeps only the months near the viewport in the page, and a scrubber jump lands on its month", async () => {
+  const many = server.tenant({ tier: "CUSTOM" });
+  const projectId = defaultProjectId(server.ctx.db, many.orgId);
+  // 36 months of 30 photos: 36 screens of pictures at least.
+  for (let m = 0; m < 36; m++) {
+    for (let i = 0; i < 30; i++) {
+      insertFileRow(server.ctx.db, { orgId: many.orgId, projectId, filename: `m${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(2020, m, 1 + (i % 27), 12)).toISOString() });
+    }
+  }
+  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.laptop, height: 800 }, locale: "en-US" });
+  const failures = watchFailures(page);
+  try {
+    await page.addInitScript((key) => sessionStorage.setItem("mediabox.apiKey", key), many.key);
+    await page.goto(`${server.url}/#/photos`);
+    await page.locator("#month-2022-12 .photo-grid li").nth(29).waitFor({ timeout: 30_000 });
+    const heights = await page.locator("section.month .photo-grid").evaluateAll((grids) => grids.map((g) => g.getBoundingClientRect().height));
+    expect(heights).toHaveLength(36);
+    // Every month's grid has its final height before its pictures load.
+    expect(new Set(heights.map(Math.round)).size).toBe(1);
+    await page.getByRole("link", { name: "January 2020" }).click();
+    await page.locator("#month-2020-01 .photo-grid li").nth(29).waitFor({ timeout: 30_000 });
+    expect(await page.locator("#month-2020-01").evaluate((el) => Math.abs(el.getBoundingClientRect().top) < 5)).toBe(true);
+    // The first months left the page's pictures when the view left them.
+    await waitFor(async () => (await page.locator("#month-2022-12 .photo-grid li").count()) === 0, { what: "December 2022's pictures to leave the page", timeoutMs: 30_000 });
+    expect(await page.locator(".photo-grid li").count()).toBeLessThan(30 * 8);
+    expect(failures.failed()).toEqual([]);
+  } finally {
+    await page.close();
+  }
+}, 120_000);

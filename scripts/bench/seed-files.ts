@@ -39,3 +39,40 @@ export function seedFiles(databasePath: string, orgId: string, count: number): v
   db.close();
 }
 
+
+/**
+ * Inserts `count` photo rows (images, no blobs) taken over `months` months ending December 2024,
+ * unevenly (some months hold several times as many as others, as a real library's do).
+ */
+export function seedPhotos(databasePath: string, orgId: string, count: number, months = 120): void {
+  const db = openDatabase(databasePath);
+  const projectId = (db.query("SELECT id FROM projects WHERE org_id = ? AND is_default = 1").get(orgId) as { id: string }).id;
+  const insert = db.query(
+    `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, content_created_at, title, tags, size_bytes,
+       content_type, processing_status)
+     VALUES (?, ?, ?, 'image', ?, ?, ?, ?, NULL, '[]', ?, 'image/jpeg', 'stored')`,
+  );
+  let x = 54321;
+  const rand = (n: number) => {
+    x = (x * 1103515245 + 12345) >>> 0;
+    return (x >>> 16) % n;
+  };
+  // Month weights 1-4, so months differ in size.
+  const weights = Array.from({ length: months }, () => 1 + rand(4));
+  const total = weights.reduce((a, b) => a + b, 0);
+  const uploaded = new Date("2025-01-15T00:00:00Z").toISOString();
+  db.transaction(() => {
+    let made = 0;
+    weights.forEach((weight, m) => {
+      const n = m === months - 1 ? count - made : Math.round((count * weight) / total);
+      const year = 2024 - Math.floor(m / 12);
+      const month = 11 - (m % 12);
+      for (let i = 0; i < n; i++) {
+        const taken = new Date(Date.UTC(year, month, 1 + rand(28), rand(24), rand(60))).toISOString();
+        insert.run(crypto.randomUUID(), orgId, projectId, `IMG_${made + i}.jpg`, uploaded, uploaded, taken, 500_000 + rand(5_000_000));
+      }
+      made += n;
+    });
+  })();
+  db.close();
+}

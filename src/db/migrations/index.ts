@@ -33,6 +33,7 @@ import duplicateDismissals from "./028_duplicate_dismissals.ts";
 import autoMatch from "./029_auto_match.ts";
 import openMediaTypes from "./030_open_media_types.ts";
 import videoFacts from "./031_video_facts.ts";
+import timelineIndex from "./032_timeline_index.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -77,4 +78,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 29, name: "auto_match", sql: autoMatch },
   { version: 30, name: "open_media_types", run: openMediaTypes, rebuildsTables: true, postgres: "ALTER TABLE files DROP CONSTRAINT files_media_type_check;" },
   { version: 31, name: "video_facts", sql: videoFacts },
+  { version: 32, name: "timeline_index", sql: timelineIndex },
 ];

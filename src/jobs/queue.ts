@@ -5,6 +5,7 @@
  * writer. Application code enqueues through `JobRunner.enqueue`, which also wakes the runner.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
@@ -190,6 +191,6 @@ export function cancelJob(db: Database, clock: Clock, orgId: string, id: string)
 }
 
 /** Deletes jobs that finished more than `retentionMs` ago; returns how many. */
-export function pruneFinishedJobs(db: Database, clock: Clock, retentionMs: number): number {
-  return db.query("DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?").run(isoAt(clock.now() - retentionMs)).changes;
+export async function pruneFinishedJobs(db: SqlClient, clock: Clock, retentionMs: number): Promise<number> {
+  return (await db.run("DELETE FROM jobs WHERE finished_at IS NOT NULL AND finished_at < ?", [isoAt(clock.now() - retentionMs)])).changes;
 }

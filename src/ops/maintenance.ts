@@ -14,9 +14,9 @@ import { pruneUploadEvents } from "../telemetry/upload-events.ts";
 export const FINISHED_JOB_RETENTION_DAYS = 14;
 const INTERVAL_MS = 60 * 60 * 1000;
 
-export function runMaintenance(ctx: OpsDeps): { jobs: number; uploadEvents: number; accounts: number } {
-  const jobs = pruneFinishedJobs(ctx.db, ctx.clock, FINISHED_JOB_RETENTION_DAYS * 86_400_000);
-  const uploadEvents = pruneUploadEvents(ctx.db, ctx.clock);
+export async function runMaintenance(ctx: OpsDeps): Promise<{ jobs: number; uploadEvents: number; accounts: number }> {
+  const jobs = await pruneFinishedJobs(ctx.sql, ctx.clock, FINISHED_JOB_RETENTION_DAYS * 86_400_000);
+  const uploadEvents = await pruneUploadEvents(ctx.sql, ctx.clock);
   // Ended sessions, used or expired mailed tokens, login counters whose lock is over.
   const accounts = pruneSessions(ctx.db, ctx.clock) + pruneTokens(ctx.db, ctx.clock) + pruneThrottle(ctx.db, ctx.clock);
   if (jobs || uploadEvents || accounts) ctx.log.info("maintenance pruned rows", { jobs, upload_events: uploadEvents, account_rows: accounts });
@@ -26,11 +26,7 @@ export function runMaintenance(ctx: OpsDeps): { jobs: number; uploadEvents: numb
 /** Starts the hourly schedule; returns a function that stops it. */
 export function startMaintenance(ctx: OpsDeps): () => void {
   const run = () => {
-    try {
-      runMaintenance(ctx);
-    } catch (err) {
-      ctx.log.error("maintenance failed", { err });
-    }
+    runMaintenance(ctx).catch((err) => ctx.log.error("maintenance failed", { err }));
     sweepExpiredIntents(ctx).catch((err) => ctx.log.error("upload intent sweep failed", { err }));
     purgeDeletedFiles(ctx).catch((err) => ctx.log.error("purge of deleted files failed", { err }));
   };

@@ -2,12 +2,13 @@
  * The services the telemetry feature uses. The composition root (src/app.ts) builds them once and
  * passes its context, which satisfies this interface: the feature names what it needs and no more.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
 
 export interface TelemetryDeps {
-  db: Database;
+  /** The data-access port (this feature is on it: SQLite or PostgreSQL alike). */
+  sql: SqlClient;
   clock: Clock;
   log: Logger;
 }

@@ -11,9 +11,9 @@ const MAX_CLIENT_TIMESTAMP = 1e14;
 export function telemetryRoutes(ctx: TelemetryDeps) {
   return new Elysia({ tags: ["Telemetry"] }).post(
     "/files/log-upload-event",
-    ({ body, request, set }) => {
+    async ({ body, request, set }) => {
       const { principal, ip } = requestInfo(request);
-      const logged = logUploadEvent(ctx.db, ctx.clock, body, { orgId: principal?.orgId ?? null, ip });
+      const logged = await logUploadEvent(ctx.sql, ctx.clock, body, { orgId: principal?.orgId ?? null, ip });
       ctx.log.info("upload event", { event_type: body.event_type, batch_id: body.batch_id, org_id: principal?.orgId, ip });
       set.status = 200;
       return logged;

@@ -2,7 +2,7 @@
  * Client-side upload telemetry (`POST /files/log-upload-event`): stored for operators to read
  * when a user reports a failed upload, and pruned after the retention period.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { badRequest } from "../errors.ts";
 
@@ -19,12 +19,12 @@ export interface UploadEventInput {
   file_name?: string | undefined;
 }
 
-export function logUploadEvent(
-  db: Database,
+export async function logUploadEvent(
+  db: SqlClient,
   clock: Clock,
   event: UploadEventInput,
   source: { orgId: string | null; ip: string },
-): { status: "logged"; timestamp: string } {
+): Promise<{ status: "logged"; timestamp: string }> {
   const data = event.data === undefined ? null : JSON.stringify(event.data);
   if (data !== null) {
     const size = Buffer.byteLength(data);
@@ -33,11 +33,10 @@ export function logUploadEvent(
     }
   }
   const receivedAt = isoAt(clock.now());
-  db.query(
+  await db.run(
     `INSERT INTO upload_events (org_id, event_type, message, data, client_timestamp, batch_id, file_index, file_name,
        source_ip, received_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    source.orgId,
+    [source.orgId,
     event.event_type,
     event.message,
     data,
@@ -46,12 +45,12 @@ export function logUploadEvent(
     event.file_index ?? null,
     event.file_name ?? null,
     source.ip,
-    receivedAt,
+    receivedAt],
   );
   return { status: "logged", timestamp: receivedAt };
 }
 
-export function pruneUploadEvents(db: Database, clock: Clock): number {
+export async function pruneUploadEvents(db: SqlClient, clock: Clock): Promise<number> {
   const cutoff = isoAt(clock.now() - UPLOAD_EVENT_RETENTION_DAYS * 86_400_000);
-  return db.query("DELETE FROM upload_events WHERE received_at < ?").run(cutoff).changes;
+  return (await db.run("DELETE FROM upload_events WHERE received_at < ?", [cutoff])).changes;
 }

@@ -1,0 +1,87 @@
+/**
+ * The modules converted to the data-access port (docs/scale-out.md) behave the same on SQLite and
+ * on PostgreSQL: support messages (stored, listed newest first, marked mailed), upload telemetry
+ * (stored with its size limit, pruned after 30 days) and the pruning of finished jobs. Their HTTP
+ * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
+ * PostgreSQL half skips, saying why, where no server binary is found.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { ManualClock } from "../src/clock.ts";
+import { openDatabase, type Database } from "../src/db/database.ts";
+import { openPostgres } from "../src/db/postgres-database.ts";
+import type { PostgresClient } from "../src/db/postgres-client.ts";
+import type { SqlClient } from "../src/db/sql-client.ts";
+import { SqliteClient } from "../src/db/sqlite-client.ts";
+import { listSupportMessages, storeSupportMessage } from "../src/support/support.ts";
+import { logUploadEvent, pruneUploadEvents } from "../src/telemetry/upload-events.ts";
+import { pruneFinishedJobs } from "../src/jobs/queue.ts";
+import { JobStore } from "../src/jobs/job-store.ts";
+import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
+import { tempDir } from "./support/temp-dir.ts";
+
+const binaries = postgresOrSkip();
+let sqliteDb: Database;
+let pg: TestPostgres | null = null;
+let postgres: PostgresClient | null = null;
+
+beforeAll(async () => {
+  sqliteDb = openDatabase(join(tempDir("mediabox-support-"), "support.db"));
+  if (binaries) {
+    pg = await startPostgres(binaries);
+    postgres = await openPostgres(await pg.createDatabase("support"), { max: 2 });
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await postgres?.close();
+  await pg?.stop();
+  sqliteDb?.close();
+});
+
+const engines: { name: string; client: () => SqlClient }[] = [{ name: "sqlite", client: () => new SqliteClient(sqliteDb) }];
+if (binaries) engines.push({ name: "postgres", client: () => postgres! });
+
+describe.each(engines)("modules on the port, on $name", ({ client }) => {
+  test("support messages: stored trimmed, listed newest first, marked once mailed", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 4, 1));
+    const first = await storeSupportMessage(db, clock, { email: " a@example.com ", name: "  ", subject: " Hi ", message: "first", userId: null, orgId: null, ip: "127.0.0.1" });
+    clock.advance(1_000);
+    const second = await storeSupportMessage(db, clock, { email: "b@example.com", name: "Bee", subject: "Again", message: "second", userId: null, orgId: null, ip: null });
+    await db.run("UPDATE support_messages SET mailed_at = ? WHERE id = ?", ["2031-05-01T00:00:02.000Z", first.id]);
+    const listed = await listSupportMessages(db);
+    expect(listed.map((m) => [m.id, m.email, m.name, m.subject, m.mailed_at])).toEqual([
+      [second.id, "b@example.com", "Bee", "Again", null],
+      [first.id, "a@example.com", null, "Hi", "2031-05-01T00:00:02.000Z"],
+    ]);
+    expect(await listSupportMessages(db, 1)).toHaveLength(1);
+  });
+
+  test("upload telemetry: stored with its data, refused past 10 KB, pruned after 30 days", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 4, 1));
+    const logged = await logUploadEvent(db, clock, { event_type: "upload_failed", message: "network", data: { attempt: 2 }, file_index: 3 }, { orgId: null, ip: "10.0.0.1" });
+    expect(logged).toEqual({ status: "logged", timestamp: "2031-05-01T00:00:00.000Z" });
+    await expect(logUploadEvent(db, clock, { event_type: "x", message: "y", data: { blob: "z".repeat(11_000) } }, { orgId: null, ip: "10.0.0.1" })).rejects.toThrow(/at most 10240 bytes/);
+    const row = await db.one<{ data: string; file_index: number }>("SELECT data, file_index FROM upload_events WHERE event_type = 'upload_failed'");
+    expect([JSON.parse(row!.data), row!.file_index]).toEqual([{ attempt: 2 }, 3]);
+    clock.advance(29 * 86_400_000);
+    expect(await pruneUploadEvents(db, clock)).toBe(0);
+    clock.advance(2 * 86_400_000);
+    expect(await pruneUploadEvents(db, clock)).toBe(1);
+  });
+
+  test("finished jobs are pruned after the retention; pending and recent ones stay", async () => {
+    const db = client();
+    const store = new JobStore(db);
+    const now = Date.UTC(2031, 4, 20);
+    const old = await store.enqueue({ queue: "t.prune", payload: {} }, now);
+    const recent = await store.enqueue({ queue: "t.prune", payload: {} }, now);
+    const pending = await store.enqueue({ queue: "t.prune", payload: {} }, now);
+    await db.run("UPDATE jobs SET status = 'completed', finished_at = ? WHERE id = ?", ["2031-05-01T00:00:00.000Z", old.id]);
+    await db.run("UPDATE jobs SET status = 'completed', finished_at = ? WHERE id = ?", ["2031-05-19T00:00:00.000Z", recent.id]);
+    expect(await pruneFinishedJobs(db, new ManualClock(now), 14 * 86_400_000)).toBe(1);
+    expect((await db.all<{ id: string }>("SELECT id FROM jobs WHERE queue = 't.prune' ORDER BY id")).map((r) => r.id).sort()).toEqual([recent.id, pending.id].sort());
+  });
+});

@@ -67,8 +67,9 @@ test("only people/people.ts writes faces and people", async () => {
   for (const table of ["faces", "people"]) expect(await writersOf(table, ["people/people.ts"])).toEqual([]);
 });
 
-test("only video/video-facts.ts writes video facts", async () => {
+test("only video/video-facts.ts writes video facts, only links/link-crawls.ts link crawls", async () => {
   expect(await writersOf("video_facts", ["video/video-facts.ts"])).toEqual([]);
+  expect(await writersOf("link_crawls", ["links/link-crawls.ts"])).toEqual([]);
 });
 
 test("only camera/camera-facts.ts writes camera facts", async () => {
@@ -189,12 +190,11 @@ test("no module-level mutable state outside the listed process-wide resources", 
 // ask the server's registry, and draws any kind it has no view for with KindFields.
 const KIND_FOLDERS = ["images/", "documents/", "video/", "links/", "kinds/", "db/migrations/", "dashboard/web/"];
 const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
-  "files/file-repository.ts": { count: 9, why: "the per-kind status columns of the files row (initial and requeued states, a link's URL key) until they move to per-kind tables; findOfType's check" },
+  "files/file-repository.ts": { count: 8, why: "the per-kind status columns of the files row (initial and requeued states) until they move to per-kind tables; findOfType's check" },
   "library/similar.ts": { count: 2, why: "similar images and videos: a video is matched by its keyframes" },
   "library/routes.ts": { count: 1, why: "format=markdown is the spec's, for images only" },
   "library/file-edits.ts": { count: 2, why: "a document being read or embedded refuses an edit of its text fields" },
   "processing/reprocess.ts": { count: 1, why: "a document's embeddings in flight" },
-  "processing/routes.ts": { count: 1, why: "the reprocess answer's wording for a link's crawl" },
   "rules/file-facts.ts": { count: 3, why: "rule conditions read the built-in kinds' facts (a link's text, a photo's camera)" },
   "rules/file-text.ts": { count: 2, why: "a document's or link's whole text for rule conditions and auto matching" },
   "cli/import-client.ts": { count: 1, why: "the CLI sends documents over 50 MB by intent (the server's document limit)" },

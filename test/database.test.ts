@@ -12,6 +12,7 @@ import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
 import { videoFactsOf } from "../src/video/video-facts.ts";
+import { crawlOf, findLink } from "../src/links/link-crawls.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { tempDir } from "./support/server.ts";
@@ -79,7 +80,7 @@ test("migration 30 drops the media type CHECK and keeps every row, child row, in
     const indexes = () => db.query("SELECT name FROM sqlite_schema WHERE tbl_name = 'files' AND type IN ('index', 'trigger') ORDER BY name").all();
     const dependents = indexes();
 
-    migrate(db, MIGRATIONS);
+    migrate(db, MIGRATIONS.filter((m) => m.version <= 30));
     expect(db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys).toBe(1);
     expect(db.query("SELECT id, search_rowid, rowid FROM files ORDER BY id").all()).toEqual(before);
     expect(indexes()).toEqual(dependents);
@@ -128,6 +129,44 @@ test("migration 31 moves a video's stream facts out of the files row into video_
     expect(db.query("SELECT width, height FROM files WHERE id = 'vid-1'").get()).toEqual({ width: 320, height: 240 });
     db.run("DELETE FROM files WHERE id = 'vid-1'");
     expect(db.query("SELECT file_id FROM video_facts").all()).toEqual([{ file_id: "vid-2" }]);
+  } finally {
+    db.close();
+  }
+});
+
+test("migration 33 moves a link's crawl out of the files row into link_crawls", () => {
+  const db = new Database(join(dir, "link-crawls.db"));
+  try {
+    db.loadExtension(getLoadablePath());
+    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
+    migrate(db, MIGRATIONS.filter((m) => m.version < 33));
+    const org = createOrganization(db, systemClock, "crawling", "PROFESSIONAL").id;
+    const project = defaultProjectId(db, org);
+    const insert = db.query(
+      `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, source_url, link_url_key, domain, og_metadata,
+         favicon_blob_key, favicon_content_type, snapshot_blob_key, crawl_status, crawl_error, extract_images, crawled_at)
+       VALUES (?, ?, ?, ?, ?, 'x', 'x', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    insert.run("lnk-1", org, project, "link", "example.com/a", "https://example.com/a", "https://example.com/a", "example.com", '{"og:title":"A"}',
+      "k/favicon", "image/png", "k/snapshot.html", "completed", null, 1, "2026-01-01T00:00:00.000Z");
+    insert.run("lnk-2", org, project, "link", "example.org", "https://example.org/", "https://example.org/", "example.org", null, null, null, null, "blocked", "robots.txt forbids it", 0, null);
+    insert.run("img-1", org, project, "image", "photo.jpg", null, null, null, null, null, null, null, null, null, null, null);
+
+    migrate(db, MIGRATIONS);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(files)").all().map((c) => c.name);
+    for (const gone of ["link_url_key", "domain", "og_metadata", "favicon_blob_key", "favicon_content_type", "snapshot_blob_key", "crawl_status", "crawl_error", "extract_images", "crawled_at"]) {
+      expect(columns).not.toContain(gone);
+    }
+    expect(crawlOf(db, "lnk-1")).toEqual({
+      urlKey: "https://example.com/a", domain: "example.com", extractImages: true, status: "completed", error: null, crawledAt: "2026-01-01T00:00:00.000Z",
+      ogMetadata: '{"og:title":"A"}', faviconBlobKey: "k/favicon", faviconContentType: "image/png", snapshotBlobKey: "k/snapshot.html",
+    });
+    expect(crawlOf(db, "lnk-2")).toMatchObject({ domain: "example.org", extractImages: false, status: "blocked", error: "robots.txt forbids it", snapshotBlobKey: null });
+    expect(crawlOf(db, "img-1")).toBeNull();
+    // A second save of the page still finds the first.
+    expect(findLink(db, org, "https://example.com/a")?.id).toBe("lnk-1");
+    db.run("DELETE FROM files WHERE id = 'lnk-1'");
+    expect(db.query("SELECT file_id FROM link_crawls").all()).toEqual([{ file_id: "lnk-2" }]);
   } finally {
     db.close();
   }

@@ -16,6 +16,7 @@ import { checkAddress, parseAllowedCidrs } from "../src/net/url-policy.ts";
 import { photo } from "./support/images.ts";
 import { jobDone, pollApi, processed, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { crawlOf } from "../src/links/link-crawls.ts";
 
 const LOOPBACK = { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" };
 
@@ -514,8 +515,8 @@ describe("politeness, recrawl and purge", () => {
     const { server, owner } = await mediabox({ ...LOOPBACK, MEDIABOX_LINK_MAX_IMAGES: "0" }, { clock });
     const link = await crawled(owner, (await save(owner, { url: `${web.origin}/a` })).id);
     expect(link.crawl_status, JSON.stringify(link.crawl_error)).toBe("completed");
-    const row = server.ctx.files.byId(link.id)!;
-    const keys = [row.favicon_blob_key!, row.snapshot_blob_key!];
+    const crawl = crawlOf(server.ctx.db, link.id)!;
+    const keys = [crawl.faviconBlobKey!, crawl.snapshotBlobKey!];
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
     // Embedding of its chunks runs as its own job: wait for it so the purge finds its vectors.
     await waitFor(() => server.ctx.files.byId(link.id)!.embedding_status === "completed", { what: "the link's chunks to be embedded" });

@@ -107,20 +107,15 @@ export interface NewLinkRecord {
   folderId: string | null;
   /** The URL as validated (serialized), kept as the file's source_url. */
   url: string;
-  /** normalizeUrl(url): how a second save of the same page is found. */
-  urlKey: string;
-  domain: string;
   filename: string;
   title: string | null;
   tags: string[];
   uploadedBy: string | null;
   processingJobId: string;
-  extractImages: boolean;
 }
 
 /** What a crawl read from the page itself. */
 export interface PageRead {
-  ogMetadata: string;
   /** Becomes the title only when the file has none (a title the user gave wins). */
   title: string | null;
   description: string | null;
@@ -550,7 +545,7 @@ export class FileRepository {
 
   // ---- links ---------------------------------------------------------------------------------
 
-  /** Records a link `queued` for its crawl (the processing job, enqueued in the same transaction). */
+  /** Records a link `queued` for its crawl (the processing job and its crawl, links/link-crawls.ts, in the same transaction). */
   createLink(link: NewLinkRecord): void {
     const at = this.now();
     this.db
@@ -558,70 +553,35 @@ export class FileRepository {
         // upload_method's CHECK knows only the two upload paths; a link took neither, and the
         // field is never shown for links.
         `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, title, tags,
-           size_bytes, content_type, upload_method, storage_target, auto_describe, uploaded_by, processing_status, processing_job_id,
-           source_url, link_url_key, domain, crawl_status, extract_images)
-         VALUES (?, ?, ?, ?, 'link', ?, ?, ?, ?, ?, 0, 'text/html', 'streaming', 'default', 0, ?, 'queued', ?, ?, ?, ?, 'pending', ?)`,
+           size_bytes, content_type, upload_method, storage_target, auto_describe, uploaded_by, processing_status, processing_job_id, source_url)
+         VALUES (?, ?, ?, ?, 'link', ?, ?, ?, ?, ?, 0, 'text/html', 'streaming', 'default', 0, ?, 'queued', ?, ?)`,
       )
       .run(
         link.id, link.orgId, link.projectId, link.folderId, link.filename, at, at, link.title, JSON.stringify(link.tags),
-        link.uploadedBy, link.processingJobId, link.url, link.urlKey, link.domain, link.extractImages ? 1 : 0,
+        link.uploadedBy, link.processingJobId, link.url,
       );
   }
 
-  /** The organization's oldest live link to the page `urlKey` names, if any. */
-  findLink(orgId: string, urlKey: string): FileRow | null {
-    return this.db
-      .query<FileRow, [string, string]>(
-        "SELECT * FROM files WHERE org_id = ? AND link_url_key = ? AND deleted_at IS NULL AND media_type = 'link' ORDER BY created_at LIMIT 1",
-      )
-      .get(orgId, urlKey);
+  /** A link's crawl was queued again (links/link-crawls.ts said it may be) with `jobId`. */
+  recrawlQueued(id: string, jobId: string): void {
+    this.db
+      .query("UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, updated_at = ? WHERE id = ?")
+      .run(jobId, this.now(), id);
   }
 
-  /**
-   * A finished crawl is queued again with `jobId`. Returns false, changing nothing, while a crawl
-   * is pending or running (the caller answers 409), unless `orphaned`: its job ended without
-   * finishing the crawl (cancelled), so nothing will ever move it on.
-   */
-  recrawlQueued(id: string, jobId: string, orphaned: boolean): boolean {
-    const at = this.now();
-    const changed = this.db
-      .query(
-        `UPDATE files SET crawl_status = 'pending', crawl_error = NULL, processing_status = 'queued', processing_job_id = ?,
-           processing_error = NULL, updated_at = ? WHERE id = ? AND (crawl_status NOT IN ('pending', 'crawling') OR ?)`,
-      )
-      .run(jobId, at, id, orphaned ? 1 : 0);
-    return changed.changes > 0;
-  }
-
-  crawlStarted(id: string): void {
-    this.db.query("UPDATE files SET crawl_status = 'crawling', crawl_error = NULL, updated_at = ? WHERE id = ?").run(this.now(), id);
-  }
-
-  /** The crawl did not read the page: for good (`failed`, `blocked` by policy) or `pending` its retry. */
-  crawlEnded(id: string, status: "failed" | "blocked" | "pending", reason: string): void {
-    this.db.query("UPDATE files SET crawl_status = ?, crawl_error = ?, updated_at = ? WHERE id = ?").run(status, forTenants(reason), this.now(), id);
-  }
-
+  /** What the page said of itself, as the file's common fields. */
   pageRead(id: string, page: PageRead): void {
     this.db
       .query(
-        `UPDATE files SET og_metadata = ?, title = coalesce(title, ?), upload_description = ?, content_created_at = coalesce(?, content_created_at),
+        `UPDATE files SET title = coalesce(title, ?), upload_description = ?, content_created_at = coalesce(?, content_created_at),
            size_bytes = ?, updated_at = ? WHERE id = ?`,
       )
-      .run(page.ogMetadata, page.title, page.description, page.publishedAt, page.byteLength, this.now(), id);
+      .run(page.title, page.description, page.publishedAt, page.byteLength, this.now(), id);
   }
 
-  faviconStored(id: string, blobKey: string, contentType: string): void {
-    this.db.query("UPDATE files SET favicon_blob_key = ?, favicon_content_type = ?, updated_at = ? WHERE id = ?").run(blobKey, contentType, this.now(), id);
-  }
-
-  snapshotStored(id: string, blobKey: string): void {
-    this.db.query("UPDATE files SET snapshot_blob_key = ?, updated_at = ? WHERE id = ?").run(blobKey, this.now(), id);
-  }
-
-  crawled(id: string): void {
-    const at = this.now();
-    this.db.query("UPDATE files SET crawl_status = 'completed', crawl_error = NULL, crawled_at = ?, updated_at = ? WHERE id = ?").run(at, at, id);
+  /** Something the file's kind keeps of its own changed (its crawl, ...): the file's updated_at moves. */
+  touched(id: string): void {
+    this.db.query("UPDATE files SET updated_at = ? WHERE id = ?").run(this.now(), id);
   }
 
   /** An image file stored from a link's page: the link it came from and its address there. */

@@ -35,12 +35,6 @@ export class FileUrls {
     return this.ctx.files.extractedText(fileId);
   }
 
-  /** A link's stored icon, or null before a crawl stored one. */
-  async favicon(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<string | null> {
-    if (!row.favicon_blob_key) return null;
-    return this.ctx.blobs.presignGet(row.favicon_blob_key, { expiresInSeconds, contentType: row.favicon_content_type ?? "image/x-icon" }, this.origin);
-  }
-
   /** Signed URLs of an image's stored variants, by variant type. */
   async variants(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<Partial<Record<VariantType, string>>> {
     const rows = this.ctx.db

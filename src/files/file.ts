@@ -92,17 +92,7 @@ export interface FileRow {
   analysis_status: string | null;
   analysis_error: string | null;
   reserved_credits: number;
-  link_url_key: string | null;
-  domain: string | null;
-  og_metadata: string | null;
-  favicon_blob_key: string | null;
-  snapshot_blob_key: string | null;
-  crawl_status: string | null;
-  crawl_error: string | null;
-  extract_images: number | null;
   parent_file_id: string | null;
-  crawled_at: string | null;
-  favicon_content_type: string | null;
 }
 
 const PREFIX = /^[0-9a-f]{8}$/;

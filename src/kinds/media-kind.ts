@@ -64,6 +64,16 @@ export interface ExportColumn {
   value(row: FileRow): ExportCell;
 }
 
+/** A file's processing queued again (POST /files/{id}/reprocess answers with it). */
+export interface Reprocessed {
+  file: FileRow;
+  jobIds: string[];
+  /** "processing queued again", or the kind's own words ("crawl queued again"). */
+  message: string;
+  /** A link's crawl_status (an extension of the answer); null for other kinds. */
+  crawlStatus: string | null;
+}
+
 export interface MediaKind<Type extends MediaType = MediaType> {
   type: Type;
   /** Null: the kind's files do not arrive as bytes (a link is saved by its URL). */
@@ -76,7 +86,7 @@ export interface MediaKind<Type extends MediaType = MediaType> {
   /** Removes what the kind derived from a file outside its row (blobs, vectors) before the row is purged. */
   purge?(fileId: string): Promise<void>;
   /** Runs a file's processing again the kind's own way (a link is crawled again); else a new file.process job. */
-  reprocess?(orgId: string, fileId: string): { file: FileRow; jobIds: string[] };
+  reprocess?(orgId: string, fileId: string): Reprocessed;
 }
 
 /** The kinds this server knows, by media type. */

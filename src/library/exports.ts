@@ -77,12 +77,6 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("document", "text_extraction_status", "Text extraction status"),
   col("document", "extracted_text", "Extracted text", (row, o) => o.extractedText(row.id)),
   field("link", "source_url", "Source URL"),
-  field("link", "domain", "Domain"),
-  field("link", "crawl_status", "Crawl status"),
-  field("link", "crawl_error", "Crawl error"),
-  field("link", "crawled_at", "Crawled at"),
-  col("link", "site_name", "Site name", (row) => ogField(row, "site_name")),
-  col("link", "og_image", "Open Graph image", (row) => ogField(row, "og:image")),
   camera("camera_make", "Camera make", "make"),
   camera("camera_model", "Camera model", "model"),
   camera("lens", "Lens", "lens"),
@@ -98,14 +92,6 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   camera("region", "Region", "region"),
   camera("city", "City", "city"),
 ];
-
-/** One field of a link's og_metadata, as text (the first of repeated tags). */
-function ogField(row: FileRow, key: string): Cell {
-  if (!row.og_metadata) return null;
-  const value = (JSON.parse(row.og_metadata) as Record<string, unknown>)[key];
-  const first = Array.isArray(value) ? value[0] : value;
-  return typeof first === "string" ? first : null;
-}
 
 /**
  * The columns in their groups: basic and descriptions, then each registered kind's (the ones

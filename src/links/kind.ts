@@ -1,10 +1,32 @@
 /** Links: web pages saved by URL, crawled (text, icon, snapshot, images) by the link pipeline. */
 import type { LinkDeps } from "./deps.ts";
-import type { MediaKind } from "../kinds/media-kind.ts";
+import type { Database } from "bun:sqlite";
+import type { ExportColumn, MediaKind } from "../kinds/media-kind.ts";
 import { LINK_FIELDS } from "../files/file-shapes.ts";
+import { crawlOf } from "./link-crawls.ts";
 import { runLinkPipeline } from "./link-pipeline.ts";
 import { linkFields } from "./link-views.ts";
 import { recrawlLink } from "./links.ts";
+
+/** Columns of POST /files/export after the file's source_url: the crawl's (a primary-key read per cell). */
+function linkExportColumns(db: Database): ExportColumn[] {
+  const crawl = (id: string) => crawlOf(db, id);
+  /** One field of the page's og_metadata, as text (the first of repeated tags). */
+  const og = (id: string, key: string) => {
+    const stored = crawl(id)?.ogMetadata;
+    const value = stored ? (JSON.parse(stored) as Record<string, unknown>)[key] : null;
+    const first = Array.isArray(value) ? value[0] : value;
+    return typeof first === "string" ? first : null;
+  };
+  return [
+    { key: "domain", display: "Domain", value: (row) => crawl(row.id)?.domain ?? null },
+    { key: "crawl_status", display: "Crawl status", value: (row) => crawl(row.id)?.status ?? null },
+    { key: "crawl_error", display: "Crawl error", value: (row) => crawl(row.id)?.error ?? null },
+    { key: "crawled_at", display: "Crawled at", value: (row) => crawl(row.id)?.crawledAt ?? null },
+    { key: "site_name", display: "Site name", value: (row) => og(row.id, "site_name") },
+    { key: "og_image", display: "Open Graph image", value: (row) => og(row.id, "og:image") },
+  ];
+}
 
 export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
   return {
@@ -17,16 +39,17 @@ export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
       concurrency: 2,
       run: (job, file) => runLinkPipeline(ctx, job, file),
     },
+    exportColumns: linkExportColumns(ctx.db),
     // A link's summary and detail show the same fields.
     view: { summaryFields: LINK_FIELDS, detailFields: {}, summary: linkFields, detail: async () => ({}) },
     async purge(fileId) {
-      const row = ctx.files.byId(fileId);
-      for (const key of [row?.favicon_blob_key, row?.snapshot_blob_key]) if (key) await ctx.blobs.delete(key);
+      const crawl = crawlOf(ctx.db, fileId);
+      for (const key of [crawl?.faviconBlobKey, crawl?.snapshotBlobKey]) if (key) await ctx.blobs.delete(key);
     },
     // A link is crawled again through the one recrawl path (POST /files/{id}/recrawl's).
     reprocess(orgId, fileId) {
       const { file, jobId } = recrawlLink(ctx, orgId, fileId);
-      return { file, jobIds: [jobId] };
+      return { file, jobIds: [jobId], message: "crawl queued again", crawlStatus: crawlOf(ctx.db, file.id)?.status ?? null };
     },
   };
 }

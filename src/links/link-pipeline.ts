@@ -6,6 +6,8 @@
  * other stages succeed or fail on their own: metadata, the stored icon, the readable text (chunks
  * and embeddings through the document machinery), the offline snapshot and the page's images.
  */
+import { isoAt } from "../clock.ts";
+import { crawled, crawlEnded, crawlOf, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
 import type { LinkDeps } from "./deps.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
 import { DEFAULT_MAX_TOKENS } from "../embeddings/text-embedder.ts";
@@ -55,15 +57,15 @@ const fetchStage: Stage<LinkWork> = {
   async run(work) {
     const { ctx, file, job } = work;
     if (!ctx.config.linkFetch) {
-      ctx.files.crawlEnded(file.id, "blocked", AIR_GAPPED_REASON);
+      crawlEnded(ctx, file.id, "blocked", AIR_GAPPED_REASON);
       throw new PermanentJobError(AIR_GAPPED_REASON);
     }
-    ctx.files.crawlStarted(file.id);
+    crawlStarted(ctx, file.id);
     try {
       work.page = await work.session.page(file.source_url!);
     } catch (err) {
       if (!(err instanceof LinkFetchError)) {
-        ctx.files.crawlEnded(file.id, job.attempt >= job.maxAttempts ? "failed" : "pending", `the page could not be read: ${errorMessage(err)}`);
+        crawlEnded(ctx, file.id, job.attempt >= job.maxAttempts ? "failed" : "pending", `the page could not be read: ${errorMessage(err)}`);
         throw err;
       }
       const where = err.url && err.url !== file.source_url ? ` (at ${err.url})` : "";
@@ -71,16 +73,16 @@ const fetchStage: Stage<LinkWork> = {
       if (err.kind === "cancelled") {
         // Past the stage's budget (a server that keeps the connection open) the link fails for good.
         const overBudget = work.signal.reason instanceof StageTimeoutError ? work.signal.reason : null;
-        ctx.files.crawlEnded(file.id, overBudget ? "failed" : "pending", overBudget?.message ?? "the crawl was interrupted");
+        crawlEnded(ctx, file.id, overBudget ? "failed" : "pending", overBudget?.message ?? "the crawl was interrupted");
         throw overBudget ?? err;
       }
       const policy = err.kind === "blocked" || err.kind === "invalid-url";
       if (policy) {
-        ctx.files.crawlEnded(file.id, "blocked", reason);
+        crawlEnded(ctx, file.id, "blocked", reason);
         throw new PermanentJobError(reason);
       }
       const retry = isTransient(err) && job.attempt < job.maxAttempts;
-      ctx.files.crawlEnded(file.id, retry ? "pending" : "failed", reason);
+      crawlEnded(ctx, file.id, retry ? "pending" : "failed", reason);
       throw retry ? new Error(reason) : new PermanentJobError(reason);
     }
   },
@@ -108,13 +110,15 @@ const metadataStage: Stage<LinkWork> = {
       charset: page.charset,
       truncated: page.truncated,
     };
-    ctx.files.pageRead(file.id, {
-      ogMetadata: JSON.stringify(ogMetadata),
+    ctx.db.transaction(() => {
+      pageMetadataStored(ctx, file.id, JSON.stringify(ogMetadata));
+      ctx.files.pageRead(file.id, {
       title: meta.title?.slice(0, 255) ?? null,
       description: meta.description,
       publishedAt: meta.publishedAt,
       byteLength: page.byteLength,
-    });
+      });
+    })();
   },
 };
 
@@ -143,7 +147,7 @@ const faviconStage: Stage<LinkWork> = {
     if (!icon) throw new Error(`no usable icon (${failures.join("; ") || "none declared"})`);
     const key = faviconBlobKey(file.org_id, file.id);
     await ctx.blobs.put(key, icon.bytes, icon.contentType);
-    ctx.files.faviconStored(file.id, key, icon.contentType);
+    faviconStored(ctx, file.id, key, icon.contentType);
   },
 };
 
@@ -190,7 +194,7 @@ const snapshotStage: Stage<LinkWork> = {
     );
     const key = snapshotBlobKey(file.org_id, file.id);
     await ctx.blobs.put(key, new TextEncoder().encode(html), "text/html; charset=utf-8");
-    ctx.files.snapshotStored(file.id, key);
+    snapshotStored(ctx, file.id, key);
   },
 };
 
@@ -198,7 +202,7 @@ const imagesStage: Stage<LinkWork> = {
   name: "images",
   weight: 3,
   appliesTo: ({ file, meta, ctx }) =>
-    file.extract_images !== 1 ? "extract_images is false" : ctx.config.linkMaxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
+    !crawlOf(ctx.db, file.id)?.extractImages ? "extract_images is false" : ctx.config.linkMaxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
   async run(work, progress) {
     const { ctx, file } = work;
     const candidates = work.meta!.imageCandidates.slice(0, ctx.config.linkMaxImages);
@@ -238,7 +242,7 @@ export async function runLinkPipeline(ctx: LinkDeps, job: JobContext<FileJobPayl
   // Each fetch is cancelled by the stage that asked for it (its budget) or the job.
   work.session = ctx.links.session(file.org_id, () => work.signal);
   await runStages(work, LINK_STAGES);
-  await job.write(() => ctx.files.crawled(file.id));
+  await job.write(() => crawled(ctx, file.id, isoAt(ctx.clock.now())));
   const page = work.page!;
   return {
     summary: {

@@ -2,6 +2,7 @@
 import type { FileUrls } from "../files/file-urls.ts";
 import type { FileRow } from "../files/file.ts";
 import { commonFields } from "../files/file-view.ts";
+import { crawlOf } from "./link-crawls.ts";
 import { linkImages } from "./page-images.ts";
 
 /**
@@ -15,14 +16,15 @@ export async function linkFields(row: FileRow, urls: FileUrls) {
       return { id: file.id, source_url: sourceUrl, thumbnail_url: variants.small_256 ?? null, medium_url: variants.medium_750 ?? null, variant_status: file.variant_status };
     }),
   );
+  const crawl = crawlOf(urls.db, row.id);
   return {
-    domain: row.domain,
-    og_metadata: row.og_metadata ? (JSON.parse(row.og_metadata) as Record<string, unknown>) : null,
-    favicon_url: await urls.favicon(row),
-    crawl_status: row.crawl_status,
-    crawl_error: row.crawl_error,
-    crawled_at: row.crawled_at,
-    snapshot_available: row.snapshot_blob_key !== null,
+    domain: crawl?.domain ?? null,
+    og_metadata: crawl?.ogMetadata ? (JSON.parse(crawl.ogMetadata) as Record<string, unknown>) : null,
+    favicon_url: crawl?.faviconBlobKey ? await urls.blob(crawl.faviconBlobKey, crawl.faviconContentType ?? "image/x-icon") : null,
+    crawl_status: crawl?.status ?? null,
+    crawl_error: crawl?.error ?? null,
+    crawled_at: crawl?.crawledAt ?? null,
+    snapshot_available: (crawl?.snapshotBlobKey ?? null) !== null,
     extracted_images: images,
     extracted_images_count: images.length,
     // The page's first image (its og:image when it has one) stands for the link in a grid.

@@ -13,6 +13,7 @@ import { resolvePlacement, uploadOptions } from "../ingest/options.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { getJobRow } from "../jobs/queue.ts";
 import { LINK_MAX_ATTEMPTS } from "./link-pipeline.ts";
+import { crawlCreated, crawlOf, crawlRequeued, findLink } from "./link-crawls.ts";
 import { normalizeUrl, validateLinkUrl } from "../net/url-policy.ts";
 
 export interface LinkRequest {
@@ -44,15 +45,15 @@ export function saveLink(ctx: LinkDeps, principal: Principal, request: LinkReque
   return ctx.db
     .transaction((): SaveOutcome => {
       // Inside the write transaction: two saves of one page at once still make one file.
-      const existing = skipDuplicates ? ctx.files.findLink(principal.orgId, urlKey) : null;
+      const existing = skipDuplicates ? findLink(ctx.db, principal.orgId, urlKey) : null;
       if (existing) return { status: "duplicate", file: existing };
       const id = crypto.randomUUID();
       const job = ctx.jobs.enqueue({ queue: "file.process", orgId: principal.orgId, payload: { fileId: id }, maxAttempts: LINK_MAX_ATTEMPTS });
       ctx.files.createLink({
-        id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href, urlKey,
-        domain: url.hostname.replace(/\.$/, ""), filename: linkFilename(url), title: options.title, tags: options.tags,
-        uploadedBy: principal.keyId, processingJobId: job.id, extractImages: request.extract_images ?? true,
+        id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href,
+        filename: linkFilename(url), title: options.title, tags: options.tags, uploadedBy: principal.keyId, processingJobId: job.id,
       });
+      crawlCreated(ctx, id, { urlKey, domain: url.hostname.replace(/\.$/, ""), extractImages: request.extract_images ?? true });
       return { status: "created", file: ctx.files.byId(id)! };
     })
     .immediate();
@@ -69,21 +70,19 @@ export interface BatchItemResult {
 }
 
 /** Saves each link on its own: one bad URL never stops the others. More than the tier's batch size is 400 as a whole. */
-export function saveLinks(ctx: LinkDeps, principal: Principal, links: LinkRequest[]): { results: BatchItemResult[]; files: Map<string, FileRow> } {
+export function saveLinks(ctx: LinkDeps, principal: Principal, links: LinkRequest[]): { results: BatchItemResult[] } {
   const max = TIER_LIMITS[principal.tier].batchFiles;
   if (max !== null && links.length > max) throw new ApiError("BATCH_TOO_LARGE", `links: the ${principal.tier} tier saves at most ${max} links per batch (got ${links.length})`);
-  const files = new Map<string, FileRow>();
   const results = links.map((link, index): BatchItemResult => {
     try {
       const outcome = saveLink(ctx, principal, link, `links.${index}.url`);
-      files.set(outcome.file.id, outcome.file);
       return { index, url: link.url, status: outcome.status, file_id: outcome.file.id, reason: null, code: null };
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 400 && err.status !== 404) throw err;
       return { index, url: link.url, status: "rejected", file_id: null, reason: err.detail, code: err.code };
     }
   });
-  return { results, files };
+  return { results };
 }
 
 /** Queues a finished crawl again (409 while one is pending or running). */
@@ -95,9 +94,10 @@ export function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): { file: 
       const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
       const orphaned = !previous || !LIVE_JOB.has(previous.status);
       const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
-      if (!ctx.files.recrawlQueued(row.id, job.id, orphaned)) {
-        throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${ctx.files.byId(row.id)?.crawl_status}); try again when it finishes`);
+      if (!crawlRequeued(ctx, row.id, orphaned)) {
+        throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${crawlOf(ctx.db, row.id)?.status}); try again when it finishes`);
       }
+      ctx.files.recrawlQueued(row.id, job.id);
       return job.id;
     })
     .immediate();
@@ -110,8 +110,9 @@ const LIVE_JOB = new Set(["pending", "processing"]);
 /** The stored offline snapshot's HTML (404 SNAPSHOT_NOT_READY until a crawl stored one). */
 export async function readSnapshot(ctx: LinkDeps, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {
   const row = ctx.files.findOfType(orgId, ref, "link");
-  const bytes = row.snapshot_blob_key ? await readObject(ctx.blobs, row.snapshot_blob_key) : null;
-  if (!bytes) throw new ApiError("SNAPSHOT_NOT_READY", `link ${row.id} has no snapshot yet (crawl_status ${row.crawl_status})`);
+  const crawl = crawlOf(ctx.db, row.id);
+  const bytes = crawl?.snapshotBlobKey ? await readObject(ctx.blobs, crawl.snapshotBlobKey) : null;
+  if (!bytes) throw new ApiError("SNAPSHOT_NOT_READY", `link ${row.id} has no snapshot yet (crawl_status ${crawl?.status ?? null})`);
   return { file: row, html: bytes };
 }
 

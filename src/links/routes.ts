@@ -6,6 +6,7 @@ import { publicOrigin } from "../http/request-context.ts";
 import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
 import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../files/file-fields.ts";
 import { fileShapes } from "../files/file-shapes.ts";
+import { crawlOf } from "./link-crawls.ts";
 import { linkDetail } from "./link-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
@@ -69,9 +70,9 @@ export function linkRoutes(ctx: LinkDeps) {
     .post(
       "/files/links/batch",
       ({ principal, body }) => {
-        const { results, files } = saveLinks(ctx, principal, body.links);
+        const { results } = saveLinks(ctx, principal, body.links);
         return {
-          results: results.map((r) => ({ ...r, crawl_status: r.file_id ? (files.get(r.file_id)?.crawl_status ?? null) : null })),
+          results: results.map((r) => ({ ...r, crawl_status: r.file_id ? (crawlOf(ctx.db, r.file_id)?.status ?? null) : null })),
           created: results.filter((r) => r.status === "created").length,
           duplicates: results.filter((r) => r.status === "duplicate").length,
           rejected: results.filter((r) => r.status === "rejected").length,
@@ -98,7 +99,7 @@ export function linkRoutes(ctx: LinkDeps) {
       "/files/:file_id/recrawl",
       async ({ principal, params, request }) => {
         const { file, jobId } = recrawlLink(ctx, principal.orgId, params.file_id);
-        return { id: file.id, job_id: jobId, crawl_status: file.crawl_status!, file: await linkDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
+        return { id: file.id, job_id: jobId, crawl_status: crawlOf(ctx.db, file.id)?.status ?? "pending", file: await linkDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
       },
       {
         permission: "edit",

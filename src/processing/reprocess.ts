@@ -8,8 +8,7 @@
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
-import type { FileRow } from "../files/file.ts";
-import type { MediaKinds } from "../kinds/media-kind.ts";
+import type { MediaKinds, Reprocessed } from "../kinds/media-kind.ts";
 import { getJobRow } from "../jobs/queue.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 
@@ -23,7 +22,7 @@ export interface ReprocessDeps {
 /** Job states in which the file's processing will still move on by itself. */
 const LIVE_JOB = new Set(["pending", "processing"]);
 
-export function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): { file: FileRow; jobIds: string[] } {
+export function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): Reprocessed {
   const row = ctx.files.find(orgId, ref);
   const ownWay = ctx.kinds.for(row.media_type)?.reprocess;
   if (ownWay) return ownWay(orgId, row.id);
@@ -48,5 +47,5 @@ export function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): {
       return job.id;
     })
     .immediate();
-  return { file: ctx.files.byId(row.id)!, jobIds: [jobId] };
+  return { file: ctx.files.byId(row.id)!, jobIds: [jobId], message: "processing queued again", crawlStatus: null };
 }

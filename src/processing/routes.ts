@@ -10,15 +10,15 @@ export function processingRoutes(ctx: ReprocessDeps) {
     .post(
       "/files/:file_id/reprocess",
       ({ principal, params, set }) => {
-        const { file, jobIds } = reprocessFile(ctx, principal.orgId, params.file_id);
+        const { file, jobIds, message, crawlStatus } = reprocessFile(ctx, principal.orgId, params.file_id);
         set.status = 202;
         return {
           file_id: file.id,
           media_type: file.media_type,
           job_ids: jobIds,
           processing_status: file.processing_status,
-          crawl_status: file.crawl_status,
-          message: file.media_type === "link" ? "crawl queued again" : "processing queued again",
+          crawl_status: crawlStatus,
+          message,
         };
       },
       {

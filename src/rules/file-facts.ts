@@ -3,6 +3,7 @@
  * else what OCR read in an image or a video's keyframes) and how it arrived.
  */
 import { videoFactsOf } from "../video/video-facts.ts";
+import { crawlOf } from "../links/link-crawls.ts";
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -39,7 +40,7 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     size_bytes: file.size_bytes,
     page_count: file.page_count,
     duration_seconds: videoFactsOf(db, file.id)?.durationSeconds ?? null,
-    domain: file.domain,
+    domain: crawlOf(db, file.id)?.domain ?? null,
     project_id: file.project_id,
     folder_id: file.folder_id,
     camera: [camera?.make, camera?.model].filter(Boolean).join(" ") || null,

@@ -34,6 +34,7 @@ import autoMatch from "./029_auto_match.ts";
 import openMediaTypes from "./030_open_media_types.ts";
 import videoFacts from "./031_video_facts.ts";
 import timelineIndex from "./032_timeline_index.ts";
+import linkCrawlTable from "./033_link_crawls.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -79,4 +80,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 30, name: "open_media_types", run: openMediaTypes, rebuildsTables: true, postgres: "ALTER TABLE files DROP CONSTRAINT files_media_type_check;" },
   { version: 31, name: "video_facts", sql: videoFacts },
   { version: 32, name: "timeline_index", sql: timelineIndex },
+  { version: 33, name: "link_crawl_table", sql: linkCrawlTable },
 ];

@@ -1,0 +1,121 @@
+/**
+ * A saved link's crawl, in the link kind's own table `link_crawls` (this module is its only
+ * writer): the page's address as saved (its normalized key finds a second save of the same
+ * page), whether its images are wanted, the crawl's state, what the page said (og_metadata) and
+ * the stored icon and snapshot. Every change also moves the file's updated_at, as when these were
+ * columns of its row.
+ */
+import type { Database } from "bun:sqlite";
+import { forTenants } from "../errors.ts";
+import type { FileRepository } from "../files/file-repository.ts";
+import type { CrawlStatus, FileRow } from "../files/file.ts";
+
+export interface LinkCrawl {
+  urlKey: string | null;
+  domain: string | null;
+  extractImages: boolean;
+  status: CrawlStatus | null;
+  error: string | null;
+  crawledAt: string | null;
+  /** The page's meta tags and facts as stored (JSON text). */
+  ogMetadata: string | null;
+  faviconBlobKey: string | null;
+  faviconContentType: string | null;
+  snapshotBlobKey: string | null;
+}
+
+export interface CrawlDeps {
+  db: Database;
+  /** Told of each change (the file's updated_at). */
+  files: FileRepository;
+}
+
+interface CrawlRow {
+  url_key: string | null;
+  domain: string | null;
+  extract_images: number;
+  status: CrawlStatus | null;
+  error: string | null;
+  crawled_at: string | null;
+  og_metadata: string | null;
+  favicon_blob_key: string | null;
+  favicon_content_type: string | null;
+  snapshot_blob_key: string | null;
+}
+
+/** Null for a file that is not a link. */
+export function crawlOf(db: Database, fileId: string): LinkCrawl | null {
+  const row = db.query<CrawlRow, [string]>("SELECT * FROM link_crawls WHERE file_id = ?").get(fileId);
+  if (!row) return null;
+  return {
+    urlKey: row.url_key,
+    domain: row.domain,
+    extractImages: row.extract_images === 1,
+    status: row.status,
+    error: row.error,
+    crawledAt: row.crawled_at,
+    ogMetadata: row.og_metadata,
+    faviconBlobKey: row.favicon_blob_key,
+    faviconContentType: row.favicon_content_type,
+    snapshotBlobKey: row.snapshot_blob_key,
+  };
+}
+
+/** A new link's crawl, `pending` (in the transaction that creates its file). */
+export function crawlCreated(ctx: CrawlDeps, fileId: string, link: { urlKey: string; domain: string; extractImages: boolean }): void {
+  ctx.db
+    .query("INSERT INTO link_crawls (file_id, url_key, domain, extract_images, status) VALUES (?, ?, ?, ?, 'pending')")
+    .run(fileId, link.urlKey, link.domain, link.extractImages ? 1 : 0);
+}
+
+/** The organization's oldest live link to the page `urlKey` names, if any. */
+export function findLink(db: Database, orgId: string, urlKey: string): FileRow | null {
+  return db
+    .query<FileRow, [string, string]>(
+      `SELECT f.* FROM link_crawls c JOIN files f ON f.id = c.file_id
+       WHERE c.url_key = ? AND f.org_id = ? AND f.deleted_at IS NULL ORDER BY f.created_at LIMIT 1`,
+    )
+    .get(urlKey, orgId);
+}
+
+/**
+ * A finished crawl goes back to `pending`. Returns false, changing nothing, while a crawl is
+ * pending or running (the caller answers 409), unless `orphaned`: its job ended without finishing
+ * the crawl (cancelled), so nothing will ever move it on.
+ */
+export function crawlRequeued(ctx: CrawlDeps, fileId: string, orphaned: boolean): boolean {
+  const changed = ctx.db
+    .query("UPDATE link_crawls SET status = 'pending', error = NULL WHERE file_id = ? AND (status NOT IN ('pending', 'crawling') OR ?)")
+    .run(fileId, orphaned ? 1 : 0);
+  return changed.changes > 0;
+}
+
+function update(ctx: CrawlDeps, fileId: string, set: string, values: (string | null)[]): void {
+  ctx.db.query(`UPDATE link_crawls SET ${set} WHERE file_id = ?`).run(...values, fileId);
+  ctx.files.touched(fileId);
+}
+
+export function crawlStarted(ctx: CrawlDeps, fileId: string): void {
+  update(ctx, fileId, "status = 'crawling', error = NULL", []);
+}
+
+/** The crawl did not read the page: for good (`failed`, `blocked` by policy) or `pending` its retry. */
+export function crawlEnded(ctx: CrawlDeps, fileId: string, status: "failed" | "blocked" | "pending", reason: string): void {
+  update(ctx, fileId, "status = ?, error = ?", [status, forTenants(reason)]);
+}
+
+export function pageMetadataStored(ctx: CrawlDeps, fileId: string, ogMetadata: string): void {
+  update(ctx, fileId, "og_metadata = ?", [ogMetadata]);
+}
+
+export function faviconStored(ctx: CrawlDeps, fileId: string, blobKey: string, contentType: string): void {
+  update(ctx, fileId, "favicon_blob_key = ?, favicon_content_type = ?", [blobKey, contentType]);
+}
+
+export function snapshotStored(ctx: CrawlDeps, fileId: string, blobKey: string): void {
+  update(ctx, fileId, "snapshot_blob_key = ?", [blobKey]);
+}
+
+export function crawled(ctx: CrawlDeps, fileId: string, at: string): void {
+  update(ctx, fileId, "status = 'completed', error = NULL, crawled_at = ?", [at]);
+}

@@ -61,3 +61,21 @@ test("a flush takes what fits in its time slice and leaves the rest to the next 
   expect(committed()).toEqual([1, 2, 3, 4]);
   expect(writes.commits).toBe(2); // two of 10 ms pass the 15 ms slice: 2 + 2
 });
+
+test("writes queued while a port transaction holds the connection commit after it, and survive its rollback", async () => {
+  const { db, writes, committed } = setup("exclusive");
+  const insert = (id: number) => () => db.query("INSERT INTO notes (id, text) VALUES (?, 'shared')").run(id);
+  let queued: Promise<unknown> | null = null;
+  const held = writes.exclusive(async () => {
+    db.run("BEGIN IMMEDIATE");
+    db.query("INSERT INTO notes (id, text) VALUES (1, 'held')").run();
+    queued = writes.write(insert(2));
+    await Bun.sleep(20); // real waiting: a flush would run here if it could
+    expect(committed()).toEqual([]);
+    db.run("ROLLBACK");
+    throw new Error("rolled back");
+  });
+  await expect(held).rejects.toThrow("rolled back");
+  await queued;
+  expect(committed()).toEqual([2]);
+});

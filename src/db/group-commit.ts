@@ -9,7 +9,9 @@
  * after SLICE_MS and leaves the rest to the next turn, so /healthz never waits behind a long one.
  *
  * `write(fn)` resolves once fn's writes are committed; fn must be synchronous (it runs inside
- * the transaction) and must not await.
+ * the transaction) and must not await. `exclusive(fn)` holds the connection for an asynchronous
+ * transaction of its own (the data-access port's, db/sqlite-client.ts): flushes wait for it, so
+ * writes queued meanwhile never join that transaction nor roll back with it.
  */
 import type { Database } from "bun:sqlite";
 
@@ -25,6 +27,8 @@ interface Pending {
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
+  /** The exclusive holder's end, while one holds the connection. */
+  private held: Promise<unknown> | null = null;
   /** Flushes that committed, and the tasks they carried (metrics and tests). */
   commits = 0;
   tasks = 0;
@@ -39,6 +43,19 @@ export class GroupCommit {
     });
   }
 
+  /** Runs `fn` with no flush in between; exclusive holders run one after another. */
+  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.held) await this.held.catch(() => {});
+    const run = fn();
+    this.held = run;
+    try {
+      return await run;
+    } finally {
+      this.held = null;
+      if (this.queue.length) this.schedule();
+    }
+  }
+
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
@@ -47,6 +64,8 @@ export class GroupCommit {
 
   private flush(): void {
     this.scheduled = false;
+    // exclusive() schedules the flush again when it lets go.
+    if (this.held) return;
     const started = performance.now();
     const taken: Pending[] = [];
     const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];

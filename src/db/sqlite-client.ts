@@ -5,10 +5,11 @@
  * the job runner's claims and outcomes always have (db/group-commit.ts: autocommitted, they were
  * ~14 % of the event loop in a bulk import of notes).
  *
- * A transaction holds the connection from BEGIN IMMEDIATE to COMMIT; port transactions of this
- * client run one at a time. Its statements run at once (not through the group commit). While it
- * is open, synchronous code elsewhere in the process that writes through the raw handle joins it
- * (bun:sqlite nests as a savepoint), so keep a transaction's body to its own statements.
+ * A transaction holds the connection from BEGIN IMMEDIATE to COMMIT; port transactions run one at
+ * a time, and the group commit does not flush while one is open (GroupCommit.exclusive), so shared
+ * writes never join it. Its statements run at once. Synchronous code elsewhere that writes
+ * through the raw handle while it awaits would still join it (bun:sqlite nests as a savepoint):
+ * keep a transaction's body to its own statements, as the modules on the port do.
  */
 import type { Database } from "bun:sqlite";
 import type { GroupCommit } from "./group-commit.ts";
@@ -20,7 +21,7 @@ const WRITES = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
 
 export class SqliteClient implements SqlClient {
   readonly dialect: Dialect = SQLITE_DIALECT;
-  /** The end of the last port transaction (the next one starts after it). */
+  /** The end of the last port transaction without a group commit to hold (the next one starts after it). */
   private lastTransaction: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Map<string, Set<(payload: string) => void>>();
 
@@ -63,6 +64,7 @@ export class SqliteClient implements SqlClient {
         throw err;
       }
     };
+    if (this.writes) return this.writes.exclusive(run);
     const result = this.lastTransaction.then(run, run);
     this.lastTransaction = result.catch(() => {});
     return result;

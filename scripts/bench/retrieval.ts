@@ -24,7 +24,11 @@
  * figures of full runs.
  * nDCG@10 is printed for the whole query set and for its fixed tuning and held-out halves
  * (scripts/bench/splits.ts, by the collection folder's name and query id), with hybrid's per-query
- * wins and losses against keyword-only in each half.
+ * wins and losses against each signal alone in each half, its largest losses to keyword-only, and
+ * the vector share each query got (MEDIABOX_BENCH_PER_QUERY=1 lists every query). With a folder
+ * text model it then embeds the collection's first chunks in this process with 32 texts per ONNX
+ * Runtime run and with the shipped RUN_BATCH, and prints the CPU per chunk of each
+ * (MEDIABOX_BENCH_SKIP_RUN_BATCHES=1 skips it).
  * Targets (issue 35): hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 100 chunks/s,
  * /healthz p99 < 100 ms. These are figures, not a test: the script exits 0 either way (2 when the
  * collection is absent).
@@ -37,6 +41,7 @@ import { basename, join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "../../src/embeddings/use-sif-embedder.ts";
 import { commonWords } from "../../src/embeddings/common-words.ts";
+import { RUN_BATCH, TextEmbedder } from "../../src/embeddings/text-embedder.ts";
 import { HALVES, halves } from "./splits.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
@@ -48,6 +53,8 @@ const MAIN = join(ROOT, "src", "main.ts");
 const COLLECTION = basename(DATASET);
 const UPLOADS_AT_ONCE = 2;
 const BATCH = 50;
+/** Chunks the text model embeds in this process to compare ONNX Runtime run sizes. */
+const RUN_BATCH_SAMPLE = 192;
 
 interface Doc { id: string; title: string; text: string }
 interface Query { id: string; text: string }
@@ -305,7 +312,8 @@ async function measure(
     if (!reused) {
       const total = cpuAfter.total - cpuBefore.total;
       const wall = (indexed - started) / 1000;
-      console.log(`server CPU while indexing: ${total.toFixed(1)} s in all threads, ${main.toFixed(1)} s on the event loop (${((main / wall) * 100).toFixed(0)} % busy; ${((main / docs.length) * 1000).toFixed(1)} ms a document)`);
+      console.log(`server CPU while indexing: ${total.toFixed(1)} s in all threads (${((total / chunks) * 1000).toFixed(1)} ms a chunk: ` +
+        `${(chunks / total).toFixed(0)} chunks/s on one free core), ${main.toFixed(1)} s on the event loop (${((main / wall) * 100).toFixed(0)} % busy; ${((main / docs.length) * 1000).toFixed(1)} ms a document)`);
     }
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 100 ms)` +
       (slowAt.length ? `; ${slowAt.length} over 50 ms, the first at ${slowAt.slice(0, 10).map((t) => t.toFixed(1)).join(", ")} s into indexing` : ""));
@@ -319,6 +327,8 @@ async function measure(
     const judged = queries.filter((q) => qrels.has(q.id)).slice(0, Number(process.env.MEDIABOX_BENCH_QUERIES) || undefined);
     const half = halves(COLLECTION, judged.map((q) => q.id));
     const results: Record<string, { ndcg: number; mrr: number; recall: number }> = {};
+    /** The vector share hybrid search gave each query. */
+    const weights = new Map<string, number>();
     /** nDCG@10 of each query, by mode. */
     const perQuery: Record<string, Map<string, number>> = {};
     for (const mode of ["keyword", "vector", "hybrid"] as const) {
@@ -339,7 +349,8 @@ async function measure(
           // The organization's rate limit (requests a minute): wait the time the server names, untimed.
           await Bun.sleep(1000 * Number(res.headers.get("retry-after") ?? 5));
         }
-        const body = (await res.json()) as { results?: { document_id: string }[]; retrieval?: { vector: boolean } };
+        const body = (await res.json()) as { results?: { document_id: string }[]; retrieval?: { vector: boolean; weights: { vector: number } } };
+        if (mode === "hybrid") weights.set(q.id, body.retrieval!.weights.vector);
         times.push(performance.now() - t0);
         if (res.status !== 200) throw new Error(`query ${q.id}: ${res.status} ${JSON.stringify(body)}`);
         if (mode !== "keyword" && !body.retrieval?.vector) throw new Error(`mode ${mode} ran without vectors: ${JSON.stringify(body.retrieval)}`);
@@ -360,28 +371,65 @@ async function measure(
     }
     for (const h of HALVES) {
       const ids = judged.filter((q) => half.get(q.id) === h).map((q) => q.id);
-      const diff = ids.map((id) => perQuery.hybrid!.get(id)! - perQuery.keyword!.get(id)!);
-      console.log(`hybrid vs keyword per query, ${h} half: ${diff.filter((d) => d > 1e-9).length} wins, ${diff.filter((d) => d < -1e-9).length} losses, ${diff.filter((d) => Math.abs(d) <= 1e-9).length} ties of ${ids.length}`);
+      for (const other of ["keyword", "vector"] as const) {
+        const diff = ids.map((id) => perQuery.hybrid!.get(id)! - perQuery[other]!.get(id)!);
+        console.log(`hybrid vs ${other} per query, ${h} half: ${diff.filter((d) => d > 1e-9).length} wins, ${diff.filter((d) => d < -1e-9).length} losses, ${diff.filter((d) => Math.abs(d) <= 1e-9).length} ties of ${ids.length}`);
+      }
+      const losses = ids.map((id) => ({ id, keyword: perQuery.keyword!.get(id)!, hybrid: perQuery.hybrid!.get(id)! })).filter((q) => q.hybrid < q.keyword - 1e-9).sort((a, b) => a.hybrid - a.keyword - (b.hybrid - b.keyword));
+      console.log(`  largest losses to keyword (${h}): ${losses.slice(0, 8).map((q) => `q${q.id} ${q.keyword.toFixed(2)}->${q.hybrid.toFixed(2)} (vector share ${weights.get(q.id)})`).join(", ") || "none"}`);
+    }
+    const shares = [...weights.values()].reduce((m, w) => m.set(w, (m.get(w) ?? 0) + 1), new Map<number, number>());
+    console.log(`hybrid's vector share per query: ${[...shares].map(([w, n]) => `${w} for ${n} queries`).join(", ")}`);
+    if (process.env.MEDIABOX_BENCH_PER_QUERY) {
+      for (const q of judged) console.log(`  q${q.id} ${half.get(q.id)} keyword ${perQuery.keyword!.get(q.id)!.toFixed(3)} vector ${perQuery.vector!.get(q.id)!.toFixed(3)} hybrid ${perQuery.hybrid!.get(q.id)!.toFixed(3)}`);
     }
     // The built-in model's own rate in this process, apart from the job queue and text extraction:
     // every document once with an empty word cache (each new word is a USE run), then again warm.
-    if (!reused && (!process.env.MEDIABOX_TEXT_EMBEDDING_MODEL || process.env.MEDIABOX_TEXT_EMBEDDING_MODEL === BUILTIN_TEXT_MODEL)) {
-      const model = new UseSifEmbedder();
+    if (!reused && model === BUILTIN_TEXT_MODEL) {
+      const builtin = new UseSifEmbedder();
       const texts = docs.map(contentOf).filter(Boolean);
       for (const pass of ["cold", "warm"]) {
         const t0 = performance.now();
-        for (let i = 0; i < texts.length; i += 256) await model.embed(texts.slice(i, i + 256));
+        for (let i = 0; i < texts.length; i += 256) await builtin.embed(texts.slice(i, i + 256));
         console.log(`${BUILTIN_TEXT_MODEL} in-process, ${pass} word cache: ${(texts.length / ((performance.now() - t0) / 1000)).toFixed(0)} documents/s`);
       }
-      await model.close();
+      await builtin.close();
     }
+    if (model && model !== BUILTIN_TEXT_MODEL && !process.env.MEDIABOX_BENCH_SKIP_RUN_BATCHES) await compareRunBatches(model, dataDir);
     const { keyword, vector, hybrid } = results as Record<"keyword" | "vector" | "hybrid", { ndcg: number }>;
-    console.log(`hybrid / keyword nDCG@10: ${(hybrid.ndcg / keyword.ndcg).toFixed(3)}x (target >= 1.15x); ` +
+    console.log(`hybrid / keyword (textbook BM25 with Porter stemming: FTS5's bm25, k1 1.2, b 0.75) nDCG@10: ${(hybrid.ndcg / keyword.ndcg).toFixed(3)}x (target >= 1.15x); ` +
       `hybrid >= each alone: ${hybrid.ndcg >= keyword.ndcg && hybrid.ndcg >= vector.ndcg ? "yes" : "NO"}`);
     return figures;
   } finally {
     await server.stop("SIGTERM");
   }
+}
+
+/**
+ * The folder model's CPU per chunk in this process on the same chunks (the collection's first
+ * RUN_BATCH_SAMPLE, as the server cut them), with the former 32 texts per ONNX Runtime run and with
+ * the shipped RUN_BATCH, alternating twice: the shared machine's load moves between runs.
+ */
+async function compareRunBatches(model: string, dataDir: string): Promise<void> {
+  const db = new Database(join(dataDir, "mediabox.db"), { readonly: true });
+  const texts = db.query<{ content: string }, [number]>("SELECT content FROM document_chunks ORDER BY seq LIMIT ?").all(RUN_BATCH_SAMPLE).map((r) => r.content);
+  db.close();
+  const cpuMs: Record<number, number[]> = { 32: [], [RUN_BATCH]: [] };
+  for (let round = 0; round < 2; round++) {
+    for (const runBatch of [32, RUN_BATCH]) {
+      const embedder = new TextEmbedder({ modelsDir: process.env.MEDIABOX_MODELS_DIR ?? join(ROOT, "models"), model, runBatch });
+      await embedder.embed(texts.slice(0, 2));
+      const before = process.cpuUsage();
+      await embedder.embed(texts);
+      const used = process.cpuUsage(before);
+      cpuMs[runBatch]!.push((used.user + used.system) / 1000 / texts.length);
+      await embedder.close();
+    }
+  }
+  const best = (runBatch: number) => Math.min(...cpuMs[runBatch]!);
+  console.log(`${model} in-process, ${texts.length} chunks: ${best(32).toFixed(1)} ms CPU a chunk in runs of 32 (${cpuMs[32]!.map((v) => v.toFixed(1)).join(", ")}), ` +
+    `${best(RUN_BATCH).toFixed(1)} in runs of ${RUN_BATCH} (${cpuMs[RUN_BATCH]!.map((v) => v.toFixed(1)).join(", ")}): ${(best(32) / best(RUN_BATCH)).toFixed(2)}x less; ` +
+    `two free cores would embed ~${((2 * 1000) / best(RUN_BATCH)).toFixed(0)} chunks/s (target >= 100)`);
 }
 
 await main();

@@ -11,14 +11,18 @@
  *   mode the BM25 of the expanded query (a typed word weighs 1, an added word less);
  * - vector_similarity: cosine similarity of the query's and the chunk's vectors (-1..1), computed
  *   for every candidate either signal found;
- * - similarity_score (fused, 0..1): KEYWORD_WEIGHT x BM25 / the best BM25 of this query, plus
- *   VECTOR_WEIGHT x the cosine (clamped at 0). Keyword-only, it is BM25 relative to the best match.
- * The weights were chosen on the Cranfield collection (scripts/bench/retrieval.ts): a convex
- * combination with keywords weighted 0.7 beat reciprocal rank fusion there (nDCG@10 0.38 against
- * 0.34-0.37), which let the weaker vector list pull unrelated chunks up, and was level with
- * min-max and z-score normalization of both lists. Fusion alone stayed within 2% of keywords
- * alone there; the expansion is what lifts hybrid above them.
- *
+ * - similarity_score (fused, 0..1): each signal min-max normalized over its own best
+ *   NORMALIZED_OVER candidates for this query (the best 1, the 100th 0; a chunk the keyword side
+ *   did not match 0), then (1 - w) x keyword + w x vector, with w the answering model's vector
+ *   share (vectorWeight), halved for a query holding a word with digits (queryVectorWeight).
+ *   Keyword-only, it is BM25 relative to the best match.
+ * Why normalized per query: BM25 has no fixed scale and a model's cosines sit in a narrow band of
+ * their own (bge-small's best 100 chunks for a query span ~0.65-0.85), so raw values let one
+ * signal decide alone. On Cranfield (scripts/bench/retrieval.ts, docs/benchmarks.md) this took
+ * hybrid nDCG@10 from 0.417 to 0.453 with bge-small (the former BM25 / best + 0.3 x cosine);
+ * shares moved per query by other features (agreement of the two rankings, score gaps, query
+ * length, the best keyword match's share of the query's idf, rare terms, the best cosine) were
+ * measured and did not improve the held-out half.
  * similarity_threshold applies to vector_similarity, a real similarity: a query about something
  * the library does not hold returns nothing at a threshold of ~0.3-0.5. Without vectors it applies
  * to the fused (keyword) score.
@@ -26,17 +30,39 @@
 import type { Database } from "bun:sqlite";
 import type { DocumentDeps } from "./deps.ts";
 import { VectorSpace, MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
-import { keywordQuery, keywordTerms, matchQuery } from "./keyword-query.ts";
+import { keywordQuery, keywordTerms, matchQuery, type KeywordTerm } from "./keyword-query.ts";
 import { expandQuery, FEEDBACK_DOCUMENTS } from "./query-expansion.ts";
 import { weightedBm25 } from "./bm25.ts";
 import { errorMessage } from "../errors.ts";
-import { textModelFallbackReason } from "../embeddings/text-models.ts";
+import { BUILTIN_TEXT_MODEL, textModelFallbackReason } from "../embeddings/text-models.ts";
 
 /** What searching reads: the chunks, the text model and the vector spaces. */
 export type SearchDeps = Pick<DocumentDeps, "db" | "embedder" | "vectors">;
 
-export const KEYWORD_WEIGHT = 0.7;
-export const VECTOR_WEIGHT = 0.3;
+/** Candidates of each signal whose scores set its normalization (best = 1, this one = 0). */
+export const NORMALIZED_OVER = 100;
+
+/**
+ * The vector signal's share of the fused score for a model's cosines. Measured on Cranfield's
+ * tuning half (held-out half improved too): the built-in model's vectors alone rank far below
+ * keywords (nDCG@10 0.24 against 0.38) and pull hybrid below keywords at an equal share (0.36);
+ * bge-small's rank above them (0.41) and do best at an equal share. Other folder models are
+ * sentence-transformers models of bge-small's class (MiniLM, e5: 0.38-0.39 alone there).
+ */
+export function vectorWeight(model: string): number {
+  return model === BUILTIN_TEXT_MODEL ? 0.2 : 0.5;
+}
+
+/**
+ * The vector share for one query: halved when a query word the index holds has a digit in it
+ * (a part number, "VX-4471", "EL1", "x-15"): a text model reads such a word as word pieces with
+ * no meaning of their own, while keywords find it exactly. On Cranfield 3 of 225 queries have one;
+ * the held-out half gained (+0.0007 nDCG@10 with bge-small), the tuning half held none.
+ */
+export function queryVectorWeight(model: string, terms: readonly KeywordTerm[]): number {
+  const identifier = terms.some((t) => /\p{N}/u.test(t.word));
+  return vectorWeight(model) * (identifier ? 0.5 : 1);
+}
 /** Fewest candidates each signal contributes, however small the page. */
 const MIN_CANDIDATES = 100;
 /** Chunks looked at per wanted result when results are one per document (documents have several chunks). */
@@ -179,12 +205,20 @@ async function vectorCandidates(ctx: SearchDeps, req: SearchRequest, depth: numb
   return { space, query: vector, rows, model: space.model, reason: null };
 }
 
+/** Maps a score to 0..1 by the best and the NORMALIZED_OVER-th of `sorted` (best first); all equal: 1. */
+function normalizer(sorted: number[]): (score: number) => number {
+  const best = sorted[0] ?? 0;
+  const floor = sorted[Math.min(sorted.length, NORMALIZED_OVER) - 1] ?? 0;
+  const range = best - floor;
+  return (score) => (range > 0 ? Math.min(1, Math.max(0, (score - floor) / range)) : 1);
+}
+
 /**
- * Scores every candidate either signal found: each signal's own score, and the fused score
- * (KEYWORD_WEIGHT x BM25 / the best BM25 of the list + VECTOR_WEIGHT x the cosine clamped at 0),
- * best first. Keyword candidates the vector list did not reach still get their real cosine.
+ * Scores every candidate either signal found: each signal's own score, and the fused score (see
+ * the module comment), best first. Keyword candidates the vector list did not reach still get
+ * their real cosine.
  */
-function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score: number })[], vector: VectorSide): SearchHit[] {
+function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score: number })[], vector: VectorSide, w: Weights): SearchHit[] {
   const useVector = vector.reason === null;
   const hits = new Map<string, SearchHit>();
   /** Unrounded BM25 by chunk id: the fused score is computed from these. */
@@ -209,17 +243,30 @@ function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score
     for (const [id, similarity] of vector.space.similarities(req.orgId, vector.query, missing)) hits.get(id)!.vector_similarity = similarity;
   }
   const bestKeyword = keyword.reduce((best, row) => Math.max(best, row.score), 0);
+  const keywordNorm = normalizer(keyword.map((row) => row.score).sort((a, b) => b - a));
+  const vectorNorm = normalizer(vector.rows.map((r) => r.similarity));
   for (const h of hits.values()) {
     const score = bm25.get(h.chunk.id);
-    const keywordPart = score !== undefined && bestKeyword > 0 ? score / bestKeyword : 0;
-    const vectorPart = Math.max(0, h.vector_similarity ?? 0);
-    const fused = mode === "vector" ? vectorPart : useVector ? KEYWORD_WEIGHT * keywordPart + VECTOR_WEIGHT * vectorPart : keywordPart;
+    let fused: number;
+    if (mode === "vector") fused = Math.max(0, h.vector_similarity ?? 0);
+    else if (!useVector) fused = score !== undefined && bestKeyword > 0 ? score / bestKeyword : 0;
+    else fused = w.keyword * (score !== undefined ? keywordNorm(score) : 0) + w.vector * (h.vector_similarity === null ? 0 : vectorNorm(h.vector_similarity));
     h.similarity_score = round(fused);
     if (h.vector_similarity !== null) h.vector_similarity = round(h.vector_similarity);
   }
   return [...hits.values()].sort(
     (a, b) => b.similarity_score - a.similarity_score || (b.vector_similarity ?? -2) - (a.vector_similarity ?? -2) || a.chunk.seq - b.chunk.seq,
   );
+}
+
+type Weights = { keyword: number; vector: number };
+
+/** The signals' shares of the fused score for this query. */
+function weightsOf(mode: SearchMode, vector: VectorSide, terms: readonly KeywordTerm[]): Weights {
+  if (mode === "vector") return { keyword: 0, vector: 1 };
+  if (vector.reason !== null || !vector.model) return { keyword: 1, vector: 0 };
+  const w = queryVectorWeight(vector.model, terms);
+  return { keyword: 1 - w, vector: w };
 }
 
 /**
@@ -247,7 +294,8 @@ export async function searchChunks(ctx: SearchDeps, req: SearchRequest): Promise
   const vector: VectorSide =
     mode === "keyword" ? { space: null, query: null, rows: [], model: null, reason: "not asked for (mode keyword)" } : await vectorCandidates(ctx, req, depth);
   const useVector = vector.reason === null;
-  let ranked = fuse(req, mode, keyword, vector);
+  const weights = weightsOf(mode, vector, terms);
+  let ranked = fuse(req, mode, keyword, vector, weights);
   let expansion: SearchOutcome["signals"]["expansion"] = null;
   if (mode === "hybrid" && keyword.length) {
     // Pseudo-relevance feedback (query-expansion.ts): the best documents of this first ranking
@@ -262,7 +310,7 @@ export async function searchChunks(ctx: SearchDeps, req: SearchRequest): Promise
       const query = expanded.map((t) => ({ stem: t.stem, weight: t.bm25Weight, frequency: t.frequency }));
       const scores = weightedBm25(ctx.db, query, pool.map((c) => ({ id: c.id, content: c.content, headings: c.heading_hierarchy })));
       keyword = pool.map((row, i) => ({ ...row, score: scores[i]! })).filter((row) => row.score > 0).sort((a, b) => b.score - a.score || a.seq - b.seq);
-      ranked = fuse(req, mode, keyword, vector);
+      ranked = fuse(req, mode, keyword, vector, weights);
       expansion = {
         feedback_documents: feedback.length,
         terms: expanded.map((t) => ({ term: t.word, weight: round(t.weight), original: t.original })),
@@ -286,7 +334,7 @@ export async function searchChunks(ctx: SearchDeps, req: SearchRequest): Promise
       vector_model: vector.model,
       vector_unavailable_reason: vector.reason,
       configured_model_unavailable_reason: textModelFallbackReason(ctx.embedder),
-      weights: mode === "vector" ? { keyword: 0, vector: 1 } : { keyword: useVector ? KEYWORD_WEIGHT : 1, vector: useVector ? VECTOR_WEIGHT : 0 },
+      weights,
       expansion,
     },
   };

@@ -24,8 +24,8 @@
  *   / `prompts.document` or `passage`: bge's query instruction, e5's "query: " / "passage: ").
  * - The model runs on a worker thread of its own (src/embeddings/folder-model-worker.ts), so
  *   tokenizing and pooling never hold up requests; the tokenizer for sizing chunks loads here.
- *   Everything loads lazily on first use; embedding calls run one at a time in batches of
- *   EMBED_BATCH (ONNX Runtime already uses every core per run).
+ *   Everything loads lazily on first use; embedding calls run one at a time, RUN_BATCH texts per
+ *   ONNX Runtime run (ONNX Runtime already uses every core per run).
  */
 import { stat } from "node:fs/promises";
 import { readFile } from "node:fs/promises";
@@ -46,6 +46,8 @@ export interface TextEmbedderOptions {
   model: string;
   /** Runs before the folder is used (the models manifest check); rejecting refuses the model. */
   check?: ModelCheck;
+  /** Texts per ONNX Runtime run (default RUN_BATCH; benches compare others). */
+  runBatch?: number;
 }
 
 /**
@@ -85,8 +87,16 @@ export interface TokenCounter {
  * sentence_bert_config.json saying otherwise.
  */
 export const DEFAULT_MAX_TOKENS = 256;
-/** Texts per ONNX Runtime run. */
+/** Texts per embed() call from the document pipeline (a job's unit of progress and of writes). */
 export const EMBED_BATCH = 32;
+/**
+ * Texts per ONNX Runtime run (each run padded to its longest text; texts are sorted by length
+ * first). Small runs cost less CPU per text: bge-small on Cranfield chunks (~160 tokens), in one
+ * process on the shared 2-core machine, 40 ms of CPU a chunk in runs of 32, 34 in 16, 30 in 8,
+ * 26-28 in 4, 25-28 one at a time (the activations of a large run outgrow the CPU's caches).
+ * Four keeps two ONNX Runtime threads busy.
+ */
+export const RUN_BATCH = 4;
 
 const WEIGHTS_FILE = path.join("onnx", "model_quantized.onnx");
 const TOKENIZER_FILES = ["tokenizer.json", "tokenizer_config.json"];
@@ -126,6 +136,7 @@ export class TextEmbedder implements TextEmbedding {
   /** Set when the model name cannot be a folder under modelsDir; every call rejects with it. */
   private readonly nameError: string | null;
   private readonly check: ModelCheck | undefined;
+  private readonly runBatch: number;
   private tokenizerLoad: Promise<TokenCounter> | null = null;
   private usageLoad: Promise<ModelUsage> | null = null;
   private worker: WorkerThread<FolderModelRequest, FolderModelReply> | null = null;
@@ -140,6 +151,7 @@ export class TextEmbedder implements TextEmbedding {
     this.folder = path.resolve(this.modelsDir, options.model);
     this.weightsPath = path.join(this.folder, WEIGHTS_FILE);
     this.check = options.check;
+    this.runBatch = options.runBatch ?? RUN_BATCH;
     const parts = options.model.split(/[\\/]/);
     this.nameError =
       !options.model || path.isAbsolute(options.model) || parts.some((p) => p === "" || p === "." || p === "..")
@@ -289,7 +301,7 @@ export class TextEmbedder implements TextEmbedding {
     const texts = calls.flatMap((call) => (prompts[call.purpose] ? call.texts.map((t) => prompts[call.purpose] + t) : call.texts));
     if (!texts.length) return [];
     if (!this.worker || this.worker.broken) this.worker = new WorkerThread<FolderModelRequest, FolderModelReply>("embeddings/folder-model-worker.ts", "the text model thread");
-    const reply = await this.worker.ask({ modelsDir: this.modelsDir, folder: this.folder, texts, pooling, maxTokens, batch: EMBED_BATCH });
+    const reply = await this.worker.ask({ modelsDir: this.modelsDir, folder: this.folder, texts, pooling, maxTokens, batch: this.runBatch });
     if (reply instanceof Error) throw reply;
     if ("error" in reply) {
       throw this.scrubbed(new Error(`could not run text embedding model "${this.modelId}" from ${this.shown(this.folder)}: ${reply.error}`));

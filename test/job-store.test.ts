@@ -17,6 +17,7 @@ import { openPostgres } from "../src/db/postgres-database.ts";
 import type { PostgresClient } from "../src/db/postgres-client.ts";
 import { JobStore, sqliteJobStore } from "../src/jobs/job-store.ts";
 import type { JobRow } from "../src/jobs/queue.ts";
+import type { SqlClient } from "../src/db/sql-client.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
 import { Logger } from "../src/log.ts";
 import { waitFor } from "./support/polling.ts";
@@ -185,6 +186,59 @@ describe.each(engines)("jobs on $name", ({ store }) => {
     expect(refusals).toEqual(["LeaseLostError"]);
     expect(JSON.parse(done.results!)).toEqual([{ worker: "fast" }]);
     expect((await store(0).get(id))!.attempts).toBe(2);
+  });
+
+  test("a handler's port transaction commits its writes and the job it enqueues together, only while it holds the lease", async () => {
+    const db = store(0).client;
+    await db.run("DELETE FROM upload_events");
+    const insert = (tx: SqlClient, message: string) =>
+      tx.run("INSERT INTO upload_events (event_type, message, source_ip, received_at) VALUES ('t', ?, '127.0.0.1', 'x')", [message]);
+    let failOnce = true;
+    const r: JobRunner = runner([
+      {
+        name: "t.parent",
+        concurrency: 1,
+        backoffMs: 10,
+        handler: async (ctx) => {
+          await ctx.transaction(async (tx) => {
+            await insert(tx, `parent attempt ${ctx.attempt}`);
+            await r.submit({ queue: "t.child", payload: { attempt: ctx.attempt } }, tx);
+            // A failure after the writes takes them, and the child job, back.
+            if (failOnce) throw new Error((failOnce = false, "after the writes"));
+          });
+          return [];
+        },
+      },
+      { name: "t.child", concurrency: 1, handler: async (ctx) => [ctx.payload] },
+    ]);
+    r.start();
+    const parent = await r.submit({ queue: "t.parent", payload: {} });
+    await status(parent.id, "completed");
+    const child = await waitFor(async () => (await db.one<JobRow>("SELECT * FROM jobs WHERE queue = 't.child' AND status = 'completed'")), { what: "the child job to run" });
+    expect(JSON.parse(child.results!)).toEqual([{ attempt: 2 }]);
+    expect((await db.one<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE queue = 't.child'"))?.n).toBe(1);
+    expect((await db.all<{ message: string }>("SELECT message FROM upload_events")).map((e) => e.message)).toEqual(["parent attempt 2"]);
+
+    // A worker that lost its lease writes nothing.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const refused: string[] = [];
+    const slow = runner([{
+      name: "t.late",
+      concurrency: 1,
+      handler: async (ctx) => {
+        await held;
+        await ctx.transaction((tx) => insert(tx, "late")).catch((err: Error) => refused.push(err.name));
+      },
+    }], { workerId: "worker-test-late" });
+    slow.start();
+    const late = await slow.submit({ queue: "t.late", payload: {} });
+    await status(late.id, "processing");
+    await db.run("UPDATE jobs SET lease_owner = 'worker-someone-else', lease_expires_at = ? WHERE id = ?", [Date.now() + 60_000, late.id]);
+    release();
+    await waitFor(() => refused.length > 0, { what: "the late write to be refused" });
+    expect(refused).toEqual(["LeaseLostError"]);
+    expect(await db.one("SELECT 1 FROM upload_events WHERE message = 'late'")).toBeNull();
   });
 
   test("at start the leases of dead processes on this host are released; a job abandoned on its final attempt fails", async () => {

@@ -23,11 +23,13 @@ export class SqliteClient implements SqlClient {
   readonly dialect: Dialect = SQLITE_DIALECT;
   /** The end of the last port transaction without a group commit to hold (the next one starts after it). */
   private lastTransaction: Promise<unknown> = Promise.resolve();
-  private readonly listeners = new Map<string, Set<(payload: string) => void>>();
 
   constructor(
     readonly db: Database,
     private readonly writes?: GroupCommit,
+    private readonly listeners = new Map<string, Set<(payload: string) => void>>(),
+    /** Inside a transaction: notifications held until it commits (dropped if it rolls back). */
+    private readonly heldNotifications?: [string, string][],
   ) {}
 
   all<T>(sql: string, params: Params = []): Promise<T[]> {
@@ -53,11 +55,13 @@ export class SqliteClient implements SqlClient {
 
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     const run = async () => {
-      const tx = new SqliteClient(this.db);
+      const notifications: [string, string][] = [];
+      const tx = new SqliteClient(this.db, undefined, this.listeners, notifications);
       this.db.run("BEGIN IMMEDIATE");
       try {
         const result = await fn(tx);
         this.db.run("COMMIT");
+        for (const [channel, payload] of notifications) await this.notify(channel, payload);
         return result;
       } catch (err) {
         if (this.db.inTransaction) this.db.run("ROLLBACK");
@@ -80,6 +84,7 @@ export class SqliteClient implements SqlClient {
   }
 
   async notify(channel: string, payload: string): Promise<void> {
+    if (this.heldNotifications) return void this.heldNotifications.push([channel, payload]);
     const set = this.listeners.get(channel);
     if (set?.size) setImmediate(() => set.forEach((listener) => listener(payload)));
   }

@@ -43,10 +43,13 @@ export class JobStore {
     readonly local?: LocalWrites,
   ) {}
 
-  /** Inserts a job (deduplicated by its key while one is active) and notifies idle workers. */
-  async enqueue<Q extends QueueName>(options: EnqueueOptions<Q>, now: number): Promise<{ id: string; deduplicated: boolean }> {
+  /**
+   * Inserts a job (deduplicated by its key while one is active) and notifies idle workers; through
+   * `via`, a transaction of the caller's, the job commits (and wakes workers) with its records.
+   */
+  async enqueue<Q extends QueueName>(options: EnqueueOptions<Q>, now: number, via: SqlClient = this.client): Promise<{ id: string; deduplicated: boolean }> {
     const id = crypto.randomUUID();
-    const inserted = await this.client.one<{ id: string }>(
+    const inserted = await via.one<{ id: string }>(
       `INSERT INTO jobs (id, org_id, queue, payload, status, max_attempts, run_at, dedupe_key, created_at, updated_at)
        VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)
        ON CONFLICT DO NOTHING
@@ -54,10 +57,10 @@ export class JobStore {
       [id, options.orgId ?? null, options.queue, JSON.stringify(options.payload ?? {}), options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, options.runAt ?? now, options.dedupeKey ?? null, isoAt(now), isoAt(now)],
     );
     if (inserted) {
-      await this.client.notify(NEW_JOBS_CHANNEL, options.queue);
+      await via.notify(NEW_JOBS_CHANNEL, options.queue);
       return { id: inserted.id, deduplicated: false };
     }
-    const existing = await this.client.one<{ id: string }>("SELECT id FROM jobs WHERE dedupe_key = ? AND status IN ('pending','processing')", [options.dedupeKey ?? ""]);
+    const existing = await via.one<{ id: string }>("SELECT id FROM jobs WHERE dedupe_key = ? AND status IN ('pending','processing')", [options.dedupeKey ?? ""]);
     if (!existing) throw new Error(`could not enqueue job on queue ${options.queue}`);
     return { id: existing.id, deduplicated: true };
   }
@@ -179,10 +182,19 @@ export class JobStore {
         return fn();
       });
     }
+    return this.inTransaction(id, owner, async () => fn());
+  }
+
+  /**
+   * Runs `fn` in a port transaction that first checks (and on PostgreSQL locks) the job's lease:
+   * the writes of modules on the port, and jobs they enqueue through `tx`, commit only while
+   * `owner` holds the job, and a takeover waits for them. Throws LeaseLost otherwise.
+   */
+  inTransaction<T>(id: string, owner: string, fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     return this.client.transaction(async (tx) => {
       const held = await tx.one(`SELECT id FROM jobs WHERE id = ? AND lease_owner = ? AND status = 'processing' ${tx.dialect.forUpdate}`, [id, owner]);
       if (!held) throw new LeaseLost(`job ${id}: lease lost`);
-      return fn();
+      return fn(tx);
     });
   }
 }

@@ -20,7 +20,7 @@ import type { Logger } from "../log.ts";
 import { cancelJob, enqueueJob, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 import { errorMessage, forTenants } from "../errors.ts";
-import type { Subscription } from "../db/sql-client.ts";
+import type { SqlClient, Subscription } from "../db/sql-client.ts";
 import { LeaseLost, type JobStore, type LocalWrites } from "./job-store.ts";
 import type { BackgroundWork } from "./background-work.ts";
 
@@ -42,6 +42,12 @@ export interface JobContext<P> {
    * shared with other tasks' writes of this turn (db/group-commit.ts); resolves once committed.
    */
   write<T>(fn: () => T): Promise<T>;
+  /**
+   * The same fence for modules on the data-access port (docs/scale-out.md): `fn` writes through
+   * `tx`, in a transaction that holds the job's lease (locked on PostgreSQL) and commits whole or
+   * not at all; jobs enqueued with `submit(options, tx)` commit with it. Rejects with a lost lease.
+   */
+  transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
   log: Logger;
 }
 
@@ -220,12 +226,12 @@ export class JobRunner {
   }
 
   /**
-   * Enqueues a job in its own statement, on either database, and wakes idle workers of every
-   * process sharing it. (Where the caller's records move to the port, this takes the caller's
-   * transaction and replaces `enqueue`: docs/scale-out.md.)
+   * Enqueues a job on either database and wakes idle workers of every process sharing it; given
+   * the caller's port transaction, the job commits with the caller's records (and wakes workers
+   * once it has). Replaces `enqueue` as callers move to the port (docs/scale-out.md).
    */
-  async submit<Q extends QueueName>(options: EnqueueOptions<Q>): Promise<{ id: string; deduplicated: boolean }> {
-    const queued = await this.store.enqueue(options, this.clock.now());
+  async submit<Q extends QueueName>(options: EnqueueOptions<Q>, tx?: SqlClient): Promise<{ id: string; deduplicated: boolean }> {
+    const queued = await this.store.enqueue(options, this.clock.now(), tx);
     this.wake(options.queue);
     return queued;
   }
@@ -241,6 +247,14 @@ export class JobRunner {
   private localWrites(): LocalWrites {
     if (!this.store.local) throw new Error("this job store has no local SQLite handle: enqueue with submit(); cancelling through the port is not written yet (docs/scale-out.md)");
     return this.store.local;
+  }
+
+  /** A job's fenced write: tracked for stop(); a lost lease stops the job. */
+  private fencedWrite<T>(id: string, write: Promise<T>): Promise<T> {
+    return this.track(write).catch((err) => {
+      if (err instanceof LeaseLost) this.stopJob(id, "lease-lost");
+      throw err;
+    });
   }
 
   /** Tracks a write stop() must wait for before the database closes. */
@@ -382,11 +396,8 @@ export class JobRunner {
         lastProgressWrite = now;
         this.track(this.store.progress(row.id, this.workerId, value, now)).catch((err) => log.warn("job progress not recorded", { err }));
       },
-      write: (fn) =>
-        this.track(this.store.fenced(row.id, this.workerId, fn)).catch((err) => {
-          if (err instanceof LeaseLost) this.stopJob(row.id, "lease-lost");
-          throw err;
-        }),
+      write: (fn) => this.fencedWrite(row.id, this.store.fenced(row.id, this.workerId, fn)),
+      transaction: (fn) => this.fencedWrite(row.id, this.store.inTransaction(row.id, this.workerId, fn)),
     };
     try {
       log.debug("job started");

@@ -12,13 +12,15 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { noCameraFacts, storeCameraFacts } from "../src/camera/camera-facts.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { waitFor } from "./support/polling.ts";
 import { insertFileRow, insertThumbnailRow } from "./support/rows.ts";
 import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const DESKTOP = 1440;
+// Each page comes from an address of its own (x-forwarded-for): the sign-in page's anonymous
+// requests are limited to 5 a minute per address.
 let server: TestServer;
 let tenant: Tenant;
 let browser: Browser;
@@ -63,14 +65,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Each page comes from an address of its own (newPage): anonymous requests, as the sign-in page makes, are limited to 5 a minute per address. */
-async function signIn(page: Page, key: string): Promise<void> {
-  await page.goto(server.url);
-  await page.getByRole("button", { name: "Use an API key instead" }).click();
-  await page.getByLabel("API key").fill(key);
-  await page.getByRole("button", { name: "Sign in", exact: true }).click();
-  await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-}
 
 /** Every request the page makes goes to the appliance itself. */
 function outsideRequests(page: Page): string[] {
@@ -87,7 +81,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
     const failures = watchFailures(page);
     const outside = outsideRequests(page);
     try {
-      await signIn(page, tenant.key);
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/map`);
       await page.getByRole("heading", { name: "Map", level: 1 }).waitFor({ timeout: 30_000 });
       await page.getByText("6 photos with a location in view").waitFor({ timeout: 30_000 });
@@ -122,7 +116,7 @@ test("the map moves by dragging and the arrow keys, zooms by the wheel, the keyb
   const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: DESKTOP, height: 900 }, locale: "en-US" });
   const failures = watchFailures(page);
   try {
-    await signIn(page, tenant.key);
+    await signIn(page, server.url, tenant.key);
     await page.goto(`${server.url}/#/map`);
     await page.getByText("6 photos with a location in view").waitFor({ timeout: 30_000 });
     const map = page.locator("svg.world-map");
@@ -167,7 +161,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
     const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
     const failures = watchFailures(page);
     try {
-      await signIn(page, tenant.key);
+      await signIn(page, server.url, tenant.key);
       await page.goto(`${server.url}/#/files/${ids["eiffel.jpg"]}`);
       const info = page.getByRole("region", { name: "Info" });
       await info.waitFor({ timeout: 30_000 });
@@ -202,7 +196,7 @@ test("with no located photo, the map says where locations come from", async () =
   const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US" });
   const failures = watchFailures(page);
   try {
-    await signIn(page, empty.key);
+    await signIn(page, server.url, empty.key);
     await page.goto(`${server.url}/#/map`);
     await page.getByRole("heading", { name: "No photo has a location yet" }).waitFor({ timeout: 30_000 });
     await page.locator("svg.world-map path.land").waitFor();

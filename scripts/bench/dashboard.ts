@@ -146,10 +146,11 @@ async function photosBench(browser: Browser, url: string, photosKey: string, emp
     );
     const loadedBefore = await page.locator(".photo-grid li").count();
     const jumpStarted = performance.now();
-    const oldest = await page.locator("nav.scrubber > ol > li > a").last();
+    // The oldest year's link leads to its newest month.
+    const oldest = page.locator("nav.scrubber > ol > li > a").last();
     const year = await oldest.textContent();
     await oldest.click();
-    await page.locator(`section.month[id^="month-${year}-"]`).last().locator(".photo-grid li").first().waitFor({ timeout: 60_000 });
+    await page.locator(`section.month[id^="month-${year}-"]`).first().locator(".photo-grid li").first().waitFor({ timeout: 60_000 });
     const jump = performance.now() - jumpStarted;
     const dom = await page.evaluate(() => document.getElementsByTagName("*").length);
     const noneMs = median(none);
@@ -158,7 +159,7 @@ async function photosBench(browser: Browser, url: string, photosKey: string, emp
     console.log(`  no photos (baseline)      ${noneMs.toFixed(0).padStart(5)} ms`);
     console.log(`  ${String(PHOTOS).padEnd(6)} photos, ${String(months).padStart(3)} months ${manyMs.toFixed(0).padStart(5)} ms   ${(manyMs / noneMs).toFixed(2)}x no photos   ${manyMs < 1500 ? "OK (< 1.5 s)" : "ABOVE TARGET (1.5 s)"}`);
     console.log(`  scroll, a screen per frame for ${frames.length} frames: frame p50 ${median(frames).toFixed(1)} ms, p95 ${percentile(frames, 0.95).toFixed(1)} ms, max ${Math.max(...frames).toFixed(1)} ms; ${loadedBefore} pictures in the page after`);
-    console.log(`  scrubber jump to ${year}: its oldest month's pictures in ${jump.toFixed(0)} ms; ${dom} elements in the page after`);
+    console.log(`  scrubber jump to ${year}: its first month's pictures in ${jump.toFixed(0)} ms; ${dom} elements in the page after`);
   } finally {
     await context.close();
   }

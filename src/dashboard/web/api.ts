@@ -50,9 +50,11 @@ async function failure(res: Response): Promise<ApiFailure> {
   return new ApiFailure(res.status, body?.code ?? "HTTP_ERROR", body?.detail ?? `${res.status} ${res.statusText}`);
 }
 
-export async function api<T = any>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+/** `signal` abandons the request (a view that no longer needs its answer). */
+export async function api<T = any>(path: string, init: { method?: string; body?: unknown; signal?: AbortSignal } = {}): Promise<T> {
   const res = await fetch(`/api/v2${path}`, {
     method: init.method ?? "GET",
+    ...(init.signal ? { signal: init.signal } : {}),
     credentials: "same-origin",
     headers: headers(init.body === undefined ? {} : { "content-type": "application/json" }, (init.method ?? "GET") !== "GET"),
     body: init.body === undefined ? undefined : JSON.stringify(init.body),

@@ -8,7 +8,7 @@
 import { useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
-import { usePagedList } from "./paged-list.ts";
+import { ShowMore, usePagedList } from "./paged-list.tsx";
 import { formatBytes } from "../../byte-sizes.ts";
 
 type Copy = {
@@ -197,11 +197,7 @@ export function Duplicates({ canEdit }: { canEdit: boolean }) {
       {list.items.map((g) => (
         <GroupCard key={g.group_id} group={g} canEdit={canEdit} onDone={done} />
       ))}
-      {list.items.length < list.total ? (
-        <button type="button" onClick={list.more} disabled={list.loading}>
-          {list.loading ? "Loading…" : "Show more groups"}
-        </button>
-      ) : null}
+      <ShowMore list={list} label="Show more groups" secondary={false} />
     </section>
   );
 }

@@ -8,7 +8,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
-import { usePagedList } from "./paged-list.ts";
+import { ShowMore, usePagedList } from "./paged-list.tsx";
 import { project, unproject, WORLD, WorldOutlines } from "./world-map.tsx";
 
 type Cluster = { latitude: number; longitude: number; count: number; bbox: [number, number, number, number]; file_ids: string[] };
@@ -95,11 +95,7 @@ function ClusterPhotos({ cluster, onZoom, onClose }: { cluster: Cluster; onZoom:
           </li>
         ))}
       </ul>
-      {list.items.length < list.total ? (
-        <button type="button" class="secondary" onClick={list.more} disabled={list.loading}>
-          Show more
-        </button>
-      ) : null}
+      <ShowMore list={list} label="Show more" />
     </section>
   );
 }

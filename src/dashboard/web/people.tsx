@@ -8,7 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
 import { FaceCrop, type Box } from "./face-crop.tsx";
-import { usePagedList } from "./paged-list.ts";
+import { ShowMore, usePagedList } from "./paged-list.tsx";
 
 type Person = {
   id: string;
@@ -107,11 +107,7 @@ export function People({ canEdit }: { canEdit: boolean }) {
           </li>
         ))}
       </ul>
-      {list.items.length < list.total ? (
-        <button type="button" onClick={list.more} disabled={list.loading}>
-          {list.loading ? "Loading…" : "Show more people"}
-        </button>
-      ) : null}
+      <ShowMore list={list} label="Show more people" secondary={false} />
     </section>
   );
 }
@@ -327,11 +323,7 @@ export function PersonPage({ id, canEdit }: { id: string; canEdit: boolean }) {
           </li>
         ))}
       </ul>
-      {faces.items.length < faces.total ? (
-        <button type="button" class="secondary" onClick={faces.more} disabled={faces.loading}>
-          Show more faces
-        </button>
-      ) : null}
+      <ShowMore list={faces} label="Show more faces" />
       <h2>Photos</h2>
       {files.error ? <p class="error" role="alert">{files.error}</p> : null}
       <ul class="photo-grid">
@@ -343,11 +335,7 @@ export function PersonPage({ id, canEdit }: { id: string; canEdit: boolean }) {
           </li>
         ))}
       </ul>
-      {files.items.length < files.total ? (
-        <button type="button" class="secondary" onClick={files.more} disabled={files.loading}>
-          Show more photos
-        </button>
-      ) : null}
+      <ShowMore list={files} label="Show more photos" />
     </section>
   );
 }

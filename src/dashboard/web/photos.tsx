@@ -45,25 +45,37 @@ function Month({ bucket, layout }: { bucket: Bucket; layout: Layout }) {
   const box = useRef<HTMLElement>(null);
   const [photos, setPhotos] = useState<Photo[] | null>(null);
   const [near, setNear] = useState(false);
-  const asked = useRef(false);
+  /** The month's request while it is in flight: abandoned if the month leaves before it is answered, so a fast scroll leaves no queue of months nobody looks at. */
+  const pending = useRef<AbortController | null>(null);
   useEffect(() => {
     const element = box.current;
     if (!element) return;
-    let stopped = false;
+    let loaded = false;
     const observer = new IntersectionObserver(
       (entries) => {
         const now = entries.some((e) => e.isIntersecting);
         setNear(now);
-        if (!now || asked.current) return;
-        asked.current = true;
+        if (!now) {
+          pending.current?.abort();
+          pending.current = null;
+          return;
+        }
+        if (loaded || pending.current) return;
+        const request = (pending.current = new AbortController());
         const query = new URLSearchParams({ media_types: "image", taken_from: bucket.start, taken_to: bucket.end, sort_by: "content_created_at", sort_order: "desc", limit: String(MONTH_PAGE), visible_text_chars: "0" });
-        api<{ items: Photo[] }>(`/files?${query}`).then((r) => !stopped && setPhotos(r.items), () => !stopped && setPhotos([]));
+        api<{ items: Photo[] }>(`/files?${query}`, { signal: request.signal }).then(
+          (r) => {
+            loaded = true;
+            setPhotos(r.items);
+          },
+          () => !request.signal.aborted && ((loaded = true), setPhotos([])),
+        ).finally(() => pending.current === request && (pending.current = null));
       },
       { rootMargin: "100% 0px" },
     );
     observer.observe(element);
     return () => {
-      stopped = true;
+      pending.current?.abort();
       observer.disconnect();
     };
   }, [bucket.key]);

@@ -4,6 +4,7 @@
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, errorText } from "./api.ts";
+import { ShowMore, usePagedList } from "./paged-list.tsx";
 import { formatBytes } from "../../byte-sizes.ts";
 
 const PAGE = 50;
@@ -22,10 +23,8 @@ function removedWhen(purgeAt: string): string {
 }
 
 export function Trash() {
-  const [items, setItems] = useState<Deleted[]>([]);
-  const [total, setTotal] = useState(0);
-  const [loaded, setLoaded] = useState(false);
-  const [loading, setLoading] = useState(false);
+  const list = usePagedList<Deleted>("/files/deleted", PAGE);
+  const { items, total, loaded } = list;
   const [selected, setSelected] = useState<Set<string>>(new Set());
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -35,24 +34,6 @@ export function Trash() {
   useEffect(() => {
     if (outcome) outcomeRef.current?.focus();
   }, [outcome]);
-
-  /** Loads from `offset`; from 0 it replaces the list with at least as many rows as were shown. */
-  async function load(offset: number) {
-    const limit = offset === 0 ? Math.min(100, Math.max(PAGE, items.length)) : PAGE;
-    setLoading(true);
-    try {
-      const page = await api<{ items: Deleted[]; total_count: number }>(`/files/deleted?limit=${limit}&offset=${offset}`);
-      setItems((current) => (offset === 0 ? page.items : [...current, ...page.items]));
-      setTotal(page.total_count);
-      setError(null);
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setLoading(false);
-      setLoaded(true);
-    }
-  }
-  useEffect(() => void load(0), []);
 
   /** Restores each file on its own, so one refusal never keeps the others in the trash. */
   async function restore(files: Deleted[]) {
@@ -72,7 +53,7 @@ export function Trash() {
     setOutcome({ message: `${done}${refused.length ? `; not restored: ${refused.join("; ")}` : ""}.`, restored });
     setSelected(new Set());
     setBusy(false);
-    await load(0);
+    await list.reload();
   }
 
   const toggle = (id: string) =>
@@ -88,7 +69,7 @@ export function Trash() {
     <section aria-labelledby="trash-title">
       <h1 id="trash-title" tabIndex={-1}>Trash</h1>
       <p class="hint">Deleted files stay here for 30 days and can be restored until then; after that they are removed for good.</p>
-      {error ? <p class="error" role="alert">{error}</p> : null}
+      {error ?? list.error ? <p class="error" role="alert">{error ?? list.error}</p> : null}
       {outcome ? (
         <p class="notice" role="status" tabIndex={-1} ref={outcomeRef}>
           {outcome.message}{" "}
@@ -144,11 +125,7 @@ export function Trash() {
           </tbody>
         </table>
       ) : null}
-      {items.length < total ? (
-        <button type="button" onClick={() => load(items.length)} disabled={loading}>
-          {loading ? "Loading…" : "Load more"}
-        </button>
-      ) : null}
+      <ShowMore list={list} label="Load more" secondary={false} />
     </section>
   );
 }

@@ -61,3 +61,13 @@ export function usePagedList<T>(path: string | null, pageSize: number): PagedLis
     },
   };
 }
+
+/** "Show more …" under a list while the server holds more of it. */
+export function ShowMore({ list, label, secondary = true }: { list: PagedList<unknown>; label: string; secondary?: boolean }) {
+  if (list.items.length >= list.total) return null;
+  return (
+    <button type="button" class={secondary ? "secondary" : undefined} onClick={list.more} disabled={list.loading}>
+      {list.loading ? "Loading…" : label}
+    </button>
+  );
+}

@@ -336,6 +336,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);
       await ctx.embedder.close();
       await ctx.accounts.close();
+      await ctx.blobs.close();
     },
   };
 }

@@ -15,6 +15,7 @@ import { makeS3Client } from "../src/storage/presigner.ts";
 import { S3BlobStore } from "../src/storage/s3-store.ts";
 import { startS3rver, type S3Fixture } from "./support/s3rver.ts";
 import { tempDir } from "./support/server.ts";
+import { waitFor } from "./support/polling.ts";
 
 const MiB = 1024 * 1024;
 
@@ -152,6 +153,33 @@ for (const [name, start] of Object.entries(backends)) {
     });
   });
 }
+
+test("a write still in flight when the local store closes leaves no partial file", async () => {
+  const root = tempDir("mediabox-put-close-");
+  const dataDir = new DataDir(root);
+  const store = new LocalBlobStore(dataDir.blobs, loadLocalCredentials(dataDir.localS3Secret), systemClock);
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  // A render that has written its first bytes and waits (as a stage cut off by a stop does).
+  async function* stalled(): AsyncIterable<Uint8Array> {
+    yield pattern(64 * 1024);
+    await held;
+  }
+  const write = store.put("orgs/o1/put/stalled.bin", stalled(), "application/octet-stream");
+  try {
+    await waitFor(() => readdirSync(dataDir.blobs.tmp).length === 1, { what: "the partial file" });
+    await store.close();
+    expect(readdirSync(dataDir.blobs.tmp)).toEqual([]);
+    release();
+    // The interrupted write fails and stores nothing.
+    await expect(write).rejects.toThrow();
+    expect(await store.size("orgs/o1/put/stalled.bin")).toBeNull();
+    expect(readdirSync(dataDir.blobs.tmp)).toEqual([]);
+  } finally {
+    release();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
 
 describe("BlobStore.put (s3) object headers", () => {
   let s3: S3Fixture;

@@ -95,6 +95,11 @@ export interface BlobStore {
   digest(key: string): Promise<ObjectDigest | null>;
   /** Idempotent. */
   delete(key: string): Promise<void>;
+  /**
+   * Called once the server has stopped its work: writes still in flight were never acknowledged,
+   * so whatever they left behind goes now rather than at the next start.
+   */
+  close(): Promise<void>;
 
   /** `layout` is what the upload will hold (the local store writes parts straight into place). */
   createMultipartUpload(key: string, contentType: string, layout: MultipartLayout): Promise<string>;

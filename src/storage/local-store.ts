@@ -95,6 +95,15 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
     this.tmp = layout.tmp;
     for (const dir of [this.objects, this.multipart, this.tmp]) mkdirSync(dir, { recursive: true });
     // Whatever is in tmp was being written when the process died: never acknowledged, so drop it.
+    this.dropUnfinishedWrites();
+  }
+
+  /** A stage still writing when the server stopped (its job handed back) leaves its partial file. */
+  async close(): Promise<void> {
+    this.dropUnfinishedWrites();
+  }
+
+  private dropUnfinishedWrites(): void {
     for (const name of readdirSync(this.tmp)) rmSync(join(this.tmp, name), { force: true, recursive: true });
   }
 

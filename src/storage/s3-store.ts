@@ -138,6 +138,11 @@ export class S3BlobStore implements BlobStore {
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
+  /** Nothing is written locally; the client's pooled connections are closed. */
+  async close(): Promise<void> {
+    this.client.destroy();
+  }
+
   async createMultipartUpload(key: string, contentType: string): Promise<string> {
     // S3 needs no layout up front; parts may arrive in any size the client chose.
     const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ...storedHeaders(contentType) }));

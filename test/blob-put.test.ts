@@ -165,7 +165,7 @@ test("a write still in flight when the local store closes leaves no partial file
     yield pattern(64 * 1024);
     await held;
   }
-  const write = store.put("orgs/o1/put/stalled.bin", stalled(), "application/octet-stream");
+  const write = store.put("orgs/o1/put/stalled.bin", stalled());
   try {
     await waitFor(() => readdirSync(dataDir.blobs.tmp).length === 1, { what: "the partial file" });
     await store.close();

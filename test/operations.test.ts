@@ -101,7 +101,7 @@ describe("OpenAPI", () => {
       expect(Object.keys(op.responses ?? {}).length, where).toBeGreaterThan(1);
       const success = op.responses["200"] ?? op.responses["201"] ?? op.responses["202"] ?? op.responses["204"] ?? op.responses["101"] ?? op.responses["302"] ?? op.responses["303"];
       expect(success, where).toBeDefined();
-      const bodiless = /\/(cancel|restore|trigger-variants|recrawl|reprocess|apply|rotate-secret|retry|redeliver|test|recluster|poll)$/.test(path) ||
+      const bodiless = /\/(cancel|restore|trigger-variants|recrawl|reprocess|apply|rotate-secret|retry|redeliver|test|recluster|poll|train)$/.test(path) ||
         /\/auth\/session\/(logout|logout-all|rotate-session|resend-verification)$/.test(path);
       if ((method === "post" || method === "patch") && !bodiless) {
         const content = op.requestBody?.content ?? {};

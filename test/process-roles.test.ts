@@ -60,6 +60,9 @@ describe("roles on one data directory", () => {
     expect((await tenant.api.get("/projects")).status).toBe(200);
     const { id } = server.ctx.jobs.enqueue({ queue: "t.role", payload: { n: 1 } });
     expect(server.ctx.jobs.isRunning).toBe(false);
+    // Ready all the same: running no jobs is what an api process is for.
+    const ready = await server.anonymous().get("/readyz");
+    expect([ready.status, ready.body.checks.jobs]).toEqual([200, { ok: true, detail: "run by the worker processes (role api)" }]);
     await server.close();
     server = null;
     expect(ran).toEqual([]);
@@ -69,6 +72,7 @@ describe("roles on one data directory", () => {
     await waitFor(() => getJobRow(db, id)?.status === "completed", { what: `job ${id} to run in the worker` });
     expect(ran).toEqual(["job 1"]);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect((await server.anonymous().get("/readyz")).body.checks.jobs).toEqual({ ok: true, detail: "workers running" });
     const api = await fetch(`${server.url}/api/v2/projects`, { headers: { authorization: `Bearer ${tenant.key}` } });
     expect(api.status).toBe(404);
   });

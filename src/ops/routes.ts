@@ -109,6 +109,8 @@ function readiness(ctx: OpsDeps): Record<string, { ok: boolean; detail: string }
       return `sqlite-vec ${vectorExtensionVersion(ctx.db)}; in-memory scan on ${threads ?? "(starting)"} thread(s)`;
     }),
     jobs: probe(() => {
+      // An api process runs no jobs by design (serve --role api); the worker processes do.
+      if (ctx.config.role === "api") return "run by the worker processes (role api)";
       if (!ctx.jobs.isRunning) throw new Error("job workers are not running");
       return "workers running";
     }),

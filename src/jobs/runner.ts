@@ -202,8 +202,10 @@ export class JobRunner {
     }
     // Claims on their way hand their jobs back when they commit (see claimAndLaunch).
     const all = Promise.all([...this.running.values()].map((r) => r.done).concat([...this.claiming.values()].map((c) => c.done)));
+    const deadline = Date.now() + graceMs;
     await Promise.race([all, Bun.sleep(graceMs)]);
-    await Promise.race([Promise.all([...this.pendingWrites]), Bun.sleep(graceMs)]);
+    // Hand-backs and outcomes on their way, within the same grace.
+    await Promise.race([Promise.all([...this.pendingWrites]), Bun.sleep(Math.max(0, deadline - Date.now()))]);
     await (await subscription)?.unlisten().catch(() => {});
     if (this.running.size) {
       this.abandoned = true;

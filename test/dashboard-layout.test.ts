@@ -44,6 +44,10 @@ afterAll(async () => {
 /** Each main page: its address and a heading that says it has drawn. */
 const PAGES: [string, string, string | RegExp][] = [
   ["library", "#/library", "Library"],
+  ["photos", "#/photos", "Photos"],
+  ["people", "#/people", "People"],
+  ["duplicates", "#/duplicates", "Near-duplicates"],
+  ["map", "#/map", "Map"],
   ["upload", "#/upload", "Upload"],
   ["search", "#/search", "Search documents"],
   ["activity", "#/activity", "Activity"],

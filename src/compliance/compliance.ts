@@ -70,12 +70,16 @@ const OVERLAY_MIN_CHARS = 3;
 // JPEG ringing and sensor noise keep a studio-white frame a few levels below 255.
 const WHITE = { minChannel: 245, maxStdDev: 8 } as const;
 
-const rule = (id: string, appliesTo: readonly ComplianceImageType[], check: RuleCheck, level: RuleLevel = "required"): ComplianceRule => ({
-  id,
-  level,
-  appliesTo,
-  ...check,
-});
+/** A rule named after its check (most are): required unless said. */
+const rule = (appliesTo: readonly ComplianceImageType[], check: RuleCheck): ComplianceRule => ({ id: check.check, level: "required", appliesTo, ...check });
+/** A recommended rule, named apart from the required one of the same check. */
+const recommended = (id: string, appliesTo: readonly ComplianceImageType[], check: RuleCheck): ComplianceRule => ({ id, level: "recommended", appliesTo, ...check });
+
+// The checks nearly every standard makes, with its own thresholds.
+const maxFileSize = (mb: number) => rule(BOTH, { check: "max_file_size", bytes: mb * MB });
+const formats = (...allowed: string[]) => rule(BOTH, { check: "format", allowed });
+const noTextOverlay = (appliesTo: readonly ComplianceImageType[]) => rule(appliesTo, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS });
+const LANDSCAPE_MAIN = rule(MAIN, { check: "landscape" });
 
 export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
   {
@@ -84,12 +88,12 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "Generic MLS (RESO-style)",
     basis: "common MLS photo policies: large landscape photos, no branding or text on any photo",
     rules: [
-      rule("min_dimensions", BOTH, { check: "min_dimensions", long: 1024, short: 768 }),
-      rule("aspect_ratio", BOTH, { check: "aspect_ratio", min: 1.2, max: 1.8 }),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 25 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png"] }),
-      rule("no_text_overlay", BOTH, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS }),
-      rule("landscape", MAIN, { check: "landscape" }),
+      rule(BOTH, { check: "min_dimensions", long: 1024, short: 768 }),
+      rule(BOTH, { check: "aspect_ratio", min: 1.2, max: 1.8 }),
+      maxFileSize(25),
+      formats("jpeg", "png"),
+      noTextOverlay(BOTH),
+      LANDSCAPE_MAIN,
     ],
   },
   {
@@ -98,12 +102,12 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "CRMLS",
     basis: "California Regional MLS photo rules: larger primary photo, no text or watermarks",
     rules: [
-      rule("min_dimensions", MAIN, { check: "min_dimensions", long: 1280, short: 960 }),
-      rule("min_dimensions", SECONDARY, { check: "min_dimensions", long: 640, short: 480 }),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 20 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png"] }),
-      rule("no_text_overlay", BOTH, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS }),
-      rule("landscape", MAIN, { check: "landscape" }),
+      rule(MAIN, { check: "min_dimensions", long: 1280, short: 960 }),
+      rule(SECONDARY, { check: "min_dimensions", long: 640, short: 480 }),
+      maxFileSize(20),
+      formats("jpeg", "png"),
+      noTextOverlay(BOTH),
+      LANDSCAPE_MAIN,
     ],
   },
   {
@@ -112,11 +116,11 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "Bright MLS",
     basis: "Bright MLS photo guidance: 3:2 or wider landscape photos, no branding",
     rules: [
-      rule("min_dimensions", BOTH, { check: "min_dimensions", long: 1024, short: 683 }),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 15 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg"] }),
-      rule("no_text_overlay", BOTH, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS }),
-      rule("landscape", MAIN, { check: "landscape" }),
+      rule(BOTH, { check: "min_dimensions", long: 1024, short: 683 }),
+      maxFileSize(15),
+      formats("jpeg"),
+      noTextOverlay(BOTH),
+      LANDSCAPE_MAIN,
     ],
   },
   {
@@ -125,12 +129,12 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "Amazon",
     basis: "Amazon product image requirements: zoomable main image on pure white, no text on the main image",
     rules: [
-      rule("min_longest_side", MAIN, { check: "min_longest_side", px: 1000 }),
-      rule("min_longest_side", SECONDARY, { check: "min_longest_side", px: 500 }),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 10 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png", "gif", "tiff"] }),
-      rule("no_text_overlay", MAIN, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS }),
-      rule("white_background", MAIN, { check: "white_background", ...WHITE }),
+      rule(MAIN, { check: "min_longest_side", px: 1000 }),
+      rule(SECONDARY, { check: "min_longest_side", px: 500 }),
+      maxFileSize(10),
+      formats("jpeg", "png", "gif", "tiff"),
+      noTextOverlay(MAIN),
+      rule(MAIN, { check: "white_background", ...WHITE }),
     ],
   },
   {
@@ -139,11 +143,11 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "eBay",
     basis: "eBay picture policy: at least 500 px, 1600 px recommended, no added text, watermarks or borders",
     rules: [
-      rule("min_longest_side", BOTH, { check: "min_longest_side", px: 500 }),
-      rule("recommended_longest_side", BOTH, { check: "min_longest_side", px: 1600 }, "recommended"),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 12 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png", "gif", "tiff", "bmp", "webp", "heic", "avif"] }),
-      rule("no_text_overlay", BOTH, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS }),
+      rule(BOTH, { check: "min_longest_side", px: 500 }),
+      recommended("recommended_longest_side", BOTH, { check: "min_longest_side", px: 1600 }),
+      maxFileSize(12),
+      formats("jpeg", "png", "gif", "tiff", "bmp", "webp", "heic", "avif"),
+      noTextOverlay(BOTH),
     ],
   },
   {
@@ -152,11 +156,11 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "Etsy",
     basis: "Etsy listing photo tips: at least 635 px wide, 2000 px recommended, 4:3 thumbnails",
     rules: [
-      rule("min_width", BOTH, { check: "min_width", px: 635 }),
-      rule("recommended_shortest_side", BOTH, { check: "min_shortest_side", px: 2000 }, "recommended"),
-      rule("recommended_aspect_ratio", MAIN, { check: "aspect_ratio", min: 1.25, max: 1.4 }, "recommended"),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 10 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png", "gif"] }),
+      rule(BOTH, { check: "min_width", px: 635 }),
+      recommended("recommended_shortest_side", BOTH, { check: "min_shortest_side", px: 2000 }),
+      recommended("recommended_aspect_ratio", MAIN, { check: "aspect_ratio", min: 1.25, max: 1.4 }),
+      maxFileSize(10),
+      formats("jpeg", "png", "gif"),
     ],
   },
   {
@@ -165,11 +169,11 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "Shopify",
     basis: "Shopify product media limits: under 20 MB and 20 megapixels, square 2048 px recommended",
     rules: [
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 20 * MB }),
-      rule("max_megapixels", BOTH, { check: "max_megapixels", megapixels: 20 }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png", "webp", "heic", "gif"] }),
-      rule("recommended_shortest_side", MAIN, { check: "min_shortest_side", px: 2048 }, "recommended"),
-      rule("recommended_aspect_ratio", MAIN, { check: "aspect_ratio", min: 1, max: 1.05 }, "recommended"),
+      maxFileSize(20),
+      rule(BOTH, { check: "max_megapixels", megapixels: 20 }),
+      formats("jpeg", "png", "webp", "heic", "gif"),
+      recommended("recommended_shortest_side", MAIN, { check: "min_shortest_side", px: 2048 }),
+      recommended("recommended_aspect_ratio", MAIN, { check: "aspect_ratio", min: 1, max: 1.05 }),
     ],
   },
   {
@@ -178,10 +182,10 @@ export const COMPLIANCE_STANDARDS: readonly ComplianceStandard[] = [
     name: "Generic marketplace",
     basis: "the common ground of the marketplaces above, for shops without their own rules",
     rules: [
-      rule("min_longest_side", BOTH, { check: "min_longest_side", px: 800 }),
-      rule("max_file_size", BOTH, { check: "max_file_size", bytes: 10 * MB }),
-      rule("format", BOTH, { check: "format", allowed: ["jpeg", "png", "webp"] }),
-      rule("no_text_overlay", MAIN, { check: "no_text_overlay", minChars: OVERLAY_MIN_CHARS }),
+      rule(BOTH, { check: "min_longest_side", px: 800 }),
+      maxFileSize(10),
+      formats("jpeg", "png", "webp"),
+      noTextOverlay(MAIN),
     ],
   },
 ];

@@ -11,7 +11,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from "prom-client";
 import type { Clock } from "./clock.ts";
 import { workerThreadFailures } from "./native/worker-thread.ts";
 
@@ -32,6 +32,20 @@ function processRegistry(): Registry {
     for (const name of HEAP_SPACE_GAUGES) processMetrics.removeSingleMetric(name);
   }
   return processMetrics;
+}
+
+/** A gauge read from its source at scrape time: `read` lists every labelled value there is now; labels it no longer lists drop out. */
+function scrapedGauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], read: () => Iterable<[LabelValues<L>, number]>): void {
+  new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [labels, value] of read()) this.set(labels, value);
+    },
+  });
 }
 
 export class Metrics {
@@ -82,94 +96,52 @@ export class Metrics {
   });
 
   constructor(db: Database, clock: Clock, databaseFile: string) {
-    const registers = [this.registry];
-    new Gauge({
-      name: "mediabox_jobs",
-      help: "Jobs in the durable queue by queue and status",
-      labelNames: ["queue", "status"] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const row of db.query<{ queue: string; status: string; n: number }, []>("SELECT queue, status, count(*) AS n FROM jobs GROUP BY queue, status").all()) {
-          this.set({ queue: row.queue, status: row.status }, row.n);
-        }
-      },
+    scrapedGauge(this.registry, "mediabox_jobs", "Jobs in the durable queue by queue and status", ["queue", "status"], () =>
+      db.query<{ queue: string; status: string; n: number }, []>("SELECT queue, status, count(*) AS n FROM jobs GROUP BY queue, status").all().map((row) => [{ queue: row.queue, status: row.status }, row.n]),
+    );
+    scrapedGauge(this.registry, "mediabox_queue_depth", "Pending jobs that are due, by queue", ["queue"], () =>
+      db.query<{ queue: string; n: number }, [number]>("SELECT queue, count(*) AS n FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(clock.now()).map((row) => [{ queue: row.queue }, row.n]),
+    );
+    scrapedGauge(this.registry, "mediabox_queue_oldest_pending_age_seconds", "How long the oldest due pending job of each queue has waited", ["queue"], () => {
+      const now = clock.now();
+      return db.query<{ queue: string; oldest: number }, [number]>("SELECT queue, min(run_at) AS oldest FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(now).map((row) => [{ queue: row.queue }, Math.max(0, (now - row.oldest) / 1000)]);
     });
-    new Gauge({
-      name: "mediabox_queue_depth",
-      help: "Pending jobs that are due, by queue",
-      labelNames: ["queue"] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const row of db.query<{ queue: string; n: number }, [number]>("SELECT queue, count(*) AS n FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(clock.now())) {
-          this.set({ queue: row.queue }, row.n);
-        }
-      },
-    });
-    new Gauge({
-      name: "mediabox_queue_oldest_pending_age_seconds",
-      help: "How long the oldest due pending job of each queue has waited",
-      labelNames: ["queue"] as const,
-      registers,
-      collect() {
-        this.reset();
-        const now = clock.now();
-        for (const row of db.query<{ queue: string; oldest: number }, [number]>("SELECT queue, min(run_at) AS oldest FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(now)) {
-          this.set({ queue: row.queue }, Math.max(0, (now - row.oldest) / 1000));
-        }
-      },
-    });
-    new Gauge({
-      name: "mediabox_worker_thread_failures",
-      help: "Worker threads of the process that died or could not start since it started, by thread; their work then runs in a slower fallback",
-      labelNames: ["thread"] as const,
-      registers,
-      collect() {
-        this.reset();
-        for (const [thread, n] of workerThreadFailures()) this.set({ thread }, n);
-      },
-    });
-    new Gauge({
-      name: "mediabox_database_bytes",
-      help: "Size of the SQLite database and its write-ahead log",
-      labelNames: ["file"] as const,
-      registers,
-      collect() {
-        const size = (path: string) => {
-          try {
-            return statSync(path).size;
-          } catch {
-            return 0;
-          }
-        };
-        this.set({ file: "database" }, size(databaseFile));
-        this.set({ file: "wal" }, size(`${databaseFile}-wal`));
-      },
-    });
+    scrapedGauge(
+      this.registry,
+      "mediabox_worker_thread_failures",
+      "Worker threads of the process that died or could not start since it started, by thread; their work then runs in a slower fallback",
+      ["thread"],
+      () => [...workerThreadFailures()].map(([thread, n]) => [{ thread }, n]),
+    );
+    const size = (path: string) => {
+      try {
+        return statSync(path).size;
+      } catch {
+        return 0;
+      }
+    };
+    scrapedGauge(this.registry, "mediabox_database_bytes", "Size of the SQLite database and its write-ahead log", ["file"], () => [
+      [{ file: "database" }, size(databaseFile)],
+      [{ file: "wal" }, size(`${databaseFile}-wal`)],
+    ]);
   }
 
   /** The built-in text model's figures, read from it at scrape time. */
   watchTextModel(read: () => { textWords: number; preparedWords: number; pendingWords: number }): void {
-    new Gauge({
-      name: "mediabox_text_model_words_computed",
-      help: "Words run through the built-in text model since start: for texts (words of documents and queries not seen before) and prepared ahead (the common-word vocabulary)",
-      labelNames: ["purpose"] as const,
-      registers: [this.registry],
-      collect() {
+    scrapedGauge(
+      this.registry,
+      "mediabox_text_model_words_computed",
+      "Words run through the built-in text model since start: for texts (words of documents and queries not seen before) and prepared ahead (the common-word vocabulary)",
+      ["purpose"],
+      () => {
         const figures = read();
-        this.set({ purpose: "texts" }, figures.textWords);
-        this.set({ purpose: "vocabulary" }, figures.preparedWords);
+        return [
+          [{ purpose: "texts" }, figures.textWords],
+          [{ purpose: "vocabulary" }, figures.preparedWords],
+        ];
       },
-    });
-    new Gauge({
-      name: "mediabox_text_vocabulary_pending_words",
-      help: "Common words the built-in text model has still to prepare (0 once done or when turned off)",
-      registers: [this.registry],
-      collect() {
-        this.set(read().pendingWords);
-      },
-    });
+    );
+    scrapedGauge(this.registry, "mediabox_text_vocabulary_pending_words", "Common words the built-in text model has still to prepare (0 once done or when turned off)", [], () => [[{}, read().pendingWords]]);
   }
 
   /** The exposition text and its content type. */

@@ -552,32 +552,23 @@ function runnerJobEnded(ctx: CloudDeps, jobId: string, runner: { attempt: number
 }
 
 export function cloudImportQueue(ctx: CloudDeps): QueueDefinition<"cloud.import"> {
-  return {
-    name: "cloud.import",
-    concurrency: 1,
-    backoffMs: 2_000,
-    maxBackoffMs: 120_000,
-    async handler(job) {
-      try {
-        await runImport(ctx, job.payload.cloudJobId, job.signal);
-      } catch (err) {
-        runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
-        throw err;
-      }
-      return [{ cloud_job_id: job.payload.cloudJobId }];
-    },
-  };
+  return cloudQueue(ctx, "cloud.import", runImport);
 }
 
 export function cloudExportQueue(ctx: CloudDeps): QueueDefinition<"cloud.export"> {
+  return cloudQueue(ctx, "cloud.export", runExport);
+}
+
+/** The queue of one kind of cloud job: each runner job runs one cloud job; runnerJobEnded settles it when a run fails. */
+function cloudQueue<Q extends "cloud.import" | "cloud.export">(ctx: CloudDeps, name: Q, run: (ctx: CloudDeps, jobId: string, signal?: AbortSignal) => Promise<void>): QueueDefinition<Q> {
   return {
-    name: "cloud.export",
+    name,
     concurrency: 1,
     backoffMs: 2_000,
     maxBackoffMs: 120_000,
     async handler(job) {
       try {
-        await runExport(ctx, job.payload.cloudJobId, job.signal);
+        await run(ctx, job.payload.cloudJobId, job.signal);
       } catch (err) {
         runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
         throw err;

@@ -160,7 +160,7 @@ export class CloudConnections {
         .run(sha256(state), who.orgId, who.keyId, provider.name, this.vault.encrypt(verifier), redirectUri, isoAt(now), now + this.config.cloudOauthStateTtlSeconds * 1000);
     }).immediate();
     return {
-      authorization_url: provider.authorizationUrl({ state, codeChallenge: challenge, redirectUri }),
+      authorization_url: provider.oauth.authorizationUrl({ state, codeChallenge: challenge, redirectUri }),
       state,
       provider: provider.name,
     };
@@ -204,7 +204,7 @@ export class CloudConnections {
     if (!params.code) throw new ApiError("OAUTH_PROVIDER_ERROR", `${provider.name} sent no authorization code`);
     let tokens: TokenSet;
     try {
-      tokens = await provider.exchangeCode({ code: params.code, codeVerifier: this.vault.decrypt(state.code_verifier), redirectUri: state.redirect_uri });
+      tokens = await provider.oauth.exchangeCode({ code: params.code, codeVerifier: this.vault.decrypt(state.code_verifier), redirectUri: state.redirect_uri });
     } catch (err) {
       if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "refused")) throw new ApiError("OAUTH_PROVIDER_ERROR", err.message);
       throw apiErrorOf(err);
@@ -307,10 +307,10 @@ export class CloudConnections {
     const row = this.connection(orgId, id);
     const provider = this.providers.get(row.provider);
     let revoked = "the provider offers no revocation; remove the app's access in the provider's settings if needed";
-    if (provider?.revoke) {
+    if (provider?.oauth.revocable) {
       try {
         // Revoking the refresh token ends the whole grant; the access token goes with it.
-        await provider.revoke(this.vault.decrypt(row.refresh_token ?? row.access_token));
+        await provider.oauth.revoke(this.vault.decrypt(row.refresh_token ?? row.access_token));
         revoked = "its grant was revoked at the provider";
       } catch (err) {
         this.log.warn("cloud token revocation failed; the connection is removed anyway", { connection_id: row.id, err: errorMessage(err) });
@@ -353,7 +353,7 @@ export class CloudConnections {
       if (!row.refresh_token) throw new ProviderError("grant_revoked", `${row.provider}: the access token expired and the connection has no refresh token`);
       let tokens: TokenSet;
       try {
-        tokens = await provider.refresh(this.vault.decrypt(row.refresh_token));
+        tokens = await provider.oauth.refresh(this.vault.decrypt(row.refresh_token));
       } catch (err) {
         if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) this.markGrantRevoked(row, err.message);
         throw err;

@@ -8,13 +8,11 @@
  */
 import type { Config } from "../config.ts";
 import {
-  authorizeUrl,
   errorFromResponse,
   importable,
+  OAuthClient,
   ProviderError,
   providerFetch,
-  revokeToken,
-  tokenRequest,
   type Access,
   type Breadcrumb,
   type CloudEntry,
@@ -22,7 +20,6 @@ import {
   type Download,
   type FolderPage,
   type Identity,
-  type TokenSet,
   type Upload,
 } from "./provider.ts";
 
@@ -84,11 +81,18 @@ function related(metadata: unknown, mime: string, body: Uint8Array): { body: Uin
 
 export class GoogleDriveProvider implements CloudProvider {
   readonly name = NAME;
-  private readonly client: { id: string; secret: string };
+  readonly oauth: OAuthClient;
   readonly picker;
 
   constructor(private readonly config: Config) {
-    this.client = { id: config.googleDriveClientId!, secret: config.googleDriveClientSecret! };
+    this.oauth = new OAuthClient(NAME, { id: config.googleDriveClientId!, secret: config.googleDriveClientSecret! }, {
+      authorizeUrl: config.googleDriveAuthUrl,
+      tokenUrl: config.googleDriveTokenUrl,
+      revokeUrl: config.googleDriveRevokeUrl,
+      scope: config.googleDriveScopes,
+      // A refresh token, and asked for again on reconnect (Google issues it only with consent).
+      authorizeParams: { access_type: "offline", prompt: "consent", include_granted_scopes: "true" },
+    });
     this.picker = {
       appId: config.googlePickerAppId,
       developerKey: config.googlePickerDeveloperKey,
@@ -96,39 +100,6 @@ export class GoogleDriveProvider implements CloudProvider {
       allowedEndpoints: [new RegExp("^files$"), new RegExp(`^files/${ID}$`), new RegExp(`^files/${ID}/export$`), new RegExp("^about$")] as const,
       call: (access: Access, endpoint: string, params: Record<string, string>) => this.proxyCall(access, endpoint, params),
     };
-  }
-
-  authorizationUrl(request: { state: string; codeChallenge: string; redirectUri: string }): string {
-    return authorizeUrl(this.config.googleDriveAuthUrl, {
-      response_type: "code",
-      client_id: this.client.id,
-      redirect_uri: request.redirectUri,
-      scope: this.config.googleDriveScopes,
-      state: request.state,
-      code_challenge: request.codeChallenge,
-      code_challenge_method: "S256",
-      // A refresh token, and asked for again on reconnect (Google issues it only with consent).
-      access_type: "offline",
-      prompt: "consent",
-      include_granted_scopes: "true",
-    });
-  }
-
-  exchangeCode(request: { code: string; codeVerifier: string; redirectUri: string }): Promise<TokenSet> {
-    return tokenRequest(NAME, this.config.googleDriveTokenUrl, this.client, {
-      grant_type: "authorization_code",
-      code: request.code,
-      code_verifier: request.codeVerifier,
-      redirect_uri: request.redirectUri,
-    });
-  }
-
-  refresh(refreshToken: string): Promise<TokenSet> {
-    return tokenRequest(NAME, this.config.googleDriveTokenUrl, this.client, { grant_type: "refresh_token", refresh_token: refreshToken });
-  }
-
-  async revoke(token: string): Promise<void> {
-    if (this.config.googleDriveRevokeUrl) await revokeToken(NAME, this.config.googleDriveRevokeUrl, this.client, token);
   }
 
   private async api<T>(access: Access, path: string, what: string, init: RequestInit = {}, base = this.config.googleDriveApiUrl): Promise<T> {

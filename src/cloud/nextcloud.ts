@@ -7,13 +7,11 @@
  */
 import type { Config } from "../config.ts";
 import {
-  authorizeUrl,
   errorFromResponse,
   importable,
+  OAuthClient,
   ProviderError,
   providerFetch,
-  revokeToken,
-  tokenRequest,
   type Access,
   type Breadcrumb,
   type CloudEntry,
@@ -21,7 +19,6 @@ import {
   type Download,
   type FolderPage,
   type Identity,
-  type TokenSet,
   type Upload,
 } from "./provider.ts";
 
@@ -68,45 +65,17 @@ function normalizePath(id: string | null): string {
 
 export class NextcloudProvider implements CloudProvider {
   readonly name = NAME;
-  private readonly client: { id: string; secret: string };
+  readonly oauth: OAuthClient;
   private readonly base: string;
 
-  constructor(private readonly config: Config) {
+  constructor(config: Config) {
     this.base = config.nextcloudUrl!;
-    this.client = { id: config.nextcloudClientId!, secret: config.nextcloudClientSecret! };
-  }
-
-  private get tokenUrl(): string {
-    return this.config.nextcloudTokenUrl ?? `${this.base}/index.php/apps/oauth2/api/v1/token`;
-  }
-
-  authorizationUrl(request: { state: string; codeChallenge: string; redirectUri: string }): string {
-    return authorizeUrl(this.config.nextcloudAuthUrl ?? `${this.base}/index.php/apps/oauth2/authorize`, {
-      response_type: "code",
-      client_id: this.client.id,
-      redirect_uri: request.redirectUri,
-      scope: this.config.nextcloudScopes,
-      state: request.state,
-      code_challenge: request.codeChallenge,
-      code_challenge_method: "S256",
+    this.oauth = new OAuthClient(NAME, { id: config.nextcloudClientId!, secret: config.nextcloudClientSecret! }, {
+      authorizeUrl: config.nextcloudAuthUrl ?? `${this.base}/index.php/apps/oauth2/authorize`,
+      tokenUrl: config.nextcloudTokenUrl ?? `${this.base}/index.php/apps/oauth2/api/v1/token`,
+      revokeUrl: config.nextcloudRevokeUrl,
+      scope: config.nextcloudScopes,
     });
-  }
-
-  exchangeCode(request: { code: string; codeVerifier: string; redirectUri: string }): Promise<TokenSet> {
-    return tokenRequest(NAME, this.tokenUrl, this.client, {
-      grant_type: "authorization_code",
-      code: request.code,
-      code_verifier: request.codeVerifier,
-      redirect_uri: request.redirectUri,
-    });
-  }
-
-  refresh(refreshToken: string): Promise<TokenSet> {
-    return tokenRequest(NAME, this.tokenUrl, this.client, { grant_type: "refresh_token", refresh_token: refreshToken });
-  }
-
-  async revoke(token: string): Promise<void> {
-    if (this.config.nextcloudRevokeUrl) await revokeToken(NAME, this.config.nextcloudRevokeUrl, this.client, token);
   }
 
   async identity(access: Access): Promise<Identity> {

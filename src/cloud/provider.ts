@@ -1,8 +1,8 @@
 /**
  * The cloud drive provider interface, in the manner of tusd's stores: a small core every
  * provider implements (OAuth, identity, listing, metadata, download, upload, folders) and
- * optional capabilities a provider may lack (revocation, the picker and its proxy, hosted
- * spreadsheets), which callers ask for by checking the member. Providers speak HTTP to base URLs
+ * optional capabilities a provider may lack (the picker and its proxy, hosted spreadsheets),
+ * which callers ask for by checking the member; revocation is the OAuth client's to offer. Providers speak HTTP to base URLs
  * that are settings and throw ProviderError, whose kind says what the caller may do about it.
  */
 import { mediaTypeFromHints } from "../ingest/detect.ts";
@@ -76,17 +76,14 @@ export interface Upload {
 
 export interface CloudProvider {
   readonly name: ProviderName;
-  authorizationUrl(request: { state: string; codeChallenge: string; redirectUri: string }): string;
-  exchangeCode(request: { code: string; codeVerifier: string; redirectUri: string }): Promise<TokenSet>;
-  refresh(refreshToken: string): Promise<TokenSet>;
+  /** The grant: authorization URL, code exchange, refresh and (where the provider offers it) revocation. */
+  readonly oauth: OAuthClient;
   identity(access: Access): Promise<Identity>;
   list(access: Access, request: { folderId: string | null; pageToken: string | null; pageSize: number }): Promise<FolderPage>;
   metadata(access: Access, id: string): Promise<CloudEntry>;
   download(access: Access, entry: { id: string; mimeType: string | null }, signal?: AbortSignal): Promise<Download>;
   upload(access: Access, upload: Upload): Promise<CloudEntry>;
   createFolder(access: Access, request: { parentId: string | null; name: string }): Promise<CloudEntry>;
-  /** Optional: revokes the grant at the provider (Nextcloud has no revocation endpoint). */
-  revoke?(token: string): Promise<void>;
   /** Optional: a client-side picker the browser runs with the access token. */
   picker?: PickerCapability;
   /** Optional: writes a spreadsheet the provider hosts; returns its URL. */
@@ -155,57 +152,98 @@ export async function errorFromResponse(provider: string, what: string, response
   return new ProviderError("refused", message);
 }
 
-/** The OAuth 2.0 token endpoint call (RFC 6749 §4.1.3 and §6) shared by the providers. */
-export async function tokenRequest(
-  provider: string,
-  tokenUrl: string,
-  client: { id: string; secret: string },
-  params: Record<string, string>,
-): Promise<TokenSet> {
-  const response = await providerFetch(provider, tokenUrl, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-    body: new URLSearchParams({ ...params, client_id: client.id, client_secret: client.secret }),
-  });
-  const text = await response.text();
-  let body: Record<string, unknown> = {};
-  try {
-    body = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    // Handled below: a token endpoint that does not answer JSON is refused.
-  }
-  if (!response.ok || typeof body.access_token !== "string") {
-    const code = typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
-    const description = typeof body.error_description === "string" ? `: ${body.error_description}` : "";
-    if (response.status >= 500) throw new ProviderError("unavailable", `${provider}'s token endpoint failed (${code})`);
-    // invalid_grant: the code or refresh token is unknown, used, expired or revoked.
-    throw new ProviderError(code === "invalid_grant" ? "grant_revoked" : "refused", `${provider} refused the token request (${code}${description})`);
-  }
-  const expiresIn = Number(body.expires_in);
-  return {
-    accessToken: body.access_token,
-    refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : null,
-    expiresAt: Number.isFinite(expiresIn) && expiresIn > 0 ? Date.now() + expiresIn * 1000 : null,
-    scope: typeof body.scope === "string" ? body.scope : null,
-    userId: typeof body.user_id === "string" ? body.user_id : null,
-  };
+/** Where a provider does the OAuth 2.0 grant, and what it asks for. */
+export interface OAuthEndpoints {
+  authorizeUrl: string;
+  tokenUrl: string;
+  /** RFC 7009 revocation; null where the provider has none (Nextcloud by default). */
+  revokeUrl: string | null;
+  scope: string;
+  /** Authorize parameters of the provider's own (Google: offline access, asked with consent). */
+  authorizeParams?: Record<string, string>;
 }
 
-/** RFC 7009 revocation; a provider that answers an error is logged by the caller, never fatal. */
-export async function revokeToken(provider: string, revokeUrl: string, client: { id: string; secret: string }, token: string): Promise<void> {
-  const response = await providerFetch(provider, revokeUrl, {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({ token, client_id: client.id, client_secret: client.secret }),
-  });
-  if (!response.ok) throw await errorFromResponse(provider, "the token revocation", response);
-}
+/**
+ * The authorization-code grant with PKCE S256 (RFC 6749 §4.1 and §6, RFC 7636) and revocation
+ * (RFC 7009): the same for every provider but for its endpoints and client.
+ */
+export class OAuthClient {
+  constructor(
+    private readonly provider: string,
+    private readonly client: { id: string; secret: string },
+    private readonly endpoints: OAuthEndpoints,
+  ) {}
 
-/** Adds the authorization-code request's parameters (with PKCE S256) to an authorize URL. */
-export function authorizeUrl(base: string, params: Record<string, string>): string {
-  const url = new URL(base);
-  for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
-  return url.toString();
+  /** Whether the provider offers revocation (otherwise the user removes the grant there). */
+  get revocable(): boolean {
+    return this.endpoints.revokeUrl !== null;
+  }
+
+  authorizationUrl(request: { state: string; codeChallenge: string; redirectUri: string }): string {
+    const url = new URL(this.endpoints.authorizeUrl);
+    const params = {
+      response_type: "code",
+      client_id: this.client.id,
+      redirect_uri: request.redirectUri,
+      scope: this.endpoints.scope,
+      state: request.state,
+      code_challenge: request.codeChallenge,
+      code_challenge_method: "S256",
+      ...this.endpoints.authorizeParams,
+    };
+    for (const [k, v] of Object.entries(params)) if (v) url.searchParams.set(k, v);
+    return url.toString();
+  }
+
+  exchangeCode(request: { code: string; codeVerifier: string; redirectUri: string }): Promise<TokenSet> {
+    return this.tokenRequest({ grant_type: "authorization_code", code: request.code, code_verifier: request.codeVerifier, redirect_uri: request.redirectUri });
+  }
+
+  refresh(refreshToken: string): Promise<TokenSet> {
+    return this.tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken });
+  }
+
+  /** Revokes the grant; does nothing where the provider offers no revocation. An error answer throws: the caller logs it, it is never fatal. */
+  async revoke(token: string): Promise<void> {
+    if (this.endpoints.revokeUrl === null) return;
+    const response = await providerFetch(this.provider, this.endpoints.revokeUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token, client_id: this.client.id, client_secret: this.client.secret }),
+    });
+    if (!response.ok) throw await errorFromResponse(this.provider, "the token revocation", response);
+  }
+
+  private async tokenRequest(params: Record<string, string>): Promise<TokenSet> {
+    const provider = this.provider;
+    const response = await providerFetch(provider, this.endpoints.tokenUrl, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      body: new URLSearchParams({ ...params, client_id: this.client.id, client_secret: this.client.secret }),
+    });
+    const text = await response.text();
+    let body: Record<string, unknown> = {};
+    try {
+      body = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      // Handled below: a token endpoint that does not answer JSON is refused.
+    }
+    if (!response.ok || typeof body.access_token !== "string") {
+      const code = typeof body.error === "string" ? body.error : `HTTP ${response.status}`;
+      const description = typeof body.error_description === "string" ? `: ${body.error_description}` : "";
+      if (response.status >= 500) throw new ProviderError("unavailable", `${provider}'s token endpoint failed (${code})`);
+      // invalid_grant: the code or refresh token is unknown, used, expired or revoked.
+      throw new ProviderError(code === "invalid_grant" ? "grant_revoked" : "refused", `${provider} refused the token request (${code}${description})`);
+    }
+    const expiresIn = Number(body.expires_in);
+    return {
+      accessToken: body.access_token,
+      refreshToken: typeof body.refresh_token === "string" ? body.refresh_token : null,
+      expiresAt: Number.isFinite(expiresIn) && expiresIn > 0 ? Date.now() + expiresIn * 1000 : null,
+      scope: typeof body.scope === "string" ? body.scope : null,
+      userId: typeof body.user_id === "string" ? body.user_id : null,
+    };
+  }
 }
 
 /** Whether the ingest path can take the file, by its declared type and name (detection still decides). */

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { launchChromium, SHOTS, signIn } from "./support/chromium.ts";
+import { launchChromium, newPage, SHOTS, signIn } from "./support/chromium.ts";
 import { addWatchedFolder } from "../src/watch/watched-folders.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -36,7 +36,7 @@ test("rules: a dry run lists the files a rule would touch; saved and applied to 
   form.append("file", new File(["Invoice 1188 for the spring order"], "spring.txt", { type: "text/plain" }));
   const uploaded = (await owner.api.form("/files/upload", form)).body.image_id;
   await processed(owner, uploaded);
-  const page = await browser.newPage();
+  const page = await newPage(browser, 1280, 720);
   page.on("dialog", (dialog) => void dialog.accept());
   try {
     await signIn(page, server.url, owner.key);
@@ -64,7 +64,7 @@ test("rules: a dry run lists the files a rule would touch; saved and applied to 
 });
 
 test("webhooks: a failed delivery is listed as a dead letter and sent again from the page", async () => {
-  const page = await browser.newPage();
+  const page = await newPage(browser, 1280, 720);
   page.on("dialog", (dialog) => void dialog.accept());
   try {
     await signIn(page, server.url, owner.key);
@@ -91,7 +91,7 @@ test("mail accounts and watched folders are listed", async () => {
   await owner.api.post("/mail-accounts", { name: "office scans", host: "imap.example.com", username: "scans", password: "secret", enabled: false });
   const dir = tempDir("mediabox-watch-ui-");
   addWatchedFolder(server.ctx.db, server.ctx.clock, { path: dir, org: owner.orgName, project: null, folder: null }, "cli");
-  const page = await browser.newPage();
+  const page = await newPage(browser, 1280, 720);
   try {
     await signIn(page, server.url, owner.key);
     await page.goto(`${server.url}/#/automation/mail`);

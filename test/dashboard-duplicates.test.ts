@@ -10,11 +10,11 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import sharp from "sharp";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { pairAll, setImageFacts } from "./support/duplicate-rows.ts";
 import { photo } from "./support/images.ts";
 import { insertFileRow, insertThumbnailRow } from "./support/rows.ts";
-import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const DESKTOP = 1440;
 let server: TestServer;
@@ -65,7 +65,7 @@ const live = async (id: string) => (await tenant.api.get(`/files/${id}`)).status
 
 for (const width of [WIDTHS.phone, DESKTOP]) {
   test(`at ${width} px each group's copies are side by side with what tells them apart, the best ticked`, async () => {
-    const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+    const page = await newPage(browser, width, 900, { locale: "en-US", timezoneId: "UTC" });
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);
@@ -93,7 +93,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 }
 
 test("keeping the best trashes the other copies (Undo restores them); 'Not duplicates' takes a group apart for good", async () => {
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: DESKTOP, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+  const page = await newPage(browser, DESKTOP, 900, { locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   const notice = page.getByRole("status").filter({ hasText: /./ });
   try {
@@ -135,7 +135,7 @@ test("keeping the best trashes the other copies (Undo restores them); 'Not dupli
 
 test("with no near-duplicates, the page says how they are found", async () => {
   const empty = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US", timezoneId: "UTC" });
+  const page = await newPage(browser, WIDTHS.phone, 844, { locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, empty.key);

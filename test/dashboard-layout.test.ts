@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
 import { insertFileRow } from "./support/rows.ts";
@@ -59,7 +59,7 @@ const PAGES: [string, string, string | RegExp][] = [
 
 for (const [size, width] of Object.entries(WIDTHS)) {
   test(`at ${width} px (${size}) every page fits the width and no request fails`, async () => {
-    const page = await browser.newPage({ viewport: { width, height: size === "phone" ? 844 : size === "tablet" ? 1024 : size === "laptop" ? 768 : 1080 } });
+    const page = await newPage(browser, width, size === "phone" ? 844 : size === "tablet" ? 1024 : size === "laptop" ? 768 : 1080);
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);
@@ -80,7 +80,7 @@ for (const [size, width] of Object.entries(WIDTHS)) {
 }
 
 test("narrow screens fold the main links under a Menu button; wide ones show them", async () => {
-  const phone = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const phone = await newPage(browser, WIDTHS.phone, 844);
   try {
     await signIn(phone, server.url, tenant.key);
     const upload = phone.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" });
@@ -95,7 +95,7 @@ test("narrow screens fold the main links under a Menu button; wide ones show the
   } finally {
     await phone.close();
   }
-  const desktop = await browser.newPage({ viewport: { width: WIDTHS.desktop, height: 1080 } });
+  const desktop = await newPage(browser, WIDTHS.desktop, 1080);
   try {
     await signIn(desktop, server.url, tenant.key);
     expect(await desktop.getByRole("button", { name: "Menu" }).isVisible()).toBe(false);
@@ -108,7 +108,7 @@ test("narrow screens fold the main links under a Menu button; wide ones show the
 test("the library's grid fills the width: two columns on a phone, more as the screen widens", async () => {
   const seen: Record<number, { columns: number; gridWidth: number; contentWidth: number; card: number }> = {};
   for (const width of Object.values(WIDTHS)) {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await newPage(browser, width, 900);
     try {
       await signIn(page, server.url, tenant.key);
       await page.locator(".virtual-grid .grid li").nth(5).waitFor({ timeout: 30_000 });

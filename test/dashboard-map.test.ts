@@ -12,11 +12,11 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { noCameraFacts, storeCameraFacts } from "../src/camera/camera-facts.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { waitFor } from "./support/polling.ts";
 import { insertFileRow, insertThumbnailRow } from "./support/rows.ts";
-import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const DESKTOP = 1440;
 // Each page comes from an address of its own (x-forwarded-for): the sign-in page's anonymous
@@ -65,7 +65,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-
 /** Every request the page makes goes to the appliance itself. */
 function outsideRequests(page: Page): string[] {
   const outside: string[] = [];
@@ -77,7 +76,7 @@ const viewBox = (page: Page) => page.locator("svg.world-map").first().getAttribu
 
 for (const width of [WIDTHS.phone, DESKTOP]) {
   test(`at ${width} px the map opens on the photos' clusters; a cluster lists its photos and zooming in splits it`, async () => {
-    const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+    const page = await newPage(browser, width, 900, { locale: "en-US", timezoneId: "UTC" });
     const failures = watchFailures(page);
     const outside = outsideRequests(page);
     try {
@@ -113,7 +112,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 }
 
 test("the map moves by dragging and the arrow keys, zooms by the wheel, the keyboard and the buttons", async () => {
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: DESKTOP, height: 900 }, locale: "en-US" });
+  const page = await newPage(browser, DESKTOP, 900, { locale: "en-US" });
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, tenant.key);
@@ -158,7 +157,7 @@ test("the map moves by dragging and the arrow keys, zooms by the wheel, the keyb
 
 for (const width of [WIDTHS.phone, DESKTOP]) {
   test(`at ${width} px a photo's page shows its camera, exposure, local time, place and a small map that opens the Map there`, async () => {
-    const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US", timezoneId: "UTC" });
+    const page = await newPage(browser, width, 900, { locale: "en-US", timezoneId: "UTC" });
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);
@@ -193,7 +192,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 
 test("with no located photo, the map says where locations come from", async () => {
   const empty = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US" });
+  const page = await newPage(browser, WIDTHS.phone, 844, { locale: "en-US" });
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, empty.key);

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { launchChromium, SHOTS, signIn, WIDTHS } from "./support/chromium.ts";
+import { launchChromium, newPage, SHOTS, signIn, WIDTHS } from "./support/chromium.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 
 test("a link to a port the crawler may not use says so once, naming MEDIABOX_LINK_PORTS", async () => {
-  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const page = await newPage(browser, WIDTHS.phone, 844);
   try {
     await signIn(page, server.url, tenant.key);
     await page.goto(`${server.url}/#/upload`);

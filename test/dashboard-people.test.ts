@@ -12,10 +12,10 @@ import { dirname, join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import sharp from "sharp";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow } from "./support/rows.ts";
-import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const assets = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "assets");
 const DESKTOP = 1440;
@@ -73,7 +73,7 @@ async function facesDrawn(page: Page, count: number): Promise<void> {
 
 for (const width of [WIDTHS.phone, DESKTOP]) {
   test(`at ${width} px People shows each person's face; a person's page shows their faces and photos`, async () => {
-    const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width, height: 900 }, locale: "en-US" });
+    const page = await newPage(browser, width, 900, { locale: "en-US" });
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);
@@ -105,7 +105,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 }
 
 test("a person is renamed, a face that is someone else is taken out (and put back), another person merged in, and a person hidden", async () => {
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: DESKTOP, height: 900 }, locale: "en-US" });
+  const page = await newPage(browser, DESKTOP, 900, { locale: "en-US" });
   const failures = watchFailures(page);
   const notice = page.locator("p.notice");
   try {
@@ -163,7 +163,7 @@ test("a person is renamed, a face that is someone else is taken out (and put bac
 
 test("with nobody yet, People says how people appear", async () => {
   const empty = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.phone, height: 844 }, locale: "en-US" });
+  const page = await newPage(browser, WIDTHS.phone, 844, { locale: "en-US" });
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, empty.key);

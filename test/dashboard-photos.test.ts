@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
@@ -36,7 +36,7 @@ afterAll(async () => {
 
 for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop]] as const) {
   test(`at ${width} px photos are grouped by month under date headers, and the scrubber jumps to a month`, async () => {
-    const page = await browser.newPage({ viewport: { width, height: 900 }, locale: "en-US" });
+    const page = await newPage(browser, width, 900, { locale: "en-US" });
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -23,7 +23,7 @@ afterAll(async () => {
 
 test("an empty library says how to fill it; an empty result offers to clear the filters", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const page = await newPage(browser, WIDTHS.phone, 844);
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, tenant.key);
@@ -44,7 +44,7 @@ test("an empty library says how to fill it; an empty result offers to clear the 
 
 test("projects and folders are created, renamed, moved and deleted from the sidebar", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
-  const page = await browser.newPage({ viewport: { width: WIDTHS.laptop, height: 900 } });
+  const page = await newPage(browser, WIDTHS.laptop, 900);
   const failures = watchFailures(page);
   const places = page.getByRole("navigation", { name: "Projects and folders" });
   const manage = page.getByRole("group", { name: "Manage projects and folders" });
@@ -108,7 +108,7 @@ test("projects and folders are created, renamed, moved and deleted from the side
 test("a viewer sees the places but no way to change them", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
   const viewer = tenant.keyWith(["view"]);
-  const page = await browser.newPage({ viewport: { width: WIDTHS.laptop, height: 900 } });
+  const page = await newPage(browser, WIDTHS.laptop, 900);
   try {
     await signIn(page, server.url, viewer.key!);
     await page.getByRole("navigation", { name: "Projects and folders" }).getByRole("button", { name: "Default" }).waitFor({ timeout: 30_000 });

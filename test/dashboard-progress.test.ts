@@ -10,7 +10,7 @@ import type { Browser } from "playwright-core";
 import type { JobContext } from "../src/jobs/runner.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { runStages, type FileWork, type Stage } from "../src/processing/stage-runner.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -60,7 +60,7 @@ test("a stage's pages reach the status endpoint and the file's page while it run
     // Another organization learns nothing of it.
     expect((await server.tenant().api.get(`/files/uploads-status/${id}`)).status).toBe(404);
 
-    const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+    const page = await newPage(browser, WIDTHS.phone, 844);
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);

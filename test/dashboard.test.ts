@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, SHOTS, signIn } from "./support/chromium.ts";
+import { launchChromium, newPage, SHOTS, signIn } from "./support/chromium.ts";
 import { photo, textImage } from "./support/images.ts";
 import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
@@ -50,7 +50,7 @@ async function signInWithKeyboard(page: Page): Promise<void> {
 }
 
 test("a wrong key is refused with the server's reason", async () => {
-  const page = await browser.newPage();
+  const page = await newPage(browser, 1280, 720);
   try {
     await page.goto(server.url);
     await page.getByRole("button", { name: "Use an API key instead" }).click();
@@ -68,7 +68,7 @@ test("a wrong key is refused with the server's reason", async () => {
 }, 90_000);
 
 test("sign in, upload with progress, find the file, see its OCR boxes, edit and delete it", async () => {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signInWithKeyboard(page);
     await page.getByRole("navigation").getByRole("link", { name: "Upload" }).click();
@@ -126,7 +126,7 @@ test("a video's page plays it and its keyframe strip seeks the player", async ()
   form.append("file", new File([readFileSync(join(import.meta.dir, "fixtures", "video", "scenes.mp4"))], "scenes.mp4"));
   const id = (await owner.api.form("/files/upload", form)).body.image_id as string;
   await processed(owner, id, 120_000);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signInWithKeyboard(page);
     await page.goto(`${server.url}/#/files/${id}`);
@@ -165,7 +165,7 @@ async function leaseAndMenu(tenant: Tenant): Promise<string[]> {
 test("select files, tag them, delete them and undo; search documents; a large file goes through an upload intent", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
   const ids = await leaseAndMenu(tenant);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByText("2 files").waitFor({ timeout: 30_000 });
@@ -251,7 +251,7 @@ test("a web page saved from the upload page shows its site, crawl and page image
       return new Response("not found", { status: 404 });
     },
   });
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, linkServer.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
@@ -374,7 +374,7 @@ test("a cloud drive is connected in a popup, browsed, a file imported from it, a
     const quayBytes = new Uint8Array(await textImage(["QUAY WALL"], 800, 300));
     stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: quayBytes });
     const exportsFolder = stack.drive.add({ name: "Exports", mimeType: "application/vnd.google-apps.folder" });
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await newPage(browser, 1280, 900);
     try {
       await signIn(page, stack.server.url, tenant.key);
       await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Cloud drives" }).click();
@@ -429,7 +429,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
   const form = new FormData();
   form.append("file", new File(["Quay wall inspection notes.\n"], "notes.txt"));
   await tenant.api.form("/files/upload", form);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Schemas" }).click();
@@ -469,7 +469,7 @@ test("the library grid keeps only the rows near the viewport in the page while i
   server.ctx.db.transaction(() => {
     for (let i = 0; i < 600; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `scan-${String(i).padStart(3, "0")}.pdf`, mediaType: "document", createdAt: new Date(start + i * 60_000).toISOString() });
   })();
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByText("600 files", { exact: true }).waitFor({ timeout: 30_000 });
@@ -494,7 +494,7 @@ test("a document's page shows its pages with the digitization's elements in plac
   form.append("file", new File([(await reportPdf()) as Uint8Array<ArrayBuffer>], "report.pdf"));
   const id = (await owner.api.form("/files/upload", form)).body.image_id as string;
   await processed(owner, id, 120_000);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 }, deviceScaleFactor: 2 });
+  const page = await newPage(browser, 1280, 900, { deviceScaleFactor: 2 });
   try {
     await signInWithKeyboard(page);
     await page.goto(`${server.url}/#/files/${id}`);
@@ -547,7 +547,7 @@ test("several files go up as one batch whose results arrive per file over the se
   const first = new FormData();
   first.append("file", new File([existing], "before.txt"));
   const existingId = (await tenant.api.form("/files/upload", first)).body.image_id;
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
@@ -592,7 +592,7 @@ test("a failed file is retried from the Activity page (and completes) and from i
   expect((await processed(tenant, quay, 120_000)).processing_status).toBe("failed");
   await server.ctx.blobs.put(key, new TextEncoder().encode(text), "text/plain");
 
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
@@ -634,7 +634,7 @@ test("the Activity page's job monitor lists the background jobs by status and ca
   expect(exported.status).toBe(200);
   await pollApi(tenant, "/jobs?status=pending&type=export.expire", (res) => res.body.total_count === 1, { what: "the export's expiry job" });
 
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Activity" }).click();
@@ -663,7 +663,7 @@ test("selected files are moved into a folder of another project from the library
     form.append("file", new File([new Uint8Array(await textImage([name.toUpperCase()], 400, 200))], name));
     ids.push((await tenant.api.form("/files/upload", form)).body.image_id);
   }
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByText("3 files").waitFor({ timeout: 30_000 });
@@ -722,7 +722,7 @@ async function headingFocused(page: Page, text: string): Promise<void> {
 test("keyboard only: sign in with a key, open a file and come back, select and delete a file, undo, search", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
   const ids = await leaseAndMenu(tenant);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await page.goto(server.url);
     await headingFocused(page, "Mediabox");
@@ -795,7 +795,7 @@ test("the Trash page lists deleted files and restores one by its button, then a 
   expect((await tenant.api.delete(`/files/${ids["pier.jpg"]}`)).status).toBe(200);
   expect((await tenant.api.post("/files/batch-delete", { file_ids: [ids["dune.jpg"], ids["reef.jpg"]] })).body.summary.deleted).toBe(2);
 
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Trash" }).click();
@@ -840,7 +840,7 @@ test("the library shows the newest listing: an older request that answers late d
   form.append("file", new File(["A note about the harbour crane's inspection."], "crane.txt"));
   const id = (await tenant.api.form("/files/upload", form)).body.image_id;
   await processed(tenant, id, 120_000);
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
     await page.getByText("1 file", { exact: true }).waitFor({ timeout: 30_000 });

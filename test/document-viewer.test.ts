@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { reportPdf } from "./support/documents.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -57,7 +57,7 @@ afterAll(async () => {
 
 for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop]] as const) {
   test(`at ${width} px a Markdown document's text is drawn once, tables as tables, its HTML inert`, async () => {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await newPage(browser, width, 900);
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);
@@ -85,7 +85,7 @@ for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop
 }
 
 test("a PDF's card in the library shows its first page; its viewer fits a phone and zooms", async () => {
-  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const page = await newPage(browser, WIDTHS.phone, 844);
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, tenant.key);
@@ -116,7 +116,7 @@ test("a document's keyphrases are suggested, not tagged: one is added as a tag, 
   expect(before.tags).toEqual([]);
   const [first, second] = before.suggested_tags as [string, string];
   expect(second).toBeDefined();
-  const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
+  const page = await newPage(browser, WIDTHS.phone, 844);
   const failures = watchFailures(page);
   try {
     await signIn(page, server.url, tenant.key);

@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { expect } from "bun:test";
-import { chromium, type Browser, type Page } from "playwright-core";
+import { chromium, type Browser, type BrowserContextOptions, type Page } from "playwright-core";
+import { freshIp } from "./server.ts";
 
 export const CHROMIUM = "/usr/bin/chromium";
 export const SHOTS = join(import.meta.dir, "..", "..", "test-results", "dashboard");
@@ -21,6 +22,15 @@ export async function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM,
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
+}
+
+/**
+ * A page of its own (a new context) at `width` x `height`, from a client address of its own: the
+ * sign-in page's anonymous requests are limited to 5 a minute per address, which one file's pages
+ * would otherwise share.
+ */
+export function newPage(browser: Browser, width: number, height: number, options: BrowserContextOptions = {}): Promise<Page> {
+  return browser.newPage({ ...options, viewport: { width, height }, extraHTTPHeaders: { "x-forwarded-for": freshIp(), ...options.extraHTTPHeaders } });
 }
 
 /** Opens the dashboard at `url`, signs in through its API-key form and waits for the library to show. */

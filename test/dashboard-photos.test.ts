@@ -9,7 +9,7 @@ import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { insertFileRow } from "./support/rows.ts";
-import { freshIp, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 
 let server: TestServer;
@@ -73,7 +73,7 @@ test("a long timeline keeps only the months near the viewport in the page, and a
       insertFileRow(server.ctx.db, { orgId: many.orgId, projectId, filename: `m${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(2020, m, 1 + (i % 27), 12)).toISOString() });
     }
   }
-  const page = await browser.newPage({ extraHTTPHeaders: { "x-forwarded-for": freshIp() }, viewport: { width: WIDTHS.laptop, height: 800 }, locale: "en-US" });
+  const page = await newPage(browser, WIDTHS.laptop, 800, { locale: "en-US" });
   const failures = watchFailures(page);
   try {
     await page.addInitScript((key) => sessionStorage.setItem("mediabox.apiKey", key), many.key);

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import sharp from "sharp";
+import { shiftedThumbCorrelation, THUMB_SIDE, thumbCorrelation } from "../src/duplicates/fingerprint.ts";
 import { chooseBest, groupsOf, isNearDuplicate } from "../src/duplicates/near-duplicates.ts";
 import { photo } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
@@ -118,12 +119,23 @@ describe("POST /duplicates/groups/trash (extension)", () => {
 });
 
 describe("rules", () => {
-  test("close hashes pair on their own; farther ones only when the embeddings agree", () => {
+  test("close hashes pair on their own; farther ones only when the thumbnails agree", () => {
     expect(isNearDuplicate(3, null)).toBe(true);
     expect(isNearDuplicate(14, null)).toBe(false);
     expect(isNearDuplicate(14, 0.97)).toBe(true);
     expect(isNearDuplicate(14, 0.5)).toBe(false);
     expect(isNearDuplicate(40, 0.99)).toBe(false);
+  });
+
+  test("a thumbnail moved by a pixel still correlates once shifted back; an unrelated one does not", () => {
+    const side = THUMB_SIDE;
+    const scene = (x: number, y: number) => Math.round(128 + 60 * Math.sin(x / 3) + 50 * Math.cos(y / 4) + ((x * 7 + y * 13) % 11));
+    const thumb = (dx: number) => Uint8Array.from({ length: side * side }, (_, i) => scene((i % side) + dx, Math.floor(i / side)));
+    const moved = thumbCorrelation(thumb(0), thumb(1));
+    expect(shiftedThumbCorrelation(thumb(0), thumb(1))).toBeGreaterThan(0.99);
+    expect(shiftedThumbCorrelation(thumb(0), thumb(1))).toBeGreaterThan(moved);
+    const unrelated = Uint8Array.from({ length: side * side }, (_, i) => (i * 37) % 251);
+    expect(shiftedThumbCorrelation(thumb(0), unrelated)).toBeLessThan(0.5);
   });
 
   test("groups are connected pairs; the best is the largest, then the sharpest that is not recompressed", () => {

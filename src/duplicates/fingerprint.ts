@@ -2,9 +2,11 @@
  * What near-duplicate detection compares of an image: its perceptual hash (sharp-phash: the
  * signs of the 8 × 8 lowest DCT frequencies of a 32 × 32 grey copy, 64 bits, robust to resizing,
  * re-encoding and exposure), the same hash of its central 90 % (so a copy cropped by 5 % a side
- * still matches), a 32 × 32 grey thumbnail (to confirm a looser hash match by correlation), and,
+ * still matches), a 32 × 32 grey thumbnail (to confirm a looser hash match by correlation, shifted
+ * by up to a pixel for bursts), and,
  * to choose the best of a group, its sharpness (variance of the Laplacian on a 256-px grey copy).
- * All are read from the stored large_1024 variant, so every format is measured the same way.
+ * All are read from the pixels the large_1024 variant is made from (the pipeline's one decode),
+ * so every format is measured the same way and nothing is decoded again.
  */
 import phash from "sharp-phash";
 import sharp from "sharp";
@@ -25,22 +27,30 @@ export const THUMB_SIDE = 32;
 /** Share cut from each side for the central hash: the largest crop still matched by hash alone. */
 const CENTER_CUT = 0.05;
 
-export async function fingerprint(image: Buffer): Promise<Fingerprint> {
-  const { width = 0, height = 0 } = await sharp(image).metadata();
+/** The fingerprint of decoded upright sRGB pixels (transparent parts count as white). */
+export async function fingerprint(image: { data: Buffer; width: number; height: number; channels: 3 | 4 }): Promise<Fingerprint> {
+  const { width, height } = image;
+  // One grey copy at full size; every measure below reads it (raw in, raw out: no decoding).
+  const grey = await sharp(image.data, { raw: { width, height, channels: image.channels } }).flatten({ background: "#ffffff" }).greyscale().raw().toBuffer();
+  const raw = (w: number, h: number) => ({ raw: { width: w, height: h, channels: 1 as const } });
+  // libvips writes one-channel raw input back out as sRGB unless told to keep it grey.
+  const greyCopy = (pixels: Buffer, w: number, h: number) => sharp(pixels, raw(w, h)).toColourspace("b-w");
   const dx = Math.round(width * CENTER_CUT);
   const dy = Math.round(height * CENTER_CUT);
-  const center = await sharp(image).extract({ left: dx, top: dy, width: Math.max(1, width - 2 * dx), height: Math.max(1, height - 2 * dy) }).toBuffer();
-  const [hash, centerHash, grey, thumb] = await Promise.all([
-    phash(image),
-    phash(center),
-    sharp(image).resize(SHARPNESS_SIDE, SHARPNESS_SIDE, { fit: "inside" }).greyscale().raw().toBuffer({ resolveWithObject: true }),
-    sharp(image).resize(THUMB_SIDE, THUMB_SIDE, { fit: "fill" }).greyscale().raw().toBuffer(),
+  const centerWidth = Math.max(1, width - 2 * dx);
+  const centerHeight = Math.max(1, height - 2 * dy);
+  const center = await greyCopy(grey, width, height).extract({ left: dx, top: dy, width: centerWidth, height: centerHeight }).raw().toBuffer();
+  const [hash, centerHash, sharpnessCopy, thumb] = await Promise.all([
+    phash(grey, raw(width, height)),
+    phash(center, raw(centerWidth, centerHeight)),
+    greyCopy(grey, width, height).resize(SHARPNESS_SIDE, SHARPNESS_SIDE, { fit: "inside" }).raw().toBuffer({ resolveWithObject: true }),
+    greyCopy(grey, width, height).resize(THUMB_SIDE, THUMB_SIDE, { fit: "fill" }).raw().toBuffer(),
   ]);
   return {
     phash: hash,
     phashCenter: centerHash,
     thumb: new Uint8Array(thumb.buffer, thumb.byteOffset, THUMB_SIDE * THUMB_SIDE),
-    sharpness: Math.round(laplacianVariance(grey.data, grey.info.width, grey.info.height) * 10) / 10,
+    sharpness: Math.round(laplacianVariance(sharpnessCopy.data, sharpnessCopy.info.width, sharpnessCopy.info.height) * 10) / 10,
   };
 }
 
@@ -78,6 +88,46 @@ export function thumbCorrelation(a: Uint8Array, b: Uint8Array): number {
     sb += y * y;
   }
   return sa && sb ? dot / Math.sqrt(sa * sb) : 0;
+}
+
+/**
+ * The best normalized cross-correlation of two thumbnails shifted against each other by up to a
+ * pixel (3 % of the frame) each way, over the inner 30 × 30: a burst neighbour, the camera moved
+ * a little, lines up again where the plain correlation falls apart.
+ */
+export function shiftedThumbCorrelation(a: Uint8Array, b: Uint8Array): number {
+  if (a.length < THUMB_SIDE * THUMB_SIDE || b.length < THUMB_SIDE * THUMB_SIDE) return thumbCorrelation(a, b);
+  let best = -1;
+  for (let dy = -1; dy <= 1; dy++) {
+    for (let dx = -1; dx <= 1; dx++) best = Math.max(best, innerCorrelation(a, b, dx, dy));
+  }
+  return best;
+}
+
+/** Correlation of a's inner (THUMB_SIDE - 2)² pixels with b's, b shifted by (dx, dy). */
+function innerCorrelation(a: Uint8Array, b: Uint8Array, dx: number, dy: number): number {
+  let n = 0;
+  let sumA = 0;
+  let sumB = 0;
+  let sumAA = 0;
+  let sumBB = 0;
+  let sumAB = 0;
+  for (let y = 1; y < THUMB_SIDE - 1; y++) {
+    for (let x = 1; x < THUMB_SIDE - 1; x++) {
+      const p = a[y * THUMB_SIDE + x]!;
+      const q = b[(y + dy) * THUMB_SIDE + x + dx]!;
+      n++;
+      sumA += p;
+      sumB += q;
+      sumAA += p * p;
+      sumBB += q * q;
+      sumAB += p * q;
+    }
+  }
+  const cov = sumAB - (sumA * sumB) / n;
+  const varA = sumAA - (sumA * sumA) / n;
+  const varB = sumBB - (sumB * sumB) / n;
+  return varA > 0 && varB > 0 ? cov / Math.sqrt(varA * varB) : 0;
 }
 
 /** Variance of the 4-neighbour Laplacian over the inner pixels of a grey image. */

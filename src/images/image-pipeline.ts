@@ -210,7 +210,7 @@ const duplicatesStage: Stage<ImageWork> = {
   name: "duplicates",
   async run(work) {
     const { ctx, file } = work;
-    recordFingerprint(ctx.db, file, await fingerprint(variantData(rendered(work), EMBEDDED_VARIANT)));
+    recordFingerprint(ctx.db, file, await fingerprint(rendered(work).pixels));
   },
 };
 
@@ -218,7 +218,8 @@ const objectsStage: Stage<ImageWork> = {
   name: "objects",
   appliesTo: ({ file }) => wantsDescription(file) || file.custom_schema_id !== null || "no description or custom schema asked for",
   async run(work) {
-    work.analysis = await work.ctx.images.vision.analyze(rendered(work).pixels);
+    // The faces stage reads the faces to recognize from this pass instead of detecting them again.
+    work.analysis = await work.ctx.images.vision.analyze(rendered(work).pixels, { recognizeFaces: true });
   },
 };
 
@@ -229,7 +230,8 @@ const facesStage: Stage<ImageWork> = {
   appliesTo: (work) => work.analysis?.faces !== 0 || "no face detected",
   async run(work) {
     const { ctx, file } = work;
-    const faces = await ctx.images.vision.faces(rendered(work).pixels);
+    // Without a description or schema the objects stage did not run, and the faces are detected here.
+    const faces = work.analysis?.recognizedFaces ?? (await ctx.images.vision.faces(rendered(work).pixels));
     const joined = await storeFaces(ctx, file, faces);
     if (faces.length > joined) enqueueClustering(ctx, file.org_id);
   },

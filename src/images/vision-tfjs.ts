@@ -13,7 +13,7 @@ import { readFile, access } from "node:fs/promises";
 import path from "node:path";
 import type * as TfCore from "@tensorflow/tfjs-core";
 import type * as TfLayers from "@tensorflow/tfjs-layers";
-import type { Human, Config as HumanConfig, ObjectResult } from "@vladmandic/human";
+import type { Human, Config as HumanConfig, FaceResult, ObjectResult } from "@vladmandic/human";
 import { errorMessage } from "../errors.ts";
 
 /** The 80 COCO classes CenterNet can report, in its class-id order. */
@@ -239,6 +239,8 @@ export interface RawDetections {
   faces: number;
   /** Face boxes in pixels of the input (x, y, width, height) with their confidence. */
   faceBoxes: { x: number; y: number; w: number; h: number; score: number }[];
+  /** The faces with their faceres descriptors, for a region that asked for them. */
+  descriptors?: FaceDescriptor[];
 }
 
 export interface DetectRegion {
@@ -246,6 +248,8 @@ export interface DetectRegion {
   tile?: { left: number; top: number; size: number };
   faces: boolean;
   objects: boolean;
+  /** Also each face's faceres descriptor (what detectFaceDescriptors gives), in the same pass. */
+  describe?: boolean;
 }
 
 /**
@@ -260,7 +264,7 @@ export async function detectRegions(
   regions: DetectRegion[],
   shouldStop: () => boolean = () => false,
 ): Promise<RawDetections[]> {
-  const rt = await humanReady();
+  const rt = await (regions.some((r) => r.describe) ? faceresReady() : humanReady());
   return exclusive(async () => {
     const input = rt.tf.tensor3d(rgb, [height, width, 3], "int32");
     const results: RawDetections[] = [];
@@ -271,12 +275,14 @@ export async function detectRegions(
         const part = tile ? rt.tf.slice(input, [tile.top, tile.left, 0], [tile.size, tile.size, 3]) : input;
         try {
           // Human merges a per-call config into its own for good, so both switches are always given.
-          const result = await rt.human.detect(part, { face: { enabled: region.faces, description: { enabled: false } }, object: { enabled: region.objects } });
+          const describe = region.faces && region.describe === true;
+          const result = await rt.human.detect(part, { face: { enabled: region.faces, description: { enabled: describe } }, object: { enabled: region.objects } });
           if (result.error) throw new Error(`detection failed: ${result.error}`);
           results.push({
             objects: result.object,
             faces: result.face.length,
             faceBoxes: result.face.map((f) => ({ x: f.box[0], y: f.box[1], w: f.box[2], h: f.box[3], score: f.score })),
+            ...(describe ? { descriptors: descriptorsOf(result.face) } : {}),
           });
         } finally {
           if (part !== input) part.dispose();
@@ -312,19 +318,14 @@ const faceresReady = once(async () => {
 
 /** BlazeFace faces of one RGB image with Human's faceres descriptor of each (the face-recognition embedding). */
 export async function detectFaceDescriptors(rgb: Uint8Array, width: number, height: number): Promise<FaceDescriptor[]> {
-  const rt = await faceresReady();
-  return exclusive(async () => {
-    const input = rt.tf.tensor3d(rgb, [height, width, 3], "int32");
-    try {
-      const result = await rt.human.detect(input, { face: { enabled: true, description: { enabled: true } }, object: { enabled: false } });
-      if (result.error) throw new Error(`face detection failed: ${result.error}`);
-      return result.face
-        .filter((f) => (f.embedding?.length ?? 0) > 0)
-        .map((f) => ({ box: { x: f.box[0], y: f.box[1], w: f.box[2], h: f.box[3] }, score: f.score, embedding: Float32Array.from(f.embedding!) }));
-    } finally {
-      input.dispose();
-    }
-  });
+  const [faces] = await detectRegions(rgb, width, height, [{ faces: true, objects: false, describe: true }]);
+  return faces!.descriptors!;
+}
+
+function descriptorsOf(faces: FaceResult[]): FaceDescriptor[] {
+  return faces
+    .filter((f) => (f.embedding?.length ?? 0) > 0)
+    .map((f) => ({ box: { x: f.box[0], y: f.box[1], w: f.box[2], h: f.box[3] }, score: f.score, embedding: Float32Array.from(f.embedding!) }));
 }
 
 interface MobileNet {

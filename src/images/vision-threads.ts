@@ -24,10 +24,10 @@ export class VisionThreads {
   /** `size`: threads to run (default: one per core, at most MAX_THREADS); 0 runs the models on the calling thread. */
   constructor(private readonly size = Math.min(MAX_THREADS, cpus().length)) {}
 
-  /** CenterNet objects and BlazeFace faces (with the tiled second look) of an RGB image. */
-  async detect(rgb: Uint8Array, width: number, height: number, tiles: boolean): Promise<TiledDetections> {
-    const reply = await this.ask({ op: "detect", rgb, width, height, tiles, assets: compiledAssets() });
-    if (!reply) return detectWithTiles(rgb, width, height, { tiles });
+  /** CenterNet objects and BlazeFace faces (with the tiled second look) of an RGB image; with `recognize`, the faces' descriptors too. */
+  async detect(rgb: Uint8Array, width: number, height: number, options: { tiles: boolean; recognize: boolean }): Promise<TiledDetections> {
+    const reply = await this.ask({ op: "detect", rgb, width, height, ...options, assets: compiledAssets() });
+    if (!reply) return detectWithTiles(rgb, width, height, options);
     return expect(reply, "detections").detections;
   }
 

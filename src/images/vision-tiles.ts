@@ -7,7 +7,7 @@
  * (people-count.ts). A single large subject (a portrait) costs one pass, as before.
  */
 import type { ObjectResult } from "@vladmandic/human";
-import { detectRegions, type DetectRegion } from "./vision-tfjs.ts";
+import { detectRegions, type DetectRegion, type FaceDescriptor } from "./vision-tfjs.ts";
 import { countPeople, fromTile, mergeBoxes, planTiles, type Box } from "./people-count.ts";
 
 /**
@@ -39,10 +39,19 @@ export interface TiledDetections {
   objects: ObjectResult[];
   faces: number;
   people: number;
+  /** With `recognize`: the whole-image pass's faces with their faceres descriptors (what the faces stage needs). */
+  recognized?: FaceDescriptor[];
 }
 
-export async function detectWithTiles(rgb: Uint8Array, width: number, height: number, options: { tiles?: boolean } = {}): Promise<TiledDetections> {
-  const [whole] = await detectRegions(rgb, width, height, [{ faces: true, objects: true }]);
+export interface TileOptions {
+  /** false: the whole-image pass only. */
+  tiles?: boolean;
+  /** Also describe the whole-image pass's faces (faceres), so that they need no second detection. */
+  recognize?: boolean;
+}
+
+export async function detectWithTiles(rgb: Uint8Array, width: number, height: number, options: TileOptions = {}): Promise<TiledDetections> {
+  const [whole] = await detectRegions(rgb, width, height, [{ faces: true, objects: true, describe: options.recognize === true }]);
   const wholeFaces: Box[] = whole!.faceBoxes;
   const wholePersons = personBoxes(whole!.objects, PERSON_HINT_SCORE);
   const regions = options.tiles === false ? [] : tileRegions(width, height, wholeFaces, wholePersons);
@@ -55,7 +64,7 @@ export async function detectWithTiles(rgb: Uint8Array, width: number, height: nu
     const tileFaces = results.flatMap((r, i) => r.faceBoxes.filter(plausibleFace).map((b) => fromTile(b, regions[i]!.tile!)));
     faces = mergeBoxes([...faces, ...tileFaces]);
   }
-  return { objects: whole!.objects, faces: faces.length, people: countPeople(faces, persons) };
+  return { objects: whole!.objects, faces: faces.length, people: countPeople(faces, persons), ...(whole!.descriptors ? { recognized: whole!.descriptors } : {}) };
 }
 
 function plausibleFace(f: Box): boolean {

@@ -12,7 +12,7 @@ import { detectFaceDescriptors, mobileNetDimension, mobileNetFeatures, type Face
 import { detectWithTiles, type TiledDetections } from "./vision-tiles.ts";
 
 export type VisionRequest = (
-  | { op: "detect"; rgb: Uint8Array; width: number; height: number; tiles: boolean }
+  | { op: "detect"; rgb: Uint8Array; width: number; height: number; tiles: boolean; recognize: boolean }
   | { op: "features"; rgb: Uint8Array }
   | { op: "faces"; rgb: Uint8Array; width: number; height: number }
   | { op: "dimension" }
@@ -26,7 +26,7 @@ export type VisionReply = { detections: TiledDetections } | { vector: Float32Arr
 serveRequests<VisionRequest, VisionReply>(async (request) => {
   try {
     if (request.assets) adoptAssetsDir(request.assets);
-    if (request.op === "detect") return { reply: { detections: await detectWithTiles(request.rgb, request.width, request.height, { tiles: request.tiles }) } };
+    if (request.op === "detect") return { reply: { detections: await detectWithTiles(request.rgb, request.width, request.height, { tiles: request.tiles, recognize: request.recognize }) } };
     if (request.op === "faces") return { reply: { faces: await detectFaceDescriptors(request.rgb, request.width, request.height) } };
     if (request.op === "features") {
       const vector = await mobileNetFeatures(request.rgb);

@@ -8,7 +8,7 @@
  * never from the network. Models load lazily on first use.
  */
 import sharp, { type Sharp } from "sharp";
-import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME } from "./vision-tfjs.ts";
+import { COCO_LABELS, MOBILENET_INPUT_SIZE, MOBILENET_MODEL_NAME, type FaceDescriptor } from "./vision-tfjs.ts";
 import { VisionThreads } from "./vision-threads.ts";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { loadClipEmbedder, type ClipEmbedder } from "./vision-clip.ts";
@@ -40,11 +40,18 @@ export interface ImageAnalysis {
   faces: number;
   /** People: faces plus person boxes without a face of their own (bodies seen from behind, far away). */
   people: number;
+  /** With `recognizeFaces`: what faces() would return, from the same detection. */
+  recognizedFaces?: RecognizedFace[];
 }
 
 export interface AnalyzeOptions {
   /** false: the whole-image pass only, never the tiled second look (for measuring what tiles add). */
   tiles?: boolean;
+  /**
+   * Also the faces to recognize (faces()), from the same BlazeFace and face-mesh pass: the faces
+   * stage then needs no detection of its own.
+   */
+  recognizeFaces?: boolean;
 }
 
 /**
@@ -114,7 +121,7 @@ export class VisionModels {
       const { data, width, height } = await decode(image, (s) =>
         s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
       );
-      const raw = await this.threads.detect(data, width, height, options.tiles !== false);
+      const raw = await this.threads.detect(data, width, height, { tiles: options.tiles !== false, recognize: options.recognizeFaces === true });
       const best = new Map<string, DetectedObject>();
       for (const o of raw.objects) {
         if (!(o.score >= MIN_OBJECT_SCORE) || !COCO_SET.has(o.label)) continue;
@@ -125,7 +132,7 @@ export class VisionModels {
         if (!seen || o.score > seen.score) best.set(o.label, { label: o.label, score: o.score, box });
       }
       const objects = [...best.values()].sort((a, b) => b.score - a.score).slice(0, MAX_OBJECTS);
-      return { objects, faces: raw.faces, people: raw.people };
+      return { objects, faces: raw.faces, people: raw.people, ...(raw.recognized ? { recognizedFaces: recognizable(raw.recognized, width, height) } : {}) };
     });
   }
 
@@ -138,19 +145,7 @@ export class VisionModels {
       const { data, width, height } = await decode(image, (s) =>
         s.resize({ width: ANALYZE_MAX_SIDE, height: ANALYZE_MAX_SIDE, fit: "inside", withoutEnlargement: true }),
       );
-      const found = await this.threads.faces(data, width, height);
-      return found
-        .filter((f) => Math.min(f.box.w, f.box.h) >= MIN_FACE_SIDE)
-        .map((f) => ({
-          box: {
-            x_min: clamp01(f.box.x / width),
-            y_min: clamp01(f.box.y / height),
-            x_max: clamp01((f.box.x + f.box.w) / width),
-            y_max: clamp01((f.box.y + f.box.h) / height),
-          },
-          score: f.score,
-          embedding: l2Normalize(f.embedding),
-        }));
+      return recognizable(await this.threads.faces(data, width, height), width, height);
     });
   }
 
@@ -278,6 +273,22 @@ async function decode(image: VisionInput, resize: (s: Sharp) => Sharp): Promise<
   } catch (err) {
     throw new Error(`could not decode image: ${errorMessage(err)}`, { cause: err });
   }
+}
+
+/** The faces large enough to recognize, boxes normalized to the analysed copy's size, descriptors to unit length. */
+function recognizable(found: FaceDescriptor[], width: number, height: number): RecognizedFace[] {
+  return found
+    .filter((f) => Math.min(f.box.w, f.box.h) >= MIN_FACE_SIDE)
+    .map((f) => ({
+      box: {
+        x_min: clamp01(f.box.x / width),
+        y_min: clamp01(f.box.y / height),
+        x_max: clamp01((f.box.x + f.box.w) / width),
+        y_max: clamp01((f.box.y + f.box.h) / height),
+      },
+      score: f.score,
+      embedding: l2Normalize(f.embedding),
+    }));
 }
 
 function l2Normalize(v: Float32Array): Float32Array {

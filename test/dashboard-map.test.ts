@@ -95,6 +95,8 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
       await paris.click();
       const heading = page.getByRole("heading", { name: /^3 photos near .*France$/ });
       await heading.waitFor({ timeout: 30_000 });
+      // The list opens under the map, brought into view (below the screen on a phone) with the focus on its heading.
+      expect(await heading.evaluate((el) => el.getBoundingClientRect().bottom <= innerHeight && document.activeElement === el)).toBe(true);
       await page.locator(".cluster-photos .photo-grid li").nth(2).waitFor({ timeout: 30_000 });
       await page.getByRole("button", { name: "Zoom in here" }).click();
       // Paris's three photos, a few kilometres apart, are circles of their own up close.

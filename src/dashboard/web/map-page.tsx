@@ -9,6 +9,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiFailure } from "./api.ts";
 import { BlurhashImage } from "./blurhash-image.tsx";
 import { ShowMore, usePagedList } from "./paged-list.tsx";
+import { placeName } from "./photo-info.tsx";
 import { project, unproject, WORLD, WorldOutlines } from "./world-map.tsx";
 
 type Cluster = { latitude: number; longitude: number; count: number; bbox: [number, number, number, number]; file_ids: string[] };
@@ -56,25 +57,25 @@ function viewportBox(view: View, size: { width: number; height: number }): strin
   return [r(Math.max(-180, west)), r(Math.max(-90, south)), r(Math.min(180, east)), r(Math.min(90, north))].join(",");
 }
 
-function placeOf(file: any): string | null {
-  const l = file?.location;
-  if (!l) return null;
-  return [l.city, l.region, l.country].filter(Boolean).join(", ") || null;
-}
 
 function ClusterPhotos({ cluster, onZoom, onClose }: { cluster: Cluster; onZoom: () => void; onClose: () => void }) {
   const [w, s, e, n] = cluster.bbox;
   const list = usePagedList<Photo>(`/files?bbox=${[w, s, e, n].join(",")}&has_location=true&sort_by=content_created_at&sort_order=desc&visible_text_chars=0`, 48);
   const [place, setPlace] = useState<string | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
     setPlace(null);
     const first = cluster.file_ids[0];
-    if (first) api(`/files/${first}`).then((f) => setPlace(placeOf(f)), () => null);
+    if (first) api(`/files/${first}`).then((f) => setPlace(f.location ? placeName(f.location) : null), () => null);
+    // The list opens under the map: on a phone below the screen. Bring its heading into view and focus.
+    const box = heading.current?.getBoundingClientRect();
+    if (box && box.bottom > innerHeight) heading.current!.scrollIntoView({ block: "center" });
+    heading.current?.focus({ preventScroll: true });
   }, [cluster.file_ids[0]]);
   return (
     <section class="cluster-photos" aria-labelledby="cluster-title">
       <div class="row wrap">
-        <h2 id="cluster-title" tabIndex={-1}>
+        <h2 id="cluster-title" tabIndex={-1} ref={heading}>
           {photos(list.loaded ? list.total : cluster.count)}
           {place ? ` near ${place}` : " here"}
         </h2>

@@ -227,3 +227,15 @@ test("every kind's descriptor (src/<kind>/kind.ts) is registered in app.ts's KIN
   const listing = /["'](image|document|video|link)["'],\s*["'](image|document|video|link)["'],\s*["'](image|document|video|link)["']/;
   expect(await filesMatching(listing, ["files/file.ts", "db/migrations/"])).toEqual([]);
 });
+
+test("pipeline stages read their typed options, built once from the settings, never the flat config", async () => {
+  const pipelines: string[] = [];
+  const readers: string[] = [];
+  for await (const path of new Glob("**/*-pipeline.ts").scan(SRC)) {
+    pipelines.push(path);
+    // Passing the settings to an options builder is how the options are made; reading one is not.
+    if (/\bctx\.config\.\w/.test(await Bun.file(join(SRC, path)).text())) readers.push(path);
+  }
+  expect(pipelines.length).toBeGreaterThanOrEqual(4);
+  expect(readers).toEqual([]);
+});

@@ -7,6 +7,7 @@
  * reader's memory or time budget, fails for good with that message (never retried into the same
  * failure); a page that fails is recorded on its own and the rest of the document still counts.
  */
+import type { Config } from "../config.ts";
 import type { DocumentDeps } from "./deps.ts";
 import { replaceDescriptionsOf } from "../processing/descriptions.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
@@ -35,15 +36,27 @@ const SEARCH_TEXT_LIMIT = 200_000;
 
 export { approximateTokens } from "./chunking.ts";
 
+/** What the document pipeline takes from the settings, read once when the kind is built. */
+export interface DocumentPipelineOptions {
+  /** MEDIABOX_MODELS_DIR: the text model's tokenizer and the layout model are read from it. */
+  modelsDir: string;
+  /** MEDIABOX_LAYOUT_MODEL: the layout model's folder, or "none". */
+  layoutModel: string;
+}
+
+export function documentPipelineOptions(config: Pick<Config, "modelsDir" | "layoutModel">): DocumentPipelineOptions {
+  return { modelsDir: config.modelsDir, layoutModel: config.layoutModel };
+}
+
 /**
  * How the reader child sizes chunks: with the text model's tokenizer when this server can load it
  * (which runs the models manifest check), else estimated. Chunks leave room for the [CLS] and
  * [SEP] tokens the model adds around every chunk.
  */
-async function chunkingRequest(ctx: DocumentDeps): Promise<ChunkingRequest> {
+async function chunkingRequest(ctx: DocumentDeps, options: DocumentPipelineOptions): Promise<ChunkingRequest> {
   try {
     const tokenizer = await ctx.embedder.tokenizer();
-    return { tokenizer: { modelsDir: ctx.config.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
+    return { tokenizer: { modelsDir: options.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
   } catch {
     return { tokenizer: null, maxTokens: DEFAULT_MAX_TOKENS - 2 };
   }
@@ -53,12 +66,12 @@ async function chunkingRequest(ctx: DocumentDeps): Promise<ChunkingRequest> {
  * The layout model the reader finds PDF pages' regions with: the configured folder when it is
  * installed and passes the models manifest check, else none (the rules lay pages out alone).
  */
-async function layoutRequest(ctx: DocumentDeps): Promise<LayoutRequest | null> {
-  const model = ctx.config.layoutModel;
-  if (model === "none" || !LAYOUT_MODELS[model] || !existsSync(join(ctx.config.modelsDir, model, LAYOUT_MODELS[model].file))) return null;
+async function layoutRequest(ctx: DocumentDeps, options: DocumentPipelineOptions): Promise<LayoutRequest | null> {
+  const { layoutModel: model, modelsDir } = options;
+  if (model === "none" || !LAYOUT_MODELS[model] || !existsSync(join(modelsDir, model, LAYOUT_MODELS[model].file))) return null;
   try {
     await ctx.models.require(model);
-    return { modelsDir: ctx.config.modelsDir, model };
+    return { modelsDir, model };
   } catch {
     return null;
   }
@@ -164,6 +177,7 @@ export function enqueueEmbedding(ctx: DocumentDeps, file: Pick<FileRow, "id" | "
 
 /** One document on its way through the stages. */
 interface DocumentWork extends FileWork<DocumentDeps> {
+  options: DocumentPipelineOptions;
   document: DocumentContent | null;
   chunks: Chunk[];
   exactTokens: boolean;
@@ -192,9 +206,9 @@ const extractionStage: Stage<DocumentWork> = {
       const read = await ctx.documentReader.read(bytes, file.document_type as DocumentType, {
         signal: work.signal,
         onPage: (done, total) => progress(done / Math.max(1, total), { done, total, unit: "page" }),
-        chunking: await chunkingRequest(ctx),
+        chunking: await chunkingRequest(ctx, work.options),
         summarize: file.auto_describe === 1,
-        layout: file.document_type === "pdf" ? await layoutRequest(ctx) : null,
+        layout: file.document_type === "pdf" ? await layoutRequest(ctx, work.options) : null,
       });
       work.document = read.document;
       work.drafted = read.summary;
@@ -275,9 +289,9 @@ function storeVectors(ctx: DocumentDeps, file: Pick<FileRow, "id" | "org_id">, s
 /** Every document goes through these, in this order. */
 export const DOCUMENT_STAGES: Stage<DocumentWork>[] = [extractionStage, summaryStage, chunksStage, embeddingsStage];
 
-export async function runDocumentPipeline(ctx: DocumentDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runDocumentPipeline(ctx: DocumentDeps, options: DocumentPipelineOptions, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;
-  const work: DocumentWork = { ctx, job, file, outcomes: {}, signal: job.signal, document: null, chunks: [], exactTokens: false, drafted: null, summary: null, embeddingJobId: null };
+  const work: DocumentWork = { ctx, options, job, file, outcomes: {}, signal: job.signal, document: null, chunks: [], exactTokens: false, drafted: null, summary: null, embeddingJobId: null };
   await runStages(work, DOCUMENT_STAGES);
   const doc = work.document!;
   const failedPages = doc.pages.filter((p) => p.status === "failed");

@@ -3,11 +3,12 @@ import type { DocumentDeps } from "./deps.ts";
 import type { MediaKind } from "../kinds/media-kind.ts";
 import { DOCUMENT_DETAIL_FIELDS, DOCUMENT_FIELDS } from "../files/file-shapes.ts";
 import { DOCUMENT_CONTENT } from "./document-content.ts";
-import { runDocumentPipeline } from "./document-pipeline.ts";
+import { runDocumentPipeline, documentPipelineOptions } from "./document-pipeline.ts";
 import { documentDetailFields, documentFields } from "./document-views.ts";
 import { removePageImages } from "./page-images.ts";
 
 export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
+  const options = documentPipelineOptions(ctx.config);
   return {
     type: "document",
     content: DOCUMENT_CONTENT,
@@ -15,7 +16,7 @@ export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
       produces: { thumbnails: false, analysis: true },
       // Small text is read on a thread and PDFs wait their turn for the reader process: mostly waiting.
       concurrency: 4,
-      run: (job, file) => runDocumentPipeline(ctx, job, file),
+      run: (job, file) => runDocumentPipeline(ctx, options, job, file),
     },
     view: {
       summaryFields: DOCUMENT_FIELDS,

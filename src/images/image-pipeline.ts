@@ -5,6 +5,7 @@
  * them; an image that cannot be decoded stops there and fails for good. OCR, embedding, objects,
  * description, custom schema and compliance each succeed or fail on their own.
  */
+import type { Config } from "../config.ts";
 import sharp from "sharp";
 import { replaceDescriptions, type DescriptionItem } from "../processing/descriptions.ts";
 import type { ImageDeps } from "./deps.ts";
@@ -35,7 +36,18 @@ import { storeFaces } from "../people/people.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
+/** What the image pipeline takes from the settings, read once when the kind (or the variants queue) is built. */
+export interface ImagePipelineOptions {
+  /** MEDIABOX_IMAGE_MAX_PIXELS: larger images are refused as decompression bombs. */
+  maxPixels: number;
+}
+
+export function imagePipelineOptions(config: Pick<Config, "imageMaxPixels">): ImagePipelineOptions {
+  return { maxPixels: config.imageMaxPixels };
+}
+
 interface ImageWork extends FileWork<ImageDeps> {
+  options: ImagePipelineOptions;
   original: Buffer;
   rendered: RenderedImage | null;
   ocr: OcrResult | null;
@@ -53,8 +65,8 @@ async function readOriginal(ctx: ImageDeps, file: FileRow): Promise<Buffer> {
   return bytes;
 }
 
-async function startWork(ctx: ImageDeps, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
-  return { ctx, job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
+async function startWork(ctx: ImageDeps, options: ImagePipelineOptions, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
+  return { ctx, options, job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
 }
 
 const rendered = (work: ImageWork): RenderedImage => {
@@ -74,7 +86,7 @@ async function generateVariants(work: ImageWork): Promise<void> {
   ctx.files.variantsStarted(file.id);
   let image: RenderedImage;
   try {
-    image = await renderImage(work.original, { maxPixels: ctx.config.imageMaxPixels });
+    image = await renderImage(work.original, { maxPixels: work.options.maxPixels });
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
     ctx.files.variantsFailed(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
@@ -316,9 +328,9 @@ const complianceStage: Stage<ImageWork> = {
 /** Every image goes through these, in this order. */
 export const IMAGE_STAGES: Stage<ImageWork>[] = [variantsStage, ocrStage, embeddingStage, duplicatesStage, objectsStage, facesStage, descriptionStage, customSchemaStage, complianceStage];
 
-export async function runImagePipeline(ctx: ImageDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runImagePipeline(ctx: ImageDeps, options: ImagePipelineOptions, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const fileId = file.id;
-  const work = await startWork(ctx, job, file);
+  const work = await startWork(ctx, options, job, file);
   const outcomes = await runStages(work, IMAGE_STAGES);
   const final = ctx.files.byId(fileId);
   const summary = {
@@ -338,12 +350,13 @@ export async function runImagePipeline(ctx: ImageDeps, job: JobContext<FileJobPa
 
 /** Re-renders an image's variants only (POST /files/{id}/trigger-variants). */
 export function imageVariantsQueue(ctx: ImageDeps): QueueDefinition<"image.variants"> {
+  const options = imagePipelineOptions(ctx.config);
   return fileJob(ctx, {
     name: "image.variants",
     concurrency: 1,
     timeoutMs: 10 * 60 * 1000,
     async handle(file, job) {
-      const work = await startWork(ctx, job, file);
+      const work = await startWork(ctx, options, job, file);
       await runStages(work, [variantsStage]);
       return [{ file_id: file.id, variant_status: "completed", variant_count: rendered(work).variants.length }];
     },

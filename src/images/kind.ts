@@ -4,10 +4,11 @@ import type { MediaKind } from "../kinds/media-kind.ts";
 import { IMAGE_DETAIL_FIELDS, IMAGE_FIELDS } from "../files/file-shapes.ts";
 import { removeFaces } from "../people/people.ts";
 import { IMAGE_CONTENT } from "./image-content.ts";
-import { runImagePipeline } from "./image-pipeline.ts";
+import { runImagePipeline, imagePipelineOptions } from "./image-pipeline.ts";
 import { cameraDetailFields, imageDetailFields, imageFields } from "./image-views.ts";
 
 export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
+  const options = imagePipelineOptions(ctx.config);
   return {
     type: "image",
     content: IMAGE_CONTENT,
@@ -15,7 +16,7 @@ export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
       produces: { thumbnails: true, analysis: true },
       // One a core: decoding and the models are CPU-bound, and a large photo holds hundreds of MB.
       concurrency: 2,
-      run: (job, file) => runImagePipeline(ctx, job, file),
+      run: (job, file) => runImagePipeline(ctx, options, job, file),
     },
     view: {
       summaryFields: IMAGE_FIELDS,

@@ -4,7 +4,7 @@ import type { Database } from "bun:sqlite";
 import type { ExportColumn, MediaKind } from "../kinds/media-kind.ts";
 import { LINK_FIELDS } from "../files/file-shapes.ts";
 import { crawlOf } from "./link-crawls.ts";
-import { runLinkPipeline } from "./link-pipeline.ts";
+import { runLinkPipeline, linkPipelineOptions } from "./link-pipeline.ts";
 import { linkFields } from "./link-views.ts";
 import { recrawlLink } from "./links.ts";
 
@@ -29,6 +29,7 @@ function linkExportColumns(db: Database): ExportColumn[] {
 }
 
 export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
+  const options = linkPipelineOptions(ctx.config);
   return {
     type: "link",
     // Saved by URL (POST /links), never uploaded.
@@ -37,7 +38,7 @@ export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
       produces: { thumbnails: false, analysis: true },
       // Mostly waiting for the network; politeness per host is the fetcher's.
       concurrency: 2,
-      run: (job, file) => runLinkPipeline(ctx, job, file),
+      run: (job, file) => runLinkPipeline(ctx, options, job, file),
     },
     exportColumns: linkExportColumns(ctx.db),
     // A link's summary and detail show the same fields.

@@ -6,6 +6,7 @@
  * other stages succeed or fail on their own: metadata, the stored icon, the readable text (chunks
  * and embeddings through the document machinery), the offline snapshot and the page's images.
  */
+import type { Config } from "../config.ts";
 import { isoAt } from "../clock.ts";
 import { crawled, crawlEnded, crawlOf, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
 import type { LinkDeps } from "./deps.ts";
@@ -36,7 +37,29 @@ export const LINK_MAX_ATTEMPTS = 3;
 
 export const AIR_GAPPED_REASON = "link fetching is turned off on this appliance (MEDIABOX_LINK_FETCH=off); the URL is stored, the page was not fetched";
 
+/** What the link pipeline takes from the settings, read once when the kind is built (linkPipelineOptions). */
+export interface LinkPipelineOptions {
+  /** MEDIABOX_LINK_FETCH: false on an air-gapped appliance (every crawl is blocked, saying why). */
+  fetch: boolean;
+  /** The fetch stage's budget: robots.txt and the page, each within MEDIABOX_LINK_TIMEOUT_SECONDS, and a turn per host. */
+  fetchBudgetMs: number;
+  /** MEDIABOX_LINK_MAX_IMAGES: page images stored as image files (0: none). */
+  maxImages: number;
+  /** The largest icon read (and image stored): MEDIABOX_LINK_MAX_IMAGE_BYTES, at most ICON_MAX_BYTES for icons. */
+  maxImageBytes: number;
+}
+
+export function linkPipelineOptions(config: Pick<Config, "linkFetch" | "linkTimeoutSeconds" | "linkMaxImages" | "linkMaxImageBytes">): LinkPipelineOptions {
+  return {
+    fetch: config.linkFetch,
+    fetchBudgetMs: 2 * config.linkTimeoutSeconds * 1000 + 60_000,
+    maxImages: config.linkMaxImages,
+    maxImageBytes: config.linkMaxImageBytes,
+  };
+}
+
 interface LinkWork extends FileWork<LinkDeps> {
+  options: LinkPipelineOptions;
   session: CrawlSession;
   page: FetchedPage | null;
   meta: PageMetadata | null;
@@ -52,11 +75,10 @@ const fetchStage: Stage<LinkWork> = {
   name: "fetch",
   required: true,
   weight: 4,
-  // robots.txt and the page, each within MEDIABOX_LINK_TIMEOUT_SECONDS, and a turn per host.
-  budgetMs: (work) => 2 * work.ctx.config.linkTimeoutSeconds * 1000 + 60_000,
+  budgetMs: (work) => work.options.fetchBudgetMs,
   async run(work) {
     const { ctx, file, job } = work;
-    if (!ctx.config.linkFetch) {
+    if (!work.options.fetch) {
       crawlEnded(ctx, file.id, "blocked", AIR_GAPPED_REASON);
       throw new PermanentJobError(AIR_GAPPED_REASON);
     }
@@ -94,7 +116,7 @@ const metadataStage: Stage<LinkWork> = {
   async run(work) {
     const { ctx, file } = work;
     const page = work.page!;
-    const read = await readPageMetadata(page.text, page.finalUrl, Math.min(ICON_MAX_BYTES, ctx.config.linkMaxImageBytes), { signal: work.signal });
+    const read = await readPageMetadata(page.text, page.finalUrl, Math.min(ICON_MAX_BYTES, work.options.maxImageBytes), { signal: work.signal });
     const meta = read.metadata;
     work.meta = meta;
     work.inlineIcons = read.inlineIcons;
@@ -129,7 +151,7 @@ const faviconStage: Stage<LinkWork> = {
     const { ctx, file } = work;
     const declared = work.meta!.iconCandidates.filter((c) => c.rel !== "fallback");
     const fallback = work.meta!.iconCandidates.filter((c) => c.rel === "fallback");
-    const maxBytes = Math.min(ICON_MAX_BYTES, ctx.config.linkMaxImageBytes);
+    const maxBytes = Math.min(ICON_MAX_BYTES, work.options.maxImageBytes);
     const failures: string[] = [];
     const tryFetch = async (url: string) => {
       try {
@@ -201,11 +223,11 @@ const snapshotStage: Stage<LinkWork> = {
 const imagesStage: Stage<LinkWork> = {
   name: "images",
   weight: 3,
-  appliesTo: ({ file, meta, ctx }) =>
-    !crawlOf(ctx.db, file.id)?.extractImages ? "extract_images is false" : ctx.config.linkMaxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
+  appliesTo: ({ file, meta, ctx, options }) =>
+    !crawlOf(ctx.db, file.id)?.extractImages ? "extract_images is false" : options.maxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
   async run(work, progress) {
     const { ctx, file } = work;
-    const candidates = work.meta!.imageCandidates.slice(0, ctx.config.linkMaxImages);
+    const candidates = work.meta!.imageCandidates.slice(0, work.options.maxImages);
     const fetched: { url: string; bytes: Uint8Array }[] = [];
     const failures: string[] = [];
     for (const [i, candidate] of candidates.entries()) {
@@ -234,9 +256,9 @@ function snapshotMeta(meta: PageMetadata | null) {
 /** Every link goes through these, in this order. */
 export const LINK_STAGES: Stage<LinkWork>[] = [fetchStage, metadataStage, faviconStage, textStage, snapshotStage, imagesStage];
 
-export async function runLinkPipeline(ctx: LinkDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+export async function runLinkPipeline(ctx: LinkDeps, options: LinkPipelineOptions, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
   const work: LinkWork = {
-    ctx, job, file, outcomes: {}, signal: job.signal, session: null!,
+    ctx, options, job, file, outcomes: {}, signal: job.signal, session: null!,
     page: null, meta: null, inlineIcons: [], article: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },
   };
   // Each fetch is cancelled by the stage that asked for it (its budget) or the job.

@@ -7,7 +7,7 @@ import { cameraDetailFields } from "../images/image-views.ts";
 import { removeKeyframes } from "./keyframe-store.ts";
 import { VIDEO_CONTENT } from "./video-content.ts";
 import { videoFactsOf } from "./video-facts.ts";
-import { runVideoPipeline } from "./video-pipeline.ts";
+import { runVideoPipeline, videoPipelineOptions } from "./video-pipeline.ts";
 import { videoDetailFields, videoFields } from "./video-views.ts";
 
 /** Columns of POST /files/export: the probe's facts (a primary-key read per cell). */
@@ -22,13 +22,14 @@ function videoExportColumns(db: Database): ExportColumn[] {
 }
 
 export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
+  const options = videoPipelineOptions(ctx.config);
   return {
     type: "video",
     content: VIDEO_CONTENT,
     pipeline: {
       produces: { thumbnails: true, analysis: true },
       concurrency: 2,
-      run: (job, file) => runVideoPipeline(ctx, job, file),
+      run: (job, file) => runVideoPipeline(ctx, options, job, file),
     },
     view: {
       summaryFields: VIDEO_FIELDS,

@@ -8,6 +8,7 @@
  * limits is probed and kept, not analysed. The two AI-description credits reserved at upload
  * are given back when no description is made.
  */
+import type { Config } from "../config.ts";
 import { storeVideoFacts } from "./video-facts.ts";
 import sharp from "sharp";
 import type { VideoDeps } from "./deps.ts";
@@ -37,7 +38,34 @@ import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL,
 /** Detectors look at this many keyframes at most, spread over the video (each costs ~250 ms). */
 const ANALYSED_FRAMES = 12;
 
+/** What the video pipeline takes from the settings, read once when the kind is built (videoPipelineOptions). */
+export interface VideoPipelineOptions {
+  /** MEDIABOX_VIDEO_MAX_DURATION_SECONDS: longer videos are probed and kept, not analysed. */
+  maxDurationSeconds: number;
+  /** MEDIABOX_VIDEO_MAX_MB: larger videos are probed and kept, not analysed. */
+  maxMb: number;
+  /** MEDIABOX_VIDEO_MAX_KEYFRAMES. */
+  maxKeyframes: number;
+  /** The keyframes stage's budget: its ffmpeg runs each have MEDIABOX_VIDEO_TIMEOUT_SECONDS; sampling and the poster take two. */
+  keyframesBudgetMs: number;
+  /** MEDIABOX_IMAGE_MAX_PIXELS, for the poster's variants. */
+  maxPixels: number;
+}
+
+export function videoPipelineOptions(
+  config: Pick<Config, "videoMaxDurationSeconds" | "videoMaxMb" | "videoMaxKeyframes" | "videoTimeoutSeconds" | "imageMaxPixels">,
+): VideoPipelineOptions {
+  return {
+    maxDurationSeconds: config.videoMaxDurationSeconds,
+    maxMb: config.videoMaxMb,
+    maxKeyframes: config.videoMaxKeyframes,
+    keyframesBudgetMs: 2 * config.videoTimeoutSeconds * 1000 + 60_000,
+    maxPixels: config.imageMaxPixels,
+  };
+}
+
 interface VideoWork extends FileWork<VideoDeps> {
+  options: VideoPipelineOptions;
   source: ObjectOnDisk | null;
   probe: VideoProbe | null;
   /** Why the video is not analysed beyond its probe (a configured limit), or null. */
@@ -105,11 +133,11 @@ const probeStage: Stage<VideoWork> = {
       });
     })();
     await storeCameraFacts(ctx.db, file.org_id, file.id, camera);
-    const { videoMaxDurationSeconds, videoMaxMb } = ctx.config;
-    if (probe.durationSeconds !== null && probe.durationSeconds > videoMaxDurationSeconds) {
-      work.overLimit = `the video is ${Math.round(probe.durationSeconds)} s long; videos over ${videoMaxDurationSeconds} s are stored but not analysed (MEDIABOX_VIDEO_MAX_DURATION_SECONDS)`;
-    } else if (file.size_bytes > videoMaxMb * MB) {
-      work.overLimit = `the video is ${Math.round(file.size_bytes / MB)} MB; videos over ${videoMaxMb} MB are stored but not analysed (MEDIABOX_VIDEO_MAX_MB)`;
+    const { maxDurationSeconds, maxMb } = work.options;
+    if (probe.durationSeconds !== null && probe.durationSeconds > maxDurationSeconds) {
+      work.overLimit = `the video is ${Math.round(probe.durationSeconds)} s long; videos over ${maxDurationSeconds} s are stored but not analysed (MEDIABOX_VIDEO_MAX_DURATION_SECONDS)`;
+    } else if (file.size_bytes > maxMb * MB) {
+      work.overLimit = `the video is ${Math.round(file.size_bytes / MB)} MB; videos over ${maxMb} MB are stored but not analysed (MEDIABOX_VIDEO_MAX_MB)`;
     }
   },
 };
@@ -121,15 +149,14 @@ const keyframesStage: Stage<VideoWork> = {
   name: "keyframes",
   required: true,
   weight: 3,
-  // Its ffmpeg runs each have MEDIABOX_VIDEO_TIMEOUT_SECONDS; sampling and the poster take two.
-  budgetMs: (work) => 2 * work.ctx.config.videoTimeoutSeconds * 1000 + 60_000,
+  budgetMs: (work) => work.options.keyframesBudgetMs,
   appliesTo: withinLimits,
   async run(work) {
     const { ctx, file } = work;
     const probe = probed(work);
     let result: Awaited<ReturnType<typeof keyframesAndPoster>>;
     try {
-      result = await keyframesAndPoster(await tools(work), work.source!.path, probe, { maxFrames: ctx.config.videoMaxKeyframes, signal: work.signal });
+      result = await keyframesAndPoster(await tools(work), work.source!.path, probe, { maxFrames: work.options.maxKeyframes, signal: work.signal });
     } catch (err) {
       throw asJobError(err);
     }
@@ -141,7 +168,7 @@ const keyframesStage: Stage<VideoWork> = {
     // Past this point the work needs the frames only.
     work.source?.release();
     const poster = result.poster ?? { ...result.frames[0]!, index: 0 };
-    const image = await renderImage(poster.jpeg, { maxPixels: ctx.config.imageMaxPixels });
+    const image = await renderImage(poster.jpeg, { maxPixels: work.options.maxPixels });
     await storeVariants(ctx, file, image.variants);
     ctx.files.posterRendered(file.id, { count: image.variants.length, blurHash: image.blurHash });
   },
@@ -304,8 +331,8 @@ function settleCredits(ctx: VideoDeps, fileId: string): void {
   })();
 }
 
-export async function runVideoPipeline(ctx: VideoDeps, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
-  const work: VideoWork = { ctx, job, file, outcomes: {}, signal: job.signal, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [], framesRead: 0 };
+export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOptions, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
+  const work: VideoWork = { ctx, options, job, file, outcomes: {}, signal: job.signal, source: null, probe: null, overLimit: null, frames: [], stored: [], findings: [], framesRead: 0 };
   try {
     await runStages(work, VIDEO_STAGES);
   } catch (err) {

@@ -165,7 +165,12 @@ function sqliteSchema(db: Database): Schema {
     const columns = db.query<{ name: string; type: string; notnull: number; pk: number }, []>(`SELECT * FROM pragma_table_info('${name}')`).all();
     // An FTS5 table's rowid is implicit; its PostgreSQL table names it.
     const described = columns.map((c) => `${c.name} ${SQLITE_TYPES[c.type.toUpperCase()] ?? c.type}${c.notnull || c.pk ? " not null" : ""}`);
-    schema[name] = virtual.has(name) ? ["rowid bigint not null", ...described].sort() : described.sort();
+    // Every table but a WITHOUT ROWID one, or one whose INTEGER PRIMARY KEY is its rowid, has an
+    // implicit rowid; its PostgreSQL table names it.
+    const keys = columns.filter((c) => c.pk > 0);
+    const rowidAlias = keys.length === 1 && keys[0]!.type.toUpperCase() === "INTEGER";
+    const hasRowid = virtual.has(name) || (!/\)\s*WITHOUT ROWID\s*$/i.test(sql) && !rowidAlias);
+    schema[name] = hasRowid ? ["rowid bigint not null", ...described].sort() : described.sort();
   }
   return schema;
 }

@@ -4,7 +4,7 @@
  *
  * Translated mechanically: INTEGER -> BIGINT (milliseconds since the epoch overflow int4),
  * AUTOINCREMENT keys -> identity columns, REAL -> DOUBLE PRECISION, BLOB -> BYTEA, WITHOUT ROWID
- * dropped, ifnull -> coalesce, `INSERT OR IGNORE` -> `ON CONFLICT DO NOTHING`, `json_each(x)` ->
+ * dropped, SQLite's implicit rowid -> an identity column, ifnull -> coalesce, `INSERT OR IGNORE` -> `ON CONFLICT DO NOTHING`, `json_each(x)` ->
  * jsonb_array_elements_text, `expr COLLATE NOCASE` in an index -> `lower(expr)`, triggers -> a
  * PL/pgSQL function and a row trigger, FTS5 tables -> a plain table keyed by `rowid` with a GIN
  * index over its text (stemmed, 'english', where the FTS5 table stems). SQLite-only statements
@@ -98,6 +98,19 @@ END $$;
 CREATE TRIGGER ${name} ${event} FOR EACH ROW EXECUTE FUNCTION ${name}_fn()`;
 }
 
+/**
+ * SQLite gives every table but a WITHOUT ROWID one an implicit `rowid` in insertion order, which
+ * queries use to break ties (`ORDER BY created_at DESC, rowid DESC`); PostgreSQL's table gets it
+ * as an identity column, so those queries mean the same on both. A table whose INTEGER PRIMARY KEY
+ * is its rowid (an alias in SQLite) keeps just its key.
+ */
+function withRowid(translated: string, original: string): string {
+  const create = /^CREATE TABLE (?:IF NOT EXISTS )?\w+\s*\(/i.exec(translated);
+  if (!create || /\)\s*WITHOUT ROWID\s*$/i.test(original) || /\bINTEGER PRIMARY KEY\b/i.test(original)) return translated;
+  const at = create[0].length;
+  return `${translated.slice(0, at)}\n  rowid BIGINT GENERATED ALWAYS AS IDENTITY,${translated.slice(at)}`;
+}
+
 /** Column types and SQLite-only spellings inside one statement. */
 function translateExpressions(sql: string): string {
   let out = sql
@@ -157,7 +170,7 @@ CREATE INDEX ${table}_search ON ${table} USING gin (to_tsvector('${stemmed ? "en
     return `DROP TRIGGER ${dropTrigger[1]} ON ${table}`;
   }
 
-  const out = translateExpressions(statement.trim());
+  const out = withRowid(translateExpressions(statement.trim()), statement);
   const sqliteOnly = /\b(VIRTUAL TABLE|PRAGMA|INSERT OR|REPLACE INTO|AUTOINCREMENT|WITHOUT ROWID|COLLATE NOCASE|json_extract|strftime|unixepoch|datetime(?=\()|vec0)\b/i.exec(out);
   if (sqliteOnly) {
     throw new Error(`migration ${version}: no PostgreSQL form for "${sqliteOnly[0]}" in: ${collapse(statement).slice(0, 200)} (add one to OVERRIDES in src/db/postgres-migrations.ts)`);

@@ -241,6 +241,31 @@ describe.each(engines)("jobs on $name", ({ store }) => {
     expect(await db.one("SELECT 1 FROM upload_events WHERE message = 'late'")).toBeNull();
   });
 
+  test("the job resource: an organization's jobs newest first (same-millisecond ties in insertion order), filtered, with their file; cancel; other organizations see nothing", async () => {
+    const db = store(0);
+    const at = Date.now() + 3_600_000; // not due: nothing runs them
+    for (const org of ["org-1", "org-2"]) {
+      await db.client.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, 'STARTER', 'x') ON CONFLICT DO NOTHING", [org, org, org]);
+    }
+    const ids: string[] = [];
+    for (const [i, queue] of (["t.a", "t.b", "t.a", "t.a"] as const).entries()) {
+      ids.push((await db.enqueue({ queue, orgId: "org-1", payload: { fileId: `file-${i}` }, runAt: at }, at)).id);
+    }
+    await db.enqueue({ queue: "t.a", orgId: "org-2", payload: {}, runAt: at }, at);
+    const all = await db.listForOrg("org-1", {}, 10, 0);
+    expect(all.total).toBe(4);
+    expect(all.rows.map((r) => [r.job_id, r.file_id])).toEqual([...ids.map((id, i) => [id, `file-${i}`])].reverse());
+    const paged = await db.listForOrg("org-1", { queue: "t.a" }, 2, 1);
+    expect([paged.total, paged.rows.map((r) => r.job_id)]).toEqual([3, [ids[2]!, ids[0]!]]);
+    expect((await db.viewForOrg("org-1", ids[1]!)).type).toBe("t.b");
+    await expect(db.viewForOrg("org-2", ids[1]!)).rejects.toThrow(/not found/);
+    // A pending job is cancelled at once; again, or from another organization, is refused.
+    expect((await db.cancel("org-1", ids[0]!, Date.now())).status).toBe("cancelled");
+    await expect(db.cancel("org-1", ids[0]!, Date.now())).rejects.toThrow(/already cancelled/);
+    await expect(db.cancel("org-2", ids[1]!, Date.now())).rejects.toThrow(/not found/);
+    expect((await db.listForOrg("org-1", { status: "cancelled" }, 10, 0)).rows.map((r) => r.job_id)).toEqual([ids[0]!]);
+  });
+
   test("at start the leases of dead processes on this host are released; a job abandoned on its final attempt fails", async () => {
     const exited = Bun.spawn(["true"]);
     await exited.exited;

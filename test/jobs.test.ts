@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { ManualClock, systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
-import { cancelJob, enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
+import { enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
 import { sqliteJobStore } from "../src/jobs/job-store.ts";
 import { BackgroundWork } from "../src/jobs/background-work.ts";
@@ -57,6 +57,8 @@ describe("job runner", () => {
   let dir: string;
   let db: Database;
   const runners: JobRunner[] = [];
+  /** Cancels through the job table as the job resource does (no runner of this process involved). */
+  const cancelJob = (orgId: string, id: string) => sqliteJobStore(db, new GroupCommit(db)).cancel(orgId, id, Date.now());
 
   function runner(queues: QueueDefinition<any>[], options: { leaseMs?: number; workerId?: string } = {}): JobRunner {
     const r = new JobRunner(sqliteJobStore(db, new GroupCommit(db)), systemClock, log, { leaseMs: options.leaseMs ?? 2_000, pollMs: 20, ...(options.workerId ? { workerId: options.workerId } : {}) });
@@ -254,14 +256,14 @@ describe("job runner", () => {
     const org = insertOrg(db);
     let ran = false;
     const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
-    const view = cancelJob(db, systemClock, org, id);
+    const view = await cancelJob(org, id);
     expect(view.status).toBe("cancelled");
     const r = runner([{ name: "t.cancel-pending", concurrency: 1, handler: async (ctx) => void (ran ||= !isSentinel(ctx.payload)) }]);
     r.start();
     await caughtUp(db, "t.cancel-pending");
     expect(ran).toBe(false);
     expect(getJobRow(db, id)!.status).toBe("cancelled");
-    expect(() => cancelJob(db, systemClock, org, id)).toThrow(/already cancelled/);
+    await expect(cancelJob(org, id)).rejects.toThrow(/already cancelled/);
   });
 
   test("cancelling a running job aborts its handler and ends it cancelled without retry", async () => {
@@ -283,7 +285,7 @@ describe("job runner", () => {
     r.start();
     const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-running", orgId: org });
     await until(() => getJobRow(db, id)!.progress === 10, "job to start");
-    const view = cancelJob(db, systemClock, org, id);
+    const view = await cancelJob(org, id);
     expect(view.status).toBe("processing");
     const row = await waitForStatus(db, id, "cancelled");
     expect(aborted).toBe(true);
@@ -298,8 +300,8 @@ describe("job runner", () => {
     r.start();
     const { id } = enqueueJob(db, systemClock, { queue: "t.finished", orgId: org });
     await waitForStatus(db, id, "completed");
-    expect(() => cancelJob(db, systemClock, other, id)).toThrow(/not found/);
-    expect(() => cancelJob(db, systemClock, org, id)).toThrow(/already completed/);
+    await expect(cancelJob(other, id)).rejects.toThrow(/not found/);
+    await expect(cancelJob(org, id)).rejects.toThrow(/already completed/);
   });
 
   test("an attempt that exceeds timeoutMs is aborted and retried, then fails", async () => {

@@ -294,13 +294,13 @@ function markCancelled(ctx: CloudDeps, row: CloudJobRow): void {
 }
 
 /** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
-export function cancelCloudJob(ctx: CloudDeps, orgId: string, id: string) {
+export async function cancelCloudJob(ctx: CloudDeps, orgId: string, id: string) {
   const row = jobRow(ctx, orgId, id);
   if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
   markCancelled(ctx, row);
   if (row.runner_job_id) {
     try {
-      ctx.jobs.cancel(orgId, row.runner_job_id);
+      await ctx.jobs.cancel(orgId, row.runner_job_id);
     } catch (err) {
       // Already finished: the job saw nothing left to do.
       if (!(err instanceof ApiError)) throw err;

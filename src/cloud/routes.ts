@@ -258,7 +258,7 @@ export function cloudRoutes(ctx: CloudDeps) {
       response: { 200: t.Object({ job: CloudJob }), ...CloudErrors },
       detail: { summary: "A cloud import or export job" },
     })
-    .post("/cloud-storage/jobs/:job_id/cancel", ({ principal, params }) => ({ job: cancelCloudJob(ctx, principal.orgId, params.job_id) }), {
+    .post("/cloud-storage/jobs/:job_id/cancel", async ({ principal, params }) => ({ job: await cancelCloudJob(ctx, principal.orgId, params.job_id) }), {
       permission: "edit",
       params: JobParams,
       response: { 200: t.Object({ job: CloudJob }), ...CloudErrors },

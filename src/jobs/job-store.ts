@@ -18,7 +18,8 @@ import type { GroupCommit } from "../db/group-commit.ts";
 import type { SqlClient, Subscription } from "../db/sql-client.ts";
 import { SqliteClient } from "../db/sqlite-client.ts";
 import type { QueueName } from "./catalogue.ts";
-import { DEFAULT_MAX_ATTEMPTS, getJobRow, type EnqueueOptions, type JobRow } from "./queue.ts";
+import { ApiError } from "../errors.ts";
+import { DEFAULT_MAX_ATTEMPTS, getJobRow, TERMINAL_STATUSES, toJobView, type EnqueueOptions, type JobListFilter, type JobRow, type JobView, type ListedJob } from "./queue.ts";
 
 export const NEW_JOBS_CHANNEL = "mediabox_jobs";
 
@@ -67,6 +68,47 @@ export class JobStore {
 
   get(id: string): Promise<JobRow | null> {
     return this.client.one<JobRow>("SELECT * FROM jobs WHERE id = ?", [id]);
+  }
+
+  /** A job of the organization, or 404: another tenant's job is indistinguishable from a missing one. */
+  async viewForOrg(orgId: string, id: string): Promise<JobView> {
+    const row = await this.client.one<JobRow>("SELECT * FROM jobs WHERE id = ? AND org_id = ?", [id, orgId]);
+    if (!row) throw new ApiError("JOB_NOT_FOUND", `job ${id} not found`);
+    return toJobView(row);
+  }
+
+  /** The organization's jobs, newest first (finished jobs stay 14 days; see ops/maintenance.ts). */
+  async listForOrg(orgId: string, filter: JobListFilter, limit: number, offset: number): Promise<{ rows: ListedJob[]; total: number }> {
+    const where = ["org_id = ?"];
+    const args: (string | number)[] = [orgId];
+    if (filter.status) (where.push("status = ?"), args.push(filter.status));
+    if (filter.queue) (where.push("queue = ?"), args.push(filter.queue));
+    const clause = where.join(" AND ");
+    const total = (await this.client.one<{ n: number }>(`SELECT count(*) AS n FROM jobs WHERE ${clause}`, args))!.n;
+    const rows = await this.client.all<JobRow & { file_id: string | null }>(
+      `SELECT *, ${this.client.dialect.jsonText("payload", "fileId")} AS file_id FROM jobs WHERE ${clause}
+       ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+      [...args, limit, offset],
+    );
+    return { rows: rows.map((row) => ({ ...toJobView(row), file_id: row.file_id ?? null })), total };
+  }
+
+  /**
+   * Cancels a job: a pending job is cancelled at once; a running job is asked to stop and becomes
+   * `cancelled` when its handler yields (runners poll the flag with every heartbeat;
+   * `JobRunner.cancel` also stops it at once when it runs in this process).
+   */
+  cancel(orgId: string, id: string, now: number): Promise<JobView> {
+    const at = isoAt(now);
+    return this.client.transaction(async (tx) => {
+      const row = await tx.one<JobRow>(`SELECT * FROM jobs WHERE id = ? AND org_id = ? ${tx.dialect.forUpdate}`, [id, orgId]);
+      if (!row) throw new ApiError("JOB_NOT_FOUND", `job ${id} not found`);
+      if (TERMINAL_STATUSES.has(row.status)) throw new ApiError("JOB_FINISHED", `job ${id} is already ${row.status}`);
+      const updated = row.status === "pending"
+        ? await tx.one<JobRow>("UPDATE jobs SET status = 'cancelled', finished_at = ?, updated_at = ?, error = 'cancelled by request' WHERE id = ? RETURNING *", [at, at, id])
+        : await tx.one<JobRow>("UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ? RETURNING *", [at, id]);
+      return toJobView(updated!);
+    });
   }
 
   /** Calls `onQueue` with the queue of every job enqueued from now on, by any process. */

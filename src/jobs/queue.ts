@@ -7,7 +7,6 @@
 import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
-import { ApiError } from "../errors.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 
 export const JOB_STATUSES = ["pending", "processing", "completed", "failed", "cancelled"] as const;
@@ -115,13 +114,6 @@ export function getJobRow(db: Database, id: string): JobRow | null {
   return db.query<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?").get(id);
 }
 
-/** A job of the organization, or 404: another tenant's job is indistinguishable from a missing one. */
-export function getJobForOrg(db: Database, orgId: string, id: string): JobView {
-  const row = db.query<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND org_id = ?").get(id, orgId);
-  if (!row) throw new ApiError("JOB_NOT_FOUND", `job ${id} not found`);
-  return toJobView(row);
-}
-
 /** A job in the organization's list: the job plus the file it works on, when it works on one. */
 export interface ListedJob extends JobView {
   file_id: string | null;
@@ -130,22 +122,6 @@ export interface ListedJob extends JobView {
 export interface JobListFilter {
   status?: JobStatus;
   queue?: string;
-}
-
-/** The organization's jobs, newest first (finished jobs stay 14 days; see ops/maintenance.ts). */
-export function listJobsForOrg(db: Database, orgId: string, filter: JobListFilter, limit: number, offset: number): { rows: ListedJob[]; total: number } {
-  const where = ["org_id = ?"];
-  const args: (string | number)[] = [orgId];
-  if (filter.status) (where.push("status = ?"), args.push(filter.status));
-  if (filter.queue) (where.push("queue = ?"), args.push(filter.queue));
-  const clause = where.join(" AND ");
-  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM jobs WHERE ${clause}`).get(...args)!.n;
-  const rows = db
-    .query<JobRow & { file_id: string | null }, (string | number)[]>(
-      `SELECT *, json_extract(payload, '$.fileId') AS file_id FROM jobs WHERE ${clause} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
-    )
-    .all(...args, limit, offset);
-  return { rows: rows.map((row) => ({ ...toJobView(row), file_id: row.file_id ?? null })), total };
 }
 
 export function toJobView(row: JobRow): JobView {
@@ -163,31 +139,6 @@ export function toJobView(row: JobRow): JobView {
     finished_at: row.finished_at,
     updated_at: row.updated_at,
   };
-}
-
-/**
- * Cancels a job: a pending job is cancelled at once; a running job is asked to stop and becomes
- * `cancelled` when its handler yields (runners poll the flag with every heartbeat;
- * `JobRunner.cancel` also stops it at once when it runs in this process).
- */
-export function cancelJob(db: Database, clock: Clock, orgId: string, id: string): JobView {
-  const now = isoAt(clock.now());
-  return db.transaction(() => {
-    const row = db.query<JobRow, [string, string]>("SELECT * FROM jobs WHERE id = ? AND org_id = ?").get(id, orgId);
-    if (!row) throw new ApiError("JOB_NOT_FOUND", `job ${id} not found`);
-    if (TERMINAL_STATUSES.has(row.status)) {
-      throw new ApiError("JOB_FINISHED", `job ${id} is already ${row.status}`);
-    }
-    if (row.status === "pending") {
-      db.query(
-        `UPDATE jobs SET status = 'cancelled', finished_at = ?, updated_at = ?, error = 'cancelled by request'
-         WHERE id = ?`,
-      ).run(now, now, id);
-    } else {
-      db.query("UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ?").run(now, id);
-    }
-    return toJobView(getJobRow(db, id)!);
-  }).immediate();
 }
 
 /** Deletes jobs that finished more than `retentionMs` ago; returns how many. */

@@ -1,9 +1,8 @@
 /** HTTP binding of the generic job resource: `GET /job/{job_id}` (spec), the organization's job list and cancellation (extensions). */
 import { Elysia, t } from "elysia";
-import type { Database } from "bun:sqlite";
 import { permissions } from "../http/permissions.ts";
 import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum, Page, page, pageQuery } from "../http/shapes.ts";
-import { getJobForOrg, JOB_STATUSES, listJobsForOrg } from "./queue.ts";
+import { JOB_STATUSES } from "./queue.ts";
 import type { JobRunner } from "./runner.ts";
 
 export const JobSchema = t.Object(
@@ -30,13 +29,13 @@ const ListedJobSchema = t.Composite([JobSchema, t.Object({ file_id: t.Union([t.S
   title: "ListedJob",
 });
 
-export function jobRoutes(ctx: { db: Database; jobs: JobRunner }) {
+export function jobRoutes(ctx: { jobs: JobRunner }) {
   return new Elysia({ tags: ["Jobs"] })
     .use(permissions)
     .get(
       "/jobs",
-      ({ principal, query }) => {
-        const { rows, total } = listJobsForOrg(ctx.db, principal.orgId, { status: query.status, queue: query.type }, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { rows, total } = await ctx.jobs.store.listForOrg(principal.orgId, { status: query.status, queue: query.type }, query.limit, query.offset);
         return page(rows, total, query.limit, query.offset);
       },
       {
@@ -54,7 +53,7 @@ export function jobRoutes(ctx: { db: Database; jobs: JobRunner }) {
         },
       },
     )
-    .get("/job/:job_id", ({ principal, params }) => getJobForOrg(ctx.db, principal.orgId, params.job_id), {
+    .get("/job/:job_id", ({ principal, params }) => ctx.jobs.store.viewForOrg(principal.orgId, params.job_id), {
       permission: "view",
       params: jobParams,
       response: { 200: JobSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },

@@ -17,7 +17,7 @@
 import { hostname } from "node:os";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { cancelJob, enqueueJob, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
+import { enqueueJob, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 import { errorMessage, forTenants } from "../errors.ts";
 import type { SqlClient, Subscription } from "../db/sql-client.ts";
@@ -133,7 +133,8 @@ export class JobRunner {
   private subscription: Promise<Subscription | null> | null = null;
 
   constructor(
-    private readonly store: JobStore,
+    /** The job table (the job resource reads it through here). */
+    readonly store: JobStore,
     private readonly clock: Clock,
     private readonly log: Logger,
     private readonly options: RunnerOptions,
@@ -239,15 +240,15 @@ export class JobRunner {
   }
 
   /** Cancels a job of the organization; one running here stops at once rather than at its next heartbeat. */
-  cancel(orgId: string, id: string): JobView {
-    const view = cancelJob(this.localWrites().db, this.clock, orgId, id);
+  async cancel(orgId: string, id: string): Promise<JobView> {
+    const view = await this.store.cancel(orgId, id, this.clock.now());
     this.stopJob(id, "cancelled");
     return view;
   }
 
-  /** The SQLite handle that enqueueing inside a caller's transaction and cancelling still need. */
+  /** The SQLite handle that enqueueing inside a caller's SQLite transaction still needs. */
   private localWrites(): LocalWrites {
-    if (!this.store.local) throw new Error("this job store has no local SQLite handle: enqueue with submit(); cancelling through the port is not written yet (docs/scale-out.md)");
+    if (!this.store.local) throw new Error("this job store has no local SQLite handle: enqueue with submit() (docs/scale-out.md)");
     return this.store.local;
   }
 

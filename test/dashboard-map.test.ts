@@ -102,6 +102,9 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
       // Paris's three photos, a few kilometres apart, are circles of their own up close.
       await page.getByRole("button", { name: /^1 photo at 48\.8/ }).nth(2).waitFor({ timeout: 30_000 });
       await page.getByText("3 photos with a location in view").waitFor({ timeout: 30_000 });
+      // Up close the map is blank land: a scale bar and a note say how far and why.
+      expect(await page.getByLabel("Scale").textContent()).toMatch(/^(1|2|5)(0*) (m|km)$/);
+      await page.getByText("This offline map draws countries only").waitFor();
       await page.waitForLoadState("networkidle");
       await expectNoSidewaysScroll(page);
       await page.screenshot({ path: join(SHOTS, `map-paris-${width}.png`) });

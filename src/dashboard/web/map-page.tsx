@@ -58,6 +58,19 @@ function viewportBox(view: View, size: { width: number; height: number }): strin
 }
 
 
+/** The equator's length in metres (Web Mercator's sphere). */
+const EQUATOR_M = 40_075_016.686;
+
+/** A round distance (1, 2 or 5 × 10^n m) at most `maxPx` long at the view's centre, and its length in pixels. */
+export function scaleBar(view: View, maxPx = 120): { label: string; px: number } {
+  const [, latitude] = unproject(view.x, view.y);
+  const metresPerPx = (EQUATOR_M * Math.cos((latitude * Math.PI) / 180)) / (WORLD * 2 ** view.z);
+  const most = metresPerPx * maxPx;
+  const power = 10 ** Math.floor(Math.log10(most));
+  const metres = [5, 2, 1].map((m) => m * power).find((m) => m <= most) ?? power;
+  return { label: metres >= 1000 ? `${metres / 1000} km` : `${metres} m`, px: metres / metresPerPx };
+}
+
 function ClusterPhotos({ cluster, onZoom, onClose }: { cluster: Cluster; onZoom: () => void; onClose: () => void }) {
   const [w, s, e, n] = cluster.bbox;
   const list = usePagedList<Photo>(`/files?bbox=${[w, s, e, n].join(",")}&has_location=true&sort_by=content_created_at&sort_order=desc&visible_text_chars=0`, 48);
@@ -294,6 +307,12 @@ export function MapPage({ start }: { start: { latitude: number; longitude: numbe
           })}
         </svg>
         {view && view.z > 7 ? <p class="map-note">This offline map draws countries only: no streets or towns up close.</p> : null}
+        {view ? (
+          <div class="map-scale" aria-label="Scale">
+            <span style={{ width: `${scaleBar(view).px}px` }} />
+            {scaleBar(view).label}
+          </div>
+        ) : null}
       </div>
       <p class="hint attribution">Map: Natural Earth 1:110m (public domain), drawn here without a tile server. Place names: GeoNames (CC BY 4.0).</p>
       {located === 0 ? (

@@ -103,11 +103,21 @@ export async function startPostgres(binaries: PostgresBinaries): Promise<TestPos
     chownSync(dir, owner.uid, owner.gid);
   }
   const data = join(dir, "data");
-  const port = await freePort();
   const tool = (name: string) => join(binaries.bin, name);
   await runTool(owner !== null, [tool("initdb"), "-D", data, "-U", "mediabox", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync"]);
-  const options = [`-p ${port}`, "-h 127.0.0.1", `-k ${dir}`, "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=60"].join(" ");
-  await runTool(owner !== null, [tool("pg_ctl"), "-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"]);
+  // A port found free can be taken by another program before the server binds it: try another.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    const options = [`-p ${port}`, "-h 127.0.0.1", `-k ${dir}`, "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=60"].join(" ");
+    try {
+      await runTool(owner !== null, [tool("pg_ctl"), "-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"]);
+      break;
+    } catch (err) {
+      const log = existsSync(join(dir, "server.log")) ? readFileSync(join(dir, "server.log"), "utf8") : "";
+      if (attempt >= 3) throw new Error(`${(err as Error).message}\n${log}`);
+    }
+  }
   const urlOf = (database: string) => `postgres://mediabox@127.0.0.1:${port}/${database}`;
   const admin = new Bun.SQL(urlOf("postgres"), { max: 1 });
   await waitFor(async () => (await admin`SELECT 1 AS ok`)[0]?.ok === 1, { what: "PostgreSQL to accept connections", timeoutMs: 30_000 });

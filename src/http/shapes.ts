@@ -56,8 +56,22 @@ export function page<T>(items: T[], total: number, limit: number, offset: number
   return { items, total_count: total, limit, offset, has_more: offset + items.length < total };
 }
 
-/** Error responses every authenticated route can produce. */
-export const AUTH_ERRORS = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody } as const;
+/** Statuses every authenticated route can answer: no or a bad key (401), a missing permission (403), a rate limit (429). */
+const AUTH_STATUSES = [401, 403, 429] as const;
+
+type ErrorResponses<S extends number> = { [K in S]: typeof ErrorBody };
+
+/**
+ * The error responses of a route, each the JSON error envelope (`{detail, code}`): `statuses`,
+ * and the authentication ones unless the route is public (a signed download, the sign-in steps).
+ * `response: { 200: Thing, ...errorResponses([400, 404]) }`.
+ */
+export function errorResponses<const S extends number = never>(statuses: readonly S[]): ErrorResponses<S | (typeof AUTH_STATUSES)[number]>;
+export function errorResponses<const S extends number = never>(statuses: readonly S[], options: { public: true }): ErrorResponses<S>;
+export function errorResponses(statuses: readonly number[], options: { public?: boolean } = {}): ErrorResponses<number> {
+  const all = options.public ? statuses : [...statuses, ...AUTH_STATUSES];
+  return Object.fromEntries(all.map((status) => [status, ErrorBody]));
+}
 
 /** `schema | null`, keeping the schema's own validation message. */
 export const Nullable = <T extends TSchema>(schema: T) =>

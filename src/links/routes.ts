@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { LinkDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, UuidText } from "../http/shapes.ts";
+import { Nullable, UuidText, errorResponses } from "../http/shapes.ts";
 import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../files/file-fields.ts";
 import { fileShapes } from "../files/file-shapes.ts";
 import { crawlOf } from "./link-crawls.ts";
@@ -59,7 +59,7 @@ export function linkRoutes(ctx: LinkDeps) {
       {
         permission: "edit",
         body: LinkBody,
-        response: { 200: FileDetail, 201: FileDetail, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: FileDetail, 201: FileDetail, ...errorResponses([400, 404]) },
         detail: {
           summary: "Save a web page as a link file (extension)",
           description:
@@ -85,8 +85,7 @@ export function linkRoutes(ctx: LinkDeps) {
         }),
         response: {
           200: t.Object({ results: t.Array(BatchResult), created: t.Integer(), duplicates: t.Integer(), rejected: t.Integer() }),
-          400: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400]),
         },
         detail: {
           summary: "Save several web pages at once (extension)",
@@ -104,7 +103,7 @@ export function linkRoutes(ctx: LinkDeps) {
       {
         permission: "edit",
         params: FileParams,
-        response: { 200: t.Object({ id: t.String(), job_id: t.String(), crawl_status: t.String(), file: FileDetail }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: t.Object({ id: t.String(), job_id: t.String(), crawl_status: t.String(), file: FileDetail }), ...errorResponses([400, 404, 409]) },
         detail: {
           summary: "Crawl a link again (extension)",
           description: "Queues a new crawl of the saved URL; crawl_status goes back to pending. 409 CRAWL_IN_PROGRESS while a crawl is pending or running; 400 WRONG_MEDIA_TYPE for other files.",
@@ -130,7 +129,7 @@ export function linkRoutes(ctx: LinkDeps) {
       {
         permission: "view",
         params: FileParams,
-        response: { 200: t.String({ description: "The offline copy: text/html, inert (CSP default-src 'none' with sandbox, nosniff)" }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: t.String({ description: "The offline copy: text/html, inert (CSP default-src 'none' with sandbox, nosniff)" }), ...errorResponses([400, 404, 409]) },
         detail: {
           summary: "The link's offline snapshot (extension)",
           description: "The readable article saved at the last crawl as one self-contained HTML document (images inlined as data: URLs). Served with Content-Security-Policy default-src 'none' (plus sandbox), X-Content-Type-Options nosniff. 404 SNAPSHOT_NOT_READY until a crawl stored one.",

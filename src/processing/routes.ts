@@ -1,7 +1,7 @@
 /** HTTP binding of reprocessing (Mediabox extension; documented in the README API overview): POST /files/{file_id}/reprocess. */
 import { Elysia, t } from "elysia";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable } from "../http/shapes.ts";
+import { Nullable, errorResponses } from "../http/shapes.ts";
 import { reprocessFile, type ReprocessDeps } from "./reprocess.ts";
 
 export function processingRoutes(ctx: ReprocessDeps) {
@@ -33,10 +33,7 @@ export function processingRoutes(ctx: ReprocessDeps) {
             crawl_status: Nullable(t.String({ description: "Links: pending; null for other files" })),
             message: t.String(),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 409]),
         },
         detail: {
           summary: "Run a file's processing again (extension)",

@@ -4,7 +4,7 @@ import type { LibraryDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
+import { Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { isoAt } from "../clock.ts";
 import { dismissDuplicates, duplicateGroups, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
 import { batchDeleteFiles } from "./file-edits.ts";
@@ -86,7 +86,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
       {
         permission: "view",
         query: t.Object(pageQuery(100, 20)),
-        response: { 200: Page(GroupView), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(GroupView), ...errorResponses([400]) },
         detail: {
           summary: "Groups of near-duplicate images: bursts, resized, re-encoded, slightly cropped or re-exposed copies (extension)",
           description: "Each group's files with the best one first (the largest, then the sharpest); the largest groups first. Query: limit (1-100, default 20), offset.",
@@ -121,7 +121,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
         body: t.Object({
           keep_file_ids: t.Array(Uuid("keep_file_ids"), { minItems: 1, maxItems: 100, error: "keep_file_ids: 1-100 file UUIDs" }),
         }),
-        response: { 200: TrashResult, 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: TrashResult, ...errorResponses([400]) },
         detail: {
           summary: "Keep one file of each named group and move the rest of the group to the trash (extension)",
           description:
@@ -148,9 +148,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
             file_ids: t.Array(t.String()),
             separated_pair_count: t.Integer({ description: "Near-duplicate pairs found among them that no longer group them" }),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404]),
         },
         detail: {
           summary: "Say that files are not copies of one another: no two of them are grouped again (extension)",

@@ -4,7 +4,7 @@ import type { LibraryDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Page, page, pageQuery, Uuid } from "../http/shapes.ts";
+import { Enum, Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
 import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
 import { fileShapes } from "../files/file-shapes.ts";
@@ -94,7 +94,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
       {
         permission: "view",
         query: t.Object({ include_hidden: t.Optional(Enum(["true", "false"], { error: "include_hidden: must be true or false" })), ...pageQuery(100, 20) }),
-        response: { 200: Page(PersonView), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(PersonView), ...errorResponses([400]) },
         detail: {
           summary: "The people the organization's faces were clustered into (extension)",
           description: "Named people first (by name), then by how many files show them. Hidden people only with include_hidden=true. Query: limit (1-100, default 20), offset.",
@@ -109,7 +109,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
       },
       {
         permission: "edit",
-        response: { 202: t.Object({ job_id: t.String(), message: t.String() }), ...AUTH_ERRORS },
+        response: { 202: t.Object({ job_id: t.String(), message: t.String() }), ...errorResponses([]) },
         detail: {
           summary: "Cluster the faces that have no person yet, now (extension)",
           description: "The same job that runs a few seconds after new faces are stored; faces already given a person are never moved. GET /job/{job_id} follows it.",
@@ -119,7 +119,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
     .get("/people/:person_id", async ({ principal, params, request }) => personView(ctx, urlsOf(request), getPerson(ctx.db, principal.orgId, params.person_id)), {
       permission: "view",
       params: PersonParams,
-      response: { 200: PersonView, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: PersonView, ...errorResponses([400, 404]) },
       detail: { summary: "A person (extension)" },
     })
     .get(
@@ -134,7 +134,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         permission: "view",
         params: PersonParams,
         query: t.Object(pageQuery(100, 20)),
-        response: { 200: Page(fileShapes(ctx.kinds.all()).FileSummary), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(fileShapes(ctx.kinds.all()).FileSummary), ...errorResponses([400, 404]) },
         detail: { summary: "The live files showing a person, newest taken first (file summaries as GET /files) (extension)" },
       },
     )
@@ -156,7 +156,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         permission: "view",
         params: PersonParams,
         query: t.Object(pageQuery(100, 20)),
-        response: { 200: Page(PersonFaceView), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(PersonFaceView), ...errorResponses([400, 404]) },
         detail: { summary: "A person's faces in live files, newest taken first, with their file's thumbnail to crop (extension)" },
       },
     )
@@ -173,7 +173,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
           name: t.Optional(Nullable(t.String({ maxLength: 200, error: "name: at most 200 characters" }))),
           hidden: t.Optional(t.Boolean({ error: "hidden: must be a boolean" })),
         }),
-        response: { 200: PersonView, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: PersonView, ...errorResponses([400, 404]) },
         detail: { summary: "Rename a person (null or blank clears the name) or hide them from GET /people (extension)" },
       },
     )
@@ -188,7 +188,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         permission: "edit",
         params: PersonParams,
         body: t.Object({ person_ids: t.Array(Uuid("person_ids"), { minItems: 1, maxItems: 100, error: "person_ids: 1-100 person UUIDs" }) }),
-        response: { 200: PersonView, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: PersonView, ...errorResponses([400, 404]) },
         detail: {
           summary: "Merge people into this one: their faces become this person's and they are removed (extension)",
           description: "The person keeps its name, or takes the first merged person's name when it has none. 404 when any id is not a person of the organization (nothing is merged then).",
@@ -198,14 +198,14 @@ export function peopleRoutes(ctx: LibraryDeps) {
     .get("/files/:file_id/faces", ({ principal, params }) => ({ faces: facesOfFile(ctx.db, ctx.files.find(principal.orgId, params.file_id).id).map(faceView) }), {
       permission: "view",
       params: t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) }),
-      response: { 200: t.Object({ faces: t.Array(FaceView) }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: t.Object({ faces: t.Array(FaceView) }), ...errorResponses([400, 404, 409]) },
       detail: { summary: "The recognizable faces found in a file, with their person, largest first (extension)" },
     })
     .patch("/faces/:face_id", ({ principal, params, body }) => faceView(assignFace(ctx, principal.orgId, params.face_id, body.person_id === null ? null : body.person_id)), {
       permission: "edit",
       params: t.Object({ face_id: Uuid("face_id") }),
       body: t.Object({ person_id: Nullable(Uuid("person_id")) }, { error: "person_id: a person UUID, or null for \"not this person\"" }),
-      response: { 200: FaceView, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: FaceView, ...errorResponses([400, 404]) },
       detail: {
         summary: "Give a face to another person, or to nobody: \"not this person\" (extension)",
         description:
@@ -221,7 +221,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         permission: "view",
         params: t.Object({ face_id: Uuid("face_id") }),
         query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 100, error: "limit: an integer from 1 to 100" })) }),
-        response: { 200: t.Object({ items: t.Array(t.Composite([FaceView, t.Object({ similarity: t.Number({ description: "Cosine of the face embeddings" }) })])) }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: t.Object({ items: t.Array(t.Composite([FaceView, t.Object({ similarity: t.Number({ description: "Cosine of the face embeddings" }) })])) }), ...errorResponses([400, 404]) },
         detail: {
           summary: "Same-person search: faces in other files most like this one, whoever they were clustered into (extension)",
           description: "Down to the same-person threshold, most similar first; limit 1-100 (default 20).",

@@ -3,7 +3,7 @@ import { Elysia, t } from "elysia";
 import type { LibraryDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { querySyntax } from "../http/validation.ts";
-import { AUTH_ERRORS, ErrorBody, OneOf } from "../http/shapes.ts";
+import { OneOf, errorResponses } from "../http/shapes.ts";
 import { filterParams, FILTER_REPEATABLE, fileFiltersOf } from "./routes.ts";
 import { locationClusters, MAX_ZOOM } from "./map-clusters.ts";
 import { GRANULARITIES, timeline } from "./timeline.ts";
@@ -62,7 +62,7 @@ export function photoLibraryRoutes(ctx: LibraryDeps) {
           granularity: t.Optional(OneOf(GRANULARITIES)),
           order: t.Optional(OneOf(["asc", "desc"] as const)),
         }),
-        response: { 200: TimelineBody, 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: TimelineBody, ...errorResponses([400]) },
         detail: {
           summary: "Counts of files by when they were taken, per UTC month, day or year (extension)",
           description: `granularity: month (default), day or year, on content_created_at in UTC; order: desc (default, newest first) or asc. ${FILTERS_TEXT}`,
@@ -88,7 +88,7 @@ export function photoLibraryRoutes(ctx: LibraryDeps) {
           zoom: t.Optional(t.Integer({ minimum: 0, maximum: MAX_ZOOM, error: `zoom: an integer from 0 to ${MAX_ZOOM}`, description: "The map's zoom level (Web Mercator tiles); clusters are cells of 64 px at it" })),
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 5000, error: "limit: an integer from 1 to 5000", description: "Clusters at most (default 500), the largest kept" })),
         }),
-        response: { 200: LocationsBody, 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: LocationsBody, ...errorResponses([400]) },
         detail: {
           summary: "Where files were taken, clustered for a map at a zoom level (extension)",
           description: `zoom 0-${MAX_ZOOM} (default 0); bbox is the viewport (west,south,east,north). ${FILTERS_TEXT}`,

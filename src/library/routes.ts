@@ -7,7 +7,7 @@ import { ApiError, badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { querySyntax } from "../http/validation.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
+import { Enum, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, UuidText, errorResponses } from "../http/shapes.ts";
 import { fileShapes } from "../files/file-shapes.ts";
 import { EXPORT_FORMATS, exportColumnGroups, exportFiles } from "./exports.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, MAX_USER_DESCRIPTION, purgeAt, restoreFile, retentionCutoff, updateFile } from "./file-edits.ts";
@@ -126,7 +126,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
         permission: "view",
         transform: querySyntax(LIST_REPEATABLE),
         query: ListQuery,
-        response: { 200: Page(FileSummary), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(FileSummary), ...errorResponses([400]) },
         detail: {
           summary: "List and search files",
           description:
@@ -147,7 +147,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       {
         permission: "view",
         query: t.Object(pageQuery(100, 20)),
-        response: { 200: Page(DeletedFileSummary), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(DeletedFileSummary), ...errorResponses([400]) },
         detail: {
           summary: "List the trash: soft-deleted files that can still be restored (extension)",
           description:
@@ -159,7 +159,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       permission: "view",
       response: {
         200: t.Object({ groups: t.Record(t.String(), t.Array(t.Object({ field_key: t.String(), display_name: t.String(), group: t.String() }))) }),
-        ...AUTH_ERRORS,
+        ...errorResponses([]),
       },
       detail: { summary: "The exportable columns, grouped (basic, descriptions, image, document, video, link; camera is an extension)" },
     })
@@ -181,12 +181,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       }),
       response: {
         200: t.Object({ download_url: Nullable(t.String()), spreadsheet_url: Nullable(t.String()), record_count: t.Integer(), format: t.String() }),
-        400: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        502: ErrorBody,
-        503: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404, 409, 502, 503]),
       },
       detail: {
         summary: "Export file metadata as CSV, XLSX or DOCX (download_url is a signed link valid 1 hour)",
@@ -208,9 +203,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
           folder_id: Nullable(t.String()),
           summary: t.Object({ total: t.Integer(), moved: t.Integer(), failed: t.Integer() }),
         }),
-        400: ErrorBody,
-        404: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404]),
       },
       detail: {
         summary: "Move up to 100 files into a folder or to a project's top level (extension)",
@@ -230,8 +223,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
           failed: t.Array(t.Object({ id: t.String(), status: t.String(), message: t.String(), deleted_at: Nullable(t.String()) })),
           summary: t.Object({ total: t.Integer(), deleted: t.Integer(), skipped: t.Integer(), failed: t.Integer() }),
         }),
-        400: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400]),
       },
       detail: { summary: "Soft-delete up to 100 files; each is reported on its own (already deleted ones are skipped)" },
     })
@@ -254,7 +246,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
         permission: "view",
         params: FileParams,
         query: t.Object({ format: t.Optional(Enum(["markdown"], { error: "format: only markdown is supported" })) }),
-        response: { 200: FileDetail, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: FileDetail, ...errorResponses([400, 404, 409]) },
         detail: { summary: "Get a file by UUID or 8-character id prefix (409 FILE_ID_AMBIGUOUS when a prefix matches several)" },
       },
     )
@@ -275,10 +267,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
           upload_description: Nullable(t.String()),
           updated_at: Timestamp,
         }),
-        400: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404, 409]),
       },
       detail: { summary: "Edit title, tags or user_description (null hands the description back to the AI's)" },
     })
@@ -293,7 +282,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       {
         permission: "edit",
         params: t.Object({ file_id: FileParams.properties.file_id, tag: t.String({ minLength: 1, maxLength: 100 }) }),
-        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 204: t.Void(), ...errorResponses([400, 404, 409]) },
         detail: {
           summary: "Dismiss a tag suggestion (extension)",
           description: "A document's keyphrases are offered as suggested_tags, never written into its tags: PATCH the tags to accept one, or dismiss it here (it stays dismissed when the document is read again).",
@@ -303,13 +292,13 @@ export function libraryRoutes(ctx: LibraryDeps) {
     .delete("/files/:file_id", ({ principal, params }) => deleteFile(ctx, principal.orgId, params.file_id), {
       permission: "delete",
       params: FileParams,
-      response: { 200: t.Object({ id: t.String(), deleted_at: Timestamp, message: t.String() }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: t.Object({ id: t.String(), deleted_at: Timestamp, message: t.String() }), ...errorResponses([400, 404, 409]) },
       detail: { summary: "Soft-delete a file (restorable for 30 days; 409 FILE_BUSY while a document's text extraction runs)" },
     })
     .post("/files/:file_id/restore", ({ principal, params }) => restoreFile(ctx, principal.orgId, params.file_id), {
       permission: "delete",
       params: FileParams,
-      response: { 200: t.Object({ id: t.String(), restored_at: Timestamp, message: t.String() }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: t.Object({ id: t.String(), restored_at: Timestamp, message: t.String() }), ...errorResponses([400, 404, 409]) },
       detail: { summary: "Restore a soft-deleted file within 30 days (extension)" },
     })
     .get(
@@ -326,7 +315,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       {
         permission: "view",
         params: FileParams,
-        response: { 302: t.String({ description: "Empty; see the Location header" }), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 302: t.String({ description: "Empty; see the Location header" }), ...errorResponses([400, 404, 409]) },
         detail: { summary: "302 to a signed download URL valid 300 s, served with the original filename (RFC 6266)" },
       },
     );

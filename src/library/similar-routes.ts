@@ -6,7 +6,7 @@
 import { Elysia, t } from "elysia";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, queryInt, Timestamp } from "../http/shapes.ts";
+import { Nullable, queryInt, Timestamp, errorResponses } from "../http/shapes.ts";
 import type { LibraryDeps } from "./deps.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { similarImages } from "./similar.ts";
@@ -66,10 +66,7 @@ export function similarRoutes(ctx: LibraryDeps) {
             ),
             total_count: t.Integer(),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "Images and videos of the organization most similar to this image or video (409 EMBEDDING_NOT_READY before its embedding exists); a video is matched by its keyframes, with the moment" },
       },

@@ -4,7 +4,7 @@ import type { IngestDeps } from "./deps.ts";
 import { badRequest } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid } from "../http/shapes.ts";
+import { Enum, Nullable, NullableTimestamp, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import { abortIntent, completeIntent, confirmPart, createIntent, getIntent, INTENT_LIMITS, retryPart, type CreateIntentBody } from "./intents.ts";
 import { abortView, completionView, intentCreatedView, intentView, partConfirmedView, partRetryView } from "./intent-views.ts";
 import { emptyOptionsAbsent, uploadOptionsJson } from "./options.ts";
@@ -95,7 +95,7 @@ const uploadParams = t.Object({ upload_id: Uuid("upload_id") });
 const PartNumber = t.Integer({ minimum: 1, maximum: INTENT_LIMITS.maxParts, error: `part_number: must be an integer from 1 to ${INTENT_LIMITS.maxParts}` });
 
 
-const INTENT_ERRORS = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 410: ErrorBody, ...AUTH_ERRORS } as const;
+const INTENT_ERRORS = errorResponses([400, 404, 409, 410]);
 
 export function intentRoutes(ctx: IngestDeps) {
   return new Elysia({ tags: ["Uploads"] })
@@ -113,7 +113,7 @@ export function intentRoutes(ctx: IngestDeps) {
           emptyOptionsAbsent(body);
         },
         body: CreateBody,
-        response: { 200: t.Union([SingleShotCreated, MultipartCreated]), 201: t.Union([SingleShotCreated, MultipartCreated]), 413: ErrorBody, 415: ErrorBody, ...INTENT_ERRORS },
+        response: { 200: t.Union([SingleShotCreated, MultipartCreated]), 201: t.Union([SingleShotCreated, MultipartCreated]), ...INTENT_ERRORS, ...errorResponses([413, 415], { public: true }) },
         detail: {
           summary: "Create an upload intent (bytes go straight to the object store)",
           description:
@@ -183,9 +183,8 @@ export function intentRoutes(ctx: IngestDeps) {
           },
           { title: "UploadCompletion" },
         ),
-        415: ErrorBody,
-        422: ErrorBody,
         ...INTENT_ERRORS,
+        ...errorResponses([415, 422], { public: true }),
       },
       detail: {
         summary: "Complete an upload: assemble, verify SHA-256, detect the type, create the file",

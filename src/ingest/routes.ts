@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import type { IngestDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf } from "../http/request-context.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum } from "../http/shapes.ts";
+import { Nullable, NullableTimestamp, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum, errorResponses } from "../http/shapes.ts";
 import { liveProgress } from "../processing/progress-board.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
@@ -230,7 +230,7 @@ export function ingestRoutes(ctx: IngestDeps) {
       {
         permission: "edit",
         parse: "none",
-        response: { 201: UploadResponse, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: UploadResponse, ...errorResponses([400, 404, 413, 415]) },
         detail: {
           summary: "Upload one file (streamed; up to 100 MB, documents 50 MB)",
           description: "The type is detected from the content; 415 UNSUPPORTED_FILE_TYPE for executables, scripts, archives, active HTML/SVG and unknown content.",
@@ -249,7 +249,7 @@ export function ingestRoutes(ctx: IngestDeps) {
       {
         permission: "edit",
         parse: "none",
-        response: { 201: BatchResponse, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: BatchResponse, ...errorResponses([400, 404, 413]) },
         detail: {
           summary: "Upload a batch of files as one session",
           description:
@@ -297,8 +297,7 @@ export function ingestRoutes(ctx: IngestDeps) {
             max_concurrent_uploads: t.Integer(),
             message: t.String(),
           }),
-          400: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400]),
         },
         detail: { summary: "Check the monthly AI-description quota before uploading file_count files" },
       },
@@ -331,8 +330,7 @@ export function ingestRoutes(ctx: IngestDeps) {
               description: "Extension: the existing file for each duplicate",
             }),
           }),
-          400: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400]),
         },
         detail: { summary: "Which content hashes already exist in the organization" },
       },
@@ -350,7 +348,7 @@ export function ingestRoutes(ctx: IngestDeps) {
           upload_method: t.Optional(Enum(["streaming", "presigned"], { error: "upload_method must be streaming or presigned" })),
           ...pageQuery(100, 20),
         }),
-        response: { 200: Page(SessionSummaryItem), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(SessionSummaryItem), ...errorResponses([400]) },
         detail: { summary: "List upload sessions, newest first" },
       },
     )
@@ -363,14 +361,14 @@ export function ingestRoutes(ctx: IngestDeps) {
           stuck_minutes: queryInt("stuck_minutes", 1, MINUTES_PER_YEAR, DEFAULT_STUCK_MINUTES),
           limit: queryInt("limit", 1, 500, 100),
         }),
-        response: { 200: t.Object({ stuck_count: t.Integer(), images: t.Array(UnifiedStatus) }), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: t.Object({ stuck_count: t.Integer(), images: t.Array(UnifiedStatus) }), ...errorResponses([400]) },
         detail: { summary: "Files whose processing has not moved for stuck_minutes" },
       },
     )
     .get("/files/sessions/:session_id/status", ({ principal, params }) => sessionView(sessionState(db, getSessionRow(db, principal.orgId, params.session_id))), {
       permission: "view",
       params: sessionParams,
-      response: { 200: SessionSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: SessionSchema, ...errorResponses([400, 404]) },
       detail: { summary: "An upload session with live counts" },
     })
     .get(
@@ -403,9 +401,7 @@ export function ingestRoutes(ctx: IngestDeps) {
             has_more: t.Boolean(),
             summary: t.Object({ total_files: t.Integer(), completed: t.Integer(), failed: t.Integer(), skipped: t.Integer() }),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404]),
         },
         detail: { summary: "Per-file results of a session" },
       },
@@ -424,9 +420,7 @@ export function ingestRoutes(ctx: IngestDeps) {
           created_at: Timestamp,
           last_activity_at: Timestamp,
         }),
-        400: ErrorBody,
-        404: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404]),
       },
       detail: { summary: "Aggregated status of a session's files" },
     })
@@ -440,14 +434,14 @@ export function ingestRoutes(ctx: IngestDeps) {
       {
         permission: "edit",
         params: sessionParams,
-        response: { 200: SessionSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: SessionSchema, ...errorResponses([400, 404]) },
         detail: { summary: "Cancel a session (400 once it is completed, cancelled or expired)" },
       },
     )
     .get("/files/uploads-status/:image_id", ({ principal, params }) => ({ ...unifiedStatusView(fileUploadStatus(db, clock, principal.orgId, params.image_id)), progress: liveProgressView(params.image_id) }), {
       permission: "view",
       params: t.Object({ image_id: Uuid("image_id") }),
-      response: { 200: UnifiedStatus, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: UnifiedStatus, ...errorResponses([400, 404]) },
       detail: { summary: "Unified upload and processing status of one file" },
     })
     .ws("/ws", {

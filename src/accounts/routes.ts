@@ -13,7 +13,7 @@ import { insertApiKey, listApiKeysOf, revokeApiKeyOf, type ApiKeyInfo } from "..
 import { PERMISSIONS, type Permission } from "../auth/permissions.ts";
 import { ApiError } from "../errors.ts";
 import { principalOf, publicOrigin, requestInfo } from "../http/request-context.ts";
-import { Enum, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
+import { Enum, Nullable, Timestamp, errorResponses } from "../http/shapes.ts";
 import { TIER_LIMITS, TIERS } from "../tenancy/tiers.ts";
 import { API_PREFIX } from "../http/api-prefix.ts";
 import type { Accounts, ClientMeta, SignedIn } from "./accounts.ts";
@@ -75,7 +75,7 @@ const ApiKeySchema = t.Object(
   { title: "ApiKey" },
 );
 
-const SESSION_ERRORS = { 401: ErrorBody, 403: ErrorBody, 429: ErrorBody } as const;
+const SESSION_ERRORS = errorResponses([401, 403, 429], { public: true });
 
 function keyView(info: ApiKeyInfo) {
   const { org_id: _org, ...rest } = info;
@@ -195,7 +195,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
         };
       },
       {
-        response: { 200: SignInOptions, 429: ErrorBody },
+        response: { 200: SignInOptions, ...errorResponses([429], { public: true }) },
         detail: {
           summary: "How one may sign in here (extension)",
           description:
@@ -220,7 +220,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
           name: t.Optional(t.String({ maxLength: 200, error: "name must be at most 200 characters" })),
           setup_token: t.Optional(t.String({ maxLength: 200, error: "setup_token must be the token the server printed at start" })),
         }),
-        response: { 201: SessionView, 400: ErrorBody, 403: ErrorBody, 409: ErrorBody, 429: ErrorBody },
+        response: { 201: SessionView, ...errorResponses([400, 403, 409, 429], { public: true }) },
         detail: {
           summary: "First run: create the appliance's owner (extension)",
           description:
@@ -238,7 +238,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       },
       {
         body: t.Object({ email: Email, password: Password, organization_id: t.Optional(t.String({ maxLength: 64 })) }),
-        response: { 200: SessionView, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
+        response: { 200: SessionView, ...errorResponses([400, 401, 403, 429], { public: true }) },
         detail: {
           summary: "Sign in with email and password",
           description:
@@ -262,7 +262,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
           name: t.Optional(t.String({ maxLength: 200, error: "name must be at most 200 characters" })),
           organization_name: t.String({ minLength: 1, maxLength: 255, error: "organization_name must be a string of 1-255 characters" }),
         }),
-        response: { 202: Accepted, 400: ErrorBody, 403: ErrorBody, 429: ErrorBody },
+        response: { 202: Accepted, ...errorResponses([400, 403, 429], { public: true }) },
         detail: {
           summary: "Register (when self-registration is on)",
           description:
@@ -279,7 +279,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       },
       {
         body: t.Object({ token: Token }),
-        response: { 200: Accepted, 400: ErrorBody, 429: ErrorBody },
+        response: { 200: Accepted, ...errorResponses([400, 429], { public: true }) },
         detail: { summary: "Verify an email address with the mailed token", description: "Single use; 48 hours. 400 TOKEN_INVALID otherwise. 5 requests/minute per IP." },
       },
     )
@@ -307,7 +307,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       },
       {
         body: t.Object({ email: Email }),
-        response: { 202: Accepted, 400: ErrorBody, 429: ErrorBody },
+        response: { 202: Accepted, ...errorResponses([400, 429], { public: true }) },
         detail: { summary: "Mail a new verification link to an address", description: "The same 202 whether or not the address has an unverified account. 5 requests/minute per IP." },
       },
     )
@@ -320,7 +320,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       },
       {
         body: t.Object({ email: Email }),
-        response: { 202: Accepted, 400: ErrorBody, 429: ErrorBody },
+        response: { 202: Accepted, ...errorResponses([400, 429], { public: true }) },
         detail: { summary: "Ask for a password reset link", description: "Mails a link valid for one hour; the same 202 for any address. 3 requests/minute per IP." },
       },
     )
@@ -329,7 +329,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       ({ body }) => ({ valid: true, ...accounts.validateResetToken(body.token) }),
       {
         body: t.Object({ token: Token }),
-        response: { 200: t.Object({ valid: t.Boolean(), expires_at: Timestamp }), 400: ErrorBody, 429: ErrorBody },
+        response: { 200: t.Object({ valid: t.Boolean(), expires_at: Timestamp }), ...errorResponses([400, 429], { public: true }) },
         detail: { summary: "Check a reset token before asking for the new password", description: "Does not use the token. 10 requests/minute per IP." },
       },
     )
@@ -341,7 +341,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       },
       {
         body: t.Object({ token: Token, password: Password }),
-        response: { 200: Accepted, 400: ErrorBody, 429: ErrorBody },
+        response: { 200: Accepted, ...errorResponses([400, 429], { public: true }) },
         detail: {
           summary: "Set a new password with a reset token",
           description: "Ends every session of the user (sign in again) and clears their sign-in lock. 400 PASSWORD_REJECTED leaves the token usable. 5 requests/minute per IP.",
@@ -368,8 +368,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
         response: {
           200: t.Object({ status: t.String(), organization: t.Object({ id: t.String(), name: t.String(), role: RoleField }) }),
           201: SessionView,
-          400: ErrorBody,
-          429: ErrorBody,
+          ...errorResponses([400, 429], { public: true }),
         },
         detail: {
           summary: "Accept an invitation",
@@ -411,7 +410,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       {
         account: "member",
         body: t.Object({ organization_id: t.String({ maxLength: 64 }) }),
-        response: { 200: SessionView, 404: ErrorBody, ...SESSION_ERRORS },
+        response: { 200: SessionView, ...SESSION_ERRORS, ...errorResponses([404], { public: true }) },
         detail: { summary: "Act in another organization the user belongs to", description: "Rotates the session (new cookies and CSRF token). Needs X-CSRF-Token." },
       },
     )
@@ -439,7 +438,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
     )
     .post("/auth/session/oidc/start", ({ request, set, body }) => startFlow(request, set, "login", null, body.return_to), {
       body: flowBody,
-      response: { 200: flowResponse, 404: ErrorBody, 429: ErrorBody },
+      response: { 200: flowResponse, ...errorResponses([404, 429], { public: true }) },
       detail: {
         summary: "Start sign-in at the site's identity provider (OpenID Connect)",
         description:
@@ -449,7 +448,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
     })
     .post("/auth/session/google", ({ request, set, body }) => startFlow(request, set, "login", null, body.return_to), {
       body: flowBody,
-      response: { 200: flowResponse, 404: ErrorBody, 429: ErrorBody },
+      response: { 200: flowResponse, ...errorResponses([404, 429], { public: true }) },
       detail: {
         summary: "Social sign-in (the spec's path): the same as /auth/session/oidc/start",
         description:
@@ -494,7 +493,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       },
       {
         query: t.Object({ state: t.Optional(t.String()), code: t.Optional(t.String()), iss: t.Optional(t.String()), error: t.Optional(t.String()), error_description: t.Optional(t.String()) }, { additionalProperties: true }),
-        response: { 303: t.Void({ description: "Redirect to return_to (with ?sign_in_error=CODE or ?linked=<provider>)" }), 429: ErrorBody },
+        response: { 303: t.Void({ description: "Redirect to return_to (with ?sign_in_error=CODE or ?linked=<provider>)" }), ...errorResponses([429], { public: true }) },
         detail: {
           summary: "Where the identity provider sends the browser back",
           description:
@@ -513,7 +512,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       {
         account: "member",
         body: t.Object({ provider: t.Optional(t.String({ maxLength: 32 })), return_to: t.Optional(ReturnTo) }),
-        response: { 200: flowResponse, 404: ErrorBody, ...SESSION_ERRORS },
+        response: { 200: flowResponse, ...SESSION_ERRORS, ...errorResponses([404], { public: true }) },
         detail: {
           summary: "Link the site's identity provider to the signed-in user",
           description: "Returns the authorization URL; after the provider, the callback links the identity (409 IDENTITY_ALREADY_LINKED if another user has it). Needs X-CSRF-Token. 5 requests/minute per IP.",
@@ -531,7 +530,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       {
         account: "member",
         body: t.Object({ provider: t.String({ minLength: 1, maxLength: 32 }) }),
-        response: { 200: t.Object({ provider: t.String(), unlinked: t.Boolean() }), 409: ErrorBody, ...SESSION_ERRORS },
+        response: { 200: t.Object({ provider: t.String(), unlinked: t.Boolean() }), ...SESSION_ERRORS, ...errorResponses([409], { public: true }) },
         detail: {
           summary: "Unlink an identity provider from the signed-in user",
           description: "409 LAST_SIGN_IN_METHOD when the user has no password and no other identity. Needs X-CSRF-Token. 3 requests/minute per IP.",
@@ -573,7 +572,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
         account: "manager",
         params: t.Object({ user_id: t.String({ maxLength: 64 }) }),
         body: t.Object({ role: RoleField }),
-        response: { 200: t.Object({ id: t.String(), role: RoleField }), 404: ErrorBody, 409: ErrorBody, ...SESSION_ERRORS },
+        response: { 200: t.Object({ id: t.String(), role: RoleField }), ...SESSION_ERRORS, ...errorResponses([404, 409], { public: true }) },
         detail: {
           summary: "Change a member's role",
           description: "Owners and admins; only owners give or take the owner role; 409 LAST_OWNER for the last owner. Applies to the member's sessions at once. Needs X-CSRF-Token.",
@@ -594,7 +593,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       {
         account: "manager",
         params: t.Object({ user_id: t.String({ maxLength: 64 }) }),
-        response: { 204: t.Void(), 404: ErrorBody, 409: ErrorBody, ...SESSION_ERRORS },
+        response: { 204: t.Void(), ...SESSION_ERRORS, ...errorResponses([404, 409], { public: true }) },
         detail: {
           summary: "Remove a member from the organization",
           description: "Owners and admins (admins cannot remove owners); 409 LAST_OWNER for the last owner. The member's sessions in this organization end at once; the user keeps their account. Needs X-CSRF-Token.",
@@ -625,8 +624,8 @@ export function accountRoutes(ctx: AccountRouteDeps) {
             email: t.String(), role: RoleField, organization_id: t.String(), expires_at: Timestamp,
             mailed: t.Boolean({ description: "Extension: an SMTP server is set and the link was mailed" }),
             invite_url: t.Optional(t.String({ description: "Extension, only when mailed is false: the invitation link to pass on (nothing was sent)" })),
-          }),
-          400: ErrorBody, ...SESSION_ERRORS,
+          }), ...SESSION_ERRORS,
+          ...errorResponses([400], { public: true }),
         },
         detail: {
           summary: "Invite someone into the organization",
@@ -657,7 +656,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       {
         account: "manager",
         params: t.Object({ email: t.String({ maxLength: 320 }) }),
-        response: { 204: t.Void(), 404: ErrorBody, ...SESSION_ERRORS },
+        response: { 204: t.Void(), ...SESSION_ERRORS, ...errorResponses([404], { public: true }) },
         detail: { summary: "Revoke a pending invitation (extension)", description: "Owners and admins; the link stops working at once. Needs X-CSRF-Token." },
       },
     )
@@ -689,7 +688,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
           name: t.Optional(t.String({ maxLength: 100, error: "name must be at most 100 characters" })),
           permissions: t.Optional(t.Array(Enum(PERMISSIONS, { error: "permissions must be view, edit or delete" }), { minItems: 1, maxItems: 3, uniqueItems: true })),
         }),
-        response: { 201: t.Composite([ApiKeySchema, t.Object({ key: t.String({ description: "Shown once; only its hash is kept" }) })]), 400: ErrorBody, ...SESSION_ERRORS },
+        response: { 201: t.Composite([ApiKeySchema, t.Object({ key: t.String({ description: "Shown once; only its hash is kept" }) })]), ...SESSION_ERRORS, ...errorResponses([400], { public: true }) },
         detail: {
           summary: "Create an API key (the dashboard's API Keys tab)",
           description: "Owners and admins. 403 API_KEYS_NOT_IN_TIER for a FREE organization. The key is in this answer only. Needs X-CSRF-Token.",
@@ -708,7 +707,7 @@ export function accountRoutes(ctx: AccountRouteDeps) {
       {
         account: "manager",
         params: t.Object({ key_id: t.String({ maxLength: 64 }) }),
-        response: { 200: ApiKeySchema, 404: ErrorBody, ...SESSION_ERRORS },
+        response: { 200: ApiKeySchema, ...SESSION_ERRORS, ...errorResponses([404], { public: true }) },
         detail: { summary: "Revoke an API key", description: "Takes effect on the key's next request. Needs X-CSRF-Token." },
       },
     );

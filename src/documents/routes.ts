@@ -6,7 +6,7 @@ import { Elysia, t } from "elysia";
 import type { DocumentDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
+import { Enum, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText, errorResponses } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
@@ -144,10 +144,7 @@ export function documentRoutes(ctx: DocumentDeps) {
             page_count: Nullable(t.Integer()),
             metadata: t.Object({ language: Nullable(t.String({ description: "ISO 639-1, from function-word counts; null when unclear" })) }),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "A document's extracted text" },
       },
@@ -163,10 +160,7 @@ export function documentRoutes(ctx: DocumentDeps) {
           total_chunks: t.Integer(),
           status_counts: t.Optional(t.Object({ completed: t.Integer(), pending: t.Integer(), failed: t.Integer() })),
         }),
-        400: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404, 409]),
       },
       detail: { summary: "A document's chunks (with embeddings and status_counts when include_embeddings=true)" },
     })
@@ -178,10 +172,7 @@ export function documentRoutes(ctx: DocumentDeps) {
           { document_id: t.String({ format: "uuid" }), status: Status, total_pages: t.Integer(), completed_pages: t.Integer(), failed_pages: t.Integer(), pages: t.Array(Page) },
           { title: "Digitization" },
         ),
-        400: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404, 409]),
       },
       detail: { summary: "A document's digitization: every page with its typed elements and boxes" },
     })
@@ -191,7 +182,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       {
         permission: "view",
         params: t.Object({ file_id: t.String(), page_number: PageNumber }),
-        response: { 200: Page, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page, ...errorResponses([400, 404, 409]) },
         detail: { summary: "One page's digitization (1-indexed); 404 when that page has none" },
       },
     )
@@ -233,7 +224,9 @@ export function documentRoutes(ctx: DocumentDeps) {
             },
             { title: "PageImage" },
           ),
-          302: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+          302: t.Void(),
+          ...errorResponses([400, 404, 409, 422]),
+},
         detail: {
           summary: "Extension: redirect (302) to a signed URL of a PDF page drawn as WebP, valid for one hour",
           description:
@@ -249,10 +242,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       params: FileParams,
       response: {
         200: t.Object({ document_id: t.String({ format: "uuid" }), status: Status, total_pages: t.Integer(), page_statuses: t.Record(t.String(), t.String()) }),
-        400: ErrorBody,
-        404: ErrorBody,
-        409: ErrorBody,
-        ...AUTH_ERRORS,
+        ...errorResponses([400, 404, 409]),
       },
       detail: { summary: "Digitization status per page" },
     })
@@ -295,10 +285,7 @@ export function documentRoutes(ctx: DocumentDeps) {
               { description: "Each pipeline stage as last run, in the order they finished: its outcome, time taken (ms) and error" },
             ),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "Processing status of an image, document or video" },
       },
@@ -366,8 +353,7 @@ export function documentRoutes(ctx: DocumentDeps) {
               { description: "The signals this search used and how they were fused" },
             ),
           }),
-          400: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400]),
         },
         detail: {
           summary: "Hybrid search over document chunks (keyword BM25 with stemming + vector cosine similarity, fused)",
@@ -395,7 +381,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       {
         permission: "edit",
         parse: "none",
-        response: { 200: AnalyzeResult, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: AnalyzeResult, ...errorResponses([400, 404, 413, 415]) },
         detail: { summary: "Upload a document (PDF, DOCX, TXT, MD; 10 MB) and wait up to timeout seconds for its text", requestBody: analyzeBody as never },
       },
     )
@@ -412,11 +398,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         parse: "none",
         response: {
           202: t.Object({ job_id: Uuid(), document_id: t.String({ format: "uuid" }), status: Enum(["pending", "skipped"]), poll_url: t.String() }),
-          400: ErrorBody,
-          404: ErrorBody,
-          413: ErrorBody,
-          415: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 413, 415]),
         },
         detail: { summary: "Upload a document for analysis; poll GET /job/{job_id}", requestBody: analyzeBody as never },
       },

@@ -10,7 +10,7 @@ import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions
 import { permissions } from "../http/permissions.ts";
 import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
+import { Enum, Nullable, Timestamp, errorResponses } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/routes.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
@@ -99,7 +99,7 @@ export function imageRoutes(ctx: ImageDeps) {
           file_id: t.String(),
           variant_type: Enum(VARIANT_CHOICES, { error: `variant_type: must be one of ${VARIANT_CHOICES.join(", ")}` }),
         }),
-        response: { 302: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 302: t.Void(), ...errorResponses([400, 404, 409]) },
         detail: { summary: "Redirect (302) to a signed URL of an image variant, valid for one hour" },
       },
     )
@@ -129,10 +129,7 @@ export function imageRoutes(ctx: ImageDeps) {
             image_id: t.String({ format: "uuid" }),
             skipped_duplicate: t.Optional(t.Boolean()),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "Re-render an image's variants (skipped_duplicate when already running)" },
       },
@@ -158,10 +155,7 @@ export function imageRoutes(ctx: ImageDeps) {
             corrections: t.Object({ item_reviews: t.Record(t.String(), t.String()), field_edits: t.Record(t.String(), t.Unknown()) }),
             updated_at: Timestamp,
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          409: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "Review an extraction: confirm/reject items and edit fields; layered over the original, merged additively" },
       },
@@ -182,7 +176,7 @@ export function imageRoutes(ctx: ImageDeps) {
       {
         permission: "edit",
         parse: "none",
-        response: { 200: AnalyzeResult, 400: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: AnalyzeResult, ...errorResponses([400, 404, 413, 415]) },
         detail: {
           summary: "Upload an image and wait (up to timeout seconds, 5-120, default 60) for its description, tags and visible text",
           requestBody: multipartBody({ file: { type: "string", format: "binary" } }, ["file"], { timeout: { type: "integer", minimum: 5, maximum: 120, default: 60 } }) as never,
@@ -212,11 +206,7 @@ export function imageRoutes(ctx: ImageDeps) {
             status: Enum(["pending", "skipped"], { description: "skipped: duplicate; job_id is the existing image's processing job" }),
             poll_url: t.String(),
           }),
-          400: ErrorBody,
-          404: ErrorBody,
-          413: ErrorBody,
-          415: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404, 413, 415]),
         },
         detail: {
           summary: "Upload an image for analysis; poll GET /job/{job_id} (results[0] has description, tags, visible_text)",

@@ -4,7 +4,7 @@ import type { CloudDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin, requestInfo } from "../http/request-context.ts";
-import { AUTH_ERRORS, Enum, ErrorBody, MAX_OFFSET, Nullable, NullableTimestamp, queryInt, Timestamp, Uuid, UuidText } from "../http/shapes.ts";
+import { Enum, MAX_OFFSET, Nullable, NullableTimestamp, queryInt, Timestamp, Uuid, UuidText, errorResponses } from "../http/shapes.ts";
 import { callbackPage } from "./callback-page.ts";
 import { cancelCloudJob, CLOUD_JOB_STATUSES, cloudJobView, createExport, createImport } from "./cloud-jobs.ts";
 import { PROVIDER_NAMES } from "./provider.ts";
@@ -71,7 +71,7 @@ const CloudJob = t.Object(
 const ProviderParams = t.Object({ provider: t.String({ description: `One of ${PROVIDER_NAMES.join(", ")}` }) });
 const ConnectionParams = t.Object({ connection_id: Uuid("connection_id") });
 const JobParams = t.Object({ job_id: Uuid("job_id") });
-const CloudErrors = { 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 502: ErrorBody, 503: ErrorBody, ...AUTH_ERRORS } as const;
+const CloudErrors = errorResponses([400, 404, 409, 502, 503]);
 
 export function cloudRoutes(ctx: CloudDeps) {
   const { cloud } = ctx;
@@ -103,7 +103,7 @@ export function cloudRoutes(ctx: CloudDeps) {
           200: t.String({ description: "HTML page posting {type: oauth-complete, success: true, connection} to window.opener" }),
           400: t.String({ description: "HTML page posting {type: oauth-complete, success: false, error, code}" }),
           404: t.String({ description: "HTML page (unknown or unconfigured provider)" }),
-          429: ErrorBody,
+          ...errorResponses([429], { public: true }),
         },
         detail: {
           security: [],
@@ -136,7 +136,7 @@ export function cloudRoutes(ctx: CloudDeps) {
     )
     .get("/cloud-storage/providers", () => ({ items: cloud.providerStates() }), {
       permission: "view",
-      response: { 200: t.Object({ items: t.Array(t.Object({ name: t.String(), configured: t.Boolean() })) }), ...AUTH_ERRORS },
+      response: { 200: t.Object({ items: t.Array(t.Object({ name: t.String(), configured: t.Boolean() })) }), ...errorResponses([]) },
       detail: {
         summary: "The cloud providers and whether this appliance can connect each (extension)",
         description: "A provider is configured when its settings are set (Google Drive: MEDIABOX_GOOGLE_DRIVE_CLIENT_ID and _SECRET; Nextcloud: MEDIABOX_NEXTCLOUD_URL, _CLIENT_ID and _CLIENT_SECRET).",

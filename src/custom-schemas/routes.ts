@@ -7,7 +7,7 @@ import { Elysia, t } from "elysia";
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
+import { Nullable, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import {
   createCustomSchema,
   deleteCustomSchema,
@@ -79,7 +79,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       {
         permission: "edit",
         body,
-        response: { 201: CustomSchemaResource, 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: CustomSchemaResource, ...errorResponses([400]) },
         detail: { summary: "Create a custom extraction schema" },
       },
     )
@@ -92,7 +92,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       {
         permission: "view",
         query: t.Object(pageQuery(500, 50)),
-        response: { 200: Page(CustomSchemaSummary), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(CustomSchemaSummary), ...errorResponses([400]) },
         detail: { summary: "List custom extraction schemas, newest first" },
       },
     )
@@ -102,7 +102,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       {
         permission: "view",
         params: schemaParams,
-        response: { 200: CustomSchemaResource, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: CustomSchemaResource, ...errorResponses([400, 404]) },
         detail: { summary: "Get a custom extraction schema" },
       },
     )
@@ -113,7 +113,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
         permission: "edit",
         params: schemaParams,
         body,
-        response: { 200: CustomSchemaResource, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: CustomSchemaResource, ...errorResponses([400, 404]) },
         detail: {
           summary: "Replace a custom extraction schema",
           description: "A full replacement: description or prompt_hint left out (or null) are cleared.",
@@ -129,7 +129,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       {
         permission: "delete",
         params: schemaParams,
-        response: { 200: t.Object({ message: t.String() }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: t.Object({ message: t.String() }), ...errorResponses([400, 404]) },
         detail: { summary: "Delete a custom extraction schema" },
       },
     );

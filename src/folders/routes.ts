@@ -4,7 +4,7 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
+import { Nullable, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
 
 const FolderRef = t.Object({ id: t.String({ format: "uuid" }), name: t.String() });
@@ -45,7 +45,7 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
           project_id: t.Optional(Nullable(Uuid("project_id"))),
           parent_id: t.Optional(Nullable(Uuid("parent_id"))),
         }),
-        response: { 201: FolderSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: FolderSchema, ...errorResponses([400, 404, 409, 422]) },
         detail: {
           summary: "Create a folder",
           description: "Inside parent_id when given, else at the top level of project_id (the Default project when omitted).",
@@ -65,7 +65,7 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
           parent_id: t.Optional(Uuid("parent_id")),
           ...pageQuery(100, 50),
         }),
-        response: { 200: Page(FolderSchema), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(FolderSchema), ...errorResponses([400, 404]) },
         detail: {
           summary: "List folders",
           description: "Children of parent_id, or the top-level folders of project_id (the Default project when both are omitted). Sorted by name.",
@@ -75,7 +75,7 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
     .get("/folders/:folder_id", ({ principal, params }) => getFolder(db, principal.orgId, params.folder_id), {
       permission: "view",
       params: folderParams,
-      response: { 200: FolderSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: FolderSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a folder with its path and counts" },
     })
     .patch(
@@ -89,7 +89,7 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
           parent_id: t.Optional(Nullable(Uuid("parent_id"))),
           project_id: t.Optional(Uuid("project_id")),
         }),
-        response: { 200: FolderSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: FolderSchema, ...errorResponses([400, 404, 409, 422]) },
         detail: {
           summary: "Rename or move a folder",
           description:
@@ -106,7 +106,7 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
       {
         permission: "delete",
         params: folderParams,
-        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 204: t.Void(), ...errorResponses([400, 404, 409]) },
         detail: { summary: "Delete an empty folder" },
       },
     );

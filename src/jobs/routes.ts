@@ -1,7 +1,7 @@
 /** HTTP binding of the generic job resource: `GET /job/{job_id}` (spec), the organization's job list and cancellation (extensions). */
 import { Elysia, t } from "elysia";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, NullableTimestamp, Timestamp, Uuid, Enum, Page, page, pageQuery } from "../http/shapes.ts";
+import { NullableTimestamp, Timestamp, Uuid, Enum, Page, page, pageQuery, errorResponses } from "../http/shapes.ts";
 import { JOB_STATUSES } from "./queue.ts";
 import type { JobRunner } from "./runner.ts";
 
@@ -45,7 +45,7 @@ export function jobRoutes(ctx: { jobs: JobRunner }) {
           status: t.Optional(Enum(JOB_STATUSES, { error: `status: must be one of ${JOB_STATUSES.join(", ")}` })),
           type: t.Optional(t.String({ minLength: 1, maxLength: 64, error: "type: a queue name such as file.process" })),
         }),
-        response: { 200: Page(ListedJobSchema), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(ListedJobSchema), ...errorResponses([400]) },
         detail: {
           summary: "List the organization's background jobs (extension)",
           description:
@@ -56,13 +56,13 @@ export function jobRoutes(ctx: { jobs: JobRunner }) {
     .get("/job/:job_id", ({ principal, params }) => ctx.jobs.store.viewForOrg(principal.orgId, params.job_id), {
       permission: "view",
       params: jobParams,
-      response: { 200: JobSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: JobSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a background job's status, progress and results" },
     })
     .post("/job/:job_id/cancel", ({ principal, params }) => ctx.jobs.cancel(principal.orgId, params.job_id), {
       permission: "edit",
       params: jobParams,
-      response: { 200: JobSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: JobSchema, ...errorResponses([400, 404, 409]) },
       detail: {
         summary: "Cancel a job (extension)",
         description: "A pending job is cancelled at once; a running job stops at its next checkpoint. 409 once the job has finished.",

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { MailDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Timestamp, Uuid } from "../http/shapes.ts";
+import { Nullable, OneOf, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import { AFTER_ACTIONS, createMailAccount, deleteMailAccount, getMailAccount, listMailAccounts, MIN_POLL_SECONDS, recentMessages, TLS_MODES, updateMailAccount } from "./mail-accounts.ts";
 
 const MailAccountSchema = t.Object(
@@ -92,26 +92,26 @@ export function mailRoutes(ctx: MailDeps) {
       {
         permission: "edit",
         body: t.Object({ ...optional, name: fields.name, host: fields.host, username: fields.username, password: fields.password }),
-        response: { 201: MailAccountSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: MailAccountSchema, ...errorResponses([400, 404, 409]) },
         detail: { summary: "Add an IMAP account for mail intake (extension)" },
       },
     )
     .get("/mail-accounts", ({ principal }) => ({ items: listMailAccounts(db, principal.orgId) }), {
       permission: "view",
-      response: { 200: t.Object({ items: t.Array(MailAccountSchema) }), ...AUTH_ERRORS },
+      response: { 200: t.Object({ items: t.Array(MailAccountSchema) }), ...errorResponses([]) },
       detail: { summary: "List mail accounts (extension)" },
     })
     .get("/mail-accounts/:account_id", ({ principal, params }) => getMailAccount(db, principal.orgId, params.account_id), {
       permission: "view",
       params: accountParams,
-      response: { 200: MailAccountSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: MailAccountSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a mail account (extension)" },
     })
     .patch("/mail-accounts/:account_id", ({ principal, params, body }) => updateMailAccount(db, clock, vault, principal.orgId, params.account_id, body), {
       permission: "edit",
       params: accountParams,
       body: t.Object(optional),
-      response: { 200: MailAccountSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: MailAccountSchema, ...errorResponses([400, 404, 409]) },
       detail: { summary: "Change a mail account (extension)", description: "A new host, user or mailbox starts over from its first message." },
     })
     .delete(
@@ -120,7 +120,7 @@ export function mailRoutes(ctx: MailDeps) {
         deleteMailAccount(db, principal.orgId, params.account_id);
         set.status = 204;
       },
-      { permission: "delete", params: accountParams, response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS }, detail: { summary: "Remove a mail account (extension)" } },
+      { permission: "delete", params: accountParams, response: { 204: t.Void(), ...errorResponses([400, 404]) }, detail: { summary: "Remove a mail account (extension)" } },
     )
     .post(
       "/mail-accounts/:account_id/poll",
@@ -133,7 +133,7 @@ export function mailRoutes(ctx: MailDeps) {
       {
         permission: "edit",
         params: accountParams,
-        response: { 202: t.Object({ job_id: t.String(), account_id: t.String() }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 202: t.Object({ job_id: t.String(), account_id: t.String() }), ...errorResponses([400, 404]) },
         detail: { summary: "Poll a mail account now (extension)", description: "A mail.poll job; GET /job/{job_id} has its summary." },
       },
     )
@@ -144,7 +144,7 @@ export function mailRoutes(ctx: MailDeps) {
         permission: "view",
         params: accountParams,
         query: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 200, error: "limit must be an integer from 1 to 200" })) }),
-        response: { 200: t.Object({ items: t.Array(MessageSchema) }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: t.Object({ items: t.Array(MessageSchema) }), ...errorResponses([400, 404]) },
         detail: { summary: "Messages an account handled, newest first (extension)" },
       },
     );

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { PaymentDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
-import { ErrorBody } from "../http/shapes.ts";
+import { errorResponses } from "../http/shapes.ts";
 import { applyEvent, parseEvent, verifySignature } from "./webhooks.ts";
 
 export function paymentRoutes(ctx: PaymentDeps) {
@@ -28,10 +28,7 @@ export function paymentRoutes(ctx: PaymentDeps) {
       body: t.String({ description: "The event as JSON, exactly the bytes signed: {id, type, created, data: {organization_id, tier, status}}" }),
       response: {
         200: t.Object({ received: t.Boolean(), event_id: t.String(), outcome: t.String({ description: "tier_changed, ignored, unknown_organization, stale (an older event than one applied) or duplicate (already received)" }) }),
-        400: ErrorBody,
-        401: ErrorBody,
-        404: ErrorBody,
-        429: ErrorBody,
+        ...errorResponses([400, 401, 404, 429], { public: true }),
       },
       detail: {
         summary: "Payment provider webhook",

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { ProjectDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum } from "../http/shapes.ts";
+import { Nullable, Page, page, pageQuery, Timestamp, Uuid, Enum, errorResponses } from "../http/shapes.ts";
 import { createProject, deleteProject, getProject, listProjects, PROJECT_TYPES, updateProject } from "../tenancy/projects.ts";
 
 const ProjectType = Enum(PROJECT_TYPES, { error: "project_type must be general or real_estate" });
@@ -54,7 +54,7 @@ export function projectRoutes(ctx: ProjectDeps) {
           color: t.Optional(Nullable(Color)),
           project_type: t.Optional(ProjectType),
         }),
-        response: { 201: ProjectSchema, 400: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: ProjectSchema, ...errorResponses([400, 409]) },
         detail: { summary: "Create a project" },
       },
     )
@@ -67,14 +67,14 @@ export function projectRoutes(ctx: ProjectDeps) {
       {
         permission: "view",
         query: t.Object(pageQuery(100, 50)),
-        response: { 200: Page(ProjectSchema), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(ProjectSchema), ...errorResponses([400]) },
         detail: { summary: "List projects (the Default project first, then by name)" },
       },
     )
     .get("/projects/:project_id", ({ principal, params }) => getProject(db, principal.orgId, params.project_id), {
       permission: "view",
       params: projectParams,
-      response: { 200: ProjectSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: ProjectSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a project with its current counts" },
     })
     .patch(
@@ -90,7 +90,7 @@ export function projectRoutes(ctx: ProjectDeps) {
           color: t.Optional(Nullable(Color)),
           project_type: t.Optional(ProjectType),
         }),
-        response: { 200: ProjectSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: ProjectSchema, ...errorResponses([400, 404, 409, 422]) },
         detail: { summary: "Update a project (the Default project cannot be renamed)" },
       },
     )
@@ -103,7 +103,7 @@ export function projectRoutes(ctx: ProjectDeps) {
       {
         permission: "delete",
         params: projectParams,
-        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, 422: ErrorBody, ...AUTH_ERRORS },
+        response: { 204: t.Void(), ...errorResponses([400, 404, 409, 422]) },
         detail: { summary: "Delete an empty project" },
       },
     );

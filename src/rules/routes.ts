@@ -6,7 +6,7 @@
 import { Elysia, t } from "elysia";
 import type { RuleDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
+import { Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import { webhookExists } from "../webhooks/webhooks.ts";
 import type { ActionReferences } from "./actions.ts";
 import { autoMatchStatus, learnIfStale, requestTraining } from "./auto-match.ts";
@@ -130,7 +130,7 @@ export function ruleRoutes(ctx: RuleDeps) {
           actions: Actions,
           position: t.Optional(Position),
         }),
-        response: { 201: RuleSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: RuleSchema, ...errorResponses([400, 404, 409]) },
         detail: { summary: "Create a rule (extension)", description: "Runs on every file whose analysis ends from now on; POST /rules/{id}/apply runs it over the library." },
       },
     )
@@ -143,7 +143,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       {
         permission: "view",
         query: t.Object(pageQuery(200, 50)),
-        response: { 200: Page(RuleSchema), 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(RuleSchema), ...errorResponses([400]) },
         detail: { summary: "List rules in the order they run (extension)" },
       },
     )
@@ -157,13 +157,13 @@ export function ruleRoutes(ctx: RuleDeps) {
           conditions: Conditions,
           limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, error: "limit must be an integer from 1 to 500" })),
         }),
-        response: { 200: DryRunSchema, 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: DryRunSchema, ...errorResponses([400]) },
         detail: { summary: "Files unsaved conditions would match (extension)", description: "Changes nothing." },
       },
     )
     .get("/rules/auto-matching", ({ principal }) => autoMatchStatus(db, principal.orgId), {
       permission: "view",
-      response: { 200: AutoMatchSchema, ...AUTH_ERRORS },
+      response: { 200: AutoMatchSchema, ...errorResponses([]) },
       detail: { summary: "The auto-matching model: when it learned, from how many files, which tags and folders (extension)" },
     })
     .post(
@@ -175,14 +175,14 @@ export function ruleRoutes(ctx: RuleDeps) {
       },
       {
         permission: "edit",
-        response: { 202: t.Object({ job_id: t.String(), deduplicated: t.Boolean({ description: "A training was already waiting or running: that job" }) }), ...AUTH_ERRORS },
+        response: { 202: t.Object({ job_id: t.String(), deduplicated: t.Boolean({ description: "A training was already waiting or running: that job" }) }), ...errorResponses([]) },
         detail: { summary: "Train the auto-matching model on the library now (extension)", description: "A rules.learn job; GET /job/{job_id} follows it." },
       },
     )
     .get("/rules/:rule_id", ({ principal, params }) => getRule(db, principal.orgId, params.rule_id), {
       permission: "view",
       params: ruleParams,
-      response: { 200: RuleSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: RuleSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a rule (extension)" },
     })
     .patch(
@@ -204,7 +204,7 @@ export function ruleRoutes(ctx: RuleDeps) {
         actions: t.Optional(Actions),
         position: t.Optional(Position),
       }),
-      response: { 200: RuleSchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: RuleSchema, ...errorResponses([400, 404, 409]) },
       detail: { summary: "Change a rule (extension)", description: "Fields left out stay as they are; conditions and actions are replaced whole." },
       },
     )
@@ -217,7 +217,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       {
         permission: "delete",
         params: ruleParams,
-        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 204: t.Void(), ...errorResponses([400, 404]) },
         detail: { summary: "Delete a rule (extension)", description: "Files keep what it changed; its applications stay in their history." },
       },
     )
@@ -231,7 +231,7 @@ export function ruleRoutes(ctx: RuleDeps) {
         permission: "view",
         params: ruleParams,
         body: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, error: "limit must be an integer from 1 to 500" })) }),
-        response: { 200: DryRunSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: DryRunSchema, ...errorResponses([400, 404]) },
         detail: { summary: "Files a saved rule would touch (extension)", description: "Changes nothing." },
       },
     )
@@ -248,9 +248,7 @@ export function ruleRoutes(ctx: RuleDeps) {
         params: ruleParams,
         response: {
           202: t.Object({ job_id: t.String(), rule_id: t.String(), status: t.String(), deduplicated: t.Boolean({ description: "An apply job of this rule was already waiting or running: that job" }) }),
-          400: ErrorBody,
-          404: ErrorBody,
-          ...AUTH_ERRORS,
+          ...errorResponses([400, 404]),
         },
         detail: { summary: "Apply a rule to the library (extension)", description: "A rules.apply job; follow it with GET /job/{job_id} (progress in percent, results at the end)." },
       },
@@ -265,7 +263,7 @@ export function ruleRoutes(ctx: RuleDeps) {
         permission: "view",
         params: ruleParams,
         query: t.Object(pageQuery(200, 50)),
-        response: { 200: Page(ApplicationSchema), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(ApplicationSchema), ...errorResponses([400, 404]) },
         detail: { summary: "A rule's applications, newest first (extension)" },
       },
     )
@@ -280,7 +278,7 @@ export function ruleRoutes(ctx: RuleDeps) {
         permission: "view",
         params: t.Object({ file_id: t.String({ description: "File id or its first 8 characters" }) }),
         query: t.Object(pageQuery(200, 50)),
-        response: { 200: Page(ApplicationSchema), 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(ApplicationSchema), ...errorResponses([400, 404, 409]) },
         detail: { summary: "The rules applied to a file, newest first (extension)" },
       },
     );

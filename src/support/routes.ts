@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { SupportDeps } from "./deps.ts";
 import { requestInfo } from "../http/request-context.ts";
-import { ErrorBody, Timestamp } from "../http/shapes.ts";
+import { Timestamp, errorResponses } from "../http/shapes.ts";
 import { sendSupportCopy, storeSupportMessage } from "./support.ts";
 
 export function supportRoutes(ctx: SupportDeps) {
@@ -29,7 +29,7 @@ export function supportRoutes(ctx: SupportDeps) {
         subject: t.String({ minLength: 1, maxLength: 200, error: "subject must be a string of 1-200 characters" }),
         message: t.String({ minLength: 1, maxLength: 10_000, error: "message must be a string of 1-10000 characters" }),
       }),
-      response: { 202: t.Object({ id: t.String(), received_at: Timestamp }), 400: ErrorBody, 429: ErrorBody },
+      response: { 202: t.Object({ id: t.String(), received_at: Timestamp }), ...errorResponses([400, 429], { public: true }) },
       detail: {
         summary: "Send a message to support",
         description: "No authentication needed (a session or key attaches the user and organization). Stored; mailed to MEDIABOX_SUPPORT_EMAIL when SMTP is configured. 3 requests/minute per IP.",

@@ -2,7 +2,7 @@
 import { Elysia, t } from "elysia";
 import type { TelemetryDeps } from "./deps.ts";
 import { requestInfo } from "../http/request-context.ts";
-import { ErrorBody } from "../http/shapes.ts";
+import { errorResponses } from "../http/shapes.ts";
 import { logUploadEvent } from "./upload-events.ts";
 
 /** Seconds or milliseconds since 1970 (either fits well inside): the client's clock, stored as sent. */
@@ -28,7 +28,7 @@ export function telemetryRoutes(ctx: TelemetryDeps) {
         file_index: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, error: "file_index must be an integer from 0 to 10000" })),
         file_name: t.Optional(t.String({ maxLength: 500, error: "file_name must be at most 500 characters" })),
       }),
-      response: { 200: t.Object({ status: t.Literal("logged"), timestamp: t.String({ format: "date-time" }) }), 400: ErrorBody, 429: ErrorBody },
+      response: { 200: t.Object({ status: t.Literal("logged"), timestamp: t.String({ format: "date-time" }) }), ...errorResponses([400, 429], { public: true }) },
       detail: {
         summary: "Log a client-side upload event",
         description: "No authentication. With a valid API key the event is attached to its organization.",

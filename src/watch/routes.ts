@@ -5,7 +5,7 @@
 import { Elysia, t } from "elysia";
 import type { IngestDeps } from "../ingest/deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, Timestamp } from "../http/shapes.ts";
+import { Nullable, Timestamp, errorResponses } from "../http/shapes.ts";
 import { watchedFoldersOf } from "./watched-folders.ts";
 
 const Item = t.Object({
@@ -44,7 +44,7 @@ export function watchRoutes(ctx: IngestDeps) {
     {
       permission: "view",
       query: t.Object({ recent: t.Optional(t.Integer({ minimum: 0, maximum: 200, error: "recent must be an integer from 0 to 200" })) }),
-      response: { 200: t.Object({ items: t.Array(WatchedFolder) }), 400: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: t.Object({ items: t.Array(WatchedFolder) }), ...errorResponses([400]) },
       detail: { summary: "The organization's watched folders and their latest files (extension)" },
     },
   );

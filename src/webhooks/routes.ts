@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import type { WebhookFeatureDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { AUTH_ERRORS, ErrorBody, Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid } from "../http/shapes.ts";
+import { Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import { webhookDeps } from "./delivery.ts";
 import {
   createWebhook,
@@ -86,7 +86,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
           enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
           secret: t.Optional(t.String({ error: "secret must be a string", description: "16-256 characters; generated when left out" })),
         }),
-        response: { 201: WebhookWithSecret, 400: ErrorBody, ...AUTH_ERRORS },
+        response: { 201: WebhookWithSecret, ...errorResponses([400]) },
         detail: { summary: "Register a webhook receiver (extension)", description: "The answer carries the signing secret, shown only this once." },
       },
     )
@@ -96,12 +96,12 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
         const { items, total } = listWebhooks(db, principal.orgId, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
-      { permission: "view", query: t.Object(pageQuery(100, 50)), response: { 200: Page(WebhookSchema), 400: ErrorBody, ...AUTH_ERRORS }, detail: { summary: "List webhooks (extension)" } },
+      { permission: "view", query: t.Object(pageQuery(100, 50)), response: { 200: Page(WebhookSchema), ...errorResponses([400]) }, detail: { summary: "List webhooks (extension)" } },
     )
     .get("/webhooks/:webhook_id", ({ principal, params }) => getWebhook(db, principal.orgId, params.webhook_id), {
       permission: "view",
       params: webhookParams,
-      response: { 200: WebhookSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: WebhookSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a webhook (extension)" },
     })
     .patch("/webhooks/:webhook_id", ({ principal, params, body }) => updateWebhook(deps, principal.orgId, params.webhook_id, body), {
@@ -113,7 +113,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
         description: t.Optional(Nullable(Description)),
         enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
       }),
-      response: { 200: WebhookSchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: WebhookSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Change a webhook (extension)", description: "A disabled webhook gets no new deliveries; its pending ones fail as they come up." },
     })
     .delete(
@@ -125,14 +125,14 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
       {
         permission: "delete",
         params: webhookParams,
-        response: { 204: t.Void(), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 204: t.Void(), ...errorResponses([400, 404]) },
         detail: { summary: "Delete a webhook and its deliveries (extension)" },
       },
     )
     .post("/webhooks/:webhook_id/rotate-secret", ({ principal, params }) => rotateSecret(deps, principal.orgId, params.webhook_id), {
       permission: "edit",
       params: webhookParams,
-      response: { 200: t.Object({ secret: t.String(), webhook: WebhookSchema }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: t.Object({ secret: t.String(), webhook: WebhookSchema }), ...errorResponses([400, 404]) },
       detail: { summary: "Replace a webhook's signing secret (extension)", description: "The new secret is shown once; every delivery from now on, retries included, is signed with it." },
     })
     .post(
@@ -147,7 +147,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
       {
         permission: "edit",
         params: webhookParams,
-        response: { 202: t.Object({ delivery_id: Nullable(t.String()), message: t.String() }), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 202: t.Object({ delivery_id: Nullable(t.String()), message: t.String() }), ...errorResponses([400, 404]) },
         detail: { summary: "Send a webhook.test event (extension)" },
       },
     )
@@ -160,20 +160,20 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
       {
         permission: "view",
         query: t.Object({ webhook_id: t.Optional(Uuid("webhook_id")), status: t.Optional(Status), ...pageQuery(100, 50) }),
-        response: { 200: Page(DeliverySchema), 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+        response: { 200: Page(DeliverySchema), ...errorResponses([400, 404]) },
         detail: { summary: "Webhook deliveries, newest first (extension)", description: "status=failed is the dead-letter list." },
       },
     )
     .get("/webhook-deliveries/:delivery_id", ({ principal, params }) => getDelivery(db, principal.orgId, params.delivery_id), {
       permission: "view",
       params: deliveryParams,
-      response: { 200: DeliverySchema, 400: ErrorBody, 404: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: DeliverySchema, ...errorResponses([400, 404]) },
       detail: { summary: "One delivery with its attempts (extension)" },
     })
     .post("/webhook-deliveries/:delivery_id/retry", ({ principal, params }) => retryDelivery(deps, principal.orgId, params.delivery_id), {
       permission: "edit",
       params: deliveryParams,
-      response: { 200: DeliverySchema, 400: ErrorBody, 404: ErrorBody, 409: ErrorBody, ...AUTH_ERRORS },
+      response: { 200: DeliverySchema, ...errorResponses([400, 404, 409]) },
       detail: { summary: "Send a failed delivery again (extension)", description: "A fresh set of attempts, the same body signed anew." },
     });
 }

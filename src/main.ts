@@ -163,7 +163,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
   const db = openDatabase(new DataDir(config.dataDir).database);
   try {
     let output: CommandOutput;
-    if (command === "orgs") output = orgsCommand(db, systemClock, args, flags);
+    if (command === "orgs") output = await orgsCommand(db, systemClock, args, flags);
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
     else if (command === "backup") output = await backupCommand(db, new DataDir(config.dataDir), config, args);
     else if (command === "support") output = await supportCommand(db, args);

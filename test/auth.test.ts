@@ -75,7 +75,7 @@ describe("authentication", () => {
   test("the tier is read from the organization on every request", async () => {
     const tenant = server.tenant({ tier: "STARTER" });
     expect((await tenant.api.get("/projects")).headers.get("x-ratelimit-limit")).toBe("30");
-    setOrganizationTier(server.ctx.db, tenant.orgName, "ENTERPRISE");
+    await setOrganizationTier(server.ctx.sql, tenant.orgName, "ENTERPRISE");
     expect((await tenant.api.get("/projects")).headers.get("x-ratelimit-limit")).toBe("500");
   });
 });

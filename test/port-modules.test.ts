@@ -1,7 +1,8 @@
 /**
  * The modules converted to the data-access port (docs/scale-out.md) behave the same on SQLite and
  * on PostgreSQL: support messages (stored, listed newest first, marked mailed), upload telemetry
- * (stored with its size limit, pruned after 30 days) and the pruning of finished jobs. Their HTTP
+ * (stored with its size limit, pruned after 30 days), the pruning of finished jobs, and payment
+ * events setting an organization's tier (once per event id, never undone by an older event). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -17,6 +18,7 @@ import { listSupportMessages, storeSupportMessage } from "../src/support/support
 import { logUploadEvent, pruneUploadEvents } from "../src/telemetry/upload-events.ts";
 import { pruneFinishedJobs } from "../src/jobs/queue.ts";
 import { JobStore } from "../src/jobs/job-store.ts";
+import { applyEvent, parseEvent } from "../src/payments/webhooks.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
@@ -83,5 +85,28 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     await db.run("UPDATE jobs SET status = 'completed', finished_at = ? WHERE id = ?", ["2031-05-19T00:00:00.000Z", recent.id]);
     expect(await pruneFinishedJobs(db, new ManualClock(now), 14 * 86_400_000)).toBe(1);
     expect((await db.all<{ id: string }>("SELECT id FROM jobs WHERE queue = 't.prune' ORDER BY id")).map((r) => r.id).sort()).toEqual([recent.id, pending.id].sort());
+  });
+
+  test("payment events: a subscription sets the tier once per event id; an older event is stale; unknown organizations and other types are recorded only", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 4, 1));
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-pay', 'Pay Co', 'pay co', 'STARTER', 'x') ON CONFLICT DO NOTHING");
+    const event = (id: string, created: number, data: Record<string, unknown>, type = "subscription.updated") => {
+      const raw = JSON.stringify({ id, type, created, data: { organization_id: "org-pay", ...data } });
+      return applyEvent(db, clock, "stripe", parseEvent(raw), raw);
+    };
+    const tier = async () => (await db.one<{ tier: string }>("SELECT tier FROM organizations WHERE id = 'org-pay'"))!.tier;
+    expect(await event("evt-1", 2_000, { tier: "professional", status: "active" })).toBe("tier_changed");
+    expect(await tier()).toBe("PROFESSIONAL");
+    expect(await event("evt-1", 2_000, { tier: "professional", status: "active" })).toBe("duplicate");
+    expect(await event("evt-0", 1_000, { tier: "enterprise", status: "active" })).toBe("stale");
+    expect(await tier()).toBe("PROFESSIONAL");
+    expect(await event("evt-2", 3_000, { status: "canceled" })).toBe("tier_changed");
+    expect(await tier()).toBe("FREE");
+    expect(await event("evt-3", 4_000, { organization_id: "nobody", tier: "starter" })).toBe("unknown_organization");
+    expect(await event("evt-4", 5_000, {}, "invoice.paid")).toBe("ignored");
+    expect((await db.all<{ event_id: string; outcome: string }>("SELECT event_id, outcome FROM payment_events ORDER BY received_at, event_id")).map((r) => `${r.event_id}:${r.outcome}`)).toEqual([
+      "evt-0:stale", "evt-1:tier_changed", "evt-2:tier_changed", "evt-3:unknown_organization", "evt-4:ignored",
+    ]);
   });
 });

@@ -72,7 +72,7 @@ describe("headers", () => {
 describe("per-key tier limit", () => {
   test("a key of a FREE organization gets 10 requests a minute, then 429 with Retry-After", async () => {
     const tenant = server.tenant({ tier: "STARTER" });
-    setOrganizationTier(server.ctx.db, tenant.orgName, "FREE");
+    await setOrganizationTier(server.ctx.sql, tenant.orgName, "FREE");
     const responses = await burst(tenant.api, 11);
     expect(responses.slice(0, 10).every((r) => r.status === 200)).toBe(true);
     expect(limitHeaders(responses[9]!)).toMatchObject({ limit: 10, remaining: 0 });

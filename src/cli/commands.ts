@@ -48,7 +48,7 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-export function orgsCommand(db: Database, clock: Clock, args: string[], flags: { tier?: string | undefined }): CommandOutput {
+export async function orgsCommand(db: Database, clock: Clock, args: string[], flags: { tier?: string | undefined }): Promise<CommandOutput> {
   const [action, ...rest] = args;
   switch (action) {
     case "create": {
@@ -58,7 +58,7 @@ export function orgsCommand(db: Database, clock: Clock, args: string[], flags: {
     case "list":
       return { stdout: listOrganizations(db).map((o) => `${o.id}\t${o.name}\t${o.tier}\t${o.created_at}`).join("\n") };
     case "set-tier": {
-      const org = setOrganizationTier(db, required(rest[0], "organization NAME"), parseTier(required(rest[1], "TIER")));
+      const org = await setOrganizationTier(new SqliteClient(db), required(rest[0], "organization NAME"), parseTier(required(rest[1], "TIER")));
       return { stdout: `${org.id}\t${org.name}\t${org.tier}` };
     }
     default:

@@ -60,6 +60,8 @@ export interface Dialect {
   readonly forUpdate: string;
   /** A text field of a JSON text column: `json_extract(col, '$.key')` / `(col::jsonb ->> 'key')`. */
   jsonText(column: string, key: string): string;
+  /** A number field of a JSON text column, comparable with numbers. */
+  jsonNumber(column: string, key: string): string;
 }
 
 /** A key spliced into SQL: a plain identifier, never user input. */
@@ -73,6 +75,7 @@ export const SQLITE_DIALECT: Dialect = {
   skipLocked: "",
   forUpdate: "",
   jsonText: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
+  jsonNumber: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
 };
 
 export const POSTGRES_DIALECT: Dialect = {
@@ -80,6 +83,7 @@ export const POSTGRES_DIALECT: Dialect = {
   skipLocked: "FOR UPDATE SKIP LOCKED",
   forUpdate: "FOR UPDATE",
   jsonText: (column, key) => `(${column}::jsonb ->> '${jsonKey(key)}')`,
+  jsonNumber: (column, key) => `((${column}::jsonb ->> '${jsonKey(key)}')::double precision)`,
 };
 
 /** Booleans are stored as 0/1 on both engines; undefined is never a value. */

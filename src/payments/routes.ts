@@ -6,10 +6,10 @@ import { errorResponses } from "../http/shapes.ts";
 import { applyEvent, parseEvent, verifySignature } from "./webhooks.ts";
 
 export function paymentRoutes(ctx: PaymentDeps) {
-  const { db, clock, config, log } = ctx;
+  const { sql, clock, config, log } = ctx;
   return new Elysia({ tags: ["Payments"] }).post(
     "/payment/webhooks/:provider",
-    ({ params, body, request }) => {
+    async ({ params, body, request }) => {
       if (params.provider !== config.paymentProvider || !config.paymentWebhookSecret) {
         throw new ApiError("NOT_FOUND", `no payment provider "${params.provider}" is configured (MEDIABOX_PAYMENT_PROVIDER, MEDIABOX_PAYMENT_WEBHOOK_SECRET)`);
       }
@@ -17,7 +17,7 @@ export function paymentRoutes(ctx: PaymentDeps) {
       const header = request.headers.get("webhook-signature") ?? request.headers.get("stripe-signature");
       verifySignature(header, raw, config.paymentWebhookSecret, clock.now(), config.paymentWebhookToleranceSeconds);
       const event = parseEvent(raw);
-      const outcome = applyEvent(db, clock, params.provider, event, raw);
+      const outcome = await applyEvent(sql, clock, params.provider, event, raw);
       log.info("payment webhook", { provider: params.provider, event_id: event.id, type: event.type, outcome });
       return { received: true, event_id: event.id, outcome };
     },

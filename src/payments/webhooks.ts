@@ -7,7 +7,7 @@
  * idempotent by (provider, event id): a redelivery is acknowledged and changes nothing.
  * A subscription event moves the organization it names to its tier.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
@@ -79,33 +79,33 @@ function requestedTier(event: WebhookEvent): Tier | null {
 }
 
 /** Records the event once and applies it; a redelivery answers "duplicate" and does nothing. */
-export function applyEvent(db: Database, clock: Clock, provider: string, event: WebhookEvent, payload: string): WebhookOutcome {
+export function applyEvent(db: SqlClient, clock: Clock, provider: string, event: WebhookEvent, payload: string): Promise<WebhookOutcome> {
   const tier = requestedTier(event);
-  return db.transaction((): WebhookOutcome => {
-    const seen = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM payment_events WHERE provider = ? AND event_id = ?").get(provider, event.id)!.n;
-    if (seen) return "duplicate";
+  return db.transaction(async (tx): Promise<WebhookOutcome> => {
+    // Concurrent deliveries of one organization's events (several processes) apply one at a time.
     const orgId = event.data.organization_id ?? null;
-    const org = orgId ? db.query<{ name: string }, [string]>("SELECT name FROM organizations WHERE id = ?").get(orgId) : null;
+    const org = orgId ? await tx.one<{ name: string }>(`SELECT name FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]) : null;
+    const seen = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM payment_events WHERE provider = ? AND event_id = ?", [provider, event.id]))!.n;
+    if (seen) return "duplicate";
     let outcome: WebhookOutcome;
     if (tier === null) outcome = "ignored";
     else if (!org) outcome = "unknown_organization";
     else {
       // Providers do not promise order: an older subscription event never undoes a newer one.
-      const newer = db
-        .query<{ n: number }, [string, string, number]>(
-          `SELECT count(*) AS n FROM payment_events WHERE provider = ? AND org_id = ? AND outcome = 'tier_changed'
-           AND json_extract(payload, '$.created') > ?`,
-        )
-        .get(provider, orgId!, event.created)!.n;
+      const newer = (await tx.one<{ n: number }>(
+        `SELECT count(*) AS n FROM payment_events WHERE provider = ? AND org_id = ? AND outcome = 'tier_changed'
+         AND ${tx.dialect.jsonNumber("payload", "created")} > ?`,
+        [provider, orgId!, event.created],
+      ))!.n;
       if (newer) outcome = "stale";
       else {
-        setOrganizationTier(db, org.name, tier);
+        await setOrganizationTier(tx, org.name, tier);
         outcome = "tier_changed";
       }
     }
-    db.query("INSERT INTO payment_events (provider, event_id, type, org_id, payload, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)").run(
+    await tx.run("INSERT INTO payment_events (provider, event_id, type, org_id, payload, outcome, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)", [
       provider, event.id, event.type, orgId, payload, outcome, isoAt(clock.now()),
-    );
+    ]);
     return outcome;
-  }).immediate();
+  });
 }

@@ -3,6 +3,7 @@
  * project, in the same transaction, so an organization is never seen without it.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { createDefaultProject } from "./projects.ts";
 import { nameKey, validName } from "./names.ts";
@@ -56,8 +57,9 @@ export function listOrganizations(db: Database): Organization[] {
   return db.query<Organization, []>("SELECT id, name, tier, created_at FROM organizations ORDER BY name_key").all();
 }
 
-export function setOrganizationTier(db: Database, name: string, tier: Tier): Organization {
-  const org = requireOrganization(db, name);
-  db.query("UPDATE organizations SET tier = ? WHERE id = ?").run(tier, org.id);
-  return { ...org, tier };
+/** On the data-access port (docs/scale-out.md): the payments webhook runs it inside its transaction. */
+export async function setOrganizationTier(db: SqlClient, name: string, tier: Tier): Promise<Organization> {
+  const org = await db.one<Organization>("UPDATE organizations SET tier = ? WHERE name_key = ? RETURNING id, name, tier, created_at", [tier, nameKey(name.trim())]);
+  if (!org) throw new OrganizationError(`no organization named "${name}"`);
+  return org;
 }

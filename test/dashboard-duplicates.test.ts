@@ -111,6 +111,17 @@ test("keeping the best trashes the other copies (Undo restores them); 'Not dupli
     await page.getByText("2 groups of near-duplicates").waitFor({ timeout: 30_000 });
     expect(await live(ids["IMG_2041 (small).jpg"]!)).toBe(200);
 
+    // One of three is not a copy of the others: it leaves the group, the other two stay one.
+    await beach.getByRole("button", { name: "Not a copy of the others: IMG_2041 (edited).jpg" }).click();
+    await notice.filter({ hasText: "IMG_2041 (edited).jpg: marked as not a copy of the others" }).waitFor({ timeout: 30_000 });
+    const pair = page.getByRole("region", { name: "Group of 2: IMG_2041.jpg" });
+    await pair.waitFor({ timeout: 30_000 });
+    expect(await pair.locator(".dup-files .name").allTextContents()).toEqual(["IMG_2041.jpg Best", "IMG_2041 (small).jpg"]);
+    // The verdict is the server's: undone here (as a database edit) to go on with the group of three.
+    server.ctx.db.query("DELETE FROM duplicate_dismissals").run();
+    await page.reload();
+    await beach.waitFor({ timeout: 30_000 });
+
     // Keeping two of three: only the third goes.
     await beach.getByLabel("Keep IMG_2041 (edited).jpg").check();
     await beach.getByRole("button", { name: "Keep 2, move 1 file to the trash" }).click();

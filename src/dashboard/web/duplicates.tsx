@@ -67,7 +67,13 @@ function GroupCard({ group, canEdit, onDone }: { group: Group; canEdit: boolean;
                 <BlurhashImage src={f.thumbnail_url} hash={null} alt="" label="IMG" />
               </a>
               <p class="name" title={f.filename}>
-                {f.filename} {f.is_best ? <span class="badge best">Best</span> : null}
+                {f.filename}
+                {f.is_best ? (
+                  <>
+                    {" "}
+                    <span class="badge best">Best</span>
+                  </>
+                ) : null}
               </p>
               <dl class="facts">
                 <dt>Resolution</dt>
@@ -95,6 +101,25 @@ function GroupCard({ group, canEdit, onDone }: { group: Group; canEdit: boolean;
                   />
                   Keep <span class="visually-hidden">{f.filename}</span>
                 </label>
+              ) : null}
+              {canEdit && group.files.length > 2 ? (
+                <button
+                  type="button"
+                  class="link not-copy"
+                  disabled={busy}
+                  aria-label={`Not a copy of the others: ${f.filename}`}
+                  onClick={() =>
+                    run(async () => {
+                      // Each pair on its own: the others stay a group if they are copies of one another.
+                      for (const other of group.files) {
+                        if (other.id !== f.id) await api("/duplicates/not-duplicates", { method: "POST", body: { file_ids: [f.id, other.id] } });
+                      }
+                      return { text: `${f.filename}: marked as not a copy of the others; it will not be grouped with them again.` };
+                    })
+                  }
+                >
+                  Not a copy of the others
+                </button>
               ) : null}
             </li>
           );

@@ -84,7 +84,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
       await page.locator(".dup-files img.loaded").nth(4).waitFor({ timeout: 30_000 });
       await page.waitForLoadState("networkidle");
       await expectNoSidewaysScroll(page);
-      await page.screenshot({ path: join(SHOTS, `duplicates-${width}.png`), fullPage: true });
+      await page.screenshot({ animations: "disabled", path: join(SHOTS, `duplicates-${width}.png`), fullPage: true });
       expect(failures.failed()).toEqual([]);
     } finally {
       await page.close();

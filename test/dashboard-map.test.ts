@@ -90,7 +90,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
       await page.getByRole("button", { name: /^1 photo at 40\.689/ }).waitFor();
       await page.waitForLoadState("networkidle");
       await expectNoSidewaysScroll(page);
-      await page.screenshot({ path: join(SHOTS, `map-${width}.png`) });
+      await page.screenshot({ animations: "disabled", path: join(SHOTS, `map-${width}.png`) });
 
       await paris.click();
       const heading = page.getByRole("heading", { name: /^3 photos near .*France$/ });
@@ -107,7 +107,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
       await page.getByText("This offline map draws countries only").waitFor();
       await page.waitForLoadState("networkidle");
       await expectNoSidewaysScroll(page);
-      await page.screenshot({ path: join(SHOTS, `map-paris-${width}.png`) });
+      await page.screenshot({ animations: "disabled", path: join(SHOTS, `map-paris-${width}.png`) });
       expect(outside).toEqual([]);
       expect(failures.failed()).toEqual([]);
     } finally {
@@ -184,7 +184,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
       await mini.locator("svg path.land").waitFor({ timeout: 30_000 });
       await expectNoSidewaysScroll(page);
       await info.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SHOTS, `photo-info-${width}.png`) });
+      await page.screenshot({ animations: "disabled", path: join(SHOTS, `photo-info-${width}.png`) });
       await mini.click();
       await page.getByRole("heading", { name: "Map", level: 1 }).waitFor({ timeout: 30_000 });
       await page.getByRole("button", { name: /^1 photo at 48\.858/ }).waitFor({ timeout: 30_000 });

@@ -202,6 +202,8 @@ export function PersonPage({ id, canEdit }: { id: string; canEdit: boolean }) {
   const [missing, setMissing] = useState<string | null>(null);
   const [notice, setNotice] = useState<{ text: string; undo?: () => Promise<void> } | null>(null);
   const faces = usePagedList<Face>(`/people/${id}/faces`, 48);
+  /** Who else a face could be (named first, as GET /people lists them): the first hundred. */
+  const others = usePagedList<Person>(canEdit ? "/people?include_hidden=true" : null, 100);
   const files = usePagedList<Photo>(`/people/${id}/files`, 48);
 
   const refresh = () =>
@@ -217,12 +219,13 @@ export function PersonPage({ id, canEdit }: { id: string; canEdit: boolean }) {
     void refresh();
   }, [id]);
 
-  async function notThem(face: Face) {
+  /** Gives the face to `to` (another person) or to nobody ("not this person"), with Undo. */
+  async function moveFace(face: Face, to: Person | null) {
     try {
-      await api(`/faces/${face.id}`, { method: "PATCH", body: { person_id: null } });
+      await api(`/faces/${face.id}`, { method: "PATCH", body: { person_id: to?.id ?? null } });
       faces.drop((f) => f.id !== face.id);
       setNotice({
-        text: `Took the face in ${face.filename} out of ${person ? nameOf(person) : "this person"}.`,
+        text: to ? `Moved the face in ${face.filename} to ${nameOf(to)}.` : `Took the face in ${face.filename} out of ${person ? nameOf(person) : "this person"}.`,
         undo: async () => {
           await api(`/faces/${face.id}`, { method: "PATCH", body: { person_id: id } });
           setNotice({ text: `The face in ${face.filename} is back.` });
@@ -304,7 +307,7 @@ export function PersonPage({ id, canEdit }: { id: string; canEdit: boolean }) {
         </div>
       ) : null}
       <h2>Faces</h2>
-      <p class="hint">{canEdit ? `A face that is not ${nameOf(person)}? Take it out with "Not ${nameOf(person)}".` : `The faces grouped as ${nameOf(person)}.`}</p>
+      <p class="hint">{canEdit ? `A face that is not ${nameOf(person)}? Take it out with "Not ${nameOf(person)}", or move it to the person it is.` : `The faces grouped as ${nameOf(person)}.`}</p>
       {faces.error ? <p class="error" role="alert">{faces.error}</p> : null}
       <ul class="grid faces-grid">
         {faces.items.map((f) => (
@@ -315,9 +318,30 @@ export function PersonPage({ id, canEdit }: { id: string; canEdit: boolean }) {
               </a>
               <span class="name" title={f.filename}>{f.filename}</span>
               {canEdit ? (
-                <button type="button" class="secondary" onClick={() => notThem(f)} aria-label={`Not ${nameOf(person)}: ${f.filename}`}>
-                  Not {nameOf(person)}
-                </button>
+                <>
+                  <button type="button" class="secondary" onClick={() => moveFace(f, null)} aria-label={`Not ${nameOf(person)}: ${f.filename}`}>
+                    Not {nameOf(person)}
+                  </button>
+                  {others.items.length > 1 ? (
+                    <select
+                      aria-label={`Move the face in ${f.filename} to`}
+                      value=""
+                      onChange={(e) => {
+                        const to = others.items.find((p) => p.id === (e.target as HTMLSelectElement).value);
+                        if (to) void moveFace(f, to);
+                      }}
+                    >
+                      <option value="">Move to…</option>
+                      {others.items
+                        .filter((p) => p.id !== person.id)
+                        .map((p) => (
+                          <option key={p.id} value={p.id}>
+                            {nameOf(p)}
+                          </option>
+                        ))}
+                    </select>
+                  ) : null}
+                </>
               ) : null}
             </div>
           </li>

@@ -147,6 +147,8 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "images/heic-worker.ts queue": "serializes decodes inside the HEIC worker thread",
   "images/jxl.ts thread": "one stateless JPEG XL decoding thread serves the process",
   "images/jxl-worker.ts ready": "the wasm decoder inside its own worker thread",
+  "images/raw-decode.ts thread": "one RAW developing thread serves the process",
+  "images/raw-decode-worker.ts libraw": "the wasm LibRaw inside its own worker thread, reused for each file",
   "images/schema-fill.ts compiled": "compiled validators memoized by schema object, which never changes",
   "images/vision-tfjs.ts runtime": "tfjs keeps one global backend per process",
   "images/vision-tfjs.ts routerRegistered": "tfjs's IO router is global to the process",

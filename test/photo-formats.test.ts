@@ -1,7 +1,7 @@
 /**
  * The photo-format matrix through real HTTP: every supported format (JPEG, PNG, WebP, AVIF,
  * TIFF with its directory past 64 KiB, GIF, HEIC, JPEG XL, and the camera RAWs CR2, CR3, NEF,
- * DNG, ARW, RAF, RW2, ORF) and every capture-date source (EXIF with and without offsets, XMP,
+ * DNG, ARW, RAF, RW2, ORF; a DNG with only its sensor data, developed by LibRaw) and every capture-date source (EXIF with and without offsets, XMP,
  * IPTC, GPS, ModifyDate) is accepted with the right format, dimensions, orientation and
  * content_created_at. The fixtures are made here (sharp pixels, hand-built EXIF/XMP/IPTC and RAW
  * containers, the wasm JPEG XL encoder), so the test needs nothing outside the checkout. Also:
@@ -27,6 +27,16 @@ beforeAll(async () => {
   owner = server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
+
+/** The ImageDecodeError renderImage rejects with (failing the test when it renders). */
+async function renderFailure(bytes: Buffer): Promise<ImageDecodeError> {
+  const failure = await renderImage(bytes).then(
+    () => null,
+    (err: unknown) => err,
+  );
+  expect(failure).toBeInstanceOf(ImageDecodeError);
+  return failure as ImageDecodeError;
+}
 
 async function upload(bytes: Uint8Array, filename: string): Promise<string> {
   const form = new FormData();
@@ -175,6 +185,15 @@ const FORMATS: Case[] = [
     red: "top",
     takenAt: cameraTime,
   })),
+  {
+    name: "a DNG holding its sensor data and no preview is developed by LibRaw, turned by its orientation",
+    filename: "camera.dng",
+    make: async () => F.dngWithSensorData(await F.halves(600, 400), cameraExif),
+    format: "dng",
+    dimensions: { width: 400, height: 600 },
+    red: "top",
+    takenAt: cameraTime,
+  },
   {
     name: "a DNG holding no JPEG preview renders from its RGB thumbnail, with the sensor size",
     filename: "converted.dng",
@@ -337,16 +356,22 @@ describe("damaged and huge images", () => {
     const exif = F.exifSegment({ dateTimeOriginal: "2019:05:04 10:11:12", offsetTimeOriginal: "-03:00" });
     // SOI, the EXIF segment, then garbage where the frame header should be.
     const wrecked = Buffer.concat([Buffer.from([0xff, 0xd8]), exif, Buffer.from([0xff, 0xc0, 0x00, 0x03, 0x00]), Buffer.alloc(200, 0x55)]);
-    const failure = (await renderImage(wrecked).then(
-      () => null,
-      (err: unknown) => err,
-    )) as ImageDecodeError;
-    expect(failure).toBeInstanceOf(ImageDecodeError);
+    const failure = await renderFailure(wrecked);
     expect(failure.message).toContain("could not be decoded");
     expect(failure.takenAt).toBe("2019-05-04T13:11:12.000Z");
     expect(await readCaptureDate(wrecked)).toEqual({ at: "2019-05-04T13:11:12.000Z", offset: "-03:00", source: "EXIF DateTimeOriginal" });
     const heicDate = await readCaptureDate(heicHalves());
     expect(heicDate).toBeNull();
+  });
+
+  test("a RAW that cannot be rendered (no preview, no sensor data) keeps its capture date", async () => {
+    // A CR2 as metadata samples strip it: IFD0 and its EXIF only.
+    const tiff = new F.TiffBuilder([0x49, 0x49, 0x2a, 0x00, 0, 0, 0, 0, 0x43, 0x52, 0x02, 0x00, 0, 0, 0, 0]);
+    const stripped = Buffer.from(tiff.setFirstIfd(tiff.ifd(F.exifEntries(tiff, { make: "Canon", ...cameraExif }))).bytes());
+    const failure = await renderFailure(stripped);
+    expect(failure.message).toContain("no embedded preview");
+    expect(failure.takenAt).toBe("2019-05-04T13:11:12.000Z");
+    expect(failure.camera?.make).toBe("Canon");
   });
 
   test("MEDIABOX_IMAGE_MAX_PIXELS reaches the pipeline: a larger image fails with the limit named", async () => {

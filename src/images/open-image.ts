@@ -2,7 +2,8 @@
  * Opening an uploaded image for rendering: what it is (`format`), its upright size as reported
  * to users, the metadata blocks its capture date is read from, and pixels sharp can render:
  * the bytes themselves for what libvips reads (JPEG, PNG, WebP, GIF, TIFF, AVIF, SVG), decoded
- * RGBA from the wasm decoders (HEIC, JPEG XL), or a RAW's largest embedded preview JPEG. The
+ * RGBA from the wasm decoders (HEIC, JPEG XL, LibRaw for RAWs whose previews are small or
+ * missing), or a RAW's largest embedded preview JPEG. The
  * pixel limit is checked here, from headers, before anything is decoded.
  */
 import sharp, { type Metadata, type SharpOptions } from "sharp";
@@ -11,6 +12,10 @@ import { blocksFromSharp, emptyBlocks, type MetadataBlocks } from "./capture-dat
 import { decodeHeic, isHevcHeif } from "./heic.ts";
 import { decodeJxl, isJxl, jxlMetadata, jxlSize } from "./jxl.ts";
 import { RawDecodeError, readRaw } from "./raw.ts";
+import { developRaw } from "./raw-decode.ts";
+import type { TiffBlock } from "../camera/tiff-ifd.ts";
+import { VARIANT_SIZES } from "../files/variants.ts";
+import { errorMessage } from "../errors.ts";
 import { rawFormatOf } from "../camera/raw-formats.ts";
 
 /** Default of MEDIABOX_IMAGE_MAX_PIXELS: room for 288 MP panoramas and 400 MP multi-shot cameras. */
@@ -65,9 +70,16 @@ export async function openImage(input: Buffer, maxPixels = DEFAULT_MAX_PIXELS): 
     try {
       raw = readRaw(input, rawFormat);
     } catch (err) {
-      const fallback = err instanceof RawDecodeError ? await rawWithoutPreview(input, rawFormat, err, maxPixels) : null;
+      if (!(err instanceof RawDecodeError)) throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+      const developed = await developedRaw(input, rawFormat, err.found, err.exif, maxPixels);
+      if (developed.image) return developed.image;
+      const fallback = await rawWithoutPreview(input, rawFormat, err, maxPixels);
       if (fallback) return fallback;
-      throw new ImageDecodeError(`the image could not be decoded: ${(err as Error).message}`);
+      throw new ImageDecodeError(`the image could not be decoded: ${err.message}; ${developed.why}`);
+    }
+    if (Math.max(raw.previewWidth, raw.previewHeight) < DEVELOP_BELOW) {
+      const developed = await developedRaw(input, rawFormat, raw, raw.exif, maxPixels);
+      if (developed.image) return developed.image;
     }
     checkPixels(raw.previewWidth, raw.previewHeight, maxPixels, `${rawFormat.toUpperCase()} preview`);
     const turned = raw.orientation >= 5;
@@ -135,6 +147,42 @@ export async function openImage(input: Buffer, maxPixels = DEFAULT_MAX_PIXELS): 
     height: meta.autoOrient?.height ?? height,
     pixels: { kind: "encoded", bytes: input, width, height, hasAlpha: meta.hasAlpha === true },
     blocks,
+  };
+}
+
+/** RAWs whose largest preview is shorter than the largest variant are developed from their sensor data. */
+const DEVELOP_BELOW = VARIANT_SIZES.large_1024;
+
+/**
+ * The RAW developed by LibRaw (raw-decode.ts), upright; `why` it was not when LibRaw cannot
+ * develop it (the caller falls back to a preview). `sensor`: the size and orientation the
+ * metadata gave, when it gave them.
+ */
+async function developedRaw(
+  input: Buffer,
+  format: string,
+  sensor: { width: number; height: number; orientation: number } | null,
+  exif: TiffBlock[],
+  maxPixels: number,
+): Promise<{ image: OpenedImage; why?: never } | { image: null; why: string }> {
+  if (sensor) checkPixels(sensor.width, sensor.height, maxPixels, `${format.toUpperCase()} sensor image`);
+  let developed;
+  try {
+    developed = await developRaw(input, sensor ?? { width: 0, height: 0 });
+  } catch (err) {
+    return { image: null, why: errorMessage(err) };
+  }
+  const turned = (sensor?.orientation ?? 1) >= 5;
+  const { width, height, data } = developed;
+  return {
+    image: {
+      format,
+      // The size users are told is the sensor's (a half-size development has half of it).
+      width: sensor ? (turned ? sensor.height : sensor.width) : width,
+      height: sensor ? (turned ? sensor.width : sensor.height) : height,
+      pixels: { kind: "rgba", data, width, height, opaque: true },
+      blocks: { ...emptyBlocks(), exif },
+    },
   };
 }
 

@@ -175,10 +175,15 @@ export interface RawImage {
 
 export class RawDecodeError extends Error {
   override name = "RawDecodeError";
-  /** What the metadata said anyway: sensor size (as stored), orientation and EXIF, for a fallback rendering. */
+  /**
+   * `found`: what the metadata said anyway (sensor size as stored, orientation and EXIF), for a
+   * fallback rendering; `exif`: the EXIF blocks found, whether or not the size was (the capture
+   * date and camera facts survive a RAW that cannot be rendered).
+   */
   constructor(
     message: string,
     readonly found: Pick<RawImage, "width" | "height" | "orientation" | "exif"> | null = null,
+    readonly exif: TiffBlock[] = found?.exif ?? [],
   ) {
     super(message);
   }
@@ -282,7 +287,7 @@ export function readRaw(bytes: Uint8Array, format: RawFormat): RawImage {
   }
   if (!found) {
     const known = size ? { width: size.width, height: size.height, orientation: orientation && orientation <= 8 ? orientation : 1, exif } : null;
-    throw new RawDecodeError(`the ${format.toUpperCase()} file holds no embedded preview JPEG that can be decoded`, known);
+    throw new RawDecodeError(`the ${format.toUpperCase()} file holds no embedded preview JPEG that can be decoded`, known, exif);
   }
 
   let preview = found.jpeg;

@@ -9,10 +9,11 @@ import { encode as encodeBlurHash } from "blurhash";
 import sharp, { type Sharp } from "sharp";
 import type { CameraFacts } from "../camera/camera-facts.ts";
 import { cameraFactsFromTags } from "./camera-exif.ts";
-import { blocksFromJpegSegments, blocksFromSharp, captureDate, type CaptureDate, type MetadataBlocks } from "./capture-date.ts";
+import { blocksFromJpegSegments, blocksFromSharp, captureDate, emptyBlocks, type CaptureDate, type MetadataBlocks } from "./capture-date.ts";
 import { readPhotoTags } from "./photo-tags.ts";
 import { isJxl, jxlMetadata } from "./jxl.ts";
 import { rawFormatOf } from "../camera/raw-formats.ts";
+import { RawDecodeError, readRaw } from "./raw.ts";
 import { VARIANT_SIZES, VARIANT_TYPES, type VariantType } from "../files/variants.ts";
 import { DEFAULT_MAX_PIXELS, ImageDecodeError, openImage, uprightPixels, type OpenedImage } from "./open-image.ts";
 
@@ -108,27 +109,34 @@ async function metadataOf(blocks: MetadataBlocks): Promise<PhotoMetadata> {
 }
 
 /** Reads the capture date and camera facts alone (no decoding): the pipeline can keep them even when rendering fails. */
-export async function readPhotoMetadata(input: Buffer, options: RenderOptions = {}): Promise<PhotoMetadata | null> {
+export async function readPhotoMetadata(input: Buffer): Promise<PhotoMetadata | null> {
   try {
-    return await metadataOf((await openImageHeaders(input, options)).blocks);
+    return await metadataOf((await openImageHeaders(input)).blocks);
   } catch {
     return null; // unreadable metadata never fails anything
   }
 }
 
-export async function readCaptureDate(input: Buffer, options: RenderOptions = {}): Promise<CaptureDate | null> {
-  return (await readPhotoMetadata(input, options))?.date ?? null;
+export async function readCaptureDate(input: Buffer): Promise<CaptureDate | null> {
+  return (await readPhotoMetadata(input))?.date ?? null;
 }
 
 // Opening a HEIC or JPEG XL decodes it; for the date alone only headers are needed, which
-// open-image reads before decoding (a RAW's or sharp's metadata). A full open is the fallback.
-async function openImageHeaders(input: Buffer, options: RenderOptions): Promise<Pick<OpenedImage, "blocks">> {
+// open-image reads before decoding (a RAW's or sharp's metadata).
+async function openImageHeaders(input: Buffer): Promise<Pick<OpenedImage, "blocks">> {
   if (isJxl(input)) return { blocks: jxlMetadata(input) };
-  if (!rawFormatOf(input)) {
+  const rawFormat = rawFormatOf(input);
+  if (!rawFormat) {
     const meta = await sharp(input, { limitInputPixels: false }).metadata().catch(() => null);
     return { blocks: meta ? blocksFromSharp(meta, input) : blocksFromJpegSegments(input) };
   }
-  return openImage(input, options.maxPixels ?? DEFAULT_MAX_PIXELS);
+  // A RAW's metadata is read from its own directories, whether or not it holds a preview to render.
+  try {
+    return { blocks: { ...emptyBlocks(), exif: readRaw(input, rawFormat).exif } };
+  } catch (err) {
+    if (err instanceof RawDecodeError) return { blocks: { ...emptyBlocks(), exif: err.exif } };
+    throw err;
+  }
 }
 
 interface Rendered {
@@ -166,7 +174,7 @@ export async function renderImage(input: Buffer, options: RenderOptions = {}): P
     return await render(input, options);
   } catch (err) {
     if (err instanceof ImageDecodeError) {
-      const metadata = await readPhotoMetadata(input, options);
+      const metadata = await readPhotoMetadata(input);
       err.takenAt = metadata?.date?.at ?? null;
       err.camera = metadata?.camera ?? null;
     }

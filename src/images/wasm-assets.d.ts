@@ -3,3 +3,9 @@ declare module "*.wasm" {
   const path: string;
   export default path;
 }
+
+// libraw-wasm's emscripten module (its package types cover only the Web Worker wrapper).
+declare module "libraw-wasm/dist/libraw.js" {
+  const createLibRaw: (options: { wasmBinary: Uint8Array }) => Promise<{ LibRaw: new () => import("./raw-decode-worker.ts").LibRawInstance }>;
+  export default createLibRaw;
+}

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import sharp from "sharp";
 
-type Value = { ascii: string } | { short: number[] } | { long: number[] } | { rational: [number, number][] } | { undefined: Uint8Array };
+type Value = { ascii: string } | { short: number[] } | { long: number[] } | { rational: [number, number][] } | { srational: [number, number][] } | { undefined: Uint8Array };
 export type Entries = Record<number, Value>;
 
 const u16 = (n: number) => [n & 0xff, (n >> 8) & 0xff];
@@ -74,6 +74,7 @@ function encode(value: Value): { type: number; count: number; bytes: number[] } 
   if ("short" in value) return { type: 3, count: value.short.length, bytes: value.short.flatMap(u16) };
   if ("long" in value) return { type: 4, count: value.long.length, bytes: value.long.flatMap(u32) };
   if ("rational" in value) return { type: 5, count: value.rational.length, bytes: value.rational.flatMap(([n, d]) => [...u32(n), ...u32(d)]) };
+  if ("srational" in value) return { type: 10, count: value.srational.length, bytes: value.srational.flatMap(([n, d]) => [...u32(n >>> 0), ...u32(d)]) };
   return { type: 7, count: value.undefined.length, bytes: [...value.undefined] };
 }
 
@@ -237,6 +238,53 @@ export async function dng(spec: RawSpec): Promise<Uint8Array> {
     0xc620: { long: [spec.sensor.width, spec.sensor.height] },
   });
   const ifd0 = tiff.ifd(exifEntries(tiff, { make: "Adobe Test", ...spec.exif }, { 0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) }, 0x014a: { long: [previewIfd, rawIfd] } }));
+  return tiff.setFirstIfd(ifd0).bytes();
+}
+
+/**
+ * A DNG as a camera that records DNG writes it, holding the sensor data itself and no preview:
+ * IFD0 is the raw image, a Bayer mosaic (RGGB, 16 bits, uncompressed) of `image`'s pixels, with
+ * a colour matrix that makes the camera's space linear sRGB. Only a RAW developer can show it.
+ */
+export async function dngWithSensorData(image: Buffer, exif?: ExifSpec): Promise<Uint8Array> {
+  const { data, info } = await sharp(image).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { width, height } = info;
+  const mosaic = new Uint8Array(width * height * 2);
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      // R G / G B: the channel each photosite sees, linearized (sRGB's gamma undone) to 16 bits.
+      const channel = (y % 2) + (x % 2);
+      const value = Math.round(((data[(y * width + x) * 3 + channel]! / 255) ** 2.2) * 65535);
+      mosaic[(y * width + x) * 2] = value & 0xff;
+      mosaic[(y * width + x) * 2 + 1] = value >> 8;
+    }
+  }
+  const tiff = new TiffBuilder();
+  const strip = tiff.blob(mosaic);
+  const xyzToSrgb = [3.2406, -1.5372, -0.4986, -0.9689, 1.8758, 0.0415, 0.0557, -0.204, 1.057];
+  const ifd0 = tiff.ifd(
+    exifEntries(tiff, { make: "Adobe Test", ...exif }, {
+      0x00fe: { long: [0] },
+      0x0100: { long: [width] },
+      0x0101: { long: [height] },
+      0x0102: { short: [16] },
+      0x0103: { short: [1] },
+      0x0106: { short: [32803] },
+      0x0111: { long: [strip] },
+      0x0115: { short: [1] },
+      0x0116: { long: [height] },
+      0x0117: { long: [mosaic.length] },
+      0x011c: { short: [1] },
+      0x828d: { short: [2, 2] },
+      0x828e: { undefined: Uint8Array.from([0, 1, 1, 2]) },
+      0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) },
+      0xc614: { ascii: "Adobe Test sRGB sensor" },
+      0xc61d: { long: [65535] },
+      0xc621: { srational: xyzToSrgb.map((v) => [Math.round(v * 10000), 10000] as [number, number]) },
+      0xc628: { rational: [[1, 1], [1, 1], [1, 1]] },
+      0xc65a: { short: [21] },
+    }),
+  );
   return tiff.setFirstIfd(ifd0).bytes();
 }
 

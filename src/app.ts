@@ -74,6 +74,8 @@ import { peopleClusterQueue } from "./people/people-jobs.ts";
 import { peopleRoutes } from "./library/people-routes.ts";
 import { photoLibraryRoutes } from "./library/photo-routes.ts";
 import { libraryRoutes } from "./library/routes.ts";
+import { trashRoutes } from "./library/trash-routes.ts";
+import { exportRoutes } from "./library/export-routes.ts";
 import { imageRoutes } from "./images/routes.ts";
 import { similarRoutes } from "./library/similar-routes.ts";
 import { documentRoutes } from "./documents/routes.ts";
@@ -359,6 +361,8 @@ function fullApp(ctx: AppContext) {
     .use(folderRoutes(ctx))
     .use(ingestRoutes(ctx))
     .use(intentRoutes(ctx))
+    .use(trashRoutes(ctx))
+    .use(exportRoutes(ctx))
     .use(libraryRoutes(ctx))
     .use(photoLibraryRoutes(ctx))
     .use(duplicateRoutes(ctx))

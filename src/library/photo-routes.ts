@@ -4,7 +4,7 @@ import type { LibraryDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { querySyntax } from "../http/validation.ts";
 import { OneOf, errorResponses } from "../http/shapes.ts";
-import { filterParams, FILTER_REPEATABLE, fileFiltersOf } from "./routes.ts";
+import { filterParams, FILTER_REPEATABLE, fileFiltersOf } from "./model.ts";
 import { locationClusters, MAX_ZOOM } from "./map-clusters.ts";
 import { GRANULARITIES, timeline } from "./timeline.ts";
 

@@ -27,7 +27,7 @@ import { countingErrors } from "./storage/error-counting.ts";
 import type { DataDir } from "./storage/data-dir.ts";
 import { EventHub } from "./events/hub.ts";
 import { LibraryEvents } from "./events/library-events.ts";
-import { automateProcessedFiles, fileAutomateQueue, rulesApplyQueue, rulesLearnQueue } from "./rules/rule-jobs.ts";
+import { automateProcessedFiles, fileAutomateQueue, fileSchemaQueue, rulesApplyQueue, rulesLearnQueue } from "./rules/rule-jobs.ts";
 import { sendBatchEvents, webhookDeliverQueue, webhookDeps } from "./webhooks/delivery.ts";
 import { resealWebhookSecrets } from "./webhooks/webhooks.ts";
 import { FolderWatcher } from "./watch/watcher.ts";
@@ -251,6 +251,7 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   jobs.register(fileAutomateQueue(ctx));
   jobs.register(rulesApplyQueue(ctx));
   jobs.register(rulesLearnQueue(ctx));
+  jobs.register(fileSchemaQueue(ctx));
   jobs.register(webhookDeliverQueue(ctx));
   jobs.register(mailPollQueue(ctx));
   jobs.register(peopleClusterQueue(ctx));

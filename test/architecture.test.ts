@@ -50,6 +50,10 @@ test("only rules/rules.ts writes rules and their applications, only rules/auto-m
   for (const table of ["auto_match_models", "auto_match_labels"]) expect(await writersOf(table, ["rules/auto-match.ts"])).toEqual([]);
 });
 
+test("only images/image-findings.ts writes what the image detectors found", async () => {
+  expect(await writersOf("image_findings", ["images/image-findings.ts"])).toEqual([]);
+});
+
 test("only webhooks/webhooks.ts writes webhooks, their deliveries and attempts", async () => {
   for (const table of ["webhooks", "webhook_deliveries", "webhook_attempts"]) expect(await writersOf(table, ["webhooks/webhooks.ts"])).toEqual([]);
 });

@@ -208,6 +208,7 @@ describe("conditions", () => {
     media_type: "image", document_type: null, content_type: "image/jpeg", filename: "IMG_1.JPG", title: null, text: "STOP sign", description: "a red sign",
     tags: ["Street", "sign"], category: "general", source: "watch", size_bytes: 2048, page_count: null, duration_seconds: null, domain: null,
     project_id: "p", folder_id: null, camera: "Canon EOS R6", lens: null, place: "Lyon, Auvergne-Rhône-Alpes, France", country_code: "FR",
+    people_count: 3, people: ["Ada", "Grace"],
     predicted_tags: new Map([["finance", 0.8], ["travel", 0.2]]), predicted_folder_id: new Map([["f-invoices", 0.6], ["f-letters", 0.4]]),
   };
   const check = (conditions: unknown[], match: "all" | "any" = "all") => conditionsHold(compileConditions(parseConditions(conditions)), match, facts);
@@ -228,6 +229,16 @@ describe("conditions", () => {
     expect(check([{ field: "place", op: "contains", value: "lyon" }, { field: "country_code", op: "in", value: ["fr", "be"] }])).toBe(true);
     expect(check([{ field: "place", op: "not_exists" }])).toBe(false);
     expect(check([])).toBe(true);
+  });
+
+  test("people: how many were seen and who was recognised", () => {
+    expect(check([{ field: "people_count", op: "gte", value: 3 }])).toBe(true);
+    expect(check([{ field: "people_count", op: "lt", value: 3 }])).toBe(false);
+    expect(check([{ field: "people", op: "contains", value: "ada" }])).toBe(true);
+    expect(check([{ field: "people", op: "in", value: ["Linus", "Grace"] }])).toBe(true);
+    const nobodyLooked: FileFacts = { ...facts, people_count: null, people: [] };
+    expect(conditionsHold(compileConditions(parseConditions([{ field: "people_count", op: "exists" }])), "all", nobodyLooked)).toBe(false);
+    expect(conditionsHold(compileConditions(parseConditions([{ field: "people", op: "not_exists" }])), "all", nobodyLooked)).toBe(true);
   });
 
   test("predicted tags count from their score; a predicted folder is the best-scored one", () => {

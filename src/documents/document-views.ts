@@ -4,6 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
+import { listExtractions } from "../extractions/extractions.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import { openSuggestions } from "../files/tag-suggestions.ts";
@@ -156,7 +157,7 @@ export async function documentFields(row: FileRow, urls: FileUrls) {
   };
 }
 
-/** What only a document's detail shows: its whole text and the keyphrases offered as tags. */
+/** What only a document's detail shows: its whole text, the keyphrases offered as tags, and its extractions (a custom schema a rule ran on it). */
 export function documentDetailFields(row: FileRow, urls: FileUrls) {
-  return { extracted_text: urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)) };
+  return { extracted_text: urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)), extractions: listExtractions(urls.db, row.id) };
 }

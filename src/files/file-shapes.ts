@@ -220,6 +220,10 @@ export const VIDEO_DETAIL_FIELDS = { ...videoDetail, ...cameraDetail };
 export const DOCUMENT_DETAIL_FIELDS = {
   extracted_text: NullableString,
   suggested_tags: t.Optional(t.Array(t.String(), { description: "Extension: keyphrases of the summary offered as tags (not applied): PATCH tags to accept, DELETE /files/{id}/suggested-tags/{tag} to dismiss" })),
+  extractions: t.Optional(t.Array(ExtractionView, { description: "Extension: stored extractions (a custom schema a rule ran on the document)" })),
+};
+export const LINK_DETAIL_FIELDS = {
+  extractions: t.Optional(t.Array(ExtractionView, { description: "Extension: stored extractions (a custom schema a rule ran on the page)" })),
 };
 
 const variant = (title: string, props: TProperties) => t.Object(props, { title });

@@ -23,7 +23,8 @@ import { evaluateCompliance, type ComplianceImageType, type ComplianceType } fro
 import { CATEGORY_PROMPTS, categorize, categoryFromSimilarities, composeDescription, COMPOSED_MODEL, dominantColours, factTags, mergeTags, type ImageFacts } from "./describe.ts";
 import type { OcrResult } from "../ocr/ocr.ts";
 import { EMBEDDED_VARIANT, storeImageEmbedding } from "./image-embeddings.ts";
-import { fillSchema } from "./schema-fill.ts";
+import { storeFindings } from "./image-findings.ts";
+import { fillAndStore } from "./schema-run.ts";
 import { ImageDecodeError, renderImage, type RenderedImage } from "./variants.ts";
 import { storeVariants } from "./variant-store.ts";
 import { TEXT_GATE_MODEL, textLikelihoodOf } from "./text-gate.ts";
@@ -230,8 +231,11 @@ const objectsStage: Stage<ImageWork> = {
   name: "objects",
   appliesTo: ({ file }) => wantsDescription(file) || file.custom_schema_id !== null || "no description or custom schema asked for",
   async run(work) {
+    const { ctx, file } = work;
     // The faces stage reads the faces to recognize from this pass instead of detecting them again.
-    work.analysis = await work.ctx.images.vision.analyze(rendered(work).pixels, { recognizeFaces: true });
+    const analysis = (work.analysis = await ctx.images.vision.analyze(rendered(work).pixels, { recognizeFaces: true }));
+    // Kept for rules (people_count, a schema run later): the analysis itself lives only as long as this run.
+    storeFindings(ctx.db, ctx.clock, file.id, { objects: analysis.objects, faces: analysis.faces, people: analysis.people, colours: (await factsOf(work)).colours });
   },
 };
 
@@ -285,18 +289,7 @@ const customSchemaStage: Stage<ImageWork> = {
       takenAt: current.content_created_at,
       dominantColours: facts.colours,
     };
-    const { endpoint } = ctx.images;
-    // The endpoint fills the whole schema; without one, the local evidence does (and says what it could not).
-    const filled = endpoint
-      ? { source: "vision endpoint", value: await endpoint.extractJson(await endpointJpeg(work), "image/jpeg", schema.schema, schema.prompt_hint ?? undefined), filled: null, unfilled: null }
-      : { source: "mediabox schema-fill (local evidence)", ...fillSchema(schema.schema, evidence) };
-    saveExtraction(ctx.db, ctx.clock, file.id, "custom_schema", filled.source, {
-      schema_id: schema.id,
-      schema_name: schema.name,
-      value: filled.value,
-      filled: filled.filled,
-      unfilled: filled.unfilled,
-    });
+    await fillAndStore(ctx, file, schema, evidence, () => endpointJpeg(work));
   },
 };
 

@@ -52,11 +52,12 @@ export interface Evidence {
   description: string | null;
   tags: string[];
   objects: DetectedObject[];
-  faces: number;
+  /** null: no detector looked (a document's text is the only evidence), so counts are unknown, not zero. */
+  faces: number | null;
   ocrText: string;
   ocrLines: string[];
-  width: number;
-  height: number;
+  width: number | null;
+  height: number | null;
   format: string | null;
   takenAt: string | null;
   dominantColours?: string[];
@@ -113,7 +114,7 @@ function ocrLines(evidence: Evidence): string[] {
 
 function detectedStems(evidence: Evidence): string[][] {
   const labels = [...evidence.tags, ...evidence.objects.map((o) => o.label)];
-  if (evidence.faces > 0) labels.push("face", "person");
+  if (evidence.faces !== null && evidence.faces > 0) labels.push("face", "person");
   return labels.map((l) => words(l).map(stem)).filter((w) => w.length > 0);
 }
 
@@ -247,7 +248,7 @@ function evidenceOf(kind: Kind, e: Evidence): number | string | string[] | null 
     case "faces":
       return e.faces;
     case "objectCount":
-      return e.objects.length;
+      return e.faces === null ? null : e.objects.length;
     case "format":
       return text(e.format);
     case "takenAt":

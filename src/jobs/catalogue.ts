@@ -29,6 +29,8 @@ export interface JobPayloads {
   "file.automate": { fileId: string; outcome: "completed" | "failed" };
   /** Applies one rule to every settled file of the library, with progress (POST /rules/{id}/apply). */
   "rules.apply": { ruleId: string };
+  /** Fills a custom extraction schema for a file: a rule's run_schema action (rules/rule-jobs.ts). */
+  "file.schema": { fileId: string; schemaId: string };
   /** Trains an organization's auto-matching model on its library (rules/auto-match.ts). */
   "rules.learn": { orgId: string };
   /** One attempt at sending a webhook delivery; retried with backoff (webhooks/delivery.ts). */

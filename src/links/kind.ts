@@ -2,7 +2,8 @@
 import type { LinkDeps } from "./deps.ts";
 import type { Database } from "bun:sqlite";
 import type { ExportColumn, MediaKind } from "../kinds/media-kind.ts";
-import { LINK_FIELDS } from "../files/file-shapes.ts";
+import { listExtractions } from "../extractions/extractions.ts";
+import { LINK_DETAIL_FIELDS, LINK_FIELDS } from "../files/file-shapes.ts";
 import { crawlOf } from "./link-crawls.ts";
 import { runLinkPipeline, linkPipelineOptions } from "./link-pipeline.ts";
 import { linkFields } from "./link-views.ts";
@@ -41,8 +42,8 @@ export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
       run: (job, file) => runLinkPipeline(ctx, options, job, file),
     },
     exportColumns: linkExportColumns(ctx.db),
-    // A link's summary and detail show the same fields.
-    view: { summaryFields: LINK_FIELDS, detailFields: {}, summary: linkFields, detail: async () => ({}) },
+    // A link's detail adds only its extractions (a custom schema a rule ran on the page) to its summary.
+    view: { summaryFields: LINK_FIELDS, detailFields: LINK_DETAIL_FIELDS, summary: linkFields, detail: async (row) => ({ extractions: listExtractions(ctx.db, row.id) }) },
     async purge(fileId) {
       const crawl = crawlOf(ctx.db, fileId);
       for (const key of [crawl?.faviconBlobKey, crawl?.snapshotBlobKey]) if (key) await ctx.blobs.delete(key);

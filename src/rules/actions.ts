@@ -6,6 +6,7 @@
  * the file is changes nothing), which is what lets "apply to library" resume after a crash.
  */
 import type { Database } from "bun:sqlite";
+import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { badRequest } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
@@ -17,15 +18,22 @@ export type Action =
   | { type: "remove_tags"; tags: string[] }
   | { type: "set_title"; title: string }
   | { type: "move"; folder_id?: string | null; project_id?: string | null }
-  | { type: "call_webhook"; webhook_id: string };
+  | { type: "call_webhook"; webhook_id: string }
+  | { type: "run_schema"; schema_id: string };
 
-export const ACTION_TYPES = ["add_tags", "remove_tags", "set_title", "move", "call_webhook"] as const;
+export const ACTION_TYPES = ["add_tags", "remove_tags", "set_title", "move", "call_webhook", "run_schema"] as const;
 export const MAX_ACTIONS = 20;
 
 /** What one action did to one file, for the application's record. */
 export interface ActionOutcome {
   type: Action["type"];
   outcome: string;
+}
+
+/** What applying an action starts beyond the file's row, in the application's transaction. */
+export interface ActionEffects {
+  /** Queues the filling of a custom extraction schema for the file (it runs models: not in a transaction). */
+  runSchema(file: FileRow, schemaId: string): void;
 }
 
 /** Checks what an action may refer to when a rule is saved (webhooks live elsewhere). */
@@ -76,6 +84,13 @@ function parseAction(db: Database, orgId: string, raw: unknown, at: string, refs
       if (!refs.webhookExists(id)) throw badRequest(`${at}.webhook_id: no webhook ${id} in this organization`);
       return { type: "call_webhook", webhook_id: id };
     }
+    case "run_schema": {
+      only("schema_id");
+      const id = optionalId(body.schema_id, `${at}.schema_id`);
+      if (!id) throw badRequest(`${at}.schema_id: required`);
+      getCustomSchema(db, orgId, id); // 404 CUSTOM_SCHEMA_NOT_FOUND
+      return { type: "run_schema", schema_id: id };
+    }
     default:
       throw badRequest(`${at}.type: must be one of ${ACTION_TYPES.join(", ")}`);
   }
@@ -92,9 +107,9 @@ function optionalId(value: unknown, at: string): string | null {
 /**
  * Applies the file-changing actions to the file, in order, inside the caller's transaction.
  * `call_webhook` is recorded as queued here; the caller delivers it (webhooks are another
- * module's). An action that cannot be applied any more (its folder was deleted since) throws.
+ * module's). `run_schema` queues its job through `effects`, in the same transaction. An action that cannot be applied any more (its folder was deleted since) throws.
  */
-export function applyActions(db: Database, files: FileRepository, file: FileRow, actions: Action[]): ActionOutcome[] {
+export function applyActions(db: Database, files: FileRepository, file: FileRow, actions: Action[], effects: ActionEffects): ActionOutcome[] {
   const outcomes: ActionOutcome[] = [];
   let row = file;
   for (const action of actions) {
@@ -130,6 +145,10 @@ export function applyActions(db: Database, files: FileRepository, file: FileRow,
       }
       case "call_webhook":
         outcomes.push({ type: action.type, outcome: `delivery to webhook ${action.webhook_id} queued` });
+        break;
+      case "run_schema":
+        effects.runSchema(row, action.schema_id);
+        outcomes.push({ type: action.type, outcome: `extraction with schema ${action.schema_id} queued` });
         break;
     }
     row = files.byId(row.id)!;

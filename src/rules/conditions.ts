@@ -35,6 +35,10 @@ export interface FileFacts {
   lens: string | null;
   place: string | null;
   country_code: string | null;
+  /** Images: the people seen (faces plus person boxes without a face, as the detectors counted them; else the faces recognised); null when no detector looked. */
+  people_count: number | null;
+  /** Images: the names of the people recognised in it (people named on the People page). */
+  people: string[];
   /** Auto matching (auto-match.ts): the score (0-1) of each tag (lower case) and folder id the organization's model learned; null without a model or text. */
   predicted_tags: ReadonlyMap<string, number> | null;
   predicted_folder_id: ReadonlyMap<string, number> | null;
@@ -56,6 +60,8 @@ export const CONDITION_FIELDS: Record<string, Kind> = {
   size_bytes: "number",
   page_count: "number",
   duration_seconds: "number",
+  people_count: "number",
+  people: "list",
   domain: "text",
   project_id: "id",
   folder_id: "id",

@@ -10,6 +10,8 @@ import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileFacts } from "./conditions.ts";
 import { textOf } from "./file-text.ts";
+import { findingsOf } from "../images/image-findings.ts";
+import { facesOfFile } from "../people/people.ts";
 import { predictionsFor, type Predictions } from "./auto-match.ts";
 
 /** How the file arrived: a watched folder or a mail account (file_origins), a cloud import, a saved link (and its page images), else an upload. */
@@ -19,6 +21,14 @@ export function sourceOf(db: Database, file: FileRow): string {
   if (file.media_type === "link" || file.parent_file_id) return "link";
   const cloud = db.query("SELECT 1 FROM cloud_job_items i JOIN cloud_jobs j ON j.id = i.job_id WHERE i.file_id = ? AND j.type = 'import'").get(file.id);
   return cloud ? "cloud" : "upload";
+}
+
+/** The detectors' count of people (never fewer than the faces recognised); without their findings, the faces recognised; null when neither looked. */
+function peopleCountOf(db: Database, fileId: string): number | null {
+  const findings = findingsOf(db, fileId);
+  const faces = facesOfFile(db, fileId).length;
+  if (findings) return Math.max(findings.people, faces);
+  return faces || null;
 }
 
 export function factsOf(db: Database, files: FileRepository, file: FileRow): FileFacts {
@@ -47,6 +57,12 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     lens: camera?.lens ?? null,
     place: [camera?.city, camera?.region, camera?.country].filter(Boolean).join(", ") || null,
     country_code: camera?.countryCode ?? null,
+    get people_count() {
+      return file.media_type === "image" ? peopleCountOf(db, file.id) : null;
+    },
+    get people() {
+      return file.media_type === "image" ? [...new Set(facesOfFile(db, file.id).flatMap((f) => (f.personName ? [f.personName] : [])))] : [];
+    },
     get predicted_tags() {
       return predicted()?.tags ?? null;
     },

@@ -28,7 +28,7 @@ const ActionShape = t.Record(t.String(), t.Unknown(), {
   title: "RuleAction",
   description:
     '{"type":"add_tags","tags":[...]}, {"type":"remove_tags","tags":[...]}, {"type":"set_title","title":"..."}, ' +
-    '{"type":"move","folder_id":"..."} or {"type":"move","project_id":"..."}, {"type":"call_webhook","webhook_id":"..."}',
+    '{"type":"move","folder_id":"..."} or {"type":"move","project_id":"..."}, {"type":"call_webhook","webhook_id":"..."}, {"type":"run_schema","schema_id":"..."}',
 });
 
 const Outcome = t.Object({ type: t.String(), outcome: t.String() });

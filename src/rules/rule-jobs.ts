@@ -13,9 +13,20 @@ import { fileEventData, webhookDeps } from "../webhooks/delivery.ts";
 import { emitEvent, hasSubscribers } from "../webhooks/webhooks.ts";
 import { learnIfStale, modelStale, trainOrganization } from "./auto-match.ts";
 import { usesPredictions } from "./conditions.ts";
+import type { ActionEffects } from "./actions.ts";
+import type { ImageDeps } from "../images/deps.ts";
+import { runSchemaOnFile } from "./schema-action.ts";
+import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRule, handledByJob, hasEnabledRules, settledFiles, type Applied } from "./rules.ts";
 
 const FILE_EVENTS = ["file.completed", "file.failed", "rule.applied"];
+
+/** A run_schema action queues a `file.schema` job (in the application's transaction: a crash loses none). */
+const actionEffects = (ctx: RuleDeps): ActionEffects => ({
+  runSchema(file, schemaId) {
+    ctx.jobs.enqueue({ queue: "file.schema", orgId: file.org_id, payload: { fileId: file.id, schemaId }, dedupeKey: `file.schema:${file.id}:${schemaId}`, maxAttempts: 3 });
+  },
+});
 
 /** Queues the automation of every file whose processing ends (see LibraryEvents). */
 export function automateProcessedFiles(ctx: RuleDeps): void {
@@ -46,7 +57,7 @@ export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       const rules = enabledRules(ctx.db, file.org_id);
       const applied = await job.write(() => {
-        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, rules, { kind: "analysis", jobId: null }) : [];
+        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
         sendApplied(ctx, done);
         emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData(ctx.files.byId(file.id)!));
         return done;
@@ -85,7 +96,7 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
           job.signal.throwIfAborted();
           scanned += 1;
           if (handledByJob(ctx.db, job.jobId, file.id)) continue;
-          await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, [rule], { kind: "library", jobId: job.jobId })));
+          await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
           job.progress(total ? Math.min(99, Math.floor((scanned / total) * 100)) : 99);
         }
         after = page[page.length - 1]!.id;
@@ -106,6 +117,28 @@ export function rulesLearnQueue(ctx: RuleDeps): QueueDefinition<"rules.learn"> {
     async handler(job) {
       const status = await trainOrganization(ctx, job.payload.orgId);
       return [{ trained_at: status.trained_at, example_files: status.example_files, labels: status.labels.length }];
+    },
+  };
+}
+
+/** Fills a custom extraction schema for a file, for a rule's run_schema action (images/schema-run.ts). */
+export function fileSchemaQueue(ctx: ImageDeps): QueueDefinition<"file.schema"> {
+  return {
+    name: "file.schema",
+    concurrency: 1,
+    async handler(job) {
+      const { fileId, schemaId } = job.payload;
+      const file = ctx.files.byId(fileId);
+      if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
+      let schema;
+      try {
+        schema = getCustomSchema(ctx.db, file.org_id, schemaId);
+      } catch {
+        throw new PermanentJobError(`custom extraction schema ${schemaId} was deleted`);
+      }
+      if (file.media_type === "image" && file.variant_status !== "completed") throw new PermanentJobError(`image ${file.id} has no variants to read (${file.variant_status ?? "not rendered"})`);
+      const result = await runSchemaOnFile(ctx, file, schema);
+      return [{ file_id: file.id, schema_id: schema.id, source: result.source, filled: result.filled, unfilled: result.unfilled }];
     },
   };
 }

@@ -10,7 +10,7 @@ import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, badRequest, errorMessage } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
-import { applyActions, parseActions, type Action, type ActionOutcome, type ActionReferences } from "./actions.ts";
+import { applyActions, parseActions, type Action, type ActionEffects, type ActionOutcome, type ActionReferences } from "./actions.ts";
 import { compileConditions, conditionsHold, parseConditions, type Condition } from "./conditions.ts";
 import { factsOf } from "./file-facts.ts";
 
@@ -208,6 +208,7 @@ export function applyRulesTo(
   fileId: string,
   rules: Rule[],
   trigger: { kind: "analysis" | "library"; jobId: string | null },
+  effects: ActionEffects,
 ): Applied[] {
   const applied: Applied[] = [];
   for (const rule of rules) {
@@ -228,7 +229,7 @@ export function applyRulesTo(
     };
     try {
       db.transaction(() => {
-        application.outcomes = applyActions(db, files, file, rule.actions);
+        application.outcomes = applyActions(db, files, file, rule.actions, effects);
         recordApplication(db, file.org_id, application);
       })();
     } catch (err) {

@@ -35,6 +35,7 @@ import openMediaTypes from "./030_open_media_types.ts";
 import videoFacts from "./031_video_facts.ts";
 import timelineIndex from "./032_timeline_index.ts";
 import linkCrawlTable from "./033_link_crawls.ts";
+import imageFindings from "./034_image_findings.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -81,4 +82,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 31, name: "video_facts", sql: videoFacts },
   { version: 32, name: "timeline_index", sql: timelineIndex },
   { version: 33, name: "link_crawl_table", sql: linkCrawlTable },
+  { version: 34, name: "image_findings", sql: imageFindings },
 ];

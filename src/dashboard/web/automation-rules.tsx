@@ -128,7 +128,8 @@ export function AutomationRules() {
         </label>
         <p class="hint">
           Fields: text, filename, title, description, tags, media_type, document_type, category, source (upload, watch, mail, cloud, link), size_bytes, page_count,
-          duration_seconds, domain, camera, lens, place, country_code, project_id, folder_id. Actions: add_tags, remove_tags, set_title, move, call_webhook.
+          duration_seconds, people_count, people, domain, camera, lens, place, country_code, project_id, folder_id, and learned from your files: predicted_tags,
+          predicted_folder_id (min_score). Actions: add_tags, remove_tags, set_title, move, call_webhook, run_schema.
         </p>
         <p id="rule-problem" class="error" role="alert">{problem ?? ""}</p>
         {notice ? <p class="notice" role="status">{notice}</p> : null}

@@ -203,6 +203,7 @@ const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
   "processing/reprocess.ts": { count: 1, why: "a document's embeddings in flight" },
   "rules/file-facts.ts": { count: 3, why: "rule conditions read the built-in kinds' facts (a link's text, a photo's camera)" },
   "rules/file-text.ts": { count: 2, why: "a document's or link's whole text for rule conditions and auto matching" },
+  "rules/schema-action.ts": { count: 1, why: "a rule's custom schema: an image is filled from its findings and variant (as its pipeline fills it), other files from their text" },
   "cli/import-client.ts": { count: 1, why: "the CLI sends documents over 50 MB by intent (the server's document limit)" },
   "ingest/routes.ts": { count: 1, why: "the spec's upload answer has text_extraction_status for documents" },
   "ingest/batch-views.ts": { count: 1, why: "the spec's batch item has text_extraction_status for documents" },

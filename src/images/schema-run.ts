@@ -9,6 +9,7 @@ import sharp from "sharp";
 import type { CustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { getExtraction, saveExtraction } from "../extractions/extractions.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
+import { PermanentJobError } from "../jobs/runner.ts";
 import { readObject } from "../storage/blob-store.ts";
 import type { ImageDeps } from "./deps.ts";
 import { dominantColours } from "./describe.ts";
@@ -64,11 +65,12 @@ function ocrLinesOf(ctx: ImageDeps, fileId: string): string[] {
 
 /**
  * What a stored image offers a schema: its findings, OCR, size and capture date, and its large
- * variant as JPEG for a vision endpoint. Throws when the image has no variant to read.
+ * variant as JPEG for a vision endpoint. An image without a variant to read fails for good.
  */
 export async function storedImageEvidence(ctx: ImageDeps, file: FileRow): Promise<{ evidence: Evidence; jpeg: () => Promise<Buffer> }> {
   const large = await variantBytes(ctx, file.id, EMBEDDED_VARIANT);
-  if (!large) throw new Error(`image ${file.id} has no ${EMBEDDED_VARIANT} variant (its analysis failed or has not run)`);
+  // Retrying cannot make a variant appear: the image is analysed again by reprocessing.
+  if (!large) throw new PermanentJobError(`image ${file.id} has no ${EMBEDDED_VARIANT} variant to read (variants: ${file.variant_status ?? "not rendered"})`);
   const findings = await findingsFor(ctx, file, large);
   const evidence: Evidence = {
     description: file.user_description ?? file.upload_description,

@@ -57,11 +57,12 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     lens: camera?.lens ?? null,
     place: [camera?.city, camera?.region, camera?.country].filter(Boolean).join(", ") || null,
     country_code: camera?.countryCode ?? null,
+    // Only images have findings and faces: other files have no count and nobody in them.
     get people_count() {
-      return file.media_type === "image" ? peopleCountOf(db, file.id) : null;
+      return peopleCountOf(db, file.id);
     },
     get people() {
-      return file.media_type === "image" ? [...new Set(facesOfFile(db, file.id).flatMap((f) => (f.personName ? [f.personName] : [])))] : [];
+      return [...new Set(facesOfFile(db, file.id).flatMap((f) => (f.personName ? [f.personName] : [])))];
     },
     get predicted_tags() {
       return predicted()?.tags ?? null;

@@ -136,7 +136,6 @@ export function fileSchemaQueue(ctx: ImageDeps): QueueDefinition<"file.schema"> 
       } catch {
         throw new PermanentJobError(`custom extraction schema ${schemaId} was deleted`);
       }
-      if (file.media_type === "image" && file.variant_status !== "completed") throw new PermanentJobError(`image ${file.id} has no variants to read (${file.variant_status ?? "not rendered"})`);
       const result = await runSchemaOnFile(ctx, file, schema);
       return [{ file_id: file.id, schema_id: schema.id, source: result.source, filled: result.filled, unfilled: result.unfilled }];
     },

@@ -44,7 +44,8 @@ export async function runSchemaOnFile(ctx: ImageDeps, file: FileRow, schema: Cus
     objects: [],
     faces: null,
     ocrText: text,
-    ocrLines: (file.media_type === "document" ? documentLines(ctx.db, file.id) : null) ?? text.split("\n"),
+    // Only documents have pages; a page or a video is read from its text.
+    ocrLines: documentLines(ctx.db, file.id) ?? text.split("\n"),
     width: file.width,
     height: file.height,
     format: file.document_type ?? file.format,

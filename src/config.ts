@@ -103,6 +103,12 @@ export interface Config {
   linkAllowCidrs: AllowedCidr[];
   /** Ports a link (and every redirect) may name; null = any port. */
   linkPorts: number[] | null;
+  /** Address ranges webhook receivers may be at despite the private/loopback rules (net/egress-policy.ts). */
+  webhookAllowCidrs: AllowedCidr[];
+  /** Ports a webhook URL may name; null = any port. */
+  webhookPorts: number[] | null;
+  /** Address ranges mail servers (IMAP intake) may be at despite the private/loopback rules. */
+  mailAllowCidrs: AllowedCidr[];
   linkUserAgent: string;
   /** Most bytes of a page read (the rest is cut) and of one image or icon (larger ones are refused). */
   linkMaxPageBytes: number;
@@ -213,6 +219,23 @@ function integer(min: number, max: number) {
 }
 
 const text = (raw: string): string => raw;
+
+/** "10.0.0.0/8, 192.168.1.7": address ranges an egress policy opens (net/egress-policy.ts). */
+function cidrList(raw: string): AllowedCidr[] {
+  try {
+    return parseAllowedCidrs(raw);
+  } catch (err) {
+    throw new ConfigError(errorMessage(err));
+  }
+}
+
+/** "80,443" or "any" (null). */
+function portList(raw: string): number[] | null {
+  if (raw.trim().toLowerCase() === "any") return null;
+  const ports = raw.split(/[,\s]+/).filter(Boolean).map(integer(1, 65535));
+  if (!ports.length) throw new ConfigError(`expected a comma list of ports or "any", got "${raw}"`);
+  return [...new Set(ports)];
+}
 
 function boolean(raw: string): boolean {
   const value = raw.trim().toLowerCase();
@@ -460,31 +483,11 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
     fallback: "2048",
   },
   linkFetch: { key: "linkFetch", flag: "link-fetch", env: "MEDIABOX_LINK_FETCH", parse: boolean, fallback: "on" },
-  linkAllowCidrs: {
-    key: "linkAllowCidrs",
-    flag: "link-allow-cidrs",
-    env: "MEDIABOX_LINK_ALLOW_CIDRS",
-    parse: (raw) => {
-      try {
-        return parseAllowedCidrs(raw);
-      } catch (err) {
-        throw new ConfigError(errorMessage(err));
-      }
-    },
-    fallback: "",
-  },
-  linkPorts: {
-    key: "linkPorts",
-    flag: "link-ports",
-    env: "MEDIABOX_LINK_PORTS",
-    parse: (raw) => {
-      if (raw.trim().toLowerCase() === "any") return null;
-      const ports = raw.split(/[,\s]+/).filter(Boolean).map(integer(1, 65535));
-      if (!ports.length) throw new ConfigError(`expected a comma list of ports or "any", got "${raw}"`);
-      return [...new Set(ports)];
-    },
-    fallback: "80,443",
-  },
+  linkAllowCidrs: { key: "linkAllowCidrs", flag: "link-allow-cidrs", env: "MEDIABOX_LINK_ALLOW_CIDRS", parse: cidrList, fallback: "" },
+  linkPorts: { key: "linkPorts", flag: "link-ports", env: "MEDIABOX_LINK_PORTS", parse: portList, fallback: "80,443" },
+  webhookAllowCidrs: { key: "webhookAllowCidrs", flag: "webhook-allow-cidrs", env: "MEDIABOX_WEBHOOK_ALLOW_CIDRS", parse: cidrList, fallback: "" },
+  webhookPorts: { key: "webhookPorts", flag: "webhook-ports", env: "MEDIABOX_WEBHOOK_PORTS", parse: portList, fallback: "80,443" },
+  mailAllowCidrs: { key: "mailAllowCidrs", flag: "mail-allow-cidrs", env: "MEDIABOX_MAIL_ALLOW_CIDRS", parse: cidrList, fallback: "" },
   linkUserAgent: {
     key: "linkUserAgent", flag: "link-user-agent", env: "MEDIABOX_LINK_USER_AGENT", parse: text, fallback: "Mediabox/1.0 (self-hosted link saver)",
   },

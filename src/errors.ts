@@ -17,7 +17,7 @@ export const ERRORS = {
   OAUTH_STATE_INVALID: { status: 400, meaning: "cloud OAuth callback with a state that is unknown (forged), already used, expired, of another provider, or started by another organization or key" },
   OAUTH_PROVIDER_ERROR: { status: 400, meaning: "the cloud provider ended the authorization with an error (consent denied) or refused the code exchange (bad code, PKCE verifier mismatch)" },
   CLOUD_NOT_SUPPORTED: { status: 400, meaning: "the cloud provider lacks what the request needs (a picker for nextcloud, hosted spreadsheets without a connection)" },
-  INVALID_WEBHOOK_URL: { status: 400, meaning: "a webhook URL that is not an absolute http(s) URL, carries credentials, names a port outside MEDIABOX_LINK_PORTS or an address the link crawler may not reach (loopback, private, ... unless in MEDIABOX_LINK_ALLOW_CIDRS)" },
+  INVALID_WEBHOOK_URL: { status: 400, meaning: "a webhook URL that is not an absolute http(s) URL, carries credentials, names a port outside MEDIABOX_WEBHOOK_PORTS or an address webhooks may not reach (loopback, private, ... unless in MEDIABOX_WEBHOOK_ALLOW_CIDRS)" },
   INVALID_DOMAIN: { status: 400, meaning: "review of an extraction domain that is not reviewable" },
   CUSTOM_SCHEMA_INVALID_SCHEMA: { status: 400, meaning: "custom schema too deep or too large, unsupported types or keywords, empty (spec)" },
   CUSTOM_SCHEMA_INVALID_NAME: { status: 400, meaning: "custom schema name blank, over 255 characters or with control characters (spec)" },

@@ -20,7 +20,7 @@ let healthy = false;
 const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("", { status: healthy ? 200 : 500 }) });
 
 beforeAll(async () => {
-  server = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_LINK_PORTS: "any", MEDIABOX_WEBHOOK_MAX_ATTEMPTS: "1" } });
+  server = await startTestServer({ env: { MEDIABOX_WEBHOOK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_WEBHOOK_MAX_ATTEMPTS: "1" } });
   owner = server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
 }, 60_000);

@@ -12,6 +12,7 @@ import { decodeHtml, type FetchOptions, fetchResource, LinkFetchError, sniffImag
 import { parsePage } from "../src/links/html-document.ts";
 import { pageMetadata } from "../src/links/page-metadata.ts";
 import { readablePage, SNAPSHOT_CSP, snapshotHtml } from "../src/links/readable.ts";
+import { egressPolicy, type EgressPolicy } from "../src/net/egress-policy.ts";
 import { checkAddress, normalizeUrl, validateLinkUrl } from "../src/net/url-policy.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "links");
@@ -152,13 +153,19 @@ async function testLookup(hostname: string): Promise<string[]> {
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: "ENOTFOUND" });
 }
 
+/** The crawler's egress policy with no allow-list and any port; `allowPrivate` opens loopback for the test servers. */
+const crawlerEgress = (allowPrivate: boolean): EgressPolicy => ({
+  ...egressPolicy({ linkAllowCidrs: [], linkPorts: null, webhookAllowCidrs: [], webhookPorts: null, mailAllowCidrs: [] }, "links"),
+  allowPrivate,
+});
+
 /** Fetch options for the tests: loopback allowed, generous deadline (the machine may be busy). */
 const options = (overrides: Partial<FetchOptions> = {}): FetchOptions => ({
   accept: "html",
   maxBytes: 1024 * 1024,
   timeoutMs: 30_000,
   maxRedirects: 5,
-  allowPrivate: true,
+  egress: crawlerEgress(true),
   userAgent: "MediaboxTest/1.0 (+link crawl test)",
   lookup: testLookup,
   ...overrides,
@@ -309,13 +316,13 @@ describe("address policy (SSRF guard)", () => {
 describe("fetching: addresses, hosts and redirects", () => {
   test("loopback is refused by default, before anything connects", async () => {
     const before = hits.length;
-    const literal = await failure(fetchResource(`${origin}/must-not-be-hit`, options({ allowPrivate: false })));
+    const literal = await failure(fetchResource(`${origin}/must-not-be-hit`, options({ egress: crawlerEgress(false) })));
     expect(literal.kind).toBe("blocked");
     expect(literal.reason).toBe("blocked address 127.0.0.1 (loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach");
     // A name is resolved by the system resolver and its addresses checked: localhost is loopback.
-    const named = await failure(fetchResource(`http://localhost:${port}/must-not-be-hit`, options({ allowPrivate: false, lookup: undefined })));
+    const named = await failure(fetchResource(`http://localhost:${port}/must-not-be-hit`, options({ egress: crawlerEgress(false), lookup: undefined })));
     expect(named.reason).toMatch(/^blocked address (127\.0\.0\.1|::1) \(loopback\); MEDIABOX_LINK_ALLOW_CIDRS/);
-    const mapped = await failure(fetchResource(`http://[::ffff:127.0.0.1]:${port}/must-not-be-hit`, options({ allowPrivate: false })));
+    const mapped = await failure(fetchResource(`http://[::ffff:127.0.0.1]:${port}/must-not-be-hit`, options({ egress: crawlerEgress(false) })));
     expect(mapped.reason).toBe("blocked address ::ffff:7f00:1 (IPv4-mapped 127.0.0.1, loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach");
     expect(hits.slice(before)).toEqual([]);
   });

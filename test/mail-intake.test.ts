@@ -14,7 +14,7 @@ let server: TestServer;
 let imap: Dovecot;
 beforeAll(async () => {
   imap = await startDovecot();
-  server = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32" } });
+  server = await startTestServer({ env: { MEDIABOX_MAIL_ALLOW_CIDRS: "127.0.0.1/32" } });
 });
 afterAll(async () => {
   await server?.close();
@@ -114,7 +114,7 @@ describe("an IMAP account", () => {
     expect(created.port).toBe(143);
     await poll(tenant, created.id);
     const account = (await tenant.api.get(`/mail-accounts/${created.id}`)).body;
-    expect(account.last_error).toContain("blocked address 10.20.30.40 (private)");
+    expect(account.last_error).toContain("blocked address 10.20.30.40 (private); MEDIABOX_MAIL_ALLOW_CIDRS lists the ranges mail servers may reach");
   });
 });
 

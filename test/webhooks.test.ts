@@ -2,7 +2,7 @@
  * Outbound webhooks through real HTTP, with real receivers on loopback: a signed file.completed
  * that verifies and is retried after a 500, the dead-letter list and a retry by hand, rule.applied
  * through a rule's call_webhook action, batch.completed, and the link crawler's address policy
- * (loopback only through MEDIABOX_LINK_ALLOW_CIDRS, both when a webhook is saved and when it is
+ * (loopback only through MEDIABOX_WEBHOOK_ALLOW_CIDRS, both when a webhook is saved and when it is
  * delivered to a name that resolves to loopback).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -34,7 +34,7 @@ let server: TestServer;
 const receivers: { stop(): void }[] = [];
 beforeAll(async () => {
   server = await startTestServer({
-    env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_LINK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200", MEDIABOX_WEBHOOK_MAX_ATTEMPTS: "3" },
+    env: { MEDIABOX_WEBHOOK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_LINK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200", MEDIABOX_WEBHOOK_MAX_ATTEMPTS: "3" },
   });
 });
 afterAll(async () => {
@@ -138,7 +138,8 @@ describe("deliveries", () => {
 
 describe("address policy", () => {
   test("without the allow-list a loopback address is refused when saved, and a name resolving to loopback when delivered", async () => {
-    const strict = await startTestServer({ env: { MEDIABOX_LINK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200" } });
+    // The crawler's allow-list opens nothing to webhooks.
+    const strict = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200" } });
     try {
       const hook = track(receiver(() => 200));
       const tenant = strict.tenant({ tier: "CUSTOM" });
@@ -146,26 +147,38 @@ describe("address policy", () => {
         const res = await tenant.api.post("/webhooks", { url, events: ["file.completed"] });
         expect({ url, status: res.status, code: res.body.code }).toEqual({ url, status: 400, code: "INVALID_WEBHOOK_URL" });
       }
+      const refused = await tenant.api.post("/webhooks", { url: hook.url, events: ["file.completed"] });
+      expect(refused.body.detail).toBe("url: blocked address 127.0.0.1 (loopback); MEDIABOX_WEBHOOK_ALLOW_CIDRS lists the ranges webhook receivers may reach");
       const named = await tenant.api.post("/webhooks", { url: `http://localhost:${hook.port}/hook`, events: ["file.completed"] });
       expect(named.status).toBe(201);
       const sent = await tenant.api.post(`/webhooks/${named.body.id}/test`);
       const failed = await pollApi(tenant, `/webhook-deliveries/${sent.body.delivery_id}`, (r) => r.body.status === "failed", { what: "the delivery to be refused" });
       // Refused by policy: final at once, nothing reached the receiver.
       expect(failed.body.attempts).toBe(1);
-      expect(failed.body.last_error).toMatch(/blocked address (127\.0\.0\.1|::1) \(loopback\)/);
+      expect(failed.body.last_error).toMatch(/^blocked address (127\.0\.0\.1|::1) \(loopback\); MEDIABOX_WEBHOOK_ALLOW_CIDRS/);
       expect(hook.received).toHaveLength(0);
     } finally {
       await strict.close();
     }
   });
 
-  test("the default ports are the crawler's: 80 and 443", async () => {
+  test("the webhooks' allow-list opens nothing to the crawler: a link to the receiver's address is blocked", async () => {
+    const hook = track(receiver(() => 200));
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const saved = await tenant.api.post("/files/links", { url: `http://127.0.0.1:${hook.port}/page` });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+    const link = await pollApi(tenant, `/files/${saved.body.id}`, (r) => r.body.crawl_status === "blocked", { what: "the link's crawl to be blocked" });
+    expect(link.body.crawl_error).toBe("blocked address 127.0.0.1 (loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach");
+    expect(hook.received).toHaveLength(0);
+  });
+
+  test("the default ports are 80 and 443", async () => {
     const plain = await startTestServer();
     try {
       const tenant = plain.tenant({ tier: "CUSTOM" });
       const res = await tenant.api.post("/webhooks", { url: "http://example.com:8080/hook", events: ["file.completed"] });
       expect([res.status, res.body.code]).toEqual([400, "INVALID_WEBHOOK_URL"]);
-      expect(res.body.detail).toContain("MEDIABOX_LINK_PORTS");
+      expect(res.body.detail).toBe("url: port 8080 is not allowed (MEDIABOX_WEBHOOK_PORTS allows 80, 443)");
       expect((await tenant.api.post("/webhooks", { url: "https://example.com/hook", events: ["file.completed"] })).status).toBe(201);
     } finally {
       await plain.close();

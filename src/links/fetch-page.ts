@@ -12,7 +12,8 @@ import { isIP } from "node:net";
 import { getEncoding } from "encoding-sniffer";
 import { formatBytes } from "../byte-sizes.ts";
 import { unlessAborted } from "../abort.ts";
-import { type AllowedCidr, checkAddress, validateLinkUrl } from "../net/url-policy.ts";
+import { checkEgressAddress, checkEgressPort, type EgressPolicy } from "../net/egress-policy.ts";
+import { validateLinkUrl } from "../net/url-policy.ts";
 
 /** What the caller wants: a page or a plain-text file such as robots.txt (decoded text), or an image/icon (raw bytes). */
 export type AcceptKind = "html" | "text" | "image" | "icon";
@@ -29,15 +30,11 @@ export interface FetchOptions {
   timeoutMs: number;
   /** Redirects followed; one more is refused ("too many redirects (6)" for 5). */
   maxRedirects: number;
-  /** Let the crawler reach loopback and private addresses (see checkAddress). */
-  allowPrivate: boolean;
-  /** Ranges allowed whatever their kind (see checkAddress). */
-  allowCidrs?: readonly AllowedCidr[];
   /**
-   * Ports a URL may name (the scheme's default port counts as named), on every hop; any port
-   * when absent. A port outside the list fails as "blocked".
+   * The addresses and ports this fetch may reach, on every hop (net/egress-policy.ts: the
+   * crawler's, or webhook receivers'); what it refuses fails as "blocked".
    */
-  allowedPorts?: readonly number[];
+  egress: EgressPolicy;
   userAgent: string;
   /**
    * All addresses of a hostname; `dns.lookup` (the system resolver, /etc/hosts included) by
@@ -159,13 +156,10 @@ async function followRedirects(
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
-/** Refuses a URL whose port (explicit, or its scheme's default) the options do not allow. */
+/** Refuses a URL whose port (explicit, or its scheme's default) the policy does not allow. */
 function checkPort(url: URL, options: FetchOptions): void {
-  if (!options.allowedPorts) return;
-  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
-  if (!options.allowedPorts.includes(port)) {
-    throw new LinkFetchError("blocked", `port ${port} is not allowed (MEDIABOX_LINK_PORTS allows ${options.allowedPorts.join(", ")})`, url.href);
-  }
+  const verdict = checkEgressPort(options.egress, url);
+  if (!verdict.ok) throw new LinkFetchError("blocked", verdict.reason, url.href);
 }
 
 /** Where a redirect leads: its Location resolved against the URL that sent it, then validated. */
@@ -193,20 +187,13 @@ function nextHop(from: URL, response: Response): URL {
  * the name again, past the policy), no connection reuse (a pooled connection to the same
  * address may have been opened for another host's TLS name).
  */
-/** Ranges an administrator may open for the crawler (also when written IPv4-mapped): the refusal names the setting that does. */
-const OPENABLE = /\((?:IPv4-mapped [^,()]*, )?(loopback|private|link-local|unique-local|carrier-grade NAT|site-local|reserved)\)$/;
-
-function withAllowSetting(reason: string): string {
-  return OPENABLE.test(reason) ? `${reason}; MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach` : reason;
-}
-
 async function requestPinned(url: URL, options: FetchOptions, deadline: Deadline, send?: OutgoingRequest): Promise<Response> {
   const host = url.hostname.replace(/^\[|\]$/g, "");
   const isIpLiteral = isIP(host) !== 0;
   const addresses = isIpLiteral ? [host] : await deadline.race(resolve(host, url, options));
   for (const address of addresses) {
-    const verdict = checkAddress(address, { allowPrivate: options.allowPrivate, ...(options.allowCidrs ? { allowCidrs: options.allowCidrs } : {}) });
-    if (!verdict.ok) throw new LinkFetchError("blocked", withAllowSetting(verdict.reason), url.href);
+    const verdict = checkEgressAddress(options.egress, address);
+    if (!verdict.ok) throw new LinkFetchError("blocked", verdict.reason, url.href);
   }
   let lastError: unknown;
   for (const address of addresses) {

@@ -4,6 +4,7 @@
  * at once per organization and host; robots.txt asked once per host per crawl and obeyed), and
  * a crawl session that fetches each resource of one link at most once.
  */
+import { egressPolicy } from "../net/egress-policy.ts";
 import type { Config } from "../config.ts";
 import { KeyedLimiter } from "../keyed-limiter.ts";
 import { type AcceptKind, type FetchedImage, type FetchedPage, type FetchOptions, fetchResource, LinkFetchError } from "./fetch-page.ts";
@@ -74,9 +75,7 @@ export class CrawlSession {
       maxBytes,
       timeoutMs: config.linkTimeoutSeconds * 1000,
       maxRedirects: 5,
-      allowPrivate: false,
-      allowCidrs: config.linkAllowCidrs,
-      ...(config.linkPorts ? { allowedPorts: config.linkPorts } : {}),
+      egress: egressPolicy(config, "links"),
       userAgent: config.linkUserAgent,
       signal: typeof this.signal === "function" ? this.signal() : this.signal,
     };

@@ -7,8 +7,8 @@
  * Each message is claimed before its parts are stored, with the file ids they get: after a crash
  * it is finished with the same ids (ingesting is idempotent by id), never stored twice.
  *
- * The server is reached under the link crawler's address policy: every address the host name
- * resolves to must be public unless MEDIABOX_LINK_ALLOW_CIDRS allows it, and the connection goes
+ * The server is reached under the mail egress policy (net/egress-policy.ts): every address the host name
+ * resolves to must be public unless MEDIABOX_MAIL_ALLOW_CIDRS allows it, and the connection goes
  * to the checked address (TLS still verifies the host name).
  */
 import { createHash } from "node:crypto";
@@ -26,7 +26,7 @@ import { detectType } from "../ingest/detect.ts";
 import { ingestStagedFile, sizeLimitViolation } from "../ingest/ingest.ts";
 import { DEFAULT_UPLOAD_OPTIONS } from "../ingest/options.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
-import { checkAddress } from "../net/url-policy.ts";
+import { checkEgressAddress, egressPolicy } from "../net/egress-policy.ts";
 import {
   accountForPoll,
   dueAccounts,
@@ -85,8 +85,8 @@ async function checkedAddress(ctx: MailDeps, host: string): Promise<string> {
   const addresses = isIP(bare) ? [bare] : (await lookup(bare, { all: true, verbatim: true })).map((a) => a.address);
   if (!addresses.length) throw new Error(`host not found (${host})`);
   for (const address of addresses) {
-    const verdict = checkAddress(address, { allowPrivate: false, allowCidrs: ctx.config.linkAllowCidrs });
-    if (!verdict.ok) throw new Error(`${verdict.reason}; an on-premises mail server's range goes in MEDIABOX_LINK_ALLOW_CIDRS`);
+    const verdict = checkEgressAddress(egressPolicy(ctx.config, "mail"), address);
+    if (!verdict.ok) throw new Error(verdict.reason);
   }
   return addresses[0]!;
 }

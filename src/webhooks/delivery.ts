@@ -2,9 +2,10 @@
  * Sending webhook deliveries: one `webhook.deliver` job per delivery, one POST per attempt,
  * retried by the job runner with exponential backoff (MEDIABOX_WEBHOOK_RETRY_BASE_MS doubling,
  * capped at an hour) up to MEDIABOX_WEBHOOK_MAX_ATTEMPTS, after which the delivery is `failed`:
- * the dead-letter list. Each POST goes through the link crawler's pinned fetcher, so the same
- * address policy holds (loopback and private ranges only through MEDIABOX_LINK_ALLOW_CIDRS, the
- * ports of MEDIABOX_LINK_PORTS, the checked address is the one connected to). The body is signed:
+ * the dead-letter list. Each POST goes through the link crawler's pinned fetcher under the
+ * webhooks' own egress policy (loopback and private ranges only through
+ * MEDIABOX_WEBHOOK_ALLOW_CIDRS, the ports of MEDIABOX_WEBHOOK_PORTS, the checked address is the
+ * one connected to). The body is signed:
  * `Mediabox-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" under the secret>`.
  */
 import type { WebhookFeatureDeps } from "./deps.ts";
@@ -13,6 +14,7 @@ import type { FileRow } from "../files/file.ts";
 import { tagsOf } from "../files/file.ts";
 import { PermanentJobError, type QueueDefinition } from "../jobs/runner.ts";
 import { LinkFetchError, sendPinned } from "../links/fetch-page.ts";
+import { egressPolicy } from "../net/egress-policy.ts";
 import { signPayload } from "../payments/webhooks.ts";
 import { abandonDelivery, deliveryWork, emitEvent, hasSubscribers, recordAttempt, type WebhookDeps } from "./webhooks.ts";
 
@@ -64,9 +66,7 @@ export function webhookDeliverQueue(ctx: WebhookFeatureDeps): QueueDefinition<"w
           },
           {
             timeoutMs: ctx.config.webhookTimeoutSeconds * 1000,
-            allowPrivate: false,
-            allowCidrs: ctx.config.linkAllowCidrs,
-            ...(ctx.config.linkPorts ? { allowedPorts: ctx.config.linkPorts } : {}),
+            egress: egressPolicy(ctx.config, "webhooks"),
             userAgent: ctx.config.linkUserAgent,
             signal: job.signal,
           },

@@ -14,7 +14,8 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import { ApiError, badRequest, forTenantsOrNull } from "../errors.ts";
 import type { JobRunner } from "../jobs/runner.ts";
-import { checkAddress, validateLinkUrl } from "../net/url-policy.ts";
+import { checkEgressAddress, checkEgressPort, egressPolicy } from "../net/egress-policy.ts";
+import { validateLinkUrl } from "../net/url-policy.ts";
 
 export const WEBHOOK_EVENTS = ["file.completed", "file.failed", "batch.completed", "rule.applied"] as const;
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
@@ -79,22 +80,21 @@ function notFound(id: string): ApiError {
 
 /**
  * The URL a receiver may have: what a link may be (absolute http(s), no credentials, ≤ 2048), on a
- * port the crawler may use, and, when it names an address, an address the crawler may reach
- * (loopback and private ranges only through MEDIABOX_LINK_ALLOW_CIDRS). A host name is checked on
- * every delivery, against every address it resolves to then.
+ * port of MEDIABOX_WEBHOOK_PORTS, and, when it names an address, one the webhooks' egress policy
+ * lets through (loopback and private ranges only through MEDIABOX_WEBHOOK_ALLOW_CIDRS). A host
+ * name is checked on every delivery, against every address it resolves to then.
  */
 export function checkWebhookUrl(config: Config, raw: string): string {
   const verdict = validateLinkUrl(raw);
   if (!verdict.ok) throw new ApiError("INVALID_WEBHOOK_URL", `url: ${verdict.reason}`);
   const url = verdict.url;
-  const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
-  if (config.linkPorts && !config.linkPorts.includes(port)) {
-    throw new ApiError("INVALID_WEBHOOK_URL", `url: port ${port} is not allowed (MEDIABOX_LINK_PORTS allows ${config.linkPorts.join(", ")})`);
-  }
+  const policy = egressPolicy(config, "webhooks");
+  const port = checkEgressPort(policy, url);
+  if (!port.ok) throw new ApiError("INVALID_WEBHOOK_URL", `url: ${port.reason}`);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host)) {
-    const address = checkAddress(host, { allowPrivate: false, allowCidrs: config.linkAllowCidrs });
-    if (!address.ok) throw new ApiError("INVALID_WEBHOOK_URL", `url: ${address.reason}; an on-premises receiver's range goes in MEDIABOX_LINK_ALLOW_CIDRS`);
+    const address = checkEgressAddress(policy, host);
+    if (!address.ok) throw new ApiError("INVALID_WEBHOOK_URL", `url: ${address.reason}`);
   }
   return url.href;
 }

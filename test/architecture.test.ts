@@ -63,8 +63,8 @@ test("only watch/watched-folders.ts writes watched folders and their items; only
   expect(await writersOf("file_origins", ["ingest/ingest.ts"])).toEqual([]);
 });
 
-test("only duplicates/duplicate-store.ts writes fingerprints and near-duplicate pairs", async () => {
-  for (const table of ["image_fingerprints", "duplicate_pairs"]) expect(await writersOf(table, ["duplicates/duplicate-store.ts"])).toEqual([]);
+test("only duplicates/duplicate-store.ts writes fingerprints, near-duplicate pairs and their dismissals", async () => {
+  for (const table of ["image_fingerprints", "duplicate_pairs", "duplicate_dismissals"]) expect(await writersOf(table, ["duplicates/duplicate-store.ts"])).toEqual([]);
 });
 
 test("only people/people.ts writes faces and people", async () => {

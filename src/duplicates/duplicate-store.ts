@@ -74,18 +74,46 @@ function groupId(ids: string[]): string {
   return new Bun.CryptoHasher("sha256").update(ids.join(",")).digest("hex").slice(0, 16);
 }
 
-/** Every group of near-duplicate live images of the organization, the largest groups first (then the newest). */
-export function duplicateGroups(db: Database, orgId: string): DuplicateGroup[] {
+/** A group before its members' rows are read: enough to order the groups and find a file's group. */
+export interface GroupMembership {
+  id: string;
+  /** Member ids, sorted. */
+  memberIds: string[];
+}
+
+/**
+ * The groups of near-duplicate live images of the organization, the largest first (then the
+ * newest upload), from the pairs alone: one indexed query that also reads each file's upload
+ * time, then union-find. No member row is read, so ordering every group costs little; the
+ * members of the groups shown are read by `withMembers`.
+ */
+export function groupMemberships(db: Database, orgId: string): GroupMembership[] {
+  const uploaded = new Map<string, string>();
   const pairs = db
-    .query<{ file_a: string; file_b: string }, [string]>(
-      `SELECT d.file_a, d.file_b FROM duplicate_pairs d JOIN files a ON a.id = d.file_a JOIN files b ON b.id = d.file_b
+    .query<{ file_a: string; file_b: string; a_created: string; b_created: string }, [string]>(
+      `SELECT d.file_a, d.file_b, a.created_at AS a_created, b.created_at AS b_created
+         FROM duplicate_pairs d JOIN files a ON a.id = d.file_a JOIN files b ON b.id = d.file_b
         WHERE d.org_id = ? AND a.deleted_at IS NULL AND b.deleted_at IS NULL
           AND NOT EXISTS (SELECT 1 FROM duplicate_dismissals x WHERE x.file_a = d.file_a AND x.file_b = d.file_b)`,
     )
     .all(orgId)
-    .map((p): [string, string] => [p.file_a, p.file_b]);
-  const ids = [...new Set(pairs.flat())];
-  if (ids.length === 0) return [];
+    .map((p): [string, string] => {
+      uploaded.set(p.file_a, p.a_created);
+      uploaded.set(p.file_b, p.b_created);
+      return [p.file_a, p.file_b];
+    });
+  const newest = new Map<string, string>();
+  const groups = groupsOf(pairs).map((memberIds) => {
+    const id = groupId(memberIds);
+    newest.set(id, memberIds.reduce((max, m) => (uploaded.get(m)! > max ? uploaded.get(m)! : max), ""));
+    return { id, memberIds };
+  });
+  return groups.sort((a, b) => b.memberIds.length - a.memberIds.length || newest.get(b.id)!.localeCompare(newest.get(a.id)!) || a.id.localeCompare(b.id));
+}
+
+/** The groups with their members' rows, the best of each named and first. */
+export function withMembers(db: Database, groups: GroupMembership[]): DuplicateGroup[] {
+  const ids = groups.flatMap((g) => g.memberIds);
   const rows = new Map<string, MemberRow>();
   // Chunked: SQLite takes at most 32,766 parameters.
   for (let i = 0; i < ids.length; i += 10_000) {
@@ -98,9 +126,9 @@ export function duplicateGroups(db: Database, orgId: string): DuplicateGroup[] {
       .all(...chunk);
     for (const row of found) rows.set(row.id, row);
   }
-  const groups = groupsOf(pairs).map((memberIds) => {
+  return groups.map(({ id, memberIds }) => {
     const members = memberIds
-      .map((id) => rows.get(id)!)
+      .map((m) => rows.get(m)!)
       .map((row) => ({
         id: row.id,
         filename: row.filename,
@@ -114,15 +142,8 @@ export function duplicateGroups(db: Database, orgId: string): DuplicateGroup[] {
       }));
     const best = chooseBest(members).id;
     members.sort((a, b) => Number(b.id === best) - Number(a.id === best) || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-    return { id: groupId(memberIds), best, members };
+    return { id, best, members };
   });
-  const newest = (g: DuplicateGroup) => g.members.reduce((max, m) => (m.createdAt > max ? m.createdAt : max), "");
-  return groups.sort((a, b) => b.members.length - a.members.length || newest(b).localeCompare(newest(a)) || a.id.localeCompare(b.id));
-}
-
-/** The group holding `fileId`, or null when it has no live near-duplicate. */
-export function groupOf(db: Database, orgId: string, fileId: string): DuplicateGroup | null {
-  return duplicateGroups(db, orgId).find((g) => g.members.some((m) => m.id === fileId)) ?? null;
 }
 
 /**

@@ -6,7 +6,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { isoAt } from "../clock.ts";
-import { dismissDuplicates, duplicateGroups, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
+import { dismissDuplicates, groupMemberships, withMembers, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
 import { batchDeleteFiles } from "./file-edits.ts";
 import { FileUrls } from "../files/file-urls.ts";
 
@@ -78,9 +78,10 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     .get(
       "/duplicates/groups",
       async ({ principal, query, request }) => {
-        const groups = duplicateGroups(ctx.db, principal.orgId);
+        // Every group is ordered from the pairs alone; only the page's members are read.
+        const groups = groupMemberships(ctx.db, principal.orgId);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = await Promise.all(groups.slice(query.offset, query.offset + query.limit).map((g) => groupView(ctx, urls, g)));
+        const items = await Promise.all(withMembers(ctx.db, groups.slice(query.offset, query.offset + query.limit)).map((g) => groupView(ctx, urls, g)));
         return page(items, groups.length, query.limit, query.offset);
       },
       {
@@ -98,13 +99,13 @@ export function duplicateRoutes(ctx: LibraryDeps) {
       ({ principal, body }) => {
         const keep = body.keep_file_ids.map((id) => id.toLowerCase());
         if (new Set(keep).size !== keep.length) throw badRequest("keep_file_ids: must be unique");
-        const groups = duplicateGroups(ctx.db, principal.orgId);
+        const groups = groupMemberships(ctx.db, principal.orgId);
         const results = keep.map((id) => {
           if (!ctx.files.ofOrg(principal.orgId, id)) return { keep_file_id: id, group_id: null, status: "not_found" as const, trashed_file_ids: [], failed: [] };
-          const group = groups.find((g) => g.members.some((m) => m.id === id));
+          const group = groups.find((g) => g.memberIds.includes(id));
           if (!group) return { keep_file_id: id, group_id: null, status: "no_group" as const, trashed_file_ids: [], failed: [] };
           // A file another entry keeps is never trashed by this one.
-          const others = group.members.map((m) => m.id).filter((m) => m !== id && !keep.includes(m));
+          const others = group.memberIds.filter((m) => m !== id && !keep.includes(m));
           const outcome = others.length ? batchDeleteFiles(ctx, principal.orgId, others) : { deleted: [], failed: [] };
           return {
             keep_file_id: id,

@@ -246,8 +246,9 @@ const embedPdfJs: BunPlugin = {
   },
 };
 
-// Of Human's models (28 MB), only those vision-tfjs.ts loads (HUMAN_MODEL_FILES there).
-const HUMAN_MODELS = ["centernet", "blazeface", "facemesh"];
+// Of Human's models (28 MB), only those vision-tfjs.ts loads (HUMAN_MODEL_FILES there, and faceres
+// for face recognition, which the objects stage's detection pass runs for the faces stage).
+const HUMAN_MODELS = ["centernet", "blazeface", "facemesh", "faceres"];
 
 /**
  * Media code that runs outside the main bundle, staged in `<stage>/mediabox-assets` and embedded

@@ -1,7 +1,8 @@
 /**
  * Builds dist/mediabox, copies it alone into an unrelated directory and runs it there: the
  * executable must carry everything it needs (docs assets, migrations, sqlite-vec, sharp and
- * libvips, the tesseract worker with its language data, the tfjs runtime and vision models).
+ * libvips, the tesseract worker with its language data, the tfjs runtime and vision models, the
+ * wasm decoders of HEIC, JPEG XL and camera RAWs).
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -12,7 +13,7 @@ import { dirname, join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
-import { halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
+import { dngWithSensorData, halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
 import { tempDir } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
@@ -158,6 +159,16 @@ test("the built executable administers and serves from any directory", async () 
   }
   const jxl = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${jxlId}`, headers);
   expect([jxl.variant_status, jxl.format, jxl.dimensions]).toEqual(["completed", "jxl", { width: 160, height: 120 }]);
+  // A camera RAW developed by LibRaw's wasm build on its thread (an entry point of the binary, the wasm embedded).
+  const rawForm = new FormData();
+  rawForm.append("file", new File([new Uint8Array(await dngWithSensorData(await halves(300, 200)))], "sensor.dng"));
+  rawForm.append("auto_describe", "false");
+  const { image_id: rawId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: rawForm, headers })).json()) as { image_id: string };
+  for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
+    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${rawId}`, headers)).is_terminal) break;
+  }
+  const raw = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${rawId}`, headers);
+  expect([raw.variant_status, raw.format, raw.dimensions]).toEqual(["completed", "dng", { width: 300, height: 200 }]);
   // The built-in text model (USE lite on its own worker entry point, model files in the assets):
   // a paraphrase sharing no word with the document finds it through the vector signal alone.
   const note = new FormData();

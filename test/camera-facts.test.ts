@@ -15,6 +15,7 @@ import { resolveFfmpegPaths } from "../src/video/ffmpeg-tools.ts";
 import { cameraFactsFromVideoTags, parseIso6709 } from "../src/video/camera-tags.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -67,14 +68,7 @@ function phoneMov(): Buffer {
   }
 }
 
-async function upload(tenant: Tenant, bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  form.append("auto_describe", "false");
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array, filename: string) => uploadFile(tenant.api, bytes, filename, { auto_describe: "false" });
 
 beforeAll(async () => {
   server = await startTestServer();

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { resolveFfmpegPaths } from "../src/video/ffmpeg-tools.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { postFile } from "./support/uploads.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -31,9 +32,7 @@ function make(name: string, seconds: number, ...output: string[]): Buffer {
 }
 
 async function upload(bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  const res = await owner.api.form("/files/upload", form);
+  const res = await postFile(owner.api, bytes, filename);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   expect(res.body.media_type).toBe("video");
   return res.body.image_id as string;

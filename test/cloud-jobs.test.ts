@@ -11,6 +11,7 @@ import { connect, startCloudStack, type CloudStack } from "./support/cloud-setup
 import { elf, pdf, png } from "./support/fixtures.ts";
 import { pollApi, terminalStatus, waitFor } from "./support/polling.ts";
 import { ApiClient, type Tenant } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let stack: CloudStack;
 beforeEach(async () => {
@@ -186,14 +187,7 @@ describe("import", () => {
 });
 
 describe("export", () => {
-  async function upload(tenant: Tenant, bytes: Uint8Array, name: string): Promise<string> {
-    const form = new FormData();
-    form.append("file", new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
-    form.append("auto_describe", "false");
-    const res = await tenant.api.form("/files/upload", form);
-    if (res.status !== 201) throw new Error(`upload answered ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body.image_id ?? res.body.id ?? res.body.file_id;
-  }
+  const upload = (tenant: Tenant, bytes: Uint8Array, name: string) => uploadFile(tenant.api, bytes, name, { auto_describe: "false" });
 
   test("nextcloud: a few files into a new folder before the response; names never overwrite", async () => {
     const tenant = stack.server.tenant();

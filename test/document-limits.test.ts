@@ -18,19 +18,14 @@ import { hugeImagePdf, inflationBombDocx, manyBlocksText, paragraphBombDocx } fr
 import { reportDocx, reportPdf, sampleMd, scannedPdf } from "./support/documents.ts";
 import { waitFor, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 const MiB = 1024 * 1024;
 /** Each test stays far under this on an idle machine; the margin is for a busy one. */
 const TIMEOUT = 120_000;
 const noOcr = { recognize: async () => ({ text: "", regions: [] }) };
 
-async function upload(tenant: Tenant, bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array, filename: string) => uploadFile(tenant.api, bytes, filename);
 
 /** The file's processing status and its processing job, once processing has finished. */
 async function outcome(tenant: Tenant, id: string) {

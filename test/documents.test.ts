@@ -6,9 +6,8 @@
  * installed); analyze (sync and async); the 400/404/409 cases; and the purge of everything
  * derived from a document.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
@@ -17,6 +16,8 @@ import { SHARED_TOKENIZER, buildFixtureEmbeddingModel } from "./support/embeddin
 import { photo } from "./support/images.ts";
 import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { postFile, uploadFile } from "./support/uploads.ts";
+import { perTest } from "./support/per-test.ts";
 
 const SHARED_MINILM = SHARED_TOKENIZER;
 
@@ -30,41 +31,15 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** Servers and folders a test made: stopped and removed after it, whatever happened. */
-const extraServers: TestServer[] = [];
-const dirs: string[] = [];
-afterEach(async () => {
-  await Promise.all(extraServers.splice(0).map((s) => s.close()));
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
-});
-async function startExtraServer(options: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
-  const started = await startTestServer(options);
-  extraServers.push(started);
-  return started;
-}
-function scratchDir(prefix: string): string {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(dir);
-  return dir;
-}
+const { startServer: startExtraServer, dir: scratchDir } = perTest();
 
 const bytesOf = async (b: Uint8Array | string | Promise<Uint8Array | string>) => {
   const v = await b;
   return typeof v === "string" ? new TextEncoder().encode(v) : v;
 };
 
-async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}, path = "/files/upload") {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  return tenant.api.form(path, form);
-}
-
-async function uploadDoc(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) {
-  const res = await upload(tenant, bytes, filename, fields);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}, path = "/files/upload") => postFile(tenant.api, bytes, filename, fields, { path });
+const uploadDoc = (tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) => uploadFile(tenant.api, bytes, filename, fields);
 
 /** Waits until a document's chunks are all embedded (with its processing, or by a job of its own after it). */
 async function embedded(tenant: Tenant, id: string): Promise<void> {

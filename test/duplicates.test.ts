@@ -12,20 +12,14 @@ import { chooseBest, groupsOf, isNearDuplicate } from "../src/duplicates/near-du
 import { photo } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 let owner: Tenant;
 let other: Tenant;
 const ids: Record<string, string> = {};
 
-async function upload(tenant: Tenant, bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  form.append("auto_describe", "false");
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array, filename: string) => uploadFile(tenant.api, bytes, filename, { auto_describe: "false" });
 
 beforeAll(async () => {
   server = await startTestServer();

@@ -4,14 +4,14 @@
  * monthly quota), similar images, custom-schema and compliance extractions, reviews, markdown,
  * trigger-variants, /images/analyze (sync and async), corrupt input and the purge of derived data.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { decode as decodeBlurHash } from "blurhash";
 import sharp from "sharp";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { recordUsage } from "../src/usage/usage.ts";
 import { pdf } from "./support/fixtures.ts";
-import { copyFileSync, mkdirSync, rmSync } from "node:fs";
+import { copyFileSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { buildFixtureClipModel } from "./support/clip-model.ts";
@@ -19,7 +19,9 @@ import { barsImage, buildFixturePpOcrModel } from "./support/ppocr-model.ts";
 import { HEIC_TEXT_LINES, heicHalves, heicText } from "./support/heic.ts";
 import { corruptPng, exifRotatedJpeg, photo, solid, textImage } from "./support/images.ts";
 import { jobDone, processed, waitFor } from "./support/polling.ts";
-import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { ApiClient, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
+import { perTest } from "./support/per-test.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -31,30 +33,9 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-/** What a test started or made: stopped and removed after it, whatever happened. */
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-async function startExtraServer(options: Parameters<typeof startTestServer>[0]): Promise<TestServer> {
-  const started = await startTestServer(options);
-  cleanups.push(() => started.close());
-  return started;
-}
-function scratchDir(prefix: string): string {
-  const dir = tempDir(prefix);
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
+const { defer, startServer: startExtraServer, dir: scratchDir } = perTest();
 
-async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) => uploadFile(tenant.api, bytes, filename, fields);
 
 async function fetchRedirect(tenant: Tenant, path: string) {
   const res = await tenant.api.get(path);
@@ -398,7 +379,7 @@ describe("optional OpenAI-compatible vision endpoint", () => {
         return Response.json({ model: body.model, choices: [{ message: { role: "assistant", content }, finish_reason: "stop" }] });
       },
     });
-    cleanups.push(() => endpoint.stop(true));
+    defer(() => endpoint.stop(true));
     const other = await startExtraServer({
       env: { MEDIABOX_VISION_ENDPOINT_URL: `http://127.0.0.1:${endpoint.port}/v1`, MEDIABOX_VISION_ENDPOINT_MODEL: "llava:13b" },
     });

@@ -12,6 +12,7 @@ import { pdf, png } from "./support/fixtures.ts";
 import { pollApi } from "./support/polling.ts";
 import { insertFileRow, type FileRowFixture } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 const clock = new ManualClock(Date.parse("2026-11-01T12:00:00Z"));
@@ -25,14 +26,7 @@ function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId"
   return insertFileRow(server.ctx.db, { projectId: fields.projectId ?? defaultProjectId(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
 }
 
-async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status).toBe(201);
-  return res.body.image_id;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) => uploadFile(tenant.api, bytes, filename, fields);
 
 const ids = (res: { body: { items: { id: string }[] } }) => res.body.items.map((i) => i.id);
 

@@ -17,6 +17,7 @@ import { A4, reportDocx, reportPdf, sampleTxt } from "./support/documents.ts";
 import { solid } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 const DAY = 86_400_000;
 const TIMEOUT = 120_000;
@@ -25,13 +26,7 @@ let server: TestServer;
 let owner: Tenant;
 let pdfId: string;
 
-async function upload(tenant: Tenant, bytes: Uint8Array | string, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as BlobPart], filename));
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (tenant: Tenant, bytes: Uint8Array | string, filename: string) => uploadFile(tenant.api, bytes, filename);
 
 /** The page's picture: follows the redirect to the signed URL. */
 async function picture(tenant: Tenant, path: string) {

@@ -9,6 +9,7 @@ import { DEFAULT_CHUNKING } from "../src/documents/chunking.ts";
 import { PATHOLOGICAL_TEXTS } from "./support/pathological-texts.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 /** Minutes on a busy machine; seconds on an idle one (bench:bombs prints the times). */
 const TIMEOUT = 300_000;
@@ -22,13 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function upload(bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  const res = await owner.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (bytes: Uint8Array, filename: string) => uploadFile(owner.api, bytes, filename);
 
 describe("pathological texts through HTTP", () => {
   test(

@@ -13,6 +13,7 @@ import sharp from "sharp";
 import { photo } from "./support/images.ts";
 import { jobDone, processed, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 const assets = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "assets");
 
@@ -44,13 +45,9 @@ let alice: Buffer;
 let bob: Buffer;
 
 async function upload(tenant: Tenant, bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  form.append("auto_describe", "false");
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await processed(tenant, res.body.image_id, 240_000);
-  return res.body.image_id as string;
+  const id = await uploadFile(tenant.api, bytes, filename, { auto_describe: "false" });
+  await processed(tenant, id, 240_000);
+  return id;
 }
 
 const facesOf = async (tenant: Tenant, fileId: string) => {

@@ -18,6 +18,7 @@ import { photo } from "./support/images.ts";
 import * as F from "./support/photo-fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -38,15 +39,8 @@ async function renderFailure(bytes: Buffer): Promise<ImageDecodeError> {
   return failure as ImageDecodeError;
 }
 
-async function upload(bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  // Descriptions need the detectors; this test is about decoding, dimensions and dates.
-  form.append("auto_describe", "false");
-  const res = await owner.api.form("/files/upload", form);
-  expect(res.status, `${filename}: ${JSON.stringify(res.body)}`).toBe(201);
-  return res.body.image_id as string;
-}
+// Descriptions need the detectors; this test is about decoding, dimensions and dates.
+const upload = (bytes: Uint8Array, filename: string) => uploadFile(owner.api, bytes, filename, { auto_describe: "false" });
 
 async function fetchSigned(path: string): Promise<Buffer> {
   const res = await owner.api.get(path);

@@ -12,6 +12,7 @@ import { textImage } from "./support/images.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -23,13 +24,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function upload(bytes: Uint8Array, name: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
-  const res = await owner.api.form("/files/upload", form);
-  expect(res.status).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (bytes: Uint8Array, name: string) => uploadFile(owner.api, bytes, name);
 
 const embedded = (id: string) =>
   pollApi(owner, `/files/${id}/processing-status`, (r) => r.status === 200 && ["completed", "failed"].includes(r.body.embedding_status), { what: `document ${id}'s embedding to end`, timeoutMs: 120_000 });

@@ -9,6 +9,7 @@ import sharp from "sharp";
 import { compileConditions, conditionsHold, parseConditions, type FileFacts } from "../src/rules/conditions.ts";
 import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -16,13 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-async function uploadText(tenant: Tenant, text: string, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([text], filename, { type: "text/plain" }));
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const uploadText = (tenant: Tenant, text: string, filename: string) => uploadFile(tenant.api, text, filename, {}, { type: "text/plain" });
 
 const FINANCE = { name: "finance", conditions: [{ field: "text", op: "contains", value: "invoice" }], actions: [{ type: "add_tags", tags: ["finance"] }] };
 

@@ -18,6 +18,7 @@ import { corruptPdf, truncatedPdf } from "./support/documents.ts";
 import { png } from "./support/fixtures.ts";
 import { pollApi, terminalStatus } from "./support/polling.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 const TIMEOUT = 300_000;
 const VIDEOS = join(import.meta.dir, "fixtures", "video");
@@ -60,13 +61,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function upload(bytes: Uint8Array, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  const res = await owner.api.form("/files/upload", form);
-  expect(res.status, `${filename}: ${JSON.stringify(res.body)}`).toBe(201);
-  return res.body.image_id as string;
-}
+const upload = (bytes: Uint8Array, filename: string) => uploadFile(owner.api, bytes, filename);
 
 async function saveLink(url: string): Promise<string> {
   const res = await owner.api.post("/files/links", { url });

@@ -6,8 +6,8 @@
  * one video is made here from images with known text. The real clips in ../shared are checked
  * against their ffprobe truth when present.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import sharp from "sharp";
 import { ManualClock } from "../src/clock.ts";
@@ -16,7 +16,9 @@ import { resolveFfmpegPaths } from "../src/video/ffmpeg-tools.ts";
 import { keyframeItemId } from "../src/video/keyframe-store.ts";
 import { photo, textImage } from "./support/images.ts";
 import { processed, terminalStatus, waitFor } from "./support/polling.ts";
-import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
+import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { postFile } from "./support/uploads.ts";
+import { perTest } from "./support/per-test.ts";
 
 const FIXTURES = join(import.meta.dir, "fixtures", "video");
 const fixture = (name: string) => readFileSync(join(FIXTURES, name));
@@ -31,16 +33,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const cleanups: (() => unknown)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const { defer, dir: scratchDir } = perTest();
 
 async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) {
-  const form = new FormData();
-  form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await tenant.api.form("/files/upload", form);
+  const res = await postFile(tenant.api, bytes, filename, fields);
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   expect(res.body).toMatchObject({ media_type: "video", status: "processing", thumbnail_generation_started: true, analysis_started: true });
   return res.body.image_id as string;
@@ -48,8 +44,7 @@ async function upload(tenant: Tenant, bytes: Uint8Array, filename: string, field
 
 /** A video made of still images, each shown for `seconds` (H.264, 25 fps), by the same ffmpeg the server runs. */
 async function slideshow(images: Buffer[], seconds: number, size = { width: 640, height: 360 }): Promise<Buffer> {
-  const dir = tempDir("mediabox-slides-");
-  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = scratchDir("mediabox-slides-");
   for (const [i, image] of images.entries()) {
     await sharp(image).resize(size.width, size.height, { fit: "contain", background: "#ffffff" }).flatten({ background: "#ffffff" }).png().toFile(join(dir, `${i}.png`));
   }
@@ -249,7 +244,7 @@ describe("credits, limits and broken files", () => {
 
   test("a video over the duration limit is probed and stored, not analysed, and its credits go back", async () => {
     const limited = await startTestServer({ env: { MEDIABOX_VIDEO_MAX_DURATION_SECONDS: "5" } });
-    cleanups.push(() => limited.close());
+    defer(() => limited.close());
     const tenant = limited.tenant({ tier: "CUSTOM" });
     const id = await upload(tenant, fixture("scenes.mp4"), "long.mp4");
     const file = await processed(tenant, id, 120_000);

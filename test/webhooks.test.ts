@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { verifySignature } from "../src/payments/webhooks.ts";
 import { pollApi, processed, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 interface Received {
   headers: Headers;
@@ -47,13 +48,7 @@ function track<T extends { stop(): void }>(r: T): T {
   return r;
 }
 
-async function uploadText(tenant: Tenant, text: string, filename: string): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([text], filename, { type: "text/plain" }));
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  return res.body.image_id as string;
-}
+const uploadText = (tenant: Tenant, text: string, filename: string) => uploadFile(tenant.api, text, filename, {}, { type: "text/plain" });
 
 describe("deliveries", () => {
   test("a receiver on loopback gets a signed file.completed that verifies, retried after a 500", async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -16,13 +17,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 async function upload(tenant: Tenant, text: string, filename: string, fields: Record<string, string> = {}): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([text], filename, { type: "text/plain" }));
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await processed(tenant, res.body.image_id);
-  return res.body.image_id as string;
+  const id = await uploadFile(tenant.api, text, filename, fields, { type: "text/plain" });
+  await processed(tenant, id);
+  return id;
 }
 
 const INVOICES = [

@@ -13,7 +13,8 @@
  * MEDIABOX_TEXT_EMBEDDING_MODEL says otherwise), then runs every query through
  * POST /files/search in each mode (keyword, vector, hybrid; one result per document, 100 deep)
  * and prints nDCG@10 (the judgments' grades as gains), MRR@10 and Recall@100, indexing chunks/s, search
- * p50/p95, and /healthz p50/p99 measured every 20 ms while indexing ran.
+ * p50/p95, and /healthz p50/p99 measured every 20 ms while indexing ran (and for 20 s on the idle
+ * server just before, the shared machine's own share).
  * MEDIABOX_BENCH_REUSE=<data dir> (one kept by MEDIABOX_BENCH_KEEP=1) skips the upload and
  * indexing and only runs the queries, for iterating on ranking; MEDIABOX_BENCH_QUERIES=n runs the
  * first n judged queries only. MEDIABOX_BENCH_WORDS_FROM=<data dir> starts from the common words'
@@ -53,6 +54,8 @@ const MAIN = join(ROOT, "src", "main.ts");
 const COLLECTION = basename(DATASET);
 const UPLOADS_AT_ONCE = 2;
 const BATCH = 50;
+/** Seconds /healthz is probed on the idle server before indexing. */
+const IDLE_PROBE_SECONDS = 20;
 /** Chunks the text model embeds in this process to compare ONNX Runtime run sizes. */
 const RUN_BATCH_SAMPLE = 192;
 
@@ -197,6 +200,9 @@ async function measure(
   const api = server.url + "/api/v2";
   try {
     if (!reused) await awaitVocabulary(server.url, vocabularyWords);
+    // The same probe on the idle server first: on a shared machine the slow probes while indexing
+    // are partly the machine's (every thread waits for a core), and this says how much.
+    const idle = reused ? null : await probeIdle(server.url, IDLE_PROBE_SECONDS);
     // /healthz every 20 ms while indexing runs, from a thread of its own: the bench's own uploads
     // and progress reads never delay a probe and count as the server's stall.
     const prober = new Worker(new URL("./healthz-prober.ts", import.meta.url));
@@ -309,6 +315,7 @@ async function measure(
       console.log(`server CPU while indexing: ${total.toFixed(1)} s in all threads (${((total / chunks) * 1000).toFixed(1)} ms a chunk: ` +
         `${(chunks / total).toFixed(0)} chunks/s on one free core), ${main.toFixed(1)} s on the event loop (${((main / wall) * 100).toFixed(0)} % busy; ${((main / docs.length) * 1000).toFixed(1)} ms a document)`);
     }
+    if (idle) console.log(`/healthz on the idle server for ${IDLE_PROBE_SECONDS} s before indexing: p50 ${percentile(idle, 50).toFixed(1)} ms, p99 ${percentile(idle, 99).toFixed(1)} ms (${idle.length} probes; the machine's share of what follows)`);
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 100 ms)` +
       (slowAt.length ? `; ${slowAt.length} over 50 ms (${slowAt.filter((t) => t <= extractionEnded).length} while text was still extracted and chunked, ` +
         `the rest while only embedding ran), the first at ${slowAt.slice(0, 10).map((t) => t.toFixed(1)).join(", ")} s into indexing` : ""));
@@ -398,6 +405,18 @@ async function measure(
   } finally {
     await server.stop("SIGTERM");
   }
+}
+
+/** /healthz latencies (ms) probed every 20 ms for `seconds` from a thread of its own. */
+async function probeIdle(url: string, seconds: number): Promise<number[]> {
+  const prober = new Worker(new URL("./healthz-prober.ts", import.meta.url));
+  const probed = new Promise<number[]>((done) => (prober.onmessage = (event) => done(event.data)));
+  prober.postMessage({ url });
+  await Bun.sleep(seconds * 1000);
+  prober.postMessage("stop");
+  const latencies = await probed;
+  prober.terminate();
+  return latencies;
 }
 
 /**

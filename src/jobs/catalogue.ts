@@ -32,7 +32,7 @@ export interface JobPayloads {
   /** Fills a custom extraction schema for a file: a rule's run_schema action (rules/rule-jobs.ts). */
   "file.schema": { fileId: string; schemaId: string };
   /** Trains an organization's auto-matching model on its library (rules/auto-match.ts). */
-  "rules.learn": { orgId: string };
+  "rules.learn": { orgId: string; onlyIfChanged?: boolean };
   /** One attempt at sending a webhook delivery; retried with backoff (webhooks/delivery.ts). */
   "webhook.deliver": { deliveryId: string };
   /** Takes the new messages of one mail account (mail/mail-intake.ts). */

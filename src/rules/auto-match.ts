@@ -179,9 +179,14 @@ export function modelStale(db: Database, orgId: string): boolean {
   return !model || model.fingerprint !== libraryFingerprint(db, orgId);
 }
 
-/** Queues a training when conditions ask the model and it is missing or older than the library. */
+/**
+ * Queues a training when conditions ask the model and it is missing or older than the library.
+ * Throttled, the library is not compared here (a scan of its files, after every file analysed):
+ * the job compares it once when it runs, and trains only if it changed.
+ */
 export function learnIfStale(deps: Pick<AutoMatchDeps, "db" | "clock" | "config" | "jobs">, orgId: string, conditions: readonly Condition[], when: "now" | "throttled"): void {
-  if (usesPredictions(conditions) && modelStale(deps.db, orgId)) requestTraining(deps, orgId, when);
+  if (!usesPredictions(conditions)) return;
+  if (when === "throttled" || modelStale(deps.db, orgId)) requestTraining(deps, orgId, when);
 }
 
 /**
@@ -193,5 +198,5 @@ export function requestTraining(deps: Pick<AutoMatchDeps, "db" | "clock" | "conf
   const last = deps.db.query<{ trained_at: string }, [string]>("SELECT trained_at FROM auto_match_models WHERE org_id = ?").get(orgId);
   const earliest = last && when === "throttled" ? Date.parse(last.trained_at) + deps.config.autoMatchRetrainSeconds * 1000 : 0;
   const runAt = Math.max(deps.clock.now(), earliest);
-  return deps.jobs.enqueue({ queue: "rules.learn", orgId, payload: { orgId }, dedupeKey: `rules.learn:${orgId}:${when}`, runAt });
+  return deps.jobs.enqueue({ queue: "rules.learn", orgId, payload: { orgId, onlyIfChanged: when === "throttled" }, dedupeKey: `rules.learn:${orgId}:${when}`, runAt });
 }

@@ -115,6 +115,7 @@ export function rulesLearnQueue(ctx: RuleDeps): QueueDefinition<"rules.learn"> {
     concurrency: 1,
     timeoutMs: 60 * 60 * 1000,
     async handler(job) {
+      if (job.payload.onlyIfChanged && !modelStale(ctx.db, job.payload.orgId)) return [{ skipped: "the library has not changed since the model learned" }];
       const status = await trainOrganization(ctx, job.payload.orgId);
       return [{ trained_at: status.trained_at, example_files: status.example_files, labels: status.labels.length }];
     },

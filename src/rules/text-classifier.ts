@@ -169,7 +169,12 @@ export async function trainClassifier(
   options: { minExamples?: number; training?: TrainingOptions; only?: (label: string) => boolean; pause?: () => Promise<void> } = {},
 ): Promise<Classifier> {
   const minExamples = options.minExamples ?? DEFAULT_MIN_EXAMPLES;
-  const tokens = texts.map((t) => terms(t.text));
+  const tokens: string[][] = [];
+  for (const t of texts) {
+    tokens.push(terms(t.text));
+    // Reading 100,000 characters of each of thousands of files is seconds of work: let requests through.
+    if (tokens.length % 100 === 0) await options.pause?.();
+  }
   const vocabulary = buildVocabulary(tokens);
   const index = termIndex(vocabulary);
   const vectors = tokens.map((t) => vectorize(t, vocabulary, index));

@@ -20,6 +20,19 @@ import { tempDir } from "./support/server.ts";
 const dir = tempDir("mediabox-database-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/**
+ * A database as the release before migration `version` left it (openDatabase's pragmas, the
+ * migrations before it), with one organization and its default project to put files in.
+ */
+function databaseBefore(version: number, name: string) {
+  const db = new Database(join(dir, `${name}.db`));
+  db.loadExtension(getLoadablePath());
+  db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
+  migrate(db, MIGRATIONS.filter((m) => m.version < version));
+  const org = createOrganization(db, systemClock, name, "PROFESSIONAL").id;
+  return { db, org, project: defaultProjectId(db, org) };
+}
+
 test("a statement stays compiled while hundreds of others run", () => {
   const db = openDatabase(join(dir, "mediabox.db"));
   const sql = "SELECT id FROM files WHERE id = ?";
@@ -61,13 +74,8 @@ test("migration 18 moves documents' whole text out of their rows, keeping every 
 });
 
 test("migration 30 drops the media type CHECK and keeps every row, child row, index, trigger and search entry", () => {
-  const db = new Database(join(dir, "open-media-types.db"));
+  const { db, org, project } = databaseBefore(30, "open-media-types");
   try {
-    db.loadExtension(getLoadablePath());
-    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
-    migrate(db, MIGRATIONS.filter((m) => m.version < 30));
-    const org = createOrganization(db, systemClock, "reopening", "PROFESSIONAL").id;
-    const project = defaultProjectId(db, org);
     const insert = db.query(
       "INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, title) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?)",
     );
@@ -101,13 +109,8 @@ test("migration 30 drops the media type CHECK and keeps every row, child row, in
 });
 
 test("migration 31 moves a video's stream facts out of the files row into video_facts", () => {
-  const db = new Database(join(dir, "video-facts.db"));
+  const { db, org, project } = databaseBefore(31, "video-facts");
   try {
-    db.loadExtension(getLoadablePath());
-    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
-    migrate(db, MIGRATIONS.filter((m) => m.version < 31));
-    const org = createOrganization(db, systemClock, "probing", "PROFESSIONAL").id;
-    const project = defaultProjectId(db, org);
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, duration_seconds, frame_rate,
          video_codec, video_container, has_audio, bit_rate) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -135,13 +138,8 @@ test("migration 31 moves a video's stream facts out of the files row into video_
 });
 
 test("migration 33 moves a link's crawl out of the files row into link_crawls", () => {
-  const db = new Database(join(dir, "link-crawls.db"));
+  const { db, org, project } = databaseBefore(33, "link-crawls");
   try {
-    db.loadExtension(getLoadablePath());
-    db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
-    migrate(db, MIGRATIONS.filter((m) => m.version < 33));
-    const org = createOrganization(db, systemClock, "crawling", "PROFESSIONAL").id;
-    const project = defaultProjectId(db, org);
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, source_url, link_url_key, domain, og_metadata,
          favicon_blob_key, favicon_content_type, snapshot_blob_key, crawl_status, crawl_error, extract_images, crawled_at)

@@ -3,6 +3,7 @@
  * processing status (any media type), hybrid chunk search, and analyze (sync and async).
  */
 import { Elysia, t } from "elysia";
+import { FileParams } from "../files/file-shapes.ts";
 import type { DocumentDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
@@ -21,7 +22,6 @@ import { PAGE_IMAGE_CONTENT_TYPE, PAGE_IMAGE_WIDTHS, pageImage } from "./page-im
 import { PAGE_IMAGE_DEFAULT_LONG_SIDE } from "./render-page.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
 
-const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 const ANALYZE_MAX_BYTES = 10 * 1024 ** 2;
 const SEARCH_LIMIT = { min: 1, max: 100, fallback: 10 };
 

@@ -8,6 +8,9 @@ import { t } from "elysia";
 import { Enum, Nullable, NullableTimestamp, Timestamp } from "../http/shapes.ts";
 import { CONTENT_CATEGORIES } from "./file-fields.ts";
 
+/** The path parameter naming a file: `/files/{file_id}/...`. */
+export const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
+
 const NullableString = Nullable(t.String());
 const NullableNumber = Nullable(t.Number());
 const NullableInteger = Nullable(t.Integer());

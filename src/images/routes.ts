@@ -18,11 +18,10 @@ import { formOf } from "../ingest/multipart-form.ts";
 import { getJobRow, waitForJob } from "../jobs/queue.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
-import { TextRegion } from "../files/file-shapes.ts";
+import { TextRegion, FileParams } from "../files/file-shapes.ts";
 import { getExtraction } from "../extractions/extractions.ts";
 import { VARIANT_TYPES } from "../files/variants.ts";
 
-const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 const VARIANT_CHOICES = ["original", ...VARIANT_TYPES] as const;
 
 const AnalyzeResult = t.Object(

@@ -7,7 +7,6 @@ import { EXPORT_FORMATS } from "./exports.ts";
 import { MAX_USER_DESCRIPTION } from "./file-edits.ts";
 import { parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
 
-export const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 
 
 /** Repeatable parameters of GET /files (repeated, `name[]=` or comma-separated; see querySyntax). */

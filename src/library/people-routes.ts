@@ -7,7 +7,7 @@ import { publicOrigin } from "../http/request-context.ts";
 import { Enum, Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
 import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
-import { fileShapes } from "../files/file-shapes.ts";
+import { fileShapes, FileParams } from "../files/file-shapes.ts";
 import { fileSummary } from "./file-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 
@@ -197,7 +197,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
     )
     .get("/files/:file_id/faces", ({ principal, params }) => ({ faces: facesOfFile(ctx.db, ctx.files.find(principal.orgId, params.file_id).id).map(faceView) }), {
       permission: "view",
-      params: t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) }),
+      params: FileParams,
       response: { 200: t.Object({ faces: t.Array(FaceView) }), ...errorResponses([400, 404, 409]) },
       detail: { summary: "The recognizable faces found in a file, with their person, largest first (extension)" },
     })

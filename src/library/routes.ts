@@ -4,7 +4,7 @@ import type { LibraryDeps } from "./deps.ts";
 import { isoAt } from "../clock.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { listExtractions } from "../extractions/extractions.ts";
-import { fileShapes } from "../files/file-shapes.ts";
+import { fileShapes, FileParams } from "../files/file-shapes.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { tagsOf } from "../files/file.ts";
 import { dismissSuggestion } from "../files/tag-suggestions.ts";
@@ -16,7 +16,7 @@ import { imageMarkdown } from "../images/formatted-document.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, updateFile } from "./file-edits.ts";
 import { listFiles } from "./file-listing.ts";
 import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
-import { BatchDeleteAnswer, BatchDeleteBody, BatchMoveAnswer, BatchMoveBody, FileEditAnswer, FileEditBody, FileParams, LIST_REPEATABLE, listFilesQuery, listQuery } from "./model.ts";
+import { BatchDeleteAnswer, BatchDeleteBody, BatchMoveAnswer, BatchMoveBody, FileEditAnswer, FileEditBody, LIST_REPEATABLE, listFilesQuery, listQuery } from "./model.ts";
 
 /** Download links live five minutes (spec). */
 const DOWNLOAD_URL_SECONDS = 300;

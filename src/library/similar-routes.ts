@@ -4,6 +4,7 @@
  * rather than with either kind; it is documented with the image operations.
  */
 import { Elysia, t } from "elysia";
+import { FileParams } from "../files/file-shapes.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { Nullable, queryInt, Timestamp, errorResponses } from "../http/shapes.ts";
@@ -11,7 +12,6 @@ import type { LibraryDeps } from "./deps.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { similarImages } from "./similar.ts";
 
-const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
 
 export function similarRoutes(ctx: LibraryDeps) {
   return new Elysia({ tags: ["Images"] })

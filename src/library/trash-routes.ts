@@ -1,7 +1,7 @@
 /** HTTP binding of the trash (extension): GET /files/deleted and POST /files/{file_id}/restore. */
 import { Elysia, t } from "elysia";
 import type { LibraryDeps } from "./deps.ts";
-import { fileShapes } from "../files/file-shapes.ts";
+import { fileShapes, FileParams } from "../files/file-shapes.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
@@ -9,7 +9,6 @@ import { errorResponses, Page, page, pageQuery, Timestamp } from "../http/shapes
 import { purgeAt, restoreFile, retentionCutoff } from "./file-edits.ts";
 import { listDeletedFiles } from "./file-listing.ts";
 import { fileSummary } from "./file-views.ts";
-import { FileParams } from "./model.ts";
 
 export function trashRoutes(ctx: LibraryDeps) {
   const { db, clock, kinds } = ctx;

@@ -3,47 +3,15 @@ import { Elysia, t } from "elysia";
 import type { LinkDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
-import { Nullable, UuidText, errorResponses } from "../http/shapes.ts";
-import { MAX_TAG_LENGTH, MAX_TAGS, MAX_TITLE_LENGTH } from "../files/file-fields.ts";
-import { fileShapes } from "../files/file-shapes.ts";
+import { errorResponses } from "../http/shapes.ts";
+import { fileShapes, FileParams } from "../files/file-shapes.ts";
 import { crawlOf } from "./link-crawls.ts";
 import { linkDetail } from "./link-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
 import { SNAPSHOT_CSP } from "./readable.ts";
-import { MAX_URL_LENGTH } from "../net/url-policy.ts";
+import { BatchResult, LinkBody, MAX_BATCH_BODY_ITEMS } from "./model.ts";
 
-const FileParams = t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) });
-
-/** Batches are bounded by the tier's batch size; this only stops absurd bodies before they are checked item by item. */
-const MAX_BATCH_BODY_ITEMS = 1000;
-
-const linkFields = {
-  url: t.String({ minLength: 1, maxLength: MAX_URL_LENGTH * 2, error: "url: an absolute http(s) URL is required", description: `Absolute http(s) URL, at most ${MAX_URL_LENGTH} characters` }),
-  title: t.Optional(Nullable(t.String({ maxLength: MAX_TITLE_LENGTH, error: `title: at most ${MAX_TITLE_LENGTH} characters`, description: "Kept; otherwise the page's own title is used" }))),
-  tags: t.Optional(t.Array(t.String({ maxLength: MAX_TAG_LENGTH }), { maxItems: MAX_TAGS, error: `tags: at most ${MAX_TAGS} strings of 1-${MAX_TAG_LENGTH} characters` })),
-  project_id: t.Optional(Nullable(UuidText("Project (default: the Default project)"))),
-  folder_id: t.Optional(Nullable(UuidText("Folder (its project wins)"))),
-  extract_images: t.Optional(t.Boolean({ error: "extract_images: must be true or false", description: "Store the page's main images as image files (default true)" })),
-  skip_duplicates: t.Optional(
-    t.Boolean({ error: "skip_duplicates: must be true or false", description: "Answer with the organization's existing file for the same page (default true)" }),
-  ),
-};
-
-const LinkBody = t.Object(linkFields);
-
-const BatchResult = t.Object(
-  {
-    index: t.Integer(),
-    url: t.String(),
-    status: t.Union([t.Literal("created"), t.Literal("duplicate"), t.Literal("rejected")]),
-    file_id: Nullable(t.String({ format: "uuid" })),
-    crawl_status: Nullable(t.String()),
-    reason: Nullable(t.String()),
-    code: Nullable(t.String()),
-  },
-  { title: "LinkBatchResult" },
-);
 
 export function linkRoutes(ctx: LinkDeps) {
   const { FileDetail } = fileShapes(ctx.kinds.all());

@@ -1,5 +1,6 @@
 /** HTTP binding of reprocessing (Mediabox extension; documented in the README API overview): POST /files/{file_id}/reprocess. */
 import { Elysia, t } from "elysia";
+import { FileParams } from "../files/file-shapes.ts";
 import { permissions } from "../http/permissions.ts";
 import { Nullable, errorResponses } from "../http/shapes.ts";
 import { reprocessFile, type ReprocessDeps } from "./reprocess.ts";
@@ -23,7 +24,7 @@ export function processingRoutes(ctx: ReprocessDeps) {
       },
       {
         permission: "edit",
-        params: t.Object({ file_id: t.String({ description: "A file UUID or its first 8 hexadecimal characters" }) }),
+        params: FileParams,
         response: {
           202: t.Object({
             file_id: t.String({ format: "uuid" }),

@@ -388,6 +388,12 @@ describe("damaged and huge images", () => {
     await expect(renderImage(image, { maxPixels: 1_000_000 })).rejects.toThrow(/2000×1500 \(3\.0 megapixels\), over the 1\.0 megapixels limit \(MEDIABOX_IMAGE_MAX_PIXELS\)/);
   });
 
+  test("a RAW whose sensor is over the pixel limit still renders from its small preview", async () => {
+    const raw = Buffer.from(await F.cr2({ preview: await F.halves(600, 400), sensor: { width: 6000, height: 4000 } }));
+    const rendered = await renderImage(raw, { maxPixels: 1_000_000 });
+    expect([rendered.format, rendered.pixels.width, rendered.pixels.height]).toEqual(["cr2", 600, 400]);
+  });
+
   test("a 288 MP JPEG renders by shrink-on-load with bounded memory", async () => {
     const huge = await sharp({ create: { width: 24000, height: 12000, channels: 3, background: "#4080c0" }, limitInputPixels: false }).jpeg({ quality: 70 }).toBuffer();
     let peak = process.memoryUsage().rss;

@@ -165,9 +165,10 @@ async function developedRaw(
   exif: TiffBlock[],
   maxPixels: number,
 ): Promise<{ image: OpenedImage; why?: never } | { image: null; why: string }> {
-  if (sensor) checkPixels(sensor.width, sensor.height, maxPixels, `${format.toUpperCase()} sensor image`);
   let developed;
   try {
+    // Over the limit, the preview (if any) is still rendered.
+    if (sensor) checkPixels(sensor.width, sensor.height, maxPixels, `${format.toUpperCase()} sensor image`);
     developed = await developRaw(input, sensor ?? { width: 0, height: 0 });
   } catch (err) {
     return { image: null, why: errorMessage(err) };

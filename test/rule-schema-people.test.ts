@@ -10,6 +10,7 @@ import { crowdComposite, portrait } from "./support/crowd-fixtures.ts";
 import { photo } from "./support/images.ts";
 import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -18,13 +19,9 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 async function upload(tenant: Tenant, bytes: Uint8Array | string, filename: string, fields: Record<string, string> = {}): Promise<string> {
-  const form = new FormData();
-  form.append("file", new File([bytes as BlobPart], filename));
-  for (const [k, v] of Object.entries(fields)) form.append(k, v);
-  const res = await tenant.api.form("/files/upload", form);
-  expect(res.status, JSON.stringify(res.body)).toBe(201);
-  await processed(tenant, res.body.image_id, 240_000);
-  return res.body.image_id as string;
+  const id = await uploadFile(tenant.api, bytes, filename, fields);
+  await processed(tenant, id, 240_000);
+  return id;
 }
 
 const schemaOf = (extractions: any[]) => extractions.find((e) => e.domain === "custom_schema");

@@ -266,8 +266,11 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   } catch (err) {
     throw new CompositionError(`--watch-dir / MEDIABOX_WATCH_DIR: ${errorMessage(err)}`);
   }
-  const resealedSecrets = resealWebhookSecrets(webhookDeps(ctx));
-  if (resealedSecrets) log.info("re-encrypted webhook secrets with the current key", { webhooks: resealedSecrets });
+  // Deliveries meanwhile still open secrets sealed with the previous key.
+  resealWebhookSecrets(webhookDeps(ctx)).then(
+    (n) => n && log.info("re-encrypted webhook secrets with the current key", { webhooks: n }),
+    (err) => log.warn("webhook secrets sealed with the previous key stay so until the next start", { err: String(err) }),
+  );
   const resealedPasswords = resealMailPasswords(ctx.db, ctx.cloud.vault);
   if (resealedPasswords) log.info("re-encrypted mail account passwords with the current key", { accounts: resealedPasswords });
 }

@@ -2,7 +2,9 @@
  * The modules converted to the data-access port (docs/scale-out.md) behave the same on SQLite and
  * on PostgreSQL: support messages (stored, listed newest first, marked mailed), upload telemetry
  * (stored with its size limit, pruned after 30 days), the pruning of finished jobs, and payment
- * events setting an organization's tier (once per event id, never undone by an older event). Their HTTP
+ * events setting an organization's tier (once per event id, never undone by an older event), and
+ * webhooks (receivers, deliveries newest first, attempts, the dead-letter retry, secrets re-sealed
+ * after a key rotation). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -19,6 +21,15 @@ import { logUploadEvent, pruneUploadEvents } from "../src/telemetry/upload-event
 import { pruneFinishedJobs } from "../src/jobs/queue.ts";
 import { JobStore } from "../src/jobs/job-store.ts";
 import { applyEvent, parseEvent } from "../src/payments/webhooks.ts";
+import { randomBytes } from "node:crypto";
+import { TokenVault } from "../src/cloud/token-vault.ts";
+import { loadConfig } from "../src/config.ts";
+import { JobRunner } from "../src/jobs/runner.ts";
+import { Logger } from "../src/log.ts";
+import {
+  abandonDelivery, createWebhook, deleteWebhook, deliveryWork, getDelivery, getWebhook, listDeliveries, listWebhooks, recordAttempt, resealWebhookSecrets, retryDelivery, rotateSecret,
+  updateWebhook, type WebhookDeps,
+} from "../src/webhooks/webhooks.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
@@ -108,5 +119,74 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     expect((await db.all<{ event_id: string; outcome: string }>("SELECT event_id, outcome FROM payment_events ORDER BY received_at, event_id")).map((r) => `${r.event_id}:${r.outcome}`)).toEqual([
       "evt-0:stale", "evt-1:tier_changed", "evt-2:tier_changed", "evt-3:unknown_organization", "evt-4:ignored",
     ]);
+  });
+
+  test("webhooks: receivers created, listed, changed and deleted; deliveries newest first with their attempts; a dead letter retried once; secrets re-sealed", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 5, 1));
+    const oldKey = randomBytes(32).toString("base64");
+    const config = loadConfig({}, {});
+    // Only emitEvent (still on the SQLite handle, not called here) reads `db`.
+    const deps = (vault: TokenVault): WebhookDeps => ({ db: sqliteDb, sql: db, clock, config, vault, jobs: new JobRunner(new JobStore(db), clock, new Logger("error"), { leaseMs: 60_000 }) });
+    const old = deps(new TokenVault(oldKey));
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-hook', 'Hook Co', 'hook co', 'STARTER', 'x') ON CONFLICT DO NOTHING");
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-other', 'Other Co', 'other co', 'STARTER', 'x') ON CONFLICT DO NOTHING");
+    const a = await createWebhook(old, "org-hook", null, { url: "https://hooks.example.com/a", events: ["file.completed", "file.completed"], description: " ops " });
+    clock.advance(1_000);
+    const b = await createWebhook(old, "org-hook", "key-1", { url: "https://hooks.example.com/b", events: ["batch.completed"], secret: "s".repeat(20), enabled: false });
+    expect([a.events, a.description, a.enabled, a.secret.startsWith("whsec_"), a.secret_hint]).toEqual([["file.completed"], "ops", true, true, a.secret.slice(-4)]);
+    expect(b).toMatchObject({ enabled: false, created_by: "key-1", secret: "s".repeat(20), deliveries: { pending: 0, delivered: 0, failed: 0 } });
+    await expect(createWebhook(old, "org-hook", null, { url: "ftp://x", events: ["file.completed"] })).rejects.toThrow(/url/);
+    expect((await listWebhooks(db, "org-hook", 1, 1)).items.map((w) => w.id)).toEqual([b.id]);
+    expect((await listWebhooks(db, "org-hook", 10, 0)).total).toBe(2);
+    expect((await listWebhooks(db, "org-other", 10, 0)).total).toBe(0);
+    await expect(getWebhook(db, "org-other", a.id)).rejects.toThrow(/not found/);
+    clock.advance(1_000);
+    const changed = await updateWebhook(old, "org-hook", b.id.toUpperCase(), { enabled: true, description: null, events: ["rule.applied"] });
+    expect([changed.enabled, changed.description, changed.events, changed.updated_at]).toEqual([true, null, ["rule.applied"], "2031-06-01T00:00:02.000Z"]);
+    const rotated = await rotateSecret(old, "org-hook", b.id);
+    expect([rotated.secret === b.secret, rotated.webhook.secret_hint]).toEqual([false, rotated.secret.slice(-4)]);
+
+    // Deliveries are recorded by emitEvent in its callers' transactions; here two with the same time.
+    const at = "2031-06-01T00:00:03.000Z";
+    for (const id of ["d-1", "d-2"]) {
+      await db.run(
+        `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, max_attempts, next_attempt_at, created_at, updated_at)
+         VALUES (?, 'org-hook', ?, 'evt', 'file.completed', '{"n":1}', 'pending', 2, ?, ?, ?)`,
+        [id, a.id, at, at, at],
+      );
+    }
+    expect((await listDeliveries(db, "org-hook", {}, 10, 0)).items.map((d) => d.id)).toEqual(["d-2", "d-1"]);
+    const work = await deliveryWork(old, "d-1");
+    expect(typeof work === "string" ? work : [work.url, work.secret, work.payload]).toEqual(["https://hooks.example.com/a", a.secret, '{"n":1}']);
+    await recordAttempt(old, "d-1", { statusCode: 500, error: "HTTP 500", durationMs: 12, delivered: false, final: false, nextAttemptAt: Date.UTC(2031, 5, 1, 0, 1) });
+    expect(await getDelivery(db, "org-hook", "d-1")).toMatchObject({ status: "pending", attempts: 1, last_status_code: 500, next_attempt_at: "2031-06-01T00:01:00.000Z", payload: { n: 1 } });
+    await expect(retryDelivery(old, "org-hook", "d-1")).rejects.toThrow(/only failed deliveries/);
+    await recordAttempt(old, "d-1", { statusCode: 503, error: "HTTP 503", durationMs: 7, delivered: false, final: true, nextAttemptAt: null });
+    expect((await listDeliveries(db, "org-hook", { status: "failed" }, 10, 0)).items.map((d) => [d.id, d.attempts, d.next_attempt_at])).toEqual([["d-1", 2, null]]);
+    const retried = await retryDelivery(old, "org-hook", "d-1");
+    expect([retried.status, retried.max_attempts]).toEqual(["pending", 2 + config.webhookMaxAttempts]);
+    expect(await db.one("SELECT queue, org_id FROM jobs WHERE id = ?", [retried.job_id])).toEqual({ queue: "webhook.deliver", org_id: "org-hook" });
+    await recordAttempt(old, "d-1", { statusCode: 204, error: null, durationMs: 5, delivered: true, final: false, nextAttemptAt: null });
+    const delivered = await getDelivery(db, "org-hook", "d-1");
+    expect([delivered.status, delivered.delivered_at, delivered.attempt_log.map((x) => [x.attempt, x.status_code, x.error])]).toEqual([
+      "delivered", "2031-06-01T00:00:02.000Z", [[1, 500, "HTTP 500"], [2, 503, "HTTP 503"], [3, 204, null]],
+    ]);
+    expect((await getWebhook(db, "org-hook", a.id)).deliveries).toEqual({ pending: 1, delivered: 1, failed: 0 });
+    await expect(getDelivery(db, "org-other", "d-2")).rejects.toThrow(/not found/);
+
+    await updateWebhook(old, "org-hook", a.id, { enabled: false });
+    expect(await deliveryWork(old, "d-2")).toBe("the webhook is disabled");
+    await abandonDelivery(old, "d-2", "the webhook is disabled");
+    expect(await getDelivery(db, "org-hook", "d-2")).toMatchObject({ status: "failed", last_error: "the webhook is disabled" });
+
+    const rotatedKey = deps(new TokenVault(randomBytes(32).toString("base64"), [oldKey]));
+    expect(await resealWebhookSecrets(rotatedKey)).toBe(2);
+    expect(await resealWebhookSecrets(rotatedKey)).toBe(0);
+    expect((await deliveryWork(rotatedKey, "d-1")) as string).toBe("the delivery is already delivered");
+    await deleteWebhook(db, "org-hook", a.id);
+    expect(await db.one("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?", [a.id])).toEqual({ n: 0 });
+    await expect(deleteWebhook(db, "org-hook", a.id)).rejects.toThrow(/not found/);
+    await deleteWebhook(db, "org-hook", b.id);
   });
 });

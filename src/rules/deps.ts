@@ -6,6 +6,7 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { CloudConnections } from "../cloud/connections.ts";
 import type { Config } from "../config.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { LibraryEvents } from "../events/library-events.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { JobRunner } from "../jobs/runner.ts";
@@ -13,6 +14,7 @@ import type { JobRunner } from "../jobs/runner.ts";
 export interface RuleDeps {
   config: Config;
   db: Database;
+  sql: SqlClient;
   /** The only writer of the `files` table. */
   files: FileRepository;
   clock: Clock;

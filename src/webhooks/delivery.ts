@@ -21,7 +21,7 @@ import { abandonDelivery, deliveryWork, emitEvent, hasSubscribers, recordAttempt
 export const SIGNATURE_HEADER = "Mediabox-Signature";
 
 export function webhookDeps(ctx: WebhookFeatureDeps): WebhookDeps {
-  return { db: ctx.db, clock: ctx.clock, config: ctx.config, jobs: ctx.jobs, vault: ctx.cloud.vault };
+  return { db: ctx.db, sql: ctx.sql, clock: ctx.clock, config: ctx.config, jobs: ctx.jobs, vault: ctx.cloud.vault };
 }
 
 /** The signature header's value for a body sent at `timestampSeconds`. */
@@ -41,9 +41,9 @@ export function webhookDeliverQueue(ctx: WebhookFeatureDeps): QueueDefinition<"w
     maxBackoffMs: 60 * 60 * 1000,
     async handler(job) {
       const { deliveryId } = job.payload;
-      const work = deliveryWork(deps, deliveryId);
+      const work = await deliveryWork(deps, deliveryId);
       if (typeof work === "string") {
-        if (work.includes("disabled")) abandonDelivery(deps, deliveryId, work);
+        if (work.includes("disabled")) await abandonDelivery(deps, deliveryId, work);
         return [{ delivery_id: deliveryId, skipped: work }];
       }
       const timestamp = Math.floor(ctx.clock.now() / 1000);
@@ -82,7 +82,7 @@ export function webhookDeliverQueue(ctx: WebhookFeatureDeps): QueueDefinition<"w
       const delivered = error === null;
       final ||= !delivered && job.attempt >= job.maxAttempts;
       const nextAttemptAt = delivered || final ? null : ctx.clock.now() + Math.min(60 * 60 * 1000, ctx.config.webhookRetryBaseMs * 2 ** (job.attempt - 1));
-      recordAttempt(deps, work.id, { statusCode, error, durationMs: Math.round(performance.now() - started), delivered, final, nextAttemptAt });
+      await recordAttempt(deps, work.id, { statusCode, error, durationMs: Math.round(performance.now() - started), delivered, final, nextAttemptAt });
       if (delivered) return [{ delivery_id: work.id, status_code: statusCode }];
       if (final) throw new PermanentJobError(`webhook delivery ${work.id} failed for good: ${error}`);
       throw new Error(`webhook delivery ${work.id} failed: ${error}`);

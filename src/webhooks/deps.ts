@@ -6,12 +6,14 @@ import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { CloudConnections } from "../cloud/connections.ts";
 import type { Config } from "../config.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { LibraryEvents } from "../events/library-events.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 
 export interface WebhookFeatureDeps {
   config: Config;
   db: Database;
+  sql: SqlClient;
   clock: Clock;
   jobs: JobRunner;
   /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */

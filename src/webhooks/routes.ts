@@ -67,7 +67,7 @@ const webhookParams = t.Object({ webhook_id: Uuid("webhook_id") });
 const deliveryParams = t.Object({ delivery_id: Uuid("delivery_id") });
 
 export function webhookRoutes(ctx: WebhookFeatureDeps) {
-  const { db } = ctx;
+  const { db, sql } = ctx;
   const deps = webhookDeps(ctx);
   return new Elysia({ tags: ["Webhooks"] })
     .use(permissions)
@@ -92,13 +92,13 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
     )
     .get(
       "/webhooks",
-      ({ principal, query }) => {
-        const { items, total } = listWebhooks(db, principal.orgId, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listWebhooks(sql, principal.orgId, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       { permission: "view", query: t.Object(pageQuery(100, 50)), response: { 200: Page(WebhookSchema), ...errorResponses([400]) }, detail: { summary: "List webhooks (extension)" } },
     )
-    .get("/webhooks/:webhook_id", ({ principal, params }) => getWebhook(db, principal.orgId, params.webhook_id), {
+    .get("/webhooks/:webhook_id", ({ principal, params }) => getWebhook(sql, principal.orgId, params.webhook_id), {
       permission: "view",
       params: webhookParams,
       response: { 200: WebhookSchema, ...errorResponses([400, 404]) },
@@ -118,8 +118,8 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
     })
     .delete(
       "/webhooks/:webhook_id",
-      ({ principal, params, set }) => {
-        deleteWebhook(db, principal.orgId, params.webhook_id);
+      async ({ principal, params, set }) => {
+        await deleteWebhook(sql, principal.orgId, params.webhook_id);
         set.status = 204;
       },
       {
@@ -137,8 +137,8 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
     })
     .post(
       "/webhooks/:webhook_id/test",
-      ({ principal, params, set }) => {
-        const webhook = getWebhook(db, principal.orgId, params.webhook_id);
+      async ({ principal, params, set }) => {
+        const webhook = await getWebhook(sql, principal.orgId, params.webhook_id);
         const [id] = db.transaction(() => emitEvent(deps, principal.orgId, TEST_EVENT, { webhook_id: webhook.id, message: "a test delivery from Mediabox" }, [webhook.id]))();
         set.status = 202;
         if (!id) return { delivery_id: null, message: "the webhook is disabled; nothing was sent" };
@@ -153,8 +153,8 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
     )
     .get(
       "/webhook-deliveries",
-      ({ principal, query }) => {
-        const { items, total } = listDeliveries(db, principal.orgId, { webhookId: query.webhook_id, status: query.status }, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listDeliveries(sql, principal.orgId, { webhookId: query.webhook_id, status: query.status }, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -164,7 +164,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
         detail: { summary: "Webhook deliveries, newest first (extension)", description: "status=failed is the dead-letter list." },
       },
     )
-    .get("/webhook-deliveries/:delivery_id", ({ principal, params }) => getDelivery(db, principal.orgId, params.delivery_id), {
+    .get("/webhook-deliveries/:delivery_id", ({ principal, params }) => getDelivery(sql, principal.orgId, params.delivery_id), {
       permission: "view",
       params: deliveryParams,
       response: { 200: DeliverySchema, ...errorResponses([400, 404]) },

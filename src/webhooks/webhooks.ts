@@ -5,6 +5,10 @@
  * URL, and on every delivery for the addresses its name resolves to), a signing secret sealed at
  * rest with the cloud token key, and the events it wants. `emitEvent` records one delivery per
  * subscribed receiver and queues its durable `webhook.deliver` job, in the caller's transaction.
+ *
+ * On the data-access port (docs/scale-out.md): everything but `webhookExists`, `hasSubscribers`
+ * and `emitEvent`, which the rules and the upload sessions still call inside their SQLite
+ * transactions, and which move to the port with them.
  */
 import type { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
@@ -12,6 +16,7 @@ import { isIP } from "node:net";
 import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest, forTenantsOrNull } from "../errors.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 import { checkEgressAddress, checkEgressPort, egressPolicy } from "../net/egress-policy.ts";
@@ -67,7 +72,9 @@ export type WebhookPatch = Partial<Omit<WebhookInput, "secret">>;
 
 /** What the webhook module needs from the server. */
 export interface WebhookDeps {
+  /** For the functions its callers still run inside their SQLite transactions (emitEvent). */
   db: Database;
+  sql: SqlClient;
   clock: Clock;
   config: Config;
   jobs: JobRunner;
@@ -121,9 +128,9 @@ function checkSecret(secret: string): string {
   return secret;
 }
 
-function toWebhook(db: Database, row: WebhookRow): Webhook {
+async function toWebhook(sql: SqlClient, row: WebhookRow): Promise<Webhook> {
   const counts = { pending: 0, delivered: 0, failed: 0 };
-  for (const c of db.query<{ status: keyof typeof counts; n: number }, [string]>("SELECT status, count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? GROUP BY status").all(row.id)) {
+  for (const c of await sql.all<{ status: keyof typeof counts; n: number }>("SELECT status, count(*) AS n FROM webhook_deliveries WHERE webhook_id = ? GROUP BY status", [row.id])) {
     counts[c.status] = c.n;
   }
   return {
@@ -140,8 +147,8 @@ function toWebhook(db: Database, row: WebhookRow): Webhook {
   };
 }
 
-function webhookRow(db: Database, orgId: string, id: string): WebhookRow {
-  const row = db.query<WebhookRow, [string, string]>("SELECT * FROM webhooks WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
+async function webhookRow(sql: SqlClient, orgId: string, id: string): Promise<WebhookRow> {
+  const row = await sql.one<WebhookRow>("SELECT * FROM webhooks WHERE id = ? AND org_id = ?", [id.toLowerCase(), orgId]);
   if (!row) throw notFound(id);
   return row;
 }
@@ -150,35 +157,36 @@ export function webhookExists(db: Database, orgId: string, id: string): boolean 
   return db.query("SELECT 1 FROM webhooks WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId) !== null;
 }
 
-export function getWebhook(db: Database, orgId: string, id: string): Webhook {
-  return toWebhook(db, webhookRow(db, orgId, id));
+export async function getWebhook(sql: SqlClient, orgId: string, id: string): Promise<Webhook> {
+  return toWebhook(sql, await webhookRow(sql, orgId, id));
 }
 
-export function listWebhooks(db: Database, orgId: string, limit: number, offset: number): { items: Webhook[]; total: number } {
-  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM webhooks WHERE org_id = ?").get(orgId)!.n;
-  const rows = db.query<WebhookRow, [string, number, number]>("SELECT * FROM webhooks WHERE org_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?").all(orgId, limit, offset);
-  return { items: rows.map((r) => toWebhook(db, r)), total };
+export async function listWebhooks(sql: SqlClient, orgId: string, limit: number, offset: number): Promise<{ items: Webhook[]; total: number }> {
+  const total = (await sql.one<{ n: number }>("SELECT count(*) AS n FROM webhooks WHERE org_id = ?", [orgId]))!.n;
+  const rows = await sql.all<WebhookRow>("SELECT * FROM webhooks WHERE org_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?", [orgId, limit, offset]);
+  const items: Webhook[] = [];
+  for (const row of rows) items.push(await toWebhook(sql, row));
+  return { items, total };
 }
 
 /** Creates a receiver; the answer carries its secret, which is never shown again. */
-export function createWebhook(deps: WebhookDeps, orgId: string, createdBy: string | null, input: WebhookInput): Webhook & { secret: string } {
+export async function createWebhook(deps: WebhookDeps, orgId: string, createdBy: string | null, input: WebhookInput): Promise<Webhook & { secret: string }> {
   const url = checkWebhookUrl(deps.config, input.url);
   const events = checkEvents(input.events);
   const description = checkDescription(input.description);
   const secret = input.secret === undefined ? newSecret() : checkSecret(input.secret);
   const id = crypto.randomUUID();
   const now = isoAt(deps.clock.now());
-  deps.db
-    .query(
-      `INSERT INTO webhooks (id, org_id, url, secret, secret_hint, events, description, enabled, created_by, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(id, orgId, url, deps.vault.encrypt(secret), secret.slice(-4), JSON.stringify(events), description, input.enabled === false ? 0 : 1, createdBy, now, now);
-  return { ...getWebhook(deps.db, orgId, id), secret };
+  await deps.sql.run(
+    `INSERT INTO webhooks (id, org_id, url, secret, secret_hint, events, description, enabled, created_by, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [id, orgId, url, deps.vault.encrypt(secret), secret.slice(-4), JSON.stringify(events), description, input.enabled === false ? 0 : 1, createdBy, now, now],
+  );
+  return { ...(await getWebhook(deps.sql, orgId, id)), secret };
 }
 
-export function updateWebhook(deps: WebhookDeps, orgId: string, id: string, patch: WebhookPatch): Webhook {
-  const row = webhookRow(deps.db, orgId, id);
+export async function updateWebhook(deps: WebhookDeps, orgId: string, id: string, patch: WebhookPatch): Promise<Webhook> {
+  const row = await webhookRow(deps.sql, orgId, id);
   const sets: string[] = [];
   const args: (string | number | null)[] = [];
   const set = (column: string, value: string | number | null) => (sets.push(`${column} = ?`), args.push(value));
@@ -186,22 +194,22 @@ export function updateWebhook(deps: WebhookDeps, orgId: string, id: string, patc
   if (patch.events !== undefined) set("events", JSON.stringify(checkEvents(patch.events)));
   if (patch.description !== undefined) set("description", checkDescription(patch.description));
   if (patch.enabled !== undefined) set("enabled", patch.enabled ? 1 : 0);
-  if (sets.length) deps.db.query(`UPDATE webhooks SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...args, isoAt(deps.clock.now()), row.id);
-  return getWebhook(deps.db, orgId, row.id);
+  if (sets.length) await deps.sql.run(`UPDATE webhooks SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`, [...args, isoAt(deps.clock.now()), row.id]);
+  return getWebhook(deps.sql, orgId, row.id);
 }
 
 /** A new secret, returned once; deliveries from now on are signed with it (retries included). */
-export function rotateSecret(deps: WebhookDeps, orgId: string, id: string): { secret: string; webhook: Webhook } {
-  const row = webhookRow(deps.db, orgId, id);
+export async function rotateSecret(deps: WebhookDeps, orgId: string, id: string): Promise<{ secret: string; webhook: Webhook }> {
+  const row = await webhookRow(deps.sql, orgId, id);
   const secret = newSecret();
-  deps.db.query("UPDATE webhooks SET secret = ?, secret_hint = ?, updated_at = ? WHERE id = ?").run(deps.vault.encrypt(secret), secret.slice(-4), isoAt(deps.clock.now()), row.id);
-  return { secret, webhook: getWebhook(deps.db, orgId, row.id) };
+  await deps.sql.run("UPDATE webhooks SET secret = ?, secret_hint = ?, updated_at = ? WHERE id = ?", [deps.vault.encrypt(secret), secret.slice(-4), isoAt(deps.clock.now()), row.id]);
+  return { secret, webhook: await getWebhook(deps.sql, orgId, row.id) };
 }
 
 /** Deletes the receiver with its deliveries (pending ones are not sent). */
-export function deleteWebhook(db: Database, orgId: string, id: string): void {
-  const row = webhookRow(db, orgId, id);
-  db.query("DELETE FROM webhooks WHERE id = ?").run(row.id);
+export async function deleteWebhook(sql: SqlClient, orgId: string, id: string): Promise<void> {
+  const row = await webhookRow(sql, orgId, id);
+  await sql.run("DELETE FROM webhooks WHERE id = ?", [row.id]);
 }
 
 /** Whether an enabled receiver of the organization wants any of these events. */
@@ -287,58 +295,60 @@ export interface Delivery extends Omit<DeliveryRow, "org_id" | "payload"> {
   attempt_log: Attempt[];
 }
 
-function toDelivery(db: Database, row: DeliveryRow & { url: string }): Delivery {
+async function toDelivery(sql: SqlClient, row: DeliveryRow & { url: string }): Promise<Delivery> {
   const { payload, org_id: _org, url, ...rest } = row;
-  const attemptLog = db
-    .query<Attempt, [string]>("SELECT attempt, attempted_at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt")
-    .all(row.id);
+  const attemptLog = await sql.all<Attempt>("SELECT attempt, attempted_at, status_code, error, duration_ms FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt", [row.id]);
   return { ...rest, url, payload: JSON.parse(payload), attempt_log: attemptLog };
 }
 
 const DELIVERY_SELECT = "SELECT d.*, w.url AS url FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id";
 
-export function listDeliveries(
-  db: Database,
+export async function listDeliveries(
+  sql: SqlClient,
   orgId: string,
   filter: { webhookId?: string | undefined; status?: DeliveryRow["status"] | undefined },
   limit: number,
   offset: number,
-): { items: Delivery[]; total: number } {
+): Promise<{ items: Delivery[]; total: number }> {
   const where = ["d.org_id = ?"];
   const args: (string | number)[] = [orgId];
   if (filter.webhookId) {
-    webhookRow(db, orgId, filter.webhookId);
+    await webhookRow(sql, orgId, filter.webhookId);
     where.push("d.webhook_id = ?");
     args.push(filter.webhookId.toLowerCase());
   }
   if (filter.status) (where.push("d.status = ?"), args.push(filter.status));
   const clause = where.join(" AND ");
-  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${clause}`).get(...args)!.n;
-  const rows = db.query<DeliveryRow & { url: string }, (string | number)[]>(`${DELIVERY_SELECT} WHERE ${clause} ORDER BY d.created_at DESC, d.rowid DESC LIMIT ? OFFSET ?`).all(...args, limit, offset);
-  return { items: rows.map((r) => toDelivery(db, r)), total };
+  const total = (await sql.one<{ n: number }>(`SELECT count(*) AS n FROM webhook_deliveries d WHERE ${clause}`, args))!.n;
+  const rows = await sql.all<DeliveryRow & { url: string }>(`${DELIVERY_SELECT} WHERE ${clause} ORDER BY d.created_at DESC, d.rowid DESC LIMIT ? OFFSET ?`, [...args, limit, offset]);
+  const items: Delivery[] = [];
+  for (const row of rows) items.push(await toDelivery(sql, row));
+  return { items, total };
 }
 
-export function getDelivery(db: Database, orgId: string, id: string): Delivery {
-  const row = db.query<DeliveryRow & { url: string }, [string, string]>(`${DELIVERY_SELECT} WHERE d.id = ? AND d.org_id = ?`).get(id.toLowerCase(), orgId);
+export async function getDelivery(sql: SqlClient, orgId: string, id: string): Promise<Delivery> {
+  const row = await sql.one<DeliveryRow & { url: string }>(`${DELIVERY_SELECT} WHERE d.id = ? AND d.org_id = ?`, [id.toLowerCase(), orgId]);
   if (!row) throw new ApiError("WEBHOOK_DELIVERY_NOT_FOUND", `webhook delivery ${id} not found`);
-  return toDelivery(db, row);
+  return toDelivery(sql, row);
 }
 
 /**
  * Sends a failed (dead-lettered) delivery again with a fresh set of attempts: the same event
  * body, signed anew. A delivery still pending or already delivered is 409.
  */
-export function retryDelivery(deps: WebhookDeps, orgId: string, id: string): Delivery {
-  const current = getDelivery(deps.db, orgId, id);
-  if (current.status !== "failed") throw new ApiError("WEBHOOK_DELIVERY_NOT_FAILED", `delivery ${current.id} is ${current.status}; only failed deliveries are retried by hand`);
+export async function retryDelivery(deps: WebhookDeps, orgId: string, id: string): Promise<Delivery> {
   const now = isoAt(deps.clock.now());
-  deps.db.transaction(() => {
-    const job = deps.jobs.enqueue({ queue: "webhook.deliver", orgId, payload: { deliveryId: current.id }, maxAttempts: deps.config.webhookMaxAttempts });
-    deps.db
-      .query("UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + ?, next_attempt_at = ?, job_id = ?, updated_at = ? WHERE id = ?")
-      .run(deps.config.webhookMaxAttempts, now, job.id, now, current.id);
-  })();
-  return getDelivery(deps.db, orgId, current.id);
+  await deps.sql.transaction(async (tx) => {
+    // Locked on PostgreSQL: two retries of one delivery at once queue one job.
+    const current = await tx.one<{ id: string; status: string }>(`SELECT id, status FROM webhook_deliveries WHERE id = ? AND org_id = ? ${tx.dialect.forUpdate}`, [id.toLowerCase(), orgId]);
+    if (!current) throw new ApiError("WEBHOOK_DELIVERY_NOT_FOUND", `webhook delivery ${id} not found`);
+    if (current.status !== "failed") throw new ApiError("WEBHOOK_DELIVERY_NOT_FAILED", `delivery ${current.id} is ${current.status}; only failed deliveries are retried by hand`);
+    const job = await deps.jobs.submit({ queue: "webhook.deliver", orgId, payload: { deliveryId: current.id }, maxAttempts: deps.config.webhookMaxAttempts }, tx);
+    await tx.run("UPDATE webhook_deliveries SET status = 'pending', max_attempts = attempts + ?, next_attempt_at = ?, job_id = ?, updated_at = ? WHERE id = ?", [
+      deps.config.webhookMaxAttempts, now, job.id, now, current.id,
+    ]);
+  });
+  return getDelivery(deps.sql, orgId, id);
 }
 
 /** What the delivery job needs: the body, where to send it and the secret to sign it with. */
@@ -353,12 +363,11 @@ export interface DeliveryWork {
 }
 
 /** The pending delivery's work, or why there is none (delivered meanwhile, receiver deleted or disabled). */
-export function deliveryWork(deps: WebhookDeps, id: string): DeliveryWork | string {
-  const row = deps.db
-    .query<DeliveryRow & { url: string; secret: string; enabled: number }, [string]>(
-      "SELECT d.*, w.url AS url, w.secret AS secret, w.enabled AS enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?",
-    )
-    .get(id);
+export async function deliveryWork(deps: WebhookDeps, id: string): Promise<DeliveryWork | string> {
+  const row = await deps.sql.one<DeliveryRow & { url: string; secret: string; enabled: number }>(
+    "SELECT d.*, w.url AS url, w.secret AS secret, w.enabled AS enabled FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ?",
+    [id],
+  );
   if (!row) return "the delivery or its webhook was deleted";
   if (row.status !== "pending") return `the delivery is already ${row.status}`;
   if (!row.enabled) return "the webhook is disabled";
@@ -369,39 +378,40 @@ export function deliveryWork(deps: WebhookDeps, id: string): DeliveryWork | stri
  * Records one attempt and what it means for the delivery: delivered, failed for good (the
  * dead-letter list) when `final`, else pending with the time of the next try.
  */
-export function recordAttempt(
+export async function recordAttempt(
   deps: WebhookDeps,
   id: string,
   outcome: { statusCode: number | null; error: string | null; durationMs: number; delivered: boolean; final: boolean; nextAttemptAt: number | null },
-): void {
+): Promise<void> {
   const now = isoAt(deps.clock.now());
-  deps.db.transaction(() => {
-    const row = deps.db.query<{ attempts: number }, [string]>("UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = ? RETURNING attempts").get(id);
+  const error = forTenantsOrNull(outcome.error);
+  const status = outcome.delivered ? "delivered" : outcome.final ? "failed" : "pending";
+  await deps.sql.transaction(async (tx) => {
+    const row = await tx.one<{ attempts: number }>("UPDATE webhook_deliveries SET attempts = attempts + 1 WHERE id = ? RETURNING attempts", [id]);
     if (!row) return;
-    deps.db
-      .query("INSERT OR REPLACE INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)")
-      .run(id, row.attempts, now, outcome.statusCode, forTenantsOrNull(outcome.error), outcome.durationMs);
-    const status = outcome.delivered ? "delivered" : outcome.final ? "failed" : "pending";
-    deps.db
-      .query(
-        `UPDATE webhook_deliveries SET status = ?, last_status_code = ?, last_error = ?, updated_at = ?,
-           delivered_at = CASE WHEN ? = 'delivered' THEN ? ELSE delivered_at END, next_attempt_at = ? WHERE id = ?`,
-      )
-      .run(status, outcome.statusCode, forTenantsOrNull(outcome.error), now, status, now, outcome.nextAttemptAt === null || status !== "pending" ? null : isoAt(outcome.nextAttemptAt), id);
-  })();
+    await tx.run(
+      `INSERT INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, error, duration_ms) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (delivery_id, attempt) DO UPDATE SET attempted_at = excluded.attempted_at, status_code = excluded.status_code, error = excluded.error, duration_ms = excluded.duration_ms`,
+      [id, row.attempts, now, outcome.statusCode, error, outcome.durationMs],
+    );
+    await tx.run(
+      "UPDATE webhook_deliveries SET status = ?, last_status_code = ?, last_error = ?, updated_at = ?, delivered_at = coalesce(?, delivered_at), next_attempt_at = ? WHERE id = ?",
+      [status, outcome.statusCode, error, now, status === "delivered" ? now : null, outcome.nextAttemptAt === null || status !== "pending" ? null : isoAt(outcome.nextAttemptAt), id],
+    );
+  });
 }
 
 /** A delivery that will not be sent (its receiver was disabled): failed, with the reason. */
-export function abandonDelivery(deps: WebhookDeps, id: string, why: string): void {
-  deps.db.query("UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ? WHERE id = ? AND status = 'pending'").run(why, isoAt(deps.clock.now()), id);
+export async function abandonDelivery(deps: WebhookDeps, id: string, why: string): Promise<void> {
+  await deps.sql.run("UPDATE webhook_deliveries SET status = 'failed', last_error = ?, next_attempt_at = NULL, updated_at = ? WHERE id = ? AND status = 'pending'", [why, isoAt(deps.clock.now()), id]);
 }
 
 /** Re-seals secrets sealed with a previous key (after a key rotation); returns how many. */
-export function resealWebhookSecrets(deps: WebhookDeps): number {
+export async function resealWebhookSecrets(deps: WebhookDeps): Promise<number> {
   let count = 0;
-  for (const row of deps.db.query<{ id: string; secret: string }, []>("SELECT id, secret FROM webhooks").all()) {
+  for (const row of await deps.sql.all<{ id: string; secret: string }>("SELECT id, secret FROM webhooks")) {
     if (!deps.vault.isStale(row.secret)) continue;
-    deps.db.query("UPDATE webhooks SET secret = ? WHERE id = ?").run(deps.vault.encrypt(deps.vault.decrypt(row.secret)), row.id);
+    await deps.sql.run("UPDATE webhooks SET secret = ? WHERE id = ?", [deps.vault.encrypt(deps.vault.decrypt(row.secret)), row.id]);
     count += 1;
   }
   return count;

@@ -111,7 +111,14 @@ test("the built executable administers and serves from any directory", async () 
   const dashboard = await (await fetch(`${server.url}/`)).text();
   const dashboardScript = /src="(\/app\/assets\/main-[^"]+\.js)"/.exec(dashboard)?.[1];
   expect(dashboardScript).toBeDefined();
-  expect((await (await fetch(`${server.url}${dashboardScript}`)).text()).length).toBeGreaterThan(10_000);
+  const mainScript = await (await fetch(`${server.url}${dashboardScript}`)).text();
+  expect(mainScript.length).toBeGreaterThan(10_000);
+  // The pages loaded on demand (the map) are chunks of their own, embedded beside it.
+  const chunk = /import\("\.\/(chunk-[^"]+\.js)"\)/.exec(mainScript)?.[1];
+  expect(chunk).toBeDefined();
+  const chunkResponse = await fetch(`${server.url}/app/assets/${chunk}`);
+  expect(chunkResponse.status).toBe(200);
+  expect(chunkResponse.headers.get("content-type")).toContain("javascript");
   const docsAsset = await fetch(`${server.url}/docs/assets/swagger-ui-bundle.js`);
   expect(docsAsset.status).toBe(200);
   expect((await docsAsset.arrayBuffer()).byteLength).toBeGreaterThan(100_000);

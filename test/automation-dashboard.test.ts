@@ -53,6 +53,13 @@ test("rules: a dry run lists the files a rule would touch; saved and applied to 
     await page.getByText("1 of 1 files changed").waitFor({ timeout: 60_000 });
     expect((await owner.api.get(`/files/${uploaded}`)).body.tags).toContain("finance");
 
+    // Auto matching: nothing learned until asked; learning again shows what it learned from.
+    const autoMatching = page.getByRole("region", { name: "Auto matching" });
+    await autoMatching.getByText("Nothing learned yet").waitFor();
+    await autoMatching.getByRole("button", { name: "Learn from the library now" }).click();
+    await autoMatching.getByText(/Learned from \d+ files? with text/).waitFor({ timeout: 30_000 });
+    await autoMatching.getByText("No tag or folder has 5 files with text yet.").waitFor();
+
     // A bad rule shows the server's reason.
     await page.getByRole("textbox", { name: /Rule \(JSON/ }).fill(JSON.stringify({ name: "bad", actions: [{ type: "explode" }] }));
     await page.getByRole("button", { name: "Save changes" }).click();

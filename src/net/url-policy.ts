@@ -123,7 +123,7 @@ export interface AddressPolicy {
    */
   allowPrivate: boolean;
   /**
-   * Ranges allowed whatever their kind (MEDIABOX_LINK_ALLOW_CIDRS): an on-premises site names
+   * Ranges allowed whatever their kind (each purpose's own list: egress-policy.ts): an on-premises site names
    * its intranet here rather than opening every private range. The cloud metadata addresses
    * stay refused even inside an allowed range.
    */

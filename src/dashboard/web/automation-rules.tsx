@@ -1,10 +1,12 @@
 /**
  * Rules: the organization's rules in the order they run, each written as JSON (the server's
  * validation message is shown as it comes), saved, switched on and off, tried with a dry run that
- * lists the files it would touch, applied to the library as a job whose progress is followed.
+ * lists the files it would touch, applied to the library as a job whose progress is followed;
+ * and what auto matching (predicted_tags, predicted_folder_id) learned, with a button to learn again.
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, errorText } from "./api.ts";
+import { usePolling } from "./polling.ts";
 
 type Rule = { id: string; name: string; enabled: boolean; match: string; conditions: unknown[]; actions: unknown[]; position: number; applied_files: number; last_applied_at: string | null; description: string | null };
 type DryRun = { matched_count: number; scanned_count: number; files: { id: string; filename: string; title: string | null; media_type: string }[]; has_more: boolean };
@@ -120,6 +122,7 @@ export function AutomationRules() {
             {job.status === "completed" && job.results[0] ? ` — ${job.results[0].applied_files} of ${job.results[0].scanned_files} files changed` : ""}
           </p>
         ) : null}
+        <AutoMatching />
       </div>
       <form onSubmit={save} class="editor">
         <label>
@@ -150,5 +153,44 @@ export function AutomationRules() {
         ) : null}
       </form>
     </div>
+  );
+}
+
+type AutoMatchingStatus = { trained_at: string | null; example_files: number; stale: boolean; labels: { kind: string; label: string; examples: number }[] };
+
+/** What the organization's auto-matching model learned (GET /rules/auto-matching), and learning again on demand. */
+function AutoMatching() {
+  const [status, setStatus] = useState<AutoMatchingStatus | null>(null);
+  const [problem, setProblem] = useState<string | null>(null);
+  const load = () => api("/rules/auto-matching").then(setStatus, (err) => setProblem(errorText(err)));
+  // A training runs in the background: the status is asked again while the page is shown.
+  usePolling(load, 5000, []);
+  async function train() {
+    setProblem(null);
+    try {
+      await api("/rules/auto-matching/train", { method: "POST" });
+    } catch (err) {
+      setProblem(errorText(err));
+    }
+  }
+  const tags = status?.labels.filter((l) => l.kind === "tag") ?? [];
+  const folders = status?.labels.filter((l) => l.kind === "folder") ?? [];
+  return (
+    <section aria-labelledby="auto-matching-title" class="auto-matching">
+      <h3 id="auto-matching-title">Auto matching</h3>
+      {status?.trained_at ? (
+        <p>
+          Learned from {status.example_files} {status.example_files === 1 ? "file" : "files"} with text ({new Date(status.trained_at).toLocaleString()})
+          {status.stale ? "; the library changed since" : ""}.{" "}
+          {tags.length || folders.length
+            ? `Tags: ${tags.map((t) => `${t.label} (${t.examples})`).join(", ") || "none"}; folders: ${folders.length}.`
+            : "No tag or folder has 5 files with text yet."}
+        </p>
+      ) : (
+        <p class="hint">Nothing learned yet: a rule with predicted_tags or predicted_folder_id learns from the files that already carry a tag or sit in a folder (5 at least).</p>
+      )}
+      {problem ? <p class="error">{problem}</p> : null}
+      <button type="button" onClick={train}>Learn from the library now</button>
+    </section>
   );
 }

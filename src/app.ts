@@ -271,8 +271,10 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
     (n) => n && log.info("re-encrypted webhook secrets with the current key", { webhooks: n }),
     (err) => log.warn("webhook secrets sealed with the previous key stay so until the next start", { err: String(err) }),
   );
-  const resealedPasswords = resealMailPasswords(ctx.db, ctx.cloud.vault);
-  if (resealedPasswords) log.info("re-encrypted mail account passwords with the current key", { accounts: resealedPasswords });
+  resealMailPasswords(ctx.sql, ctx.cloud.vault).then(
+    (n) => n && log.info("re-encrypted mail account passwords with the current key", { accounts: n }),
+    (err) => log.warn("mail account passwords sealed with the previous key stay so until the next start", { err: String(err) }),
+  );
 }
 
 export function composeAppliance(foundation: Foundation): Appliance {
@@ -329,7 +331,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       stopMaintenance();
       vocabulary?.stop();
       await watcher.stop();
-      mail.stop();
+      await mail.stop();
       // Requests in flight get a few seconds to finish; then their connections are closed (a
       // client's event stream or a stalled upload would otherwise hold the stop for ever).
       const graceMs = ctx.config.shutdownGraceSeconds * 1000;

@@ -4,7 +4,8 @@
  * (stored with its size limit, pruned after 30 days), the pruning of finished jobs, and payment
  * events setting an organization's tier (once per event id, never undone by an older event), and
  * webhooks (receivers, deliveries newest first, attempts, the dead-letter retry, secrets re-sealed
- * after a key rotation). Their HTTP
+ * after a key rotation), and mail accounts (validated, listed, changed, one poll per due account
+ * even when two processes look at once, messages recorded and listed, passwords re-sealed). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -30,6 +31,10 @@ import {
   abandonDelivery, createWebhook, deleteWebhook, deliveryWork, getDelivery, getWebhook, listDeliveries, listWebhooks, recordAttempt, resealWebhookSecrets, retryDelivery, rotateSecret,
   updateWebhook, type WebhookDeps,
 } from "../src/webhooks/webhooks.ts";
+import {
+  accountForPoll, createMailAccount, deleteMailAccount, dueAccounts, getMailAccount, listMailAccounts, mailboxRenumbered, messageRow, pollEnded, recentMessages, recordMessage,
+  resealMailPasswords, updateMailAccount,
+} from "../src/mail/mail-accounts.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
@@ -188,5 +193,66 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     expect(await db.one("SELECT count(*) AS n FROM webhook_deliveries WHERE webhook_id = ?", [a.id])).toEqual({ n: 0 });
     await expect(deleteWebhook(db, "org-hook", a.id)).rejects.toThrow(/not found/);
     await deleteWebhook(db, "org-hook", b.id);
+  });
+
+  test("mail accounts: validated, listed and changed; each due account polled once though two look at once; messages recorded; passwords re-sealed", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 6, 1));
+    const oldKey = randomBytes(32).toString("base64");
+    // The placement of an account's files still reads the folders from the SQLite handle: the organization and its Default project exist on both.
+    const orgId = "org-mail";
+    for (const target of [sqliteDb, null]) {
+      const run = (q: string, p: (string | number)[]) => (target ? (target.query(q).run(...p), Promise.resolve()) : db.run(q, p).then(() => {}));
+      await run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Mail Co', 'mail co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
+      await run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('p-mail', ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    }
+    const deps = { sql: db, db: sqliteDb, clock, vault: new TokenVault(oldKey) };
+    const input = { name: "receipts", host: "Mail.Example.com", username: "me", password: "pw-1", tls: "starttls" as const, attachment_types: [".PDF", "image/*"] };
+    const a = await createMailAccount(deps, orgId, null, input);
+    expect(a).toMatchObject({ host: "mail.example.com", port: 143, attachment_types: ["pdf", "image/*"], project_id: "p-mail", has_password: true, messages: { done: 0, skipped: 0, failed: 0, ingesting: 0 } });
+    await expect(createMailAccount(deps, orgId, null, input)).rejects.toThrow(/already exists/);
+    await expect(createMailAccount(deps, orgId, null, { ...input, name: "x", after_action: "move" })).rejects.toThrow(/move_to/);
+    const b = await createMailAccount(deps, orgId, "key-1", { ...input, name: "archive", poll_interval_seconds: 60 });
+    expect((await listMailAccounts(db, orgId)).map((x) => x.name)).toEqual(["archive", "receipts"]);
+    await expect(updateMailAccount(deps, orgId, a.id, { name: "archive" })).rejects.toThrow(/already exists/);
+    await mailboxRenumbered(db, a.id, "7");
+    await pollEnded(db, clock, a.id, { error: null, uidValidity: "7", lastUid: 12 });
+    expect(await accountForPoll(db, deps.vault, a.id)).toMatchObject({ password: "pw-1", uidValidity: "7", lastUid: 12, orgId });
+    // Another mailbox has other UIDs: the account starts over there.
+    clock.advance(1_000);
+    const moved = await updateMailAccount(deps, orgId, a.id.toUpperCase(), { mailbox: "Receipts", password: "pw-2" });
+    expect([moved.mailbox, moved.updated_at]).toEqual(["Receipts", "2031-07-01T00:00:01.000Z"]);
+    expect(await accountForPoll(db, deps.vault, a.id)).toMatchObject({ password: "pw-2", uidValidity: null, lastUid: 0 });
+    await pollEnded(db, clock, a.id, { error: "connection refused" });
+    expect((await getMailAccount(db, orgId, a.id)).last_error).toBe("connection refused");
+    await expect(getMailAccount(db, "org-other", a.id)).rejects.toThrow(/not found/);
+
+    // Both are due at once: two lookers (two processes) take each account once, and its next time is set.
+    const now = clock.now();
+    const looks = await Promise.all([dueAccounts(db, now), dueAccounts(db, now)]);
+    expect(looks.flat().map((x) => x.id).sort()).toEqual([a.id, b.id].sort());
+    expect(await dueAccounts(db, now + 59_000)).toEqual([]);
+    expect(await dueAccounts(db, now + 60_000)).toEqual([{ id: b.id, org_id: orgId }]);
+    await updateMailAccount(deps, orgId, b.id, { enabled: false });
+    expect(await accountForPoll(db, deps.vault, b.id)).toBeNull();
+    expect(await dueAccounts(db, now + 3_600_000)).toEqual([{ id: a.id, org_id: orgId }]);
+
+    const base = { account_id: a.id, uid_validity: "7", message_id: "<m@x>", subject: "Invoice", sender: "<s@x>", received_at: null };
+    await recordMessage(db, clock, { ...base, uid: 1, status: "skipped", parts: [], error: "no attachment" });
+    clock.advance(1_000);
+    await recordMessage(db, clock, { ...base, uid: 2, status: "ingesting", parts: [{ part: "2", filename: "a.pdf", file_id: "f-1", status: "pending", error: null }], error: null });
+    await recordMessage(db, clock, { ...base, uid: 2, status: "done", parts: [{ part: "2", filename: "a.pdf", file_id: "f-1", status: "stored", error: null }], error: null });
+    expect((await messageRow(db, a.id, "7", 2))?.status).toBe("done");
+    expect((await recentMessages(db, orgId, a.id, 10)).map((m) => [m.uid, m.status, m.parts.map((p) => p.status)])).toEqual([[2, "done", ["stored"]], [1, "skipped", []]]);
+    expect((await getMailAccount(db, orgId, a.id)).messages).toEqual({ done: 1, skipped: 1, failed: 0, ingesting: 0 });
+
+    const rotated = new TokenVault(randomBytes(32).toString("base64"), [oldKey]);
+    expect(await resealMailPasswords(db, rotated)).toBe(2);
+    expect(await resealMailPasswords(db, rotated)).toBe(0);
+    expect((await accountForPoll(db, rotated, a.id))?.password).toBe("pw-2");
+    await deleteMailAccount(db, orgId, a.id);
+    await deleteMailAccount(db, orgId, b.id);
+    expect(await listMailAccounts(db, orgId)).toEqual([]);
+    expect(await messageRow(db, a.id, "7", 2)).toBeNull();
   });
 });

@@ -3,10 +3,14 @@
  * writer of `mail_accounts` and `mail_messages`. Passwords are sealed with the cloud token key
  * (token-vault.ts) and never returned. Filters say which messages are taken (sender, subject,
  * attachment types); placement and tags where their files go.
+ *
+ * On the data-access port (docs/scale-out.md), but for the placement of an account's files, which
+ * the folders module still reads from the SQLite handle.
  */
 import type { Database } from "bun:sqlite";
 import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest, forTenantsOrNull } from "../errors.ts";
 import { placement } from "../folders/placement.ts";
 import { MAX_TAGS, parseTags } from "../files/file-fields.ts";
@@ -105,6 +109,15 @@ export interface MailAccountInput {
 
 export type MailAccountPatch = Partial<MailAccountInput>;
 
+/** What creating and changing an account needs. */
+export interface MailAccountDeps {
+  sql: SqlClient;
+  /** Only for the placement of the account's files (folders are not on the port yet). */
+  db: Database;
+  clock: Clock;
+  vault: TokenVault;
+}
+
 function notFound(id: string): ApiError {
   return new ApiError("MAIL_ACCOUNT_NOT_FOUND", `mail account ${id} not found`);
 }
@@ -128,9 +141,9 @@ function attachmentTypes(values: string[]): string[] {
   }))];
 }
 
-function toAccount(db: Database, row: AccountRow): MailAccount {
+async function toAccount(sql: SqlClient, row: AccountRow): Promise<MailAccount> {
   const messages = { done: 0, skipped: 0, failed: 0, ingesting: 0 };
-  for (const c of db.query<{ status: keyof typeof messages; n: number }, [string]>("SELECT status, count(*) AS n FROM mail_messages WHERE account_id = ? GROUP BY status").all(row.id)) messages[c.status] = c.n;
+  for (const c of await sql.all<{ status: keyof typeof messages; n: number }>("SELECT status, count(*) AS n FROM mail_messages WHERE account_id = ? GROUP BY status", [row.id])) messages[c.status] = c.n;
   return {
     id: row.id, name: row.name, host: row.host, port: row.port, tls: row.tls, username: row.username, has_password: row.password !== "",
     mailbox: row.mailbox, after_action: row.after_action, move_to: row.move_to, from_contains: row.from_contains, subject_contains: row.subject_contains,
@@ -140,18 +153,20 @@ function toAccount(db: Database, row: AccountRow): MailAccount {
   };
 }
 
-function accountRow(db: Database, orgId: string, id: string): AccountRow {
-  const row = db.query<AccountRow, [string, string]>("SELECT * FROM mail_accounts WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
+async function accountRow(sql: SqlClient, orgId: string, id: string): Promise<AccountRow> {
+  const row = await sql.one<AccountRow>("SELECT * FROM mail_accounts WHERE id = ? AND org_id = ?", [id.toLowerCase(), orgId]);
   if (!row) throw notFound(id);
   return row;
 }
 
-export function getMailAccount(db: Database, orgId: string, id: string): MailAccount {
-  return toAccount(db, accountRow(db, orgId, id));
+export async function getMailAccount(sql: SqlClient, orgId: string, id: string): Promise<MailAccount> {
+  return toAccount(sql, await accountRow(sql, orgId, id));
 }
 
-export function listMailAccounts(db: Database, orgId: string): MailAccount[] {
-  return db.query<AccountRow, [string]>("SELECT * FROM mail_accounts WHERE org_id = ? ORDER BY name").all(orgId).map((r) => toAccount(db, r));
+export async function listMailAccounts(sql: SqlClient, orgId: string): Promise<MailAccount[]> {
+  const accounts: MailAccount[] = [];
+  for (const row of await sql.all<AccountRow>("SELECT * FROM mail_accounts WHERE org_id = ? ORDER BY name", [orgId])) accounts.push(await toAccount(sql, row));
+  return accounts;
 }
 
 /** The fields both create and patch check, in their stored form. */
@@ -194,80 +209,83 @@ function checked(db: Database, orgId: string, input: MailAccountPatch, current: 
   return out;
 }
 
-export function createMailAccount(db: Database, clock: Clock, vault: TokenVault, orgId: string, createdBy: string | null, input: MailAccountInput): MailAccount {
+export async function createMailAccount(deps: MailAccountDeps, orgId: string, createdBy: string | null, input: MailAccountInput): Promise<MailAccount> {
+  const { db, sql, clock, vault } = deps;
   const fields = checked(db, orgId, input, null);
   if (!input.password) throw badRequest("password: required");
-  if (db.query("SELECT 1 FROM mail_accounts WHERE org_id = ? AND name = ?").get(orgId, fields.name!)) throw new ApiError("MAIL_ACCOUNT_NAME_EXISTS", `a mail account named "${fields.name}" already exists`);
+  if (await sql.one("SELECT 1 FROM mail_accounts WHERE org_id = ? AND name = ?", [orgId, fields.name!])) throw new ApiError("MAIL_ACCOUNT_NAME_EXISTS", `a mail account named "${fields.name}" already exists`);
   const where = fields.project_id === undefined ? placement(db, orgId, null, null) : { projectId: fields.project_id as string, folderId: fields.folder_id as string | null };
   const tls = input.tls ?? "implicit";
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
-  db.query(
+  await sql.run(
     `INSERT INTO mail_accounts (id, org_id, name, host, port, tls, username, password, mailbox, after_action, move_to, from_contains, subject_contains,
        attachment_types, ingest_body, project_id, folder_id, tags, poll_interval_seconds, enabled, created_by, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id, orgId, fields.name!, fields.host!, input.port ?? (tls === "implicit" ? 993 : 143), tls, fields.username!, vault.encrypt(input.password),
+    [id, orgId, fields.name!, fields.host!, input.port ?? (tls === "implicit" ? 993 : 143), tls, fields.username!, vault.encrypt(input.password),
     (fields.mailbox as string | undefined) ?? "INBOX", input.after_action ?? "flag", (fields.move_to as string | null | undefined) ?? null,
     (fields.from_contains as string | null | undefined) ?? null, (fields.subject_contains as string | null | undefined) ?? null,
     (fields.attachment_types as string | undefined) ?? "[]", input.ingest_body ? 1 : 0, where.projectId, where.folderId, (fields.tags as string | undefined) ?? "[]",
-    input.poll_interval_seconds ?? 300, input.enabled === false ? 0 : 1, createdBy, now, now,
+    input.poll_interval_seconds ?? 300, input.enabled === false ? 0 : 1, createdBy, now, now],
   );
-  return getMailAccount(db, orgId, id);
+  return getMailAccount(sql, orgId, id);
 }
 
-export function updateMailAccount(db: Database, clock: Clock, vault: TokenVault, orgId: string, id: string, patch: MailAccountPatch): MailAccount {
-  const row = accountRow(db, orgId, id);
+export async function updateMailAccount(deps: MailAccountDeps, orgId: string, id: string, patch: MailAccountPatch): Promise<MailAccount> {
+  const { db, sql, clock, vault } = deps;
+  const row = await accountRow(sql, orgId, id);
   const fields = checked(db, orgId, patch, row);
   if (patch.password !== undefined) {
     if (!patch.password) throw badRequest("password: must not be empty");
     fields.password = vault.encrypt(patch.password);
   }
-  if (fields.name !== undefined && db.query("SELECT 1 FROM mail_accounts WHERE org_id = ? AND name = ? AND id != ?").get(orgId, fields.name, row.id)) {
+  if (fields.name !== undefined && (await sql.one("SELECT 1 FROM mail_accounts WHERE org_id = ? AND name = ? AND id != ?", [orgId, fields.name, row.id]))) {
     throw new ApiError("MAIL_ACCOUNT_NAME_EXISTS", `a mail account named "${fields.name}" already exists`);
   }
   // Another server or mailbox has other UIDs: start over there.
   if (fields.host !== undefined || fields.username !== undefined || fields.mailbox !== undefined) Object.assign(fields, { uid_validity: null, last_uid: 0 });
   const columns = Object.keys(fields);
   if (columns.length) {
-    db.query(`UPDATE mail_accounts SET ${columns.map((c) => `${c} = ?`).join(", ")}, last_error = NULL, updated_at = ? WHERE id = ?`).run(
+    await sql.run(`UPDATE mail_accounts SET ${columns.map((c) => `${c} = ?`).join(", ")}, last_error = NULL, updated_at = ? WHERE id = ?`, [
       ...columns.map((c) => fields[c]!), isoAt(clock.now()), row.id,
-    );
+    ]);
   }
-  return getMailAccount(db, orgId, row.id);
+  return getMailAccount(sql, orgId, row.id);
 }
 
-export function deleteMailAccount(db: Database, orgId: string, id: string): void {
-  db.query("DELETE FROM mail_accounts WHERE id = ?").run(accountRow(db, orgId, id).id);
+export async function deleteMailAccount(sql: SqlClient, orgId: string, id: string): Promise<void> {
+  await sql.run("DELETE FROM mail_accounts WHERE id = ?", [(await accountRow(sql, orgId, id)).id]);
 }
 
 /** The account with its password unsealed, for a poll; null when it is gone or disabled. */
-export function accountForPoll(db: Database, vault: TokenVault, id: string): MailAccountSecret | null {
-  const row = db.query<AccountRow, [string]>("SELECT * FROM mail_accounts WHERE id = ? AND enabled = 1").get(id);
+export async function accountForPoll(sql: SqlClient, vault: TokenVault, id: string): Promise<MailAccountSecret | null> {
+  const row = await sql.one<AccountRow>("SELECT * FROM mail_accounts WHERE id = ? AND enabled = 1", [id]);
   if (!row) return null;
-  return { ...toAccount(db, row), orgId: row.org_id, password: vault.decrypt(row.password), uidValidity: row.uid_validity, lastUid: row.last_uid };
+  return { ...(await toAccount(sql, row)), orgId: row.org_id, password: vault.decrypt(row.password), uidValidity: row.uid_validity, lastUid: row.last_uid };
 }
 
-/** Accounts due for a poll now (their interval has passed); their next time is set. */
-export function dueAccounts(db: Database, now: number): { id: string; org_id: string }[] {
-  return db.transaction(() => {
-    const due = db.query<{ id: string; org_id: string; poll_interval_seconds: number }, [number]>(
-      "SELECT id, org_id, poll_interval_seconds FROM mail_accounts WHERE enabled = 1 AND next_poll_at <= ?",
-    ).all(now);
-    for (const a of due) db.query("UPDATE mail_accounts SET next_poll_at = ? WHERE id = ?").run(now + a.poll_interval_seconds * 1000, a.id);
-    return due.map(({ id, org_id }) => ({ id, org_id }));
-  })();
+/**
+ * Accounts due for a poll now (their interval has passed); their next time is set. One statement:
+ * of processes sharing a PostgreSQL database that look at once, one takes each account (the
+ * others' updates find it no longer due).
+ */
+export async function dueAccounts(sql: SqlClient, now: number): Promise<{ id: string; org_id: string }[]> {
+  return sql.all<{ id: string; org_id: string }>(
+    "UPDATE mail_accounts SET next_poll_at = ? + poll_interval_seconds * 1000 WHERE enabled = 1 AND next_poll_at <= ? RETURNING id, org_id",
+    [now, now],
+  );
 }
 
-export function pollEnded(db: Database, clock: Clock, id: string, outcome: { error: string | null; uidValidity?: string; lastUid?: number }): void {
-  db.query(
+export async function pollEnded(sql: SqlClient, clock: Clock, id: string, outcome: { error: string | null; uidValidity?: string; lastUid?: number }): Promise<void> {
+  await sql.run(
     `UPDATE mail_accounts SET last_polled_at = ?, last_error = ?, uid_validity = coalesce(?, uid_validity), last_uid = coalesce(?, last_uid) WHERE id = ?`,
-  ).run(isoAt(clock.now()), forTenantsOrNull(outcome.error), outcome.uidValidity ?? null, outcome.lastUid ?? null, id);
+    [isoAt(clock.now()), forTenantsOrNull(outcome.error), outcome.uidValidity ?? null, outcome.lastUid ?? null, id],
+  );
 }
 
 /** A new UIDVALIDITY means the mailbox's UIDs were renumbered: everything in it is looked at again. */
-export function mailboxRenumbered(db: Database, id: string, uidValidity: string): void {
-  db.query("UPDATE mail_accounts SET uid_validity = ?, last_uid = 0 WHERE id = ?").run(uidValidity, id);
+export async function mailboxRenumbered(sql: SqlClient, id: string, uidValidity: string): Promise<void> {
+  await sql.run("UPDATE mail_accounts SET uid_validity = ?, last_uid = 0 WHERE id = ?", [uidValidity, id]);
 }
 
 export interface MessagePart {
@@ -292,33 +310,32 @@ export interface MessageRow {
   handled_at: string;
 }
 
-export function messageRow(db: Database, accountId: string, uidValidity: string, uid: number): MessageRow | null {
-  return db.query<MessageRow, [string, string, number]>("SELECT * FROM mail_messages WHERE account_id = ? AND uid_validity = ? AND uid = ?").get(accountId, uidValidity, uid);
+export async function messageRow(sql: SqlClient, accountId: string, uidValidity: string, uid: number): Promise<MessageRow | null> {
+  return sql.one<MessageRow>("SELECT * FROM mail_messages WHERE account_id = ? AND uid_validity = ? AND uid = ?", [accountId, uidValidity, uid]);
 }
 
 /** Claims a message with the files its parts will become (or records it skipped/failed at once). */
-export function recordMessage(db: Database, clock: Clock, row: Omit<MessageRow, "handled_at" | "parts"> & { parts: MessagePart[] }): void {
-  db.query(
+export async function recordMessage(sql: SqlClient, clock: Clock, row: Omit<MessageRow, "handled_at" | "parts"> & { parts: MessagePart[] }): Promise<void> {
+  await sql.run(
     `INSERT INTO mail_messages (account_id, uid_validity, uid, message_id, subject, sender, status, parts, error, received_at, handled_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (account_id, uid_validity, uid) DO UPDATE SET status = excluded.status, parts = excluded.parts, error = excluded.error, handled_at = excluded.handled_at`,
-  ).run(row.account_id, row.uid_validity, row.uid, row.message_id, row.subject, row.sender, row.status, JSON.stringify(row.parts), row.error, row.received_at, isoAt(clock.now()));
+    [row.account_id, row.uid_validity, row.uid, row.message_id, row.subject, row.sender, row.status, JSON.stringify(row.parts), row.error, row.received_at, isoAt(clock.now())],
+  );
 }
 
-export function recentMessages(db: Database, orgId: string, accountId: string, limit: number) {
-  const account = accountRow(db, orgId, accountId);
-  return db
-    .query<MessageRow, [string, number]>("SELECT * FROM mail_messages WHERE account_id = ? ORDER BY handled_at DESC, uid DESC LIMIT ?")
-    .all(account.id, limit)
+export async function recentMessages(sql: SqlClient, orgId: string, accountId: string, limit: number) {
+  const account = await accountRow(sql, orgId, accountId);
+  return (await sql.all<MessageRow>("SELECT * FROM mail_messages WHERE account_id = ? ORDER BY handled_at DESC, uid DESC LIMIT ?", [account.id, limit]))
     .map(({ account_id: _a, parts, ...m }) => ({ ...m, parts: JSON.parse(parts) as MessagePart[] }));
 }
 
 /** Re-seals passwords sealed with a previous key (after a key rotation); returns how many. */
-export function resealMailPasswords(db: Database, vault: TokenVault): number {
+export async function resealMailPasswords(sql: SqlClient, vault: TokenVault): Promise<number> {
   let count = 0;
-  for (const row of db.query<{ id: string; password: string }, []>("SELECT id, password FROM mail_accounts").all()) {
+  for (const row of await sql.all<{ id: string; password: string }>("SELECT id, password FROM mail_accounts")) {
     if (!vault.isStale(row.password)) continue;
-    db.query("UPDATE mail_accounts SET password = ? WHERE id = ?").run(vault.encrypt(vault.decrypt(row.password)), row.id);
+    await sql.run("UPDATE mail_accounts SET password = ? WHERE id = ?", [vault.encrypt(vault.decrypt(row.password)), row.id]);
     count += 1;
   }
   return count;

@@ -108,7 +108,7 @@ export interface PollSummary {
 /** One poll of an account; errors of the connection are recorded on the account (last_error). */
 export async function pollAccount(ctx: MailDeps, accountId: string, signal: AbortSignal): Promise<PollSummary> {
   const summary: PollSummary = { account_id: accountId, messages_seen: 0, messages_taken: 0, messages_skipped: 0, files_stored: 0, files_failed: 0 };
-  const account = accountForPoll(ctx.db, ctx.cloud.vault, accountId);
+  const account = await accountForPoll(ctx.sql, ctx.cloud.vault, accountId);
   if (!account) return summary;
   let client: ImapFlow | null = null;
   try {
@@ -135,7 +135,7 @@ export async function pollAccount(ctx: MailDeps, accountId: string, signal: Abor
       const uidValidity = String(mailbox ? mailbox.uidValidity : "0");
       let lastUid = account.lastUid;
       if (account.uidValidity !== uidValidity) {
-        mailboxRenumbered(ctx.db, account.id, uidValidity);
+        await mailboxRenumbered(ctx.sql, account.id, uidValidity);
         lastUid = 0;
       }
       // "n:*" also answers the last message when its UID is below n: keep only the new ones.
@@ -144,17 +144,17 @@ export async function pollAccount(ctx: MailDeps, accountId: string, signal: Abor
         signal.throwIfAborted();
         summary.messages_seen += 1;
         await takeMessage(ctx, client, account, uidValidity, uid, summary);
-        pollEnded(ctx.db, ctx.clock, account.id, { error: null, uidValidity, lastUid: uid });
+        await pollEnded(ctx.sql, ctx.clock, account.id, { error: null, uidValidity, lastUid: uid });
       }
     } finally {
       lock.release();
     }
-    pollEnded(ctx.db, ctx.clock, account.id, { error: null });
+    await pollEnded(ctx.sql, ctx.clock, account.id, { error: null });
   } catch (err) {
     if (signal.aborted) throw err;
     const why = errorMessage(err);
     ctx.log.warn("mail poll failed", { account_id: accountId, err: why });
-    pollEnded(ctx.db, ctx.clock, account.id, { error: why });
+    await pollEnded(ctx.sql, ctx.clock, account.id, { error: why });
   } finally {
     await client?.logout().catch(() => client?.close());
   }
@@ -162,7 +162,7 @@ export async function pollAccount(ctx: MailDeps, accountId: string, signal: Abor
 }
 
 async function takeMessage(ctx: MailDeps, client: ImapFlow, account: MailAccountSecret, uidValidity: string, uid: number, summary: PollSummary): Promise<void> {
-  const previous = messageRow(ctx.db, account.id, uidValidity, uid);
+  const previous = await messageRow(ctx.sql, account.id, uidValidity, uid);
   if (previous && previous.status !== "ingesting") {
     // Handled before a crash that came before the mailbox was told: tell it now.
     if (previous.status === "done") await afterSuccess(client, account, uid);
@@ -177,9 +177,9 @@ async function takeMessage(ctx: MailDeps, client: ImapFlow, account: MailAccount
     account_id: account.id, uid_validity: uidValidity, uid, message_id: message.envelope?.messageId ?? null, subject, sender,
     received_at: message.internalDate ? new Date(message.internalDate).toISOString() : null,
   };
-  const skip = (why: string) => {
+  const skip = async (why: string) => {
     summary.messages_skipped += 1;
-    recordMessage(ctx.db, ctx.clock, { ...base, status: "skipped", parts: [], error: why });
+    await recordMessage(ctx.sql, ctx.clock, { ...base, status: "skipped", parts: [], error: why });
   };
   if (account.from_contains && !(sender ?? "").toLowerCase().includes(account.from_contains.toLowerCase())) return skip(`the sender does not contain "${account.from_contains}"`);
   if (account.subject_contains && !(subject ?? "").toLowerCase().includes(account.subject_contains.toLowerCase())) return skip(`the subject does not contain "${account.subject_contains}"`);
@@ -194,7 +194,7 @@ async function takeMessage(ctx: MailDeps, client: ImapFlow, account: MailAccount
         ...(bodyPart ? [{ part: BODY_PART, filename: `${safeFilename(subject ?? "message").slice(0, 120)}.txt`, file_id: crypto.randomUUID(), status: "pending" as const, error: null }] : []),
         ...attachments.map((a) => ({ part: a.part, filename: safeFilename(a.filename), file_id: crypto.randomUUID(), status: "pending" as const, error: null })),
       ];
-  recordMessage(ctx.db, ctx.clock, { ...base, status: "ingesting", parts, error: null });
+  await recordMessage(ctx.sql, ctx.clock, { ...base, status: "ingesting", parts, error: null });
   summary.messages_taken += 1;
   for (const part of parts) {
     if (part.status !== "pending") continue;
@@ -207,10 +207,10 @@ async function takeMessage(ctx: MailDeps, client: ImapFlow, account: MailAccount
       part.error = errorMessage(err);
       summary.files_failed += 1;
     }
-    recordMessage(ctx.db, ctx.clock, { ...base, status: "ingesting", parts, error: null });
+    await recordMessage(ctx.sql, ctx.clock, { ...base, status: "ingesting", parts, error: null });
   }
   const stored = parts.filter((p) => p.status === "stored").length;
-  recordMessage(ctx.db, ctx.clock, { ...base, status: stored ? "done" : "failed", parts, error: stored ? null : `no part could be stored; first: ${parts[0]?.error}` });
+  await recordMessage(ctx.sql, ctx.clock, { ...base, status: stored ? "done" : "failed", parts, error: stored ? null : `no part could be stored; first: ${parts[0]?.error}` });
   if (stored) await afterSuccess(client, account, uid);
 }
 
@@ -300,24 +300,30 @@ export function mailPollQueue(ctx: MailDeps): QueueDefinition<"mail.poll"> {
 /** Queues a poll of every account whose interval has passed (looked at every few seconds). */
 export class MailScheduler {
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** The look in progress: the next tick skips rather than overlaps it. */
+  private ticking: Promise<void> | null = null;
 
   constructor(private readonly ctx: MailDeps) {}
 
   start(everyMs = 5_000): void {
     const tick = () => {
-      try {
-        for (const account of dueAccounts(this.ctx.db, this.ctx.clock.now())) {
-          this.ctx.jobs.enqueue({ queue: "mail.poll", orgId: account.org_id, payload: { accountId: account.id }, maxAttempts: 1, dedupeKey: `mail.poll:${account.id}` });
-        }
-      } catch (err) {
-        this.ctx.log.warn("mail poll scheduling failed", { err: errorMessage(err) });
-      }
+      this.ticking ??= this.queueDuePolls()
+        .catch((err) => this.ctx.log.warn("mail poll scheduling failed", { err: errorMessage(err) }))
+        .finally(() => (this.ticking = null));
     };
     tick();
     this.timer = setInterval(tick, everyMs);
   }
 
-  stop(): void {
+  private async queueDuePolls(): Promise<void> {
+    for (const account of await dueAccounts(this.ctx.sql, this.ctx.clock.now())) {
+      await this.ctx.jobs.submit({ queue: "mail.poll", orgId: account.org_id, payload: { accountId: account.id }, maxAttempts: 1, dedupeKey: `mail.poll:${account.id}` });
+    }
+  }
+
+  /** Stops looking; resolves once a look in progress has queued its polls. */
+  async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.ticking;
   }
 }

@@ -79,15 +79,15 @@ const optional = {
 const accountParams = t.Object({ account_id: Uuid("account_id") });
 
 export function mailRoutes(ctx: MailDeps) {
-  const { db, clock } = ctx;
-  const vault = ctx.cloud.vault;
+  const { sql } = ctx;
+  const accountDeps = { sql, db: ctx.db, clock: ctx.clock, vault: ctx.cloud.vault };
   return new Elysia({ tags: ["Automation"] })
     .use(permissions)
     .post(
       "/mail-accounts",
       ({ principal, body, set }) => {
         set.status = 201;
-        return createMailAccount(db, clock, vault, principal.orgId, principal.keyId, body);
+        return createMailAccount(accountDeps, principal.orgId, principal.keyId, body);
       },
       {
         permission: "edit",
@@ -96,18 +96,18 @@ export function mailRoutes(ctx: MailDeps) {
         detail: { summary: "Add an IMAP account for mail intake (extension)" },
       },
     )
-    .get("/mail-accounts", ({ principal }) => ({ items: listMailAccounts(db, principal.orgId) }), {
+    .get("/mail-accounts", async ({ principal }) => ({ items: await listMailAccounts(sql, principal.orgId) }), {
       permission: "view",
       response: { 200: t.Object({ items: t.Array(MailAccountSchema) }), ...errorResponses([]) },
       detail: { summary: "List mail accounts (extension)" },
     })
-    .get("/mail-accounts/:account_id", ({ principal, params }) => getMailAccount(db, principal.orgId, params.account_id), {
+    .get("/mail-accounts/:account_id", ({ principal, params }) => getMailAccount(sql, principal.orgId, params.account_id), {
       permission: "view",
       params: accountParams,
       response: { 200: MailAccountSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a mail account (extension)" },
     })
-    .patch("/mail-accounts/:account_id", ({ principal, params, body }) => updateMailAccount(db, clock, vault, principal.orgId, params.account_id, body), {
+    .patch("/mail-accounts/:account_id", ({ principal, params, body }) => updateMailAccount(accountDeps, principal.orgId, params.account_id, body), {
       permission: "edit",
       params: accountParams,
       body: t.Object(optional),
@@ -116,17 +116,17 @@ export function mailRoutes(ctx: MailDeps) {
     })
     .delete(
       "/mail-accounts/:account_id",
-      ({ principal, params, set }) => {
-        deleteMailAccount(db, principal.orgId, params.account_id);
+      async ({ principal, params, set }) => {
+        await deleteMailAccount(sql, principal.orgId, params.account_id);
         set.status = 204;
       },
       { permission: "delete", params: accountParams, response: { 204: t.Void(), ...errorResponses([400, 404]) }, detail: { summary: "Remove a mail account (extension)" } },
     )
     .post(
       "/mail-accounts/:account_id/poll",
-      ({ principal, params, set }) => {
-        const account = getMailAccount(db, principal.orgId, params.account_id);
-        const job = ctx.jobs.enqueue({ queue: "mail.poll", orgId: principal.orgId, payload: { accountId: account.id }, maxAttempts: 1, dedupeKey: `mail.poll:${account.id}` });
+      async ({ principal, params, set }) => {
+        const account = await getMailAccount(sql, principal.orgId, params.account_id);
+        const job = await ctx.jobs.submit({ queue: "mail.poll", orgId: principal.orgId, payload: { accountId: account.id }, maxAttempts: 1, dedupeKey: `mail.poll:${account.id}` });
         set.status = 202;
         return { job_id: job.id, account_id: account.id };
       },
@@ -139,7 +139,7 @@ export function mailRoutes(ctx: MailDeps) {
     )
     .get(
       "/mail-accounts/:account_id/messages",
-      ({ principal, params, query }) => ({ items: recentMessages(db, principal.orgId, params.account_id, query.limit ?? 50) }),
+      async ({ principal, params, query }) => ({ items: await recentMessages(sql, principal.orgId, params.account_id, query.limit ?? 50) }),
       {
         permission: "view",
         params: accountParams,

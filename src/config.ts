@@ -103,12 +103,15 @@ export interface Config {
   linkAllowCidrs: AllowedCidr[];
   /** Ports a link (and every redirect) may name; null = any port. */
   linkPorts: number[] | null;
-  /** Address ranges webhook receivers may be at despite the private/loopback rules (net/egress-policy.ts). */
-  webhookAllowCidrs: AllowedCidr[];
+  /**
+   * Address ranges webhook receivers may be at despite the private/loopback rules
+   * (net/egress-policy.ts); null = the crawler's list (one setting opens all, as before).
+   */
+  webhookAllowCidrs: AllowedCidr[] | null;
   /** Ports a webhook URL may name; null = any port. */
   webhookPorts: number[] | null;
-  /** Address ranges mail servers (IMAP intake) may be at despite the private/loopback rules. */
-  mailAllowCidrs: AllowedCidr[];
+  /** Address ranges mail servers (IMAP intake) may be at despite the private/loopback rules; null = the crawler's list. */
+  mailAllowCidrs: AllowedCidr[] | null;
   linkUserAgent: string;
   /** Most bytes of a page read (the rest is cut) and of one image or icon (larger ones are refused). */
   linkMaxPageBytes: number;
@@ -221,7 +224,9 @@ function integer(min: number, max: number) {
 const text = (raw: string): string => raw;
 
 /** "10.0.0.0/8, 192.168.1.7": address ranges an egress policy opens (net/egress-policy.ts). */
+/** "10.0.0.0/8, 192.168.1.5" or "none" (an empty list where an unset one would follow another setting). */
 function cidrList(raw: string): AllowedCidr[] {
+  if (raw.trim().toLowerCase() === "none") return [];
   try {
     return parseAllowedCidrs(raw);
   } catch (err) {
@@ -485,9 +490,9 @@ const SETTINGS: { [K in keyof Config]: Setting<K> } = {
   linkFetch: { key: "linkFetch", flag: "link-fetch", env: "MEDIABOX_LINK_FETCH", parse: boolean, fallback: "on" },
   linkAllowCidrs: { key: "linkAllowCidrs", flag: "link-allow-cidrs", env: "MEDIABOX_LINK_ALLOW_CIDRS", parse: cidrList, fallback: "" },
   linkPorts: { key: "linkPorts", flag: "link-ports", env: "MEDIABOX_LINK_PORTS", parse: portList, fallback: "80,443" },
-  webhookAllowCidrs: { key: "webhookAllowCidrs", flag: "webhook-allow-cidrs", env: "MEDIABOX_WEBHOOK_ALLOW_CIDRS", parse: cidrList, fallback: "" },
+  webhookAllowCidrs: { key: "webhookAllowCidrs", flag: "webhook-allow-cidrs", env: "MEDIABOX_WEBHOOK_ALLOW_CIDRS", parse: cidrList, fallback: null, unset: null },
   webhookPorts: { key: "webhookPorts", flag: "webhook-ports", env: "MEDIABOX_WEBHOOK_PORTS", parse: portList, fallback: "80,443" },
-  mailAllowCidrs: { key: "mailAllowCidrs", flag: "mail-allow-cidrs", env: "MEDIABOX_MAIL_ALLOW_CIDRS", parse: cidrList, fallback: "" },
+  mailAllowCidrs: { key: "mailAllowCidrs", flag: "mail-allow-cidrs", env: "MEDIABOX_MAIL_ALLOW_CIDRS", parse: cidrList, fallback: null, unset: null },
   linkUserAgent: {
     key: "linkUserAgent", flag: "link-user-agent", env: "MEDIABOX_LINK_USER_AGENT", parse: text, fallback: "Mediabox/1.0 (self-hosted link saver)",
   },

@@ -133,8 +133,8 @@ describe("deliveries", () => {
 
 describe("address policy", () => {
   test("without the allow-list a loopback address is refused when saved, and a name resolving to loopback when delivered", async () => {
-    // The crawler's allow-list opens nothing to webhooks.
-    const strict = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200" } });
+    // Webhooks given a list of their own ("none") no longer follow the crawler's.
+    const strict = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_ALLOW_CIDRS: "none", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200" } });
     try {
       const hook = track(receiver(() => 200));
       const tenant = strict.tenant({ tier: "CUSTOM" });
@@ -165,6 +165,21 @@ describe("address policy", () => {
     const link = await pollApi(tenant, `/files/${saved.body.id}`, (r) => r.body.crawl_status === "blocked", { what: "the link's crawl to be blocked" });
     expect(link.body.crawl_error).toBe("blocked address 127.0.0.1 (loopback); MEDIABOX_LINK_ALLOW_CIDRS lists the ranges the crawler may reach");
     expect(hook.received).toHaveLength(0);
+  });
+
+  test("without a list of their own, webhooks follow the crawler's allow-list (one setting opens both)", async () => {
+    const shared = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any" } });
+    try {
+      const hook = track(receiver(() => 200));
+      const tenant = shared.tenant({ tier: "CUSTOM" });
+      const saved = await tenant.api.post("/webhooks", { url: hook.url, events: ["file.completed"] });
+      expect(saved.status, JSON.stringify(saved.body)).toBe(201);
+      const sent = await tenant.api.post(`/webhooks/${saved.body.id}/test`);
+      await pollApi(tenant, `/webhook-deliveries/${sent.body.delivery_id}`, (r) => r.body.status === "delivered", { what: "the test delivery" });
+      expect(hook.received.length).toBeGreaterThan(0);
+    } finally {
+      await shared.close();
+    }
   });
 
   test("the default ports are 80 and 443", async () => {

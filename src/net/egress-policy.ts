@@ -1,10 +1,10 @@
 /**
  * Where the appliance may connect, per purpose: the link crawler, webhook deliveries and mail
- * intake each have their own allow-list (and the crawler and webhooks their own ports), over
- * one shared set of rules (url-policy.ts's checkAddress: public unicast only, the cloud metadata
- * addresses never). Opening loopback for a webhook receiver on the appliance's host therefore
- * does not let a user's saved link read the same address, and an on-premises mail server's range
- * is not opened to crawling. Refusals name the setting that would open the address or port.
+ * intake, over one shared set of rules (url-policy.ts's checkAddress: public unicast only, the
+ * cloud metadata addresses never). One allow-list (the crawler's) opens ranges to all three
+ * unless webhooks or mail are given a list of their own; then opening loopback for a webhook
+ * receiver on the appliance's host does not let a user's saved link read the same address.
+ * Refusals name the setting that would open the address or port.
  */
 import { checkAddress, type AddressVerdict, type AllowedCidr } from "./url-policy.ts";
 
@@ -28,9 +28,11 @@ export interface EgressPolicy {
 export interface EgressSettings {
   linkAllowCidrs: readonly AllowedCidr[];
   linkPorts: readonly number[] | null;
-  webhookAllowCidrs: readonly AllowedCidr[];
+  /** null: the crawler's list. */
+  webhookAllowCidrs: readonly AllowedCidr[] | null;
   webhookPorts: readonly number[] | null;
-  mailAllowCidrs: readonly AllowedCidr[];
+  /** null: the crawler's list. */
+  mailAllowCidrs: readonly AllowedCidr[] | null;
 }
 
 export function egressPolicy(config: EgressSettings, purpose: EgressPurpose): EgressPolicy {
@@ -38,10 +40,10 @@ export function egressPolicy(config: EgressSettings, purpose: EgressPurpose): Eg
     case "links":
       return { reaches: "the crawler", allowCidrs: config.linkAllowCidrs, ports: config.linkPorts, cidrSetting: "MEDIABOX_LINK_ALLOW_CIDRS", portSetting: "MEDIABOX_LINK_PORTS" };
     case "webhooks":
-      return { reaches: "webhook receivers", allowCidrs: config.webhookAllowCidrs, ports: config.webhookPorts, cidrSetting: "MEDIABOX_WEBHOOK_ALLOW_CIDRS", portSetting: "MEDIABOX_WEBHOOK_PORTS" };
+      return { reaches: "webhook receivers", allowCidrs: config.webhookAllowCidrs ?? config.linkAllowCidrs, ports: config.webhookPorts, cidrSetting: "MEDIABOX_WEBHOOK_ALLOW_CIDRS", portSetting: "MEDIABOX_WEBHOOK_PORTS" };
     case "mail":
       // A mail server listens where its administrator says (993, 143, 1143...): any port.
-      return { reaches: "mail servers", allowCidrs: config.mailAllowCidrs, ports: null, cidrSetting: "MEDIABOX_MAIL_ALLOW_CIDRS", portSetting: null };
+      return { reaches: "mail servers", allowCidrs: config.mailAllowCidrs ?? config.linkAllowCidrs, ports: null, cidrSetting: "MEDIABOX_MAIL_ALLOW_CIDRS", portSetting: null };
   }
 }
 

@@ -251,3 +251,7 @@ test("error responses are declared through errorResponses() alone", async () => 
   // `404: ErrorBody` spelled out again in a route is what the one helper replaced (~200 times).
   expect(await filesMatching(/\b\d{3}: ErrorBody\b/, ["http/shapes.ts"])).toEqual([]);
 });
+
+test("route modules are imported by the composition root alone (shared schemas live in a feature's model.ts)", async () => {
+  expect(await filesMatching(/from "\.\.\/[a-z-]+\/([a-z-]+-)?routes\.ts"/, ["app.ts"])).toEqual([]);
+});

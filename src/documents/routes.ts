@@ -9,7 +9,7 @@ import { permissions } from "../http/permissions.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { Enum, Nullable, NullableTimestamp, Timestamp, Uuid, UuidText, errorResponses } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
-import { multipartBody } from "../ingest/routes.ts";
+import { multipartBody } from "../ingest/model.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { formOf } from "../ingest/multipart-form.ts";
 import { waitForJob } from "../jobs/queue.ts";

@@ -12,7 +12,7 @@ import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
 import { Enum, Nullable, Timestamp, errorResponses } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
-import { multipartBody } from "../ingest/routes.ts";
+import { multipartBody } from "../ingest/model.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { formOf } from "../ingest/multipart-form.ts";
 import { getJobRow, waitForJob } from "../jobs/queue.ts";

@@ -5,7 +5,8 @@
  * events setting an organization's tier (once per event id, never undone by an older event), and
  * webhooks (receivers, deliveries newest first, attempts, the dead-letter retry, secrets re-sealed
  * after a key rotation), and mail accounts (validated, listed, changed, one poll per due account
- * even when two processes look at once, messages recorded and listed, passwords re-sealed). Their HTTP
+ * even when two processes look at once, messages recorded and listed, passwords re-sealed), and
+ * rules (ordered, named uniquely, their applications listed newest first and counted). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -35,6 +36,7 @@ import {
   accountForPoll, createMailAccount, deleteMailAccount, dueAccounts, getMailAccount, listMailAccounts, mailboxRenumbered, messageRow, pollEnded, recentMessages, recordMessage,
   resealMailPasswords, updateMailAccount,
 } from "../src/mail/mail-accounts.ts";
+import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
@@ -254,5 +256,54 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     await deleteMailAccount(db, orgId, b.id);
     expect(await listMailAccounts(db, orgId)).toEqual([]);
     expect(await messageRow(db, a.id, "7", 2)).toBeNull();
+  });
+
+  test("rules: listed in position order, named uniquely (any case), changed and deleted; their applications newest first, per file and per job", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 7, 1));
+    const orgId = "org-rules";
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Rules Co', 'rules co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    await db.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('p-rules', ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    // Validating these actions reads nothing; a move or run_schema action would read the SQLite handle still.
+    const store = { sql: db, db: sqliteDb, clock };
+    const refs = { webhookExists: () => false };
+    const tag = (tags: string[]) => [{ type: "add_tags", tags }];
+    const a = await createRule(store, orgId, null, { name: "Invoices", conditions: [{ field: "text", op: "contains", value: "invoice" }], actions: tag(["invoice"]), position: 1 }, refs);
+    const b = await createRule(store, orgId, "key-1", { name: "Drafts", actions: tag(["draft"]), enabled: false }, refs);
+    expect([a.match, a.enabled, a.applied_files, a.last_applied_at, b.enabled, b.created_by]).toEqual(["all", true, 0, null, false, "key-1"]);
+    await expect(createRule(store, orgId, null, { name: "INVOICES", actions: tag(["x"]) }, refs)).rejects.toThrow(/already exists/);
+    await expect(createRule(store, orgId, null, { name: "hooked", actions: [{ type: "call_webhook", webhook_id: crypto.randomUUID() }] }, refs)).rejects.toThrow(/no webhook/);
+    expect((await listRules(db, orgId, 10, 0)).items.map((r) => r.name)).toEqual(["Drafts", "Invoices"]);
+    expect((await listRules(db, orgId, 1, 1))).toMatchObject({ total: 2, items: [{ id: a.id }] });
+    expect((await enabledRules(db, orgId)).map((r) => r.id)).toEqual([a.id]);
+    clock.advance(1_000);
+    const renamed = await updateRule(store, orgId, a.id.toUpperCase(), { name: "invoices", match: "any" }, refs);
+    expect([renamed.name, renamed.match, renamed.updated_at]).toEqual(["invoices", "any", "2031-08-01T00:00:01.000Z"]);
+    await expect(updateRule(store, orgId, b.id, { name: "Invoices" }, refs)).rejects.toThrow(/already exists/);
+    await expect(getRule(db, "org-other", a.id)).rejects.toThrow(/not found/);
+
+    // Applications are written by applyRulesTo with the file's changes; here directly, two at one time.
+    for (const id of ["rf-1", "rf-2"]) {
+      await db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at) VALUES (?, ?, 'p-rules', 'document', 'a.txt', 'x', 'x')", [id, orgId]);
+    }
+    const record = (id: string, fileId: string, status: string, jobId: string | null, at: string) =>
+      db.run(
+        "INSERT INTO rule_applications (id, org_id, rule_id, rule_name, file_id, trigger, job_id, status, outcomes, error, applied_at) VALUES (?, ?, ?, 'invoices', ?, ?, ?, ?, '[]', ?, ?)",
+        [id, orgId, a.id, fileId, jobId ? "library" : "analysis", jobId, status, status === "failed" ? "folder gone" : null, at],
+      );
+    await record("ra-1", "rf-1", "applied", null, "2031-08-01T00:00:02.000Z");
+    await record("ra-2", "rf-2", "applied", "job-1", "2031-08-01T00:00:03.000Z");
+    await record("ra-3", "rf-1", "failed", "job-1", "2031-08-01T00:00:03.000Z");
+    expect((await applicationsOfRule(db, orgId, a.id, 10, 0)).items.map((x) => x.id)).toEqual(["ra-3", "ra-2", "ra-1"]);
+    expect(await applicationsOfFile(db, orgId, "rf-1", 1, 0)).toMatchObject({ total: 2, items: [{ id: "ra-3", status: "failed", error: "folder gone", outcomes: [] }] });
+    expect((await applicationsOfFile(db, "org-other", "rf-1", 10, 0)).total).toBe(0);
+    expect([await handledByJob(db, "job-1", "rf-2"), await handledByJob(db, "job-1", "rf-9"), await applicationsOfJob(db, "job-1"), await applicationsOfJob(db, "job-9")]).toEqual([
+      true, false, { applied: 1, failed: 1 }, { applied: 0, failed: 0 },
+    ]);
+    expect(await getRule(db, orgId, a.id)).toMatchObject({ applied_files: 2, last_applied_at: "2031-08-01T00:00:03.000Z" });
+    await deleteRule(db, orgId, a.id);
+    await expect(getRule(db, orgId, a.id)).rejects.toThrow(/not found/);
+    expect((await applicationsOfFile(db, orgId, "rf-1", 10, 0)).total).toBe(2);
+    await deleteRule(db, orgId, b.id);
   });
 });

@@ -107,15 +107,15 @@ const Position = t.Integer({ minimum: -1_000_000, maximum: 1_000_000, error: "po
 const ruleParams = t.Object({ rule_id: Uuid("rule_id") });
 
 export function ruleRoutes(ctx: RuleDeps) {
-  const { db, clock } = ctx;
+  const { db, sql } = ctx;
   const refs = (orgId: string): ActionReferences => ({ webhookExists: (id) => webhookExists(db, orgId, id) });
   return new Elysia({ tags: ["Rules"] })
     .use(permissions)
     .post(
       "/rules",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
         set.status = 201;
-        const rule = createRule(db, clock, principal.orgId, principal.keyId, body, refs(principal.orgId));
+        const rule = await createRule(ctx, principal.orgId, principal.keyId, body, refs(principal.orgId));
         learnIfStale(ctx, principal.orgId, rule.conditions, "now");
         return rule;
       },
@@ -136,8 +136,8 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .get(
       "/rules",
-      ({ principal, query }) => {
-        const { items, total } = listRules(db, principal.orgId, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listRules(sql, principal.orgId, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -179,7 +179,7 @@ export function ruleRoutes(ctx: RuleDeps) {
         detail: { summary: "Train the auto-matching model on the library now (extension)", description: "A rules.learn job; GET /job/{job_id} follows it." },
       },
     )
-    .get("/rules/:rule_id", ({ principal, params }) => getRule(db, principal.orgId, params.rule_id), {
+    .get("/rules/:rule_id", ({ principal, params }) => getRule(sql, principal.orgId, params.rule_id), {
       permission: "view",
       params: ruleParams,
       response: { 200: RuleSchema, ...errorResponses([400, 404]) },
@@ -187,8 +187,8 @@ export function ruleRoutes(ctx: RuleDeps) {
     })
     .patch(
       "/rules/:rule_id",
-      ({ principal, params, body }) => {
-        const rule = updateRule(db, clock, principal.orgId, params.rule_id, body, refs(principal.orgId));
+      async ({ principal, params, body }) => {
+        const rule = await updateRule(ctx, principal.orgId, params.rule_id, body, refs(principal.orgId));
         learnIfStale(ctx, principal.orgId, rule.conditions, "now");
         return rule;
       },
@@ -210,8 +210,8 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .delete(
       "/rules/:rule_id",
-      ({ principal, params, set }) => {
-        deleteRule(db, principal.orgId, params.rule_id);
+      async ({ principal, params, set }) => {
+        await deleteRule(sql, principal.orgId, params.rule_id);
         set.status = 204;
       },
       {
@@ -223,8 +223,8 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .post(
       "/rules/:rule_id/dry-run",
-      ({ principal, params, body }) => {
-        const rule = getRule(db, principal.orgId, params.rule_id);
+      async ({ principal, params, body }) => {
+        const rule = await getRule(sql, principal.orgId, params.rule_id);
         return dryRun(db, ctx.files, principal.orgId, rule, body.limit ?? 50);
       },
       {
@@ -237,9 +237,9 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .post(
       "/rules/:rule_id/apply",
-      ({ principal, params, set }) => {
-        const rule = getRule(db, principal.orgId, params.rule_id);
-        const job = ctx.jobs.enqueue({ queue: "rules.apply", orgId: principal.orgId, payload: { ruleId: rule.id }, dedupeKey: `rules.apply:${rule.id}` });
+      async ({ principal, params, set }) => {
+        const rule = await getRule(sql, principal.orgId, params.rule_id);
+        const job = await ctx.jobs.submit({ queue: "rules.apply", orgId: principal.orgId, payload: { ruleId: rule.id }, dedupeKey: `rules.apply:${rule.id}` });
         set.status = 202;
         return { job_id: job.id, rule_id: rule.id, status: "pending", deduplicated: job.deduplicated };
       },
@@ -255,8 +255,8 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .get(
       "/rules/:rule_id/applications",
-      ({ principal, params, query }) => {
-        const { items, total } = applicationsOfRule(db, principal.orgId, params.rule_id, query.limit, query.offset);
+      async ({ principal, params, query }) => {
+        const { items, total } = await applicationsOfRule(sql, principal.orgId, params.rule_id, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -269,9 +269,9 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .get(
       "/files/:file_id/rule-applications",
-      ({ principal, params, query }) => {
+      async ({ principal, params, query }) => {
         const file = ctx.files.find(principal.orgId, params.file_id);
-        const { items, total } = applicationsOfFile(db, principal.orgId, file.id, query.limit, query.offset);
+        const { items, total } = await applicationsOfFile(sql, principal.orgId, file.id, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {

@@ -55,7 +55,7 @@ export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate
       const { fileId, outcome } = job.payload;
       const file = ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
-      const rules = enabledRules(ctx.db, file.org_id);
+      const rules = await enabledRules(ctx.sql, file.org_id);
       const applied = await job.write(() => {
         const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
         sendApplied(ctx, done);
@@ -81,7 +81,7 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
       const orgId = job.orgId!;
       let rule;
       try {
-        rule = getRule(ctx.db, orgId, job.payload.ruleId);
+        rule = await getRule(ctx.sql, orgId, job.payload.ruleId);
       } catch {
         throw new PermanentJobError(`rule ${job.payload.ruleId} was deleted`);
       }
@@ -95,14 +95,14 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
         for (const file of page) {
           job.signal.throwIfAborted();
           scanned += 1;
-          if (handledByJob(ctx.db, job.jobId, file.id)) continue;
+          if (await handledByJob(ctx.sql, job.jobId, file.id)) continue;
           await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
           job.progress(total ? Math.min(99, Math.floor((scanned / total) * 100)) : 99);
         }
         after = page[page.length - 1]!.id;
       }
       // Counted from the records, so files applied before a restart count too.
-      const { applied, failed } = applicationsOfJob(ctx.db, job.jobId);
+      const { applied, failed } = await applicationsOfJob(ctx.sql, job.jobId);
       return [{ rule_id: rule.id, scanned_files: scanned, applied_files: applied, failed_files: failed }];
     },
   };

@@ -4,9 +4,16 @@
  * `match` (all or any of them) and actions (actions.ts). Rules run in `position` order, each
  * seeing what the rules before it changed. `applyRulesTo` is the one way a rule reaches a file,
  * whether its analysis just ended or an apply-to-library job walks the library.
+ *
+ * On the data-access port (docs/scale-out.md): the rules and the reads of their applications.
+ * Still on the SQLite handle, until files and folders convert: the validation of actions (which
+ * reads folders, projects and custom schemas), `hasEnabledRules` (asked while a file's processing
+ * commits), `applyRulesTo` with the record of an application (written with the file's changes in
+ * one SQLite transaction), and what reads the files (matchers, dry runs, the settled files).
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest, errorMessage } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
@@ -90,14 +97,18 @@ function checkDescription(description: string | null | undefined): string | null
   return description.trim();
 }
 
-function nameTaken(db: Database, orgId: string, name: string, except: string | null): boolean {
-  return db.query("SELECT 1 FROM rules WHERE org_id = ? AND lower(name) = lower(?) AND id IS NOT ?").get(orgId, name, except) !== null;
+/** What creating and changing a rule needs: the port, and the SQLite handle its actions' validation still reads. */
+export type RuleStore = { sql: SqlClient; db: Database; clock: Clock };
+
+async function nameTaken(sql: SqlClient, orgId: string, name: string, except: string | null): Promise<boolean> {
+  return (await sql.one("SELECT 1 FROM rules WHERE org_id = ? AND lower(name) = lower(?) AND id <> ?", [orgId, name, except ?? ""])) !== null;
 }
 
-function toRule(db: Database, row: RuleRow): Rule {
-  const stats = db
-    .query<{ files: number; last: string | null }, [string]>("SELECT count(DISTINCT file_id) AS files, max(applied_at) AS last FROM rule_applications WHERE rule_id = ? AND status = 'applied'")
-    .get(row.id)!;
+async function toRule(sql: SqlClient, row: RuleRow): Promise<Rule> {
+  const stats = (await sql.one<{ files: number; last: string | null }>(
+    "SELECT count(DISTINCT file_id) AS files, max(applied_at) AS last FROM rule_applications WHERE rule_id = ? AND status = 'applied'",
+    [row.id],
+  ))!;
   return {
     id: row.id,
     name: row.name,
@@ -115,45 +126,54 @@ function toRule(db: Database, row: RuleRow): Rule {
   };
 }
 
-function ruleRow(db: Database, orgId: string, id: string): RuleRow {
-  const row = db.query<RuleRow, [string, string]>("SELECT * FROM rules WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
+async function ruleRow(sql: SqlClient, orgId: string, id: string): Promise<RuleRow> {
+  const row = await sql.one<RuleRow>("SELECT * FROM rules WHERE id = ? AND org_id = ?", [id.toLowerCase(), orgId]);
   if (!row) throw ruleNotFound(id);
   return row;
 }
 
-export function getRule(db: Database, orgId: string, id: string): Rule {
-  return toRule(db, ruleRow(db, orgId, id));
+async function toRules(sql: SqlClient, rows: RuleRow[]): Promise<Rule[]> {
+  const rules: Rule[] = [];
+  for (const row of rows) rules.push(await toRule(sql, row));
+  return rules;
 }
 
-export function listRules(db: Database, orgId: string, limit: number, offset: number): { items: Rule[]; total: number } {
-  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM rules WHERE org_id = ?").get(orgId)!.n;
-  const rows = db.query<RuleRow, [string, number, number]>("SELECT * FROM rules WHERE org_id = ? ORDER BY position, created_at, id LIMIT ? OFFSET ?").all(orgId, limit, offset);
-  return { items: rows.map((r) => toRule(db, r)), total };
+export async function getRule(sql: SqlClient, orgId: string, id: string): Promise<Rule> {
+  return toRule(sql, await ruleRow(sql, orgId, id));
 }
 
-export function createRule(db: Database, clock: Clock, orgId: string, createdBy: string | null, input: RuleInput, refs: ActionReferences): Rule {
+export async function listRules(sql: SqlClient, orgId: string, limit: number, offset: number): Promise<{ items: Rule[]; total: number }> {
+  const total = (await sql.one<{ n: number }>("SELECT count(*) AS n FROM rules WHERE org_id = ?", [orgId]))!.n;
+  const rows = await sql.all<RuleRow>("SELECT * FROM rules WHERE org_id = ? ORDER BY position, created_at, id LIMIT ? OFFSET ?", [orgId, limit, offset]);
+  return { items: await toRules(sql, rows), total };
+}
+
+export async function createRule(store: RuleStore, orgId: string, createdBy: string | null, input: RuleInput, refs: ActionReferences): Promise<Rule> {
+  const { sql, db, clock } = store;
   const name = checkName(input.name);
   const description = checkDescription(input.description);
   const conditions = parseConditions(input.conditions ?? []);
   const actions = parseActions(db, orgId, input.actions, refs);
-  if (nameTaken(db, orgId, name, null)) throw new ApiError("RULE_NAME_EXISTS", `a rule named "${name}" already exists`);
+  if (await nameTaken(sql, orgId, name, null)) throw new ApiError("RULE_NAME_EXISTS", `a rule named "${name}" already exists`);
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
-  db.query(
+  await sql.run(
     `INSERT INTO rules (id, org_id, name, description, enabled, match, conditions, actions, position, created_by, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(id, orgId, name, description, input.enabled === false ? 0 : 1, input.match ?? "all", JSON.stringify(conditions), JSON.stringify(actions), input.position ?? 0, createdBy, now, now);
-  return getRule(db, orgId, id);
+    [id, orgId, name, description, input.enabled === false ? 0 : 1, input.match ?? "all", JSON.stringify(conditions), JSON.stringify(actions), input.position ?? 0, createdBy, now, now],
+  );
+  return getRule(sql, orgId, id);
 }
 
-export function updateRule(db: Database, clock: Clock, orgId: string, id: string, patch: RulePatch, refs: ActionReferences): Rule {
-  const row = ruleRow(db, orgId, id);
+export async function updateRule(store: RuleStore, orgId: string, id: string, patch: RulePatch, refs: ActionReferences): Promise<Rule> {
+  const { sql, db, clock } = store;
+  const row = await ruleRow(sql, orgId, id);
   const sets: string[] = [];
   const args: (string | number | null)[] = [];
   const set = (column: string, value: string | number | null) => (sets.push(`${column} = ?`), args.push(value));
   if (patch.name !== undefined) {
     const name = checkName(patch.name);
-    if (nameTaken(db, orgId, name, row.id)) throw new ApiError("RULE_NAME_EXISTS", `a rule named "${name}" already exists`);
+    if (await nameTaken(sql, orgId, name, row.id)) throw new ApiError("RULE_NAME_EXISTS", `a rule named "${name}" already exists`);
     set("name", name);
   }
   if (patch.description !== undefined) set("description", checkDescription(patch.description));
@@ -162,14 +182,14 @@ export function updateRule(db: Database, clock: Clock, orgId: string, id: string
   if (patch.conditions !== undefined) set("conditions", JSON.stringify(parseConditions(patch.conditions)));
   if (patch.actions !== undefined) set("actions", JSON.stringify(parseActions(db, orgId, patch.actions, refs)));
   if (patch.position !== undefined) set("position", patch.position);
-  if (sets.length) db.query(`UPDATE rules SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...args, isoAt(clock.now()), row.id);
-  return getRule(db, orgId, row.id);
+  if (sets.length) await sql.run(`UPDATE rules SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`, [...args, isoAt(clock.now()), row.id]);
+  return getRule(sql, orgId, row.id);
 }
 
 /** Deletes the rule; the files it changed keep their changes and its applications stay in their history. */
-export function deleteRule(db: Database, orgId: string, id: string): void {
-  const row = ruleRow(db, orgId, id);
-  db.query("DELETE FROM rules WHERE id = ?").run(row.id);
+export async function deleteRule(sql: SqlClient, orgId: string, id: string): Promise<void> {
+  const row = await ruleRow(sql, orgId, id);
+  await sql.run("DELETE FROM rules WHERE id = ?", [row.id]);
 }
 
 /** Whether the organization has any enabled rule (no job is queued for files of one without). */
@@ -251,11 +271,8 @@ function recordApplication(db: Database, orgId: string, a: RuleApplication): voi
 }
 
 /** The organization's enabled rules, in the order they run. */
-export function enabledRules(db: Database, orgId: string): Rule[] {
-  return db
-    .query<RuleRow, [string]>("SELECT * FROM rules WHERE org_id = ? AND enabled = 1 ORDER BY position, created_at, id")
-    .all(orgId)
-    .map((r) => toRule(db, r));
+export async function enabledRules(sql: SqlClient, orgId: string): Promise<Rule[]> {
+  return toRules(sql, await sql.all<RuleRow>("SELECT * FROM rules WHERE org_id = ? AND enabled = 1 ORDER BY position, created_at, id", [orgId]));
 }
 
 interface ApplicationRow extends Omit<RuleApplication, "outcomes"> {
@@ -265,41 +282,38 @@ interface ApplicationRow extends Omit<RuleApplication, "outcomes"> {
 const toApplication = (row: ApplicationRow): RuleApplication => ({ ...row, outcomes: JSON.parse(row.outcomes) as ActionOutcome[] });
 
 /** A file's rule applications, newest first. */
-export function applicationsOfFile(db: Database, orgId: string, fileId: string, limit: number, offset: number): { items: RuleApplication[]; total: number } {
-  const total = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM rule_applications WHERE file_id = ? AND org_id = ?").get(fileId, orgId)!.n;
-  const rows = db
-    .query<ApplicationRow, [string, string, number, number]>(
-      "SELECT id, rule_id, rule_name, file_id, trigger, job_id, status, outcomes, error, applied_at FROM rule_applications WHERE file_id = ? AND org_id = ? ORDER BY applied_at DESC, rowid DESC LIMIT ? OFFSET ?",
-    )
-    .all(fileId, orgId, limit, offset);
+const APPLICATION_FIELDS = "id, rule_id, rule_name, file_id, trigger, job_id, status, outcomes, error, applied_at";
+
+/** A file's rule applications, newest first. */
+export async function applicationsOfFile(sql: SqlClient, orgId: string, fileId: string, limit: number, offset: number): Promise<{ items: RuleApplication[]; total: number }> {
+  const total = (await sql.one<{ n: number }>("SELECT count(*) AS n FROM rule_applications WHERE file_id = ? AND org_id = ?", [fileId, orgId]))!.n;
+  const rows = await sql.all<ApplicationRow>(
+    `SELECT ${APPLICATION_FIELDS} FROM rule_applications WHERE file_id = ? AND org_id = ? ORDER BY applied_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+    [fileId, orgId, limit, offset],
+  );
   return { items: rows.map(toApplication), total };
 }
 
 /** A rule's applications, newest first. */
-export function applicationsOfRule(db: Database, orgId: string, ruleId: string, limit: number, offset: number): { items: RuleApplication[]; total: number } {
-  const rule = ruleRow(db, orgId, ruleId);
-  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM rule_applications WHERE rule_id = ?").get(rule.id)!.n;
-  const rows = db
-    .query<ApplicationRow, [string, number, number]>(
-      "SELECT id, rule_id, rule_name, file_id, trigger, job_id, status, outcomes, error, applied_at FROM rule_applications WHERE rule_id = ? ORDER BY applied_at DESC, rowid DESC LIMIT ? OFFSET ?",
-    )
-    .all(rule.id, limit, offset);
+export async function applicationsOfRule(sql: SqlClient, orgId: string, ruleId: string, limit: number, offset: number): Promise<{ items: RuleApplication[]; total: number }> {
+  const rule = await ruleRow(sql, orgId, ruleId);
+  const total = (await sql.one<{ n: number }>("SELECT count(*) AS n FROM rule_applications WHERE rule_id = ?", [rule.id]))!.n;
+  const rows = await sql.all<ApplicationRow>(`SELECT ${APPLICATION_FIELDS} FROM rule_applications WHERE rule_id = ? ORDER BY applied_at DESC, rowid DESC LIMIT ? OFFSET ?`, [rule.id, limit, offset]);
   return { items: rows.map(toApplication), total };
 }
 
 /** Whether an apply-to-library job already handled the file (a resumed job skips it). */
-export function handledByJob(db: Database, jobId: string, fileId: string): boolean {
-  return db.query("SELECT 1 FROM rule_applications WHERE job_id = ? AND file_id = ?").get(jobId, fileId) !== null;
+export async function handledByJob(sql: SqlClient, jobId: string, fileId: string): Promise<boolean> {
+  return (await sql.one("SELECT 1 FROM rule_applications WHERE job_id = ? AND file_id = ?", [jobId, fileId])) !== null;
 }
 
 /** How many files an apply-to-library job applied its rule to, and how many failed. */
-export function applicationsOfJob(db: Database, jobId: string): { applied: number; failed: number } {
-  const row = db
-    .query<{ applied: number | null; failed: number | null }, [string]>(
-      "SELECT sum(status = 'applied') AS applied, sum(status = 'failed') AS failed FROM rule_applications WHERE job_id = ?",
-    )
-    .get(jobId)!;
-  return { applied: row.applied ?? 0, failed: row.failed ?? 0 };
+export async function applicationsOfJob(sql: SqlClient, jobId: string): Promise<{ applied: number; failed: number }> {
+  const row = (await sql.one<{ applied: number; failed: number }>(
+    "SELECT count(CASE WHEN status = 'applied' THEN 1 END) AS applied, count(CASE WHEN status = 'failed' THEN 1 END) AS failed FROM rule_applications WHERE job_id = ?",
+    [jobId],
+  ))!;
+  return { applied: row.applied, failed: row.failed };
 }
 
 /** Files a rule considers: live ones whose analysis has ended (the others meet the rules when it does). */

@@ -167,7 +167,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
     else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
     else if (command === "backup") output = await backupCommand(db, new DataDir(config.dataDir), config, args);
     else if (command === "support") output = await supportCommand(db, args);
-    else if (command === "watch" || command === "unwatch") output = watchCommand(db, systemClock, command, args, flags);
+    else if (command === "watch" || command === "unwatch") output = await watchCommand(db, systemClock, command, args, flags);
     else if (command === "users") {
       const accounts = new Accounts(db, systemClock, config, new Logger(config.logLevel));
       try {

@@ -6,7 +6,8 @@
  * webhooks (receivers, deliveries newest first, attempts, the dead-letter retry, secrets re-sealed
  * after a key rotation), and mail accounts (validated, listed, changed, one poll per due account
  * even when two processes look at once, messages recorded and listed, passwords re-sealed), and
- * rules (ordered, named uniquely, their applications listed newest first and counted). Their HTTP
+ * rules (ordered, named uniquely, their applications listed newest first and counted), and watched
+ * folders (listed, files claimed and finished, an organization's folders with counts and recent items). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -36,6 +37,7 @@ import {
   accountForPoll, createMailAccount, deleteMailAccount, dueAccounts, getMailAccount, listMailAccounts, mailboxRenumbered, messageRow, pollEnded, recentMessages, recordMessage,
   resealMailPasswords, updateMailAccount,
 } from "../src/mail/mail-accounts.ts";
+import { activeWatchedFolders, allWatchedFolders, claimItem, finishItem, openItems, removeWatchedFolder, scanned, watchedFoldersOf } from "../src/watch/watched-folders.ts";
 import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
@@ -305,5 +307,48 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     await expect(getRule(db, orgId, a.id)).rejects.toThrow(/not found/);
     expect((await applicationsOfFile(db, orgId, "rf-1", 10, 0)).total).toBe(2);
     await deleteRule(db, orgId, b.id);
+  });
+
+  test("watched folders: listed by path, files claimed, resumed and finished, an organization's folders with counts and recent items; only the CLI's are removed", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 8, 1));
+    const orgId = "org-watch";
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Watch Co', 'watch co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    // Mappings are recorded by addWatchedFolder (projects and folders still on the SQLite handle); here directly.
+    const watch = async (id: string, path: string, origin: string, active: number) => {
+      await db.run("INSERT INTO watched_folders (id, org_id, path, project_id, origin, active, created_at) VALUES (?, ?, ?, 'p-w', ?, ?, 'x')", [id, orgId, path, origin, active]);
+      return (await allWatchedFolders(db)).find((w) => w.id === id)!;
+    };
+    const inbox = await watch("w-2", "/srv/watch-inbox", "setting", 1);
+    await watch("w-1", "/srv/watch-archive", "cli", 0);
+    const scans = await watch("w-3", "/srv/watch-scans", "cli", 1);
+    expect((await allWatchedFolders(db)).filter((w) => w.org_id === orgId).map((w) => w.id)).toEqual(["w-1", "w-2", "w-3"]);
+    expect((await activeWatchedFolders(db)).filter((w) => w.org_id === orgId).map((w) => w.id)).toEqual(["w-2", "w-3"]);
+    await scanned(db, clock, inbox.id, "permission denied");
+
+    const first = await claimItem(db, clock, inbox, "a/one.pdf", 10);
+    const second = await claimItem(db, clock, inbox, "two.pdf", 20);
+    const third = await claimItem(db, clock, inbox, "three.pdf", 30);
+    expect((await openItems(db, inbox.id)).map((i) => i.id).sort()).toEqual([first.id, second.id, third.id].sort());
+    clock.advance(1_000);
+    await finishItem(db, clock, first.id, { status: "done", movedTo: "done/a/one.pdf", error: null });
+    await finishItem(db, clock, second.id, { status: "failed", movedTo: "failed/two.pdf", error: "unsupported file", fileId: "f-other" });
+    expect((await openItems(db, inbox.id)).map((i) => i.id)).toEqual([third.id]);
+    const [listed, other] = [await watchedFoldersOf(db, orgId, 2), await watchedFoldersOf(db, "org-other", 2)];
+    expect(other).toEqual([]);
+    expect(listed.map((w) => [w.id, w.active, w.last_error, w.counts])).toEqual([
+      ["w-1", false, null, { ingesting: 0, done: 0, failed: 0 }],
+      ["w-2", true, "permission denied", { ingesting: 1, done: 1, failed: 1 }],
+      ["w-3", true, null, { ingesting: 0, done: 0, failed: 0 }],
+    ]);
+    // The same claim time: the later claim first.
+    expect(listed[1]!.recent_items.map((i) => [i.id, i.status, i.moved_to])).toEqual([[third.id, "ingesting", null], [second.id, "failed", "failed/two.pdf"]]);
+    expect(listed[1]!.recent_items[1]).toMatchObject({ file_id: "f-other", error: "unsupported file", finished_at: "2031-09-01T00:00:01.000Z" });
+
+    expect(await removeWatchedFolder(db, inbox.path)).toBe(false);
+    expect(await removeWatchedFolder(db, scans.path)).toBe(true);
+    expect((await allWatchedFolders(db)).filter((w) => w.org_id === orgId).map((w) => w.id)).toEqual(["w-1", "w-2"]);
+    await db.run("DELETE FROM watched_folders WHERE org_id = ?", [orgId]);
+    expect(await openItems(db, inbox.id)).toEqual([]);
   });
 });

@@ -264,14 +264,14 @@ export async function supportCommand(db: Database, args: string[]): Promise<Comm
  * (on the same data directory) starts taking files from at its next look; `watch` alone lists
  * them; `unwatch DIR` removes one added here (MEDIABOX_WATCH_DIR's are changed in the setting).
  */
-export function watchCommand(db: Database, clock: Clock, command: "watch" | "unwatch", args: string[], flags: { org?: string | undefined; project?: string | undefined; folder?: string | undefined }): CommandOutput {
+export async function watchCommand(db: Database, clock: Clock, command: "watch" | "unwatch", args: string[], flags: { org?: string | undefined; project?: string | undefined; folder?: string | undefined }): Promise<CommandOutput> {
   if (command === "unwatch") {
     const dir = required(args[0], "unwatch DIR");
-    if (!removeWatchedFolder(db, dir)) throw new UsageError(`${resolve(dir)} is not a folder added with mediabox watch`);
+    if (!(await removeWatchedFolder(new SqliteClient(db), dir))) throw new UsageError(`${resolve(dir)} is not a folder added with mediabox watch`);
     return { stdout: resolve(dir), stderr: "no longer watched" };
   }
   if (!args[0]) {
-    return { stdout: allWatchedFolders(db).map((w) => [w.path, w.org_id, w.project_id, w.folder_id ?? "-", w.origin, w.active ? "active" : "inactive", w.last_error ?? "-"].join("\t")).join("\n") };
+    return { stdout: (await allWatchedFolders(new SqliteClient(db))).map((w) => [w.path, w.org_id, w.project_id, w.folder_id ?? "-", w.origin, w.active ? "active" : "inactive", w.last_error ?? "-"].join("\t")).join("\n") };
   }
   const path = resolve(args[0]);
   if (!existsSync(path)) throw new UsageError(`${path} does not exist`);

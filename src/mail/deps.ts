@@ -4,11 +4,9 @@
  * (src/app.ts) builds them once and passes its context, which satisfies this interface.
  */
 import type { CloudConnections } from "../cloud/connections.ts";
-import type { SqlClient } from "../db/sql-client.ts";
 import type { IngestDeps } from "../ingest/deps.ts";
 
 export interface MailDeps extends IngestDeps {
   /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */
   cloud: CloudConnections;
-  sql: SqlClient;
 }

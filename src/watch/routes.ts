@@ -40,7 +40,7 @@ const WatchedFolder = t.Object(
 export function watchRoutes(ctx: IngestDeps) {
   return new Elysia({ tags: ["Automation"] }).use(permissions).get(
     "/watched-folders",
-    ({ principal, query }) => ({ items: watchedFoldersOf(ctx.db, principal.orgId, query.recent ?? 20) }),
+    async ({ principal, query }) => ({ items: await watchedFoldersOf(ctx.sql, principal.orgId, query.recent ?? 20) }),
     {
       permission: "view",
       query: t.Object({ recent: t.Optional(t.Integer({ minimum: 0, maximum: 200, error: "recent must be an integer from 0 to 200" })) }),

@@ -5,10 +5,15 @@
  * separated by `;`) or from `mediabox watch DIR --org ...`. Only the server's administrator names
  * directories: the API lists them, it never adds one (a web user must not make the server read
  * its own disk).
+ *
+ * On the data-access port (docs/scale-out.md), but for recording a mapping (`addWatchedFolder`,
+ * `syncWatchSetting`) and `ensureFolderPath`, which find and create projects and folders on the
+ * SQLite handle until those convert.
  */
 import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, forTenantsOrNull } from "../errors.ts";
 import { createFolder } from "../folders/folders.ts";
 import { defaultProjectId } from "../tenancy/projects.ts";
@@ -90,20 +95,20 @@ export function syncWatchSetting(db: Database, clock: Clock, mappings: WatchMapp
 }
 
 /** Stops watching a directory added with `mediabox watch` (its history goes with it). */
-export function removeWatchedFolder(db: Database, path: string): boolean {
-  return db.query("DELETE FROM watched_folders WHERE path = ? AND origin = 'cli'").run(resolve(path)).changes > 0;
+export async function removeWatchedFolder(sql: SqlClient, path: string): Promise<boolean> {
+  return (await sql.run("DELETE FROM watched_folders WHERE path = ? AND origin = 'cli'", [resolve(path)])).changes > 0;
 }
 
-export function activeWatchedFolders(db: Database): WatchedFolderRow[] {
-  return db.query<WatchedFolderRow, []>("SELECT * FROM watched_folders WHERE active = 1 ORDER BY path").all();
+export function activeWatchedFolders(sql: SqlClient): Promise<WatchedFolderRow[]> {
+  return sql.all<WatchedFolderRow>("SELECT * FROM watched_folders WHERE active = 1 ORDER BY path");
 }
 
-export function allWatchedFolders(db: Database): WatchedFolderRow[] {
-  return db.query<WatchedFolderRow, []>("SELECT * FROM watched_folders ORDER BY path").all();
+export function allWatchedFolders(sql: SqlClient): Promise<WatchedFolderRow[]> {
+  return sql.all<WatchedFolderRow>("SELECT * FROM watched_folders ORDER BY path");
 }
 
-export function scanned(db: Database, clock: Clock, id: string, error: string | null): void {
-  db.query("UPDATE watched_folders SET last_scan_at = ?, last_error = ? WHERE id = ?").run(isoAt(clock.now()), forTenantsOrNull(error), id);
+export async function scanned(sql: SqlClient, clock: Clock, id: string, error: string | null): Promise<void> {
+  await sql.run("UPDATE watched_folders SET last_scan_at = ?, last_error = ? WHERE id = ?", [isoAt(clock.now()), forTenantsOrNull(error), id]);
 }
 
 export interface WatchItemRow {
@@ -120,49 +125,48 @@ export interface WatchItemRow {
   finished_at: string | null;
 }
 
-/** Claims a file: its row is written before the file is moved or read. */
-export function claimItem(db: Database, clock: Clock, watch: WatchedFolderRow, relPath: string, size: number): WatchItemRow {
+/** Claims a file: its row is committed before the file is moved or read. */
+export async function claimItem(sql: SqlClient, clock: Clock, watch: WatchedFolderRow, relPath: string, size: number): Promise<WatchItemRow> {
   const item: WatchItemRow = {
     id: crypto.randomUUID(), watch_id: watch.id, org_id: watch.org_id, rel_path: relPath, size_bytes: size, file_id: crypto.randomUUID(),
     status: "ingesting", error: null, moved_to: null, created_at: isoAt(clock.now()), finished_at: null,
   };
-  db.query("INSERT INTO watch_items (id, watch_id, org_id, rel_path, size_bytes, file_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ingesting', ?)").run(
+  await sql.run("INSERT INTO watch_items (id, watch_id, org_id, rel_path, size_bytes, file_id, status, created_at) VALUES (?, ?, ?, ?, ?, ?, 'ingesting', ?)", [
     item.id, item.watch_id, item.org_id, item.rel_path, item.size_bytes, item.file_id, item.created_at,
-  );
+  ]);
   return item;
 }
 
-export function openItems(db: Database, watchId: string): WatchItemRow[] {
-  return db.query<WatchItemRow, [string]>("SELECT * FROM watch_items WHERE watch_id = ? AND status = 'ingesting' ORDER BY created_at").all(watchId);
+export function openItems(sql: SqlClient, watchId: string): Promise<WatchItemRow[]> {
+  return sql.all<WatchItemRow>("SELECT * FROM watch_items WHERE watch_id = ? AND status = 'ingesting' ORDER BY created_at", [watchId]);
 }
 
-export function finishItem(db: Database, clock: Clock, id: string, outcome: { status: "done" | "failed"; movedTo: string; error: string | null; fileId?: string }): void {
-  db.query("UPDATE watch_items SET status = ?, moved_to = ?, error = ?, file_id = coalesce(?, file_id), finished_at = ? WHERE id = ?").run(
+export async function finishItem(sql: SqlClient, clock: Clock, id: string, outcome: { status: "done" | "failed"; movedTo: string; error: string | null; fileId?: string }): Promise<void> {
+  await sql.run("UPDATE watch_items SET status = ?, moved_to = ?, error = ?, file_id = coalesce(?, file_id), finished_at = ? WHERE id = ?", [
     outcome.status, outcome.movedTo, outcome.error, outcome.fileId ?? null, isoAt(clock.now()), id,
-  );
+  ]);
 }
 
 /** Watched folders of an organization with their latest items, for the API and dashboard. */
-export function watchedFoldersOf(db: Database, orgId: string, itemsEach: number) {
-  return db
-    .query<WatchedFolderRow, [string]>("SELECT * FROM watched_folders WHERE org_id = ? ORDER BY path")
-    .all(orgId)
-    .map((w) => {
-      const counts = { ingesting: 0, done: 0, failed: 0 };
-      for (const c of db.query<{ status: keyof typeof counts; n: number }, [string]>("SELECT status, count(*) AS n FROM watch_items WHERE watch_id = ? GROUP BY status").all(w.id)) counts[c.status] = c.n;
-      const recent = db.query<WatchItemRow, [string, number]>("SELECT * FROM watch_items WHERE watch_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?").all(w.id, itemsEach);
-      return {
-        id: w.id,
-        path: w.path,
-        project_id: w.project_id,
-        folder_id: w.folder_id,
-        origin: w.origin,
-        active: w.active === 1,
-        created_at: w.created_at,
-        last_scan_at: w.last_scan_at,
-        last_error: w.last_error,
-        counts,
-        recent_items: recent.map(({ watch_id: _w, org_id: _o, ...item }) => item),
-      };
+export async function watchedFoldersOf(sql: SqlClient, orgId: string, itemsEach: number) {
+  const folders = [];
+  for (const w of await sql.all<WatchedFolderRow>("SELECT * FROM watched_folders WHERE org_id = ? ORDER BY path", [orgId])) {
+    const counts = { ingesting: 0, done: 0, failed: 0 };
+    for (const c of await sql.all<{ status: keyof typeof counts; n: number }>("SELECT status, count(*) AS n FROM watch_items WHERE watch_id = ? GROUP BY status", [w.id])) counts[c.status] = c.n;
+    const recent = await sql.all<WatchItemRow>("SELECT * FROM watch_items WHERE watch_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?", [w.id, itemsEach]);
+    folders.push({
+      id: w.id,
+      path: w.path,
+      project_id: w.project_id,
+      folder_id: w.folder_id,
+      origin: w.origin,
+      active: w.active === 1,
+      created_at: w.created_at,
+      last_scan_at: w.last_scan_at,
+      last_error: w.last_error,
+      counts,
+      recent_items: recent.map(({ watch_id: _w, org_id: _o, ...item }) => item),
     });
+  }
+  return folders;
 }

@@ -80,16 +80,16 @@ export class FolderWatcher {
   }
 
   private async runPass(): Promise<void> {
-    for (const watch of activeWatchedFolders(this.ctx.db)) {
+    for (const watch of await activeWatchedFolders(this.ctx.sql)) {
       if (this.stopped) return;
       try {
         if (!existsSync(watch.path)) throw new Error(`${watch.path} does not exist`);
-        for (const item of openItems(this.ctx.db, watch.id)) await this.resume(watch, item);
+        for (const item of await openItems(this.ctx.sql, watch.id)) await this.resume(watch, item);
         await this.scan(watch);
-        scanned(this.ctx.db, this.ctx.clock, watch.id, null);
+        await scanned(this.ctx.sql, this.ctx.clock, watch.id, null);
       } catch (err) {
         this.log.warn("watched folder pass failed", { path: watch.path, err: errorMessage(err) });
-        scanned(this.ctx.db, this.ctx.clock, watch.id, errorMessage(err));
+        await scanned(this.ctx.sql, this.ctx.clock, watch.id, errorMessage(err));
       }
     }
   }
@@ -106,7 +106,7 @@ export class FolderWatcher {
     // The file left the holding place: it was moved out, and only its record was not finished.
     const stored = this.ctx.files.exists(item.file_id);
     const moved = join(stored ? DONE_DIR : FAILED_DIR, item.rel_path);
-    finishItem(this.ctx.db, this.ctx.clock, item.id, {
+    await finishItem(this.ctx.sql, this.ctx.clock, item.id, {
       status: stored ? "done" : "failed",
       movedTo: moved,
       error: stored ? null : existsSync(join(watch.path, moved)) ? "failed before a restart (see the reason file)" : "the file was removed before it was stored",
@@ -134,14 +134,14 @@ export class FolderWatcher {
       if (openForWriting(path)) continue;
       this.seen.delete(path);
       const relPath = relative(watch.path, path).split(sep).join("/");
-      const item = this.ctx.db.transaction(() => claimItem(this.ctx.db, this.ctx.clock, watch, relPath, info.size))();
+      const item = await claimItem(this.ctx.sql, this.ctx.clock, watch, relPath, info.size);
       const holding = join(watch.path, HOLDING_DIR, item.id);
       mkdirSync(dirname(holding), { recursive: true });
       try {
         renameSync(path, holding);
       } catch (err) {
         // Gone or renamed meanwhile: nothing was taken.
-        finishItem(this.ctx.db, this.ctx.clock, item.id, { status: "failed", movedTo: relPath, error: `could not take the file: ${errorMessage(err)}` });
+        await finishItem(this.ctx.sql, this.ctx.clock, item.id, { status: "failed", movedTo: relPath, error: `could not take the file: ${errorMessage(err)}` });
         continue;
       }
       await this.take(watch, item);
@@ -180,24 +180,24 @@ export class FolderWatcher {
         origin: { source: "watch", detail: `${watch.path}/${item.rel_path}` },
       });
       this.log.info("watched file stored", { path: join(watch.path, item.rel_path), file_id: item.file_id });
-      this.moveOut(watch, item, null);
+      await this.moveOut(watch, item, null);
     } catch (err) {
       rmSync(scratch, { force: true });
       // A broken disk or database is not the file's fault: the claim stays open and is tried again.
       if (!(err instanceof Refused) && !isFileProblem(err)) throw err;
       this.log.info("watched file refused", { path: join(watch.path, item.rel_path), reason: errorMessage(err) });
-      this.moveOut(watch, item, errorMessage(err));
+      await this.moveOut(watch, item, errorMessage(err));
     }
   }
 
   /** Moves the held file to done/ or failed/ (with its reason file), then closes its claim. */
-  private moveOut(watch: WatchedFolderRow, item: WatchItemRow, error: string | null): void {
+  private async moveOut(watch: WatchedFolderRow, item: WatchItemRow, error: string | null): Promise<void> {
     const holding = join(watch.path, HOLDING_DIR, item.id);
     const target = freeName(join(watch.path, error === null ? DONE_DIR : FAILED_DIR, item.rel_path));
     mkdirSync(dirname(target), { recursive: true });
     if (error !== null) writeFileSync(`${target}.reason.txt`, `${error}\n`);
     renameSync(holding, target);
-    finishItem(this.ctx.db, this.ctx.clock, item.id, { status: error === null ? "done" : "failed", movedTo: relative(watch.path, target).split(sep).join("/"), error });
+    await finishItem(this.ctx.sql, this.ctx.clock, item.id, { status: error === null ? "done" : "failed", movedTo: relative(watch.path, target).split(sep).join("/"), error });
   }
 }
 

@@ -71,9 +71,10 @@ test("only people/people.ts writes faces and people", async () => {
   for (const table of ["faces", "people"]) expect(await writersOf(table, ["people/people.ts"])).toEqual([]);
 });
 
-test("only video/video-facts.ts writes video facts, only links/link-crawls.ts link crawls", async () => {
+test("per-kind tables have one writer: video facts, link crawls, image compliance", async () => {
   expect(await writersOf("video_facts", ["video/video-facts.ts"])).toEqual([]);
   expect(await writersOf("link_crawls", ["links/link-crawls.ts"])).toEqual([]);
+  expect(await writersOf("image_compliance", ["compliance/image-compliance.ts"])).toEqual([]);
 });
 
 test("only camera/camera-facts.ts writes camera facts", async () => {

@@ -13,6 +13,7 @@ import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
 import { videoFactsOf } from "../src/video/video-facts.ts";
 import { crawlOf, findLink } from "../src/links/link-crawls.ts";
+import { complianceOf } from "../src/compliance/image-compliance.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { tempDir } from "./support/server.ts";
@@ -165,6 +166,30 @@ test("migration 33 moves a link's crawl out of the files row into link_crawls", 
     expect(findLink(db, org, "https://example.com/a")?.id).toBe("lnk-1");
     db.run("DELETE FROM files WHERE id = 'lnk-1'");
     expect(db.query("SELECT file_id FROM link_crawls").all()).toEqual([{ file_id: "lnk-2" }]);
+  } finally {
+    db.close();
+  }
+});
+
+test("migration 35 moves a photo's compliance request and verdict out of the files row into image_compliance", () => {
+  const { db, org, project } = databaseBefore(35, "image-compliance");
+  try {
+    const insert = db.query(
+      `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, compliance_type, compliance_standard, compliance_image_type, compliance_status)
+       VALUES (?, ?, ?, 'image', ?, 'x', 'x', ?, ?, ?, ?)`,
+    );
+    insert.run("img-1", org, project, "front.jpg", "mls", "RESO", "main", "pass");
+    insert.run("img-2", org, project, "kitchen.jpg", "mls", "RESO", null, null);
+    insert.run("img-3", org, project, "plain.jpg", null, null, null, null);
+
+    migrate(db, MIGRATIONS);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(files)").all().map((c) => c.name);
+    for (const gone of ["compliance_type", "compliance_standard", "compliance_image_type", "compliance_status"]) expect(columns).not.toContain(gone);
+    expect(complianceOf(db, "img-1")).toEqual({ type: "mls", standard: "RESO", imageType: "main", status: "pass" });
+    expect(complianceOf(db, "img-2")).toEqual({ type: "mls", standard: "RESO", imageType: null, status: null });
+    expect(complianceOf(db, "img-3")).toBeNull();
+    db.run("DELETE FROM files WHERE id = 'img-1'");
+    expect(db.query("SELECT file_id FROM image_compliance").all()).toEqual([{ file_id: "img-2" }]);
   } finally {
     db.close();
   }

@@ -34,7 +34,6 @@ export interface NewFileRecord {
   autoDescribe: boolean;
   contentCategory: string;
   customSchemaId: string | null;
-  compliance: { type: string; standard: string; imageType: string } | null;
   /**
    * Images and videos: the AI description's reservation (pending, with the credits it holds) or
    * why there is none (skipped).
@@ -209,16 +208,15 @@ export class FileRepository {
       .query(
         `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
            title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
-           storage_target, auto_describe, content_category, custom_schema_id, compliance_type, compliance_standard,
-           compliance_image_type, uploaded_by, processing_status, processing_job_id, text_extraction_status,
-           variant_status, description_status, description_error, analysis_status, reserved_credits)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+           storage_target, auto_describe, content_category, custom_schema_id, uploaded_by, processing_status, processing_job_id,
+           text_extraction_status, variant_status, description_status, description_error, analysis_status, reserved_credits)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         file.id, file.orgId, file.projectId, file.folderId, type.mediaType, file.filename, at, at,
         file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType, file.sha256, file.blobKey,
         file.uploadMethod, file.sessionId, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId,
-        file.compliance?.type ?? null, file.compliance?.standard ?? null, file.compliance?.imageType ?? null, file.uploadedBy,
+        file.uploadedBy,
         file.processingJobId,
         ...initialStates(type.mediaType, file.description),
       );
@@ -461,10 +459,6 @@ export class FileRepository {
 
   descriptionFailed(id: string, why: string): void {
     this.db.query("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
-  }
-
-  complianceChecked(id: string, status: "pass" | "fail"): void {
-    this.db.query("UPDATE files SET compliance_status = ?, updated_at = ? WHERE id = ?").run(status, this.now(), id);
   }
 
   // ---- documents ----------------------------------------------------------------------------

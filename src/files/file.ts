@@ -59,10 +59,6 @@ export interface FileRow {
   auto_describe: number;
   content_category: string;
   custom_schema_id: string | null;
-  compliance_type: string | null;
-  compliance_standard: string | null;
-  compliance_image_type: string | null;
-  compliance_status: string | null;
   uploaded_by: string | null;
   processing_status: ProcessingStatus;
   processing_job_id: string | null;

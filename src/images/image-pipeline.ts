@@ -5,6 +5,7 @@
  * them; an image that cannot be decoded stops there and fails for good. OCR, embedding, objects,
  * description, custom schema and compliance each succeed or fail on their own.
  */
+import { complianceChecked, complianceOf, type ComplianceRequest } from "../compliance/image-compliance.ts";
 import type { Config } from "../config.ts";
 import sharp from "sharp";
 import { replaceDescriptions, type DescriptionItem } from "../processing/descriptions.ts";
@@ -49,6 +50,8 @@ export function imagePipelineOptions(config: Pick<Config, "imageMaxPixels">): Im
 
 interface ImageWork extends FileWork<ImageDeps> {
   options: ImagePipelineOptions;
+  /** The compliance check asked at upload, or null. */
+  compliance: ComplianceRequest | null;
   original: Buffer;
   rendered: RenderedImage | null;
   ocr: OcrResult | null;
@@ -67,7 +70,7 @@ async function readOriginal(ctx: ImageDeps, file: FileRow): Promise<Buffer> {
 }
 
 async function startWork(ctx: ImageDeps, options: ImagePipelineOptions, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
-  return { ctx, options, job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
+  return { ctx, options, compliance: complianceOf(ctx.db, file.id), job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
 }
 
 const rendered = (work: ImageWork): RenderedImage => {
@@ -199,7 +202,7 @@ const ocrStage: Stage<ImageWork> = {
     const { ctx, file } = work;
     const image = rendered(work);
     // A compliance check judges overlaid text of three letters, below what the gate looks for.
-    const read = ctx.ocr.detectsTextFirst("image") || file.compliance_type !== null || (await textLikelihoodOf(image.pixels)).lines > 0;
+    const read = ctx.ocr.detectsTextFirst("image") || work.compliance !== null || (await textLikelihoodOf(image.pixels)).lines > 0;
     const result: OcrResult = read ? await ctx.ocr.recognize(image.readable, { input: "image" }) : { text: "", regions: [], width: image.width, height: image.height };
     const source = read ? ctx.ocr.modelFor("image") : TEXT_GATE_MODEL;
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
@@ -295,14 +298,15 @@ const customSchemaStage: Stage<ImageWork> = {
 
 const complianceStage: Stage<ImageWork> = {
   name: "compliance",
-  appliesTo: ({ file }) => (file.compliance_type !== null && file.compliance_standard !== null) || "no compliance_type",
+  appliesTo: ({ compliance }) => compliance !== null || "no compliance_type",
   async run(work) {
     const { ctx, file } = work;
     const image = rendered(work);
+    const request = work.compliance!;
     const result = evaluateCompliance({
-      standard: file.compliance_standard!,
-      type: file.compliance_type as ComplianceType,
-      imageType: (file.compliance_image_type ?? "main") as ComplianceImageType,
+      standard: request.standard,
+      type: request.type as ComplianceType,
+      imageType: (request.imageType ?? "main") as ComplianceImageType,
       width: image.width,
       height: image.height,
       sizeBytes: file.size_bytes,
@@ -313,7 +317,8 @@ const complianceStage: Stage<ImageWork> = {
     });
     ctx.db.transaction(() => {
       saveExtraction(ctx.db, ctx.clock, file.id, "mls_compliance", `mediabox compliance rules (${result.type}/${result.standard})`, result);
-      ctx.files.complianceChecked(file.id, result.status);
+      complianceChecked(ctx.db, file.id, result.status);
+      ctx.files.touched(file.id);
     })();
   },
 };

@@ -1,6 +1,7 @@
 /** An image as the File resource shows it (the kind's view): variants, descriptions, OCR lines, camera facts. */
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
+import { complianceOf } from "../compliance/image-compliance.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import type { FileRow } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
@@ -22,7 +23,7 @@ export async function imageFields(row: FileRow, urls: FileUrls) {
     description_status: row.description_status,
     description_error: row.description_error,
     description_generated_at: row.description_generated_at,
-    compliance_status: row.compliance_status,
+    compliance_status: complianceOf(urls.db, row.id)?.status ?? null,
     has_full_description: row.description_generated_at !== null,
     similar_available: row.image_embedding_model !== null,
   };

@@ -4,6 +4,7 @@
  * created in one transaction with its processing job (and the AI-description reservation).
  * Streaming, batch and intent uploads all end here.
  */
+import { complianceRequested } from "../compliance/image-compliance.ts";
 import type { NewFileRecord } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { rm } from "node:fs/promises";
@@ -76,11 +77,13 @@ export function insertFileRecord(ctx: IngestDeps, file: NewFile, mode: "create" 
     autoDescribe: options.autoDescribe,
     contentCategory: options.contentCategory,
     customSchemaId: options.customSchemaId,
-    compliance: options.compliance,
     description: DESCRIPTION_CREDITS[type.mediaType] ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now(), DESCRIPTION_CREDITS[type.mediaType]!) : null,
   };
   if (mode === "fill") ctx.files.placeholderFilled(record);
-  else ctx.files.create(record);
+  else {
+    ctx.files.create(record);
+    if (options.compliance) complianceRequested(ctx.db, file.id, options.compliance);
+  }
   if (file.origin) ctx.db.query("INSERT INTO file_origins (file_id, source, detail) VALUES (?, ?, ?)").run(file.id, file.origin.source, file.origin.detail);
 }
 

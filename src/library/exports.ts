@@ -15,6 +15,7 @@ import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import { cameraFactsOf, type StoredCameraFacts } from "../camera/camera-facts.ts";
 import type { ExportCell, MediaKinds } from "../kinds/media-kind.ts";
+import { complianceOf } from "../compliance/image-compliance.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -39,6 +40,7 @@ interface ValueOptions {
   flattenTags: boolean;
   extractedText(fileId: string): string | null;
   camera(fileId: string): StoredCameraFacts | null;
+  compliance(fileId: string): string | null;
 }
 
 const col = (group: ColumnDef["group"], key: string, display: string, value: ColumnDef["value"]): ColumnDef => ({ key, display, group, value });
@@ -70,7 +72,7 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("image", "blur_hash", "BlurHash"),
   field("image", "variant_status", "Variant status"),
   field("image", "description_status", "Description status"),
-  field("image", "compliance_status", "Compliance status"),
+  col("image", "compliance_status", "Compliance status", (row, o) => o.compliance(row.id)),
   field("document", "document_type", "Document type"),
   field("document", "page_count", "Pages"),
   field("document", "chunk_count", "Chunks"),
@@ -226,6 +228,7 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
     flattenTags: request.flatten_tags ?? true,
     extractedText: (id) => ctx.files.extractedText(id),
     camera: (id) => (cameraOf?.id === id ? cameraOf : (cameraOf = { id, facts: cameraFactsOf(ctx.db, id) })).facts,
+    compliance: (id) => complianceOf(ctx.db, id)?.status ?? null,
   };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));

@@ -156,7 +156,7 @@ export function fileConditions(q: FileFilters): { filters: string[]; params: (st
     filters.push(q.hasDescription ? "(f.user_description IS NOT NULL OR f.upload_description IS NOT NULL)" : "(f.user_description IS NULL AND f.upload_description IS NULL)");
   }
   if (q.complianceStatus) {
-    filters.push("f.compliance_status = ?");
+    filters.push("EXISTS (SELECT 1 FROM image_compliance c WHERE c.file_id = f.id AND c.status = ?)");
     params.push(q.complianceStatus);
   }
   if (q.processingStatus) {

@@ -4,6 +4,7 @@
  * the server's own database handle.
  */
 import type { Database } from "bun:sqlite";
+import { complianceChecked, complianceRequested } from "../../src/compliance/image-compliance.ts";
 
 export interface FileRowFixture {
   orgId: string;
@@ -21,7 +22,7 @@ export interface FileRowFixture {
   visibleText?: string | null;
   uploadDescription?: string | null;
   userDescription?: string | null;
-  complianceStatus?: string | null;
+  complianceStatus?: "pass" | "fail" | null;
   textExtractionStatus?: string | null;
 }
 
@@ -31,14 +32,18 @@ export function insertFileRow(db: Database, row: FileRowFixture): string {
   const deletedAt = row.deleted === true ? now : typeof row.deleted === "string" ? row.deleted : null;
   db.query(
     `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, deleted_at,
-       title, tags, size_bytes, content_created_at, visible_text, upload_description, user_description, compliance_status,
-       text_extraction_status)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       title, tags, size_bytes, content_created_at, visible_text, upload_description, user_description, text_extraction_status)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     id, row.orgId, row.projectId, row.folderId ?? null, row.mediaType ?? "image", row.filename ?? `${id}.jpg`, now, now, deletedAt,
     row.title ?? null, JSON.stringify(row.tags ?? []), row.sizeBytes ?? 0, row.contentCreatedAt ?? null, row.visibleText ?? null,
-    row.uploadDescription ?? null, row.userDescription ?? null, row.complianceStatus ?? null, row.textExtractionStatus ?? null,
+    row.uploadDescription ?? null, row.userDescription ?? null, row.textExtractionStatus ?? null,
   );
+  if (row.complianceStatus) {
+    // A check asked at upload, then judged (its verdict is what listings filter on).
+    complianceRequested(db, id, { type: "mls", standard: "default", imageType: "main" });
+    complianceChecked(db, id, row.complianceStatus as "pass" | "fail");
+  }
   return id;
 }
 

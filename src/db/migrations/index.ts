@@ -36,6 +36,7 @@ import videoFacts from "./031_video_facts.ts";
 import timelineIndex from "./032_timeline_index.ts";
 import linkCrawlTable from "./033_link_crawls.ts";
 import imageFindings from "./034_image_findings.ts";
+import imageCompliance from "./035_image_compliance.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -83,4 +84,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 32, name: "timeline_index", sql: timelineIndex },
   { version: 33, name: "link_crawl_table", sql: linkCrawlTable },
   { version: 34, name: "image_findings", sql: imageFindings },
+  { version: 35, name: "image_compliance", sql: imageCompliance },
 ];

@@ -2,7 +2,7 @@
  * Builds dist/mediabox, copies it alone into an unrelated directory and runs it there: the
  * executable must carry everything it needs (docs assets, migrations, sqlite-vec, sharp and
  * libvips, the tesseract worker with its language data, the tfjs runtime and vision models, the
- * wasm decoders of HEIC, JPEG XL and camera RAWs).
+ * wasm decoders of HEIC and JPEG XL).
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
-import { dngWithSensorData, halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
+import { halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
 import { tempDir } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
@@ -145,37 +145,23 @@ test("the built executable administers and serves from any directory", async () 
   expect([file.description_status, file.description_error ?? null]).toEqual(["completed", null]);
   // 200 (not 409 EMBEDDING_NOT_READY) only when the image embedding was stored.
   expect((await fetch(`${server.url}/api/v2/files/${id}/similar`, { headers })).status).toBe(200);
+  /** Uploads a photo without description and returns its detail once its analysis ended. */
+  const analysedPhoto = async (bytes: Uint8Array, filename: string) => {
+    const form = new FormData();
+    form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], filename));
+    form.append("auto_describe", "false");
+    const { image_id: photoId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: form, headers })).json()) as { image_id: string };
+    for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
+      if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${photoId}`, headers)).is_terminal) break;
+    }
+    const photo = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${photoId}`, headers);
+    return [photo.variant_status, photo.format, photo.dimensions];
+  };
   // HEIC through libheif's wasm build (embedded in the bundle).
-  const heicForm = new FormData();
-  heicForm.append("file", new File([heicHalves()], "IMG_0002.HEIC"));
-  heicForm.append("auto_describe", "false");
-  const heicUpload = await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: heicForm, headers });
-  const { image_id: heicId } = (await heicUpload.json()) as { image_id: string };
-  for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
-    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${heicId}`, headers)).is_terminal) break;
-  }
-  const heic = (await (await fetch(`${server.url}/api/v2/files/${heicId}`, { headers })).json()) as Record<string, unknown>;
-  expect([heic.variant_status, heic.format, heic.dimensions]).toEqual(["completed", "heic", { width: 800, height: 400 }]);
+  expect(await analysedPhoto(heicHalves(), "IMG_0002.HEIC")).toEqual(["completed", "heic", { width: 800, height: 400 }]);
   // JPEG XL through its wasm decoder on a thread of its own (an entry point of the binary).
-  const jxlForm = new FormData();
-  jxlForm.append("file", new File([new Uint8Array(jxlContainer(await jxlCodestream(await halves(160, 120, "png"))))], "next.jxl"));
-  jxlForm.append("auto_describe", "false");
-  const { image_id: jxlId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: jxlForm, headers })).json()) as { image_id: string };
-  for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
-    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${jxlId}`, headers)).is_terminal) break;
-  }
-  const jxl = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${jxlId}`, headers);
-  expect([jxl.variant_status, jxl.format, jxl.dimensions]).toEqual(["completed", "jxl", { width: 160, height: 120 }]);
+  expect(await analysedPhoto(new Uint8Array(jxlContainer(await jxlCodestream(await halves(160, 120, "png")))), "next.jxl")).toEqual(["completed", "jxl", { width: 160, height: 120 }]);
   // A camera RAW developed by LibRaw's wasm build on its thread (an entry point of the binary, the wasm embedded).
-  const rawForm = new FormData();
-  rawForm.append("file", new File([new Uint8Array(await dngWithSensorData(await halves(300, 200)))], "sensor.dng"));
-  rawForm.append("auto_describe", "false");
-  const { image_id: rawId } = (await (await fetch(`${server.url}/api/v2/files/upload`, { method: "POST", body: rawForm, headers })).json()) as { image_id: string };
-  for (const until = Date.now() + 60_000; Date.now() < until; await Bun.sleep(250)) {
-    if ((await getJson<{ is_terminal: boolean }>(`${server.url}/api/v2/files/uploads-status/${rawId}`, headers)).is_terminal) break;
-  }
-  const raw = await getJson<Record<string, unknown>>(`${server.url}/api/v2/files/${rawId}`, headers);
-  expect([raw.variant_status, raw.format, raw.dimensions]).toEqual(["completed", "dng", { width: 300, height: 200 }]);
   // The built-in text model (USE lite on its own worker entry point, model files in the assets):
   // a paraphrase sharing no word with the document finds it through the vector signal alone.
   const note = new FormData();

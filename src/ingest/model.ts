@@ -62,15 +62,20 @@ export const uploadShapes = (mediaTypes: readonly MediaType[]) => {
   return { UploadResponse, BatchResponse };
 };
 
+/** What a session and its summary in a list both say first. */
+const sessionCounts = {
+  session_id: t.String({ format: "uuid" }),
+  status: Enum(SESSION_STATUSES),
+  upload_method: Enum(["streaming", "presigned"]),
+  total_files: t.Integer(),
+  completed_files: t.Integer(),
+  failed_files: t.Integer(),
+  skipped_files: t.Integer(),
+};
+
 export const SessionSchema = t.Object(
   {
-    session_id: t.String({ format: "uuid" }),
-    status: Enum(SESSION_STATUSES),
-    upload_method: Enum(["streaming", "presigned"]),
-    total_files: t.Integer(),
-    completed_files: t.Integer(),
-    failed_files: t.Integer(),
-    skipped_files: t.Integer(),
+    ...sessionCounts,
     pending_files: t.Integer(),
     progress_percentage: t.Number(),
     created_at: Timestamp,
@@ -94,13 +99,7 @@ export const SessionSchema = t.Object(
 );
 
 export const SessionSummaryItem = t.Object({
-  session_id: t.String({ format: "uuid" }),
-  status: Enum(SESSION_STATUSES),
-  upload_method: Enum(["streaming", "presigned"]),
-  total_files: t.Integer(),
-  completed_files: t.Integer(),
-  failed_files: t.Integer(),
-  skipped_files: t.Integer(),
+  ...sessionCounts,
   progress_percentage: t.Number(),
   created_at: Timestamp,
   completed_at: NullableTimestamp,

@@ -4,7 +4,7 @@
 import { Elysia, t } from "elysia";
 import type { WebhookFeatureDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
+import { Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { webhookDeps } from "./delivery.ts";
 import {
   createWebhook,
@@ -18,53 +18,8 @@ import {
   rotateSecret,
   TEST_EVENT,
   updateWebhook,
-  WEBHOOK_EVENTS,
 } from "./webhooks.ts";
-
-const webhookFields = {
-  id: t.String({ format: "uuid" }),
-  url: t.String(),
-  events: t.Array(t.String()),
-  description: Nullable(t.String()),
-  enabled: t.Boolean(),
-  secret_hint: t.String({ description: "The secret's last four characters" }),
-  created_by: Nullable(t.String()),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  deliveries: t.Object({ pending: t.Integer(), delivered: t.Integer(), failed: t.Integer() }),
-};
-export const WebhookSchema = t.Object(webhookFields, { title: "Webhook" });
-const WebhookWithSecret = t.Object({ ...webhookFields, secret: t.String({ description: "Shown only now: store it to verify signatures" }) }, { title: "WebhookWithSecret" });
-
-const DeliverySchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    webhook_id: t.String({ format: "uuid" }),
-    url: t.String(),
-    event_id: t.String(),
-    event_type: t.String(),
-    status: t.String({ description: "pending, delivered, or failed (attempts used up: the dead-letter list)" }),
-    attempts: t.Integer(),
-    max_attempts: t.Integer(),
-    last_status_code: Nullable(t.Integer()),
-    last_error: Nullable(t.String()),
-    next_attempt_at: Nullable(Timestamp),
-    job_id: Nullable(t.String()),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    delivered_at: Nullable(Timestamp),
-    payload: t.Unknown({ description: "The event body sent" }),
-    attempt_log: t.Array(t.Object({ attempt: t.Integer(), attempted_at: Timestamp, status_code: Nullable(t.Integer()), error: Nullable(t.String()), duration_ms: t.Integer() })),
-  },
-  { title: "WebhookDelivery" },
-);
-
-const Events = t.Array(t.String(), { error: "events must be an array of strings", description: `Any of ${WEBHOOK_EVENTS.join(", ")}` });
-const Url = t.String({ maxLength: 4096, error: "url must be a string", description: "http(s); the link crawler's address rules apply" });
-const Description = t.String({ error: "description must be a string or null" });
-const Status = OneOf(["pending", "delivered", "failed"] as const);
-const webhookParams = t.Object({ webhook_id: Uuid("webhook_id") });
-const deliveryParams = t.Object({ delivery_id: Uuid("delivery_id") });
+import { DeliverySchema, DeliveryStatus, NewWebhook, WebhookChange, WebhookSchema, WebhookWithSecret, deliveryParams, webhookParams } from "./model.ts";
 
 export function webhookRoutes(ctx: WebhookFeatureDeps) {
   const { db, sql } = ctx;
@@ -79,13 +34,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
       },
       {
         permission: "edit",
-        body: t.Object({
-          url: Url,
-          events: Events,
-          description: t.Optional(Nullable(Description)),
-          enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
-          secret: t.Optional(t.String({ error: "secret must be a string", description: "16-256 characters; generated when left out" })),
-        }),
+        body: NewWebhook,
         response: { 201: WebhookWithSecret, ...errorResponses([400]) },
         detail: { summary: "Register a webhook receiver (extension)", description: "The answer carries the signing secret, shown only this once." },
       },
@@ -107,12 +56,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
     .patch("/webhooks/:webhook_id", ({ principal, params, body }) => updateWebhook(deps, principal.orgId, params.webhook_id, body), {
       permission: "edit",
       params: webhookParams,
-      body: t.Object({
-        url: t.Optional(Url),
-        events: t.Optional(Events),
-        description: t.Optional(Nullable(Description)),
-        enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
-      }),
+      body: WebhookChange,
       response: { 200: WebhookSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Change a webhook (extension)", description: "A disabled webhook gets no new deliveries; its pending ones fail as they come up." },
     })
@@ -159,7 +103,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
       },
       {
         permission: "view",
-        query: t.Object({ webhook_id: t.Optional(Uuid("webhook_id")), status: t.Optional(Status), ...pageQuery(100, 50) }),
+        query: t.Object({ webhook_id: t.Optional(Uuid("webhook_id")), status: t.Optional(DeliveryStatus), ...pageQuery(100, 50) }),
         response: { 200: Page(DeliverySchema), ...errorResponses([400, 404]) },
         detail: { summary: "Webhook deliveries, newest first (extension)", description: "status=failed is the dead-letter list." },
       },

@@ -2,7 +2,7 @@
  * Builds dist/mediabox, copies it alone into an unrelated directory and runs it there: the
  * executable must carry everything it needs (docs assets, migrations, sqlite-vec, sharp and
  * libvips, the tesseract worker with its language data, the tfjs runtime and vision models, the
- * wasm decoders of HEIC and JPEG XL).
+ * wasm decoders of HEIC, JPEG XL and camera RAWs).
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import sharp from "sharp";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { heicHalves } from "./support/heic.ts";
-import { halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
+import { dngWithSensorData, halves, jxlCodestream, jxlContainer } from "./support/photo-fixtures.ts";
 import { tempDir } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
@@ -162,6 +162,8 @@ test("the built executable administers and serves from any directory", async () 
   // JPEG XL through its wasm decoder on a thread of its own (an entry point of the binary).
   expect(await analysedPhoto(new Uint8Array(jxlContainer(await jxlCodestream(await halves(160, 120, "png")))), "next.jxl")).toEqual(["completed", "jxl", { width: 160, height: 120 }]);
   // A camera RAW developed by LibRaw's wasm build on its thread (an entry point of the binary, the wasm embedded).
+  expect(await analysedPhoto(new Uint8Array(await dngWithSensorData(await halves(300, 200))), "sensor.dng")).toEqual(["completed", "dng", { width: 300, height: 200 }]);
+  // A camera RAW developed by LibRaw's wasm build on its thread (an entry point of the binary, the wasm embedded).
   // The built-in text model (USE lite on its own worker entry point, model files in the assets):
   // a paraphrase sharing no word with the document finds it through the vector signal alone.
   const note = new FormData();
@@ -240,7 +242,10 @@ test("the built executable runs ONNX Runtime models from the models directory", 
   const deu = join(dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
   copyFileSync(deu, join(modelsDir, "tesseract", "deu.traineddata.gz"));
   // Only folders the manifest vouches for may load: the binary writes and verifies it.
-  const docsEnv = { ...env, MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true", MEDIABOX_OCR_LANGUAGES: "eng+deu", MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" };
+  // A data directory of its own: the first test's server was killed with its files still being
+  // analysed, and a server on that directory resumes them first (a camera RAW's development kept
+  // this test's one document waiting past its deadline).
+  const docsEnv = { ...env, MEDIABOX_DATA_DIR: join(workDir, "docs-data"), MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_MODELS_REQUIRE_MANIFEST: "true", MEDIABOX_OCR_LANGUAGES: "eng+deu", MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" };
   expect((await run([binary, "models", "manifest"], { cwd: workDir, env: docsEnv })).exitCode).toBe(0);
   const verified = await run([binary, "models", "verify"], { cwd: workDir, env: docsEnv });
   expect([verified.exitCode, verified.stdout]).toEqual([0, "all-MiniLM-L6-v2\ttext_embedding\tverified\t-\ntesseract\tother\tverified\t-\n"]);

@@ -6,105 +6,12 @@
 import { Elysia, t } from "elysia";
 import type { RuleDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
-import { Nullable, OneOf, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
+import { Page, page, pageQuery, errorResponses } from "../http/shapes.ts";
 import { webhookExists } from "../webhooks/webhooks.ts";
 import type { ActionReferences } from "./actions.ts";
 import { autoMatchStatus, learnIfStale, requestTraining } from "./auto-match.ts";
-import { CONDITION_FIELDS } from "./conditions.ts";
-import { applicationsOfFile, applicationsOfRule, createRule, deleteRule, DESCRIPTION_MAX, dryRun, getRule, listRules, NAME_MAX, updateRule } from "./rules.ts";
-
-const ConditionShape = t.Object(
-  {
-    field: t.String({ description: `One of ${Object.keys(CONDITION_FIELDS).join(", ")}` }),
-    op: t.String({ description: "contains, not_contains, equals, not_equals, starts_with, ends_with, regex (RE2), in, not_in, gt, gte, lt, lte, exists, not_exists: which ones depends on the field" }),
-    value: t.Optional(t.Unknown({ description: "A string, a number, or an array of strings for in/not_in; none for exists/not_exists" })),
-    case_sensitive: t.Optional(t.Boolean()),
-    min_score: t.Optional(t.Number({ description: "predicted_tags / predicted_folder_id: the score (0-1] a prediction needs (default 0.3)" })),
-  },
-  { title: "RuleCondition" },
-);
-
-const ActionShape = t.Record(t.String(), t.Unknown(), {
-  title: "RuleAction",
-  description:
-    '{"type":"add_tags","tags":[...]}, {"type":"remove_tags","tags":[...]}, {"type":"set_title","title":"..."}, ' +
-    '{"type":"move","folder_id":"..."} or {"type":"move","project_id":"..."}, {"type":"call_webhook","webhook_id":"..."}, {"type":"run_schema","schema_id":"..."}',
-});
-
-const Outcome = t.Object({ type: t.String(), outcome: t.String() });
-
-export const RuleSchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    name: t.String(),
-    description: Nullable(t.String()),
-    enabled: t.Boolean(),
-    match: t.String({ description: "all: every condition must hold; any: one is enough" }),
-    conditions: t.Array(ConditionShape),
-    actions: t.Array(ActionShape),
-    position: t.Integer({ description: "Rules run in ascending position (then creation) order" }),
-    created_by: Nullable(t.String()),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    applied_files: t.Integer({ description: "Files the rule was applied to" }),
-    last_applied_at: Nullable(Timestamp),
-  },
-  { title: "Rule" },
-);
-
-const ApplicationSchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    rule_id: t.String({ format: "uuid" }),
-    rule_name: t.String(),
-    file_id: t.String({ format: "uuid" }),
-    trigger: t.String({ description: "analysis (the file's analysis ended) or library (an apply-to-library job)" }),
-    job_id: Nullable(t.String()),
-    status: t.String({ description: "applied or failed" }),
-    outcomes: t.Array(Outcome),
-    error: Nullable(t.String()),
-    applied_at: Timestamp,
-  },
-  { title: "RuleApplication" },
-);
-
-const DryRunSchema = t.Object(
-  {
-    matched_count: t.Integer(),
-    scanned_count: t.Integer({ description: "Settled files looked at (analysis ended, not deleted)" }),
-    files: t.Array(
-      t.Object({
-        id: t.String({ format: "uuid" }),
-        filename: t.String(),
-        title: Nullable(t.String()),
-        media_type: t.String(),
-        project_id: t.String(),
-        folder_id: Nullable(t.String()),
-      }),
-    ),
-    has_more: t.Boolean(),
-  },
-  { title: "RuleDryRun" },
-);
-
-const AutoMatchSchema = t.Object(
-  {
-    trained_at: Nullable(Timestamp),
-    example_files: t.Integer({ description: "Files with text the model learned from" }),
-    stale: t.Boolean({ description: "The library changed since it learned (a training is due)" }),
-    labels: t.Array(t.Object({ kind: t.String({ description: "tag or folder" }), label: t.String({ description: "The tag (lower case) or the folder id" }), examples: t.Integer() })),
-  },
-  { title: "AutoMatching" },
-);
-
-const Name = t.String({ error: "name must be a string", description: `1-${NAME_MAX} characters, unique in the organization (case-insensitive)` });
-const Description = t.String({ error: "description must be a string or null", description: `At most ${DESCRIPTION_MAX} characters` });
-const Match = OneOf(["all", "any"] as const, "default all");
-const Conditions = t.Array(t.Unknown(), { error: "conditions must be an array", description: "Conditions (see RuleCondition); none matches every file" });
-const Actions = t.Array(t.Unknown(), { error: "actions must be an array", description: "Actions (see RuleAction), applied in order" });
-const Position = t.Integer({ minimum: -1_000_000, maximum: 1_000_000, error: "position must be an integer" });
-
-const ruleParams = t.Object({ rule_id: Uuid("rule_id") });
+import { applicationsOfFile, applicationsOfRule, createRule, deleteRule, dryRun, getRule, listRules, updateRule } from "./rules.ts";
+import { ApplicationSchema, AutoMatchSchema, DryRunSchema, NewRule, RuleChange, RuleSchema, SavedDryRun, UnsavedDryRun, ruleParams } from "./model.ts";
 
 export function ruleRoutes(ctx: RuleDeps) {
   const { db, sql } = ctx;
@@ -121,15 +28,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       },
       {
         permission: "edit",
-        body: t.Object({
-          name: Name,
-          description: t.Optional(Nullable(Description)),
-          enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
-          match: t.Optional(Match),
-          conditions: t.Optional(Conditions),
-          actions: Actions,
-          position: t.Optional(Position),
-        }),
+        body: NewRule,
         response: { 201: RuleSchema, ...errorResponses([400, 404, 409]) },
         detail: { summary: "Create a rule (extension)", description: "Runs on every file whose analysis ends from now on; POST /rules/{id}/apply runs it over the library." },
       },
@@ -152,11 +51,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       ({ principal, body }) => dryRun(db, ctx.files, principal.orgId, body, body.limit ?? 50),
       {
         permission: "view",
-        body: t.Object({
-          match: t.Optional(Match),
-          conditions: Conditions,
-          limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, error: "limit must be an integer from 1 to 500" })),
-        }),
+        body: UnsavedDryRun,
         response: { 200: DryRunSchema, ...errorResponses([400]) },
         detail: { summary: "Files unsaved conditions would match (extension)", description: "Changes nothing." },
       },
@@ -195,15 +90,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       {
       permission: "edit",
       params: ruleParams,
-      body: t.Object({
-        name: t.Optional(Name),
-        description: t.Optional(Nullable(Description)),
-        enabled: t.Optional(t.Boolean({ error: "enabled must be true or false" })),
-        match: t.Optional(Match),
-        conditions: t.Optional(Conditions),
-        actions: t.Optional(Actions),
-        position: t.Optional(Position),
-      }),
+      body: RuleChange,
       response: { 200: RuleSchema, ...errorResponses([400, 404, 409]) },
       detail: { summary: "Change a rule (extension)", description: "Fields left out stay as they are; conditions and actions are replaced whole." },
       },
@@ -230,7 +117,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       {
         permission: "view",
         params: ruleParams,
-        body: t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, error: "limit must be an integer from 1 to 500" })) }),
+        body: SavedDryRun,
         response: { 200: DryRunSchema, ...errorResponses([400, 404]) },
         detail: { summary: "Files a saved rule would touch (extension)", description: "Changes nothing." },
       },

@@ -2,8 +2,8 @@
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 import { complianceOf } from "../compliance/image-compliance.ts";
-import { listExtractions } from "../extractions/extractions.ts";
-import type { FileRow } from "../files/file.ts";
+import { getExtraction, listExtractions } from "../extractions/extractions.ts";
+import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 
 export async function imageFields(row: FileRow, urls: FileUrls) {
@@ -63,4 +63,26 @@ export function cameraDetailFields(db: Database, fileId: string) {
       ? { latitude: facts.latitude, longitude: facts.longitude, altitude_m: facts.altitudeM, country_code: facts.countryCode, country: facts.country, region: facts.region, city: facts.city }
       : null;
   return { camera, location };
+}
+
+/** The answer of POST /images/analyze: what the image's analysis found so far. */
+export function analyzeView(db: Database, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+  const regions = getExtraction(db, row.id, "text_regions")?.corrected as { regions?: unknown[] } | undefined;
+  const finished = status !== "processing";
+  return {
+    image_id: row.id,
+    status,
+    job_id: row.processing_job_id,
+    poll_url: row.processing_job_id ? `/api/v2/job/${row.processing_job_id}` : null,
+    processing_time_ms: Math.round((performance.now() - startedMs) * 10) / 10,
+    description: finished ? (row.user_description ?? row.upload_description) : null,
+    description_status: row.description_status,
+    description_error: row.description_error,
+    tags: tagsOf(row),
+    visible_text: row.visible_text,
+    text_regions: (regions?.regions ?? []) as never[],
+    content_category: row.content_category,
+    dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
+    error: row.processing_status === "failed" ? row.processing_error : null,
+  };
 }

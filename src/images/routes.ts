@@ -10,62 +10,16 @@ import { parseReviewDomain, ReviewBody, reviewCorrections } from "../extractions
 import { permissions } from "../http/permissions.ts";
 import { knownFieldsOnly } from "../http/validation.ts";
 import { principalOf, publicOrigin } from "../http/request-context.ts";
-import { Enum, Nullable, Timestamp, errorResponses } from "../http/shapes.ts";
+import { errorResponses } from "../http/shapes.ts";
 import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.ts";
 import { multipartBody } from "../ingest/model.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { formOf } from "../ingest/multipart-form.ts";
 import { getJobRow, waitForJob } from "../jobs/queue.ts";
-import { tagsOf, type FileRow } from "../files/file.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
-import { TextRegion, FileParams } from "../files/file-shapes.ts";
-import { getExtraction } from "../extractions/extractions.ts";
-import { VARIANT_TYPES } from "../files/variants.ts";
-
-const VARIANT_CHOICES = ["original", ...VARIANT_TYPES] as const;
-
-const AnalyzeResult = t.Object(
-  {
-    image_id: t.String({ format: "uuid" }),
-    status: Enum(["completed", "processing", "failed", "skipped"], {
-      description: "completed: processed (see description_status); processing: still running after the timeout; failed: the image could not be processed; skipped: duplicate of image_id",
-    }),
-    job_id: Nullable(t.String({ format: "uuid" })),
-    poll_url: Nullable(t.String()),
-    processing_time_ms: t.Number(),
-    description: Nullable(t.String()),
-    description_status: Nullable(t.String()),
-    description_error: Nullable(t.String()),
-    tags: t.Array(t.String()),
-    visible_text: Nullable(t.String()),
-    text_regions: t.Array(TextRegion),
-    content_category: t.String(),
-    dimensions: Nullable(t.Object({ width: t.Integer(), height: t.Integer() })),
-    error: Nullable(t.String()),
-  },
-  { title: "ImageAnalyzeResult" },
-);
-
-function analyzeView(ctx: ImageDeps, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
-  const regions = getExtraction(ctx.db, row.id, "text_regions")?.corrected as { regions?: unknown[] } | undefined;
-  const finished = status !== "processing";
-  return {
-    image_id: row.id,
-    status,
-    job_id: row.processing_job_id,
-    poll_url: row.processing_job_id ? `/api/v2/job/${row.processing_job_id}` : null,
-    processing_time_ms: Math.round((performance.now() - startedMs) * 10) / 10,
-    description: finished ? (row.user_description ?? row.upload_description) : null,
-    description_status: row.description_status,
-    description_error: row.description_error,
-    tags: tagsOf(row),
-    visible_text: row.visible_text,
-    text_regions: (regions?.regions ?? []) as never[],
-    content_category: row.content_category,
-    dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
-    error: row.processing_status === "failed" ? row.processing_error : null,
-  };
-}
+import { FileParams } from "../files/file-shapes.ts";
+import { analyzeView } from "./image-views.ts";
+import { AnalyzeAccepted, AnalyzeResult, ReviewParams, ReviewResult, VariantParams, VariantsTriggered } from "./model.ts";
 
 export function imageRoutes(ctx: ImageDeps) {
   const { db, clock } = ctx;
@@ -94,10 +48,7 @@ export function imageRoutes(ctx: ImageDeps) {
       },
       {
         permission: "view",
-        params: t.Object({
-          file_id: t.String(),
-          variant_type: Enum(VARIANT_CHOICES, { error: `variant_type: must be one of ${VARIANT_CHOICES.join(", ")}` }),
-        }),
+        params: VariantParams,
         response: { 302: t.Void(), ...errorResponses([400, 404, 409]) },
         detail: { summary: "Redirect (302) to a signed URL of an image variant, valid for one hour" },
       },
@@ -120,14 +71,7 @@ export function imageRoutes(ctx: ImageDeps) {
         permission: "edit",
         params: FileParams,
         response: {
-          200: t.Object({
-            success: t.Boolean(),
-            message: t.String(),
-            task_id: t.String({ format: "uuid", description: "Job id; poll GET /job/{task_id}" }),
-            current_status: t.String(),
-            image_id: t.String({ format: "uuid" }),
-            skipped_duplicate: t.Optional(t.Boolean()),
-          }),
+          200: VariantsTriggered,
           ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "Re-render an image's variants (skipped_duplicate when already running)" },
@@ -144,16 +88,11 @@ export function imageRoutes(ctx: ImageDeps) {
       },
       {
         permission: "edit",
-        params: t.Object({ file_id: t.String(), domain_name: t.String() }),
+        params: ReviewParams,
         knownFieldsOnly: ReviewBody,
         body: ReviewBody,
         response: {
-          200: t.Object({
-            image_id: t.String({ format: "uuid" }),
-            domain_name: t.String(),
-            corrections: t.Object({ item_reviews: t.Record(t.String(), t.String()), field_edits: t.Record(t.String(), t.Unknown()) }),
-            updated_at: Timestamp,
-          }),
+          200: ReviewResult,
           ...errorResponses([400, 404, 409]),
         },
         detail: { summary: "Review an extraction: confirm/reject items and edit fields; layered over the original, merged additively" },
@@ -166,11 +105,11 @@ export function imageRoutes(ctx: ImageDeps) {
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
         const row = reload(stored.fileId);
-        if (stored.skipped) return analyzeView(ctx, row, "skipped", started);
+        if (stored.skipped) return analyzeView(db, row, "skipped", started);
         const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;
         const now = reload(row.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : job.status === "completed" ? "completed" : "failed";
-        return analyzeView(ctx, now, status, started);
+        return analyzeView(db, now, status, started);
       },
       {
         permission: "edit",
@@ -199,12 +138,7 @@ export function imageRoutes(ctx: ImageDeps) {
         permission: "edit",
         parse: "none",
         response: {
-          202: t.Object({
-            job_id: t.String({ format: "uuid" }),
-            image_id: t.String({ format: "uuid" }),
-            status: Enum(["pending", "skipped"], { description: "skipped: duplicate; job_id is the existing image's processing job" }),
-            poll_url: t.String(),
-          }),
+          202: AnalyzeAccepted,
           ...errorResponses([400, 404, 413, 415]),
         },
         detail: {

@@ -86,7 +86,11 @@ import { customSchemaRoutes } from "./custom-schemas/routes.ts";
 import { localS3Routes } from "./storage/local-s3-endpoint.ts";
 import { telemetryRoutes } from "./telemetry/routes.ts";
 import { cloudRoutes } from "./cloud/routes.ts";
-import { accountRoutes } from "./accounts/routes.ts";
+import { apiKeyRoutes } from "./accounts/api-key-routes.ts";
+import { identityProviderRoutes } from "./accounts/identity-provider-routes.ts";
+import { invitationRoutes } from "./accounts/invitation-routes.ts";
+import { memberRoutes } from "./accounts/member-routes.ts";
+import { sessionRoutes } from "./accounts/session-routes.ts";
 import { supportRoutes } from "./support/routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { ruleRoutes } from "./rules/routes.ts";
@@ -383,7 +387,11 @@ function fullApp(ctx: AppContext) {
     .use(telemetryRoutes(ctx))
     .use(cloudRoutes(ctx))
     .use(datasetRoutes())
-    .use(accountRoutes(ctx))
+    .use(sessionRoutes(ctx))
+    .use(identityProviderRoutes(ctx))
+    .use(memberRoutes(ctx))
+    .use(invitationRoutes(ctx))
+    .use(apiKeyRoutes(ctx))
     .use(supportRoutes(ctx))
     .use(paymentRoutes(ctx))
     .use(ruleRoutes(ctx))

@@ -54,7 +54,11 @@ async function saveLink(owner: Tenant, url: string): Promise<string> {
 }
 
 async function crawled(owner: Tenant, id: string) {
-  const res = await pollApi(owner, `/files/${id}`, (r) => r.status === 200 && ["completed", "failed", "blocked"].includes(r.body.crawl_status), {
+  // The crawl's end is written by its stage, the file's processing status after the stage runner
+  // returns: wait for both.
+  const ended = (body: Record<string, unknown>) =>
+    ["completed", "failed", "blocked"].includes(body.crawl_status as string) && ["stored", "completed", "failed"].includes(body.processing_status as string);
+  const res = await pollApi(owner, `/files/${id}`, (r) => r.status === 200 && ended(r.body), {
     what: `link ${id} to be crawled`,
     timeoutMs: TIMEOUT,
   });
@@ -79,7 +83,9 @@ describe("stage budgets", () => {
     const message = FAILURES.stageTimedOut("fetch", 2000);
     expect(file).toMatchObject({ crawl_status: "failed", crawl_error: message, processing_status: "failed" });
     const jobId = (await owner.api.get(`/files/uploads-status/${hung}`)).body.processing_ids[0];
-    expect((await owner.api.get(`/job/${jobId}`)).body).toMatchObject({ status: "failed", attempts: 1, error: message });
+    // The job ends after the file's status is written.
+    const job = await pollApi(owner, `/job/${jobId}`, (r) => r.body.status !== "processing" && r.body.status !== "pending", { what: `job ${jobId} to end` });
+    expect(job.body).toMatchObject({ status: "failed", attempts: 1, error: message });
     const ok = await saveLink(owner, `${origin}/article`);
     expect(await crawled(owner, ok)).toMatchObject({ crawl_status: "completed", processing_status: "completed" });
   }, TIMEOUT);

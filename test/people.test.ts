@@ -202,4 +202,21 @@ describe("people (extension)", () => {
     // A refused merge changed nothing.
     await waitFor(async () => (await owner.api.get(`/people/${alicePerson}`)).body.face_count === 4, { what: "the person unchanged" });
   });
+
+  test("analysing a photo again keeps its faces' ids, people and a reviewer's \"not this person\"", async () => {
+    const [before] = await facesOf(owner, ids.alice2!);
+    const [rejected] = await facesOf(owner, ids.alice3!);
+    expect([before!.person_id, rejected!.person_id]).toEqual([alicePerson, alicePerson]);
+    expect((await owner.api.patch(`/faces/${rejected!.id}`, { person_id: null })).status).toBe(200);
+    for (const id of [ids.alice2!, ids.alice3!]) {
+      const res = await owner.api.post(`/files/${id}/reprocess`);
+      expect(res.status, JSON.stringify(res.body)).toBe(202);
+      expect((await jobDone(owner, res.body.job_ids[0], 240_000)).status).toBe("completed");
+    }
+    const [after] = await facesOf(owner, ids.alice2!);
+    expect(after).toMatchObject({ id: before!.id, person_id: alicePerson });
+    const [still] = await facesOf(owner, ids.alice3!);
+    expect(still).toMatchObject({ id: rejected!.id, person_id: null });
+    expect((await owner.api.get(`/people/${alicePerson}`)).body.face_count).toBe(3);
+  });
 });

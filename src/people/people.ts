@@ -38,29 +38,75 @@ export function removeFaces(deps: Pick<PeopleDeps, "db" | "vectors">, fileId: st
 }
 
 /**
- * Stores the faces found in an image (replacing those of an earlier run) and gives each the
- * person of its nearest face from another photo when similar enough. Returns how many joined a person.
+ * Stores the faces found in an image (replacing those of an earlier run). A face where the
+ * earlier run found one (boxes overlapping by half) keeps that face's id and person, and a
+ * reviewer's "not this person" stays; any other face gets the person of its nearest face from
+ * another photo when similar enough. Returns how many joined a person.
  */
 export async function storeFaces(deps: PeopleDeps, file: { id: string; org_id: string }, faces: FoundFace[]): Promise<number> {
   const { db, clock } = deps;
+  const earlier = db
+    .query<EarlierFace, [string]>(
+      "SELECT fa.id, fa.person_id, fa.reviewed, fa.x_min, fa.y_min, fa.x_max, fa.y_max FROM faces fa WHERE fa.file_id = ?",
+    )
+    .all(file.id);
   removeFaces(deps, file.id);
   if (!faces.length) return 0;
   const space = faceSpace(deps.vectors);
   const now = isoAt(clock.now());
-  const stored = faces.map((face) => ({ id: crypto.randomUUID(), face }));
+  const kept = matchEarlierFaces(faces, earlier);
+  const stored = faces.map((face, i) => ({ face, earlier: kept[i] ?? null, id: kept[i]?.id ?? crypto.randomUUID() }));
   // Assignment looks at the faces stored before this file's (its own are never the same person).
-  const assigned = await Promise.all(stored.map(async ({ face }) => personFor(file.id, await neighbours(db, space, file.org_id, face.embedding))));
+  const assigned = await Promise.all(
+    stored.map(async ({ face, earlier: before }) =>
+      before && (before.person_id !== null || before.reviewed) ? before.person_id : personFor(file.id, await neighbours(db, space, file.org_id, face.embedding)),
+    ),
+  );
   db.transaction(() => {
     const insert = db.query(
-      "INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "INSERT INTO faces (id, file_id, org_id, person_id, reviewed, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     );
-    stored.forEach(({ id, face }, i) => {
-      insert.run(id, file.id, file.org_id, assigned[i]!, face.box.x_min, face.box.y_min, face.box.x_max, face.box.y_max, Math.round(face.score * 1000) / 1000, now);
+    stored.forEach(({ id, face, earlier: before }, i) => {
+      const b = face.box;
+      insert.run(id, file.id, file.org_id, assigned[i]!, before?.reviewed ?? 0, b.x_min, b.y_min, b.x_max, b.y_max, Math.round(face.score * 1000) / 1000, now);
       space.upsert(id, file.org_id, face.embedding);
     });
     touchPeople(db, now, assigned);
   })();
   return assigned.filter(Boolean).length;
+}
+
+interface EarlierFace {
+  id: string;
+  person_id: string | null;
+  reviewed: number;
+  x_min: number;
+  y_min: number;
+  x_max: number;
+  y_max: number;
+}
+
+/** Area of overlap over area of union of two boxes. */
+function overlap(a: FoundFace["box"], b: FoundFace["box"]): number {
+  const w = Math.min(a.x_max, b.x_max) - Math.max(a.x_min, b.x_min);
+  const h = Math.min(a.y_max, b.y_max) - Math.max(a.y_min, b.y_min);
+  if (w <= 0 || h <= 0) return 0;
+  const area = (box: FoundFace["box"]) => (box.x_max - box.x_min) * (box.y_max - box.y_min);
+  return (w * h) / (area(a) + area(b) - w * h);
+}
+
+/** For each face found now, the earlier face at the same place (one each, best overlaps first). */
+export function matchEarlierFaces<T extends FoundFace["box"]>(faces: { box: FoundFace["box"] }[], earlier: T[]): (T | undefined)[] {
+  const pairs = faces.flatMap((face, i) => earlier.map((before, j) => ({ i, j, iou: overlap(face.box, before) }))).filter((p) => p.iou >= 0.5);
+  pairs.sort((a, b) => b.iou - a.iou);
+  const matched: (T | undefined)[] = new Array(faces.length).fill(undefined);
+  const taken = new Set<number>();
+  for (const { i, j } of pairs) {
+    if (matched[i] || taken.has(j)) continue;
+    matched[i] = earlier[j];
+    taken.add(j);
+  }
+  return matched;
 }
 
 async function neighbours(db: Database, space: VectorSpace, orgId: string, vector: Float32Array) {
@@ -293,8 +339,8 @@ export function personFaces(db: Database, orgId: string, personId: string, limit
 /**
  * Gives a face to another person of the organization, or to nobody ("not this person"). A face
  * taken from its person is left without one: the clustering job only makes new people of such
- * faces, so it never goes back to the person it was taken from (unless its file is analysed
- * again, which finds its faces afresh).
+ * faces, so it never goes back to the person it was taken from, and the decision is marked
+ * reviewed so that analysing the file again keeps it.
  */
 export function assignFace(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, faceId: string, personId: string | null): FaceView {
   const { db, clock } = deps;
@@ -307,7 +353,7 @@ export function assignFace(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string
   const target = personId === null ? null : getPerson(db, orgId, personId).id;
   const now = isoAt(clock.now());
   db.transaction(() => {
-    db.query("UPDATE faces SET person_id = ? WHERE id = ?").run(target, face.id);
+    db.query("UPDATE faces SET person_id = ?, reviewed = 1 WHERE id = ?").run(target, face.id);
     touchPeople(db, now, [face.person_id, target]);
   })();
   return facesOfFile(db, face.file_id).find((f) => f.id === face.id)!;

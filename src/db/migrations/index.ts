@@ -37,6 +37,7 @@ import timelineIndex from "./032_timeline_index.ts";
 import linkCrawlTable from "./033_link_crawls.ts";
 import imageFindings from "./034_image_findings.ts";
 import imageCompliance from "./035_image_compliance.ts";
+import faceReviews from "./036_face_reviews.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -85,4 +86,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 33, name: "link_crawl_table", sql: linkCrawlTable },
   { version: 34, name: "image_findings", sql: imageFindings },
   { version: 35, name: "image_compliance", sql: imageCompliance },
+  { version: 36, name: "face_reviews", sql: faceReviews },
 ];

@@ -92,7 +92,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
   }, 120_000);
 }
 
-test("keeping the best trashes the other copies (Undo restores them); 'Not duplicates' takes a group apart for good", async () => {
+test("keeping the best trashes the other copies (Undo restores them); 'Not duplicates' takes a group apart for good (Undo takes it back)", async () => {
   const page = await newPage(browser, DESKTOP, 900, { locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   const notice = page.getByRole("status").filter({ hasText: /./ });
@@ -117,8 +117,10 @@ test("keeping the best trashes the other copies (Undo restores them); 'Not dupli
     const pair = page.getByRole("region", { name: "Group of 2: IMG_2041.jpg" });
     await pair.waitFor({ timeout: 30_000 });
     expect(await pair.locator(".dup-files .name").allTextContents()).toEqual(["IMG_2041.jpg Best", "IMG_2041 (small).jpg"]);
-    // The verdict is the server's: undone here (as a database edit) to go on with the group of three.
-    server.ctx.db.query("DELETE FROM duplicate_dismissals").run();
+    // Undo takes the verdict back: the group of three again.
+    await notice.getByRole("button", { name: "Undo" }).click();
+    await notice.filter({ hasText: "Grouped again." }).waitFor({ timeout: 30_000 });
+    await beach.waitFor({ timeout: 30_000 });
     await page.reload();
     await beach.waitFor({ timeout: 30_000 });
 

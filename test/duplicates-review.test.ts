@@ -81,3 +81,30 @@ test("a key without EDIT is refused before its body is read; bad bodies say what
     expect(bad.body.detail).toContain("file_ids");
   }
 });
+
+test("\"not duplicates\" can be taken back: the files group again; roles, bad bodies and another organization's files as for the verdict", async () => {
+  const db = server.ctx.db;
+  const project = defaultProjectId(db, owner.orgId);
+  const [a, b, c] = ["again-a.jpg", "again-b.jpg", "again-c.jpg"].map((filename) => insertFileRow(db, { orgId: owner.orgId, projectId: project, filename }));
+  pairAll(db, owner.orgId, [a!, b!, c!]);
+  const group = [a!, b!, c!].sort();
+  const before = (await groups(owner)).filter((g) => g.includes(a!));
+  expect(before).toEqual([group]);
+  expect((await owner.api.post("/duplicates/not-duplicates", { file_ids: [a, b, c] })).body.separated_pair_count).toBe(3);
+  expect((await groups(owner)).filter((g) => g.includes(a!))).toEqual([]);
+
+  const viewer = owner.keyWith(["view"]);
+  expect((await viewer.post("/duplicates/not-duplicates/undo", { file_ids: ["nope"] })).status).toBe(403);
+  expect((await owner.api.post("/duplicates/not-duplicates/undo", { file_ids: [a] })).status).toBe(400);
+  const foreign = await owner.api.post("/duplicates/not-duplicates/undo", { file_ids: [a, theirs] });
+  expect([foreign.status, foreign.body.code]).toEqual([404, "FILE_NOT_FOUND"]);
+  expect((await groups(owner)).filter((g) => g.includes(a!))).toEqual([]);
+
+  // Taken back for two of them: that pair groups again, the third stays apart.
+  const undone = await owner.api.post("/duplicates/not-duplicates/undo", { file_ids: [b!.toUpperCase(), a] });
+  expect(undone.status, JSON.stringify(undone.body)).toBe(200);
+  expect(undone.body).toEqual({ file_ids: [b, a], regrouped_pair_count: 1 });
+  expect((await groups(owner)).filter((g) => g.includes(a!))).toEqual([[a!, b!].sort()]);
+  expect((await owner.api.post("/duplicates/not-duplicates/undo", { file_ids: [a, b, c] })).body.regrouped_pair_count).toBe(2);
+  expect((await groups(owner)).filter((g) => g.includes(a!))).toEqual([group]);
+});

@@ -165,3 +165,22 @@ export function dismissDuplicates(db: Database, orgId: string, fileIds: string[]
   })();
   return separated;
 }
+
+/**
+ * Takes back "not duplicates" among the files: every pair among them may be grouped again.
+ * Returns how many found pairs rejoin the groups.
+ */
+export function undismissDuplicates(db: Database, orgId: string, fileIds: string[]): number {
+  const ids = [...new Set(fileIds)].sort();
+  let regrouped = 0;
+  db.transaction(() => {
+    const remove = db.query("DELETE FROM duplicate_dismissals WHERE org_id = ? AND file_a = ? AND file_b = ?");
+    const found = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM duplicate_pairs WHERE file_a = ? AND file_b = ?");
+    for (let i = 0; i < ids.length; i++) {
+      for (let j = i + 1; j < ids.length; j++) {
+        if (remove.run(orgId, ids[i]!, ids[j]!).changes) regrouped += found.get(ids[i]!, ids[j]!)!.n;
+      }
+    }
+  })();
+  return regrouped;
+}

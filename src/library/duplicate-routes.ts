@@ -6,7 +6,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { isoAt } from "../clock.ts";
-import { dismissDuplicates, groupMemberships, withMembers, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
+import { dismissDuplicates, groupMemberships, undismissDuplicates, withMembers, type DuplicateGroup } from "../duplicates/duplicate-store.ts";
 import { batchDeleteFiles } from "./file-edits.ts";
 import { FileUrls } from "../files/file-urls.ts";
 
@@ -33,6 +33,10 @@ const GroupView = t.Object(
   },
   { title: "DuplicateGroup" },
 );
+
+const NotDuplicatesBody = t.Object({
+  file_ids: t.Array(Uuid("file_ids"), { minItems: 2, maxItems: 100, error: "file_ids: 2-100 file UUIDs" }),
+});
 
 const TrashResult = t.Object(
   {
@@ -141,9 +145,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
       },
       {
         permission: "edit",
-        body: t.Object({
-          file_ids: t.Array(Uuid("file_ids"), { minItems: 2, maxItems: 100, error: "file_ids: 2-100 file UUIDs" }),
-        }),
+        body: NotDuplicatesBody,
         response: {
           200: t.Object({
             file_ids: t.Array(t.String()),
@@ -155,6 +157,31 @@ export function duplicateRoutes(ctx: LibraryDeps) {
           summary: "Say that files are not copies of one another: no two of them are grouped again (extension)",
           description:
             "file_ids: 2-100 live files of the organization (usually a group's files). Every pair among them leaves GET /duplicates/groups for good, also after the files are analysed again. 404 FILE_NOT_FOUND when one is not a live file of the organization (nothing is recorded then).",
+        },
+      },
+    )
+    .post(
+      "/duplicates/not-duplicates/undo",
+      ({ principal, body }) => {
+        const ids = body.file_ids.map((id) => id.toLowerCase());
+        if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
+        for (const id of ids) ctx.files.find(principal.orgId, id);
+        return { file_ids: ids, regrouped_pair_count: undismissDuplicates(ctx.db, principal.orgId, ids) };
+      },
+      {
+        permission: "edit",
+        body: NotDuplicatesBody,
+        response: {
+          200: t.Object({
+            file_ids: t.Array(t.String()),
+            regrouped_pair_count: t.Integer({ description: "Near-duplicate pairs among them that group them again" }),
+          }),
+          ...errorResponses([400, 404]),
+        },
+        detail: {
+          summary: "Take back \"not duplicates\": the files may be grouped again (extension)",
+          description:
+            "file_ids: 2-100 live files of the organization, as sent to POST /duplicates/not-duplicates. Every verdict between two of them is removed; their near-duplicate pairs group them again in GET /duplicates/groups. 404 FILE_NOT_FOUND when one is not a live file of the organization (nothing is changed then).",
         },
       },
     );

@@ -25,7 +25,8 @@ type Copy = {
 };
 type Group = { group_id: string; file_count: number; best_file_id: string; files: Copy[] };
 type TrashOutcome = { groups: { trashed_file_ids: string[]; failed: { id: string; message: string }[] }[]; trashed_count: number };
-type Notice = { text: string; trashed?: string[]; error?: boolean };
+/** `regroup`: the file sets just said to be "not duplicates", which Undo takes back. */
+type Notice = { text: string; trashed?: string[]; regroup?: string[][]; error?: boolean };
 
 const message = (err: unknown) => (err instanceof ApiFailure ? err.message : String(err));
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "unknown");
@@ -111,10 +112,9 @@ function GroupCard({ group, canEdit, onDone }: { group: Group; canEdit: boolean;
                   onClick={() =>
                     run(async () => {
                       // Each pair on its own: the others stay a group if they are copies of one another.
-                      for (const other of group.files) {
-                        if (other.id !== f.id) await api("/duplicates/not-duplicates", { method: "POST", body: { file_ids: [f.id, other.id] } });
-                      }
-                      return { text: `${f.filename}: marked as not a copy of the others; it will not be grouped with them again.` };
+                      const pairs = group.files.filter((other) => other.id !== f.id).map((other) => [f.id, other.id]);
+                      for (const pair of pairs) await api("/duplicates/not-duplicates", { method: "POST", body: { file_ids: pair } });
+                      return { text: `${f.filename}: marked as not a copy of the others; it will not be grouped with them again.`, regroup: pairs };
                     })
                   }
                 >
@@ -142,8 +142,9 @@ function GroupCard({ group, canEdit, onDone }: { group: Group; canEdit: boolean;
             disabled={busy}
             onClick={() =>
               run(async () => {
-                await api("/duplicates/not-duplicates", { method: "POST", body: { file_ids: group.files.map((f) => f.id) } });
-                return { text: `${group.files.map((f) => f.filename).join(", ")}: marked as not duplicates; they will not be grouped again.` };
+                const ids = group.files.map((f) => f.id);
+                await api("/duplicates/not-duplicates", { method: "POST", body: { file_ids: ids } });
+                return { text: `${group.files.map((f) => f.filename).join(", ")}: marked as not duplicates; they will not be grouped again.`, regroup: [ids] };
               })
             }
           >
@@ -169,6 +170,14 @@ export function Duplicates({ canEdit }: { canEdit: boolean }) {
     for (const id of ids) await api(`/files/${id}/restore`, { method: "POST" }).catch((err) => refused.push(message(err)));
     await done({ text: refused.length ? `Restored ${files(ids.length - refused.length)}; not restored: ${refused.join("; ")}.` : `Restored ${files(ids.length)}.`, error: refused.length > 0 });
   }
+  async function regroup(sets: string[][]) {
+    try {
+      for (const ids of sets) await api("/duplicates/not-duplicates/undo", { method: "POST", body: { file_ids: ids } });
+      await done({ text: "Grouped again." });
+    } catch (err) {
+      await done({ text: message(err), error: true });
+    }
+  }
   async function keepAllBest() {
     setBusy(true);
     try {
@@ -193,6 +202,11 @@ export function Duplicates({ canEdit }: { canEdit: boolean }) {
           {notice.text}{" "}
           {notice.trashed?.length ? (
             <button type="button" class="link" onClick={() => undo(notice.trashed!)}>
+              Undo
+            </button>
+          ) : null}
+          {notice.regroup?.length ? (
+            <button type="button" class="link" onClick={() => regroup(notice.regroup!)}>
               Undo
             </button>
           ) : null}

@@ -14,6 +14,7 @@ import { statSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from "prom-client";
 import type { Clock } from "./clock.ts";
 import { workerThreadFailures } from "./native/worker-thread.ts";
+import { STALL_CAUSES, eventLoopMonitor } from "./native/event-loop-monitor.ts";
 
 let processMetrics: Registry | null = null;
 
@@ -30,8 +31,37 @@ function processRegistry(): Registry {
     processMetrics = new Registry();
     collectDefaultMetrics({ register: processMetrics, prefix: "mediabox_" });
     for (const name of HEAP_SPACE_GAUGES) processMetrics.removeSingleMetric(name);
+    watchEventLoop(processMetrics);
   }
   return processMetrics;
+}
+
+/**
+ * The event loop's lateness, every SAMPLE_MS tick (src/native/event-loop-monitor.ts): unlike
+ * prom-client's nodejs_eventloop_lag_* gauges, which each scrape resets, a histogram that any
+ * number of scrapers can rate() over their own window; and the stalls' time by cause, which says
+ * whether the event loop was held by code (running), by a busy machine (waiting_for_cpu) or by a
+ * synchronous system call (blocked).
+ */
+function watchEventLoop(registry: Registry): void {
+  const monitor = eventLoopMonitor();
+  const lateness = new Histogram({
+    name: "mediabox_event_loop_lateness_seconds",
+    help: "How late the event loop ran a timer due every 20 ms: what a request arriving then waited",
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  monitor.onLateness((ms) => lateness.observe(ms / 1000));
+  new Counter({
+    name: "mediabox_event_loop_stall_seconds_total",
+    help: "Time the event loop ran 50 ms or more late, by cause: running (code held it), waiting_for_cpu (every core was taken), blocked (a synchronous system call)",
+    labelNames: ["cause"] as const,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const cause of STALL_CAUSES) this.inc({ cause }, monitor.stallTotals[cause] / 1000);
+    },
+  });
 }
 
 /** A gauge read from its source at scrape time: `read` lists every labelled value there is now; labels it no longer lists drop out. */
@@ -96,6 +126,8 @@ export class Metrics {
   });
 
   constructor(db: Database, clock: Clock, databaseFile: string) {
+    // The process's figures start now (the event loop's are sampled from here on), not at the first scrape.
+    processRegistry();
     scrapedGauge(this.registry, "mediabox_jobs", "Jobs in the durable queue by queue and status", ["queue", "status"], () =>
       db.query<{ queue: string; status: string; n: number }, []>("SELECT queue, status, count(*) AS n FROM jobs GROUP BY queue, status").all().map((row) => [{ queue: row.queue, status: row.status }, row.n]),
     );

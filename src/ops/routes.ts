@@ -12,6 +12,7 @@ import { ApiError, errorMessage } from "../errors.ts";
 import { installedModels } from "../models/manifest.ts";
 import { pendingEmbeddingChunks, textModelFallbackReason } from "../embeddings/text-models.ts";
 import { timingSafeEqual } from "node:crypto";
+import { eventLoopMonitor } from "../native/event-loop-monitor.ts";
 
 const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
 /** Extension: the installed model folders (models/manifest.json) and which text model serves search. */
@@ -38,6 +39,17 @@ const Models = t.Object({
 const Preparing = t.Array(
   t.Object({ task: t.String(), model: t.String(), done: t.Integer(), total: t.Integer(), paused: t.Boolean() }),
 );
+/** Extension: how late the event loop ran over the last minute, and its stalls by cause (native/event-loop-monitor.ts). */
+const StallMs = t.Object({ running: t.Integer(), waiting_for_cpu: t.Integer(), blocked: t.Integer() });
+const EventLoop = t.Object({
+  window_seconds: t.Integer(),
+  samples: t.Integer(),
+  lateness_p50_ms: t.Number(),
+  lateness_p99_ms: t.Number(),
+  lateness_max_ms: t.Number(),
+  stalls: t.Integer(),
+  stall_ms: StallMs,
+});
 
 export function infrastructureRoutes(ctx: OpsDeps) {
   return new Elysia({ tags: ["Operations"] })
@@ -73,14 +85,14 @@ export function infrastructureRoutes(ctx: OpsDeps) {
             pending_chunks: pendingEmbeddingChunks(ctx.db),
           },
         };
-        return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models, preparing: ctx.background.preparingNow() };
+        return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models, preparing: ctx.background.preparingNow(), event_loop: eventLoopMonitor().window() };
       },
       {
         response: {
-          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing }),
-          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing }),
+          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing, event_loop: EventLoop }),
+          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing, event_loop: EventLoop }),
         },
-        detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use, and what is preparing", security: [] },
+        detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use, what is preparing, and how late the event loop ran in the last minute", security: [] },
       },
     );
 }

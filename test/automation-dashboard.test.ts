@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { launchChromium, newPage, SHOTS, signIn } from "./support/chromium.ts";
+import { launchChromium, navigate, newPage, SHOTS, signIn } from "./support/chromium.ts";
 import { addWatchedFolder } from "../src/watch/watched-folders.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -40,7 +40,7 @@ test("rules: a dry run lists the files a rule would touch; saved and applied to 
   page.on("dialog", (dialog) => void dialog.accept());
   try {
     await signIn(page, server.url, owner.key);
-    await page.getByRole("link", { name: "Automation" }).click();
+    await navigate(page, "Automation");
     await page.getByRole("heading", { name: "Automation" }).waitFor();
     // The editor starts with the example rule: text contains "invoice" → tag finance.
     await page.getByRole("button", { name: "Dry run" }).click();

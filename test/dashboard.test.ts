@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, newPage, SHOTS, signIn } from "./support/chromium.ts";
+import { launchChromium, navigate, newPage, SHOTS, signIn } from "./support/chromium.ts";
 import { photo, textImage } from "./support/images.ts";
 import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
@@ -290,7 +290,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
     await page.getByText(email).waitFor();
 
     // The API Keys tab: a key with view only, shown once, copied, working, then revoked.
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API keys" }).click();
+    await navigate(page, "API keys");
     await page.getByLabel("Name").fill("nightly import");
     await page.getByRole("checkbox", { name: "edit" }).uncheck();
     await page.getByRole("checkbox", { name: "delete" }).uncheck();
@@ -313,7 +313,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
     // Members: a colleague's role changed, someone invited.
     const colleague = `colleague.${crypto.randomUUID().slice(0, 6)}@example.com`;
     await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", colleague], { org, role: "member", password: "another-harbour-pass-9" });
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Members" }).click();
+    await navigate(page, "Members");
     await page.getByLabel(`Role of ${colleague}`).selectOption("viewer");
     await page.getByText(`${colleague} is now viewer`).waitFor({ timeout: 30_000 });
     const role = server.ctx.db
@@ -378,7 +378,7 @@ test("a cloud drive is connected in a popup, browsed, a file imported from it, a
     const page = await newPage(browser, 1280, 900);
     try {
       await signIn(page, stack.server.url, tenant.key);
-      await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Cloud drives" }).click();
+      await navigate(page, "Cloud drives");
       const [popup] = await Promise.all([page.waitForEvent("popup"), page.getByRole("button", { name: "Connect Google Drive" }).click()]);
       await popup.waitForSelector("#allow", { timeout: 30_000 });
       await Promise.all([popup.waitForEvent("close", { timeout: 30_000 }), popup.click("#allow")]);
@@ -433,7 +433,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
   const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Schemas" }).click();
+    await navigate(page, "Schemas");
     await page.getByLabel("Name", { exact: true }).fill("Listing");
     // Not JSON: said by the page. JSON the server refuses: its reason is shown.
     await page.getByLabel("JSON Schema").fill("{ type: object");
@@ -452,7 +452,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
     expect(schemas.map((s: { name: string; description: string }) => [s.name, s.description])).toEqual([["Listing", "Real estate listing facts"]]);
     await page.screenshot({ path: join(SHOTS, "schemas.png"), fullPage: true });
 
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Export" }).click();
+    await navigate(page, "Export");
     await page.getByRole("checkbox", { name: "File name" }).waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: "Export every file" }).click();
     const href = await page.getByRole("link", { name: "Download" }).getAttribute("href", { timeout: 30_000 });
@@ -799,7 +799,7 @@ test("the Trash page lists deleted files and restores one by its button, then a 
   const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);
-    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Trash" }).click();
+    await navigate(page, "Trash");
     await headingFocused(page, "Trash");
     await page.getByText("3 files in the trash").waitFor({ timeout: 30_000 });
     const table = page.locator("table.trash");

@@ -91,3 +91,13 @@ export async function smallTargets(page: Page, minimum = 32): Promise<string[]> 
     return small;
   }, minimum);
 }
+
+/** Follows a link of the main navigation, opening the phone menu or the "More" list first when the link is folded there. */
+export async function navigate(page: Page, name: string): Promise<void> {
+  const nav = page.getByRole("navigation", { name: "Main" });
+  const link = nav.getByRole("link", { name, exact: true });
+  const menu = nav.getByRole("button", { name: "Menu" });
+  if (!(await link.isVisible()) && (await menu.isVisible())) await menu.click();
+  if (!(await link.isVisible())) await nav.getByRole("button", { name: "More" }).click();
+  await link.click();
+}

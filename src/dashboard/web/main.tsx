@@ -86,9 +86,30 @@ function OrganizationSwitch({ session, onSwitched }: { session: SessionInfo; onS
   );
 }
 
+/** The pages listed under "More". */
+const MORE_PAGES = ["#/trash", "#/cloud", "#/automation", "#/schemas", "#/export", "#/keys", "#/members"];
+
 function App() {
   const [auth, setAuth] = useState<Auth>({ kind: "unknown" });
   const [menuOpen, setMenuOpen] = useState(false);
+  const [moreOpen, setMoreOpen] = useState(false);
+  const moreRef = useRef<HTMLDivElement>(null);
+  // The "More" list closes on Escape and on a click anywhere else, as a menu does.
+  useEffect(() => {
+    if (!moreOpen) return;
+    const outside = (e: MouseEvent) => moreRef.current && !moreRef.current.contains(e.target as Node) && setMoreOpen(false);
+    const escape = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      setMoreOpen(false);
+      moreRef.current?.querySelector<HTMLButtonElement>(".more-toggle")?.focus();
+    };
+    document.addEventListener("click", outside);
+    document.addEventListener("keydown", escape);
+    return () => {
+      document.removeEventListener("click", outside);
+      document.removeEventListener("keydown", escape);
+    };
+  }, [moreOpen]);
   const hash = useHash();
   useEffect(() => setMenuOpen(false), [hash]);
   const check = async () => {
@@ -155,7 +176,15 @@ function App() {
           <button type="button" class="menu-toggle secondary" aria-expanded={menuOpen} aria-controls="main-links" onClick={() => setMenuOpen(!menuOpen)}>
             Menu
           </button>
-          <div class="links" id="main-links" onClick={(e) => (e.target as HTMLElement).closest("a") && setMenuOpen(false)}>
+          <div
+            class="links"
+            id="main-links"
+            onClick={(e) => {
+              if (!(e.target as HTMLElement).closest("a")) return;
+              setMenuOpen(false);
+              setMoreOpen(false);
+            }}
+          >
             <a href="#/library" aria-current={current("#/library")}>Library</a>
             <a href="#/photos" aria-current={current("#/photos")}>Photos</a>
             <a href="#/people" aria-current={current("#/people")}>People</a>
@@ -164,14 +193,28 @@ function App() {
             <a href="#/upload" aria-current={current("#/upload")}>Upload</a>
             <a href="#/search" aria-current={current("#/search")}>Search documents</a>
             <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
-            <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
-            <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
-            <a href="#/export" aria-current={current("#/export")}>Export</a>
-            <a href="#/trash" aria-current={current("#/trash")}>Trash</a>
-            <a href="#/automation" aria-current={current("#/automation")}>Automation</a>
-            {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
-            {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
-            <a href="/docs">API docs</a>
+            {/* What is used now and then, folded under "More" on wide screens; listed with the rest in the phone menu. */}
+            <div class={`more${moreOpen ? " open" : ""}`} ref={moreRef}>
+              <button
+                type="button"
+                class={`link more-toggle${MORE_PAGES.some((p) => hash.startsWith(p)) ? " current" : ""}`}
+                aria-expanded={moreOpen}
+                aria-controls="more-links"
+                onClick={() => setMoreOpen(!moreOpen)}
+              >
+                More
+              </button>
+              <div class="more-links" id="more-links">
+                <a href="#/trash" aria-current={current("#/trash")}>Trash</a>
+                <a href="#/cloud" aria-current={current("#/cloud")}>Cloud drives</a>
+                <a href="#/automation" aria-current={current("#/automation")}>Automation</a>
+                <a href="#/schemas" aria-current={current("#/schemas")}>Schemas</a>
+                <a href="#/export" aria-current={current("#/export")}>Export</a>
+                {manager ? <a href="#/keys" aria-current={current("#/keys")}>API keys</a> : null}
+                {manager ? <a href="#/members" aria-current={current("#/members")}>Members</a> : null}
+                <a href="/docs">API docs</a>
+              </div>
+            </div>
             <span class="who">
               {auth.kind === "session" ? (
                 <>

@@ -4,8 +4,10 @@
 // chunk counts (remembered for common words only).
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { indexTotals, weightedBm25 } from "../src/documents/bm25.ts";
-import { cappedFrequency, documentFrequencies, matchQuery, stems } from "../src/documents/keyword-query.ts";
+import { weightedBm25 } from "../src/documents/bm25.ts";
+import { Fts5KeywordIndex } from "../src/documents/fts5-keyword-index.ts";
+import { documentFrequencies, matchQuery, stems } from "../src/documents/keyword-query.ts";
+import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { expandedTerms, feedbackChunks, ORIGINAL_WEIGHT, relevanceModel } from "../src/documents/query-expansion.ts";
 
 const chunk = (text: string, score: number) => {
@@ -80,7 +82,7 @@ describe("RM3 mix", () => {
   });
 });
 
-test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales with a term's weight", () => {
+test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales with a term's weight", async () => {
   const db = new Database(":memory:");
   db.run("CREATE VIRTUAL TABLE chunks_fts USING fts5(content, headings, tokenize = 'porter unicode61 remove_diacritics 2')");
   db.run("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row')");
@@ -96,7 +98,9 @@ test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales w
     db.run("INSERT INTO chunks_fts (rowid, content, headings) VALUES (?, ?, ?)", [i + 1, t.content, t.headings]);
     db.run("INSERT INTO document_chunks (seq) VALUES (?)", [i + 1]);
   });
-  expect(indexTotals(db).rows).toBe(5);
+  const index = new Fts5KeywordIndex(new SqliteClient(db));
+  const totals = await index.totals();
+  expect(totals.rows).toBe(5);
   const fts = new Map(
     db
       .query<{ rowid: number; s: number }, [string]>("SELECT rowid, -bm25(chunks_fts, 1.0, 0.5) AS s FROM chunks_fts WHERE chunks_fts MATCH ?")
@@ -105,30 +109,31 @@ test("the weighted BM25 equals FTS5's bm25() for an ordinary query, and scales w
   );
   const df = (stem: string) => db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?").get(stem)?.doc ?? 0;
   // Document frequencies for expansion terms: exact up to the cap, cap + 1 beyond it.
-  expect(cappedFrequency(db, "fluttering", 10)).toBe(df(stems(["flutter"])[0]!));
-  expect(cappedFrequency(db, "flutter", 10)).toBe(2);
-  expect(cappedFrequency(db, "flutter", 1)).toBe(2);
-  expect(cappedFrequency(db, "nowhere", 10)).toBe(0);
+  const capped = (word: string, cap: number) => index.cappedFrequency({ word, stem: stems([word])[0]! }, cap);
+  expect(await capped("fluttering", 10)).toBe(df(stems(["flutter"])[0]!));
+  expect(await capped("flutter", 10)).toBe(2);
+  expect(await capped("flutter", 1)).toBe(2);
+  expect(await capped("nowhere", 10)).toBe(0);
   // Weights are keyed by the index's stems ("supersonic" is "superson").
   const [flutter, panel, supersonic] = stems(["flutter", "panels", "supersonic"]) as [string, string, string];
   expect(supersonic).toBe("superson");
   const query = (weights: [string, number][]) => weights.map(([stem, weight]) => ({ stem, weight, frequency: df(stem) }));
-  const ours = weightedBm25(db, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts);
+  const ours = weightedBm25(totals, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts);
   texts.forEach((_, i) => expect(ours[i]!).toBeCloseTo(fts.get(i + 1) ?? 0, 9));
   expect(ours[3]).toBe(0);
   // The second time the chunks' counted stems are remembered: same scores.
-  expect(weightedBm25(db, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts)).toEqual(ours);
+  expect(weightedBm25(totals, query([[flutter, 1], [panel, 1], [supersonic, 1]]), texts)).toEqual(ours);
   // Weight 2 on one term = that term counted twice.
-  const flutterOnly = weightedBm25(db, query([[flutter, 1]]), texts);
-  const doubled = weightedBm25(db, query([[flutter, 2], [panel, 1], [supersonic, 1]]), texts);
+  const flutterOnly = weightedBm25(totals, query([[flutter, 1]]), texts);
+  const doubled = weightedBm25(totals, query([[flutter, 2], [panel, 1], [supersonic, 1]]), texts);
   // Words the stemmer had not met are counted too (stemmed in one batch after the pass).
-  const fresh = weightedBm25(db, query([[flutter, 1]]), [{ id: crypto.randomUUID(), content: "Flutterings fluttered; flutter xqzfreshword", headings: "[]" }]);
+  const fresh = weightedBm25(totals, query([[flutter, 1]]), [{ id: crypto.randomUUID(), content: "Flutterings fluttered; flutter xqzfreshword", headings: "[]" }]);
   expect(fresh[0]).toBeGreaterThan(0);
   texts.forEach((_, i) => expect(doubled[i]!).toBeCloseTo(ours[i]! + flutterOnly[i]!, 9));
   db.close();
 });
 
-test("common words' chunk counts are remembered until the index grows by a tenth; rare words are always counted", () => {
+test("common words' chunk counts are remembered until the index grows by a tenth; rare words are always counted", async () => {
   const db = new Database(":memory:");
   db.run("CREATE VIRTUAL TABLE chunks_fts USING fts5(content, headings, tokenize = 'porter unicode61 remove_diacritics 2')");
   db.run("CREATE VIRTUAL TABLE chunks_fts_vocab USING fts5vocab(chunks_fts, 'row')");
@@ -140,13 +145,14 @@ test("common words' chunk counts are remembered until the index grows by a tenth
     db.run("INSERT INTO document_chunks (seq) VALUES (?)", [seq]);
   };
   for (let i = 0; i < 200; i++) add(i === 0 ? "pump valve" : "pump");
-  const counts = () => documentFrequencies(db, ["pump", "valv", "gasket"]);
-  expect([...counts().values()]).toEqual([200, 1, 0]);
+  const index = new Fts5KeywordIndex(new SqliteClient(db));
+  const counts = () => documentFrequencies(index, ["pump", "valv", "gasket"]);
+  expect([...(await counts()).values()]).toEqual([200, 1, 0]);
   for (let i = 0; i < 10; i++) add("pump valve gasket");
   // "pump" (200 chunks) is remembered; the rare ones are counted again, so new words are found at once.
-  expect([...counts().values()]).toEqual([200, 11, 10]);
+  expect([...(await counts()).values()]).toEqual([200, 11, 10]);
   for (let i = 0; i < 20; i++) add("pump");
   // Past a tenth more chunks, every count is read again.
-  expect(counts().get("pump")).toBe(230);
+  expect((await counts()).get("pump")).toBe(230);
   db.close();
 });

@@ -27,6 +27,8 @@ import { searchChunks } from "../../src/documents/search.ts";
 import { TextEmbedder } from "../../src/embeddings/text-embedder.ts";
 import { OcrEngine } from "../../src/ocr/ocr.ts";
 import { VectorIndex } from "../../src/vectors/vector-index.ts";
+import { sqliteVectorSpaces } from "../../src/vectors/vector-spaces.ts";
+import { SqliteClient } from "../../src/db/sqlite-client.ts";
 import { buildFixtureEmbeddingModel } from "../../test/support/embedding-model.ts";
 import { run } from "../../test/support/process.ts";
 
@@ -168,7 +170,7 @@ async function search() {
     unavailableReason: async () => null,
     embed: async () => [queries[q++ % ROUNDS]!],
   };
-  const ctx = { db, embedder, vectors: index } as unknown as SearchDeps;
+  const ctx = { sql: new SqliteClient(db), embedder, spaces: sqliteVectorSpaces(index) } as unknown as SearchDeps;
   const time = async (fn: () => Promise<unknown> | unknown) => {
     const times: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {
@@ -196,7 +198,7 @@ async function search() {
   const store = await time(() => space.nearestInStore(orgId, queries[q++ % ROUNDS]!, 10));
   await space.nearest(orgId, queries[0]!, 1); // loads the in-memory copy (timed separately below)
   const knn = await time(() => space.nearest(orgId, queries[q++ % ROUNDS]!, 10));
-  const keywordCtx = { db, vectors: index, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as SearchDeps;
+  const keywordCtx = { ...ctx, embedder: { ...embedder, unavailableReason: async () => "keyword-only run" } } as unknown as SearchDeps;
   const keyword = await time(() => searchChunks(keywordCtx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const hybrid = await time(() => searchChunks(ctx, { orgId, query: "pressure seal RX-997", limit: 10, similarityThreshold: 0, documentIds: null }));
   const row = (name: string, t: number[], note = "") => console.log(`  ${name.padEnd(44)} p50 ${fmt(percentile(t, 50))} ms   p95 ${fmt(percentile(t, 95))} ms${note}`);

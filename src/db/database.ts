@@ -51,7 +51,7 @@ export function migrate(db: Database, migrations: Migration[]): void {
     if (done.has(migration.version)) continue;
     const apply = () => {
       if ("sql" in migration) db.run(migration.sql);
-      else migration.run(db);
+      else if ("run" in migration) migration.run(db);
       db.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
         migration.version,
         migration.name,

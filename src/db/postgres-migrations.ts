@@ -192,6 +192,6 @@ export function postgresMigrations(migrations: readonly Migration[]): { version:
           .map((statement) => translateStatement(statement, migration.version, state))
           .filter((statement) => statement !== "")
           .join(";\n") + ";"
-        : migration.postgres,
+        : "postgresOnly" in migration ? migration.postgresOnly : migration.postgres,
     }));
 }

@@ -62,6 +62,8 @@ export interface Dialect {
   jsonText(column: string, key: string): string;
   /** A number field of a JSON text column, comparable with numbers. */
   jsonNumber(column: string, key: string): string;
+  /** A subquery of the elements of a JSON array bound to its one `?`, as text in a column `value`: `x IN (${d.jsonValues})`. */
+  readonly jsonValues: string;
 }
 
 /** A key spliced into SQL: a plain identifier, never user input. */
@@ -76,6 +78,7 @@ export const SQLITE_DIALECT: Dialect = {
   forUpdate: "",
   jsonText: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
   jsonNumber: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
+  jsonValues: "SELECT value FROM json_each(?)",
 };
 
 export const POSTGRES_DIALECT: Dialect = {
@@ -84,6 +87,7 @@ export const POSTGRES_DIALECT: Dialect = {
   forUpdate: "FOR UPDATE",
   jsonText: (column, key) => `(${column}::jsonb ->> '${jsonKey(key)}')`,
   jsonNumber: (column, key) => `((${column}::jsonb ->> '${jsonKey(key)}')::double precision)`,
+  jsonValues: "SELECT value FROM jsonb_array_elements_text(?::text::jsonb) AS elements(value)",
 };
 
 /** Booleans are stored as 0/1 on both engines; undefined is never a value. */

@@ -2,14 +2,14 @@
  * BM25 of a weighted query over given chunks, computed as FTS5's bm25() computes it over the
  * chunk index (k1 1.2, b 0.75, the content column weighted 1 and headings 0.5, FTS5's idf with
  * its floor, document length = the row's tokens over both columns, the index's own row count and
- * average length). Owns that arithmetic; chunk-terms.ts counts (and remembers) each chunk's stems.
+ * average length: KeywordIndex.totals()). Owns that arithmetic; chunk-terms.ts counts (and
+ * remembers) each chunk's stems.
  *
  * Why not let FTS5 score an expanded query: FTS5 has no per-term weights, and writing a term as
  * often as its weight says made the query ~80 phrases long, which FTS5 scored at 15-44 ms a
  * query on a 2,000-chunk index (busy machine), growing with the index. Here the cost is one
  * lookup per distinct stem of each candidate chunk.
  */
-import type { Database } from "bun:sqlite";
 import { chunkTerms, stemNumber, type ChunkText } from "./chunk-terms.ts";
 
 const K1 = 1.2;
@@ -19,33 +19,6 @@ export interface IndexTotals {
   rows: number;
   /** Average tokens per row, both columns together. */
   averageLength: number;
-}
-
-/** A SQLite varint (big-endian groups of 7 bits, the ninth byte whole), as FTS5 writes them. */
-function readVarint(bytes: Uint8Array, at: { p: number }): number {
-  let v = 0;
-  for (let i = 0; i < 9; i++) {
-    const c = bytes[at.p++] ?? 0;
-    if (i === 8) return v * 256 + c;
-    v = v * 128 + (c & 0x7f);
-    if (!(c & 0x80)) return v;
-  }
-  return v;
-}
-
-/**
- * The chunk index's row count and average row length, from FTS5's own averages record (row 1 of
- * chunks_fts_data: the row count, then each column's total tokens, as varints), so the scores
- * use the very statistics bm25() uses.
- */
-export function indexTotals(db: Database): IndexTotals {
-  const row = db.query<{ block: Uint8Array }, []>("SELECT block FROM chunks_fts_data WHERE id = 1").get();
-  if (!row) return { rows: 0, averageLength: 1 };
-  const at = { p: 0 };
-  const rows = readVarint(row.block, at);
-  let tokens = 0;
-  while (at.p < row.block.length) tokens += readVarint(row.block, at);
-  return { rows, averageLength: rows > 0 ? tokens / rows || 1 : 1 };
 }
 
 /** FTS5's idf: ln((N - n + 0.5) / (n + 0.5)), floored at 1e-6 for terms in half the rows or more. */
@@ -62,9 +35,8 @@ export interface QueryTerm {
 }
 
 /** BM25 of each chunk for the weighted query `terms`, in the order given; 0 where no term occurs. */
-export function weightedBm25(db: Database, terms: QueryTerm[], chunks: ChunkText[]): number[] {
+export function weightedBm25(totals: IndexTotals, terms: QueryTerm[], chunks: ChunkText[]): number[] {
   if (!terms.length || !chunks.length) return chunks.map(() => 0);
-  const totals = indexTotals(db);
   const counted = chunkTerms(chunks);
   // After chunkTerms: every stem the chunks hold has its number now.
   const weightOf = new Map<number, number>();

@@ -1,7 +1,7 @@
 /**
- * Turns a search query into the FTS5 query for the chunk index (porter stemming over unicode61,
- * see migration 008): each content word an OR-ed term, so BM25 ranks chunks by how many of the
- * rare words they hold.
+ * Turns a search query into the terms the chunks' keyword index ranks by (keyword-index.ts, on
+ * either database; porter stemming over unicode61 as FTS5 does it, migration 008): each content
+ * word an OR-ed term, so BM25 ranks chunks by how many of the rare words they hold.
  *
  * - Stop words are left out (unless the query has nothing else): they match most chunks and rank
  *   nothing.
@@ -9,13 +9,13 @@
  *   phrase: a phrase would miss text that writes the parts apart or differently joined, while
  *   BM25 still ranks a chunk holding every part first.
  * - In a large index, terms found in more than 10% of the chunks are left out too (keeping at
- *   least the rarest one). Their document frequency is read from the index's vocabulary, which
- *   holds stems; the stem of each query word is found by the same tokenizer, run over the query
+ *   least the rarest one). Their document frequency is read from the index, which holds stems; the stem of each query word is found by the same tokenizer, run over the query
  *   in a scratch in-memory FTS5 table (so JavaScript never has to reimplement the stemmer).
- * - Words are quoted: no FTS syntax from the user reaches SQLite.
+ * - Words are quoted in an FTS5 query: no FTS syntax from the user reaches SQLite.
  */
 import { Database } from "bun:sqlite";
 import { STOP_WORDS, words as wordsOf } from "../text/stop-words.ts";
+import type { KeywordIndex } from "./keyword-index.ts";
 
 const COMMON_TERM_SHARE = 0.1;
 const COMMON_TERM_MIN_CHUNKS = 1000;
@@ -85,7 +85,7 @@ export interface KeywordTerm {
   frequency: number;
 }
 
-/** Chunk counts by stem, remembered for one database (see rememberedCounts). */
+/** Chunk counts by stem, remembered for one index (see rememberedCounts). */
 export interface CountMemo {
   rows: number;
   byStem: Map<string, number>;
@@ -94,90 +94,76 @@ export interface CountMemo {
 /** Stems whose counts one memory keeps (it starts over when full). */
 const REMEMBERED_STEMS = 50_000;
 
+/** Chunks stored, by the highest chunk number (an index read, where counting rows reads them all). */
+async function chunkCount(index: KeywordIndex): Promise<number> {
+  return (await index.sql.one<{ n: number | null }>("SELECT max(seq) AS n FROM document_chunks"))?.n ?? 0;
+}
+
 /**
- * The chunk counts `memos` remembers for `db`, started over once the index has grown by a tenth
- * (or shrunk) or holds REMEMBERED_STEMS: a count a little stale moves a term's idf by little,
- * while counting reads the word's postings (the vocabulary table all of them).
+ * The chunk counts `memos` remembers for `index`, started over once the index has grown by a
+ * tenth (or shrunk) or holds REMEMBERED_STEMS: a count a little stale moves a term's idf by little,
+ * while counting reads the word's postings.
  */
-export function rememberedCounts(memos: WeakMap<Database, CountMemo>, db: Database): Map<string, number> {
-  const rows = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
-  let memo = memos.get(db);
-  if (!memo || rows > memo.rows * 1.1 || rows < memo.rows || memo.byStem.size >= REMEMBERED_STEMS) memos.set(db, (memo = { rows, byStem: new Map() }));
+export async function rememberedCounts(memos: WeakMap<KeywordIndex, CountMemo>, index: KeywordIndex): Promise<Map<string, number>> {
+  const rows = await chunkCount(index);
+  let memo = memos.get(index);
+  if (!memo || rows > memo.rows * 1.1 || rows < memo.rows || memo.byStem.size >= REMEMBERED_STEMS) memos.set(index, (memo = { rows, byStem: new Map() }));
   return memo.byStem;
 }
 
 /** Counts at least this large are remembered: counting reads every posting of the word. */
 const REMEMBERED_MIN_CHUNKS = 100;
-/** Remembered chunk counts of common stems, by database. */
-const common = new WeakMap<Database, CountMemo>();
+/** Remembered chunk counts of common stems, by index. */
+const common = new WeakMap<KeywordIndex, CountMemo>();
 
 /**
- * How many chunks hold each stem (0 when none), from the index's vocabulary. Counting a word
- * reads all its postings (~8 ms a query at 100,000 chunks for words in most of them), so counts
- * of REMEMBERED_MIN_CHUNKS or more are remembered (rememberedCounts), while rare words (whose
- * counts change what matches) are always counted afresh.
+ * How many chunks hold each stem (0 when none). Counting a word reads all its postings (~8 ms a
+ * query at 100,000 chunks for words in most of them), so counts of REMEMBERED_MIN_CHUNKS or more
+ * are remembered (rememberedCounts), while rare words (whose counts change what matches) are
+ * always counted afresh.
  */
-export function documentFrequencies(db: Database, stemList: string[]): Map<string, number> {
-  const remembered = rememberedCounts(common, db);
-  const docCount = db.query<{ doc: number }, [string]>("SELECT doc FROM chunks_fts_vocab WHERE term = ?");
-  return new Map(
-    stemList.map((stem) => {
-      let n = remembered.get(stem);
-      if (n === undefined) {
-        n = docCount.get(stem)?.doc ?? 0;
-        if (n >= REMEMBERED_MIN_CHUNKS) remembered.set(stem, n);
-      }
-      return [stem, n];
-    }),
-  );
-}
-
-/**
- * How many chunks hold `word`'s stem, counted only up to `cap` + 1: the vocabulary table counts a
- * term by reading all its postings (tens of milliseconds for a word in most of 100,000 chunks),
- * while a full-text match stops after `cap` + 1 rows. Exact when the result is `cap` or less.
- */
-export function cappedFrequency(db: Database, word: string, cap: number): number {
-  const row = db
-    .query<{ n: number }, [string, number]>("SELECT count(*) AS n FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?)")
-    .get(matchQuery([{ word }]), Math.floor(cap) + 1);
-  return row?.n ?? 0;
+export async function documentFrequencies(index: KeywordIndex, stemList: string[]): Promise<Map<string, number>> {
+  const remembered = await rememberedCounts(common, index);
+  const out = new Map<string, number>();
+  for (const stem of stemList) {
+    let n = remembered.get(stem);
+    if (n === undefined) {
+      n = await index.frequency(stem);
+      if (n >= REMEMBERED_MIN_CHUNKS) remembered.set(stem, n);
+    }
+    out.set(stem, n);
+  }
+  return out;
 }
 
 /** Most chunks a term may occur in and still rank anything (see the module comment). */
-export function commonTermLimit(db: Database): number {
-  const total = db.query<{ n: number | null }, []>("SELECT max(seq) AS n FROM document_chunks").get()?.n ?? 0;
-  return Math.max(total * COMMON_TERM_SHARE, COMMON_TERM_MIN_CHUNKS);
+export async function commonTermLimit(index: KeywordIndex): Promise<number> {
+  return Math.max((await chunkCount(index)) * COMMON_TERM_SHARE, COMMON_TERM_MIN_CHUNKS);
 }
 
 /** The query's terms that take part in keyword matching, rarest first; empty when none is in the index. */
-export function keywordTerms(db: Database, text: string): KeywordTerm[] {
+export async function keywordTerms(index: KeywordIndex, text: string): Promise<KeywordTerm[]> {
   const words = queryWords(text);
   if (!words.length) return [];
+  await index.ready();
   const stemmed = stems(words);
-  const frequencies = documentFrequencies(db, [...new Set(stemmed)]);
+  const frequencies = await documentFrequencies(index, [...new Set(stemmed)]);
   const byStem = new Map<string, KeywordTerm>();
   words.forEach((word, i) => {
     const stem = stemmed[i]!;
     if (!byStem.has(stem)) byStem.set(stem, { word, stem, frequency: frequencies.get(stem)! });
   });
   const scored = [...byStem.values()].filter((w) => w.frequency > 0).sort((a, b) => a.frequency - b.frequency);
-  const limit = commonTermLimit(db);
+  const limit = await commonTermLimit(index);
   return scored.filter((w, i) => i === 0 || w.frequency <= limit);
 }
 
 /**
  * The FTS5 query OR-ing `terms`, each written `repeats` times (default once): FTS5's bm25() sums
- * one contribution per phrase of the query, so a term written twice counts twice. This is how
- * query expansion weights its terms (FTS5 has no per-term weights).
+ * one contribution per phrase of the query, so a term written twice counts twice.
  */
-export function matchQuery(terms: { word: string; repeats?: number }[]): string {
+export function matchQuery(terms: readonly { word: string; repeats?: number }[]): string {
   const phrases: string[] = [];
   for (const t of terms) for (let i = 0; i < (t.repeats ?? 1); i++) phrases.push(`"${t.word.replaceAll('"', '""')}"`);
   return phrases.join(" OR ");
-}
-
-export function keywordQuery(db: Database, text: string): string | null {
-  const terms = keywordTerms(db, text);
-  return terms.length ? matchQuery(terms) : null;
 }

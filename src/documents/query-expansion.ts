@@ -20,9 +20,9 @@
  * Expansion terms leave out stop words, numbers, one-letter words and terms too common to rank
  * (in more than 1,000 chunks: the keyword query's own rule up to 10,000 chunks, stricter above).
  */
-import type { Database } from "bun:sqlite";
 import { STOP_WORDS, words as wordsOf } from "../text/stop-words.ts";
-import { cappedFrequency, commonTermLimit, rememberedCounts, stems, type CountMemo, type KeywordTerm } from "./keyword-query.ts";
+import type { KeywordIndex } from "./keyword-index.ts";
+import { commonTermLimit, rememberedCounts, stems, type CountMemo, type KeywordTerm } from "./keyword-query.ts";
 
 /** Documents of the first ranking the feedback is taken from. */
 export const FEEDBACK_DOCUMENTS = 10;
@@ -118,11 +118,11 @@ export function feedbackChunks(chunks: { content: string; score: number }[]): Fe
   return chunks.map((c, i) => ({ words: perChunk[i]!, stems: perChunk[i]!.map((w) => stemOf.get(w)!), score: c.score }));
 }
 
-/** Counted chunks of candidate terms (capped, see cappedFrequency), by database: the same words come back query after query. */
-const counted = new WeakMap<Database, CountMemo>();
+/** Counted chunks of candidate terms (capped, see KeywordIndex.cappedFrequency), by index: the same words come back query after query. */
+const counted = new WeakMap<KeywordIndex, CountMemo>();
 
 /** The expanded query's terms for `original` given the first ranking's best chunks (best first). */
-export function expandQuery(db: Database, original: KeywordTerm[], best: { content: string; score: number }[]): WeightedTerm[] {
+export async function expandQuery(index: KeywordIndex, original: KeywordTerm[], best: { content: string; score: number }[]): Promise<WeightedTerm[]> {
   const feedback = feedbackChunks(best.slice(0, FEEDBACK_DOCUMENTS));
   const stopStems = new Set(feedback.flatMap((f) => f.stems.filter((_, i) => STOP_WORDS.has(f.words[i]!))));
   const plausible = (s: string) => s.length > 1 && !/^\p{N}+$/u.test(s) && !stopStems.has(s);
@@ -131,14 +131,14 @@ export function expandQuery(db: Database, original: KeywordTerm[], best: { conte
   // until the model is full (typed words' are known already).
   const candidates = relevanceModel(feedback, plausible, FEEDBACK_TERMS * MAX_LOOKUPS_PER_TERM);
   const frequencies = new Map(original.map((t) => [t.stem, t.frequency]));
-  const limit = Math.min(commonTermLimit(db), EXPANSION_TERM_MAX_CHUNKS);
+  const limit = Math.min(await commonTermLimit(index), EXPANSION_TERM_MAX_CHUNKS);
   const kept = new Set<string>();
-  const remembered = rememberedCounts(counted, db);
+  const remembered = await rememberedCounts(counted, index);
   for (const [stem, { word }] of candidates) {
     if (kept.size >= FEEDBACK_TERMS) break;
     if (!frequencies.has(stem)) {
       let n = remembered.get(stem);
-      if (n === undefined) remembered.set(stem, (n = cappedFrequency(db, word, limit)));
+      if (n === undefined) remembered.set(stem, (n = await index.cappedFrequency({ word, stem }, limit)));
       frequencies.set(stem, n);
     }
     const n = frequencies.get(stem)!;

@@ -16,7 +16,7 @@ import { waitForJob } from "../jobs/queue.ts";
 import type { FileRow } from "../files/file.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
-import { SEARCH_MODES, searchChunks } from "./search.ts";
+import { SEARCH_MODES, searchChunks, searchDepsOf } from "./search.ts";
 import { AnalyzeResult, Chunk, Page, PageNumber, Status } from "./model.ts";
 import { PAGE_IMAGE_CONTENT_TYPE, PAGE_IMAGE_WIDTHS, pageImage } from "./page-images.ts";
 import { PAGE_IMAGE_DEFAULT_LONG_SIDE } from "./render-page.ts";
@@ -234,7 +234,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         const query = body.query.trim();
         if (!query) throw badRequest("query: must contain at least one non-space character");
         const documentIds = body.document_ids ? [...new Set(body.document_ids.map((id) => id.toLowerCase()))] : null;
-        const outcome = await searchChunks(ctx, {
+        const outcome = await searchChunks(searchDepsOf(ctx), {
           orgId: principal.orgId,
           query,
           limit: body.limit ?? SEARCH_LIMIT.fallback,

@@ -1,6 +1,7 @@
 /**
- * Hybrid search over document chunks: keyword matching (FTS5 with porter stemming, BM25, stop
- * words left out; see keyword-query.ts) and vector similarity (cosine over the chunk vectors of the
+ * Hybrid search over document chunks, on SQLite or PostgreSQL through the data-access port:
+ * keyword matching (BM25 over porter stems, stop words left out; keyword-query.ts, and
+ * keyword-index.ts for each database's index) and vector similarity (cosine over the chunk vectors of the
  * text model; the built-in model is always there), fused into one score, one result per document
  * by default, pageable past the first page. In hybrid mode the keyword query is then expanded by
  * pseudo-relevance feedback from the first fused ranking (query-expansion.ts), the expanded
@@ -27,17 +28,32 @@
  * the library does not hold returns nothing at a threshold of ~0.3-0.5. Without vectors it applies
  * to the fused (keyword) score.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
+import type { TextEmbedding } from "../embeddings/text-embedder.ts";
 import type { DocumentDeps } from "./deps.ts";
-import { VectorSpace, MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
-import { keywordQuery, keywordTerms, matchQuery, type KeywordTerm } from "./keyword-query.ts";
+import { MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
+import { sqliteVectorSpaces, type SearchableSpace, type VectorSpaces } from "../vectors/vector-spaces.ts";
+import { keywordTerms, type KeywordTerm } from "./keyword-query.ts";
+import { keywordIndexOf, type KeywordIndex } from "./keyword-index.ts";
 import { expandQuery, FEEDBACK_DOCUMENTS } from "./query-expansion.ts";
 import { weightedBm25 } from "./bm25.ts";
 import { errorMessage } from "../errors.ts";
 import { BUILTIN_TEXT_MODEL, textModelFallbackReason } from "../embeddings/text-models.ts";
 
-/** What searching reads: the chunks, the text model and the vector spaces. */
-export type SearchDeps = Pick<DocumentDeps, "db" | "embedder" | "vectors">;
+/**
+ * What searching reads, on either database: the chunks and their keyword index (through the
+ * data-access port), the text model and the vector spaces.
+ */
+export interface SearchDeps {
+  sql: SqlClient;
+  embedder: TextEmbedding;
+  spaces: VectorSpaces;
+}
+
+/** The appliance's search over its SQLite database and vector spaces. */
+export function searchDepsOf(ctx: Pick<DocumentDeps, "sql" | "embedder" | "vectors">): SearchDeps {
+  return { sql: ctx.sql, embedder: ctx.embedder, spaces: sqliteVectorSpaces(ctx.vectors) };
+}
 
 /** Candidates of each signal whose scores set its normalization (best = 1, this one = 0). */
 export const NORMALIZED_OVER = 100;
@@ -67,8 +83,6 @@ export function queryVectorWeight(model: string, terms: readonly KeywordTerm[]):
 const MIN_CANDIDATES = 100;
 /** Chunks looked at per wanted result when results are one per document (documents have several chunks). */
 const CHUNKS_PER_RESULT = 4;
-
-export { keywordQuery };
 
 export interface SearchRequest {
   orgId: string;
@@ -134,35 +148,31 @@ const significant = (n: number) => Number(n.toPrecision(4));
 const CHUNK_COLUMNS = `c.seq, c.id, c.file_id, c.chunk_index, c.content, c.page_numbers, c.heading_hierarchy, c.token_count, c.chunk_type,
   c.embedding_status, f.filename`;
 
-function scopeSql(documentIds: string[] | null): string {
-  return documentIds ? `AND c.file_id IN (SELECT value FROM json_each(?))` : "";
+function scopeSql(sql: SqlClient, documentIds: string[] | null): string {
+  return documentIds ? `AND c.file_id IN (${sql.dialect.jsonValues})` : "";
 }
 
-function keywordCandidates(db: Database, req: SearchRequest, depth: number, match: string | null): (ChunkRow & { score: number })[] {
-  if (!match) return [];
-  const params: (string | number)[] = [match, req.orgId];
-  if (req.documentIds) params.push(JSON.stringify(req.documentIds));
-  params.push(depth);
-  // Ranked on (seq, score) alone, then the page's rows read: sorting every match with its
-  // content cost a third of the query. Deleted files are few: their ids are read once per query
-  // instead of looking up each match's file (Cranfield, 1,300 matches: 12.6 -> 8.5 ms).
-  return db
-    .query<ChunkRow & { score: number }, (string | number)[]>(
-      `WITH ranked AS MATERIALIZED (
-         SELECT c.seq, -bm25(chunks_fts, 1.0, 0.5) AS score FROM chunks_fts
-         JOIN document_chunks c ON c.seq = chunks_fts.rowid
-         WHERE chunks_fts MATCH ? AND c.org_id = ? AND c.file_id NOT IN (SELECT id FROM files WHERE deleted_at IS NOT NULL) ${scopeSql(req.documentIds)}
-         ORDER BY score DESC LIMIT ?)
-       SELECT ${CHUNK_COLUMNS}, ranked.score FROM ranked
-       JOIN document_chunks c ON c.seq = ranked.seq
-       JOIN files f ON f.id = c.file_id
-       ORDER BY ranked.score DESC`,
-    )
-    .all(...params);
+/**
+ * The keyword side's best `depth` chunks, best first. Ranked on (seq, score) alone, then the
+ * page's rows read: sorting every match with its content cost a third of the query.
+ */
+async function keywordCandidates(sql: SqlClient, index: KeywordIndex, req: SearchRequest, depth: number, terms: readonly KeywordTerm[]): Promise<(ChunkRow & { score: number })[]> {
+  const ranked = await index.ranked(req, terms, depth);
+  if (!ranked.length) return [];
+  const rows = await sql.all<ChunkRow>(
+    `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
+     WHERE c.seq IN (SELECT CAST(value AS BIGINT) FROM (${sql.dialect.jsonValues}) AS seqs)`,
+    [JSON.stringify(ranked.map((r) => r.seq))],
+  );
+  const bySeq = new Map(rows.map((row) => [row.seq, row]));
+  return ranked.flatMap((r) => {
+    const row = bySeq.get(r.seq);
+    return row ? [{ ...row, score: r.score }] : [];
+  });
 }
 
 interface VectorSide {
-  space: VectorSpace | null;
+  space: SearchableSpace | null;
   query: Float32Array | null;
   rows: { row: ChunkRow; similarity: number }[];
   model: string | null;
@@ -173,7 +183,7 @@ async function vectorCandidates(ctx: SearchDeps, req: SearchRequest, depth: numb
   const unavailable = await ctx.embedder.unavailableReason();
   if (unavailable) return { space: null, query: null, rows: [], model: null, reason: unavailable };
   const model = ctx.embedder.modelId;
-  const space = ctx.vectors.find("text", model);
+  const space = await ctx.spaces.find("text", model);
   if (!space) return { space: null, query: null, rows: [], model, reason: "no document has been embedded yet" };
   let vector: Float32Array | undefined;
   try {
@@ -186,16 +196,14 @@ async function vectorCandidates(ctx: SearchDeps, req: SearchRequest, depth: numb
   // Deleted documents and other documents (with document_ids) are filtered after the scan.
   const neighbours = await space.nearest(req.orgId, vector, Math.min(MAX_NEIGHBOURS, req.documentIds ? depth * 4 : depth * 2));
   // Read a page of neighbours at a time: most are kept, so usually one read of `depth` rows.
-  const read = ctx.db.query<ChunkRow, string[]>(
-    `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
-     WHERE c.id IN (SELECT value FROM json_each(?)) AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(req.documentIds)}`,
-  );
+  const read = `SELECT ${CHUNK_COLUMNS} FROM document_chunks c JOIN files f ON f.id = c.file_id
+     WHERE c.id IN (${ctx.sql.dialect.jsonValues}) AND c.org_id = ? AND f.deleted_at IS NULL ${scopeSql(ctx.sql, req.documentIds)}`;
   const rows: { row: ChunkRow; similarity: number }[] = [];
   for (let from = 0; from < neighbours.length && rows.length < depth; from += depth) {
     const page = neighbours.slice(from, from + depth);
     const params: string[] = [JSON.stringify(page.map((n) => n.itemId)), req.orgId];
     if (req.documentIds) params.push(JSON.stringify(req.documentIds));
-    const found = new Map(read.all(...params).map((row) => [row.id, row]));
+    const found = new Map((await ctx.sql.all<ChunkRow>(read, params)).map((row) => [row.id, row]));
     for (const n of page) {
       const row = found.get(n.itemId);
       if (row) rows.push({ row, similarity: n.similarity });
@@ -218,7 +226,7 @@ function normalizer(sorted: number[]): (score: number) => number {
  * the module comment), best first. Keyword candidates the vector list did not reach still get
  * their real cosine.
  */
-function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score: number })[], vector: VectorSide, w: Weights): SearchHit[] {
+async function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score: number })[], vector: VectorSide, w: Weights): Promise<SearchHit[]> {
   const useVector = vector.reason === null;
   const hits = new Map<string, SearchHit>();
   /** Unrounded BM25 by chunk id: the fused score is computed from these. */
@@ -240,7 +248,7 @@ function fuse(req: SearchRequest, mode: SearchMode, keyword: (ChunkRow & { score
   });
   if (vector.space && vector.query) {
     const missing = keyword.filter((row) => hits.get(row.id)!.vector_similarity === null).map((row) => row.id);
-    for (const [id, similarity] of vector.space.similarities(req.orgId, vector.query, missing)) hits.get(id)!.vector_similarity = similarity;
+    for (const [id, similarity] of await vector.space.similarities(req.orgId, vector.query, missing)) hits.get(id)!.vector_similarity = similarity;
   }
   const bestKeyword = keyword.reduce((best, row) => Math.max(best, row.score), 0);
   const keywordNorm = normalizer(keyword.map((row) => row.score).sort((a, b) => b - a));
@@ -289,13 +297,14 @@ export async function searchChunks(ctx: SearchDeps, req: SearchRequest): Promise
   const wanted = offset + req.limit;
   const depth = Math.min(MAX_NEIGHBOURS, Math.max(MIN_CANDIDATES, wanted * (perDocument === 1 ? CHUNKS_PER_RESULT : 1)));
   const mode = req.mode ?? "hybrid";
-  const terms = mode === "vector" ? [] : keywordTerms(ctx.db, req.query);
-  let keyword = keywordCandidates(ctx.db, req, depth, terms.length ? matchQuery(terms) : null);
+  const index = keywordIndexOf(ctx.sql);
+  const terms = mode === "vector" ? [] : await keywordTerms(index, req.query);
+  let keyword = await keywordCandidates(ctx.sql, index, req, depth, terms);
   const vector: VectorSide =
     mode === "keyword" ? { space: null, query: null, rows: [], model: null, reason: "not asked for (mode keyword)" } : await vectorCandidates(ctx, req, depth);
   const useVector = vector.reason === null;
   const weights = weightsOf(mode, vector, terms);
-  let ranked = fuse(req, mode, keyword, vector, weights);
+  let ranked = await fuse(req, mode, keyword, vector, weights);
   let expansion: SearchOutcome["signals"]["expansion"] = null;
   if (mode === "hybrid" && keyword.length) {
     // Pseudo-relevance feedback (query-expansion.ts): the best documents of this first ranking
@@ -304,13 +313,13 @@ export async function searchChunks(ctx: SearchDeps, req: SearchRequest): Promise
     // an offline run on Cranfield, scoring every chunk instead changed nDCG@10 by < 0.001 and
     // Recall@100 by 0.002, at a cost growing with the index instead of the page.
     const feedback = feedbackDocuments(ranked, FEEDBACK_DOCUMENTS);
-    const expanded = expandQuery(ctx.db, terms, feedback);
+    const expanded = await expandQuery(index, terms, feedback);
     if (expanded.some((t) => !t.original)) {
       const pool = ranked.slice(0, depth).map((h) => h.chunk);
       const query = expanded.map((t) => ({ stem: t.stem, weight: t.bm25Weight, frequency: t.frequency }));
-      const scores = weightedBm25(ctx.db, query, pool.map((c) => ({ id: c.id, content: c.content, headings: c.heading_hierarchy })));
+      const scores = weightedBm25(await index.totals(), query, pool.map((c) => ({ id: c.id, content: c.content, headings: c.heading_hierarchy })));
       keyword = pool.map((row, i) => ({ ...row, score: scores[i]! })).filter((row) => row.score > 0).sort((a, b) => b.score - a.score || a.seq - b.seq);
-      ranked = fuse(req, mode, keyword, vector, weights);
+      ranked = await fuse(req, mode, keyword, vector, weights);
       expansion = {
         feedback_documents: feedback.length,
         terms: expanded.map((t) => ({ term: t.word, weight: round(t.weight), original: t.original })),

@@ -10,12 +10,14 @@
  * use pgvector's iterative index scans (0.8+: the scan goes on until it has k rows of the
  * organization, in exact distance order).
  *
- * Asynchronous throughout, like the data-access port: the image and text features call the
- * synchronous VectorIndex today, and move to this interface with their modules.
+ * Asynchronous throughout, like the data-access port: document search reads through this
+ * interface (vector-spaces.ts) on both databases; the image and text features call the
+ * synchronous VectorIndex today, and move to it with their modules.
  */
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { MAX_NEIGHBOURS, tableNameFor, type Neighbour, type VectorPurpose } from "./vector-index.ts";
+import type { SearchableSpace, VectorSpaces } from "./vector-spaces.ts";
 
 /** HNSW candidates per query: pgvector's default is 40; at least k, at most pgvector's 1,000. */
 const efSearch = (k: number) => Math.min(1_000, Math.max(100, 4 * k));
@@ -28,7 +30,7 @@ function unit(input: Float32Array): Float32Array {
 /** pgvector's text form; the client sends it as a parameter cast with `::vector`. */
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(",")}]`;
 
-export class PgVectorIndex {
+export class PgVectorIndex implements VectorSpaces {
   constructor(
     private readonly db: SqlClient,
     private readonly clock: Clock,
@@ -63,7 +65,7 @@ export class PgVectorIndex {
   }
 }
 
-export class PgVectorSpace {
+export class PgVectorSpace implements SearchableSpace {
   constructor(
     private readonly db: SqlClient,
     readonly name: string,

@@ -38,6 +38,7 @@ import linkCrawlTable from "./033_link_crawls.ts";
 import imageFindings from "./034_image_findings.ts";
 import imageCompliance from "./035_image_compliance.ts";
 import faceReviews from "./036_face_reviews.ts";
+import keywordPostings from "./037_keyword_postings.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -48,6 +49,8 @@ export type Migration = { version: number; name: string } & (
    * ALTER TABLE makes it directly.
    */
   | { run(db: Database): void; rebuildsTables: true; postgres: string }
+  /** A change only PostgreSQL needs (what SQLite's own machinery, FTS5, does itself): SQLite records the version and runs nothing. */
+  | { postgresOnly: string }
 );
 
 export const MIGRATIONS: Migration[] = [
@@ -87,4 +90,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 34, name: "image_findings", sql: imageFindings },
   { version: 35, name: "image_compliance", sql: imageCompliance },
   { version: 36, name: "face_reviews", sql: faceReviews },
+  { version: 37, name: "keyword_postings", postgresOnly: keywordPostings },
 ];

@@ -1,0 +1,152 @@
+/**
+ * The chunks' keyword index on PostgreSQL: the app's BM25 over postings tables (migration 037),
+ * with the tokens and stems FTS5 makes on SQLite, so a query ranks the same chunks with the same
+ * scores on both databases (PostgreSQL's english stemmer is Porter2, not FTS5's Porter, and its
+ * parser splits words otherwise).
+ *
+ * A stored chunk is copied into chunks_fts by the insert trigger of migration 008, which on
+ * PostgreSQL is the queue of chunks awaiting the tokenizer. `ready()` (called before each search)
+ * takes the queued chunks in batches, runs FTS5's tokenizer over them in an in-memory SQLite
+ * table, and writes each chunk's stems with their weighted counts, its length and the index's
+ * totals in the transaction that took them off the queue: a search sees every chunk committed
+ * before it, and processes searching at once take turns per batch (the queue's rows are locked)
+ * instead of tokenizing a chunk twice. The delete trigger takes a deleted chunk out of the
+ * postings and the totals.
+ *
+ * The score is FTS5's bm25() written out: for each query term t held by chunk d,
+ * idf(t) x f x (k1 + 1) / (f + k1 x (1 - b + b x |d| / avgdl)), with f the term's count in d (the
+ * content's occurrences 1, the headings' 0.5), |d| the chunk's tokens, and
+ * idf(t) = ln((N - n(t) + 0.5) / (n(t) + 0.5)), floored at 1e-6.
+ */
+import { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
+import type { IndexTotals } from "./bm25.ts";
+import { CONTENT_WEIGHT, HEADINGS_WEIGHT } from "./chunk-terms.ts";
+import type { KeywordIndex, KeywordScope } from "./keyword-index.ts";
+import type { KeywordTerm } from "./keyword-query.ts";
+
+/** Queued chunks tokenized per transaction. */
+const TOKENIZE_BATCH = 500;
+
+interface QueuedChunk {
+  rowid: number;
+  content: string | null;
+  headings: string | null;
+}
+
+interface TokenizedChunk {
+  seq: number;
+  length: number;
+  terms: Map<string, number>;
+}
+
+let scratch: { db: Database; tokenize: (chunks: QueuedChunk[]) => TokenizedChunk[] } | null = null;
+
+/** Each chunk's stems with their weighted counts and its length, by FTS5's tokenizer (the chunk index's, migration 008). */
+export function tokenizeChunks(chunks: QueuedChunk[]): TokenizedChunk[] {
+  if (!scratch) {
+    const db = new Database(":memory:");
+    db.run("CREATE VIRTUAL TABLE scratch USING fts5(content, headings, tokenize = 'porter unicode61 remove_diacritics 2')");
+    db.run("CREATE VIRTUAL TABLE scratch_tokens USING fts5vocab(scratch, 'instance')");
+    const clear = db.query("DELETE FROM scratch");
+    const insert = db.query("INSERT INTO scratch (rowid, content, headings) VALUES (?, ?, ?)");
+    const read = db.query<{ term: string; doc: number; col: string }, []>("SELECT term, doc, col FROM scratch_tokens");
+    scratch = {
+      db,
+      tokenize: (list) =>
+        db.transaction(() => {
+          clear.run();
+          list.forEach((c, i) => insert.run(i + 1, c.content ?? "", c.headings ?? ""));
+          const out = list.map((c): TokenizedChunk => ({ seq: c.rowid, length: 0, terms: new Map() }));
+          for (const token of read.all()) {
+            const chunk = out[token.doc - 1]!;
+            chunk.length++;
+            chunk.terms.set(token.term, (chunk.terms.get(token.term) ?? 0) + (token.col === "headings" ? HEADINGS_WEIGHT : CONTENT_WEIGHT));
+          }
+          clear.run();
+          return out;
+        })(),
+    };
+  }
+  return scratch.tokenize(chunks);
+}
+
+export class PostgresKeywordIndex implements KeywordIndex {
+  constructor(readonly sql: SqlClient) {}
+
+  async ready(): Promise<void> {
+    while ((await this.tokenizeQueued(TOKENIZE_BATCH)) === TOKENIZE_BATCH);
+  }
+
+  /** Moves up to `limit` queued chunks into the postings; returns how many. */
+  private tokenizeQueued(limit: number): Promise<number> {
+    return this.sql.transaction(async (tx) => {
+      // Locked in seq order (no two takers deadlock); a taker waiting on another's rows finds them gone once it commits.
+      const queued = await tx.all<QueuedChunk>(
+        `DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts ORDER BY rowid LIMIT ? FOR UPDATE)
+         RETURNING rowid, content, headings`,
+        [limit],
+      );
+      if (!queued.length) return 0;
+      const chunks = tokenizeChunks(queued);
+      await tx.run(
+        "INSERT INTO chunk_keyword_rows (seq, length) SELECT seq, length FROM jsonb_to_recordset(?::text::jsonb) AS r(seq bigint, length bigint)",
+        [JSON.stringify(chunks.map((c) => ({ seq: c.seq, length: c.length })))],
+      );
+      const postings = chunks.flatMap((c) => [...c.terms].map(([stem, frequency]) => ({ stem, seq: c.seq, frequency })));
+      await tx.run(
+        "INSERT INTO chunk_keyword_postings (stem, seq, frequency) SELECT stem, seq, frequency FROM jsonb_to_recordset(?::text::jsonb) AS p(stem text, seq bigint, frequency double precision)",
+        [JSON.stringify(postings)],
+      );
+      await tx.run("UPDATE chunk_keyword_totals SET chunks = chunks + ?, tokens = tokens + ?", [chunks.length, chunks.reduce((sum, c) => sum + c.length, 0)]);
+      return queued.length;
+    });
+  }
+
+  async frequency(stem: string): Promise<number> {
+    return (await this.sql.one<{ n: number }>("SELECT count(*) AS n FROM chunk_keyword_postings WHERE stem = ?", [stem]))?.n ?? 0;
+  }
+
+  async cappedFrequency(term: { word: string; stem: string }, cap: number): Promise<number> {
+    const row = await this.sql.one<{ n: number }>(
+      "SELECT count(*) AS n FROM (SELECT 1 FROM chunk_keyword_postings WHERE stem = ? LIMIT ?) AS capped",
+      [term.stem, Math.floor(cap) + 1],
+    );
+    return row?.n ?? 0;
+  }
+
+  async totals(): Promise<IndexTotals> {
+    const row = await this.sql.one<{ chunks: number; tokens: number }>("SELECT chunks, tokens FROM chunk_keyword_totals");
+    const rows = row?.chunks ?? 0;
+    return { rows, averageLength: rows > 0 ? row!.tokens / rows || 1 : 1 };
+  }
+
+  async ranked(scope: KeywordScope, terms: readonly KeywordTerm[], depth: number): Promise<{ seq: number; score: number }[]> {
+    if (!terms.length) return [];
+    const params: (string | number)[] = [JSON.stringify(terms.map((t) => t.stem)), scope.orgId];
+    if (scope.documentIds) params.push(JSON.stringify(scope.documentIds));
+    params.push(depth);
+    // Double precision throughout (a bare 1.2 is numeric in PostgreSQL), as FTS5 computes in C.
+    return this.sql.all<{ seq: number; score: number }>(
+      `WITH totals AS (
+         SELECT chunks::float8 AS n, CASE WHEN chunks > 0 THEN tokens::float8 / chunks::float8 ELSE 1::float8 END AS avgdl FROM chunk_keyword_totals),
+       terms AS (
+         SELECT t.stem, (SELECT count(*) FROM chunk_keyword_postings x WHERE x.stem = t.stem)::float8 AS hits
+         FROM (SELECT DISTINCT value AS stem FROM jsonb_array_elements_text(?::text::jsonb) AS e(value)) AS t),
+       weighted AS (
+         SELECT terms.stem, CASE WHEN ln((totals.n - terms.hits + 0.5::float8) / (terms.hits + 0.5::float8)) <= 0 THEN 1e-6::float8
+           ELSE ln((totals.n - terms.hits + 0.5::float8) / (terms.hits + 0.5::float8)) END AS idf
+         FROM terms, totals WHERE terms.hits > 0)
+       SELECT p.seq, sum(w.idf * ((p.frequency * (1.2::float8 + 1.0::float8)) / (p.frequency + 1.2::float8 * (1::float8 - 0.75::float8 + 0.75::float8 * r.length::float8 / totals.avgdl)))) AS score
+       FROM weighted w
+       JOIN chunk_keyword_postings p ON p.stem = w.stem
+       JOIN chunk_keyword_rows r ON r.seq = p.seq
+       JOIN document_chunks c ON c.seq = p.seq
+       CROSS JOIN totals
+       WHERE c.org_id = ? AND c.file_id NOT IN (SELECT id FROM files WHERE deleted_at IS NOT NULL)
+       ${scope.documentIds ? `AND c.file_id IN (${this.sql.dialect.jsonValues})` : ""}
+       GROUP BY p.seq ORDER BY score DESC, p.seq LIMIT ?`,
+      params,
+    );
+  }
+}

@@ -166,6 +166,29 @@ describe("numbers", () => {
   });
 });
 
+describe("headers and paths", () => {
+  test("a session cookie with a malformed escape is an unknown session (401 envelope), not a 500", async () => {
+    for (const value of ["%", "%FF", "%E0%A4%A", "%".repeat(4000)]) {
+      for (const path of ["/projects", "/auth/session"]) {
+        const res = await server.anonymous().request("GET", path, undefined, { cookie: `mediabox_session=${value}` });
+        expectEnvelope(res, `${path} with ${value.slice(0, 10)}`);
+        expect(res.status).toBe(401);
+        expect(res.body.code).toBe("UNAUTHENTICATED");
+      }
+    }
+  });
+
+  test("an object key that is not UTF-8 on the local S3 endpoint is S3's 400 InvalidURI, not a 500", async () => {
+    for (const method of ["GET", "HEAD", "PUT"]) {
+      for (const path of ["/s3/mediabox/%FF", "/s3/mediabox/orgs/x/a%E0%A4%A?X-Amz-Signature=x"]) {
+        const res = await fetch(`${server.url}${path}`, { method, ...(method === "PUT" ? { body: "x" } : {}) });
+        expect(res.status, `${method} ${path}`).toBe(400);
+        if (method !== "HEAD") expect(await res.text()).toContain("<Code>InvalidURI</Code>");
+      }
+    }
+  });
+});
+
 describe("answers", () => {
   test("API JSON, errors, probes and /docs carry nosniff; /docs has a CSP without inline script", async () => {
     const anonymous = server.anonymous();

@@ -18,9 +18,18 @@ export function readCookie(request: Request, name: string): string | null {
   for (const part of header.split(";")) {
     const eq = part.indexOf("=");
     if (eq < 0) continue;
-    if (part.slice(0, eq).trim() === name) return decodeURIComponent(part.slice(eq + 1).trim());
+    if (part.slice(0, eq).trim() === name) return decodeCookieValue(part.slice(eq + 1).trim());
   }
   return null;
+}
+
+/** A value with a malformed escape ("%" alone, "%FF") is kept as sent: it names no session, so the caller is unauthenticated (a URIError here was a 500). */
+function decodeCookieValue(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 function secure(config: Pick<Config, "publicUrl">): boolean {

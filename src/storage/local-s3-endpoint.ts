@@ -148,6 +148,15 @@ function serveObject(path: string, request: Request, url: URL): Response {
   return new Response(request.method === "HEAD" ? null : file, { status: 200, headers });
 }
 
+/** The object key of a request path; an escape that is not UTF-8 ("%FF") is S3's 400 InvalidURI (a URIError here was a 500). */
+function objectKey(escaped: string): string {
+  try {
+    return decodeURIComponent(escaped);
+  } catch {
+    throw new S3Error(400, "InvalidURI", "Couldn't parse the specified URI.");
+  }
+}
+
 export function localS3Routes(store: LocalEndpoint, clock: Clock, publicUrl: string | null, log: Logger) {
   const verifier = new SigV4QueryVerifier(store.credentials, clock);
   const publicHost = publicUrl ? new URL(publicUrl).host : null;
@@ -158,7 +167,7 @@ export function localS3Routes(store: LocalEndpoint, clock: Clock, publicUrl: str
     try {
       const prefix = `${LOCAL_S3_PATH}/${LOCAL_BUCKET}/`;
       if (!url.pathname.startsWith(prefix)) throw new S3Error(404, "NoSuchBucket", "The specified bucket does not exist");
-      const key = decodeURIComponent(url.pathname.slice(prefix.length));
+      const key = objectKey(url.pathname.slice(prefix.length));
       const hosts = [request.headers.get("host") ?? url.host, ...(publicHost ? [publicHost] : [])];
       await verifier.verify(request, url, hosts);
 

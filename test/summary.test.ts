@@ -69,9 +69,13 @@ describe("keyphrases", () => {
   test("runs of content words, best connected first, no duplicates or contained phrases, at most max", () => {
     const phrases = keyphrases(LEASE, { max: 5 });
     expect(phrases).toHaveLength(5);
-    expect(phrases).toContain("sixty days written");
+    expect(phrases).toContain("days written notice");
     expect(phrases.every((p) => p === p.toLowerCase() && p.length <= 50)).toBe(true);
     for (const p of phrases) expect(phrases.filter((q) => q !== p && q.includes(p))).toEqual([]);
     expect(keyphrases("the of and")).toEqual([]);
+    // Number words and other function words beyond the search's list break phrases too.
+    const fragments = keyphrases("The facility exceeds at least one of the capacity thresholds. Almost every facility reports using the register, and at least one reports twice.");
+    expect(fragments.filter((p) => /\b(least|one|almost|using)\b/.test(p))).toEqual([]);
+    expect(fragments).toContain("capacity thresholds");
   });
 });

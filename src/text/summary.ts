@@ -7,6 +7,7 @@
  * where to store them (upload_description, suggested tags), labelled as machine-made.
  */
 import { STOP_WORDS, words } from "./stop-words.ts";
+import isoStopWords from "stopwords-iso/stopwords-iso.json" with { type: "json" };
 
 export interface SummaryOptions {
   /** Most sentences kept (default 3). */
@@ -117,6 +118,14 @@ export interface KeyphraseOptions {
 }
 
 /**
+ * Words that end a candidate phrase: the search's function words and the stopwords-iso English
+ * list (1,298 words, also "using", "almost", "least", "one"). With the search's list alone, phrases
+ * ran across such words ("practical interest wherein", "two streams takes", "least one"):
+ * bench:keyphrases precision 7.7 / 8.2 % -> 10.2 / 11.0 % (tuning / held-out).
+ */
+const PHRASE_BREAKS: ReadonlySet<string> = new Set([...STOP_WORDS, ...isoStopWords.en]);
+
+/**
  * RAKE keyphrases: candidate phrases are runs of up to three content words; a word scores its
  * degree (how many words it co-occurs with in candidates) over its frequency, a phrase the sum
  * of its words' scores, and a phrase seen once counts only if its document is short. Lower case,
@@ -130,7 +139,7 @@ export function keyphrases(text: string, options: KeyphraseOptions = {}): string
   for (const fragment of source.split(/[.,;:!?()\[\]{}"“”\n\r\t|/\\]+/u)) {
     let run: string[] = [];
     for (const w of words(fragment)) {
-      if (STOP_WORDS.has(w) || w.length < 3 || /^\d+$/.test(w)) {
+      if (PHRASE_BREAKS.has(w) || w.length < 3 || /^\d+$/.test(w)) {
         if (run.length) candidates.push(run);
         run = [];
       } else {

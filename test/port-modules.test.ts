@@ -7,7 +7,9 @@
  * after a key rotation), and mail accounts (validated, listed, changed, one poll per due account
  * even when two processes look at once, messages recorded and listed, passwords re-sealed), and
  * rules (ordered, named uniquely, their applications listed newest first and counted), and watched
- * folders (listed, files claimed and finished, an organization's folders with counts and recent items). Their HTTP
+ * folders (listed, files claimed and finished, an organization's folders with counts and recent items), and
+ * near-duplicates (fingerprints and pairs recorded and replaced, groups of live files with their best
+ * member, "not duplicates" and its undo). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -39,6 +41,7 @@ import {
 } from "../src/mail/mail-accounts.ts";
 import { activeWatchedFolders, allWatchedFolders, claimItem, finishItem, openItems, removeWatchedFolder, scanned, watchedFoldersOf } from "../src/watch/watched-folders.ts";
 import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
+import { dismissDuplicates, groupMemberships, recordFingerprint, undismissDuplicates, withMembers } from "../src/duplicates/duplicate-store.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
@@ -350,5 +353,48 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     expect((await allWatchedFolders(db)).filter((w) => w.org_id === orgId).map((w) => w.id)).toEqual(["w-1", "w-2"]);
     await db.run("DELETE FROM watched_folders WHERE org_id = ?", [orgId]);
     expect(await openItems(db, inbox.id)).toEqual([]);
+  });
+
+  test("near-duplicates: pairs recorded and replaced, groups of live files with the largest first, not-duplicates and its undo", async () => {
+    const db = client();
+    const orgId = "org-dup";
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Dup Co', 'dup co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    await db.run("INSERT INTO projects (id, org_id, name, name_key, created_at, updated_at) VALUES ('p-dup', ?, 'Default', 'default', 'x', 'x')", [orgId]);
+    const image = async (id: string, width: number, created: string) =>
+      db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, size_bytes) VALUES (?, ?, 'p-dup', 'image', ?, ?, ?, ?, ?, 1000)", [
+        id, orgId, `${id}.jpg`, created, created, width, width,
+      ]);
+    await image("dup-a", 800, "2031-01-01T00:00:01.000Z");
+    await image("dup-b", 800, "2031-01-01T00:00:02.000Z");
+    await image("dup-c", 800, "2031-01-01T00:00:03.000Z");
+    await image("dup-d", 1600, "2031-01-01T00:00:04.000Z");
+    const thumb = Uint8Array.from({ length: 1024 }, (_, i) => (i * 7) % 256);
+    const same = { phash: "01".repeat(32), phashCenter: "01".repeat(32), thumb, sharpness: 5 };
+    const different = { phash: "1".repeat(64), phashCenter: "0".repeat(64), thumb: thumb.map((v) => 255 - v), sharpness: 9 };
+    const file = (id: string) => ({ id, org_id: orgId });
+    expect(await recordFingerprint(db, file("dup-a"), same)).toBe(0);
+    expect(await recordFingerprint(db, file("dup-b"), same)).toBe(1);
+    expect(await recordFingerprint(db, file("dup-c"), different)).toBe(0);
+    expect(await recordFingerprint(db, file("dup-d"), same)).toBe(2);
+    // Analysed again: b's pairs are replaced, not added to (the stored thumbnails read back as they were written).
+    expect(await recordFingerprint(db, file("dup-b"), { ...same, sharpness: 7 })).toBe(2);
+    expect((await db.one<{ n: number }>("SELECT count(*) AS n FROM duplicate_pairs WHERE org_id = ?", [orgId]))!.n).toBe(3);
+    const groups = await groupMemberships(db, orgId);
+    expect(groups.map((g) => g.memberIds)).toEqual([["dup-a", "dup-b", "dup-d"]]);
+    const [group] = await withMembers(db, groups);
+    expect(group!.best).toBe("dup-d");
+    expect(group!.members.map((m) => [m.id, m.width, m.sharpness])).toEqual([["dup-d", 1600, 5], ["dup-a", 800, 5], ["dup-b", 800, 7]]);
+    expect(await groupMemberships(db, "org-other")).toEqual([]);
+
+    // a and b are not copies: still grouped through d. All three: no group.
+    expect(await dismissDuplicates(db, orgId, ["dup-b", "dup-a"], "2031-01-02T00:00:00.000Z")).toBe(1);
+    expect((await groupMemberships(db, orgId)).map((g) => g.memberIds)).toEqual([["dup-a", "dup-b", "dup-d"]]);
+    expect(await dismissDuplicates(db, orgId, ["dup-a", "dup-b", "dup-d"], "2031-01-02T00:00:00.000Z")).toBe(3);
+    expect(await groupMemberships(db, orgId)).toEqual([]);
+    expect(await undismissDuplicates(db, orgId, ["dup-d", "dup-a"])).toBe(1);
+    expect((await groupMemberships(db, orgId)).map((g) => g.memberIds)).toEqual([["dup-a", "dup-d"]]);
+    // A deleted file leaves its groups.
+    await db.run("UPDATE files SET deleted_at = 'x' WHERE id = 'dup-d'");
+    expect(await groupMemberships(db, orgId)).toEqual([]);
   });
 });

@@ -4,43 +4,44 @@
  * thumbnails only for the few close ones); the pairs found are kept (`similarity` holds the
  * thumbnails' correlation). Groups are the connected pairs among live files that nobody said are
  * not duplicates, computed when asked for. This module alone writes `image_fingerprints`,
- * `duplicate_pairs` and `duplicate_dismissals`.
+ * `duplicate_pairs` and `duplicate_dismissals`, through the data-access port (SQLite or
+ * PostgreSQL; docs/scale-out.md).
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { Fingerprint } from "./fingerprint.ts";
 import { chooseBest, groupsOf, nearDuplicatePair, type Candidate } from "./near-duplicates.ts";
 
 /** Stores the image's fingerprint and its near-duplicate pairs (replacing those of an earlier run). Returns how many pairs were found. */
-export function recordFingerprint(db: Database, file: { id: string; org_id: string }, print: Fingerprint): number {
-  const others = db
-    .query<{ file_id: string; phash: string; phash_center: string | null; thumb: Uint8Array | null }, [string, string]>(
-      `SELECT p.file_id, p.phash, p.phash_center, p.thumb FROM image_fingerprints p JOIN files f ON f.id = p.file_id
-        WHERE p.org_id = ? AND p.file_id != ? AND f.deleted_at IS NULL`,
-    )
-    .all(file.org_id, file.id);
+export async function recordFingerprint(sql: SqlClient, file: { id: string; org_id: string }, print: Fingerprint): Promise<number> {
+  const others = await sql.all<{ file_id: string; phash: string; phash_center: string | null; thumb: Uint8Array | null }>(
+    `SELECT p.file_id, p.phash, p.phash_center, p.thumb FROM image_fingerprints p JOIN files f ON f.id = p.file_id
+      WHERE p.org_id = ? AND p.file_id != ? AND f.deleted_at IS NULL`,
+    [file.org_id, file.id],
+  );
   const pairs = others.flatMap((o) => {
     // Fingerprints stored before the centre hash and thumbnail existed are compared by the whole hash.
-    const other = { phash: o.phash, phashCenter: o.phash_center ?? o.phash, thumb: o.thumb ?? new Uint8Array(), sharpness: 0 };
+    const other = { phash: o.phash, phashCenter: o.phash_center ?? o.phash, thumb: o.thumb ? new Uint8Array(o.thumb) : new Uint8Array(), sharpness: 0 };
     const verdict = nearDuplicatePair(print, other);
     return verdict.duplicate ? [{ id: o.file_id, ...verdict }] : [];
   });
 
-  db.transaction(() => {
-    db.query("DELETE FROM duplicate_pairs WHERE file_a = ?1 OR file_b = ?1").run(file.id);
-    db.query("INSERT OR REPLACE INTO image_fingerprints (file_id, org_id, phash, phash_center, thumb, sharpness) VALUES (?, ?, ?, ?, ?, ?)").run(
-      file.id,
-      file.org_id,
-      print.phash,
-      print.phashCenter,
-      print.thumb,
-      print.sharpness,
+  await sql.transaction(async (tx) => {
+    await tx.run("DELETE FROM duplicate_pairs WHERE file_a = ? OR file_b = ?", [file.id, file.id]);
+    await tx.run(
+      `INSERT INTO image_fingerprints (file_id, org_id, phash, phash_center, thumb, sharpness) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (file_id) DO UPDATE SET org_id = excluded.org_id, phash = excluded.phash, phash_center = excluded.phash_center, thumb = excluded.thumb,
+         sharpness = excluded.sharpness`,
+      [file.id, file.org_id, print.phash, print.phashCenter, print.thumb, print.sharpness],
     );
-    const insert = db.query("INSERT OR REPLACE INTO duplicate_pairs (file_a, file_b, org_id, hamming, similarity) VALUES (?, ?, ?, ?, ?)");
     for (const pair of pairs) {
       const [a, b] = file.id < pair.id ? [file.id, pair.id] : [pair.id, file.id];
-      insert.run(a, b, file.org_id, pair.hamming, pair.correlation === null ? null : Math.round(pair.correlation * 10_000) / 10_000);
+      await tx.run(
+        `INSERT INTO duplicate_pairs (file_a, file_b, org_id, hamming, similarity) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (file_a, file_b) DO UPDATE SET org_id = excluded.org_id, hamming = excluded.hamming, similarity = excluded.similarity`,
+        [a, b, file.org_id, pair.hamming, pair.correlation === null ? null : Math.round(pair.correlation * 10_000) / 10_000],
+      );
     }
-  })();
+  });
   return pairs.length;
 }
 
@@ -87,17 +88,17 @@ export interface GroupMembership {
  * time, then union-find. No member row is read, so ordering every group costs little; the
  * members of the groups shown are read by `withMembers`.
  */
-export function groupMemberships(db: Database, orgId: string): GroupMembership[] {
+export async function groupMemberships(sql: SqlClient, orgId: string): Promise<GroupMembership[]> {
   const uploaded = new Map<string, string>();
-  const pairs = db
-    .query<{ file_a: string; file_b: string; a_created: string; b_created: string }, [string]>(
+  const pairs = (
+    await sql.all<{ file_a: string; file_b: string; a_created: string; b_created: string }>(
       `SELECT d.file_a, d.file_b, a.created_at AS a_created, b.created_at AS b_created
          FROM duplicate_pairs d JOIN files a ON a.id = d.file_a JOIN files b ON b.id = d.file_b
         WHERE d.org_id = ? AND a.deleted_at IS NULL AND b.deleted_at IS NULL
           AND NOT EXISTS (SELECT 1 FROM duplicate_dismissals x WHERE x.file_a = d.file_a AND x.file_b = d.file_b)`,
+      [orgId],
     )
-    .all(orgId)
-    .map((p): [string, string] => {
+  ).map((p): [string, string] => {
       uploaded.set(p.file_a, p.a_created);
       uploaded.set(p.file_b, p.b_created);
       return [p.file_a, p.file_b];
@@ -112,18 +113,15 @@ export function groupMemberships(db: Database, orgId: string): GroupMembership[]
 }
 
 /** The groups with their members' rows, the best of each named and first. */
-export function withMembers(db: Database, groups: GroupMembership[]): DuplicateGroup[] {
+export async function withMembers(sql: SqlClient, groups: GroupMembership[]): Promise<DuplicateGroup[]> {
   const ids = groups.flatMap((g) => g.memberIds);
   const rows = new Map<string, MemberRow>();
-  // Chunked: SQLite takes at most 32,766 parameters.
-  for (let i = 0; i < ids.length; i += 10_000) {
-    const chunk = ids.slice(i, i + 10_000);
-    const found = db
-      .query<MemberRow, string[]>(
-        `SELECT f.id, f.filename, f.width, f.height, f.size_bytes, f.created_at, f.content_created_at, p.sharpness
-           FROM files f LEFT JOIN image_fingerprints p ON p.file_id = f.id WHERE f.id IN (${chunk.map(() => "?").join(",")})`,
-      )
-      .all(...chunk);
+  if (ids.length) {
+    const found = await sql.all<MemberRow>(
+      `SELECT f.id, f.filename, f.width, f.height, f.size_bytes, f.created_at, f.content_created_at, p.sharpness
+         FROM files f LEFT JOIN image_fingerprints p ON p.file_id = f.id WHERE f.id IN (${sql.dialect.jsonValues})`,
+      [JSON.stringify(ids)],
+    );
     for (const row of found) rows.set(row.id, row);
   }
   return groups.map(({ id, memberIds }) => {
@@ -150,37 +148,34 @@ export function withMembers(db: Database, groups: GroupMembership[]): DuplicateG
  * Records that the files are not copies of one another: every pair among them leaves the groups
  * (for good: the verdict outlives reprocessing). Returns how many found pairs it took apart.
  */
-export function dismissDuplicates(db: Database, orgId: string, fileIds: string[], now: string): number {
+export async function dismissDuplicates(sql: SqlClient, orgId: string, fileIds: string[], now: string): Promise<number> {
   const ids = [...new Set(fileIds)].sort();
-  let separated = 0;
-  db.transaction(() => {
-    const insert = db.query("INSERT OR IGNORE INTO duplicate_dismissals (file_a, file_b, org_id, created_at) VALUES (?, ?, ?, ?)");
-    const found = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM duplicate_pairs WHERE file_a = ? AND file_b = ?");
+  return sql.transaction(async (tx) => {
+    let separated = 0;
     for (let i = 0; i < ids.length; i++) {
       for (let j = i + 1; j < ids.length; j++) {
-        insert.run(ids[i]!, ids[j]!, orgId, now);
-        separated += found.get(ids[i]!, ids[j]!)!.n;
+        await tx.run("INSERT INTO duplicate_dismissals (file_a, file_b, org_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", [ids[i]!, ids[j]!, orgId, now]);
+        separated += (await tx.one<{ n: number }>("SELECT count(*) AS n FROM duplicate_pairs WHERE file_a = ? AND file_b = ?", [ids[i]!, ids[j]!]))!.n;
       }
     }
-  })();
-  return separated;
+    return separated;
+  });
 }
 
 /**
  * Takes back "not duplicates" among the files: every pair among them may be grouped again.
  * Returns how many found pairs rejoin the groups.
  */
-export function undismissDuplicates(db: Database, orgId: string, fileIds: string[]): number {
+export async function undismissDuplicates(sql: SqlClient, orgId: string, fileIds: string[]): Promise<number> {
   const ids = [...new Set(fileIds)].sort();
-  let regrouped = 0;
-  db.transaction(() => {
-    const remove = db.query("DELETE FROM duplicate_dismissals WHERE org_id = ? AND file_a = ? AND file_b = ?");
-    const found = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM duplicate_pairs WHERE file_a = ? AND file_b = ?");
+  return sql.transaction(async (tx) => {
+    let regrouped = 0;
     for (let i = 0; i < ids.length; i++) {
       for (let j = i + 1; j < ids.length; j++) {
-        if (remove.run(orgId, ids[i]!, ids[j]!).changes) regrouped += found.get(ids[i]!, ids[j]!)!.n;
+        const removed = await tx.run("DELETE FROM duplicate_dismissals WHERE org_id = ? AND file_a = ? AND file_b = ?", [orgId, ids[i]!, ids[j]!]);
+        if (removed.changes) regrouped += (await tx.one<{ n: number }>("SELECT count(*) AS n FROM duplicate_pairs WHERE file_a = ? AND file_b = ?", [ids[i]!, ids[j]!]))!.n;
       }
     }
-  })();
-  return regrouped;
+    return regrouped;
+  });
 }

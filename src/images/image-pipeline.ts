@@ -226,7 +226,7 @@ const duplicatesStage: Stage<ImageWork> = {
   name: "duplicates",
   async run(work) {
     const { ctx, file } = work;
-    recordFingerprint(ctx.db, file, await fingerprint(rendered(work).pixels));
+    await recordFingerprint(ctx.sql, file, await fingerprint(rendered(work).pixels));
   },
 };
 

@@ -10,12 +10,15 @@ import type { FileRepository } from "../files/file-repository.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 import type { MediaKinds } from "../kinds/media-kind.ts";
 import type { Logger } from "../log.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import type { VectorIndex } from "../vectors/vector-index.ts";
 
 export interface LibraryDeps {
   config: Config;
   db: Database;
+  /** The data-access port over the same database (docs/scale-out.md): the modules converted to it read and write through this. */
+  sql: SqlClient;
   /** The only writer of the `files` table. */
   files: FileRepository;
   clock: Clock;

@@ -83,9 +83,9 @@ export function duplicateRoutes(ctx: LibraryDeps) {
       "/duplicates/groups",
       async ({ principal, query, request }) => {
         // Every group is ordered from the pairs alone; only the page's members are read.
-        const groups = groupMemberships(ctx.db, principal.orgId);
+        const groups = await groupMemberships(ctx.sql, principal.orgId);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = await Promise.all(withMembers(ctx.db, groups.slice(query.offset, query.offset + query.limit)).map((g) => groupView(ctx, urls, g)));
+        const items = await Promise.all((await withMembers(ctx.sql, groups.slice(query.offset, query.offset + query.limit))).map((g) => groupView(ctx, urls, g)));
         return page(items, groups.length, query.limit, query.offset);
       },
       {
@@ -100,10 +100,10 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     )
     .post(
       "/duplicates/groups/trash",
-      ({ principal, body }) => {
+      async ({ principal, body }) => {
         const keep = body.keep_file_ids.map((id) => id.toLowerCase());
         if (new Set(keep).size !== keep.length) throw badRequest("keep_file_ids: must be unique");
-        const groups = groupMemberships(ctx.db, principal.orgId);
+        const groups = await groupMemberships(ctx.sql, principal.orgId);
         const results = keep.map((id) => {
           if (!ctx.files.ofOrg(principal.orgId, id)) return { keep_file_id: id, group_id: null, status: "not_found" as const, trashed_file_ids: [], failed: [] };
           const group = groups.find((g) => g.memberIds.includes(id));
@@ -136,12 +136,12 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     )
     .post(
       "/duplicates/not-duplicates",
-      ({ principal, body }) => {
+      async ({ principal, body }) => {
         const ids = body.file_ids.map((id) => id.toLowerCase());
         if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
         // Each must be a live file of the organization (404 FILE_NOT_FOUND otherwise; nothing is recorded then).
         for (const id of ids) ctx.files.find(principal.orgId, id);
-        return { file_ids: ids, separated_pair_count: dismissDuplicates(ctx.db, principal.orgId, ids, isoAt(ctx.clock.now())) };
+        return { file_ids: ids, separated_pair_count: await dismissDuplicates(ctx.sql, principal.orgId, ids, isoAt(ctx.clock.now())) };
       },
       {
         permission: "edit",
@@ -162,11 +162,11 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     )
     .post(
       "/duplicates/not-duplicates/undo",
-      ({ principal, body }) => {
+      async ({ principal, body }) => {
         const ids = body.file_ids.map((id) => id.toLowerCase());
         if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
         for (const id of ids) ctx.files.find(principal.orgId, id);
-        return { file_ids: ids, regrouped_pair_count: undismissDuplicates(ctx.db, principal.orgId, ids) };
+        return { file_ids: ids, regrouped_pair_count: await undismissDuplicates(ctx.sql, principal.orgId, ids) };
       },
       {
         permission: "edit",

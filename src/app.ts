@@ -21,7 +21,7 @@ import { unpackAssetsInBackground } from "./native/packages.ts";
 import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { Metrics } from "./metrics.ts";
-import { eventLoopMonitor } from "./native/event-loop-monitor.ts";
+import { eventLoopMonitor, LONG_STALL_MS } from "./native/event-loop-monitor.ts";
 import { RateLimiter } from "./ratelimit/limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
 import { countingErrors } from "./storage/error-counting.ts";
@@ -301,8 +301,10 @@ export function composeAppliance(foundation: Foundation): Appliance {
       watcher.start();
       mail.start();
       logModelVerification(ctx.models, log);
-      stopStallLog = eventLoopMonitor().onLongStall(({ lateMs, causes }) =>
-        log.warn("the event loop was held; every request waited", { ms: Math.round(lateMs), running_ms: Math.round(causes.running), waiting_for_cpu_ms: Math.round(causes.waiting_for_cpu), blocked_ms: Math.round(causes.blocked) }),
+      stopStallLog = eventLoopMonitor().onStall(({ lateMs, causes }) =>
+        log[lateMs >= LONG_STALL_MS ? "warn" : "debug"]("the event loop was held; every request waited", {
+          ms: Math.round(lateMs), running_ms: Math.round(causes.running), waiting_for_cpu_ms: Math.round(causes.waiting_for_cpu), blocked_ms: Math.round(causes.blocked),
+        }),
       );
       const setupToken = ctx.accounts.firstRun.token;
       // Warn level: shown at the default log level, on stderr beside the other notes for the administrator.

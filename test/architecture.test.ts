@@ -165,6 +165,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "models/transformers.ts fetchGuarded": "the network guard wraps the process's global fetch once",
   "native/packages.ts extracted": "embedded assets are unpacked once per process",
   "native/event-loop-monitor.ts processMonitor": "one event loop per process, sampled by one timer whichever servers share it",
+  "native/event-loop-monitor.ts schedstat": "the main thread's scheduler counters, one open file for the process's monitor",
   "native/worker-thread.ts failures": "worker threads are the process's; their failures are counted where they happen, for GET /metrics",
   "metrics.ts processMetrics": "CPU, memory and event-loop figures belong to the process, and their collectors cannot be stopped",
   "storage/hash-threads.ts pool": "hashing threads shared by the process; a file's hash state lives in its thread",

@@ -178,6 +178,7 @@ describe("TextEmbedder with the fixture model", () => {
     expect(await refused.unavailableReason()).toMatch(/model folder "checked" .* is refused: onnx\/model_quantized\.onnx has SHA-256 [0-9a-f]{64}, the manifest says/);
     await expect(refused.embed(["x"])).rejects.toThrow("is refused");
     await expect(refused.tokenizer()).rejects.toThrow("is refused");
+    await expect(refused.chunkWindow()).rejects.toThrow("is refused");
     rmSync(path.join(modelsDir, "manifest.json"));
   });
 
@@ -201,6 +202,8 @@ describe("TextEmbedder with the fixture model", () => {
     const prompt = (await prompted.tokenizer()).count("valve passage: ");
     expect(prompt).toBeGreaterThan(0);
     expect((await prompted.tokenizer()).maxTokens).toBe((await plain.tokenizer()).maxTokens - prompt);
+    // The server's window (no tokenizer loaded) is the whole one; the reader takes the prompt off.
+    expect(await prompted.chunkWindow()).toBe((await plain.tokenizer()).maxTokens);
 
     // [CLS] pooling: the fixture's [CLS] vector is the same in every text.
     mkdirSync(path.join(modelsDir, "prompted", "1_Pooling"), { recursive: true });
@@ -218,6 +221,7 @@ describe("TextEmbedder with the fixture model", () => {
     expect(await missing.unavailableReason()).toContain(folder);
     expect(await missing.unavailableReason()).not.toContain(modelsDir);
     await expect(missing.tokenizer()).rejects.toThrow(`text embedding model "no-such-model" is not installed: folder ${folder} does not exist`);
+    await expect(missing.chunkWindow()).rejects.toThrow(`folder ${folder} does not exist`);
     await expect(missing.embed(["x"])).rejects.toThrow(folder);
     const escaping = new TextEmbedder({ modelsDir, model: "../elsewhere" });
     expect(await escaping.unavailableReason()).toMatch(/must be a folder name inside the models directory/);

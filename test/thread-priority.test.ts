@@ -27,7 +27,8 @@ test.skipIf(process.platform !== "linux")("a worker thread lowers its own priori
   const worker = new Worker(entry);
   const reply = await new Promise<{ lowered: boolean; priority: number }>((settle) => (worker.onmessage = (e) => settle(e.data)));
   worker.terminate();
-  expect(reply).toEqual({ lowered: true, priority: BACKGROUND_NICENESS });
+  // Relative to the thread that started it (a test run under `nice` starts above 0).
+  expect(reply).toEqual({ lowered: true, priority: Math.min(19, before + BACKGROUND_NICENESS) });
   expect(getPriority(process.pid)).toBe(before);
 });
 

@@ -22,7 +22,10 @@
  * MEDIABOX_BENCH_REPEATS=n indexes the collection n more times after the first run (no queries),
  * each on a fresh data directory given the first run's prepared words, and prints the median
  * indexing figures of all runs: back-to-back runs of the same code differ by up to 20 %. Report
- * figures of full runs.
+ * figures of full runs. MEDIABOX_BENCH_DOCS=n indexes the collection's first n documents only
+ * and runs no query (issue 42's "1,000 documents index"). MEDIABOX_BENCH_BASELINE=<another
+ * checkout> indexes the same documents with that checkout's server first (no query), for a
+ * before/after in one run.
  * nDCG@10 is printed for the whole query set and for its fixed tuning and held-out halves
  * (scripts/bench/splits.ts, by the collection folder's name and query id), with hybrid's per-query
  * wins and losses against each signal alone in each half, its largest losses to keyword-only, and
@@ -37,13 +40,14 @@
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpuSeconds, threadCpuSeconds } from "./process-stats.ts";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { run, spawnServer } from "../../test/support/process.ts";
 import { BUILTIN_TEXT_MODEL, UseSifEmbedder } from "../../src/embeddings/use-sif-embedder.ts";
 import { commonWords } from "../../src/embeddings/common-words.ts";
 import { RUN_BATCH, TextEmbedder } from "../../src/embeddings/text-embedder.ts";
 import { HALVES, halves } from "./splits.ts";
+import { describeEventLoop, readEventLoop } from "./event-loop-figures.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const DATASET = resolve(
@@ -119,13 +123,22 @@ async function main(): Promise<void> {
       "Point MEDIABOX_BENCH_COLLECTION at a folder holding corpus.jsonl, queries.jsonl and qrels.tsv or qrels/test.tsv (see ../shared/datasets/README.md). Nothing was measured.");
     process.exit(2);
   }
-  const { docs, queries, qrels } = load();
+  const { docs: all, queries, qrels } = load();
+  const docs = all.slice(0, Number(process.env.MEDIABOX_BENCH_DOCS) || undefined);
+  const indexOnly = docs.length < all.length;
   const reuse = process.env.MEDIABOX_BENCH_REUSE;
   if (reuse) return void (await measure(resolve(reuse), docs, queries, qrels, { reused: true }));
   const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-retrieval-"));
   const dataDir = join(root, "data");
   try {
-    const runs = [await measure(dataDir, docs, queries, qrels, { wordsFrom: process.env.MEDIABOX_BENCH_WORDS_FROM })];
+    const baseline = process.env.MEDIABOX_BENCH_BASELINE;
+    if (baseline) {
+      console.log(`-- baseline: ${resolve(baseline)}`);
+      await measure(join(root, "baseline"), docs, queries, qrels, { wordsFrom: process.env.MEDIABOX_BENCH_WORDS_FROM, indexOnly: true, main: join(resolve(baseline), "src", "main.ts") });
+      rmSync(join(root, "baseline"), { recursive: true, force: true });
+      console.log("-- this checkout");
+    }
+    const runs = [await measure(dataDir, docs, queries, qrels, { wordsFrom: process.env.MEDIABOX_BENCH_WORDS_FROM, indexOnly })];
     const repeats = Number(process.env.MEDIABOX_BENCH_REPEATS) || 0;
     for (let i = 1; i <= repeats; i++) {
       const again = join(root, `repeat-${i}`);
@@ -173,9 +186,9 @@ interface IndexingFigures {
  */
 async function measure(
   dataDir: string, docs: Doc[], queries: Query[], qrels: Map<string, Judgments>,
-  { reused = false, wordsFrom, indexOnly = false }: { reused?: boolean; wordsFrom?: string; indexOnly?: boolean } = {},
+  { reused = false, wordsFrom, indexOnly = false, main: entry = MAIN }: { reused?: boolean; wordsFrom?: string; indexOnly?: boolean; main?: string } = {},
 ): Promise<IndexingFigures> {
-  const cli = (...args: string[]) => run([process.execPath, MAIN, ...args, "--data-dir", dataDir]);
+  const cli = (...args: string[]) => run([process.execPath, entry, ...args, "--data-dir", dataDir]);
   if (!reused && (await cli("orgs", "create", "bench", "--tier", "CUSTOM")).exitCode !== 0) throw new Error("could not create the org");
   const key = (await cli("keys", "create", "--org", "bench")).stdout.trim();
   if (wordsFrom && !reused) {
@@ -192,7 +205,7 @@ async function measure(
   // The server's default: the built-in model prepares its common words after start (set
   // MEDIABOX_TEXT_VOCABULARY_WORDS=0 to index with every word new to the model).
   const vocabularyWords = process.env.MEDIABOX_TEXT_VOCABULARY_WORDS ?? "100000";
-  const server = await spawnServer([process.execPath, ...(process.env.MEDIABOX_BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? []), MAIN, "serve"], {
+  const server = await spawnServer([process.execPath, ...(process.env.MEDIABOX_BENCH_BUN_FLAGS?.split(" ").filter(Boolean) ?? []), entry, "serve"], {
     // The server's default text model unless MEDIABOX_TEXT_EMBEDDING_MODEL names one ("" = the default).
     env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_TEXT_VOCABULARY_WORDS: vocabularyWords, MEDIABOX_TEXT_EMBEDDING_MODEL: process.env.MEDIABOX_TEXT_EMBEDDING_MODEL ?? "" },
   });
@@ -208,6 +221,7 @@ async function measure(
     const prober = new Worker(new URL("./healthz-prober.ts", import.meta.url));
     const probed = new Promise<{ latencies: number[]; at: number[] }>((done) => (prober.onmessage = (event) => done(event.data)));
     prober.postMessage({ url: server.url, times: true });
+    const loopBefore = await readEventLoop(server.url);
     const started = performance.now();
     const cpuBefore = cpuSeconds(server.proc.pid);
     const threadsBefore = threadCpuSeconds(server.proc.pid);
@@ -265,6 +279,7 @@ async function measure(
     }
     const indexed = performance.now();
     const cpuAfter = cpuSeconds(server.proc.pid);
+    const loopAfter = await readEventLoop(server.url);
     if (process.env.MEDIABOX_BENCH_THREADS) {
       // While indexing ran; threads that ended meanwhile are left out.
       const threads = [...threadCpuSeconds(server.proc.pid)].map(([name, s]): [string, number] => [name, s - (threadsBefore.get(name) ?? 0)]).sort((a, b) => b[1] - a[1]);
@@ -319,6 +334,9 @@ async function measure(
     console.log(`/healthz while indexing: p50 ${percentile(health, 50).toFixed(1)} ms, p99 ${percentile(health, 99).toFixed(1)} ms (${health.length} probes; target p99 < 100 ms)` +
       (slowAt.length ? `; ${slowAt.length} over 50 ms (${slowAt.filter((t) => t <= extractionEnded).length} while text was still extracted and chunked, ` +
         `the rest while only embedding ran), the first at ${slowAt.slice(0, 10).map((t) => t.toFixed(1)).join(", ")} s into indexing` : ""));
+    console.log(`the server's event loop while indexing: ${describeEventLoop(loopBefore, loopAfter)}`);
+    console.log(`indexing ${docs.length} documents: ${(chunks / seconds).toFixed(1)} chunks/s, /healthz p99 ${percentile(health, 99).toFixed(1)} ms ` +
+      `(targets: >= 100 chunks/s, p99 < 100 ms (issue 35), < 50 ms (issue 42)); load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
 
     const figures: IndexingFigures = {
       chunksPerSecond: chunks / seconds,

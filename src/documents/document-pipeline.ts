@@ -49,14 +49,15 @@ export function documentPipelineOptions(config: Pick<Config, "modelsDir" | "layo
 }
 
 /**
- * How the reader child sizes chunks: with the text model's tokenizer when this server can load it
- * (which runs the models manifest check), else estimated. Chunks leave room for the [CLS] and
- * [SEP] tokens the model adds around every chunk.
+ * How the reader child sizes chunks: with the text model's tokenizer when its files are there
+ * and pass the models manifest check (the child loads it; this process never does), else
+ * estimated. Chunks leave room for the [CLS] and [SEP] tokens the model adds around every chunk;
+ * the child takes the model's document prompt off too.
  */
 async function chunkingRequest(ctx: DocumentDeps, options: DocumentPipelineOptions): Promise<ChunkingRequest> {
   try {
-    const tokenizer = await ctx.embedder.tokenizer();
-    return { tokenizer: { modelsDir: options.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, tokenizer.maxTokens - 2) };
+    const window = await ctx.embedder.chunkWindow();
+    return { tokenizer: { modelsDir: options.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, window - 2) };
   } catch {
     return { tokenizer: null, maxTokens: DEFAULT_MAX_TOKENS - 2 };
   }

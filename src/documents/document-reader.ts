@@ -16,13 +16,14 @@
  */
 import type { SummaryDraft } from "../text/summary.ts";
 import { mkdirSync, rmSync } from "node:fs";
-import { setPriority, tmpdir } from "node:os";
+import { getPriority, setPriority, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { isCompiled } from "../native/packages.ts";
 import { BudgetedThread, ThreadBudgetError } from "../native/budgeted-thread.ts";
+import { nicerBy } from "../native/thread-priority.ts";
 import type { TextReadReply, TextReadRequest } from "./text-read-worker.ts";
 import type { Segmentation } from "../ocr/ocr.ts";
 import type { OcrLike } from "./read-document.ts";
@@ -36,8 +37,6 @@ import type { DocumentType } from "../files/file.ts";
 const MiB = 1024 * 1024;
 /** Plain text and Markdown up to this size are read on a worker thread by default (at most ~0.4 s of hostile Markdown). */
 const TEXT_THREAD_BYTES = 256 * 1024;
-/** The reader runs at a lower CPU priority: on a busy machine the server's event loop (requests, /healthz) goes first. */
-const READER_NICENESS = 10;
 
 export interface DocumentReaderOptions {
   /** The child is killed when its resident memory passes this. */
@@ -266,7 +265,8 @@ export class DocumentReader {
     });
     track(proc);
     try {
-      setPriority(proc.pid, READER_NICENESS);
+      // A lower CPU priority than the server's: on a busy machine its event loop (requests, /healthz) goes first.
+      setPriority(proc.pid, nicerBy(getPriority()));
     } catch {
       // Not permitted here (some sandboxes): the reader then competes for the CPU as an equal.
     }

@@ -63,6 +63,7 @@ const tokenizers = new Map<string, TextEmbedder>();
 async function chunk(doc: DocumentContent, request: ChunkingRequest): Promise<{ chunks: Chunk[]; exactTokens: boolean }> {
   let count = approximateTokens;
   let exactTokens = false;
+  let maxTokens = request.maxTokens;
   if (request.tokenizer) {
     const { modelsDir, model } = request.tokenizer;
     const key = `${modelsDir}\0${model}`;
@@ -72,11 +73,13 @@ async function chunk(doc: DocumentContent, request: ChunkingRequest): Promise<{ 
       const tokenizer = await embedder.tokenizer();
       count = (text) => tokenizer.count(text);
       exactTokens = true;
+      // The tokenizer's window has the model's document prompt taken off (the server sent the whole window).
+      maxTokens = Math.max(32, Math.min(maxTokens, tokenizer.maxTokens - 2));
     } catch {
       // Estimated sizes, as the server does without a tokenizer; the job's result says so.
     }
   }
-  return { chunks: chunkDocument(doc, count, { maxTokens: request.maxTokens }), exactTokens };
+  return { chunks: chunkDocument(doc, count, { maxTokens }), exactTokens };
 }
 
 /**

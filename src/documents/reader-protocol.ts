@@ -26,7 +26,7 @@ export type OcrAnswer = Awaited<ReturnType<OcrLike["recognize"]>>;
  */
 export interface ChunkingRequest {
   tokenizer: { modelsDir: string; model: string } | null;
-  /** Most tokens of a chunk's content. */
+  /** Most tokens of a chunk's content: the model's window less [CLS] and [SEP] (the child takes the document prompt off). */
   maxTokens: number;
 }
 

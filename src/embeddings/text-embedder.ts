@@ -59,6 +59,13 @@ export interface TextEmbedding {
   readonly modelId: string;
   /** The model's own token counter, for sizing chunks; rejects when chunks should be sized by estimate. */
   tokenizer(): Promise<TokenCounter>;
+  /**
+   * The model's window in tokens ([CLS]/[SEP] and its document prompt included) when tokenizer()
+   * can load, without loading it; rejects when chunks should be sized by estimate. For the server,
+   * which only names the tokenizer to the document reader: loading transformers.js held its event
+   * loop for 90-150 ms at the first document.
+   */
+  chunkWindow(): Promise<number>;
   /** The models-directory folder tokenizer() reads (the reader child loads the same one). */
   readonly tokenizerFolder: string;
   /** Null when embed() can run, else why not. */
@@ -229,6 +236,10 @@ export class TextEmbedder implements TextEmbedding {
     // A failed load is retried on the next call (the site may install the folder meanwhile).
     this.tokenizerLoad.catch(() => (this.tokenizerLoad = null));
     return this.tokenizerLoad;
+  }
+
+  chunkWindow(): Promise<number> {
+    return this.require(TOKENIZER_FILES).then(async () => (await this.usage()).maxTokens);
   }
 
   /** Null when embedding can run (weights, config and tokenizer present, manifest check passed), else why not. */

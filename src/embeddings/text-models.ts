@@ -60,6 +60,10 @@ export class FolderOrBuiltin implements TextEmbedding {
     return this.configured.tokenizer();
   }
 
+  chunkWindow(): Promise<number> {
+    return this.configured.chunkWindow();
+  }
+
   async unavailableReason(): Promise<string | null> {
     const why = await this.configured.unavailableReason();
     this.fallbackReason = why;

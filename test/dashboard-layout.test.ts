@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
-import { photo } from "./support/images.ts";
+import { photo, textImage } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
 import { insertFileRow } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -19,6 +19,7 @@ let tenant: Tenant;
 let browser: Browser;
 let imageId: string;
 let noteId: string;
+let receiptId: string;
 beforeAll(async () => {
   server = await startTestServer();
   tenant = server.tenant({ tier: "CUSTOM" });
@@ -29,8 +30,13 @@ beforeAll(async () => {
   const note = new FormData();
   note.append("file", new File(["# Pier inspection\n\nThe north pier was inspected on Monday. Two bollards need new bolts.\n"], "pier-inspection.md"));
   noteId = (await tenant.api.form("/files/upload", note)).body.image_id;
+  // Lines of text read from a picture: each line's review row (field and three buttons) must fit a phone.
+  const receipt = new FormData();
+  receipt.append("file", new File([new Uint8Array(await textImage(["HARBOUR CHANDLERY LTD", "ROPE 12MM 40M 58.00", "TOTAL AMOUNT 61.50"]))], "receipt.png"));
+  receiptId = (await tenant.api.form("/files/upload", receipt)).body.image_id;
   await processed(tenant, imageId, 120_000);
   await processed(tenant, noteId, 120_000);
+  await processed(tenant, receiptId, 120_000);
   // Enough cards to fill several rows at every width.
   const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
   for (let i = 0; i < 60; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `harbour-${String(i).padStart(2, "0")}.jpg`, createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() });
@@ -63,11 +69,12 @@ for (const [size, width] of Object.entries(WIDTHS)) {
     const failures = watchFailures(page);
     try {
       await signIn(page, server.url, tenant.key);
-      for (const [name, hash, heading] of [...PAGES, ["image", `#/files/${imageId}`, /quay-at-dusk/] as const, ["note", `#/files/${noteId}`, "pier-inspection.md"] as const]) {
+      for (const [name, hash, heading] of [...PAGES, ["image", `#/files/${imageId}`, /quay-at-dusk/] as const, ["note", `#/files/${noteId}`, "pier-inspection.md"] as const, ["receipt", `#/files/${receiptId}`, "receipt.png"] as const]) {
         await page.goto(`${server.url}/${hash}`);
         await page.getByRole("heading", { name: heading, level: 1 }).waitFor({ timeout: 30_000 });
         // What the page asks for on arrival has answered.
         await page.waitForLoadState("networkidle");
+        if (name === "receipt") await page.getByRole("heading", { name: "Review the text read" }).waitFor({ timeout: 30_000 });
         await expectNoSidewaysScroll(page);
         if (size === "phone") expect({ page: name, small: await smallTargets(page, 40) }).toEqual({ page: name, small: [] });
         if (["library", "image", "note", "upload"].includes(name) || size === "phone") await page.screenshot({ path: join(SHOTS, `layout-${name}-${width}.png`), fullPage: name !== "library" });

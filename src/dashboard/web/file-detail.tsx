@@ -415,45 +415,67 @@ export function FileDetail({ id }: { id: string }) {
         {file.duration_seconds ? ` · ${clock(file.duration_seconds)}` : ""}
         {file.content_created_at ? ` · taken ${(file.camera && takenOf(file.camera)) || new Date(file.content_created_at).toLocaleString()}` : ""}
       </p>
-      {file.media_type === "image" && file.medium_url ? <OcrOverlay src={file.full_url ?? file.medium_url} regions={file.text_regions ?? []} alt={file.upload_description ?? name} /> : null}
-      {file.media_type === "image" || file.media_type === "video" ? <PhotoInfo camera={file.camera ?? null} location={file.location ?? null} /> : null}
-      {file.media_type === "image" ? <RegionReview fileId={file.id} regions={file.text_regions ?? []} onSaved={() => api(`/files/${id}`).then(setFile, () => null)} /> : null}
-      {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
-      {file.media_type === "link" ? <LinkView file={file} /> : null}
-      {!BUILT_IN_KINDS.includes(file.media_type) ? <KindFields file={file} /> : null}
-      {file.media_type === "document" ? (
-        <div class="document">
-          <p>
-            {file.page_count != null ? `${file.page_count} page${file.page_count === 1 ? "" : "s"}, ${file.chunk_count} chunk${file.chunk_count === 1 ? "" : "s"} · ` : ""}
-            text extraction {file.text_extraction_status ?? "pending"}
-            {file.document_url ? <> · <a href={file.document_url}>Open</a></> : null}
-          </p>
-          {file.text_extraction_status === "completed" ? (
-            <DocumentLayout id={file.id} pictured={file.document_type === "pdf"} name={name} fallbackText={file.extracted_text ?? null} />
-          ) : file.extracted_text ? (
-            <Markdown text={file.extracted_text.slice(0, 200_000)} label={`Text of ${name}`} />
+      {/* Wide screens: what the file shows on the left, what is known of it and what can be done on the right. */}
+      <div class="detail-body">
+        <div class="detail-main">
+          {file.media_type === "image" && file.medium_url ? <OcrOverlay src={file.full_url ?? file.medium_url} regions={file.text_regions ?? []} alt={file.upload_description ?? name} /> : null}
+          {file.media_type === "video" ? <VideoPlayer file={file} /> : null}
+          {file.media_type === "link" ? <LinkView file={file} /> : null}
+          {!BUILT_IN_KINDS.includes(file.media_type) ? <KindFields file={file} /> : null}
+          {file.media_type === "document" ? (
+            <div class="document">
+              <p>
+                {file.page_count != null ? `${file.page_count} page${file.page_count === 1 ? "" : "s"}, ${file.chunk_count} chunk${file.chunk_count === 1 ? "" : "s"} · ` : ""}
+                text extraction {file.text_extraction_status ?? "pending"}
+                {file.document_url ? <> · <a href={file.document_url}>Open</a></> : null}
+              </p>
+              {file.text_extraction_status === "completed" ? (
+                <DocumentLayout id={file.id} pictured={file.document_type === "pdf"} name={name} fallbackText={file.extracted_text ?? null} />
+              ) : file.extracted_text ? (
+                <Markdown text={file.extracted_text.slice(0, 200_000)} label={`Text of ${name}`} />
+              ) : null}
+            </div>
+          ) : null}
+          {file.media_type === "image" ? <RegionReview fileId={file.id} regions={file.text_regions ?? []} onSaved={() => api(`/files/${id}`).then(setFile, () => null)} /> : null}
+          {/* A document's text is drawn above; its visible_text is the same text again. */}
+          {file.visible_text && file.media_type !== "document" ? (
+            <section>
+              <h2>Text in the {file.media_type}</h2>
+              <pre class="text">{file.visible_text}</pre>
+            </section>
           ) : null}
         </div>
-      ) : null}
-      {file.upload_description ? (
-        <section>
-          <h2>Description</h2>
-          <p>{file.upload_description}</p>
-        </section>
-      ) : null}
-      {/* A document's text is drawn above; its visible_text is the same text again. */}
-      {file.visible_text && file.media_type !== "document" ? (
-        <section>
-          <h2>Text in the {file.media_type}</h2>
-          <pre class="text">{file.visible_text}</pre>
-        </section>
-      ) : null}
-      <SuggestedTags file={file} onChanged={(change) => (setFile({ ...file, ...change }), change.tags && setTagsAdded((n) => n + 1))} />
-      <section>
-        <h2>Edit</h2>
-        {/* Drawn afresh when a suggestion became a tag, so its tag field shows it (and a save keeps it). */}
-        <Editor key={tagsAdded} file={file} onSaved={(saved) => setFile({ ...file, ...saved })} />
-      </section>
+        <div class="detail-side">
+          {file.media_type === "image" || file.media_type === "video" ? <PhotoInfo camera={file.camera ?? null} location={file.location ?? null} /> : null}
+          {file.upload_description ? (
+            <section>
+              <h2>Description</h2>
+              <p>{file.upload_description}</p>
+            </section>
+          ) : null}
+          <SuggestedTags file={file} onChanged={(change) => (setFile({ ...file, ...change }), change.tags && setTagsAdded((n) => n + 1))} />
+          <section>
+            <h2>Edit</h2>
+            {/* Drawn afresh when a suggestion became a tag, so its tag field shows it (and a save keeps it). */}
+            <Editor key={tagsAdded} file={file} onSaved={(saved) => setFile({ ...file, ...saved })} />
+          </section>
+          <p class="actions">
+            {file.original_url ?? file.video_url ?? file.document_url ? (
+              <a class="button" href={file.original_url ?? file.video_url ?? file.document_url} download={file.filename}>
+                Download
+              </a>
+            ) : null}{" "}
+            {file.media_type !== "link" ? (
+              <button type="button" onClick={() => (setSending(!sending), setSent(null))} aria-expanded={sending}>
+                Send to drive
+              </button>
+            ) : null}{" "}
+            <button type="button" class="danger" onClick={remove}>
+              Delete
+            </button>
+          </p>
+        </div>
+      </div>
       {similar.length ? (
         <section>
           <h2>Similar</h2>
@@ -471,21 +493,6 @@ export function FileDetail({ id }: { id: string }) {
           </ul>
         </section>
       ) : null}
-      <p class="actions">
-        {file.original_url ?? file.video_url ?? file.document_url ? (
-          <a class="button" href={file.original_url ?? file.video_url ?? file.document_url} download={file.filename}>
-            Download
-          </a>
-        ) : null}{" "}
-        {file.media_type !== "link" ? (
-          <button type="button" onClick={() => (setSending(!sending), setSent(null))} aria-expanded={sending}>
-            Send to drive
-          </button>
-        ) : null}{" "}
-        <button type="button" class="danger" onClick={remove}>
-          Delete
-        </button>
-      </p>
       {sending ? <SendToDrive fileIds={[file.id]} onDone={(message) => (setSent(message), setSending(false))} onCancel={() => setSending(false)} /> : null}
       {sent ? <p class="notice" role="status">{sent}</p> : null}
     </article>

@@ -71,8 +71,9 @@ test("only people/people.ts writes faces and people", async () => {
   for (const table of ["faces", "people"]) expect(await writersOf(table, ["people/people.ts"])).toEqual([]);
 });
 
-test("per-kind tables have one writer: video facts, link crawls, image compliance", async () => {
+test("per-kind tables have one writer: video facts, image facts, link crawls, image compliance", async () => {
   expect(await writersOf("video_facts", ["video/video-facts.ts"])).toEqual([]);
+  expect(await writersOf("image_facts", ["images/image-facts.ts"])).toEqual([]);
   expect(await writersOf("link_crawls", ["links/link-crawls.ts"])).toEqual([]);
   expect(await writersOf("image_compliance", ["compliance/image-compliance.ts"])).toEqual([]);
 });
@@ -201,7 +202,7 @@ test("no module-level mutable state outside the listed process-wide resources", 
 // ask the server's registry, and draws any kind it has no view for with KindFields.
 const KIND_FOLDERS = ["images/", "documents/", "video/", "links/", "kinds/", "db/migrations/", "dashboard/web/"];
 const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
-  "files/file-repository.ts": { count: 8, why: "the per-kind status columns of the files row (initial and requeued states) until they move to per-kind tables; findOfType's check" },
+  "files/file-repository.ts": { count: 2, why: "a document's text extraction state (initial and requeued) until it moves to the document kind's table" },
   "library/similar.ts": { count: 2, why: "similar images and videos: a video is matched by its keyframes" },
   "library/routes.ts": { count: 1, why: "format=markdown is the spec's, for images only" },
   "library/file-edits.ts": { count: 2, why: "a document being read or embedded refuses an edit of its text fields" },

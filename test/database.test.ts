@@ -11,7 +11,8 @@ import { migrate, openDatabase } from "../src/db/database.ts";
 import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
-import { videoFactsOf } from "../src/video/video-facts.ts";
+import { videoAnalysisOf, videoFactsOf } from "../src/video/video-facts.ts";
+import { imageFactsOf } from "../src/images/image-facts.ts";
 import { crawlOf, findLink } from "../src/links/link-crawls.ts";
 import { complianceOf } from "../src/compliance/image-compliance.ts";
 import { defaultProjectId } from "../src/tenancy/projects.ts";
@@ -190,6 +191,46 @@ test("migration 35 moves a photo's compliance request and verdict out of the fil
     expect(complianceOf(db, "img-3")).toBeNull();
     db.run("DELETE FROM files WHERE id = 'img-1'");
     expect(db.query("SELECT file_id FROM image_compliance").all()).toEqual([{ file_id: "img-2" }]);
+  } finally {
+    db.close();
+  }
+});
+
+test("migration 38 moves an image's rendering and embedding model into image_facts, a video's analysis into video_facts", () => {
+  const { db, org, project } = databaseBefore(38, "image-facts");
+  try {
+    const insert = db.query(
+      `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, variant_status, variant_count, blur_hash,
+         image_embedding_model, analysis_status, analysis_error) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    insert.run("img-1", org, project, "image", "photo.jpg", 800, 600, "completed", 4, "LKO2?U%2Tw=w", "clip:vit-b32", null, null);
+    insert.run("img-2", org, project, "image", "broken.png", null, null, "failed", 0, null, null, null, null);
+    insert.run("vid-1", org, project, "video", "clip.mp4", 320, 240, "completed", 4, "L00000fQfQfQ", "clip:vit-b32", "skipped", "the video is 900 s long");
+    insert.run("vid-2", org, project, "video", "queued.mov", null, null, "pending", 0, null, null, "pending", null);
+    insert.run("doc-1", org, project, "document", "notes.txt", null, null, null, 0, null, null, null, null);
+    // vid-1 was probed (migration 31's table); vid-2 not yet.
+    db.query("INSERT INTO video_facts (file_id, duration_seconds, codec) VALUES ('vid-1', 900, 'h264')").run();
+
+    migrate(db, MIGRATIONS);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(files)").all().map((c) => c.name);
+    for (const gone of ["variant_status", "variant_count", "blur_hash", "image_embedding_model", "analysis_status", "analysis_error"]) expect(columns).not.toContain(gone);
+    expect(imageFactsOf(db, "img-1")).toEqual({ variantStatus: "completed", variantCount: 4, blurHash: "LKO2?U%2Tw=w", embeddingModel: "clip:vit-b32" });
+    expect(imageFactsOf(db, "img-2")).toEqual({ variantStatus: "failed", variantCount: 0, blurHash: null, embeddingModel: null });
+    expect(imageFactsOf(db, "vid-1")).toEqual({ variantStatus: "completed", variantCount: 4, blurHash: "L00000fQfQfQ", embeddingModel: "clip:vit-b32" });
+    expect(imageFactsOf(db, "vid-2").variantStatus).toBe("pending");
+    // A document has no image facts: no row, the defaults the row had.
+    expect(db.query("SELECT file_id FROM image_facts WHERE file_id = 'doc-1'").get()).toBeNull();
+    expect(imageFactsOf(db, "doc-1")).toEqual({ variantStatus: null, variantCount: 0, blurHash: null, embeddingModel: null });
+    // The analysis joins the probe's facts, or starts the video's row.
+    expect(videoAnalysisOf(db, "vid-1")).toEqual({ status: "skipped", error: "the video is 900 s long" });
+    expect(videoFactsOf(db, "vid-1")).toMatchObject({ durationSeconds: 900, codec: "h264" });
+    expect(videoAnalysisOf(db, "vid-2")).toEqual({ status: "pending", error: null });
+    expect(videoAnalysisOf(db, "img-1")).toEqual({ status: null, error: null });
+    // The row keeps the content's size.
+    expect(db.query("SELECT width, height FROM files WHERE id = 'img-1'").get()).toEqual({ width: 800, height: 600 });
+    db.run("DELETE FROM files WHERE id IN ('img-1', 'vid-1')");
+    expect(db.query("SELECT file_id FROM image_facts ORDER BY file_id").all()).toEqual([{ file_id: "img-2" }, { file_id: "vid-2" }]);
+    expect(db.query("SELECT file_id FROM video_facts").all()).toEqual([{ file_id: "vid-2" }]);
   } finally {
     db.close();
   }

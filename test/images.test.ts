@@ -323,7 +323,7 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     const chosen = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "mine.jpg", { content_category: "artwork" }));
     expect(chosen.content_category).toBe("artwork");
     // The category came from the same CLIP vector similarity search uses.
-    expect(other.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
+    expect(other.ctx.db.query("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
   });
 
   test("after switching the image model, a restart re-embeds the library so similar images keep working", async () => {
@@ -331,7 +331,7 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     buildFixtureClipModel(modelsDir, "clip-fixture", {}, { textTower: false });
     const dataDir = scratchDir("mediabox-restart-");
     const ids: string[] = [];
-    const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(id) as { m: string }).m);
+    const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(id) as { m: string }).m);
     const first = await startExtraServer({ dataDir });
     const tenant = first.tenant({ tier: "ENTERPRISE" });
     const key = tenant.key;
@@ -616,7 +616,7 @@ describe("purge", () => {
     const file = await processed(tenant, id);
     const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(id).map((r) => r.blob_key);
     expect(keys).toHaveLength(4);
-    const model = server.ctx.db.query<{ m: string }, [string]>("SELECT image_embedding_model AS m FROM files WHERE id = ?").get(id)!.m;
+    const model = server.ctx.db.query<{ m: string }, [string]>("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(id)!.m;
     expect(server.ctx.vectors.find("image", model)!.get(id)).not.toBeNull();
     expect(file.full_url).toStartWith("http");
 

@@ -8,6 +8,7 @@ import { listExtractions } from "../extractions/extractions.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import { openSuggestions } from "../files/tag-suggestions.ts";
+import { imageFactsOf } from "../images/image-facts.ts";
 import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";
@@ -134,7 +135,7 @@ export function processingStatus(db: Database, file: FileRow) {
     text_extraction_status: file.text_extraction_status,
     digitization_status: file.digitization_status,
     embedding_status: file.embedding_status,
-    variant_status: file.variant_status,
+    variant_status: imageFactsOf(db, file.id).variantStatus,
     description_status: file.description_status,
     page_count: file.page_count,
     chunk_count: file.chunk_count,

@@ -74,12 +74,10 @@ export interface FileEdit {
   userDescription?: string | null;
 }
 
-export interface RenderedVariants {
-  count: number;
+export interface RenderedImageContent {
   width: number;
   height: number;
   format: string;
-  blurHash: string;
   /** Capture time from the image's metadata; kept only when the file has none yet. */
   takenAt: string | null;
 }
@@ -209,8 +207,8 @@ export class FileRepository {
         `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
            title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
            storage_target, auto_describe, content_category, custom_schema_id, uploaded_by, processing_status, processing_job_id,
-           text_extraction_status, variant_status, description_status, description_error, analysis_status, reserved_credits)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)`,
+           text_extraction_status, description_status, description_error, reserved_credits)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
       )
       .run(
         file.id, file.orgId, file.projectId, file.folderId, type.mediaType, file.filename, at, at,
@@ -250,8 +248,8 @@ export class FileRepository {
       .query(
         `UPDATE files SET media_type = ?, filename = ?, updated_at = ?, title = ?, tags = ?, size_bytes = ?, content_type = ?, format = ?,
            document_type = ?, sha256 = ?, blob_key = ?, storage_target = ?, auto_describe = ?, content_category = ?, custom_schema_id = ?,
-           processing_status = 'queued', processing_job_id = ?, processing_error = NULL, text_extraction_status = ?, variant_status = ?,
-           description_status = ?, description_error = ?, analysis_status = ?, reserved_credits = ?
+           processing_status = 'queued', processing_job_id = ?, processing_error = NULL, text_extraction_status = ?,
+           description_status = ?, description_error = ?, reserved_credits = ?
          WHERE id = ? AND blob_key IS NULL`,
       )
       .run(
@@ -367,10 +365,7 @@ export class FileRepository {
       .query(
         `UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, processing_started_at = NULL,
            processing_completed_at = NULL, retry_count = 0, updated_at = ?,
-           text_extraction_status = CASE WHEN media_type = 'document' THEN 'pending' ELSE text_extraction_status END,
-           variant_status = CASE WHEN media_type IN ('image', 'video') THEN 'pending' ELSE variant_status END,
-           analysis_status = CASE WHEN media_type = 'video' THEN 'pending' ELSE analysis_status END,
-           analysis_error = CASE WHEN media_type = 'video' THEN NULL ELSE analysis_error END
+           text_extraction_status = CASE WHEN media_type = 'document' THEN 'pending' ELSE text_extraction_status END
          WHERE id = ? AND blob_key IS NOT NULL AND (processing_status NOT IN ('queued', 'processing') OR ?)`,
       )
       .run(jobId, this.now(), id, orphaned ? 1 : 0);
@@ -378,49 +373,29 @@ export class FileRepository {
   }
 
   // ---- images -------------------------------------------------------------------------------
-
-  variantsStarted(id: string): void {
-    this.db.query("UPDATE files SET variant_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
-  }
+  // (the variants' state, count and BlurHash are the image kind's: images/image-facts.ts)
 
   /** The image did not render; a capture date read from its metadata is kept all the same. */
-  variantsFailed(id: string, why: string, takenAt: string | null = null): void {
+  imageNotRendered(id: string, why: string, takenAt: string | null = null): void {
     this.db
-      .query("UPDATE files SET variant_status = 'failed', processing_error = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
+      .query("UPDATE files SET processing_error = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
       .run(forTenants(why), takenAt, this.now(), id);
   }
 
-  variantsDone(id: string, rendered: RenderedVariants): void {
+  /** What rendering the image found of its content: its size, its format, its capture date. */
+  imageRendered(id: string, rendered: RenderedImageContent): void {
     this.db
-      .query(
-        `UPDATE files SET variant_status = 'completed', variant_count = ?, width = ?, height = ?, format = ?, blur_hash = ?,
-           content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?`,
-      )
-      .run(rendered.count, rendered.width, rendered.height, rendered.format, rendered.blurHash, rendered.takenAt, this.now(), id);
+      .query("UPDATE files SET width = ?, height = ?, format = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
+      .run(rendered.width, rendered.height, rendered.format, rendered.takenAt, this.now(), id);
   }
 
   // ---- videos --------------------------------------------------------------------------------
 
-  /** The video was probed; `analysis_status` goes to processing. Width and height are as displayed. */
+  /** The video was probed (its stream facts and analysis state are the video kind's). Width and height are as displayed. */
   videoProbed(id: string, video: ProbedVideo): void {
     this.db
-      .query(
-        `UPDATE files SET width = ?, height = ?, content_created_at = coalesce(content_created_at, ?), analysis_status = 'processing',
-           analysis_error = NULL, updated_at = ? WHERE id = ?`,
-      )
+      .query("UPDATE files SET width = ?, height = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
       .run(video.width, video.height, video.createdAt, this.now(), id);
-  }
-
-  /** The poster frame's variants are stored; the row keeps the video's own dimensions. */
-  posterRendered(id: string, poster: { count: number; blurHash: string }): void {
-    this.db
-      .query("UPDATE files SET variant_status = 'completed', variant_count = ?, blur_hash = ?, updated_at = ? WHERE id = ?")
-      .run(poster.count, poster.blurHash, this.now(), id);
-  }
-
-  /** skipped: the video was over a configured limit; error says which. */
-  analysisEnded(id: string, status: "completed" | "failed" | "skipped", error: string | null): void {
-    this.db.query("UPDATE files SET analysis_status = ?, analysis_error = ?, updated_at = ? WHERE id = ?").run(status, forTenantsOrNull(error), this.now(), id);
   }
 
   /** The reserved AI-description credits were given back (the description did not happen). */
@@ -431,10 +406,6 @@ export class FileRepository {
   /** Text read in the media (OCR of an image or of a video's keyframes). */
   visibleTextFound(id: string, text: string | null): void {
     this.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(text, this.now(), id);
-  }
-
-  imageEmbedded(id: string, model: string): void {
-    this.db.query("UPDATE files SET image_embedding_model = ? WHERE id = ?").run(model, id);
   }
 
   descriptionStarted(id: string): void {
@@ -585,20 +556,18 @@ export class FileRepository {
 }
 
 /**
- * What a new file's pipeline has still to do, by media type: text extraction, variants,
- * description (with the credits it reserved) and video analysis, in the column order of the
- * INSERT and UPDATE that record a file.
+ * What a new file's pipeline has still to do, by media type: text extraction and the description
+ * (with the credits it reserved), in the column order of the INSERT and UPDATE that record a file.
+ * A kind's own states are its own (MediaKind.queued).
  */
 function initialStates(
   mediaType: MediaType,
   description: { status: string; error: string | null; credits: number } | null | undefined,
-): [string | null, string | null, string | null, string | null, string | null, number] {
+): [string | null, string | null, string | null, number] {
   return [
     mediaType === "document" ? "pending" : null,
-    mediaType === "image" || mediaType === "video" ? "pending" : null,
     description?.status ?? null,
     description?.error ?? null,
-    mediaType === "video" ? "pending" : null,
     description?.status === "pending" ? description.credits : 0,
   ];
 }

@@ -66,7 +66,6 @@ export interface FileRow {
   processing_started_at: string | null;
   processing_completed_at: string | null;
   text_extraction_status: string | null;
-  variant_status: string | null;
   description_status: string | null;
   description_error: string | null;
   description_generated_at: string | null;
@@ -77,16 +76,11 @@ export interface FileRow {
   content_created_at: string | null;
   width: number | null;
   height: number | null;
-  blur_hash: string | null;
-  variant_count: number;
   page_count: number | null;
   chunk_count: number;
-  image_embedding_model: string | null;
   digitization_status: string | null;
   embedding_status: string | null;
   document_language: string | null;
-  analysis_status: string | null;
-  analysis_error: string | null;
   reserved_credits: number;
   parent_file_id: string | null;
 }

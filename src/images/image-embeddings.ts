@@ -10,6 +10,7 @@ import type { QueueDefinition } from "../jobs/runner.ts";
 import type { FileRow } from "../files/file.ts";
 import { fileJob } from "../processing/file-job.ts";
 import { readObject } from "../storage/blob-store.ts";
+import { imageEmbedded, imagesToEmbed } from "./image-facts.ts";
 import type { ImageEmbedding, VisionInput } from "./vision.ts";
 
 /** The variant re-embedding reads (the pipeline embeds the pixels it was encoded from: the same image, decoded once). */
@@ -20,7 +21,7 @@ export async function storeImageEmbedding(ctx: ImageDeps, file: Pick<FileRow, "i
   const embedding = await ctx.images.vision.embed(image);
   ctx.db.transaction(() => {
     ctx.vectors.open("image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
-    ctx.files.imageEmbedded(file.id, embedding.model);
+    imageEmbedded(ctx.db, file.id, embedding.model);
   })();
   return embedding;
 }
@@ -50,12 +51,7 @@ export function imageEmbedQueue(ctx: ImageDeps): QueueDefinition<"image.embed"> 
  */
 export async function resumeImageEmbeddings(ctx: ImageDeps): Promise<number> {
   const model = ctx.images.vision.modelName;
-  const stale = ctx.db
-    .query<{ id: string; org_id: string }, [string]>(
-      `SELECT id, org_id FROM files WHERE media_type = 'image' AND deleted_at IS NULL AND variant_status = 'completed'
-         AND (image_embedding_model IS NULL OR image_embedding_model != ?)`,
-    )
-    .all(model);
+  const stale = imagesToEmbed(ctx.db, model);
   if (!stale.length) return 0;
   await ctx.images.vision.embeddingDimension(); // throws when the model cannot load
   ctx.db.transaction(() => {

@@ -28,6 +28,7 @@ import { storeFindings } from "./image-findings.ts";
 import { fillAndStore } from "./schema-run.ts";
 import { ImageDecodeError, renderImage, type RenderedImage } from "./variants.ts";
 import { storeVariants } from "./variant-store.ts";
+import { imageFactsOf, variantsFailed, variantsRendered, variantsStarted } from "./image-facts.ts";
 import { TEXT_GATE_MODEL, textLikelihoodOf } from "./text-gate.ts";
 import type { ImageAnalysis, ImageEmbedding } from "./vision.ts";
 import { errorMessage } from "../errors.ts";
@@ -87,20 +88,26 @@ const endpointJpeg = (work: ImageWork) => (work.jpeg ??= sharp(variantData(rende
 /** Renders and stores the four variants; the file row then points at them. */
 async function generateVariants(work: ImageWork): Promise<void> {
   const { ctx, file } = work;
-  ctx.files.variantsStarted(file.id);
+  variantsStarted(ctx, file.id);
   let image: RenderedImage;
   try {
     image = await renderImage(work.original, { maxPixels: work.options.maxPixels });
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
-    ctx.files.variantsFailed(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
+    ctx.db.transaction(() => {
+      variantsFailed(ctx.db, file.id);
+      ctx.files.imageNotRendered(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
+    })();
     if (err instanceof ImageDecodeError && err.camera) await storeCameraFacts(ctx.db, file.org_id, file.id, err.camera);
     // An image that does not decode never will: fail for good rather than retry.
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
   await storeVariants(ctx, file, image.variants);
-  ctx.files.variantsDone(file.id, { count: image.variants.length, width: image.width, height: image.height, format: image.format, blurHash: image.blurHash, takenAt: image.takenAt });
+  ctx.db.transaction(() => {
+    variantsRendered(ctx.db, file.id, { count: image.variants.length, blurHash: image.blurHash });
+    ctx.files.imageRendered(file.id, { width: image.width, height: image.height, format: image.format, takenAt: image.takenAt });
+  })();
   await storeCameraFacts(ctx.db, file.org_id, file.id, image.camera);
   work.rendered = image;
 }
@@ -334,7 +341,7 @@ export async function runImagePipeline(ctx: ImageDeps, options: ImagePipelineOpt
   const summary = {
     file_id: fileId,
     image_id: fileId,
-    variant_status: final?.variant_status ?? null,
+    variant_status: final ? imageFactsOf(ctx.db, fileId).variantStatus : null,
     description_status: final?.description_status ?? null,
     description: final?.upload_description ?? null,
     tags: final ? tagsOf(final) : [],

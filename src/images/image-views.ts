@@ -5,11 +5,13 @@ import { complianceOf } from "../compliance/image-compliance.ts";
 import { getExtraction, listExtractions } from "../extractions/extractions.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
+import { imageFactsOf } from "./image-facts.ts";
 
 export async function imageFields(row: FileRow, urls: FileUrls) {
   const original = await urls.original(row);
   // Until the pipeline has stored a variant its URL is null.
   const variants = await urls.variants(row);
+  const facts = imageFactsOf(urls.db, row.id);
   return {
     dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
     format: row.format,
@@ -17,15 +19,15 @@ export async function imageFields(row: FileRow, urls: FileUrls) {
     medium_url: variants.medium_750 ?? null,
     full_url: variants.large_1024 ?? null,
     original_url: original,
-    variant_status: row.variant_status,
-    variant_count: row.variant_count,
-    blur_hash: row.blur_hash,
+    variant_status: facts.variantStatus,
+    variant_count: facts.variantCount,
+    blur_hash: facts.blurHash,
     description_status: row.description_status,
     description_error: row.description_error,
     description_generated_at: row.description_generated_at,
     compliance_status: complianceOf(urls.db, row.id)?.status ?? null,
     has_full_description: row.description_generated_at !== null,
-    similar_available: row.image_embedding_model !== null,
+    similar_available: facts.embeddingModel !== null,
   };
 }
 

@@ -4,6 +4,7 @@ import type { MediaKind } from "../kinds/media-kind.ts";
 import { IMAGE_DETAIL_FIELDS, IMAGE_FIELDS } from "../files/file-shapes.ts";
 import { removeFaces } from "../people/people.ts";
 import { IMAGE_CONTENT } from "./image-content.ts";
+import { variantsPending } from "./image-facts.ts";
 import { runImagePipeline, imagePipelineOptions } from "./image-pipeline.ts";
 import { cameraDetailFields, imageDetailFields, imageFields } from "./image-views.ts";
 
@@ -24,6 +25,7 @@ export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
       summary: imageFields,
       detail: async (row, urls) => ({ ...imageDetailFields(urls.db, row), ...cameraDetailFields(urls.db, row.id) }),
     },
+    queued: (fileId) => variantsPending(ctx.db, fileId),
     // Face embeddings live in a vector space, which foreign keys cannot reach.
     purge: async (fileId) => removeFaces(ctx, fileId),
   };

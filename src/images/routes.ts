@@ -19,6 +19,7 @@ import { getJobRow, waitForJob } from "../jobs/queue.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
 import { FileParams } from "../files/file-shapes.ts";
 import { analyzeView } from "./image-views.ts";
+import { imageFactsOf } from "./image-facts.ts";
 import { AnalyzeAccepted, AnalyzeResult, ReviewParams, ReviewResult, VariantParams, VariantsTriggered } from "./model.ts";
 
 export function imageRoutes(ctx: ImageDeps) {
@@ -43,7 +44,7 @@ export function imageRoutes(ctx: ImageDeps) {
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         if (params.variant_type === "original") return redirect((await urls.original(row, VIEW_URL_SECONDS))!, 302);
         const url = (await urls.variants(row))[params.variant_type];
-        if (!url) throw new ApiError("VARIANT_NOT_READY", `variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${row.variant_status})`);
+        if (!url) throw new ApiError("VARIANT_NOT_READY", `variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${imageFactsOf(db, row.id).variantStatus})`);
         return redirect(url, 302);
       },
       {
@@ -58,13 +59,14 @@ export function imageRoutes(ctx: ImageDeps) {
       ({ principal, params }) => {
         const row = loadImage(principal.orgId, params.file_id);
         const running = row.processing_job_id ? getJobRow(db, row.processing_job_id) : null;
+        const { variantStatus } = imageFactsOf(db, row.id);
         // The upload's own processing job renders variants first; while it runs, that is the task.
-        if (running && (running.status === "pending" || running.status === "processing") && row.variant_status !== "completed" && row.variant_status !== "failed") {
-          return { success: true, message: "variant generation is already running", task_id: running.id, current_status: row.variant_status ?? "pending", image_id: row.id, skipped_duplicate: true };
+        if (running && (running.status === "pending" || running.status === "processing") && variantStatus !== "completed" && variantStatus !== "failed") {
+          return { success: true, message: "variant generation is already running", task_id: running.id, current_status: variantStatus ?? "pending", image_id: row.id, skipped_duplicate: true };
         }
         const job = ctx.jobs.enqueue({ queue: "image.variants", orgId: row.org_id, payload: { fileId: row.id }, dedupeKey: `variants:${row.id}`, maxAttempts: 3 });
         return job.deduplicated
-          ? { success: true, message: "variant generation is already queued or running", task_id: job.id, current_status: row.variant_status ?? "pending", image_id: row.id, skipped_duplicate: true }
+          ? { success: true, message: "variant generation is already queued or running", task_id: job.id, current_status: variantStatus ?? "pending", image_id: row.id, skipped_duplicate: true }
           : { success: true, message: "variant generation queued", task_id: job.id, current_status: "queued", image_id: row.id };
       },
       {

@@ -16,6 +16,7 @@ import { dominantColours } from "./describe.ts";
 import { EMBEDDED_VARIANT } from "./image-embeddings.ts";
 import { findingsOf, storeFindings, type ImageFindings } from "./image-findings.ts";
 import { fillSchema, type Evidence } from "./schema-fill.ts";
+import { imageFactsOf } from "./image-facts.ts";
 
 export interface SchemaRunResult {
   source: string;
@@ -70,7 +71,7 @@ function ocrLinesOf(ctx: ImageDeps, fileId: string): string[] {
 export async function storedImageEvidence(ctx: ImageDeps, file: FileRow): Promise<{ evidence: Evidence; jpeg: () => Promise<Buffer> }> {
   const large = await variantBytes(ctx, file.id, EMBEDDED_VARIANT);
   // Retrying cannot make a variant appear: the image is analysed again by reprocessing.
-  if (!large) throw new PermanentJobError(`image ${file.id} has no ${EMBEDDED_VARIANT} variant to read (variants: ${file.variant_status ?? "not rendered"})`);
+  if (!large) throw new PermanentJobError(`image ${file.id} has no ${EMBEDDED_VARIANT} variant to read (variants: ${imageFactsOf(ctx.db, file.id).variantStatus ?? "not rendered"})`);
   const findings = await findingsFor(ctx, file, large);
   const evidence: Evidence = {
     description: file.user_description ?? file.upload_description,

@@ -84,6 +84,7 @@ export function insertFileRecord(ctx: IngestDeps, file: NewFile, mode: "create" 
     ctx.files.create(record);
     if (options.compliance) complianceRequested(ctx.db, file.id, options.compliance);
   }
+  ctx.kinds.for(type.mediaType)?.queued?.(file.id);
   if (file.origin) ctx.db.query("INSERT INTO file_origins (file_id, source, detail) VALUES (?, ?, ?)").run(file.id, file.origin.source, file.origin.detail);
 }
 

@@ -315,7 +315,9 @@ export function unifiedStatus(row: FileStatusRow, nowMs: number, stuckMinutes = 
   };
 }
 
-const FILE_STATUS_COLUMNS = `id, session_id, processing_status, processing_job_id, processing_error, last_error_at, variant_status,
+// The variants' state is the image kind's (images/image-facts.ts); a file without its row has none.
+const FILE_STATUS_COLUMNS = `id, session_id, processing_status, processing_job_id, processing_error, last_error_at,
+  (SELECT variant_status FROM image_facts WHERE file_id = files.id) AS variant_status,
   description_status, retry_count, created_at, updated_at, processing_started_at, processing_completed_at`;
 
 export function fileUploadStatus(db: Database, clock: Clock, orgId: string, fileId: string): UnifiedStatus {

@@ -81,6 +81,12 @@ export interface MediaKind<Type extends MediaType = MediaType> {
   /** Null: files of this kind are stored and never analysed (processing_status `stored`). */
   pipeline: MediaPipeline | null;
   view: KindView;
+  /**
+   * Records the kind's own starting states of a file queued for its pipeline (what the pipeline
+   * has still to do: variants `pending`, ...), in the transaction that records the file at upload
+   * or queues its processing again; the kind's tables hold them, not the files row.
+   */
+  queued?(fileId: string): void;
   /** Columns of the kind's own in exports (the built-in kinds' are library/exports.ts's). */
   exportColumns?: ExportColumn[];
   /** Removes what the kind derived from a file outside its row (blobs, vectors) before the row is purged. */

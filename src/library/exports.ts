@@ -16,6 +16,7 @@ import { type FileRow, tagsOf } from "../files/file.ts";
 import { cameraFactsOf, type StoredCameraFacts } from "../camera/camera-facts.ts";
 import type { ExportCell, MediaKinds } from "../kinds/media-kind.ts";
 import { complianceOf } from "../compliance/image-compliance.ts";
+import { imageFactsOf, type StoredImageFacts } from "../images/image-facts.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -41,6 +42,7 @@ interface ValueOptions {
   extractedText(fileId: string): string | null;
   camera(fileId: string): StoredCameraFacts | null;
   compliance(fileId: string): string | null;
+  image(fileId: string): StoredImageFacts;
 }
 
 const col = (group: ColumnDef["group"], key: string, display: string, value: ColumnDef["value"]): ColumnDef => ({ key, display, group, value });
@@ -69,8 +71,8 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("image", "width", "Width"),
   field("image", "height", "Height"),
   field("image", "format", "Format"),
-  field("image", "blur_hash", "BlurHash"),
-  field("image", "variant_status", "Variant status"),
+  col("image", "blur_hash", "BlurHash", (row, o) => o.image(row.id).blurHash),
+  col("image", "variant_status", "Variant status", (row, o) => o.image(row.id).variantStatus),
   field("image", "description_status", "Description status"),
   col("image", "compliance_status", "Compliance status", (row, o) => o.compliance(row.id)),
   field("document", "document_type", "Document type"),
@@ -224,11 +226,13 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
   // Cells are asked column by column within a row: one camera lookup serves the row's camera columns.
   let cameraOf: { id: string; facts: StoredCameraFacts | null } | null = null;
+  let imageOf: { id: string; facts: StoredImageFacts } | null = null;
   const options: ValueOptions = {
     flattenTags: request.flatten_tags ?? true,
     extractedText: (id) => ctx.files.extractedText(id),
     camera: (id) => (cameraOf?.id === id ? cameraOf : (cameraOf = { id, facts: cameraFactsOf(ctx.db, id) })).facts,
     compliance: (id) => complianceOf(ctx.db, id)?.status ?? null,
+    image: (id) => (imageOf?.id === id ? imageOf : (imageOf = { id, facts: imageFactsOf(ctx.db, id) })).facts,
   };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));

@@ -10,6 +10,7 @@ import { ApiError } from "../errors.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import { MAX_NEIGHBOURS, type Neighbour, type VectorIndex, type VectorSpace } from "../vectors/vector-index.ts";
 import { keyframeTimes, parseItemId } from "../video/keyframe-store.ts";
+import { imageFactsOf } from "../images/image-facts.ts";
 
 export interface SimilarImage {
   row: FileRow;
@@ -31,7 +32,7 @@ function tagOverlap(a: string[], b: string[]): number {
 }
 
 export async function similarImages(db: Database, vectors: VectorIndex, reference: FileRow, limit: number): Promise<SimilarImage[]> {
-  const model = reference.image_embedding_model;
+  const model = imageFactsOf(db, reference.id).embeddingModel;
   const space = model ? vectors.find("image", model) : null;
   const vector = space?.get(reference.id) ?? null;
   if (!space || !vector) {

@@ -4,6 +4,7 @@ import type { FileRow } from "../files/file.ts";
 import { commonFields } from "../files/file-view.ts";
 import { crawlOf } from "./link-crawls.ts";
 import { linkImages } from "./page-images.ts";
+import { imageFactsOf } from "../images/image-facts.ts";
 
 /**
  * A link as crawled: favicon_url is a signed URL of the stored copy (it works without the
@@ -13,7 +14,7 @@ export async function linkFields(row: FileRow, urls: FileUrls) {
   const images = await Promise.all(
     linkImages(urls.db, row.id).map(async ({ file, sourceUrl }) => {
       const variants = await urls.variants(file);
-      return { id: file.id, source_url: sourceUrl, thumbnail_url: variants.small_256 ?? null, medium_url: variants.medium_750 ?? null, variant_status: file.variant_status };
+      return { id: file.id, source_url: sourceUrl, thumbnail_url: variants.small_256 ?? null, medium_url: variants.medium_750 ?? null, variant_status: imageFactsOf(urls.db, file.id).variantStatus };
     }),
   );
   const crawl = crawlOf(urls.db, row.id);

@@ -44,6 +44,7 @@ export function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): R
       if (!ctx.files.reprocessQueued(row.id, job.id, orphaned)) {
         throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being processed (processing_status ${current.processing_status}); try again when it finishes`);
       }
+      ctx.kinds.of(current).queued?.(row.id);
       return job.id;
     })
     .immediate();

@@ -6,7 +6,8 @@ import { VIDEO_DETAIL_FIELDS, VIDEO_FIELDS } from "../files/file-shapes.ts";
 import { cameraDetailFields } from "../images/image-views.ts";
 import { removeKeyframes } from "./keyframe-store.ts";
 import { VIDEO_CONTENT } from "./video-content.ts";
-import { videoFactsOf } from "./video-facts.ts";
+import { analysisPending, videoFactsOf } from "./video-facts.ts";
+import { variantsPending } from "../images/image-facts.ts";
 import { runVideoPipeline, videoPipelineOptions } from "./video-pipeline.ts";
 import { videoDetailFields, videoFields } from "./video-views.ts";
 
@@ -36,6 +37,10 @@ export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
       detailFields: VIDEO_DETAIL_FIELDS,
       summary: videoFields,
       detail: async (row, urls) => ({ ...(await videoDetailFields(row, urls)), ...cameraDetailFields(urls.db, row.id) }),
+    },
+    queued: (fileId) => {
+      variantsPending(ctx.db, fileId); // the poster's
+      analysisPending(ctx.db, fileId);
     },
     exportColumns: videoExportColumns(ctx.db),
     purge: (fileId) => removeKeyframes(ctx, fileId),

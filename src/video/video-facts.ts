@@ -1,9 +1,11 @@
 /**
- * What probing a video found (video/probe.ts): its stream facts, in the video kind's own table
- * `video_facts` (this module is its only writer). The files row keeps the displayed width and
- * height and the capture date, which images have too.
+ * What probing a video found (video/probe.ts): its stream facts, and the state of its analysis,
+ * in the video kind's own table `video_facts` (this module is its only writer). The files row
+ * keeps the displayed width and height and the capture date, which images have too.
  */
 import type { Database } from "bun:sqlite";
+import { forTenantsOrNull } from "../errors.ts";
+import type { FileRepository } from "../files/file-repository.ts";
 
 export interface VideoFacts {
   durationSeconds: number | null;
@@ -23,15 +25,32 @@ interface VideoFactsRow {
   bit_rate: number | null;
 }
 
+export type AnalysisStatus = "pending" | "processing" | "completed" | "failed" | "skipped";
+
+/** The video's analysis: pending at upload, processing once probed, then its outcome (skipped: over a limit, error says which). */
+export interface VideoAnalysis {
+  status: AnalysisStatus | null;
+  error: string | null;
+}
+
+/** The video is to be analysed (at upload, and when its processing is queued again). */
+export function analysisPending(db: Database, fileId: string): void {
+  db.query(
+    `INSERT INTO video_facts (file_id, analysis_status) VALUES (?, 'pending')
+     ON CONFLICT (file_id) DO UPDATE SET analysis_status = 'pending', analysis_error = NULL`,
+  ).run(fileId);
+}
+
+/** What the probe found; the analysis goes on (processing). */
 export function storeVideoFacts(db: Database, fileId: string, facts: VideoFacts): void {
   db.query(
-    `INSERT INTO video_facts (file_id, duration_seconds, frame_rate, codec, container, has_audio, bit_rate) VALUES (?, ?, ?, ?, ?, ?, ?)
+    `INSERT INTO video_facts (file_id, duration_seconds, frame_rate, codec, container, has_audio, bit_rate, analysis_status) VALUES (?, ?, ?, ?, ?, ?, ?, 'processing')
      ON CONFLICT (file_id) DO UPDATE SET duration_seconds = excluded.duration_seconds, frame_rate = excluded.frame_rate, codec = excluded.codec,
-       container = excluded.container, has_audio = excluded.has_audio, bit_rate = excluded.bit_rate`,
+       container = excluded.container, has_audio = excluded.has_audio, bit_rate = excluded.bit_rate, analysis_status = 'processing', analysis_error = NULL`,
   ).run(fileId, facts.durationSeconds, facts.frameRate, facts.codec, facts.container, facts.hasAudio === null ? null : facts.hasAudio ? 1 : 0, facts.bitRate);
 }
 
-/** Null until the video has been probed. */
+/** Null for a file that is not a video (a video not probed yet has its facts null). */
 export function videoFactsOf(db: Database, fileId: string): VideoFacts | null {
   const row = db
     .query<VideoFactsRow, [string]>("SELECT duration_seconds, frame_rate, codec, container, has_audio, bit_rate FROM video_facts WHERE file_id = ?")
@@ -45,4 +64,23 @@ export function videoFactsOf(db: Database, fileId: string): VideoFacts | null {
     hasAudio: row.has_audio === null ? null : row.has_audio === 1,
     bitRate: row.bit_rate,
   };
+}
+
+/** The analysis ended; the file's updated_at moves. */
+export function analysisEnded(ctx: { db: Database; files: FileRepository }, fileId: string, status: "completed" | "failed" | "skipped", error: string | null): void {
+  ctx.db
+    .query(
+      `INSERT INTO video_facts (file_id, analysis_status, analysis_error) VALUES (?, ?, ?)
+       ON CONFLICT (file_id) DO UPDATE SET analysis_status = excluded.analysis_status, analysis_error = excluded.analysis_error`,
+    )
+    .run(fileId, status, forTenantsOrNull(error));
+  ctx.files.touched(fileId);
+}
+
+/** Null state and error for a file that is not a video. */
+export function videoAnalysisOf(db: Database, fileId: string): VideoAnalysis {
+  const row = db.query<{ analysis_status: AnalysisStatus | null; analysis_error: string | null }, [string]>(
+    "SELECT analysis_status, analysis_error FROM video_facts WHERE file_id = ?",
+  ).get(fileId);
+  return { status: row?.analysis_status ?? null, error: row?.analysis_error ?? null };
 }

@@ -9,7 +9,8 @@
  * are given back when no description is made.
  */
 import type { Config } from "../config.ts";
-import { storeVideoFacts } from "./video-facts.ts";
+import { analysisEnded, storeVideoFacts, videoAnalysisOf } from "./video-facts.ts";
+import { imageEmbedded, variantsRendered } from "../images/image-facts.ts";
 import sharp from "sharp";
 import type { VideoDeps } from "./deps.ts";
 import { errorMessage } from "../errors.ts";
@@ -170,7 +171,10 @@ const keyframesStage: Stage<VideoWork> = {
     const poster = result.poster ?? { ...result.frames[0]!, index: 0 };
     const image = await renderImage(poster.jpeg, { maxPixels: work.options.maxPixels });
     await storeVariants(ctx, file, image.variants);
-    ctx.files.posterRendered(file.id, { count: image.variants.length, blurHash: image.blurHash });
+    ctx.db.transaction(() => {
+      variantsRendered(ctx.db, file.id, { count: image.variants.length, blurHash: image.blurHash });
+      ctx.files.touched(file.id);
+    })();
   },
 };
 
@@ -224,7 +228,7 @@ const embeddingStage: Stage<VideoWork> = {
     if (!vectors.some((v) => v.item === file.id) && vectors[0]) vectors.push({ ...vectors[0], item: file.id });
     ctx.db.transaction(() => {
       for (const v of vectors) ctx.vectors.open("image", v.model, v.vector.length).upsert(v.item, file.org_id, v.vector);
-      ctx.files.imageEmbedded(file.id, vectors[0]!.model);
+      imageEmbedded(ctx.db, file.id, vectors[0]!.model);
     })();
   },
 };
@@ -338,7 +342,7 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
   } catch (err) {
     const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
     if (final) {
-      ctx.files.analysisEnded(file.id, "failed", errorMessage(err));
+      analysisEnded(ctx, file.id, "failed", errorMessage(err));
       if (ctx.files.byId(file.id)?.description_status === "pending") ctx.files.descriptionFailed(file.id, `not described: ${errorMessage(err)}`);
       settleCredits(ctx, file.id);
     }
@@ -349,8 +353,8 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
   const failed = failedStages(work.outcomes);
   const truncated = work.probe?.truncated ? truncationNote(work.probe) : null;
   const warnings = [truncated, failed].filter(Boolean).join("; ") || null;
-  if (work.overLimit) ctx.files.analysisEnded(file.id, "skipped", work.overLimit);
-  else ctx.files.analysisEnded(file.id, failed ? "failed" : "completed", warnings);
+  if (work.overLimit) analysisEnded(ctx, file.id, "skipped", work.overLimit);
+  else analysisEnded(ctx, file.id, failed ? "failed" : "completed", warnings);
   if (work.overLimit && ctx.files.byId(file.id)?.description_status === "pending") ctx.files.descriptionSkipped(file.id, work.overLimit);
   settleCredits(ctx, file.id);
   const final = ctx.files.byId(file.id);
@@ -361,7 +365,7 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
       resolution: final?.width && final.height ? `${final.width}x${final.height}` : null,
       keyframe_count: work.frames.length,
       ocr_frames_read: work.framesRead,
-      analysis_status: final?.analysis_status ?? null,
+      analysis_status: final ? videoAnalysisOf(ctx.db, file.id).status : null,
       description_status: final?.description_status ?? null,
       visible_text: final?.visible_text ?? null,
       stages: work.outcomes,

@@ -3,30 +3,33 @@ import type { FileRow } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import { imageDetailFields } from "../images/image-views.ts";
 import { keyframesOf } from "./keyframe-store.ts";
-import { videoFactsOf } from "./video-facts.ts";
+import { videoAnalysisOf, videoFactsOf } from "./video-facts.ts";
+import { imageFactsOf } from "../images/image-facts.ts";
 
 /** The spec's video fields, then the poster's variants and what the probe found beyond them (extensions). */
 export async function videoFields(row: FileRow, urls: FileUrls) {
   const poster = await urls.variants(row);
   const facts = videoFactsOf(urls.db, row.id);
+  const analysis = videoAnalysisOf(urls.db, row.id);
+  const image = imageFactsOf(urls.db, row.id);
   return {
     duration_seconds: facts?.durationSeconds ?? null,
     frame_rate: facts?.frameRate ?? null,
     video_codec: facts?.codec ?? null,
     resolution: row.width !== null && row.height !== null ? `${row.width}x${row.height}` : null,
-    analysis_status: row.analysis_status,
-    analysis_error: row.analysis_error,
+    analysis_status: analysis.status,
+    analysis_error: analysis.error,
     thumbnail_url: poster.small_256 ?? null,
     medium_url: poster.medium_750 ?? null,
     full_url: poster.large_1024 ?? null,
-    blur_hash: row.blur_hash,
+    blur_hash: image.blurHash,
     video_url: await urls.original(row),
     container: facts?.container ?? null,
     has_audio: facts?.hasAudio ?? null,
     bit_rate: facts?.bitRate ?? null,
     description_status: row.description_status,
     description_error: row.description_error,
-    similar_available: row.image_embedding_model !== null,
+    similar_available: image.embeddingModel !== null,
   };
 }
 

@@ -39,6 +39,7 @@ import imageFindings from "./034_image_findings.ts";
 import imageCompliance from "./035_image_compliance.ts";
 import faceReviews from "./036_face_reviews.ts";
 import keywordPostings from "./037_keyword_postings.ts";
+import imageFacts from "./038_image_facts.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -91,4 +92,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 35, name: "image_compliance", sql: imageCompliance },
   { version: 36, name: "face_reviews", sql: faceReviews },
   { version: 37, name: "keyword_postings", postgresOnly: keywordPostings },
+  { version: 38, name: "image_facts", sql: imageFacts },
 ];

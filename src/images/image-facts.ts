@@ -1,0 +1,84 @@
+/**
+ * What rendering an image made of it (its variants' state and count, the BlurHash) and the model
+ * of its image embedding, in the image kind's own table `image_facts` (this module is its only
+ * writer). A video's poster is rendered and embedded by the same code, so videos have a row too.
+ * Changes a person would see move the file's updated_at, as when these were columns of its row.
+ */
+import type { Database } from "bun:sqlite";
+import type { FileRepository } from "../files/file-repository.ts";
+
+export interface StoredImageFacts {
+  /** pending at upload, processing, completed or failed; null: the file is rendered by no pipeline. */
+  variantStatus: string | null;
+  variantCount: number;
+  blurHash: string | null;
+  /** The model whose vector the file has in the image space (null: not embedded yet). */
+  embeddingModel: string | null;
+}
+
+export interface ImageFactsDeps {
+  db: Database;
+  /** Told of each change (the file's updated_at). */
+  files: FileRepository;
+}
+
+interface ImageFactsRow {
+  variant_status: string | null;
+  variant_count: number;
+  blur_hash: string | null;
+  embedding_model: string | null;
+}
+
+const NONE: StoredImageFacts = { variantStatus: null, variantCount: 0, blurHash: null, embeddingModel: null };
+
+/** A file without a row (a document, a link, an image not recorded yet) has none of these facts. */
+export function imageFactsOf(db: Database, fileId: string): StoredImageFacts {
+  const row = db
+    .query<ImageFactsRow, [string]>("SELECT variant_status, variant_count, blur_hash, embedding_model FROM image_facts WHERE file_id = ?")
+    .get(fileId);
+  if (!row) return NONE;
+  return { variantStatus: row.variant_status, variantCount: row.variant_count, blurHash: row.blur_hash, embeddingModel: row.embedding_model };
+}
+
+function upsert(db: Database, fileId: string, set: Partial<ImageFactsRow>): void {
+  const columns = Object.keys(set);
+  db.query(
+    `INSERT INTO image_facts (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
+     ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+  ).run(fileId, ...Object.values(set));
+}
+
+/** The file's variants are still to be rendered (at upload, and when its processing is queued again). */
+export function variantsPending(db: Database, fileId: string): void {
+  upsert(db, fileId, { variant_status: "pending" });
+}
+
+export function variantsStarted(ctx: ImageFactsDeps, fileId: string): void {
+  upsert(ctx.db, fileId, { variant_status: "processing" });
+  ctx.files.touched(fileId);
+}
+
+/** Written with the row's part of the failure (FileRepository.imageNotRendered), which moves updated_at. */
+export function variantsFailed(db: Database, fileId: string): void {
+  upsert(db, fileId, { variant_status: "failed" });
+}
+
+/** Written with the row's part of the rendering (FileRepository.imageRendered, a poster's touched), which moves updated_at. */
+export function variantsRendered(db: Database, fileId: string, rendered: { count: number; blurHash: string }): void {
+  upsert(db, fileId, { variant_status: "completed", variant_count: rendered.count, blur_hash: rendered.blurHash });
+}
+
+export function imageEmbedded(db: Database, fileId: string, model: string): void {
+  upsert(db, fileId, { embedding_model: model });
+}
+
+/** Live images whose variants are rendered but whose vector is missing or of another model than `model`. */
+export function imagesToEmbed(db: Database, model: string): { id: string; org_id: string }[] {
+  return db
+    .query<{ id: string; org_id: string }, [string]>(
+      `SELECT f.id, f.org_id FROM files f JOIN image_facts i ON i.file_id = f.id
+       WHERE f.media_type = 'image' AND f.deleted_at IS NULL AND i.variant_status = 'completed'
+         AND (i.embedding_model IS NULL OR i.embedding_model != ?)`,
+    )
+    .all(model);
+}

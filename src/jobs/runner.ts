@@ -143,6 +143,11 @@ export class JobRunner {
     this.pollMs = options.pollMs ?? 500;
   }
 
+  /** The queues registered, by name. */
+  queueNames(): string[] {
+    return [...this.queues.keys()];
+  }
+
   register<Q extends QueueName>(definition: QueueDefinition<Q>): void {
     if (this.queues.has(definition.name)) throw new Error(`queue ${definition.name} registered twice`);
     this.queues.set(definition.name, definition);

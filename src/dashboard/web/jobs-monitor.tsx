@@ -5,22 +5,12 @@
  */
 import { useState } from "preact/hooks";
 import { api, errorText } from "./api.ts";
+import { JOB_LABELS } from "./job-labels.ts";
 import { usePolling } from "./polling.ts";
 
 const PAGE = 25;
 const STATUSES = ["pending", "processing", "failed", "completed", "cancelled"];
 
-/** What each queue does, in the user's words. */
-const WHAT: Record<string, string> = {
-  "file.process": "Analyse a file",
-  "image.variants": "Render image variants",
-  "image.embed": "Index an image for similarity",
-  "document.embed": "Index a document for search",
-  "batch.ingest": "Store a batch upload",
-  "cloud.import": "Import from a cloud drive",
-  "cloud.export": "Send to a cloud drive",
-  "export.expire": "Remove an expired export",
-};
 
 interface ListedJob {
   job_id: string;
@@ -102,7 +92,7 @@ export function JobsMonitor() {
             {jobs.map((job) => (
               <tr key={job.job_id}>
                 <td>{new Date(job.created_at).toLocaleString()}</td>
-                <td title={job.type}>{WHAT[job.type] ?? job.type}</td>
+                <td title={job.type}>{JOB_LABELS[job.type] ?? job.type}</td>
                 <td>
                   {job.status}
                   {job.attempts > 1 ? <span class="hint"> (attempt {job.attempts} of {job.max_attempts})</span> : null}
@@ -114,7 +104,7 @@ export function JobsMonitor() {
                 <td class="why">{job.error ?? ""}</td>
                 <td>
                   {job.status === "pending" || job.status === "processing" ? (
-                    <button type="button" onClick={() => cancel(job)} aria-label={`Cancel job ${WHAT[job.type] ?? job.type} queued ${new Date(job.created_at).toLocaleString()}`}>
+                    <button type="button" onClick={() => cancel(job)} aria-label={`Cancel job ${JOB_LABELS[job.type] ?? job.type} queued ${new Date(job.created_at).toLocaleString()}`}>
                       Cancel
                     </button>
                   ) : null}

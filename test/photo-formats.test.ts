@@ -325,6 +325,14 @@ describe("damaged and huge images", () => {
     expect(data[5]!).toBeGreaterThan(150);
   });
 
+  test("a DNG whose sensor data ends early fails saying LibRaw stopped, in words (it said [object Object])", async () => {
+    const failed = await processed(owner, await upload(F.truncatedSensorDng(2000, 2000, 250_000 + 4096), "truncated.dng"), 120_000);
+    expect(failed.variant_status).toBe("failed");
+    const status = (await owner.api.get(`/files/uploads-status/${failed.id}`)).body;
+    expect(status.error_message).toContain("LibRaw stopped inside its decoder (the sensor data is truncated, damaged or larger than it can hold)");
+    expect(status.error_message).not.toContain("[object");
+  });
+
   test("through the pipeline: a cut JPEG completes saying it is damaged; an undecodable one fails but keeps its capture date", async () => {
     const whole = await F.halves(640, 480);
     const cut = await processed(owner, await upload(whole.subarray(0, Math.floor(whole.length * 0.6)), "cut-short.jpg"), 120_000);

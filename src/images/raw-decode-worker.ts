@@ -39,6 +39,16 @@ serveRequests<RawDecodeRequest, RawDecodeReply>(async ({ bytes, halfSize }) => {
     const data = new Uint8Array(image.data); // out of the wasm heap, to be transferred
     return { reply: { width: image.width, height: image.height, data }, transfer: [data.buffer] };
   } catch (err) {
-    return { reply: { error: errorMessage(err) } };
+    return { reply: { error: libRawFailure(err) } };
   }
 });
+
+/**
+ * LibRaw's own failures arrive as emscripten's C++ exception objects ({excPtr}), which carry no
+ * message this build can read (it said "[object Object]"): LibRaw throws them when the sensor
+ * data ends early or needs more memory than the thread may take.
+ */
+export function libRawFailure(err: unknown): string {
+  if (err && typeof err === "object" && "excPtr" in err) return "LibRaw stopped inside its decoder (the sensor data is truncated, damaged or larger than it can hold)";
+  return errorMessage(err);
+}

@@ -226,6 +226,59 @@ export async function nef(spec: RawSpec): Promise<Uint8Array> {
   return tiff.setFirstIfd(ifd0).bytes();
 }
 
+/** Pseudo-random bytes, fast and repeatable (crypto.getRandomValues fills 64 KB a call). */
+export function noise(length: number, seed = 1): Uint8Array {
+  const out = new Uint8Array(length);
+  const words = new Uint32Array(out.buffer, 0, Math.floor(length / 4));
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < words.length; i++) {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    words[i] = x >>> 0;
+  }
+  return out;
+}
+
+/**
+ * A DNG holding only sensor data (so LibRaw has to develop it) that claims a `width` × `height`
+ * 16-bit Bayer sensor, with a strip of `stripBytes` of noise: enough bytes for the reader's
+ * plausibility check (a byte per 16 pixels), far fewer than the sensor needs (bench:bombs
+ * claims 20000 × 20000).
+ */
+export function truncatedSensorDng(width: number, height: number, stripBytes: number): Uint8Array {
+  const build = (stripAt: number) => {
+    const tiff = new TiffBuilder();
+    const ifd0 = tiff.ifd(
+      exifEntries(tiff, { make: "Adobe Test" }, {
+        0x00fe: { long: [0] },
+        0x0100: { long: [width] },
+        0x0101: { long: [height] },
+        0x0102: { short: [16] },
+        0x0103: { short: [1] },
+        0x0106: { short: [32803] },
+        0x0111: { long: [stripAt] },
+        0x0115: { short: [1] },
+        0x0116: { long: [height] },
+        0x0117: { long: [width * height * 2] },
+        0x828d: { short: [2, 2] },
+        0x828e: { undefined: Uint8Array.from([0, 1, 1, 2]) },
+        0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) },
+        0xc614: { ascii: "Adobe Test bomb sensor" },
+        0xc61d: { long: [65535] },
+      }),
+    );
+    return tiff.setFirstIfd(ifd0).bytes();
+  };
+  // The directory's size does not depend on the strip's offset: measure, then place the strip after it.
+  const head = build(0);
+  const stripAt = head.length + (head.length % 2);
+  const out = new Uint8Array(stripAt + stripBytes);
+  out.set(build(stripAt));
+  out.set(noise(stripBytes), stripAt);
+  return out;
+}
+
 /** Adobe DNG: DNGVersion in IFD0; a JPEG preview SubIFD and the raw SubIFD with DefaultCropSize. */
 export async function dng(spec: RawSpec): Promise<Uint8Array> {
   const tiff = new TiffBuilder();

@@ -1,7 +1,7 @@
 /**
  * Documents in the dashboard, in Debian's chromium: a Markdown document's text drawn as HTML
  * (pipe tables as tables) with nothing of its raw HTML or script links alive, shown once; a
- * PDF's card in the library shows its first page. At phone and desktop widths, without sideways
+ * PDF's card in the library shows its first page; a search passage cut from a table is drawn as one. At phone and desktop widths, without sideways
  * scroll or failed requests.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -110,6 +110,28 @@ test("a PDF's card in the library shows its first page; its viewer fits a phone 
     await page.close();
   }
 }, 180_000);
+
+test("a search passage cut from a table shows its rows as a table, without the Markdown's pipes and header rule", async () => {
+  const page = await newPage(browser, WIDTHS.phone, 844);
+  const failures = watchFailures(page);
+  try {
+    await signIn(page, server.url, tenant.key);
+    await page.goto(`${server.url}/#/search`);
+    await page.getByLabel("Question or words").fill("worn hook next check");
+    await page.getByRole("button", { name: "Search" }).click();
+    const passage = page.locator(".passages li").filter({ hasText: "crane-inspection.md" }).first();
+    const table = passage.locator(".passage-table table");
+    await table.waitFor({ timeout: 30_000 });
+    expect(await table.locator("tr").first().locator("td").allTextContents()).toEqual(["Part", "State", "Next check"]);
+    expect(await table.locator("tr").nth(1).locator("td").allTextContents()).toEqual(["Hook", "worn", "May"]);
+    expect(await passage.textContent()).not.toContain("|");
+    await page.waitForLoadState("networkidle");
+    await expectNoSidewaysScroll(page);
+    expect(failures.failed()).toEqual([]);
+  } finally {
+    await page.close();
+  }
+}, 120_000);
 
 test("a document's keyphrases are suggested, not tagged: one is added as a tag, another dismissed", async () => {
   const before = (await tenant.api.get(`/files/${noteId}`)).body;

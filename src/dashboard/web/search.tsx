@@ -23,6 +23,54 @@ function Marked({ text, query }: { text: string; query: string }) {
   return <>{parts}</>;
 }
 
+type Block = { kind: "text"; text: string } | { kind: "table"; rows: string[][] };
+
+/** A passage's Markdown as paragraphs and small tables (a chunk of a table is its rows in pipes), the query's words marked. */
+function Passage({ text, query }: { text: string; query: string }) {
+  const blocks: Block[] = [];
+  for (const line of text.split("\n")) {
+    const trimmed = line.trim();
+    const last = blocks.at(-1);
+    if (trimmed.startsWith("|")) {
+      const cells = trimmed.replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
+      // The row under a header (|---|---|) only says "header above".
+      if (cells.every((c) => /^:?-+:?$/.test(c))) continue;
+      if (last?.kind === "table") last.rows.push(cells);
+      else blocks.push({ kind: "table", rows: [cells] });
+    } else if (trimmed) {
+      if (last?.kind === "text") last.text += ` ${trimmed}`;
+      else blocks.push({ kind: "text", text: trimmed });
+    }
+  }
+  return (
+    <div class="passage">
+      {blocks.map((block, i) =>
+        block.kind === "text" ? (
+          <p key={i}>
+            <Marked text={block.text} query={query} />
+          </p>
+        ) : (
+          <div key={i} class="passage-table">
+            <table>
+              <tbody>
+                {block.rows.map((row, r) => (
+                  <tr key={r}>
+                    {row.map((cell, c) => (
+                      <td key={c}>
+                        <Marked text={cell} query={query} />
+                      </td>
+                    ))}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        ),
+      )}
+    </div>
+  );
+}
+
 export function Search() {
   const [query, setQuery] = useState("");
   const [asked, setAsked] = useState("");
@@ -66,9 +114,7 @@ export function Search() {
                   {r.heading_hierarchy.length ? ` · ${r.heading_hierarchy.join(" › ")}` : ""}
                   {r.similarity_score !== null ? ` · ${Math.round(r.similarity_score * 100)} %` : ""}
                 </p>
-                <p class="passage">
-                  <Marked text={r.content.length > 700 ? `${r.content.slice(0, 700)}…` : r.content} query={asked} />
-                </p>
+                <Passage text={r.content.length > 700 ? `${r.content.slice(0, 700)}…` : r.content} query={asked} />
               </li>
             ))}
           </ol>

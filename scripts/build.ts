@@ -370,6 +370,7 @@ try {
       resolve(root, "src/images/heic-worker.ts"),
       resolve(root, "src/images/jxl-worker.ts"),
       resolve(root, "src/images/raw-decode-worker.ts"),
+      resolve(root, "src/images/vision-worker.ts"),
       resolve(root, "src/embeddings/use-worker.ts"),
       resolve(root, "src/embeddings/folder-model-worker.ts"),
       resolve(root, "src/documents/text-read-worker.ts"),

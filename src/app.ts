@@ -300,7 +300,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
       if (config.role !== "api") jobs.start();
       watcher.start();
       mail.start();
-      logModelVerification(ctx.models, log);
+      // Once the hashing threads answer (or cannot start), so the models' files are hashed there, not on the event loop.
+      startHashThreads().catch(() => 0).finally(() => logModelVerification(ctx.models, log));
       stopStallLog = eventLoopMonitor().onStall(({ lateMs, causes }) =>
         log[lateMs >= LONG_STALL_MS ? "warn" : "debug"]("the event loop was held; every request waited", {
           ms: Math.round(lateMs), running_ms: Math.round(causes.running), waiting_for_cpu_ms: Math.round(causes.waiting_for_cpu), blocked_ms: Math.round(causes.blocked),

@@ -11,12 +11,16 @@
  * Prints the size of the binary by part, the start time (spawn until it listens) of each server
  * and of the binary again once its cache is warm, the wall clock and CPU seconds (the server and
  * the children it waited for) until every file is analysed, /healthz p50/p99 polled every 20 ms
- * meanwhile (a fresh server loading its models and preparing its vocabulary; target p99 < 50 ms),
- * and last:
+ * meanwhile (a fresh server loading its models and preparing its vocabulary; target p99 < 50 ms)
+ * with the server's own account of its event loop (src/native/event-loop-monitor.ts: how late it
+ * ran, and its stalls split into its own code, waiting for a core and blocking calls), and last:
  *   binary: X.XXx checkout, start N.N s           (targets: X <= 1.2, start < 2 s)
  * X is the binary's wall clock over the checkout's; start is the cold binary's.
+ * MEDIABOX_BENCH_BASELINE_BINARY=<another build> analyses the same files through that binary too,
+ * cold, first (a before/after in one run). MEDIABOX_BENCH_LOGS=<dir> keeps each server's log there at debug level (every stall of its event
+ * loop logged between what it was doing).
  */
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatPartSizes, type PartSizes } from "../build-parts.ts";
@@ -24,12 +28,19 @@ import { mixedPdf, reportPdf, scannedBulletList, scannedColumnsBesideDiagram, sc
 import { photo, textImage } from "../../test/support/images.ts";
 import { run, spawnServer } from "../../test/support/process.ts";
 import { probeHealth } from "./health-probe.ts";
+import { describeEventLoop, readEventLoop } from "./event-loop-figures.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const MAIN = join(ROOT, "src", "main.ts");
 const work = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-binary-"));
-/** Production's settings, not the test servers' (spawnServer turns vocabulary preparation off). */
-const PRODUCTION_ENV = { MEDIABOX_TEXT_VOCABULARY_WORDS: "100000" };
+/**
+ * Production's settings, not the test servers' (spawnServer turns vocabulary preparation off and
+ * names the built-in text model): the default text model, which is the installed bge-small when
+ * models/ holds it (the binary embeds it; the checkout is pointed at models/ below).
+ */
+const PRODUCTION_ENV = { MEDIABOX_TEXT_VOCABULARY_WORDS: "100000", MEDIABOX_TEXT_EMBEDDING_MODEL: "" };
+/** The checkout's models directory, as `npm start` would use it. */
+const CHECKOUT_ENV: Record<string, string> = existsSync(join(ROOT, "models", "manifest.json")) ? { MEDIABOX_MODELS_DIR: join(ROOT, "models") } : {};
 
 interface BenchFile {
   name: string;
@@ -61,6 +72,8 @@ function cpuWithChildren(pid: number): number {
 interface RunResult {
   healthP50: number;
   healthP99: number;
+  /** The server's event loop meanwhile, as it reports it. */
+  eventLoop: string;
   startSeconds: number;
   analysisSeconds: number;
   cpuSeconds: number;
@@ -79,10 +92,17 @@ async function analyse(label: string, command: string[], env: Record<string, str
   const key = (await run([...command, "keys", "create", "--org", "bench"], { cwd: work, env: cliEnv })).stdout.trim();
   const headers = { authorization: `Bearer ${key}` };
   const spawned = performance.now();
-  const server = await spawnServer([...command, "serve"], { cwd: work, env: { ...cliEnv, ...serverEnv, ...PRODUCTION_ENV }, timeoutMs: 120_000 });
+  const logs = process.env.MEDIABOX_BENCH_LOGS;
+  const server = await spawnServer([...command, "serve"], {
+    cwd: work,
+    env: { ...cliEnv, ...serverEnv, ...PRODUCTION_ENV, ...(logs ? { MEDIABOX_LOG_LEVEL: "debug" } : {}) },
+    timeoutMs: 120_000,
+    ...(logs ? { logTo: join(logs, `${label}.log`) } : {}),
+  });
   const startSeconds = (performance.now() - spawned) / 1000;
   // /healthz from the first moment it listens until every file is analysed.
   const health = probeHealth(server.url);
+  const loopBefore = await readEventLoop(server.url);
   try {
     const started = performance.now();
     const cpuBefore = cpuWithChildren(server.proc.pid);
@@ -115,7 +135,8 @@ async function analyse(label: string, command: string[], env: Record<string, str
     const analysisSeconds = (performance.now() - started) / 1000;
     const cpuSeconds = cpuWithChildren(server.proc.pid) - cpuBefore;
     const { p50, p99 } = await health.stop();
-    return { startSeconds, analysisSeconds, cpuSeconds, failed, healthP50: p50, healthP99: p99 };
+    const eventLoop = describeEventLoop(loopBefore, await readEventLoop(server.url));
+    return { startSeconds, analysisSeconds, cpuSeconds, failed, healthP50: p50, healthP99: p99, eventLoop };
   } finally {
     await health.stop();
     await server.stop("SIGTERM");
@@ -150,9 +171,18 @@ async function main() {
   // The administrative commands unpack what they need into a cache of their own, so the server
   // meets an empty one.
   const serverCache = { MEDIABOX_NATIVE_CACHE: join(work, "native-cache") };
+  const baselineBinary = process.env.MEDIABOX_BENCH_BASELINE_BINARY;
+  const baseline: Record<string, RunResult> = {};
+  if (baselineBinary) {
+    const copy = join(work, "bin", "mediabox-baseline");
+    copyFileSync(baselineBinary, copy);
+    baseline["baseline (cold)"] = await analyse("baseline", [copy], { MEDIABOX_NATIVE_CACHE: join(work, "baseline-cache-cli") }, { MEDIABOX_NATIVE_CACHE: join(work, "baseline-cache") }, files);
+    rmSync(copy);
+  }
   const results = {
+    ...baseline,
     "binary (cold)": await analyse("binary", [binary], { MEDIABOX_NATIVE_CACHE: join(work, "native-cache-cli") }, serverCache, files),
-    checkout: await analyse("checkout", [process.execPath, MAIN], {}, {}, files),
+    checkout: await analyse("checkout", [process.execPath, MAIN], CHECKOUT_ENV, {}, files),
   };
   const binaryRun = results["binary (cold)"];
   const warmStart = await startOnly([binary], { ...serverCache, MEDIABOX_DATA_DIR: join(work, "data-binary") });
@@ -162,7 +192,9 @@ async function main() {
     const health = `${r.healthP50.toFixed(1)} / ${r.healthP99.toFixed(1)}`;
     console.log(`${name.padEnd(16)}${r.startSeconds.toFixed(1).padStart(9)}${r.analysisSeconds.toFixed(1).padStart(12)}${r.cpuSeconds.toFixed(1).padStart(9)}${health.padStart(24)}  ${r.failed.join(", ") || "none"}`);
   }
+  for (const [name, r] of Object.entries(results)) console.log(`${name}: the server's event loop: ${r.eventLoop}`);
   console.log(`binary, warm cache: start ${warmStart.toFixed(1)} s`);
+  console.log(`cold binary: /healthz p99 ${binaryRun.healthP99.toFixed(1)} ms while it prepares its models and analyses (target < 50 ms); checkout ${results.checkout.healthP99.toFixed(1)} ms`);
   console.log(`CPU: binary ${(binaryRun.cpuSeconds / results.checkout.cpuSeconds).toFixed(2)}x checkout; load average ${load()} at the end`);
   console.log(`binary: ${(binaryRun.analysisSeconds / results.checkout.analysisSeconds).toFixed(2)}x checkout, start ${binaryRun.startSeconds.toFixed(1)} s`);
 }

@@ -17,6 +17,7 @@
  * Models that arrive as npm packages (OCR, objects, faces, MobileNet features) are covered by the
  * lock file's integrity hashes instead and are not listed.
  */
+import { digestFileOffThread } from "../storage/hash-threads.ts";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { existsSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
@@ -107,8 +108,14 @@ export function writeManifest(modelsDir: string, manifest: Manifest): string {
   return file;
 }
 
-/** SHA-256 of a file, streamed (weights files are hundreds of megabytes). */
+/**
+ * SHA-256 of a file, streamed (weights files are hundreds of megabytes), on a hashing thread when
+ * one runs: hashed on the event loop, a start's check of the installed models (121 MB) held it
+ * for ~200 ms of every request's time.
+ */
 export async function sha256File(file: string): Promise<string> {
+  const offThread = await digestFileOffThread(file);
+  if (offThread) return offThread.sha256;
   const hasher = new Bun.CryptoHasher("sha256");
   for await (const chunk of Bun.file(file).stream()) hasher.update(chunk);
   return hasher.digest("hex");

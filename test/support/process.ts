@@ -1,6 +1,6 @@
 /** Runs Mediabox as a child process (the CLI, or the compiled binary) and talks to it. */
 import type { Subprocess } from "bun";
-import { readFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 
 export interface CommandResult {
   exitCode: number;
@@ -32,7 +32,8 @@ export interface ServerProcess {
 /** Starts a server command and resolves once it logs the URL it listens on. */
 export async function spawnServer(
   cmd: string[],
-  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+  /** `logTo`: a file the server's stdout (its log lines) is appended to, for reading after a bench. */
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; logTo?: string } = {},
 ): Promise<ServerProcess> {
   const proc = Bun.spawn(cmd, {
     cwd: options.cwd ?? process.cwd(),
@@ -64,8 +65,13 @@ export async function spawnServer(
     for (const line of seen.split("\n")) {
       if (!line.includes('"mediabox listening"')) continue;
       // Keep draining stdout so the child never blocks on a full pipe.
+      if (options.logTo) appendFileSync(options.logTo, seen);
       void (async () => {
-        while (!(await reader.read().catch(() => ({ done: true }))).done);
+        for (;;) {
+          const next = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+          if (next.done) break;
+          if (options.logTo) appendFileSync(options.logTo, next.value);
+        }
       })();
       return { url: JSON.parse(line).url as string, proc, stop };
     }

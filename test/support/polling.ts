@@ -131,14 +131,17 @@ export async function terminalStatus(poller: Poller | PollingClient, id: string,
 export async function processed(poller: Poller, id: string, timeoutMs = 60_000) {
   const client = new PollingClient(poller);
   const deadline = Date.now() + timeoutMs;
-  await terminalStatus(client, id, timeoutMs);
+  const status = await terminalStatus(client, id, timeoutMs);
+  // The runner writes the file's status first and its job's after: wait for the job too, so a
+  // caller that reads the job next sees it ended.
+  for (const jobId of (status.processing_ids ?? []) as string[]) await jobDone(client, jobId, Math.max(1_000, deadline - Date.now()));
   const detail = await client.get(`/files/${id}`, deadline);
   if (detail.status !== 200) throw new Error(`GET /files/${id} answered ${detail.status} ${show(detail.body)} after its processing finished`);
   return detail.body;
 }
 
 /** The job once it has finished (completed, failed or cancelled); throws at the deadline. */
-export async function jobDone(poller: Poller, jobId: string, timeoutMs = 60_000) {
+export async function jobDone(poller: Poller | PollingClient, jobId: string, timeoutMs = 60_000) {
   const res = await pollApi(poller, `/job/${jobId}`, (r) => r.status === 200 && ["completed", "failed", "cancelled"].includes(r.body.status), {
     what: `job ${jobId} to finish`,
     timeoutMs,

@@ -237,7 +237,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
     cloud: new CloudConnections(db, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
-    accounts: new Accounts(db, clock, config, log.child({ component: "accounts" })),
+    accounts: new Accounts(sql, clock, config, log.child({ component: "accounts" })),
   };
 }
 
@@ -307,13 +307,15 @@ export function composeAppliance(foundation: Foundation): Appliance {
           ms: Math.round(lateMs), running_ms: Math.round(causes.running), waiting_for_cpu_ms: Math.round(causes.waiting_for_cpu), blocked_ms: Math.round(causes.blocked),
         }),
       );
-      const setupToken = ctx.accounts.firstRun.token;
       // Warn level: shown at the default log level, on stderr beside the other notes for the administrator.
-      if (setupToken) {
-        log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
-          setup_token: setupToken, ...(config.publicUrl ? { url: config.publicUrl } : {}),
-        });
-      }
+      ctx.accounts.firstRun.open().then(
+        (open) =>
+          open &&
+          log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
+            setup_token: ctx.accounts.firstRun.token, ...(config.publicUrl ? { url: config.publicUrl } : {}),
+          }),
+        (err) => log.warn("could not check whether the appliance has its owner", { err: String(err) }),
+      );
       resumePendingEmbeddings(ctx).then(
         (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
         (err) => log.warn("could not check for pending embeddings", { err: String(err) }),

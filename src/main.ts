@@ -7,6 +7,7 @@ import { parseArgs } from "node:util";
 import { ApiKeyError } from "./auth/api-keys.ts";
 import { backupCommand, keysCommand, modelsCommand, orgsCommand, supportCommand, UsageError, usersCommand, watchCommand, type CommandOutput } from "./cli/commands.ts";
 import { Accounts } from "./accounts/accounts.ts";
+import { SqliteClient } from "./db/sqlite-client.ts";
 import { UserError } from "./accounts/users.ts";
 import { Logger } from "./log.ts";
 import { importCommand } from "./cli/import.ts";
@@ -161,18 +162,19 @@ async function main(argv: string[]): Promise<number | "serving"> {
     });
   }
   const db = openDatabase(new DataDir(config.dataDir).database);
+  const sql = new SqliteClient(db);
   try {
     let output: CommandOutput;
-    if (command === "orgs") output = await orgsCommand(db, systemClock, args, flags);
-    else if (command === "keys") output = keysCommand(db, systemClock, args, flags);
+    if (command === "orgs") output = await orgsCommand(sql, systemClock, args, flags);
+    else if (command === "keys") output = await keysCommand(sql, systemClock, args, flags);
     else if (command === "backup") output = await backupCommand(db, new DataDir(config.dataDir), config, args);
     else if (command === "support") output = await supportCommand(db, args);
     else if (command === "watch" || command === "unwatch") output = await watchCommand(db, systemClock, command, args, flags);
     else if (command === "users") {
-      const accounts = new Accounts(db, systemClock, config, new Logger(config.logLevel));
+      const accounts = new Accounts(sql, systemClock, config, new Logger(config.logLevel));
       try {
         const password = flags["password-stdin"] ? (await Bun.stdin.text()).replace(/\r?\n$/, "") : undefined;
-        output = await usersCommand(db, systemClock, config, accounts, args, { ...flags, password });
+        output = await usersCommand(sql, systemClock, config, accounts, args, { ...flags, password });
       } finally {
         await accounts.close();
       }

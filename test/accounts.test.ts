@@ -41,9 +41,9 @@ async function userIn(s: TestServer, options: { role?: string; tier?: Tier; org?
   const orgName = options.org ?? `acct-${users}-${crypto.randomUUID().slice(0, 6)}`;
   const org = options.org
     ? s.ctx.db.query<{ id: string }, [string]>("SELECT id FROM organizations WHERE name = ?").get(orgName)!
-    : createOrganization(s.ctx.db, s.ctx.clock, orgName, options.tier ?? "STARTER");
+    : await createOrganization(s.ctx.sql, s.ctx.clock, orgName, options.tier ?? "STARTER");
   const email = `user${users}.${crypto.randomUUID().slice(0, 6)}@example.com`;
-  await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["create", email], { org: orgName, role: options.role ?? "owner", password: PASSWORD });
+  await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["create", email], { org: orgName, role: options.role ?? "owner", password: PASSWORD });
   return { email, org: orgName, orgId: org.id };
 }
 
@@ -292,11 +292,11 @@ describe("roles and organizations", () => {
     expect(denied.status).toBe(403);
     expect(denied.body.code).toBe("PERMISSION_DENIED");
     expect(denied.body.detail).toContain("viewer");
-    await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", viewer.email], { org: owner.org, role: "member" });
+    await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", viewer.email], { org: owner.org, role: "member" });
     expect((await browser.post("/projects", { name: "now allowed" })).status).toBe(201);
     expect((await browser.post("/account/api-keys", { name: "x" })).status).toBe(403);
     // The last owner cannot be demoted.
-    await expect(usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", owner.email], { org: owner.org, role: "admin" })).rejects.toThrow(/last owner/);
+    await expect(usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", owner.email], { org: owner.org, role: "admin" })).rejects.toThrow(/last owner/);
   });
 
   test("owners and admins change roles and remove members over HTTP; admins leave owners alone; the last owner stays", async () => {
@@ -328,7 +328,7 @@ describe("roles and organizations", () => {
     const s = await server();
     const first = await userIn(s);
     const second = await userIn(s);
-    await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", first.email], { org: second.org, role: "viewer" });
+    await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["set-role", first.email], { org: second.org, role: "viewer" });
     const browser = await signedIn(s, first.email);
     expect((await browser.get("/auth/session")).body.organizations).toHaveLength(2);
     const switched = await browser.post("/auth/session/switch-organization", { organization_id: second.orgId });
@@ -502,14 +502,14 @@ describe("mail: registration, verification, password reset, invitations", () => 
 
   test("without SMTP the CLI prints the links, and a set-password link bootstraps a user made without a password", async () => {
     const s = await server();
-    const org = createOrganization(s.ctx.db, s.ctx.clock, "Bootstrap", "STARTER");
-    const created = await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["create", "first@example.com"], { org: org.name, role: "owner" });
+    const org = await createOrganization(s.ctx.sql, s.ctx.clock, "Bootstrap", "STARTER");
+    const created = await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["create", "first@example.com"], { org: org.name, role: "owner" });
     const token = /\?token=([\w-]+)/.exec(created.stderr!)![1]!;
     expect((await new Browser(s.url).post("/auth/session/password-reset/complete", { token, password: "the bootstrap passphrase" })).status).toBe(200);
     expect((await new Browser(s.url).post("/auth/session/login", { email: "first@example.com", password: "the bootstrap passphrase" })).status).toBe(200);
-    const invite = await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["invite", "second@example.com"], { org: org.name, role: "viewer" });
+    const invite = await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["invite", "second@example.com"], { org: org.name, role: "viewer" });
     expect(invite.stdout).toMatch(/\/auth\/accept-invite\?token=/);
-    const list = await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["list"], { org: org.name });
+    const list = await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["list"], { org: org.name });
     expect(list.stdout).toContain("first@example.com");
     expect(list.stdout).toContain("Bootstrap:owner");
   });

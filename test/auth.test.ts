@@ -48,15 +48,15 @@ describe("authentication", () => {
     const tenant = server.tenant();
     expect((await tenant.api.get("/projects")).status).toBe(200);
     const keyRow = server.ctx.db.query<{ id: string }, [string]>("SELECT id FROM api_keys WHERE org_id = ?").get(tenant.orgId)!;
-    revokeApiKey(server.ctx.db, server.ctx.clock, keyRow.id);
+    await revokeApiKey(server.ctx.sql, server.ctx.clock, keyRow.id);
     const res = await tenant.api.get("/projects");
     expect(res.status).toBe(401);
     expect(res.body.detail).toContain("revoked");
   });
 
-  test("keys carry the mbx_ prefix and only their hash is stored", () => {
-    const org = createOrganization(server.ctx.db, server.ctx.clock, "hash-check", "STARTER");
-    const { key, info } = createApiKey(server.ctx.db, server.ctx.clock, org.name, { name: "ci" });
+  test("keys carry the mbx_ prefix and only their hash is stored", async () => {
+    const org = await createOrganization(server.ctx.sql, server.ctx.clock, "hash-check", "STARTER");
+    const { key, info } = await createApiKey(server.ctx.sql, server.ctx.clock, org.name, { name: "ci" });
     expect(key).toMatch(/^mbx_[A-Za-z0-9_-]{43}$/);
     const row = server.ctx.db.query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?").get(info.id)!;
     for (const value of Object.values(row)) expect(String(value)).not.toContain(key.slice(4));
@@ -64,10 +64,10 @@ describe("authentication", () => {
     expect(row.display_prefix).toBe(key.slice(0, 12));
   });
 
-  test("FREE organizations cannot get API keys", () => {
-    const org = createOrganization(server.ctx.db, server.ctx.clock, "free-org", "FREE");
-    expect(() => createApiKey(server.ctx.db, server.ctx.clock, org.name)).toThrow(ApiKeyError);
-    expect(() => createApiKey(server.ctx.db, server.ctx.clock, org.name)).toThrow(/FREE tier/);
+  test("FREE organizations cannot get API keys", async () => {
+    const org = await createOrganization(server.ctx.sql, server.ctx.clock, "free-org", "FREE");
+    await expect(createApiKey(server.ctx.sql, server.ctx.clock, org.name)).rejects.toThrow(ApiKeyError);
+    await expect(createApiKey(server.ctx.sql, server.ctx.clock, org.name)).rejects.toThrow(/FREE tier/);
     const count = server.ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM api_keys WHERE org_id = ?").get(org.id)!.n;
     expect(count).toBe(0);
   });

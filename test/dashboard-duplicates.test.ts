@@ -9,11 +9,10 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import sharp from "sharp";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { pairAll, setImageFacts } from "./support/duplicate-rows.ts";
 import { photo } from "./support/images.ts";
-import { insertFileRow, insertThumbnailRow } from "./support/rows.ts";
+import { insertFileRow, insertThumbnailRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const DESKTOP = 1440;
@@ -26,7 +25,7 @@ async function copy(name: string, seed: number, facts: { width: number; height: 
   const db = server.ctx.db;
   const id = insertFileRow(db, {
     orgId: tenant.orgId,
-    projectId: defaultProjectId(db, tenant.orgId),
+    projectId: defaultProjectOf(db, tenant.orgId),
     filename: name,
     contentCreatedAt: "2025-08-14T17:20:00.000Z",
   });

@@ -7,11 +7,10 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, smallTargets, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo, textImage } from "./support/images.ts";
 import { processed } from "./support/polling.ts";
-import { insertFileRow } from "./support/rows.ts";
+import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -38,7 +37,7 @@ beforeAll(async () => {
   await processed(tenant, noteId, 120_000);
   await processed(tenant, receiptId, 120_000);
   // Enough cards to fill several rows at every width.
-  const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
+  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
   for (let i = 0; i < 60; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `harbour-${String(i).padStart(2, "0")}.jpg`, createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() });
 }, 300_000);
 afterAll(async () => {

@@ -11,10 +11,9 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import sharp from "sharp";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
-import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow } from "./support/rows.ts";
+import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const assets = join(dirname(createRequire(import.meta.url).resolve("@vladmandic/human")), "..", "assets");
@@ -38,7 +37,7 @@ async function thumbnail(column: number, row: number, seed: number, left: number
 
 async function seedPhoto(name: string, personId: string, face: [number, number], seed: number, takenAt: string) {
   const db = server.ctx.db;
-  const file = insertFileRow(db, { orgId: tenant.orgId, projectId: defaultProjectId(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
+  const file = insertFileRow(db, { orgId: tenant.orgId, projectId: defaultProjectOf(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
   const { jpeg, box } = await thumbnail(face[0], face[1], seed, 40 + (seed % 5) * 25, 30 + (seed % 3) * 20);
   await insertThumbnailRow(server.ctx, file, jpeg, { width: 256, height: 192 });
   insertFaceRow(server.ctx.db, { orgId: tenant.orgId, fileId: file, personId, box });

@@ -6,9 +6,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
-import { insertFileRow } from "./support/rows.ts";
+import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 
@@ -19,7 +18,7 @@ beforeAll(async () => {
   server = await startTestServer();
   tenant = server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
-  const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
+  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
   const months: [number, number, number][] = [[2026, 2, 14], [2025, 11, 9], [2024, 6, 3]];
   for (const [y, m, n] of months) {
     for (let i = 0; i < n; i++) {
@@ -66,7 +65,7 @@ for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop
 
 test("a long timeline keeps only the months near the viewport in the page, and a scrubber jump lands on its month", async () => {
   const many = server.tenant({ tier: "CUSTOM" });
-  const projectId = defaultProjectId(server.ctx.db, many.orgId);
+  const projectId = defaultProjectOf(server.ctx.db, many.orgId);
   // 36 months of 30 photos: 36 screens of pictures at least.
   for (let m = 0; m < 36; m++) {
     for (let i = 0; i < 30; i++) {

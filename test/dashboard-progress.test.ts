@@ -8,10 +8,9 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import type { JobContext } from "../src/jobs/runner.ts";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { runStages, type FileWork, type Stage } from "../src/processing/stage-runner.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
-import { insertFileRow } from "./support/rows.ts";
+import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -47,7 +46,7 @@ function heldRun(fileId: string, gate: Promise<void>): Promise<unknown> {
 }
 
 test("a stage's pages reach the status endpoint and the file's page while it runs, and are gone after", async () => {
-  const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
+  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
   const id = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, mediaType: "document", filename: "scan-10-pages.pdf" });
   server.ctx.db.query("UPDATE files SET processing_status = 'processing' WHERE id = ?").run(id);
   const gate = Promise.withResolvers<void>();

@@ -17,8 +17,7 @@ import { elf } from "./support/fixtures.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { ACCOUNT } from "./support/cloud-servers.ts";
 import { startCloudStack } from "./support/cloud-setup.ts";
-import { insertFileRow } from "./support/rows.ts";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
+import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { usersCommand } from "../src/cli/commands.ts";
 import { createOrganization } from "../src/tenancy/organizations.ts";
 import { ApiClient, freshIp, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
@@ -30,7 +29,7 @@ beforeAll(async () => {
   server = await startTestServer();
   owner = server.tenant({ tier: "CUSTOM" });
   // The appliance has been set up (its owner exists), so / opens on sign-in, not on the first run.
-  await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", "site-owner@example.com"], { org: owner.orgName, role: "owner", password: "harbour-lantern-keeper-26" });
+  await usersCommand(server.ctx.sql, server.ctx.clock, server.config, server.ctx.accounts, ["create", "site-owner@example.com"], { org: owner.orgName, role: "owner", password: "harbour-lantern-keeper-26" });
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
@@ -271,10 +270,10 @@ test("a web page saved from the upload page shows its site, crawl and page image
 
 test("an owner signs in with email and password, creates an API key (shown once, copied), revokes it and signs out; a reset link opens its page", async () => {
   const org = `dash-${crypto.randomUUID().slice(0, 6)}`;
-  createOrganization(server.ctx.db, server.ctx.clock, org, "STARTER");
+  await createOrganization(server.ctx.sql, server.ctx.clock, org, "STARTER");
   const email = `owner.${crypto.randomUUID().slice(0, 6)}@example.com`;
   const password = "harbour-lighthouse-2026";
-  await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", email], { org, role: "owner", password });
+  await usersCommand(server.ctx.sql, server.ctx.clock, server.config, server.ctx.accounts, ["create", email], { org, role: "owner", password });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
   const page = await context.newPage();
@@ -312,7 +311,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
 
     // Members: a colleague's role changed, someone invited.
     const colleague = `colleague.${crypto.randomUUID().slice(0, 6)}@example.com`;
-    await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["create", colleague], { org, role: "member", password: "another-harbour-pass-9" });
+    await usersCommand(server.ctx.sql, server.ctx.clock, server.config, server.ctx.accounts, ["create", colleague], { org, role: "member", password: "another-harbour-pass-9" });
     await navigate(page, "Members");
     await page.getByLabel(`Role of ${colleague}`).selectOption("viewer");
     await page.getByText(`${colleague} is now viewer`).waitFor({ timeout: 30_000 });
@@ -348,7 +347,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
     expect(live).toBe(0);
 
     // A mailed reset link opens its page, which sets the new password.
-    const { stdout } = await usersCommand(server.ctx.db, server.ctx.clock, server.config, server.ctx.accounts, ["reset-password", email], {});
+    const { stdout } = await usersCommand(server.ctx.sql, server.ctx.clock, server.config, server.ctx.accounts, ["reset-password", email], {});
     const link = /https?:\/\/\S+\/auth\/reset-password\?token=\S+/.exec(stdout)?.[0];
     expect(link).toBeDefined();
     await page.goto(`${server.url}${new URL(link!).pathname}${new URL(link!).search}`);
@@ -465,7 +464,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
 
 test("the library grid keeps only the rows near the viewport in the page while it scrolls through 600 files", async () => {
   const tenant = server.tenant({ tier: "CUSTOM" });
-  const projectId = defaultProjectId(server.ctx.db, tenant.orgId);
+  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
   const start = Date.parse("2025-01-01T00:00:00Z");
   server.ctx.db.transaction(() => {
     for (let i = 0; i < 600; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `scan-${String(i).padStart(3, "0")}.pdf`, mediaType: "document", createdAt: new Date(start + i * 60_000).toISOString() });

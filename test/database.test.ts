@@ -15,9 +15,8 @@ import { videoAnalysisOf, videoFactsOf } from "../src/video/video-facts.ts";
 import { imageFactsOf } from "../src/images/image-facts.ts";
 import { crawlOf, findLink } from "../src/links/link-crawls.ts";
 import { complianceOf } from "../src/compliance/image-compliance.ts";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { createOrganization } from "../src/tenancy/organizations.ts";
 import { tempDir } from "./support/server.ts";
+import { defaultProjectOf, insertTenantRows } from "./support/rows.ts";
 
 const dir = tempDir("mediabox-database-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -31,8 +30,8 @@ function databaseBefore(version: number, name: string) {
   db.loadExtension(getLoadablePath());
   db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
   migrate(db, MIGRATIONS.filter((m) => m.version < version));
-  const org = createOrganization(db, systemClock, name, "PROFESSIONAL").id;
-  return { db, org, project: defaultProjectId(db, org) };
+  const org = insertTenantRows(db, systemClock, { name, tier: "PROFESSIONAL" }).orgId;
+  return { db, org, project: defaultProjectOf(db, org) };
 }
 
 test("a statement stays compiled while hundreds of others run", () => {
@@ -50,8 +49,8 @@ test("migration 18 moves documents' whole text out of their rows, keeping every 
     db.loadExtension(getLoadablePath());
     db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
     migrate(db, MIGRATIONS.filter((m) => m.version < 18));
-    const org = createOrganization(db, systemClock, "migrating", "PROFESSIONAL").id;
-    const project = defaultProjectId(db, org);
+    const org = insertTenantRows(db, systemClock, { name: "migrating", tier: "PROFESSIONAL" }).orgId;
+    const project = defaultProjectOf(db, org);
     const insert = db.query(
       "INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, extracted_text) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?)",
     );

@@ -5,9 +5,8 @@
  * as the duplicates stage writes them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { pairAll, setImageFacts } from "./support/duplicate-rows.ts";
-import { insertFileRow } from "./support/rows.ts";
+import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -27,7 +26,7 @@ beforeAll(async () => {
   owner = server.tenant({ tier: "CUSTOM" });
   other = server.tenant({ tier: "CUSTOM" });
   const db = server.ctx.db;
-  const project = defaultProjectId(db, owner.orgId);
+  const project = defaultProjectOf(db, owner.orgId);
   for (let i = 0; i < 4; i++) {
     const id = insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: `copy-${i}.jpg` });
     setImageFacts(db, id, owner.orgId, { width: 1000 - i, height: 800, sizeBytes: 100_000, sharpness: 100 });
@@ -36,7 +35,7 @@ beforeAll(async () => {
   // One group of three copies (0, 1, 2) and a pair (2, 3) chained to it: four files in one group.
   pairAll(db, owner.orgId, ids.slice(0, 3));
   pairAll(db, owner.orgId, [ids[2]!, ids[3]!]);
-  theirs = insertFileRow(db, { orgId: other.orgId, projectId: defaultProjectId(db, other.orgId), filename: "theirs.jpg" });
+  theirs = insertFileRow(db, { orgId: other.orgId, projectId: defaultProjectOf(db, other.orgId), filename: "theirs.jpg" });
 }, 60_000);
 afterAll(() => server.close());
 
@@ -60,8 +59,8 @@ test("files said to be not duplicates leave the groups, for good", async () => {
 
 test("another organization's file is not found, and nothing is recorded", async () => {
   const db = server.ctx.db;
-  const a = insertFileRow(db, { orgId: owner.orgId, projectId: defaultProjectId(db, owner.orgId), filename: "a.jpg" });
-  const b = insertFileRow(db, { orgId: owner.orgId, projectId: defaultProjectId(db, owner.orgId), filename: "b.jpg" });
+  const a = insertFileRow(db, { orgId: owner.orgId, projectId: defaultProjectOf(db, owner.orgId), filename: "a.jpg" });
+  const b = insertFileRow(db, { orgId: owner.orgId, projectId: defaultProjectOf(db, owner.orgId), filename: "b.jpg" });
   pairAll(db, owner.orgId, [a, b]);
   const res = await owner.api.post("/duplicates/not-duplicates", { file_ids: [a, b, theirs] });
   expect(res.status).toBe(404);
@@ -84,7 +83,7 @@ test("a key without EDIT is refused before its body is read; bad bodies say what
 
 test("\"not duplicates\" can be taken back: the files group again; roles, bad bodies and another organization's files as for the verdict", async () => {
   const db = server.ctx.db;
-  const project = defaultProjectId(db, owner.orgId);
+  const project = defaultProjectOf(db, owner.orgId);
   const [a, b, c] = ["again-a.jpg", "again-b.jpg", "again-c.jpg"].map((filename) => insertFileRow(db, { orgId: owner.orgId, projectId: project, filename }));
   pairAll(db, owner.orgId, [a!, b!, c!]);
   const group = [a!, b!, c!].sort();

@@ -10,9 +10,8 @@ import mammoth from "mammoth";
 import { ManualClock } from "../src/clock.ts";
 import { enqueueJob, getJobRow } from "../src/jobs/queue.ts";
 
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { waitFor } from "./support/polling.ts";
-import { insertFileRow } from "./support/rows.ts";
+import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -24,7 +23,7 @@ let child = "";
 beforeAll(async () => {
   server = await startTestServer();
   owner = server.tenant();
-  const project = defaultProjectId(server.ctx.db, owner.orgId);
+  const project = defaultProjectOf(server.ctx.db, owner.orgId);
   folder = (await owner.api.post("/folders", { name: "Reports" })).body.id;
   child = (await owner.api.post("/folders", { name: "2026", parent_id: folder })).body.id;
   const seed = (fields: Parameters<typeof insertFileRow>[1]) => insertFileRow(server.ctx.db, fields);
@@ -34,7 +33,7 @@ beforeAll(async () => {
   ids.nested = seed({ orgId: owner.orgId, projectId: project, folderId: child, filename: "deep.jpg", createdAt: "2026-01-04T00:00:00.000Z" });
   ids.gone = seed({ orgId: owner.orgId, projectId: project, filename: "gone.jpg", deleted: true, createdAt: "2026-01-05T00:00:00.000Z" });
   const stranger = server.tenant();
-  insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: defaultProjectId(server.ctx.db, stranger.orgId), filename: "other-org.jpg" });
+  insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: defaultProjectOf(server.ctx.db, stranger.orgId), filename: "other-org.jpg" });
 });
 afterAll(() => server.close());
 
@@ -164,7 +163,7 @@ describe("export retention", () => {
       await waitFor(() => getJobRow(other.ctx.db, id)?.status === "completed", { what: "the job runner to run the jobs due now" });
     };
     const tenant = other.tenant();
-    insertFileRow(other.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectId(other.ctx.db, tenant.orgId), filename: "kept.jpg" });
+    insertFileRow(other.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectOf(other.ctx.db, tenant.orgId), filename: "kept.jpg" });
     const res = await tenant.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }] });
     expect(res.status).toBe(200);
     const key = decodeURIComponent(new URL(res.body.download_url).pathname).replace(/^\/s3\/mediabox\//, "");

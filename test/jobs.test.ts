@@ -18,9 +18,9 @@ import { sqliteJobStore } from "../src/jobs/job-store.ts";
 import { BackgroundWork } from "../src/jobs/background-work.ts";
 import { unlessAborted } from "../src/abort.ts";
 import { Logger } from "../src/log.ts";
-import { createOrganization } from "../src/tenancy/organizations.ts";
 import { waitFor } from "./support/polling.ts";
 import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
+import { insertTenantRows } from "./support/rows.ts";
 
 const log = new Logger("error");
 
@@ -503,7 +503,7 @@ describe("job runner", () => {
 });
 
 function insertOrg(db: Database): string {
-  return createOrganization(db, systemClock, `org-${crypto.randomUUID().slice(0, 8)}`, "PROFESSIONAL").id;
+  return insertTenantRows(db, systemClock, { name: `org-${crypto.randomUUID().slice(0, 8)}`, tier: "PROFESSIONAL" }).orgId;
 }
 
 describe("job resource over HTTP", () => {

@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { RARE_TAG_MATCHES } from "../src/library/file-listing.ts";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { pdf, png } from "./support/fixtures.ts";
 import { pollApi } from "./support/polling.ts";
-import { insertFileRow, type FileRowFixture } from "./support/rows.ts";
+import { insertFileRow, type FileRowFixture, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { uploadFile } from "./support/uploads.ts";
 
@@ -23,7 +22,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId"> & { projectId?: string }): string {
-  return insertFileRow(server.ctx.db, { projectId: fields.projectId ?? defaultProjectId(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
+  return insertFileRow(server.ctx.db, { projectId: fields.projectId ?? defaultProjectOf(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
 }
 
 const upload = (tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) => uploadFile(tenant.api, bytes, filename, fields);
@@ -405,7 +404,7 @@ describe("GET /files/{id}/download", () => {
 describe("listing plans at volume", () => {
   test("with more tag matches than the rare-tag threshold, pages come back in order and counts stay exact", async () => {
     const owner = server.tenant();
-    const project = defaultProjectId(server.ctx.db, owner.orgId);
+    const project = defaultProjectOf(server.ctx.db, owner.orgId);
     const n = RARE_TAG_MATCHES + 300;
     server.ctx.db.transaction(() => {
       for (let i = 0; i < n; i++) {

@@ -84,9 +84,9 @@ async function authorizeAt(idp: Idp, authorizationUrl: string, login: string): P
 }
 
 async function owner(s: TestServer): Promise<{ email: string; browser: Browser }> {
-  const org = createOrganization(s.ctx.db, s.ctx.clock, `oidc-${crypto.randomUUID().slice(0, 8)}`, "STARTER");
+  const org = await createOrganization(s.ctx.sql, s.ctx.clock, `oidc-${crypto.randomUUID().slice(0, 8)}`, "STARTER");
   const email = `owner.${crypto.randomUUID().slice(0, 6)}@example.com`;
-  await usersCommand(s.ctx.db, s.ctx.clock, s.config, s.ctx.accounts, ["create", email], { org: org.name, role: "owner", password: PASSWORD });
+  await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["create", email], { org: org.name, role: "owner", password: PASSWORD });
   const browser = new Browser(s.url);
   expect((await browser.post("/auth/session/login", { email, password: PASSWORD })).status).toBe(200);
   return { email, browser };

@@ -5,9 +5,8 @@
  * people. Faces and people are seeded as the pipeline and the clustering job write them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { photo } from "./support/images.ts";
-import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow } from "./support/rows.ts";
+import { insertFaceRow, insertFileRow, insertPersonRow, insertThumbnailRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -25,7 +24,7 @@ beforeAll(async () => {
   owner = server.tenant({ tier: "CUSTOM" });
   other = server.tenant({ tier: "CUSTOM" });
   const db = server.ctx.db;
-  const project = defaultProjectId(db, owner.orgId);
+  const project = defaultProjectOf(db, owner.orgId);
   alice = insertPersonRow(db, { orgId: owner.orgId, name: "Alice" });
   bob = insertPersonRow(db, { orgId: owner.orgId, name: "Bob" });
   for (let i = 0; i < 3; i++) {
@@ -37,7 +36,7 @@ beforeAll(async () => {
   const bobFile = insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: "bob.jpg" });
   insertFaceRow(db, { orgId: owner.orgId, fileId: bobFile, personId: bob });
   theirPerson = insertPersonRow(db, { orgId: other.orgId, name: "Theirs" });
-  const theirFile = insertFileRow(db, { orgId: other.orgId, projectId: defaultProjectId(db, other.orgId), filename: "theirs.jpg" });
+  const theirFile = insertFileRow(db, { orgId: other.orgId, projectId: defaultProjectOf(db, other.orgId), filename: "theirs.jpg" });
   theirFace = insertFaceRow(db, { orgId: other.orgId, fileId: theirFile, personId: theirPerson });
 }, 60_000);
 afterAll(() => server.close());

@@ -98,7 +98,7 @@ describe("per-key tier limit", () => {
     const tenant = server.tenant({ tier: "STARTER" });
     await burst(tenant.api, 30);
     expect((await tenant.api.get("/projects")).status).toBe(429);
-    const other = new ApiClient(server.url, createApiKey(server.ctx.db, clock, tenant.orgName).key, tenant.api.ip);
+    const other = new ApiClient(server.url, (await createApiKey(server.ctx.sql, clock, tenant.orgName)).key, tenant.api.ip);
     expect((await other.get("/projects")).status).toBe(200);
   });
 

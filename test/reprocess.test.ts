@@ -9,10 +9,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { corruptPdf } from "./support/documents.ts";
 import { textImage } from "./support/images.ts";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
 import { pollApi, processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { uploadFile } from "./support/uploads.ts";
+import { defaultProjectOf } from "./support/rows.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -157,7 +157,7 @@ test("the listing filters by processing_status (the Activity page's failed files
 
 test("a file whose bytes never arrived (a failed cloud import) is 409 FILE_NOT_STORED; one still arriving is 409 FILE_PROCESSING", async () => {
   const id = crypto.randomUUID();
-  const projectId = defaultProjectId(server.ctx.db, owner.orgId);
+  const projectId = defaultProjectOf(server.ctx.db, owner.orgId);
   server.ctx.files.createPlaceholder({ id, orgId: owner.orgId, projectId, folderId: null, filename: "far.png", mediaType: "image", contentType: "image/png", size: 10, tags: [], uploadedBy: null, sourceUrl: null });
   const arriving = await owner.api.post(`/files/${id}/reprocess`);
   expect([arriving.status, arriving.body.code]).toEqual([409, "FILE_PROCESSING"]);

@@ -7,8 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
-import { defaultProjectId } from "../src/tenancy/projects.ts";
-import { insertFileRow, type FileRowFixture } from "./support/rows.ts";
+import { insertFileRow, type FileRowFixture, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 const DAY = 86_400_000;
@@ -21,7 +20,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId">): string {
-  return insertFileRow(server.ctx.db, { projectId: defaultProjectId(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
+  return insertFileRow(server.ctx.db, { projectId: defaultProjectOf(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
 }
 
 const ago = (days: number) => new Date(clock.now() - days * DAY).toISOString();

@@ -5,8 +5,8 @@
  * registration) are the same for every address, and take the same work: an unknown address is
  * still checked against an argon2id hash, and mails go out in the background.
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { Config } from "../config.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -53,7 +53,7 @@ export class Accounts {
   private dummyHash: Promise<string> | null = null;
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlClient,
     private readonly clock: Clock,
     private readonly config: Config,
     log: Logger,
@@ -78,21 +78,21 @@ export class Accounts {
   async login(input: { email: string; password: string; organizationId?: string }, client: ClientMeta): Promise<SignedIn> {
     const accountSubject = `account:${emailKey(input.email)}`;
     const ipSubject = `ip:${client.ip}`;
-    const wait = Math.max(lockedFor(this.db, this.clock, accountSubject), lockedFor(this.db, this.clock, ipSubject));
+    const wait = Math.max(await lockedFor(this.db, this.clock, accountSubject), await lockedFor(this.db, this.clock, ipSubject));
     if (wait > 0) {
       const seconds = Math.ceil(wait / 1000);
       throw new ApiError("LOGIN_THROTTLED", `too many failed sign-ins; try again in ${seconds} s or reset the password`, { "retry-after": String(seconds) });
     }
-    const user = findUserByEmail(this.db, input.email);
+    const user = await findUserByEmail(this.db, input.email);
     this.dummyHash ??= hashPassword(randomToken());
     const hash = user?.password_hash ?? (await this.dummyHash);
     const matches = await verifyPassword(input.password, hash);
     if (!user || !user.password_hash || user.disabled_at || !matches) {
-      recordFailure(this.db, this.clock, accountSubject, ACCOUNT_RULE);
-      recordFailure(this.db, this.clock, ipSubject, IP_RULE);
+      await recordFailure(this.db, this.clock, accountSubject, ACCOUNT_RULE);
+      await recordFailure(this.db, this.clock, ipSubject, IP_RULE);
       throw new ApiError("INVALID_CREDENTIALS", "the email address or the password is wrong");
     }
-    clearFailures(this.db, accountSubject);
+    await clearFailures(this.db, accountSubject);
     // Said only to whoever knows the password, so it reveals nothing to a prober.
     if (!user.email_verified_at) {
       throw new ApiError("EMAIL_NOT_VERIFIED", "verify your email address first: open the link we mailed you, or ask for a new one (POST /auth/session/resend-verification-by-email)");
@@ -101,11 +101,11 @@ export class Accounts {
   }
 
   /** A session for a user who has proved who they are (password, identity provider, invitation). */
-  startSession(user: UserRow, client: ClientMeta, organizationId?: string): SignedIn {
-    const memberships = membershipsOf(this.db, user.id);
+  async startSession(user: UserRow, client: ClientMeta, organizationId?: string): Promise<SignedIn> {
+    const memberships = await membershipsOf(this.db, user.id);
     const chosen = memberships.find((m) => m.org_id === organizationId) ?? memberships[0];
     if (!chosen) throw new ApiError("PERMISSION_DENIED", "your account belongs to no organization yet; ask an admin for an invitation");
-    const issued = createSession(this.db, this.clock, this.lifetimes, { userId: user.id, orgId: chosen.org_id, ip: client.ip, userAgent: client.userAgent });
+    const issued = await createSession(this.db, this.clock, this.lifetimes, { userId: user.id, orgId: chosen.org_id, ip: client.ip, userAgent: client.userAgent });
     return { issued, user, membership: chosen };
   }
 
@@ -123,13 +123,13 @@ export class Accounts {
     // The organization name is judged before the address, so its refusal cannot tell whether the address is taken.
     try {
       const name = validName("organization_name", input.organization_name);
-      if (findOrganization(this.db, name)) throw new OrganizationError(`an organization named "${name}" already exists; choose another name`);
+      if (await findOrganization(this.db, name)) throw new OrganizationError(`an organization named "${name}" already exists; choose another name`);
     } catch (err) {
       throw new ApiError("VALIDATION_ERROR", errorMessage(err).startsWith("organization_name") ? errorMessage(err) : `organization_name: ${errorMessage(err)}`);
     }
     // Hashed whatever happens next, so the answer takes as long for a taken address.
     const passwordHash = await hashPassword(input.password);
-    const existing = findUserByEmail(this.db, email);
+    const existing = await findUserByEmail(this.db, email);
     if (existing) {
       await this.mail({
         kind: "registration_existing", to: existing.email, subject: "Someone tried to register with your address",
@@ -140,12 +140,12 @@ export class Accounts {
     }
     let user: UserRow;
     try {
-      user = this.db.transaction(() => {
-        const org = createOrganization(this.db, this.clock, input.organization_name, "FREE");
-        const created = createUser(this.db, this.clock, { email, name: input.name ?? null, passwordHash, verified: false });
-        setMembership(this.db, this.clock, org.id, created.id, "owner");
+      user = await this.db.transaction(async (tx) => {
+        const org = await createOrganization(tx, this.clock, input.organization_name, "FREE", true);
+        const created = await createUser(tx, this.clock, { email, name: input.name ?? null, passwordHash, verified: false });
+        await setMembership(tx, this.clock, org.id, created.id, "owner", true);
         return created;
-      }).immediate();
+      });
     } catch (err) {
       if (err instanceof OrganizationError) throw new ApiError("VALIDATION_ERROR", `organization_name: ${errorMessage(err)}`);
       throw err;
@@ -162,7 +162,7 @@ export class Accounts {
   }
 
   async sendVerification(user: UserRow, origin: string, wait: boolean): Promise<string> {
-    const { token } = issueToken(this.db, this.clock, { kind: "verify_email", email: user.email, userId: user.id });
+    const { token } = await issueToken(this.db, this.clock, { kind: "verify_email", email: user.email, userId: user.id });
     const link = this.link("verify_email", origin, token);
     await this.mail({
       kind: "verify_email", to: user.email, subject: "Verify your email address", link,
@@ -173,22 +173,22 @@ export class Accounts {
 
   /** Resend to an address: the same answer whether or not it has an unverified account. */
   async resendVerificationByEmail(email: string, origin: string): Promise<void> {
-    const user = findUserByEmail(this.db, email);
+    const user = await findUserByEmail(this.db, email);
     if (user && !user.email_verified_at && !user.disabled_at) await this.sendVerification(user, origin, false);
   }
 
-  verifyEmail(token: string): void {
-    const record = consumeToken(this.db, this.clock, "verify_email", token);
-    const user = record.user_id ? getUser(this.db, record.user_id) : null;
+  async verifyEmail(token: string): Promise<void> {
+    const record = await consumeToken(this.db, this.clock, "verify_email", token);
+    const user = record.user_id ? await getUser(this.db, record.user_id) : null;
     if (!user || emailKey(user.email) !== record.email_key) throw new ApiError("TOKEN_INVALID", "token: is invalid, already used or expired; ask for a new link");
-    markEmailVerified(this.db, this.clock, user.id);
+    await markEmailVerified(this.db, this.clock, user.id);
   }
 
   /** Mails a reset link when the address has an active account; the caller answers the same either way. */
   async requestPasswordReset(email: string, origin: string, wait = false): Promise<string | null> {
-    const user = findUserByEmail(this.db, email);
+    const user = await findUserByEmail(this.db, email);
     if (!user || user.disabled_at) return null;
-    const { token } = issueToken(this.db, this.clock, { kind: "password_reset", email: user.email, userId: user.id });
+    const { token } = await issueToken(this.db, this.clock, { kind: "password_reset", email: user.email, userId: user.id });
     const link = this.link("password_reset", origin, token);
     await this.mail({
       kind: "password_reset", to: user.email, subject: "Reset your Mediabox password", link,
@@ -197,39 +197,39 @@ export class Accounts {
     return link;
   }
 
-  validateResetToken(token: string): { expires_at: string } {
-    const record = peekToken(this.db, this.clock, "password_reset", token);
+  async validateResetToken(token: string): Promise<{ expires_at: string }> {
+    const record = await peekToken(this.db, this.clock, "password_reset", token);
     return { expires_at: new Date(record.expires_ms).toISOString() };
   }
 
   /** Sets the new password, ends every session of the user and clears their sign-in lock. */
   async completePasswordReset(token: string, password: string): Promise<void> {
-    const record = peekToken(this.db, this.clock, "password_reset", token);
-    const user = record.user_id ? getUser(this.db, record.user_id) : null;
+    const record = await peekToken(this.db, this.clock, "password_reset", token);
+    const user = record.user_id ? await getUser(this.db, record.user_id) : null;
     if (!user) throw new ApiError("TOKEN_INVALID", "token: is invalid, already used or expired; ask for a new link");
     // Checked before the token is used, so a refused password does not burn the link.
     checkNewPassword(password, user.email);
     const hash = await hashPassword(password);
-    consumeToken(this.db, this.clock, "password_reset", token);
-    this.setPassword(user, hash);
+    await consumeToken(this.db, this.clock, "password_reset", token);
+    await this.setPassword(user, hash);
   }
 
   /** A new password hash: every session of the user ends (whoever had the old password is out). */
-  setPassword(user: UserRow, hash: string): void {
-    this.db.transaction(() => {
-      setPasswordHash(this.db, this.clock, user.id, hash);
+  async setPassword(user: UserRow, hash: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await setPasswordHash(tx, this.clock, user.id, hash);
       // The link came through the mailbox, which proves the address as a verification link would.
-      markEmailVerified(this.db, this.clock, user.id);
-      revokeUserSessions(this.db, this.clock, user.id);
-      clearFailures(this.db, `account:${emailKey(user.email)}`);
-    }).immediate();
+      await markEmailVerified(tx, this.clock, user.id);
+      await revokeUserSessions(tx, this.clock, user.id);
+      await clearFailures(tx, `account:${emailKey(user.email)}`);
+    });
   }
 
   /** Invites an address into an organization with a role; returns the link (printed by the CLI, never answered over HTTP). */
   async invite(input: { orgId: string; orgName: string; email: string; role: Role; invitedBy: string | null }, origin: string, wait: boolean): Promise<{ link: string; expiresAtMs: number }> {
     const email = this.checkedEmail(input.email);
-    const existing = findUserByEmail(this.db, email);
-    const { token, expiresAtMs } = issueToken(this.db, this.clock, { kind: "invite", email, userId: existing?.id ?? null, orgId: input.orgId, role: input.role });
+    const existing = await findUserByEmail(this.db, email);
+    const { token, expiresAtMs } = await issueToken(this.db, this.clock, { kind: "invite", email, userId: existing?.id ?? null, orgId: input.orgId, role: input.role });
     const link = this.link("invite", origin, token);
     await this.mail({
       kind: "invite", to: email, subject: `You are invited to ${input.orgName} on Mediabox`, link,
@@ -245,26 +245,26 @@ export class Accounts {
    * proves the mailbox, not the account's password).
    */
   async acceptInvite(input: { token: string; password?: string | undefined; name?: string | undefined }, client: ClientMeta): Promise<{ joined: Membership; user: UserRow; signedIn: SignedIn | null }> {
-    const record = peekToken(this.db, this.clock, "invite", input.token);
+    const record = await peekToken(this.db, this.clock, "invite", input.token);
     if (!record.org_id || !record.role) throw new ApiError("TOKEN_INVALID", "token: is invalid, already used or expired; ask for a new link");
-    const existing = findUserByEmail(this.db, record.email_key);
+    const existing = await findUserByEmail(this.db, record.email_key);
     let passwordHash: string | null = null;
     if (!existing) {
       if (!input.password) throw new ApiError("VALIDATION_ERROR", "password: is required to create your account");
       checkNewPassword(input.password, record.email_key);
       passwordHash = await hashPassword(input.password);
     }
-    const user = this.db.transaction(() => {
-      consumeToken(this.db, this.clock, "invite", input.token);
-      const user = existing ?? createUser(this.db, this.clock, { email: record.email_key, name: input.name ?? null, passwordHash, verified: true });
-      if (existing) markEmailVerified(this.db, this.clock, existing.id);
+    const user = await this.db.transaction(async (tx) => {
+      await consumeToken(tx, this.clock, "invite", input.token);
+      const user = existing ?? (await createUser(tx, this.clock, { email: record.email_key, name: input.name ?? null, passwordHash, verified: true }));
+      if (existing) await markEmailVerified(tx, this.clock, existing.id);
       // Joining never lowers a role the user already holds there.
-      const current = membership(this.db, record.org_id!, user.id);
-      if (!current) setMembership(this.db, this.clock, record.org_id!, user.id, record.role!);
+      const current = await membership(tx, record.org_id!, user.id);
+      if (!current) await setMembership(tx, this.clock, record.org_id!, user.id, record.role!, true);
       return user;
-    }).immediate();
-    const joined = membership(this.db, record.org_id, user.id)!;
-    return { joined, user, signedIn: existing ? null : this.startSession(user, client, record.org_id) };
+    });
+    const joined = (await membership(this.db, record.org_id, user.id))!;
+    return { joined, user, signedIn: existing ? null : await this.startSession(user, client, record.org_id) };
   }
 
   async close(): Promise<void> {

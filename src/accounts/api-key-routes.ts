@@ -15,27 +15,27 @@ function keyView(info: ApiKeyInfo) {
 }
 
 export function apiKeyRoutes(ctx: AccountRouteDeps) {
-  const { db, clock } = ctx;
+  const { sql: db, clock } = ctx;
   return new Elysia({ tags: ["Accounts"] })
     .use(accountGate)
     .get(
       "/account/api-keys",
-      ({ request }) => {
+      async ({ request }) => {
         const session = sessionOf(request);
         requireManager(session);
-        return { items: listApiKeysOf(db, session.orgId).map(keyView) };
+        return { items: (await listApiKeysOf(db, session.orgId)).map(keyView) };
       },
       { response: { 200: ApiKeyList, ...SESSION_ERRORS }, detail: { summary: "The organization's API keys (never the keys themselves)" } },
     )
     .post(
       "/account/api-keys",
-      ({ request, body, set }) => {
+      async ({ request, body, set }) => {
         const session = sessionOf(request);
         requireManager(session);
         if (!TIER_LIMITS[session.tier].apiKeys) {
           throw new ApiError("API_KEYS_NOT_IN_TIER", "the FREE tier has no API key access (use the dashboard, or move to STARTER or higher)");
         }
-        const { key, info } = insertApiKey(db, clock, session.orgId, { name: body.name ?? null, ...(body.permissions ? { permissions: PERMISSIONS.filter((p) => body.permissions!.includes(p)) } : {}) });
+        const { key, info } = await insertApiKey(db, clock, session.orgId, { name: body.name ?? null, ...(body.permissions ? { permissions: PERMISSIONS.filter((p) => body.permissions!.includes(p)) } : {}) });
         set.status = 201;
         set.headers["cache-control"] = "no-store";
         return { ...keyView(info), key };
@@ -52,10 +52,10 @@ export function apiKeyRoutes(ctx: AccountRouteDeps) {
     )
     .delete(
       "/account/api-keys/:key_id",
-      ({ request, params }) => {
+      async ({ request, params }) => {
         const session = sessionOf(request);
         requireManager(session);
-        const info = revokeApiKeyOf(db, clock, session.orgId, params.key_id);
+        const info = await revokeApiKeyOf(db, clock, session.orgId, params.key_id);
         if (!info) throw new ApiError("API_KEY_NOT_FOUND", `no API key ${params.key_id} in this organization`);
         return keyView(info);
       },

@@ -4,11 +4,12 @@
  * request from loopback (after trusted proxies, so a proxy on the same host does not count as
  * local for its clients), or one that presents the setup token the server printed at start. The
  * check that no user exists and the creation run in one transaction, so two racing requests
- * cannot both become owner; once a user exists the token is worth nothing.
+ * cannot both become owner (on PostgreSQL the transaction first takes an advisory lock held to its
+ * end, as there is no row yet to lock); once a user exists the token is worth nothing.
  */
-import type { Database } from "bun:sqlite";
 import ipaddr from "ipaddr.js";
 import type { Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import { createOrganization, OrganizationError } from "../tenancy/organizations.ts";
 import type { Tier } from "../tenancy/tiers.ts";
@@ -36,30 +37,28 @@ export function isLoopback(ip: string): boolean {
   }
 }
 
-export function hasUsers(db: Database): boolean {
-  return db.query<{ n: number }, []>("SELECT EXISTS (SELECT 1 FROM users) AS n").get()!.n === 1;
+export async function hasUsers(db: SqlClient): Promise<boolean> {
+  return (await db.one<{ n: number }>("SELECT count(*) AS n FROM (SELECT 1 FROM users LIMIT 1) AS one_user"))!.n === 1;
 }
 
 export class FirstRun {
-  /** Made at start when no user exists; printed for whoever sets the appliance up from another machine. */
-  readonly token: string | null;
+  /** Printed at start while no user exists, for whoever sets the appliance up from another machine. */
+  readonly token = randomToken();
 
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlClient,
     private readonly clock: Clock,
-  ) {
-    this.token = hasUsers(db) ? null : randomToken();
-  }
+  ) {}
 
   /** True while the owner may still be made from the browser. */
-  get open(): boolean {
-    return !hasUsers(this.db);
+  async open(): Promise<boolean> {
+    return !(await hasUsers(this.db));
   }
 
   /** Makes the owner: a new organization, and its owner with a verified address (they are at the machine). */
   async createOwner(input: OwnerInput, ip: string): Promise<UserRow> {
-    if (!this.open) throw closed();
-    if (!isLoopback(ip) && !(this.token && input.setup_token && sameSecret(input.setup_token, this.token))) {
+    if (!(await this.open())) throw closed();
+    if (!isLoopback(ip) && !(input.setup_token && sameSecret(input.setup_token, this.token))) {
       throw new ApiError(
         "SETUP_TOKEN_REQUIRED",
         input.setup_token
@@ -75,19 +74,20 @@ export class FirstRun {
     }
     checkNewPassword(input.password, email);
     const passwordHash = await hashPassword(input.password);
-    return this.db.transaction(() => {
-      if (hasUsers(this.db)) throw closed();
+    return this.db.transaction(async (tx) => {
+      await tx.one(tx.dialect.transactionLock("mediabox_first_run"));
+      if (await hasUsers(tx)) throw closed();
       let orgId: string;
       try {
-        orgId = createOrganization(this.db, this.clock, input.organization_name, OWNER_TIER).id;
+        orgId = (await createOrganization(tx, this.clock, input.organization_name, OWNER_TIER, true)).id;
       } catch (err) {
         if (err instanceof OrganizationError) throw new ApiError("VALIDATION_ERROR", `organization_name: ${errorMessage(err).replace(/^name: /, "")}`);
         throw err;
       }
-      const user = createUser(this.db, this.clock, { email, name: input.name ?? null, passwordHash, verified: true });
-      setMembership(this.db, this.clock, orgId, user.id, "owner");
+      const user = await createUser(tx, this.clock, { email, name: input.name ?? null, passwordHash, verified: true });
+      await setMembership(tx, this.clock, orgId, user.id, "owner", true);
       return user;
-    }).immediate();
+    });
   }
 }
 

@@ -17,7 +17,7 @@ import { CallbackQuery, FlowBody, IdentityProviderRedirect, LinkBody, SESSION_ER
 const CALLBACK_PATH = "/auth/session/oidc/callback";
 
 export function identityProviderRoutes(ctx: AccountRouteDeps) {
-  const { db, clock, config, accounts } = ctx;
+  const { sql: db, clock, config, accounts } = ctx;
   const { maxAge, endPrevious } = sessionAnswers(ctx);
 
   /** Starts a sign-in or link at the identity provider; the browser gets the flow cookie, the caller the URL to open. */
@@ -63,18 +63,18 @@ export function identityProviderRoutes(ctx: AccountRouteDeps) {
           const result = await accounts.oidc.finish(db, clock, callbackUrl(publicOrigin(config, request), request), readCookie(request, OIDC_COOKIE));
           target = result.returnTo;
           if (result.purpose === "link") {
-            const user = result.userId ? getUser(db, result.userId) : null;
+            const user = result.userId ? await getUser(db, result.userId) : null;
             if (!user) throw new ApiError("UNAUTHENTICATED", "the user who started the link is gone");
-            linkIdentity(db, clock, { provider: accounts.oidc.name, issuer: result.issuer, subject: result.subject, userId: user.id, email: result.email });
+            await linkIdentity(db, clock, { provider: accounts.oidc.name, issuer: result.issuer, subject: result.subject, userId: user.id, email: result.email });
             target = withQuery(target, { linked: accounts.oidc.name });
           } else {
-            const linked = findIdentity(db, result.issuer, result.subject);
-            const user = linked ? getUser(db, linked.user_id) : null;
+            const linked = await findIdentity(db, result.issuer, result.subject);
+            const user = linked ? await getUser(db, linked.user_id) : null;
             if (!user || user.disabled_at) {
               throw new ApiError("IDENTITY_NOT_LINKED", "no user has linked this identity; sign in with your password and link it, or accept an invitation first");
             }
-            const signed = accounts.startSession(user, client(request));
-            endPrevious(request);
+            const signed = await accounts.startSession(user, client(request));
+            await endPrevious(request);
             cookies.push(...sessionCookies(config, signed.issued.sessionId, signed.issued.csrfToken, maxAge(signed.issued)));
           }
         } catch (err) {
@@ -117,10 +117,10 @@ export function identityProviderRoutes(ctx: AccountRouteDeps) {
     )
     .post(
       "/auth/session/unlink-provider",
-      ({ request, body }) => {
+      async ({ request, body }) => {
         const session = sessionOf(request);
-        const user = getUser(db, session.userId)!;
-        const unlinked = unlinkIdentity(db, user.id, body.provider, user.password_hash !== null);
+        const user = (await getUser(db, session.userId))!;
+        const unlinked = await unlinkIdentity(db, user.id, body.provider, user.password_hash !== null);
         return { provider: body.provider, unlinked };
       },
       {

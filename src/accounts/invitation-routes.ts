@@ -11,7 +11,7 @@ import { membership } from "./users.ts";
 import { InvitationBody, InvitationList, InvitationParams, InvitationSent, SESSION_ERRORS } from "./model.ts";
 
 export function invitationRoutes(ctx: AccountRouteDeps) {
-  const { db, clock, config, accounts } = ctx;
+  const { sql: db, clock, config, accounts } = ctx;
   return new Elysia({ tags: ["Accounts"] })
     .use(accountGate)
     .post(
@@ -19,7 +19,7 @@ export function invitationRoutes(ctx: AccountRouteDeps) {
       async ({ request, body, set }) => {
         const session = sessionOf(request);
         requireManager(session, body.role);
-        const org = membership(db, session.orgId, session.userId)!;
+        const org = (await membership(db, session.orgId, session.userId))!;
         const invitation = await accounts.invite(
           { orgId: session.orgId, orgName: org.org_name, email: body.email, role: body.role, invitedBy: session.email },
           publicOrigin(config, request),
@@ -46,8 +46,8 @@ export function invitationRoutes(ctx: AccountRouteDeps) {
     )
     .get(
       "/account/invitations",
-      ({ request }) => ({
-        items: pendingInvitations(db, clock, sessionOf(request).orgId).map((i) => ({ email: i.email, role: i.role, invited_at: i.created_at, expires_at: isoAt(i.expires_ms) })),
+      async ({ request }) => ({
+        items: (await pendingInvitations(db, clock, sessionOf(request).orgId)).map((i) => ({ email: i.email, role: i.role, invited_at: i.created_at, expires_at: isoAt(i.expires_ms) })),
       }),
       {
         account: "manager",
@@ -57,9 +57,9 @@ export function invitationRoutes(ctx: AccountRouteDeps) {
     )
     .delete(
       "/account/invitations/:email",
-      ({ request, params, set }) => {
+      async ({ request, params, set }) => {
         const session = sessionOf(request);
-        if (!revokeInvitation(db, clock, session.orgId, params.email)) throw new ApiError("INVITATION_NOT_FOUND", `no pending invitation of ${params.email} in this organization`);
+        if (!(await revokeInvitation(db, clock, session.orgId, params.email))) throw new ApiError("INVITATION_NOT_FOUND", `no pending invitation of ${params.email} in this organization`);
         set.status = 204;
         return undefined;
       },

@@ -8,15 +8,15 @@ import { listUsers, membership, removeMembership, setMembership } from "./users.
 import { MemberList, MemberParams, MemberRole, RoleChange, SESSION_ERRORS } from "./model.ts";
 
 export function memberRoutes(ctx: AccountRouteDeps) {
-  const { db, clock } = ctx;
+  const { sql: db, clock } = ctx;
   return new Elysia({ tags: ["Accounts"] })
     .use(accountGate)
     .get(
       "/account/members",
-      ({ request }) => {
+      async ({ request }) => {
         const session = sessionOf(request);
         return {
-          items: listUsers(db, session.orgId).map((u) => ({
+          items: (await listUsers(db, session.orgId)).map((u) => ({
             id: u.id, email: u.email, name: u.name, email_verified: u.email_verified_at !== null,
             role: u.memberships.find((m) => m.org_id === session.orgId)!.role,
           })),
@@ -32,14 +32,14 @@ export function memberRoutes(ctx: AccountRouteDeps) {
     )
     .patch(
       "/account/members/:user_id",
-      ({ request, params, body }) => {
+      async ({ request, params, body }) => {
         const session = sessionOf(request);
-        const target = membership(db, session.orgId, params.user_id);
+        const target = await membership(db, session.orgId, params.user_id);
         if (!target) throw new ApiError("MEMBER_NOT_FOUND", `no member ${params.user_id} in this organization`);
         // Both the role taken away and the role given must be the actor's to give (admins leave owners alone).
         requireManager(session, target.role);
         requireManager(session, body.role);
-        setMembership(db, clock, session.orgId, params.user_id, body.role);
+        await setMembership(db, clock, session.orgId, params.user_id, body.role);
         return { id: params.user_id, role: body.role };
       },
       {
@@ -55,12 +55,12 @@ export function memberRoutes(ctx: AccountRouteDeps) {
     )
     .delete(
       "/account/members/:user_id",
-      ({ request, params, set }) => {
+      async ({ request, params, set }) => {
         const session = sessionOf(request);
-        const target = membership(db, session.orgId, params.user_id);
+        const target = await membership(db, session.orgId, params.user_id);
         if (!target) throw new ApiError("MEMBER_NOT_FOUND", `no member ${params.user_id} in this organization`);
         requireManager(session, target.role);
-        removeMembership(db, session.orgId, params.user_id);
+        await removeMembership(db, session.orgId, params.user_id);
         set.status = 204;
         return undefined;
       },

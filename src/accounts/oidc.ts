@@ -6,9 +6,9 @@
  * that started the flow by a random value in an HttpOnly cookie whose hash the flow row keeps, so
  * a callback URL replayed in another browser (login CSRF, a leaked link) is refused.
  */
-import type { Database } from "bun:sqlite";
 import * as oidc from "openid-client";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { Config } from "../config.ts";
 import { ApiError, errorMessage } from "../errors.ts";
 import type { Logger } from "../log.ts";
@@ -93,7 +93,7 @@ export class OidcProvider {
 
   /** Starts a flow: the provider's authorization URL and the value for the browser's flow cookie. */
   async start(
-    db: Database,
+    db: SqlClient,
     clock: Clock,
     input: { purpose: FlowPurpose; userId: string | null; redirectUri: string; returnTo: string },
   ): Promise<StartedFlow> {
@@ -103,11 +103,12 @@ export class OidcProvider {
     const codeVerifier = oidc.randomPKCECodeVerifier();
     const browserBinding = randomToken();
     const now = clock.now();
-    db.query("DELETE FROM oidc_flows WHERE expires_ms < ?").run(now);
-    db.query(
+    await db.run("DELETE FROM oidc_flows WHERE expires_ms < ?", [now]);
+    await db.run(
       `INSERT INTO oidc_flows (state_hash, browser_hash, nonce, code_verifier, purpose, user_id, return_to, expires_ms)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(sha256Hex(state), sha256Hex(browserBinding), nonce, codeVerifier, input.purpose, input.userId, input.returnTo, now + FLOW_LIFETIME_MS);
+      [sha256Hex(state), sha256Hex(browserBinding), nonce, codeVerifier, input.purpose, input.userId, input.returnTo, now + FLOW_LIFETIME_MS],
+    );
     const url = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: input.redirectUri,
       scope: "openid email profile",
@@ -126,14 +127,13 @@ export class OidcProvider {
    * with the verifier; openid-client checks state, nonce, issuer, audience and the ID token's
    * signature and times.
    */
-  async finish(db: Database, clock: Clock, callbackUrl: URL, browserBinding: string | null): Promise<FlowResult> {
+  async finish(db: SqlClient, clock: Clock, callbackUrl: URL, browserBinding: string | null): Promise<FlowResult> {
     const state = callbackUrl.searchParams.get("state");
     if (!state) throw new ApiError("VALIDATION_ERROR", "state: is required");
-    const flow = db
-      .query<{ browser_hash: string; nonce: string; code_verifier: string; purpose: FlowPurpose; user_id: string | null; return_to: string; expires_ms: number }, [string]>(
-        "DELETE FROM oidc_flows WHERE state_hash = ? RETURNING browser_hash, nonce, code_verifier, purpose, user_id, return_to, expires_ms",
-      )
-      .get(sha256Hex(state));
+    const flow = await db.one<{ browser_hash: string; nonce: string; code_verifier: string; purpose: FlowPurpose; user_id: string | null; return_to: string; expires_ms: number }>(
+      "DELETE FROM oidc_flows WHERE state_hash = ? RETURNING browser_hash, nonce, code_verifier, purpose, user_id, return_to, expires_ms",
+      [sha256Hex(state)],
+    );
     if (!flow || flow.expires_ms <= clock.now()) {
       throw new ApiError("VALIDATION_ERROR", "state: unknown, already used or expired; start the sign-in again");
     }
@@ -171,45 +171,50 @@ export class OidcProvider {
   }
 }
 
-export function findIdentity(db: Database, issuer: string, subject: string): { user_id: string } | null {
-  return db.query<{ user_id: string }, [string, string]>("SELECT user_id FROM identities WHERE issuer = ? AND subject = ?").get(issuer, subject);
+export function findIdentity(db: SqlClient, issuer: string, subject: string): Promise<{ user_id: string } | null> {
+  return db.one<{ user_id: string }>("SELECT user_id FROM identities WHERE issuer = ? AND subject = ?", [issuer, subject]);
 }
 
-export function identitiesOf(db: Database, userId: string): Identity[] {
-  return db
-    .query<Identity, [string]>("SELECT provider, issuer, subject, email, created_at FROM identities WHERE user_id = ? ORDER BY provider")
-    .all(userId);
+export function identitiesOf(db: SqlClient, userId: string): Promise<Identity[]> {
+  return db.all<Identity>("SELECT provider, issuer, subject, email, created_at FROM identities WHERE user_id = ? ORDER BY provider", [userId]);
 }
 
-export function linkIdentity(
-  db: Database,
+/** A user's identities change one transaction at a time (the user's row locked on PostgreSQL). */
+async function lockUser(tx: SqlClient, userId: string): Promise<void> {
+  await tx.one(`SELECT id FROM users WHERE id = ? ${tx.dialect.forUpdate}`, [userId]);
+}
+
+export async function linkIdentity(
+  db: SqlClient,
   clock: Clock,
   input: { provider: string; issuer: string; subject: string; userId: string; email: string | null },
-): void {
-  db.transaction(() => {
-    const owner = findIdentity(db, input.issuer, input.subject);
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    await lockUser(tx, input.userId);
+    const owner = await findIdentity(tx, input.issuer, input.subject);
     if (owner && owner.user_id !== input.userId) {
       throw new ApiError("IDENTITY_ALREADY_LINKED", "this identity is already linked to another user");
     }
     if (owner) return;
-    const other = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM identities WHERE user_id = ? AND provider = ?").get(input.userId, input.provider)!.n;
+    const other = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM identities WHERE user_id = ? AND provider = ?", [input.userId, input.provider]))!.n;
     if (other) throw new ApiError("IDENTITY_ALREADY_LINKED", `another ${input.provider} identity is linked to this user; unlink it first`);
-    db.query("INSERT INTO identities (provider, issuer, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?, ?)").run(
+    await tx.run("INSERT INTO identities (provider, issuer, subject, user_id, email, created_at) VALUES (?, ?, ?, ?, ?, ?)", [
       input.provider, input.issuer, input.subject, input.userId, input.email, isoAt(clock.now()),
-    );
-  }).immediate();
+    ]);
+  });
 }
 
 /** Unlinks; refuses when the user would have no way left to sign in. Returns whether one was linked. */
-export function unlinkIdentity(db: Database, userId: string, provider: string, hasPassword: boolean): boolean {
-  return db.transaction(() => {
-    const linked = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM identities WHERE user_id = ?").get(userId)!.n;
-    const mine = db.query<{ n: number }, [string, string]>("SELECT count(*) AS n FROM identities WHERE user_id = ? AND provider = ?").get(userId, provider)!.n;
+export function unlinkIdentity(db: SqlClient, userId: string, provider: string, hasPassword: boolean): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await lockUser(tx, userId);
+    const linked = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM identities WHERE user_id = ?", [userId]))!.n;
+    const mine = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM identities WHERE user_id = ? AND provider = ?", [userId, provider]))!.n;
     if (!mine) return false;
     if (!hasPassword && linked - mine < 1) {
       throw new ApiError("LAST_SIGN_IN_METHOD", "this identity is your only way to sign in; set a password (password reset) before unlinking it");
     }
-    db.query("DELETE FROM identities WHERE user_id = ? AND provider = ?").run(userId, provider);
+    await tx.run("DELETE FROM identities WHERE user_id = ? AND provider = ?", [userId, provider]);
     return true;
-  }).immediate();
+  });
 }

@@ -17,15 +17,15 @@ import { getUser, membership } from "./users.ts";
 import { Accepted, Credentials, EmailBody, InvitationAcceptance, Joined, OrganizationChoice, OwnerSetup, PasswordReset, Registration, ResetTokenCheck, SESSION_ERRORS, SessionsEnded, SessionView, SignInOptions, TokenBody } from "./model.ts";
 
 export function sessionRoutes(ctx: AccountRouteDeps) {
-  const { db, clock, config, accounts } = ctx;
+  const { sql: db, clock, config, accounts } = ctx;
   const { view, endPrevious, signedIn, rotated } = sessionAnswers(ctx);
   return new Elysia({ tags: ["Accounts"] })
     .use(accountGate)
     .get(
       "/auth/session/options",
-      ({ request, set }) => {
+      async ({ request, set }) => {
         set.headers["cache-control"] = "no-store";
-        const needsOwner = accounts.firstRun.open;
+        const needsOwner = await accounts.firstRun.open();
         return {
           signed_in: Boolean(requestInfo(request).principal?.session),
           needs_owner: needsOwner,
@@ -49,7 +49,7 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
       "/auth/session/setup-owner",
       async ({ body, request, set }) => {
         const user = await accounts.firstRun.createOwner(body, requestInfo(request).ip);
-        const result = accounts.startSession(user, client(request));
+        const result = await accounts.startSession(user, client(request));
         set.status = 201;
         return signedIn(set, result);
       },
@@ -68,7 +68,7 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
       "/auth/session/login",
       async ({ body, request, set }) => {
         const result = await accounts.login({ email: body.email, password: body.password, ...(body.organization_id ? { organizationId: body.organization_id } : {}) }, client(request));
-        endPrevious(request);
+        await endPrevious(request);
         return signedIn(set, result);
       },
       {
@@ -103,8 +103,8 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
     )
     .post(
       "/auth/session/verify-email",
-      ({ body }) => {
-        accounts.verifyEmail(body.token);
+      async ({ body }) => {
+        await accounts.verifyEmail(body.token);
         return { status: "verified" };
       },
       {
@@ -117,7 +117,7 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
       "/auth/session/resend-verification",
       async ({ request, set }) => {
         const session = sessionOf(request);
-        const user = getUser(db, session.userId)!;
+        const user = (await getUser(db, session.userId))!;
         set.status = 202;
         if (user.email_verified_at) return { status: "already_verified" };
         await accounts.sendVerification(user, publicOrigin(config, request), false);
@@ -156,7 +156,7 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
     )
     .post(
       "/auth/session/password-reset/validate",
-      ({ body }) => ({ valid: true, ...accounts.validateResetToken(body.token) }),
+      async ({ body }) => ({ valid: true, ...(await accounts.validateResetToken(body.token)) }),
       {
         body: TokenBody,
         response: { 200: ResetTokenCheck, ...errorResponses([400, 429], { public: true }) },
@@ -183,7 +183,7 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
       async ({ body, request, set }) => {
         const result = await accounts.acceptInvite(body, client(request));
         if (result.signedIn) {
-          endPrevious(request);
+          await endPrevious(request);
           set.status = 201;
           return signedIn(set, result.signedIn);
         }
@@ -226,9 +226,9 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
     )
     .post(
       "/auth/session/switch-organization",
-      ({ request, set, body }) => {
+      async ({ request, set, body }) => {
         const session = sessionOf(request);
-        if (!membership(db, body.organization_id, session.userId)) {
+        if (!(await membership(db, body.organization_id, session.userId))) {
           throw new ApiError("ORGANIZATION_NOT_FOUND", "organization_id: you are not a member of that organization");
         }
         return rotated(set, session, request, body.organization_id);
@@ -242,8 +242,8 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
     )
     .post(
       "/auth/session/logout",
-      ({ request, set }) => {
-        revokeSession(db, clock, sessionOf(request).idHash);
+      async ({ request, set }) => {
+        await revokeSession(db, clock, sessionOf(request).idHash);
         set.headers["set-cookie"] = clearedSessionCookies(config);
         set.status = 204;
         return undefined;
@@ -252,8 +252,8 @@ export function sessionRoutes(ctx: AccountRouteDeps) {
     )
     .post(
       "/auth/session/logout-all",
-      ({ request, set }) => {
-        const ended = revokeUserSessions(db, clock, sessionOf(request).userId);
+      async ({ request, set }) => {
+        const ended = await revokeUserSessions(db, clock, sessionOf(request).userId);
         set.headers["set-cookie"] = clearedSessionCookies(config);
         return { sessions_ended: ended };
       },

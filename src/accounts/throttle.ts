@@ -3,10 +3,11 @@
  * `login_throttle`. Failed sign-ins are counted per account (by the address typed, whether or
  * not it exists, so a lockout reveals nothing) and per client IP. Past the threshold the subject
  * is locked for a while that doubles with each further failure, up to a cap. A success clears the
- * account's counter. Counters are in SQLite, not memory, so a restart does not reset a guesser.
+ * account's counter. Counters are in the database, not memory, so a restart (or another process)
+ * does not reset a guesser. On the data-access port (docs/scale-out.md).
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 
 interface ThrottleRule {
   /** Failures in the window that lock the subject. */
@@ -28,33 +29,35 @@ interface Row {
 }
 
 /** Milliseconds until the subject may try again; 0 when it may try now. */
-export function lockedFor(db: Database, clock: Clock, subject: string): number {
-  const row = db.query<Row, [string]>("SELECT failures, window_start_ms, locked_until_ms FROM login_throttle WHERE subject = ?").get(subject);
+export async function lockedFor(db: SqlClient, clock: Clock, subject: string): Promise<number> {
+  const row = await db.one<Row>("SELECT failures, window_start_ms, locked_until_ms FROM login_throttle WHERE subject = ?", [subject]);
   return row ? Math.max(0, row.locked_until_ms - clock.now()) : 0;
 }
 
-export function recordFailure(db: Database, clock: Clock, subject: string, rule: ThrottleRule): void {
+export function recordFailure(db: SqlClient, clock: Clock, subject: string, rule: ThrottleRule): Promise<void> {
   const now = clock.now();
-  db.transaction(() => {
-    const row = db.query<Row, [string]>("SELECT failures, window_start_ms, locked_until_ms FROM login_throttle WHERE subject = ?").get(subject);
+  return db.transaction(async (tx) => {
+    // Locked, so two processes counting one subject's failures at once both count.
+    const row = await tx.one<Row>(`SELECT failures, window_start_ms, locked_until_ms FROM login_throttle WHERE subject = ? ${tx.dialect.forUpdate}`, [subject]);
     const fresh = !row || now - row.window_start_ms > rule.windowMs && row.locked_until_ms <= now;
     const failures = fresh ? 1 : row.failures + 1;
     const start = fresh ? now : row.window_start_ms;
     const over = failures - rule.failures;
     const locked = over >= 0 ? now + Math.min(rule.maxLockMs, rule.firstLockMs * 2 ** Math.min(over, 20)) : 0;
-    db.query(
+    await tx.run(
       `INSERT INTO login_throttle (subject, failures, window_start_ms, locked_until_ms) VALUES (?, ?, ?, ?)
        ON CONFLICT (subject) DO UPDATE SET failures = excluded.failures, window_start_ms = excluded.window_start_ms, locked_until_ms = excluded.locked_until_ms`,
-    ).run(subject, failures, start, locked);
-  }).immediate();
+      [subject, failures, start, locked],
+    );
+  });
 }
 
-export function clearFailures(db: Database, subject: string): void {
-  db.query("DELETE FROM login_throttle WHERE subject = ?").run(subject);
+export async function clearFailures(db: SqlClient, subject: string): Promise<void> {
+  await db.run("DELETE FROM login_throttle WHERE subject = ?", [subject]);
 }
 
 /** Drops counters whose window and lock are over (maintenance). */
-export function pruneThrottle(db: Database, clock: Clock): number {
+export async function pruneThrottle(db: SqlClient, clock: Clock): Promise<number> {
   const now = clock.now();
-  return db.query("DELETE FROM login_throttle WHERE locked_until_ms < ? AND window_start_ms < ?").run(now, now - 3_600_000).changes;
+  return (await db.run("DELETE FROM login_throttle WHERE locked_until_ms < ? AND window_start_ms < ?", [now, now - 3_600_000])).changes;
 }

@@ -1,10 +1,12 @@
 /**
  * Users and their memberships: the only writer of the `users` and `memberships` tables. A user
  * is a person identified by an email address (compared lower-cased); a membership gives them a
- * role in one organization. Passwords arrive here already hashed (passwords.ts).
+ * role in one organization. Passwords arrive here already hashed (passwords.ts). On the data-access
+ * port (docs/scale-out.md): a change of roles first locks the organization's row (PostgreSQL), so two
+ * processes cannot each demote one of the last two owners.
  */
-import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import type { Tier } from "../tenancy/tiers.ts";
 import type { Role } from "../auth/roles.ts";
@@ -52,25 +54,25 @@ export function publicUser(row: UserRow): User {
   return user;
 }
 
-export function findUserByEmail(db: Database, email: string): UserRow | null {
-  return db.query<UserRow, [string]>(`SELECT ${USER_COLUMNS} FROM users WHERE email_key = ?`).get(emailKey(email));
+export function findUserByEmail(db: SqlClient, email: string): Promise<UserRow | null> {
+  return db.one<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE email_key = ?`, [emailKey(email)]);
 }
 
-export function getUser(db: Database, id: string): UserRow | null {
-  return db.query<UserRow, [string]>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`).get(id);
+export function getUser(db: SqlClient, id: string): Promise<UserRow | null> {
+  return db.one<UserRow>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ?`, [id]);
 }
 
-export function requireUserByEmail(db: Database, email: string): UserRow {
-  const user = findUserByEmail(db, email);
+export async function requireUserByEmail(db: SqlClient, email: string): Promise<UserRow> {
+  const user = await findUserByEmail(db, email);
   if (!user) throw new UserError(`no user with email ${email}`);
   return user;
 }
 
-export function createUser(
-  db: Database,
+export async function createUser(
+  db: SqlClient,
   clock: Clock,
   input: { email: string; name?: string | null; passwordHash?: string | null; verified: boolean },
-): UserRow {
+): Promise<UserRow> {
   const email = validEmail(input.email);
   const now = isoAt(clock.now());
   const row: UserRow = {
@@ -82,78 +84,90 @@ export function createUser(
     disabled_at: null,
     created_at: now,
   };
-  if (findUserByEmail(db, email)) throw new UserError(`a user with email ${email} already exists`);
-  db.query(
+  // The unique email_key settles two creations at once (another process): the second inserts nothing.
+  const inserted = await db.one(
     `INSERT INTO users (id, email, email_key, name, password_hash, email_verified_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(row.id, row.email, emailKey(email), row.name, row.password_hash, row.email_verified_at, now, now);
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (email_key) DO NOTHING RETURNING id`,
+    [row.id, row.email, emailKey(email), row.name, row.password_hash, row.email_verified_at, now, now],
+  );
+  if (!inserted) throw new UserError(`a user with email ${email} already exists`);
   return row;
 }
 
-export function setPasswordHash(db: Database, clock: Clock, userId: string, hash: string): void {
-  db.query("UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?").run(hash, isoAt(clock.now()), userId);
+export async function setPasswordHash(db: SqlClient, clock: Clock, userId: string, hash: string): Promise<void> {
+  await db.run("UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?", [hash, isoAt(clock.now()), userId]);
 }
 
-export function markEmailVerified(db: Database, clock: Clock, userId: string): void {
+export async function markEmailVerified(db: SqlClient, clock: Clock, userId: string): Promise<void> {
   const now = isoAt(clock.now());
-  db.query("UPDATE users SET email_verified_at = coalesce(email_verified_at, ?), updated_at = ? WHERE id = ?").run(now, now, userId);
+  await db.run("UPDATE users SET email_verified_at = coalesce(email_verified_at, ?), updated_at = ? WHERE id = ?", [now, now, userId]);
 }
 
-export function listUsers(db: Database, orgId?: string): (User & { memberships: Membership[] })[] {
+export async function listUsers(db: SqlClient, orgId?: string): Promise<(User & { memberships: Membership[] })[]> {
   const users = orgId
-    ? db.query<UserRow, [string]>(`SELECT ${USER_COLUMNS.split(", ").map((c) => `u.${c}`).join(", ")} FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? ORDER BY u.email_key`).all(orgId)
-    : db.query<UserRow, []>(`SELECT ${USER_COLUMNS} FROM users ORDER BY email_key`).all();
-  return users.map((u) => ({ ...publicUser(u), memberships: membershipsOf(db, u.id) }));
+    ? await db.all<UserRow>(`SELECT ${USER_COLUMNS.split(", ").map((c) => `u.${c}`).join(", ")} FROM users u JOIN memberships m ON m.user_id = u.id WHERE m.org_id = ? ORDER BY u.email_key`, [orgId])
+    : await db.all<UserRow>(`SELECT ${USER_COLUMNS} FROM users ORDER BY email_key`);
+  const listed = [];
+  for (const u of users) listed.push({ ...publicUser(u), memberships: await membershipsOf(db, u.id) });
+  return listed;
 }
 
-export function membershipsOf(db: Database, userId: string): Membership[] {
-  return db
-    .query<Membership, [string]>(
-      `SELECT m.org_id, o.name AS org_name, o.tier, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
-       WHERE m.user_id = ? ORDER BY o.name_key`,
-    )
-    .all(userId);
-}
-
-export function membership(db: Database, orgId: string, userId: string): Membership | null {
-  return (
-    db
-      .query<Membership, [string, string]>(
-        `SELECT m.org_id, o.name AS org_name, o.tier, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
-         WHERE m.org_id = ? AND m.user_id = ?`,
-      )
-      .get(orgId, userId) ?? null
+export function membershipsOf(db: SqlClient, userId: string): Promise<Membership[]> {
+  return db.all<Membership>(
+    `SELECT m.org_id, o.name AS org_name, o.tier, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
+     WHERE m.user_id = ? ORDER BY o.name_key`,
+    [userId],
   );
 }
 
-function ownerCount(db: Database, orgId: string): number {
-  return db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'").get(orgId)!.n;
+export function membership(db: SqlClient, orgId: string, userId: string): Promise<Membership | null> {
+  return db.one<Membership>(
+    `SELECT m.org_id, o.name AS org_name, o.tier, m.role FROM memberships m JOIN organizations o ON o.id = m.org_id
+     WHERE m.org_id = ? AND m.user_id = ?`,
+    [orgId, userId],
+  );
 }
 
-/** Gives a user a role in an organization (adds the membership or changes its role). */
-export function setMembership(db: Database, clock: Clock, orgId: string, userId: string, role: Role): void {
-  db.transaction(() => {
-    const current = membership(db, orgId, userId);
+async function ownerCount(db: SqlClient, orgId: string): Promise<number> {
+  return (await db.one<{ n: number }>("SELECT count(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'", [orgId]))!.n;
+}
+
+/** Role changes of one organization take turns (PostgreSQL; SQLite's transaction already excludes other writers). */
+async function lockMemberships(tx: SqlClient, orgId: string): Promise<void> {
+  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
+}
+
+/**
+ * Gives a user a role in an organization (adds the membership or changes its role). Inside a
+ * caller's transaction when `inTransaction` (`db` is its `tx`), else in one of its own.
+ */
+export async function setMembership(db: SqlClient, clock: Clock, orgId: string, userId: string, role: Role, inTransaction = false): Promise<void> {
+  const set = async (tx: SqlClient) => {
+    await lockMemberships(tx, orgId);
+    const current = await membership(tx, orgId, userId);
     // An organization always keeps an owner: someone must be able to manage it.
-    if (current?.role === "owner" && role !== "owner" && ownerCount(db, orgId) === 1) {
+    if (current?.role === "owner" && role !== "owner" && (await ownerCount(tx, orgId)) === 1) {
       throw new ApiError("LAST_OWNER", "the organization's last owner cannot be demoted; make another member owner first");
     }
-    db.query(
+    await tx.run(
       `INSERT INTO memberships (org_id, user_id, role, created_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (org_id, user_id) DO UPDATE SET role = excluded.role`,
-    ).run(orgId, userId, role, isoAt(clock.now()));
-  }).immediate();
+      [orgId, userId, role, isoAt(clock.now())],
+    );
+  };
+  await (inTransaction ? set(db) : db.transaction(set));
 }
 
 /** Takes a user out of an organization; their sessions there end with the membership. */
-export function removeMembership(db: Database, orgId: string, userId: string): boolean {
-  return db.transaction(() => {
-    const current = membership(db, orgId, userId);
+export function removeMembership(db: SqlClient, orgId: string, userId: string): Promise<boolean> {
+  return db.transaction(async (tx) => {
+    await lockMemberships(tx, orgId);
+    const current = await membership(tx, orgId, userId);
     if (!current) return false;
-    if (current.role === "owner" && ownerCount(db, orgId) === 1) {
+    if (current.role === "owner" && (await ownerCount(tx, orgId)) === 1) {
       throw new ApiError("LAST_OWNER", "the organization's last owner cannot be removed; make another member owner first");
     }
-    db.query("DELETE FROM memberships WHERE org_id = ? AND user_id = ?").run(orgId, userId);
+    await tx.run("DELETE FROM memberships WHERE org_id = ? AND user_id = ?", [orgId, userId]);
     return true;
-  }).immediate();
+  });
 }

@@ -24,6 +24,7 @@ import { checkNewPassword, hashPassword } from "../accounts/passwords.ts";
 import { parseRole } from "../auth/roles.ts";
 import { createUser, listUsers, requireUserByEmail, setMembership, UserError } from "../accounts/users.ts";
 import { listSupportMessages } from "../support/support.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { SqliteClient } from "../db/sqlite-client.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
@@ -48,17 +49,17 @@ function required(value: string | undefined, what: string): string {
   return value;
 }
 
-export async function orgsCommand(db: Database, clock: Clock, args: string[], flags: { tier?: string | undefined }): Promise<CommandOutput> {
+export async function orgsCommand(db: SqlClient, clock: Clock, args: string[], flags: { tier?: string | undefined }): Promise<CommandOutput> {
   const [action, ...rest] = args;
   switch (action) {
     case "create": {
-      const org = createOrganization(db, clock, required(rest[0], "organization NAME"), parseTier(flags.tier ?? "STARTER"));
+      const org = await createOrganization(db, clock, required(rest[0], "organization NAME"), parseTier(flags.tier ?? "STARTER"));
       return { stdout: `${org.id}\t${org.name}\t${org.tier}`, stderr: `created organization "${org.name}" (${org.tier}) with its Default project` };
     }
     case "list":
-      return { stdout: listOrganizations(db).map((o) => `${o.id}\t${o.name}\t${o.tier}\t${o.created_at}`).join("\n") };
+      return { stdout: (await listOrganizations(db)).map((o) => `${o.id}\t${o.name}\t${o.tier}\t${o.created_at}`).join("\n") };
     case "set-tier": {
-      const org = await setOrganizationTier(new SqliteClient(db), required(rest[0], "organization NAME"), parseTier(required(rest[1], "TIER")));
+      const org = await setOrganizationTier(db, required(rest[0], "organization NAME"), parseTier(required(rest[1], "TIER")));
       return { stdout: `${org.id}\t${org.name}\t${org.tier}` };
     }
     default:
@@ -66,16 +67,16 @@ export async function orgsCommand(db: Database, clock: Clock, args: string[], fl
   }
 }
 
-export function keysCommand(
-  db: Database,
+export async function keysCommand(
+  db: SqlClient,
   clock: Clock,
   args: string[],
   flags: { org?: string | undefined; permissions?: string | undefined; name?: string | undefined },
-): CommandOutput {
+): Promise<CommandOutput> {
   const [action, ...rest] = args;
   switch (action) {
     case "create": {
-      const { key, info } = createApiKey(db, clock, required(flags.org, "--org NAME"), {
+      const { key, info } = await createApiKey(db, clock, required(flags.org, "--org NAME"), {
         name: flags.name ?? null,
         ...(flags.permissions ? { permissions: parsePermissions(flags.permissions) } : {}),
       });
@@ -85,13 +86,13 @@ export function keysCommand(
       };
     }
     case "list": {
-      const rows = listApiKeys(db, required(flags.org, "--org NAME")).map((k) =>
+      const rows = (await listApiKeys(db, required(flags.org, "--org NAME"))).map((k) =>
         [k.id, k.display_prefix + "…", k.name ?? "-", k.permissions.join(","), k.created_at, k.last_used_at ?? "never", k.revoked_at ? `revoked ${k.revoked_at}` : "active"].join("\t"),
       );
       return { stdout: rows.join("\n") };
     }
     case "revoke": {
-      const info = revokeApiKey(db, clock, required(rest[0], "key ID"));
+      const info = await revokeApiKey(db, clock, required(rest[0], "key ID"));
       return { stdout: `${info.id}\trevoked ${info.revoked_at}` };
     }
     default:
@@ -185,7 +186,7 @@ function cliOrigin(config: Config): string {
  * (`users create ... --role owner`); the CLI acts with the database's authority, not a role's.
  */
 export async function usersCommand(
-  db: Database,
+  db: SqlClient,
   clock: Clock,
   config: Config,
   accounts: Accounts,
@@ -197,16 +198,16 @@ export async function usersCommand(
     switch (action) {
       case "create": {
         const email = required(rest[0], "user EMAIL");
-        const org = requireOrganization(db, required(flags.org, "--org NAME"));
+        const org = await requireOrganization(db, required(flags.org, "--org NAME"));
         const role = parseRole(flags.role ?? "member");
         if (flags.password !== undefined) checkNewPassword(flags.password, email);
         const passwordHash = flags.password !== undefined ? await hashPassword(flags.password) : null;
         // The admin vouches for the address, so it starts verified.
-        const user = db.transaction(() => {
-          const created = createUser(db, clock, { email, name: flags.name ?? null, passwordHash, verified: true });
-          setMembership(db, clock, org.id, created.id, role);
+        const user = await db.transaction(async (tx) => {
+          const created = await createUser(tx, clock, { email, name: flags.name ?? null, passwordHash, verified: true });
+          await setMembership(tx, clock, org.id, created.id, role, true);
           return created;
-        }).immediate();
+        });
         if (passwordHash) return { stdout: `${user.id}\t${user.email}\t${org.name}\t${role}`, stderr: `created user ${user.email} (${role} of "${org.name}")` };
         const link = await accounts.requestPasswordReset(user.email, cliOrigin(config), true);
         return {
@@ -215,27 +216,27 @@ export async function usersCommand(
         };
       }
       case "list": {
-        const orgId = flags.org ? requireOrganization(db, flags.org).id : undefined;
-        const rows = listUsers(db, orgId).map((u) =>
+        const orgId = flags.org ? (await requireOrganization(db, flags.org)).id : undefined;
+        const rows = (await listUsers(db, orgId)).map((u) =>
           [u.id, u.email, u.name ?? "-", u.email_verified_at ? "verified" : "unverified", u.memberships.map((m) => `${m.org_name}:${m.role}`).join(",") || "-", u.created_at].join("\t"),
         );
         return { stdout: rows.join("\n") };
       }
       case "set-role": {
-        const user = requireUserByEmail(db, required(rest[0], "user EMAIL"));
-        const org = requireOrganization(db, required(flags.org, "--org NAME"));
+        const user = await requireUserByEmail(db, required(rest[0], "user EMAIL"));
+        const org = await requireOrganization(db, required(flags.org, "--org NAME"));
         const role = parseRole(required(flags.role, "--role ROLE"));
-        setMembership(db, clock, org.id, user.id, role);
+        await setMembership(db, clock, org.id, user.id, role);
         return { stdout: `${user.id}\t${user.email}\t${org.name}\t${role}` };
       }
       case "reset-password": {
-        const user = requireUserByEmail(db, required(rest[0], "user EMAIL"));
+        const user = await requireUserByEmail(db, required(rest[0], "user EMAIL"));
         const link = await accounts.requestPasswordReset(user.email, cliOrigin(config), true);
         return { stdout: link ?? "", stderr: `password reset link for ${user.email} (valid 1 hour${accounts.mailer.configured ? ", also mailed" : ""}); the current password works until it is used` };
       }
       case "invite": {
         const email = required(rest[0], "EMAIL");
-        const org = requireOrganization(db, required(flags.org, "--org NAME"));
+        const org = await requireOrganization(db, required(flags.org, "--org NAME"));
         const role = parseRole(flags.role ?? "member");
         const { link, expiresAtMs } = await accounts.invite({ orgId: org.id, orgName: org.name, email, role, invitedBy: null }, cliOrigin(config), true);
         return { stdout: link, stderr: `invited ${email} to "${org.name}" as ${role} until ${new Date(expiresAtMs).toISOString()}${accounts.mailer.configured ? " (mailed)" : ""}` };

@@ -64,6 +64,13 @@ export interface Dialect {
   jsonNumber(column: string, key: string): string;
   /** A subquery of the elements of a JSON array bound to its one `?`, as text in a column `value`: `x IN (${d.jsonValues})`. */
   readonly jsonValues: string;
+  /**
+   * A statement that makes transactions naming the same lock take turns, held until the
+   * transaction ends, for a check of rows that may not exist yet (no row to lock `FOR UPDATE`):
+   * PostgreSQL's transaction-scoped advisory lock; SQLite's write transaction already excludes
+   * other writers.
+   */
+  transactionLock(name: string): string;
 }
 
 /** A key spliced into SQL: a plain identifier, never user input. */
@@ -79,6 +86,7 @@ export const SQLITE_DIALECT: Dialect = {
   jsonText: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
   jsonNumber: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
   jsonValues: "SELECT value FROM json_each(?)",
+  transactionLock: (name) => `SELECT '${jsonKey(name)}' AS lock`,
 };
 
 export const POSTGRES_DIALECT: Dialect = {
@@ -88,6 +96,7 @@ export const POSTGRES_DIALECT: Dialect = {
   jsonText: (column, key) => `(${column}::jsonb ->> '${jsonKey(key)}')`,
   jsonNumber: (column, key) => `((${column}::jsonb ->> '${jsonKey(key)}')::double precision)`,
   jsonValues: "SELECT value FROM jsonb_array_elements_text(?::text::jsonb) AS elements(value)",
+  transactionLock: (name) => `SELECT pg_advisory_xact_lock(hashtext('${jsonKey(name)}'))`,
 };
 
 /** Booleans are stored as 0/1 on both engines; undefined is never a value. */

@@ -106,17 +106,17 @@ function bearerToken(request: Request, url: URL): string | null {
 
 export function guard(ctx: EdgeDeps) {
   const trust = compileTrust(ctx.config.trustedProxies);
-  return new Elysia({ name: "mediabox-guard" }).onRequest(({ request, set, server }) => {
+  return new Elysia({ name: "mediabox-guard" }).onRequest(async ({ request, set, server }) => {
     const url = new URL(request.url);
     const path = url.pathname;
     const socketAddress = server?.requestIP(request)?.address ?? "unknown";
     const ip = clientIp(request, socketAddress, trust);
     const token = bearerToken(request, url);
-    let principal = token ? authenticateKey(ctx.db, ctx.clock, token) : null;
+    let principal = token ? await authenticateKey(ctx.sql, ctx.clock, token) : null;
     // A Bearer header wins: a client that sends a key is judged by its key alone.
     const sessionId = token === null ? readCookie(request, SESSION_COOKIE) : null;
     if (sessionId) {
-      const session = authenticateSession(ctx.db, ctx.clock, ctx.accounts.lifetimes, sessionId);
+      const session = await authenticateSession(ctx.sql, ctx.clock, ctx.accounts.lifetimes, sessionId);
       if (session) principal = sessionPrincipal(session);
     }
     setRequestInfo(request, { ip, principal });

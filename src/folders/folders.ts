@@ -8,7 +8,7 @@ import type { FileRepository } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { defaultProjectId, getProject } from "../tenancy/projects.ts";
+import { placement as filePlacement } from "./placement.ts";
 import { nameKey, validName } from "../tenancy/names.ts";
 
 export const MAX_FOLDER_DEPTH = 20;
@@ -93,8 +93,7 @@ export function listFolders(
     clause = "f.parent_id = ?";
     arg = parent.id;
   } else {
-    const projectId = where.projectId ?? defaultProjectId(db, orgId);
-    getProject(db, orgId, projectId);
+    const projectId = filePlacement(db, orgId, null, where.projectId).projectId;
     clause = "f.project_id = ? AND f.parent_id IS NULL";
     arg = projectId;
   }
@@ -209,9 +208,7 @@ function placement(
     }
     return { projectId: parent.project_id, parentId: parent.id };
   }
-  const resolved = projectId ?? defaultProjectId(db, orgId);
-  getProject(db, orgId, resolved);
-  return { projectId: resolved, parentId: null };
+  return { projectId: filePlacement(db, orgId, null, projectId).projectId, parentId: null };
 }
 
 /** Levels below the folder (0 for a leaf), counting the folder itself as 1. */

@@ -18,7 +18,7 @@ export async function runMaintenance(ctx: OpsDeps): Promise<{ jobs: number; uplo
   const jobs = await pruneFinishedJobs(ctx.sql, ctx.clock, FINISHED_JOB_RETENTION_DAYS * 86_400_000);
   const uploadEvents = await pruneUploadEvents(ctx.sql, ctx.clock);
   // Ended sessions, used or expired mailed tokens, login counters whose lock is over.
-  const accounts = pruneSessions(ctx.db, ctx.clock) + pruneTokens(ctx.db, ctx.clock) + pruneThrottle(ctx.db, ctx.clock);
+  const accounts = (await pruneSessions(ctx.sql, ctx.clock)) + (await pruneTokens(ctx.sql, ctx.clock)) + (await pruneThrottle(ctx.sql, ctx.clock));
   if (jobs || uploadEvents || accounts) ctx.log.info("maintenance pruned rows", { jobs, upload_events: uploadEvents, account_rows: accounts });
   return { jobs, uploadEvents, accounts };
 }

@@ -2,10 +2,10 @@
  * The services the projects feature uses. The composition root (src/app.ts) builds them once and
  * passes its context, which satisfies this interface: the feature names what it needs and no more.
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 
 export interface ProjectDeps {
-  db: Database;
+  sql: SqlClient;
   clock: Clock;
 }

@@ -36,14 +36,15 @@ export const ProjectSchema = t.Object(
 const projectParams = t.Object({ project_id: Uuid("project_id") });
 
 export function projectRoutes(ctx: ProjectDeps) {
-  const { db, clock } = ctx;
+  const { sql: db, clock } = ctx;
   return new Elysia({ tags: ["Projects"] })
     .use(permissions)
     .post(
       "/projects",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
+        const project = await createProject(db, clock, principal.orgId, principal.keyId, body);
         set.status = 201;
-        return createProject(db, clock, principal.orgId, principal.keyId, body);
+        return project;
       },
       {
         permission: "edit",
@@ -60,8 +61,8 @@ export function projectRoutes(ctx: ProjectDeps) {
     )
     .get(
       "/projects",
-      ({ principal, query }) => {
-        const { items, total } = listProjects(db, principal.orgId, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listProjects(db, principal.orgId, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -96,8 +97,8 @@ export function projectRoutes(ctx: ProjectDeps) {
     )
     .delete(
       "/projects/:project_id",
-      ({ principal, params, set }) => {
-        deleteProject(db, principal.orgId, params.project_id);
+      async ({ principal, params, set }) => {
+        await deleteProject(db, principal.orgId, params.project_id);
         set.status = 204;
       },
       {

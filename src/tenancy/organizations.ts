@@ -1,8 +1,8 @@
 /**
  * Organizations: the tenant every row belongs to. Creating one also creates its Default
- * project, in the same transaction, so an organization is never seen without it.
+ * project, in the same transaction, so an organization is never seen without it. On the
+ * data-access port (docs/scale-out.md).
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { createDefaultProject } from "./projects.ts";
@@ -19,7 +19,11 @@ export interface Organization {
 
 export class OrganizationError extends Error {}
 
-export function createOrganization(db: Database, clock: Clock, name: string, tier: Tier): Organization {
+/**
+ * Inside a caller's transaction (`db` is its `tx`: registration and the first run create the
+ * organization with its owner), else in one of its own.
+ */
+export async function createOrganization(db: SqlClient, clock: Clock, name: string, tier: Tier, inTransaction = false): Promise<Organization> {
   let clean: string;
   try {
     clean = validName("name", name);
@@ -27,37 +31,34 @@ export function createOrganization(db: Database, clock: Clock, name: string, tie
     throw new OrganizationError(errorMessage(err));
   }
   const org: Organization = { id: crypto.randomUUID(), name: clean, tier, created_at: isoAt(clock.now()) };
-  db.transaction(() => {
-    if (findOrganization(db, clean)) throw new OrganizationError(`organization "${clean}" already exists`);
-    db.query("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, ?, ?)").run(
-      org.id,
-      org.name,
-      nameKey(org.name),
-      org.tier,
-      org.created_at,
-    );
-    createDefaultProject(db, clock, org.id);
-  }).immediate();
+  const create = async (tx: SqlClient) => {
+    if (await findOrganization(tx, clean)) throw new OrganizationError(`organization "${clean}" already exists`);
+    // A concurrent creation of the same name (another process) meets the unique name_key instead.
+    const inserted = await tx.one("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (name_key) DO NOTHING RETURNING id", [
+      org.id, org.name, nameKey(org.name), org.tier, org.created_at,
+    ]);
+    if (!inserted) throw new OrganizationError(`organization "${clean}" already exists`);
+    await createDefaultProject(tx, clock, org.id);
+  };
+  await (inTransaction ? create(db) : db.transaction(create));
   return org;
 }
 
-export function findOrganization(db: Database, name: string): Organization | null {
-  return db
-    .query<Organization, [string]>("SELECT id, name, tier, created_at FROM organizations WHERE name_key = ?")
-    .get(nameKey(name.trim()));
+export function findOrganization(db: SqlClient, name: string): Promise<Organization | null> {
+  return db.one<Organization>("SELECT id, name, tier, created_at FROM organizations WHERE name_key = ?", [nameKey(name.trim())]);
 }
 
-export function requireOrganization(db: Database, name: string): Organization {
-  const org = findOrganization(db, name);
+export async function requireOrganization(db: SqlClient, name: string): Promise<Organization> {
+  const org = await findOrganization(db, name);
   if (!org) throw new OrganizationError(`no organization named "${name}"`);
   return org;
 }
 
-export function listOrganizations(db: Database): Organization[] {
-  return db.query<Organization, []>("SELECT id, name, tier, created_at FROM organizations ORDER BY name_key").all();
+export function listOrganizations(db: SqlClient): Promise<Organization[]> {
+  return db.all<Organization>("SELECT id, name, tier, created_at FROM organizations ORDER BY name_key");
 }
 
-/** On the data-access port (docs/scale-out.md): the payments webhook runs it inside its transaction. */
+/** The payments webhook runs it inside its transaction. */
 export async function setOrganizationTier(db: SqlClient, name: string, tier: Tier): Promise<Organization> {
   const org = await db.one<Organization>("UPDATE organizations SET tier = ? WHERE name_key = ? RETURNING id, name, tier, created_at", [tier, nameKey(name.trim())]);
   if (!org) throw new OrganizationError(`no organization named "${name}"`);

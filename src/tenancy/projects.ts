@@ -2,8 +2,10 @@
  * Projects: an organization's workspaces. Owns the spec's rules: the Default project (created
  * with the organization, listed first, never renamed or deleted), case-insensitive unique
  * names, the 50-project limit, live folder/file counts, and refusing to delete a non-empty one.
+ * On the data-access port (docs/scale-out.md): a change to an organization's projects first locks
+ * the organization's row (PostgreSQL), so two processes cannot both pass the limit or take one name.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import { nameKey, validName } from "./names.ts";
@@ -50,80 +52,72 @@ const SELECT_PROJECT = `
 const toProject = (row: ProjectRow): Project => ({ ...row, is_default: row.is_default === 1 });
 
 /** Called inside the organization's creation transaction. */
-export function createDefaultProject(db: Database, clock: Clock, orgId: string): string {
+export async function createDefaultProject(tx: SqlClient, clock: Clock, orgId: string): Promise<string> {
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
-  db.query(
+  await tx.run(
     `INSERT INTO projects (id, org_id, name, name_key, project_type, is_default, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'general', 1, ?, ?)`,
-  ).run(id, orgId, DEFAULT_PROJECT_NAME, nameKey(DEFAULT_PROJECT_NAME), now, now);
+    [id, orgId, DEFAULT_PROJECT_NAME, nameKey(DEFAULT_PROJECT_NAME), now, now],
+  );
   return id;
 }
 
-export function defaultProjectId(db: Database, orgId: string): string {
-  const row = db.query<{ id: string }, [string]>("SELECT id FROM projects WHERE org_id = ? AND is_default = 1").get(orgId);
+export async function defaultProjectId(db: SqlClient, orgId: string): Promise<string> {
+  const row = await db.one<{ id: string }>("SELECT id FROM projects WHERE org_id = ? AND is_default = 1", [orgId]);
   if (!row) throw new Error(`organization ${orgId} has no Default project`);
   return row.id;
 }
 
-export function getProject(db: Database, orgId: string, id: string): Project {
-  const row = db.query<ProjectRow, [string, string]>(`${SELECT_PROJECT} WHERE p.id = ? AND p.org_id = ?`).get(id, orgId);
+export async function getProject(db: SqlClient, orgId: string, id: string): Promise<Project> {
+  const row = await db.one<ProjectRow>(`${SELECT_PROJECT} WHERE p.id = ? AND p.org_id = ?`, [id, orgId]);
   if (!row) throw projectNotFound(id);
   return toProject(row);
 }
 
-export function listProjects(db: Database, orgId: string, limit: number, offset: number): { items: Project[]; total: number } {
-  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM projects WHERE org_id = ?").get(orgId)?.n ?? 0;
-  const items = db
-    .query<ProjectRow, [string, number, number]>(
-      `${SELECT_PROJECT} WHERE p.org_id = ? ORDER BY p.is_default DESC, p.name_key, p.id LIMIT ? OFFSET ?`,
-    )
-    .all(orgId, limit, offset)
-    .map(toProject);
-  return { items, total };
+export async function listProjects(db: SqlClient, orgId: string, limit: number, offset: number): Promise<{ items: Project[]; total: number }> {
+  const total = (await db.one<{ n: number }>("SELECT count(*) AS n FROM projects WHERE org_id = ?", [orgId]))?.n ?? 0;
+  const rows = await db.all<ProjectRow>(`${SELECT_PROJECT} WHERE p.org_id = ? ORDER BY p.is_default DESC, p.name_key, p.id LIMIT ? OFFSET ?`, [orgId, limit, offset]);
+  return { items: rows.map(toProject), total };
 }
 
-export function createProject(db: Database, clock: Clock, orgId: string, createdBy: string | null, input: ProjectInput): Project {
+/** Holds the organization's projects still until the transaction ends (PostgreSQL; SQLite's transaction already excludes other writers). */
+async function lockOrganization(tx: SqlClient, orgId: string): Promise<void> {
+  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
+}
+
+export async function createProject(db: SqlClient, clock: Clock, orgId: string, createdBy: string | null, input: ProjectInput): Promise<Project> {
   const name = validName("name", input.name);
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
-  db.transaction(() => {
-    const count = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM projects WHERE org_id = ?").get(orgId)?.n ?? 0;
+  return db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
+    const count = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM projects WHERE org_id = ?", [orgId]))?.n ?? 0;
     if (count >= MAX_PROJECTS_PER_ORG) {
       throw new ApiError("PROJECT_LIMIT_REACHED", `the organization already has ${MAX_PROJECTS_PER_ORG} projects, the maximum`);
     }
-    assertNameFree(db, orgId, name, null);
-    db.query(
+    await assertNameFree(tx, orgId, name, null);
+    await tx.run(
       `INSERT INTO projects (id, org_id, name, name_key, description, icon, color, project_type, is_default,
          created_by, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
-    ).run(
-      id,
-      orgId,
-      name,
-      nameKey(name),
-      input.description ?? null,
-      input.icon ?? null,
-      input.color ?? null,
-      input.project_type ?? "general",
-      createdBy,
-      now,
-      now,
+      [id, orgId, name, nameKey(name), input.description ?? null, input.icon ?? null, input.color ?? null, input.project_type ?? "general", createdBy, now, now],
     );
-  }).immediate();
-  return getProject(db, orgId, id);
+    return getProject(tx, orgId, id);
+  });
 }
 
-export function updateProject(db: Database, clock: Clock, orgId: string, id: string, patch: ProjectPatch): Project {
-  db.transaction(() => {
-    const current = getProject(db, orgId, id);
+export async function updateProject(db: SqlClient, clock: Clock, orgId: string, id: string, patch: ProjectPatch): Promise<Project> {
+  return db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
+    const current = await getProject(tx, orgId, id);
     const sets: string[] = [];
     const values: (string | null)[] = [];
     if (patch.name !== undefined) {
       const name = validName("name", patch.name);
       if (name !== current.name) {
         if (current.is_default) throw new ApiError("BUSINESS_RULE_VIOLATION", "the Default project cannot be renamed");
-        assertNameFree(db, orgId, name, id);
+        await assertNameFree(tx, orgId, name, id);
         sets.push("name = ?", "name_key = ?");
         values.push(name, nameKey(name));
       }
@@ -134,34 +128,31 @@ export function updateProject(db: Database, clock: Clock, orgId: string, id: str
         values.push(patch[field] ?? null);
       }
     }
-    if (sets.length === 0) return;
+    if (sets.length === 0) return current;
     sets.push("updated_at = ?");
     values.push(isoAt(clock.now()));
-    db.query(`UPDATE projects SET ${sets.join(", ")} WHERE id = ? AND org_id = ?`).run(...values, id, orgId);
-  }).immediate();
-  return getProject(db, orgId, id);
+    await tx.run(`UPDATE projects SET ${sets.join(", ")} WHERE id = ? AND org_id = ?`, [...values, id, orgId]);
+    return getProject(tx, orgId, id);
+  });
 }
 
-export function deleteProject(db: Database, orgId: string, id: string): void {
-  db.transaction(() => {
-    const project = getProject(db, orgId, id);
+export async function deleteProject(db: SqlClient, orgId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
+    const project = await getProject(tx, orgId, id);
     if (project.is_default) throw new ApiError("BUSINESS_RULE_VIOLATION", "the Default project cannot be deleted");
-    const trashed = db
-      .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE project_id = ? AND deleted_at IS NOT NULL")
-      .get(id)?.n ?? 0;
+    const trashed = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM files WHERE project_id = ? AND deleted_at IS NOT NULL", [id]))?.n ?? 0;
     if (project.folder_count > 0 || project.file_count > 0 || trashed > 0) {
       const parts = [`${project.folder_count} folder(s)`, `${project.file_count} file(s)`];
       if (trashed > 0) parts.push(`${trashed} deleted file(s) still recoverable`);
       throw new ApiError("PROJECT_NOT_EMPTY", `project "${project.name}" is not empty: it holds ${parts.join(", ")}`);
     }
-    db.query("DELETE FROM projects WHERE id = ? AND org_id = ?").run(id, orgId);
-  }).immediate();
+    await tx.run("DELETE FROM projects WHERE id = ? AND org_id = ?", [id, orgId]);
+  });
 }
 
-function assertNameFree(db: Database, orgId: string, name: string, exceptId: string | null): void {
-  const clash = db
-    .query<{ id: string; name: string }, [string, string]>("SELECT id, name FROM projects WHERE org_id = ? AND name_key = ?")
-    .get(orgId, nameKey(name));
+async function assertNameFree(db: SqlClient, orgId: string, name: string, exceptId: string | null): Promise<void> {
+  const clash = await db.one<{ id: string; name: string }>("SELECT id, name FROM projects WHERE org_id = ? AND name_key = ?", [orgId, nameKey(name)]);
   if (clash && clash.id !== exceptId) {
     throw new ApiError("PROJECT_NAME_EXISTS", `a project named "${clash.name}" already exists (names are compared case-insensitively)`);
   }

@@ -7,8 +7,8 @@
  * its own disk).
  *
  * On the data-access port (docs/scale-out.md), but for recording a mapping (`addWatchedFolder`,
- * `syncWatchSetting`) and `ensureFolderPath`, which find and create projects and folders on the
- * SQLite handle until those convert.
+ * `syncWatchSetting`, run synchronously at start) and `ensureFolderPath`, which find the
+ * organization and create folders on the SQLite handle until folders convert.
  */
 import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
@@ -16,9 +16,8 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, forTenantsOrNull } from "../errors.ts";
 import { createFolder } from "../folders/folders.ts";
-import { defaultProjectId } from "../tenancy/projects.ts";
+import { placement } from "../folders/placement.ts";
 import { nameKey } from "../tenancy/names.ts";
-import { findOrganization } from "../tenancy/organizations.ts";
 import type { WatchMapping } from "../config.ts";
 
 /** A mapping names an organization, project or folder that cannot be used. */
@@ -40,7 +39,7 @@ export interface WatchedFolderRow {
 }
 
 function projectByNameOrId(db: Database, orgId: string, ref: string | null): string {
-  if (!ref) return defaultProjectId(db, orgId);
+  if (!ref) return placement(db, orgId, null, null).projectId;
   const row = db
     .query<{ id: string }, [string, string, string]>("SELECT id FROM projects WHERE org_id = ? AND (id = ? OR name_key = ?)")
     .get(orgId, ref.toLowerCase(), nameKey(ref));
@@ -68,7 +67,7 @@ export function addWatchedFolder(db: Database, clock: Clock, mapping: WatchMappi
 }
 
 function addMapping(db: Database, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): WatchedFolderRow {
-  const org = findOrganization(db, mapping.org);
+  const org = db.query<{ id: string }, [string]>("SELECT id FROM organizations WHERE name_key = ?").get(nameKey(mapping.org.trim()));
   if (!org) throw new WatchSettingError(`${mapping.path}: no organization named "${mapping.org}"`);
   const projectId = projectByNameOrId(db, org.id, mapping.project);
   let folderId: string | null;

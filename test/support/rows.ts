@@ -5,6 +5,13 @@
  */
 import type { Database } from "bun:sqlite";
 import { complianceChecked, complianceRequested } from "../../src/compliance/image-compliance.ts";
+import { isoAt, type Clock } from "../../src/clock.ts";
+import { hashKey, KEY_PREFIX } from "../../src/auth/api-keys.ts";
+import { PERMISSIONS, type Permission } from "../../src/auth/permissions.ts";
+import { placement } from "../../src/folders/placement.ts";
+import { nameKey } from "../../src/tenancy/names.ts";
+import { DEFAULT_PROJECT_NAME } from "../../src/tenancy/projects.ts";
+import type { Tier } from "../../src/tenancy/tiers.ts";
 
 export interface FileRowFixture {
   orgId: string;
@@ -84,4 +91,37 @@ export async function insertThumbnailRow(
   ctx.db
     .query("INSERT OR REPLACE INTO image_variants (file_id, variant_type, blob_key, width, height, size_bytes, content_type, created_at) VALUES (?, 'small_256', ?, ?, ?, ?, 'image/jpeg', ?)")
     .run(fileId, key, size.width, size.height, jpeg.byteLength, new Date().toISOString());
+}
+
+/** The organization's Default project, read synchronously (placement's rule with nothing named). */
+export function defaultProjectOf(db: Database, orgId: string): string {
+  return placement(db, orgId, null, null).projectId;
+}
+
+/**
+ * An organization (with its Default project) and one API key, written synchronously: the test
+ * server's `tenant()` is called in expressions across the suite. The rows are the ones
+ * createOrganization and createApiKey write (test/port-modules.test.ts runs those on both engines).
+ */
+export function insertTenantRows(db: Database, clock: Clock, input: { name: string; tier: Tier; permissions?: readonly Permission[] }): { orgId: string; key: string } {
+  const orgId = crypto.randomUUID();
+  const now = isoAt(clock.now());
+  let key = "";
+  db.transaction(() => {
+    db.query("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, ?, ?)").run(orgId, input.name, nameKey(input.name), input.tier, now);
+    db.query("INSERT INTO projects (id, org_id, name, name_key, project_type, is_default, created_at, updated_at) VALUES (?, ?, ?, ?, 'general', 1, ?, ?)").run(
+      crypto.randomUUID(), orgId, DEFAULT_PROJECT_NAME, nameKey(DEFAULT_PROJECT_NAME), now, now,
+    );
+    key = insertApiKeyRow(db, clock, orgId, input.permissions ?? PERMISSIONS);
+  }).immediate();
+  return { orgId, key };
+}
+
+/** Another API key of an organization, written synchronously; returns the key. */
+export function insertApiKeyRow(db: Database, clock: Clock, orgId: string, permissions: readonly Permission[]): string {
+  const key = KEY_PREFIX + Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
+  db.query("INSERT INTO api_keys (id, org_id, name, display_prefix, key_hash, permissions, created_at) VALUES (?, ?, NULL, ?, ?, ?, ?)").run(
+    crypto.randomUUID(), orgId, key.slice(0, KEY_PREFIX.length + 8), hashKey(key), permissions.join(","), isoAt(clock.now()),
+  );
+  return key;
 }

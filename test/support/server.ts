@@ -3,15 +3,14 @@
  * plus helpers to create organizations and keys and to call the API over HTTP.
  */
 import { rmSync } from "node:fs";
-import { createApiKey } from "../../src/auth/api-keys.ts";
 import type { Permission } from "../../src/auth/permissions.ts";
 import type { KindFactory } from "../../src/app.ts";
 import type { Clock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { QueueDefinition } from "../../src/jobs/runner.ts";
+import { insertApiKeyRow, insertTenantRows } from "./rows.ts";
 import { tempDir } from "./temp-dir.ts";
 import { startServer, type RunningServer } from "../../src/server.ts";
-import { createOrganization } from "../../src/tenancy/organizations.ts";
 import type { Tier } from "../../src/tenancy/tiers.ts";
 
 export interface TestServer extends RunningServer {
@@ -76,16 +75,14 @@ export async function startTestServer(
     config,
     tenant(opts = {}) {
       counter += 1;
-      const org = createOrganization(db, clock, `org-${counter}-${crypto.randomUUID().slice(0, 6)}`, opts.tier ?? "PROFESSIONAL");
-      const make = (permissions?: Permission[]) =>
-        createApiKey(db, clock, org.name, permissions ? { permissions } : {}).key;
-      const key = make(opts.permissions);
+      const name = `org-${counter}-${crypto.randomUUID().slice(0, 6)}`;
+      const { orgId, key } = insertTenantRows(db, clock, { name, tier: opts.tier ?? "PROFESSIONAL", ...(opts.permissions ? { permissions: opts.permissions } : {}) });
       return {
-        orgId: org.id,
-        orgName: org.name,
+        orgId,
+        orgName: name,
         key,
         api: new ApiClient(server.url, key),
-        keyWith: (permissions) => new ApiClient(server.url, make(permissions)),
+        keyWith: (permissions) => new ApiClient(server.url, insertApiKeyRow(db, clock, orgId, permissions)),
       };
     },
     anonymous(ip) {

@@ -236,7 +236,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     vectors: new VectorIndex(db, clock),
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
-    cloud: new CloudConnections(db, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
+    cloud: new CloudConnections(sql, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
     accounts: new Accounts(sql, clock, config, log.child({ component: "accounts" })),
   };
 }
@@ -264,8 +264,10 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   sendBatchEvents(ctx);
   recoverInterruptedUploads(ctx);
   recoverCloudJobs(ctx);
-  const resealed = ctx.cloud.resealStaleTokens();
-  if (resealed) log.info("re-encrypted cloud tokens with the current key", { connections: resealed });
+  ctx.cloud.resealStaleTokens().then(
+    (n) => n && log.info("re-encrypted cloud tokens with the current key", { connections: n }),
+    (err) => log.warn("cloud tokens sealed with the previous key stay so until the next start", { err: String(err) }),
+  );
   try {
     syncWatchSetting(ctx.db, ctx.clock, ctx.config.watchDirs);
   } catch (err) {

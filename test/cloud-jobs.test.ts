@@ -121,7 +121,7 @@ describe("import", () => {
     expect((await tenant.api.get(`/files/${res.body.image_ids[1]}`)).status).toBe(404);
     expect((await tenant.api.get(`/files/${res.body.image_ids[2]}`)).body).toMatchObject({ media_type: "document", document_type: "md" });
 
-    await stack.as.revokeGrantOf(stack.server.ctx.cloud.vault.decrypt(stack.server.ctx.cloud.connection(tenant.orgId, connection.id).access_token));
+    await stack.as.revokeGrantOf(stack.server.ctx.cloud.vault.decrypt((await stack.server.ctx.cloud.connection(tenant.orgId, connection.id)).access_token));
     const again = await tenant.api.post("/cloud-storage/import", { connection_id: connection.id, files: [{ id: "/Scans/a.png", name: "a.png" }, { id: "/notes.md", name: "notes.md" }] });
     const failed = await cloudJob(tenant, again.body.job_id);
     expect(failed).toMatchObject({ status: "failed", failed_files: 2 });

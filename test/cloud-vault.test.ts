@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { loadConfig } from "../src/config.ts";
 import { loadTokenKey, TokenVault } from "../src/cloud/token-vault.ts";
 import { connect, startCloudStack, type CloudStack } from "./support/cloud-setup.ts";
+import { waitFor } from "./support/polling.ts";
 import { tempDir } from "./support/server.ts";
 
 let stack: CloudStack | null = null;
@@ -52,7 +53,12 @@ test("after a key rotation the server re-seals stored tokens with the new key at
   stack.env.MEDIABOX_CLOUD_TOKEN_KEY = newKey;
   stack.env.MEDIABOX_CLOUD_TOKEN_PREVIOUS_KEYS = oldKey;
   const server = await stack.restart();
-  const row = server.ctx.cloud.connection(tenant.orgId, connection.id);
+  // The tokens are re-sealed in the background after the start.
+  const sealedAgain = async () => {
+    const row = await server.ctx.cloud.connection(tenant.orgId, connection.id);
+    return server.ctx.cloud.vault.isStale(row.access_token) ? null : row;
+  };
+  const row = await waitFor(sealedAgain, { what: "the cloud tokens to be re-sealed with the new key" });
   expect(new TokenVault(newKey).decrypt(row.access_token)).toBe(stack.drive.tokens.at(-1)!);
   expect(() => new TokenVault(oldKey).decrypt(row.refresh_token!)).toThrow();
 });

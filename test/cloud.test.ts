@@ -190,7 +190,7 @@ describe("OAuth connection flow", () => {
   test("revoked grant: the connection is marked expired and calls answer 409 CLOUD_CONNECTION_EXPIRED", async () => {
     const tenant = stack.server.tenant();
     const { connection } = await connect(stack, tenant, "nextcloud");
-    await stack.as.revokeGrantOf(stack.server.ctx.cloud.vault.decrypt(stack.server.ctx.cloud.connection(tenant.orgId, connection.id).access_token));
+    await stack.as.revokeGrantOf(stack.server.ctx.cloud.vault.decrypt((await stack.server.ctx.cloud.connection(tenant.orgId, connection.id)).access_token));
     const browse = await tenant.api.get(`/cloud-storage/connections/${connection.id}/browse`);
     expect(browse.status).toBe(409);
     expect(browse.body.code).toBe("CLOUD_CONNECTION_EXPIRED");

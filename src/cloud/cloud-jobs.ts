@@ -156,8 +156,8 @@ export function cloudJobView(ctx: CloudDeps, orgId: string, id: string) {
 
 // ---- creating jobs ----------------------------------------------------------------------------
 
-export function createImport(ctx: CloudDeps, principal: Principal, request: ImportRequest) {
-  const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
+export async function createImport(ctx: CloudDeps, principal: Principal, request: ImportRequest) {
+  const connection = await ctx.cloud.connection(principal.orgId, request.connection_id);
   ctx.cloud.provider(connection.provider);
   checkCount(principal, request.files.length, "files");
   // auto_describe is deprecated (spec): descriptions are always generated, as by default.
@@ -216,7 +216,7 @@ export function createImport(ctx: CloudDeps, principal: Principal, request: Impo
 }
 
 export async function createExport(ctx: CloudDeps, principal: Principal, request: ExportRequest) {
-  const connection = ctx.cloud.connection(principal.orgId, request.connection_id);
+  const connection = await ctx.cloud.connection(principal.orgId, request.connection_id);
   ctx.cloud.provider(connection.provider);
   const ids = [...new Set(request.image_ids.map((id) => id.toLowerCase()))];
   checkCount(principal, ids.length, "image_ids");
@@ -385,9 +385,9 @@ function isCancelled(ctx: CloudDeps, id: string): boolean {
   return ctx.db.query<{ status: string }, [string]>("SELECT status FROM cloud_jobs WHERE id = ?").get(id)?.status === "cancelled";
 }
 
-function liveConnection(ctx: CloudDeps, job: CloudJobRow): ConnectionRow | null {
+async function liveConnection(ctx: CloudDeps, job: CloudJobRow): Promise<ConnectionRow | null> {
   try {
-    return ctx.cloud.connection(job.org_id, job.connection_id);
+    return await ctx.cloud.connection(job.org_id, job.connection_id);
   } catch {
     return null;
   }
@@ -454,7 +454,7 @@ async function runImport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
       if (item.status !== "pending") continue;
       if (signal?.aborted) throw signal.reason;
       if (isCancelled(ctx, job.id)) return;
-      const connection = liveConnection(ctx, job);
+      const connection = await liveConnection(ctx, job);
       if (!connection) {
         failRest(ctx, job, "the cloud connection was removed");
         break;
@@ -484,7 +484,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
   if (!job || TERMINAL.has(job.status)) return;
   setStatus(ctx, job.id, "in_progress");
   const stored = JSON.parse(job.options) as ExportOptions;
-  const connection = liveConnection(ctx, job);
+  const connection = await liveConnection(ctx, job);
   if (!connection) {
     failRest(ctx, job, "the cloud connection was removed");
     settle(ctx, job.id);

@@ -6,10 +6,10 @@
  * sessions and the picker proxy. This module is the only writer of `cloud_connections`,
  * `cloud_oauth_states` and `cloud_picker_sessions`.
  */
-import type { Database } from "bun:sqlite";
 import { createHash, randomBytes } from "node:crypto";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, errorMessage, forTenants } from "../errors.ts";
 import type { Logger } from "../log.ts";
 import { GoogleDriveProvider } from "./google-drive.ts";
@@ -108,7 +108,7 @@ export class CloudConnections {
   private readonly refreshing = new Map<string, Promise<ConnectionRow>>();
 
   constructor(
-    private readonly db: Database,
+    private readonly sql: SqlClient,
     private readonly clock: Clock,
     private readonly config: Config,
     private readonly log: Logger,
@@ -143,22 +143,21 @@ export class CloudConnections {
   // ---- the OAuth flow -------------------------------------------------------------------------
 
   /** Starts a flow: a fresh state and PKCE verifier, kept (hashed, sealed) until the callback. */
-  startAuthorization(who: Completer, providerName: string, origin: string) {
+  async startAuthorization(who: Completer, providerName: string, origin: string) {
     const provider = this.provider(providerName);
     const state = randomToken();
     const verifier = randomToken();
     const challenge = createHash("sha256").update(verifier).digest("base64url");
     const redirectUri = `${origin}/api/v2/cloud-storage/auth/${provider.name}/callback`;
     const now = this.clock.now();
-    this.db.transaction(() => {
-      this.db.query("DELETE FROM cloud_oauth_states WHERE expires_at < ?").run(now - STATE_RETENTION_MS);
-      this.db
-        .query(
-          `INSERT INTO cloud_oauth_states (state_hash, org_id, key_id, provider, code_verifier, redirect_uri, created_at, expires_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(sha256(state), who.orgId, who.keyId, provider.name, this.vault.encrypt(verifier), redirectUri, isoAt(now), now + this.config.cloudOauthStateTtlSeconds * 1000);
-    }).immediate();
+    await this.sql.transaction(async (tx) => {
+      await tx.run("DELETE FROM cloud_oauth_states WHERE expires_at < ?", [now - STATE_RETENTION_MS]);
+      await tx.run(
+        `INSERT INTO cloud_oauth_states (state_hash, org_id, key_id, provider, code_verifier, redirect_uri, created_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [sha256(state), who.orgId, who.keyId, provider.name, this.vault.encrypt(verifier), redirectUri, isoAt(now), now + this.config.cloudOauthStateTtlSeconds * 1000],
+      );
+    });
     return {
       authorization_url: provider.oauth.authorizationUrl({ state, codeChallenge: challenge, redirectUri }),
       state,
@@ -171,18 +170,18 @@ export class CloudConnections {
    * known, of the caller's organization and key. A state that fails the caller check is left
    * alone, so nobody else can burn a user's flow.
    */
-  private consumeState(providerName: string, state: string, who: Completer | null): StateRow {
-    return this.db.transaction(() => {
-      const row = this.db.query<StateRow, [string]>("SELECT * FROM cloud_oauth_states WHERE state_hash = ?").get(sha256(state));
+  private consumeState(providerName: string, state: string, who: Completer | null): Promise<StateRow> {
+    return this.sql.transaction(async (tx) => {
+      const row = await tx.one<StateRow>(`SELECT * FROM cloud_oauth_states WHERE state_hash = ? ${tx.dialect.forUpdate}`, [sha256(state)]);
       const invalid = (why: string) => new ApiError("OAUTH_STATE_INVALID", `the OAuth state ${why}; start again with POST /cloud-storage/auth/${providerName}`);
       if (!row) throw invalid("is unknown");
       if (who && (row.org_id !== who.orgId || row.key_id !== who.keyId)) throw invalid("was not issued to this API key");
       if (row.used_at) throw invalid("was already used");
       if (row.provider !== providerName) throw invalid(`was issued for ${row.provider}`);
-      this.db.query("UPDATE cloud_oauth_states SET used_at = ? WHERE state_hash = ?").run(this.now(), row.state_hash);
       if (row.expires_at < this.clock.now()) throw invalid("has expired");
+      await tx.run("UPDATE cloud_oauth_states SET used_at = ? WHERE state_hash = ?", [this.now(), row.state_hash]);
       return row;
-    }).immediate();
+    });
   }
 
   /**
@@ -197,7 +196,7 @@ export class CloudConnections {
   ): Promise<{ connection: ConnectionRow; is_new: boolean; openerOrigin: string }> {
     const provider = this.provider(providerName);
     if (!params.state) throw new ApiError("OAUTH_STATE_INVALID", "the callback has no state");
-    const state = this.consumeState(provider.name, params.state, who);
+    const state = await this.consumeState(provider.name, params.state, who);
     if (params.error) {
       throw new ApiError("OAUTH_PROVIDER_ERROR", `${provider.name} ended the authorization: ${params.error}${params.error_description ? ` (${params.error_description})` : ""}`);
     }
@@ -216,13 +215,14 @@ export class CloudConnections {
       throw apiErrorOf(err);
     }
     const now = this.now();
-    const result = this.db.transaction(() => {
-      const existing = this.db
-        .query<{ id: string }, [string, string, string]>("SELECT id FROM cloud_connections WHERE org_id = ? AND provider = ? AND provider_user_id = ?")
-        .get(state.org_id, provider.name, identity.userId);
+    const result = await this.sql.transaction(async (tx) => {
+      const existing = await tx.one<{ id: string }>(`SELECT id FROM cloud_connections WHERE org_id = ? AND provider = ? AND provider_user_id = ? ${tx.dialect.forUpdate}`, [
+        state.org_id,
+        provider.name,
+        identity.userId,
+      ]);
       const id = existing?.id ?? crypto.randomUUID();
-      this.db
-        .query(
+      await tx.run(
           `INSERT INTO cloud_connections (id, org_id, provider, provider_user_id, provider_email, provider_display_name, access_token,
              refresh_token, token_expires_at, scope, is_active, grant_error, created_by, connected_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL, ?, ?, ?)
@@ -231,13 +231,13 @@ export class CloudConnections {
              access_token = excluded.access_token, refresh_token = coalesce(excluded.refresh_token, refresh_token),
              token_expires_at = excluded.token_expires_at, scope = excluded.scope, is_active = 1, grant_error = NULL,
              connected_at = excluded.connected_at, updated_at = excluded.updated_at`,
-        )
-        .run(
+        [
           id, state.org_id, provider.name, identity.userId, identity.email, identity.displayName, this.vault.encrypt(tokens.accessToken),
           tokens.refreshToken ? this.vault.encrypt(tokens.refreshToken) : null, tokens.expiresAt, tokens.scope, state.key_id, now, now,
-        );
-      return { connection: this.row(state.org_id, id), is_new: !existing };
-    }).immediate();
+        ],
+      );
+      return { connection: await this.row(state.org_id, id, tx), is_new: !existing };
+    });
     return { ...result, openerOrigin: this.openerOrigin(state.redirect_uri) };
   }
 
@@ -248,14 +248,14 @@ export class CloudConnections {
 
   // ---- connections ------------------------------------------------------------------------------
 
-  private row(orgId: string, id: string): ConnectionRow {
-    const row = this.db.query<ConnectionRow, [string, string]>("SELECT * FROM cloud_connections WHERE id = ? AND org_id = ?").get(id, orgId);
+  private async row(orgId: string, id: string, sql: SqlClient = this.sql): Promise<ConnectionRow> {
+    const row = await sql.one<ConnectionRow>("SELECT * FROM cloud_connections WHERE id = ? AND org_id = ?", [id, orgId]);
     if (!row) throw new ApiError("CLOUD_CONNECTION_NOT_FOUND", `cloud connection ${id} not found`);
     return row;
   }
 
   /** The organization's connection, or 404 (another organization's is indistinguishable from none). */
-  connection(orgId: string, id: string): ConnectionRow {
+  connection(orgId: string, id: string): Promise<ConnectionRow> {
     return this.row(orgId, id.toLowerCase());
   }
 
@@ -281,7 +281,7 @@ export class CloudConnections {
     return { id: row.id, provider: row.provider, provider_email: row.provider_email, display_name: row.provider_display_name, is_token_expired: this.isTokenExpired(row) };
   }
 
-  list(orgId: string, query: { provider?: string | undefined; activeOnly: boolean; limit: number; offset: number }) {
+  async list(orgId: string, query: { provider?: string | undefined; activeOnly: boolean; limit: number; offset: number }) {
     const where = ["org_id = ?"];
     const params: (string | number)[] = [orgId];
     if (query.provider) {
@@ -291,10 +291,8 @@ export class CloudConnections {
     }
     if (query.activeOnly) where.push("is_active = 1 AND grant_error IS NULL");
     const clause = where.join(" AND ");
-    const total = this.db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM cloud_connections WHERE ${clause}`).get(...params)!.n;
-    const rows = this.db
-      .query<ConnectionRow, (string | number)[]>(`SELECT * FROM cloud_connections WHERE ${clause} ORDER BY connected_at DESC, id LIMIT ? OFFSET ?`)
-      .all(...params, query.limit, query.offset);
+    const total = (await this.sql.one<{ n: number }>(`SELECT count(*) AS n FROM cloud_connections WHERE ${clause}`, params))!.n;
+    const rows = await this.sql.all<ConnectionRow>(`SELECT * FROM cloud_connections WHERE ${clause} ORDER BY connected_at DESC, id LIMIT ? OFFSET ?`, [...params, query.limit, query.offset]);
     return { items: rows.map((r) => this.view(r)), total_count: total, limit: query.limit, offset: query.offset, has_more: query.offset + rows.length < total };
   }
 
@@ -304,7 +302,7 @@ export class CloudConnections {
    * all the same, and the message says the provider may still list the grant.
    */
   async remove(orgId: string, id: string): Promise<{ success: boolean; message: string }> {
-    const row = this.connection(orgId, id);
+    const row = await this.connection(orgId, id);
     const provider = this.providers.get(row.provider);
     let revoked = "the provider offers no revocation; remove the app's access in the provider's settings if needed";
     if (provider?.oauth.revocable) {
@@ -317,20 +315,20 @@ export class CloudConnections {
         revoked = `revocation at the provider failed (${errorMessage(err)}); the tokens were deleted here all the same`;
       }
     }
-    this.db.query("DELETE FROM cloud_connections WHERE id = ? AND org_id = ?").run(row.id, orgId);
+    await this.sql.run("DELETE FROM cloud_connections WHERE id = ? AND org_id = ?", [row.id, orgId]);
     return { success: true, message: `connection ${row.id} removed; ${revoked}` };
   }
 
   /** Re-encrypts tokens sealed with a previous key (after a key rotation); returns how many rows. */
-  resealStaleTokens(): number {
-    const rows = this.db.query<Pick<ConnectionRow, "id" | "access_token" | "refresh_token">, []>("SELECT id, access_token, refresh_token FROM cloud_connections").all();
+  async resealStaleTokens(): Promise<number> {
+    const rows = await this.sql.all<Pick<ConnectionRow, "id" | "access_token" | "refresh_token">>("SELECT id, access_token, refresh_token FROM cloud_connections");
     let changed = 0;
     for (const row of rows) {
       if (!this.vault.isStale(row.access_token) && !(row.refresh_token && this.vault.isStale(row.refresh_token))) continue;
       try {
         const access = this.vault.encrypt(this.vault.decrypt(row.access_token));
         const refresh = row.refresh_token ? this.vault.encrypt(this.vault.decrypt(row.refresh_token)) : null;
-        this.db.query("UPDATE cloud_connections SET access_token = ?, refresh_token = ? WHERE id = ?").run(access, refresh, row.id);
+        await this.sql.run("UPDATE cloud_connections SET access_token = ?, refresh_token = ? WHERE id = ?", [access, refresh, row.id]);
         changed += 1;
       } catch (err) {
         this.log.error("a cloud connection's tokens cannot be decrypted with the configured keys; it must be connected again", { connection_id: row.id, err: errorMessage(err) });
@@ -341,8 +339,8 @@ export class CloudConnections {
 
   // ---- calling the provider -----------------------------------------------------------------
 
-  private markGrantRevoked(row: ConnectionRow, why: string): void {
-    this.db.query("UPDATE cloud_connections SET grant_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), row.id);
+  private async markGrantRevoked(row: ConnectionRow, why: string): Promise<void> {
+    await this.sql.run("UPDATE cloud_connections SET grant_error = ?, updated_at = ? WHERE id = ?", [forTenants(why), this.now(), row.id]);
   }
 
   private refresh(row: ConnectionRow): Promise<ConnectionRow> {
@@ -355,12 +353,16 @@ export class CloudConnections {
       try {
         tokens = await provider.oauth.refresh(this.vault.decrypt(row.refresh_token));
       } catch (err) {
-        if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) this.markGrantRevoked(row, err.message);
+        if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) await this.markGrantRevoked(row, err.message);
         throw err;
       }
-      this.db
-        .query("UPDATE cloud_connections SET access_token = ?, refresh_token = coalesce(?, refresh_token), token_expires_at = ?, updated_at = ? WHERE id = ?")
-        .run(this.vault.encrypt(tokens.accessToken), tokens.refreshToken ? this.vault.encrypt(tokens.refreshToken) : null, tokens.expiresAt, this.now(), row.id);
+      await this.sql.run("UPDATE cloud_connections SET access_token = ?, refresh_token = coalesce(?, refresh_token), token_expires_at = ?, updated_at = ? WHERE id = ?", [
+        this.vault.encrypt(tokens.accessToken),
+        tokens.refreshToken ? this.vault.encrypt(tokens.refreshToken) : null,
+        tokens.expiresAt,
+        this.now(),
+        row.id,
+      ]);
       return this.row(row.org_id, row.id);
     })();
     this.refreshing.set(row.id, work);
@@ -390,14 +392,14 @@ export class CloudConnections {
       try {
         return await this.used(current, await call(this.access(current), provider));
       } catch (again) {
-        if (again instanceof ProviderError && again.kind === "unauthorized") this.markGrantRevoked(current, again.message);
+        if (again instanceof ProviderError && again.kind === "unauthorized") await this.markGrantRevoked(current, again.message);
         throw again;
       }
     }
   }
 
-  private used<T>(row: ConnectionRow, value: T): T {
-    this.db.query("UPDATE cloud_connections SET last_used_at = ? WHERE id = ?").run(this.now(), row.id);
+  private async used<T>(row: ConnectionRow, value: T): Promise<T> {
+    await this.sql.run("UPDATE cloud_connections SET last_used_at = ? WHERE id = ?", [this.now(), row.id]);
     return value;
   }
 
@@ -411,7 +413,7 @@ export class CloudConnections {
   }
 
   async browse(orgId: string, id: string, query: { folderId: string | null; pageToken: string | null; pageSize: number }): Promise<FolderPage & { provider: ProviderName }> {
-    const row = this.connection(orgId, id);
+    const row = await this.connection(orgId, id);
     const page = await this.call(row, (access, provider) => provider.list(access, query));
     return { ...page, provider: row.provider };
   }
@@ -419,7 +421,7 @@ export class CloudConnections {
   // ---- picker -----------------------------------------------------------------------------------
 
   async pickerSession(orgId: string, id: string) {
-    const row = this.connection(orgId, id);
+    const row = await this.connection(orgId, id);
     const provider = this.provider(row.provider);
     if (!provider.picker) throw new ApiError("CLOUD_NOT_SUPPORTED", `the ${row.provider} provider has no picker; list its folders with GET /cloud-storage/connections/${row.id}/browse`);
     // withAccess refreshes a token about to expire, so the picker starts with a live one.
@@ -427,10 +429,10 @@ export class CloudConnections {
     const now = this.clock.now();
     const expiresAt = Math.min(now + PICKER_SESSION_MAX_MS, live.token_expires_at ?? now + PICKER_SESSION_MAX_MS);
     const sessionId = crypto.randomUUID();
-    this.db.transaction(() => {
-      this.db.query("DELETE FROM cloud_picker_sessions WHERE expires_at < ?").run(now);
-      this.db.query("INSERT INTO cloud_picker_sessions (id, org_id, connection_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)").run(sessionId, orgId, row.id, isoAt(now), expiresAt);
-    }).immediate();
+    await this.sql.transaction(async (tx) => {
+      await tx.run("DELETE FROM cloud_picker_sessions WHERE expires_at < ?", [now]);
+      await tx.run("INSERT INTO cloud_picker_sessions (id, org_id, connection_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)", [sessionId, orgId, row.id, isoAt(now), expiresAt]);
+    });
     return {
       session: {
         session_id: sessionId,
@@ -444,13 +446,14 @@ export class CloudConnections {
 
   /** Calls the provider for the picker, through the session, on the allowed endpoints only. */
   async pickerProxy(orgId: string, request: { session_id: string; endpoint: string; params?: Record<string, string> | undefined }) {
-    const session = this.db
-      .query<{ connection_id: string; expires_at: number }, [string, string]>("SELECT connection_id, expires_at FROM cloud_picker_sessions WHERE id = ? AND org_id = ?")
-      .get(request.session_id.toLowerCase(), orgId);
+    const session = await this.sql.one<{ connection_id: string; expires_at: number }>("SELECT connection_id, expires_at FROM cloud_picker_sessions WHERE id = ? AND org_id = ?", [
+      request.session_id.toLowerCase(),
+      orgId,
+    ]);
     if (!session || session.expires_at < this.clock.now()) {
       throw new ApiError("PICKER_SESSION_NOT_FOUND", `picker session ${request.session_id} is unknown or expired; get a new one from GET /cloud-storage/connections/{id}/picker-token`);
     }
-    const row = this.db.query<ConnectionRow, [string, string]>("SELECT * FROM cloud_connections WHERE id = ? AND org_id = ?").get(session.connection_id, orgId);
+    const row = await this.sql.one<ConnectionRow>("SELECT * FROM cloud_connections WHERE id = ? AND org_id = ?", [session.connection_id, orgId]);
     if (!row) throw new ApiError("PICKER_SESSION_NOT_FOUND", `the connection of picker session ${request.session_id} was removed`);
     const picker = this.provider(row.provider).picker!;
     const endpoint = request.endpoint.replace(/^\/+/, "");

@@ -221,7 +221,7 @@ const CONTENT_TYPES = {
 export async function exportFiles(ctx: LibraryDeps, orgId: string, request: ExportRequest, origin: string) {
   const columns = checkRequest(ctx.kinds, request);
   // Checked before the rows are read: another organization's connection is 404 at once.
-  const connection = request.format === "hosted_sheets" ? ctx.cloud.connection(orgId, request.connection_id!) : null;
+  const connection = request.format === "hosted_sheets" ? await ctx.cloud.connection(orgId, request.connection_id!) : null;
   const rows = selectRows(ctx.db, orgId, request);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
   // Cells are asked column by column within a row: one camera lookup serves the row's camera columns.

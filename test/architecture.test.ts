@@ -71,9 +71,10 @@ test("only people/people.ts writes faces and people", async () => {
   for (const table of ["faces", "people"]) expect(await writersOf(table, ["people/people.ts"])).toEqual([]);
 });
 
-test("per-kind tables have one writer: video facts, image facts, link crawls, image compliance", async () => {
+test("per-kind tables have one writer: video facts, image facts, document facts, link crawls, image compliance", async () => {
   expect(await writersOf("video_facts", ["video/video-facts.ts"])).toEqual([]);
   expect(await writersOf("image_facts", ["images/image-facts.ts"])).toEqual([]);
+  expect(await writersOf("document_facts", ["documents/document-facts.ts"])).toEqual([]);
   expect(await writersOf("link_crawls", ["links/link-crawls.ts"])).toEqual([]);
   expect(await writersOf("image_compliance", ["compliance/image-compliance.ts"])).toEqual([]);
 });
@@ -202,11 +203,8 @@ test("no module-level mutable state outside the listed process-wide resources", 
 // ask the server's registry, and draws any kind it has no view for with KindFields.
 const KIND_FOLDERS = ["images/", "documents/", "video/", "links/", "kinds/", "db/migrations/", "dashboard/web/"];
 const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
-  "files/file-repository.ts": { count: 2, why: "a document's text extraction state (initial and requeued) until it moves to the document kind's table" },
   "library/similar.ts": { count: 2, why: "similar images and videos: a video is matched by its keyframes" },
   "library/routes.ts": { count: 1, why: "format=markdown is the spec's, for images only" },
-  "library/file-edits.ts": { count: 2, why: "a document being read or embedded refuses an edit of its text fields" },
-  "processing/reprocess.ts": { count: 1, why: "a document's embeddings in flight" },
   "rules/file-facts.ts": { count: 3, why: "rule conditions read the built-in kinds' facts (a link's text, a photo's camera)" },
   "rules/file-text.ts": { count: 2, why: "a document's or link's whole text for rule conditions and auto matching" },
   "rules/schema-action.ts": { count: 1, why: "a rule's custom schema: an image is filled from its findings and variant (as its pipeline fills it), other files from their text" },

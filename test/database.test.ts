@@ -13,6 +13,7 @@ import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
 import { videoAnalysisOf, videoFactsOf } from "../src/video/video-facts.ts";
 import { imageFactsOf } from "../src/images/image-facts.ts";
+import { documentFactsOf } from "../src/documents/document-facts.ts";
 import { crawlOf, findLink } from "../src/links/link-crawls.ts";
 import { complianceOf } from "../src/compliance/image-compliance.ts";
 import { tempDir } from "./support/server.ts";
@@ -230,6 +231,39 @@ test("migration 38 moves an image's rendering and embedding model into image_fac
     db.run("DELETE FROM files WHERE id IN ('img-1', 'vid-1')");
     expect(db.query("SELECT file_id FROM image_facts ORDER BY file_id").all()).toEqual([{ file_id: "img-2" }, { file_id: "vid-2" }]);
     expect(db.query("SELECT file_id FROM video_facts").all()).toEqual([{ file_id: "vid-2" }]);
+  } finally {
+    db.close();
+  }
+});
+
+test("migration 39 moves a document's reading and chunk states into document_facts", () => {
+  const { db, org, project } = databaseBefore(39, "document-facts");
+  try {
+    const insert = db.query(
+      `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, visible_text, text_extraction_status, digitization_status,
+         page_count, document_language, chunk_count, embedding_status) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    insert.run("doc-1", org, project, "document", "report.pdf", "Quarterly report", "completed", "completed", 12, "en", 30, "completed");
+    insert.run("doc-2", org, project, "document", "queued.docx", null, "pending", null, null, null, 0, null);
+    insert.run("lnk-1", org, project, "link", "example.com", "An article", "completed", "completed", 1, "de", 3, "processing");
+    insert.run("img-1", org, project, "image", "photo.jpg", "STOP", null, null, null, null, 0, null);
+
+    migrate(db, MIGRATIONS);
+    const columns = db.query<{ name: string }, []>("PRAGMA table_info(files)").all().map((c) => c.name);
+    for (const gone of ["text_extraction_status", "digitization_status", "page_count", "document_language", "chunk_count", "embedding_status"]) expect(columns).not.toContain(gone);
+    expect(documentFactsOf(db, "doc-1")).toEqual({
+      textExtractionStatus: "completed", digitizationStatus: "completed", pageCount: 12, language: "en", chunkCount: 30, embeddingStatus: "completed",
+    });
+    expect(documentFactsOf(db, "doc-2")).toEqual({ textExtractionStatus: "pending", digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null });
+    // A link's article went through the same reading.
+    expect(documentFactsOf(db, "lnk-1")).toMatchObject({ pageCount: 1, language: "de", chunkCount: 3, embeddingStatus: "processing" });
+    // An image has no row: the defaults the row had.
+    expect(db.query("SELECT file_id FROM document_facts WHERE file_id = 'img-1'").get()).toBeNull();
+    expect(documentFactsOf(db, "img-1")).toEqual({ textExtractionStatus: null, digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null });
+    // The searchable text stays on the row (the library's search index reads it there).
+    expect(db.query("SELECT visible_text FROM files WHERE id = 'doc-1'").get()).toEqual({ visible_text: "Quarterly report" });
+    db.run("DELETE FROM files WHERE id = 'doc-1'");
+    expect(db.query("SELECT file_id FROM document_facts ORDER BY file_id").all()).toEqual([{ file_id: "doc-2" }, { file_id: "lnk-1" }]);
   } finally {
     db.close();
   }

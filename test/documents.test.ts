@@ -235,11 +235,11 @@ describe("extraction and digitization", () => {
     // Settled first: an embedding job ending meanwhile would overwrite the status set below.
     await embedded(owner, id);
     for (const column of ["text_extraction_status", "embedding_status"]) {
-      server.ctx.db.query(`UPDATE files SET ${column} = 'processing' WHERE id = ?`).run(id);
+      server.ctx.db.query(`UPDATE document_facts SET ${column} = 'processing' WHERE file_id = ?`).run(id);
       const res = await owner.api.delete(`/files/${id}`);
       expect(res.status, column).toBe(409);
       expect(res.body.detail).toContain("cannot be deleted");
-      server.ctx.db.query(`UPDATE files SET ${column} = 'completed' WHERE id = ?`).run(id);
+      server.ctx.db.query(`UPDATE document_facts SET ${column} = 'completed' WHERE file_id = ?`).run(id);
     }
     expect((await owner.api.delete(`/files/${id}`)).status).toBe(200);
   });

@@ -17,6 +17,7 @@ import { photo } from "./support/images.ts";
 import { jobDone, pollApi, processed, waitFor } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { crawlOf } from "../src/links/link-crawls.ts";
+import { documentFactsOf } from "../src/documents/document-facts.ts";
 
 const LOOPBACK = { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" };
 
@@ -519,7 +520,7 @@ describe("politeness, recrawl and purge", () => {
     const keys = [crawl.faviconBlobKey!, crawl.snapshotBlobKey!];
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
     // Embedding of its chunks runs as its own job: wait for it so the purge finds its vectors.
-    await waitFor(() => server.ctx.files.byId(link.id)!.embedding_status === "completed", { what: "the link's chunks to be embedded" });
+    await waitFor(() => documentFactsOf(server.ctx.db, link.id).embeddingStatus === "completed", { what: "the link's chunks to be embedded" });
     expect((await owner.api.delete(`/files/${link.id}`)).status).toBe(200);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);

@@ -265,7 +265,7 @@ async function measure(
     for (const deadline = Date.now() + 30 * 60_000; ; await Bun.sleep(200)) {
       const row = db
         .query<{ docs: number; pending: number; chunks: number; stored: number }, []>(
-          `SELECT (SELECT count(*) FROM files WHERE media_type = 'document' AND text_extraction_status IN ('completed','failed')) AS docs,
+          `SELECT (SELECT count(*) FROM files f JOIN document_facts d ON d.file_id = f.id WHERE f.media_type = 'document' AND d.text_extraction_status IN ('completed','failed')) AS docs,
                   (SELECT count(*) FROM document_chunks WHERE embedding_status = 'pending') AS pending,
                   (SELECT count(*) FROM document_chunks) AS chunks,
                   (SELECT count(*) FROM files WHERE media_type = 'document') AS stored`,

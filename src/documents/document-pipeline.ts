@@ -30,6 +30,7 @@ import { errorMessage, forTenants, forTenantsOrNull } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "../embeddings/text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
 import type { VectorSpace } from "../vectors/vector-index.ts";
+import { chunksStored, embeddingEnded, embeddingStarted, embeddingsOfOtherModelsPending, embeddingWaits, textExtractionFailed, textExtractionStarted, textRead } from "./document-facts.ts";
 
 /** The library's search index holds this much of a document's text (the chunks hold all of it). */
 const SEARCH_TEXT_LIMIT = 200_000;
@@ -134,7 +135,7 @@ export async function storeDocument(ctx: DocumentDeps, file: FileRow, doc: Docum
         const c = chunks[next]!;
         insert.run(chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
       }
-      if (next === chunks.length) ctx.files.chunksStored(file.id, chunks.length);
+      if (next === chunks.length) chunksStored(ctx, file.id, chunks.length);
     });
   } while (next < chunks.length);
 }
@@ -156,17 +157,8 @@ function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draf
     for (const page of doc.pages) storePage(ctx, fileId, page);
   }
   if (draft?.text) replaceDescriptionsOf(db, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
-  ctx.files.textExtracted(
-    fileId,
-    {
-      pageCount: doc.page_count,
-      text: doc.text,
-      searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null,
-      language: detectLanguage(doc.text),
-      digitization,
-    },
-    draft ? { text: draft.text } : null,
-  );
+  ctx.files.textExtracted(fileId, { text: doc.text, searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null }, draft ? { text: draft.text } : null);
+  textRead(db, fileId, { pageCount: doc.page_count, language: detectLanguage(doc.text), digitization });
   // Keyphrases are offered to the user, never written into the tags (files/tag-suggestions.ts).
   if (draft) replaceSuggestions(db, fileId, draft.keyphrases);
 }
@@ -198,7 +190,7 @@ const extractionStage: Stage<DocumentWork> = {
   budgetMs: 25 * 60_000,
   async run(work, progress) {
     const { ctx, file } = work;
-    await ctx.writes.write(() => ctx.files.textExtractionStarted(file.id));
+    await ctx.writes.write(() => textExtractionStarted(ctx, file.id));
     const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
     if (!bytes) throw new PermanentJobError(`the original of document ${file.id} is missing from the store`);
     try {
@@ -220,7 +212,10 @@ const extractionStage: Stage<DocumentWork> = {
       const overBudget = work.signal.reason instanceof StageTimeoutError ? work.signal.reason : null;
       const final = err instanceof DocumentReadError || overBudget !== null;
       const why = overBudget ? overBudget.message : err instanceof DocumentReadError ? err.message : `text extraction failed: ${errorMessage(err)}`;
-      ctx.files.textExtractionFailed(file.id, why, final);
+      ctx.db.transaction(() => {
+        ctx.files.textNotExtracted(file.id, why);
+        textExtractionFailed(ctx, file.id, final);
+      })();
       throw final ? new PermanentJobError(why) : err;
     }
   },
@@ -284,7 +279,7 @@ function storeVectors(ctx: DocumentDeps, file: Pick<FileRow, "id" | "org_id">, s
     space.upsert(id, file.org_id, vectors[k]!);
     mark.run(ctx.embedder.modelId, id);
   });
-  if (last) ctx.files.embeddingEnded(file.id, "completed");
+  if (last) embeddingEnded(ctx, file.id, "completed");
 }
 
 /** Every document goes through these, in this order. */
@@ -331,11 +326,14 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       const fileId = file.id;
       const why = await ctx.embedder.unavailableReason();
       if (why) {
-        ctx.files.embeddingWaits(fileId, why);
+        ctx.db.transaction(() => {
+          ctx.files.embeddingsWait(fileId, why);
+          embeddingWaits(ctx, fileId);
+        })();
         ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(why), fileId);
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }
-      await ctx.writes.write(() => ctx.files.embeddingStarted(fileId));
+      await ctx.writes.write(() => embeddingStarted(ctx, fileId));
       const pending = ctx.db
         .query<{ id: string; content: string; heading_hierarchy: string }, [string]>(
           "SELECT id, content, heading_hierarchy FROM document_chunks WHERE file_id = ? AND embedding_status = 'pending' ORDER BY chunk_index",
@@ -364,7 +362,7 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
         failed = pending.length - done;
         ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(errorMessage(err)), fileId);
       }
-      if (failed || pending.length === 0) ctx.files.embeddingEnded(fileId, failed ? "failed" : "completed");
+      if (failed || pending.length === 0) embeddingEnded(ctx, fileId, failed ? "failed" : "completed");
       return [{ document_id: fileId, embedded: done, failed }];
     },
   });
@@ -378,7 +376,7 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
 export async function resumePendingEmbeddings(ctx: DocumentDeps): Promise<number> {
   if (await ctx.embedder.unavailableReason()) return 0;
   ctx.db.transaction(() => {
-    ctx.files.embeddingsOfOtherModelsPending(ctx.embedder.modelId);
+    embeddingsOfOtherModelsPending(ctx, ctx.embedder.modelId);
     ctx.db
       .query("UPDATE document_chunks SET embedding_status = 'pending', embedding_error = NULL WHERE embedding_status = 'completed' AND embedding_model IS NOT ?")
       .run(ctx.embedder.modelId);

@@ -9,6 +9,7 @@ import { type FileRow, tagsOf } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import { openSuggestions } from "../files/tag-suggestions.ts";
 import { imageFactsOf } from "../images/image-facts.ts";
+import { documentFactsOf, type DocumentFacts } from "./document-facts.ts";
 import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";
@@ -67,16 +68,17 @@ function pageView(row: PageRow) {
 const pageRows = (db: Database, fileId: string) =>
   db.query<PageRow, [string]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? ORDER BY page_number").all(fileId);
 
-function digitizationStatus(file: FileRow) {
-  return (file.digitization_status ?? "pending") as "pending" | "processing" | "completed" | "failed";
+function digitizationStatus(facts: DocumentFacts) {
+  return facts.digitizationStatus ?? "pending";
 }
 
 export function digitization(db: Database, file: FileRow) {
   const pages = pageRows(db, file.id).map(pageView);
+  const facts = documentFactsOf(db, file.id);
   return {
     document_id: file.id,
-    status: digitizationStatus(file),
-    total_pages: file.page_count ?? pages.length,
+    status: digitizationStatus(facts),
+    total_pages: facts.pageCount ?? pages.length,
     completed_pages: pages.filter((p) => p.status === "completed").length,
     failed_pages: pages.filter((p) => p.status === "failed").length,
     pages,
@@ -88,9 +90,10 @@ export function digitizationPage(db: Database, file: FileRow, pageNumber: number
     .query<PageRow, [string, number]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? AND page_number = ?")
     .get(file.id, pageNumber);
   if (!row) {
+    const facts = documentFactsOf(db, file.id);
     throw new ApiError(
       "NOT_FOUND",
-      file.page_count ? `document ${file.id} has ${file.page_count} pages; page ${pageNumber} has no digitization` : `document ${file.id} has no digitization yet (status ${digitizationStatus(file)})`,
+      facts.pageCount ? `document ${file.id} has ${facts.pageCount} pages; page ${pageNumber} has no digitization` : `document ${file.id} has no digitization yet (status ${digitizationStatus(facts)})`,
     );
   }
   return pageView(row);
@@ -98,10 +101,11 @@ export function digitizationPage(db: Database, file: FileRow, pageNumber: number
 
 export function digitizationStatusView(db: Database, file: FileRow) {
   const statuses = db.query<{ page_number: number; status: string }, [string]>("SELECT page_number, status FROM document_pages WHERE file_id = ? ORDER BY page_number").all(file.id);
+  const facts = documentFactsOf(db, file.id);
   return {
     document_id: file.id,
-    status: digitizationStatus(file),
-    total_pages: file.page_count ?? statuses.length,
+    status: digitizationStatus(facts),
+    total_pages: facts.pageCount ?? statuses.length,
     page_statuses: Object.fromEntries(statuses.map((s) => [String(s.page_number), s.status])),
   };
 }
@@ -126,19 +130,20 @@ function stageRuns(db: Database, fileId: string) {
 
 /** GET /files/{id}/processing-status, for images, documents and videos. */
 export function processingStatus(db: Database, file: FileRow) {
+  const facts = documentFactsOf(db, file.id);
   return {
     document_id: file.id,
     filename: file.filename,
     media_type: file.media_type,
     document_type: file.document_type,
     processing_status: file.processing_status,
-    text_extraction_status: file.text_extraction_status,
-    digitization_status: file.digitization_status,
-    embedding_status: file.embedding_status,
+    text_extraction_status: facts.textExtractionStatus,
+    digitization_status: facts.digitizationStatus,
+    embedding_status: facts.embeddingStatus,
     variant_status: imageFactsOf(db, file.id).variantStatus,
     description_status: file.description_status,
-    page_count: file.page_count,
-    chunk_count: file.chunk_count,
+    page_count: facts.pageCount,
+    chunk_count: facts.chunkCount,
     created_at: file.created_at,
     processing_started_at: file.processing_started_at,
     completed_at: file.processing_completed_at,
@@ -149,11 +154,12 @@ export function processingStatus(db: Database, file: FileRow) {
 
 /** A document's fields of the File resource (the kind's view). */
 export async function documentFields(row: FileRow, urls: FileUrls) {
+  const facts = documentFactsOf(urls.db, row.id);
   return {
     document_type: row.document_type,
-    page_count: row.page_count,
-    chunk_count: row.chunk_count,
-    text_extraction_status: row.text_extraction_status,
+    page_count: facts.pageCount,
+    chunk_count: facts.chunkCount,
+    text_extraction_status: facts.textExtractionStatus,
     document_url: await urls.original(row),
   };
 }

@@ -1,6 +1,7 @@
 /** Documents: PDF, DOCX, text and Markdown, read into pages, chunks and embeddings by the document pipeline. */
 import type { DocumentDeps } from "./deps.ts";
-import type { MediaKind } from "../kinds/media-kind.ts";
+import type { MediaKind, WorkInFlight } from "../kinds/media-kind.ts";
+import { documentFactsOf, textPending } from "./document-facts.ts";
 import { DOCUMENT_DETAIL_FIELDS, DOCUMENT_FIELDS } from "../files/file-shapes.ts";
 import { DOCUMENT_CONTENT } from "./document-content.ts";
 import { runDocumentPipeline, documentPipelineOptions } from "./document-pipeline.ts";
@@ -23,6 +24,15 @@ export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
       detailFields: DOCUMENT_DETAIL_FIELDS,
       summary: documentFields,
       detail: async (row, urls) => documentDetailFields(row, urls),
+    },
+    queued: (fileId) => textPending(ctx.db, fileId),
+    busy: (fileId) => {
+      const facts = documentFactsOf(ctx.db, fileId);
+      const work: WorkInFlight[] = [];
+      if (facts.textExtractionStatus === "processing") work.push({ reason: "its text extraction is in progress", blocksReprocessing: false });
+      // Reprocessing replaces the chunks an embedding job is reading.
+      if (facts.embeddingStatus === "processing") work.push({ reason: "its chunks are being embedded", blocksReprocessing: true });
+      return work;
     },
     purge: (fileId) => removePageImages(ctx, fileId),
   };

@@ -8,10 +8,12 @@
 import { isoAt } from "../clock.ts";
 import type { DocumentDeps } from "./deps.ts";
 import { ApiError, errorMessage } from "../errors.ts";
+import type { Database } from "bun:sqlite";
 import { pageImageBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import { readObject } from "../storage/blob-store.ts";
 import { DocumentReadError } from "./types.ts";
+import { documentFactsOf } from "./document-facts.ts";
 
 export const PAGE_IMAGE_CONTENT_TYPE = "image/webp";
 /** Widths a client may ask for, in pixels. */
@@ -33,7 +35,7 @@ interface PageImageRow {
  * Refuses what has no picture: a non-PDF document (its pages are logical), a PDF whose pages are
  * not known yet, a page past its last.
  */
-function checkPage(file: FileRow, page: number): void {
+function checkPage(db: Database, file: FileRow, page: number): void {
   if (file.media_type === "link") {
     throw new ApiError("NO_PAGE_IMAGES", `file ${file.id} is a link: its saved article is one logical page, so there are no page images; only PDF pages are drawn`);
   }
@@ -41,10 +43,11 @@ function checkPage(file: FileRow, page: number): void {
     const kind = file.document_type ? file.document_type.toUpperCase() : file.media_type;
     throw new ApiError("NO_PAGE_IMAGES", `file ${file.id} is a ${kind} document: its pages are logical (cut from its text), so there are no page images; only PDF pages are drawn`);
   }
-  if (!file.page_count || !file.blob_key) {
-    throw new ApiError("NO_PAGE_IMAGES", `the pages of PDF ${file.id} are not known yet (text_extraction_status: ${file.text_extraction_status ?? "pending"}); page images follow its reading`);
+  const facts = documentFactsOf(db, file.id);
+  if (!facts.pageCount || !file.blob_key) {
+    throw new ApiError("NO_PAGE_IMAGES", `the pages of PDF ${file.id} are not known yet (text_extraction_status: ${facts.textExtractionStatus ?? "pending"}); page images follow its reading`);
   }
-  if (page > file.page_count) throw new ApiError("PAGE_NOT_FOUND", `document ${file.id} has ${file.page_count} page${file.page_count === 1 ? "" : "s"}; there is no page ${page}`);
+  if (page > facts.pageCount) throw new ApiError("PAGE_NOT_FOUND", `document ${file.id} has ${facts.pageCount} page${facts.pageCount === 1 ? "" : "s"}; there is no page ${page}`);
 }
 
 /**
@@ -53,7 +56,7 @@ function checkPage(file: FileRow, page: number): void {
  * drawn within the reader's limits.
  */
 export async function pageImage(ctx: DocumentDeps, file: FileRow, page: number, width: number | null): Promise<PageImage> {
-  checkPage(file, page);
+  checkPage(ctx.db, file, page);
   const size = width ?? 0;
   const cached = ctx.db
     .query<PageImageRow, [string, number, number]>("SELECT blob_key, image_width, image_height FROM document_page_images WHERE file_id = ? AND page_number = ? AND width = ?")

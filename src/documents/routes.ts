@@ -16,6 +16,7 @@ import { waitForJob } from "../jobs/queue.ts";
 import type { FileRow } from "../files/file.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
+import { documentFactsOf } from "./document-facts.ts";
 import { SEARCH_MODES, searchChunks, searchDepsOf } from "./search.ts";
 import { AnalyzeResult, Chunk, Page, PageNumber, Status } from "./model.ts";
 import { PAGE_IMAGE_CONTENT_TYPE, PAGE_IMAGE_WIDTHS, pageImage } from "./page-images.ts";
@@ -27,6 +28,7 @@ const SEARCH_LIMIT = { min: 1, max: 100, fallback: 10 };
 
 function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const finished = status === "completed" || status === "skipped";
+  const facts = documentFactsOf(ctx.db, file.id);
   return {
     document_id: file.id,
     status,
@@ -34,9 +36,9 @@ function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "pr
     size_bytes: file.size_bytes,
     processing_time_ms: Math.round((performance.now() - startedMs) * 10) / 10,
     document_type: file.document_type,
-    text_extraction_status: file.text_extraction_status,
-    page_count: file.page_count,
-    chunk_count: file.chunk_count,
+    text_extraction_status: facts.textExtractionStatus,
+    page_count: facts.pageCount,
+    chunk_count: facts.chunkCount,
     extracted_text: finished ? ctx.files.extractedText(file.id) : null,
     job_id: status === "processing" || status === "failed" ? file.processing_job_id : null,
     poll_url: status === "processing" && file.processing_job_id ? `/api/v2/job/${file.processing_job_id}` : null,
@@ -68,7 +70,8 @@ export function documentRoutes(ctx: DocumentDeps) {
       "/files/:file_id/text",
       ({ principal, params }) => {
         const file = loadDocument(principal.orgId, params.file_id);
-        return { document_id: file.id, filename: file.filename, text: ctx.files.extractedText(file.id) ?? "", page_count: file.page_count, metadata: { language: file.document_language } };
+        const facts = documentFactsOf(db, file.id);
+        return { document_id: file.id, filename: file.filename, text: ctx.files.extractedText(file.id) ?? "", page_count: facts.pageCount, metadata: { language: facts.language } };
       },
       {
         permission: "view",
@@ -312,7 +315,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         if (stored.skipped) return analyzeView(ctx, file, "skipped", started);
         const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
         const now = reload(file.id);
-        const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : now.text_extraction_status === "completed" ? "completed" : "failed";
+        const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : documentFactsOf(db, now.id).textExtractionStatus === "completed" ? "completed" : "failed";
         return analyzeView(ctx, now, status, started);
       },
       {

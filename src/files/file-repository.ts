@@ -83,12 +83,9 @@ export interface RenderedImageContent {
 }
 
 export interface DocumentText {
-  pageCount: number;
   text: string;
   /** What the library's search index holds of the text. */
   searchText: string | null;
-  language: string | null;
-  digitization: "completed" | "failed";
 }
 
 /** A machine-made summary of a document: the AI description (null: none). Its keyphrases are tag suggestions, kept apart. */
@@ -207,8 +204,8 @@ export class FileRepository {
         `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
            title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
            storage_target, auto_describe, content_category, custom_schema_id, uploaded_by, processing_status, processing_job_id,
-           text_extraction_status, description_status, description_error, reserved_credits)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?)`,
+           description_status, description_error, reserved_credits)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
       )
       .run(
         file.id, file.orgId, file.projectId, file.folderId, type.mediaType, file.filename, at, at,
@@ -216,7 +213,7 @@ export class FileRepository {
         file.uploadMethod, file.sessionId, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId,
         file.uploadedBy,
         file.processingJobId,
-        ...initialStates(type.mediaType, file.description),
+        ...initialStates(file.description),
       );
   }
 
@@ -248,14 +245,14 @@ export class FileRepository {
       .query(
         `UPDATE files SET media_type = ?, filename = ?, updated_at = ?, title = ?, tags = ?, size_bytes = ?, content_type = ?, format = ?,
            document_type = ?, sha256 = ?, blob_key = ?, storage_target = ?, auto_describe = ?, content_category = ?, custom_schema_id = ?,
-           processing_status = 'queued', processing_job_id = ?, processing_error = NULL, text_extraction_status = ?,
+           processing_status = 'queued', processing_job_id = ?, processing_error = NULL,
            description_status = ?, description_error = ?, reserved_credits = ?
          WHERE id = ? AND blob_key IS NULL`,
       )
       .run(
         type.mediaType, file.filename, this.now(), file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType,
         file.sha256, file.blobKey, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId, file.processingJobId,
-        ...initialStates(type.mediaType, file.description),
+        ...initialStates(file.description),
         file.id,
       );
   }
@@ -355,7 +352,7 @@ export class FileRepository {
   /**
    * The file is queued again for a new processing job `jobId` (POST /files/{id}/reprocess): its
    * failure is cleared and the states its pipeline sets again go back to where an upload leaves
-   * them, so the job runs it as it runs a new file. Returns false, changing nothing, for a file
+   * them (the kind's own states are the kind's: MediaKind.queued), so the job runs it as it runs a new file. Returns false, changing nothing, for a file
    * without stored bytes or while a processing job is queued or running, unless `orphaned`: that
    * job ended (cancelled) without finishing the file, so nothing would ever move it on.
    * Descriptions are left as they are: a new one would spend credits nobody asked for.
@@ -364,8 +361,7 @@ export class FileRepository {
     const changed = this.db
       .query(
         `UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, processing_started_at = NULL,
-           processing_completed_at = NULL, retry_count = 0, updated_at = ?,
-           text_extraction_status = CASE WHEN media_type = 'document' THEN 'pending' ELSE text_extraction_status END
+           processing_completed_at = NULL, retry_count = 0, updated_at = ?
          WHERE id = ? AND blob_key IS NOT NULL AND (processing_status NOT IN ('queued', 'processing') OR ?)`,
       )
       .run(jobId, this.now(), id, orphaned ? 1 : 0);
@@ -434,16 +430,11 @@ export class FileRepository {
 
   // ---- documents ----------------------------------------------------------------------------
 
-  textExtractionStarted(id: string): void {
-    this.db.query("UPDATE files SET text_extraction_status = 'processing', digitization_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
-  }
+  // (the states of its reading and of its chunks are the document kind's: documents/document-facts.ts)
 
-  /** Extraction failed: for good (`final`), or back to pending for the retry. */
-  textExtractionFailed(id: string, why: string, final: boolean): void {
-    const status = final ? "failed" : "pending";
-    this.db
-      .query("UPDATE files SET text_extraction_status = ?, digitization_status = ?, processing_error = ?, updated_at = ? WHERE id = ?")
-      .run(status, status, forTenants(why), this.now(), id);
+  /** The document's text could not be read (this time, or for good): why. */
+  textNotExtracted(id: string, why: string): void {
+    this.db.query("UPDATE files SET processing_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
   }
 
   /**
@@ -457,16 +448,13 @@ export class FileRepository {
     this.db
       .query("INSERT INTO document_texts (file_id, text) VALUES (?, ?) ON CONFLICT (file_id) DO UPDATE SET text = excluded.text")
       .run(id, extracted.text);
-    const text = [extracted.pageCount, extracted.searchText, extracted.language, extracted.digitization] as const;
-    const columns = `page_count = ?, visible_text = ?, document_language = ?, digitization_status = ?,
-           text_extraction_status = 'completed', updated_at = ?`;
     if (!summary) {
-      this.db.query(`UPDATE files SET ${columns} WHERE id = ?`).run(...text, this.now(), id);
+      this.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(extracted.searchText, this.now(), id);
       return;
     }
     this.db
-      .query(`UPDATE files SET ${columns}, upload_description = coalesce(?, upload_description) WHERE id = ?`)
-      .run(...text, this.now(), summary.text, id);
+      .query("UPDATE files SET visible_text = ?, updated_at = ?, upload_description = coalesce(?, upload_description) WHERE id = ?")
+      .run(extracted.searchText, this.now(), summary.text, id);
   }
 
   /**
@@ -478,34 +466,11 @@ export class FileRepository {
     return this.db.query<{ text: string }, [string]>("SELECT text FROM document_texts WHERE file_id = ?").get(id)?.text ?? null;
   }
 
-  /** The document's chunks are stored; they wait for embedding (or there is nothing to embed). */
-  chunksStored(id: string, count: number): void {
-    this.db.query("UPDATE files SET chunk_count = ?, embedding_status = ?, updated_at = ? WHERE id = ?").run(count, count ? "pending" : "completed", this.now(), id);
-  }
-
   /** No text model can embed now; the reason joins the file's processing error unless one is there. */
-  embeddingWaits(id: string, why: string): void {
+  embeddingsWait(id: string, why: string): void {
     this.db
-      .query("UPDATE files SET embedding_status = 'pending', processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?")
+      .query("UPDATE files SET processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?")
       .run(forTenants(`embeddings pending: ${why}`), this.now(), id);
-  }
-
-  embeddingStarted(id: string): void {
-    this.db.query("UPDATE files SET embedding_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
-  }
-
-  embeddingEnded(id: string, status: "completed" | "failed"): void {
-    this.db.query("UPDATE files SET embedding_status = ?, updated_at = ? WHERE id = ?").run(status, this.now(), id);
-  }
-
-  /** Live documents with chunks embedded by another model than `modelId` go back to pending. */
-  embeddingsOfOtherModelsPending(modelId: string): void {
-    this.db
-      .query(
-        `UPDATE files SET embedding_status = 'pending', updated_at = ? WHERE deleted_at IS NULL AND id IN (
-           SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND embedding_model IS NOT ?)`,
-      )
-      .run(this.now(), modelId);
   }
 
   // ---- links ---------------------------------------------------------------------------------
@@ -556,16 +521,12 @@ export class FileRepository {
 }
 
 /**
- * What a new file's pipeline has still to do, by media type: text extraction and the description
- * (with the credits it reserved), in the column order of the INSERT and UPDATE that record a file.
- * A kind's own states are its own (MediaKind.queued).
+ * The description a new file's pipeline has still to make (with the credits it reserved), in the
+ * column order of the INSERT and UPDATE that record a file. What else its pipeline has to do is
+ * its kind's (MediaKind.queued).
  */
-function initialStates(
-  mediaType: MediaType,
-  description: { status: string; error: string | null; credits: number } | null | undefined,
-): [string | null, string | null, string | null, number] {
+function initialStates(description: { status: string; error: string | null; credits: number } | null | undefined): [string | null, string | null, number] {
   return [
-    mediaType === "document" ? "pending" : null,
     description?.status ?? null,
     description?.error ?? null,
     description?.status === "pending" ? description.credits : 0,

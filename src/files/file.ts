@@ -65,7 +65,6 @@ export interface FileRow {
   processing_error: string | null;
   processing_started_at: string | null;
   processing_completed_at: string | null;
-  text_extraction_status: string | null;
   description_status: string | null;
   description_error: string | null;
   description_generated_at: string | null;
@@ -76,11 +75,6 @@ export interface FileRow {
   content_created_at: string | null;
   width: number | null;
   height: number | null;
-  page_count: number | null;
-  chunk_count: number;
-  digitization_status: string | null;
-  embedding_status: string | null;
-  document_language: string | null;
   reserved_credits: number;
   parent_file_id: string | null;
 }

@@ -74,6 +74,14 @@ export interface Reprocessed {
   crawlStatus: string | null;
 }
 
+/** Work on a file going on now, outside or beside what its processing job's state says (a document's chunks being embedded). */
+export interface WorkInFlight {
+  /** Ends "file X cannot be deleted while …": "its chunks are being embedded". */
+  reason: string;
+  /** Queueing the file's processing again would replace what the work reads. */
+  blocksReprocessing: boolean;
+}
+
 export interface MediaKind<Type extends MediaType = MediaType> {
   type: Type;
   /** Null: the kind's files do not arrive as bytes (a link is saved by its URL). */
@@ -87,6 +95,8 @@ export interface MediaKind<Type extends MediaType = MediaType> {
    * or queues its processing again; the kind's tables hold them, not the files row.
    */
   queued?(fileId: string): void;
+  /** What is being done to the file now that deleting it (or reprocessing it) must wait for; none when absent. */
+  busy?(fileId: string): WorkInFlight[];
   /** Columns of the kind's own in exports (the built-in kinds' are library/exports.ts's). */
   exportColumns?: ExportColumn[];
   /** Removes what the kind derived from a file outside its row (blobs, vectors) before the row is purged. */

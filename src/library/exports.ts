@@ -17,6 +17,7 @@ import { cameraFactsOf, type StoredCameraFacts } from "../camera/camera-facts.ts
 import type { ExportCell, MediaKinds } from "../kinds/media-kind.ts";
 import { complianceOf } from "../compliance/image-compliance.ts";
 import { imageFactsOf, type StoredImageFacts } from "../images/image-facts.ts";
+import { documentFactsOf, type DocumentFacts } from "../documents/document-facts.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -43,6 +44,7 @@ interface ValueOptions {
   camera(fileId: string): StoredCameraFacts | null;
   compliance(fileId: string): string | null;
   image(fileId: string): StoredImageFacts;
+  document(fileId: string): DocumentFacts;
 }
 
 const col = (group: ColumnDef["group"], key: string, display: string, value: ColumnDef["value"]): ColumnDef => ({ key, display, group, value });
@@ -76,9 +78,9 @@ export const EXPORT_COLUMNS: ColumnDef[] = [
   field("image", "description_status", "Description status"),
   col("image", "compliance_status", "Compliance status", (row, o) => o.compliance(row.id)),
   field("document", "document_type", "Document type"),
-  field("document", "page_count", "Pages"),
-  field("document", "chunk_count", "Chunks"),
-  field("document", "text_extraction_status", "Text extraction status"),
+  col("document", "page_count", "Pages", (row, o) => o.document(row.id).pageCount),
+  col("document", "chunk_count", "Chunks", (row, o) => o.document(row.id).chunkCount),
+  col("document", "text_extraction_status", "Text extraction status", (row, o) => o.document(row.id).textExtractionStatus),
   col("document", "extracted_text", "Extracted text", (row, o) => o.extractedText(row.id)),
   field("link", "source_url", "Source URL"),
   camera("camera_make", "Camera make", "make"),
@@ -227,12 +229,14 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   // Cells are asked column by column within a row: one camera lookup serves the row's camera columns.
   let cameraOf: { id: string; facts: StoredCameraFacts | null } | null = null;
   let imageOf: { id: string; facts: StoredImageFacts } | null = null;
+  let documentOf: { id: string; facts: DocumentFacts } | null = null;
   const options: ValueOptions = {
     flattenTags: request.flatten_tags ?? true,
     extractedText: (id) => ctx.files.extractedText(id),
     camera: (id) => (cameraOf?.id === id ? cameraOf : (cameraOf = { id, facts: cameraFactsOf(ctx.db, id) })).facts,
     compliance: (id) => complianceOf(ctx.db, id)?.status ?? null,
     image: (id) => (imageOf?.id === id ? imageOf : (imageOf = { id, facts: imageFactsOf(ctx.db, id) })).facts,
+    document: (id) => (documentOf?.id === id ? documentOf : (documentOf = { id, facts: documentFactsOf(ctx.db, id) })).facts,
   };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));

@@ -58,19 +58,8 @@ export function updateFile(ctx: LibraryDeps, orgId: string, ref: string, patch: 
   };
 }
 
-/** Why a file cannot be deleted right now, or null. */
-function busyReason(row: FileRow): string | null {
-  if (row.media_type === "document" && row.text_extraction_status === "processing") {
-    return "its text extraction is in progress";
-  }
-  if (row.media_type === "document" && row.embedding_status === "processing") {
-    return "its chunks are being embedded";
-  }
-  return null;
-}
-
 function markDeleted(ctx: LibraryDeps, row: FileRow): string {
-  const busy = busyReason(row);
+  const busy = ctx.kinds.for(row.media_type)?.busy?.(row.id)[0]?.reason;
   if (busy) throw new ApiError("FILE_BUSY", `file ${row.id} cannot be deleted while ${busy}; try again when it finishes`);
   return ctx.files.softDelete(row.id);
 }

@@ -4,6 +4,7 @@
  */
 import { videoFactsOf } from "../video/video-facts.ts";
 import { crawlOf } from "../links/link-crawls.ts";
+import { documentFactsOf } from "../documents/document-facts.ts";
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -48,7 +49,7 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     category: file.content_category,
     source: sourceOf(db, file),
     size_bytes: file.size_bytes,
-    page_count: file.page_count,
+    page_count: documentFactsOf(db, file.id).pageCount,
     duration_seconds: videoFactsOf(db, file.id)?.durationSeconds ?? null,
     domain: crawlOf(db, file.id)?.domain ?? null,
     project_id: file.project_id,

@@ -39,13 +39,15 @@ export function insertFileRow(db: Database, row: FileRowFixture): string {
   const deletedAt = row.deleted === true ? now : typeof row.deleted === "string" ? row.deleted : null;
   db.query(
     `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, deleted_at,
-       title, tags, size_bytes, content_created_at, visible_text, upload_description, user_description, text_extraction_status)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       title, tags, size_bytes, content_created_at, visible_text, upload_description, user_description)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(
     id, row.orgId, row.projectId, row.folderId ?? null, row.mediaType ?? "image", row.filename ?? `${id}.jpg`, now, now, deletedAt,
     row.title ?? null, JSON.stringify(row.tags ?? []), row.sizeBytes ?? 0, row.contentCreatedAt ?? null, row.visibleText ?? null,
-    row.uploadDescription ?? null, row.userDescription ?? null, row.textExtractionStatus ?? null,
+    row.uploadDescription ?? null, row.userDescription ?? null,
   );
+  // The document kind's reading state is its own table's (documents/document-facts.ts).
+  if (row.textExtractionStatus) db.query("INSERT INTO document_facts (file_id, text_extraction_status) VALUES (?, ?)").run(id, row.textExtractionStatus);
   if (row.complianceStatus) {
     // A check asked at upload, then judged (its verdict is what listings filter on).
     complianceRequested(db, id, { type: "mls", standard: "default", imageType: "main" });

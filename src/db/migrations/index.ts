@@ -40,6 +40,7 @@ import imageCompliance from "./035_image_compliance.ts";
 import faceReviews from "./036_face_reviews.ts";
 import keywordPostings from "./037_keyword_postings.ts";
 import imageFacts from "./038_image_facts.ts";
+import documentFacts from "./039_document_facts.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -93,4 +94,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 36, name: "face_reviews", sql: faceReviews },
   { version: 37, name: "keyword_postings", postgresOnly: keywordPostings },
   { version: 38, name: "image_facts", sql: imageFacts },
+  { version: 39, name: "document_facts", sql: documentFacts },
 ];

@@ -1,0 +1,118 @@
+/**
+ * What reading a document found (the states of its text extraction and digitization, its page
+ * count and language) and the state of its chunks (their count, their embedding), in the document
+ * kind's own table `document_facts` (this module is its only writer). A saved link's article is
+ * read, chunked and embedded by the same code, so links have a row too. Each change moves the
+ * file's updated_at, as when these were columns of its row.
+ */
+import type { Database } from "bun:sqlite";
+import type { FileRepository } from "../files/file-repository.ts";
+
+export type ReadingStatus = "pending" | "processing" | "completed" | "failed";
+
+export interface DocumentFacts {
+  /** pending at upload, processing, completed or failed; null: the file is read by no pipeline. */
+  textExtractionStatus: ReadingStatus | null;
+  digitizationStatus: ReadingStatus | null;
+  pageCount: number | null;
+  language: string | null;
+  chunkCount: number;
+  embeddingStatus: ReadingStatus | null;
+}
+
+export interface DocumentFactsDeps {
+  db: Database;
+  /** Told of each change (the file's updated_at). */
+  files: FileRepository;
+}
+
+interface DocumentFactsRow {
+  text_extraction_status: ReadingStatus | null;
+  digitization_status: ReadingStatus | null;
+  page_count: number | null;
+  language: string | null;
+  chunk_count: number;
+  embedding_status: ReadingStatus | null;
+}
+
+const NONE: DocumentFacts = { textExtractionStatus: null, digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null };
+
+/** A file without a row (an image, a document not recorded yet) has none of these facts. */
+export function documentFactsOf(db: Database, fileId: string): DocumentFacts {
+  const row = db
+    .query<DocumentFactsRow, [string]>(
+      "SELECT text_extraction_status, digitization_status, page_count, language, chunk_count, embedding_status FROM document_facts WHERE file_id = ?",
+    )
+    .get(fileId);
+  if (!row) return NONE;
+  return {
+    textExtractionStatus: row.text_extraction_status,
+    digitizationStatus: row.digitization_status,
+    pageCount: row.page_count,
+    language: row.language,
+    chunkCount: row.chunk_count,
+    embeddingStatus: row.embedding_status,
+  };
+}
+
+function upsert(db: Database, fileId: string, set: Partial<DocumentFactsRow>): void {
+  const columns = Object.keys(set);
+  db.query(
+    `INSERT INTO document_facts (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
+     ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+  ).run(fileId, ...Object.values(set));
+}
+
+function changed(ctx: DocumentFactsDeps, fileId: string, set: Partial<DocumentFactsRow>): void {
+  upsert(ctx.db, fileId, set);
+  ctx.files.touched(fileId);
+}
+
+/** The document is still to be read (at upload, and when its processing is queued again). */
+export function textPending(db: Database, fileId: string): void {
+  upsert(db, fileId, { text_extraction_status: "pending" });
+}
+
+export function textExtractionStarted(ctx: DocumentFactsDeps, fileId: string): void {
+  changed(ctx, fileId, { text_extraction_status: "processing", digitization_status: "processing" });
+}
+
+/** Extraction failed: for good (`final`), or back to pending for the retry (the reason is the file's processing error). */
+export function textExtractionFailed(ctx: DocumentFactsDeps, fileId: string, final: boolean): void {
+  const status = final ? "failed" : "pending";
+  changed(ctx, fileId, { text_extraction_status: status, digitization_status: status });
+}
+
+/** The text is read; written with the text (FileRepository.textExtracted, which moves updated_at) in one transaction. */
+export function textRead(db: Database, fileId: string, read: { pageCount: number; language: string | null; digitization: "completed" | "failed" }): void {
+  upsert(db, fileId, { text_extraction_status: "completed", page_count: read.pageCount, language: read.language, digitization_status: read.digitization });
+}
+
+/** The chunks are stored; they wait for embedding (or there is nothing to embed). */
+export function chunksStored(ctx: DocumentFactsDeps, fileId: string, count: number): void {
+  changed(ctx, fileId, { chunk_count: count, embedding_status: count ? "pending" : "completed" });
+}
+
+/** No text model can embed now (the reason joins the file's processing error). */
+export function embeddingWaits(ctx: DocumentFactsDeps, fileId: string): void {
+  changed(ctx, fileId, { embedding_status: "pending" });
+}
+
+export function embeddingStarted(ctx: DocumentFactsDeps, fileId: string): void {
+  changed(ctx, fileId, { embedding_status: "processing" });
+}
+
+export function embeddingEnded(ctx: DocumentFactsDeps, fileId: string, status: "completed" | "failed"): void {
+  changed(ctx, fileId, { embedding_status: status });
+}
+
+/** Live files with chunks embedded by another model than `modelId` go back to pending. */
+export function embeddingsOfOtherModelsPending(ctx: DocumentFactsDeps, modelId: string): void {
+  const stale = ctx.db
+    .query<{ id: string }, [string]>(
+      `SELECT f.id FROM files f WHERE f.deleted_at IS NULL AND f.id IN (
+         SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND embedding_model IS NOT ?)`,
+    )
+    .all(modelId);
+  for (const { id } of stale) changed(ctx, id, { embedding_status: "pending" });
+}

@@ -39,6 +39,7 @@ import { mailRoutes } from "./mail/routes.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue } from "./processing/file-processing.ts";
 import { type MediaKind, MediaKinds } from "./kinds/media-kind.ts";
+import { migrateOwned } from "./db/database.ts";
 import type { BuiltinMediaType } from "./files/file.ts";
 import { imageKind } from "./images/kind.ts";
 import { documentKind } from "./documents/kind.ts";
@@ -244,7 +245,12 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
 /** The media kinds, the job queues, the reactions to library events and the recoveries after a restart. */
 function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   const { jobs, log } = ctx;
-  for (const kind of [...KINDS, ...extraKinds]) ctx.kinds.register(kind(ctx));
+  for (const factory of [...KINDS, ...extraKinds]) {
+    const kind = factory(ctx);
+    ctx.kinds.register(kind);
+    // Before its pipeline or views can run: its tables exist from the first request on.
+    if (kind.tables) migrateOwned(ctx.db, `kind:${kind.type}`, kind.tables);
+  }
   jobs.register(fileProcessingQueue(ctx, ctx.kinds));
   jobs.register(imageVariantsQueue(ctx));
   jobs.register(documentEmbedQueue(ctx));

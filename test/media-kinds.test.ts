@@ -2,13 +2,15 @@
  * A media kind added by a test alone (test/support/audio-kind.ts, registered through the server's
  * `kinds` option): uploaded, detected by its content, processed by its pipeline, listed and
  * filtered, shown with its own fields, exported with its own columns and purged with what it
- * stored, through real HTTP and without a change to any module of src/.
+ * stored, through real HTTP and without a change to any module of src/. The kind brings its own
+ * table (audio_facts), created when it is registered and recorded per kind.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
-import { audioKind, envelopeKey, wav } from "./support/audio-kind.ts";
+import { AUDIO_TABLES, audioKind, envelopeKey, wav } from "./support/audio-kind.ts";
+import { migrateOwned } from "../src/db/database.ts";
 import { png } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -46,6 +48,26 @@ test("a WAV file is taken by the test's kind, processed by its pipeline and show
   // The stage runner recorded the kind's stage like any other.
   const stages = server.ctx.db.query("SELECT stage, status FROM file_stage_runs WHERE file_id = ?").all(res.body.image_id);
   expect(stages).toEqual([{ stage: "read", status: "completed" }]);
+  // Its facts are in the table the kind brought.
+  expect(server.ctx.db.query("SELECT * FROM audio_facts WHERE file_id = ?").get(res.body.image_id)).toEqual({
+    file_id: res.body.image_id, channels: 1, sample_rate: 8000, bits_per_sample: 16, duration_seconds: 1.5,
+  });
+});
+
+test("a kind's tables are made when it is registered, in order, recorded per kind, and never made again", () => {
+  const applied = () => server.ctx.db.query("SELECT owner, version, name FROM owned_migrations ORDER BY owner, version").all();
+  expect(applied()).toEqual([
+    { owner: "kind:audio", version: 1, name: "audio_facts" },
+    { owner: "kind:audio", version: 2, name: "audio_duration_index" },
+  ]);
+  expect(server.ctx.db.query("SELECT name FROM sqlite_master WHERE name LIKE 'audio_facts%' ORDER BY name").all()).toEqual([
+    { name: "audio_facts" }, { name: "audio_facts_duration" },
+  ]);
+  // A restart meets them applied: nothing runs again (a CREATE TABLE run twice would throw).
+  migrateOwned(server.ctx.db, "kind:audio", AUDIO_TABLES);
+  expect(applied()).toHaveLength(2);
+  // A build that knows fewer of them than the database holds refuses to run on it.
+  expect(() => migrateOwned(server.ctx.db, "kind:audio", AUDIO_TABLES.slice(0, 1))).toThrow(/newer than this build understands/);
 });
 
 test("listings filter by the kind's type and show its summary; other kinds are unchanged", async () => {
@@ -103,7 +125,8 @@ test("purging a deleted file asks its kind to remove what it stored", async () =
   expect(server.ctx.files.byId(id)).toBeNull();
   expect(await server.ctx.blobs.size(envelopeKey(row))).toBeNull();
   expect(await server.ctx.blobs.size(row.blob_key!)).toBeNull();
-  expect(server.ctx.db.query("SELECT count(*) AS n FROM file_extractions WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+  // The kind's own row went with the file's.
+  expect(server.ctx.db.query("SELECT count(*) AS n FROM audio_facts WHERE file_id = ?").get(id)).toEqual({ n: 0 });
 });
 
 test("the OpenAPI document describes the kind's File variant", async () => {

@@ -3,12 +3,14 @@
  * proof that a kind is added without touching any module of src/. WAV files (RIFF/WAVE, which
  * file-type recognises and no built-in kind takes) are uploaded, read by a one-stage pipeline
  * (channels, sample rate, duration and a peak envelope), listed and shown with the kind's own
- * fields, exported with its own columns and purged with the envelope it stored.
+ * fields, exported with its own columns and purged with the envelope it stored. Its facts live in
+ * a table of its own (`audio_facts`), which the kind brings with it (MediaKind.tables): created
+ * when the kind is registered, without a numbered migration in src/db/migrations/.
  * docs/architecture.md ("Adding a media kind") walks through it.
  */
 import { t } from "elysia";
 import type { AppContext } from "../../src/app.ts";
-import { getExtraction, saveExtraction } from "../../src/extractions/extractions.ts";
+import type { OwnedMigration } from "../../src/db/database.ts";
 import type { FileRow } from "../../src/files/file.ts";
 import type { MediaKind, PipelineReport } from "../../src/kinds/media-kind.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../../src/processing/stage-runner.ts";
@@ -68,6 +70,18 @@ export function wav(seconds: number, rate = 8000, hz = 440): Uint8Array {
   return bytes;
 }
 
+/** The kind's own tables, in its own numbering (append only). */
+export const AUDIO_TABLES: OwnedMigration[] = [
+  {
+    version: 1,
+    name: "audio_facts",
+    sql: `CREATE TABLE audio_facts (
+      file_id TEXT PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+      channels INTEGER NOT NULL, sample_rate INTEGER NOT NULL, bits_per_sample INTEGER NOT NULL, duration_seconds REAL NOT NULL)`,
+  },
+  { version: 2, name: "audio_duration_index", sql: "CREATE INDEX audio_facts_duration ON audio_facts(duration_seconds)" },
+];
+
 type AudioDeps = Pick<AppContext, "db" | "clock" | "writes" | "metrics" | "config" | "blobs" | "files">;
 
 interface AudioWork extends FileWork<AudioDeps> {
@@ -87,12 +101,23 @@ const readStage: Stage<AudioWork> = {
       samples.subarray(i * step, (i + 1) * step).reduce((peak, s) => Math.max(peak, Math.abs(s)), 0) / 32768,
     );
     await work.ctx.blobs.put(envelopeKey(work.file), new TextEncoder().encode(JSON.stringify(envelope)), "application/json");
-    await work.job.write(() => saveExtraction(work.ctx.db, work.ctx.clock, work.file.id, "audio", "test audio kind", facts));
+    await work.job.write(() =>
+      work.ctx.db
+        .query(
+          `INSERT INTO audio_facts (file_id, channels, sample_rate, bits_per_sample, duration_seconds) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (file_id) DO UPDATE SET channels = excluded.channels, sample_rate = excluded.sample_rate,
+             bits_per_sample = excluded.bits_per_sample, duration_seconds = excluded.duration_seconds`,
+        )
+        .run(work.file.id, facts.channels, facts.sample_rate, facts.bits_per_sample, facts.duration_seconds),
+    );
     work.facts = facts;
   },
 };
 
-const factsOf = (ctx: AudioDeps, fileId: string) => (getExtraction(ctx.db, fileId, "audio")?.data as AudioFacts | undefined) ?? null;
+const factsOf = (ctx: AudioDeps, fileId: string) =>
+  ctx.db
+    .query<AudioFacts, [string]>("SELECT channels, sample_rate, bits_per_sample, duration_seconds FROM audio_facts WHERE file_id = ?")
+    .get(fileId);
 
 export function audioKind(ctx: AudioDeps): MediaKind<"audio"> {
   return {
@@ -103,6 +128,7 @@ export function audioKind(ctx: AudioDeps): MediaKind<"audio"> {
       accepts: "audio (wav)",
       maxStreamingBytes: 10 * 1024 ** 2,
     },
+    tables: AUDIO_TABLES,
     pipeline: {
       produces: { thumbnails: false, analysis: true },
       concurrency: 1,

@@ -9,14 +9,9 @@
  * in accounts.test.ts, auth.test.ts, projects.test.ts and oidc.test.ts. The PostgreSQL half skips,
  * saying why, where no server binary is found.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
-import { openDatabase, type Database } from "../src/db/database.ts";
-import { openPostgres } from "../src/db/postgres-database.ts";
-import type { PostgresClient } from "../src/db/postgres-client.ts";
-import type { SqlClient } from "../src/db/sql-client.ts";
-import { SqliteClient } from "../src/db/sqlite-client.ts";
+import { portEngines } from "./support/port-engines.ts";
 import { createOrganization, findOrganization, listOrganizations, OrganizationError, requireOrganization } from "../src/tenancy/organizations.ts";
 import { createProject, defaultProjectId, deleteProject, getProject, listProjects, updateProject } from "../src/tenancy/projects.ts";
 import { ApiKeyError, authenticateKey, createApiKey, listApiKeys, revokeApiKey, revokeApiKeyOf } from "../src/auth/api-keys.ts";
@@ -26,30 +21,8 @@ import { consumeToken, issueToken, peekToken, pendingInvitations, pruneTokens, r
 import { ACCOUNT_RULE, clearFailures, lockedFor, recordFailure } from "../src/accounts/throttle.ts";
 import { FirstRun } from "../src/accounts/first-run.ts";
 import { findIdentity, identitiesOf, linkIdentity, unlinkIdentity } from "../src/accounts/oidc.ts";
-import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
-import { tempDir } from "./support/temp-dir.ts";
 
-const binaries = postgresOrSkip();
-let sqliteDb: Database;
-let pg: TestPostgres | null = null;
-let postgres: PostgresClient | null = null;
-
-beforeAll(async () => {
-  sqliteDb = openDatabase(join(tempDir("mediabox-port-accounts-"), "accounts.db"));
-  if (binaries) {
-    pg = await startPostgres(binaries);
-    postgres = await openPostgres(await pg.createDatabase("accounts"), { max: 4 });
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.close();
-  await pg?.stop();
-  sqliteDb?.close();
-});
-
-const engines: { name: string; client: () => SqlClient }[] = [{ name: "sqlite", client: () => new SqliteClient(sqliteDb) }];
-if (binaries) engines.push({ name: "postgres", client: () => postgres! });
+const { engines } = portEngines("accounts", { connections: 4 });
 
 const unique = (prefix: string) => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
 const LIFETIMES = { idleMs: 30 * 60_000, absoluteMs: 12 * 3_600_000 };

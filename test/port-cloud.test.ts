@@ -6,43 +6,17 @@
  * flows through the providers are tested over HTTP in cloud.test.ts. The PostgreSQL half skips,
  * saying why, where no server binary is found.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { ManualClock } from "../src/clock.ts";
 import { CloudConnections } from "../src/cloud/connections.ts";
 import { TokenVault } from "../src/cloud/token-vault.ts";
 import { loadConfig } from "../src/config.ts";
-import { openDatabase, type Database } from "../src/db/database.ts";
-import type { PostgresClient } from "../src/db/postgres-client.ts";
-import { openPostgres } from "../src/db/postgres-database.ts";
 import type { SqlClient } from "../src/db/sql-client.ts";
-import { SqliteClient } from "../src/db/sqlite-client.ts";
+import { portEngines } from "./support/port-engines.ts";
 import { Logger } from "../src/log.ts";
-import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
-import { tempDir } from "./support/temp-dir.ts";
 
-const binaries = postgresOrSkip();
-let sqliteDb: Database;
-let pg: TestPostgres | null = null;
-let postgres: PostgresClient | null = null;
-
-beforeAll(async () => {
-  sqliteDb = openDatabase(join(tempDir("mediabox-port-cloud-"), "cloud.db"));
-  if (binaries) {
-    pg = await startPostgres(binaries);
-    postgres = await openPostgres(await pg.createDatabase("cloud"), { max: 2 });
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.close();
-  await pg?.stop();
-  sqliteDb?.close();
-});
-
-const engines: { name: string; client: () => SqlClient }[] = [{ name: "sqlite", client: () => new SqliteClient(sqliteDb) }];
-if (binaries) engines.push({ name: "postgres", client: () => postgres! });
+const { engines } = portEngines("cloud");
 
 const config = loadConfig({}, { MEDIABOX_NEXTCLOUD_URL: "http://127.0.0.1:9/nextcloud", MEDIABOX_NEXTCLOUD_CLIENT_ID: "id", MEDIABOX_NEXTCLOUD_CLIENT_SECRET: "secret" });
 const quiet = new Logger("error");

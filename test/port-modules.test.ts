@@ -13,14 +13,9 @@
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
+import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
-import { openDatabase, type Database } from "../src/db/database.ts";
-import { openPostgres } from "../src/db/postgres-database.ts";
-import type { PostgresClient } from "../src/db/postgres-client.ts";
-import type { SqlClient } from "../src/db/sql-client.ts";
-import { SqliteClient } from "../src/db/sqlite-client.ts";
+import { portEngines } from "./support/port-engines.ts";
 import { listSupportMessages, storeSupportMessage } from "../src/support/support.ts";
 import { logUploadEvent, pruneUploadEvents } from "../src/telemetry/upload-events.ts";
 import { pruneFinishedJobs } from "../src/jobs/queue.ts";
@@ -42,30 +37,8 @@ import {
 import { activeWatchedFolders, allWatchedFolders, claimItem, finishItem, openItems, removeWatchedFolder, scanned, watchedFoldersOf } from "../src/watch/watched-folders.ts";
 import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
 import { dismissDuplicates, groupMemberships, recordFingerprint, undismissDuplicates, withMembers } from "../src/duplicates/duplicate-store.ts";
-import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
-import { tempDir } from "./support/temp-dir.ts";
 
-const binaries = postgresOrSkip();
-let sqliteDb: Database;
-let pg: TestPostgres | null = null;
-let postgres: PostgresClient | null = null;
-
-beforeAll(async () => {
-  sqliteDb = openDatabase(join(tempDir("mediabox-support-"), "support.db"));
-  if (binaries) {
-    pg = await startPostgres(binaries);
-    postgres = await openPostgres(await pg.createDatabase("support"), { max: 2 });
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await postgres?.close();
-  await pg?.stop();
-  sqliteDb?.close();
-});
-
-const engines: { name: string; client: () => SqlClient }[] = [{ name: "sqlite", client: () => new SqliteClient(sqliteDb) }];
-if (binaries) engines.push({ name: "postgres", client: () => postgres! });
+const { engines, sqlite } = portEngines("support");
 
 describe.each(engines)("modules on the port, on $name", ({ client }) => {
   test("support messages: stored trimmed, listed newest first, marked once mailed", async () => {
@@ -139,7 +112,7 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     const oldKey = randomBytes(32).toString("base64");
     const config = loadConfig({}, {});
     // Only emitEvent (still on the SQLite handle, not called here) reads `db`.
-    const deps = (vault: TokenVault): WebhookDeps => ({ db: sqliteDb, sql: db, clock, config, vault, jobs: new JobRunner(new JobStore(db), clock, new Logger("error"), { leaseMs: 60_000 }) });
+    const deps = (vault: TokenVault): WebhookDeps => ({ db: sqlite(), sql: db, clock, config, vault, jobs: new JobRunner(new JobStore(db), clock, new Logger("error"), { leaseMs: 60_000 }) });
     const old = deps(new TokenVault(oldKey));
     await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-hook', 'Hook Co', 'hook co', 'STARTER', 'x') ON CONFLICT DO NOTHING");
     await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-other', 'Other Co', 'other co', 'STARTER', 'x') ON CONFLICT DO NOTHING");
@@ -208,12 +181,12 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     const oldKey = randomBytes(32).toString("base64");
     // The placement of an account's files still reads the folders from the SQLite handle: the organization and its Default project exist on both.
     const orgId = "org-mail";
-    for (const target of [sqliteDb, null]) {
+    for (const target of [sqlite(), null]) {
       const run = (q: string, p: (string | number)[]) => (target ? (target.query(q).run(...p), Promise.resolve()) : db.run(q, p).then(() => {}));
       await run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Mail Co', 'mail co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
       await run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('p-mail', ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [orgId]);
     }
-    const deps = { sql: db, db: sqliteDb, clock, vault: new TokenVault(oldKey) };
+    const deps = { sql: db, db: sqlite(), clock, vault: new TokenVault(oldKey) };
     const input = { name: "receipts", host: "Mail.Example.com", username: "me", password: "pw-1", tls: "starttls" as const, attachment_types: [".PDF", "image/*"] };
     const a = await createMailAccount(deps, orgId, null, input);
     expect(a).toMatchObject({ host: "mail.example.com", port: 143, attachment_types: ["pdf", "image/*"], project_id: "p-mail", has_password: true, messages: { done: 0, skipped: 0, failed: 0, ingesting: 0 } });
@@ -270,7 +243,7 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Rules Co', 'rules co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
     await db.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('p-rules', ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [orgId]);
     // Validating these actions reads nothing; a move or run_schema action would read the SQLite handle still.
-    const store = { sql: db, db: sqliteDb, clock };
+    const store = { sql: db, db: sqlite(), clock };
     const refs = { webhookExists: () => false };
     const tag = (tags: string[]) => [{ type: "add_tags", tags }];
     const a = await createRule(store, orgId, null, { name: "Invoices", conditions: [{ field: "text", op: "contains", value: "invoice" }], actions: tag(["invoice"]), position: 1 }, refs);

@@ -76,6 +76,14 @@ async function groupView(ctx: LibraryDeps, urls: FileUrls, group: DuplicateGroup
   return { group_id: group.id, file_count: files.length, best_file_id: group.best, files };
 }
 
+/** The ids named, each a live file of the organization (404 FILE_NOT_FOUND otherwise, before anything is recorded), named once. */
+function liveFileIds(ctx: LibraryDeps, orgId: string, named: string[]): string[] {
+  const ids = named.map((id) => id.toLowerCase());
+  if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
+  for (const id of ids) ctx.files.find(orgId, id);
+  return ids;
+}
+
 export function duplicateRoutes(ctx: LibraryDeps) {
   return new Elysia({ tags: ["Duplicates"] })
     .use(permissions)
@@ -137,10 +145,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     .post(
       "/duplicates/not-duplicates",
       async ({ principal, body }) => {
-        const ids = body.file_ids.map((id) => id.toLowerCase());
-        if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
-        // Each must be a live file of the organization (404 FILE_NOT_FOUND otherwise; nothing is recorded then).
-        for (const id of ids) ctx.files.find(principal.orgId, id);
+        const ids = liveFileIds(ctx, principal.orgId, body.file_ids);
         return { file_ids: ids, separated_pair_count: await dismissDuplicates(ctx.sql, principal.orgId, ids, isoAt(ctx.clock.now())) };
       },
       {
@@ -163,9 +168,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     .post(
       "/duplicates/not-duplicates/undo",
       async ({ principal, body }) => {
-        const ids = body.file_ids.map((id) => id.toLowerCase());
-        if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
-        for (const id of ids) ctx.files.find(principal.orgId, id);
+        const ids = liveFileIds(ctx, principal.orgId, body.file_ids);
         return { file_ids: ids, regrouped_pair_count: await undismissDuplicates(ctx.sql, principal.orgId, ids) };
       },
       {

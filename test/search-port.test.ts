@@ -5,7 +5,7 @@
  * FTS5's own tokens and stems), vector search ranks by the exact cosine, hybrid results and scores
  * agree across the two, a search never sees another organization's or a deleted file's chunks,
  * document_ids scope it, and chunks stored or deleted after a search count at the next one
- * (PostgreSQL tokenizes them then). The PostgreSQL half skips, saying why, where no server with
+ * (PostgreSQL tokenizes them then, each chunk once though two processes search at once). The PostgreSQL half skips, saying why, where no server with
  * pgvector is found.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -57,6 +57,7 @@ const vectors = new Map<string, Float32Array>();
 let sqliteDb: Database;
 let pg: TestPostgres | null = null;
 const engines: Record<"sqlite" | "postgres", SearchDeps | null> = { sqlite: null, postgres: null };
+let postgresUrl = "";
 
 const chunkId = (seq: number) => `chunk-${seq}`;
 
@@ -98,7 +99,8 @@ beforeAll(async () => {
   engines.sqlite = { sql: sqliteSql, embedder, spaces: sqliteVectorSpaces(sqliteVectors) };
   if (binaries) {
     pg = await startPostgres(binaries);
-    const client = await openPostgres(await pg.createDatabase("search"), { max: 3 });
+    postgresUrl = await pg.createDatabase("search");
+    const client = await openPostgres(postgresUrl, { max: 3 });
     const pgVectors = new PgVectorIndex(client, systemClock);
     await seed(client, (dim) => pgVectors.open("text", embedder.modelId, dim));
     engines.postgres = { sql: client, embedder, spaces: pgVectors as VectorSpaces };
@@ -203,5 +205,33 @@ describe.each(["sqlite", "postgres"] as const)("document search on %s", (name) =
     await sql.run("DELETE FROM document_chunks WHERE seq = 20");
     expect(ids(await search(deps(), "aeroelastic divergence", "keyword"))).toEqual([]);
     expect(await index.totals()).toEqual(before);
+  });
+});
+
+describe.skipIf(!binaries)("the keyword index on PostgreSQL", () => {
+  test("two processes searching at once tokenize each stored chunk once", async () => {
+    const sql = engines.postgres!.sql;
+    const other = await openPostgres(postgresUrl, { max: 2 });
+    try {
+      const before = await keywordIndexOf(sql).totals();
+      const count = 1_234;
+      await sql.run(
+        `INSERT INTO document_chunks (seq, id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
+         SELECT 1000 + n, 'bulk-' || n, 'f-layers', 'org-a', 1000 + n, 'shock tube number ' || n, '[1]', '[]', 4, 'text', 'pending' FROM generate_series(1, ?) AS n`,
+        [count],
+      );
+      // Each client is another process's keyword index; both take queued chunks at once.
+      await Promise.all([keywordIndexOf(sql).ready(), keywordIndexOf(other).ready()]);
+      const after = await keywordIndexOf(other).totals();
+      expect(after.rows).toBe(before.rows + count);
+      expect(await keywordIndexOf(sql).frequency("shock")).toBe(count);
+      expect((await sql.one<{ n: number }>("SELECT count(*) AS n FROM chunks_fts"))!.n).toBe(0);
+      // "shock tube number n": four tokens each, whatever process counted them.
+      expect(after.averageLength * after.rows).toBeCloseTo(before.averageLength * before.rows + 4 * count, 6);
+      await sql.run("DELETE FROM document_chunks WHERE seq > 1000");
+      expect(await keywordIndexOf(other).totals()).toEqual(before);
+    } finally {
+      await other.close();
+    }
   });
 });

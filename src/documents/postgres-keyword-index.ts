@@ -6,7 +6,7 @@
  *
  * A stored chunk is copied into chunks_fts by the insert trigger of migration 008, which on
  * PostgreSQL is the queue of chunks awaiting the tokenizer. `ready()` (called before each search)
- * takes the queued chunks in batches, runs FTS5's tokenizer over them in an in-memory SQLite
+ * takes the chunks queued by then in batches, runs FTS5's tokenizer over them in an in-memory SQLite
  * table, and writes each chunk's stems with their weighted counts, its length and the index's
  * totals in the transaction that took them off the queue: a search sees every chunk committed
  * before it, and processes searching at once take turns per batch (the queue's rows are locked)
@@ -74,18 +74,28 @@ export function tokenizeChunks(chunks: QueuedChunk[]): TokenizedChunk[] {
 export class PostgresKeywordIndex implements KeywordIndex {
   constructor(readonly sql: SqlClient) {}
 
+  /**
+   * Tokenizes every chunk queued when it is called. Another process may be tokenizing some of
+   * them: a batch then comes back short (the rows it waited for are gone once that process
+   * commits), so it goes on until none of those chunks is left in the queue, committed or not.
+   */
   async ready(): Promise<void> {
-    while ((await this.tokenizeQueued(TOKENIZE_BATCH)) === TOKENIZE_BATCH);
+    const last = (await this.sql.one<{ n: number | null }>("SELECT max(rowid) AS n FROM chunks_fts"))?.n ?? null;
+    if (last === null) return;
+    for (;;) {
+      if ((await this.tokenizeQueued(TOKENIZE_BATCH, last)) === TOKENIZE_BATCH) continue;
+      if (!(await this.sql.one("SELECT 1 AS queued FROM chunks_fts WHERE rowid <= ? LIMIT 1", [last]))) return;
+    }
   }
 
-  /** Moves up to `limit` queued chunks into the postings; returns how many. */
-  private tokenizeQueued(limit: number): Promise<number> {
+  /** Moves up to `limit` queued chunks (up to chunk `last`) into the postings; returns how many. */
+  private tokenizeQueued(limit: number, last: number): Promise<number> {
     return this.sql.transaction(async (tx) => {
       // Locked in seq order (no two takers deadlock); a taker waiting on another's rows finds them gone once it commits.
       const queued = await tx.all<QueuedChunk>(
-        `DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts ORDER BY rowid LIMIT ? FOR UPDATE)
+        `DELETE FROM chunks_fts WHERE rowid IN (SELECT rowid FROM chunks_fts WHERE rowid <= ? ORDER BY rowid LIMIT ? FOR UPDATE)
          RETURNING rowid, content, headings`,
-        [limit],
+        [last, limit],
       );
       if (!queued.length) return 0;
       const chunks = tokenizeChunks(queued);

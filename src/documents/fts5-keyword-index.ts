@@ -25,8 +25,10 @@ export class Fts5KeywordIndex implements KeywordIndex {
 
   async ready(): Promise<void> {}
 
-  async frequency(stem: string): Promise<number> {
-    return (await this.sql.one<{ doc: number }>("SELECT doc FROM chunks_fts_vocab WHERE term = ?", [stem]))?.doc ?? 0;
+  async frequencies(stems: readonly string[]): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    for (const stem of stems) counts.set(stem, (await this.sql.one<{ doc: number }>("SELECT doc FROM chunks_fts_vocab WHERE term = ?", [stem]))?.doc ?? 0);
+    return counts;
   }
 
   /** A full-text match stops after `cap` + 1 rows, while the vocabulary table reads all of a term's postings. */

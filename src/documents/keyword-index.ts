@@ -24,8 +24,8 @@ export interface KeywordIndex {
   readonly sql: SqlClient;
   /** Brings the index up to date with the chunks stored (PostgreSQL tokenizes the chunks stored since); FTS5 always is. */
   ready(): Promise<void>;
-  /** How many chunks hold the stem (0 when none). */
-  frequency(stem: string): Promise<number>;
+  /** How many chunks hold each stem (0 when none). */
+  frequencies(stems: readonly string[]): Promise<Map<string, number>>;
   /** How many chunks hold a term, counted only up to `cap` + 1 (exact when `cap` or less). */
   cappedFrequency(term: { word: string; stem: string }, cap: number): Promise<number>;
   /** The index's row count and average row length (tokens of content and headings). */

@@ -124,16 +124,9 @@ const common = new WeakMap<KeywordIndex, CountMemo>();
  */
 export async function documentFrequencies(index: KeywordIndex, stemList: string[]): Promise<Map<string, number>> {
   const remembered = await rememberedCounts(common, index);
-  const out = new Map<string, number>();
-  for (const stem of stemList) {
-    let n = remembered.get(stem);
-    if (n === undefined) {
-      n = await index.frequency(stem);
-      if (n >= REMEMBERED_MIN_CHUNKS) remembered.set(stem, n);
-    }
-    out.set(stem, n);
-  }
-  return out;
+  const counted = await index.frequencies(stemList.filter((stem) => !remembered.has(stem)));
+  for (const [stem, n] of counted) if (n >= REMEMBERED_MIN_CHUNKS) remembered.set(stem, n);
+  return new Map(stemList.map((stem) => [stem, remembered.get(stem) ?? counted.get(stem)!]));
 }
 
 /** Most chunks a term may occur in and still rank anything (see the module comment). */

@@ -196,6 +196,11 @@ export interface Foundation {
 export interface Appliance {
   ctx: AppContext;
   http: AnyElysia;
+  /**
+   * Applies the settings that name rows (MEDIABOX_WATCH_DIR's organizations, projects and folders)
+   * before anything starts; a CompositionError names the setting that cannot be taken.
+   */
+  prepare(): Promise<void>;
   /** Starts the job workers, the folder watcher and the housekeeping once the HTTP server listens. */
   start(): void;
   /** Stops the background work, the HTTP server and the jobs, then closes the shared services. */
@@ -274,11 +279,6 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
     (n) => n && log.info("re-encrypted cloud tokens with the current key", { connections: n }),
     (err) => log.warn("cloud tokens sealed with the previous key stay so until the next start", { err: String(err) }),
   );
-  try {
-    syncWatchSetting(ctx.db, ctx.clock, ctx.config.watchDirs);
-  } catch (err) {
-    throw new CompositionError(`--watch-dir / MEDIABOX_WATCH_DIR: ${errorMessage(err)}`);
-  }
   // Deliveries meanwhile still open secrets sealed with the previous key.
   resealWebhookSecrets(webhookDeps(ctx)).then(
     (n) => n && log.info("re-encrypted webhook secrets with the current key", { webhooks: n }),
@@ -303,6 +303,13 @@ export function composeAppliance(foundation: Foundation): Appliance {
   return {
     ctx,
     http,
+    async prepare() {
+      try {
+        await syncWatchSetting(ctx.sql, ctx.clock, config.watchDirs);
+      } catch (err) {
+        throw new CompositionError(`--watch-dir / MEDIABOX_WATCH_DIR: ${errorMessage(err)}`);
+      }
+    },
     start() {
       // An api process enqueues jobs for the workers sharing its database; it runs none itself.
       if (config.role !== "api") jobs.start();

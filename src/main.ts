@@ -109,7 +109,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
   // --role is the process's role for serve (api, worker, all) and a person's role for users.
   const config = loadConfig(command === "serve" ? flags : ({ ...flags, role: undefined } as typeof flags));
   if (command === "serve") {
-    const server = startServer(config);
+    const server = await startServer(config);
     let stopping = false;
     const shutdown = (signal: string) => {
       // A second signal while stopping: the operator does not want to wait.

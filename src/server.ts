@@ -42,7 +42,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export function startServer(config: Config, options: ServerOptions = {}): RunningServer {
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   if (config.database.kind === "postgres") {
     // The schema and the job queue run on PostgreSQL (docs/scale-out.md); the library's other
@@ -66,6 +66,7 @@ export function startServer(config: Config, options: ServerOptions = {}): Runnin
   let appliance: Appliance;
   try {
     appliance = composeAppliance({ config, clock, log, dataDir, db, queues: options.queues ?? [], kinds: options.kinds ?? [] });
+    await appliance.prepare();
   } catch (err) {
     db.close();
     safetyNet.uninstall();

@@ -97,7 +97,7 @@ test("webhooks: a failed delivery is listed as a dead letter and sent again from
 test("mail accounts and watched folders are listed", async () => {
   await owner.api.post("/mail-accounts", { name: "office scans", host: "imap.example.com", username: "scans", password: "secret", enabled: false });
   const dir = tempDir("mediabox-watch-ui-");
-  addWatchedFolder(server.ctx.db, server.ctx.clock, { path: dir, org: owner.orgName, project: null, folder: null }, "cli");
+  await addWatchedFolder(server.ctx.sql, server.ctx.clock, { path: dir, org: owner.orgName, project: null, folder: null }, "cli");
   const page = await newPage(browser, 1280, 720);
   try {
     await signIn(page, server.url, owner.key);

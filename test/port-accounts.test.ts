@@ -2,12 +2,14 @@
  * Tenancy and accounts on the data-access port (docs/scale-out.md) behave the same on SQLite and
  * on PostgreSQL: organizations (with their Default project, names unique case-insensitively),
  * projects (ordered, named uniquely even when two creations race, the Default project kept),
+ * folders (a tree with unique sibling names, bounded depth, moved with their files to another
+ * project, deleted only when empty; a watched folder's path made once when two files ask at once),
  * API keys (FREE refused, the key authenticates until revoked, last use written once a minute),
  * users and memberships (the last owner kept), sessions (sliding, rotated, revoked, pruned),
  * mailed tokens (single use, invitations listed and withdrawn), the sign-in throttle, the first
  * run (one owner even when two requests race) and linked identities. Their HTTP sides are tested
- * in accounts.test.ts, auth.test.ts, projects.test.ts and oidc.test.ts. The PostgreSQL half skips,
- * saying why, where no server binary is found.
+ * in accounts.test.ts, auth.test.ts, projects.test.ts, folders.test.ts, watch-folders.test.ts and
+ * oidc.test.ts. The PostgreSQL half skips, saying why, where no server binary is found.
  */
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
@@ -21,6 +23,8 @@ import { consumeToken, issueToken, peekToken, pendingInvitations, pruneTokens, r
 import { ACCOUNT_RULE, clearFailures, lockedFor, recordFailure } from "../src/accounts/throttle.ts";
 import { FirstRun } from "../src/accounts/first-run.ts";
 import { findIdentity, identitiesOf, linkIdentity, unlinkIdentity } from "../src/accounts/oidc.ts";
+import { createFolder, deleteFolder, getFolder, listFolders, MAX_FOLDER_DEPTH, updateFolder } from "../src/folders/folders.ts";
+import { addWatchedFolder, ensureFolderPath, syncWatchSetting } from "../src/watch/watched-folders.ts";
 
 const { engines } = portEngines("accounts", { connections: 4 });
 
@@ -79,6 +83,68 @@ describe.each(engines)("tenancy and accounts on the port, on $name", ({ client }
     const org = await createOrganization(db, clock, unique("Many"), "PROFESSIONAL");
     for (let i = 1; i < 50; i++) await createProject(db, clock, org.id, null, { name: `p${i}` });
     await expect(createProject(db, clock, org.id, null, { name: "one too many" })).rejects.toMatchObject({ code: "PROJECT_LIMIT_REACHED" });
+  });
+
+  test("folders: a tree with paths and counts; sibling names unique even when two creations race; bounded depth; only empty ones deleted", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 4, 1));
+    const org = await createOrganization(db, clock, unique("Folders"), "PROFESSIONAL");
+    const top = await createFolder(db, clock, org.id, "key-1", { name: "2031" });
+    expect(top).toMatchObject({ name: "2031", parent_id: null, path: [{ id: top.id, name: "2031" }], folder_count: 0, file_count: 0, created_by: "key-1" });
+    const raced = await Promise.allSettled([createFolder(db, clock, org.id, null, { name: "May", parent_id: top.id }), createFolder(db, clock, org.id, null, { name: "MAY", parent_id: top.id })]);
+    expect(raced.map((r) => r.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect((raced.find((r) => r.status === "rejected") as PromiseRejectedResult).reason.code).toBe("FOLDER_NAME_EXISTS");
+    const may = (raced.find((r) => r.status === "fulfilled") as PromiseFulfilledResult<Awaited<ReturnType<typeof createFolder>>>).value;
+    expect(may.path.map((f) => f.name)).toEqual(["2031", may.name]);
+    await createFolder(db, clock, org.id, null, { name: "April", parent_id: top.id });
+    expect((await listFolders(db, org.id, { parentId: top.id }, 10, 0)).items.map((f) => f.name)).toEqual(["April", may.name]);
+    expect((await getFolder(db, org.id, top.id)).folder_count).toBe(2);
+    let deepest = may.id;
+    for (let depth = 3; depth <= MAX_FOLDER_DEPTH; depth++) deepest = (await createFolder(db, clock, org.id, null, { name: `d${depth}`, parent_id: deepest })).id;
+    await expect(createFolder(db, clock, org.id, null, { name: "too deep", parent_id: deepest })).rejects.toMatchObject({ code: "FOLDER_DEPTH_EXCEEDED" });
+    await expect(deleteFolder(db, org.id, top.id)).rejects.toMatchObject({ code: "FOLDER_NOT_EMPTY" });
+    await expect(updateFolder(db, clock, org.id, top.id, { parent_id: may.id })).rejects.toMatchObject({ code: "BUSINESS_RULE_VIOLATION" });
+    const other = await createOrganization(db, clock, unique("Other"), "PROFESSIONAL");
+    await expect(getFolder(db, other.id, top.id)).rejects.toMatchObject({ code: "FOLDER_NOT_FOUND" });
+    await deleteFolder(db, org.id, deepest);
+    await expect(getFolder(db, org.id, deepest)).rejects.toMatchObject({ code: "FOLDER_NOT_FOUND" });
+  });
+
+  test("folders: moved to another project with their subtree and its files", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 4, 1));
+    const org = await createOrganization(db, clock, unique("Moves"), "PROFESSIONAL");
+    const target = await createProject(db, clock, org.id, null, { name: "Archive" });
+    const top = await createFolder(db, clock, org.id, null, { name: "Scans" });
+    const child = await createFolder(db, clock, org.id, null, { name: "Old", parent_id: top.id });
+    const fileId = crypto.randomUUID();
+    await db.run("INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at) VALUES (?, ?, ?, ?, 'image', 'a.jpg', 'x', 'x')", [fileId, org.id, top.project_id, child.id]);
+    clock.advance(1_000);
+    const moved = await updateFolder(db, clock, org.id, top.id, { project_id: target.id, name: "Scans 2031" });
+    expect(moved).toMatchObject({ name: "Scans 2031", project_id: target.id, parent_id: null, updated_at: "2031-05-01T00:00:01.000Z" });
+    expect((await getFolder(db, org.id, child.id)).project_id).toBe(target.id);
+    expect(await db.one("SELECT project_id, updated_at FROM files WHERE id = ?", [fileId])).toEqual({ project_id: target.id, updated_at: "2031-05-01T00:00:01.000Z" });
+    expect((await getProject(db, org.id, target.id)).folder_count).toBe(2);
+    expect((await listFolders(db, org.id, { projectId: target.id }, 10, 0)).items.map((f) => f.id)).toEqual([top.id]);
+  });
+
+  test("watched folders: the mapping's folders made once when asked twice at once; the setting's mappings replace the previous ones", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 4, 1));
+    const org = await createOrganization(db, clock, unique("Watch"), "PROFESSIONAL");
+    const projectId = await defaultProjectId(db, org.id);
+    const [a, b] = await Promise.all([ensureFolderPath(db, clock, org.id, projectId, null, ["Drop", "Scans"]), ensureFolderPath(db, clock, org.id, projectId, null, ["Drop", "Scans"])]);
+    expect(a).toBe(b);
+    expect((await getFolder(db, org.id, a!)).path.map((f) => f.name)).toEqual(["Drop", "Scans"]);
+    const dir = `/srv/${unique("in")}`;
+    const row = await addWatchedFolder(db, clock, { path: dir, org: org.name, project: null, folder: "Drop/Scans" }, "cli");
+    expect(row).toMatchObject({ path: dir, org_id: org.id, project_id: projectId, folder_id: a, origin: "cli", active: 1 });
+    await expect(addWatchedFolder(db, clock, { path: dir, org: org.name, project: "Nowhere", folder: null }, "cli")).rejects.toThrow(/no project "Nowhere"/);
+    const other = `/srv/${unique("in")}`;
+    await syncWatchSetting(db, clock, [{ path: other, org: org.name, project: "Default", folder: null }]);
+    await syncWatchSetting(db, clock, [{ path: dir, org: org.name, project: null, folder: null }]);
+    const rows = await db.all<{ path: string; origin: string; active: number }>("SELECT path, origin, active FROM watched_folders WHERE path IN (?, ?) ORDER BY path", [dir, other].sort());
+    expect(rows).toEqual([{ path: dir, origin: "setting", active: 1 }, { path: other, origin: "setting", active: 0 }].sort((x, y) => (x.path < y.path ? -1 : 1)));
   });
 
   test("API keys: FREE refused; a key authenticates with its organization's tier until revoked; its last use is written once a minute", async () => {

@@ -22,7 +22,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "mediabox-auth-latency-"));
 const config = loadConfig({}, { MEDIABOX_PORT: "0", MEDIABOX_HOST: "127.0.0.1", MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "error", MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif", MEDIABOX_LAYOUT_MODEL: "none" });
 // The dashboard's 300 requests a minute per session would stop the loop: time moves a minute every 250 requests.
 let skew = 0;
-const server = startServer(config, { queues: [], kinds: [], clock: { now: () => Date.now() + skew } });
+const server = await startServer(config, { queues: [], kinds: [], clock: { now: () => Date.now() + skew } });
 const api = `${server.url}/api/v2`;
 
 try {

@@ -277,7 +277,7 @@ export async function watchCommand(db: Database, clock: Clock, command: "watch" 
   const path = resolve(args[0]);
   if (!existsSync(path)) throw new UsageError(`${path} does not exist`);
   try {
-    const row = db.transaction(() => addWatchedFolder(db, clock, { path, org: required(flags.org, "--org NAME"), project: flags.project ?? null, folder: flags.folder ?? null }, "cli"))();
+    const row = await addWatchedFolder(new SqliteClient(db), clock, { path, org: required(flags.org, "--org NAME"), project: flags.project ?? null, folder: flags.folder ?? null }, "cli");
     return { stdout: row.path, stderr: `watching ${row.path}; files that appear there are stored, then moved to done/ or failed/ inside it` };
   } catch (err) {
     if (err instanceof WatchSettingError) throw new UsageError(err.message);

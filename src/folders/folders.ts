@@ -2,13 +2,14 @@
  * Folders: a tree inside a project (the spec refers to folder_id and folder_count; the
  * endpoints are Mediabox's extension). Owns the tree rules: sibling names unique
  * case-insensitively, bounded depth, no cycles, moves that carry the whole subtree and its
- * files to another project, and deletion only when empty.
+ * files to another project, and deletion only when empty. On the data-access port
+ * (docs/scale-out.md): a change to a project's folders first locks the project's row (PostgreSQL),
+ * so two processes cannot both take one sibling name or nest past the depth limit.
  */
-import type { FileRepository } from "../files/file-repository.ts";
-import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest } from "../errors.ts";
-import { placement as filePlacement } from "./placement.ts";
+import { defaultProjectId, getProject } from "../tenancy/projects.ts";
 import { nameKey, validName } from "../tenancy/names.ts";
 
 export const MAX_FOLDER_DEPTH = 20;
@@ -46,26 +47,25 @@ export function folderNotFound(id: string) {
   return new ApiError("FOLDER_NOT_FOUND", `folder ${id} not found`);
 }
 
-function ancestry(db: Database, id: string): FolderRef[] {
-  const rows = db
-    .query<FolderRef & { depth: number }, [string]>(
-      `WITH RECURSIVE up(id, name, parent_id, depth) AS (
-         SELECT id, name, parent_id, 0 FROM folders WHERE id = ?
-         UNION ALL
-         SELECT f.id, f.name, f.parent_id, up.depth + 1 FROM folders f JOIN up ON f.id = up.parent_id
-       )
-       SELECT id, name, depth FROM up ORDER BY depth DESC`,
-    )
-    .all(id);
+async function ancestry(db: SqlClient, id: string): Promise<FolderRef[]> {
+  const rows = await db.all<FolderRef & { depth: number }>(
+    `WITH RECURSIVE up(id, name, parent_id, depth) AS (
+       SELECT id, name, parent_id, 0 FROM folders WHERE id = ?
+       UNION ALL
+       SELECT f.id, f.name, f.parent_id, up.depth + 1 FROM folders f JOIN up ON f.id = up.parent_id
+     )
+     SELECT id, name, depth FROM up ORDER BY depth DESC`,
+    [id],
+  );
   return rows.map(({ id, name }) => ({ id, name }));
 }
 
-function withPath(db: Database, row: FolderRow): Folder {
-  return { ...row, path: ancestry(db, row.id) };
+async function withPath(db: SqlClient, row: FolderRow): Promise<Folder> {
+  return { ...row, path: await ancestry(db, row.id) };
 }
 
-export function getFolder(db: Database, orgId: string, id: string): Folder {
-  const row = db.query<FolderRow, [string, string]>(`${SELECT_FOLDER} WHERE f.id = ? AND f.org_id = ?`).get(id, orgId);
+export async function getFolder(db: SqlClient, orgId: string, id: string): Promise<Folder> {
+  const row = await db.one<FolderRow>(`${SELECT_FOLDER} WHERE f.id = ? AND f.org_id = ?`, [id, orgId]);
   if (!row) throw folderNotFound(id);
   return withPath(db, row);
 }
@@ -76,34 +76,33 @@ export interface FolderListing {
 }
 
 /** Children of a folder, or the top-level folders of a project (the Default project when neither is given). */
-export function listFolders(
-  db: Database,
+export async function listFolders(
+  db: SqlClient,
   orgId: string,
   where: FolderListing,
   limit: number,
   offset: number,
-): { items: Folder[]; total: number } {
+): Promise<{ items: Folder[]; total: number }> {
   let clause: string;
   let arg: string;
   if (where.parentId) {
-    const parent = getFolder(db, orgId, where.parentId);
+    const parent = await getFolder(db, orgId, where.parentId);
     if (where.projectId && where.projectId !== parent.project_id) {
       throw badRequest(`parent_id: folder ${parent.id} belongs to project ${parent.project_id}, not ${where.projectId}`);
     }
     clause = "f.parent_id = ?";
     arg = parent.id;
   } else {
-    const projectId = filePlacement(db, orgId, null, where.projectId).projectId;
+    const projectId = where.projectId ?? (await defaultProjectId(db, orgId));
+    await getProject(db, orgId, projectId);
     clause = "f.project_id = ? AND f.parent_id IS NULL";
     arg = projectId;
   }
-  const total = db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM folders f WHERE f.org_id = ? AND ${clause}`).get(orgId, arg)?.n ?? 0;
-  const rows = db
-    .query<FolderRow, [string, string, number, number]>(
-      `${SELECT_FOLDER} WHERE f.org_id = ? AND ${clause} ORDER BY f.name_key, f.id LIMIT ? OFFSET ?`,
-    )
-    .all(orgId, arg, limit, offset);
-  return { items: rows.map((r) => withPath(db, r)), total };
+  const total = (await db.one<{ n: number }>(`SELECT count(*) AS n FROM folders f WHERE f.org_id = ? AND ${clause}`, [orgId, arg]))?.n ?? 0;
+  const rows = await db.all<FolderRow>(`${SELECT_FOLDER} WHERE f.org_id = ? AND ${clause} ORDER BY f.name_key, f.id LIMIT ? OFFSET ?`, [orgId, arg, limit, offset]);
+  const items: Folder[] = [];
+  for (const row of rows) items.push(await withPath(db, row));
+  return { items, total };
 }
 
 export interface FolderInput {
@@ -112,22 +111,29 @@ export interface FolderInput {
   parent_id?: string | null | undefined;
 }
 
-export function createFolder(db: Database, clock: Clock, orgId: string, createdBy: string | null, input: FolderInput): Folder {
+/** A project's folders change one transaction at a time (PostgreSQL; SQLite's transaction already excludes other writers). */
+async function lockProject(tx: SqlClient, projectId: string): Promise<void> {
+  await tx.one(`SELECT id FROM projects WHERE id = ? ${tx.dialect.forUpdate}`, [projectId]);
+}
+
+export async function createFolder(db: SqlClient, clock: Clock, orgId: string, createdBy: string | null, input: FolderInput): Promise<Folder> {
   const name = validName("name", input.name);
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
-  db.transaction(() => {
-    const { projectId, parentId } = placement(db, orgId, input.project_id ?? null, input.parent_id ?? null);
-    if (parentId && ancestry(db, parentId).length >= MAX_FOLDER_DEPTH) {
+  return db.transaction(async (tx) => {
+    const { projectId, parentId } = await placement(tx, orgId, input.project_id ?? null, input.parent_id ?? null);
+    await lockProject(tx, projectId);
+    if (parentId && (await ancestry(tx, parentId)).length >= MAX_FOLDER_DEPTH) {
       throw new ApiError("FOLDER_DEPTH_EXCEEDED", `folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`);
     }
-    assertSiblingNameFree(db, projectId, parentId, name, null);
-    db.query(
+    await assertSiblingNameFree(tx, projectId, parentId, name, null);
+    await tx.run(
       `INSERT INTO folders (id, org_id, project_id, parent_id, name, name_key, created_by, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(id, orgId, projectId, parentId, name, nameKey(name), createdBy, now, now);
-  }).immediate();
-  return getFolder(db, orgId, id);
+      [id, orgId, projectId, parentId, name, nameKey(name), createdBy, now, now],
+    );
+    return getFolder(tx, orgId, id);
+  });
 }
 
 export interface FolderPatch {
@@ -138,98 +144,95 @@ export interface FolderPatch {
   project_id?: string | undefined;
 }
 
-/** `files` moves the folder's files along when the folder changes project. */
-export function updateFolder(db: Database, clock: Clock, files: FileRepository, orgId: string, id: string, patch: FolderPatch): Folder {
-  db.transaction(() => {
-    const current = getFolder(db, orgId, id);
+/** A folder moved to another project takes its subtree and their files along, in the same transaction. */
+export async function updateFolder(db: SqlClient, clock: Clock, orgId: string, id: string, patch: FolderPatch): Promise<Folder> {
+  return db.transaction(async (tx) => {
+    const current = await getFolder(tx, orgId, id);
     const name = patch.name === undefined ? current.name : validName("name", patch.name);
     const moving = patch.parent_id !== undefined || (patch.project_id !== undefined && patch.project_id !== current.project_id);
     let projectId = current.project_id;
     let parentId = current.parent_id;
     if (moving) {
       const requestedParent = patch.parent_id === undefined ? null : patch.parent_id;
-      ({ projectId, parentId } = placement(db, orgId, patch.project_id ?? (requestedParent ? null : current.project_id), requestedParent));
-      if (parentId) {
-        const parentPath = ancestry(db, parentId);
-        if (parentPath.some((f) => f.id === id)) {
-          throw new ApiError("BUSINESS_RULE_VIOLATION", "a folder cannot be moved into itself or one of its subfolders");
-        }
-        if (parentPath.length + subtreeHeight(db, id) > MAX_FOLDER_DEPTH) {
-          throw new ApiError("FOLDER_DEPTH_EXCEEDED", `folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`);
-        }
+      ({ projectId, parentId } = await placement(tx, orgId, patch.project_id ?? (requestedParent ? null : current.project_id), requestedParent));
+    }
+    // Both projects, in a fixed order, so two moves between the same two projects cannot deadlock.
+    for (const locked of [...new Set([current.project_id, projectId])].sort()) await lockProject(tx, locked);
+    if (moving && parentId) {
+      const parentPath = await ancestry(tx, parentId);
+      if (parentPath.some((f) => f.id === id)) {
+        throw new ApiError("BUSINESS_RULE_VIOLATION", "a folder cannot be moved into itself or one of its subfolders");
+      }
+      if (parentPath.length + (await subtreeHeight(tx, id)) > MAX_FOLDER_DEPTH) {
+        throw new ApiError("FOLDER_DEPTH_EXCEEDED", `folders can be nested at most ${MAX_FOLDER_DEPTH} levels deep`);
       }
     }
-    if (name === current.name && projectId === current.project_id && parentId === current.parent_id) return;
-    assertSiblingNameFree(db, projectId, parentId, name, id);
+    if (name === current.name && projectId === current.project_id && parentId === current.parent_id) return current;
+    await assertSiblingNameFree(tx, projectId, parentId, name, id);
     const now = isoAt(clock.now());
-    db.query("UPDATE folders SET name = ?, name_key = ?, parent_id = ?, updated_at = ? WHERE id = ?").run(
-      name,
-      nameKey(name),
-      parentId,
-      now,
-      id,
-    );
+    await tx.run("UPDATE folders SET name = ?, name_key = ?, parent_id = ?, updated_at = ? WHERE id = ?", [name, nameKey(name), parentId, now, id]);
     if (projectId !== current.project_id) {
       const subtree = `WITH RECURSIVE sub(id) AS (
           SELECT ? UNION ALL SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id)`;
-      db.query(`${subtree} UPDATE folders SET project_id = ?, updated_at = ? WHERE id IN (SELECT id FROM sub)`).run(id, projectId, now);
-      files.moveFolderTreeToProject(id, projectId);
+      await tx.run(`${subtree} UPDATE folders SET project_id = ?, updated_at = ? WHERE id IN (SELECT id FROM sub)`, [id, projectId, now]);
+      await tx.run(`${subtree} UPDATE files SET project_id = ?, updated_at = ? WHERE folder_id IN (SELECT id FROM sub)`, [id, projectId, now]);
     }
-  }).immediate();
-  return getFolder(db, orgId, id);
+    return getFolder(tx, orgId, id);
+  });
 }
 
-export function deleteFolder(db: Database, orgId: string, id: string): void {
-  db.transaction(() => {
-    const folder = getFolder(db, orgId, id);
-    const trashed = db
-      .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE folder_id = ? AND deleted_at IS NOT NULL")
-      .get(id)?.n ?? 0;
+export async function deleteFolder(db: SqlClient, orgId: string, id: string): Promise<void> {
+  await db.transaction(async (tx) => {
+    const row = await tx.one<{ project_id: string }>("SELECT project_id FROM folders WHERE id = ? AND org_id = ?", [id, orgId]);
+    if (!row) throw folderNotFound(id);
+    // Counted under the lock, so a subfolder another process adds meanwhile waits for the answer.
+    await lockProject(tx, row.project_id);
+    const folder = await getFolder(tx, orgId, id);
+    const trashed = (await tx.one<{ n: number }>("SELECT count(*) AS n FROM files WHERE folder_id = ? AND deleted_at IS NOT NULL", [id]))?.n ?? 0;
     if (folder.folder_count > 0 || folder.file_count > 0 || trashed > 0) {
       const parts = [`${folder.folder_count} subfolder(s)`, `${folder.file_count} file(s)`];
       if (trashed > 0) parts.push(`${trashed} deleted file(s) still recoverable`);
       throw new ApiError("FOLDER_NOT_EMPTY", `folder "${folder.name}" is not empty: it holds ${parts.join(", ")}`);
     }
-    db.query("DELETE FROM folders WHERE id = ? AND org_id = ?").run(id, orgId);
-  }).immediate();
+    await tx.run("DELETE FROM folders WHERE id = ? AND org_id = ?", [id, orgId]);
+  });
 }
 
 /** Resolves where a folder goes: inside parent (whose project wins) or at the top of a project. */
-function placement(
-  db: Database,
+async function placement(
+  db: SqlClient,
   orgId: string,
   projectId: string | null,
   parentId: string | null,
-): { projectId: string; parentId: string | null } {
+): Promise<{ projectId: string; parentId: string | null }> {
   if (parentId) {
-    const parent = getFolder(db, orgId, parentId);
+    const parent = await getFolder(db, orgId, parentId);
     if (projectId && projectId !== parent.project_id) {
       throw badRequest(`parent_id: folder ${parent.id} belongs to project ${parent.project_id}, not ${projectId}`);
     }
     return { projectId: parent.project_id, parentId: parent.id };
   }
-  return { projectId: filePlacement(db, orgId, null, projectId).projectId, parentId: null };
+  const resolved = projectId ?? (await defaultProjectId(db, orgId));
+  await getProject(db, orgId, resolved);
+  return { projectId: resolved, parentId: null };
 }
 
 /** Levels below the folder (0 for a leaf), counting the folder itself as 1. */
-function subtreeHeight(db: Database, id: string): number {
-  return (
-    db
-      .query<{ h: number }, [string]>(
-        `WITH RECURSIVE sub(id, depth) AS (
-           SELECT ?, 1 UNION ALL SELECT f.id, sub.depth + 1 FROM folders f JOIN sub ON f.parent_id = sub.id)
-         SELECT max(depth) AS h FROM sub`,
-      )
-      .get(id)?.h ?? 1
+async function subtreeHeight(db: SqlClient, id: string): Promise<number> {
+  const row = await db.one<{ h: number }>(
+    `WITH RECURSIVE sub(id, depth) AS (
+       SELECT ?, 1 UNION ALL SELECT f.id, sub.depth + 1 FROM folders f JOIN sub ON f.parent_id = sub.id)
+     SELECT max(depth) AS h FROM sub`,
+    [id],
   );
+  return row?.h ?? 1;
 }
 
-function assertSiblingNameFree(db: Database, projectId: string, parentId: string | null, name: string, exceptId: string | null): void {
-  const clash = db
-    .query<{ id: string; name: string }, [string, string, string]>(
-      "SELECT id, name FROM folders WHERE project_id = ? AND ifnull(parent_id, '') = ? AND name_key = ?",
-    )
-    .get(projectId, parentId ?? "", nameKey(name));
+async function assertSiblingNameFree(db: SqlClient, projectId: string, parentId: string | null, name: string, exceptId: string | null): Promise<void> {
+  const clash = await db.one<{ id: string; name: string }>(
+    "SELECT id, name FROM folders WHERE project_id = ? AND coalesce(parent_id, '') = ? AND name_key = ?",
+    [projectId, parentId ?? "", nameKey(name)],
+  );
   if (clash && clash.id !== exceptId) {
     throw new ApiError("FOLDER_NAME_EXISTS", `a folder named "${clash.name}" already exists here (names are compared case-insensitively)`);
   }

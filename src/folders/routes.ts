@@ -1,8 +1,7 @@
 /** HTTP binding of /folders (Mediabox extension; documented in docs/files.md). */
 import { Elysia, t } from "elysia";
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
-import type { FileRepository } from "../files/file-repository.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { permissions } from "../http/permissions.ts";
 import { Nullable, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
 import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
@@ -28,15 +27,16 @@ export const FolderSchema = t.Object(
 const Name = t.String({ maxLength: 255, error: "name must be a string of 1-255 characters" });
 const folderParams = t.Object({ folder_id: Uuid("folder_id") });
 
-export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepository }) {
-  const { db, clock } = ctx;
+export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
+  const { sql: db, clock } = ctx;
   return new Elysia({ tags: ["Folders"] })
     .use(permissions)
     .post(
       "/folders",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
+        const folder = await createFolder(db, clock, principal.orgId, principal.keyId, body);
         set.status = 201;
-        return createFolder(db, clock, principal.orgId, principal.keyId, body);
+        return folder;
       },
       {
         permission: "edit",
@@ -54,8 +54,8 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
     )
     .get(
       "/folders",
-      ({ principal, query }) => {
-        const { items, total } = listFolders(db, principal.orgId, { projectId: query.project_id, parentId: query.parent_id }, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listFolders(db, principal.orgId, { projectId: query.project_id, parentId: query.parent_id }, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -80,7 +80,7 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
     })
     .patch(
       "/folders/:folder_id",
-      ({ principal, params, body }) => updateFolder(db, clock, ctx.files, principal.orgId, params.folder_id, body),
+      ({ principal, params, body }) => updateFolder(db, clock, principal.orgId, params.folder_id, body),
       {
         permission: "edit",
         params: folderParams,
@@ -99,8 +99,8 @@ export function folderRoutes(ctx: { db: Database; clock: Clock; files: FileRepos
     )
     .delete(
       "/folders/:folder_id",
-      ({ principal, params, set }) => {
-        deleteFolder(db, principal.orgId, params.folder_id);
+      async ({ principal, params, set }) => {
+        await deleteFolder(db, principal.orgId, params.folder_id);
         set.status = 204;
       },
       {

@@ -141,23 +141,23 @@ export function neutralizeFormula(value: Cell): Cell {
   return typeof value === "string" && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 
-function selectRows(db: Database, orgId: string, request: ExportRequest): FileRow[] {
+/** `folderId`: request.folder_id once found in the organization. */
+function selectRows(db: Database, orgId: string, request: ExportRequest, folderId: string | null): FileRow[] {
   if (request.file_ids?.length) {
     const ids = [...new Set(request.file_ids.map((id) => id.toLowerCase()))];
     return db
       .query<FileRow, string[]>(`SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND id IN (${ids.map(() => "?").join(",")}) ORDER BY created_at, id`)
       .all(orgId, ...ids);
   }
-  if (request.folder_id) {
-    const folder = getFolder(db, orgId, request.folder_id);
+  if (folderId) {
     const folderSet = request.include_subfolders
       ? `WITH RECURSIVE tree(id) AS (SELECT ? UNION ALL SELECT f.id FROM folders f JOIN tree ON f.parent_id = tree.id WHERE f.org_id = ?)
          SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id IN (SELECT id FROM tree) ORDER BY created_at, id LIMIT ?`
       : null;
-    if (folderSet) return db.query<FileRow, (string | number)[]>(folderSet).all(folder.id, orgId, orgId, MAX_EXPORT_ROWS + 1);
+    if (folderSet) return db.query<FileRow, (string | number)[]>(folderSet).all(folderId, orgId, orgId, MAX_EXPORT_ROWS + 1);
     return db
       .query<FileRow, (string | number)[]>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id = ? ORDER BY created_at, id LIMIT ?")
-      .all(orgId, folder.id, MAX_EXPORT_ROWS + 1);
+      .all(orgId, folderId, MAX_EXPORT_ROWS + 1);
   }
   return db
     .query<FileRow, (string | number)[]>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL ORDER BY created_at, id LIMIT ?")
@@ -224,7 +224,8 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   const columns = checkRequest(ctx.kinds, request);
   // Checked before the rows are read: another organization's connection is 404 at once.
   const connection = request.format === "hosted_sheets" ? await ctx.cloud.connection(orgId, request.connection_id!) : null;
-  const rows = selectRows(ctx.db, orgId, request);
+  const folder = request.file_ids?.length || !request.folder_id ? null : await getFolder(ctx.sql, orgId, request.folder_id);
+  const rows = selectRows(ctx.db, orgId, request, folder?.id ?? null);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
   // Cells are asked column by column within a row: one camera lookup serves the row's camera columns.
   let cameraOf: { id: string; facts: StoredCameraFacts | null } | null = null;

@@ -6,17 +6,15 @@
  * directories: the API lists them, it never adds one (a web user must not make the server read
  * its own disk).
  *
- * On the data-access port (docs/scale-out.md), but for recording a mapping (`addWatchedFolder`,
- * `syncWatchSetting`, run synchronously at start) and `ensureFolderPath`, which find the
- * organization and create folders on the SQLite handle until folders convert.
+ * On the data-access port (docs/scale-out.md).
  */
-import type { Database } from "bun:sqlite";
 import { resolve } from "node:path";
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, forTenantsOrNull } from "../errors.ts";
 import { createFolder } from "../folders/folders.ts";
-import { placement } from "../folders/placement.ts";
+import { defaultProjectId } from "../tenancy/projects.ts";
+import { findOrganization } from "../tenancy/organizations.ts";
 import { nameKey } from "../tenancy/names.ts";
 import type { WatchMapping } from "../config.ts";
 
@@ -38,59 +36,70 @@ export interface WatchedFolderRow {
   last_error: string | null;
 }
 
-function projectByNameOrId(db: Database, orgId: string, ref: string | null): string {
-  if (!ref) return placement(db, orgId, null, null).projectId;
-  const row = db
-    .query<{ id: string }, [string, string, string]>("SELECT id FROM projects WHERE org_id = ? AND (id = ? OR name_key = ?)")
-    .get(orgId, ref.toLowerCase(), nameKey(ref));
+async function projectByNameOrId(db: SqlClient, orgId: string, ref: string | null): Promise<string> {
+  if (!ref) return defaultProjectId(db, orgId);
+  const row = await db.one<{ id: string }>("SELECT id FROM projects WHERE org_id = ? AND (id = ? OR name_key = ?)", [orgId, ref.toLowerCase(), nameKey(ref)]);
   if (!row) throw new WatchSettingError(`no project "${ref}" in the organization`);
   return row.id;
 }
 
+async function folderNamed(db: SqlClient, projectId: string, parentId: string | null, name: string): Promise<string | null> {
+  const row = await db.one<{ id: string }>("SELECT id FROM folders WHERE project_id = ? AND coalesce(parent_id, '') = ? AND name_key = ?", [projectId, parentId ?? "", nameKey(name.trim())]);
+  return row?.id ?? null;
+}
+
 /** The folder at `path` (names below `parentId`, or the project's top level), created where missing. */
-export function ensureFolderPath(db: Database, clock: Clock, orgId: string, projectId: string, parentId: string | null, path: string[]): string | null {
+export async function ensureFolderPath(db: SqlClient, clock: Clock, orgId: string, projectId: string, parentId: string | null, path: string[]): Promise<string | null> {
   let current = parentId;
   for (const name of path) {
-    const found = db
-      .query<{ id: string }, [string, string | null, string]>("SELECT id FROM folders WHERE project_id = ? AND parent_id IS ? AND name_key = ?")
-      .get(projectId, current, nameKey(name.trim()));
-    current = found ? found.id : createFolder(db, clock, orgId, null, current ? { name, parent_id: current } : { name, project_id: projectId }).id;
+    let found = await folderNamed(db, projectId, current, name);
+    if (!found) {
+      try {
+        found = (await createFolder(db, clock, orgId, null, current ? { name, parent_id: current } : { name, project_id: projectId })).id;
+      } catch (err) {
+        // Another file of the same folder (or another process) created it meanwhile.
+        if (!(err instanceof ApiError && err.code === "FOLDER_NAME_EXISTS")) throw err;
+        found = (await folderNamed(db, projectId, current, name))!;
+      }
+    }
+    current = found;
   }
   return current;
 }
 
-/** Records (or updates) the mapping; the organization must exist, the project too, folders are created. */
-export function addWatchedFolder(db: Database, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): WatchedFolderRow {
-  // Immediate: `mediabox watch` writes beside a running server, and a deferred transaction that
-  // reads, then writes after the server committed, gets SQLITE_BUSY at once (no busy wait).
-  return db.transaction(() => addMapping(db, clock, mapping, origin)).immediate();
-}
-
-function addMapping(db: Database, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): WatchedFolderRow {
-  const org = db.query<{ id: string }, [string]>("SELECT id FROM organizations WHERE name_key = ?").get(nameKey(mapping.org.trim()));
+/**
+ * Records (or updates) the mapping; the organization must exist, the project too, folders are
+ * created (each in its own transaction: a name taken meanwhile is found, not refused).
+ */
+export async function addWatchedFolder(db: SqlClient, clock: Clock, mapping: WatchMapping, origin: "setting" | "cli"): Promise<WatchedFolderRow> {
+  const org = await findOrganization(db, mapping.org);
   if (!org) throw new WatchSettingError(`${mapping.path}: no organization named "${mapping.org}"`);
-  const projectId = projectByNameOrId(db, org.id, mapping.project);
+  const projectId = await projectByNameOrId(db, org.id, mapping.project);
   let folderId: string | null;
   try {
-    folderId = mapping.folder ? ensureFolderPath(db, clock, org.id, projectId, null, mapping.folder.split("/")) : null;
+    folderId = mapping.folder ? await ensureFolderPath(db, clock, org.id, projectId, null, mapping.folder.split("/")) : null;
   } catch (err) {
     throw new WatchSettingError(`${mapping.path}: folder "${mapping.folder}": ${err instanceof ApiError ? err.message : String(err)}`);
   }
-  db.query(
+  return (await db.one<WatchedFolderRow>(
     `INSERT INTO watched_folders (id, org_id, path, project_id, folder_id, origin, active, created_at)
      VALUES (?, ?, ?, ?, ?, ?, 1, ?)
      ON CONFLICT (path) DO UPDATE SET org_id = excluded.org_id, project_id = excluded.project_id, folder_id = excluded.folder_id,
-       origin = excluded.origin, active = 1, last_error = NULL`,
-  ).run(crypto.randomUUID(), org.id, mapping.path, projectId, folderId, origin, isoAt(clock.now()));
-  return db.query<WatchedFolderRow, [string]>("SELECT * FROM watched_folders WHERE path = ?").get(mapping.path)!;
+       origin = excluded.origin, active = 1, last_error = NULL
+     RETURNING *`,
+    [crypto.randomUUID(), org.id, mapping.path, projectId, folderId, origin, isoAt(clock.now())],
+  ))!;
 }
 
-/** MEDIABOX_WATCH_DIR's mappings become the active `setting` folders; ones no longer listed stop being watched. */
-export function syncWatchSetting(db: Database, clock: Clock, mappings: WatchMapping[]): void {
-  db.transaction(() => {
-    db.query("UPDATE watched_folders SET active = 0 WHERE origin = 'setting'").run();
-    for (const mapping of mappings) addWatchedFolder(db, clock, mapping, "setting");
-  })();
+/**
+ * MEDIABOX_WATCH_DIR's mappings become the active `setting` folders; ones no longer listed stop
+ * being watched. Run at start, before the watcher looks.
+ */
+export async function syncWatchSetting(db: SqlClient, clock: Clock, mappings: WatchMapping[]): Promise<void> {
+  const listed = new Set<string>();
+  for (const mapping of mappings) listed.add((await addWatchedFolder(db, clock, mapping, "setting")).path);
+  const active = await db.all<{ path: string }>("SELECT path FROM watched_folders WHERE origin = 'setting' AND active = 1");
+  for (const { path } of active) if (!listed.has(path)) await db.run("UPDATE watched_folders SET active = 0 WHERE path = ?", [path]);
 }
 
 /** Stops watching a directory added with `mediabox watch` (its history goes with it). */

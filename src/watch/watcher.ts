@@ -163,7 +163,7 @@ export class FolderWatcher {
       const refusal = !detection.ok ? `unsupported or unsafe file: ${detection.reason}` : sizeLimitViolation(this.ctx.kinds, detection.type, size);
       if (refusal || !detection.ok) throw new Refused(refusal ?? "unsupported file");
       const folders = item.rel_path.split("/").slice(0, -1);
-      const folderId = folders.length ? ensureFolderPath(this.ctx.db, this.ctx.clock, watch.org_id, watch.project_id, watch.folder_id, folders) : watch.folder_id;
+      const folderId = folders.length ? await ensureFolderPath(this.ctx.sql, this.ctx.clock, watch.org_id, watch.project_id, watch.folder_id, folders) : watch.folder_id;
       await ingestStagedFile(this.ctx, scratch, {
         id: item.file_id,
         orgId: watch.org_id,

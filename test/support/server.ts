@@ -67,7 +67,7 @@ export async function startTestServer(
       ...options.env,
     },
   );
-  const server = startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] });
+  const server = await startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] });
   const { db, clock } = server.ctx;
   return {
     ...server,

@@ -212,6 +212,7 @@ const SHAPES: Record<string, (route: Route) => Probe[]> = {
     { path: r.path, body: "--x\r\n", contentType: "multipart/form-data" },
     { path: r.path, body: "<a/>", contentType: "application/xml" },
   ],
+  "hostile multipart": (r) => MULTIPART_BODIES.map(([contentType, body]) => ({ path: r.path, body, contentType })),
   "huge numbers in every query parameter": (r) => queryParams(r).flatMap((p) => HUGE_NUMBERS.map((n) => ({ path: r.path, query: `${p.name}=${encodeURIComponent(n)}` }))),
   "a parameter repeated 1,000 times": (r) =>
     queryParams(r)
@@ -255,6 +256,25 @@ const OUTSIDE_THE_DOCUMENT = [
 
 /** Shapes whose every request is hostile: an answer below 400 is listed for a look. */
 const MUST_REFUSE = new Set(["JSON nested 10,000 deep", "JSON nested 100,000 deep", "a deep array in every field", "a 1 MiB array of numbers", "an object of 50,000 keys", "a chunked body past the cap", "an oversized body with a length", "a 20-digit number in each numeric field, nested"]);
+
+const part = (headers: string, content: string, boundary = "x") => `--${boundary}\r\n${headers}\r\n\r\n${content}\r\n`;
+const fileHeaders = (filename: string) => `Content-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: text/plain`;
+/** Multipart bodies a careless or hostile client sends (the upload routes parse these themselves; the others through the framework). */
+const MULTIPART_BODIES: [string, string][] = [
+  ["multipart/form-data; boundary=x", part(fileHeaders("../../../../etc/passwd"), "root:x:0:0") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", part(`Content-Disposition: form-data; name="file"; filename*=UTF-8''%FF%FE%C0%AF\r\nContent-Type: text/plain`, "x") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", part(fileHeaders("a\r\nX-Injected: 1.txt"), "x") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", Array.from({ length: 5000 }, (_, i) => part(fileHeaders(`f${i}.txt`), "x")).join("") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", part(`Content-Disposition: form-data; name="file"; filename="h.txt"\r\nX-Long: ${"h".repeat(100_000)}`, "x") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", part(fileHeaders("unterminated.txt"), "x".repeat(10_000))],
+  ["multipart/form-data; boundary=x", `--x\r\nContent-Disposition: form-data; name="file"; filename="nested.txt"\r\nContent-Type: multipart/mixed; boundary=y\r\n\r\n${"--y\r\n\r\n".repeat(1000)}--y--\r\n--x--\r\n`],
+  ["multipart/form-data; boundary=x", part(`Content-Disposition: form-data; name="${"n".repeat(50_000)}"`, "x") + "--x--\r\n"],
+  [`multipart/form-data; boundary=${"b".repeat(200)}`, part(fileHeaders("long-boundary.txt"), "x", "b".repeat(200)) + `--${"b".repeat(200)}--\r\n`],
+  ["multipart/form-data; boundary=", "--\r\n\r\n"],
+  ["multipart/form-data", part(fileHeaders("no-boundary.txt"), "x") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", part(`Content-Disposition: form-data; name="file"; filename="empty.txt"`, "") + "--x--\r\n"],
+  ["multipart/form-data; boundary=x", part(fileHeaders("deep.json"), "[".repeat(100_000)) + part(`Content-Disposition: form-data; name="metadata"`, "[".repeat(100_000)) + "--x--\r\n"],
+];
 
 /** Path parameters: real resources the bench created, else a value of the parameter's kind. */
 let realIds: Record<string, string> = {};

@@ -397,6 +397,7 @@ async function main() {
   let totalRequests = 0;
   const findings: string[] = [];
   const accepted: string[] = [];
+  const slow: string[] = [];
   const covered = new Set<string>();
   const note = (list: string[], line: string) => list.length < 200 && list.push(line);
 
@@ -464,6 +465,7 @@ async function main() {
             }
             count++;
             const where = `${shape}: ${auth ? "key" : "anonymous"} ${route.method} ${probe.path.slice(0, 120)}${probe.query ? `?${probe.query.slice(0, 60)}` : ""}${probe.headers ? ` (${Object.keys(probe.headers).join(", ")}: ${Object.values(probe.headers)[0]!.slice(0, 40)})` : ""}`;
+            if (mainMs >= 250 || ms >= 5000) note(slow, `${where} -> ${answer.status} after ${ms.toFixed(0)} ms, main-thread CPU ${mainMs.toFixed(0)} ms`);
             if (answer.status >= 500) fivexx++;
             if (answer.status === 431) headerCapped++;
             const problem = problemWith(route, answer);
@@ -553,6 +555,8 @@ async function main() {
   }
   console.log(`\n${findings.length} findings (answers of 400 and above that are not the JSON envelope, or show a path, stack or HTML; 5xx; body read before the credential)`);
   for (const f of findings) console.log(`  ${f}`);
+  if (slow.length) console.log(`\n${slow.length} requests that held the event loop 250 ms or more, or took 5 s:`);
+  for (const line of slow) console.log(`  ${line}`);
   if (accepted.length) console.log(`\n${accepted.length} hostile requests answered below 400 (a look, not necessarily wrong):`);
   for (const a of accepted) console.log(`  ${a}`);
   const sorted = [...health].sort((a, b) => a - b);

@@ -166,6 +166,24 @@ describe("numbers", () => {
   });
 });
 
+describe("dates", () => {
+  test("date and taken filters take ISO 8601 dates of real days; what Date.parse stretches is a 400", async () => {
+    for (const path of ["/files", "/files/timeline", "/files/locations"]) {
+      for (const value of ["2024-02-30", "2023-02-29T10:00:00Z", "1", "2024", "December 1, 2024", "+275760-09-13T00:00:00Z", "2024-1-1", "99999-12-31T00:00:00Z"]) {
+        for (const field of ["date_from", "taken_to"]) {
+          const res = await tenant.api.get(`${path}?${field}=${encodeURIComponent(value)}`);
+          expectEnvelope(res, `${path}?${field}=${value}`);
+          expect(res.status, `${path}?${field}=${value}`).toBe(400);
+          expect(res.body.detail).toContain(`${field}: must be an ISO 8601 timestamp (YYYY-MM-DD`);
+        }
+      }
+      for (const value of ["2024-02-29", "2024-02-29T23:59:59Z", "2024-03-01T00:30:00+01:00", "2024-03-01 10:00", "2024-03-01T10:00:00.123456Z"]) {
+        expect((await tenant.api.get(`${path}?taken_from=${encodeURIComponent(value)}`)).status, `${path} ${value}`).toBe(200);
+      }
+    }
+  });
+});
+
 describe("headers and paths", () => {
   test("a session cookie with a malformed escape is an unknown session (401 envelope), not a 500", async () => {
     for (const value of ["%", "%FF", "%E0%A4%A", "%".repeat(4000)]) {

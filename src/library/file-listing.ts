@@ -106,9 +106,20 @@ export function boxCondition(box: BoundingBox): { sql: string; params: number[] 
 
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** A date, or a date and time (T or a space) with an optional zone; four-digit years only. */
+const ISO_8601 = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * The filter's instant as stored timestamps are written. Date.parse alone takes what no client
+ * means ("1" is 2001, "2024-02-30" is 1 March, "+275760-09-13" compares wrongly as text): those are 400s.
+ */
 function isoOrThrow(value: string, field: string): string {
-  const ms = Date.parse(value);
-  if (Number.isNaN(ms)) throw badRequest(`${field}: must be an ISO 8601 timestamp`);
+  const match = ISO_8601.exec(value.trim());
+  const ms = match ? Date.parse(value.trim()) : Number.NaN;
+  const day = match ? new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]))) : null;
+  if (!day || Number.isNaN(ms) || day.getUTCMonth() !== Number(match![2]) - 1 || day.getUTCDate() !== Number(match![3])) {
+    throw badRequest(`${field}: must be an ISO 8601 timestamp (YYYY-MM-DD, or YYYY-MM-DDThh:mm[:ss][Z|±hh:mm]) of a day that exists`);
+  }
   return new Date(ms).toISOString();
 }
 

@@ -33,6 +33,10 @@
  * text model it then embeds the collection's first chunks in this process with 32 texts per ONNX
  * Runtime run and with the shipped RUN_BATCH, and prints the CPU per chunk of each
  * (MEDIABOX_BENCH_SKIP_RUN_BATCHES=1 skips it).
+ * Then (unless MEDIABOX_BENCH_SKIP_PARITY is set) the ranking parity of issue 40: the indexed chunks
+ * and vectors copied into a throwaway PostgreSQL with pgvector, every judged query run through the
+ * same search code on SQLite and on PostgreSQL in this process, each mode's nDCG@10 printed for
+ * both (target: within 1 %; retrieval-parity.ts).
  * Targets (issue 35): hybrid nDCG@10 >= 1.15x keyword, hybrid >= each signal alone, >= 100 chunks/s,
  * /healthz p99 < 100 ms. These are figures, not a test: the script exits 0 either way (2 when the
  * collection is absent).
@@ -48,6 +52,7 @@ import { commonWords } from "../../src/embeddings/common-words.ts";
 import { RUN_BATCH, TextEmbedder } from "../../src/embeddings/text-embedder.ts";
 import { HALVES, halves } from "./splits.ts";
 import { describeEventLoop, readEventLoop } from "./event-loop-figures.ts";
+import { printRankingParity, type ParityInput } from "./retrieval-parity.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
 const DATASET = resolve(
@@ -127,7 +132,7 @@ async function main(): Promise<void> {
   const docs = all.slice(0, Number(process.env.MEDIABOX_BENCH_DOCS) || undefined);
   const indexOnly = docs.length < all.length;
   const reuse = process.env.MEDIABOX_BENCH_REUSE;
-  if (reuse) return void (await measure(resolve(reuse), docs, queries, qrels, { reused: true }));
+  if (reuse) return void (await parityOf(await measure(resolve(reuse), docs, queries, qrels, { reused: true })));
   const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-retrieval-"));
   const dataDir = join(root, "data");
   try {
@@ -139,6 +144,7 @@ async function main(): Promise<void> {
       console.log("-- this checkout");
     }
     const runs = [await measure(dataDir, docs, queries, qrels, { wordsFrom: process.env.MEDIABOX_BENCH_WORDS_FROM, indexOnly })];
+    await parityOf(runs[0]!);
     const repeats = Number(process.env.MEDIABOX_BENCH_REPEATS) || 0;
     for (let i = 1; i <= repeats; i++) {
       const again = join(root, `repeat-${i}`);
@@ -178,6 +184,13 @@ interface IndexingFigures {
   chunksPerSecond: number;
   eventLoopMsPerDocument: number;
   healthP99: number;
+  /** What the SQLite / PostgreSQL ranking parity needs, once the server has stopped (runs with queries). */
+  parity?: ParityInput;
+}
+
+/** The same queries through the same search code on SQLite and on PostgreSQL (retrieval-parity.ts), unless MEDIABOX_BENCH_SKIP_PARITY is set. */
+async function parityOf(figures: IndexingFigures): Promise<void> {
+  if (figures.parity && !process.env.MEDIABOX_BENCH_SKIP_PARITY) await printRankingParity(figures.parity);
 }
 
 /**
@@ -419,6 +432,12 @@ async function measure(
     const { keyword, vector, hybrid } = results as Record<"keyword" | "vector" | "hybrid", { ndcg: number }>;
     console.log(`hybrid / keyword (textbook BM25 with Porter stemming: FTS5's bm25, k1 1.2, b 0.75) nDCG@10: ${(hybrid.ndcg / keyword.ndcg).toFixed(3)}x (target >= 1.15x); ` +
       `hybrid >= each alone: ${hybrid.ndcg >= keyword.ndcg && hybrid.ndcg >= vector.ndcg ? "yes" : "NO"}`);
+    if (model) {
+      figures.parity = {
+        databasePath: join(dataDir, "mediabox.db"), model, modelsDir: process.env.MEDIABOX_MODELS_DIR ?? join(ROOT, "models"), queries: judged, half,
+        score: (queryId, fileIds) => score(fileIds.map((f) => byFile.get(f)!), qrels.get(queryId)!).ndcg,
+      };
+    }
     return figures;
   } finally {
     await server.stop("SIGTERM");

@@ -205,8 +205,7 @@ const KIND_FOLDERS = ["images/", "documents/", "video/", "links/", "kinds/", "db
 const MEDIA_TYPE_BRANCHES: Record<string, { count: number; why: string }> = {
   "library/similar.ts": { count: 2, why: "similar images and videos: a video is matched by its keyframes" },
   "library/routes.ts": { count: 1, why: "format=markdown is the spec's, for images only" },
-  "rules/file-facts.ts": { count: 3, why: "rule conditions read the built-in kinds' facts (a link's text, a photo's camera)" },
-  "rules/file-text.ts": { count: 2, why: "a document's or link's whole text for rule conditions and auto matching" },
+  "rules/file-facts.ts": { count: 1, why: "a saved link and the images taken from its page arrived by the link source" },
   "rules/schema-action.ts": { count: 1, why: "a rule's custom schema: an image is filled from its findings and variant (as its pipeline fills it), other files from their text" },
   "cli/import-client.ts": { count: 1, why: "the CLI sends documents over 50 MB by intent (the server's document limit)" },
   "ingest/routes.ts": { count: 1, why: "the spec's upload answer has text_extraction_status for documents" },
@@ -249,6 +248,8 @@ test("pipeline stages read their typed options, built once from the settings, ne
   }
   expect(pipelines.length).toBeGreaterThanOrEqual(4);
   expect(readers).toEqual([]);
+  // The runner takes the operator's stage budgets from the pipeline's options too.
+  expect(await Bun.file(join(SRC, "processing/stage-runner.ts")).text()).not.toMatch(/\bctx\.config\b/);
 });
 
 test("error responses are declared through errorResponses() alone", async () => {

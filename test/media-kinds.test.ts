@@ -70,6 +70,23 @@ test("a kind's tables are made when it is registered, in order, recorded per kin
   expect(() => migrateOwned(server.ctx.db, "kind:audio", AUDIO_TABLES.slice(0, 1))).toThrow(/newer than this build understands/);
 });
 
+test("an upload intent forecasts the kind from its declared type, and the content confirms it at completion", async () => {
+  const bytes = wav(0.5);
+  const sha = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
+  const created = await owner.api.post("/files/uploads", { filename: "memo.wav", content_type: "audio/wav", size_bytes: bytes.byteLength, claimed_file_hash: sha });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  expect(created.body.media_type).toBe("audio");
+  const put = await fetch(created.body.presigned_url, { method: "PUT", body: bytes as Uint8Array<ArrayBuffer>, headers: created.body.headers });
+  expect(put.status).toBe(200);
+  const completed = await owner.api.post(`/files/uploads/${created.body.upload_id}/complete`, {});
+  expect(completed.status, JSON.stringify(completed.body)).toBeLessThan(300);
+  const detail = await processed(owner, completed.body.file_id ?? completed.body.image_id);
+  expect(detail).toMatchObject({ media_type: "audio", duration_seconds: 0.5 });
+  // A type no kind's hints name is refused before any byte is sent.
+  const refused = await owner.api.post("/files/uploads", { filename: "song.flac", content_type: "audio/flac", size_bytes: 10, claimed_file_hash: sha });
+  expect(refused.status).toBe(415);
+});
+
 test("listings filter by the kind's type and show its summary; other kinds are unchanged", async () => {
   const tenant = server.tenant();
   const audio = (await upload(tenant, wav(0.5), "a.wav")).body.image_id;

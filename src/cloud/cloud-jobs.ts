@@ -16,7 +16,7 @@ import { isoAt } from "../clock.ts";
 import type { CloudDeps } from "./deps.ts";
 import { ApiError, badRequest, errorMessage, forTenantsOrNull } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
-import { detectType, mediaTypeFromHints } from "../ingest/detect.ts";
+import { detectType } from "../ingest/detect.ts";
 import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
 import { DEFAULT_UPLOAD_OPTIONS, resolvePlacement, type UploadOptions } from "../ingest/options.ts";
 import { parseTags } from "../files/file-fields.ts";
@@ -194,7 +194,7 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
         folderId: placement.folderId,
         filename: name,
         // A guess until detection reads the bytes; a document when nothing hints otherwise.
-        mediaType: mediaTypeFromHints(mime, name) ?? "document",
+        mediaType: ctx.kinds.forecast(mime, name) ?? "document",
         contentType: mime,
         size: file.size_bytes ?? 0,
         tags: options.tags,

@@ -9,7 +9,6 @@
 import type { Config } from "../config.ts";
 import {
   errorFromResponse,
-  importable,
   OAuthClient,
   ProviderError,
   providerFetch,
@@ -63,7 +62,7 @@ function entry(file: DriveFile): CloudEntry {
     is_folder: isFolder,
     web_view_link: file.webViewLink ?? null,
     thumbnail_url: file.thumbnailLink ?? null,
-    is_importable: !isFolder && (importable(file.mimeType, file.name) || file.mimeType in EXPORTS),
+    is_importable: !isFolder && file.mimeType in EXPORTS,
   };
 }
 

@@ -8,7 +8,6 @@
 import type { Config } from "../config.ts";
 import {
   errorFromResponse,
-  importable,
   OAuthClient,
   ProviderError,
   providerFetch,
@@ -145,7 +144,7 @@ export class NextcloudProvider implements CloudProvider {
       is_folder: dav.isFolder,
       web_view_link: `${this.base}/index.php/apps/files/?dir=${encodeURIComponent(dav.isFolder ? dav.path : dir)}${dav.isFolder ? "" : `&scrollto=${encodeURIComponent(dav.name)}`}`,
       thumbnail_url: null,
-      is_importable: !dav.isFolder && importable(dav.mime, dav.name),
+      is_importable: false,
     };
   }
 

@@ -5,7 +5,6 @@
  * which callers ask for by checking the member; revocation is the OAuth client's to offer. Providers speak HTTP to base URLs
  * that are settings and throw ProviderError, whose kind says what the caller may do about it.
  */
-import { mediaTypeFromHints } from "../ingest/detect.ts";
 
 export const PROVIDER_NAMES = ["google_drive", "nextcloud"] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
@@ -43,6 +42,10 @@ export interface CloudEntry {
   is_folder: boolean;
   web_view_link: string | null;
   thumbnail_url: string | null;
+  /**
+   * The provider's own part: a file it converts on import (a Google Doc exported as DOCX). The
+   * listing adds the files a media kind's hints forecast (connections' browse).
+   */
   is_importable: boolean;
 }
 
@@ -246,7 +249,3 @@ export class OAuthClient {
   }
 }
 
-/** Whether the ingest path can take the file, by its declared type and name (detection still decides). */
-export function importable(mime: string, name: string): boolean {
-  return mediaTypeFromHints(mime, name) !== null;
-}

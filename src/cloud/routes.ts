@@ -109,8 +109,12 @@ export function cloudRoutes(ctx: CloudDeps) {
     )
     .get(
       "/cloud-storage/connections/:connection_id/browse",
-      ({ principal, params, query }) =>
-        cloud.browse(principal.orgId, params.connection_id, { folderId: query.folder_id ?? null, pageToken: query.page_token ?? null, pageSize: query.page_size }),
+      async ({ principal, params, query }) => {
+        const page = await cloud.browse(principal.orgId, params.connection_id, { folderId: query.folder_id ?? null, pageToken: query.page_token ?? null, pageSize: query.page_size });
+        // What the ingest path takes, by declared type and name (detection still decides), besides what the provider converts.
+        const files = page.files.map((f) => ({ ...f, is_importable: f.is_importable || (!f.is_folder && ctx.kinds.forecast(f.mime_type, f.name) !== null) }));
+        return { ...page, files };
+      },
       {
         permission: "view",
         params: ConnectionParams,

@@ -11,4 +11,8 @@ export const DOCUMENT_CONTENT: UploadedContent = {
   },
   accepts: "documents (pdf, docx, txt, md)",
   maxStreamingBytes: FIXED_LIMITS.maxDocumentBytes,
+  hints: {
+    contentTypes: /^(application\/pdf|application\/vnd\.openxmlformats-officedocument\.wordprocessingml\.document|text\/plain|text\/markdown|text\/x-markdown)$/,
+    names: /\.(pdf|docx|txt|text|md|markdown)$/i,
+  },
 };

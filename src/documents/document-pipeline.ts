@@ -17,7 +17,7 @@ import { replaceSuggestions } from "../files/tag-suggestions.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
-import { runStages, StageTimeoutError, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { runStages, stageBudgetsOf, StageTimeoutError, type FileWork, type PipelineOptions, type Stage } from "../processing/stage-runner.ts";
 import { detectLanguage } from "./language.ts";
 import { DocumentReadError, type Chunk, type DocPage, type DocumentContent } from "./types.ts";
 import type { Summary, SummaryDraft } from "../text/summary.ts";
@@ -38,15 +38,15 @@ const SEARCH_TEXT_LIMIT = 200_000;
 export { approximateTokens } from "./chunking.ts";
 
 /** What the document pipeline takes from the settings, read once when the kind is built. */
-export interface DocumentPipelineOptions {
+export interface DocumentPipelineOptions extends PipelineOptions {
   /** MEDIABOX_MODELS_DIR: the text model's tokenizer and the layout model are read from it. */
   modelsDir: string;
   /** MEDIABOX_LAYOUT_MODEL: the layout model's folder, or "none". */
   layoutModel: string;
 }
 
-export function documentPipelineOptions(config: Pick<Config, "modelsDir" | "layoutModel">): DocumentPipelineOptions {
-  return { modelsDir: config.modelsDir, layoutModel: config.layoutModel };
+export function documentPipelineOptions(config: Pick<Config, "modelsDir" | "layoutModel" | "stageBudgets">): DocumentPipelineOptions {
+  return { modelsDir: config.modelsDir, layoutModel: config.layoutModel, stageBudgets: stageBudgetsOf(config, "document") };
 }
 
 /**

@@ -24,4 +24,5 @@ export const IMAGE_CONTENT: UploadedContent = {
   },
   accepts: "images (jpeg, png, gif, webp, tiff, avif, heic, jxl, camera raw: cr2, cr3, nef, dng, arw, raf, rw2, orf, pef, srw)",
   maxStreamingBytes: FIXED_LIMITS.maxImageBytes,
+  hints: { contentTypes: /^image\//, names: /\.(jpe?g|png|gif|webp|tiff?|avif|heic|heif|svg|jxl|cr2|cr3|nef|dng|arw|raf|rw2|orf|pef|srw)$/i },
 };

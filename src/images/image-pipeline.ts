@@ -17,7 +17,7 @@ import { tagsOf, type FileRow } from "../files/file.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
 import { fileJob } from "../processing/file-job.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
-import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { failedStages, runStages, stageBudgetsOf, type FileWork, type PipelineOptions, type Stage } from "../processing/stage-runner.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { CONTENT_CATEGORIES, type ContentCategory } from "../files/file-fields.ts";
 import { evaluateCompliance, type ComplianceImageType, type ComplianceType } from "../compliance/compliance.ts";
@@ -40,13 +40,13 @@ import { enqueueClustering } from "../people/people-jobs.ts";
 
 /** One image on its way through the stages; each stage leaves its result here for the next. */
 /** What the image pipeline takes from the settings, read once when the kind (or the variants queue) is built. */
-export interface ImagePipelineOptions {
+export interface ImagePipelineOptions extends PipelineOptions {
   /** MEDIABOX_IMAGE_MAX_PIXELS: larger images are refused as decompression bombs. */
   maxPixels: number;
 }
 
-export function imagePipelineOptions(config: Pick<Config, "imageMaxPixels">): ImagePipelineOptions {
-  return { maxPixels: config.imageMaxPixels };
+export function imagePipelineOptions(config: Pick<Config, "imageMaxPixels" | "stageBudgets">): ImagePipelineOptions {
+  return { maxPixels: config.imageMaxPixels, stageBudgets: stageBudgetsOf(config, "image") };
 }
 
 interface ImageWork extends FileWork<ImageDeps> {

@@ -155,28 +155,3 @@ function looksLikeMarkdown(text: string): boolean {
   return signals >= 2;
 }
 
-const DOCUMENT_MIMES = new Set([
-  "application/pdf",
-  "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  "text/plain",
-  "text/markdown",
-  "text/x-markdown",
-]);
-const IMAGE_NAME = /\.(jpe?g|png|gif|webp|tiff?|avif|heic|heif|svg|jxl|cr2|cr3|nef|dng|arw|raf|rw2|orf|pef|srw)$/i;
-const VIDEO_NAME = /\.(mp4|m4v|mov|webm|mkv|avi|mpe?g|3gp|mts|m2ts|ts)$/i;
-const DOCUMENT_NAME = /\.(pdf|docx|txt|text|md|markdown)$/i;
-
-/**
- * The media type a client announces before any byte exists (upload intents). Only a forecast:
- * completion detects the type from the stored bytes, and the content wins.
- */
-export function mediaTypeFromHints(contentType: string, filename: string): "image" | "video" | "document" | null {
-  const mime = contentType.split(";")[0]!.trim().toLowerCase();
-  if (mime.startsWith("image/")) return "image";
-  if (mime.startsWith("video/")) return "video";
-  if (DOCUMENT_MIMES.has(mime)) return "document";
-  if (IMAGE_NAME.test(filename)) return "image";
-  if (VIDEO_NAME.test(filename)) return "video";
-  if (DOCUMENT_NAME.test(filename)) return "document";
-  return null;
-}

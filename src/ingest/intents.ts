@@ -16,7 +16,7 @@ import { isoAt } from "../clock.ts";
 import type { IngestDeps } from "./deps.ts";
 import { ApiError, badRequest, forTenants } from "../errors.ts";
 import { normalizeEtag, type ObjectDigest } from "../storage/blob-store.ts";
-import { detectType, mediaTypeFromHints, type Detection } from "./detect.ts";
+import { detectType, type Detection } from "./detect.ts";
 import type { MediaType } from "../files/file.ts";
 import { insertFileRecord, unsupportedFile } from "./ingest.ts";
 import { resolvePlacement, uploadOptions, type UploadFields, type UploadOptions } from "./options.ts";
@@ -314,7 +314,7 @@ export async function createIntent(ctx: IngestDeps, principal: Principal, body: 
   }
   const options = uploadOptions(body, { maxTags: INTENT_LIMITS.maxIntentTags });
   resolvePlacement(db, principal.orgId, options);
-  const mediaType = mediaTypeFromHints(checked.contentType, checked.filename);
+  const mediaType = ctx.kinds.forecast(checked.contentType, checked.filename);
   if (!mediaType) throw unsupportedFile(`content_type ${checked.contentType} (${checked.filename}) is not a supported image, document or video`);
 
   const id = crypto.randomUUID();

@@ -44,6 +44,12 @@ export interface UploadedContent {
   accepts: string;
   /** Largest file taken through the streaming endpoints (larger files go through upload intents). */
   maxStreamingBytes: number;
+  /**
+   * What a client's declared content type (parameters dropped, lower case) or file name says of
+   * a file of this kind before any byte exists (upload intents, cloud listings): a forecast only,
+   * the content decides when the bytes arrive. Absent: files of the kind are never forecast.
+   */
+  hints?: { contentTypes: RegExp; names: RegExp };
 }
 
 /** The kind's part of the File resource (GET /files, GET /files/{id}): its fields beyond the common ones. */
@@ -140,6 +146,16 @@ export class MediaKinds {
 
   types(): MediaType[] {
     return [...this.byType.keys()];
+  }
+
+  /**
+   * The kind a client's declared type, else its file name, suggests (UploadedContent.hints), or
+   * null when no kind's does. A forecast: detection decides from the bytes.
+   */
+  forecast(contentType: string, filename: string): MediaType | null {
+    const mime = contentType.split(";")[0]!.trim().toLowerCase();
+    const uploaded = this.uploaded();
+    return (uploaded.find((c) => c.hints?.contentTypes.test(mime)) ?? uploaded.find((c) => c.hints?.names.test(filename)))?.type ?? null;
   }
 
   /** The kinds whose files arrive as bytes, in registration order (the order detection asks them in). */

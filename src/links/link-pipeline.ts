@@ -18,7 +18,7 @@ import type { FileRow } from "../files/file.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
-import { failedStages, runStages, StageTimeoutError, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { failedStages, runStages, stageBudgetsOf, StageTimeoutError, type FileWork, type PipelineOptions, type Stage } from "../processing/stage-runner.ts";
 import { dataUrl, type InlineImage } from "./favicon.ts";
 import { type FetchedPage, LinkFetchError } from "./fetch-page.ts";
 import { isTransient, type CrawlSession } from "./link-fetcher.ts";
@@ -38,7 +38,7 @@ export const LINK_MAX_ATTEMPTS = 3;
 export const AIR_GAPPED_REASON = "link fetching is turned off on this appliance (MEDIABOX_LINK_FETCH=off); the URL is stored, the page was not fetched";
 
 /** What the link pipeline takes from the settings, read once when the kind is built (linkPipelineOptions). */
-export interface LinkPipelineOptions {
+export interface LinkPipelineOptions extends PipelineOptions {
   /** MEDIABOX_LINK_FETCH: false on an air-gapped appliance (every crawl is blocked, saying why). */
   fetch: boolean;
   /** The fetch stage's budget: robots.txt and the page, each within MEDIABOX_LINK_TIMEOUT_SECONDS, and a turn per host. */
@@ -49,12 +49,13 @@ export interface LinkPipelineOptions {
   maxImageBytes: number;
 }
 
-export function linkPipelineOptions(config: Pick<Config, "linkFetch" | "linkTimeoutSeconds" | "linkMaxImages" | "linkMaxImageBytes">): LinkPipelineOptions {
+export function linkPipelineOptions(config: Pick<Config, "linkFetch" | "linkTimeoutSeconds" | "linkMaxImages" | "linkMaxImageBytes" | "stageBudgets">): LinkPipelineOptions {
   return {
     fetch: config.linkFetch,
     fetchBudgetMs: 2 * config.linkTimeoutSeconds * 1000 + 60_000,
     maxImages: config.linkMaxImages,
     maxImageBytes: config.linkMaxImageBytes,
+    stageBudgets: stageBudgetsOf(config, "link"),
   };
 }
 

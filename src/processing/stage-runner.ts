@@ -45,7 +45,22 @@ export interface StageRunnerDeps {
   db: Database;
   writes: GroupCommit;
   metrics: Metrics;
-  config: Config;
+}
+
+/** The operator's time budgets of a pipeline's stages (MEDIABOX_STAGE_BUDGETS), in ms by stage name. */
+export type StageBudgets = Readonly<Record<string, number>>;
+
+/** What the runner reads of a pipeline's typed options (each pipeline's options extend it). */
+export interface PipelineOptions {
+  stageBudgets: StageBudgets;
+}
+
+/** The budgets MEDIABOX_STAGE_BUDGETS sets for `mediaType`'s stages (`document.extraction=1200` → extraction), built once with the pipeline's options. */
+export function stageBudgetsOf(config: Pick<Config, "stageBudgets">, mediaType: string): StageBudgets {
+  const prefix = `${mediaType}.`;
+  return Object.fromEntries(
+    Object.entries(config.stageBudgets ?? {}).flatMap(([key, ms]) => (key.startsWith(prefix) ? [[key.slice(prefix.length), ms]] : [])),
+  );
 }
 
 /** What every pipeline's work object carries; each pipeline adds what its stages produce. */
@@ -57,6 +72,8 @@ export interface FileWork<Deps extends StageRunnerDeps = StageRunnerDeps> {
   file: FileRow;
   /** Outcomes of the stages run so far, by stage name (filled by the runner). */
   outcomes: Record<string, StageOutcome>;
+  /** The pipeline's typed options, built once from the settings (the runner reads the stage budgets). */
+  options?: PipelineOptions;
   /**
    * The running stage's signal: aborts when the job is stopped (cancelled, the server stopping)
    * or the stage passes its time budget. Set by the runner before each stage.
@@ -137,10 +154,10 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
   return work.outcomes;
 }
 
-/** A stage's budget: the operator's setting for it (MEDIABOX_STAGE_BUDGETS), else its own, else the default. */
+/** A stage's budget: the operator's setting for it (MEDIABOX_STAGE_BUDGETS, in the pipeline's options), else its own, else the default. */
 function budgetOf<W extends FileWork>(work: W, stage: Stage<W>): number {
   const own = typeof stage.budgetMs === "function" ? stage.budgetMs(work) : stage.budgetMs;
-  return work.ctx.config.stageBudgets?.[`${work.file.media_type}.${stage.name}`] ?? own ?? DEFAULT_STAGE_BUDGET_MS;
+  return work.options?.stageBudgets[stage.name] ?? own ?? DEFAULT_STAGE_BUDGET_MS;
 }
 
 /**

@@ -36,7 +36,8 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
   // Predictions read the model and the text again: only when a condition asks for them.
   let predictions: Predictions | null | undefined;
   const predicted = () => (predictions === undefined ? (predictions = predictionsFor(db, files, file)) : predictions);
-  const camera = file.media_type === "image" || file.media_type === "video" ? cameraFactsOf(db, file.id) : null;
+  // Whatever its kind, a file has camera facts when its pipeline read some (photos and videos do).
+  const camera = cameraFactsOf(db, file.id);
   return {
     media_type: file.media_type,
     document_type: file.document_type,

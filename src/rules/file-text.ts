@@ -1,9 +1,12 @@
-/** The text read in a file: a document's or saved page's whole text, else what OCR read in an image or a video's keyframes. */
+/**
+ * The text read in a file: its whole extracted text when its kind keeps one (a document, a saved
+ * page's article), else what its row's search text holds (OCR of an image or a video's keyframes).
+ */
 import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
 
 export function textOf(files: FileRepository, file: FileRow): string {
-  const text = file.media_type === "document" || file.media_type === "link" ? (files.extractedText(file.id) ?? file.visible_text) : file.visible_text;
+  const text = files.extractedText(file.id) ?? file.visible_text;
   return text ?? "";
 }
 

@@ -10,4 +10,5 @@ export const VIDEO_CONTENT: UploadedContent = {
   detect: ({ ext, mime }) => (VIDEO_FORMATS.has(ext) ? { mime, format: ext } : null),
   accepts: "videos (mp4, mov, webm, mkv, avi, mpeg, 3gp, mts/m2ts/ts)",
   maxStreamingBytes: FIXED_LIMITS.maxImageBytes,
+  hints: { contentTypes: /^video\//, names: /\.(mp4|m4v|mov|webm|mkv|avi|mpe?g|3gp|mts|m2ts|ts)$/i },
 };

@@ -23,7 +23,7 @@ import type { FileJobPayload } from "../jobs/catalogue.ts";
 import { PermanentJobError, type JobContext } from "../jobs/runner.ts";
 import { replaceDescriptions, type DescriptionItem } from "../processing/descriptions.ts";
 import type { PipelineReport } from "../kinds/media-kind.ts";
-import { failedStages, runStages, type FileWork, type Stage } from "../processing/stage-runner.ts";
+import { failedStages, runStages, stageBudgetsOf, type FileWork, type PipelineOptions, type Stage } from "../processing/stage-runner.ts";
 import { objectOnDisk, type ObjectOnDisk } from "../storage/object-on-disk.ts";
 import { releaseUsage } from "../usage/usage.ts";
 import { VideoToolError, type VideoTools } from "./ffmpeg-tools.ts";
@@ -40,7 +40,7 @@ import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL,
 const ANALYSED_FRAMES = 12;
 
 /** What the video pipeline takes from the settings, read once when the kind is built (videoPipelineOptions). */
-export interface VideoPipelineOptions {
+export interface VideoPipelineOptions extends PipelineOptions {
   /** MEDIABOX_VIDEO_MAX_DURATION_SECONDS: longer videos are probed and kept, not analysed. */
   maxDurationSeconds: number;
   /** MEDIABOX_VIDEO_MAX_MB: larger videos are probed and kept, not analysed. */
@@ -54,7 +54,7 @@ export interface VideoPipelineOptions {
 }
 
 export function videoPipelineOptions(
-  config: Pick<Config, "videoMaxDurationSeconds" | "videoMaxMb" | "videoMaxKeyframes" | "videoTimeoutSeconds" | "imageMaxPixels">,
+  config: Pick<Config, "videoMaxDurationSeconds" | "videoMaxMb" | "videoMaxKeyframes" | "videoTimeoutSeconds" | "imageMaxPixels" | "stageBudgets">,
 ): VideoPipelineOptions {
   return {
     maxDurationSeconds: config.videoMaxDurationSeconds,
@@ -62,6 +62,7 @@ export function videoPipelineOptions(
     maxKeyframes: config.videoMaxKeyframes,
     keyframesBudgetMs: 2 * config.videoTimeoutSeconds * 1000 + 60_000,
     maxPixels: config.imageMaxPixels,
+    stageBudgets: stageBudgetsOf(config, "video"),
   };
 }
 

@@ -127,6 +127,8 @@ export function audioKind(ctx: AudioDeps): MediaKind<"audio"> {
       detect: ({ ext, mime }) => (ext === "wav" ? { mime, format: "wav" } : null),
       accepts: "audio (wav)",
       maxStreamingBytes: 10 * 1024 ** 2,
+      // Upload intents forecast the kind from these before the bytes arrive.
+      hints: { contentTypes: /^audio\/(wav|x-wav|wave|vnd\.wave)$/, names: /\.wav$/i },
     },
     tables: AUDIO_TABLES,
     pipeline: {

@@ -3,11 +3,16 @@ import { EventLoopMonitor, LONG_STALL_MS, type Stall, splitStall, WINDOW_MS } fr
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 describe("the event loop's bookkeeping", () => {
-  test("a stall is split by the interval's shares of running, waiting for a core and blocked", () => {
-    // 220 ms between ticks due 20 ms apart: 200 ms late; the thread ran 110 ms, waited 55.
-    expect(splitStall(200, 220, { runMs: 110, waitMs: 55 })).toEqual({ running: 100, waiting_for_cpu: 50, blocked: 50 });
-    // Counters read a little after the clock: shares are clamped to the interval.
-    expect(splitStall(100, 120, { runMs: 130, waitMs: 5 })).toEqual({ running: 100, waiting_for_cpu: 0, blocked: 0 });
+  test("a stall is split into running, waiting for a core and blocked; sleeping until the tick was due is idling", () => {
+    // 220 ms between ticks due 20 ms apart: 200 ms late; the thread ran 110 ms, waited 55, slept
+    // 55, of which 20 before the tick was due (idle) and 35 after (a blocking call).
+    expect(splitStall(200, 220, { runMs: 110, waitMs: 55 })).toEqual({ running: 110, waiting_for_cpu: 55, blocked: 35 });
+    // Slept only while idle: nothing blocked; the lateness is split between running and waiting.
+    expect(splitStall(80, 100, { runMs: 60, waitMs: 20 })).toEqual({ running: 60, waiting_for_cpu: 20, blocked: 0 });
+    // Counters read a little after the clock: never more than the lateness in all.
+    const late = splitStall(100, 120, { runMs: 130, waitMs: 5 });
+    expect(late.blocked).toBe(0);
+    expect(late.running + late.waiting_for_cpu).toBeCloseTo(100, 6);
     // Without Linux's counters the whole stall counts as running.
     expect(splitStall(80, 100, null)).toEqual({ running: 80, waiting_for_cpu: 0, blocked: 0 });
   });

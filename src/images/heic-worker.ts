@@ -7,6 +7,7 @@
  */
 import decodeHeic from "heic-decode";
 import { serveRequests } from "../native/worker-thread.ts";
+import { lowerThreadPriority } from "../native/thread-priority.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface HeicRequest {
@@ -23,6 +24,9 @@ console.log = (...args: unknown[]) => {
 };
 
 let queue: Promise<unknown> = Promise.resolve();
+
+// Background work: the event loop goes first on a busy machine.
+lowerThreadPriority();
 
 serveRequests<HeicRequest, HeicReply>(({ bytes }) => {
   // One decode at a time: libheif's failure message has to belong to the request that failed.

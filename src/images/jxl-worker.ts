@@ -7,6 +7,7 @@ import wasmPath from "@jsquash/jxl/codec/dec/jxl_dec.wasm" with { type: "file" }
 import decode, { init } from "@jsquash/jxl/decode.js";
 import { readFileSync } from "node:fs";
 import { serveRequests } from "../native/worker-thread.ts";
+import { lowerThreadPriority } from "../native/thread-priority.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface JxlRequest {
@@ -16,6 +17,9 @@ export interface JxlRequest {
 export type JxlReply = { width: number; height: number; data: Uint8ClampedArray } | { error: string };
 
 let ready: Promise<unknown> | null = null;
+
+// Background work: the event loop goes first on a busy machine.
+lowerThreadPriority();
 
 serveRequests<JxlRequest, JxlReply>(async ({ bytes }) => {
   try {

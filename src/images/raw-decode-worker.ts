@@ -9,6 +9,7 @@ import wasmPath from "libraw-wasm/dist/libraw.wasm" with { type: "file" };
 import createLibRaw from "libraw-wasm/dist/libraw.js";
 import { readFileSync } from "node:fs";
 import { serveRequests } from "../native/worker-thread.ts";
+import { lowerThreadPriority } from "../native/thread-priority.ts";
 import { errorMessage } from "../errors.ts";
 
 export interface RawDecodeRequest {
@@ -27,6 +28,9 @@ export interface LibRawInstance {
 
 // One LibRaw per thread, reused: each open() recycles what the previous file held.
 let libraw: Promise<LibRawInstance> | null = null;
+
+// Background work: the event loop goes first on a busy machine.
+lowerThreadPriority();
 
 serveRequests<RawDecodeRequest, RawDecodeReply>(async ({ bytes, halfSize }) => {
   try {

@@ -7,6 +7,7 @@
  * one such thread per core). Models load on the first request of each thread.
  */
 import { serveRequests } from "../native/worker-thread.ts";
+import { lowerThreadPriority } from "../native/thread-priority.ts";
 import { adoptAssetsDir } from "../native/packages.ts";
 import { detectFaceDescriptors, mobileNetDimension, mobileNetFeatures, type FaceDescriptor } from "./vision-tfjs.ts";
 import { detectWithTiles, type TiledDetections } from "./vision-tiles.ts";
@@ -22,6 +23,9 @@ export type VisionRequest = (
 };
 
 export type VisionReply = { detections: TiledDetections } | { vector: Float32Array } | { faces: FaceDescriptor[] } | { dimension: number } | { error: string };
+
+// Background work: the event loop that feeds this thread (and answers requests) goes first on a busy machine.
+lowerThreadPriority();
 
 serveRequests<VisionRequest, VisionReply>(async (request) => {
   try {

@@ -8,7 +8,7 @@
  * - `waiting_for_cpu`: it was runnable but every core was taken (a busy machine; the fix is
  *   fewer threads competing, or a bigger machine);
  * - `blocked`: it was neither (a synchronous system call: disk I/O, a lock, page faults).
- * The split is the interval's own shares applied to its lateness. One monitor per process
+ * One monitor per process
  * (several servers in one process share the event loop); GET /metrics and GET /readyz show it.
  */
 import { openSync, readSync } from "node:fs";
@@ -142,15 +142,20 @@ export class EventLoopMonitor {
 }
 
 /**
- * The stall's lateness split by the interval's shares: of `elapsedMs`, the thread ran `runMs`,
- * waited for a core `waitMs`, and spent the rest blocked (or idle, which a late tick's interval
- * hardly holds). Shares are clamped, as the counters and the clock are read at slightly different moments.
+ * The stall's lateness split by cause from the interval's counters: of `elapsedMs`, the thread ran
+ * `runMs`, waited for a core `waitMs`, and slept the rest. Sleeping until the tick was due is the
+ * loop idling; sleep beyond that can only be a blocking call, so that much of the lateness is
+ * `blocked`, and the remainder is split between running and waiting in their proportion.
  */
 export function splitStall(lateMs: number, elapsedMs: number, sched: { runMs: number; waitMs: number } | null): Record<StallCause, number> {
-  if (!sched || elapsedMs <= 0) return { running: lateMs, waiting_for_cpu: 0, blocked: 0 };
-  const run = Math.min(1, Math.max(0, sched.runMs / elapsedMs));
-  const wait = Math.min(1 - run, Math.max(0, sched.waitMs / elapsedMs));
-  return { running: lateMs * run, waiting_for_cpu: lateMs * wait, blocked: lateMs * (1 - run - wait) };
+  if (!sched) return { running: lateMs, waiting_for_cpu: 0, blocked: 0 };
+  const run = Math.max(0, sched.runMs);
+  const wait = Math.max(0, sched.waitMs);
+  const slept = Math.max(0, elapsedMs - run - wait);
+  const blocked = Math.min(lateMs, Math.max(0, slept - (elapsedMs - lateMs)));
+  const rest = lateMs - blocked;
+  const busy = run + wait;
+  return busy > 0 ? { running: (rest * run) / busy, waiting_for_cpu: (rest * wait) / busy, blocked } : { running: 0, waiting_for_cpu: 0, blocked: lateMs };
 }
 
 let processMonitor: EventLoopMonitor | null = null;

@@ -24,15 +24,38 @@ const MAX_TERMS = 64;
 /** Words whose stems are remembered (a library's vocabulary; ~100 bytes each). */
 const STEM_CACHE_WORDS = 200_000;
 
-let stemmer: { db: Database; stems: (words: string[]) => string[]; cache: Map<string, string> } | null = null;
+let scratch: { tokens: (texts: readonly (readonly [string, string])[]) => FtsToken[]; cache: Map<string, string> } | null = null;
+
+/** A token as the chunk index's tokenizer makes it: its term (stem), text number (from 1), column and place. */
+export interface FtsToken {
+  term: string;
+  doc: number;
+  col: "content" | "headings";
+  offset: number;
+}
+
+/**
+ * Every token of each [content, headings] pair as the chunk index's FTS5 tokenizer makes it, in
+ * text and then place order: a scratch in-memory FTS5 table with the chunk index's columns and
+ * tokenizer (migration 008), so no JavaScript reimplements its stemmer. The stemmer of queries
+ * here and the PostgreSQL keyword index's tokenizer (postgres-keyword-index.ts) both use it.
+ */
+export function fts5Tokens(texts: readonly (readonly [string, string])[]): FtsToken[] {
+  return scratchOf().tokens(texts);
+}
 
 /** The index's stem of each word (same tokenizer as the chunk index), remembered per word. */
 export function stems(words: string[]): string[] {
-  const cache = stemmerOf().cache;
+  const cache = scratchOf().cache;
   const missing = [...new Set(words.filter((w) => !cache.has(w)))];
   if (missing.length) {
     if (cache.size + missing.length > STEM_CACHE_WORDS) cache.clear();
-    const found = stemmerOf().stems(missing);
+    const found = missing.map((w) => w);
+    const seen = new Set<number>();
+    for (const token of fts5Tokens(missing.map((w) => [w, ""] as const))) {
+      if (!seen.has(token.doc)) found[token.doc - 1] = token.term;
+      seen.add(token.doc);
+    }
     missing.forEach((w, i) => cache.set(w, found[i]!));
   }
   return words.map((w) => cache.get(w) ?? w);
@@ -40,35 +63,30 @@ export function stems(words: string[]): string[] {
 
 /** The remembered stem of a word, or undefined (stems() finds and remembers it). */
 export function knownStem(word: string): string | undefined {
-  return stemmerOf().cache.get(word);
+  return scratchOf().cache.get(word);
 }
 
-function stemmerOf(): NonNullable<typeof stemmer> {
-  if (!stemmer) {
+function scratchOf(): NonNullable<typeof scratch> {
+  if (!scratch) {
     const db = new Database(":memory:");
-    db.run("CREATE VIRTUAL TABLE scratch USING fts5(w, tokenize = 'porter unicode61 remove_diacritics 2')");
-    db.run("CREATE VIRTUAL TABLE scratch_terms USING fts5vocab(scratch, 'instance')");
+    db.run("CREATE VIRTUAL TABLE scratch USING fts5(content, headings, tokenize = 'porter unicode61 remove_diacritics 2')");
+    db.run("CREATE VIRTUAL TABLE scratch_tokens USING fts5vocab(scratch, 'instance')");
     const clear = db.query("DELETE FROM scratch");
-    const insert = db.query("INSERT INTO scratch (rowid, w) VALUES (?, ?)");
-    const read = db.query<{ term: string; doc: number }, []>("SELECT term, doc FROM scratch_terms ORDER BY doc, offset");
-    stemmer = {
-      db,
-      stems: (list) =>
+    const insert = db.query("INSERT INTO scratch (rowid, content, headings) VALUES (?, ?, ?)");
+    const read = db.query<FtsToken, []>("SELECT term, doc, col, offset FROM scratch_tokens ORDER BY doc, col, offset");
+    scratch = {
+      tokens: (texts) =>
         db.transaction(() => {
           clear.run();
-          list.forEach((w, i) => insert.run(i + 1, w));
-          const out = list.map((w) => w);
-          const seen = new Set<number>();
-          for (const row of read.all()) {
-            if (!seen.has(row.doc)) out[row.doc - 1] = row.term;
-            seen.add(row.doc);
-          }
-          return out;
+          texts.forEach(([content, headings], i) => insert.run(i + 1, content, headings));
+          const tokens = read.all();
+          clear.run();
+          return tokens;
         })(),
       cache: new Map(),
     };
   }
-  return stemmer;
+  return scratch;
 }
 
 /** The query's words that count for matching: content words, or every word of an all-stop-word query. */

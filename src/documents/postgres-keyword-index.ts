@@ -7,7 +7,7 @@
  * A stored chunk is copied into chunks_fts by the insert trigger of migration 008, which on
  * PostgreSQL is the queue of chunks awaiting the tokenizer. `ready()` (called before each search)
  * takes the chunks queued by then in batches, runs FTS5's tokenizer over them in an in-memory SQLite
- * table, and writes each chunk's stems with their weighted counts, its length and the index's
+ * table (keyword-query.ts's fts5Tokens), and writes each chunk's stems with their weighted counts, its length and the index's
  * totals in the transaction that took them off the queue: a search sees every chunk committed
  * before it, and processes searching at once take turns per batch (the queue's rows are locked)
  * instead of tokenizing a chunk twice. The delete trigger takes a deleted chunk out of the
@@ -18,12 +18,11 @@
  * content's occurrences 1, the headings' 0.5), |d| the chunk's tokens, and
  * idf(t) = ln((N - n(t) + 0.5) / (n(t) + 0.5)), floored at 1e-6.
  */
-import { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { IndexTotals } from "./bm25.ts";
 import { CONTENT_WEIGHT, HEADINGS_WEIGHT } from "./chunk-terms.ts";
 import type { KeywordIndex, KeywordScope } from "./keyword-index.ts";
-import type { KeywordTerm } from "./keyword-query.ts";
+import { fts5Tokens, type KeywordTerm } from "./keyword-query.ts";
 
 /** Queued chunks tokenized per transaction. */
 const TOKENIZE_BATCH = 500;
@@ -40,35 +39,15 @@ interface TokenizedChunk {
   terms: Map<string, number>;
 }
 
-let scratch: { db: Database; tokenize: (chunks: QueuedChunk[]) => TokenizedChunk[] } | null = null;
-
 /** Each chunk's stems with their weighted counts and its length, by FTS5's tokenizer (the chunk index's, migration 008). */
 export function tokenizeChunks(chunks: QueuedChunk[]): TokenizedChunk[] {
-  if (!scratch) {
-    const db = new Database(":memory:");
-    db.run("CREATE VIRTUAL TABLE scratch USING fts5(content, headings, tokenize = 'porter unicode61 remove_diacritics 2')");
-    db.run("CREATE VIRTUAL TABLE scratch_tokens USING fts5vocab(scratch, 'instance')");
-    const clear = db.query("DELETE FROM scratch");
-    const insert = db.query("INSERT INTO scratch (rowid, content, headings) VALUES (?, ?, ?)");
-    const read = db.query<{ term: string; doc: number; col: string }, []>("SELECT term, doc, col FROM scratch_tokens");
-    scratch = {
-      db,
-      tokenize: (list) =>
-        db.transaction(() => {
-          clear.run();
-          list.forEach((c, i) => insert.run(i + 1, c.content ?? "", c.headings ?? ""));
-          const out = list.map((c): TokenizedChunk => ({ seq: c.rowid, length: 0, terms: new Map() }));
-          for (const token of read.all()) {
-            const chunk = out[token.doc - 1]!;
-            chunk.length++;
-            chunk.terms.set(token.term, (chunk.terms.get(token.term) ?? 0) + (token.col === "headings" ? HEADINGS_WEIGHT : CONTENT_WEIGHT));
-          }
-          clear.run();
-          return out;
-        })(),
-    };
+  const out = chunks.map((c): TokenizedChunk => ({ seq: c.rowid, length: 0, terms: new Map() }));
+  for (const token of fts5Tokens(chunks.map((c) => [c.content ?? "", c.headings ?? ""] as const))) {
+    const chunk = out[token.doc - 1]!;
+    chunk.length++;
+    chunk.terms.set(token.term, (chunk.terms.get(token.term) ?? 0) + (token.col === "headings" ? HEADINGS_WEIGHT : CONTENT_WEIGHT));
   }
-  return scratch.tokenize(chunks);
+  return out;
 }
 
 export class PostgresKeywordIndex implements KeywordIndex {

@@ -3,29 +3,9 @@ import { Elysia, t } from "elysia";
 import type { Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { permissions } from "../http/permissions.ts";
-import { Nullable, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
+import { Page, page, errorResponses } from "../http/shapes.ts";
 import { createFolder, deleteFolder, getFolder, listFolders, updateFolder } from "./folders.ts";
-
-const FolderRef = t.Object({ id: t.String({ format: "uuid" }), name: t.String() });
-
-export const FolderSchema = t.Object(
-  {
-    id: t.String({ format: "uuid" }),
-    name: t.String(),
-    project_id: t.String({ format: "uuid" }),
-    parent_id: t.Union([t.String({ format: "uuid" }), t.Null()]),
-    path: t.Array(FolderRef, { description: "From the project root down to this folder, inclusive" }),
-    folder_count: t.Integer({ description: "Direct subfolders" }),
-    file_count: t.Integer({ description: "Files directly in this folder" }),
-    created_by: t.Union([t.String(), t.Null()]),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: "Folder" },
-);
-
-const Name = t.String({ maxLength: 255, error: "name must be a string of 1-255 characters" });
-const folderParams = t.Object({ folder_id: Uuid("folder_id") });
+import { FolderCreation, FolderEdit, FolderParams, FolderSchema, FoldersQuery } from "./model.ts";
 
 export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
   const { sql: db, clock } = ctx;
@@ -40,11 +20,7 @@ export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
       },
       {
         permission: "edit",
-        body: t.Object({
-          name: Name,
-          project_id: t.Optional(Nullable(Uuid("project_id"))),
-          parent_id: t.Optional(Nullable(Uuid("parent_id"))),
-        }),
+        body: FolderCreation,
         response: { 201: FolderSchema, ...errorResponses([400, 404, 409, 422]) },
         detail: {
           summary: "Create a folder",
@@ -60,11 +36,7 @@ export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
       },
       {
         permission: "view",
-        query: t.Object({
-          project_id: t.Optional(Uuid("project_id")),
-          parent_id: t.Optional(Uuid("parent_id")),
-          ...pageQuery(100, 50),
-        }),
+        query: FoldersQuery,
         response: { 200: Page(FolderSchema), ...errorResponses([400, 404]) },
         detail: {
           summary: "List folders",
@@ -74,7 +46,7 @@ export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
     )
     .get("/folders/:folder_id", ({ principal, params }) => getFolder(db, principal.orgId, params.folder_id), {
       permission: "view",
-      params: folderParams,
+      params: FolderParams,
       response: { 200: FolderSchema, ...errorResponses([400, 404]) },
       detail: { summary: "Get a folder with its path and counts" },
     })
@@ -83,12 +55,8 @@ export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
       ({ principal, params, body }) => updateFolder(db, clock, principal.orgId, params.folder_id, body),
       {
         permission: "edit",
-        params: folderParams,
-        body: t.Object({
-          name: t.Optional(Name),
-          parent_id: t.Optional(Nullable(Uuid("parent_id"))),
-          project_id: t.Optional(Uuid("project_id")),
-        }),
+        params: FolderParams,
+        body: FolderEdit,
         response: { 200: FolderSchema, ...errorResponses([400, 404, 409, 422]) },
         detail: {
           summary: "Rename or move a folder",
@@ -105,7 +73,7 @@ export function folderRoutes(ctx: { sql: SqlClient; clock: Clock }) {
       },
       {
         permission: "delete",
-        params: folderParams,
+        params: FolderParams,
         response: { 204: t.Void(), ...errorResponses([400, 404, 409]) },
         detail: { summary: "Delete an empty folder" },
       },

@@ -108,9 +108,8 @@ export class PgVectorSpace implements SearchableSpace {
   async nearest(orgId: string, vector: Float32Array, k: number): Promise<Neighbour[]> {
     const limit = Math.max(1, Math.min(MAX_NEIGHBOURS, k));
     return this.db.transaction(async (tx) => {
-      // SET LOCAL takes no parameters; both values are integers or fixed words built here.
-      await tx.run(`SET LOCAL hnsw.ef_search = ${efSearch(limit)}`);
-      await tx.run("SET LOCAL hnsw.iterative_scan = strict_order");
+      // Both settings for this transaction only (set_config's third argument), in one round trip.
+      await tx.run("SELECT set_config('hnsw.ef_search', ?, true), set_config('hnsw.iterative_scan', 'strict_order', true)", [String(efSearch(limit))]);
       const rows = await tx.all<{ item_id: string; distance: number }>(
         `SELECT item_id, embedding <=> ?::vector AS distance FROM ${this.table} WHERE org_id = ? ORDER BY embedding <=> ?::vector LIMIT ?`,
         [literal(vector), orgId, literal(vector), limit],

@@ -226,6 +226,27 @@ export async function nef(spec: RawSpec): Promise<Uint8Array> {
   return tiff.setFirstIfd(ifd0).bytes();
 }
 
+/** IFD0 of a DNG whose image is the sensor itself: a 16-bit RGGB Bayer mosaic, uncompressed, in one strip. */
+function bayerSensorEntries(width: number, height: number, stripAt: number, stripBytes: number, model: string): Entries {
+  return {
+    0x00fe: { long: [0] },
+    0x0100: { long: [width] },
+    0x0101: { long: [height] },
+    0x0102: { short: [16] },
+    0x0103: { short: [1] },
+    0x0106: { short: [32803] },
+    0x0111: { long: [stripAt] },
+    0x0115: { short: [1] },
+    0x0116: { long: [height] },
+    0x0117: { long: [stripBytes] },
+    0x828d: { short: [2, 2] },
+    0x828e: { undefined: Uint8Array.from([0, 1, 1, 2]) },
+    0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) },
+    0xc614: { ascii: model },
+    0xc61d: { long: [65535] },
+  };
+}
+
 /** Pseudo-random bytes, fast and repeatable (crypto.getRandomValues fills 64 KB a call). */
 export function noise(length: number, seed = 1): Uint8Array {
   const out = new Uint8Array(length);
@@ -249,25 +270,7 @@ export function noise(length: number, seed = 1): Uint8Array {
 export function truncatedSensorDng(width: number, height: number, stripBytes: number): Uint8Array {
   const build = (stripAt: number) => {
     const tiff = new TiffBuilder();
-    const ifd0 = tiff.ifd(
-      exifEntries(tiff, { make: "Adobe Test" }, {
-        0x00fe: { long: [0] },
-        0x0100: { long: [width] },
-        0x0101: { long: [height] },
-        0x0102: { short: [16] },
-        0x0103: { short: [1] },
-        0x0106: { short: [32803] },
-        0x0111: { long: [stripAt] },
-        0x0115: { short: [1] },
-        0x0116: { long: [height] },
-        0x0117: { long: [width * height * 2] },
-        0x828d: { short: [2, 2] },
-        0x828e: { undefined: Uint8Array.from([0, 1, 1, 2]) },
-        0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) },
-        0xc614: { ascii: "Adobe Test bomb sensor" },
-        0xc61d: { long: [65535] },
-      }),
-    );
+    const ifd0 = tiff.ifd(exifEntries(tiff, { make: "Adobe Test" }, bayerSensorEntries(width, height, stripAt, width * height * 2, "Adobe Test bomb sensor")));
     return tiff.setFirstIfd(ifd0).bytes();
   };
   // The directory's size does not depend on the strip's offset: measure, then place the strip after it.
@@ -317,22 +320,8 @@ export async function dngWithSensorData(image: Buffer, exif?: ExifSpec): Promise
   const xyzToSrgb = [3.2406, -1.5372, -0.4986, -0.9689, 1.8758, 0.0415, 0.0557, -0.204, 1.057];
   const ifd0 = tiff.ifd(
     exifEntries(tiff, { make: "Adobe Test", ...exif }, {
-      0x00fe: { long: [0] },
-      0x0100: { long: [width] },
-      0x0101: { long: [height] },
-      0x0102: { short: [16] },
-      0x0103: { short: [1] },
-      0x0106: { short: [32803] },
-      0x0111: { long: [strip] },
-      0x0115: { short: [1] },
-      0x0116: { long: [height] },
-      0x0117: { long: [mosaic.length] },
+      ...bayerSensorEntries(width, height, strip, mosaic.length, "Adobe Test sRGB sensor"),
       0x011c: { short: [1] },
-      0x828d: { short: [2, 2] },
-      0x828e: { undefined: Uint8Array.from([0, 1, 1, 2]) },
-      0xc612: { undefined: Uint8Array.from([1, 4, 0, 0]) },
-      0xc614: { ascii: "Adobe Test sRGB sensor" },
-      0xc61d: { long: [65535] },
       0xc621: { srational: xyzToSrgb.map((v) => [Math.round(v * 10000), 10000] as [number, number]) },
       0xc628: { rational: [[1, 1], [1, 1], [1, 1]] },
       0xc65a: { short: [21] },

@@ -1,70 +1,11 @@
-/**
- * HTTP binding of /custom-extraction-schemas (spec section "Custom extraction schemas").
- * The body schemas check types only: the lengths and the JSON Schema rules are the domain's, so
- * their refusals carry the spec's CUSTOM_SCHEMA_* codes instead of the generic VALIDATION_ERROR.
- */
-import { Elysia, t } from "elysia";
+/** HTTP binding of /custom-extraction-schemas (spec section "Custom extraction schemas"); the schemas are model.ts's. */
+import { Elysia } from "elysia";
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import { permissions } from "../http/permissions.ts";
-import { Nullable, Page, page, pageQuery, Timestamp, Uuid, errorResponses } from "../http/shapes.ts";
-import {
-  createCustomSchema,
-  deleteCustomSchema,
-  DESCRIPTION_MAX,
-  getCustomSchema,
-  listCustomSchemas,
-  NAME_MAX,
-  PROMPT_HINT_MAX,
-  replaceCustomSchema,
-} from "./custom-schemas.ts";
-import { ALLOWED_TYPES, SCHEMA_LIMITS } from "./schema-rules.ts";
-
-const Name = t.String({
-  error: "name must be a string",
-  description: `1-${NAME_MAX} characters after trimming; unique in the organization, compared case-insensitively`,
-});
-const Description = t.String({ error: "description must be a string or null", description: `At most ${DESCRIPTION_MAX} characters` });
-const PromptHint = t.String({
-  error: "prompt_hint must be a string or null",
-  description: `At most ${PROMPT_HINT_MAX} characters; the extraction prompt when an extract request gives none`,
-});
-const JsonSchema = t.Unknown({
-  description:
-    `A JSON Schema (draft-07) whose root type is "object": depth at most ${SCHEMA_LIMITS.maxDepth}, at most ` +
-    `${SCHEMA_LIMITS.maxPropertiesPerObject} properties per object, ${SCHEMA_LIMITS.maxNodes} nodes and ` +
-    `${SCHEMA_LIMITS.maxBytes} bytes; types ${ALLOWED_TYPES.join(", ")}; anyOf is the only composition keyword.`,
-});
-
-const summaryFields = {
-  id: t.String({ format: "uuid" }),
-  name: t.String(),
-  description: Nullable(t.String()),
-  field_count: t.Integer({ description: "Leaf fields: scalars, flattened through nested objects and array items" }),
-  created_by: Nullable(t.String({ description: "The id of the API key that created it" })),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-};
-
-export const CustomSchemaSummary = t.Object(summaryFields, { title: "CustomExtractionSchemaSummary" });
-
-export const CustomSchemaResource = t.Object(
-  {
-    ...summaryFields,
-    schema: t.Record(t.String(), t.Unknown(), { description: "The JSON Schema as stored" }),
-    prompt_hint: Nullable(t.String()),
-  },
-  { title: "CustomExtractionSchema" },
-);
-
-const body = t.Object({
-  name: Name,
-  description: t.Optional(Nullable(Description)),
-  schema: JsonSchema,
-  prompt_hint: t.Optional(Nullable(PromptHint)),
-});
-
-const schemaParams = t.Object({ schema_id: Uuid("schema_id") });
+import { Page, page, errorResponses } from "../http/shapes.ts";
+import { createCustomSchema, deleteCustomSchema, getCustomSchema, listCustomSchemas, replaceCustomSchema } from "./custom-schemas.ts";
+import { CustomSchemaBody, CustomSchemaResource, CustomSchemasQuery, CustomSchemaSummary, SchemaDeleted, SchemaParams } from "./model.ts";
 
 export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
   const { db, clock } = ctx;
@@ -78,7 +19,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       },
       {
         permission: "edit",
-        body,
+        body: CustomSchemaBody,
         response: { 201: CustomSchemaResource, ...errorResponses([400]) },
         detail: { summary: "Create a custom extraction schema" },
       },
@@ -91,7 +32,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       },
       {
         permission: "view",
-        query: t.Object(pageQuery(500, 50)),
+        query: CustomSchemasQuery,
         response: { 200: Page(CustomSchemaSummary), ...errorResponses([400]) },
         detail: { summary: "List custom extraction schemas, newest first" },
       },
@@ -101,7 +42,7 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       ({ principal, params }) => getCustomSchema(db, principal.orgId, params.schema_id),
       {
         permission: "view",
-        params: schemaParams,
+        params: SchemaParams,
         response: { 200: CustomSchemaResource, ...errorResponses([400, 404]) },
         detail: { summary: "Get a custom extraction schema" },
       },
@@ -111,8 +52,8 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       ({ principal, params, body }) => replaceCustomSchema(db, clock, principal.orgId, params.schema_id, body),
       {
         permission: "edit",
-        params: schemaParams,
-        body,
+        params: SchemaParams,
+        body: CustomSchemaBody,
         response: { 200: CustomSchemaResource, ...errorResponses([400, 404]) },
         detail: {
           summary: "Replace a custom extraction schema",
@@ -128,8 +69,8 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
       },
       {
         permission: "delete",
-        params: schemaParams,
-        response: { 200: t.Object({ message: t.String() }), ...errorResponses([400, 404]) },
+        params: SchemaParams,
+        response: { 200: SchemaDeleted, ...errorResponses([400, 404]) },
         detail: { summary: "Delete a custom extraction schema" },
       },
     );

@@ -2,7 +2,7 @@
  * Operational routes outside the versioned API: liveness and readiness probes, Prometheus
  * metrics (behind MEDIABOX_METRICS_TOKEN when set).
  */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { OpsDeps } from "./deps.ts";
 import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
 import { MIGRATIONS } from "../db/migrations/index.ts";
@@ -13,43 +13,7 @@ import { installedModels } from "../models/manifest.ts";
 import { pendingEmbeddingChunks, textModelFallbackReason } from "../embeddings/text-models.ts";
 import { timingSafeEqual } from "node:crypto";
 import { eventLoopMonitor } from "../native/event-loop-monitor.ts";
-
-const Check = t.Object({ ok: t.Boolean(), detail: t.String() });
-/** Extension: the installed model folders (models/manifest.json) and which text model serves search. */
-const Models = t.Object({
-  installed: t.Array(
-    t.Object({
-      name: t.String(),
-      role: t.String(),
-      source: t.Union([t.String(), t.Null()]),
-      version: t.Union([t.String(), t.Null()]),
-      sha256: t.String(),
-      license: t.Union([t.String(), t.Null()]),
-    }),
-  ),
-  text_embedding: t.Object({
-    configured: t.String(),
-    in_use: t.String(),
-    fallback_reason: t.Union([t.String(), t.Null()]),
-    /** Document chunks waiting for their vectors: new documents, or the library being re-embedded after a model change. */
-    pending_chunks: t.Integer(),
-  }),
-});
-/** Extension: background work under way (jobs/background-work.ts); it pauses while files are analysed. */
-const Preparing = t.Array(
-  t.Object({ task: t.String(), model: t.String(), done: t.Integer(), total: t.Integer(), paused: t.Boolean() }),
-);
-/** Extension: how late the event loop ran over the last minute, and its stalls by cause (native/event-loop-monitor.ts). */
-const StallMs = t.Object({ running: t.Integer(), waiting_for_cpu: t.Integer(), blocked: t.Integer() });
-const EventLoop = t.Object({
-  window_seconds: t.Integer(),
-  samples: t.Integer(),
-  lateness_p50_ms: t.Number(),
-  lateness_p99_ms: t.Number(),
-  lateness_max_ms: t.Number(),
-  stalls: t.Integer(),
-  stall_ms: StallMs,
-});
+import { Health, NotReady, Ready } from "./model.ts";
 
 export function infrastructureRoutes(ctx: OpsDeps) {
   return new Elysia({ tags: ["Operations"] })
@@ -67,7 +31,7 @@ export function infrastructureRoutes(ctx: OpsDeps) {
       { detail: { summary: "Prometheus metrics (text exposition format)", security: [] } },
     )
     .get("/healthz", () => ({ status: "ok" as const, version: VERSION }), {
-      response: t.Object({ status: t.Literal("ok"), version: t.String() }),
+      response: Health,
       detail: { summary: "Liveness: the process answers", security: [] },
     })
     .get(
@@ -89,8 +53,8 @@ export function infrastructureRoutes(ctx: OpsDeps) {
       },
       {
         response: {
-          200: t.Object({ status: t.Literal("ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing, event_loop: EventLoop }),
-          503: t.Object({ status: t.Literal("not_ready"), checks: t.Record(t.String(), Check), models: Models, preparing: Preparing, event_loop: EventLoop }),
+          200: Ready,
+          503: NotReady,
         },
         detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use, what is preparing, and how late the event loop ran in the last minute", security: [] },
       },

@@ -1,9 +1,10 @@
 /** HTTP binding of POST /payment/webhooks/{provider} (200 requests/minute per IP; no key: the signature is the credential). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { PaymentDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { errorResponses } from "../http/shapes.ts";
 import { applyEvent, parseEvent, verifySignature } from "./webhooks.ts";
+import { PaymentEventBody, PaymentEventReceived, PaymentProviderParams } from "./model.ts";
 
 export function paymentRoutes(ctx: PaymentDeps) {
   const { sql, clock, config, log } = ctx;
@@ -24,10 +25,10 @@ export function paymentRoutes(ctx: PaymentDeps) {
     {
       // The signature covers the exact bytes, so the body is read as text and parsed after the check.
       parse: "text",
-      params: t.Object({ provider: t.String({ maxLength: 32 }) }),
-      body: t.String({ description: "The event as JSON, exactly the bytes signed: {id, type, created, data: {organization_id, tier, status}}" }),
+      params: PaymentProviderParams,
+      body: PaymentEventBody,
       response: {
-        200: t.Object({ received: t.Boolean(), event_id: t.String(), outcome: t.String({ description: "tier_changed, ignored, unknown_organization, stale (an older event than one applied) or duplicate (already received)" }) }),
+        200: PaymentEventReceived,
         ...errorResponses([400, 401, 404, 429], { public: true }),
       },
       detail: {

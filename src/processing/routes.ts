@@ -1,9 +1,10 @@
 /** HTTP binding of reprocessing (Mediabox extension; documented in the README API overview): POST /files/{file_id}/reprocess. */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import { FileParams } from "../files/file-shapes.ts";
 import { permissions } from "../http/permissions.ts";
-import { Nullable, errorResponses } from "../http/shapes.ts";
+import { errorResponses } from "../http/shapes.ts";
 import { reprocessFile, type ReprocessDeps } from "./reprocess.ts";
+import { ReprocessQueued } from "./model.ts";
 
 export function processingRoutes(ctx: ReprocessDeps) {
   return new Elysia({ tags: ["Files"] })
@@ -26,14 +27,7 @@ export function processingRoutes(ctx: ReprocessDeps) {
         permission: "edit",
         params: FileParams,
         response: {
-          202: t.Object({
-            file_id: t.String({ format: "uuid" }),
-            media_type: t.String(),
-            job_ids: t.Array(t.String({ format: "uuid" }), { description: "The job(s) enqueued; poll GET /job/{job_id} or GET /files/uploads-status/{file_id}" }),
-            processing_status: t.String({ description: "queued" }),
-            crawl_status: Nullable(t.String({ description: "Links: pending; null for other files" })),
-            message: t.String(),
-          }),
+          202: ReprocessQueued,
           ...errorResponses([400, 404, 409]),
         },
         detail: {

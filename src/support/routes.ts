@@ -1,8 +1,9 @@
 /** HTTP binding of POST /support/contact (anonymous or signed in; 3 requests/minute per IP). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { SupportDeps } from "./deps.ts";
 import { requestInfo } from "../http/request-context.ts";
-import { Timestamp, errorResponses } from "../http/shapes.ts";
+import { errorResponses } from "../http/shapes.ts";
+import { SupportMessageBody, SupportMessageReceived } from "./model.ts";
 import { sendSupportCopy, storeSupportMessage } from "./support.ts";
 
 export function supportRoutes(ctx: SupportDeps) {
@@ -23,13 +24,8 @@ export function supportRoutes(ctx: SupportDeps) {
       return { id: message.id, received_at: message.created_at };
     },
     {
-      body: t.Object({
-        email: t.String({ minLength: 3, maxLength: 320, pattern: "^[^\\s@]+@[^\\s@]+$", error: "email must be an email address" }),
-        name: t.Optional(t.String({ maxLength: 200, error: "name must be at most 200 characters" })),
-        subject: t.String({ minLength: 1, maxLength: 200, error: "subject must be a string of 1-200 characters" }),
-        message: t.String({ minLength: 1, maxLength: 10_000, error: "message must be a string of 1-10000 characters" }),
-      }),
-      response: { 202: t.Object({ id: t.String(), received_at: Timestamp }), ...errorResponses([400, 429], { public: true }) },
+      body: SupportMessageBody,
+      response: { 202: SupportMessageReceived, ...errorResponses([400, 429], { public: true }) },
       detail: {
         summary: "Send a message to support",
         description: "No authentication needed (a session or key attaches the user and organization). Stored; mailed to MEDIABOX_SUPPORT_EMAIL when SMTP is configured. 3 requests/minute per IP.",

@@ -1,12 +1,10 @@
 /** HTTP binding of `POST /files/log-upload-event` (no authentication; spec "Telemetry"). */
-import { Elysia, t } from "elysia";
+import { Elysia } from "elysia";
 import type { TelemetryDeps } from "./deps.ts";
 import { requestInfo } from "../http/request-context.ts";
 import { errorResponses } from "../http/shapes.ts";
 import { logUploadEvent } from "./upload-events.ts";
-
-/** Seconds or milliseconds since 1970 (either fits well inside): the client's clock, stored as sent. */
-const MAX_CLIENT_TIMESTAMP = 1e14;
+import { UploadEventBody, UploadEventLogged } from "./model.ts";
 
 export function telemetryRoutes(ctx: TelemetryDeps) {
   return new Elysia({ tags: ["Telemetry"] }).post(
@@ -19,16 +17,8 @@ export function telemetryRoutes(ctx: TelemetryDeps) {
       return logged;
     },
     {
-      body: t.Object({
-        event_type: t.String({ minLength: 1, maxLength: 100, error: "event_type must be a string of 1-100 characters" }),
-        message: t.String({ maxLength: 2000, error: "message must be a string of at most 2000 characters" }),
-        data: t.Optional(t.Record(t.String(), t.Unknown(), { error: "data must be a JSON object" })),
-        timestamp: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Number({ minimum: -MAX_CLIENT_TIMESTAMP, maximum: MAX_CLIENT_TIMESTAMP })], { error: "timestamp must be an ISO 8601 string or a number" })),
-        batch_id: t.Optional(t.String({ maxLength: 100, error: "batch_id must be at most 100 characters" })),
-        file_index: t.Optional(t.Integer({ minimum: 0, maximum: 10_000, error: "file_index must be an integer from 0 to 10000" })),
-        file_name: t.Optional(t.String({ maxLength: 500, error: "file_name must be at most 500 characters" })),
-      }),
-      response: { 200: t.Object({ status: t.Literal("logged"), timestamp: t.String({ format: "date-time" }) }), ...errorResponses([400, 429], { public: true }) },
+      body: UploadEventBody,
+      response: { 200: UploadEventLogged, ...errorResponses([400, 429], { public: true }) },
       detail: {
         summary: "Log a client-side upload event",
         description: "No authentication. With a valid API key the event is attached to its organization.",

@@ -275,10 +275,14 @@ async function measure(
     const db = new Database(join(dataDir, "mediabox.db"), { readonly: true });
     let chunks = 0;
     let extracted: number | null = null;
+    // A baseline checkout from before document facts had their own table keeps them on the files row.
+    const facts = db.query("SELECT 1 FROM sqlite_master WHERE name = 'document_facts'").get()
+      ? "files f JOIN document_facts d ON d.file_id = f.id"
+      : "files f JOIN files d ON d.id = f.id";
     for (const deadline = Date.now() + 30 * 60_000; ; await Bun.sleep(200)) {
       const row = db
         .query<{ docs: number; pending: number; chunks: number; stored: number }, []>(
-          `SELECT (SELECT count(*) FROM files f JOIN document_facts d ON d.file_id = f.id WHERE f.media_type = 'document' AND d.text_extraction_status IN ('completed','failed')) AS docs,
+          `SELECT (SELECT count(*) FROM ${facts} WHERE f.media_type = 'document' AND d.text_extraction_status IN ('completed','failed')) AS docs,
                   (SELECT count(*) FROM document_chunks WHERE embedding_status = 'pending') AS pending,
                   (SELECT count(*) FROM document_chunks) AS chunks,
                   (SELECT count(*) FROM files WHERE media_type = 'document') AS stored`,

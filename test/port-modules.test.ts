@@ -9,7 +9,9 @@
  * rules (ordered, named uniquely, their applications listed newest first and counted), and watched
  * folders (listed, files claimed and finished, an organization's folders with counts and recent items), and
  * near-duplicates (fingerprints and pairs recorded and replaced, groups of live files with their best
- * member, "not duplicates" and its undo). Their HTTP
+ * member, "not duplicates" and its undo), and people (listed named first in any case, hidden, renamed,
+ * merged, their files and faces newest taken first with undated ones last, a face given to another
+ * person or to nobody). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -36,6 +38,7 @@ import {
 } from "../src/mail/mail-accounts.ts";
 import { activeWatchedFolders, allWatchedFolders, claimItem, finishItem, openItems, removeWatchedFolder, scanned, watchedFoldersOf } from "../src/watch/watched-folders.ts";
 import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
+import { assignFace, getPerson, listPeople, mergePeople, personFaces, personFileIds, updatePerson } from "../src/people/people.ts";
 import { dismissDuplicates, groupMemberships, recordFingerprint, undismissDuplicates, withMembers } from "../src/duplicates/duplicate-store.ts";
 
 const { engines, sqlite } = portEngines("support");
@@ -369,5 +372,68 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     // A deleted file leaves its groups.
     await db.run("UPDATE files SET deleted_at = 'x' WHERE id = 'dup-d'");
     expect(await groupMemberships(db, orgId)).toEqual([]);
+  });
+
+  test("people: listed named first in any case, then by files; hidden, renamed, merged; files and faces newest taken first, undated last; a face reassigned", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 9, 1));
+    const orgId = "org-ppl";
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'People Co', 'people co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    await db.run("INSERT INTO projects (id, org_id, name, name_key, created_at, updated_at) VALUES ('p-ppl', ?, 'Default', 'default', 'x', 'x')", [orgId]);
+    const photo = (id: string, taken: string | null, created: string, deleted: string | null = null) =>
+      db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, content_created_at, deleted_at) VALUES (?, ?, 'p-ppl', 'image', ?, ?, ?, ?, ?)", [
+        id, orgId, `${id}.jpg`, created, created, taken, deleted,
+      ]);
+    await photo("ppl-f1", "2031-03-01T00:00:00.000Z", "2031-09-01T00:00:01.000Z");
+    await photo("ppl-f2", null, "2031-09-01T00:00:02.000Z");
+    await photo("ppl-f3", "2031-05-01T00:00:00.000Z", "2031-09-01T00:00:03.000Z");
+    await photo("ppl-gone", "2031-06-01T00:00:00.000Z", "2031-09-01T00:00:04.000Z", "2031-09-02T00:00:00.000Z");
+    const person = (id: string, name: string | null, hidden = 0) =>
+      db.run("INSERT INTO people (id, org_id, name, hidden, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)", [id, orgId, name, hidden, "2031-09-01T00:00:00.000Z", "x"]);
+    await person("ppl-bob", "bob");
+    await person("ppl-ann", "Ann");
+    await person("ppl-none", null);
+    await person("ppl-zed", "Zed", 1);
+    await person("ppl-ghost", "Ghost");
+    const face = (id: string, file: string, personId: string | null, size: number) =>
+      db.run("INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, 0, 0, ?, ?, 0.9, 'x')", [id, file, orgId, personId, size, size]);
+    await face("fa-1", "ppl-f1", "ppl-bob", 10);
+    await face("fa-2", "ppl-f2", "ppl-bob", 30);
+    await face("fa-3", "ppl-f3", "ppl-ann", 20);
+    await face("fa-4", "ppl-f1", "ppl-none", 5);
+    await face("fa-5", "ppl-f1", "ppl-zed", 5);
+    await face("fa-6", "ppl-gone", "ppl-ghost", 5);
+
+    // Named first by name whatever its case, the unnamed after; the hidden only when asked; a person left only in trashed files not at all.
+    const listed = await listPeople(db, orgId, { includeHidden: false, limit: 10, offset: 0 });
+    expect([listed.total, listed.people.map((p) => [p.id, p.faceCount, p.fileCount])]).toEqual([3, [["ppl-ann", 1, 1], ["ppl-bob", 2, 2], ["ppl-none", 1, 1]]]);
+    expect((await listPeople(db, orgId, { includeHidden: true, limit: 1, offset: 2 })).people.map((p) => p.id)).toEqual(["ppl-zed"]);
+    // The cover: the largest face.
+    expect((await getPerson(db, orgId, "PPL-BOB")).cover).toEqual({ faceId: "fa-2", fileId: "ppl-f2", box: { x_min: 0, y_min: 0, x_max: 30, y_max: 30 } });
+    await expect(getPerson(db, orgId, "ppl-ghost")).rejects.toThrow(/not found/);
+    await expect(getPerson(db, "org-other", "ppl-bob")).rejects.toThrow(/not found/);
+    // Newest taken first, the file with no date taken last (PostgreSQL would put it first unasked).
+    expect(await personFileIds(db, orgId, "ppl-bob", 10, 0)).toEqual({ ids: ["ppl-f1", "ppl-f2"], total: 2 });
+    expect((await personFaces(db, orgId, "ppl-bob", 10, 0)).faces.map((f) => [f.id, f.filename, f.personName])).toEqual([["fa-1", "ppl-f1.jpg", "bob"], ["fa-2", "ppl-f2.jpg", "bob"]]);
+
+    clock.advance(1_000);
+    expect(await updatePerson({ sql: db, clock }, orgId, "ppl-none", { name: "  Cleo " })).toMatchObject({ name: "Cleo", hidden: false, updatedAt: "2031-10-01T00:00:01.000Z" });
+    expect((await updatePerson({ sql: db, clock }, orgId, "ppl-zed", { hidden: false })).hidden).toBe(false);
+    // Merged: the faces move, the sources go, the unnamed target would take a source's name.
+    const merged = await mergePeople({ sql: db, clock }, orgId, "ppl-ann", ["ppl-bob", "ppl-zed"]);
+    expect([merged.name, merged.faceCount, merged.fileCount]).toEqual(["Ann", 4, 3]);
+    await expect(getPerson(db, orgId, "ppl-bob")).rejects.toThrow(/not found/);
+    await expect(mergePeople({ sql: db, clock }, orgId, "ppl-ann", ["ppl-ann"])).rejects.toThrow(/itself/);
+
+    // A face given to Cleo, then to nobody: reviewed, both people touched.
+    clock.advance(1_000);
+    expect(await assignFace({ sql: db, clock }, orgId, "FA-3", "ppl-none")).toEqual({
+      id: "fa-3", fileId: "ppl-f3", personId: "ppl-none", personName: "Cleo", box: { x_min: 0, y_min: 0, x_max: 20, y_max: 20 }, score: 0.9,
+    });
+    expect((await assignFace({ sql: db, clock }, orgId, "fa-3", null)).personId).toBeNull();
+    expect((await db.one<{ reviewed: number }>("SELECT reviewed FROM faces WHERE id = 'fa-3'"))!.reviewed).toBe(1);
+    expect((await getPerson(db, orgId, "ppl-ann")).updatedAt).toBe("2031-10-01T00:00:02.000Z");
+    await expect(assignFace({ sql: db, clock }, orgId, "fa-6", null)).rejects.toThrow(/not found/);
+    await expect(assignFace({ sql: db, clock }, "org-other", "fa-1", null)).rejects.toThrow(/not found/);
   });
 });

@@ -87,7 +87,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
     .get(
       "/people",
       async ({ principal, query, request }) => {
-        const { people, total } = listPeople(ctx.db, principal.orgId, { includeHidden: query.include_hidden === "true", limit: query.limit, offset: query.offset });
+        const { people, total } = await listPeople(ctx.sql, principal.orgId, { includeHidden: query.include_hidden === "true", limit: query.limit, offset: query.offset });
         const urls = urlsOf(request);
         return page(await Promise.all(people.map((p) => personView(ctx, urls, p))), total, query.limit, query.offset);
       },
@@ -116,7 +116,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         },
       },
     )
-    .get("/people/:person_id", async ({ principal, params, request }) => personView(ctx, urlsOf(request), getPerson(ctx.db, principal.orgId, params.person_id)), {
+    .get("/people/:person_id", async ({ principal, params, request }) => personView(ctx, urlsOf(request), await getPerson(ctx.sql, principal.orgId, params.person_id)), {
       permission: "view",
       params: PersonParams,
       response: { 200: PersonView, ...errorResponses([400, 404]) },
@@ -125,7 +125,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
     .get(
       "/people/:person_id/files",
       async ({ principal, params, query, request }) => {
-        const { ids, total } = personFileIds(ctx.db, principal.orgId, params.person_id, query.limit, query.offset);
+        const { ids, total } = await personFileIds(ctx.sql, principal.orgId, params.person_id, query.limit, query.offset);
         const urls = urlsOf(request);
         const items = await Promise.all(ids.map((id) => fileSummary(ctx.kinds, ctx.files.byId(id)!, urls)));
         return page(items, total, query.limit, query.offset);
@@ -141,7 +141,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
     .get(
       "/people/:person_id/faces",
       async ({ principal, params, query, request }) => {
-        const { faces, total } = personFaces(ctx.db, principal.orgId, params.person_id, query.limit, query.offset);
+        const { faces, total } = await personFaces(ctx.sql, principal.orgId, params.person_id, query.limit, query.offset);
         const urls = urlsOf(request);
         const items = await Promise.all(
           faces.map(async (f) => {
@@ -164,7 +164,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
       "/people/:person_id",
       async ({ principal, params, body, request }) => {
         if (body.name === undefined && body.hidden === undefined) throw badRequest("give name or hidden");
-        return personView(ctx, urlsOf(request), updatePerson(ctx, principal.orgId, params.person_id, body));
+        return personView(ctx, urlsOf(request), await updatePerson(ctx, principal.orgId, params.person_id, body));
       },
       {
         permission: "edit",
@@ -182,7 +182,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
       async ({ principal, params, body, request }) => {
         const ids = body.person_ids.map((id) => id.toLowerCase());
         if (new Set(ids).size !== ids.length) throw badRequest("person_ids: must be unique");
-        return personView(ctx, urlsOf(request), mergePeople(ctx, principal.orgId, params.person_id, ids));
+        return personView(ctx, urlsOf(request), await mergePeople(ctx, principal.orgId, params.person_id, ids));
       },
       {
         permission: "edit",
@@ -201,7 +201,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
       response: { 200: t.Object({ faces: t.Array(FaceView) }), ...errorResponses([400, 404, 409]) },
       detail: { summary: "The recognizable faces found in a file, with their person, largest first (extension)" },
     })
-    .patch("/faces/:face_id", ({ principal, params, body }) => faceView(assignFace(ctx, principal.orgId, params.face_id, body.person_id === null ? null : body.person_id)), {
+    .patch("/faces/:face_id", async ({ principal, params, body }) => faceView(await assignFace(ctx, principal.orgId, params.face_id, body.person_id === null ? null : body.person_id)), {
       permission: "edit",
       params: t.Object({ face_id: Uuid("face_id") }),
       body: t.Object({ person_id: Nullable(Uuid("person_id")) }, { error: "person_id: a person UUID, or null for \"not this person\"" }),

@@ -2,8 +2,14 @@
  * People in the database: the faces found in an image (their embeddings in the "face" vector
  * space), who each face is, and the people of an organization with their names, hidden flag and
  * merges. This module alone writes `faces` and `people`. Counts and listings see live files only.
+ *
+ * People and their review (listed, renamed, hidden, merged, a face given to another person) are
+ * on the data-access port (SQLite or PostgreSQL; docs/scale-out.md). Finding and clustering
+ * faces, and the "same person" search, still use the SQLite handle and the synchronous vector
+ * spaces, as the rules' file facts do `facesOfFile`.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
@@ -23,6 +29,7 @@ export interface FoundFace {
 
 export interface PeopleDeps {
   db: Database;
+  sql: SqlClient;
   clock: Clock;
   vectors: VectorIndex;
 }
@@ -186,84 +193,87 @@ const PERSON_SELECT = `SELECT p.id, p.name, p.hidden, p.created_at, p.updated_at
     count(fa.id) AS face_count, count(DISTINCT fa.file_id) AS file_count
   FROM people p JOIN faces fa ON fa.person_id = p.id JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL`;
 
-function coverOf(db: Database, personId: string): Person["cover"] {
-  const row = db
-    .query<{ id: string; file_id: string; x_min: number; y_min: number; x_max: number; y_max: number }, [string]>(
-      `SELECT fa.id, fa.file_id, fa.x_min, fa.y_min, fa.x_max, fa.y_max FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL
-        WHERE fa.person_id = ? ORDER BY (fa.x_max - fa.x_min) * (fa.y_max - fa.y_min) * fa.score DESC, fa.id LIMIT 1`,
-    )
-    .get(personId);
+async function coverOf(sql: SqlClient, personId: string): Promise<Person["cover"]> {
+  const row = await sql.one<{ id: string; file_id: string; x_min: number; y_min: number; x_max: number; y_max: number }>(
+    `SELECT fa.id, fa.file_id, fa.x_min, fa.y_min, fa.x_max, fa.y_max FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL
+      WHERE fa.person_id = ? ORDER BY (fa.x_max - fa.x_min) * (fa.y_max - fa.y_min) * fa.score DESC, fa.id LIMIT 1`,
+    [personId],
+  );
   return row ? { faceId: row.id, fileId: row.file_id, box: { x_min: row.x_min, y_min: row.y_min, x_max: row.x_max, y_max: row.y_max } } : null;
 }
 
-function toPerson(db: Database, row: PersonRow): Person {
+async function toPerson(sql: SqlClient, row: PersonRow): Promise<Person> {
   return {
     id: row.id,
     name: row.name,
     hidden: row.hidden === 1,
     faceCount: row.face_count,
     fileCount: row.file_count,
-    cover: coverOf(db, row.id),
+    cover: await coverOf(sql, row.id),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
 }
 
-/** The organization's people with at least one face in a live file: named first (by name), then by how many files show them. */
-export function listPeople(db: Database, orgId: string, options: { includeHidden: boolean; limit: number; offset: number }): { people: Person[]; total: number } {
+/**
+ * The organization's people with at least one face in a live file: named first (by name, any
+ * case: `lower()` on both engines, where SQLite compared NOCASE), then by how many files show them.
+ */
+export async function listPeople(sql: SqlClient, orgId: string, options: { includeHidden: boolean; limit: number; offset: number }): Promise<{ people: Person[]; total: number }> {
   const where = `p.org_id = ?${options.includeHidden ? "" : " AND p.hidden = 0"}`;
-  const total = db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM (${PERSON_SELECT} WHERE ${where} GROUP BY p.id)`).get(orgId)!.n;
-  const rows = db
-    .query<PersonRow, [string, number, number]>(
-      `${PERSON_SELECT} WHERE ${where} GROUP BY p.id ORDER BY p.name IS NULL, p.name COLLATE NOCASE, file_count DESC, p.created_at, p.id LIMIT ? OFFSET ?`,
-    )
-    .all(orgId, options.limit, options.offset);
-  return { people: rows.map((row) => toPerson(db, row)), total };
+  const total = (await sql.one<{ n: number }>(`SELECT count(*) AS n FROM (${PERSON_SELECT} WHERE ${where} GROUP BY p.id) AS listed`, [orgId]))!.n;
+  const rows = await sql.all<PersonRow>(
+    `${PERSON_SELECT} WHERE ${where} GROUP BY p.id ORDER BY p.name IS NULL, lower(p.name), file_count DESC, p.created_at, p.id LIMIT ? OFFSET ?`,
+    [orgId, options.limit, options.offset],
+  );
+  return { people: await Promise.all(rows.map((row) => toPerson(sql, row))), total };
 }
 
 /** A person of the organization (404 PERSON_NOT_FOUND otherwise, and for one with no live face left). */
-export function getPerson(db: Database, orgId: string, personId: string): Person {
-  const row = db.query<PersonRow, [string, string]>(`${PERSON_SELECT} WHERE p.org_id = ? AND p.id = ? GROUP BY p.id`).get(orgId, personId.toLowerCase());
+export async function getPerson(sql: SqlClient, orgId: string, personId: string): Promise<Person> {
+  const row = await sql.one<PersonRow>(`${PERSON_SELECT} WHERE p.org_id = ? AND p.id = ? GROUP BY p.id`, [orgId, personId.toLowerCase()]);
   if (!row) throw new ApiError("PERSON_NOT_FOUND", `person ${personId} not found`);
-  return toPerson(db, row);
+  return toPerson(sql, row);
 }
 
+/** Newest taken first; files with no date taken last on both engines (PostgreSQL sorts NULL first in descending order). */
+const NEWEST_TAKEN_FIRST = "f.content_created_at DESC NULLS LAST, f.created_at DESC";
+
 /** Live files showing the person, newest taken first. */
-export function personFileIds(db: Database, orgId: string, personId: string, limit: number, offset: number): { ids: string[]; total: number } {
-  getPerson(db, orgId, personId);
+export async function personFileIds(sql: SqlClient, orgId: string, personId: string, limit: number, offset: number): Promise<{ ids: string[]; total: number }> {
+  await getPerson(sql, orgId, personId);
   const from = `FROM files f WHERE f.deleted_at IS NULL AND f.org_id = ? AND f.id IN (SELECT file_id FROM faces WHERE person_id = ?)`;
-  const total = db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n ${from}`).get(orgId, personId.toLowerCase())!.n;
-  const ids = db
-    .query<{ id: string }, [string, string, number, number]>(`SELECT f.id ${from} ORDER BY f.content_created_at DESC, f.created_at DESC, f.id LIMIT ? OFFSET ?`)
-    .all(orgId, personId.toLowerCase(), limit, offset)
-    .map((r) => r.id);
+  const total = (await sql.one<{ n: number }>(`SELECT count(*) AS n ${from}`, [orgId, personId.toLowerCase()]))!.n;
+  const ids = (await sql.all<{ id: string }>(`SELECT f.id ${from} ORDER BY ${NEWEST_TAKEN_FIRST}, f.id LIMIT ? OFFSET ?`, [orgId, personId.toLowerCase(), limit, offset])).map((r) => r.id);
   return { ids, total };
 }
 
-export function updatePerson(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, personId: string, changes: { name?: string | null; hidden?: boolean }): Person {
-  const { db, clock } = deps;
-  const person = getPerson(db, orgId, personId);
+export async function updatePerson(
+  deps: Pick<PeopleDeps, "sql" | "clock">, orgId: string, personId: string, changes: { name?: string | null; hidden?: boolean },
+): Promise<Person> {
+  const { sql, clock } = deps;
+  const person = await getPerson(sql, orgId, personId);
   const name = changes.name === undefined ? person.name : changes.name?.trim() || null;
   const hidden = changes.hidden ?? person.hidden;
-  db.query("UPDATE people SET name = ?, hidden = ?, updated_at = ? WHERE id = ?").run(name, hidden ? 1 : 0, isoAt(clock.now()), person.id);
-  return getPerson(db, orgId, person.id);
+  await sql.run("UPDATE people SET name = ?, hidden = ?, updated_at = ? WHERE id = ?", [name, hidden ? 1 : 0, isoAt(clock.now()), person.id]);
+  return getPerson(sql, orgId, person.id);
 }
 
 /** Moves every face of `sources` to `target` and removes the sources; the target keeps its name (or takes the first source's name when it has none). */
-export function mergePeople(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, targetId: string, sourceIds: string[]): Person {
-  const { db, clock } = deps;
-  const target = getPerson(db, orgId, targetId);
-  const sources = sourceIds.map((id) => getPerson(db, orgId, id));
+export async function mergePeople(deps: Pick<PeopleDeps, "sql" | "clock">, orgId: string, targetId: string, sourceIds: string[]): Promise<Person> {
+  const { sql, clock } = deps;
+  const target = await getPerson(sql, orgId, targetId);
+  const sources = await Promise.all(sourceIds.map((id) => getPerson(sql, orgId, id)));
   if (sources.some((s) => s.id === target.id)) throw new ApiError("VALIDATION_ERROR", "person_ids: a person cannot be merged into itself");
-  db.transaction(() => {
+  await sql.transaction(async (tx) => {
     for (const source of sources) {
-      db.query("UPDATE faces SET person_id = ? WHERE person_id = ?").run(target.id, source.id);
-      db.query("DELETE FROM people WHERE id = ?").run(source.id);
+      await tx.run("UPDATE faces SET person_id = ? WHERE person_id = ?", [target.id, source.id]);
+      await tx.run("DELETE FROM people WHERE id = ?", [source.id]);
     }
     const name = target.name ?? sources.find((s) => s.name)?.name ?? null;
-    db.query("UPDATE people SET name = ?, updated_at = ? WHERE id = ?").run(name, isoAt(clock.now()), target.id);
-  })();
-  return getPerson(db, orgId, target.id);
+    await tx.run("UPDATE people SET name = ?, updated_at = ? WHERE id = ?", [name, isoAt(clock.now()), target.id]);
+  });
+  return getPerson(sql, orgId, target.id);
 }
 
 export interface FaceView {
@@ -275,15 +285,30 @@ export interface FaceView {
   score: number;
 }
 
-/** The faces found in a file, largest first. */
+interface FaceViewRow {
+  id: string;
+  file_id: string;
+  person_id: string | null;
+  name: string | null;
+  x_min: number;
+  y_min: number;
+  x_max: number;
+  y_max: number;
+  score: number;
+}
+
+/** A file's faces with their people's names, largest first (a face id narrows it to one). */
+const FACES_OF_FILE = `SELECT fa.id, fa.file_id, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score FROM faces fa LEFT JOIN people p ON p.id = fa.person_id
+  WHERE fa.file_id = ?`;
+const LARGEST_FIRST = "ORDER BY (fa.x_max - fa.x_min) * (fa.y_max - fa.y_min) DESC, fa.id";
+
+const faceViewOf = (r: FaceViewRow): FaceView => ({
+  id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score,
+});
+
+/** The faces found in a file, largest first (synchronous: the rules' file facts read it inside their SQLite transactions). */
 export function facesOfFile(db: Database, fileId: string): FaceView[] {
-  return db
-    .query<{ id: string; file_id: string; person_id: string | null; name: string | null; x_min: number; y_min: number; x_max: number; y_max: number; score: number }, [string]>(
-      `SELECT fa.id, fa.file_id, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score FROM faces fa LEFT JOIN people p ON p.id = fa.person_id
-        WHERE fa.file_id = ? ORDER BY (fa.x_max - fa.x_min) * (fa.y_max - fa.y_min) DESC, fa.id`,
-    )
-    .all(fileId)
-    .map((r) => ({ id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score }));
+  return db.query<FaceViewRow, [string]>(`${FACES_OF_FILE} ${LARGEST_FIRST}`).all(fileId).map(faceViewOf);
 }
 
 /**
@@ -322,18 +347,16 @@ export interface PersonFace extends FaceView {
 }
 
 /** A person's faces in live files, newest taken first: what a review of the person goes through. */
-export function personFaces(db: Database, orgId: string, personId: string, limit: number, offset: number): { faces: PersonFace[]; total: number } {
-  const person = getPerson(db, orgId, personId);
+export async function personFaces(sql: SqlClient, orgId: string, personId: string, limit: number, offset: number): Promise<{ faces: PersonFace[]; total: number }> {
+  const person = await getPerson(sql, orgId, personId);
   const from = `FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL LEFT JOIN people p ON p.id = fa.person_id WHERE fa.person_id = ?`;
-  const total = db.query<{ n: number }, [string]>(`SELECT count(*) AS n ${from}`).get(person.id)!.n;
-  const faces = db
-    .query<{ id: string; file_id: string; filename: string; person_id: string | null; name: string | null; x_min: number; y_min: number; x_max: number; y_max: number; score: number }, [string, number, number]>(
-      `SELECT fa.id, fa.file_id, f.filename, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score ${from}
-        ORDER BY f.content_created_at DESC, f.created_at DESC, fa.id LIMIT ? OFFSET ?`,
-    )
-    .all(person.id, limit, offset)
-    .map((r) => ({ id: r.id, fileId: r.file_id, filename: r.filename, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score }));
-  return { faces, total };
+  const total = (await sql.one<{ n: number }>(`SELECT count(*) AS n ${from}`, [person.id]))!.n;
+  const rows = await sql.all<FaceViewRow & { filename: string }>(
+    `SELECT fa.id, fa.file_id, f.filename, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score ${from}
+      ORDER BY ${NEWEST_TAKEN_FIRST}, fa.id LIMIT ? OFFSET ?`,
+    [person.id, limit, offset],
+  );
+  return { faces: rows.map((r) => ({ ...faceViewOf(r), filename: r.filename })), total };
 }
 
 /**
@@ -342,19 +365,19 @@ export function personFaces(db: Database, orgId: string, personId: string, limit
  * faces, so it never goes back to the person it was taken from, and the decision is marked
  * reviewed so that analysing the file again keeps it.
  */
-export function assignFace(deps: Pick<PeopleDeps, "db" | "clock">, orgId: string, faceId: string, personId: string | null): FaceView {
-  const { db, clock } = deps;
-  const face = db
-    .query<{ id: string; file_id: string; person_id: string | null }, [string, string]>(
-      "SELECT fa.id, fa.file_id, fa.person_id FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL WHERE fa.id = ? AND fa.org_id = ?",
-    )
-    .get(faceId.toLowerCase(), orgId);
+export async function assignFace(deps: Pick<PeopleDeps, "sql" | "clock">, orgId: string, faceId: string, personId: string | null): Promise<FaceView> {
+  const { sql, clock } = deps;
+  const face = await sql.one<{ id: string; file_id: string; person_id: string | null }>(
+    "SELECT fa.id, fa.file_id, fa.person_id FROM faces fa JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL WHERE fa.id = ? AND fa.org_id = ?",
+    [faceId.toLowerCase(), orgId],
+  );
   if (!face) throw new ApiError("FACE_NOT_FOUND", `face ${faceId} not found`);
-  const target = personId === null ? null : getPerson(db, orgId, personId).id;
+  const target = personId === null ? null : (await getPerson(sql, orgId, personId)).id;
   const now = isoAt(clock.now());
-  db.transaction(() => {
-    db.query("UPDATE faces SET person_id = ?, reviewed = 1 WHERE id = ?").run(target, face.id);
-    touchPeople(db, now, [face.person_id, target]);
-  })();
-  return facesOfFile(db, face.file_id).find((f) => f.id === face.id)!;
+  await sql.transaction(async (tx) => {
+    await tx.run("UPDATE faces SET person_id = ?, reviewed = 1 WHERE id = ?", [target, face.id]);
+    const touched = [...new Set([face.person_id, target].filter((p): p is string => p !== null))];
+    if (touched.length) await tx.run(`UPDATE people SET updated_at = ? WHERE id IN (${tx.dialect.jsonValues})`, [now, JSON.stringify(touched)]);
+  });
+  return faceViewOf((await sql.one<FaceViewRow>(`${FACES_OF_FILE} AND fa.id = ?`, [face.file_id, face.id]))!);
 }

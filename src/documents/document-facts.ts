@@ -7,6 +7,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { FileRepository } from "../files/file-repository.ts";
+import { setFacts } from "../files/facts-table.ts";
 
 export type ReadingStatus = "pending" | "processing" | "completed" | "failed";
 
@@ -55,12 +56,9 @@ export function documentFactsOf(db: Database, fileId: string): DocumentFacts {
   };
 }
 
+/** Sets some of the file's facts (the row is made by the first write). */
 function upsert(db: Database, fileId: string, set: Partial<DocumentFactsRow>): void {
-  const columns = Object.keys(set);
-  db.query(
-    `INSERT INTO document_facts (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
-     ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
-  ).run(fileId, ...Object.values(set));
+  setFacts(db, "document_facts", fileId, set as Record<string, string | number | null>);
 }
 
 function changed(ctx: DocumentFactsDeps, fileId: string, set: Partial<DocumentFactsRow>): void {

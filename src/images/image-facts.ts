@@ -6,6 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { FileRepository } from "../files/file-repository.ts";
+import { setFacts } from "../files/facts-table.ts";
 
 export interface StoredImageFacts {
   /** pending at upload, processing, completed or failed; null: the file is rendered by no pipeline. */
@@ -40,12 +41,9 @@ export function imageFactsOf(db: Database, fileId: string): StoredImageFacts {
   return { variantStatus: row.variant_status, variantCount: row.variant_count, blurHash: row.blur_hash, embeddingModel: row.embedding_model };
 }
 
+/** Sets some of the file's facts (the row is made by the first write). */
 function upsert(db: Database, fileId: string, set: Partial<ImageFactsRow>): void {
-  const columns = Object.keys(set);
-  db.query(
-    `INSERT INTO image_facts (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
-     ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
-  ).run(fileId, ...Object.values(set));
+  setFacts(db, "image_facts", fileId, set as Record<string, string | number | null>);
 }
 
 /** The file's variants are still to be rendered (at upload, and when its processing is queued again). */

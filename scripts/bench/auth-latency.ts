@@ -1,11 +1,12 @@
 /**
  * A request's latency through authentication (docs/scale-out.md): a server on SQLite, its owner
  * made over HTTP (first run from loopback, then an API key from the session), then requests one at
- * a time, in alternating rounds, of three kinds: an API key on a path no route answers (the guard
- * alone: key lookup, rate limit, 404), an API key on GET /projects, and the session cookie on
- * GET /projects (the clock skips a minute every 250 requests, past the dashboard's rate limit, so
- * a session's last use is written every 250th request as it is once a minute). Prints each one's median and p90 in microseconds. Only HTTP is used, so the same
- * script measures the code before and after a change.
+ * a time, the kinds alternating round by round: an API key on a path no route answers (the guard
+ * alone: key lookup, rate limit, 404), an API key on GET /projects, the session cookie on
+ * GET /projects, and /healthz without a credential (the guard runs for every request). The clock
+ * skips a minute every 250 requests, past the dashboard's rate limit, so a session's last use is
+ * written every 250th request as it is once a minute. Prints each kind's median and p90 in
+ * microseconds. Only HTTP is used, so the same script measures the code before and after a change.
  *
  *   bun scripts/bench/auth-latency.ts [requests per kind, default 3000]
  */
@@ -43,6 +44,7 @@ try {
     "key, no route (guard only)": { url: `${api}/no-such-route`, headers: { authorization: `Bearer ${key}` }, status: 404 },
     "key, GET /projects": { url: `${api}/projects`, headers: { authorization: `Bearer ${key}` }, status: 200 },
     "session, GET /projects": { url: `${api}/projects`, headers: { cookie }, status: 200 },
+    "no credential, GET /healthz": { url: `${server.url}/healthz`, headers: {}, status: 200 },
   };
   const times = new Map<string, number[]>(Object.keys(kinds).map((k) => [k, []]));
   // Warm up (JIT, statement caches), then alternate the kinds round by round so load drifts hit all.
@@ -68,7 +70,7 @@ try {
   for (const [name, list] of times) {
     list.sort((a, b) => a - b);
     const at = (p: number) => Math.round(list[Math.min(list.length - 1, Math.floor(p * list.length))]! * 1000);
-    console.log(`${name.padEnd(28)} median ${String(at(0.5)).padStart(5)} us  p90 ${String(at(0.9)).padStart(5)} us  (${list.length} requests)`);
+    console.log(`${name.padEnd(30)} median ${String(at(0.5)).padStart(5)} us  p90 ${String(at(0.9)).padStart(5)} us  (${list.length} requests)`);
   }
 } finally {
   await server.stop();

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
-import { RARE_TAG_MATCHES } from "../src/library/file-listing.ts";
+import { RARE_TAG_MATCHES } from "../src/files/queries.ts";
 import { pdf, png } from "./support/fixtures.ts";
 import { pollApi } from "./support/polling.ts";
 import { insertFileRow, type FileRowFixture, defaultProjectOf } from "./support/rows.ts";

@@ -6,7 +6,7 @@
  * points and its newest files (for thumbnails).
  */
 import type { Database } from "bun:sqlite";
-import { boxCondition, fileConditions, type FileFilters } from "./file-listing.ts";
+import { boxCondition, fileConditions, type FileFilters } from "../files/queries.ts";
 
 export const MAX_ZOOM = 22;
 /** Cells per tile side: 64-pixel cells on 256-pixel tiles. */

@@ -5,7 +5,7 @@ import { Enum, Nullable, OneOf, pageQuery, Timestamp, Uuid, UuidText } from "../
 import type { MediaType } from "../files/file.ts";
 import { EXPORT_FORMATS } from "./exports.ts";
 import { MAX_USER_DESCRIPTION } from "./file-edits.ts";
-import { parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "./file-listing.ts";
+import { parseBoundingBox, type FileFilters, PROCESSING_STATUSES, SEARCH_MODES, SORT_FIELDS, type ListFilesQuery } from "../files/queries.ts";
 
 
 

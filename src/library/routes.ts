@@ -14,7 +14,7 @@ import { querySyntax } from "../http/validation.ts";
 import { Enum, errorResponses, Page, page, Timestamp } from "../http/shapes.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, updateFile } from "./file-edits.ts";
-import { listFiles } from "./file-listing.ts";
+import { listFiles } from "../files/queries.ts";
 import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
 import { BatchDeleteAnswer, BatchDeleteBody, BatchMoveAnswer, BatchMoveBody, FileEditAnswer, FileEditBody, LIST_REPEATABLE, listFilesQuery, listQuery } from "./model.ts";
 

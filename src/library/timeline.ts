@@ -4,7 +4,7 @@
  * have no date. A bucket's files are GET /files?taken_from=<start>&taken_to=<end> of its bounds.
  */
 import type { Database } from "bun:sqlite";
-import { fileConditions, type FileFilters } from "./file-listing.ts";
+import { fileConditions, type FileFilters } from "../files/queries.ts";
 
 export const GRANULARITIES = ["year", "month", "day"] as const;
 export type Granularity = (typeof GRANULARITIES)[number];

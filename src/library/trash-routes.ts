@@ -7,7 +7,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { errorResponses, Page, page, pageQuery, Timestamp } from "../http/shapes.ts";
 import { purgeAt, restoreFile, retentionCutoff } from "./file-edits.ts";
-import { listDeletedFiles } from "./file-listing.ts";
+import { listDeletedFiles } from "../files/queries.ts";
 import { fileSummary } from "./file-views.ts";
 
 export function trashRoutes(ctx: LibraryDeps) {

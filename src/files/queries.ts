@@ -1,8 +1,10 @@
 /**
- * `GET /files`: filters, full-text search (FTS5 over title, filename, tags, descriptions and
+ * The reads of the files row for listings and search: `GET /files`'s filters (shared with the
+ * photo timeline and the map), full-text search (FTS5 over title, filename, tags, descriptions and
  * visible text), sorting and paging, always scoped to one organization and to files that are not
  * soft-deleted. Every sort order is backed by a partial index (migration 004). Also the trash
- * (`GET /files/deleted`): the organization's soft-deleted files still within retention.
+ * (`GET /files/deleted`): the organization's soft-deleted files still within retention. Filters on
+ * a kind's facts ask its table (image_compliance, camera_facts) with EXISTS.
  */
 import type { Database } from "bun:sqlite";
 import { STOP_WORDS } from "../text/stop-words.ts";

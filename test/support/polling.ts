@@ -53,16 +53,17 @@ export type Poller = Pick<Tenant, "api"> & Partial<Pick<Tenant, "keyWith">>;
 
 /**
  * GETs for a poll that survive the per-key rate limit (STARTER allows 30 requests a minute, and a
- * slow machine means more polls): on 429 it continues with a fresh view-only key of the same
- * organization when the poller can make one (a manual clock that never moves never reopens a
- * window), and otherwise waits out Retry-After within `deadline`. Past the deadline the 429 is
- * returned, for the caller's timeout message.
+ * slow machine means more polls). When the poller can make keys, polls go through a view-only key
+ * of their own, so they never use up the caller's key (a test that polled, then asked with its own
+ * key, met 429 on a slow machine); on 429 it continues with a fresh key (a manual clock that never
+ * moves never reopens a window), and otherwise waits out Retry-After within `deadline`. Past the
+ * deadline the 429 is returned, for the caller's timeout message.
  */
 export class PollingClient {
   private api: ApiClient;
 
   constructor(private readonly poller: Poller) {
-    this.api = poller.api;
+    this.api = poller.keyWith?.(["view"]) ?? poller.api;
   }
 
   /** Whether a 429 is met with a fresh key (no waiting), so polls may come often. */

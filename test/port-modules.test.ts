@@ -11,7 +11,8 @@
  * near-duplicates (fingerprints and pairs recorded and replaced, groups of live files with their best
  * member, "not duplicates" and its undo), and people (listed named first in any case, hidden, renamed,
  * merged, their files and faces newest taken first with undated ones last, a face given to another
- * person or to nobody). Their HTTP
+ * person or to nobody), the clustering of faces left without a person and the "same person" search
+ * over the face vectors (sqlite-vec or pgvector). Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -38,12 +39,21 @@ import {
 } from "../src/mail/mail-accounts.ts";
 import { activeWatchedFolders, allWatchedFolders, claimItem, finishItem, openItems, removeWatchedFolder, scanned, watchedFoldersOf } from "../src/watch/watched-folders.ts";
 import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
-import { assignFace, getPerson, listPeople, mergePeople, personFaces, personFileIds, updatePerson } from "../src/people/people.ts";
+import { assignFace, clusterUnassigned, FACE_DIMENSION, FACE_MODEL, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson } from "../src/people/people.ts";
+import { VectorIndex } from "../src/vectors/vector-index.ts";
+import { PgVectorIndex } from "../src/vectors/pgvector-index.ts";
+import { sqliteVectorSpaces, type VectorSpaces } from "../src/vectors/vector-spaces.ts";
+import { findPostgres } from "./support/postgres.ts";
 import { dismissDuplicates, groupMemberships, recordFingerprint, undismissDuplicates, withMembers } from "../src/duplicates/duplicate-store.ts";
 
 const { engines, sqlite } = portEngines("support");
+/** Whether the PostgreSQL found has pgvector (the face space's tests need it). */
+const pgvector = (() => {
+  const found = findPostgres();
+  return !("missing" in found) && found.vector;
+})();
 
-describe.each(engines)("modules on the port, on $name", ({ client }) => {
+describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
   test("support messages: stored trimmed, listed newest first, marked once mailed", async () => {
     const db = client();
     const clock = new ManualClock(Date.UTC(2031, 4, 1));
@@ -435,5 +445,50 @@ describe.each(engines)("modules on the port, on $name", ({ client }) => {
     expect((await getPerson(db, orgId, "ppl-ann")).updatedAt).toBe("2031-10-01T00:00:02.000Z");
     await expect(assignFace({ sql: db, clock }, orgId, "fa-6", null)).rejects.toThrow(/not found/);
     await expect(assignFace({ sql: db, clock }, "org-other", "fa-1", null)).rejects.toThrow(/not found/);
+  });
+
+  test.skipIf(name === "postgres" && !pgvector)("faces: those without a person clustered into new people, once; the same person's faces found in other files", async () => {
+    const db = client();
+    const clock = new ManualClock(Date.UTC(2031, 10, 1));
+    const orgId = "org-faces";
+    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Faces Co', 'faces co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    await db.run("INSERT INTO projects (id, org_id, name, name_key, created_at, updated_at) VALUES ('p-faces', ?, 'Default', 'default', 'x', 'x')", [orgId]);
+    // The face space of this engine: sqlite-vec on SQLite, pgvector on PostgreSQL.
+    let spaces: VectorSpaces;
+    let upsert: (id: string, vector: Float32Array) => Promise<unknown>;
+    if (name === "sqlite") {
+      const index = new VectorIndex(sqlite(), clock);
+      const space = index.open("face", FACE_MODEL, FACE_DIMENSION);
+      spaces = sqliteVectorSpaces(index);
+      upsert = async (id, vector) => space.upsert(id, orgId, vector);
+    } else {
+      const index = new PgVectorIndex(db, clock);
+      const space = await index.open("face", FACE_MODEL, FACE_DIMENSION);
+      spaces = index;
+      upsert = (id, vector) => space.upsert(id, orgId, vector);
+    }
+    let seed = 7;
+    const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
+    const someone = Float32Array.from({ length: FACE_DIMENSION }, next);
+    const near = (noise: number) => someone.map((v) => v + noise * next());
+    const faces: [string, string, Float32Array][] = [["fc-1", "fc-a", near(0.1)], ["fc-2", "fc-b", near(0.2)], ["fc-3", "fc-c", near(0.3)], ["fc-4", "fc-d", Float32Array.from({ length: FACE_DIMENSION }, next)]];
+    for (const [faceId, file, vector] of faces) {
+      await db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at) VALUES (?, ?, 'p-faces', 'image', ?, 'x', 'x')", [file, orgId, `${file}.jpg`]);
+      await db.run("INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, NULL, 0, 0, 10, 10, 0.9, 'x')", [faceId, file, orgId]);
+      await upsert(faceId, vector);
+    }
+    const deps = { sql: db, clock, spaces };
+    // fc-1..3 are one person; fc-4 has no one like it (a person needs two faces).
+    expect(await clusterUnassigned(deps, orgId)).toEqual({ people: 1, faces: 3 });
+    const people = await listPeople(db, orgId, { includeHidden: true, limit: 10, offset: 0 });
+    expect(people.people.map((p) => [p.name, p.faceCount, p.fileCount])).toEqual([[null, 3, 3]]);
+    expect((await db.one<{ person_id: string | null }>("SELECT person_id FROM faces WHERE id = 'fc-4'"))!.person_id).toBeNull();
+    // Run again: nothing left to cluster, nobody moved.
+    expect(await clusterUnassigned(deps, orgId)).toEqual({ people: 0, faces: 0 });
+    const similar = await similarFaces(deps, orgId, "FC-1", 10);
+    expect(similar.map((f) => [f.id, f.personId])).toEqual([["fc-2", people.people[0]!.id], ["fc-3", people.people[0]!.id]]);
+    expect(similar[0]!.similarity).toBeGreaterThan(similar[1]!.similarity);
+    expect(await similarFaces(deps, orgId, "fc-4", 10)).toEqual([]);
+    await expect(similarFaces(deps, "org-other", "fc-1", 10)).rejects.toThrow(/not found/);
   });
 });

@@ -4,15 +4,17 @@
  * merges. This module alone writes `faces` and `people`. Counts and listings see live files only.
  *
  * People and their review (listed, renamed, hidden, merged, a face given to another person) are
- * on the data-access port (SQLite or PostgreSQL; docs/scale-out.md). Finding and clustering
- * faces, and the "same person" search, still use the SQLite handle and the synchronous vector
- * spaces, as the rules' file facts do `facesOfFile`.
+ * on the data-access port (SQLite or PostgreSQL; docs/scale-out.md), and so are clustering and the
+ * "same person" search, which read the face vectors through the asynchronous VectorSpaces.
+ * Finding faces as an image is analysed still writes through the SQLite handle and the
+ * synchronous vector spaces, and the rules' file facts read `facesOfFile` there.
  */
 import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
+import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 import { CLUSTERING, clusterFaces, personFor, type ClusterFace } from "./clustering.ts";
 
 /** The model name of the face space: Human's faceres descriptor. */
@@ -32,6 +34,14 @@ export interface PeopleDeps {
   sql: SqlClient;
   clock: Clock;
   vectors: VectorIndex;
+}
+
+/** What clustering and the "same person" search read and write, on either database. */
+export interface FaceReadDeps {
+  sql: SqlClient;
+  clock: Clock;
+  /** The vector spaces as readers see them (the SQLite ones through sqliteVectorSpaces). */
+  spaces: VectorSpaces;
 }
 
 const faceSpace = (vectors: VectorIndex): VectorSpace => vectors.open("face", FACE_MODEL, FACE_DIMENSION);
@@ -136,34 +146,37 @@ function touchPeople(db: Database, now: string, personIds: (string | null)[]): v
   for (const id of new Set(personIds.filter((p): p is string => p !== null))) db.query("UPDATE people SET updated_at = ? WHERE id = ?").run(now, id);
 }
 
+/** Runs `fn` in one transaction: the clustering job's is fenced by its lease (JobContext.transaction). */
+export type InTransaction = <T>(fn: (tx: SqlClient) => Promise<T>) => Promise<T>;
+
 /**
  * The periodic clustering: the organization's faces without a person are clustered among
  * themselves (clustering.ts); each cluster becomes a new person. Faces already given a person are
- * never moved, so names, merges and hidden flags stay. Returns how many people were made.
+ * never moved (nor one given a person meanwhile: the update checks), so names, merges and hidden
+ * flags stay. Returns how many people were made.
  */
-export function clusterUnassigned(deps: PeopleDeps, orgId: string): { people: number; faces: number } {
-  const { db, clock } = deps;
-  const space = deps.vectors.find("face", FACE_MODEL);
+export async function clusterUnassigned(deps: FaceReadDeps, orgId: string, inTransaction: InTransaction = (fn) => deps.sql.transaction(fn)): Promise<{ people: number; faces: number }> {
+  const { sql, clock } = deps;
+  const space = await deps.spaces.find("face", FACE_MODEL);
   if (!space) return { people: 0, faces: 0 };
-  const rows = db
-    .query<{ id: string; file_id: string }, [string]>(
-      `SELECT fa.id, fa.file_id FROM faces fa JOIN files f ON f.id = fa.file_id WHERE fa.org_id = ? AND fa.person_id IS NULL AND f.deleted_at IS NULL`,
-    )
-    .all(orgId);
+  const rows = await sql.all<{ id: string; file_id: string }>(
+    `SELECT fa.id, fa.file_id FROM faces fa JOIN files f ON f.id = fa.file_id WHERE fa.org_id = ? AND fa.person_id IS NULL AND f.deleted_at IS NULL`,
+    [orgId],
+  );
+  const vectors = await space.vectorsOf(rows.map((r) => r.id));
   const faces: ClusterFace[] = rows.flatMap((r) => {
-    const vector = space.get(r.id);
+    const vector = vectors.get(r.id);
     return vector ? [{ id: r.id, fileId: r.file_id, vector }] : [];
   });
   const clusters = clusterFaces(faces, CLUSTERING);
   const now = isoAt(clock.now());
-  db.transaction(() => {
+  await inTransaction(async (tx) => {
     for (const members of clusters) {
       const personId = crypto.randomUUID();
-      db.query("INSERT INTO people (id, org_id, name, hidden, created_at, updated_at) VALUES (?, ?, NULL, 0, ?, ?)").run(personId, orgId, now, now);
-      const assign = db.query("UPDATE faces SET person_id = ? WHERE id = ? AND person_id IS NULL");
-      for (const faceId of members) assign.run(personId, faceId);
+      await tx.run("INSERT INTO people (id, org_id, name, hidden, created_at, updated_at) VALUES (?, ?, NULL, 0, ?, ?)", [personId, orgId, now, now]);
+      await tx.run(`UPDATE faces SET person_id = ? WHERE person_id IS NULL AND id IN (${tx.dialect.jsonValues})`, [personId, JSON.stringify(members)]);
     }
-  })();
+  });
   return { people: clusters.length, faces: clusters.reduce((n, c) => n + c.length, 0) };
 }
 
@@ -315,29 +328,26 @@ export function facesOfFile(db: Database, fileId: string): FaceView[] {
  * "Same person" search: the faces most like this one in other live files of the organization,
  * whoever they were clustered into, most similar first, down to the same-person threshold.
  */
-export async function similarFaces(deps: Pick<PeopleDeps, "db" | "vectors">, orgId: string, faceId: string, limit: number): Promise<(FaceView & { similarity: number })[]> {
-  const { db } = deps;
-  const face = db.query<{ id: string; file_id: string }, [string, string]>("SELECT id, file_id FROM faces WHERE id = ? AND org_id = ?").get(faceId.toLowerCase(), orgId);
-  const space = deps.vectors.find("face", FACE_MODEL);
-  const vector = face && space ? space.get(face.id) : null;
+export async function similarFaces(deps: Pick<FaceReadDeps, "sql" | "spaces">, orgId: string, faceId: string, limit: number): Promise<(FaceView & { similarity: number })[]> {
+  const { sql } = deps;
+  const face = await sql.one<{ id: string; file_id: string }>("SELECT id, file_id FROM faces WHERE id = ? AND org_id = ?", [faceId.toLowerCase(), orgId]);
+  const space = await deps.spaces.find("face", FACE_MODEL);
+  const vector = face && space ? (await space.vectorsOf([face.id])).get(face.id) : undefined;
   if (!face || !space || !vector) throw new ApiError("FACE_NOT_FOUND", `face ${faceId} not found`);
   const near = await space.nearest(orgId, vector, Math.min(4096, limit * 4 + 16));
   const found = near.filter((n) => n.itemId !== face.id && n.similarity >= CLUSTERING.samePerson);
   if (!found.length) return [];
-  const rows = db
-    .query<{ id: string; file_id: string; person_id: string | null; name: string | null; x_min: number; y_min: number; x_max: number; y_max: number; score: number }, string[]>(
-      `SELECT fa.id, fa.file_id, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score FROM faces fa
-         JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL LEFT JOIN people p ON p.id = fa.person_id
-        WHERE fa.file_id != ? AND fa.id IN (${found.map(() => "?").join(",")})`,
-    )
-    .all(face.file_id, ...found.map((n) => n.itemId));
+  const rows = await sql.all<FaceViewRow>(
+    `SELECT fa.id, fa.file_id, fa.person_id, p.name, fa.x_min, fa.y_min, fa.x_max, fa.y_max, fa.score FROM faces fa
+       JOIN files f ON f.id = fa.file_id AND f.deleted_at IS NULL LEFT JOIN people p ON p.id = fa.person_id
+      WHERE fa.file_id != ? AND fa.id IN (${sql.dialect.jsonValues})`,
+    [face.file_id, JSON.stringify(found.map((n) => n.itemId))],
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return found
     .flatMap((n) => {
       const r = byId.get(n.itemId);
-      if (!r) return [];
-      const box = { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max };
-      return [{ id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box, score: r.score, similarity: Math.round(n.similarity * 10_000) / 10_000 }];
+      return r ? [{ ...faceViewOf(r), similarity: Math.round(n.similarity * 10_000) / 10_000 }] : [];
     })
     .slice(0, limit);
 }

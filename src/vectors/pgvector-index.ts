@@ -89,8 +89,16 @@ export class PgVectorSpace implements SearchableSpace {
   }
 
   async get(itemId: string): Promise<Float32Array | null> {
-    const row = await this.db.one<{ embedding: string }>(`SELECT embedding::text AS embedding FROM ${this.table} WHERE item_id = ?`, [itemId]);
-    return row ? Float32Array.from(JSON.parse(row.embedding) as number[]) : null;
+    return (await this.vectorsOf([itemId])).get(itemId) ?? null;
+  }
+
+  async vectorsOf(itemIds: readonly string[]): Promise<Map<string, Float32Array>> {
+    if (itemIds.length === 0) return new Map();
+    const rows = await this.db.all<{ item_id: string; embedding: string }>(
+      `SELECT item_id, embedding::text AS embedding FROM ${this.table} WHERE item_id IN (${this.db.dialect.jsonValues})`,
+      [JSON.stringify(itemIds)],
+    );
+    return new Map(rows.map((row) => [row.item_id, Float32Array.from(JSON.parse(row.embedding) as number[])]));
   }
 
   /** Cosine similarity of each of `itemIds` (of one organization) to `vector`; ids without a vector are left out. */

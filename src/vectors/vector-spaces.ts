@@ -2,7 +2,8 @@
  * The vector spaces as readers on either database see them: asynchronous, as the data-access
  * port is. PostgreSQL's spaces (pgvector-index.ts) are this interface; SQLite's (vector-index.ts,
  * synchronous, called so by the image and text features still on the SQLite handle) are seen
- * through `sqliteVectorSpaces`. Searching reads through it, so one search runs on both.
+ * through `sqliteVectorSpaces`. Searching, clustering faces and the "same person" search read
+ * through it, so they run on both.
  */
 import type { Neighbour, VectorIndex, VectorPurpose } from "./vector-index.ts";
 
@@ -13,6 +14,8 @@ export interface SearchableSpace {
   nearest(orgId: string, vector: Float32Array, k: number): Promise<Neighbour[]>;
   /** Cosine similarity of each of `itemIds` (of one organization) to a unit-length `vector`; ids without a vector are left out. */
   similarities(orgId: string, vector: Float32Array, itemIds: string[]): Promise<Map<string, number>>;
+  /** The stored (unit-length) vectors of `itemIds`; ids without one are left out. */
+  vectorsOf(itemIds: readonly string[]): Promise<Map<string, Float32Array>>;
 }
 
 export interface VectorSpaces {
@@ -30,6 +33,10 @@ export function sqliteVectorSpaces(index: VectorIndex): VectorSpaces {
         model: space.model,
         nearest: (orgId, vector, k) => space.nearest(orgId, vector, k),
         similarities: async (orgId, vector, itemIds) => space.similarities(orgId, vector, itemIds),
+        vectorsOf: async (itemIds) => new Map(itemIds.flatMap((id) => {
+          const vector = space.get(id);
+          return vector ? [[id, vector] as const] : [];
+        })),
       };
     },
   };

@@ -38,8 +38,8 @@ afterAll(async () => {
   await pg?.stop();
 });
 
-async function startWorker(name: string): Promise<Subprocess<"ignore", "pipe", "pipe">> {
-  const proc = Bun.spawn([process.execPath, WORKER, url, name], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+async function startWorker(name: string, jobMs: number): Promise<Subprocess<"ignore", "pipe", "pipe">> {
+  const proc = Bun.spawn([process.execPath, WORKER, url, name, String(jobMs)], { stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   processes.push(proc);
   const reader = proc.stdout.getReader();
   let seen = "";
@@ -59,12 +59,14 @@ describe.skipIf(!binaries)("worker processes over PostgreSQL", () => {
     const rows = () => client!.all<JobRow>("SELECT * FROM jobs WHERE queue = 't.shared'");
     const completed = async () => (await rows()).filter((row) => row.status === "completed").length;
 
-    const a = await startWorker("a");
-    await startWorker("b");
+    // a's jobs take long enough that those it holds are still held when the kill lands on a busy machine.
+    const a = await startWorker("a", 400);
+    await startWorker("b", 30);
     await waitFor(async () => (await completed()) >= 20, { what: "the first 20 jobs to complete" });
-    // Kill a while it holds jobs (it runs two at a time); which it held is read once it is dead.
+    // Kill a while it holds jobs (it runs two at a time), once it has finished one; which it held is read once it is dead.
     const heldByA = async () => (await rows()).filter((row) => row.status === "processing" && row.lease_owner?.includes(`-${a.pid}-`));
-    await waitFor(async () => (await heldByA()).length > 0, { what: "worker a to hold a job", intervalMs: 1 });
+    const finishedByA = async () => (await rows()).filter((row) => row.status === "completed" && row.results?.includes('"worker":"a"')).length;
+    await waitFor(async () => (await finishedByA()) > 0 && (await heldByA()).length > 0, { what: "worker a to have finished a job and hold another", intervalMs: 5 });
     a.kill("SIGKILL");
     await a.exited;
     const orphaned = new Set((await heldByA()).map((row) => row.id));

@@ -101,6 +101,10 @@ describe("rules run when a file's analysis ends", () => {
     expect(miss.body.matched_count).toBe(1);
     const none = await tenant.api.post("/rules/dry-run", { conditions: [{ field: "source", op: "in", value: ["mail", "watch"] }] });
     expect(none.body.matched_count).toBe(0);
+    // A document's kind gives its page count (MediaKind.conditionFacts); other kinds' fields are null for it.
+    const pages = await tenant.api.post("/rules/dry-run", { conditions: [{ field: "page_count", op: "equals", value: 1 }, { field: "duration_seconds", op: "not_exists" }, { field: "domain", op: "not_exists" }] });
+    expect(pages.body).toMatchObject({ matched_count: 1, files: [{ id }] });
+    expect((await tenant.api.post("/rules/dry-run", { conditions: [{ field: "page_count", op: "gt", value: 1 }] })).body.matched_count).toBe(0);
   });
 });
 

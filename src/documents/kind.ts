@@ -26,6 +26,7 @@ export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
       detail: async (row, urls) => documentDetailFields(row, urls),
     },
     queued: (fileId) => textPending(ctx.db, fileId),
+    conditionFacts: (fileId) => ({ page_count: documentFactsOf(ctx.db, fileId).pageCount }),
     busy: (fileId) => {
       const facts = documentFactsOf(ctx.db, fileId);
       const work: WorkInFlight[] = [];

@@ -81,6 +81,14 @@ export interface Reprocessed {
   crawlStatus: string | null;
 }
 
+/** What a kind's files offer rule conditions beyond the common fields (rules/conditions.ts names them; a file of another kind has them null). */
+export interface KindConditionFacts {
+  page_count?: number | null;
+  duration_seconds?: number | null;
+  /** A saved page's host. */
+  domain?: string | null;
+}
+
 /** Work on a file going on now, outside or beside what its processing job's state says (a document's chunks being embedded). */
 export interface WorkInFlight {
   /** Ends "file X cannot be deleted while …": "its chunks are being embedded". */
@@ -109,6 +117,8 @@ export interface MediaKind<Type extends MediaType = MediaType> {
    * or queues its processing again; the kind's tables hold them, not the files row.
    */
   queued?(fileId: string): void;
+  /** The facts of one of the kind's files that rule conditions test (read when a rule is evaluated). */
+  conditionFacts?(fileId: string): KindConditionFacts;
   /** What is being done to the file now that deleting it (or reprocessing it) must wait for; none when absent. */
   busy?(fileId: string): WorkInFlight[];
   /** Columns of the kind's own in exports (the built-in kinds' are library/exports.ts's). */

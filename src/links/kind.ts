@@ -5,6 +5,7 @@ import type { ExportColumn, MediaKind } from "../kinds/media-kind.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import { LINK_DETAIL_FIELDS, LINK_FIELDS } from "../files/file-shapes.ts";
 import { crawlOf } from "./link-crawls.ts";
+import { documentFactsOf } from "../documents/document-facts.ts";
 import { runLinkPipeline, linkPipelineOptions } from "./link-pipeline.ts";
 import { linkFields } from "./link-views.ts";
 import { recrawlLink } from "./links.ts";
@@ -41,6 +42,8 @@ export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
       concurrency: 2,
       run: (job, file) => runLinkPipeline(ctx, options, job, file),
     },
+    // A saved page's article is read as a one-page document.
+    conditionFacts: (fileId) => ({ page_count: documentFactsOf(ctx.db, fileId).pageCount, domain: crawlOf(ctx.db, fileId)?.domain ?? null }),
     exportColumns: linkExportColumns(ctx.db),
     // A link's detail adds only its extractions (a custom schema a rule ran on the page) to its summary.
     view: { summaryFields: LINK_FIELDS, detailFields: LINK_DETAIL_FIELDS, summary: linkFields, detail: async (row) => ({ extractions: listExtractions(ctx.db, row.id) }) },

@@ -10,6 +10,7 @@ import type { SqlClient } from "../db/sql-client.ts";
 import type { LibraryEvents } from "../events/library-events.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { JobRunner } from "../jobs/runner.ts";
+import type { MediaKinds } from "../kinds/media-kind.ts";
 
 export interface RuleDeps {
   config: Config;
@@ -17,6 +18,8 @@ export interface RuleDeps {
   sql: SqlClient;
   /** The only writer of the `files` table. */
   files: FileRepository;
+  /** The media kinds: what each kind's files offer rule conditions. */
+  kinds: MediaKinds;
   clock: Clock;
   jobs: JobRunner;
   /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */

@@ -2,12 +2,10 @@
  * What conditions see of a file: its row's fields, its text (a document's or page's whole text,
  * else what OCR read in an image or a video's keyframes) and how it arrived.
  */
-import { videoFactsOf } from "../video/video-facts.ts";
-import { crawlOf } from "../links/link-crawls.ts";
-import { documentFactsOf } from "../documents/document-facts.ts";
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { FileRepository } from "../files/file-repository.ts";
+import type { MediaKinds } from "../kinds/media-kind.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileFacts } from "./conditions.ts";
 import { textOf } from "./file-text.ts";
@@ -32,12 +30,19 @@ function peopleCountOf(db: Database, fileId: string): number | null {
   return faces || null;
 }
 
-export function factsOf(db: Database, files: FileRepository, file: FileRow): FileFacts {
+/** What conditions read besides the database: the files (their text) and each file's kind (its own facts). */
+export interface FactSources {
+  files: FileRepository;
+  kinds: MediaKinds;
+}
+
+export function factsOf(db: Database, { files, kinds }: FactSources, file: FileRow): FileFacts {
   // Predictions read the model and the text again: only when a condition asks for them.
   let predictions: Predictions | null | undefined;
   const predicted = () => (predictions === undefined ? (predictions = predictionsFor(db, files, file)) : predictions);
   // Whatever its kind, a file has camera facts when its pipeline read some (photos and videos do).
   const camera = cameraFactsOf(db, file.id);
+  const own = kinds.for(file.media_type)?.conditionFacts?.(file.id) ?? {};
   return {
     media_type: file.media_type,
     document_type: file.document_type,
@@ -50,9 +55,9 @@ export function factsOf(db: Database, files: FileRepository, file: FileRow): Fil
     category: file.content_category,
     source: sourceOf(db, file),
     size_bytes: file.size_bytes,
-    page_count: documentFactsOf(db, file.id).pageCount,
-    duration_seconds: videoFactsOf(db, file.id)?.durationSeconds ?? null,
-    domain: crawlOf(db, file.id)?.domain ?? null,
+    page_count: own.page_count ?? null,
+    duration_seconds: own.duration_seconds ?? null,
+    domain: own.domain ?? null,
     project_id: file.project_id,
     folder_id: file.folder_id,
     camera: [camera?.make, camera?.model].filter(Boolean).join(" ") || null,

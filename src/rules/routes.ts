@@ -48,7 +48,7 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .post(
       "/rules/dry-run",
-      ({ principal, body }) => dryRun(db, ctx.files, principal.orgId, body, body.limit ?? 50),
+      ({ principal, body }) => dryRun(db, ctx, principal.orgId, body, body.limit ?? 50),
       {
         permission: "view",
         body: UnsavedDryRun,
@@ -112,7 +112,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       "/rules/:rule_id/dry-run",
       async ({ principal, params, body }) => {
         const rule = await getRule(sql, principal.orgId, params.rule_id);
-        return dryRun(db, ctx.files, principal.orgId, rule, body.limit ?? 50);
+        return dryRun(db, ctx, principal.orgId, rule, body.limit ?? 50);
       },
       {
         permission: "view",

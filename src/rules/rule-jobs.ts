@@ -57,7 +57,7 @@ export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       const rules = await enabledRules(ctx.sql, file.org_id);
       const applied = await job.write(() => {
-        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
+        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
         sendApplied(ctx, done);
         emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData(ctx.files.byId(file.id)!));
         return done;
@@ -96,7 +96,7 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
           job.signal.throwIfAborted();
           scanned += 1;
           if (await handledByJob(ctx.sql, job.jobId, file.id)) continue;
-          await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx.files, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
+          await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
           job.progress(total ? Math.min(99, Math.floor((scanned / total) * 100)) : 99);
         }
         after = page[page.length - 1]!.id;

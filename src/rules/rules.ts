@@ -15,11 +15,10 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest, errorMessage } from "../errors.ts";
-import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
 import { applyActions, parseActions, type Action, type ActionEffects, type ActionOutcome, type ActionReferences } from "./actions.ts";
 import { compileConditions, conditionsHold, parseConditions, type Condition } from "./conditions.ts";
-import { factsOf } from "./file-facts.ts";
+import { factsOf, type FactSources } from "./file-facts.ts";
 
 export const NAME_MAX = 255;
 export const DESCRIPTION_MAX = 1000;
@@ -203,9 +202,9 @@ export interface RuleMatcher {
   matches(file: FileRow): boolean;
 }
 
-export function matcherOf(db: Database, files: FileRepository, rule: Pick<Rule, "conditions" | "match"> & Partial<Rule>): (file: FileRow) => boolean {
+export function matcherOf(db: Database, sources: FactSources, rule: Pick<Rule, "conditions" | "match"> & Partial<Rule>): (file: FileRow) => boolean {
   const compiled = compileConditions(rule.conditions);
-  return (file) => conditionsHold(compiled, rule.match, factsOf(db, files, file));
+  return (file) => conditionsHold(compiled, rule.match, factsOf(db, sources, file));
 }
 
 export interface Applied {
@@ -224,17 +223,18 @@ export interface Applied {
 export function applyRulesTo(
   db: Database,
   clock: Clock,
-  files: FileRepository,
+  sources: FactSources,
   fileId: string,
   rules: Rule[],
   trigger: { kind: "analysis" | "library"; jobId: string | null },
   effects: ActionEffects,
 ): Applied[] {
+  const { files } = sources;
   const applied: Applied[] = [];
   for (const rule of rules) {
     const file = files.byId(fileId);
     if (!file || file.deleted_at) break;
-    if (!matcherOf(db, files, rule)(file)) continue;
+    if (!matcherOf(db, sources, rule)(file)) continue;
     const application: RuleApplication = {
       id: crypto.randomUUID(),
       rule_id: rule.id,
@@ -341,8 +341,8 @@ export interface DryRunFile {
  * The files a rule's conditions hold for, without changing anything: the first `limit` of them
  * (in id order) and how many there are in all among the settled files.
  */
-export function dryRun(db: Database, files: FileRepository, orgId: string, rule: { conditions: unknown; match?: "all" | "any" | undefined }, limit: number) {
-  const matches = matcherOf(db, files, { conditions: parseConditions(rule.conditions ?? []), match: rule.match ?? "all" });
+export function dryRun(db: Database, sources: FactSources, orgId: string, rule: { conditions: unknown; match?: "all" | "any" | undefined }, limit: number) {
+  const matches = matcherOf(db, sources, { conditions: parseConditions(rule.conditions ?? []), match: rule.match ?? "all" });
   const found: DryRunFile[] = [];
   let matched = 0;
   let scanned = 0;

@@ -42,6 +42,7 @@ export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
       variantsPending(ctx.db, fileId); // the poster's
       analysisPending(ctx.db, fileId);
     },
+    conditionFacts: (fileId) => ({ duration_seconds: videoFactsOf(ctx.db, fileId)?.durationSeconds ?? null }),
     exportColumns: videoExportColumns(ctx.db),
     purge: (fileId) => removeKeyframes(ctx, fileId),
   };

@@ -18,6 +18,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
+import type { SqlClient } from "../src/db/sql-client.ts";
 import { portEngines } from "./support/port-engines.ts";
 import { listSupportMessages, storeSupportMessage } from "../src/support/support.ts";
 import { logUploadEvent, pruneUploadEvents } from "../src/telemetry/upload-events.ts";
@@ -47,6 +48,14 @@ import { findPostgres } from "./support/postgres.ts";
 import { dismissDuplicates, groupMemberships, recordFingerprint, undismissDuplicates, withMembers } from "../src/duplicates/duplicate-store.ts";
 
 const { engines, sqlite } = portEngines("support");
+/** An organization (named after its id) and, given `projectId`, its default project: what the modules' rows belong to. */
+async function tenant(db: SqlClient, orgId: string, projectId?: string): Promise<void> {
+  await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId, orgId, orgId]);
+  if (projectId) {
+    await db.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES (?, ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [projectId, orgId]);
+  }
+}
+
 /** Whether the PostgreSQL found has pgvector (the face space's tests need it). */
 const pgvector = (() => {
   const found = findPostgres();
@@ -253,8 +262,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     const db = client();
     const clock = new ManualClock(Date.UTC(2031, 7, 1));
     const orgId = "org-rules";
-    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Rules Co', 'rules co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
-    await db.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('p-rules', ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [orgId]);
+    await tenant(db, orgId, "p-rules");
     // Validating these actions reads nothing; a move or run_schema action would read the SQLite handle still.
     const store = { sql: db, db: sqlite(), clock };
     const refs = { webhookExists: () => false };
@@ -344,8 +352,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
   test("near-duplicates: pairs recorded and replaced, groups of live files with the largest first, not-duplicates and its undo", async () => {
     const db = client();
     const orgId = "org-dup";
-    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Dup Co', 'dup co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
-    await db.run("INSERT INTO projects (id, org_id, name, name_key, created_at, updated_at) VALUES ('p-dup', ?, 'Default', 'default', 'x', 'x')", [orgId]);
+    await tenant(db, orgId, "p-dup");
     const image = async (id: string, width: number, created: string) =>
       db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, size_bytes) VALUES (?, ?, 'p-dup', 'image', ?, ?, ?, ?, ?, 1000)", [
         id, orgId, `${id}.jpg`, created, created, width, width,
@@ -388,8 +395,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     const db = client();
     const clock = new ManualClock(Date.UTC(2031, 9, 1));
     const orgId = "org-ppl";
-    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'People Co', 'people co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
-    await db.run("INSERT INTO projects (id, org_id, name, name_key, created_at, updated_at) VALUES ('p-ppl', ?, 'Default', 'default', 'x', 'x')", [orgId]);
+    await tenant(db, orgId, "p-ppl");
     const photo = (id: string, taken: string | null, created: string, deleted: string | null = null) =>
       db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, content_created_at, deleted_at) VALUES (?, ?, 'p-ppl', 'image', ?, ?, ?, ?, ?)", [
         id, orgId, `${id}.jpg`, created, created, taken, deleted,
@@ -451,8 +457,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     const db = client();
     const clock = new ManualClock(Date.UTC(2031, 10, 1));
     const orgId = "org-faces";
-    await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, 'Faces Co', 'faces co', 'STARTER', 'x') ON CONFLICT DO NOTHING", [orgId]);
-    await db.run("INSERT INTO projects (id, org_id, name, name_key, created_at, updated_at) VALUES ('p-faces', ?, 'Default', 'default', 'x', 'x')", [orgId]);
+    await tenant(db, orgId, "p-faces");
     // The face space of this engine: sqlite-vec on SQLite, pgvector on PostgreSQL.
     let spaces: VectorSpaces;
     let upsert: (id: string, vector: Float32Array) => Promise<unknown>;

@@ -18,7 +18,8 @@ import { ApiError, badRequest, errorMessage, forTenantsOrNull } from "../errors.
 import { originalBlobKey } from "../files/blob-keys.ts";
 import { detectType } from "../ingest/detect.ts";
 import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
-import { DEFAULT_UPLOAD_OPTIONS, resolvePlacement, type UploadOptions } from "../ingest/options.ts";
+import { placement as filePlacement } from "../folders/placement.ts";
+import { DEFAULT_UPLOAD_OPTIONS, type UploadOptions } from "../ingest/options.ts";
 import { parseTags } from "../files/file-fields.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { objectOnDisk, type ObjectOnDisk } from "../storage/object-on-disk.ts";
@@ -167,7 +168,8 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
     skipDuplicates: request.skip_duplicates ?? false,
     folderId: request.folder_id?.toLowerCase() ?? null,
   };
-  const placement = resolvePlacement(ctx.db, principal.orgId, options);
+  // An import names no custom schema: only where its files go is checked.
+  const placement = filePlacement(ctx.db, principal.orgId, options.folderId, options.projectId);
   const stored: ImportOptions = { options, placement, providerMetadata: request.provider_metadata ?? null };
   const jobId = crypto.randomUUID();
   const now = isoAt(ctx.clock.now());

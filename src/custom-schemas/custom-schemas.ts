@@ -3,10 +3,12 @@
  * (spec "Custom extraction schemas"). Owns the resource's rules: names trimmed, 1-255
  * characters and unique per organization case-insensitively; description and prompt_hint
  * bounds; the schema accepted only when schema-rules.ts finds no problem; PUT as a full
- * replacement; newest-first listing. Every refusal carries the spec's CUSTOM_SCHEMA_* code.
+ * replacement; newest-first listing. Every refusal carries the spec's CUSTOM_SCHEMA_* code. On the
+ * data-access port (docs/scale-out.md): a change first locks the organization's row (PostgreSQL), so
+ * two processes cannot both take one name.
  */
-import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import { nameKey } from "../tenancy/names.ts";
 import { countFields, schemaProblems } from "./schema-rules.ts";
@@ -46,92 +48,78 @@ const COLUMNS = "id, name, description, schema, prompt_hint, field_count, create
 const SUMMARY_COLUMNS = "id, name, description, field_count, created_by, created_at, updated_at";
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
-export function getCustomSchema(db: Database, orgId: string, id: string): CustomSchema {
-  const row = db.query<Row, [string, string]>(`SELECT ${COLUMNS} FROM custom_schemas WHERE id = ? AND org_id = ?`).get(id, orgId);
+export async function getCustomSchema(db: SqlClient, orgId: string, id: string): Promise<CustomSchema> {
+  const row = await db.one<Row>(`SELECT ${COLUMNS} FROM custom_schemas WHERE id = ? AND org_id = ?`, [id, orgId]);
   if (!row) throw customSchemaNotFound(id);
   return { ...row, schema: JSON.parse(row.schema) as Record<string, unknown> };
 }
 
-export function listCustomSchemas(
-  db: Database,
+export async function listCustomSchemas(
+  db: SqlClient,
   orgId: string,
   limit: number,
   offset: number,
-): { items: CustomSchemaSummary[]; total: number } {
-  const total = db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM custom_schemas WHERE org_id = ?").get(orgId)?.n ?? 0;
-  const items = db
-    .query<CustomSchemaSummary, [string, number, number]>(
-      `SELECT ${SUMMARY_COLUMNS} FROM custom_schemas WHERE org_id = ?
-       ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
-    )
-    .all(orgId, limit, offset);
+): Promise<{ items: CustomSchemaSummary[]; total: number }> {
+  const total = (await db.one<{ n: number }>("SELECT count(*) AS n FROM custom_schemas WHERE org_id = ?", [orgId]))?.n ?? 0;
+  const items = await db.all<CustomSchemaSummary>(
+    `SELECT ${SUMMARY_COLUMNS} FROM custom_schemas WHERE org_id = ?
+     ORDER BY created_at DESC, seq DESC LIMIT ? OFFSET ?`,
+    [orgId, limit, offset],
+  );
   return { items, total };
 }
 
-export function createCustomSchema(
-  db: Database,
+/** An organization's schemas change one transaction at a time (PostgreSQL; SQLite's transaction already excludes other writers). */
+async function lockOrganization(tx: SqlClient, orgId: string): Promise<void> {
+  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
+}
+
+export async function createCustomSchema(
+  db: SqlClient,
   clock: Clock,
   orgId: string,
   createdBy: string | null,
   input: CustomSchemaInput,
-): CustomSchema {
+): Promise<CustomSchema> {
   const fields = validInput(input);
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
-  db.transaction(() => {
-    assertNameFree(db, orgId, fields.name, null);
-    db.query(
+  return db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
+    await assertNameFree(tx, orgId, fields.name, null);
+    await tx.run(
       `INSERT INTO custom_schemas (id, org_id, name, name_key, description, schema, prompt_hint, field_count,
          created_by, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id,
-      orgId,
-      fields.name,
-      nameKey(fields.name),
-      fields.description,
-      fields.schemaJson,
-      fields.promptHint,
-      fields.fieldCount,
-      createdBy,
-      now,
-      now,
+      [id, orgId, fields.name, nameKey(fields.name), fields.description, fields.schemaJson, fields.promptHint, fields.fieldCount, createdBy, now, now],
     );
-  }).immediate();
-  return getCustomSchema(db, orgId, id);
+    return getCustomSchema(tx, orgId, id);
+  });
 }
 
-export function replaceCustomSchema(db: Database, clock: Clock, orgId: string, id: string, input: CustomSchemaInput): CustomSchema {
-  getCustomSchema(db, orgId, id); // an unknown id is 404 whatever the body holds
+export async function replaceCustomSchema(db: SqlClient, clock: Clock, orgId: string, id: string, input: CustomSchemaInput): Promise<CustomSchema> {
+  await getCustomSchema(db, orgId, id); // an unknown id is 404 whatever the body holds
   const fields = validInput(input);
-  db.transaction(() => {
-    getCustomSchema(db, orgId, id); // deleted meanwhile
-    assertNameFree(db, orgId, fields.name, id);
-    db.query(
+  return db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
+    await getCustomSchema(tx, orgId, id); // deleted meanwhile
+    await assertNameFree(tx, orgId, fields.name, id);
+    await tx.run(
       `UPDATE custom_schemas SET name = ?, name_key = ?, description = ?, schema = ?, prompt_hint = ?, field_count = ?,
          updated_at = ?
        WHERE id = ? AND org_id = ?`,
-    ).run(
-      fields.name,
-      nameKey(fields.name),
-      fields.description,
-      fields.schemaJson,
-      fields.promptHint,
-      fields.fieldCount,
-      isoAt(clock.now()),
-      id,
-      orgId,
+      [fields.name, nameKey(fields.name), fields.description, fields.schemaJson, fields.promptHint, fields.fieldCount, isoAt(clock.now()), id, orgId],
     );
-  }).immediate();
-  return getCustomSchema(db, orgId, id);
+    return getCustomSchema(tx, orgId, id);
+  });
 }
 
-export function deleteCustomSchema(db: Database, orgId: string, id: string): CustomSchema {
-  return db.transaction(() => {
-    const schema = getCustomSchema(db, orgId, id);
-    db.query("DELETE FROM custom_schemas WHERE id = ? AND org_id = ?").run(id, orgId);
+export function deleteCustomSchema(db: SqlClient, orgId: string, id: string): Promise<CustomSchema> {
+  return db.transaction(async (tx) => {
+    const schema = await getCustomSchema(tx, orgId, id);
+    await tx.run("DELETE FROM custom_schemas WHERE id = ? AND org_id = ?", [id, orgId]);
     return schema;
-  }).immediate();
+  });
 }
 
 export function customSchemaNotFound(id: string) {
@@ -184,10 +172,8 @@ function characters(text: string): number {
   return n;
 }
 
-function assertNameFree(db: Database, orgId: string, name: string, exceptId: string | null): void {
-  const clash = db
-    .query<{ id: string; name: string }, [string, string]>("SELECT id, name FROM custom_schemas WHERE org_id = ? AND name_key = ?")
-    .get(orgId, nameKey(name));
+async function assertNameFree(db: SqlClient, orgId: string, name: string, exceptId: string | null): Promise<void> {
+  const clash = await db.one<{ id: string; name: string }>("SELECT id, name FROM custom_schemas WHERE org_id = ? AND name_key = ?", [orgId, nameKey(name)]);
   if (clash && clash.id !== exceptId) {
     throw new ApiError(
       "CUSTOM_SCHEMA_NAME_EXISTS",

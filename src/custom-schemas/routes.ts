@@ -1,21 +1,22 @@
 /** HTTP binding of /custom-extraction-schemas (spec section "Custom extraction schemas"); the schemas are model.ts's. */
 import { Elysia } from "elysia";
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { permissions } from "../http/permissions.ts";
 import { Page, page, errorResponses } from "../http/shapes.ts";
 import { createCustomSchema, deleteCustomSchema, getCustomSchema, listCustomSchemas, replaceCustomSchema } from "./custom-schemas.ts";
 import { CustomSchemaBody, CustomSchemaResource, CustomSchemasQuery, CustomSchemaSummary, SchemaDeleted, SchemaParams } from "./model.ts";
 
-export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
-  const { db, clock } = ctx;
+export function customSchemaRoutes(ctx: { sql: SqlClient; clock: Clock }) {
+  const { sql: db, clock } = ctx;
   return new Elysia({ tags: ["Custom extraction schemas"] })
     .use(permissions)
     .post(
       "/custom-extraction-schemas",
-      ({ principal, body, set }) => {
+      async ({ principal, body, set }) => {
+        const schema = await createCustomSchema(db, clock, principal.orgId, principal.keyId, body);
         set.status = 201;
-        return createCustomSchema(db, clock, principal.orgId, principal.keyId, body);
+        return schema;
       },
       {
         permission: "edit",
@@ -26,8 +27,8 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
     )
     .get(
       "/custom-extraction-schemas",
-      ({ principal, query }) => {
-        const { items, total } = listCustomSchemas(db, principal.orgId, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listCustomSchemas(db, principal.orgId, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -63,8 +64,8 @@ export function customSchemaRoutes(ctx: { db: Database; clock: Clock }) {
     )
     .delete(
       "/custom-extraction-schemas/:schema_id",
-      ({ principal, params }) => {
-        const deleted = deleteCustomSchema(db, principal.orgId, params.schema_id);
+      async ({ principal, params }) => {
+        const deleted = await deleteCustomSchema(db, principal.orgId, params.schema_id);
         return { message: `custom extraction schema "${deleted.name}" deleted` };
       },
       {

@@ -284,7 +284,7 @@ const customSchemaStage: Stage<ImageWork> = {
     const { ctx, file } = work;
     const image = rendered(work);
     const facts = await factsOf(work);
-    const schema = getCustomSchema(ctx.db, file.org_id, file.custom_schema_id!);
+    const schema = await getCustomSchema(ctx.sql, file.org_id, file.custom_schema_id!);
     const current = ctx.files.byId(file.id)!;
     const evidence = {
       description: current.upload_description,

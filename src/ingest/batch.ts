@@ -85,7 +85,7 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
     if (form.files.length === 0) throw badRequest("files: at least one file is required");
     await fsyncDir(stagingDir);
     const options = parseUploadOptions(form.fields);
-    const placement = resolvePlacement(db, principal.orgId, options);
+    const placement = await resolvePlacement(ctx, principal.orgId, options);
 
     const rejections: Rejection[] = [];
     const accepted: { index: number; filename: string; size: number; sha256: string; type: DetectedType }[] = [];

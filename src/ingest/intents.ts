@@ -313,7 +313,7 @@ export async function createIntent(ctx: IngestDeps, principal: Principal, body: 
     if (existing) return replay(ctx, existing, body, checked.mode, origin);
   }
   const options = uploadOptions(body, { maxTags: INTENT_LIMITS.maxIntentTags });
-  resolvePlacement(db, principal.orgId, options);
+  await resolvePlacement(ctx, principal.orgId, options);
   const mediaType = ctx.kinds.forecast(checked.contentType, checked.filename);
   if (!mediaType) throw unsupportedFile(`content_type ${checked.contentType} (${checked.filename}) is not a supported image, document or video`);
 
@@ -511,7 +511,7 @@ async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): 
   }
   const type = detection.type;
   const options = JSON.parse(row.options) as UploadOptions;
-  const placement = resolvePlacement(db, principal.orgId, options);
+  const placement = await resolvePlacement(ctx, principal.orgId, options);
   const duplicate = options.skipDuplicates ? ctx.files.findDuplicate(principal.orgId, digest.sha256) : null;
   const at = isoAt(clock.now());
 

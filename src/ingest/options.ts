@@ -7,6 +7,7 @@
 import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../compliance/compliance.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 import { badRequest } from "../errors.ts";
@@ -166,9 +167,9 @@ export function uploadOptions(fields: UploadFields, limits: { maxTags: number } 
  * Checks what the upload refers to in the tenant (custom schema, folder, project) and returns
  * where new files go: into folder_id (and its project), else the top of project_id, else Default.
  */
-export function resolvePlacement(db: Database, orgId: string, options: UploadOptions): Placement {
-  if (options.customSchemaId) getCustomSchema(db, orgId, options.customSchemaId);
-  return placement(db, orgId, options.folderId, options.projectId);
+export async function resolvePlacement(deps: { db: Database; sql: SqlClient }, orgId: string, options: UploadOptions): Promise<Placement> {
+  if (options.customSchemaId) await getCustomSchema(deps.sql, orgId, options.customSchemaId);
+  return placement(deps.db, orgId, options.folderId, options.projectId);
 }
 
 export const ANALYZE_TIMEOUT_SECONDS = { min: 5, max: 120, fallback: 60 };

@@ -54,7 +54,7 @@ export async function streamingUpload(ctx: IngestDeps, principal: Principal, rea
     if (!staged?.path) throw badRequest("file: a file part named \"file\" is required");
     const options = parseUploadOptions(form.fields);
     policy.readFields?.(form.fields);
-    const placement = resolvePlacement(ctx.db, principal.orgId, options);
+    const placement = await resolvePlacement(ctx, principal.orgId, options);
     const detection = await detectType(ctx.kinds.uploaded(), staged.head, staged.filename, staged.path);
     if (!detection.ok) throw unsupportedFile(detection.reason);
     if (policy.mediaTypes && !policy.mediaTypes.includes(detection.type.mediaType)) {

@@ -9,7 +9,8 @@ import type { LinkDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import { readObject } from "../storage/blob-store.ts";
-import { resolvePlacement, uploadOptions } from "../ingest/options.ts";
+import { placement as filePlacement } from "../folders/placement.ts";
+import { uploadOptions } from "../ingest/options.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { getJobRow } from "../jobs/queue.ts";
 import { LINK_MAX_ATTEMPTS } from "./link-pipeline.ts";
@@ -33,7 +34,8 @@ function checkRequest(ctx: LinkDeps, orgId: string, request: LinkRequest, field 
   const verdict = validateLinkUrl(request.url);
   if (!verdict.ok) throw new ApiError("INVALID_LINK_URL", `${field}: ${verdict.reason}`);
   const options = uploadOptions({ title: request.title ?? null, tags: request.tags ?? [], folder_id: request.folder_id ?? null, project_id: request.project_id ?? null });
-  const placement = resolvePlacement(ctx.db, orgId, options);
+  // A link names no custom schema: only where it goes is checked.
+  const placement = filePlacement(ctx.db, orgId, options.folderId, options.projectId);
   return { url: verdict.url, options, placement };
 }
 

@@ -6,6 +6,7 @@
  * the file is changes nothing), which is what lets "apply to library" resume after a crash.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { badRequest } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -41,13 +42,16 @@ export interface ActionReferences {
   webhookExists(id: string): boolean;
 }
 
-export function parseActions(db: Database, orgId: string, input: unknown, refs: ActionReferences): Action[] {
+/** `db` for where a move goes (placement, still on the SQLite handle), `sql` for the schemas a run_schema names. */
+export async function parseActions(stores: { db: Database; sql: SqlClient }, orgId: string, input: unknown, refs: ActionReferences): Promise<Action[]> {
   if (!Array.isArray(input) || input.length === 0) throw badRequest("actions: must be a non-empty array");
   if (input.length > MAX_ACTIONS) throw badRequest(`actions: at most ${MAX_ACTIONS} (got ${input.length})`);
-  return input.map((raw, i) => parseAction(db, orgId, raw, `actions.${i}`, refs));
+  const actions: Action[] = [];
+  for (const [i, raw] of input.entries()) actions.push(await parseAction(stores, orgId, raw, `actions.${i}`, refs));
+  return actions;
 }
 
-function parseAction(db: Database, orgId: string, raw: unknown, at: string, refs: ActionReferences): Action {
+async function parseAction({ db, sql }: { db: Database; sql: SqlClient }, orgId: string, raw: unknown, at: string, refs: ActionReferences): Promise<Action> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw badRequest(`${at}: must be an object with a type`);
   const body = raw as Record<string, unknown>;
   const only = (...allowed: string[]) => {
@@ -88,7 +92,7 @@ function parseAction(db: Database, orgId: string, raw: unknown, at: string, refs
       only("schema_id");
       const id = optionalId(body.schema_id, `${at}.schema_id`);
       if (!id) throw badRequest(`${at}.schema_id: required`);
-      getCustomSchema(db, orgId, id); // 404 CUSTOM_SCHEMA_NOT_FOUND
+      await getCustomSchema(sql, orgId, id); // 404 CUSTOM_SCHEMA_NOT_FOUND
       return { type: "run_schema", schema_id: id };
     }
     default:

@@ -133,7 +133,7 @@ export function fileSchemaQueue(ctx: ImageDeps): QueueDefinition<"file.schema"> 
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       let schema;
       try {
-        schema = getCustomSchema(ctx.db, file.org_id, schemaId);
+        schema = await getCustomSchema(ctx.sql, file.org_id, schemaId);
       } catch {
         throw new PermanentJobError(`custom extraction schema ${schemaId} was deleted`);
       }

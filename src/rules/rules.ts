@@ -148,11 +148,11 @@ export async function listRules(sql: SqlClient, orgId: string, limit: number, of
 }
 
 export async function createRule(store: RuleStore, orgId: string, createdBy: string | null, input: RuleInput, refs: ActionReferences): Promise<Rule> {
-  const { sql, db, clock } = store;
+  const { sql, clock } = store;
   const name = checkName(input.name);
   const description = checkDescription(input.description);
   const conditions = parseConditions(input.conditions ?? []);
-  const actions = parseActions(db, orgId, input.actions, refs);
+  const actions = await parseActions(store, orgId, input.actions, refs);
   if (await nameTaken(sql, orgId, name, null)) throw new ApiError("RULE_NAME_EXISTS", `a rule named "${name}" already exists`);
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
@@ -165,7 +165,7 @@ export async function createRule(store: RuleStore, orgId: string, createdBy: str
 }
 
 export async function updateRule(store: RuleStore, orgId: string, id: string, patch: RulePatch, refs: ActionReferences): Promise<Rule> {
-  const { sql, db, clock } = store;
+  const { sql, clock } = store;
   const row = await ruleRow(sql, orgId, id);
   const sets: string[] = [];
   const args: (string | number | null)[] = [];
@@ -179,7 +179,7 @@ export async function updateRule(store: RuleStore, orgId: string, id: string, pa
   if (patch.enabled !== undefined) set("enabled", patch.enabled ? 1 : 0);
   if (patch.match !== undefined) set("match", patch.match);
   if (patch.conditions !== undefined) set("conditions", JSON.stringify(parseConditions(patch.conditions)));
-  if (patch.actions !== undefined) set("actions", JSON.stringify(parseActions(db, orgId, patch.actions, refs)));
+  if (patch.actions !== undefined) set("actions", JSON.stringify(await parseActions(store, orgId, patch.actions, refs)));
   if (patch.position !== undefined) set("position", patch.position);
   if (sets.length) await sql.run(`UPDATE rules SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`, [...args, isoAt(clock.now()), row.id]);
   return getRule(sql, orgId, row.id);

@@ -32,7 +32,7 @@ import { JobRunner } from "../src/jobs/runner.ts";
 import { Logger } from "../src/log.ts";
 import {
   abandonDelivery, createWebhook, deleteWebhook, deliveryWork, getDelivery, getWebhook, listDeliveries, listWebhooks, recordAttempt, resealWebhookSecrets, retryDelivery, rotateSecret,
-  updateWebhook, type WebhookDeps,
+  updateWebhook, webhookExists, type WebhookDeps,
 } from "../src/webhooks/webhooks.ts";
 import {
   accountForPoll, createMailAccount, deleteMailAccount, dueAccounts, getMailAccount, listMailAccounts, mailboxRenumbered, messageRow, pollEnded, recentMessages, recordMessage,
@@ -148,6 +148,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     expect((await listWebhooks(db, "org-hook", 10, 0)).total).toBe(2);
     expect((await listWebhooks(db, "org-other", 10, 0)).total).toBe(0);
     await expect(getWebhook(db, "org-other", a.id)).rejects.toThrow(/not found/);
+    expect([await webhookExists(db, "org-hook", a.id.toUpperCase()), await webhookExists(db, "org-other", a.id)]).toEqual([true, false]);
     clock.advance(1_000);
     const changed = await updateWebhook(old, "org-hook", b.id.toUpperCase(), { enabled: true, description: null, events: ["rule.applied"] });
     expect([changed.enabled, changed.description, changed.events, changed.updated_at]).toEqual([true, null, ["rule.applied"], "2031-06-01T00:00:02.000Z"]);
@@ -265,7 +266,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     await tenant(db, orgId, "p-rules");
     // Validating these actions reads nothing; a move or run_schema action would read the SQLite handle still.
     const store = { sql: db, db: sqlite(), clock };
-    const refs = { webhookExists: () => false };
+    const refs = { webhookExists: async () => false };
     const tag = (tags: string[]) => [{ type: "add_tags", tags }];
     const a = await createRule(store, orgId, null, { name: "Invoices", conditions: [{ field: "text", op: "contains", value: "invoice" }], actions: tag(["invoice"]), position: 1 }, refs);
     const b = await createRule(store, orgId, "key-1", { name: "Drafts", actions: tag(["draft"]), enabled: false }, refs);

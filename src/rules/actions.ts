@@ -39,7 +39,7 @@ export interface ActionEffects {
 
 /** Checks what an action may refer to when a rule is saved (webhooks live elsewhere). */
 export interface ActionReferences {
-  webhookExists(id: string): boolean;
+  webhookExists(id: string): Promise<boolean>;
 }
 
 /** `db` for where a move goes (placement, still on the SQLite handle), `sql` for the schemas a run_schema names. */
@@ -85,7 +85,7 @@ async function parseAction({ db, sql }: { db: Database; sql: SqlClient }, orgId:
       only("webhook_id");
       const id = optionalId(body.webhook_id, `${at}.webhook_id`);
       if (!id) throw badRequest(`${at}.webhook_id: required`);
-      if (!refs.webhookExists(id)) throw badRequest(`${at}.webhook_id: no webhook ${id} in this organization`);
+      if (!(await refs.webhookExists(id))) throw badRequest(`${at}.webhook_id: no webhook ${id} in this organization`);
       return { type: "call_webhook", webhook_id: id };
     }
     case "run_schema": {

@@ -15,7 +15,7 @@ import { ApplicationSchema, AutoMatchSchema, DryRunSchema, NewRule, RuleChange, 
 
 export function ruleRoutes(ctx: RuleDeps) {
   const { db, sql } = ctx;
-  const refs = (orgId: string): ActionReferences => ({ webhookExists: (id) => webhookExists(db, orgId, id) });
+  const refs = (orgId: string): ActionReferences => ({ webhookExists: (id) => webhookExists(sql, orgId, id) });
   return new Elysia({ tags: ["Rules"] })
     .use(permissions)
     .post(

@@ -6,9 +6,9 @@
  * rest with the cloud token key, and the events it wants. `emitEvent` records one delivery per
  * subscribed receiver and queues its durable `webhook.deliver` job, in the caller's transaction.
  *
- * On the data-access port (docs/scale-out.md): everything but `webhookExists`, `hasSubscribers`
- * and `emitEvent`, which the rules and the upload sessions still call inside their SQLite
- * transactions, and which move to the port with them.
+ * On the data-access port (docs/scale-out.md): everything but `hasSubscribers` and `emitEvent`,
+ * which the rules and the upload sessions still call inside their SQLite transactions, and which
+ * move to the port with them.
  */
 import type { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
@@ -153,8 +153,8 @@ async function webhookRow(sql: SqlClient, orgId: string, id: string): Promise<We
   return row;
 }
 
-export function webhookExists(db: Database, orgId: string, id: string): boolean {
-  return db.query("SELECT 1 FROM webhooks WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId) !== null;
+export async function webhookExists(sql: SqlClient, orgId: string, id: string): Promise<boolean> {
+  return (await sql.one("SELECT 1 AS one FROM webhooks WHERE id = ? AND org_id = ?", [id.toLowerCase(), orgId])) !== null;
 }
 
 export async function getWebhook(sql: SqlClient, orgId: string, id: string): Promise<Webhook> {

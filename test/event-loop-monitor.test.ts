@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { EventLoopMonitor, LONG_STALL_MS, type Stall, splitStall, WINDOW_MS } from "../src/native/event-loop-monitor.ts";
+import { EventLoopMonitor, LONG_STALL_MS, readMainThreadSched, type Stall, splitStall, WINDOW_MS } from "../src/native/event-loop-monitor.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 describe("the event loop's bookkeeping", () => {
@@ -48,6 +48,17 @@ describe("the event loop's bookkeeping", () => {
     expect(lateness).toEqual([5, 200, LONG_STALL_MS]);
     expect(stalls.map((s) => [s.lateMs, s.causes.running])).toEqual([[200, 200], [LONG_STALL_MS, LONG_STALL_MS]]);
   });
+});
+
+test.skipIf(process.platform !== "linux")("the main thread's scheduler counters are read, and grow with its work", () => {
+  const before = readMainThreadSched()!;
+  let x = 0;
+  for (let i = 0; i < 5_000_000; i++) x += Math.sqrt(i);
+  const after = readMainThreadSched()!;
+  expect(x).toBeGreaterThan(0);
+  expect(Number.isFinite(before.runNs) && Number.isFinite(before.waitNs)).toBe(true);
+  expect(after.runNs).toBeGreaterThan(before.runNs);
+  expect(after.waitNs).toBeGreaterThanOrEqual(before.waitNs);
 });
 
 describe("a server shows its event loop", () => {

@@ -59,8 +59,8 @@ export const readMainThreadSched: SchedReader = () => {
     if (schedstat === null) return null;
     schedstat ??= { fd: openSync(`/proc/self/task/${process.pid}/schedstat`, "r"), buffer: Buffer.alloc(128) };
     const length = readSync(schedstat.fd, schedstat.buffer, 0, schedstat.buffer.length, 0);
-    const [run, wait] = schedstat.buffer.toString("latin1", 0, length).split(" ");
-    return { runNs: Number(run), waitNs: Number(wait) };
+    const [run, wait] = schedstat.buffer.toString("latin1", 0, length).split(" ").map(Number);
+    return Number.isFinite(run) && Number.isFinite(wait) ? { runNs: run!, waitNs: wait! } : null;
   } catch {
     schedstat = null; // not Linux, or no schedstat: stalls are not split
     return null;

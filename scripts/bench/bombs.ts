@@ -41,7 +41,7 @@ import { reportDocx } from "../../test/support/documents.ts";
 import { oneLineText, PATHOLOGICAL_TEXTS } from "../../test/support/pathological-texts.ts";
 import { run, spawnServer, type ServerProcess } from "../../test/support/process.ts";
 import { startDovecot, mimeMessage, type Dovecot } from "../../test/support/dovecot.ts";
-import { truncatedSensorDng } from "../../test/support/photo-fixtures.ts";
+import { noise, truncatedSensorDng } from "../../test/support/photo-fixtures.ts";
 import { gigapixelPreviewCr2, nestedMessage, noiseTransportStream, transportStream } from "./bomb-files.ts";
 import { cpuSeconds } from "./process-stats.ts";
 
@@ -150,6 +150,10 @@ const CASES: Case[] = [
     name: "mail: 2,000 attachments in one message",
     items: async () => [{ mail: [mimeMessage({ from: "Mallory <mallory@example.com>", subject: "many", text: "see attached", attachments: Array.from({ length: 2000 }, (_, i) => ({ filename: `note-${i}.txt`, type: "text/plain", bytes: new TextEncoder().encode(`note ${i}\n`) })) })] }],
     env: MAIL_ENV,
+  },
+  {
+    name: "mail: a 20 MB .eml uploaded as a file (a 15 MB attachment in base64)",
+    items: async () => [file("forwarded.eml", new TextEncoder().encode(mimeMessage({ from: "Mallory <mallory@example.com>", subject: "fwd", text: "see attached", attachments: [{ filename: "blob.bin", type: "application/octet-stream", bytes: noise(15 * MiB, 3) }] })))],
   },
   { name: "mail: multipart nested 500 deep", items: async () => [{ mail: [nestedMessage(500, "deep")] }], env: MAIL_ENV },
   {

@@ -8,6 +8,7 @@
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
+import { lockOrganization } from "../tenancy/organizations.ts";
 import type { Tier } from "../tenancy/tiers.ts";
 import type { Role } from "../auth/roles.ts";
 
@@ -132,18 +133,13 @@ async function ownerCount(db: SqlClient, orgId: string): Promise<number> {
   return (await db.one<{ n: number }>("SELECT count(*) AS n FROM memberships WHERE org_id = ? AND role = 'owner'", [orgId]))!.n;
 }
 
-/** Role changes of one organization take turns (PostgreSQL; SQLite's transaction already excludes other writers). */
-async function lockMemberships(tx: SqlClient, orgId: string): Promise<void> {
-  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
-}
-
 /**
  * Gives a user a role in an organization (adds the membership or changes its role). Inside a
  * caller's transaction when `inTransaction` (`db` is its `tx`), else in one of its own.
  */
 export async function setMembership(db: SqlClient, clock: Clock, orgId: string, userId: string, role: Role, inTransaction = false): Promise<void> {
   const set = async (tx: SqlClient) => {
-    await lockMemberships(tx, orgId);
+    await lockOrganization(tx, orgId);
     const current = await membership(tx, orgId, userId);
     // An organization always keeps an owner: someone must be able to manage it.
     if (current?.role === "owner" && role !== "owner" && (await ownerCount(tx, orgId)) === 1) {
@@ -161,7 +157,7 @@ export async function setMembership(db: SqlClient, clock: Clock, orgId: string, 
 /** Takes a user out of an organization; their sessions there end with the membership. */
 export function removeMembership(db: SqlClient, orgId: string, userId: string): Promise<boolean> {
   return db.transaction(async (tx) => {
-    await lockMemberships(tx, orgId);
+    await lockOrganization(tx, orgId);
     const current = await membership(tx, orgId, userId);
     if (!current) return false;
     if (current.role === "owner" && (await ownerCount(tx, orgId)) === 1) {

@@ -11,6 +11,7 @@ import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import { nameKey } from "../tenancy/names.ts";
+import { lockOrganization } from "../tenancy/organizations.ts";
 import { countFields, schemaProblems } from "./schema-rules.ts";
 
 export const NAME_MAX = 255;
@@ -67,11 +68,6 @@ export async function listCustomSchemas(
     [orgId, limit, offset],
   );
   return { items, total };
-}
-
-/** An organization's schemas change one transaction at a time (PostgreSQL; SQLite's transaction already excludes other writers). */
-async function lockOrganization(tx: SqlClient, orgId: string): Promise<void> {
-  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
 }
 
 export async function createCustomSchema(

@@ -58,6 +58,16 @@ export function listOrganizations(db: SqlClient): Promise<Organization[]> {
   return db.all<Organization>("SELECT id, name, tier, created_at FROM organizations ORDER BY name_key");
 }
 
+/**
+ * Makes changes to what the organization owns take turns until the transaction ends: its row is
+ * locked on PostgreSQL (another process's check-then-write waits); SQLite's write transaction
+ * already excludes other writers. Projects, memberships and custom schemas check their limits and
+ * unique names under it.
+ */
+export async function lockOrganization(tx: SqlClient, orgId: string): Promise<void> {
+  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
+}
+
 /** The payments webhook runs it inside its transaction. */
 export async function setOrganizationTier(db: SqlClient, name: string, tier: Tier): Promise<Organization> {
   const org = await db.one<Organization>("UPDATE organizations SET tier = ? WHERE name_key = ? RETURNING id, name, tier, created_at", [tier, nameKey(name.trim())]);

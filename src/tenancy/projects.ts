@@ -9,6 +9,7 @@ import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import { nameKey, validName } from "./names.ts";
+import { lockOrganization } from "./organizations.ts";
 
 export const MAX_PROJECTS_PER_ORG = 50;
 export const DEFAULT_PROJECT_NAME = "Default";
@@ -79,11 +80,6 @@ export async function listProjects(db: SqlClient, orgId: string, limit: number, 
   const total = (await db.one<{ n: number }>("SELECT count(*) AS n FROM projects WHERE org_id = ?", [orgId]))?.n ?? 0;
   const rows = await db.all<ProjectRow>(`${SELECT_PROJECT} WHERE p.org_id = ? ORDER BY p.is_default DESC, p.name_key, p.id LIMIT ? OFFSET ?`, [orgId, limit, offset]);
   return { items: rows.map(toProject), total };
-}
-
-/** Holds the organization's projects still until the transaction ends (PostgreSQL; SQLite's transaction already excludes other writers). */
-async function lockOrganization(tx: SqlClient, orgId: string): Promise<void> {
-  await tx.one(`SELECT id FROM organizations WHERE id = ? ${tx.dialect.forUpdate}`, [orgId]);
 }
 
 export async function createProject(db: SqlClient, clock: Clock, orgId: string, createdBy: string | null, input: ProjectInput): Promise<Project> {

@@ -33,7 +33,11 @@ export class GroupCommit {
   commits = 0;
   tasks = 0;
 
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    /** Milliseconds of a monotonic clock (tests pass their own). */
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   /** Runs `fn` in the next shared transaction; resolves with its result once committed. */
   write<T>(fn: () => T): Promise<T> {
@@ -66,13 +70,13 @@ export class GroupCommit {
     this.scheduled = false;
     // exclusive() schedules the flush again when it lets go.
     if (this.held) return;
-    const started = performance.now();
+    const started = this.now();
     const taken: Pending[] = [];
     const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
     try {
       this.db
         .transaction(() => {
-          while (this.queue.length && (taken.length === 0 || performance.now() - started < SLICE_MS)) {
+          while (this.queue.length && (taken.length === 0 || this.now() - started < SLICE_MS)) {
             const task = this.queue.shift()!;
             taken.push(task);
             try {

@@ -168,8 +168,8 @@ async function main(argv: string[]): Promise<number | "serving"> {
     if (command === "orgs") output = await orgsCommand(sql, systemClock, args, flags);
     else if (command === "keys") output = await keysCommand(sql, systemClock, args, flags);
     else if (command === "backup") output = await backupCommand(db, new DataDir(config.dataDir), config, args);
-    else if (command === "support") output = await supportCommand(db, args);
-    else if (command === "watch" || command === "unwatch") output = await watchCommand(db, systemClock, command, args, flags);
+    else if (command === "support") output = await supportCommand(sql, args);
+    else if (command === "watch" || command === "unwatch") output = await watchCommand(sql, systemClock, command, args, flags);
     else if (command === "users") {
       const accounts = new Accounts(sql, systemClock, config, new Logger(config.logLevel));
       try {

@@ -523,8 +523,8 @@ describe("support", () => {
     const sent = await visitor.post("/support/contact", { email: "visitor@example.com", name: "Vis", subject: "Hello", message: "Can I get a demo?" });
     expect(sent.status).toBe(202);
     await mail.waitForMail("support@example.com", /Can I get a demo/);
-    await waitFor(async () => (await supportCommand(s.ctx.db, ["list"])).stdout!.includes("mailed"), { what: "the message to be marked mailed", timeoutMs: 30_000 });
-    expect((await supportCommand(s.ctx.db, ["list"])).stdout).toContain("visitor@example.com");
+    await waitFor(async () => (await supportCommand(s.ctx.sql, ["list"])).stdout!.includes("mailed"), { what: "the message to be marked mailed", timeoutMs: 30_000 });
+    expect((await supportCommand(s.ctx.sql, ["list"])).stdout).toContain("visitor@example.com");
     expect((await visitor.post("/support/contact", { email: "bad", subject: "x", message: "y" })).status).toBe(400);
     expect((await visitor.post("/support/contact", { email: "visitor@example.com", subject: "x", message: "y" })).status).toBe(202);
     const fourth = await visitor.post("/support/contact", { email: "visitor@example.com", subject: "x", message: "y" });

@@ -25,7 +25,6 @@ import { parseRole } from "../auth/roles.ts";
 import { createUser, listUsers, requireUserByEmail, setMembership, UserError } from "../accounts/users.ts";
 import { listSupportMessages } from "../support/support.ts";
 import type { SqlClient } from "../db/sql-client.ts";
-import { SqliteClient } from "../db/sqlite-client.ts";
 import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
 import { addWatchedFolder, allWatchedFolders, removeWatchedFolder, WatchSettingError } from "../watch/watched-folders.ts";
@@ -251,10 +250,10 @@ export async function usersCommand(
   }
 }
 
-export async function supportCommand(db: Database, args: string[]): Promise<CommandOutput> {
+export async function supportCommand(db: SqlClient, args: string[]): Promise<CommandOutput> {
   const [action] = args;
   if (action !== "list") throw new UsageError(`unknown support command "${action ?? ""}" (expected list)`);
-  const rows = (await listSupportMessages(new SqliteClient(db))).map((m) =>
+  const rows = (await listSupportMessages(db)).map((m) =>
     [m.created_at, m.id, m.name ? `${m.name} <${m.email}>` : m.email, m.org_id ?? "-", m.mailed_at ? "mailed" : "stored", m.subject, JSON.stringify(m.message)].join("\t"),
   );
   return { stdout: rows.join("\n") };
@@ -265,19 +264,19 @@ export async function supportCommand(db: Database, args: string[]): Promise<Comm
  * (on the same data directory) starts taking files from at its next look; `watch` alone lists
  * them; `unwatch DIR` removes one added here (MEDIABOX_WATCH_DIR's are changed in the setting).
  */
-export async function watchCommand(db: Database, clock: Clock, command: "watch" | "unwatch", args: string[], flags: { org?: string | undefined; project?: string | undefined; folder?: string | undefined }): Promise<CommandOutput> {
+export async function watchCommand(db: SqlClient, clock: Clock, command: "watch" | "unwatch", args: string[], flags: { org?: string | undefined; project?: string | undefined; folder?: string | undefined }): Promise<CommandOutput> {
   if (command === "unwatch") {
     const dir = required(args[0], "unwatch DIR");
-    if (!(await removeWatchedFolder(new SqliteClient(db), dir))) throw new UsageError(`${resolve(dir)} is not a folder added with mediabox watch`);
+    if (!(await removeWatchedFolder(db, dir))) throw new UsageError(`${resolve(dir)} is not a folder added with mediabox watch`);
     return { stdout: resolve(dir), stderr: "no longer watched" };
   }
   if (!args[0]) {
-    return { stdout: (await allWatchedFolders(new SqliteClient(db))).map((w) => [w.path, w.org_id, w.project_id, w.folder_id ?? "-", w.origin, w.active ? "active" : "inactive", w.last_error ?? "-"].join("\t")).join("\n") };
+    return { stdout: (await allWatchedFolders(db)).map((w) => [w.path, w.org_id, w.project_id, w.folder_id ?? "-", w.origin, w.active ? "active" : "inactive", w.last_error ?? "-"].join("\t")).join("\n") };
   }
   const path = resolve(args[0]);
   if (!existsSync(path)) throw new UsageError(`${path} does not exist`);
   try {
-    const row = await addWatchedFolder(new SqliteClient(db), clock, { path, org: required(flags.org, "--org NAME"), project: flags.project ?? null, folder: flags.folder ?? null }, "cli");
+    const row = await addWatchedFolder(db, clock, { path, org: required(flags.org, "--org NAME"), project: flags.project ?? null, folder: flags.folder ?? null }, "cli");
     return { stdout: row.path, stderr: `watching ${row.path}; files that appear there are stored, then moved to done/ or failed/ inside it` };
   } catch (err) {
     if (err instanceof WatchSettingError) throw new UsageError(err.message);

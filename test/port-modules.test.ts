@@ -11,8 +11,8 @@
  * near-duplicates (fingerprints and pairs recorded and replaced, groups of live files with their best
  * member, "not duplicates" and its undo), and people (listed named first in any case, hidden, renamed,
  * merged, their files and faces newest taken first with undated ones last, a face given to another
- * person or to nobody), the clustering of faces left without a person and the "same person" search
- * over the face vectors (sqlite-vec or pgvector). Their HTTP
+ * person or to nobody), faces stored and removed with their vectors (sqlite-vec or pgvector), the
+ * clustering of faces left without a person and the "same person" search. Their HTTP
  * sides are tested where they were (accounts.test.ts, telemetry's and the jobs' tests). The
  * PostgreSQL half skips, saying why, where no server binary is found.
  */
@@ -40,7 +40,9 @@ import {
 } from "../src/mail/mail-accounts.ts";
 import { activeWatchedFolders, allWatchedFolders, claimItem, finishItem, openItems, removeWatchedFolder, scanned, watchedFoldersOf } from "../src/watch/watched-folders.ts";
 import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, deleteRule, enabledRules, getRule, handledByJob, listRules, updateRule } from "../src/rules/rules.ts";
-import { assignFace, clusterUnassigned, FACE_DIMENSION, FACE_MODEL, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson } from "../src/people/people.ts";
+import {
+  assignFace, clusterUnassigned, FACE_DIMENSION, FACE_MODEL, getPerson, listPeople, mergePeople, personFaces, personFileIds, removeFaces, similarFaces, storeFaces, updatePerson,
+} from "../src/people/people.ts";
 import { VectorIndex } from "../src/vectors/vector-index.ts";
 import { PgVectorIndex } from "../src/vectors/pgvector-index.ts";
 import { sqliteVectorSpaces, type VectorSpaces } from "../src/vectors/vector-spaces.ts";
@@ -454,47 +456,49 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     await expect(assignFace({ sql: db, clock }, "org-other", "fa-1", null)).rejects.toThrow(/not found/);
   });
 
-  test.skipIf(name === "postgres" && !pgvector)("faces: those without a person clustered into new people, once; the same person's faces found in other files", async () => {
+  test.skipIf(name === "postgres" && !pgvector)("faces: stored with their vectors, joining the person of a like face; clustered once; found again in other files; removed with their vectors", async () => {
     const db = client();
     const clock = new ManualClock(Date.UTC(2031, 10, 1));
     const orgId = "org-faces";
     await tenant(db, orgId, "p-faces");
-    // The face space of this engine: sqlite-vec on SQLite, pgvector on PostgreSQL.
-    let spaces: VectorSpaces;
-    let upsert: (id: string, vector: Float32Array) => Promise<unknown>;
-    if (name === "sqlite") {
-      const index = new VectorIndex(sqlite(), clock);
-      const space = index.open("face", FACE_MODEL, FACE_DIMENSION);
-      spaces = sqliteVectorSpaces(index);
-      upsert = async (id, vector) => space.upsert(id, orgId, vector);
-    } else {
-      const index = new PgVectorIndex(db, clock);
-      const space = await index.open("face", FACE_MODEL, FACE_DIMENSION);
-      spaces = index;
-      upsert = (id, vector) => space.upsert(id, orgId, vector);
-    }
+    // The vector spaces of this engine: sqlite-vec on SQLite, pgvector on PostgreSQL.
+    const spaces: VectorSpaces = name === "sqlite" ? sqliteVectorSpaces(new VectorIndex(sqlite(), clock)) : new PgVectorIndex(db, clock);
+    const deps = { sql: db, clock, spaces };
     let seed = 7;
     const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;
     const someone = Float32Array.from({ length: FACE_DIMENSION }, next);
     const near = (noise: number) => someone.map((v) => v + noise * next());
-    const faces: [string, string, Float32Array][] = [["fc-1", "fc-a", near(0.1)], ["fc-2", "fc-b", near(0.2)], ["fc-3", "fc-c", near(0.3)], ["fc-4", "fc-d", Float32Array.from({ length: FACE_DIMENSION }, next)]];
-    for (const [faceId, file, vector] of faces) {
-      await db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at) VALUES (?, ?, 'p-faces', 'image', ?, 'x', 'x')", [file, orgId, `${file}.jpg`]);
-      await db.run("INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, NULL, 0, 0, 10, 10, 0.9, 'x')", [faceId, file, orgId]);
-      await upsert(faceId, vector);
-    }
-    const deps = { sql: db, clock, spaces };
-    // fc-1..3 are one person; fc-4 has no one like it (a person needs two faces).
+    const box = { x_min: 0, y_min: 0, x_max: 10, y_max: 10 };
+    const store = async (file: string, embedding: Float32Array) => {
+      await db.run("INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at) VALUES (?, ?, 'p-faces', 'image', ?, 'x', 'x') ON CONFLICT DO NOTHING", [file, orgId, `${file}.jpg`]);
+      return storeFaces(deps, { id: file, org_id: orgId }, [{ box, score: 0.9, embedding }]);
+    };
+    const faceOf = async (file: string) => (await db.one<{ id: string; person_id: string | null }>("SELECT id, person_id FROM faces WHERE file_id = ?", [file]))!;
+    // No one like them has a person yet: stored without one.
+    expect([await store("fc-a", near(0.1)), await store("fc-b", near(0.2)), await store("fc-c", near(0.3)), await store("fc-d", Float32Array.from({ length: FACE_DIMENSION }, next))]).toEqual([0, 0, 0, 0]);
+    // fc-a..c are one person; fc-d has no one like it (a person needs two faces). Run again: nothing left, nobody moved.
     expect(await clusterUnassigned(deps, orgId)).toEqual({ people: 1, faces: 3 });
-    const people = await listPeople(db, orgId, { includeHidden: true, limit: 10, offset: 0 });
-    expect(people.people.map((p) => [p.name, p.faceCount, p.fileCount])).toEqual([[null, 3, 3]]);
-    expect((await db.one<{ person_id: string | null }>("SELECT person_id FROM faces WHERE id = 'fc-4'"))!.person_id).toBeNull();
-    // Run again: nothing left to cluster, nobody moved.
     expect(await clusterUnassigned(deps, orgId)).toEqual({ people: 0, faces: 0 });
-    const similar = await similarFaces(deps, orgId, "FC-1", 10);
-    expect(similar.map((f) => [f.id, f.personId])).toEqual([["fc-2", people.people[0]!.id], ["fc-3", people.people[0]!.id]]);
-    expect(similar[0]!.similarity).toBeGreaterThan(similar[1]!.similarity);
-    expect(await similarFaces(deps, orgId, "fc-4", 10)).toEqual([]);
-    await expect(similarFaces(deps, "org-other", "fc-1", 10)).rejects.toThrow(/not found/);
+    const personId = (await faceOf("fc-a")).person_id!;
+    expect([(await faceOf("fc-d")).person_id, (await faceOf("fc-c")).person_id]).toEqual([null, personId]);
+    // A new photo of them joins the person at once; fc-a analysed again keeps its face and person.
+    expect(await store("fc-e", near(0.15))).toBe(1);
+    const first = await faceOf("fc-a");
+    expect(await storeFaces(deps, { id: "fc-a", org_id: orgId }, [{ box, score: 0.9, embedding: near(0.1) }])).toBe(1);
+    expect(await faceOf("fc-a")).toEqual(first);
+    expect((await getPerson(db, orgId, personId)).faceCount).toBe(4);
+
+    const similar = await similarFaces(deps, orgId, first.id.toUpperCase(), 10);
+    expect(similar.map((f) => f.fileId).sort()).toEqual(["fc-b", "fc-c", "fc-e"]);
+    expect(similar.every((f, i) => f.personId === personId && (i === 0 || f.similarity <= similar[i - 1]!.similarity))).toBe(true);
+    expect(await similarFaces(deps, orgId, (await faceOf("fc-d")).id, 10)).toEqual([]);
+    await expect(similarFaces(deps, "org-other", first.id, 10)).rejects.toThrow(/not found/);
+
+    // Removed (a purge): the rows and the vectors go.
+    const gone = (await faceOf("fc-e")).id;
+    await removeFaces(deps, "fc-e");
+    expect(await db.one("SELECT id FROM faces WHERE file_id = 'fc-e'")).toBeNull();
+    expect((await (await spaces.find("face", FACE_MODEL))!.vectorsOf([gone, first.id])).size).toBe(1);
+    expect((await similarFaces(deps, orgId, first.id, 10)).map((f) => f.fileId).sort()).toEqual(["fc-b", "fc-c"]);
   });
 });

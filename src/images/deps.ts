@@ -10,6 +10,7 @@ import type { BackgroundWork } from "../jobs/background-work.ts";
 import type { OcrRouter } from "../ocr/ocr-router.ts";
 import type { StageRunnerDeps } from "../processing/stage-runner.ts";
 import type { VectorIndex } from "../vectors/vector-index.ts";
+import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface ImageDeps extends IngestDeps, StageRunnerDeps {
   /** Files being analysed, which work that can wait (model preparation, re-embedding) gives way to. */
@@ -20,4 +21,6 @@ export interface ImageDeps extends IngestDeps, StageRunnerDeps {
   ocr: OcrRouter;
   /** Vector spaces in sqlite-vec and their in-memory scans. */
   vectors: VectorIndex;
+  /** The same spaces as code on the data-access port uses them (vectors/vector-spaces.ts). */
+  spaces: VectorSpaces;
 }

@@ -13,6 +13,7 @@ import type { Logger } from "../log.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import type { VectorIndex } from "../vectors/vector-index.ts";
+import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface LibraryDeps {
   config: Config;
@@ -27,6 +28,8 @@ export interface LibraryDeps {
   blobs: BlobStore;
   /** Vector spaces in sqlite-vec and their in-memory scans. */
   vectors: VectorIndex;
+  /** The same spaces as code on the data-access port uses them (vectors/vector-spaces.ts). */
+  spaces: VectorSpaces;
   /** The media kinds (images, documents, videos, links) and what each does with its files. */
   kinds: MediaKinds;
   /** Cloud drive providers, OAuth flows and connections (their tokens, refreshes, picker). */

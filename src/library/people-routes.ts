@@ -6,7 +6,6 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { Enum, Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
-import { sqliteVectorSpaces } from "../vectors/vector-spaces.ts";
 import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
 import { fileShapes, FileParams } from "../files/file-shapes.ts";
 import { fileSummary } from "./file-views.ts";
@@ -216,7 +215,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
     .get(
       "/faces/:face_id/similar",
       async ({ principal, params, query }) => ({
-        items: (await similarFaces({ sql: ctx.sql, spaces: sqliteVectorSpaces(ctx.vectors) }, principal.orgId, params.face_id, query.limit ?? 20)).map((f) => ({ ...faceView(f), similarity: f.similarity })),
+        items: (await similarFaces(ctx, principal.orgId, params.face_id, query.limit ?? 20)).map((f) => ({ ...faceView(f), similarity: f.similarity })),
       }),
       {
         permission: "view",

@@ -4,7 +4,6 @@
  * of uploads is clustered in one pass, and on demand (POST /people/recluster).
  */
 import type { JobRunner, QueueDefinition } from "../jobs/runner.ts";
-import { sqliteVectorSpaces } from "../vectors/vector-spaces.ts";
 import { clusterUnassigned, type PeopleDeps } from "./people.ts";
 
 /** Faces stored within this long of each other are clustered together. */
@@ -20,7 +19,7 @@ export function peopleClusterQueue(ctx: PeopleDeps): QueueDefinition<"people.clu
     concurrency: 1,
     async handler(job) {
       // The new people and their faces commit with the lease checked (another worker may have taken the job over).
-      const made = await clusterUnassigned({ sql: ctx.sql, clock: ctx.clock, spaces: sqliteVectorSpaces(ctx.vectors) }, job.payload.orgId, (fn) => job.transaction(fn));
+      const made = await clusterUnassigned(ctx, job.payload.orgId, (fn) => job.transaction(fn));
       return [{ org_id: job.payload.orgId, people_made: made.people, faces_assigned: made.faces }];
     },
   };

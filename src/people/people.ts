@@ -4,17 +4,15 @@
  * merges. This module alone writes `faces` and `people`. Counts and listings see live files only.
  *
  * People and their review (listed, renamed, hidden, merged, a face given to another person) are
- * on the data-access port (SQLite or PostgreSQL; docs/scale-out.md), and so are clustering and the
- * "same person" search, which read the face vectors through the asynchronous VectorSpaces.
- * Finding faces as an image is analysed still writes through the SQLite handle and the
- * synchronous vector spaces, and the rules' file facts read `facesOfFile` there.
+ * on the data-access port (SQLite or PostgreSQL; docs/scale-out.md), and so are finding faces,
+ * clustering and the "same person" search, which write and read the face vectors through the
+ * asynchronous VectorSpaces. The rules' file facts read `facesOfFile` on the SQLite handle.
  */
 import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
-import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
-import type { VectorSpaces } from "../vectors/vector-spaces.ts";
+import type { SearchableSpace, VectorSpaces } from "../vectors/vector-spaces.ts";
 import { CLUSTERING, clusterFaces, personFor, type ClusterFace } from "./clustering.ts";
 
 /** The model name of the face space: Human's faceres descriptor. */
@@ -29,29 +27,23 @@ export interface FoundFace {
   embedding: Float32Array;
 }
 
+/** What people read and write, on either database. */
 export interface PeopleDeps {
-  db: Database;
   sql: SqlClient;
   clock: Clock;
-  vectors: VectorIndex;
-}
-
-/** What clustering and the "same person" search read and write, on either database. */
-export interface FaceReadDeps {
-  sql: SqlClient;
-  clock: Clock;
-  /** The vector spaces as readers see them (the SQLite ones through sqliteVectorSpaces). */
+  /** The vector spaces, the faces' among them (sqlite-vec or pgvector). */
   spaces: VectorSpaces;
 }
 
-const faceSpace = (vectors: VectorIndex): VectorSpace => vectors.open("face", FACE_MODEL, FACE_DIMENSION);
-
-/** Removes a file's faces and their vectors (before its faces are found again, or when it is purged). */
-export function removeFaces(deps: Pick<PeopleDeps, "db" | "vectors">, fileId: string): void {
-  const ids = deps.db.query<{ id: string }, [string]>("SELECT id FROM faces WHERE file_id = ?").all(fileId).map((f) => f.id);
-  if (!ids.length) return;
-  for (const space of deps.vectors.all("face")) space.remove(ids);
-  deps.db.query("DELETE FROM faces WHERE file_id = ?").run(fileId);
+/** Removes a file's faces and their vectors, in one transaction (before its faces are found again, or when it is purged). */
+export async function removeFaces(deps: Pick<PeopleDeps, "sql" | "spaces">, fileId: string): Promise<void> {
+  const spaces = await deps.spaces.all("face");
+  await deps.sql.transaction(async (tx) => {
+    const ids = (await tx.all<{ id: string }>("SELECT id FROM faces WHERE file_id = ?", [fileId])).map((f) => f.id);
+    if (!ids.length) return;
+    for (const space of spaces) await space.remove(ids, tx);
+    await tx.run("DELETE FROM faces WHERE file_id = ?", [fileId]);
+  });
 }
 
 /**
@@ -61,35 +53,35 @@ export function removeFaces(deps: Pick<PeopleDeps, "db" | "vectors">, fileId: st
  * another photo when similar enough. Returns how many joined a person.
  */
 export async function storeFaces(deps: PeopleDeps, file: { id: string; org_id: string }, faces: FoundFace[]): Promise<number> {
-  const { db, clock } = deps;
-  const earlier = db
-    .query<EarlierFace, [string]>(
-      "SELECT fa.id, fa.person_id, fa.reviewed, fa.x_min, fa.y_min, fa.x_max, fa.y_max FROM faces fa WHERE fa.file_id = ?",
-    )
-    .all(file.id);
-  removeFaces(deps, file.id);
+  const { sql, clock } = deps;
+  const earlier = await sql.all<EarlierFace>(
+    "SELECT fa.id, fa.person_id, fa.reviewed, fa.x_min, fa.y_min, fa.x_max, fa.y_max FROM faces fa WHERE fa.file_id = ?",
+    [file.id],
+  );
+  await removeFaces(deps, file.id);
   if (!faces.length) return 0;
-  const space = faceSpace(deps.vectors);
+  const space = await deps.spaces.open("face", FACE_MODEL, FACE_DIMENSION);
   const now = isoAt(clock.now());
   const kept = matchEarlierFaces(faces, earlier);
   const stored = faces.map((face, i) => ({ face, earlier: kept[i] ?? null, id: kept[i]?.id ?? crypto.randomUUID() }));
   // Assignment looks at the faces stored before this file's (its own are never the same person).
   const assigned = await Promise.all(
     stored.map(async ({ face, earlier: before }) =>
-      before && (before.person_id !== null || before.reviewed) ? before.person_id : personFor(file.id, await neighbours(db, space, file.org_id, face.embedding)),
+      before && (before.person_id !== null || before.reviewed) ? before.person_id : personFor(file.id, await neighbours(sql, space, file.org_id, face.embedding)),
     ),
   );
-  db.transaction(() => {
-    const insert = db.query(
-      "INSERT INTO faces (id, file_id, org_id, person_id, reviewed, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    );
-    stored.forEach(({ id, face, earlier: before }, i) => {
+  // The faces' rows and vectors in one transaction (on SQLite the space writes through the connection it holds).
+  await sql.transaction(async (tx) => {
+    for (const [i, { id, face, earlier: before }] of stored.entries()) {
       const b = face.box;
-      insert.run(id, file.id, file.org_id, assigned[i]!, before?.reviewed ?? 0, b.x_min, b.y_min, b.x_max, b.y_max, Math.round(face.score * 1000) / 1000, now);
-      space.upsert(id, file.org_id, face.embedding);
-    });
-    touchPeople(db, now, assigned);
-  })();
+      await tx.run(
+        "INSERT INTO faces (id, file_id, org_id, person_id, reviewed, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [id, file.id, file.org_id, assigned[i]!, before?.reviewed ?? 0, b.x_min, b.y_min, b.x_max, b.y_max, Math.round(face.score * 1000) / 1000, now],
+      );
+      await space.upsert(id, file.org_id, face.embedding, tx);
+    }
+    await touchPeople(tx, now, assigned);
+  });
   return assigned.filter(Boolean).length;
 }
 
@@ -126,15 +118,14 @@ export function matchEarlierFaces<T extends FoundFace["box"]>(faces: { box: Foun
   return matched;
 }
 
-async function neighbours(db: Database, space: VectorSpace, orgId: string, vector: Float32Array) {
+async function neighbours(sql: SqlClient, space: SearchableSpace, orgId: string, vector: Float32Array) {
   const near = await space.nearest(orgId, vector, NEIGHBOURS);
   if (!near.length) return [];
-  const rows = db
-    .query<{ id: string; file_id: string; person_id: string | null }, string[]>(
-      `SELECT fa.id, fa.file_id, fa.person_id FROM faces fa JOIN files f ON f.id = fa.file_id
-        WHERE f.deleted_at IS NULL AND fa.id IN (${near.map(() => "?").join(",")})`,
-    )
-    .all(...near.map((n) => n.itemId));
+  const rows = await sql.all<{ id: string; file_id: string; person_id: string | null }>(
+    `SELECT fa.id, fa.file_id, fa.person_id FROM faces fa JOIN files f ON f.id = fa.file_id
+      WHERE f.deleted_at IS NULL AND fa.id IN (${sql.dialect.jsonValues})`,
+    [JSON.stringify(near.map((n) => n.itemId))],
+  );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return near.flatMap((n) => {
     const row = byId.get(n.itemId);
@@ -142,8 +133,10 @@ async function neighbours(db: Database, space: VectorSpace, orgId: string, vecto
   });
 }
 
-function touchPeople(db: Database, now: string, personIds: (string | null)[]): void {
-  for (const id of new Set(personIds.filter((p): p is string => p !== null))) db.query("UPDATE people SET updated_at = ? WHERE id = ?").run(now, id);
+/** Marks the people changed (a face joined or left them), in the caller's transaction. */
+async function touchPeople(tx: SqlClient, now: string, personIds: (string | null)[]): Promise<void> {
+  const touched = [...new Set(personIds.filter((p): p is string => p !== null))];
+  if (touched.length) await tx.run(`UPDATE people SET updated_at = ? WHERE id IN (${tx.dialect.jsonValues})`, [now, JSON.stringify(touched)]);
 }
 
 /** Runs `fn` in one transaction: the clustering job's is fenced by its lease (JobContext.transaction). */
@@ -155,7 +148,7 @@ export type InTransaction = <T>(fn: (tx: SqlClient) => Promise<T>) => Promise<T>
  * never moved (nor one given a person meanwhile: the update checks), so names, merges and hidden
  * flags stay. Returns how many people were made.
  */
-export async function clusterUnassigned(deps: FaceReadDeps, orgId: string, inTransaction: InTransaction = (fn) => deps.sql.transaction(fn)): Promise<{ people: number; faces: number }> {
+export async function clusterUnassigned(deps: PeopleDeps, orgId: string, inTransaction: InTransaction = (fn) => deps.sql.transaction(fn)): Promise<{ people: number; faces: number }> {
   const { sql, clock } = deps;
   const space = await deps.spaces.find("face", FACE_MODEL);
   if (!space) return { people: 0, faces: 0 };
@@ -328,7 +321,7 @@ export function facesOfFile(db: Database, fileId: string): FaceView[] {
  * "Same person" search: the faces most like this one in other live files of the organization,
  * whoever they were clustered into, most similar first, down to the same-person threshold.
  */
-export async function similarFaces(deps: Pick<FaceReadDeps, "sql" | "spaces">, orgId: string, faceId: string, limit: number): Promise<(FaceView & { similarity: number })[]> {
+export async function similarFaces(deps: Pick<PeopleDeps, "sql" | "spaces">, orgId: string, faceId: string, limit: number): Promise<(FaceView & { similarity: number })[]> {
   const { sql } = deps;
   const face = await sql.one<{ id: string; file_id: string }>("SELECT id, file_id FROM faces WHERE id = ? AND org_id = ?", [faceId.toLowerCase(), orgId]);
   const space = await deps.spaces.find("face", FACE_MODEL);
@@ -386,8 +379,7 @@ export async function assignFace(deps: Pick<PeopleDeps, "sql" | "clock">, orgId:
   const now = isoAt(clock.now());
   await sql.transaction(async (tx) => {
     await tx.run("UPDATE faces SET person_id = ?, reviewed = 1 WHERE id = ?", [target, face.id]);
-    const touched = [...new Set([face.person_id, target].filter((p): p is string => p !== null))];
-    if (touched.length) await tx.run(`UPDATE people SET updated_at = ? WHERE id IN (${tx.dialect.jsonValues})`, [now, JSON.stringify(touched)]);
+    await touchPeople(tx, now, [face.person_id, target]);
   });
   return faceViewOf((await sql.one<FaceViewRow>(`${FACES_OF_FILE} AND fa.id = ?`, [face.file_id, face.id]))!);
 }

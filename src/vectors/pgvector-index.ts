@@ -17,7 +17,7 @@
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { MAX_NEIGHBOURS, tableNameFor, type Neighbour, type VectorPurpose } from "./vector-index.ts";
-import type { SearchableSpace, VectorSpaces } from "./vector-spaces.ts";
+import type { VectorSpaces, WritableSpace } from "./vector-spaces.ts";
 
 /** HNSW candidates per query: pgvector's default is 40; at least k, at most pgvector's 1,000. */
 const efSearch = (k: number) => Math.min(1_000, Math.max(100, 4 * k));
@@ -63,9 +63,14 @@ export class PgVectorIndex implements VectorSpaces {
     const row = await this.db.one<{ name: string; model: string; dimension: number; table_name: string }>("SELECT * FROM vector_spaces WHERE name = ?", [`${purpose}:${model}`]);
     return row ? new PgVectorSpace(this.db, row.name, row.model, row.dimension, row.table_name) : null;
   }
+
+  async all(purpose: VectorPurpose): Promise<PgVectorSpace[]> {
+    const rows = await this.db.all<{ name: string; model: string; dimension: number; table_name: string }>("SELECT * FROM vector_spaces WHERE purpose = ?", [purpose]);
+    return rows.map((row) => new PgVectorSpace(this.db, row.name, row.model, row.dimension, row.table_name));
+  }
 }
 
-export class PgVectorSpace implements SearchableSpace {
+export class PgVectorSpace implements WritableSpace {
   constructor(
     private readonly db: SqlClient,
     readonly name: string,
@@ -74,18 +79,18 @@ export class PgVectorSpace implements SearchableSpace {
     private readonly table: string,
   ) {}
 
-  async upsert(itemId: string, orgId: string, input: Float32Array): Promise<void> {
+  async upsert(itemId: string, orgId: string, input: Float32Array, tx: SqlClient = this.db): Promise<void> {
     if (input.length !== this.dimension) throw new Error(`expected a ${this.dimension}-d vector, got ${input.length}-d`);
-    await this.db.run(
+    await tx.run(
       `INSERT INTO ${this.table} (item_id, org_id, embedding) VALUES (?, ?, ?::vector)
        ON CONFLICT (item_id) DO UPDATE SET org_id = excluded.org_id, embedding = excluded.embedding`,
       [itemId, orgId, literal(unit(input))],
     );
   }
 
-  async remove(itemIds: string[]): Promise<void> {
+  async remove(itemIds: string[], tx: SqlClient = this.db): Promise<void> {
     if (itemIds.length === 0) return;
-    await this.db.run(`DELETE FROM ${this.table} WHERE item_id IN (${itemIds.map(() => "?").join(", ")})`, itemIds);
+    await tx.run(`DELETE FROM ${this.table} WHERE item_id IN (${itemIds.map(() => "?").join(", ")})`, itemIds);
   }
 
   async get(itemId: string): Promise<Float32Array | null> {

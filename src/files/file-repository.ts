@@ -311,16 +311,6 @@ export class FileRepository {
     this.db.query("DELETE FROM files WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ?").run(id, cutoff);
   }
 
-  /** The files of a folder and all its subfolders move with them to another project. */
-  moveFolderTreeToProject(rootFolderId: string, projectId: string): void {
-    this.db
-      .query(
-        `WITH RECURSIVE sub(id) AS (SELECT ? UNION ALL SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id)
-         UPDATE files SET project_id = ?, updated_at = ? WHERE folder_id IN (SELECT id FROM sub)`,
-      )
-      .run(rootFolderId, projectId, this.now());
-  }
-
   // ---- processing as a whole --------------------------------------------------------------
 
   /** The processing job's attempt started; `attempt` > 1 counts as a retry. */

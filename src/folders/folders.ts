@@ -6,6 +6,7 @@
  * (docs/scale-out.md): a change to a project's folders first locks the project's row (PostgreSQL),
  * so two processes cannot both take one sibling name or nest past the depth limit.
  */
+import { moveFolderTreeFiles } from "../files/folder-moves.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest } from "../errors.ts";
@@ -175,7 +176,7 @@ export async function updateFolder(db: SqlClient, clock: Clock, orgId: string, i
       const subtree = `WITH RECURSIVE sub(id) AS (
           SELECT ? UNION ALL SELECT f.id FROM folders f JOIN sub ON f.parent_id = sub.id)`;
       await tx.run(`${subtree} UPDATE folders SET project_id = ?, updated_at = ? WHERE id IN (SELECT id FROM sub)`, [id, projectId, now]);
-      await tx.run(`${subtree} UPDATE files SET project_id = ?, updated_at = ? WHERE folder_id IN (SELECT id FROM sub)`, [id, projectId, now]);
+      await moveFolderTreeFiles(tx, id, projectId, now);
     }
     return getFolder(tx, orgId, id);
   });

@@ -512,29 +512,39 @@ async function main() {
       let count = 0;
       let order = 0;
       for (const route of all) {
-        if (!["POST", "PUT", "PATCH", "DELETE"].includes(route.method) || !route.json) continue;
+        if (!["POST", "PUT", "PATCH", "DELETE"].includes(route.method)) continue;
+        const pathParams = (route.op.parameters ?? []).filter((p) => p.in === "path");
+        // What is wrong in the request: its body, or its path parameters (a malformed id).
+        const wrongs: [string, string, string][] = [
+          ...(route.json ? [["body", route.path, JSON.stringify(everyField(route.json, () => [[]]))] as [string, string, string]] : []),
+          ...(pathParams.length ? [["path", pathWith(route.template, Object.fromEntries(pathParams.map((p) => [p.name, "not-an-id%FF"])), route.method), JSON.stringify(validBody(route))] as [string, string, string]] : []),
+        ];
+        if (!wrongs.length) continue;
         for (const caller of callers) {
           // Signing out or rotating would end the session the rest of the pass uses.
           if (caller.name !== "anonymous" && caller.name !== "view-only key" && route.template.startsWith("/api/v2/auth/session/")) continue;
-          const headers = { "content-type": "application/json", ...caller.headers(route.method) };
-          const wrong = await send(route.method, `${server.url}${route.path}`, headers, JSON.stringify(everyField(route.json, () => [[]])));
-          const valid = await send(route.method, `${server.url}${route.path}`, { ...headers, ...caller.headers(route.method) }, JSON.stringify(validBody(route)));
-          count += 2;
+          const headers = () => ({ "content-type": "application/json", ...caller.headers(route.method) });
+          const valid = await send(route.method, `${server.url}${route.path}`, headers(), JSON.stringify(validBody(route)));
+          count++;
           covered.add(`${route.method} ${route.template}`);
-          for (const answer of [wrong, valid]) {
-            const problem = problemWith(route, answer);
-            if (problem) note(findings, `credentials and roles first: ${caller.name} ${route.method} ${route.path} -> ${problem}`);
-            if (answer.status >= 500) total5xx++;
-          }
-          // Only a refusal of the caller counts (a closed registration or wrong password is the route's answer, not a credential check).
-          if (wrong.status === 400 && CALLER_REFUSALS.has(codeOf(valid))) {
-            order++;
-            note(findings, `credentials and roles first: ${caller.name} ${route.method} ${route.path}: a wrong body gets 400, a valid one ${valid.status}`);
+          for (const [what, path, body] of wrongs) {
+            const wrong = await send(route.method, `${server.url}${path}`, headers(), body);
+            count++;
+            for (const answer of [wrong, valid]) {
+              const problem = problemWith(route, answer);
+              if (problem) note(findings, `credentials and roles first: ${caller.name} ${route.method} ${route.path} -> ${problem}`);
+              if (answer.status >= 500) total5xx++;
+            }
+            // Only a refusal of the caller counts (a closed registration or wrong password is the route's answer, not a credential check).
+            if (wrong.status === 400 && CALLER_REFUSALS.has(codeOf(valid))) {
+              order++;
+              note(findings, `credentials and roles first: ${caller.name} ${route.method} ${route.path}: a wrong ${what} gets 400, a valid request ${valid.status} ${codeOf(valid)}`);
+            }
           }
         }
       }
       totalRequests += count;
-      console.log(`credentials and roles first: ${count} requests, ${order} routes that read the body before the credential or role`);
+      console.log(`credentials and roles first: ${count} requests, ${order} answers that checked the body or path before the credential or role`);
     }
     // Routes outside the document: the local S3 endpoint presigned URLs point at, and the pages' assets (5xx, paths and stacks are checked; the S3 endpoint answers S3's XML).
     for (const path of OUTSIDE_THE_DOCUMENT) {

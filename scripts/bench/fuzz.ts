@@ -582,4 +582,9 @@ async function main() {
   );
 }
 
-await main();
+try {
+  await main();
+} finally {
+  // Also when setting up the organization, keys or users failed, before the server started.
+  rmSync(root, { recursive: true, force: true });
+}

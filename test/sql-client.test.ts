@@ -15,7 +15,7 @@ import { POSTGRES_ONLY_TABLES } from "../src/db/migrations/037_keyword_postings.
 import { openPostgres } from "../src/db/postgres-database.ts";
 import { PostgresClient } from "../src/db/postgres-client.ts";
 import { postgresMigrations, splitStatements } from "../src/db/postgres-migrations.ts";
-import { numberedPlaceholders, type SqlClient } from "../src/db/sql-client.ts";
+import { atomically, numberedPlaceholders, type SqlClient } from "../src/db/sql-client.ts";
 import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
@@ -127,6 +127,26 @@ describe.each(engines)("the port on $name", ({ client }) => {
       }),
     ).rejects.toThrow();
     expect((await db.all<{ id: string }>("SELECT id FROM jobs ORDER BY id")).map((r) => r.id)).toEqual(["t1", "t2"]);
+  });
+
+  test("atomically: its own transaction alone, the caller's inside one (rolled back with it)", async () => {
+    const db = client();
+    await setup(db);
+    const insert = (tx: SqlClient, id: string) =>
+      tx.run("INSERT INTO jobs (id, queue, payload, status, max_attempts, run_at, created_at, updated_at) VALUES (?, 't.port', '{}', 'pending', 5, 0, 'x', 'x')", [id]);
+    expect(db.inTransaction).toBe(false);
+    await atomically(db, async (tx) => {
+      expect(tx.inTransaction).toBe(true);
+      await insert(tx, "alone");
+    });
+    await expect(
+      db.transaction(async (tx) => {
+        await atomically(tx, (inner) => insert(inner, "inside"));
+        expect((await tx.one<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE id = 'inside'"))!.n).toBe(1);
+        throw new Error("the caller fails");
+      }),
+    ).rejects.toThrow("the caller fails");
+    expect((await db.all<{ id: string }>("SELECT id FROM jobs ORDER BY id")).map((r) => r.id)).toEqual(["alone"]);
   });
 
   test("bytes go in and come back as bytes", async () => {

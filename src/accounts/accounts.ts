@@ -141,9 +141,9 @@ export class Accounts {
     let user: UserRow;
     try {
       user = await this.db.transaction(async (tx) => {
-        const org = await createOrganization(tx, this.clock, input.organization_name, "FREE", true);
+        const org = await createOrganization(tx, this.clock, input.organization_name, "FREE");
         const created = await createUser(tx, this.clock, { email, name: input.name ?? null, passwordHash, verified: false });
-        await setMembership(tx, this.clock, org.id, created.id, "owner", true);
+        await setMembership(tx, this.clock, org.id, created.id, "owner");
         return created;
       });
     } catch (err) {
@@ -260,7 +260,7 @@ export class Accounts {
       if (existing) await markEmailVerified(tx, this.clock, existing.id);
       // Joining never lowers a role the user already holds there.
       const current = await membership(tx, record.org_id!, user.id);
-      if (!current) await setMembership(tx, this.clock, record.org_id!, user.id, record.role!, true);
+      if (!current) await setMembership(tx, this.clock, record.org_id!, user.id, record.role!);
       return user;
     });
     const joined = (await membership(this.db, record.org_id, user.id))!;

@@ -79,13 +79,13 @@ export class FirstRun {
       if (await hasUsers(tx)) throw closed();
       let orgId: string;
       try {
-        orgId = (await createOrganization(tx, this.clock, input.organization_name, OWNER_TIER, true)).id;
+        orgId = (await createOrganization(tx, this.clock, input.organization_name, OWNER_TIER)).id;
       } catch (err) {
         if (err instanceof OrganizationError) throw new ApiError("VALIDATION_ERROR", `organization_name: ${errorMessage(err).replace(/^name: /, "")}`);
         throw err;
       }
       const user = await createUser(tx, this.clock, { email, name: input.name ?? null, passwordHash, verified: true });
-      await setMembership(tx, this.clock, orgId, user.id, "owner", true);
+      await setMembership(tx, this.clock, orgId, user.id, "owner");
       return user;
     });
   }

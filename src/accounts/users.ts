@@ -6,7 +6,7 @@
  * processes cannot each demote one of the last two owners.
  */
 import { isoAt, type Clock } from "../clock.ts";
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import { lockOrganization } from "../tenancy/organizations.ts";
 import type { Tier } from "../tenancy/tiers.ts";
@@ -134,10 +134,10 @@ async function ownerCount(db: SqlClient, orgId: string): Promise<number> {
 }
 
 /**
- * Gives a user a role in an organization (adds the membership or changes its role). Inside a
- * caller's transaction when `inTransaction` (`db` is its `tx`), else in one of its own.
+ * Gives a user a role in an organization (adds the membership or changes its role). Inside the
+ * caller's transaction when `db` is one, else in one of its own.
  */
-export async function setMembership(db: SqlClient, clock: Clock, orgId: string, userId: string, role: Role, inTransaction = false): Promise<void> {
+export async function setMembership(db: SqlClient, clock: Clock, orgId: string, userId: string, role: Role): Promise<void> {
   const set = async (tx: SqlClient) => {
     await lockOrganization(tx, orgId);
     const current = await membership(tx, orgId, userId);
@@ -151,7 +151,7 @@ export async function setMembership(db: SqlClient, clock: Clock, orgId: string, 
       [orgId, userId, role, isoAt(clock.now())],
     );
   };
-  await (inTransaction ? set(db) : db.transaction(set));
+  await atomically(db, set);
 }
 
 /** Takes a user out of an organization; their sessions there end with the membership. */

@@ -204,7 +204,7 @@ export async function usersCommand(
         // The admin vouches for the address, so it starts verified.
         const user = await db.transaction(async (tx) => {
           const created = await createUser(tx, clock, { email, name: flags.name ?? null, passwordHash, verified: true });
-          await setMembership(tx, clock, org.id, created.id, role, true);
+          await setMembership(tx, clock, org.id, created.id, role);
           return created;
         });
         if (passwordHash) return { stdout: `${user.id}\t${user.email}\t${org.name}\t${role}`, stderr: `created user ${user.email} (${role} of "${org.name}")` };

@@ -41,6 +41,11 @@ export class PostgresExecutor implements SqlClient {
 
   constructor(protected readonly sql: Executor) {}
 
+  /** An executor alone is a transaction's (the pool's client overrides it). */
+  get inTransaction(): boolean {
+    return true;
+  }
+
   async all<T>(text: string, params: Params = []): Promise<T[]> {
     const rows = await this.sql.unsafe(numberedPlaceholders(text), bindable(params));
     return toNumbers<T>(rows);
@@ -83,6 +88,10 @@ export class PostgresClient extends PostgresExecutor {
     const pool = new SQL(url, { max: options.max ?? 10, bigint: false, ...(options.settings ? { connection: options.settings } : {}) });
     super(pool);
     this.pool = pool;
+  }
+
+  override get inTransaction(): boolean {
+    return false;
   }
 
   override async transaction<T>(fn: (tx: PostgresExecutor) => Promise<T>): Promise<T> {

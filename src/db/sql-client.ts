@@ -20,6 +20,8 @@ export interface RunResult {
 
 export interface SqlClient {
   readonly dialect: Dialect;
+  /** Whether this is a transaction's client: its statements run inside it, and transaction() does not nest. */
+  readonly inTransaction: boolean;
   /** Every row the statement returns. */
   all<T>(sql: string, params?: readonly SqlValue[]): Promise<T[]>;
   /** The first row, or null. */
@@ -45,6 +47,14 @@ export interface SqlClient {
 
 export interface Subscription {
   unlisten(): Promise<void>;
+}
+
+/**
+ * Runs `fn` in the caller's transaction when `db` is one (a function that must be atomic, called
+ * both on its own and inside a larger transaction), else in a transaction of its own.
+ */
+export function atomically<T>(db: SqlClient, fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+  return db.inTransaction ? fn(db) : db.transaction(fn);
 }
 
 /** What the two engines spell differently, in one place. */

@@ -32,6 +32,10 @@ export class SqliteClient implements SqlClient {
     private readonly heldNotifications?: [string, string][],
   ) {}
 
+  get inTransaction(): boolean {
+    return this.heldNotifications !== undefined;
+  }
+
   all<T>(sql: string, params: Params = []): Promise<T[]> {
     return this.execute(sql, () => this.db.query<T, SqlValue[]>(sql).all(...bindable(params)));
   }

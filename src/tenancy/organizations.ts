@@ -3,7 +3,7 @@
  * project, in the same transaction, so an organization is never seen without it. On the
  * data-access port (docs/scale-out.md).
  */
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { createDefaultProject } from "./projects.ts";
 import { nameKey, validName } from "./names.ts";
@@ -20,10 +20,10 @@ export interface Organization {
 export class OrganizationError extends Error {}
 
 /**
- * Inside a caller's transaction (`db` is its `tx`: registration and the first run create the
+ * Inside the caller's transaction when `db` is one (registration and the first run create the
  * organization with its owner), else in one of its own.
  */
-export async function createOrganization(db: SqlClient, clock: Clock, name: string, tier: Tier, inTransaction = false): Promise<Organization> {
+export async function createOrganization(db: SqlClient, clock: Clock, name: string, tier: Tier): Promise<Organization> {
   let clean: string;
   try {
     clean = validName("name", name);
@@ -40,7 +40,7 @@ export async function createOrganization(db: SqlClient, clock: Clock, name: stri
     if (!inserted) throw new OrganizationError(`organization "${clean}" already exists`);
     await createDefaultProject(tx, clock, org.id);
   };
-  await (inTransaction ? create(db) : db.transaction(create));
+  await atomically(db, create);
   return org;
 }
 

@@ -55,7 +55,7 @@ export function documentPipelineOptions(config: Pick<Config, "modelsDir" | "layo
  * estimated. Chunks leave room for the [CLS] and [SEP] tokens the model adds around every chunk;
  * the child takes the model's document prompt off too.
  */
-async function chunkingRequest(ctx: DocumentDeps, options: DocumentPipelineOptions): Promise<ChunkingRequest> {
+async function chunkingRequest(ctx: Pick<DocumentDeps, "embedder">, options: DocumentPipelineOptions): Promise<ChunkingRequest> {
   try {
     const window = await ctx.embedder.chunkWindow();
     return { tokenizer: { modelsDir: options.modelsDir, model: ctx.embedder.tokenizerFolder }, maxTokens: Math.max(32, window - 2) };
@@ -68,7 +68,7 @@ async function chunkingRequest(ctx: DocumentDeps, options: DocumentPipelineOptio
  * The layout model the reader finds PDF pages' regions with: the configured folder when it is
  * installed and passes the models manifest check, else none (the rules lay pages out alone).
  */
-async function layoutRequest(ctx: DocumentDeps, options: DocumentPipelineOptions): Promise<LayoutRequest | null> {
+async function layoutRequest(ctx: Pick<DocumentDeps, "models">, options: DocumentPipelineOptions): Promise<LayoutRequest | null> {
   const { layoutModel: model, modelsDir } = options;
   if (model === "none" || !LAYOUT_MODELS[model] || !existsSync(join(modelsDir, model, LAYOUT_MODELS[model].file))) return null;
   try {
@@ -90,6 +90,9 @@ const WRITE_SLICE_MS = 15;
  */
 const LARGE_TEXT_CHARS = 1_000_000;
 
+/** What storing a read document (its pages, text and chunks) uses: a link's article is stored the same way. */
+type StoreDeps = Pick<DocumentDeps, "db" | "clock" | "writes" | "files">;
+
 /**
  * Stores a read document: its pages, its text (and summary) on the file's row, and its chunks.
  * The text goes in the transaction of the first chunks, so the file's search entry is written
@@ -101,7 +104,7 @@ const LARGE_TEXT_CHARS = 1_000_000;
  * would hold the event loop (and /healthz) for most of a second. The document is still
  * `processing` meanwhile; chunk_count is set with the last slice.
  */
-export async function storeDocument(ctx: DocumentDeps, file: FileRow, doc: DocumentContent, chunks: Chunk[], summary: Summary | null = null): Promise<void> {
+export async function storeDocument(ctx: StoreDeps, file: FileRow, doc: DocumentContent, chunks: Chunk[], summary: Summary | null = null): Promise<void> {
   const { db } = ctx;
   const insert = db.query(
     `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
@@ -141,14 +144,14 @@ export async function storeDocument(ctx: DocumentDeps, file: FileRow, doc: Docum
 }
 
 /** One page, in the caller's transaction. */
-function storePage(ctx: DocumentDeps, fileId: string, page: DocPage): void {
+function storePage(ctx: Pick<DocumentDeps, "db">, fileId: string, page: DocPage): void {
   ctx.db
     .query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)")
     .run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
 }
 
 /** The pages (unless already stored) and the file's text, in the caller's transaction. */
-function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draft: Summary | null, withPages = true): void {
+function storeText(ctx: StoreDeps, fileId: string, doc: DocumentContent, draft: Summary | null, withPages = true): void {
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
@@ -164,12 +167,18 @@ function storeText(ctx: DocumentDeps, fileId: string, doc: DocumentContent, draf
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
-export function enqueueEmbedding(ctx: DocumentDeps, file: Pick<FileRow, "id" | "org_id">): string {
+export function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pick<FileRow, "id" | "org_id">): string {
   return ctx.jobs.enqueue({ queue: "document.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }).id;
 }
 
 /** One document on its way through the stages. */
-interface DocumentWork extends FileWork<DocumentDeps> {
+/** What the document pipeline's stages use of the services (the compiler checks each stage against it). */
+type DocumentStageDeps = Pick<
+  DocumentDeps,
+  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "vectors"
+>;
+
+interface DocumentWork extends FileWork<DocumentStageDeps> {
   options: DocumentPipelineOptions;
   document: DocumentContent | null;
   chunks: Chunk[];
@@ -273,7 +282,7 @@ function chunkId(fileId: string, index: number): string {
 }
 
 /** Stores vectors of a document's chunks, in the caller's transaction; the document's embedding completes with its `last` ones. */
-function storeVectors(ctx: DocumentDeps, file: Pick<FileRow, "id" | "org_id">, space: VectorSpace, chunkIds: string[], vectors: Float32Array[], last: boolean): void {
+function storeVectors(ctx: Pick<DocumentDeps, "db" | "files" | "embedder">, file: Pick<FileRow, "id" | "org_id">, space: VectorSpace, chunkIds: string[], vectors: Float32Array[], last: boolean): void {
   const mark = ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?");
   chunkIds.forEach((id, k) => {
     space.upsert(id, file.org_id, vectors[k]!);

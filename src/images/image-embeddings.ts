@@ -17,7 +17,7 @@ import type { ImageEmbedding, VisionInput } from "./vision.ts";
 export const EMBEDDED_VARIANT = "large_1024";
 
 /** Embeds `image` with the configured model and stores the vector; returns the embedding. */
-export async function storeImageEmbedding(ctx: ImageDeps, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
+export async function storeImageEmbedding(ctx: Pick<ImageDeps, "db" | "images" | "vectors">, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
   ctx.db.transaction(() => {
     ctx.vectors.open("image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);

@@ -49,7 +49,13 @@ export function imagePipelineOptions(config: Pick<Config, "imageMaxPixels" | "st
   return { maxPixels: config.imageMaxPixels, stageBudgets: stageBudgetsOf(config, "image") };
 }
 
-interface ImageWork extends FileWork<ImageDeps> {
+/** What the image pipeline's stages use of the services (the compiler checks each stage against it). */
+type ImageStageDeps = Pick<
+  ImageDeps,
+  "db" | "sql" | "clock" | "writes" | "metrics" | "log" | "files" | "blobs" | "jobs" | "images" | "ocr" | "vectors" | "spaces"
+>;
+
+interface ImageWork extends FileWork<ImageStageDeps> {
   options: ImagePipelineOptions;
   /** The compliance check asked at upload, or null. */
   compliance: ComplianceRequest | null;
@@ -123,7 +129,7 @@ const variantsStage: Stage<ImageWork> = {
 };
 
 /** Zero-shot choice among the spec's content categories by the vision endpoint; null when it cannot say. */
-async function classifyWithEndpoint(ctx: ImageDeps, jpeg: Buffer): Promise<ContentCategory | null> {
+async function classifyWithEndpoint(ctx: Pick<ImageDeps, "images">, jpeg: Buffer): Promise<ContentCategory | null> {
   const schema = { type: "object", properties: { category: { type: "string", enum: [...CONTENT_CATEGORIES] } }, required: ["category"], additionalProperties: false };
   const hint = "Pick the one category that best fits this image. general means none of the others fits.";
   const answer = (await ctx.images.endpoint!.extractJson(jpeg, "image/jpeg", schema, hint).catch(() => null)) as { category?: unknown } | null;
@@ -131,7 +137,7 @@ async function classifyWithEndpoint(ctx: ImageDeps, jpeg: Buffer): Promise<Conte
 }
 
 /** Zero-shot choice by the CLIP model's text tower; null without CLIP, its text tower or the image's embedding. */
-async function classifyWithClip(ctx: ImageDeps, embedding: ImageEmbedding | null): Promise<ContentCategory | null> {
+async function classifyWithClip(ctx: Pick<ImageDeps, "images" | "log">, embedding: ImageEmbedding | null): Promise<ContentCategory | null> {
   if (!embedding) return null;
   try {
     const similarities = await ctx.images.vision.textSimilarities(embedding.vector, Object.values(CATEGORY_PROMPTS));

@@ -25,7 +25,7 @@ export interface SchemaRunResult {
 }
 
 /** Fills `schema` (by the endpoint from `jpeg` when there is one and an image to send, else from `evidence`) and stores it. */
-export async function fillAndStore(ctx: ImageDeps, file: Pick<FileRow, "id">, schema: CustomSchema, evidence: Evidence, jpeg: (() => Promise<Buffer>) | null): Promise<SchemaRunResult> {
+export async function fillAndStore(ctx: Pick<ImageDeps, "db" | "clock" | "images">, file: Pick<FileRow, "id">, schema: CustomSchema, evidence: Evidence, jpeg: (() => Promise<Buffer>) | null): Promise<SchemaRunResult> {
   const { endpoint } = ctx.images;
   // The endpoint fills the whole schema; without one, the local evidence does (and says what it could not).
   const filled =

@@ -9,7 +9,7 @@ import type { FileRow } from "../files/file.ts";
 import { VARIANT_CONTENT_TYPE, type RenderedVariant } from "./variants.ts";
 
 /** Stores each variant's blob, then points the file's variant rows at them (replacing older ones). */
-export async function storeVariants(ctx: ImageDeps, file: Pick<FileRow, "id" | "org_id">, variants: RenderedVariant[]): Promise<void> {
+export async function storeVariants(ctx: Pick<ImageDeps, "db" | "blobs" | "clock">, file: Pick<FileRow, "id" | "org_id">, variants: RenderedVariant[]): Promise<void> {
   for (const variant of variants) {
     const key = variantBlobKey(file.org_id, file.id, variant.type);
     await ctx.blobs.put(key, variant.data, VARIANT_CONTENT_TYPE);

@@ -10,6 +10,7 @@ import type { Config } from "../config.ts";
 import { isoAt } from "../clock.ts";
 import { crawled, crawlEnded, crawlOf, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
 import type { LinkDeps } from "./deps.ts";
+import type { IngestDeps } from "../ingest/deps.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
 import { DEFAULT_MAX_TOKENS } from "../embeddings/text-embedder.ts";
 import { errorMessage } from "../errors.ts";
@@ -59,7 +60,13 @@ export function linkPipelineOptions(config: Pick<Config, "linkFetch" | "linkTime
   };
 }
 
-interface LinkWork extends FileWork<LinkDeps> {
+/**
+ * What the link pipeline's stages use of the services (the compiler checks each stage against
+ * it): the fetcher, and what ingest uses, as the page's images become files of their own.
+ */
+type LinkStageDeps = IngestDeps & Pick<LinkDeps, "links">;
+
+interface LinkWork extends FileWork<LinkStageDeps> {
   options: LinkPipelineOptions;
   session: CrawlSession;
   page: FetchedPage | null;

@@ -8,7 +8,7 @@
  */
 import type { Database } from "bun:sqlite";
 import { createHash } from "node:crypto";
-import type { LinkDeps } from "./deps.ts";
+import type { IngestDeps } from "../ingest/deps.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import { detectType } from "../ingest/detect.ts";
@@ -29,7 +29,7 @@ export interface StoredImages {
 }
 
 /** Stores the images and replaces the link's list with them. */
-export async function storePageImages(ctx: LinkDeps, link: FileRow, images: PageImage[]): Promise<StoredImages> {
+export async function storePageImages(ctx: IngestDeps, link: FileRow, images: PageImage[]): Promise<StoredImages> {
   const result: StoredImages = { fileIds: [], created: 0, reused: 0, refused: [] };
   const listed: { fileId: string; url: string }[] = [];
   for (const image of images) {

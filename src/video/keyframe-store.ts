@@ -73,7 +73,7 @@ export function keyframeTimes(ctx: Pick<VideoDeps, "db">, fileIds: string[]): Ma
 }
 
 /** Removes a file's keyframes: blobs, vectors and rows (before sampling again, and at purge). */
-export async function removeKeyframes(ctx: VideoDeps, fileId: string): Promise<void> {
+export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "blobs" | "vectors">, fileId: string): Promise<void> {
   const frames = keyframesOf(ctx, fileId);
   if (!frames.length) return;
   for (const frame of frames) await ctx.blobs.delete(frame.blobKey);
@@ -83,7 +83,7 @@ export async function removeKeyframes(ctx: VideoDeps, fileId: string): Promise<v
 }
 
 /** Stores freshly sampled frames (after removeKeyframes), the poster marked. */
-export async function storeKeyframes(ctx: VideoDeps, file: Pick<FileRow, "id" | "org_id">, frames: KeyFrame[], posterIndex: number | null): Promise<StoredKeyframe[]> {
+export async function storeKeyframes(ctx: Pick<VideoDeps, "db" | "blobs">, file: Pick<FileRow, "id" | "org_id">, frames: KeyFrame[], posterIndex: number | null): Promise<StoredKeyframe[]> {
   const stored: StoredKeyframe[] = [];
   for (const [index, frame] of frames.entries()) {
     const blobKey = keyframeBlobKey(file.org_id, file.id, index);

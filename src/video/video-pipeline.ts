@@ -66,7 +66,17 @@ export function videoPipelineOptions(
   };
 }
 
-interface VideoWork extends FileWork<VideoDeps> {
+/**
+ * What the video pipeline's stages use of the services (the compiler checks each stage against
+ * it): ffmpeg, the image models and OCR for the frames, the stores, the files row and its kind's
+ * tables, the scratch space for the original.
+ */
+type VideoStageDeps = Pick<
+  VideoDeps,
+  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "vectors"
+>;
+
+interface VideoWork extends FileWork<VideoStageDeps> {
   options: VideoPipelineOptions;
   source: ObjectOnDisk | null;
   probe: VideoProbe | null;
@@ -327,7 +337,7 @@ function truncationNote(probe: VideoProbe): string {
 }
 
 /** The reserved description credits go back when no description was made. */
-function settleCredits(ctx: VideoDeps, fileId: string): void {
+function settleCredits(ctx: Pick<VideoDeps, "db" | "files">, fileId: string): void {
   const row = ctx.files.byId(fileId);
   if (!row || row.reserved_credits <= 0 || row.description_status === "completed" || row.description_status === "pending") return;
   ctx.db.transaction(() => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { launchChromium, navigate, newPage, SHOTS, signIn } from "./support/chromium.ts";
+import { launchChromium, navigate, newPage, SHOTS, signIn, signOut } from "./support/chromium.ts";
 import { photo, textImage } from "./support/images.ts";
 import { corruptPdf, reportPdf } from "./support/documents.ts";
 import { elf } from "./support/fixtures.ts";
@@ -286,7 +286,13 @@ test("an owner signs in with email and password, creates an API key (shown once,
     await page.getByLabel("Password").fill(password);
     await page.getByRole("button", { name: "Sign in", exact: true }).click();
     await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-    await page.getByText(email).waitFor();
+    // Who is signed in, in which organization: the account menu says so.
+    const account = page.getByRole("button", { name: `Account: ${email}, ${org}` });
+    await account.waitFor();
+    // At 1280 px the top bar is one line: the account menu sits level with the first page link.
+    const nav = page.getByRole("navigation", { name: "Main" });
+    const top = async (locator: typeof account) => (await locator.boundingBox())!.y;
+    expect(Math.abs((await top(account)) - (await top(nav.getByRole("link", { name: "Library" }))))).toBeLessThan(8);
 
     // The API Keys tab: a key with view only, shown once, copied, working, then revoked.
     await navigate(page, "API keys");
@@ -338,7 +344,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
     const token = new URL(inviteLink).searchParams.get("token")!;
     expect((await new ApiClient(server.url, null, freshIp()).post("/auth/session/accept-invite", { token, password: "newcomer-harbour-pass-9" })).body.code).toBe("TOKEN_INVALID");
 
-    await page.getByRole("button", { name: "Sign out" }).click();
+    await signOut(page);
     await page.getByLabel("Email").waitFor();
     // The session is ended on the server, not only forgotten by the page.
     const live = server.ctx.db

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
 import { Browser as CookieBrowser } from "./support/browser.ts";
-import { expectNoSidewaysScroll, launchChromium, SHOTS, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { expectNoSidewaysScroll, launchChromium, SHOTS, signOut, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
 let browser: Browser;
@@ -117,9 +117,9 @@ test("in the browser on the machine itself: / offers to create the owner (no tok
     await page.getByLabel("Password").fill("quay-studio-harbour-2026");
     await page.getByRole("button", { name: "Create the owner" }).click();
     await page.getByRole("heading", { name: "Library" }).waitFor({ timeout: 30_000 });
-    await page.getByText("owner@example.com").waitFor();
+    await page.getByRole("button", { name: /^Account: owner@example\.com, / }).waitFor();
     // Once made, a reload offers sign-in, never the form again.
-    await page.getByRole("button", { name: "Sign out" }).click();
+    await signOut(page);
     await page.getByRole("button", { name: "Sign in", exact: true }).waitFor({ timeout: 30_000 });
     expect(await page.getByRole("heading", { name: "Create the owner" }).count()).toBe(0);
   } finally {

@@ -101,3 +101,14 @@ export async function navigate(page: Page, name: string): Promise<void> {
   if (!(await link.isVisible())) await nav.getByRole("button", { name: "More" }).click();
   await link.click();
 }
+
+/** Signs out from the top bar, opening the account menu first when the button is folded there. */
+export async function signOut(page: Page): Promise<void> {
+  const button = page.getByRole("button", { name: "Sign out" });
+  if (!(await button.isVisible())) {
+    const menu = page.getByRole("button", { name: "Menu" });
+    if (await menu.isVisible()) await menu.click();
+  }
+  if (!(await button.isVisible())) await page.getByRole("button", { name: /^Account: / }).click();
+  await button.click();
+}

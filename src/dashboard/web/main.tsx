@@ -89,19 +89,20 @@ function OrganizationSwitch({ session, onSwitched }: { session: SessionInfo; onS
 /** The pages listed under "More". */
 const MORE_PAGES = ["#/trash", "#/cloud", "#/automation", "#/schemas", "#/export", "#/keys", "#/members"];
 
-function App() {
-  const [auth, setAuth] = useState<Auth>({ kind: "unknown" });
-  const [menuOpen, setMenuOpen] = useState(false);
-  const [moreOpen, setMoreOpen] = useState(false);
-  const moreRef = useRef<HTMLDivElement>(null);
-  // The "More" list closes on Escape and on a click anywhere else, as a menu does.
+/**
+ * A menu of the top bar: its open state and the element holding its button and list; it closes
+ * on Escape (focus back on its button) and on a click anywhere else, as a menu does.
+ */
+function useMenu() {
+  const [open, setOpen] = useState(false);
+  const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
-    if (!moreOpen) return;
-    const outside = (e: MouseEvent) => moreRef.current && !moreRef.current.contains(e.target as Node) && setMoreOpen(false);
+    if (!open) return;
+    const outside = (e: MouseEvent) => ref.current && !ref.current.contains(e.target as Node) && setOpen(false);
     const escape = (e: KeyboardEvent) => {
       if (e.key !== "Escape") return;
-      setMoreOpen(false);
-      moreRef.current?.querySelector<HTMLButtonElement>(".more-toggle")?.focus();
+      setOpen(false);
+      ref.current?.querySelector<HTMLButtonElement>(".menu-toggle-button")?.focus();
     };
     document.addEventListener("click", outside);
     document.addEventListener("keydown", escape);
@@ -109,7 +110,15 @@ function App() {
       document.removeEventListener("click", outside);
       document.removeEventListener("keydown", escape);
     };
-  }, [moreOpen]);
+  }, [open]);
+  return { open, setOpen, ref };
+}
+
+function App() {
+  const [auth, setAuth] = useState<Auth>({ kind: "unknown" });
+  const [menuOpen, setMenuOpen] = useState(false);
+  const more = useMenu();
+  const account = useMenu();
   const hash = useHash();
   useEffect(() => setMenuOpen(false), [hash]);
   const check = async () => {
@@ -182,7 +191,7 @@ function App() {
             onClick={(e) => {
               if (!(e.target as HTMLElement).closest("a")) return;
               setMenuOpen(false);
-              setMoreOpen(false);
+              more.setOpen(false);
             }}
           >
             <a href="#/library" aria-current={current("#/library")}>Library</a>
@@ -194,13 +203,13 @@ function App() {
             <a href="#/search" aria-current={current("#/search")}>Search documents</a>
             <a href="#/activity" aria-current={current("#/activity")}>Activity</a>
             {/* What is used now and then, folded under "More" on wide screens; listed with the rest in the phone menu. */}
-            <div class={`more${moreOpen ? " open" : ""}`} ref={moreRef}>
+            <div class={`more${more.open ? " open" : ""}`} ref={more.ref}>
               <button
                 type="button"
-                class={`link more-toggle${MORE_PAGES.some((p) => hash.startsWith(p)) ? " current" : ""}`}
-                aria-expanded={moreOpen}
+                class={`link more-toggle menu-toggle-button${MORE_PAGES.some((p) => hash.startsWith(p)) ? " current" : ""}`}
+                aria-expanded={more.open}
                 aria-controls="more-links"
-                onClick={() => setMoreOpen(!moreOpen)}
+                onClick={() => more.setOpen(!more.open)}
               >
                 More
               </button>
@@ -215,19 +224,35 @@ function App() {
                 <a href="/docs">API docs</a>
               </div>
             </div>
-            <span class="who">
-              {auth.kind === "session" ? (
-                <>
+            {auth.kind === "session" ? (
+              // Who is signed in, in which organization, and signing out: under the organization's name.
+              <div class={`who account${account.open ? " open" : ""}`} ref={account.ref}>
+                <button
+                  type="button"
+                  class="link account-toggle menu-toggle-button"
+                  aria-expanded={account.open}
+                  aria-controls="account-panel"
+                  aria-label={`Account: ${auth.session.user.email}, ${auth.session.organization.name}`}
+                  onClick={() => account.setOpen(!account.open)}
+                >
+                  {auth.session.organization.name}
+                </button>
+                <div class="account-panel" id="account-panel">
                   <span class="email">{auth.session.user.email}</span>
                   <OrganizationSwitch session={auth.session} onSwitched={() => location.reload()} />
-                </>
-              ) : (
+                  <button type="button" class="link" onClick={signOut}>
+                    Sign out
+                  </button>
+                </div>
+              </div>
+            ) : (
+              <span class="who">
                 <span>API key</span>
-              )}
-              <button type="button" class="link" onClick={signOut}>
-                Sign out
-              </button>
-            </span>
+                <button type="button" class="link" onClick={signOut}>
+                  Sign out
+                </button>
+              </span>
+            )}
           </div>
         </nav>
       </header>

@@ -86,6 +86,24 @@ describe.each(engines)("jobs on $name", ({ store }) => {
     await store(0).client.run("DELETE FROM jobs");
   });
 
+  test("organizations take turns: one with nothing running goes before another's older backlog; alone, an organization uses every slot", async () => {
+    const jobs = store(0);
+    const now = Date.now();
+    for (const org of ["org-busy", "org-newcomer"]) {
+      await jobs.client.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, 'CUSTOM', 'x') ON CONFLICT DO NOTHING", [org, org, org]);
+    }
+    const enqueue = (orgId: string, at: number) => jobs.enqueue({ queue: "t.turns", orgId, payload: {} }, now - 10_000 + at);
+    const backlog: string[] = [];
+    for (let i = 0; i < 5; i++) backlog.push((await enqueue("org-busy", i)).id);
+    const newcomer = (await enqueue("org-newcomer", 100)).id;
+    const claim = async (n: number) => (await jobs.claim("t.turns", "worker-turns", 60_000, n, false, now)).map((row) => row.id);
+    expect(await claim(1)).toEqual([backlog[0]!]);
+    // org-busy has a job running: the newcomer's later job goes before the backlog's next.
+    expect(await claim(1)).toEqual([newcomer]);
+    // Nobody else waits: the backlog takes every free slot, oldest first.
+    expect(await claim(3)).toEqual(backlog.slice(1, 4));
+  });
+
   test("a job completes with its results and progress 100; a failing one retries with backoff, then fails; a permanent failure does not retry", async () => {
     const attempts: number[] = [];
     const r = runner([

@@ -5,6 +5,7 @@
  * - a claim is one `UPDATE ... WHERE id IN (SELECT ... ORDER BY run_at LIMIT n <skipLocked>)
  *   RETURNING *`: SQLite has one writer at a time; on PostgreSQL `FOR UPDATE SKIP LOCKED` makes
  *   concurrent claimers pass over each other's rows, so a job goes to one worker and none waits;
+ *   organizations with nothing running in the queue are served first (fair turns);
  * - every outcome (progress, heartbeat, finish, retry, hand-back) names the lease owner, so a
  *   worker that lost its lease changes nothing;
  * - a new job notifies NEW_JOBS_CHANNEL with its queue: idle workers in other processes wake at
@@ -139,6 +140,21 @@ export class JobStore {
           limit,
         )
       : [];
+    if (rows.length < limit) {
+      // Organizations take turns: due jobs of organizations with none running in this queue go
+      // first, so one organization's backlog (a 5,000-file batch) does not hold everyone else's
+      // work behind it; then the oldest due, whoever's.
+      const running = await this.client.all<{ org: string }>("SELECT DISTINCT coalesce(org_id, '') AS org FROM jobs WHERE queue = ? AND status = 'processing'", [queue]);
+      if (running.length) {
+        rows.push(
+          ...(await take(
+            `SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= ? AND coalesce(org_id, '') NOT IN (${this.client.dialect.jsonValues}) ORDER BY run_at`,
+            [queue, now, JSON.stringify(running.map((r) => r.org))],
+            limit - rows.length,
+          )),
+        );
+      }
+    }
     if (rows.length < limit) {
       rows.push(...(await take("SELECT id FROM jobs WHERE queue = ? AND status = 'pending' AND run_at <= ? ORDER BY run_at", [queue, now], limit - rows.length)));
     }

@@ -17,7 +17,7 @@ import { JobStore } from "./jobs/job-store.ts";
 import { SqliteClient } from "./db/sqlite-client.ts";
 import type { SqlClient } from "./db/sql-client.ts";
 import { BackgroundWork } from "./jobs/background-work.ts";
-import { unpackAssetsInBackground } from "./native/packages.ts";
+import { assetsReady, isCompiled } from "./native/packages.ts";
 import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { Metrics } from "./metrics.ts";
@@ -346,7 +346,18 @@ export function composeAppliance(foundation: Foundation): Appliance {
       );
       startScanThreads().catch((err) => log.warn("vector scan threads did not start; scans use one thread", { err: String(err) }));
       // The compiled binary's media code and models, written out before the first file needs them.
-      unpackAssetsInBackground().catch((err) => log.warn("the media assets were not unpacked in the background; the first file that needs them unpacks them", { err: String(err) }));
+      // The compiled binary's media code and models, written out in the background while requests
+      // are answered; each consumer awaits assetsReady() for its part, /readyz shows the progress.
+      if (isCompiled) {
+        const unpack = ctx.background.preparing("unpacking", "media assets and models");
+        assetsReady((done, total) => unpack.progress(done, total)).then(
+          () => unpack.end(),
+          (err) => {
+            unpack.end();
+            log.warn("the media assets were not unpacked in the background; the first file that needs them tries again", { err: String(err) });
+          },
+        );
+      }
       startHashThreads().then(
         (n) => n === 0 && log.warn("upload hashing threads did not start; uploads hash on the request thread"),
         (err) => log.warn("upload hashing threads did not start; uploads hash on the request thread", { err: String(err) }),

@@ -3,6 +3,7 @@
  * API keys, backups and the models manifest. Each returns the text to print, so tests can call
  * them directly as well as through the binary.
  */
+import { modelsReady } from "../native/packages.ts";
 import type { Database } from "bun:sqlite";
 import { BUILTIN_TEXT_MODEL } from "../embeddings/use-sif-embedder.ts";
 import { existsSync } from "node:fs";
@@ -144,6 +145,7 @@ async function videoToolsLine(config: Config): Promise<string> {
 
 export async function modelsCommand(config: Config, args: string[]): Promise<CommandOutput> {
   const [action] = args;
+  await modelsReady(config.modelsDir);
   switch (action) {
     case "manifest": {
       const manifest = await buildManifest(config.modelsDir, { roles: configuredModels(config) });

@@ -33,6 +33,7 @@ import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { offlineTransformers } from "../models/transformers.ts";
 import { errorMessage } from "../errors.ts";
+import { modelsReady } from "../native/packages.ts";
 import { WorkerThread } from "../native/worker-thread.ts";
 import type { FolderModelReply, FolderModelRequest } from "./folder-model-worker.ts";
 
@@ -196,6 +197,7 @@ export class TextEmbedder implements TextEmbedding {
   }
 
   private async check(files: string[]): Promise<void> {
+    await modelsReady(this.modelsDir); // the compiled binary's embedded models, written out after start
     if (!(await stat(this.folder).catch(() => null))?.isDirectory()) {
       throw new Error(`text embedding model "${this.modelId}" is not installed: folder ${this.shown(this.folder)} does not exist`);
     }

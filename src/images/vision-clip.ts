@@ -7,6 +7,7 @@
  * `tokenizer_config.json`), texts embed into the same space, for zero-shot classification.
  * Used only through vision.ts.
  */
+import { modelsReady } from "../native/packages.ts";
 import { stat } from "node:fs/promises";
 import path from "node:path";
 import type { ModelCheck } from "../models/model-verifier.ts";
@@ -47,6 +48,7 @@ export async function loadClipEmbedder(modelsDir: string, name: string, check?: 
     throw new Error(`image embedding model name "${name}" must be a folder name relative to the models directory`);
   }
   const folder = path.resolve(modelsDir, name);
+  await modelsReady(path.resolve(modelsDir)); // the compiled binary's embedded models, written out after start
   const folderStat = await stat(folder).catch(() => null);
   if (!folderStat?.isDirectory()) {
     throw new Error(`image embedding model "${name}" not found: folder ${folder} does not exist`);

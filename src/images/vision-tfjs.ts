@@ -8,7 +8,7 @@
  * Used only through vision.ts (and vision-tiles.ts, which runs the detectors for it).
  */
 import { createRequire } from "node:module";
-import { assetsDir, isCompiled, packageRequire } from "../native/packages.ts";
+import { assetsReady, isCompiled, packageRequire } from "../native/packages.ts";
 import { readFile, access } from "node:fs/promises";
 import path from "node:path";
 import type * as TfCore from "@tensorflow/tfjs-core";
@@ -49,7 +49,7 @@ interface VisionModules {
 }
 
 // Loaded on first use (a process that never analyzes an image never looks for them).
-const modules = once(async (): Promise<VisionModules> => (isCompiled ? bundledModules() : installedModules()));
+const modules = once(async (): Promise<VisionModules> => (isCompiled ? bundledModules(await assetsReady()) : installedModules()));
 
 function installedModules(): VisionModules {
   const requireHere = packageRequire();
@@ -76,8 +76,8 @@ function installedModules(): VisionModules {
 }
 
 /** The compiled binary: one pre-bundled runtime file (a single tfjs-core) and model files beside it. */
-function bundledModules(): VisionModules {
-  const dir = path.join(assetsDir(), "vision");
+function bundledModules(assets: string): VisionModules {
+  const dir = path.join(assets, "vision");
   const requireFile = createRequire(path.join(dir, "runtime.js"));
   const runtime = requireFile("./runtime.js") as { tf: typeof TfCore; wasm: VisionModules["wasmBackend"]; layers: typeof TfLayers; human: VisionModules["humanModule"] };
   return {

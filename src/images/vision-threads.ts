@@ -7,7 +7,7 @@
  */
 import { cpus } from "node:os";
 import { WorkerThread } from "../native/worker-thread.ts";
-import { assetsDir, isCompiled } from "../native/packages.ts";
+import { assetsReady, isCompiled } from "../native/packages.ts";
 import { detectFaceDescriptors, mobileNetDimension, mobileNetFeatures, type FaceDescriptor } from "./vision-tfjs.ts";
 import { detectWithTiles, type TiledDetections } from "./vision-tiles.ts";
 import type { VisionReply, VisionRequest } from "./vision-worker.ts";
@@ -26,27 +26,27 @@ export class VisionThreads {
 
   /** CenterNet objects and BlazeFace faces (with the tiled second look) of an RGB image; with `recognize`, the faces' descriptors too. */
   async detect(rgb: Uint8Array, width: number, height: number, options: { tiles: boolean; recognize: boolean }): Promise<TiledDetections> {
-    const reply = await this.ask({ op: "detect", rgb, width, height, ...options, assets: compiledAssets() });
+    const reply = await this.ask({ op: "detect", rgb, width, height, ...options, assets: await compiledAssets() });
     if (!reply) return detectWithTiles(rgb, width, height, options);
     return expect(reply, "detections").detections;
   }
 
   /** BlazeFace faces of an RGB image, each with its faceres descriptor. */
   async faces(rgb: Uint8Array, width: number, height: number): Promise<FaceDescriptor[]> {
-    const reply = await this.ask({ op: "faces", rgb, width, height, assets: compiledAssets() });
+    const reply = await this.ask({ op: "faces", rgb, width, height, assets: await compiledAssets() });
     if (!reply) return detectFaceDescriptors(rgb, width, height);
     return expect(reply, "faces").faces;
   }
 
   /** MobileNetV2 features of a 224x224 RGB image. */
   async features(rgb: Uint8Array): Promise<Float32Array> {
-    const reply = await this.ask({ op: "features", rgb, assets: compiledAssets() });
+    const reply = await this.ask({ op: "features", rgb, assets: await compiledAssets() });
     if (!reply) return mobileNetFeatures(rgb);
     return expect(reply, "vector").vector;
   }
 
   async dimension(): Promise<number> {
-    const reply = await this.ask({ op: "dimension", assets: compiledAssets() });
+    const reply = await this.ask({ op: "dimension", assets: await compiledAssets() });
     if (!reply) return mobileNetDimension();
     return expect(reply, "dimension").dimension;
   }
@@ -85,8 +85,8 @@ export class VisionThreads {
 }
 
 /** Where the models' files are for the threads: the compiled binary's unpacked assets, or null (node_modules). */
-function compiledAssets(): string | null {
-  return isCompiled ? assetsDir() : null;
+async function compiledAssets(): Promise<string | null> {
+  return isCompiled ? await assetsReady() : null;
 }
 
 function expect<K extends "detections" | "vector" | "faces" | "dimension">(reply: VisionReply, key: K): Extract<VisionReply, Record<K, unknown>> {

@@ -16,6 +16,7 @@ import path from "node:path";
 import type { Logger } from "../log.ts";
 import { listModelFolders, type Manifest, type ManifestModel, manifestPath, type ModelRole, readManifest, sha256File } from "./manifest.ts";
 import { errorMessage } from "../errors.ts";
+import { modelsReady } from "../native/packages.ts";
 
 export type ModelStatus = "verified" | "failed" | "unlisted";
 
@@ -48,6 +49,7 @@ export class ModelVerifier {
 
   /** Rejects with the reason when folder `name` fails the manifest (or is unlisted while one is required). */
   readonly require: ModelCheck = async (name) => {
+    await modelsReady(this.modelsDir);
     const report = await this.check(name, await this.manifest());
     if (report.status === "failed" || (report.status === "unlisted" && this.requireManifest)) {
       throw new Error(`model folder "${name}" in ${this.modelsDir} is refused: ${report.problems.join("; ")}`);
@@ -59,6 +61,7 @@ export class ModelVerifier {
    * path (null when there is none). Throws ManifestError for a malformed manifest.
    */
   async verifyAll(): Promise<{ manifest: string | null; reports: ModelReport[] }> {
+    await modelsReady(this.modelsDir);
     const manifest = await this.manifest();
     const names = new Set([...listModelFolders(this.modelsDir), ...(manifest?.models.map((m) => m.name) ?? [])]);
     const reports: ModelReport[] = [];

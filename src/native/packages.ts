@@ -7,13 +7,13 @@
  * into single files and embeds them, with the wasm and model files they read, as one directory
  * tree (`/$bunfs/root/mediabox-assets`). Code there must be require()d and run as a worker from
  * a real file, so on first use the tree is written out to the native cache directory, under its
- * content hash (see unpackTree); later starts of the same build reuse it. pdf.js's worker module
+ * content hash, in the background (see assetsReady); later starts of the same build reuse it. pdf.js's worker module
  * and font data, also in the tree, are read in place (import() and fs both see embedded files).
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { unpackTree, unpackTreeInBackground } from "./unpack.ts";
+import { treeTarget, unpackTree } from "./unpack.ts";
 
 /** True inside the executable built by `bun build --compile`. */
 export const isCompiled = import.meta.url.includes("$bunfs");
@@ -22,51 +22,65 @@ export const isCompiled = import.meta.url.includes("$bunfs");
 export const EMBEDDED_ASSETS = "mediabox-assets";
 
 let extracted: string | undefined;
+let unpacking: Promise<string> | undefined;
+
+const embeddedTree = () => join(import.meta.dir, EMBEDDED_ASSETS);
 
 /**
- * The directory holding `tesseract/` and `vision/` (layout: scripts/build.ts). Only meaningful in
- * the compiled binary. MEDIABOX_ASSETS_DIR overrides it (for trying out a staged tree).
+ * The directory holding `tesseract/`, `vision/`, `text/` and `models/` (layout: scripts/build.ts),
+ * once it is on disk: the first call starts writing the embedded tree out in the background
+ * (see unpackTree: chunked asynchronous writes, so requests keep being answered), later calls
+ * share it. Each consumer awaits this for the part it needs; nothing else waits for it, so CLI
+ * commands that need no media code never unpack. Only meaningful in the compiled binary.
+ * MEDIABOX_ASSETS_DIR overrides it (for trying out a staged tree). `progress` is told of each
+ * file written, when this call is the one that starts the unpack.
  */
-export function assetsDir(): string {
-  if (process.env.MEDIABOX_ASSETS_DIR) return process.env.MEDIABOX_ASSETS_DIR;
-  if (extracted) return extracted;
-  const embedded = join(import.meta.dir, EMBEDDED_ASSETS);
-  if (!existsSync(join(embedded, "manifest.json"))) {
-    throw new Error(`this mediabox binary has no embedded ${EMBEDDED_ASSETS} (looked in ${embedded}); rebuild it with scripts/build.ts`);
-  }
-  extracted = unpackTree(embedded, EMBEDDED_ASSETS);
-  return extracted;
+export function assetsReady(progress?: (done: number, total: number) => void): Promise<string> {
+  if (process.env.MEDIABOX_ASSETS_DIR) return Promise.resolve(process.env.MEDIABOX_ASSETS_DIR);
+  if (extracted) return Promise.resolve(extracted);
+  unpacking ??= (async () => {
+    if (!existsSync(join(embeddedTree(), "manifest.json"))) {
+      throw new Error(`this mediabox binary has no embedded ${EMBEDDED_ASSETS} (looked in ${embeddedTree()}); rebuild it with scripts/build.ts`);
+    }
+    extracted = await unpackTree(embeddedTree(), EMBEDDED_ASSETS, progress);
+    return extracted;
+  })();
+  // A failed unpack (a full disk) is tried again by the next file that needs it.
+  unpacking.catch(() => (unpacking = undefined));
+  return unpacking;
+}
+
+/** True while the embedded tree is being written out (for GET /readyz). */
+export function assetsUnpacking(): boolean {
+  return unpacking !== undefined && extracted === undefined;
 }
 
 /**
- * The model folders `npm run build` embedded from models/ (with their manifest), unpacked with
- * the rest of the tree; null outside the compiled binary or when it was built without models.
+ * The model folders `npm run build` embedded from models/ (with their manifest): where the tree
+ * puts them once unpacked (assetsReady), which may not have happened yet; null outside the
+ * compiled binary or when it was built without models. Reads only the tree's manifest.
  */
 export function embeddedModelsDir(): string | null {
-  if (!isCompiled || !existsSync(join(import.meta.dir, EMBEDDED_ASSETS, "models", "manifest.json"))) return null;
-  return join(assetsDir(), "models");
+  if (!isCompiled) return null;
+  embeddedModels ??= existsSync(join(embeddedTree(), "models", "manifest.json"))
+    ? join(process.env.MEDIABOX_ASSETS_DIR ?? treeTarget(embeddedTree(), EMBEDDED_ASSETS), "models")
+    : null;
+  return embeddedModels;
+}
+let embeddedModels: string | null | undefined;
+
+/** Resolves once `modelsDir` can be read: at once, unless it is the embedded models' folder still being unpacked. */
+export async function modelsReady(modelsDir: string): Promise<void> {
+  if (modelsDir === embeddedModelsDir()) await assetsReady();
 }
 
 /**
  * Tells a worker thread of the compiled binary where the thread that started it unpacked the
  * assets: inside a worker's bundle import.meta.dir is the worker's folder, not the binary's root,
- * so assetsDir() could not find the embedded tree from there.
+ * so assetsReady() could not find the embedded tree from there.
  */
 export function adoptAssetsDir(dir: string): void {
   extracted = dir;
-}
-
-/**
- * In the compiled binary, writes the embedded assets out to the native cache without holding the
- * event loop (see unpackTreeInBackground), so the first image or text does not wait for it; a
- * no-op in development and once they are out. A server calls it after it starts listening.
- */
-export async function unpackAssetsInBackground(): Promise<void> {
-  if (!isCompiled || extracted || process.env.MEDIABOX_ASSETS_DIR) return;
-  const embedded = join(import.meta.dir, EMBEDDED_ASSETS);
-  if (!existsSync(join(embedded, "manifest.json"))) return;
-  const dir = await unpackTreeInBackground(embedded, EMBEDDED_ASSETS);
-  extracted ??= dir;
 }
 
 /** A require() that resolves the media packages from node_modules (development only). */
@@ -97,9 +111,9 @@ export function pdfWorkerPath(): string {
 }
 
 /** The tesseract worker script and the folder of eng.traineddata.gz. */
-export function tesseractPaths(): { workerPath: string; langPath: string } {
+export async function tesseractPaths(): Promise<{ workerPath: string; langPath: string }> {
   if (isCompiled) {
-    const dir = join(assetsDir(), "tesseract");
+    const dir = join(await assetsReady(), "tesseract");
     return { workerPath: join(dir, "tesseract-worker.js"), langPath: join(dir, "eng") };
   }
   const require = createRequire(import.meta.url);

@@ -5,8 +5,8 @@
  * them) and return the real path. Used only by the compiled build (scripts/build.ts).
  */
 import { dlopen } from "bun:ffi";
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -67,51 +67,40 @@ export interface TreeManifest {
   files: string[];
 }
 
+/** The bytes copied between two turns of the event loop: a few milliseconds of memcpy and write. */
+const CHUNK_BYTES = 4 << 20;
+
 /**
- * Writes an embedded directory tree (one with a manifest.json, see TreeManifest) out to
- * `<cache>/<digest>/<name>` and returns that directory. The tree is written beside it under a
- * temporary name and renamed into place, so a directory that exists is always complete; a
- * process that loses the race to another one uses the winner's copy.
+ * Where unpackTree() puts an embedded directory tree (one with a manifest.json, see TreeManifest):
+ * `<cache>/<digest>/<name>`. Reads only the manifest; the directory may not exist yet.
  */
-export function unpackTree(embeddedDir: string, name: string): string {
+export function treeTarget(embeddedDir: string, name: string): string {
   const manifest = JSON.parse(readFileSync(join(embeddedDir, "manifest.json"), "utf8")) as TreeManifest;
-  const target = join(nativeCacheDir(), manifest.digest, name);
-  if (existsSync(target)) return target;
-  const partial = `${target}.${process.pid}.tmp`;
-  rmSync(partial, { recursive: true, force: true });
-  for (const file of [...manifest.files, "manifest.json"]) {
-    const to = join(partial, file);
-    mkdirSync(dirname(to), { recursive: true });
-    writeFileSync(to, readFileSync(join(embeddedDir, file)));
-  }
-  try {
-    renameSync(partial, target);
-  } catch (err) {
-    rmSync(partial, { recursive: true, force: true });
-    if (!existsSync(target)) throw err;
-  }
-  return target;
+  return join(nativeCacheDir(), manifest.digest, name);
 }
 
 /**
- * unpackTree() with asynchronous reads and writes, a file at a time, for a server to run after it
- * starts: the tree (~55 MB of media code and models) written in one synchronous go held the event
- * loop for seconds on a busy machine, at the first image. Its partial copy has a name of its own,
- * so an unpackTree() that a request needs meanwhile does not write into it; whichever finishes
- * first is kept.
+ * Writes an embedded directory tree out to treeTarget() and returns that directory, without
+ * holding the event loop: each file is copied a chunk at a time with asynchronous writes (the
+ * tree is ~156 MB with models; written in one synchronous go it held a cold binary's every
+ * command for seconds on a busy machine). The tree is written beside the target under a name of
+ * this process's and renamed into place, so a directory that exists is always complete; a
+ * process that loses the race to another one uses the winner's copy.
  */
-export async function unpackTreeInBackground(embeddedDir: string, name: string): Promise<string> {
+export async function unpackTree(embeddedDir: string, name: string, progress?: (done: number, total: number) => void): Promise<string> {
   const manifest = JSON.parse(await readFile(join(embeddedDir, "manifest.json"), "utf8")) as TreeManifest;
   const target = join(nativeCacheDir(), manifest.digest, name);
   if (existsSync(target)) return target;
-  const partial = `${target}.${process.pid}.background.tmp`;
+  const partial = `${target}.${process.pid}.tmp`;
   await rm(partial, { recursive: true, force: true });
   try {
-    for (const file of [...manifest.files, "manifest.json"]) {
-      if (existsSync(target)) break; // unpackTree() finished first
+    const files = [...manifest.files, "manifest.json"];
+    for (const [i, file] of files.entries()) {
+      if (existsSync(target)) break; // another process finished first
       const to = join(partial, file);
       await mkdir(dirname(to), { recursive: true });
-      await writeFile(to, await readFile(join(embeddedDir, file)));
+      await copyInChunks(join(embeddedDir, file), to);
+      progress?.(i + 1, files.length);
     }
     if (!existsSync(target)) await rename(partial, target);
   } catch (err) {
@@ -120,6 +109,18 @@ export async function unpackTreeInBackground(embeddedDir: string, name: string):
     await rm(partial, { recursive: true, force: true });
   }
   return target;
+}
+
+async function copyInChunks(from: string, to: string): Promise<void> {
+  const source = Bun.file(from);
+  const out = await open(to, "w");
+  try {
+    for (let offset = 0; offset < source.size; offset += CHUNK_BYTES) {
+      await out.write(await source.slice(offset, offset + CHUNK_BYTES).bytes());
+    }
+  } finally {
+    await out.close();
+  }
 }
 
 // Handles of preloaded libraries; kept so they stay open for the life of the process.

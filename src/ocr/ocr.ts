@@ -14,7 +14,7 @@ import { access, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { gunzipSync } from "node:zlib";
 import type { ModelCheck } from "../models/model-verifier.ts";
-import { tesseractPaths } from "../native/packages.ts";
+import { modelsReady, tesseractPaths } from "../native/packages.ts";
 import path from "node:path";
 import sharp from "sharp";
 import { createScheduler, createWorker, OEM, type Page, type Scheduler, type Worker } from "tesseract.js";
@@ -102,7 +102,8 @@ export function siteLanguageFiles(modelsDir: string, code: string): string[] {
  */
 async function languageData(languages: string[], options: OcrOptions): Promise<LanguageData> {
   const { modelsDir, check } = options;
-  const bundled = tesseractPaths().langPath;
+  const bundled = (await tesseractPaths()).langPath;
+  if (modelsDir) await modelsReady(modelsDir);
   const siteDir = modelsDir ? path.join(modelsDir, "tesseract") : null;
   const exists = (file: string) => access(file).then(() => true, () => false);
   const sources: { code: string; file: string }[] = [];
@@ -202,7 +203,7 @@ export class OcrEngine {
 // A worker that fails to load the model can't be terminated (tesseract.js never hands it over)
 // and its thread would outlive the engine: languageData rules out missing files before any starts.
 async function startPool(count: number, languages: string[], data: LanguageData): Promise<Scheduler> {
-  const { workerPath } = tesseractPaths();
+  const { workerPath } = await tesseractPaths();
   const started = await Promise.allSettled(Array.from({ length: count }, () => startWorker(workerPath, languages, data)));
   const failure = started.find((s) => s.status === "rejected");
   if (failure) {

@@ -71,6 +71,8 @@ test("the built executable administers and serves from any directory", async () 
   const key = (await run([binary, "keys", "create", "--org", "Binary Co"], { cwd: workDir, env })).stdout.trim();
   expect(key).toStartWith("mbx_");
   expect(existsSync(join(workDir, "data", "mediabox.db"))).toBe(true);
+  // Commands that need no media code leave the embedded assets where they are (only the server and media commands unpack them).
+  expect(existsSync(nativeCache) ? readdirSync(nativeCache).filter((d) => existsSync(join(nativeCache, d, "mediabox-assets"))) : []).toEqual([]);
 
   // A web page on loopback for the link crawl below (loopback is refused unless the policy allows it).
   const site = Bun.serve({

@@ -16,7 +16,7 @@ import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { JobStore } from "./jobs/job-store.ts";
 import { SqliteClient } from "./db/sqlite-client.ts";
 import type { SqlClient } from "./db/sql-client.ts";
-import { BackgroundWork } from "./jobs/background-work.ts";
+import { BackgroundWork, type PreparingTask } from "./jobs/background-work.ts";
 import { assetsReady, isCompiled } from "./native/packages.ts";
 import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
@@ -349,11 +349,12 @@ export function composeAppliance(foundation: Foundation): Appliance {
       // The compiled binary's media code and models, written out in the background while requests
       // are answered; each consumer awaits assetsReady() for its part, /readyz shows the progress.
       if (isCompiled) {
-        const unpack = ctx.background.preparing("unpacking", "media assets and models");
-        assetsReady((done, total) => unpack.progress(done, total)).then(
-          () => unpack.end(),
+        let unpack: PreparingTask | undefined;
+        const ready = assetsReady((done, total) => (unpack ??= ctx.background.preparing("unpacking", "media assets and models")).progress(done, total));
+        ready.then(
+          () => unpack?.end(),
           (err) => {
-            unpack.end();
+            unpack?.end();
             log.warn("the media assets were not unpacked in the background; the first file that needs them tries again", { err: String(err) });
           },
         );

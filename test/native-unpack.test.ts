@@ -36,7 +36,7 @@ test("a tree is written out under its digest, files larger than a chunk byte for
   expect(Buffer.from(readFileSync(join(dir, "models", "m", "weights.bin"))).equals(Buffer.from(big))).toBe(true);
   expect(readFileSync(join(dir, "small.txt"), "utf8")).toBe("hello");
   expect(existsSync(join(dir, "manifest.json"))).toBe(true);
-  expect(seen).toEqual([[1, 3], [2, 3], [3, 3]]);
+  expect(seen).toEqual([[0, 3], [1, 3], [2, 3], [3, 3]]);
   expect(readdirSync(join(cache, "abc123"))).toEqual(["assets"]); // no partial copy left beside it
 
   // A second call finds the complete tree and writes nothing.

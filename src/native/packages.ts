@@ -38,10 +38,13 @@ const embeddedTree = () => join(import.meta.dir, EMBEDDED_ASSETS);
 export function assetsReady(progress?: (done: number, total: number) => void): Promise<string> {
   if (process.env.MEDIABOX_ASSETS_DIR) return Promise.resolve(process.env.MEDIABOX_ASSETS_DIR);
   if (extracted) return Promise.resolve(extracted);
+  if (!existsSync(join(embeddedTree(), "manifest.json"))) {
+    return Promise.reject(new Error(`this mediabox binary has no embedded ${EMBEDDED_ASSETS} (looked in ${embeddedTree()}); rebuild it with scripts/build.ts`));
+  }
+  // A later start of the same build finds its tree at once (unpackTree renames it into place whole).
+  const target = treeTarget(embeddedTree(), EMBEDDED_ASSETS);
+  if (existsSync(target)) return Promise.resolve((extracted = target));
   unpacking ??= (async () => {
-    if (!existsSync(join(embeddedTree(), "manifest.json"))) {
-      throw new Error(`this mediabox binary has no embedded ${EMBEDDED_ASSETS} (looked in ${embeddedTree()}); rebuild it with scripts/build.ts`);
-    }
     extracted = await unpackTree(embeddedTree(), EMBEDDED_ASSETS, progress);
     return extracted;
   })();

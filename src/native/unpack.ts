@@ -95,6 +95,7 @@ export async function unpackTree(embeddedDir: string, name: string, progress?: (
   await rm(partial, { recursive: true, force: true });
   try {
     const files = [...manifest.files, "manifest.json"];
+    progress?.(0, files.length);
     for (const [i, file] of files.entries()) {
       if (existsSync(target)) break; // another process finished first
       const to = join(partial, file);

@@ -166,6 +166,8 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "log.ts waiting": "log lines of the turn, on their way to the process's own stdout",
   "models/transformers.ts fetchGuarded": "the network guard wraps the process's global fetch once",
   "native/packages.ts extracted": "embedded assets are unpacked once per process",
+  "native/packages.ts unpacking": "the one background unpack of the embedded assets every consumer of the process awaits",
+  "native/packages.ts embeddedModels": "where the binary's embedded model folders land, read once from its own tree (never changes)",
   "native/event-loop-monitor.ts processMonitor": "one event loop per process, sampled by one timer whichever servers share it",
   "native/event-loop-monitor.ts schedstat": "the main thread's scheduler counters, one open file for the process's monitor",
   "native/worker-thread.ts failures": "worker threads are the process's; their failures are counted where they happen, for GET /metrics",

@@ -23,6 +23,7 @@ export const EMBEDDED_ASSETS = "mediabox-assets";
 
 let extracted: string | undefined;
 let unpacking: Promise<string> | undefined;
+let embeddedModels: string | null | undefined;
 
 const embeddedTree = () => join(import.meta.dir, EMBEDDED_ASSETS);
 
@@ -70,7 +71,6 @@ export function embeddedModelsDir(): string | null {
     : null;
   return embeddedModels;
 }
-let embeddedModels: string | null | undefined;
 
 /** Resolves once `modelsDir` can be read: at once, unless it is the embedded models' folder still being unpacked. */
 export async function modelsReady(modelsDir: string): Promise<void> {

@@ -51,6 +51,15 @@ function show(value: unknown): string {
 /** Who polls: a tenant's client and, when it can make them, more keys of the same organization. */
 export type Poller = Pick<Tenant, "api"> & Partial<Pick<Tenant, "keyWith">>;
 
+/** One view-only polling key per poller, made on its first poll (not one for every wait). */
+const pollKeys = new WeakMap<Poller, ApiClient>();
+function pollKey(poller: Poller): ApiClient {
+  if (!poller.keyWith) return poller.api;
+  let key = pollKeys.get(poller);
+  if (!key) pollKeys.set(poller, (key = poller.keyWith(["view"])));
+  return key;
+}
+
 /**
  * GETs for a poll that survive the per-key rate limit (STARTER allows 30 requests a minute, and a
  * slow machine means more polls). When the poller can make keys, polls go through a view-only key
@@ -63,7 +72,7 @@ export class PollingClient {
   private api: ApiClient;
 
   constructor(private readonly poller: Poller) {
-    this.api = poller.keyWith?.(["view"]) ?? poller.api;
+    this.api = pollKey(poller);
   }
 
   /** Whether a 429 is met with a fresh key (no waiting), so polls may come often. */
@@ -78,6 +87,7 @@ export class PollingClient {
       if (res.status !== 429) return res;
       if (this.poller.keyWith && !freshKey) {
         this.api = this.poller.keyWith(["view"]);
+        pollKeys.set(this.poller, this.api);
         freshKey = true;
         continue;
       }

@@ -452,8 +452,10 @@ test("a schema is written with the server's validation shown, saved and edited; 
     await page.getByText('Saved "Listing" (2 fields)').waitFor({ timeout: 30_000 });
     await page.getByLabel("Description").fill("Real estate listing facts");
     await page.getByRole("button", { name: "Save changes" }).click();
-    await page.getByText('Saved "Listing" (2 fields)').waitFor({ timeout: 30_000 });
-    const schemas = (await tenant.api.get("/custom-extraction-schemas")).body.items;
+    // The first save's notice reads the same: wait for the server to hold the edit.
+    const schemas = (
+      await pollApi(tenant, "/custom-extraction-schemas", (r) => r.body.items?.[0]?.description === "Real estate listing facts", { what: "the schema's edit to be saved" })
+    ).body.items;
     expect(schemas.map((s: { name: string; description: string }) => [s.name, s.description])).toEqual([["Listing", "Real estate listing facts"]]);
     await page.screenshot({ path: join(SHOTS, "schemas.png"), fullPage: true });
 

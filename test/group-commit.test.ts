@@ -63,20 +63,38 @@ test("a flush takes what fits in its time slice and leaves the rest to the next 
   expect(writes.commits).toBe(2); // two of 10 ms pass the 15 ms slice: 2 + 2
 });
 
-test("writes queued while a port transaction holds the connection commit after it, and survive its rollback", async () => {
-  const { db, writes, committed } = setup("exclusive");
+test("asynchronous tasks (port transactions) join the shared transaction: one commit, each rolled back alone", async () => {
+  const { db, writes, committed } = setup("async-tasks");
+  const insert = (id: number) => db.query("INSERT INTO notes (id, text) VALUES (?, 'async')").run(id);
+  const task = (ids: number[], fail = false) =>
+    writes.transaction(async () => {
+      for (const id of ids) {
+        insert(id);
+        await Promise.resolve(); // a port statement's await
+      }
+      if (fail) throw new Error("rolled back");
+      return ids.length;
+    });
+  const results = Promise.allSettled([task([1, 2]), task([3, 4], true), writes.write(() => insert(5)), task([6])]);
+  expect(committed()).toEqual([]);
+  expect((await results).map((r) => (r.status === "fulfilled" ? r.value : (r.reason as Error).message))).toEqual([2, "rolled back", expect.anything(), 1]);
+  expect(committed()).toEqual([1, 2, 5, 6]);
+  expect([writes.commits, writes.tasks]).toEqual([1, 4]);
+});
+
+test("writes queued while an asynchronous task waits commit after it, in the next flush, and survive its rollback", async () => {
+  const { db, writes, committed } = setup("waiting-task");
   const insert = (id: number) => () => db.query("INSERT INTO notes (id, text) VALUES (?, 'shared')").run(id);
   let queued: Promise<unknown> | null = null;
-  const held = writes.exclusive(async () => {
-    db.run("BEGIN IMMEDIATE");
+  const held = writes.transaction(async () => {
     db.query("INSERT INTO notes (id, text) VALUES (1, 'held')").run();
     queued = writes.write(insert(2));
-    await Bun.sleep(20); // real waiting: a flush would run here if it could
+    await Bun.sleep(20); // real waiting: another flush would run here if it could
     expect(committed()).toEqual([]);
-    db.run("ROLLBACK");
     throw new Error("rolled back");
   });
   await expect(held).rejects.toThrow("rolled back");
   await queued;
   expect(committed()).toEqual([2]);
+  expect(writes.commits).toBe(2); // the failed task's flush, then the one that took the queued write
 });

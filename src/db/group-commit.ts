@@ -9,9 +9,12 @@
  * after SLICE_MS and leaves the rest to the next turn, so /healthz never waits behind a long one.
  *
  * `write(fn)` resolves once fn's writes are committed; fn must be synchronous (it runs inside
- * the transaction) and must not await. `exclusive(fn)` holds the connection for an asynchronous
- * transaction of its own (the data-access port's, db/sqlite-client.ts): flushes wait for it, so
- * writes queued meanwhile never join that transaction nor roll back with it.
+ * the transaction) and must not await. `transaction(fn)` takes an asynchronous task (the
+ * data-access port's transactions, db/sqlite-client.ts) into the same shared transaction, in a
+ * savepoint of its own: the flush waits for it before taking the next task, so writes queued
+ * meanwhile never join its savepoint nor roll back with it. Its body should await only the
+ * database (statements run synchronously underneath, so the flush stays one turn of the event
+ * loop); while it awaits anything else the whole flush, and every writer behind it, waits too.
  */
 import type { Database } from "bun:sqlite";
 
@@ -27,8 +30,8 @@ interface Pending {
 export class GroupCommit {
   private queue: Pending[] = [];
   private scheduled = false;
-  /** The exclusive holder's end, while one holds the connection. */
-  private held: Promise<unknown> | null = null;
+  /** A flush is open (it may be waiting on an asynchronous task). */
+  private flushing = false;
   /** Flushes that committed, and the tasks they carried (metrics and tests). */
   commits = 0;
   tasks = 0;
@@ -47,50 +50,62 @@ export class GroupCommit {
     });
   }
 
-  /** Runs `fn` with no flush in between; exclusive holders run one after another. */
-  async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    while (this.held) await this.held.catch(() => {});
-    const run = fn();
-    this.held = run;
-    try {
-      return await run;
-    } finally {
-      this.held = null;
-      if (this.queue.length) this.schedule();
-    }
+  /**
+   * Runs the asynchronous `fn` in a savepoint of the next shared transaction; resolves with its
+   * result once committed. A throw rolls back `fn`'s writes only.
+   */
+  transaction<T>(fn: () => Promise<T>): Promise<T> {
+    return this.write(fn as () => unknown) as Promise<T>;
   }
 
   private schedule(): void {
     if (this.scheduled) return;
     this.scheduled = true;
-    setImmediate(() => this.flush());
+    setImmediate(() => void this.flush());
   }
 
-  private flush(): void {
+  /**
+   * One shared transaction over the queued tasks. Written as an async function that awaits only
+   * a task that returned a promise: a flush of synchronous tasks runs to its end without
+   * yielding, as it always has.
+   */
+  private async flush(): Promise<void> {
     this.scheduled = false;
-    // exclusive() schedules the flush again when it lets go.
-    if (this.held) return;
+    // A flush waiting on an asynchronous task schedules the next one when it ends.
+    if (this.flushing) return;
+    this.flushing = true;
     const started = this.now();
     const taken: Pending[] = [];
     const outcomes: ({ ok: true; value: unknown } | { ok: false; err: unknown })[] = [];
     try {
-      this.db
-        .transaction(() => {
-          while (this.queue.length && (taken.length === 0 || this.now() - started < SLICE_MS)) {
-            const task = this.queue.shift()!;
-            taken.push(task);
-            try {
-              outcomes.push({ ok: true, value: this.db.transaction(task.fn)() });
-            } catch (err) {
-              outcomes.push({ ok: false, err });
-            }
+      this.db.run("BEGIN IMMEDIATE");
+      try {
+        while (this.queue.length && (taken.length === 0 || this.now() - started < SLICE_MS)) {
+          const task = this.queue.shift()!;
+          taken.push(task);
+          this.db.run("SAVEPOINT group_task");
+          try {
+            let value = task.fn();
+            if (value instanceof Promise) value = await value;
+            this.db.run("RELEASE group_task");
+            outcomes.push({ ok: true, value });
+          } catch (err) {
+            this.db.run("ROLLBACK TO group_task");
+            this.db.run("RELEASE group_task");
+            outcomes.push({ ok: false, err });
           }
-        })
-        .immediate();
+        }
+        this.db.run("COMMIT");
+      } catch (err) {
+        if (this.db.inTransaction) this.db.run("ROLLBACK");
+        throw err;
+      }
     } catch (err) {
-      // The commit itself failed: nothing of this flush was written.
+      // The transaction itself failed: nothing of this flush was written.
       for (const task of taken) task.reject(err);
       taken.length = 0;
+    } finally {
+      this.flushing = false;
     }
     if (taken.length) {
       this.commits += 1;

@@ -5,11 +5,13 @@
  * the job runner's claims and outcomes always have (db/group-commit.ts: autocommitted, they were
  * ~14 % of the event loop in a bulk import of notes).
  *
- * A transaction holds the connection from BEGIN IMMEDIATE to COMMIT; port transactions run one at
- * a time, and the group commit does not flush while one is open (GroupCommit.exclusive), so shared
- * writes never join it. Its statements run at once. Synchronous code elsewhere that writes
- * through the raw handle while it awaits would still join it (bun:sqlite nests as a savepoint):
- * keep a transaction's body to its own statements, as the modules on the port do.
+ * Given the group commit, a transaction is a savepoint of the turn's shared transaction
+ * (GroupCommit.transaction): port transactions commit together with the turn's other writes, one
+ * COMMIT for all, and roll back alone. Without it, a transaction holds the connection from BEGIN
+ * IMMEDIATE to COMMIT, one at a time. Either way its statements run at once. Synchronous code
+ * elsewhere that writes through the raw handle while its body awaits something other than the
+ * database would join it (bun:sqlite nests as a savepoint): keep a transaction's body to
+ * database calls, as the modules on the port do.
  */
 import type { Database } from "bun:sqlite";
 import type { GroupCommit } from "./group-commit.ts";
@@ -58,24 +60,28 @@ export class SqliteClient implements SqlClient {
   }
 
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const notifications: [string, string][] = [];
+    const body = () => fn(new SqliteClient(this.db, undefined, this.listeners, notifications));
+    const deliver = async (result: T) => {
+      for (const [channel, payload] of notifications) await this.notify(channel, payload);
+      return result;
+    };
+    // Joined to the group commit: a savepoint of the turn's shared transaction, committed with it.
+    if (this.writes) return this.writes.transaction(body).then(deliver);
     const run = async () => {
-      const notifications: [string, string][] = [];
-      const tx = new SqliteClient(this.db, undefined, this.listeners, notifications);
       this.db.run("BEGIN IMMEDIATE");
       try {
-        const result = await fn(tx);
+        const result = await body();
         this.db.run("COMMIT");
-        for (const [channel, payload] of notifications) await this.notify(channel, payload);
         return result;
       } catch (err) {
         if (this.db.inTransaction) this.db.run("ROLLBACK");
         throw err;
       }
     };
-    if (this.writes) return this.writes.exclusive(run);
     const result = this.lastTransaction.then(run, run);
     this.lastTransaction = result.catch(() => {});
-    return result;
+    return result.then(deliver);
   }
 
   /** One process holds a SQLite data directory: notifications stay in it (delivered on the next turn). */

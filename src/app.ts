@@ -39,7 +39,7 @@ import { mailRoutes } from "./mail/routes.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue } from "./processing/file-processing.ts";
 import { type MediaKind, MediaKinds } from "./kinds/media-kind.ts";
-import { migrateOwned } from "./db/database.ts";
+import { migrateOwned } from "./db/owned-migrations.ts";
 import type { BuiltinMediaType } from "./files/file.ts";
 import { imageKind } from "./images/kind.ts";
 import { documentKind } from "./documents/kind.ts";
@@ -223,7 +223,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
   const vectors = new VectorIndex(db, clock);
   const jobs = new JobRunner(new JobStore(sql, { db, writes }), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
-  const metrics = new Metrics(db, clock, dataDir.database);
+  const metrics = new Metrics(sql, clock, dataDir.database);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
   const ocr = new OcrRouter(
@@ -258,8 +258,6 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   for (const factory of [...KINDS, ...extraKinds]) {
     const kind = factory(ctx);
     ctx.kinds.register(kind);
-    // Before its pipeline or views can run: its tables exist from the first request on.
-    if (kind.tables) migrateOwned(ctx.db, `kind:${kind.type}`, kind.tables);
   }
   jobs.register(fileProcessingQueue(ctx, ctx.kinds));
   jobs.register(imageVariantsQueue(ctx));
@@ -309,6 +307,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
     ctx,
     http,
     async prepare() {
+      // Before any pipeline or view can run: the kinds' own tables exist from the first request on.
+      for (const kind of ctx.kinds.all()) if (kind.tables) await migrateOwned(ctx.sql, `kind:${kind.type}`, kind.tables);
       try {
         await syncWatchSetting(ctx.sql, ctx.clock, config.watchDirs);
       } catch (err) {

@@ -3,16 +3,16 @@
  * latency, jobs by queue and state, queue depth and the age of the oldest pending job, pipeline
  * stage durations, uploads and their bytes, blob store errors, PDF page pictures drawn or served
  * from their cache, and the database's size. Counters
- * and histograms are observed where things happen; job and database figures are read from SQLite
- * at scrape time, so they are right whichever process did the work. One registry per server (no
+ * and histograms are observed where things happen; job and database figures are read from the
+ * database at scrape time, so they are right whichever process did the work. One registry per server (no
  * global registry), so several servers can run in one process; the process's own figures (CPU,
  * memory, event loop) are collected once per process and merged into each scrape, because
  * prom-client's default collectors cannot be stopped and would pile up with every server started.
  */
-import type { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics, type LabelValues } from "prom-client";
 import type { Clock } from "./clock.ts";
+import type { SqlClient } from "./db/sql-client.ts";
 import { workerThreadFailures } from "./native/worker-thread.ts";
 import { STALL_CAUSES, eventLoopMonitor } from "./native/event-loop-monitor.ts";
 
@@ -65,15 +65,22 @@ function watchEventLoop(registry: Registry): void {
 }
 
 /** A gauge read from its source at scrape time: `read` lists every labelled value there is now; labels it no longer lists drop out. */
-function scrapedGauge<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[], read: () => Iterable<[LabelValues<L>, number]>): void {
+function scrapedGauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  read: () => Iterable<[LabelValues<L>, number]> | Promise<Iterable<[LabelValues<L>, number]>>,
+): void {
   new Gauge({
     name,
     help,
     labelNames,
     registers: [registry],
-    collect() {
+    async collect() {
+      const values = await read();
       this.reset();
-      for (const [labels, value] of read()) this.set(labels, value);
+      for (const [labels, value] of values) this.set(labels, value);
     },
   });
 }
@@ -125,18 +132,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(db: Database, clock: Clock, databaseFile: string) {
+  /** `databaseFile`: the SQLite database's path, whose size and log's are reported (none on PostgreSQL). */
+  constructor(sql: SqlClient, clock: Clock, databaseFile: string | null) {
     // The process's figures start now (the event loop's are sampled from here on), not at the first scrape.
     processRegistry();
-    scrapedGauge(this.registry, "mediabox_jobs", "Jobs in the durable queue by queue and status", ["queue", "status"], () =>
-      db.query<{ queue: string; status: string; n: number }, []>("SELECT queue, status, count(*) AS n FROM jobs GROUP BY queue, status").all().map((row) => [{ queue: row.queue, status: row.status }, row.n]),
+    scrapedGauge(this.registry, "mediabox_jobs", "Jobs in the durable queue by queue and status", ["queue", "status"], async () =>
+      (await sql.all<{ queue: string; status: string; n: number }>("SELECT queue, status, count(*) AS n FROM jobs GROUP BY queue, status")).map((row) => [{ queue: row.queue, status: row.status }, row.n]),
     );
-    scrapedGauge(this.registry, "mediabox_queue_depth", "Pending jobs that are due, by queue", ["queue"], () =>
-      db.query<{ queue: string; n: number }, [number]>("SELECT queue, count(*) AS n FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(clock.now()).map((row) => [{ queue: row.queue }, row.n]),
+    scrapedGauge(this.registry, "mediabox_queue_depth", "Pending jobs that are due, by queue", ["queue"], async () =>
+      (await sql.all<{ queue: string; n: number }>("SELECT queue, count(*) AS n FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue", [clock.now()])).map((row) => [{ queue: row.queue }, row.n]),
     );
-    scrapedGauge(this.registry, "mediabox_queue_oldest_pending_age_seconds", "How long the oldest due pending job of each queue has waited", ["queue"], () => {
+    scrapedGauge(this.registry, "mediabox_queue_oldest_pending_age_seconds", "How long the oldest due pending job of each queue has waited", ["queue"], async () => {
       const now = clock.now();
-      return db.query<{ queue: string; oldest: number }, [number]>("SELECT queue, min(run_at) AS oldest FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue").all(now).map((row) => [{ queue: row.queue }, Math.max(0, (now - row.oldest) / 1000)]);
+      const rows = await sql.all<{ queue: string; oldest: number }>("SELECT queue, min(run_at) AS oldest FROM jobs WHERE status = 'pending' AND run_at <= ? GROUP BY queue", [now]);
+      return rows.map((row) => [{ queue: row.queue }, Math.max(0, (now - row.oldest) / 1000)]);
     });
     scrapedGauge(
       this.registry,
@@ -145,6 +154,7 @@ export class Metrics {
       ["thread"],
       () => [...workerThreadFailures()].map(([thread, n]) => [{ thread }, n]),
     );
+    if (databaseFile === null) return;
     const size = (path: string) => {
       try {
         return statSync(path).size;

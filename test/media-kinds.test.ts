@@ -3,14 +3,14 @@
  * `kinds` option): uploaded, detected by its content, processed by its pipeline, listed and
  * filtered, shown with its own fields, exported with its own columns and purged with what it
  * stored, through real HTTP and without a change to any module of src/. The kind brings its own
- * table (audio_facts), created when it is registered and recorded per kind.
+ * table (audio_facts), created before the server listens and recorded per kind.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { parse } from "csv-parse/sync";
 import { ManualClock } from "../src/clock.ts";
 import { purgeDeletedFiles } from "../src/library/file-edits.ts";
 import { AUDIO_TABLES, audioKind, envelopeKey, wav } from "./support/audio-kind.ts";
-import { migrateOwned } from "../src/db/database.ts";
+import { migrateOwned } from "../src/db/owned-migrations.ts";
 import { png } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -54,7 +54,7 @@ test("a WAV file is taken by the test's kind, processed by its pipeline and show
   });
 });
 
-test("a kind's tables are made when it is registered, in order, recorded per kind, and never made again", () => {
+test("a kind's tables are made before the server listens, in order, recorded per kind, and never made again", async () => {
   const applied = () => server.ctx.db.query("SELECT owner, version, name FROM owned_migrations ORDER BY owner, version").all();
   expect(applied()).toEqual([
     { owner: "kind:audio", version: 1, name: "audio_facts" },
@@ -64,10 +64,10 @@ test("a kind's tables are made when it is registered, in order, recorded per kin
     { name: "audio_facts" }, { name: "audio_facts_duration" },
   ]);
   // A restart meets them applied: nothing runs again (a CREATE TABLE run twice would throw).
-  migrateOwned(server.ctx.db, "kind:audio", AUDIO_TABLES);
+  await migrateOwned(server.ctx.sql, "kind:audio", AUDIO_TABLES);
   expect(applied()).toHaveLength(2);
   // A build that knows fewer of them than the database holds refuses to run on it.
-  expect(() => migrateOwned(server.ctx.db, "kind:audio", AUDIO_TABLES.slice(0, 1))).toThrow(/newer than this build understands/);
+  await expect(migrateOwned(server.ctx.sql, "kind:audio", AUDIO_TABLES.slice(0, 1))).rejects.toThrow(/newer than this build understands/);
 });
 
 test("an upload intent forecasts the kind from its declared type, and the content confirms it at completion", async () => {

@@ -73,48 +73,6 @@ export function migrate(db: Database, migrations: Migration[]): void {
   }
 }
 
-/** A schema change of a feature's own tables (a media kind's), outside the numbered core migrations. */
-export interface OwnedMigration {
-  /** 1, 2, ... in the owner's own numbering: append only, as src/db/migrations/. */
-  version: number;
-  name: string;
-  sql: string;
-}
-
-/**
- * Applies `owner`'s migrations not applied yet, in order, after the core ones (they may refer to
- * core tables: `REFERENCES files(id) ON DELETE CASCADE`), each in its own transaction and recorded
- * per owner in `owned_migrations`. A database holding a version of the owner this build does not
- * know was upgraded by a newer build, as with the core migrations.
- */
-export function migrateOwned(db: Database, owner: string, migrations: readonly OwnedMigration[]): void {
-  db.run(`CREATE TABLE IF NOT EXISTS owned_migrations (
-    owner TEXT NOT NULL, version INTEGER NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL, PRIMARY KEY (owner, version))`);
-  const applied = new Set(
-    db.query<{ version: number }, [string]>("SELECT version FROM owned_migrations WHERE owner = ?").all(owner).map((r) => r.version),
-  );
-  const known = new Set(migrations.map((m) => m.version));
-  const unknown = [...applied].filter((version) => !known.has(version));
-  if (unknown.length > 0) {
-    throw new Error(
-      `the tables of ${owner} are at version ${Math.max(...applied)}, newer than this build understands; ` +
-        "run the newer Mediabox release or restore a backup taken before the upgrade",
-    );
-  }
-  for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
-    if (applied.has(migration.version)) continue;
-    db.transaction(() => {
-      db.run(migration.sql);
-      db.query("INSERT INTO owned_migrations (owner, version, name, applied_at) VALUES (?, ?, ?, ?)").run(
-        owner,
-        migration.version,
-        migration.name,
-        new Date().toISOString(),
-      );
-    }).immediate();
-  }
-}
-
 export function schemaVersion(db: Database): number {
   return db.query<{ v: number | null }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v ?? 0;
 }

@@ -6,7 +6,7 @@
  * of branching on `media_type`; docs/architecture.md says how to add one.
  */
 import type { TProperties } from "@sinclair/typebox";
-import type { OwnedMigration } from "../db/database.ts";
+import type { OwnedMigration } from "../db/owned-migrations.ts";
 import type { DocumentType, FileRow, MediaType } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
@@ -105,7 +105,7 @@ export interface MediaKind<Type extends MediaType = MediaType> {
   pipeline: MediaPipeline | null;
   /**
    * The kind's own tables: their schema migrations, in the kind's own numbering (append only),
-   * applied after the core migrations when the kind is registered and recorded per kind, so a
+   * applied after the core migrations before the server listens (Appliance.prepare) and recorded per kind, so a
    * kind brings its tables without a numbered migration in src/db/migrations/. The built-in
    * kinds' tables predate this and are core migrations.
    */

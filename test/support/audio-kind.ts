@@ -10,7 +10,7 @@
  */
 import { t } from "elysia";
 import type { AppContext } from "../../src/app.ts";
-import type { OwnedMigration } from "../../src/db/database.ts";
+import type { OwnedMigration } from "../../src/db/owned-migrations.ts";
 import type { FileRow } from "../../src/files/file.ts";
 import type { MediaKind, PipelineReport } from "../../src/kinds/media-kind.ts";
 import { failedStages, runStages, type FileWork, type Stage } from "../../src/processing/stage-runner.ts";

@@ -238,7 +238,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
   );
   return {
     config, dataDir, db, writes, sql, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
-    uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub(), libraryEvents: new LibraryEvents(), models,
+    uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
@@ -309,6 +309,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
     async prepare() {
       // Before any pipeline or view can run: the kinds' own tables exist from the first request on.
       for (const kind of ctx.kinds.all()) if (kind.tables) await migrateOwned(ctx.sql, `kind:${kind.type}`, kind.tables);
+      // Processes sharing a database deliver each other's real-time messages (a worker's batch progress to the api's clients).
+      if (config.database.kind === "postgres") await ctx.events.relayThrough(ctx.sql);
       try {
         await syncWatchSetting(ctx.sql, ctx.clock, config.watchDirs);
       } catch (err) {
@@ -386,6 +388,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       if (!(await Promise.race([drained.then(() => true), Bun.sleep(Math.min(5_000, graceMs / 4)).then(() => false)]))) await http.stop(true);
       // Running jobs get up to half the grace period to hand their work back; closing the rest takes the remainder.
       await jobs.stop(Math.min(10_000, graceMs / 2));
+      await ctx.events.close();
       await ctx.documentReader.close();
       await ctx.video.close();
       await Promise.allSettled([ctx.images.close(), ctx.ocr.close()]);

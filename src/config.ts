@@ -682,6 +682,14 @@ export function loadConfig(
         "(with its bucket), or --single-process / MEDIABOX_SINGLE_PROCESS=true when this is the only process using the database",
     );
   }
+  // The key that seals cloud tokens, webhook secrets and mail passwords is generated per data
+  // directory unless given: processes with a data directory each would not open each other's.
+  if (result.database.kind === "postgres" && !result.singleProcess && result.cloudTokenKey === null) {
+    throw new ConfigError(
+      "processes sharing a PostgreSQL database must seal secrets with one key: set MEDIABOX_CLOUD_TOKEN_KEY to the same value " +
+        "in every process, or --single-process / MEDIABOX_SINGLE_PROCESS=true when this is the only process using the database",
+    );
+  }
   if (result.storage === "s3" && !result.s3Bucket) {
     throw new ConfigError("--s3-bucket / MEDIABOX_S3_BUCKET is required when storage is s3");
   }

@@ -14,14 +14,18 @@ import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 const PG = "postgres://mediabox:secret@db.internal:5432/mediabox";
+const KEY = Buffer.alloc(32, 7).toString("base64");
 
 describe("settings", () => {
-  test("a PostgreSQL database with blobs on local disk is refused unless this is the only process", () => {
+  test("a PostgreSQL database with blobs on local disk or without a shared sealing key is refused unless this is the only process", () => {
     const base = { MEDIABOX_DATA_DIR: tempDir() };
     expect(() => loadConfig({}, { ...base, MEDIABOX_DATABASE: PG })).toThrow(/MEDIABOX_STORAGE=s3.*MEDIABOX_SINGLE_PROCESS=true/);
     expect(loadConfig({}, { ...base, MEDIABOX_DATABASE: PG, MEDIABOX_SINGLE_PROCESS: "true" }).database).toEqual({ kind: "postgres", url: PG });
-    const shared = loadConfig({}, { ...base, MEDIABOX_DATABASE: PG, MEDIABOX_STORAGE: "s3", MEDIABOX_S3_BUCKET: "media" });
+    const s3 = { MEDIABOX_STORAGE: "s3", MEDIABOX_S3_BUCKET: "media" };
+    const shared = loadConfig({}, { ...base, ...s3, MEDIABOX_DATABASE: PG, MEDIABOX_CLOUD_TOKEN_KEY: KEY });
     expect([shared.database.kind, shared.storage, shared.singleProcess]).toEqual(["postgres", "s3", false]);
+    // Secrets sealed by one process must open in the others: one key for all, given, not a file per data directory.
+    expect(() => loadConfig({}, { ...base, ...s3, MEDIABOX_DATABASE: PG })).toThrow(/MEDIABOX_CLOUD_TOKEN_KEY to the same value in every process/);
     // The default stays the data directory's SQLite file, one process doing everything.
     const plain = loadConfig({}, base);
     expect([plain.database, plain.role]).toEqual([{ kind: "sqlite" }, "all"]);

@@ -52,8 +52,8 @@ import { documentEmbedQueue, resumePendingEmbeddings } from "./documents/documen
 import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
 import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
 import { serverDocumentReader } from "./documents/server-reader.ts";
-import { VectorIndex } from "./vectors/vector-index.ts";
-import { sqliteVectorSpaces, type VectorSpaces } from "./vectors/vector-spaces.ts";
+import { SqliteVectorSpaces } from "./vectors/sqlite-vector-spaces.ts";
+import type { VectorSpaces } from "./vectors/vector-spaces.ts";
 import { imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
 import { logModelVerification, ModelVerifier } from "./models/model-verifier.ts";
@@ -154,9 +154,7 @@ export interface AppContext {
   embedder: TextEmbedding;
   /** Reads documents in a killable child process (started on first use). */
   documentReader: DocumentReader;
-  /** Vector spaces in sqlite-vec and their in-memory scans. */
-  vectors: VectorIndex;
-  /** The same spaces through the asynchronous interface that code on the data-access port uses (vectors/vector-spaces.ts). */
+  /** The vector spaces (vectors/vector-spaces.ts): sqlite-vec and their in-memory scans, writes outside a transaction joining the turn's group commit. */
   spaces: VectorSpaces;
   /** ffmpeg and ffprobe for videos, found on first use. */
   video: VideoEngine;
@@ -220,7 +218,6 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
   const writes = new GroupCommit(db);
   const background = new BackgroundWork();
   const sql = new SqliteClient(db, writes);
-  const vectors = new VectorIndex(db, clock);
   const jobs = new JobRunner(new JobStore(sql, { db, writes }), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
   const metrics = new Metrics(sql, clock, dataDir.database);
@@ -243,8 +240,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
-    vectors,
-    spaces: sqliteVectorSpaces(vectors),
+    spaces: new SqliteVectorSpaces(db, clock, writes),
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
     cloud: new CloudConnections(sql, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),

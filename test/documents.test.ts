@@ -615,6 +615,6 @@ describe("purge", () => {
     expect(db.query("SELECT count(*) AS n FROM document_chunks WHERE file_id = ?").get(id)).toEqual({ n: 0 });
     expect(db.query("SELECT count(*) AS n FROM document_pages WHERE file_id = ?").get(id)).toEqual({ n: 0 });
     for (const { seq } of seqs) expect(db.query("SELECT count(*) AS n FROM chunks_fts WHERE rowid = ?").get(seq)).toEqual({ n: 0 });
-    for (const space of server.ctx.vectors.all("text")) for (const { id: chunkId } of seqs) expect(space.get(chunkId)).toBeNull();
+    for (const space of await server.ctx.spaces.all("text")) expect((await space.vectorsOf(seqs.map((s) => s.id))).size).toBe(0);
   });
 });

@@ -617,14 +617,14 @@ describe("purge", () => {
     const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(id).map((r) => r.blob_key);
     expect(keys).toHaveLength(4);
     const model = server.ctx.db.query<{ m: string }, [string]>("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(id)!.m;
-    expect(server.ctx.vectors.find("image", model)!.get(id)).not.toBeNull();
+    expect((await (await server.ctx.spaces.find("image", model))!.vectorsOf([id])).has(id)).toBe(true);
     expect(file.full_url).toStartWith("http");
 
     await tenant.api.delete(`/files/${id}`);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
-    expect(server.ctx.vectors.find("image", model)!.get(id)).toBeNull();
+    expect((await (await server.ctx.spaces.find("image", model))!.vectorsOf([id])).has(id)).toBe(false);
     expect(server.ctx.db.query("SELECT count(*) AS n FROM image_variants WHERE file_id = ?").get(id)).toEqual({ n: 0 });
   });
 });

@@ -13,7 +13,7 @@ import { openDatabase, type Database } from "../src/db/database.ts";
 import { openPostgres } from "../src/db/postgres-database.ts";
 import { PostgresClient } from "../src/db/postgres-client.ts";
 import { PgVectorIndex, type PgVectorSpace } from "../src/vectors/pgvector-index.ts";
-import { VectorIndex, type VectorSpace } from "../src/vectors/vector-index.ts";
+import { SqliteVectorSpaces, type SqliteVectorSpace } from "../src/vectors/sqlite-vector-spaces.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 
 const found = postgresOrSkip();
@@ -42,7 +42,7 @@ const centres = Array.from({ length: 24 }, () => Float32Array.from({ length: DIM
 const near = (centre: Float32Array, noise: number) => centre.map((v) => v + noise * gaussian());
 
 let sqliteDb: Database;
-let sqliteSpace: VectorSpace;
+let sqliteSpace: SqliteVectorSpace;
 let pg: TestPostgres | null = null;
 let client: PostgresClient | null = null;
 let pgUrl = "";
@@ -60,7 +60,7 @@ const owner = new Map<string, string>();
 beforeAll(async () => {
   if (!binaries) return;
   sqliteDb = openDatabase(":memory:");
-  sqliteSpace = new VectorIndex(sqliteDb, systemClock).open("image", "fixture-clip", DIM);
+  sqliteSpace = await new SqliteVectorSpaces(sqliteDb, systemClock).open("image", "fixture-clip", DIM);
   pg = await startPostgres(binaries);
   pgUrl = await pg.createDatabase("vectors");
   client = await openPostgres(pgUrl, { max: 4 });
@@ -73,7 +73,7 @@ beforeAll(async () => {
       const id = `${org}-${i}`;
       const vector = near(centres[Math.floor(next() * centres.length)]!, 0.6);
       owner.set(id, org);
-      sqliteSpace.upsert(id, org, vector);
+      await sqliteSpace.upsert(id, org, vector);
       await pgSpace.upsert(id, org, vector);
     }
   }
@@ -129,7 +129,7 @@ describe.skipIf(!binaries)("vector spaces on pgvector", () => {
     const norm = Math.hypot(...query);
     const unitQuery = query.map((v) => v / norm);
     const ids = ["mid-0", "mid-1", "mid-2", "big-5"];
-    const expected = sqliteSpace.similarities("mid", unitQuery, ids);
+    const expected = await sqliteSpace.similarities("mid", unitQuery, ids);
     const actual = await pgSpace.similarities("mid", unitQuery, ids);
     expect([...actual.keys()].sort()).toEqual(["mid-0", "mid-1", "mid-2"]);
     for (const [id, similarity] of actual) expect(Math.abs(similarity - expected.get(id)!)).toBeLessThan(1e-4);

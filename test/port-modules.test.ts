@@ -43,9 +43,9 @@ import { applicationsOfFile, applicationsOfJob, applicationsOfRule, createRule, 
 import {
   assignFace, clusterUnassigned, FACE_DIMENSION, FACE_MODEL, getPerson, listPeople, mergePeople, personFaces, personFileIds, removeFaces, similarFaces, storeFaces, updatePerson,
 } from "../src/people/people.ts";
-import { VectorIndex } from "../src/vectors/vector-index.ts";
+import { SqliteVectorSpaces } from "../src/vectors/sqlite-vector-spaces.ts";
 import { PgVectorIndex } from "../src/vectors/pgvector-index.ts";
-import { sqliteVectorSpaces, type VectorSpaces } from "../src/vectors/vector-spaces.ts";
+import type { VectorSpaces } from "../src/vectors/vector-spaces.ts";
 import { findPostgres } from "./support/postgres.ts";
 import { dismissDuplicates, groupMemberships, recordFingerprint, undismissDuplicates, withMembers } from "../src/duplicates/duplicate-store.ts";
 
@@ -462,7 +462,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     const orgId = "org-faces";
     await tenant(db, orgId, "p-faces");
     // The vector spaces of this engine: sqlite-vec on SQLite, pgvector on PostgreSQL.
-    const spaces: VectorSpaces = name === "sqlite" ? sqliteVectorSpaces(new VectorIndex(sqlite(), clock)) : new PgVectorIndex(db, clock);
+    const spaces: VectorSpaces = name === "sqlite" ? new SqliteVectorSpaces(sqlite(), clock) : new PgVectorIndex(db, clock);
     const deps = { sql: db, clock, spaces };
     let seed = 7;
     const next = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648) - 0.5;

@@ -20,8 +20,8 @@ import { keywordTerms } from "../src/documents/keyword-query.ts";
 import { searchChunks, type SearchDeps, type SearchMode, type SearchOutcome } from "../src/documents/search.ts";
 import { TextEmbedder } from "../src/embeddings/text-embedder.ts";
 import { PgVectorIndex } from "../src/vectors/pgvector-index.ts";
-import { VectorIndex } from "../src/vectors/vector-index.ts";
-import { sqliteVectorSpaces, type VectorSpaces } from "../src/vectors/vector-spaces.ts";
+import { SqliteVectorSpaces } from "../src/vectors/sqlite-vector-spaces.ts";
+import type { VectorSpaces } from "../src/vectors/vector-spaces.ts";
 import { buildFixtureEmbeddingModel } from "./support/embedding-model.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
@@ -94,9 +94,9 @@ beforeAll(async () => {
   embedder = new TextEmbedder({ modelsDir, model: "all-MiniLM-L6-v2" });
   sqliteDb = openDatabase(join(tempDir("mediabox-search-"), "search.db"));
   const sqliteSql = new SqliteClient(sqliteDb);
-  const sqliteVectors = new VectorIndex(sqliteDb, systemClock);
-  await seed(sqliteSql, async (dim) => sqliteVectors.open("text", embedder.modelId, dim));
-  engines.sqlite = { sql: sqliteSql, embedder, spaces: sqliteVectorSpaces(sqliteVectors) };
+  const sqliteVectors = new SqliteVectorSpaces(sqliteDb, systemClock);
+  await seed(sqliteSql, (dim) => sqliteVectors.open("text", embedder.modelId, dim));
+  engines.sqlite = { sql: sqliteSql, embedder, spaces: sqliteVectors };
   if (binaries) {
     pg = await startPostgres(binaries);
     postgresUrl = await pg.createDatabase("search");

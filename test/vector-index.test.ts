@@ -13,7 +13,7 @@ import { MemoryScan } from "../src/vectors/memory-scan.ts";
 import { MAX_KERNEL_STRIDE } from "../src/vectors/dot-kernel.ts";
 import { DOT_KERNEL_WASM } from "../src/vectors/dot-kernel-bytes.ts";
 import { compiledModule } from "../scripts/build-wasm.ts";
-import { VectorIndex } from "../src/vectors/vector-index.ts";
+import { SqliteVectorSpaces } from "../src/vectors/sqlite-vector-spaces.ts";
 import { tempDir } from "./support/server.ts";
 
 /** Deterministic pseudo-random unit vectors. */
@@ -111,23 +111,23 @@ describe("MemoryScan", () => {
   });
 });
 
-describe("VectorSpace", () => {
+describe("SqliteVectorSpace", () => {
   const dir = tempDir("mediabox-vectors-");
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test("nearest stays within the organization and follows upserts and removals", async () => {
     const db = openDatabase(join(dir, "v.db"));
     try {
-      const space = new VectorIndex(db, systemClock).open("text", "test-model", 8);
+      const space = await new SqliteVectorSpaces(db, systemClock).open("text", "test-model", 8);
       const [a, b, c, query] = vectors(4, 8, 21);
-      space.upsert("a", "org-1", a!);
-      space.upsert("b", "org-1", b!);
-      space.upsert("c", "org-2", c!);
+      await space.upsert("a", "org-1", a!);
+      await space.upsert("b", "org-1", b!);
+      await space.upsert("c", "org-2", c!);
       expect((await space.nearest("org-1", query!, 10)).map((n) => n.itemId).sort()).toEqual(["a", "b"]);
       expect((await space.nearest("org-2", query!, 10)).map((n) => n.itemId)).toEqual(["c"]);
-      space.upsert("b", "org-1", query!);
+      await space.upsert("b", "org-1", query!);
       expect((await space.nearest("org-1", query!, 1))[0]).toEqual({ itemId: "b", similarity: expect.closeTo(1, 5) });
-      space.remove(["b"]);
+      await space.remove(["b"]);
       expect((await space.nearest("org-1", query!, 10)).map((n) => n.itemId)).toEqual(["a"]);
       // The store answers the same as the in-memory copy.
       expect(space.nearestInStore("org-1", query!, 10).map((n) => n.itemId)).toEqual(["a"]);

@@ -280,14 +280,13 @@ describe("playback and purge", () => {
     const file = await processed(owner, id, 120_000);
     const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM video_keyframes WHERE file_id = ?").all(id).map((r) => r.blob_key);
     expect(keys.length).toBe(file.keyframes.length);
-    const space = server.ctx.vectors.all("image")[0]!;
-    expect(space.get(keyframeItemId(id, 0))).not.toBeNull();
+    const space = (await server.ctx.spaces.all("image"))[0]!;
+    expect((await space.vectorsOf([keyframeItemId(id, 0)])).size).toBe(1);
     expect((await owner.api.delete(`/files/${id}`)).status).toBe(200);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
-    expect(space.get(keyframeItemId(id, 0))).toBeNull();
-    expect(space.get(id)).toBeNull();
+    expect((await space.vectorsOf([keyframeItemId(id, 0), id])).size).toBe(0);
     expect(server.ctx.db.query("SELECT count(*) AS n FROM video_keyframes WHERE file_id = ?").get(id)).toEqual({ n: 0 });
   }, 150_000);
 });

@@ -26,8 +26,7 @@ import { readDocument } from "../../src/documents/read-document.ts";
 import { searchChunks } from "../../src/documents/search.ts";
 import { TextEmbedder } from "../../src/embeddings/text-embedder.ts";
 import { OcrEngine } from "../../src/ocr/ocr.ts";
-import { VectorIndex } from "../../src/vectors/vector-index.ts";
-import { sqliteVectorSpaces } from "../../src/vectors/vector-spaces.ts";
+import { SqliteVectorSpaces } from "../../src/vectors/sqlite-vector-spaces.ts";
 import { SqliteClient } from "../../src/db/sqlite-client.ts";
 import { buildFixtureEmbeddingModel } from "../../test/support/embedding-model.ts";
 import { run } from "../../test/support/process.ts";
@@ -134,8 +133,8 @@ async function search() {
   let seed = 42;
   const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
   const vectors: Float32Array[] = [];
-  const index = new VectorIndex(db, clock);
-  const space = index.open("text", "bench-384", DIM);
+  const spaces = new SqliteVectorSpaces(db, clock);
+  const space = await spaces.open("text", "bench-384", DIM);
   const started = performance.now();
   db.transaction(() => {
     db.query(
@@ -154,11 +153,10 @@ async function search() {
       const id = `chunk-${i}`;
       const content = Array.from({ length: 40 }, () => WORDS[Math.floor(rand() * WORDS.length)]).join(" ") + (i % 997 === 0 ? ` ref RX-${i}` : "");
       insertChunk.run(id, `file-${i % files}`, orgId, Math.floor(i / files), content);
-      const v = randomUnit(rand);
-      vectors.push(v);
-      space.upsert(id, orgId, v);
+      vectors.push(randomUnit(rand));
     }
   })();
+  for (let i = 0; i < CHUNKS; i += 1_000) await space.upsertMany(orgId, vectors.slice(i, i + 1_000).map((v, k) => [`chunk-${i + k}`, v] as const));
   db.run("PRAGMA foreign_keys = ON");
   console.log(`\nsearch over ${CHUNKS} chunks (${DIM}-d), seeded in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
@@ -170,7 +168,7 @@ async function search() {
     unavailableReason: async () => null,
     embed: async () => [queries[q++ % ROUNDS]!],
   };
-  const ctx = { sql: new SqliteClient(db), embedder, spaces: sqliteVectorSpaces(index) } as unknown as SearchDeps;
+  const ctx = { sql: new SqliteClient(db), embedder, spaces } as unknown as SearchDeps;
   const time = async (fn: () => Promise<unknown> | unknown) => {
     const times: number[] = [];
     for (let i = 0; i < ROUNDS; i++) {

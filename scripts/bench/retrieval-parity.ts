@@ -19,8 +19,7 @@ import { BUILTIN_TEXT_MODEL } from "../../src/embeddings/text-models.ts";
 import { TextEmbedder, type TextEmbedding } from "../../src/embeddings/text-embedder.ts";
 import { UseSifEmbedder } from "../../src/embeddings/use-sif-embedder.ts";
 import { PgVectorIndex } from "../../src/vectors/pgvector-index.ts";
-import { VectorIndex } from "../../src/vectors/vector-index.ts";
-import { sqliteVectorSpaces } from "../../src/vectors/vector-spaces.ts";
+import { SqliteVectorSpaces } from "../../src/vectors/sqlite-vector-spaces.ts";
 import { findPostgres, startPostgres } from "../../test/support/postgres.ts";
 import { HALVES, type Half } from "./splits.ts";
 
@@ -61,7 +60,7 @@ export async function printRankingParity(input: ParityInput): Promise<void> {
     const copyStarted = performance.now();
     const pgVectors = new PgVectorIndex(postgres, systemClock);
     const copied = await copyIndexedChunks(db, postgres, pgVectors, input.model);
-    const sqlite: SearchDeps = { sql: new SqliteClient(db), embedder, spaces: sqliteVectorSpaces(new VectorIndex(db, systemClock)) };
+    const sqlite: SearchDeps = { sql: new SqliteClient(db), embedder, spaces: new SqliteVectorSpaces(db, systemClock) };
     const pg: SearchDeps = { sql: postgres, embedder, spaces: pgVectors };
     // The first search on PostgreSQL tokenizes the copied chunks into its postings: timed apart.
     const tokenizeStarted = performance.now();

@@ -38,6 +38,19 @@ export class SqliteClient implements SqlClient {
     return this.heldNotifications !== undefined;
   }
 
+  /** Inside a transaction: what runs once it ends, told whether it committed. */
+  private readonly settledCallbacks: ((committed: boolean) => void)[] = [];
+
+  /**
+   * Inside a transaction: `fn` runs once it has committed (true) or rolled back (false). For
+   * what SQLite-only code keeps in memory beside its rows (the vector spaces' scans), which must
+   * not show a write that rolled back.
+   */
+  afterTransaction(fn: (committed: boolean) => void): void {
+    if (!this.inTransaction) throw new Error("afterTransaction is for a transaction's client");
+    this.settledCallbacks.push(fn);
+  }
+
   all<T>(sql: string, params: Params = []): Promise<T[]> {
     return this.execute(sql, () => this.db.query<T, SqlValue[]>(sql).all(...bindable(params)));
   }
@@ -61,17 +74,25 @@ export class SqliteClient implements SqlClient {
 
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T> {
     const notifications: [string, string][] = [];
-    const body = () => fn(new SqliteClient(this.db, undefined, this.listeners, notifications));
-    const deliver = async (result: T) => {
+    const tx = new SqliteClient(this.db, undefined, this.listeners, notifications);
+    const settle = (committed: boolean) => {
+      for (const settled of tx.settledCallbacks) settled(committed);
+    };
+    const committed = async (result: T) => {
+      settle(true);
       for (const [channel, payload] of notifications) await this.notify(channel, payload);
       return result;
     };
+    const rolledBack = (err: unknown): never => {
+      settle(false);
+      throw err;
+    };
     // Joined to the group commit: a savepoint of the turn's shared transaction, committed with it.
-    if (this.writes) return this.writes.transaction(body).then(deliver);
+    if (this.writes) return this.writes.transaction(() => fn(tx)).then(committed, rolledBack);
     const run = async () => {
       this.db.run("BEGIN IMMEDIATE");
       try {
-        const result = await body();
+        const result = await fn(tx);
         this.db.run("COMMIT");
         return result;
       } catch (err) {
@@ -81,7 +102,7 @@ export class SqliteClient implements SqlClient {
     };
     const result = this.lastTransaction.then(run, run);
     this.lastTransaction = result.catch(() => {});
-    return result.then(deliver);
+    return result.then(committed, rolledBack);
   }
 
   /** One process holds a SQLite data directory: notifications stay in it (delivered on the next turn). */

@@ -10,7 +10,7 @@ import type { IngestDeps } from "../ingest/deps.ts";
 import type { ModelVerifier } from "../models/model-verifier.ts";
 import type { OcrRouter } from "../ocr/ocr-router.ts";
 import type { StageRunnerDeps } from "../processing/stage-runner.ts";
-import type { VectorIndex } from "../vectors/vector-index.ts";
+import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface DocumentDeps extends IngestDeps, StageRunnerDeps {
   /** Reads documents in a killable child process (started on first use). */
@@ -21,6 +21,6 @@ export interface DocumentDeps extends IngestDeps, StageRunnerDeps {
   models: ModelVerifier;
   /** Text recognition for images, scanned pages and video frames (PP-OCR or tesseract by kind), loaded lazily. */
   ocr: OcrRouter;
-  /** Vector spaces in sqlite-vec and their in-memory scans. */
-  vectors: VectorIndex;
+  /** The vector spaces (the chunks' text embeddings). */
+  spaces: VectorSpaces;
 }

@@ -29,7 +29,7 @@ import { join } from "node:path";
 import { errorMessage, forTenants, forTenantsOrNull } from "../errors.ts";
 import { DEFAULT_MAX_TOKENS, EMBED_BATCH } from "../embeddings/text-embedder.ts";
 import { readObject } from "../storage/blob-store.ts";
-import type { VectorSpace } from "../vectors/vector-index.ts";
+import type { WritableSpace } from "../vectors/vector-spaces.ts";
 import { chunksStored, embeddingEnded, embeddingStarted, embeddingsOfOtherModelsPending, embeddingWaits, textExtractionFailed, textExtractionStarted, textRead } from "./document-facts.ts";
 
 /** The library's search index holds this much of a document's text (the chunks hold all of it). */
@@ -175,7 +175,7 @@ export function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pick<Fil
 /** What the document pipeline's stages use of the services (the compiler checks each stage against it). */
 type DocumentStageDeps = Pick<
   DocumentDeps,
-  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "vectors"
+  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
 >;
 
 interface DocumentWork extends FileWork<DocumentStageDeps> {
@@ -267,9 +267,9 @@ const embeddingsStage: Stage<DocumentWork> = {
     if (chunks.length <= EMBED_BATCH && !(await ctx.embedder.unavailableReason())) {
       const vectors = ctx.embedder.embedNow?.(chunks.map((c) => c.content));
       if (vectors) {
-        const space = ctx.vectors.open("text", ctx.embedder.modelId, await ctx.embedder.dimension());
+        const space = await ctx.spaces.open("text", ctx.embedder.modelId, await ctx.embedder.dimension());
         const ids = chunks.map((c) => chunkId(file.id, c.chunk_index));
-        await ctx.writes.write(() => storeVectors(ctx, file, space, ids, vectors, true));
+        await storeVectors(ctx, file, space, ids, vectors, true);
         return;
       }
     }
@@ -281,14 +281,28 @@ function chunkId(fileId: string, index: number): string {
   return `${fileId}:${index}`;
 }
 
-/** Stores vectors of a document's chunks, in the caller's transaction; the document's embedding completes with its `last` ones. */
-function storeVectors(ctx: Pick<DocumentDeps, "db" | "files" | "embedder">, file: Pick<FileRow, "id" | "org_id">, space: VectorSpace, chunkIds: string[], vectors: Float32Array[], last: boolean): void {
-  const mark = ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?");
-  chunkIds.forEach((id, k) => {
-    space.upsert(id, file.org_id, vectors[k]!);
-    mark.run(ctx.embedder.modelId, id);
+/**
+ * Stores vectors of a document's chunks, then marks the chunks embedded; the document's embedding
+ * completes with its `last` ones. The vectors commit first, in a write of their own (on SQLite
+ * with the turn's other writes): the marks and the document's state are still written through
+ * the SQLite handle (FileRepository converts separately), so they cannot join a port transaction
+ * with the vectors yet. In this order a chunk marked embedded always has its vector; a crash
+ * between the two leaves the chunks pending, to be embedded again (the vectors replaced).
+ */
+async function storeVectors(
+  ctx: Pick<DocumentDeps, "db" | "writes" | "files" | "embedder">,
+  file: Pick<FileRow, "id" | "org_id">,
+  space: WritableSpace,
+  chunkIds: string[],
+  vectors: Float32Array[],
+  last: boolean,
+): Promise<void> {
+  await space.upsertMany(file.org_id, chunkIds.map((id, k) => [id, vectors[k]!] as const));
+  await ctx.writes.write(() => {
+    const mark = ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?");
+    for (const id of chunkIds) mark.run(ctx.embedder.modelId, id);
+    if (last) embeddingEnded(ctx, file.id, "completed");
   });
-  if (last) embeddingEnded(ctx, file.id, "completed");
 }
 
 /** Every document goes through these, in this order. */
@@ -352,7 +366,7 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       let failed = 0;
       try {
         const dimension = await ctx.embedder.dimension();
-        const space = ctx.vectors.open("text", ctx.embedder.modelId, dimension);
+        const space = await ctx.spaces.open("text", ctx.embedder.modelId, dimension);
         for (let i = 0; i < pending.length; i += EMBED_BATCH) {
           if (job.signal.aborted) throw new Error("embedding interrupted");
           const batch = pending.slice(i, i + EMBED_BATCH);
@@ -360,8 +374,8 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
           // cancelled job does not wait for it.
           const vectors = await unlessAborted(ctx.embedder.embed(batch.map((c) => c.content)), job.signal);
           const last = i + batch.length === pending.length;
-          // The document's state commits with its last vectors (a commit less a document).
-          await ctx.writes.write(() => storeVectors(ctx, file, space, batch.map((c) => c.id), vectors, last));
+          // The document's state commits with its last chunks' marks (a commit less a document).
+          await storeVectors(ctx, file, space, batch.map((c) => c.id), vectors, last);
           done += batch.length;
           // The job's end writes 100.
           if (!last) job.progress(Math.round((done / pending.length) * 100));

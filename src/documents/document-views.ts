@@ -10,7 +10,8 @@ import type { FileUrls } from "../files/file-urls.ts";
 import { openSuggestions } from "../files/tag-suggestions.ts";
 import { imageFactsOf } from "../images/image-facts.ts";
 import { documentFactsOf, type DocumentFacts } from "./document-facts.ts";
-import type { VectorIndex, VectorSpace } from "../vectors/vector-index.ts";
+import type { VectorSpaces } from "../vectors/vector-spaces.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { ChunkRow } from "./search.ts";
 import type { DocElement } from "./types.ts";
 
@@ -28,21 +29,25 @@ export function chunkView(row: ChunkRow, similarity: number | null = null) {
   };
 }
 
-export function documentChunks(db: Database, vectors: VectorIndex, file: FileRow, includeEmbeddings: boolean) {
-  const rows = db
-    .query<ChunkRow & { embedding_model: string | null }, [string]>(
-      `SELECT c.*, f.filename FROM document_chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ? ORDER BY c.chunk_index`,
-    )
-    .all(file.id);
-  const spaces = new Map<string, VectorSpace | null>();
-  const space = (model: string) => {
-    if (!spaces.has(model)) spaces.set(model, vectors.find("text", model));
-    return spaces.get(model)!;
-  };
+/** A document's chunks, with their vectors on request (through the port and the vector spaces: either database). */
+export async function documentChunks(deps: { sql: SqlClient; spaces: VectorSpaces }, file: FileRow, includeEmbeddings: boolean) {
+  const rows = await deps.sql.all<ChunkRow & { embedding_model: string | null }>(
+    "SELECT c.*, f.filename FROM document_chunks c JOIN files f ON f.id = c.file_id WHERE c.file_id = ? ORDER BY c.chunk_index",
+    [file.id],
+  );
+  // The chunks' vectors, one read a model (a document re-embedded halfway has two).
+  const vectors = new Map<string, Float32Array>();
+  if (includeEmbeddings) {
+    for (const model of new Set(rows.flatMap((row) => (row.embedding_model ? [row.embedding_model] : [])))) {
+      const space = await deps.spaces.find("text", model);
+      const ids = rows.filter((row) => row.embedding_model === model).map((row) => row.id);
+      if (space) for (const [id, vector] of await space.vectorsOf(ids)) vectors.set(id, vector);
+    }
+  }
   const chunks = rows.map((row) => {
     const view = chunkView(row);
     if (!includeEmbeddings) return view;
-    const vector = row.embedding_model ? space(row.embedding_model)?.get(row.id) : null;
+    const vector = vectors.get(row.id);
     return { ...view, embedding: vector ? Array.from(vector) : null, embedding_model: row.embedding_model };
   });
   const base = { document_id: file.id, chunks, total_chunks: chunks.length };

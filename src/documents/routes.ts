@@ -89,7 +89,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         detail: { summary: "A document's extracted text" },
       },
     )
-    .get("/files/:file_id/chunks", ({ principal, params, query }) => documentChunks(db, ctx.vectors, loadDocument(principal.orgId, params.file_id), query.include_embeddings === true), {
+    .get("/files/:file_id/chunks", ({ principal, params, query }) => documentChunks(ctx, loadDocument(principal.orgId, params.file_id), query.include_embeddings === true), {
       permission: "view",
       params: FileParams,
       query: t.Object({ include_embeddings: t.Optional(t.Boolean({ error: "include_embeddings: must be true or false" })) }),

@@ -31,8 +31,7 @@
 import type { SqlClient } from "../db/sql-client.ts";
 import type { TextEmbedding } from "../embeddings/text-embedder.ts";
 import type { DocumentDeps } from "./deps.ts";
-import { MAX_NEIGHBOURS } from "../vectors/vector-index.ts";
-import { sqliteVectorSpaces, type SearchableSpace, type VectorSpaces } from "../vectors/vector-spaces.ts";
+import { MAX_NEIGHBOURS, type SearchableSpace, type VectorSpaces } from "../vectors/vector-spaces.ts";
 import { keywordTerms, type KeywordTerm } from "./keyword-query.ts";
 import { keywordIndexOf, type KeywordIndex } from "./keyword-index.ts";
 import { expandQuery, FEEDBACK_DOCUMENTS } from "./query-expansion.ts";
@@ -50,9 +49,9 @@ export interface SearchDeps {
   spaces: VectorSpaces;
 }
 
-/** The appliance's search over its SQLite database and vector spaces. */
-export function searchDepsOf(ctx: Pick<DocumentDeps, "sql" | "embedder" | "vectors">): SearchDeps {
-  return { sql: ctx.sql, embedder: ctx.embedder, spaces: sqliteVectorSpaces(ctx.vectors) };
+/** The appliance's search over its database and vector spaces. */
+export function searchDepsOf(ctx: Pick<DocumentDeps, "sql" | "embedder" | "spaces">): SearchDeps {
+  return { sql: ctx.sql, embedder: ctx.embedder, spaces: ctx.spaces };
 }
 
 /** Candidates of each signal whose scores set its normalization (best = 1, this one = 0). */

@@ -9,7 +9,6 @@ import type { IngestDeps } from "../ingest/deps.ts";
 import type { BackgroundWork } from "../jobs/background-work.ts";
 import type { OcrRouter } from "../ocr/ocr-router.ts";
 import type { StageRunnerDeps } from "../processing/stage-runner.ts";
-import type { VectorIndex } from "../vectors/vector-index.ts";
 import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface ImageDeps extends IngestDeps, StageRunnerDeps {
@@ -19,8 +18,6 @@ export interface ImageDeps extends IngestDeps, StageRunnerDeps {
   images: ImageAnalyzers;
   /** Text recognition for images, scanned pages and video frames (PP-OCR or tesseract by kind), loaded lazily. */
   ocr: OcrRouter;
-  /** Vector spaces in sqlite-vec and their in-memory scans. */
-  vectors: VectorIndex;
-  /** The same spaces as code on the data-access port uses them (vectors/vector-spaces.ts). */
+  /** The vector spaces (image embeddings, faces). */
   spaces: VectorSpaces;
 }

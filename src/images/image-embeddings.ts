@@ -17,12 +17,15 @@ import type { ImageEmbedding, VisionInput } from "./vision.ts";
 export const EMBEDDED_VARIANT = "large_1024";
 
 /** Embeds `image` with the configured model and stores the vector; returns the embedding. */
-export async function storeImageEmbedding(ctx: Pick<ImageDeps, "db" | "images" | "vectors">, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
+export async function storeImageEmbedding(ctx: Pick<ImageDeps, "db" | "sql" | "images" | "spaces">, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
-  ctx.db.transaction(() => {
-    ctx.vectors.open("image", embedding.model, embedding.vector.length).upsert(file.id, file.org_id, embedding.vector);
+  const space = await ctx.spaces.open("image", embedding.model, embedding.vector.length);
+  // The vector and the model it is recorded under commit together. image_facts is still written
+  // through the SQLite handle, the connection a port transaction holds on SQLite (docs/scale-out.md).
+  await ctx.sql.transaction(async (tx) => {
+    await space.upsert(file.id, file.org_id, embedding.vector, tx);
     imageEmbedded(ctx.db, file.id, embedding.model);
-  })();
+  });
   return embedding;
 }
 

@@ -5,6 +5,7 @@
  * Changes a person would see move the file's updated_at, as when these were columns of its row.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { setFacts } from "../files/facts-table.ts";
 
@@ -39,6 +40,11 @@ export function imageFactsOf(db: Database, fileId: string): StoredImageFacts {
     .get(fileId);
   if (!row) return NONE;
   return { variantStatus: row.variant_status, variantCount: row.variant_count, blurHash: row.blur_hash, embeddingModel: row.embedding_model };
+}
+
+/** The model of the file's vector in the image space (null: not embedded yet), read through the port (either database). */
+export async function embeddingModelOf(sql: SqlClient, fileId: string): Promise<string | null> {
+  return (await sql.one<{ embedding_model: string | null }>("SELECT embedding_model FROM image_facts WHERE file_id = ?", [fileId]))?.embedding_model ?? null;
 }
 
 /** Sets some of the file's facts (the row is made by the first write). */

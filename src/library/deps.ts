@@ -12,7 +12,6 @@ import type { MediaKinds } from "../kinds/media-kind.ts";
 import type { Logger } from "../log.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
-import type { VectorIndex } from "../vectors/vector-index.ts";
 import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface LibraryDeps {
@@ -26,9 +25,7 @@ export interface LibraryDeps {
   log: Logger;
   jobs: JobRunner;
   blobs: BlobStore;
-  /** Vector spaces in sqlite-vec and their in-memory scans. */
-  vectors: VectorIndex;
-  /** The same spaces as code on the data-access port uses them (vectors/vector-spaces.ts). */
+  /** The vector spaces ("similar images", removing a purged file's vectors). */
   spaces: VectorSpaces;
   /** The media kinds (images, documents, videos, links) and what each does with its files. */
   kinds: MediaKinds;

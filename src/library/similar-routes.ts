@@ -22,7 +22,7 @@ export function similarRoutes(ctx: LibraryDeps) {
         const row = ctx.files.findOfType(principal.orgId, params.file_id, ["image", "video"]);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = [];
-        for (const match of await similarImages(ctx.db, ctx.vectors, row, query.limit)) {
+        for (const match of await similarImages(ctx, row, query.limit)) {
           const variants = await urls.variants(match.row);
           items.push({
             image_id: match.row.id,

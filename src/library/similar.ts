@@ -5,12 +5,12 @@
  * relevance_score is the cosine similarity of the embeddings (clamped to 0-1) with a small bonus
  * for shared tags, so two equally close files are ordered by what users and detectors said.
  */
-import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
-import { MAX_NEIGHBOURS, type Neighbour, type VectorIndex, type VectorSpace } from "../vectors/vector-index.ts";
+import { MAX_NEIGHBOURS, type Neighbour, type SearchableSpace, type VectorSpaces } from "../vectors/vector-spaces.ts";
 import { keyframeTimes, parseItemId } from "../video/keyframe-store.ts";
-import { imageFactsOf } from "../images/image-facts.ts";
+import { embeddingModelOf } from "../images/image-facts.ts";
 
 export interface SimilarImage {
   row: FileRow;
@@ -31,30 +31,38 @@ function tagOverlap(a: string[], b: string[]): number {
   return [...left].filter((t) => right.has(t)).length / union;
 }
 
-export async function similarImages(db: Database, vectors: VectorIndex, reference: FileRow, limit: number): Promise<SimilarImage[]> {
-  const model = imageFactsOf(db, reference.id).embeddingModel;
-  const space = model ? vectors.find("image", model) : null;
-  const vector = space?.get(reference.id) ?? null;
+/** What the search reads, on either database: the files, their image facts and keyframes (through the port) and the image space. */
+export interface SimilarDeps {
+  sql: SqlClient;
+  spaces: VectorSpaces;
+}
+
+export async function similarImages(deps: SimilarDeps, reference: FileRow, limit: number): Promise<SimilarImage[]> {
+  const { sql } = deps;
+  const model = await embeddingModelOf(sql, reference.id);
+  const space = model ? await deps.spaces.find("image", model) : null;
+  const vector = (await space?.vectorsOf([reference.id]))?.get(reference.id) ?? null;
   if (!space || !vector) {
     throw new ApiError("EMBEDDING_NOT_READY", `image ${reference.id} has no embedding yet (processing status ${reference.processing_status}); try again when its processing completes`);
   }
   // Soft-deleted files keep their vectors until purged; ask for enough neighbours to skip them.
-  const deleted = db
-    .query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type IN ('image', 'video')")
-    .get(reference.org_id)!.n;
+  const deleted = (await sql.one<{ n: number }>(
+    "SELECT count(*) AS n FROM files WHERE org_id = ? AND deleted_at IS NOT NULL AND media_type IN ('image', 'video')",
+    [reference.org_id],
+  ))!.n;
   // A video's keyframes are neighbours of their own: ask for more, and for all there may be if that was not enough.
   let k = Math.min(MAX_NEIGHBOURS, (limit + 1 + deleted) * 8);
-  let ranked = await rankNeighbours(db, space, reference, vector, k);
+  let ranked = await rankNeighbours(sql, space, reference, vector, k);
   if (ranked.items.length < limit && !ranked.exhausted && k < MAX_NEIGHBOURS) {
     k = MAX_NEIGHBOURS;
-    ranked = await rankNeighbours(db, space, reference, vector, k);
+    ranked = await rankNeighbours(sql, space, reference, vector, k);
   }
   return ranked.items.sort((a, b) => b.relevance_score - a.relevance_score).slice(0, limit);
 }
 
 async function rankNeighbours(
-  db: Database,
-  space: VectorSpace,
+  sql: SqlClient,
+  space: SearchableSpace,
   reference: FileRow,
   vector: Float32Array,
   k: number,
@@ -64,12 +72,10 @@ async function rankNeighbours(
   const fileIds = [...new Set(items.map((i) => i.fileId))];
   // One query for all neighbours' rows (live ones of this organization only).
   const rows = new Map(
-    db
-      .query<FileRow, [string, string]>("SELECT * FROM files WHERE id IN (SELECT value FROM json_each(?)) AND org_id = ? AND deleted_at IS NULL")
-      .all(JSON.stringify(fileIds), reference.org_id)
+    (await sql.all<FileRow>(`SELECT * FROM files WHERE id IN (${sql.dialect.jsonValues}) AND org_id = ? AND deleted_at IS NULL`, [JSON.stringify(fileIds), reference.org_id]))
       .map((row) => [row.id, row]),
   );
-  const times = keyframeTimes({ db }, fileIds.filter((id) => rows.get(id)?.media_type === "video"));
+  const times = await keyframeTimes(sql, fileIds.filter((id) => rows.get(id)?.media_type === "video"));
   const referenceTags = tagsOf(reference);
   const seen = new Set<string>([reference.id]);
   const results: SimilarImage[] = [];

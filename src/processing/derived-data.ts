@@ -1,6 +1,6 @@
 /**
  * What the pipelines derived from a file and stored outside its row: variant blobs, image and
- * chunk embeddings in sqlite-vec tables (which foreign keys cannot reach), and what the file's
+ * chunk embeddings in the vector spaces (which foreign keys cannot reach), and what the file's
  * kind keeps of its own (keyframes, page pictures, a link's icon and snapshot). Purging a file
  * calls this first; rows in the derived tables go with the file row by ON DELETE CASCADE.
  */
@@ -8,13 +8,13 @@ import type { Database } from "bun:sqlite";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { MediaKinds } from "../kinds/media-kind.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
-import type { VectorIndex } from "../vectors/vector-index.ts";
+import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface PurgeDeps {
   db: Database;
   blobs: BlobStore;
   files: FileRepository;
-  vectors: VectorIndex;
+  spaces: VectorSpaces;
   kinds: MediaKinds;
 }
 
@@ -22,10 +22,10 @@ export async function purgeDerivedData(ctx: PurgeDeps, fileId: string): Promise<
   const variants = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(fileId);
   for (const v of variants) await ctx.blobs.delete(v.blob_key);
   const row = ctx.files.byId(fileId);
-  for (const space of ctx.vectors.all("image")) space.remove([fileId]);
+  for (const space of await ctx.spaces.all("image")) await space.remove([fileId]);
   // A row already gone leaves no kind to ask: every kind removes what it may have kept.
   const kinds = row ? [ctx.kinds.for(row.media_type)] : ctx.kinds.all();
   for (const kind of kinds) await kind?.purge?.(fileId);
   const chunkIds = ctx.db.query<{ id: string }, [string]>("SELECT id FROM document_chunks WHERE file_id = ?").all(fileId).map((c) => c.id);
-  if (chunkIds.length) for (const space of ctx.vectors.all("text")) space.remove(chunkIds);
+  if (chunkIds.length) for (const space of await ctx.spaces.all("text")) await space.remove(chunkIds);
 }

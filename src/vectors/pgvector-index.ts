@@ -3,29 +3,26 @@
  * (docs/scale-out.md): one table per (purpose, model) as on SQLite (a `vector(n)` column has a
  * fixed dimension and two models' vectors are not comparable), registered in the same
  * `vector_spaces` table, with an HNSW index for cosine distance. Vectors are stored unit-length,
- * as VectorSpace stores them, so similarities agree with the SQLite scan's.
+ * as the SQLite spaces store them, so similarities agree with the SQLite scan's.
  *
  * A nearest-neighbour query filters by organization; an approximate index scan filtered after the
  * fact can come back short when the organization's rows are a small part of the table, so queries
  * use pgvector's iterative index scans (0.8+: the scan goes on until it has k rows of the
  * organization, in exact distance order).
  *
- * Asynchronous throughout, like the data-access port: document search reads through this
- * interface (vector-spaces.ts) on both databases; the image and text features call the
- * synchronous VectorIndex today, and move to it with their modules.
+ * Asynchronous throughout, like the data-access port; the features see it, and SQLite's spaces,
+ * through the one interface of vector-spaces.ts. A write given `tx` is a statement of that
+ * transaction.
  */
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
-import { MAX_NEIGHBOURS, tableNameFor, type Neighbour, type VectorPurpose } from "./vector-index.ts";
-import type { VectorSpaces, WritableSpace } from "./vector-spaces.ts";
+import { MAX_NEIGHBOURS, tableNameFor, unitLength, type Neighbour, type VectorPurpose, type VectorSpaces, type WritableSpace } from "./vector-spaces.ts";
 
 /** HNSW candidates per query: pgvector's default is 40; at least k, at most pgvector's 1,000. */
 const efSearch = (k: number) => Math.min(1_000, Math.max(100, 4 * k));
 
-function unit(input: Float32Array): Float32Array {
-  const norm = Math.sqrt(input.reduce((sum, v) => sum + v * v, 0)) || 1;
-  return input.map((v) => v / norm);
-}
+/** Rows an insert writes at most: three parameters a row, within PostgreSQL's 65,535. */
+const ROWS_PER_INSERT = 1_000;
 
 /** pgvector's text form; the client sends it as a parameter cast with `::vector`. */
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(",")}]`;
@@ -79,18 +76,31 @@ export class PgVectorSpace implements WritableSpace {
     private readonly table: string,
   ) {}
 
-  async upsert(itemId: string, orgId: string, input: Float32Array, tx: SqlClient = this.db): Promise<void> {
-    if (input.length !== this.dimension) throw new Error(`expected a ${this.dimension}-d vector, got ${input.length}-d`);
-    await tx.run(
-      `INSERT INTO ${this.table} (item_id, org_id, embedding) VALUES (?, ?, ?::vector)
-       ON CONFLICT (item_id) DO UPDATE SET org_id = excluded.org_id, embedding = excluded.embedding`,
-      [itemId, orgId, literal(unit(input))],
-    );
+  upsert(itemId: string, orgId: string, vector: Float32Array, tx?: SqlClient): Promise<void> {
+    return this.upsertMany(orgId, [[itemId, vector]], tx);
   }
 
-  async remove(itemIds: string[], tx: SqlClient = this.db): Promise<void> {
+  async upsertMany(orgId: string, items: readonly (readonly [string, Float32Array])[], tx: SqlClient = this.db): Promise<void> {
+    for (const [, input] of items) if (input.length !== this.dimension) throw new Error(`expected a ${this.dimension}-d vector, got ${input.length}-d`);
+    // One statement may not update a row twice: an item given twice keeps its last vector.
+    const rows = [...new Map(items.map(([itemId, input]) => [itemId, input])).entries()];
+    if (rows.length === 0) return;
+    const write = async (db: SqlClient) => {
+      for (let at = 0; at < rows.length; at += ROWS_PER_INSERT) {
+        const slice = rows.slice(at, at + ROWS_PER_INSERT);
+        await db.run(
+          `INSERT INTO ${this.table} (item_id, org_id, embedding) VALUES ${slice.map(() => "(?, ?, ?::vector)").join(", ")}
+           ON CONFLICT (item_id) DO UPDATE SET org_id = excluded.org_id, embedding = excluded.embedding`,
+          slice.flatMap(([itemId, input]) => [itemId, orgId, literal(unitLength(input))]),
+        );
+      }
+    };
+    await (rows.length > ROWS_PER_INSERT ? atomically(tx, write) : write(tx));
+  }
+
+  async remove(itemIds: readonly string[], tx: SqlClient = this.db): Promise<void> {
     if (itemIds.length === 0) return;
-    await tx.run(`DELETE FROM ${this.table} WHERE item_id IN (${itemIds.map(() => "?").join(", ")})`, itemIds);
+    await tx.run(`DELETE FROM ${this.table} WHERE item_id IN (${tx.dialect.jsonValues})`, [JSON.stringify(itemIds)]);
   }
 
   async get(itemId: string): Promise<Float32Array | null> {

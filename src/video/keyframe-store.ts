@@ -5,6 +5,7 @@
  * poster's under the file id, so similar-image search can answer with the video and the moment.
  */
 import type { VideoDeps } from "./deps.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { keyframeBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import type { KeyFrame } from "./frames.ts";
@@ -62,23 +63,23 @@ export function keyframesOf(ctx: Pick<VideoDeps, "db">, fileId: string): StoredK
     }));
 }
 
-/** The time of every keyframe of these files, by its vector item id. */
-export function keyframeTimes(ctx: Pick<VideoDeps, "db">, fileIds: string[]): Map<string, number> {
-  const rows = ctx.db
-    .query<{ file_id: string; frame_index: number; time_seconds: number }, [string]>(
-      "SELECT file_id, frame_index, time_seconds FROM video_keyframes WHERE file_id IN (SELECT value FROM json_each(?))",
-    )
-    .all(JSON.stringify(fileIds));
+/** The time of every keyframe of these files, by its vector item id (read through the port: either database). */
+export async function keyframeTimes(sql: SqlClient, fileIds: string[]): Promise<Map<string, number>> {
+  if (fileIds.length === 0) return new Map();
+  const rows = await sql.all<{ file_id: string; frame_index: number; time_seconds: number }>(
+    `SELECT file_id, frame_index, time_seconds FROM video_keyframes WHERE file_id IN (${sql.dialect.jsonValues})`,
+    [JSON.stringify(fileIds)],
+  );
   return new Map(rows.map((r) => [keyframeItemId(r.file_id, r.frame_index), r.time_seconds]));
 }
 
 /** Removes a file's keyframes: blobs, vectors and rows (before sampling again, and at purge). */
-export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "blobs" | "vectors">, fileId: string): Promise<void> {
+export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "blobs" | "spaces">, fileId: string): Promise<void> {
   const frames = keyframesOf(ctx, fileId);
   if (!frames.length) return;
   for (const frame of frames) await ctx.blobs.delete(frame.blobKey);
   const items = frames.map((f) => keyframeItemId(fileId, f.index));
-  for (const space of ctx.vectors.all("image")) space.remove(items);
+  for (const space of await ctx.spaces.all("image")) await space.remove(items);
   ctx.db.query("DELETE FROM video_keyframes WHERE file_id = ?").run(fileId);
 }
 

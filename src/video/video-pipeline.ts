@@ -35,6 +35,7 @@ import { storeCameraFacts } from "../camera/camera-facts.ts";
 import { frameSignature, readingPlan } from "./frame-likeness.ts";
 import type { OcrResult } from "../ocr/ocr.ts";
 import { composeVideoDescription, dedupeLines, seenThings, VIDEO_COMPOSED_MODEL, videoFacts, type FrameFindings, type VideoShape } from "./video-summary.ts";
+import type { WritableSpace } from "../vectors/vector-spaces.ts";
 
 /** Detectors look at this many keyframes at most, spread over the video (each costs ~250 ms). */
 const ANALYSED_FRAMES = 12;
@@ -73,7 +74,7 @@ export function videoPipelineOptions(
  */
 type VideoStageDeps = Pick<
   VideoDeps,
-  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "vectors"
+  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "sql" | "spaces"
 >;
 
 interface VideoWork extends FileWork<VideoStageDeps> {
@@ -237,10 +238,14 @@ const embeddingStage: Stage<VideoWork> = {
       progress((index + 1) / work.frames.length, { done: index + 1, total: work.frames.length, unit: "frame" });
     }
     if (!vectors.some((v) => v.item === file.id) && vectors[0]) vectors.push({ ...vectors[0], item: file.id });
-    ctx.db.transaction(() => {
-      for (const v of vectors) ctx.vectors.open("image", v.model, v.vector.length).upsert(v.item, file.org_id, v.vector);
+    const spaces = new Map<string, WritableSpace>();
+    for (const v of vectors) if (!spaces.has(v.model)) spaces.set(v.model, await ctx.spaces.open("image", v.model, v.vector.length));
+    // The vectors and the model they are recorded under commit together (image_facts through the
+    // SQLite handle, the connection a port transaction holds on SQLite: docs/scale-out.md).
+    await ctx.sql.transaction(async (tx) => {
+      for (const v of vectors) await spaces.get(v.model)!.upsert(v.item, file.org_id, v.vector, tx);
       imageEmbedded(ctx.db, file.id, vectors[0]!.model);
-    })();
+    });
   },
 };
 

@@ -96,6 +96,29 @@ export class ScaleClient {
     return ((await res.json()) as { total_count: number }).total_count;
   }
 
+  /** The organization's jobs with this status (GET /jobs: every queue, file processing and what follows it). */
+  async jobCount(status: string): Promise<number> {
+    const res = await fetch(`${this.api}/jobs?status=${status}&limit=1`, { headers: this.auth });
+    if (res.status !== 200) throw new Error(`GET /jobs?status=${status}: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as { total_count: number }).total_count;
+  }
+
+  /**
+   * Once the files are done, jobs they queued (embedding a document's chunks, ...) may still run:
+   * waits until none is pending or running, then answers how many completed and how many failed.
+   */
+  async settledJobs(timeoutMs: number): Promise<{ completed: number; failed: number; cancelled: number }> {
+    let open = 0;
+    await waitFor(async () => (open = (await this.jobCount("pending")) + (await this.jobCount("processing"))) === 0, {
+      what: () => `the organization's jobs to end (${open} pending or running)`,
+      timeoutMs,
+      intervalMs: 100,
+      maxIntervalMs: 500,
+    });
+    const [completed, failed, cancelled] = await Promise.all(["completed", "failed", "cancelled"].map((status) => this.jobCount(status)));
+    return { completed: completed!, failed: failed!, cancelled: cancelled! };
+  }
+
   /** Files whose processing has ended (completed, failed, or stored: a kind nothing analyses). */
   async doneCount(): Promise<number> {
     const counts = await Promise.all(["completed", "failed", "stored"].map((status) => this.count(status)));

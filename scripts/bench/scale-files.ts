@@ -28,8 +28,8 @@ export interface BenchFile {
  * worker, measured on SQLite with one `all` process pinned to one core, 9 files of a kind after a
  * first one (2026-12-02): a photo 0.72 s of CPU (decode, variants, the vision models), a picture
  * of text 0.77 s (OCR too), a clip 0.70 s (ffmpeg's keyframes, then the models on them), a PDF
- * 0.23 s, a note 0.02 s; the process was busy 84-95 % of the wall time. So about 0.48 s a file,
- * spent in the workers: 500 files keep one worker's core busy for about four minutes.
+ * 0.23 s, a note 0.02 s; the process was busy 84-95 % of the wall time. The whole mix, 500 files
+ * through one such process: 163 s of CPU in 164 s (0.33 s a file), so the work is the workers'.
  */
 const CYCLE: FileKind[] = ["photo", "pdf", "photo", "note", "photo", "photo", "text-image", "photo", "pdf", "note", "photo", "photo", "pdf", "note", "photo", "video", "photo", "pdf", "note", "photo"];
 const PHOTO_SIZES: [number, number, "jpeg" | "png" | "webp"][] = [[640, 480, "jpeg"], [1280, 960, "jpeg"], [2048, 1536, "jpeg"], [1600, 1200, "webp"], [1024, 768, "png"]];

@@ -18,10 +18,11 @@
  * HTTP (POST /files/upload, 4 at a time), each acknowledged upload's id and SHA-256 recorded, the
  * files counted by processing status until all are done (polling, with a deadline), then every
  * acknowledged file checked: known, completed (not failed), and its downloaded bytes' SHA-256
- * equal to the upload's. The time runs from the first upload sent to the last completion the
+ * equal to the upload's; then, once the jobs the files queued have ended too, none may have
+ * failed. The time runs from the first upload sent to the last completion the
  * server recorded. Prints files/s per run, each process's CPU use, and last
  * `scale: 2 workers X.XXx of 1, lost N` (N: acknowledged files missing, not completed or whose
- * bytes differ, over all runs). Exit 1 when anything was lost or refused.
+ * bytes differ, over all runs). Exit 1 when anything was lost, refused or failed.
  *
  * Pinning, with the cores this process may use c0..cK (taskset): this script, PostgreSQL and the
  * S3 endpoint (pinned at start with `taskset -a -p`; what they start inherits it) and the api on
@@ -68,6 +69,7 @@ const FILE_COUNT = Number(args.files);
 const ENGINE = args.engine;
 const DEADLINE_MS = Number(args["deadline-minutes"]) * 60_000;
 const UPLOADS_AT_ONCE = 4;
+const CORES = allowedCores();
 if (!Number.isInteger(FILE_COUNT) || FILE_COUNT < 2) throw new Error(`--files: expected an integer of at least 2, got ${args.files}`);
 if (ENGINE !== "postgres" && ENGINE !== "sqlite") throw new Error(`--engine: expected postgres or sqlite, got ${ENGINE}`);
 
@@ -92,10 +94,11 @@ const BASE_ENV: Record<string, string> = {
 /** A server refused to start: its own words, for the message that ends the bench. */
 class ServerRefused extends Error {}
 
-async function start(name: string, core: number | null, env: Record<string, string>, runDir: string): Promise<PinnedServer> {
-  const dataDir = join(runDir, name);
+/** Starts `name` with the data directory runDir/`dir` (its name unless given: a restart keeps its directory). */
+async function start(name: string, core: number | null, env: Record<string, string>, runDir: string, dir = name): Promise<PinnedServer> {
+  const dataDir = join(runDir, dir);
   try {
-    return await startPinned(name, core, { ...BASE_ENV, MEDIABOX_DATA_DIR: dataDir, ...env }, join(runDir, `${name}.log`));
+    return await startPinned(name, core, { ...BASE_ENV, MEDIABOX_DATA_DIR: dataDir, ...env }, join(runDir, `${dir}.log`));
   } catch (err) {
     const said = /stderr: ([\s\S]*)$/.exec((err as Error).message)?.[1]?.trim();
     if (said) throw new ServerRefused(`the ${name} process (serve ${env.MEDIABOX_ROLE ? `--role ${env.MEDIABOX_ROLE}` : ""}) refused to start:\n  ${said.split("\n").join("\n  ")}`);
@@ -110,11 +113,13 @@ interface RunOutcome {
   rate: number;
   verdict: Verdict;
   refused: string[];
+  /** Jobs that ended failed or cancelled (none is asked to cancel). */
+  failedJobs: number;
 }
 
 interface RunSetup {
   label: string;
-  /** The process the API is asked through (the api, or the one `all` process). */
+  /** The process the API is asked through (the api, or the one `all` process: replaced when restarted). */
   api: PinnedServer;
   /** The processes running jobs, whose CPU use is reported. */
   workers: PinnedServer[];
@@ -128,6 +133,7 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   const client = new ScaleClient(setup.api.server.url);
   await client.setUp();
   const cpuBefore = new Map([setup.api, ...setup.workers].map((p) => [p, treeCpuSeconds(p.pid)]));
+  const ownCpuBefore = process.cpuUsage();
   const startedAt = performance.now();
   let uploading = true;
   let acked = 0;
@@ -145,8 +151,10 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   });
   const outcome = await uploads;
   const cpu = [setup.api, ...setup.workers].map((p) => ({ p, used: treeCpuSeconds(p.pid) - (cpuBefore.get(p) ?? 0) }));
+  const ownCpu = process.cpuUsage(ownCpuBefore);
   const wall = (performance.now() - startedAt) / 1000;
   const verdict = await verify(client, outcome.acknowledged);
+  const jobs = await client.settledJobs(DEADLINE_MS);
   const seconds = ((verdict.lastCompletedAt ?? doneAt) - outcome.firstSentAt) / 1000;
   const rate = outcome.acknowledged.length / seconds;
   const statuses = [...verdict.byStatus].map(([s, n]) => `${s} ${n}`).join(", ");
@@ -154,11 +162,14 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
     `${seconds.toFixed(1)} s: ${rate.toFixed(2)} files/s${halfNote ? `; ${halfNote}` : ""}`);
   // A process killed meanwhile has no CPU figure left to read.
   const cpuText = cpu.map(({ p, used }) => `${p.name} (core ${p.core ?? "any"}) ${used < 0 ? "killed" : `${used.toFixed(0)} s (${((used / wall) * 100).toFixed(0)} %)`}`);
-  console.log(`  CPU over the run's ${wall.toFixed(0)} s (process and children): ${cpuText.join(", ")}`);
+  const ownSeconds = (ownCpu.user + ownCpu.system) / 1e6;
+  cpuText.push(`this script (client${ENGINE === "postgres" ? ", S3 endpoint" : ""}; core ${CORES[0]}) ${ownSeconds.toFixed(0)} s (${((ownSeconds / wall) * 100).toFixed(0)} %)`);
+  console.log(`  CPU over the run's ${wall.toFixed(0)} s (each process with its children; PostgreSQL not counted): ${cpuText.join(", ")}`);
   console.log(`  checked: ${statuses}; retried ${verdict.retried}; missing ${verdict.missing.length}, not completed ${verdict.notCompleted.length}, bytes differ ${verdict.bytesDiffer.length}`);
+  console.log(`  jobs once settled: ${jobs.completed} completed, ${jobs.failed} failed, ${jobs.cancelled} cancelled`);
   for (const line of [...verdict.missing, ...verdict.notCompleted, ...verdict.bytesDiffer].slice(0, 10)) console.log(`    ${line}`);
   for (const line of outcome.refused.slice(0, 10)) console.log(`    upload refused: ${line}`);
-  return { label: setup.label, files: outcome.acknowledged.length, seconds, rate, verdict, refused: outcome.refused };
+  return { label: setup.label, files: outcome.acknowledged.length, seconds, rate, verdict, refused: outcome.refused, failedJobs: jobs.failed + jobs.cancelled };
 }
 
 /** Worker i's core: c(1+i) while there are cores left, else wrapped around (see the header). */
@@ -221,7 +232,9 @@ async function sqliteRuns(cores: number[], files: BenchFile[]): Promise<RunOutco
         setup.atHalf = async (client) => {
           const pid = all.pid;
           await killTree(all);
-          all = await start("all", core, { MEDIABOX_ROLE: "all" }, runDir);
+          all = await start("all, restarted", core, { MEDIABOX_ROLE: "all" }, runDir, "all");
+          // Its CPU is then reported from its start; the killed process's is gone with it.
+          setup.api = all;
           client.moveTo(all.server.url);
           return `pid ${pid} killed -9 and restarted as pid ${all.pid}`;
         };
@@ -250,7 +263,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 async function main(): Promise<number> {
-  const cores = allowedCores();
+  const cores = CORES;
   // This script, and PostgreSQL and the S3 endpoint it starts, on the api's core (see the header).
   pinProcess(process.pid, cores[0]!);
   console.log(`bench:scale on ${ENGINE === "postgres" ? "PostgreSQL + S3 (s3rver)" : "SQLite + local storage (smoke run of the harness)"}, ${FILE_COUNT} files, cores ${cores.join(",")}; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
@@ -269,7 +282,9 @@ async function main(): Promise<number> {
   }
   const lost = outcomes.reduce((n, o) => n + lostCount(o.verdict), 0);
   const refused = outcomes.reduce((n, o) => n + o.refused.length, 0);
+  const failedJobs = outcomes.reduce((n, o) => n + o.failedJobs, 0);
   console.log(`load average at the end ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  if (failedJobs) console.log(`${failedJobs} job(s) failed or were cancelled (listed per run above): the run is not clean`);
   if (refused) console.log(`${refused} upload(s) were not acknowledged (listed above): not counted as lost, but the run is not clean`);
   if (ENGINE === "postgres") {
     const [one, two] = outcomes;
@@ -277,7 +292,7 @@ async function main(): Promise<number> {
   } else {
     console.log(`scale (sqlite smoke, 1 process): ${outcomes[0]!.rate.toFixed(2)} files/s, killed -9 and restarted mid-run, lost ${lost}`);
   }
-  return lost === 0 && refused === 0 ? 0 : 1;
+  return lost === 0 && refused === 0 && failedJobs === 0 ? 0 : 1;
 }
 
 let code = 1;

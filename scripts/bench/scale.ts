@@ -181,7 +181,7 @@ async function postgresRuns(cores: number[], files: BenchFile[]): Promise<RunOut
   const binaries = findPostgres();
   if ("missing" in binaries) throw new ServerRefused(binaries.missing);
   if (!binaries.vector) throw new ServerRefused(`the PostgreSQL in ${binaries.bin} has no pgvector`);
-  const pg: TestPostgres = await startPostgres(binaries);
+  const pg: TestPostgres = (postgres = await startPostgres(binaries));
   const outcomes: RunOutcome[] = [];
   try {
     const runs: { label: string; workers: number; kill: boolean }[] = [
@@ -192,7 +192,7 @@ async function postgresRuns(cores: number[], files: BenchFile[]): Promise<RunOut
     for (const [n, run] of runs.entries()) {
       const runDir = join(root, `run-${n + 1}`);
       const database = await pg.createDatabase(`scale_${n + 1}`);
-      const s3: S3Fixture = await startS3rver();
+      const s3: S3Fixture = (s3Endpoint = await startS3rver());
       try {
         const env = { ...s3.env, MEDIABOX_DATABASE: database };
         const api = await start("api", cores[0]!, { ...env, MEDIABOX_ROLE: "api" }, runDir);
@@ -211,10 +211,12 @@ async function postgresRuns(cores: number[], files: BenchFile[]): Promise<RunOut
       } finally {
         await stopAll();
         await s3.close();
+        s3Endpoint = null;
       }
     }
   } finally {
     await pg.stop();
+    postgres = null;
   }
   return outcomes;
 }
@@ -247,11 +249,17 @@ async function sqliteRuns(cores: number[], files: BenchFile[]): Promise<RunOutco
   return outcomes;
 }
 
+/** The PostgreSQL cluster and S3 endpoint running now, for a stop by Ctrl-C. */
+let postgres: TestPostgres | null = null;
+let s3Endpoint: S3Fixture | null = null;
+
 let cleaningUp = false;
 async function cleanUp(): Promise<void> {
   if (cleaningUp) return;
   cleaningUp = true;
   await stopAll();
+  await s3Endpoint?.close();
+  await postgres?.stop();
   if (args.keep) console.log(`kept ${root}`);
   else rmSync(root, { recursive: true, force: true });
 }

@@ -137,6 +137,7 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "documents/keyword-query.ts common": "chunk counts of common words, kept per keyword index (a WeakMap keyed by the index)",
   "documents/query-expansion.ts counted": "chunk counts of words, kept per keyword index (a WeakMap keyed by the index)",
   "documents/keyword-index.ts indexes": "one keyword index per database client (a WeakMap keyed by the client), which the two above are kept by",
+  "files/keyword-search.ts searches": "the library's keyword search per database client (a WeakMap keyed by the client): on PostgreSQL it keeps its scratch tokenizer",
   "rules/auto-match.ts loaded": "auto-matching models read from the database, per database (a WeakMap keyed by the Database), replaced when a newer one is trained",
   "documents/pdfjs.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
   "processing/progress-board.ts board": "live progress of the files being analysed, keyed by file id (unique across the servers of a process), removed when each run ends",

@@ -12,6 +12,7 @@ import { openDatabase, type Database } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
 import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { POSTGRES_ONLY_TABLES } from "../src/db/migrations/037_keyword_postings.ts";
+import { POSTGRES_ONLY_TABLES as FILE_SEARCH_TABLES } from "../src/db/migrations/040_file_search_terms.ts";
 import { openPostgres } from "../src/db/postgres-database.ts";
 import { PostgresClient } from "../src/db/postgres-client.ts";
 import { postgresMigrations, splitStatements } from "../src/db/postgres-migrations.ts";
@@ -211,8 +212,8 @@ describe.skipIf(!binaries)("migrations on PostgreSQL", () => {
   test("every migration builds the same tables and columns (types, NOT NULL) as on SQLite", async () => {
     const expected = sqliteSchema(sqliteDb);
     const actual = await postgresSchema(postgres!);
-    // The chunks' keyword postings: PostgreSQL's own (SQLite's FTS5 keeps them in its shadow tables).
-    for (const table of POSTGRES_ONLY_TABLES) {
+    // The chunks' keyword postings and the files' search terms: PostgreSQL's own (SQLite's FTS5 keeps them in its shadow tables).
+    for (const table of [...POSTGRES_ONLY_TABLES, ...FILE_SEARCH_TABLES]) {
       expect(actual[table]).toBeDefined();
       delete actual[table];
     }

@@ -81,6 +81,26 @@ export interface Dialect {
    * other writers.
    */
   transactionLock(name: string): string;
+  /**
+   * Text ordered and compared ignoring ASCII case, as an index over the same expression serves
+   * it: `expr COLLATE NOCASE` / `lower(expr)` (the migrations' translation of such an index).
+   */
+  nocase(expr: string): string;
+  /** The LIKE operator that ignores case (SQLite's LIKE does for ASCII; PostgreSQL's does not): `LIKE` / `ILIKE`. */
+  readonly likeNocase: string;
+  /** After a table in FROM: the index SQLite must use for it (`INDEXED BY name`); PostgreSQL's planner takes no such hint. */
+  indexedBy(index: string): string;
+  /** The UTC year ("2021"), month ("2021-06") or day ("2021-06-01") of an ISO-8601 text column; NULL stays NULL. */
+  utcPeriod(column: string, period: "year" | "month" | "day"): string;
+}
+
+const STRFTIME: Record<"year" | "month" | "day", string> = { year: "%Y", month: "%Y-%m", day: "%Y-%m-%d" };
+const TO_CHAR: Record<"year" | "month" | "day", string> = { year: "YYYY", month: "YYYY-MM", day: "YYYY-MM-DD" };
+
+/** An identifier spliced into SQL: a plain name, never user input. */
+function identifier(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`bad identifier ${name}`);
+  return name;
 }
 
 /** A key spliced into SQL: a plain identifier, never user input. */
@@ -97,6 +117,10 @@ export const SQLITE_DIALECT: Dialect = {
   jsonNumber: (column, key) => `json_extract(${column}, '$.${jsonKey(key)}')`,
   jsonValues: "SELECT value FROM json_each(?)",
   transactionLock: (name) => `SELECT '${jsonKey(name)}' AS lock`,
+  nocase: (expr) => `${expr} COLLATE NOCASE`,
+  likeNocase: "LIKE",
+  indexedBy: (index) => ` INDEXED BY ${identifier(index)}`,
+  utcPeriod: (column, period) => `strftime('${STRFTIME[period]}', ${column})`,
 };
 
 export const POSTGRES_DIALECT: Dialect = {
@@ -107,6 +131,11 @@ export const POSTGRES_DIALECT: Dialect = {
   jsonNumber: (column, key) => `((${column}::jsonb ->> '${jsonKey(key)}')::double precision)`,
   jsonValues: "SELECT value FROM jsonb_array_elements_text(?::text::jsonb) AS elements(value)",
   transactionLock: (name) => `SELECT pg_advisory_xact_lock(hashtext('${jsonKey(name)}'))`,
+  nocase: (expr) => `lower(${expr})`,
+  likeNocase: "ILIKE",
+  indexedBy: () => "",
+  // The stored times are ISO-8601 with their zone (Z); read as instants, then written in UTC as SQLite's strftime does.
+  utcPeriod: (column, period) => `to_char((${column})::timestamptz AT TIME ZONE 'UTC', '${TO_CHAR[period]}')`,
 };
 
 /** Booleans are stored as 0/1 on both engines; undefined is never a value. */

@@ -1,17 +1,19 @@
 /**
- * The reads of the files row for listings and search: `GET /files`'s filters (shared with the
- * photo timeline and the map), full-text search (FTS5 over title, filename, tags, descriptions and
- * visible text), sorting and paging, always scoped to one organization and to files that are not
- * soft-deleted. Every sort order is backed by a partial index (migration 004). Also the trash
- * (`GET /files/deleted`): the organization's soft-deleted files still within retention. Filters on
- * a kind's facts ask its table (image_compliance, camera_facts) with EXISTS.
+ * The reads of the files row for listings and search, on the data-access port (SQLite or
+ * PostgreSQL): `GET /files`'s filters (shared with the photo timeline and the map), keyword search
+ * over title, filename, tags, descriptions and visible text (keyword-search.ts: FTS5 on SQLite, the
+ * same tokens as a tsvector on PostgreSQL), sorting and paging, always scoped to one organization
+ * and to files that are not soft-deleted. Every sort order is backed by a partial index (migration
+ * 004; 040 on PostgreSQL for undated files' place). Also the trash (`GET /files/deleted`): the
+ * organization's soft-deleted files still within retention. Filters on a kind's facts ask its
+ * table (image_compliance, camera_facts) with EXISTS.
  */
-import type { Database } from "bun:sqlite";
-import { STOP_WORDS } from "../text/stop-words.ts";
+import type { Dialect, SqlClient, SqlValue } from "../db/sql-client.ts";
 import { badRequest } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
+import { fileKeywordSearchOf, searchPhrases, SEARCH_MODES } from "./keyword-search.ts";
 
-export const SEARCH_MODES = ["all", "metadata", "visible_text"] as const;
+export { SEARCH_MODES };
 export const SORT_FIELDS = ["created_at", "content_created_at", "title", "size_bytes"] as const;
 export const PROCESSING_STATUSES = ["queued", "processing", "stored", "completed", "failed"] as const;
 
@@ -43,40 +45,6 @@ export interface ListFilesQuery {
   sortOrder: "asc" | "desc";
   limit: number;
   offset: number;
-}
-
-const FTS_COLUMNS: Record<ListFilesQuery["searchMode"], string | null> = {
-  all: null,
-  metadata: "{title filename tags user_description upload_description}",
-  visible_text: "{visible_text}",
-};
-
-/**
- * Turns free text into a safe FTS5 query: every word must match (AND), words that the tokenizer
- * splits (INV-2024-001) become phrases, and the last word also matches as a prefix so results
- * follow typing. No FTS syntax from the user reaches SQLite.
- */
-export function ftsQuery(search: string, mode: ListFilesQuery["searchMode"]): string {
-  const words = search.split(/\s+/).filter(Boolean);
-  const terms: string[] = [];
-  for (const [i, word] of words.entries()) {
-    const tokens = word.match(/[\p{L}\p{N}]+/gu);
-    // Stop words need not occur ("the annual report" finds "Annual report 2024"), except the last
-    // word, which may be the start of a longer one, and a query of nothing else.
-    const stop = i < words.length - 1 && tokens?.length === 1 && STOP_WORDS.has(tokens[0]!.toLowerCase());
-    if (tokens && !stop) terms.push(`"${tokens.join(" ")}"`);
-  }
-  if (terms.length === 0) {
-    for (const word of words) {
-      const tokens = word.match(/[\p{L}\p{N}]+/gu);
-      if (tokens) terms.push(`"${tokens.join(" ")}"`);
-    }
-  }
-  if (terms.length === 0) throw badRequest("search: must contain at least one letter or digit");
-  terms[terms.length - 1] += "*";
-  const expression = terms.join(" AND ");
-  const columns = FTS_COLUMNS[mode];
-  return columns ? `${columns} : (${expression})` : expression;
 }
 
 export interface BoundingBox {
@@ -146,9 +114,9 @@ export const NO_FILTERS: FileFilters = {
 };
 
 /** SQL conditions on `files f` (beyond "this org, not deleted") for the filters, with their parameters. */
-export function fileConditions(q: FileFilters): { filters: string[]; params: (string | number)[] } {
+export function fileConditions(dialect: Dialect, q: FileFilters): { filters: string[]; params: SqlValue[] } {
   const filters: string[] = [];
-  const params: (string | number)[] = [];
+  const params: SqlValue[] = [];
   if (q.mediaTypes.length) {
     filters.push(`f.media_type IN (${q.mediaTypes.map(() => "?").join(",")})`);
     params.push(...q.mediaTypes);
@@ -193,7 +161,7 @@ export function fileConditions(q: FileFilters): { filters: string[]; params: (st
     params.push(isoOrThrow(q.takenTo, "taken_to"));
   }
   if (q.camera) {
-    filters.push("EXISTS (SELECT 1 FROM camera_facts c WHERE c.file_id = f.id AND (coalesce(c.make, '') || ' ' || coalesce(c.model, '')) LIKE ? ESCAPE '\\')");
+    filters.push(`EXISTS (SELECT 1 FROM camera_facts c WHERE c.file_id = f.id AND (coalesce(c.make, '') || ' ' || coalesce(c.model, '')) ${dialect.likeNocase} ? ESCAPE '\\')`);
     params.push(`%${likeEscape(q.camera)}%`);
   }
   if (q.hasLocation !== null) {
@@ -207,50 +175,55 @@ export function fileConditions(q: FileFilters): { filters: string[]; params: (st
   return { filters, params };
 }
 
-export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { rows: FileRow[]; total: number } {
+export async function listFiles(db: SqlClient, orgId: string, q: ListFilesQuery): Promise<{ rows: FileRow[]; total: number }> {
+  const dialect = db.dialect;
   // Conditions on the file itself, beyond "this org, not deleted".
-  const { filters, params } = fileConditions(q);
-  // A search joins the FTS table (its rank orders the results unless sort_by says otherwise).
-  const search = q.search !== null ? ftsQuery(q.search, q.searchMode) : null;
-  const fts = search !== null ? " JOIN files_fts ON files_fts.rowid = f.search_rowid" : "";
-  if (search !== null) {
-    filters.unshift("files_fts MATCH ?");
-    params.unshift(search);
+  const { filters, params } = fileConditions(dialect, q);
+  // A search joins the keyword index (its rank orders the results unless sort_by says otherwise).
+  let join = "";
+  let rankParams: SqlValue[] = [];
+  let rank: string | null = null;
+  if (q.search !== null) {
+    const phrases = searchPhrases(q.search);
+    const keywords = fileKeywordSearchOf(db);
+    await keywords.ready();
+    const match = keywords.match(phrases, q.searchMode);
+    join = match.join;
+    filters.unshift(match.condition);
+    params.unshift(...match.params);
+    rank = match.rank;
+    rankParams = match.rankParams;
   }
-  const order = orderBy(q, search !== null);
+  const order = orderBy(dialect, q, rank);
+  // The rank's parameters, where the order is by relevance.
+  const orderParams = q.sortBy === null ? rankParams : [];
   const tagKeys = [...new Set(q.tags.map((t) => t.trim().toLowerCase()))];
 
   if (tagKeys.length === 0) {
     const where = ["f.org_id = ?", "f.deleted_at IS NULL", ...filters].join(" AND ");
-    const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM files f${fts} WHERE ${where}`).get(orgId, ...params)!.n;
-    const rows = db
-      .query<FileRow, (string | number)[]>(`SELECT f.* FROM files f${fts} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
-      .all(orgId, ...params, q.limit, q.offset);
+    const total = (await db.one<{ n: number }>(`SELECT count(*) AS n FROM files f${join} WHERE ${where}`, [orgId, ...params]))!.n;
+    const rows = await db.all<FileRow>(`SELECT f.* FROM files f${join} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [orgId, ...params, ...orderParams, q.limit, q.offset]);
     return { rows, total };
   }
 
   // With tags, counting walks the tag index (already org-scoped) and probes each candidate by
-  // id through the live-files index: CROSS JOIN and INDEXED BY pin that plan, which SQLite
+  // id through the live-files index: on SQLite CROSS JOIN and INDEXED BY pin that plan, which it
   // would otherwise trade for a table lookup per candidate (4x slower at 20,000 matches).
   const tagged = `SELECT file_id FROM file_tags WHERE org_id = ? AND tag_key IN (${tagKeys.map(() => "?").join(",")}) GROUP BY file_id HAVING count(*) = ?`;
   const tagParams = [orgId, ...tagKeys, tagKeys.length];
-  const byTags = `(${tagged}) tagged CROSS JOIN files f INDEXED BY files_live_ids${fts}`;
+  const byTags = `(${tagged}) tagged CROSS JOIN files f${dialect.indexedBy("files_live_ids")}${join}`;
   const taggedWhere = ["f.id = tagged.file_id", "f.deleted_at IS NULL", ...filters].join(" AND ");
-  const total = db.query<{ n: number }, (string | number)[]>(`SELECT count(*) AS n FROM ${byTags} WHERE ${taggedWhere}`).get(...tagParams, ...params)!.n;
+  const total = (await db.one<{ n: number }>(`SELECT count(*) AS n FROM ${byTags} WHERE ${taggedWhere}`, [...tagParams, ...params]))!.n;
   if (total === 0 || q.offset >= total) return { rows: [], total };
   if (total <= RARE_TAG_MATCHES) {
     // Few matches: sorting them beats walking the sort index looking for them.
-    const rows = db
-      .query<FileRow, (string | number)[]>(`SELECT f.* FROM ${byTags} WHERE ${taggedWhere} ORDER BY ${order} LIMIT ? OFFSET ?`)
-      .all(...tagParams, ...params, q.limit, q.offset);
+    const rows = await db.all<FileRow>(`SELECT f.* FROM ${byTags} WHERE ${taggedWhere} ORDER BY ${order} LIMIT ? OFFSET ?`, [...tagParams, ...params, ...orderParams, q.limit, q.offset]);
     return { rows, total };
   }
   // Many matches: read in sort order and probe the tags per row; the page fills quickly.
   const probes = tagKeys.map(() => "EXISTS (SELECT 1 FROM file_tags t WHERE t.org_id = f.org_id AND t.tag_key = ? AND t.file_id = f.id)");
   const where = ["f.org_id = ?", "f.deleted_at IS NULL", ...filters, ...probes].join(" AND ");
-  const rows = db
-    .query<FileRow, (string | number)[]>(`SELECT f.* FROM files f${fts} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`)
-    .all(orgId, ...params, ...tagKeys, q.limit, q.offset);
+  const rows = await db.all<FileRow>(`SELECT f.* FROM files f${join} WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`, [orgId, ...params, ...tagKeys, ...orderParams, q.limit, q.offset]);
   return { rows, total };
 }
 
@@ -260,25 +233,24 @@ export function listFiles(db: Database, orgId: string, q: ListFilesQuery): { row
  * deleted-files index (migration 004) serves the range and the order; it holds only the
  * retention window's deletions (of every organization), so checking the org per row is cheap.
  */
-export function listDeletedFiles(db: Database, orgId: string, cutoff: string, limit: number, offset: number): { rows: FileRow[]; total: number } {
+export async function listDeletedFiles(db: SqlClient, orgId: string, cutoff: string, limit: number, offset: number): Promise<{ rows: FileRow[]; total: number }> {
   const where = "f.org_id = ? AND f.deleted_at IS NOT NULL AND f.deleted_at > ?";
-  const total = db.query<{ n: number }, [string, string]>(`SELECT count(*) AS n FROM files f WHERE ${where}`).get(orgId, cutoff)!.n;
-  const rows = db
-    .query<FileRow, [string, string, number, number]>(`SELECT f.* FROM files f WHERE ${where} ORDER BY f.deleted_at DESC, f.id DESC LIMIT ? OFFSET ?`)
-    .all(orgId, cutoff, limit, offset);
+  const total = (await db.one<{ n: number }>(`SELECT count(*) AS n FROM files f WHERE ${where}`, [orgId, cutoff]))!.n;
+  const rows = await db.all<FileRow>(`SELECT f.* FROM files f WHERE ${where} ORDER BY f.deleted_at DESC, f.id DESC LIMIT ? OFFSET ?`, [orgId, cutoff, limit, offset]);
   return { rows, total };
 }
 
 /** Up to this many tag matches, a page is built by sorting the matches. */
 export const RARE_TAG_MATCHES = 2_000;
 
-function orderBy(q: ListFilesQuery, searching: boolean): string {
+/** `rank`: the keyword search's relevance order, when searching. */
+function orderBy(dialect: Dialect, q: ListFilesQuery, rank: string | null): string {
   const dir = q.sortOrder === "asc" ? "ASC" : "DESC";
-  if (q.sortBy === null && searching) {
-    // Title and filename hits weigh more than a word somewhere in the visible text.
-    return "bm25(files_fts, 8.0, 6.0, 4.0, 2.0, 2.0, 1.0), f.created_at DESC, f.id DESC";
-  }
+  // Title and filename hits weigh more than a word somewhere in the visible text.
+  if (q.sortBy === null && rank !== null) return `${rank}, f.created_at DESC, f.id DESC`;
   const sortBy = q.sortBy ?? "created_at";
-  const column = sortBy === "title" ? "coalesce(f.title, f.filename) COLLATE NOCASE" : `f.${sortBy}`;
-  return `${column} ${dir}, f.id ${dir}`;
+  if (sortBy === "title") return `${dialect.nocase("coalesce(f.title, f.filename)")} ${dir}, f.id ${dir}`;
+  // Undated files first ascending and last descending (SQLite's place for NULL, spelled out for PostgreSQL).
+  if (sortBy === "content_created_at") return `f.content_created_at ${dir} ${dir === "ASC" ? "NULLS FIRST" : "NULLS LAST"}, f.id ${dir}`;
+  return `f.${sortBy} ${dir}, f.id ${dir}`;
 }

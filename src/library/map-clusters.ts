@@ -5,7 +5,7 @@
  * whatever the library's size. Each cluster has its centroid, its count, the box around its
  * points and its newest files (for thumbnails).
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { boxCondition, fileConditions, type FileFilters } from "../files/queries.ts";
 
 export const MAX_ZOOM = 22;
@@ -54,19 +54,19 @@ interface Acc {
 }
 
 /** The filters' `bbox` is the viewport: only points within it are clustered. */
-export function locationClusters(db: Database, orgId: string, filters: FileFilters, options: { zoom: number; limit: number }): LocationClusters {
+export async function locationClusters(db: SqlClient, orgId: string, filters: FileFilters, options: { zoom: number; limit: number }): Promise<LocationClusters> {
   const { bbox, ...rest } = filters;
-  const { filters: conditions, params } = fileConditions({ ...rest, bbox: null });
+  const { filters: conditions, params } = fileConditions(db.dialect, { ...rest, bbox: null });
   const box = bbox ? boxCondition(bbox) : null;
   const where = ["c.org_id = ?", "c.latitude IS NOT NULL", ...(box ? [box.sql] : []), "f.deleted_at IS NULL", ...conditions].join(" AND ");
   const cells = 2 ** options.zoom * CELLS_PER_TILE;
   const clusters = new Map<number, Acc>();
-  // Newest first, so each cluster's first files are its newest.
-  const rows = db
-    .query<{ id: string; latitude: number; longitude: number }, (string | number)[]>(
-      `SELECT f.id, c.latitude, c.longitude FROM camera_facts c JOIN files f ON f.id = c.file_id WHERE ${where} ORDER BY f.content_created_at DESC, f.id DESC`,
-    )
-    .iterate(orgId, ...(box?.params ?? []), ...params);
+  // Newest first (undated last, as SQLite sorts NULL), so each cluster's first files are its newest.
+  // Three numbers a point: 100,000 located files are a few megabytes read at once.
+  const rows = await db.all<{ id: string; latitude: number; longitude: number }>(
+    `SELECT f.id, c.latitude, c.longitude FROM camera_facts c JOIN files f ON f.id = c.file_id WHERE ${where} ORDER BY f.content_created_at DESC NULLS LAST, f.id DESC`,
+    [orgId, ...(box?.params ?? []), ...params],
+  );
   let located = 0;
   for (const row of rows) {
     located++;

@@ -50,8 +50,8 @@ export function photoLibraryRoutes(ctx: LibraryDeps) {
     .use(permissions)
     .get(
       "/files/timeline",
-      ({ principal, query }) => {
-        const result = timeline(ctx.db, principal.orgId, fileFiltersOf(query), query.granularity ?? "month", query.order === "asc" ? "asc" : "desc");
+      async ({ principal, query }) => {
+        const result = await timeline(ctx.sql, principal.orgId, fileFiltersOf(query), query.granularity ?? "month", query.order === "asc" ? "asc" : "desc");
         return { granularity: result.granularity, buckets: result.buckets, dated_count: result.datedCount, undated_count: result.undatedCount };
       },
       {
@@ -71,8 +71,8 @@ export function photoLibraryRoutes(ctx: LibraryDeps) {
     )
     .get(
       "/files/locations",
-      ({ principal, query }) => {
-        const result = locationClusters(ctx.db, principal.orgId, fileFiltersOf(query), { zoom: query.zoom ?? 0, limit: query.limit ?? 500 });
+      async ({ principal, query }) => {
+        const result = await locationClusters(ctx.sql, principal.orgId, fileFiltersOf(query), { zoom: query.zoom ?? 0, limit: query.limit ?? 500 });
         return {
           zoom: result.zoom,
           clusters: result.clusters.map((c) => ({ latitude: c.latitude, longitude: c.longitude, count: c.count, bbox: c.bbox, file_ids: c.fileIds })),

@@ -31,7 +31,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       "/files",
       async ({ principal, query, request }) => {
         const q = listFilesQuery(query);
-        const { rows, total } = listFiles(db, principal.orgId, q);
+        const { rows, total } = await listFiles(ctx.sql, principal.orgId, q);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = await Promise.all(rows.map((row) => fileSummary(kinds, row, urls)));
         const chars = query.visible_text_chars;

@@ -3,13 +3,11 @@
  * (or day, or year) of `content_created_at`, under the same filters as GET /files, plus how many
  * have no date. A bucket's files are GET /files?taken_from=<start>&taken_to=<end> of its bounds.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { fileConditions, type FileFilters } from "../files/queries.ts";
 
 export const GRANULARITIES = ["year", "month", "day"] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
-
-const FORMAT: Record<Granularity, string> = { year: "%Y", month: "%Y-%m", day: "%Y-%m-%d" };
 
 export interface TimelineBucket {
   /** "2021", "2021-06" or "2021-06-01" (UTC). */
@@ -37,15 +35,15 @@ function bounds(key: string, granularity: Granularity): { start: string; end: st
   return { start: start.toISOString(), end: end.toISOString() };
 }
 
-export function timeline(db: Database, orgId: string, filters: FileFilters, granularity: Granularity, order: "asc" | "desc"): Timeline {
-  const { filters: conditions, params } = fileConditions(filters);
+export async function timeline(db: SqlClient, orgId: string, filters: FileFilters, granularity: Granularity, order: "asc" | "desc"): Promise<Timeline> {
+  const { filters: conditions, params } = fileConditions(db.dialect, filters);
   const where = ["f.org_id = ?", "f.deleted_at IS NULL", ...conditions].join(" AND ");
   // The listing's content_created_at index (org_id, content_created_at) serves the grouping.
-  const rows = db
-    .query<{ key: string | null; n: number }, (string | number)[]>(
-      `SELECT strftime('${FORMAT[granularity]}', f.content_created_at) AS key, count(*) AS n FROM files f WHERE ${where} GROUP BY key ORDER BY key ${order === "asc" ? "ASC" : "DESC"}`,
-    )
-    .all(orgId, ...params);
+  // The undated files' row (key NULL) is told apart below, wherever each engine sorts it.
+  const rows = await db.all<{ key: string | null; n: number }>(
+    `SELECT ${db.dialect.utcPeriod("f.content_created_at", granularity)} AS key, count(*) AS n FROM files f WHERE ${where} GROUP BY key ORDER BY key ${order === "asc" ? "ASC" : "DESC"}`,
+    [orgId, ...params],
+  );
   const buckets = rows.filter((row) => row.key !== null).map((row) => ({ key: row.key!, count: row.n, ...bounds(row.key!, granularity) }));
   return {
     granularity,

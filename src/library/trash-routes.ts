@@ -11,7 +11,7 @@ import { listDeletedFiles } from "../files/queries.ts";
 import { fileSummary } from "./file-views.ts";
 
 export function trashRoutes(ctx: LibraryDeps) {
-  const { db, clock, kinds } = ctx;
+  const { clock, kinds } = ctx;
   const { DeletedFileSummary } = fileShapes(kinds.all());
   return new Elysia({ tags: ["Files"] })
     .use(permissions)
@@ -20,7 +20,7 @@ export function trashRoutes(ctx: LibraryDeps) {
     .get(
       "/files/deleted",
       async ({ principal, query, request }) => {
-        const { rows, total } = listDeletedFiles(db, principal.orgId, retentionCutoff(clock.now()), query.limit, query.offset);
+        const { rows, total } = await listDeletedFiles(ctx.sql, principal.orgId, retentionCutoff(clock.now()), query.limit, query.offset);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = await Promise.all(rows.map(async (row) => ({ ...(await fileSummary(kinds, row, urls)), deleted_at: row.deleted_at!, purge_at: purgeAt(row.deleted_at!) })));
         return page(items, total, query.limit, query.offset);

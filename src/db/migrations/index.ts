@@ -41,6 +41,7 @@ import faceReviews from "./036_face_reviews.ts";
 import keywordPostings from "./037_keyword_postings.ts";
 import imageFacts from "./038_image_facts.ts";
 import documentFacts from "./039_document_facts.ts";
+import fileSearchTerms from "./040_file_search_terms.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -95,4 +96,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 37, name: "keyword_postings", postgresOnly: keywordPostings },
   { version: 38, name: "image_facts", sql: imageFacts },
   { version: 39, name: "document_facts", sql: documentFacts },
+  { version: 40, name: "file_search_terms", postgresOnly: fileSearchTerms },
 ];

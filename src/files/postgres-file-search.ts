@@ -121,6 +121,8 @@ export class PostgresFileSearch implements FileKeywordSearch {
   }
 
   async ready(): Promise<void> {
+    // Mostly nothing is queued: one read, no transaction.
+    if (!(await this.sql.one("SELECT 1 AS queued FROM files_fts ORDER BY rowid LIMIT 1"))) return;
     while ((await this.tokenizeQueued()) === TOKENIZE_BATCH);
     // What is still queued was being taken by another process (or queued since): each row is
     // waited for alone (holding no other row meanwhile, so no writer and no taker deadlock with it).

@@ -1,0 +1,115 @@
+/**
+ * The library listing on both databases, in process (no HTTP): the same synthetic library
+ * (seed-files.ts) in SQLite and in a throwaway PostgreSQL, the same listings run on each, their
+ * answers compared (totals and first pages) and their latencies printed. Also how long PostgreSQL's
+ * keyword index takes to tokenize the whole library at its first search (files_fts's queue into
+ * file_search_terms, src/files/postgres-file-search.ts).
+ *
+ *   bun scripts/bench/listing-parity.ts        (MEDIABOX_BENCH_FILES=20000 by default)
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openDatabase } from "../../src/db/database.ts";
+import { openPostgres } from "../../src/db/postgres-database.ts";
+import type { SqlClient } from "../../src/db/sql-client.ts";
+import { SqliteClient } from "../../src/db/sqlite-client.ts";
+import { listFiles, NO_FILTERS, type ListFilesQuery } from "../../src/files/queries.ts";
+import { timeline } from "../../src/library/timeline.ts";
+import { findPostgres, startPostgres } from "../../test/support/postgres.ts";
+import { seedFiles } from "./seed-files.ts";
+
+const FILES = Number(process.env.MEDIABOX_BENCH_FILES ?? 20_000);
+const ROUNDS = 60;
+const COLUMNS = ["id", "org_id", "project_id", "media_type", "filename", "created_at", "updated_at", "title", "tags", "size_bytes", "content_type", "upload_description", "visible_text", "processing_status"];
+const QUERY: ListFilesQuery = { ...NO_FILTERS, search: null, searchMode: "all", tags: [], sortBy: null, sortOrder: "desc", limit: 20, offset: 0 };
+
+const CASES: [string, (db: SqlClient) => Promise<unknown>][] = [
+  ["no filter", (db) => listFiles(db, "bench", QUERY)],
+  ["tags=urgent&tags=north", (db) => listFiles(db, "bench", { ...QUERY, tags: ["urgent", "north"] })],
+  ["search=harbor crane", (db) => listFiles(db, "bench", { ...QUERY, search: "harbor crane" })],
+  ["search=harb (a prefix)", (db) => listFiles(db, "bench", { ...QUERY, search: "harb" })],
+  ["search=harbor 12 (metadata)", (db) => listFiles(db, "bench", { ...QUERY, search: "harbor 12", searchMode: "metadata" })],
+  ["search=reference (visible_text)", (db) => listFiles(db, "bench", { ...QUERY, search: "reference", searchMode: "visible_text" })],
+  ["sort_by=title, half way", (db) => listFiles(db, "bench", { ...QUERY, sortBy: "title", sortOrder: "asc", offset: Math.floor(FILES / 2) })],
+  ["timeline by month", (db) => timeline(db, "bench", NO_FILTERS, "month", "desc")],
+];
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+/** What two answers share: "same" (equal), "same total" (a listing's count, its first page ordered otherwise), or "DIFFERENT". */
+function compare(a: unknown, b: unknown): string {
+  if (JSON.stringify(page(a)) === JSON.stringify(page(b))) return "same";
+  const total = (x: unknown) => (x as { total?: number }).total;
+  return total(a) !== undefined && total(a) === total(b) ? "same total, page ordered otherwise" : "DIFFERENT";
+}
+
+function page(value: unknown): unknown {
+  if (value && typeof value === "object" && "rows" in value) {
+    const { rows, total } = value as { rows: { id: string }[]; total: number };
+    return { total, ids: rows.map((r) => r.id) };
+  }
+  return value;
+}
+
+async function latencies(db: SqlClient, run: (db: SqlClient) => Promise<unknown>): Promise<{ p50: number; p95: number }> {
+  for (let i = 0; i < 5; i++) await run(db);
+  const times: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    const started = performance.now();
+    await run(db);
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
+async function main(): Promise<void> {
+  const binaries = findPostgres();
+  if ("missing" in binaries) throw new Error(`no PostgreSQL: ${binaries.missing}`);
+  const root = mkdtempSync(join(process.env.MEDIABOX_BENCH_DIR ?? tmpdir(), "mediabox-bench-listing-"));
+  const raw = openDatabase(join(root, "library.db"));
+  raw.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('bench', 'bench', 'bench', 'CUSTOM', 'x')");
+  raw.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('bench-p', 'bench', 'Default', 'default', 1, 'x', 'x')");
+  raw.close();
+  seedFiles(join(root, "library.db"), "bench", FILES);
+  const sqliteDb = openDatabase(join(root, "library.db"));
+  const sqlite = new SqliteClient(sqliteDb);
+  const server = await startPostgres(binaries);
+  const postgres = await openPostgres(await server.createDatabase("listing"), { max: 2 });
+  try {
+    await postgres.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('bench', 'bench', 'bench', 'CUSTOM', 'x')");
+    await postgres.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES ('bench-p', 'bench', 'Default', 'default', 1, 'x', 'x')");
+    const copyStarted = performance.now();
+    const rows = sqliteDb.query<Record<string, string | number | null>, []>(`SELECT ${COLUMNS.join(", ")} FROM files ORDER BY rowid`).all();
+    for (let i = 0; i < rows.length; i += 500) {
+      const chunk = rows.slice(i, i + 500);
+      await postgres.run(
+        `INSERT INTO files (${COLUMNS.join(", ")}) VALUES ${chunk.map(() => `(${COLUMNS.map(() => "?").join(", ")})`).join(", ")}`,
+        chunk.flatMap((row) => COLUMNS.map((c) => row[c] ?? null)),
+      );
+    }
+    await postgres.run("ANALYZE");
+    const tokenizeStarted = performance.now();
+    await listFiles(postgres, "bench", { ...QUERY, search: "harbor" });
+    const tokenized = performance.now() - tokenizeStarted;
+    await postgres.run("ANALYZE");
+    console.log(`${FILES} files: copied into PostgreSQL in ${((tokenizeStarted - copyStarted) / 1000).toFixed(1)} s; ` +
+      `the first search tokenized them all in ${(tokenized / 1000).toFixed(1)} s (${Math.round(FILES / (tokenized / 1000))} files/s)`);
+
+    console.log(`\n${"listing".padEnd(34)} ${"SQLite p50 / p95".padStart(20)} ${"PostgreSQL p50 / p95".padStart(24)}   answers`);
+    for (const [name, run] of CASES) {
+      const same = compare(await run(sqlite), await run(postgres));
+      const a = await latencies(sqlite, run);
+      const b = await latencies(postgres, run);
+      console.log(`${name.padEnd(34)} ${`${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} ms`.padStart(20)} ${`${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} ms`.padStart(24)}   ${same}`);
+    }
+  } finally {
+    await postgres.close();
+    await server.stop();
+    sqliteDb.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -14,8 +14,10 @@ import { listDeletedFiles, listFiles, NO_FILTERS, type FileFilters, type ListFil
 import { timeline } from "../src/library/timeline.ts";
 import { locationClusters } from "../src/library/map-clusters.ts";
 import { portEngines } from "./support/port-engines.ts";
+import { waitFor } from "./support/polling.ts";
 
-const { engines } = portEngines("listing");
+// PostgreSQL: a writer's open transaction, a search and the probe of what the search waits for, each on a connection.
+const { engines } = portEngines("listing", { connections: 4 });
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString(16).padStart(12, "0")}`;
 const P1 = uuid(0xa1);
@@ -282,6 +284,26 @@ describe.each(engines)("the listing on the port, on $name", ({ name, client }) =
     expect((await listFiles(db, "o1", { ...QUERY, search: "ledger" })).total).toBe(0);
     if (name === "postgres") expect(await db.one("SELECT 1 AS left FROM file_search_terms t WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.search_rowid = t.rowid)")).toBeNull();
   });
+
+  test.skipIf(name !== "postgres")("a search waits for a writer that holds a queued row, then finds the file by the words it committed", async () => {
+    const db = client();
+    await seed(db);
+    const id = uuid(0x302);
+    await insertFile(db, { id, title: "Draft agenda", createdAt: "2024-04-02T00:00:00.000Z" });
+    let search: Promise<Awaited<ReturnType<typeof listFiles>>> | null = null;
+    await db.transaction(async (tx) => {
+      // The update's trigger takes the queued row (locked until commit) and queues the new words.
+      await tx.run("UPDATE files SET title = ? WHERE id = ?", ["Final programme", id]);
+      search = listFiles(db, "o1", { ...QUERY, search: "programme" });
+      await waitFor(
+        () => db.one("SELECT 1 AS waiting FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'DELETE FROM files_fts WHERE rowid = %'"),
+        { what: "the search to wait for the writer's row", timeoutMs: 20_000 },
+      );
+    });
+    expect((await search!).rows.map((r) => r.id)).toEqual([id]);
+    expect((await listFiles(db, "o1", { ...QUERY, search: "agenda" })).total).toBe(0);
+    await db.run("DELETE FROM files WHERE id = ?", [id]);
+  }, 30_000);
 
   test("the trash: deleted files within retention, newest deletion first, paged; not in the listing", async () => {
     const db = client();

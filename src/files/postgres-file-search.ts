@@ -10,7 +10,8 @@
  * queue of rows awaiting the tokenizer (migration 040 dropped its GIN index). `ready()`, called
  * before each search, takes the queued rows (their queue rows locked, skipping those another
  * process is taking), writes their terms, and then waits for the rows others were taking: a
- * search sees every file committed before it.
+ * search sees every file committed before it (but for writers queueing rows faster than
+ * MAX_WAITS rounds take them).
  *
  * In the tsvector each column's tokens keep their places, columns apart (a gap between them, so a
  * phrase never spans two), and a weight per column group: title A, filename B, tags and the
@@ -35,6 +36,11 @@ const MAX_POSITIONS_PER_WORD = 256;
 
 /** Queued rows tokenized per transaction. */
 const TOKENIZE_BATCH = 500;
+/**
+ * Rows held by others that one search waits for, one at a time; past that (writers queueing
+ * rows as fast as they are taken) the search goes ahead with what is committed and tokenized.
+ */
+const MAX_WAITS = 20;
 
 type QueuedRow = { rowid: number } & Record<Column, string | null>;
 
@@ -123,11 +129,15 @@ export class PostgresFileSearch implements FileKeywordSearch {
   async ready(): Promise<void> {
     // Mostly nothing is queued: one read, no transaction.
     if (!(await this.sql.one("SELECT 1 AS queued FROM files_fts ORDER BY rowid LIMIT 1"))) return;
-    while ((await this.tokenizeQueued()) === TOKENIZE_BATCH);
-    // What is still queued was being taken by another process (or queued since): each row is
-    // waited for alone (holding no other row meanwhile, so no writer and no taker deadlock with it).
-    const left = await this.sql.all<{ rowid: number }>("SELECT rowid FROM files_fts ORDER BY rowid LIMIT ?", [TOKENIZE_BATCH]);
-    for (const { rowid } of left) await this.tokenizeRow(rowid);
+    for (let round = 0; round < MAX_WAITS; round++) {
+      while ((await this.tokenizeQueued()) === TOKENIZE_BATCH);
+      // What is left was held by another transaction: another process taking it (its whole batch
+      // commits at once) or a writer replacing it. Waiting for one row, holding nothing else (so
+      // neither can deadlock with this), lets the holder commit; the next round takes the rest.
+      const held = await this.sql.one<{ rowid: number }>("SELECT rowid FROM files_fts ORDER BY rowid LIMIT 1");
+      if (!held) return;
+      await this.tokenizeRow(held.rowid);
+    }
   }
 
   /** Moves up to a batch of queued rows no other transaction holds into file_search_terms; returns how many. */

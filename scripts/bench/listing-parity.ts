@@ -37,11 +37,14 @@ const CASES: [string, (db: SqlClient) => Promise<unknown>][] = [
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-/** What two answers share: "same" (equal), "same total" (a listing's count, its first page ordered otherwise), or "DIFFERENT". */
+/** What two answers share: "same" (equal), the same total with how much of the first page agrees (relevance orders differ), or "DIFFERENT". */
 function compare(a: unknown, b: unknown): string {
   if (JSON.stringify(page(a)) === JSON.stringify(page(b))) return "same";
-  const total = (x: unknown) => (x as { total?: number }).total;
-  return total(a) !== undefined && total(a) === total(b) ? "same total, page ordered otherwise" : "DIFFERENT";
+  const [x, y] = [page(a), page(b)] as { total?: number; ids?: string[] }[];
+  if (x!.total === undefined || x!.total !== y!.total) return "DIFFERENT";
+  const shared = x!.ids!.filter((id) => y!.ids!.includes(id)).length;
+  const placed = x!.ids!.filter((id, i) => y!.ids![i] === id).length;
+  return `same total; of the first ${x!.ids!.length}: ${shared} on both, ${placed} in the same place`;
 }
 
 function page(value: unknown): unknown {

@@ -9,7 +9,7 @@
  * - SQLite: FTS5 MATCH over files_fts and its bm25() (fts5-file-search.ts);
  * - PostgreSQL: a tsvector per file made of the tokens FTS5's tokenizer gives, run in the process
  *   (postgres-file-search.ts), matched with a tsquery of the query's tokens made the same way and
- *   ranked with ts_rank; PostgreSQL's own parser and english stemmer split and stem otherwise.
+ *   ranked with ts_rank_cd; PostgreSQL's own parser and english stemmer split and stem otherwise.
  */
 import type { SqlClient, SqlValue } from "../db/sql-client.ts";
 import { badRequest } from "../errors.ts";

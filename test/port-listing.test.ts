@@ -305,6 +305,21 @@ describe.each(engines)("the listing on the port, on $name", ({ name, client }) =
     await db.run("DELETE FROM files WHERE id = ?", [id]);
   }, 30_000);
 
+  test("a document's 200,000 characters of visible text: its first and last words are found", async () => {
+    const db = client();
+    await seed(db);
+    const id = uuid(0x303);
+    const words = Array.from({ length: 33_000 }, (_, i) => `w${(i * 7919) % 5000}`).join(" ");
+    const head = `zeppelin ${words} ${"filler ".repeat(2_000)}`;
+    const text = `${head.slice(0, 200_000 - " aardvarkian".length)} aardvarkian`;
+    expect(text.length).toBe(200_000);
+    await insertFile(db, { id, mediaType: "document", filename: "long.pdf", visibleText: text, createdAt: "2024-04-03T00:00:00.000Z" });
+    for (const search of ["zeppelin", "aardvarkian", "w4999 zeppelin"]) {
+      expect({ search, ids: (await listFiles(db, "o1", { ...QUERY, search, searchMode: "visible_text" })).rows.map((r) => r.id) }).toEqual({ search, ids: [id] });
+    }
+    await db.run("DELETE FROM files WHERE id = ?", [id]);
+  });
+
   test("the trash: deleted files within retention, newest deletion first, paged; not in the listing", async () => {
     const db = client();
     await seed(db);

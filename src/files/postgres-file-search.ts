@@ -34,8 +34,10 @@ const RANK_WEIGHTS = "'{0.125, 0.375, 0.75, 1}'::real[]";
 const MAX_POSITION = 16_383;
 const MAX_POSITIONS_PER_WORD = 256;
 
-/** Queued rows tokenized per transaction. */
-const TOKENIZE_BATCH = 500;
+/** Queued rows tokenized per transaction (a document's visible text may be 200,000 characters). */
+const TOKENIZE_BATCH = 200;
+/** Characters of tsvector input written per statement. */
+const STATEMENT_CHARS = 4_000_000;
 /**
  * Rows held by others that one search waits for, one at a time; past that (writers queueing
  * rows as fast as they are taken) the search goes ahead with what is committed and tokenized.
@@ -161,14 +163,22 @@ export class PostgresFileSearch implements FileKeywordSearch {
   }
 
   private async store(tx: SqlClient, rows: QueuedRow[]): Promise<void> {
-    if (!rows.length) return;
     const inputs = tsvectorInputs(this.tokenizer(), rows);
-    await tx.run(
-      `INSERT INTO file_search_terms (rowid, terms)
-       SELECT rowid, terms::tsvector FROM jsonb_to_recordset(?::text::jsonb) AS t(rowid bigint, terms text)
-       ON CONFLICT (rowid) DO UPDATE SET terms = excluded.terms`,
-      [JSON.stringify(rows.map((row, i) => ({ rowid: row.rowid, terms: inputs[i] })))],
-    );
+    let part: { rowid: number; terms: string }[] = [];
+    let chars = 0;
+    for (const [i, row] of rows.entries()) {
+      part.push({ rowid: row.rowid, terms: inputs[i]! });
+      chars += inputs[i]!.length;
+      if (chars < STATEMENT_CHARS && i < rows.length - 1) continue;
+      await tx.run(
+        `INSERT INTO file_search_terms (rowid, terms)
+         SELECT rowid, terms::tsvector FROM jsonb_to_recordset(?::text::jsonb) AS t(rowid bigint, terms text)
+         ON CONFLICT (rowid) DO UPDATE SET terms = excluded.terms`,
+        [JSON.stringify(part)],
+      );
+      part = [];
+      chars = 0;
+    }
   }
 
   match(phrases: readonly Phrase[], mode: SearchMode): KeywordMatch {

@@ -20,7 +20,11 @@ import { PostgresFileSearch } from "./postgres-file-search.ts";
 export const SEARCH_MODES = ["all", "metadata", "visible_text"] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];
 
-/** A phrase of the query: the parts of one word the user typed (letters and digits). The last phrase matches as a prefix. */
+/**
+ * A phrase of the query: the parts of one word the user typed (letters and digits), which must
+ * occur together, as the tokenizer splits the word in the files (INV-2024-001). The last phrase
+ * matches as a prefix, so results follow typing.
+ */
 export type Phrase = string[];
 
 /**

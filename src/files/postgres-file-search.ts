@@ -17,8 +17,9 @@
  * phrase never spans two), and a weight per column group: title A, filename B, tags and the
  * descriptions C, visible text D. The search modes restrict the query's words to weights (metadata
  * ABC, visible_text D); ts_rank_cd over the file's length orders by relevance, with the weights
- * 1, 0.75, 0.375, 0.125 (FTS5's bm25 weighs the columns 8, 6, 4, 2, 2, 1). Places past 16,383 (PostgreSQL's limit) count
- * as 16,383, and a word's first 256 places are kept: a phrase deep in a long text may not match.
+ * 1, 0.75, 0.375, 0.125 (FTS5's bm25 weighs the columns 8, 6, 4, 2, 2, 1). Places past 16,383
+ * (PostgreSQL's limit) count as 16,383, and a word's first 256 places are kept: a phrase deep in a
+ * long text may not match.
  */
 import { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";

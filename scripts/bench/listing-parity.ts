@@ -3,7 +3,9 @@
  * (seed-files.ts) in SQLite and in a throwaway PostgreSQL, the same listings run on each, their
  * answers compared (totals and first pages) and their latencies printed. Also how long PostgreSQL's
  * keyword index takes to tokenize the whole library at its first search (files_fts's queue into
- * file_search_terms, src/files/postgres-file-search.ts).
+ * file_search_terms, src/files/postgres-file-search.ts). Then, with texts of 5-65 words given to a
+ * third of the files (the same on both), how much of each relevance-ordered first page of 20 the
+ * two databases share, for PostgreSQL's ranking (ts_rank_cd over the length) and for plain ts_rank.
  *
  *   bun scripts/bench/listing-parity.ts        (MEDIABOX_BENCH_FILES=20000 by default)
  */
@@ -15,6 +17,8 @@ import { openPostgres } from "../../src/db/postgres-database.ts";
 import type { SqlClient } from "../../src/db/sql-client.ts";
 import { SqliteClient } from "../../src/db/sqlite-client.ts";
 import { listFiles, NO_FILTERS, type ListFilesQuery } from "../../src/files/queries.ts";
+import { searchPhrases } from "../../src/files/keyword-search.ts";
+import { PostgresFileSearch } from "../../src/files/postgres-file-search.ts";
 import { timeline } from "../../src/library/timeline.ts";
 import { findPostgres, startPostgres } from "../../test/support/postgres.ts";
 import { seedFiles } from "./seed-files.ts";
@@ -107,12 +111,61 @@ async function main(): Promise<void> {
       const b = await latencies(postgres, run);
       console.log(`${name.padEnd(34)} ${`${a.p50.toFixed(1)} / ${a.p95.toFixed(1)} ms`.padStart(20)} ${`${b.p50.toFixed(1)} / ${b.p95.toFixed(1)} ms`.padStart(24)}   ${same}`);
     }
+    await printRankingAgreement(sqliteDb, sqlite, postgres);
   } finally {
     await postgres.close();
     await server.stop();
     sqliteDb.close();
     rmSync(root, { recursive: true, force: true });
   }
+}
+
+const RANKED_QUERIES = ["harbor crane", "harb", "river", "tunnel pump", "garden", "sunset orchard quarry", "valve"];
+
+async function printRankingAgreement(sqliteDb: ReturnType<typeof openDatabase>, sqlite: SqlClient, postgres: SqlClient): Promise<void> {
+  const words = "harbor crane invoice sunset orchard quarry drawing survey bridge tunnel pump valve turbine roof facade kitchen garden river forest mountain".split(" ");
+  let x = 7;
+  const rand = (n: number) => {
+    x = (x * 1103515245 + 12345) >>> 0;
+    return (x >>> 16) % n;
+  };
+  const ids = sqliteDb.query<{ id: string }, []>("SELECT id FROM files ORDER BY rowid").all();
+  const texts = ids.filter(() => rand(3) === 0).map(({ id }) => ({ id, text: Array.from({ length: 5 + rand(60) }, () => words[rand(words.length)]).join(" ") }));
+  for (const db of [sqlite, postgres]) {
+    for (let i = 0; i < texts.length; i += 500) {
+      const part = texts.slice(i, i + 500);
+      await db.run(`UPDATE files SET visible_text = CASE id ${part.map(() => "WHEN ? THEN ?").join(" ")} END WHERE id IN (${part.map(() => "?").join(", ")})`, [
+        ...part.flatMap((t) => [t.id, t.text]),
+        ...part.map((t) => t.id),
+      ]);
+    }
+  }
+  await listFiles(postgres, "bench", { ...QUERY, search: "harbor" }); // tokenizes the changed rows
+  const keywords = new PostgresFileSearch(postgres);
+  const plainTsRank = async (query: string) => {
+    const q = keywords.tsquery(searchPhrases(query), "all");
+    const rows = await postgres.all<{ id: string }>(
+      `SELECT f.id FROM files f JOIN file_search_terms s ON s.rowid = f.search_rowid WHERE s.terms @@ ?::tsquery AND f.org_id = 'bench' AND f.deleted_at IS NULL
+       ORDER BY ts_rank('{0.125, 0.375, 0.75, 1}'::real[], s.terms, ?::tsquery) DESC, f.created_at DESC, f.id DESC LIMIT 20`,
+      [q, q],
+    );
+    return rows.map((r) => r.id);
+  };
+  const agreement = { ranking: { shared: 0, placed: 0 }, plain: { shared: 0, placed: 0 }, n: 0 };
+  for (const query of RANKED_QUERIES) {
+    const expected = (await listFiles(sqlite, "bench", { ...QUERY, search: query })).rows.map((r) => r.id);
+    const ranked = (await listFiles(postgres, "bench", { ...QUERY, search: query })).rows.map((r) => r.id);
+    const plain = await plainTsRank(query);
+    for (const [key, got] of [["ranking", ranked], ["plain", plain]] as const) {
+      agreement[key].shared += expected.filter((id) => got.includes(id)).length;
+      agreement[key].placed += expected.filter((id, i) => got[i] === id).length;
+    }
+    agreement.n += expected.length;
+  }
+  const share = (n: number) => `${Math.round((100 * n) / agreement.n)} %`;
+  console.log(`\nrelevance order, ${RANKED_QUERIES.length} queries, ${texts.length} files given longer texts: of SQLite's first 20, on PostgreSQL's first 20 / in the same place`);
+  console.log(`  ts_rank_cd over the length (the listing's): ${share(agreement.ranking.shared)} / ${share(agreement.ranking.placed)}`);
+  console.log(`  plain ts_rank:                              ${share(agreement.plain.shared)} / ${share(agreement.plain.placed)}`);
 }
 
 await main();

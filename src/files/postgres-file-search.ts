@@ -191,9 +191,9 @@ export class PostgresFileSearch implements FileKeywordSearch {
       condition: "file_search_terms.terms @@ ?::tsquery",
       params: [query],
       // Cover density divided by the file's length (normalization 2): of ts_rank and ts_rank_cd with
-      // each normalization, the nearest to FTS5's bm25 (which weighs length too). Over 7 queries on
-      // 5,000 of bench:library's files (texts of 5-65 words added to a third): 77-81 % of SQLite's
-      // first 20 also in PostgreSQL's, 47-51 % in the same place; plain ts_rank 45 % and 7 %.
+      // each normalization, the nearest to FTS5's bm25 (which weighs length too). bench:listing-parity
+      // compares it: 86 % of SQLite's first 20 also PostgreSQL's, 86 % in the same place (plain
+      // ts_rank: 18 % and 0 %).
       rank: `ts_rank_cd(${RANK_WEIGHTS}, file_search_terms.terms, ?::tsquery, 2) DESC`,
       rankParams: [query],
     };

@@ -320,6 +320,18 @@ describe.each(engines)("the listing on the port, on $name", ({ name, client }) =
     await db.run("DELETE FROM files WHERE id = ?", [id]);
   });
 
+  test("a search inside a transaction finds the file the transaction wrote (on PostgreSQL tokenized in that transaction)", async () => {
+    const db = client();
+    await seed(db);
+    const id = uuid(0x304);
+    await db.transaction(async (tx) => {
+      await insertFile(tx, { id, title: "Uncommitted marmalade", createdAt: "2024-04-04T00:00:00.000Z" });
+      expect((await listFiles(tx, "o1", { ...QUERY, search: "marmalade" })).rows.map((r) => r.id)).toEqual([id]);
+    });
+    expect((await listFiles(db, "o1", { ...QUERY, search: "marmalade" })).rows.map((r) => r.id)).toEqual([id]);
+    await db.run("DELETE FROM files WHERE id = ?", [id]);
+  });
+
   test("the trash: deleted files within retention, newest deletion first, paged; not in the listing", async () => {
     const db = client();
     await seed(db);

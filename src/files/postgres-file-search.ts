@@ -22,7 +22,7 @@
  * long text may not match.
  */
 import { Database } from "bun:sqlite";
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import type { FileKeywordSearch, KeywordMatch, Phrase, SearchMode } from "./keyword-search.ts";
 
 /** files_fts's columns, in order (migration 004). */
@@ -143,9 +143,12 @@ export class PostgresFileSearch implements FileKeywordSearch {
     }
   }
 
-  /** Moves up to a batch of queued rows no other transaction holds into file_search_terms; returns how many. */
+  /**
+   * Moves up to a batch of queued rows no other transaction holds into file_search_terms; returns
+   * how many. In the caller's transaction when the search runs in one (the listing's routes do not).
+   */
   private tokenizeQueued(): Promise<number> {
-    return this.sql.transaction(async (tx) => {
+    return atomically(this.sql, async (tx) => {
       const rows = await tx.all<QueuedRow>(
         `DELETE FROM files_fts WHERE rowid IN (SELECT rowid FROM files_fts ORDER BY rowid LIMIT ? FOR UPDATE SKIP LOCKED)
          RETURNING rowid, ${COLUMNS.join(", ")}`,
@@ -157,7 +160,7 @@ export class PostgresFileSearch implements FileKeywordSearch {
   }
 
   private tokenizeRow(rowid: number): Promise<void> {
-    return this.sql.transaction(async (tx) => {
+    return atomically(this.sql, async (tx) => {
       const rows = await tx.all<QueuedRow>(`DELETE FROM files_fts WHERE rowid = ? RETURNING rowid, ${COLUMNS.join(", ")}`, [rowid]);
       await this.store(tx, rows);
     });

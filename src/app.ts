@@ -234,7 +234,7 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   return {
-    config, dataDir, db, writes, sql, files: new FileRepository(db, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
+    config, dataDir, db, writes, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,

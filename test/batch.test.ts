@@ -197,7 +197,7 @@ describe("sessions", () => {
     // machine the queue may hold earlier files for minutes, so nothing waits on it), then the
     // file is made to look queued for 45 minutes.
     const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([mp4() as Uint8Array<ArrayBuffer>]), "s.mp4"); return f; })());
-    const jobId = server.ctx.files.byId(up.body.image_id)!.processing_job_id!;
+    const jobId = (await server.ctx.files.byId(up.body.image_id))!.processing_job_id!;
     await server.ctx.jobs.cancel(tenant.orgId, jobId);
     await waitFor(() => ["cancelled", "completed", "failed"].includes(server.ctx.db.query<{ status: string }, [string]>("SELECT status FROM jobs WHERE id = ?").get(jobId)!.status), {
       what: "the processing job to end",

@@ -27,8 +27,8 @@ afterAll(async () => {
 });
 
 /** Runs two stages over a document row; the first reports 3 of 10 pages, then waits for `gate`. */
-function heldRun(fileId: string, gate: Promise<void>): Promise<unknown> {
-  const file = server.ctx.files.byId(fileId)!;
+async function heldRun(fileId: string, gate: Promise<void>): Promise<unknown> {
+  const file = (await server.ctx.files.byId(fileId))!;
   const job = { jobId: "test", payload: {}, orgId: tenant.orgId, attempt: 1, maxAttempts: 1, signal: new AbortController().signal, progress: () => {}, write: (fn: () => unknown) => Promise.resolve(fn()), log: server.ctx.log } as unknown as JobContext<unknown>;
   const work: FileWork = { ctx: server.ctx, job, file, outcomes: {}, signal: job.signal };
   const stages: Stage<FileWork>[] = [

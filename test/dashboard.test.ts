@@ -594,7 +594,7 @@ test("a failed file is retried from the Activity page (and completes) and from i
   await processed(tenant, broken, 120_000);
   await processed(tenant, quay, 120_000);
   await pollApi(tenant, `/files/${quay}/processing-status`, (res) => ["completed", "failed"].includes(res.body.embedding_status), { what: "quay.txt's chunks to be embedded", timeoutMs: 120_000 });
-  const key = server.ctx.files.byId(quay)!.blob_key!;
+  const key = (await server.ctx.files.byId(quay))!.blob_key!;
   await server.ctx.blobs.delete(key);
   expect((await tenant.api.post(`/files/${quay}/reprocess`)).status).toBe(202);
   expect((await processed(tenant, quay, 120_000)).processing_status).toBe("failed");

@@ -11,6 +11,7 @@ import { migrate, openDatabase } from "../src/db/database.ts";
 import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { systemClock } from "../src/clock.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
+import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { videoAnalysisOf, videoFactsOf } from "../src/video/video-facts.ts";
 import { imageFactsOf } from "../src/images/image-facts.ts";
 import { documentFactsOf } from "../src/documents/document-facts.ts";
@@ -50,7 +51,7 @@ test("a statement stays compiled while hundreds of others run", () => {
   db.close();
 });
 
-test("migration 18 moves documents' whole text out of their rows, keeping every text", () => {
+test("migration 18 moves documents' whole text out of their rows, keeping every text", async () => {
   const db = new Database(join(dir, "document-texts.db"));
   try {
     db.loadExtension(getLoadablePath());
@@ -68,10 +69,10 @@ test("migration 18 moves documents' whole text out of their rows, keeping every 
 
     migrate(db, MIGRATIONS);
     expectColumnsGone(db, ["extracted_text"]);
-    const files = new FileRepository(db, systemClock);
-    expect(files.extractedText("doc-1")).toBe(book);
-    expect(files.extractedText("doc-2")).toBeNull();
-    expect(files.extractedText("img-1")).toBeNull();
+    const files = new FileRepository(new SqliteClient(db), systemClock);
+    expect(await files.extractedText("doc-1")).toBe(book);
+    expect(await files.extractedText("doc-2")).toBeNull();
+    expect(await files.extractedText("img-1")).toBeNull();
     // The text goes with its file.
     db.run("DELETE FROM files WHERE id = 'doc-1'");
     expect(db.query("SELECT count(*) AS n FROM document_texts").get()).toEqual({ n: 0 });

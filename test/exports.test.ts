@@ -73,7 +73,7 @@ describe("exports", () => {
 
   test("a document's extracted text is exported from where it is kept; other files' cells are empty", async () => {
     const text = "Work history: ten years of structural welding.";
-    server.ctx.files.textExtracted(ids.a, { text, searchText: text });
+    await server.ctx.files.textExtracted(ids.a, { text, searchText: text });
     const res = await owner.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }, { field_key: "extracted_text" }] });
     expect(res.status).toBe(200);
     const rows = parse(Buffer.from((await download(res.body.download_url)).bytes), { bom: true }) as string[][];

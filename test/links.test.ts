@@ -162,7 +162,7 @@ describe("a crawled article", () => {
     const imageId = link.extracted_images[0].id;
     const image = (await owner.api.get(`/files/${imageId}`)).body;
     expect(image).toMatchObject({ media_type: "image", source_url: `${web.origin}/img/hero.png`, project_id: link.project_id });
-    expect(server.ctx.files.byId(imageId)!.parent_file_id).toBe(link.id);
+    expect((await server.ctx.files.byId(imageId))!.parent_file_id).toBe(link.id);
 
     // robots.txt was asked once for the page, its icon and its images.
     expect(web.hits.filter((h) => h === "/robots.txt")).toHaveLength(1);
@@ -526,6 +526,6 @@ describe("politeness, recrawl and purge", () => {
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
     expect(server.ctx.db.query("SELECT count(*) AS n FROM document_chunks WHERE file_id = ?").get(link.id)).toEqual({ n: 0 });
-    expect(server.ctx.files.byId(link.id)).toBeNull();
+    expect(await server.ctx.files.byId(link.id)).toBeNull();
   }, 120_000);
 });

@@ -133,13 +133,13 @@ test("purging a deleted file asks its kind to remove what it stored", async () =
   const tenant = server.tenant();
   const id = (await upload(tenant, wav(0.25), "gone.wav")).body.image_id;
   await processed(tenant, id);
-  const row = server.ctx.files.byId(id)!;
+  const row = (await server.ctx.files.byId(id))!;
   expect(await server.ctx.blobs.size(envelopeKey(row))).toBeGreaterThan(0);
   expect((await tenant.api.delete(`/files/${id}`)).status).toBe(200);
 
   const later = new ManualClock(Date.now() + 31 * 86_400_000);
   expect(await purgeDeletedFiles({ ...server.ctx, clock: later })).toBeGreaterThanOrEqual(1);
-  expect(server.ctx.files.byId(id)).toBeNull();
+  expect(await server.ctx.files.byId(id)).toBeNull();
   expect(await server.ctx.blobs.size(envelopeKey(row))).toBeNull();
   expect(await server.ctx.blobs.size(row.blob_key!)).toBeNull();
   // The kind's own row went with the file's.

@@ -54,7 +54,7 @@ test("a document whose original went missing fails; with the original back, repr
   const id = await upload(new TextEncoder().encode(text), "quay.txt");
   await processed(owner, id, 120_000);
   await embedded(id);
-  const key = server.ctx.files.byId(id)!.blob_key!;
+  const key = (await server.ctx.files.byId(id))!.blob_key!;
   await server.ctx.blobs.delete(key);
 
   expect((await owner.api.post(`/files/${id}/reprocess`)).status).toBe(202);
@@ -74,7 +74,7 @@ for (const kind of ["image", "video"] as const) {
     const bytes = kind === "image" ? new Uint8Array(await textImage(["REPROCESS ME"], 600, 240)) : new Uint8Array(readFileSync(join(import.meta.dir, "fixtures", "video", "scenes.mp4")));
     const id = await upload(bytes, kind === "image" ? "again.png" : "again.mp4");
     await processed(owner, id, 180_000);
-    const row = server.ctx.files.byId(id)!;
+    const row = (await server.ctx.files.byId(id))!;
     await server.ctx.blobs.delete(row.blob_key!);
 
     expect((await owner.api.post(`/files/${id}/reprocess`)).status).toBe(202);
@@ -158,10 +158,10 @@ test("the listing filters by processing_status (the Activity page's failed files
 test("a file whose bytes never arrived (a failed cloud import) is 409 FILE_NOT_STORED; one still arriving is 409 FILE_PROCESSING", async () => {
   const id = crypto.randomUUID();
   const projectId = defaultProjectOf(server.ctx.db, owner.orgId);
-  server.ctx.files.createPlaceholder({ id, orgId: owner.orgId, projectId, folderId: null, filename: "far.png", mediaType: "image", contentType: "image/png", size: 10, tags: [], uploadedBy: null, sourceUrl: null });
+  await server.ctx.files.createPlaceholder({ id, orgId: owner.orgId, projectId, folderId: null, filename: "far.png", mediaType: "image", contentType: "image/png", size: 10, tags: [], uploadedBy: null, sourceUrl: null });
   const arriving = await owner.api.post(`/files/${id}/reprocess`);
   expect([arriving.status, arriving.body.code]).toEqual([409, "FILE_PROCESSING"]);
-  server.ctx.files.placeholderFailed(id, "the download failed: 404 from the drive");
+  await server.ctx.files.placeholderFailed(id, "the download failed: 404 from the drive");
   const never = await owner.api.post(`/files/${id}/reprocess`);
   expect([never.status, never.body.code]).toEqual([409, "FILE_NOT_STORED"]);
   expect(never.body.detail).toContain("import it again");

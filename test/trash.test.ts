@@ -74,7 +74,7 @@ test("files leave the trash when retention ends and the purge removes them", asy
   clock.advance(30 * DAY);
   expect((await owner.api.get("/files/deleted")).body).toMatchObject({ items: [], total_count: 0 });
   await purgeDeletedFiles(server.ctx);
-  expect(server.ctx.files.byId(id)).toBeNull();
+  expect(await server.ctx.files.byId(id)).toBeNull();
   expect((await owner.api.get("/files/deleted")).body.total_count).toBe(0);
 });
 

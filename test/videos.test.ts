@@ -251,7 +251,7 @@ describe("credits, limits and broken files", () => {
     expect(file).toMatchObject({ analysis_status: "skipped", resolution: "320x240", thumbnail_url: null, description_status: "skipped" });
     expect(file.analysis_error).toContain("MEDIABOX_VIDEO_MAX_DURATION_SECONDS");
     expect(file.keyframes).toEqual([]);
-    const row = limited.ctx.files.byId(id)!;
+    const row = (await limited.ctx.files.byId(id))!;
     expect(row.reserved_credits).toBe(0);
   }, 150_000);
 });

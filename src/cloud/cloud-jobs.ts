@@ -16,6 +16,7 @@ import { isoAt } from "../clock.ts";
 import type { CloudDeps } from "./deps.ts";
 import { ApiError, badRequest, errorMessage, forTenantsOrNull } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
+import type { FileRow } from "../files/file.ts";
 import { detectType } from "../ingest/detect.ts";
 import { ingestIntoPlaceholder, sizeLimitViolation } from "../ingest/ingest.ts";
 import { placement as filePlacement } from "../folders/placement.ts";
@@ -174,7 +175,7 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
   const jobId = crypto.randomUUID();
   const now = isoAt(ctx.clock.now());
   const imageIds = request.files.map(() => crypto.randomUUID());
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     ctx.db
       .query(
         `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
@@ -185,11 +186,11 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
       `INSERT INTO cloud_job_items (job_id, item_index, cloud_file_id, name, mime_type, size_bytes, file_id, status)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`,
     );
-    request.files.forEach((file, index) => {
+    for (const [index, file] of request.files.entries()) {
       const name = file.name.trim() || file.id;
       const mime = file.mime_type ?? "application/octet-stream";
       insert.run(jobId, index, file.id, name, file.mime_type ?? null, file.size_bytes ?? null, imageIds[index]!);
-      ctx.files.createPlaceholder({
+      await ctx.files.withTx(tx).createPlaceholder({
         id: imageIds[index]!,
         orgId: principal.orgId,
         projectId: placement.projectId,
@@ -203,10 +204,10 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
         uploadedBy: principal.keyId,
         sourceUrl: null,
       });
-    });
+    }
     const runner = ctx.jobs.enqueue({ queue: "cloud.import", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
     setRunner(ctx, jobId, runner.id);
-  }).immediate();
+  });
   return {
     image_ids: imageIds,
     job_id: jobId,
@@ -222,12 +223,13 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
   ctx.cloud.provider(connection.provider);
   const ids = [...new Set(request.image_ids.map((id) => id.toLowerCase()))];
   checkCount(principal, ids.length, "image_ids");
-  const files = ids.map((id) => {
-    const row = ctx.files.ofOrg(principal.orgId, id);
+  const files: FileRow[] = [];
+  for (const id of ids) {
+    const row = await ctx.files.ofOrg(principal.orgId, id);
     if (!row || row.deleted_at) throw new ApiError("FILE_NOT_FOUND", `file ${id} not found`);
     if (!row.blob_key) throw badRequest(`image_ids: file ${id} has no original to export (its bytes have not arrived, or it is a link)`);
-    return row;
-  });
+    files.push(row);
+  }
   const folderName = request.folder_name?.trim() || null;
   const stored: ExportOptions = { folderId: request.folder_id ?? null, folderName, createdFolderId: null };
   const jobId = crypto.randomUUID();
@@ -282,24 +284,24 @@ function setRunner(ctx: CloudDeps, jobId: string, runnerJobId: string): void {
 // ---- cancellation -------------------------------------------------------------------------------
 
 /** Files not yet transferred become skipped (import placeholders fail) and the job cancelled. */
-function markCancelled(ctx: CloudDeps, row: CloudJobRow): void {
+async function markCancelled(ctx: CloudDeps, row: CloudJobRow): Promise<void> {
   const now = isoAt(ctx.clock.now());
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     if (row.type === "import") {
-      for (const item of items(ctx, row.id)) if (item.status === "pending") ctx.files.placeholderFailed(item.file_id, "the cloud import was cancelled before this file was downloaded");
+      for (const item of items(ctx, row.id)) if (item.status === "pending") await ctx.files.withTx(tx).placeholderFailed(item.file_id, "the cloud import was cancelled before this file was downloaded");
     }
     ctx.db.query("UPDATE cloud_job_items SET status = 'skipped', error = 'cancelled', finished_at = ? WHERE job_id = ? AND status = 'pending'").run(now, row.id);
     ctx.db
       .query("UPDATE cloud_jobs SET status = 'cancelled', error = 'cancelled by request', completed_at = ?, updated_at = ? WHERE id = ? AND status IN ('pending','in_progress')")
       .run(now, now, row.id);
-  }).immediate();
+  });
 }
 
 /** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
 export async function cancelCloudJob(ctx: CloudDeps, orgId: string, id: string) {
   const row = jobRow(ctx, orgId, id);
   if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
-  markCancelled(ctx, row);
+  await markCancelled(ctx, row);
   if (row.runner_job_id) {
     try {
       await ctx.jobs.cancel(orgId, row.runner_job_id);
@@ -396,10 +398,10 @@ async function liveConnection(ctx: CloudDeps, job: CloudJobRow): Promise<Connect
 }
 
 /** Fails every pending item with one reason (the connection is gone or its grant was revoked). */
-function failRest(ctx: CloudDeps, job: CloudJobRow, why: string): void {
+async function failRest(ctx: CloudDeps, job: CloudJobRow, why: string): Promise<void> {
   for (const item of items(ctx, job.id)) {
     if (item.status !== "pending") continue;
-    if (job.type === "import") ctx.files.placeholderFailed(item.file_id, why);
+    if (job.type === "import") await ctx.files.placeholderFailed(item.file_id, why);
     finishItem(ctx, item, { status: "failed", error: why });
   }
 }
@@ -423,7 +425,7 @@ async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: Connecti
   if (!detection.ok || tooLarge) {
     rmSync(path, { force: true });
     const why = detection.ok ? tooLarge! : `unsupported or unsafe file: ${detection.reason}`;
-    ctx.files.placeholderFailed(item.file_id, why);
+    await ctx.files.placeholderFailed(item.file_id, why);
     finishItem(ctx, item, { status: "failed", error: why });
     return;
   }
@@ -458,7 +460,7 @@ async function runImport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
       if (isCancelled(ctx, job.id)) return;
       const connection = await liveConnection(ctx, job);
       if (!connection) {
-        failRest(ctx, job, "the cloud connection was removed");
+        await failRest(ctx, job, "the cloud connection was removed");
         break;
       }
       try {
@@ -467,10 +469,10 @@ async function runImport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
         if (signal?.aborted) throw err;
         const why = errorMessage(apiErrorOf(err));
         ctx.log.warn("cloud import item failed", { job_id: job.id, item: item.item_index, error: why });
-        ctx.files.placeholderFailed(item.file_id, why);
+        await ctx.files.placeholderFailed(item.file_id, why);
         finishItem(ctx, item, { status: "failed", error: why });
         if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) {
-          failRest(ctx, job, why);
+          await failRest(ctx, job, why);
           break;
         }
       }
@@ -488,7 +490,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
   const stored = JSON.parse(job.options) as ExportOptions;
   const connection = await liveConnection(ctx, job);
   if (!connection) {
-    failRest(ctx, job, "the cloud connection was removed");
+    await failRest(ctx, job, "the cloud connection was removed");
     settle(ctx, job.id);
     return;
   }
@@ -501,7 +503,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
     } catch (err) {
       if (err instanceof ProviderError && err.retryable) throw err;
       const why = `the folder ${stored.folderName} could not be created: ${errorMessage(apiErrorOf(err))}`;
-      failRest(ctx, job, why);
+      await failRest(ctx, job, why);
       settle(ctx, job.id);
       return;
     }
@@ -512,7 +514,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
     if (isCancelled(ctx, job.id)) return;
     let original: ObjectOnDisk | null = null;
     try {
-      const file = ctx.files.byId(item.file_id);
+      const file = await ctx.files.byId(item.file_id);
       // The original is sent from disk (the local store's file in place, else a scratch copy), never held in memory.
       original = file?.blob_key && !file.deleted_at ? await objectOnDisk(ctx.blobs, file.blob_key, ctx.dataDir.scratch) : null;
       if (!file || !original) throw new Error("the file was deleted before it was exported");
@@ -526,7 +528,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
       ctx.log.warn("cloud export item failed", { job_id: job.id, item: item.item_index, error: why });
       finishItem(ctx, item, { status: "failed", error: why });
       if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) {
-        failRest(ctx, job, why);
+        await failRest(ctx, job, why);
         break;
       }
     } finally {
@@ -541,15 +543,15 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
  * cloud job is cancelled too; failed for good, it fails rather than stay in progress forever.
  * A shutdown or lost lease changes nothing (the job resumes).
  */
-function runnerJobEnded(ctx: CloudDeps, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): void {
+async function runnerJobEnded(ctx: CloudDeps, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): Promise<void> {
   const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
   if (!job) return;
   if (runner.signal.aborted) {
-    if (errorMessage(runner.signal.reason) === "job cancelled") markCancelled(ctx, job);
+    if (errorMessage(runner.signal.reason) === "job cancelled") await markCancelled(ctx, job);
     return;
   }
   if (runner.attempt < runner.maxAttempts) return;
-  failRest(ctx, job, errorMessage(err));
+  await failRest(ctx, job, errorMessage(err));
   setStatus(ctx, jobId, "failed", errorMessage(err));
 }
 
@@ -572,7 +574,7 @@ function cloudQueue<Q extends "cloud.import" | "cloud.export">(ctx: CloudDeps, n
       try {
         await run(ctx, job.payload.cloudJobId, job.signal);
       } catch (err) {
-        runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
+        await runnerJobEnded(ctx, job.payload.cloudJobId, job, err);
         throw err;
       }
       return [{ cloud_job_id: job.payload.cloudJobId }];

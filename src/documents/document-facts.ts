@@ -63,7 +63,7 @@ function upsert(db: Database, fileId: string, set: Partial<DocumentFactsRow>): v
 
 function changed(ctx: DocumentFactsDeps, fileId: string, set: Partial<DocumentFactsRow>): void {
   upsert(ctx.db, fileId, set);
-  ctx.files.touched(fileId);
+  ctx.files.touchedOnHandle(ctx.db, fileId);
 }
 
 /** The document is still to be read (at upload, and when its processing is queued again). */

@@ -9,6 +9,7 @@
  */
 import type { Config } from "../config.ts";
 import type { DocumentDeps } from "./deps.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { replaceDescriptionsOf } from "../processing/descriptions.ts";
 import { PermanentJobError, type JobContext, type QueueDefinition } from "../jobs/runner.ts";
 import { unlessAborted } from "../abort.ts";
@@ -91,7 +92,7 @@ const WRITE_SLICE_MS = 15;
 const LARGE_TEXT_CHARS = 1_000_000;
 
 /** What storing a read document (its pages, text and chunks) uses: a link's article is stored the same way. */
-type StoreDeps = Pick<DocumentDeps, "db" | "clock" | "writes" | "files">;
+type StoreDeps = Pick<DocumentDeps, "db" | "sql" | "clock" | "writes" | "files">;
 
 /**
  * Stores a read document: its pages, its text (and summary) on the file's row, and its chunks.
@@ -121,25 +122,32 @@ export async function storeDocument(ctx: StoreDeps, file: FileRow, doc: Document
         for (let taken = 0; page < doc.pages.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); page++, taken++) storePage(ctx, file.id, doc.pages[page]!);
       });
     } while (page < doc.pages.length);
-    await ctx.writes.write(() => storeText(ctx, file.id, doc, summary, false));
+    await ctx.sql.transaction((tx) => storeText(ctx, tx, file.id, doc, summary, false));
     textStored = true;
   }
+  // At least one chunk a slice: when the text alone took longer than a slice (a 10 MB
+  // one-line file), "nothing stored yet" once meant storing the text again, forever.
+  const slice = (started: number) => {
+    for (let taken = 0; next < chunks.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); next++, taken++) {
+      const c = chunks[next]!;
+      insert.run(chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
+    }
+    if (next === chunks.length) chunksStored(ctx, file.id, chunks.length);
+  };
   do {
-    await ctx.writes.write(() => {
-      const started = performance.now();
-      if (!textStored) {
-        storeText(ctx, file.id, doc, summary);
+    if (!textStored) {
+      // The text goes through FileRepository (the port): the first slice is a port transaction,
+      // whose statements on the SQLite handle (pages, chunks, the kind's facts) it holds.
+      await ctx.sql.transaction(async (tx) => {
+        const started = performance.now();
+        await storeText(ctx, tx, file.id, doc, summary);
         db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
-        textStored = true;
-      }
-      // At least one chunk a slice: when the text alone took longer than a slice (a 10 MB
-      // one-line file), "nothing stored yet" once meant storing the text again, forever.
-      for (let taken = 0; next < chunks.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); next++, taken++) {
-        const c = chunks[next]!;
-        insert.run(chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
-      }
-      if (next === chunks.length) chunksStored(ctx, file.id, chunks.length);
-    });
+        slice(started);
+      });
+      textStored = true;
+    } else {
+      await ctx.writes.write(() => slice(performance.now()));
+    }
   } while (next < chunks.length);
 }
 
@@ -150,8 +158,8 @@ function storePage(ctx: Pick<DocumentDeps, "db">, fileId: string, page: DocPage)
     .run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
 }
 
-/** The pages (unless already stored) and the file's text, in the caller's transaction. */
-function storeText(ctx: StoreDeps, fileId: string, doc: DocumentContent, draft: Summary | null, withPages = true): void {
+/** The pages (unless already stored) and the file's text, in the caller's transaction `tx` (the rest on the SQLite handle it holds). */
+async function storeText(ctx: StoreDeps, tx: SqlClient, fileId: string, doc: DocumentContent, draft: Summary | null, withPages = true): Promise<void> {
   const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
@@ -160,7 +168,7 @@ function storeText(ctx: StoreDeps, fileId: string, doc: DocumentContent, draft: 
     for (const page of doc.pages) storePage(ctx, fileId, page);
   }
   if (draft?.text) replaceDescriptionsOf(db, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
-  ctx.files.textExtracted(fileId, { text: doc.text, searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null }, draft ? { text: draft.text } : null);
+  await ctx.files.withTx(tx).textExtracted(fileId, { text: doc.text, searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null }, draft ? { text: draft.text } : null);
   textRead(db, fileId, { pageCount: doc.page_count, language: detectLanguage(doc.text), digitization });
   // Keyphrases are offered to the user, never written into the tags (files/tag-suggestions.ts).
   if (draft) replaceSuggestions(db, fileId, draft.keyphrases);
@@ -175,7 +183,7 @@ export function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pick<Fil
 /** What the document pipeline's stages use of the services (the compiler checks each stage against it). */
 type DocumentStageDeps = Pick<
   DocumentDeps,
-  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
+  "db" | "sql" | "clock" | "writes" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
 >;
 
 interface DocumentWork extends FileWork<DocumentStageDeps> {
@@ -221,10 +229,10 @@ const extractionStage: Stage<DocumentWork> = {
       const overBudget = work.signal.reason instanceof StageTimeoutError ? work.signal.reason : null;
       const final = err instanceof DocumentReadError || overBudget !== null;
       const why = overBudget ? overBudget.message : err instanceof DocumentReadError ? err.message : `text extraction failed: ${errorMessage(err)}`;
-      ctx.db.transaction(() => {
-        ctx.files.textNotExtracted(file.id, why);
+      await ctx.sql.transaction(async (tx) => {
+        await ctx.files.withTx(tx).textNotExtracted(file.id, why);
         textExtractionFailed(ctx, file.id, final);
-      })();
+      });
       throw final ? new PermanentJobError(why) : err;
     }
   },
@@ -349,10 +357,10 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       const fileId = file.id;
       const why = await ctx.embedder.unavailableReason();
       if (why) {
-        ctx.db.transaction(() => {
-          ctx.files.embeddingsWait(fileId, why);
+        await ctx.sql.transaction(async (tx) => {
+          await ctx.files.withTx(tx).embeddingsWait(fileId, why);
           embeddingWaits(ctx, fileId);
-        })();
+        });
         ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(why), fileId);
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }

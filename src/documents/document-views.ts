@@ -170,6 +170,6 @@ export async function documentFields(row: FileRow, urls: FileUrls) {
 }
 
 /** What only a document's detail shows: its whole text, the keyphrases offered as tags, and its extractions (a custom schema a rule ran on it). */
-export function documentDetailFields(row: FileRow, urls: FileUrls) {
-  return { extracted_text: urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)), extractions: listExtractions(urls.db, row.id) };
+export async function documentDetailFields(row: FileRow, urls: FileUrls) {
+  return { extracted_text: await urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)), extractions: listExtractions(urls.db, row.id) };
 }

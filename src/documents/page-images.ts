@@ -102,7 +102,7 @@ async function drawPage(ctx: DocumentDeps, file: FileRow, page: number, width: n
        ON CONFLICT (file_id, page_number, width) DO NOTHING`,
     )
     .run(file.id, page, width ?? 0, blobKey, rendered.width, rendered.height, rendered.webp.byteLength, isoAt(ctx.clock.now()), file.id);
-  if (stored.changes === 0 && !ctx.files.exists(file.id)) {
+  if (stored.changes === 0 && !await ctx.files.exists(file.id)) {
     await ctx.blobs.delete(blobKey).catch((err: unknown) => ctx.log.warn("could not remove the page image of a purged file", { key: blobKey, err: errorMessage(err) }));
     throw new ApiError("FILE_NOT_FOUND", `file ${file.id} was removed while its page was drawn`);
   }

@@ -26,7 +26,7 @@ import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
 const ANALYZE_MAX_BYTES = 10 * 1024 ** 2;
 const SEARCH_LIMIT = { min: 1, max: 100, fallback: 10 };
 
-function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+async function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const finished = status === "completed" || status === "skipped";
   const facts = documentFactsOf(ctx.db, file.id);
   return {
@@ -39,7 +39,7 @@ function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "pr
     text_extraction_status: facts.textExtractionStatus,
     page_count: facts.pageCount,
     chunk_count: facts.chunkCount,
-    extracted_text: finished ? ctx.files.extractedText(file.id) : null,
+    extracted_text: finished ? await ctx.files.extractedText(file.id) : null,
     job_id: status === "processing" || status === "failed" ? file.processing_job_id : null,
     poll_url: status === "processing" && file.processing_job_id ? `/api/v2/job/${file.processing_job_id}` : null,
     error_message: status === "failed" ? file.processing_error : null,
@@ -51,11 +51,11 @@ export function documentRoutes(ctx: DocumentDeps) {
   const { db } = ctx;
   // A link's readable article is stored as a one-page document (links/reading-view.ts): its text,
   // chunks and digitization are read through the same endpoints.
-  const loadDocument = (orgId: string, ref: string) => {
-    const row = ctx.files.find(orgId, ref);
-    return row.media_type === "link" ? row : ctx.files.findOfType(orgId, row.id, "document");
+  const loadDocument = async (orgId: string, ref: string) => {
+    const row = await ctx.files.find(orgId, ref);
+    return row.media_type === "link" ? row : await ctx.files.findOfType(orgId, row.id, "document");
   };
-  const reload = (id: string) => ctx.files.byId(id)!;
+  const reload = async (id: string) => (await ctx.files.byId(id))!;
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
     return ctx.uploadSlots.hold(principal, () => streamingUpload(ctx, principal, formOf(request), { mediaTypes: ["document"], maxBytes: ANALYZE_MAX_BYTES, readFields }));
@@ -68,10 +68,10 @@ export function documentRoutes(ctx: DocumentDeps) {
     .use(permissions)
     .get(
       "/files/:file_id/text",
-      ({ principal, params }) => {
-        const file = loadDocument(principal.orgId, params.file_id);
+      async ({ principal, params }) => {
+        const file = await loadDocument(principal.orgId, params.file_id);
         const facts = documentFactsOf(db, file.id);
-        return { document_id: file.id, filename: file.filename, text: ctx.files.extractedText(file.id) ?? "", page_count: facts.pageCount, metadata: { language: facts.language } };
+        return { document_id: file.id, filename: file.filename, text: await ctx.files.extractedText(file.id) ?? "", page_count: facts.pageCount, metadata: { language: facts.language } };
       },
       {
         permission: "view",
@@ -89,7 +89,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         detail: { summary: "A document's extracted text" },
       },
     )
-    .get("/files/:file_id/chunks", ({ principal, params, query }) => documentChunks(ctx, loadDocument(principal.orgId, params.file_id), query.include_embeddings === true), {
+    .get("/files/:file_id/chunks", async ({ principal, params, query }) => documentChunks(ctx, await loadDocument(principal.orgId, params.file_id), query.include_embeddings === true), {
       permission: "view",
       params: FileParams,
       query: t.Object({ include_embeddings: t.Optional(t.Boolean({ error: "include_embeddings: must be true or false" })) }),
@@ -104,7 +104,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       },
       detail: { summary: "A document's chunks (with embeddings and status_counts when include_embeddings=true)" },
     })
-    .get("/files/:file_id/digitization", ({ principal, params }) => digitization(db, loadDocument(principal.orgId, params.file_id)), {
+    .get("/files/:file_id/digitization", async ({ principal, params }) => digitization(db, await loadDocument(principal.orgId, params.file_id)), {
       permission: "view",
       params: FileParams,
       response: {
@@ -118,7 +118,7 @@ export function documentRoutes(ctx: DocumentDeps) {
     })
     .get(
       "/files/:file_id/digitization/pages/:page_number",
-      ({ principal, params }) => digitizationPage(db, loadDocument(principal.orgId, params.file_id), params.page_number),
+      async ({ principal, params }) => digitizationPage(db, await loadDocument(principal.orgId, params.file_id), params.page_number),
       {
         permission: "view",
         params: t.Object({ file_id: t.String(), page_number: PageNumber }),
@@ -129,7 +129,7 @@ export function documentRoutes(ctx: DocumentDeps) {
     .get(
       "/files/:file_id/digitization/pages/:page_number/image",
       async ({ principal, params, query, request, redirect, set }) => {
-        const file = loadDocument(principal.orgId, params.file_id);
+        const file = await loadDocument(principal.orgId, params.file_id);
         const image = await pageImage(ctx, file, params.page_number, query.width ?? null);
         const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).blob(image.blobKey, PAGE_IMAGE_CONTENT_TYPE);
         // The picture never changes; the signed URL lasts VIEW_URL_SECONDS, so a browser may keep the answer for part of that.
@@ -177,7 +177,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         },
       },
     )
-    .get("/files/:file_id/digitization/status", ({ principal, params }) => digitizationStatusView(db, loadDocument(principal.orgId, params.file_id)), {
+    .get("/files/:file_id/digitization/status", async ({ principal, params }) => digitizationStatusView(db, await loadDocument(principal.orgId, params.file_id)), {
       permission: "view",
       params: FileParams,
       response: {
@@ -188,8 +188,8 @@ export function documentRoutes(ctx: DocumentDeps) {
     })
     .get(
       "/files/:file_id/processing-status",
-      ({ principal, params }) => {
-        const file = ctx.files.find(principal.orgId, params.file_id);
+      async ({ principal, params }) => {
+        const file = await ctx.files.find(principal.orgId, params.file_id);
         if (file.media_type === "link") throw new ApiError("WRONG_MEDIA_TYPE", `file ${file.id} is a link; processing-status is for images, documents and videos`);
         return processingStatus(db, file);
       },
@@ -311,10 +311,10 @@ export function documentRoutes(ctx: DocumentDeps) {
         const started = performance.now();
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
-        const file = reload(stored.fileId);
+        const file = await reload(stored.fileId);
         if (stored.skipped) return analyzeView(ctx, file, "skipped", started);
         const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
-        const now = reload(file.id);
+        const now = await reload(file.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : documentFactsOf(db, now.id).textExtractionStatus === "completed" ? "completed" : "failed";
         return analyzeView(ctx, now, status, started);
       },
@@ -329,7 +329,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       "/files/analyze/async",
       async ({ request, set }) => {
         const stored = await upload(request, (fields) => parseAnalyzeTimeout(fields));
-        const file = reload(stored.fileId);
+        const file = await reload(stored.fileId);
         set.status = 202;
         return { job_id: file.processing_job_id!, document_id: file.id, status: stored.skipped ? "skipped" : "pending", poll_url: `/api/v2/job/${file.processing_job_id}` };
       },

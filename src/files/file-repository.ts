@@ -5,10 +5,13 @@
  * checks). Reads that other modules need by id or by the API's file reference are here too;
  * listings and search keep their own read queries.
  *
- * Methods run single statements; callers that must commit several together (a file and its
- * processing job, a stage's results and its state) wrap them in their transaction.
+ * It runs on the data-access port (docs/scale-out.md). Methods run single statements through the
+ * client it was built over (the appliance's: single writes join the turn's group commit); callers
+ * that must commit several together (a file and its processing job, a stage's results and its
+ * state) run them through `withTx(tx)`, the same methods inside their transaction.
  */
 import type { Database } from "bun:sqlite";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, forTenants, forTenantsOrNull } from "../errors.ts";
 import { parseFileRef, type DetectedType, type FileRow, type MediaType, type ProcessingStatus } from "./file.ts";
@@ -119,9 +122,14 @@ export interface PageRead {
 
 export class FileRepository {
   constructor(
-    private readonly db: Database,
+    private readonly db: SqlClient,
     private readonly clock: Clock,
   ) {}
+
+  /** The same methods, their statements run inside the caller's transaction `tx`. */
+  withTx(tx: SqlClient): FileRepository {
+    return new FileRepository(tx, this.clock);
+  }
 
   private now(): string {
     return isoAt(this.clock.now());
@@ -130,13 +138,13 @@ export class FileRepository {
   // ---- reads --------------------------------------------------------------------------------
 
   /** A file row by its full id, deleted or not (jobs and routes re-reading a row they already resolved). */
-  byId(id: string): FileRow | null {
-    return this.db.query<FileRow, [string]>("SELECT * FROM files WHERE id = ?").get(id);
+  byId(id: string): Promise<FileRow | null> {
+    return this.db.one<FileRow>("SELECT * FROM files WHERE id = ?", [id]);
   }
 
   /** A file of the organization by id, deleted or not, or null (batch operations report each id). */
-  ofOrg(orgId: string, id: string): FileRow | null {
-    return this.db.query<FileRow, [string, string]>("SELECT * FROM files WHERE id = ? AND org_id = ?").get(id, orgId);
+  ofOrg(orgId: string, id: string): Promise<FileRow | null> {
+    return this.db.one<FileRow>("SELECT * FROM files WHERE id = ? AND org_id = ?", [id, orgId]);
   }
 
   /**
@@ -144,26 +152,24 @@ export class FileRepository {
    * several files is 409 (the caller must use more of the id); deleted files are 404 unless
    * `includeDeleted`.
    */
-  find(orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): FileRow {
+  async find(orgId: string, ref: string, options: { includeDeleted?: boolean } = {}): Promise<FileRow> {
     const parsed = parseFileRef(ref);
     const visible = options.includeDeleted ? "" : "AND deleted_at IS NULL";
     if (parsed.kind === "id") {
-      const row = this.db.query<FileRow, [string, string]>(`SELECT * FROM files WHERE id = ? AND org_id = ? ${visible}`).get(parsed.value, orgId);
+      const row = await this.db.one<FileRow>(`SELECT * FROM files WHERE id = ? AND org_id = ? ${visible}`, [parsed.value, orgId]);
       if (!row) throw new ApiError("FILE_NOT_FOUND", `file ${ref} not found`);
       return row;
     }
     // A range over the primary key, so a prefix lookup is an index seek.
-    const rows = this.db
-      .query<FileRow, [string, string, string]>(`SELECT * FROM files WHERE id >= ? AND id < ? AND org_id = ? ${visible} LIMIT 2`)
-      .all(parsed.value, `${parsed.value}g`, orgId);
+    const rows = await this.db.all<FileRow>(`SELECT * FROM files WHERE id >= ? AND id < ? AND org_id = ? ${visible} LIMIT 2`, [parsed.value, `${parsed.value}g`, orgId]);
     if (rows.length === 0) throw new ApiError("FILE_NOT_FOUND", `no file id starts with ${parsed.value}`);
     if (rows.length > 1) throw new ApiError("FILE_ID_AMBIGUOUS", `more than one file id starts with ${parsed.value}; use the full id`);
     return rows[0]!;
   }
 
   /** find() for endpoints that only make sense for some media types (spec: 400 for the others). */
-  findOfType(orgId: string, ref: string, mediaType: MediaType | MediaType[]): FileRow {
-    const row = this.find(orgId, ref);
+  async findOfType(orgId: string, ref: string, mediaType: MediaType | MediaType[]): Promise<FileRow> {
+    const row = await this.find(orgId, ref);
     const types = Array.isArray(mediaType) ? mediaType : [mediaType];
     if (!types.includes(row.media_type)) {
       throw new ApiError("WRONG_MEDIA_TYPE", `file ${row.id} is a ${row.media_type}; this endpoint is for ${types.map((t) => `${t}s`).join(" and ")}`);
@@ -172,104 +178,95 @@ export class FileRepository {
   }
 
   /** The organization's oldest live file with this content, if any (skip_duplicates). */
-  findDuplicate(orgId: string, sha256: string): { id: string; filename: string } | null {
-    return (
-      this.db
-        .query<{ id: string; filename: string }, [string, string]>(
-          "SELECT id, filename FROM files WHERE org_id = ? AND sha256 = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1",
-        )
-        .get(orgId, sha256) ?? null
+  findDuplicate(orgId: string, sha256: string): Promise<{ id: string; filename: string } | null> {
+    return this.db.one<{ id: string; filename: string }>(
+      "SELECT id, filename FROM files WHERE org_id = ? AND sha256 = ? AND deleted_at IS NULL ORDER BY created_at LIMIT 1",
+      [orgId, sha256],
     );
   }
 
-  exists(id: string): boolean {
-    return this.db.query("SELECT 1 FROM files WHERE id = ?").get(id) !== null;
+  async exists(id: string): Promise<boolean> {
+    return (await this.db.one("SELECT 1 AS one FROM files WHERE id = ?", [id])) !== null;
   }
 
   /** Files deleted at or before `cutoff`, oldest first, for the purge. */
-  deletedBefore(cutoff: string, limit: number): { id: string; blob_key: string | null }[] {
-    return this.db
-      .query<{ id: string; blob_key: string | null }, [string, number]>("SELECT id, blob_key FROM files WHERE deleted_at IS NOT NULL AND deleted_at <= ? LIMIT ?")
-      .all(cutoff, limit);
+  deletedBefore(cutoff: string, limit: number): Promise<{ id: string; blob_key: string | null }[]> {
+    return this.db.all<{ id: string; blob_key: string | null }>("SELECT id, blob_key FROM files WHERE deleted_at IS NOT NULL AND deleted_at <= ? LIMIT ?", [cutoff, limit]);
   }
 
   // ---- life of a file ---------------------------------------------------------------------
 
   /** Records a stored file, `queued` for its processing job (enqueued in the same transaction). */
-  create(file: NewFileRecord): void {
+  async create(file: NewFileRecord): Promise<void> {
     const at = this.now();
     const { type } = file;
-    this.db
-      .query(
-        `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
-           title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
-           storage_target, auto_describe, content_category, custom_schema_id, uploaded_by, processing_status, processing_job_id,
-           description_status, description_error, reserved_credits)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
-      )
-      .run(
+    await this.db.run(
+      `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at,
+         title, tags, size_bytes, content_type, format, document_type, sha256, blob_key, upload_method, session_id,
+         storage_target, auto_describe, content_category, custom_schema_id, uploaded_by, processing_status, processing_job_id,
+         description_status, description_error, reserved_credits)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?)`,
+      [
         file.id, file.orgId, file.projectId, file.folderId, type.mediaType, file.filename, at, at,
         file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType, file.sha256, file.blobKey,
         file.uploadMethod, file.sessionId, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId,
         file.uploadedBy,
         file.processingJobId,
         ...initialStates(file.description),
-      );
+      ],
+    );
   }
 
   /** Records a placeholder: `queued`, without bytes (see NewPlaceholder). */
-  createPlaceholder(file: NewPlaceholder): void {
+  async createPlaceholder(file: NewPlaceholder): Promise<void> {
     const at = this.now();
-    this.db
-      .query(
-        `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, tags, size_bytes,
-           content_type, uploaded_by, source_url, processing_status)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')`,
-      )
-      .run(file.id, file.orgId, file.projectId, file.folderId, file.mediaType, file.filename, at, at, JSON.stringify(file.tags), file.size,
-        file.contentType, file.uploadedBy, file.sourceUrl);
+    await this.db.run(
+      `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, tags, size_bytes,
+         content_type, uploaded_by, source_url, processing_status)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued')`,
+      [file.id, file.orgId, file.projectId, file.folderId, file.mediaType, file.filename, at, at, JSON.stringify(file.tags), file.size,
+        file.contentType, file.uploadedBy, file.sourceUrl],
+    );
   }
 
   /** True while the file is a placeholder whose bytes have not been stored. */
-  isPlaceholder(id: string): boolean {
-    return this.db.query("SELECT 1 FROM files WHERE id = ? AND blob_key IS NULL AND processing_status = 'queued'").get(id) !== null;
+  async isPlaceholder(id: string): Promise<boolean> {
+    return (await this.db.one("SELECT 1 AS one FROM files WHERE id = ? AND blob_key IS NULL AND processing_status = 'queued'", [id])) !== null;
   }
 
   /**
    * The placeholder's bytes are stored: it becomes a file like any upload's, `queued` for its
    * processing job, with what detection found (the media type may differ from the guess).
    */
-  placeholderFilled(file: NewFileRecord): void {
+  async placeholderFilled(file: NewFileRecord): Promise<void> {
     const { type } = file;
-    this.db
-      .query(
-        `UPDATE files SET media_type = ?, filename = ?, updated_at = ?, title = ?, tags = ?, size_bytes = ?, content_type = ?, format = ?,
-           document_type = ?, sha256 = ?, blob_key = ?, storage_target = ?, auto_describe = ?, content_category = ?, custom_schema_id = ?,
-           processing_status = 'queued', processing_job_id = ?, processing_error = NULL,
-           description_status = ?, description_error = ?, reserved_credits = ?
-         WHERE id = ? AND blob_key IS NULL`,
-      )
-      .run(
+    await this.db.run(
+      `UPDATE files SET media_type = ?, filename = ?, updated_at = ?, title = ?, tags = ?, size_bytes = ?, content_type = ?, format = ?,
+         document_type = ?, sha256 = ?, blob_key = ?, storage_target = ?, auto_describe = ?, content_category = ?, custom_schema_id = ?,
+         processing_status = 'queued', processing_job_id = ?, processing_error = NULL,
+         description_status = ?, description_error = ?, reserved_credits = ?
+       WHERE id = ? AND blob_key IS NULL`,
+      [
         type.mediaType, file.filename, this.now(), file.title, JSON.stringify(file.tags), file.size, type.mime, type.format, type.documentType,
         file.sha256, file.blobKey, file.storageTarget, file.autoDescribe ? 1 : 0, file.contentCategory, file.customSchemaId, file.processingJobId,
         ...initialStates(file.description),
         file.id,
-      );
+      ],
+    );
   }
 
   /** The placeholder's bytes will never come (download failed, unsafe file, import cancelled). */
-  placeholderFailed(id: string, why: string): void {
+  async placeholderFailed(id: string, why: string): Promise<void> {
     const at = this.now();
-    this.db
-      .query(
-        `UPDATE files SET processing_status = 'failed', processing_error = ?, processing_completed_at = ?, last_error_at = ?, updated_at = ?
-         WHERE id = ? AND blob_key IS NULL`,
-      )
-      .run(forTenants(why), at, at, at, id);
+    await this.db.run(
+      `UPDATE files SET processing_status = 'failed', processing_error = ?, processing_completed_at = ?, last_error_at = ?, updated_at = ?
+       WHERE id = ? AND blob_key IS NULL`,
+      [forTenants(why), at, at, at, id],
+    );
   }
 
   /** Applies a user's metadata edit (values already validated). */
-  edit(id: string, edit: FileEdit): void {
+  async edit(id: string, edit: FileEdit): Promise<void> {
     const sets: string[] = [];
     const params: (string | null)[] = [];
     if (edit.title !== undefined) {
@@ -285,40 +282,41 @@ export class FileRepository {
       params.push(edit.userDescription);
     }
     if (!sets.length) return;
-    this.db.query(`UPDATE files SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`).run(...params, this.now(), id);
+    await this.db.run(`UPDATE files SET ${sets.join(", ")}, updated_at = ? WHERE id = ?`, [...params, this.now(), id]);
   }
 
   /** Puts a file into a project, at its top level (folderId null) or inside one of its folders. */
-  place(id: string, projectId: string, folderId: string | null): void {
-    this.db.query("UPDATE files SET project_id = ?, folder_id = ?, updated_at = ? WHERE id = ?").run(projectId, folderId, this.now(), id);
+  async place(id: string, projectId: string, folderId: string | null): Promise<void> {
+    await this.db.run("UPDATE files SET project_id = ?, folder_id = ?, updated_at = ? WHERE id = ?", [projectId, folderId, this.now(), id]);
   }
 
   /** Soft delete; returns the deletion time (a file already deleted keeps its first one). */
-  softDelete(id: string): string {
+  async softDelete(id: string): Promise<string> {
     const at = this.now();
-    this.db.query("UPDATE files SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL").run(at, at, id);
+    await this.db.run("UPDATE files SET deleted_at = ?, updated_at = ? WHERE id = ? AND deleted_at IS NULL", [at, at, id]);
     return at;
   }
 
-  restore(id: string): string {
+  async restore(id: string): Promise<string> {
     const at = this.now();
-    this.db.query("UPDATE files SET deleted_at = NULL, updated_at = ? WHERE id = ?").run(at, id);
+    await this.db.run("UPDATE files SET deleted_at = NULL, updated_at = ? WHERE id = ?", [at, id]);
     return at;
   }
 
   /** Removes the row of a file deleted at or before `cutoff` (its blobs and derived rows went first). */
-  purge(id: string, cutoff: string): void {
-    this.db.query("DELETE FROM files WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ?").run(id, cutoff);
+  async purge(id: string, cutoff: string): Promise<void> {
+    await this.db.run("DELETE FROM files WHERE id = ? AND deleted_at IS NOT NULL AND deleted_at <= ?", [id, cutoff]);
   }
 
   // ---- processing as a whole --------------------------------------------------------------
 
   /** The processing job's attempt started; `attempt` > 1 counts as a retry. */
-  processingStarted(id: string, attempt: number): void {
+  async processingStarted(id: string, attempt: number): Promise<void> {
     const at = this.now();
-    this.db
-      .query("UPDATE files SET processing_status = 'processing', processing_error = NULL, processing_started_at = ?, retry_count = ?, updated_at = ? WHERE id = ?")
-      .run(at, Math.max(0, attempt - 1), at, id);
+    await this.db.run(
+      "UPDATE files SET processing_status = 'processing', processing_error = NULL, processing_started_at = ?, retry_count = ?, updated_at = ? WHERE id = ?",
+      [at, Math.max(0, attempt - 1), at, id],
+    );
   }
 
   /**
@@ -326,17 +324,17 @@ export class FileRepository {
    * warnings of stages that failed), `failed` (for good), or back to `processing` with the error of
    * an attempt that will be retried.
    */
-  processingEnded(id: string, status: Exclude<ProcessingStatus, "queued">, error: string | null): void {
+  async processingEnded(id: string, status: Exclude<ProcessingStatus, "queued">, error: string | null): Promise<void> {
     const at = this.now();
     const terminal = status !== "processing";
-    this.db
-      .query(
-        `UPDATE files SET processing_status = ?, processing_error = ?, updated_at = ?,
-           processing_completed_at = CASE WHEN ? THEN ? ELSE processing_completed_at END,
-           last_error_at = CASE WHEN ? IS NULL THEN last_error_at ELSE ? END
-         WHERE id = ?`,
-      )
-      .run(status, forTenantsOrNull(error), at, terminal ? 1 : 0, at, error, at, id);
+    // The times kept when the value bound is null: one spelling on both engines (PostgreSQL
+    // cannot type a bare `? IS NULL`).
+    await this.db.run(
+      `UPDATE files SET processing_status = ?, processing_error = ?, updated_at = ?,
+         processing_completed_at = coalesce(?, processing_completed_at), last_error_at = coalesce(?, last_error_at)
+       WHERE id = ?`,
+      [status, forTenantsOrNull(error), at, terminal ? at : null, error === null ? null : at, id],
+    );
   }
 
   /**
@@ -347,14 +345,13 @@ export class FileRepository {
    * job ended (cancelled) without finishing the file, so nothing would ever move it on.
    * Descriptions are left as they are: a new one would spend credits nobody asked for.
    */
-  reprocessQueued(id: string, jobId: string, orphaned: boolean): boolean {
-    const changed = this.db
-      .query(
-        `UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, processing_started_at = NULL,
-           processing_completed_at = NULL, retry_count = 0, updated_at = ?
-         WHERE id = ? AND blob_key IS NOT NULL AND (processing_status NOT IN ('queued', 'processing') OR ?)`,
-      )
-      .run(jobId, this.now(), id, orphaned ? 1 : 0);
+  async reprocessQueued(id: string, jobId: string, orphaned: boolean): Promise<boolean> {
+    const changed = await this.db.run(
+      `UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, processing_started_at = NULL,
+         processing_completed_at = NULL, retry_count = 0, updated_at = ?
+       WHERE id = ? AND blob_key IS NOT NULL AND (processing_status NOT IN ('queued', 'processing') OR ? = 1)`,
+      [jobId, this.now(), id, orphaned ? 1 : 0],
+    );
     return changed.changes > 0;
   }
 
@@ -362,60 +359,62 @@ export class FileRepository {
   // (the variants' state, count and BlurHash are the image kind's: images/image-facts.ts)
 
   /** The image did not render; a capture date read from its metadata is kept all the same. */
-  imageNotRendered(id: string, why: string, takenAt: string | null = null): void {
-    this.db
-      .query("UPDATE files SET processing_error = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
-      .run(forTenants(why), takenAt, this.now(), id);
+  async imageNotRendered(id: string, why: string, takenAt: string | null = null): Promise<void> {
+    await this.db.run(
+      "UPDATE files SET processing_error = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?",
+      [forTenants(why), takenAt, this.now(), id],
+    );
   }
 
   /** What rendering the image found of its content: its size, its format, its capture date. */
-  imageRendered(id: string, rendered: RenderedImageContent): void {
-    this.db
-      .query("UPDATE files SET width = ?, height = ?, format = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
-      .run(rendered.width, rendered.height, rendered.format, rendered.takenAt, this.now(), id);
+  async imageRendered(id: string, rendered: RenderedImageContent): Promise<void> {
+    await this.db.run(
+      "UPDATE files SET width = ?, height = ?, format = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?",
+      [rendered.width, rendered.height, rendered.format, rendered.takenAt, this.now(), id],
+    );
   }
 
   // ---- videos --------------------------------------------------------------------------------
 
   /** The video was probed (its stream facts and analysis state are the video kind's). Width and height are as displayed. */
-  videoProbed(id: string, video: ProbedVideo): void {
-    this.db
-      .query("UPDATE files SET width = ?, height = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?")
-      .run(video.width, video.height, video.createdAt, this.now(), id);
+  async videoProbed(id: string, video: ProbedVideo): Promise<void> {
+    await this.db.run(
+      "UPDATE files SET width = ?, height = ?, content_created_at = coalesce(content_created_at, ?), updated_at = ? WHERE id = ?",
+      [video.width, video.height, video.createdAt, this.now(), id],
+    );
   }
 
   /** The reserved AI-description credits were given back (the description did not happen). */
-  creditsReleased(id: string): void {
-    this.db.query("UPDATE files SET reserved_credits = 0 WHERE id = ?").run(id);
+  async creditsReleased(id: string): Promise<void> {
+    await this.db.run("UPDATE files SET reserved_credits = 0 WHERE id = ?", [id]);
   }
 
   /** Text read in the media (OCR of an image or of a video's keyframes). */
-  visibleTextFound(id: string, text: string | null): void {
-    this.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(text, this.now(), id);
+  async visibleTextFound(id: string, text: string | null): Promise<void> {
+    await this.db.run("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?", [text, this.now(), id]);
   }
 
-  descriptionStarted(id: string): void {
-    this.db.query("UPDATE files SET description_status = 'processing', updated_at = ? WHERE id = ?").run(this.now(), id);
+  async descriptionStarted(id: string): Promise<void> {
+    await this.db.run("UPDATE files SET description_status = 'processing', updated_at = ? WHERE id = ?", [this.now(), id]);
   }
 
   /** The AI description, the tags after the AI's were merged in, and the content category. */
-  described(id: string, description: { text: string; tags: string[]; category: string }): void {
+  async described(id: string, description: { text: string; tags: string[]; category: string }): Promise<void> {
     const at = this.now();
-    this.db
-      .query(
-        `UPDATE files SET upload_description = ?, tags = ?, content_category = ?, description_status = 'completed',
-           description_error = NULL, description_generated_at = ?, updated_at = ? WHERE id = ?`,
-      )
-      .run(description.text, JSON.stringify(description.tags), description.category, at, at, id);
+    await this.db.run(
+      `UPDATE files SET upload_description = ?, tags = ?, content_category = ?, description_status = 'completed',
+         description_error = NULL, description_generated_at = ?, updated_at = ? WHERE id = ?`,
+      [description.text, JSON.stringify(description.tags), description.category, at, at, id],
+    );
   }
 
   /** No description will be made (e.g. the video is over the analysis limits); why says so. */
-  descriptionSkipped(id: string, why: string): void {
-    this.db.query("UPDATE files SET description_status = 'skipped', description_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
+  async descriptionSkipped(id: string, why: string): Promise<void> {
+    await this.db.run("UPDATE files SET description_status = 'skipped', description_error = ?, updated_at = ? WHERE id = ?", [forTenants(why), this.now(), id]);
   }
 
-  descriptionFailed(id: string, why: string): void {
-    this.db.query("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
+  async descriptionFailed(id: string, why: string): Promise<void> {
+    await this.db.run("UPDATE files SET description_status = 'failed', description_error = ?, updated_at = ? WHERE id = ?", [forTenants(why), this.now(), id]);
   }
 
   // ---- documents ----------------------------------------------------------------------------
@@ -423,8 +422,8 @@ export class FileRepository {
   // (the states of its reading and of its chunks are the document kind's: documents/document-facts.ts)
 
   /** The document's text could not be read (this time, or for good): why. */
-  textNotExtracted(id: string, why: string): void {
-    this.db.query("UPDATE files SET processing_error = ?, updated_at = ? WHERE id = ?").run(forTenants(why), this.now(), id);
+  async textNotExtracted(id: string, why: string): Promise<void> {
+    await this.db.run("UPDATE files SET processing_error = ?, updated_at = ? WHERE id = ?", [forTenants(why), this.now(), id]);
   }
 
   /**
@@ -432,19 +431,21 @@ export class FileRepository {
    * becomes the AI description and the tags are `summary.tags` (the user's with the suggested ones
    * merged in after them). One statement of the row either way: every write of these columns
    * re-indexes the row's search entry, whole text included (~1 ms for a 1 KB note). The whole text
-   * is kept apart from the row (see extractedText).
+   * is kept apart from the row (see extractedText). The two statements commit together: in the
+   * caller's transaction (withTx: the pipeline's, with the kind's state), else in their own.
    */
-  textExtracted(id: string, extracted: DocumentText, summary: DocumentSummary | null = null): void {
-    this.db
-      .query("INSERT INTO document_texts (file_id, text) VALUES (?, ?) ON CONFLICT (file_id) DO UPDATE SET text = excluded.text")
-      .run(id, extracted.text);
-    if (!summary) {
-      this.db.query("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?").run(extracted.searchText, this.now(), id);
-      return;
-    }
-    this.db
-      .query("UPDATE files SET visible_text = ?, updated_at = ?, upload_description = coalesce(?, upload_description) WHERE id = ?")
-      .run(extracted.searchText, this.now(), summary.text, id);
+  textExtracted(id: string, extracted: DocumentText, summary: DocumentSummary | null = null): Promise<void> {
+    return atomically(this.db, async (tx) => {
+      await tx.run("INSERT INTO document_texts (file_id, text) VALUES (?, ?) ON CONFLICT (file_id) DO UPDATE SET text = excluded.text", [id, extracted.text]);
+      if (!summary) {
+        await tx.run("UPDATE files SET visible_text = ?, updated_at = ? WHERE id = ?", [extracted.searchText, this.now(), id]);
+        return;
+      }
+      await tx.run(
+        "UPDATE files SET visible_text = ?, updated_at = ?, upload_description = coalesce(?, upload_description) WHERE id = ?",
+        [extracted.searchText, this.now(), summary.text, id],
+      );
+    });
   }
 
   /**
@@ -452,62 +453,74 @@ export class FileRepository {
    * its own table rather than the file's row, which every lookup reads and every status update
    * rewrites whole (migration 018).
    */
-  extractedText(id: string): string | null {
-    return this.db.query<{ text: string }, [string]>("SELECT text FROM document_texts WHERE file_id = ?").get(id)?.text ?? null;
+  async extractedText(id: string): Promise<string | null> {
+    return (await this.db.one<{ text: string }>("SELECT text FROM document_texts WHERE file_id = ?", [id]))?.text ?? null;
   }
 
   /** No text model can embed now; the reason joins the file's processing error unless one is there. */
-  embeddingsWait(id: string, why: string): void {
-    this.db
-      .query("UPDATE files SET processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?")
-      .run(forTenants(`embeddings pending: ${why}`), this.now(), id);
+  async embeddingsWait(id: string, why: string): Promise<void> {
+    await this.db.run("UPDATE files SET processing_error = coalesce(processing_error, ?), updated_at = ? WHERE id = ?", [forTenants(`embeddings pending: ${why}`), this.now(), id]);
   }
 
   // ---- links ---------------------------------------------------------------------------------
 
   /** Records a link `queued` for its crawl (the processing job and its crawl, links/link-crawls.ts, in the same transaction). */
-  createLink(link: NewLinkRecord): void {
+  async createLink(link: NewLinkRecord): Promise<void> {
     const at = this.now();
-    this.db
-      .query(
-        // upload_method's CHECK knows only the two upload paths; a link took neither, and the
-        // field is never shown for links.
-        `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, title, tags,
-           size_bytes, content_type, upload_method, storage_target, auto_describe, uploaded_by, processing_status, processing_job_id, source_url)
-         VALUES (?, ?, ?, ?, 'link', ?, ?, ?, ?, ?, 0, 'text/html', 'streaming', 'default', 0, ?, 'queued', ?, ?)`,
-      )
-      .run(
+    await this.db.run(
+      // upload_method's CHECK knows only the two upload paths; a link took neither, and the
+      // field is never shown for links.
+      `INSERT INTO files (id, org_id, project_id, folder_id, media_type, filename, created_at, updated_at, title, tags,
+         size_bytes, content_type, upload_method, storage_target, auto_describe, uploaded_by, processing_status, processing_job_id, source_url)
+       VALUES (?, ?, ?, ?, 'link', ?, ?, ?, ?, ?, 0, 'text/html', 'streaming', 'default', 0, ?, 'queued', ?, ?)`,
+      [
         link.id, link.orgId, link.projectId, link.folderId, link.filename, at, at, link.title, JSON.stringify(link.tags),
         link.uploadedBy, link.processingJobId, link.url,
-      );
+      ],
+    );
   }
 
   /** A link's crawl was queued again (links/link-crawls.ts said it may be) with `jobId`. */
-  recrawlQueued(id: string, jobId: string): void {
-    this.db
-      .query("UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, updated_at = ? WHERE id = ?")
-      .run(jobId, this.now(), id);
+  async recrawlQueued(id: string, jobId: string): Promise<void> {
+    await this.db.run("UPDATE files SET processing_status = 'queued', processing_job_id = ?, processing_error = NULL, updated_at = ? WHERE id = ?", [jobId, this.now(), id]);
   }
 
   /** What the page said of itself, as the file's common fields. */
-  pageRead(id: string, page: PageRead): void {
-    this.db
-      .query(
-        `UPDATE files SET title = coalesce(title, ?), upload_description = ?, content_created_at = coalesce(?, content_created_at),
-           size_bytes = ?, updated_at = ? WHERE id = ?`,
-      )
-      .run(page.title, page.description, page.publishedAt, page.byteLength, this.now(), id);
+  async pageRead(id: string, page: PageRead): Promise<void> {
+    await this.db.run(
+      `UPDATE files SET title = coalesce(title, ?), upload_description = ?, content_created_at = coalesce(?, content_created_at),
+         size_bytes = ?, updated_at = ? WHERE id = ?`,
+      [page.title, page.description, page.publishedAt, page.byteLength, this.now(), id],
+    );
   }
 
   /** Something the file's kind keeps of its own changed (its crawl, ...): the file's updated_at moves. */
-  touched(id: string): void {
-    this.db.query("UPDATE files SET updated_at = ? WHERE id = ?").run(this.now(), id);
+  async touched(id: string): Promise<void> {
+    await this.db.run("UPDATE files SET updated_at = ? WHERE id = ?", [this.now(), id]);
+  }
+
+  /**
+   * touched() synchronously over the SQLite handle, for the kinds' own facts writers (image and
+   * document facts, a video's analysis, a link's crawl), which are still synchronous on the handle:
+   * alone, or inside their caller's transaction (a port transaction on SQLite holds that handle).
+   * Goes when they move to the port (docs/scale-out.md).
+   */
+  touchedOnHandle(db: Database, id: string): void {
+    db.query("UPDATE files SET updated_at = ? WHERE id = ?").run(this.now(), id);
   }
 
   /** An image file stored from a link's page: the link it came from and its address there. */
-  extractedFrom(imageId: string, linkId: string, sourceUrl: string): void {
-    this.db.query("UPDATE files SET parent_file_id = ?, source_url = ? WHERE id = ?").run(linkId, sourceUrl, imageId);
+  async extractedFrom(imageId: string, linkId: string, sourceUrl: string): Promise<void> {
+    await this.db.run("UPDATE files SET parent_file_id = ?, source_url = ? WHERE id = ?", [linkId, sourceUrl, imageId]);
   }
+}
+
+/**
+ * FileRepository.extractedText over the SQLite handle, synchronously: for the rules' conditions,
+ * which are still evaluated synchronously on the handle (docs/scale-out.md); goes when they convert.
+ */
+export function extractedTextOnHandle(db: Database, id: string): string | null {
+  return db.query<{ text: string }, [string]>("SELECT text FROM document_texts WHERE file_id = ?").get(id)?.text ?? null;
 }
 
 /**

@@ -31,7 +31,7 @@ export class FileUrls {
   }
 
   /** A document's whole text for its detail view (kept apart from the row, see FileRepository.extractedText). */
-  extractedText(fileId: string): string | null {
+  extractedText(fileId: string): Promise<string | null> {
     return this.ctx.files.extractedText(fileId);
   }
 

@@ -59,7 +59,7 @@ export function variantsPending(db: Database, fileId: string): void {
 
 export function variantsStarted(ctx: ImageFactsDeps, fileId: string): void {
   upsert(ctx.db, fileId, { variant_status: "processing" });
-  ctx.files.touched(fileId);
+  ctx.files.touchedOnHandle(ctx.db, fileId);
 }
 
 /** Written with the row's part of the failure (FileRepository.imageNotRendered), which moves updated_at. */

@@ -100,20 +100,20 @@ async function generateVariants(work: ImageWork): Promise<void> {
     image = await renderImage(work.original, { maxPixels: work.options.maxPixels });
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       variantsFailed(ctx.db, file.id);
-      ctx.files.imageNotRendered(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
-    })();
+      await ctx.files.withTx(tx).imageNotRendered(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
+    });
     if (err instanceof ImageDecodeError && err.camera) await storeCameraFacts(ctx.db, file.org_id, file.id, err.camera);
     // An image that does not decode never will: fail for good rather than retry.
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
   await storeVariants(ctx, file, image.variants);
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     variantsRendered(ctx.db, file.id, { count: image.variants.length, blurHash: image.blurHash });
-    ctx.files.imageRendered(file.id, { width: image.width, height: image.height, format: image.format, takenAt: image.takenAt });
-  })();
+    await ctx.files.withTx(tx).imageRendered(file.id, { width: image.width, height: image.height, format: image.format, takenAt: image.takenAt });
+  });
   await storeCameraFacts(ctx.db, file.org_id, file.id, image.camera);
   work.rendered = image;
 }
@@ -123,8 +123,8 @@ const variantsStage: Stage<ImageWork> = {
   required: true,
   weight: 2,
   run: generateVariants,
-  onFailure(work, error) {
-    if (work.file.description_status === "pending") work.ctx.files.descriptionFailed(work.file.id, `not described: ${error}`);
+  async onFailure(work, error) {
+    if (work.file.description_status === "pending") await work.ctx.files.descriptionFailed(work.file.id, `not described: ${error}`);
   },
 };
 
@@ -166,14 +166,14 @@ async function describeImage(work: ImageWork, facts: ImageFacts): Promise<void> 
   items.push({ model: COMPOSED_MODEL, kind: "summary", text: composeDescription(facts) });
 
   // The user may have edited tags or the category while the models ran: merge into the row as it is now.
-  const current = ctx.files.byId(file.id);
+  const current = await ctx.files.byId(file.id);
   if (!current) return;
   const category =
     current.content_category !== "general" ? current.content_category : (endpointCategory ?? (await classifyWithClip(ctx, work.embedding)) ?? categorize(facts));
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     replaceDescriptions(ctx.db, ctx.clock, file.id, items);
-    ctx.files.described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
-  })();
+    await ctx.files.withTx(tx).described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
+  });
 }
 
 /** What the detectors and OCR found, with the dominant colours of the tiny variant. */
@@ -219,10 +219,10 @@ const ocrStage: Stage<ImageWork> = {
     const result: OcrResult = read ? await ctx.ocr.recognize(image.readable, { input: "image" }) : { text: "", regions: [], width: image.width, height: image.height };
     const source = read ? ctx.ocr.modelFor("image") : TEXT_GATE_MODEL;
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", source, { regions });
-      ctx.files.visibleTextFound(file.id, result.text || null);
-    })();
+      await ctx.files.withTx(tx).visibleTextFound(file.id, result.text || null);
+    });
     work.ocr = result;
   },
 };
@@ -273,12 +273,12 @@ const descriptionStage: Stage<ImageWork> = {
   name: "description",
   appliesTo: ({ file }) => wantsDescription(file) || (file.description_error ?? "auto_describe is false"),
   async run(work) {
-    work.ctx.files.descriptionStarted(work.file.id);
+    await work.ctx.files.descriptionStarted(work.file.id);
     requireObjects(work);
     await describeImage(work, await factsOf(work));
   },
-  onFailure(work, error) {
-    work.ctx.files.descriptionFailed(work.file.id, error);
+  async onFailure(work, error) {
+    await work.ctx.files.descriptionFailed(work.file.id, error);
   },
 };
 
@@ -291,7 +291,7 @@ const customSchemaStage: Stage<ImageWork> = {
     const image = rendered(work);
     const facts = await factsOf(work);
     const schema = await getCustomSchema(ctx.sql, file.org_id, file.custom_schema_id!);
-    const current = ctx.files.byId(file.id)!;
+    const current = (await ctx.files.byId(file.id))!;
     const evidence = {
       description: current.upload_description,
       tags: tagsOf(current),
@@ -328,11 +328,11 @@ const complianceStage: Stage<ImageWork> = {
       borderMeanRgb: image.border.mean,
       borderStdDev: image.border.stdDev,
     });
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       saveExtraction(ctx.db, ctx.clock, file.id, "mls_compliance", `mediabox compliance rules (${result.type}/${result.standard})`, result);
       complianceChecked(ctx.db, file.id, result.status);
-      ctx.files.touched(file.id);
-    })();
+      await ctx.files.withTx(tx).touched(file.id);
+    });
   },
 };
 
@@ -343,7 +343,7 @@ export async function runImagePipeline(ctx: ImageDeps, options: ImagePipelineOpt
   const fileId = file.id;
   const work = await startWork(ctx, options, job, file);
   const outcomes = await runStages(work, IMAGE_STAGES);
-  const final = ctx.files.byId(fileId);
+  const final = await ctx.files.byId(fileId);
   const summary = {
     file_id: fileId,
     image_id: fileId,

@@ -27,7 +27,7 @@ export function imageRoutes(ctx: ImageDeps) {
   const loadImage = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "image");
   /** Videos have images too: their poster's variants. */
   const loadPictured = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, ["image", "video"]);
-  const reload = (id: string) => ctx.files.byId(id)!;
+  const reload = async (id: string) => (await ctx.files.byId(id))!;
 
   const upload = (request: Request, readFields: (fields: Record<string, string>) => void) => {
     const principal = principalOf(request);
@@ -40,7 +40,7 @@ export function imageRoutes(ctx: ImageDeps) {
     .get(
       "/files/:file_id/variant/:variant_type",
       async ({ principal, params, request, redirect }) => {
-        const row = loadPictured(principal.orgId, params.file_id);
+        const row = await loadPictured(principal.orgId, params.file_id);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         if (params.variant_type === "original") return redirect((await urls.original(row, VIEW_URL_SECONDS))!, 302);
         const url = (await urls.variants(row))[params.variant_type];
@@ -56,8 +56,8 @@ export function imageRoutes(ctx: ImageDeps) {
     )
     .post(
       "/files/:file_id/trigger-variants",
-      ({ principal, params }) => {
-        const row = loadImage(principal.orgId, params.file_id);
+      async ({ principal, params }) => {
+        const row = await loadImage(principal.orgId, params.file_id);
         const running = row.processing_job_id ? getJobRow(db, row.processing_job_id) : null;
         const { variantStatus } = imageFactsOf(db, row.id);
         // The upload's own processing job renders variants first; while it runs, that is the task.
@@ -81,8 +81,8 @@ export function imageRoutes(ctx: ImageDeps) {
     )
     .patch(
       "/files/:file_id/extractions/:domain_name/review",
-      ({ principal, params, body }) => {
-        const row = loadImage(principal.orgId, params.file_id);
+      async ({ principal, params, body }) => {
+        const row = await loadImage(principal.orgId, params.file_id);
         const domain = parseReviewDomain(params.domain_name);
         const corrections = reviewCorrections(body);
         const result = reviewExtraction(db, clock, row.id, domain, corrections);
@@ -106,10 +106,10 @@ export function imageRoutes(ctx: ImageDeps) {
         const started = performance.now();
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
-        const row = reload(stored.fileId);
+        const row = await reload(stored.fileId);
         if (stored.skipped) return analyzeView(db, row, "skipped", started);
         const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;
-        const now = reload(row.id);
+        const now = await reload(row.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : job.status === "completed" ? "completed" : "failed";
         return analyzeView(db, now, status, started);
       },
@@ -127,7 +127,7 @@ export function imageRoutes(ctx: ImageDeps) {
       "/images/analyze/async",
       async ({ request, set }) => {
         const stored = await upload(request, () => {});
-        const row = reload(stored.fileId);
+        const row = await reload(stored.fileId);
         set.status = 202;
         return {
           job_id: row.processing_job_id!,

@@ -7,6 +7,7 @@
 import { complianceRequested } from "../compliance/image-compliance.ts";
 import type { NewFileRecord } from "../files/file-repository.ts";
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { rm } from "node:fs/promises";
 import type { IngestDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
@@ -48,10 +49,12 @@ export function sizeLimitViolation(kinds: MediaKinds, type: DetectedType, size: 
 }
 
 /**
- * Records the file and enqueues its processing job atomically. Must run inside a transaction.
+ * Records the file and enqueues its processing job atomically, inside the caller's port
+ * transaction `tx`: the row through FileRepository, the job, the description's reservation, the
+ * kind's state and the origin still synchronously on the SQLite handle the transaction holds.
  * `fill` completes a placeholder created earlier (a cloud import) instead of inserting a row.
  */
-export function insertFileRecord(ctx: IngestDeps, file: NewFile, mode: "create" | "fill" = "create"): void {
+export async function insertFileRecord(ctx: IngestDeps, tx: SqlClient, file: NewFile, mode: "create" | "fill" = "create"): Promise<void> {
   const job = ctx.jobs.enqueue({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } });
   const { options, type } = file;
   const labels = { method: file.uploadMethod, media_type: type.mediaType };
@@ -79,9 +82,10 @@ export function insertFileRecord(ctx: IngestDeps, file: NewFile, mode: "create" 
     customSchemaId: options.customSchemaId,
     description: DESCRIPTION_CREDITS[type.mediaType] ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now(), DESCRIPTION_CREDITS[type.mediaType]!) : null,
   };
-  if (mode === "fill") ctx.files.placeholderFilled(record);
+  const files = ctx.files.withTx(tx);
+  if (mode === "fill") await files.placeholderFilled(record);
   else {
-    ctx.files.create(record);
+    await files.create(record);
     if (options.compliance) complianceRequested(ctx.db, file.id, options.compliance);
   }
   ctx.kinds.for(type.mediaType)?.queued?.(file.id);
@@ -114,12 +118,12 @@ function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, 
  */
 export async function ingestStagedFile(ctx: IngestDeps, stagedPath: string | null, file: NewFile): Promise<IngestOutcome> {
   const { blobs, files } = ctx;
-  if (files.exists(file.id)) {
+  if (await files.exists(file.id)) {
     if (stagedPath) await rm(stagedPath, { force: true });
     return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
   }
   if (file.options.skipDuplicates) {
-    const existing = files.findDuplicate(file.orgId, file.sha256);
+    const existing = await files.findDuplicate(file.orgId, file.sha256);
     if (existing) {
       if (stagedPath) await rm(stagedPath, { force: true });
       return { fileId: existing.id, status: "skipped", skippedExistingId: existing.id, type: file.type };
@@ -127,8 +131,7 @@ export async function ingestStagedFile(ctx: IngestDeps, stagedPath: string | nul
   }
   if (stagedPath) await blobs.importFile(file.blobKey, stagedPath, file.type.mime);
   else if ((await blobs.size(file.blobKey)) === null) throw new Error(`the bytes of ${file.filename} are gone from staging and the store`);
-  // Committed with the other files a batch stores side by side.
-  await ctx.writes.write(() => insertFileRecord(ctx, file));
+  await ctx.sql.transaction((tx) => insertFileRecord(ctx, tx, file));
   return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
 }
 
@@ -139,20 +142,20 @@ export async function ingestStagedFile(ctx: IngestDeps, stagedPath: string | nul
  * placeholder is left as it is, so an import resumed after a crash can run the item again.
  */
 export async function ingestIntoPlaceholder(ctx: IngestDeps, stagedPath: string, file: NewFile): Promise<IngestOutcome> {
-  const { db, blobs, files } = ctx;
-  if (!files.isPlaceholder(file.id)) {
+  const { blobs, files } = ctx;
+  if (!(await files.isPlaceholder(file.id))) {
     await rm(stagedPath, { force: true });
     return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
   }
   if (file.options.skipDuplicates) {
-    const existing = files.findDuplicate(file.orgId, file.sha256);
+    const existing = await files.findDuplicate(file.orgId, file.sha256);
     if (existing) {
       await rm(stagedPath, { force: true });
-      files.softDelete(file.id);
+      await files.softDelete(file.id);
       return { fileId: existing.id, status: "skipped", skippedExistingId: existing.id, type: file.type };
     }
   }
   await blobs.importFile(file.blobKey, stagedPath, file.type.mime);
-  db.transaction(() => insertFileRecord(ctx, file, "fill")).immediate();
+  await ctx.sql.transaction((tx) => insertFileRecord(ctx, tx, file, "fill"));
   return { fileId: file.id, status: "processing", skippedExistingId: null, type: file.type };
 }

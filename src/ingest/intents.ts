@@ -512,7 +512,7 @@ async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): 
   const type = detection.type;
   const options = JSON.parse(row.options) as UploadOptions;
   const placement = await resolvePlacement(ctx, principal.orgId, options);
-  const duplicate = options.skipDuplicates ? ctx.files.findDuplicate(principal.orgId, digest.sha256) : null;
+  const duplicate = options.skipDuplicates ? await ctx.files.findDuplicate(principal.orgId, digest.sha256) : null;
   const at = isoAt(clock.now());
 
   if (duplicate) {
@@ -525,10 +525,11 @@ async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): 
   }
 
   const fileId = crypto.randomUUID();
-  db.transaction(() => {
+  // The intent's rows are still on the SQLite handle, which the port transaction holds.
+  await ctx.sql.transaction(async (tx) => {
     const current = getIntentRow(db, principal.orgId, row.id);
     if (!isActive(current)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is ${current.status}`);
-    insertFileRecord(ctx, {
+    await insertFileRecord(ctx, tx, {
       id: fileId,
       orgId: principal.orgId,
       filename: row.filename,
@@ -545,7 +546,7 @@ async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): 
     db.query(
       `UPDATE upload_intents SET status = 'COMPLETED', media_type = ?, file_id = ?, completed_at = ?, updated_at = ? WHERE id = ?`,
     ).run(type.mediaType, fileId, at, at, row.id);
-  }).immediate();
+  });
   return completionResult(getIntentRow(db, principal.orgId, row.id));
 }
 

@@ -126,7 +126,7 @@ export interface MediaKind<Type extends MediaType = MediaType> {
   /** Removes what the kind derived from a file outside its row (blobs, vectors) before the row is purged. */
   purge?(fileId: string): Promise<void>;
   /** Runs a file's processing again the kind's own way (a link is crawled again); else a new file.process job. */
-  reprocess?(orgId: string, fileId: string): Reprocessed;
+  reprocess?(orgId: string, fileId: string): Promise<Reprocessed>;
 }
 
 /** The kinds this server knows, by media type. */

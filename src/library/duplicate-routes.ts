@@ -57,7 +57,7 @@ const TrashResult = t.Object(
 async function groupView(ctx: LibraryDeps, urls: FileUrls, group: DuplicateGroup) {
   const files = await Promise.all(
     group.members.map(async (m) => {
-      const row = ctx.files.byId(m.id);
+      const row = await ctx.files.byId(m.id);
       const variants = row ? await urls.variants(row) : {};
       return {
         id: m.id,
@@ -77,10 +77,10 @@ async function groupView(ctx: LibraryDeps, urls: FileUrls, group: DuplicateGroup
 }
 
 /** The ids named, each a live file of the organization (404 FILE_NOT_FOUND otherwise, before anything is recorded), named once. */
-function liveFileIds(ctx: LibraryDeps, orgId: string, named: string[]): string[] {
+async function liveFileIds(ctx: LibraryDeps, orgId: string, named: string[]): Promise<string[]> {
   const ids = named.map((id) => id.toLowerCase());
   if (new Set(ids).size !== ids.length) throw badRequest("file_ids: must be unique");
-  for (const id of ids) ctx.files.find(orgId, id);
+  for (const id of ids) await ctx.files.find(orgId, id);
   return ids;
 }
 
@@ -112,21 +112,25 @@ export function duplicateRoutes(ctx: LibraryDeps) {
         const keep = body.keep_file_ids.map((id) => id.toLowerCase());
         if (new Set(keep).size !== keep.length) throw badRequest("keep_file_ids: must be unique");
         const groups = await groupMemberships(ctx.sql, principal.orgId);
-        const results = keep.map((id) => {
-          if (!ctx.files.ofOrg(principal.orgId, id)) return { keep_file_id: id, group_id: null, status: "not_found" as const, trashed_file_ids: [], failed: [] };
-          const group = groups.find((g) => g.memberIds.includes(id));
-          if (!group) return { keep_file_id: id, group_id: null, status: "no_group" as const, trashed_file_ids: [], failed: [] };
-          // A file another entry keeps is never trashed by this one.
-          const others = group.memberIds.filter((m) => m !== id && !keep.includes(m));
-          const outcome = others.length ? batchDeleteFiles(ctx, principal.orgId, others) : { deleted: [], failed: [] };
-          return {
-            keep_file_id: id,
-            group_id: group.id,
-            status: "trashed" as const,
-            trashed_file_ids: outcome.deleted.map((d) => d.id),
-            failed: outcome.failed.map((f) => ({ id: f.id, message: f.message })),
-          };
-        });
+        // One entry after the other: an entry's trashing is seen by the next.
+        const results = [];
+        for (const id of keep) {
+          results.push(await (async () => {
+            if (!(await ctx.files.ofOrg(principal.orgId, id))) return { keep_file_id: id, group_id: null, status: "not_found" as const, trashed_file_ids: [], failed: [] };
+            const group = groups.find((g) => g.memberIds.includes(id));
+            if (!group) return { keep_file_id: id, group_id: null, status: "no_group" as const, trashed_file_ids: [], failed: [] };
+            // A file another entry keeps is never trashed by this one.
+            const others = group.memberIds.filter((m) => m !== id && !keep.includes(m));
+            const outcome = others.length ? await batchDeleteFiles(ctx, principal.orgId, others) : { deleted: [], failed: [] };
+            return {
+              keep_file_id: id,
+              group_id: group.id,
+              status: "trashed" as const,
+              trashed_file_ids: outcome.deleted.map((d) => d.id),
+              failed: outcome.failed.map((f) => ({ id: f.id, message: f.message })),
+            };
+          })());
+        }
         return { groups: results, trashed_count: results.reduce((n, r) => n + r.trashed_file_ids.length, 0) };
       },
       {
@@ -145,7 +149,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     .post(
       "/duplicates/not-duplicates",
       async ({ principal, body }) => {
-        const ids = liveFileIds(ctx, principal.orgId, body.file_ids);
+        const ids = await liveFileIds(ctx, principal.orgId, body.file_ids);
         return { file_ids: ids, separated_pair_count: await dismissDuplicates(ctx.sql, principal.orgId, ids, isoAt(ctx.clock.now())) };
       },
       {
@@ -168,7 +172,7 @@ export function duplicateRoutes(ctx: LibraryDeps) {
     .post(
       "/duplicates/not-duplicates/undo",
       async ({ principal, body }) => {
-        const ids = liveFileIds(ctx, principal.orgId, body.file_ids);
+        const ids = await liveFileIds(ctx, principal.orgId, body.file_ids);
         return { file_ids: ids, regrouped_pair_count: await undismissDuplicates(ctx.sql, principal.orgId, ids) };
       },
       {

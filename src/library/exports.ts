@@ -231,9 +231,12 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   let cameraOf: { id: string; facts: StoredCameraFacts | null } | null = null;
   let imageOf: { id: string; facts: StoredImageFacts } | null = null;
   let documentOf: { id: string; facts: DocumentFacts } | null = null;
+  // The texts are read before the cells, which are computed synchronously.
+  const texts = new Map<string, string | null>();
+  if (columns.some((c) => c.key === "extracted_text")) for (const row of rows) texts.set(row.id, await ctx.files.extractedText(row.id));
   const options: ValueOptions = {
     flattenTags: request.flatten_tags ?? true,
-    extractedText: (id) => ctx.files.extractedText(id),
+    extractedText: (id) => texts.get(id) ?? null,
     camera: (id) => (cameraOf?.id === id ? cameraOf : (cameraOf = { id, facts: cameraFactsOf(ctx.db, id) })).facts,
     compliance: (id) => complianceOf(ctx.db, id)?.status ?? null,
     image: (id) => (imageOf?.id === id ? imageOf : (imageOf = { id, facts: imageFactsOf(ctx.db, id) })).facts,

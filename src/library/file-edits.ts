@@ -10,6 +10,7 @@ import { MAX_TITLE_LENGTH, parseTags } from "../files/file-fields.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileEdit } from "../files/file-repository.ts";
 import { placement } from "../folders/placement.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 
 export const RETENTION_DAYS = 30;
 const RETENTION_MS = RETENTION_DAYS * 86_400_000;
@@ -31,8 +32,8 @@ export interface FilePatch {
   user_description?: string | null;
 }
 
-export function updateFile(ctx: LibraryDeps, orgId: string, ref: string, patch: FilePatch) {
-  const row = ctx.files.find(orgId, ref);
+export async function updateFile(ctx: LibraryDeps, orgId: string, ref: string, patch: FilePatch) {
+  const row = await ctx.files.find(orgId, ref);
   const edit: FileEdit = {};
   if (patch.title !== undefined) {
     const title = patch.title === null ? null : patch.title.trim() || null;
@@ -46,8 +47,8 @@ export function updateFile(ctx: LibraryDeps, orgId: string, ref: string, patch: 
     // null (or blank) hands the description back to the AI's upload_description.
     edit.userDescription = text === null || !text.trim() ? null : text;
   }
-  ctx.files.edit(row.id, edit);
-  const updated = ctx.files.find(orgId, row.id);
+  await ctx.files.edit(row.id, edit);
+  const updated = await ctx.files.find(orgId, row.id);
   return {
     id: updated.id,
     title: updated.title,
@@ -58,15 +59,16 @@ export function updateFile(ctx: LibraryDeps, orgId: string, ref: string, patch: 
   };
 }
 
-function markDeleted(ctx: LibraryDeps, row: FileRow): string {
+/** Inside the caller's transaction `tx`: the kind's busy check (still on the SQLite handle, which the port transaction holds) and the delete commit together. */
+function markDeleted(ctx: LibraryDeps, tx: SqlClient, row: FileRow): Promise<string> {
   const busy = ctx.kinds.for(row.media_type)?.busy?.(row.id)[0]?.reason;
   if (busy) throw new ApiError("FILE_BUSY", `file ${row.id} cannot be deleted while ${busy}; try again when it finishes`);
-  return ctx.files.softDelete(row.id);
+  return ctx.files.withTx(tx).softDelete(row.id);
 }
 
-export function deleteFile(ctx: LibraryDeps, orgId: string, ref: string) {
-  const row = ctx.files.find(orgId, ref);
-  const deletedAt = ctx.db.transaction(() => markDeleted(ctx, ctx.files.find(orgId, row.id))).immediate();
+export async function deleteFile(ctx: LibraryDeps, orgId: string, ref: string) {
+  const row = await ctx.files.find(orgId, ref);
+  const deletedAt = await ctx.sql.transaction(async (tx) => markDeleted(ctx, tx, await ctx.files.withTx(tx).find(orgId, row.id)));
   return { id: row.id, deleted_at: deletedAt, message: `file deleted; it can be restored until ${purgeAt(deletedAt)}` };
 }
 
@@ -78,14 +80,14 @@ interface BatchEntry {
 }
 
 /** Deletes each file on its own: one failure never blocks the others. */
-export function batchDeleteFiles(ctx: LibraryDeps, orgId: string, ids: string[]) {
+export async function batchDeleteFiles(ctx: LibraryDeps, orgId: string, ids: string[]) {
   const lowered = ids.map((id) => id.toLowerCase());
   if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
   const deleted: BatchEntry[] = [];
   const skipped: BatchEntry[] = [];
   const failed: BatchEntry[] = [];
   for (const id of lowered) {
-    const row = ctx.files.ofOrg(orgId, id);
+    const row = await ctx.files.ofOrg(orgId, id);
     if (!row) {
       failed.push({ id, status: "failed", message: "file not found", deleted_at: null });
       continue;
@@ -95,7 +97,7 @@ export function batchDeleteFiles(ctx: LibraryDeps, orgId: string, ids: string[])
       continue;
     }
     try {
-      const at = ctx.db.transaction(() => markDeleted(ctx, row)).immediate();
+      const at = await ctx.sql.transaction((tx) => markDeleted(ctx, tx, row));
       deleted.push({ id, status: "deleted", message: "deleted", deleted_at: at });
     } catch (err) {
       failed.push({ id, status: "failed", message: err instanceof ApiError ? err.detail : "could not delete", deleted_at: null });
@@ -110,13 +112,13 @@ export function batchDeleteFiles(ctx: LibraryDeps, orgId: string, ids: string[])
 }
 
 /** Undoes a soft delete within the retention window (extension). */
-export function restoreFile(ctx: LibraryDeps, orgId: string, ref: string) {
-  const row = ctx.files.find(orgId, ref, { includeDeleted: true });
+export async function restoreFile(ctx: LibraryDeps, orgId: string, ref: string) {
+  const row = await ctx.files.find(orgId, ref, { includeDeleted: true });
   if (!row.deleted_at) throw new ApiError("FILE_NOT_DELETED", `file ${row.id} is not deleted`);
   if (row.deleted_at <= retentionCutoff(ctx.clock.now())) {
     throw new ApiError("FILE_NOT_FOUND", `file ${row.id} was deleted more than ${RETENTION_DAYS} days ago and is being purged`);
   }
-  const at = ctx.files.restore(row.id);
+  const at = await ctx.files.restore(row.id);
   return { id: row.id, restored_at: at, message: "file restored" };
 }
 
@@ -127,14 +129,14 @@ export function restoreFile(ctx: LibraryDeps, orgId: string, ref: string) {
  */
 export async function purgeDeletedFiles(ctx: LibraryDeps): Promise<number> {
   const cutoff = retentionCutoff(ctx.clock.now());
-  const due = ctx.files.deletedBefore(cutoff, 1000);
+  const due = await ctx.files.deletedBefore(cutoff, 1000);
   let purged = 0;
   for (const file of due) {
     try {
       // Every record owns its object (keys are per file or per upload intent), so it goes too.
       await purgeDerivedData(ctx, file.id);
       if (file.blob_key) await ctx.blobs.delete(file.blob_key);
-      ctx.files.purge(file.id, cutoff);
+      await ctx.files.purge(file.id, cutoff);
       purged += 1;
     } catch (err) {
       ctx.log.warn("could not purge a deleted file; will retry", { file_id: file.id, err });
@@ -162,7 +164,7 @@ interface MoveEntry {
  * target is checked once (404 when it is not in the organization); each file is then moved on its
  * own, and one missing file never blocks the others.
  */
-export function batchMoveFiles(ctx: LibraryDeps, orgId: string, ids: string[], target: MoveTarget) {
+export async function batchMoveFiles(ctx: LibraryDeps, orgId: string, ids: string[], target: MoveTarget) {
   const lowered = ids.map((id) => id.toLowerCase());
   if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
   if (target.folder_id === undefined && target.project_id === undefined) throw badRequest("give folder_id (a folder, or null for no folder) or project_id");
@@ -170,20 +172,19 @@ export function batchMoveFiles(ctx: LibraryDeps, orgId: string, ids: string[], t
   const fixed = target.folder_id || target.project_id ? placement(ctx.db, orgId, target.folder_id, target.project_id) : null;
   const moved: MoveEntry[] = [];
   const failed: MoveEntry[] = [];
-  ctx.db
-    .transaction(() => {
-      for (const id of lowered) {
-        const row = ctx.files.ofOrg(orgId, id);
-        if (!row || row.deleted_at) {
-          failed.push({ id, status: "failed", message: "file not found" });
-          continue;
-        }
-        const to = fixed ?? { projectId: row.project_id, folderId: null };
-        ctx.files.place(row.id, to.projectId, to.folderId);
-        moved.push({ id, status: "moved", message: to.folderId ? `moved into folder ${to.folderId}` : `moved to the top level of project ${to.projectId}` });
+  await ctx.sql.transaction(async (tx) => {
+    const files = ctx.files.withTx(tx);
+    for (const id of lowered) {
+      const row = await files.ofOrg(orgId, id);
+      if (!row || row.deleted_at) {
+        failed.push({ id, status: "failed", message: "file not found" });
+        continue;
       }
-    })
-    .immediate();
+      const to = fixed ?? { projectId: row.project_id, folderId: null };
+      await files.place(row.id, to.projectId, to.folderId);
+      moved.push({ id, status: "moved", message: to.folderId ? `moved into folder ${to.folderId}` : `moved to the top level of project ${to.projectId}` });
+    }
+  });
   return {
     moved,
     failed,

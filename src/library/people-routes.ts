@@ -62,7 +62,7 @@ const PersonParams = t.Object({ person_id: Uuid("person_id") });
 async function personView(ctx: LibraryDeps, urls: FileUrls, person: Person) {
   let cover = null;
   if (person.cover) {
-    const row = ctx.files.byId(person.cover.fileId);
+    const row = await ctx.files.byId(person.cover.fileId);
     const variants = row ? await urls.variants(row) : {};
     cover = { face_id: person.cover.faceId, file_id: person.cover.fileId, box: person.cover.box, thumbnail_url: variants.small_256 ?? null };
   }
@@ -127,7 +127,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
       async ({ principal, params, query, request }) => {
         const { ids, total } = await personFileIds(ctx.sql, principal.orgId, params.person_id, query.limit, query.offset);
         const urls = urlsOf(request);
-        const items = await Promise.all(ids.map((id) => fileSummary(ctx.kinds, ctx.files.byId(id)!, urls)));
+        const items = await Promise.all(ids.map(async (id) => fileSummary(ctx.kinds, (await ctx.files.byId(id))!, urls)));
         return page(items, total, query.limit, query.offset);
       },
       {
@@ -145,7 +145,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         const urls = urlsOf(request);
         const items = await Promise.all(
           faces.map(async (f) => {
-            const row = ctx.files.byId(f.fileId);
+            const row = await ctx.files.byId(f.fileId);
             const variants = row ? await urls.variants(row) : {};
             return { ...faceView(f), filename: f.filename, thumbnail_url: variants.small_256 ?? null };
           }),
@@ -195,7 +195,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         },
       },
     )
-    .get("/files/:file_id/faces", ({ principal, params }) => ({ faces: facesOfFile(ctx.db, ctx.files.find(principal.orgId, params.file_id).id).map(faceView) }), {
+    .get("/files/:file_id/faces", async ({ principal, params }) => ({ faces: facesOfFile(ctx.db, (await ctx.files.find(principal.orgId, params.file_id)).id).map(faceView) }), {
       permission: "view",
       params: FileParams,
       response: { 200: t.Object({ faces: t.Array(FaceView) }), ...errorResponses([400, 404, 409]) },

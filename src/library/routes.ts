@@ -76,7 +76,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
     .get(
       "/files/:file_id",
       async ({ principal, params, query, request }) => {
-        const row = ctx.files.find(principal.orgId, params.file_id);
+        const row = await ctx.files.find(principal.orgId, params.file_id);
         const detail = await fileDetail(kinds, row, new FileUrls(ctx, publicOrigin(ctx.config, request)));
         if (query.format === "markdown") {
           if (row.media_type !== "image") throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
@@ -108,8 +108,8 @@ export function libraryRoutes(ctx: LibraryDeps) {
     })
     .delete(
       "/files/:file_id/suggested-tags/:tag",
-      ({ principal, params, set }) => {
-        const row = ctx.files.find(principal.orgId, params.file_id);
+      async ({ principal, params, set }) => {
+        const row = await ctx.files.find(principal.orgId, params.file_id);
         if (!dismissSuggestion(ctx.db, row.id, params.tag)) throw new ApiError("NOT_FOUND", `file ${row.id} has no open tag suggestion "${params.tag}"`);
         set.status = 204;
         return undefined;
@@ -134,7 +134,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
     .get(
       "/files/:file_id/download",
       async ({ principal, params, request, set }) => {
-        const row = ctx.files.find(principal.orgId, params.file_id);
+        const row = await ctx.files.find(principal.orgId, params.file_id);
         const url = await new FileUrls(ctx, publicOrigin(ctx.config, request)).original(row, DOWNLOAD_URL_SECONDS, true);
         if (!url) throw badRequest(`file ${row.id} has no stored bytes to download`);
         set.status = 302;

@@ -19,7 +19,7 @@ export function similarRoutes(ctx: LibraryDeps) {
     .get(
       "/files/:file_id/similar",
       async ({ principal, params, query, request }) => {
-        const row = ctx.files.findOfType(principal.orgId, params.file_id, ["image", "video"]);
+        const row = await ctx.files.findOfType(principal.orgId, params.file_id, ["image", "video"]);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         const items = [];
         for (const match of await similarImages(ctx, row, query.limit)) {

@@ -52,8 +52,8 @@ export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
       for (const key of [crawl?.faviconBlobKey, crawl?.snapshotBlobKey]) if (key) await ctx.blobs.delete(key);
     },
     // A link is crawled again through the one recrawl path (POST /files/{id}/recrawl's).
-    reprocess(orgId, fileId) {
-      const { file, jobId } = recrawlLink(ctx, orgId, fileId);
+    async reprocess(orgId, fileId) {
+      const { file, jobId } = await recrawlLink(ctx, orgId, fileId);
       return { file, jobIds: [jobId], message: "crawl queued again", crawlStatus: crawlOf(ctx.db, file.id)?.status ?? null };
     },
   };

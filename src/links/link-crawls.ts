@@ -92,7 +92,7 @@ export function crawlRequeued(ctx: CrawlDeps, fileId: string, orphaned: boolean)
 
 function update(ctx: CrawlDeps, fileId: string, set: string, values: (string | null)[]): void {
   ctx.db.query(`UPDATE link_crawls SET ${set} WHERE file_id = ?`).run(...values, fileId);
-  ctx.files.touched(fileId);
+  ctx.files.touchedOnHandle(ctx.db, fileId);
 }
 
 export function crawlStarted(ctx: CrawlDeps, fileId: string): void {

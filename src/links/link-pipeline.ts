@@ -140,15 +140,15 @@ const metadataStage: Stage<LinkWork> = {
       charset: page.charset,
       truncated: page.truncated,
     };
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       pageMetadataStored(ctx, file.id, JSON.stringify(ogMetadata));
-      ctx.files.pageRead(file.id, {
+      await ctx.files.withTx(tx).pageRead(file.id, {
       title: meta.title?.slice(0, 255) ?? null,
       description: meta.description,
       publishedAt: meta.publishedAt,
       byteLength: page.byteLength,
       });
-    })();
+    });
   },
 };
 

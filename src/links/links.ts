@@ -40,25 +40,25 @@ function checkRequest(ctx: LinkDeps, orgId: string, request: LinkRequest, field 
 }
 
 /** Saves one link: a new file queued for its crawl, or the organization's existing file for the same page. */
-export function saveLink(ctx: LinkDeps, principal: Principal, request: LinkRequest, field = "url"): SaveOutcome {
+export async function saveLink(ctx: LinkDeps, principal: Principal, request: LinkRequest, field = "url"): Promise<SaveOutcome> {
   const { url, options, placement } = checkRequest(ctx, principal.orgId, request, field);
   const urlKey = normalizeUrl(url);
   const skipDuplicates = request.skip_duplicates ?? true;
-  return ctx.db
-    .transaction((): SaveOutcome => {
-      // Inside the write transaction: two saves of one page at once still make one file.
-      const existing = skipDuplicates ? findLink(ctx.db, principal.orgId, urlKey) : null;
-      if (existing) return { status: "duplicate", file: existing };
-      const id = crypto.randomUUID();
-      const job = ctx.jobs.enqueue({ queue: "file.process", orgId: principal.orgId, payload: { fileId: id }, maxAttempts: LINK_MAX_ATTEMPTS });
-      ctx.files.createLink({
-        id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href,
-        filename: linkFilename(url), title: options.title, tags: options.tags, uploadedBy: principal.keyId, processingJobId: job.id,
-      });
-      crawlCreated(ctx, id, { urlKey, domain: url.hostname.replace(/\.$/, ""), extractImages: request.extract_images ?? true });
-      return { status: "created", file: ctx.files.byId(id)! };
-    })
-    .immediate();
+  // The link's crawl and job are still written synchronously on the SQLite handle the transaction holds.
+  return ctx.sql.transaction(async (tx): Promise<SaveOutcome> => {
+    // Inside the write transaction: two saves of one page at once still make one file.
+    const existing = skipDuplicates ? findLink(ctx.db, principal.orgId, urlKey) : null;
+    if (existing) return { status: "duplicate", file: existing };
+    const files = ctx.files.withTx(tx);
+    const id = crypto.randomUUID();
+    const job = ctx.jobs.enqueue({ queue: "file.process", orgId: principal.orgId, payload: { fileId: id }, maxAttempts: LINK_MAX_ATTEMPTS });
+    await files.createLink({
+      id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href,
+      filename: linkFilename(url), title: options.title, tags: options.tags, uploadedBy: principal.keyId, processingJobId: job.id,
+    });
+    crawlCreated(ctx, id, { urlKey, domain: url.hostname.replace(/\.$/, ""), extractImages: request.extract_images ?? true });
+    return { status: "created", file: (await files.byId(id))! };
+  });
 }
 
 export interface BatchItemResult {
@@ -72,38 +72,39 @@ export interface BatchItemResult {
 }
 
 /** Saves each link on its own: one bad URL never stops the others. More than the tier's batch size is 400 as a whole. */
-export function saveLinks(ctx: LinkDeps, principal: Principal, links: LinkRequest[]): { results: BatchItemResult[] } {
+export async function saveLinks(ctx: LinkDeps, principal: Principal, links: LinkRequest[]): Promise<{ results: BatchItemResult[] }> {
   const max = TIER_LIMITS[principal.tier].batchFiles;
   if (max !== null && links.length > max) throw new ApiError("BATCH_TOO_LARGE", `links: the ${principal.tier} tier saves at most ${max} links per batch (got ${links.length})`);
-  const results = links.map((link, index): BatchItemResult => {
+  const results: BatchItemResult[] = [];
+  // One after the other: a later link of the batch finds an earlier one as its duplicate.
+  for (const [index, link] of links.entries()) {
     try {
-      const outcome = saveLink(ctx, principal, link, `links.${index}.url`);
-      return { index, url: link.url, status: outcome.status, file_id: outcome.file.id, reason: null, code: null };
+      const outcome = await saveLink(ctx, principal, link, `links.${index}.url`);
+      results.push({ index, url: link.url, status: outcome.status, file_id: outcome.file.id, reason: null, code: null });
     } catch (err) {
       if (!(err instanceof ApiError) || err.status !== 400 && err.status !== 404) throw err;
-      return { index, url: link.url, status: "rejected", file_id: null, reason: err.detail, code: err.code };
+      results.push({ index, url: link.url, status: "rejected", file_id: null, reason: err.detail, code: err.code });
     }
-  });
+  }
   return { results };
 }
 
 /** Queues a finished crawl again (409 while one is pending or running). */
-export function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): { file: FileRow; jobId: string } {
-  const row = ctx.files.findOfType(orgId, ref, "link");
-  const jobId = ctx.db
-    .transaction(() => {
-      const current = ctx.files.byId(row.id)!;
-      const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
-      const orphaned = !previous || !LIVE_JOB.has(previous.status);
-      const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
-      if (!crawlRequeued(ctx, row.id, orphaned)) {
-        throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${crawlOf(ctx.db, row.id)?.status}); try again when it finishes`);
-      }
-      ctx.files.recrawlQueued(row.id, job.id);
-      return job.id;
-    })
-    .immediate();
-  return { file: ctx.files.byId(row.id)!, jobId };
+export async function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): Promise<{ file: FileRow; jobId: string }> {
+  const row = await ctx.files.findOfType(orgId, ref, "link");
+  const jobId = await ctx.sql.transaction(async (tx) => {
+    const files = ctx.files.withTx(tx);
+    const current = (await files.byId(row.id))!;
+    const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+    const orphaned = !previous || !LIVE_JOB.has(previous.status);
+    const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
+    if (!crawlRequeued(ctx, row.id, orphaned)) {
+      throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${crawlOf(ctx.db, row.id)?.status}); try again when it finishes`);
+    }
+    await files.recrawlQueued(row.id, job.id);
+    return job.id;
+  });
+  return { file: (await ctx.files.byId(row.id))!, jobId };
 }
 
 /** Job states in which a crawl will still move on by itself. */
@@ -111,7 +112,7 @@ const LIVE_JOB = new Set(["pending", "processing"]);
 
 /** The stored offline snapshot's HTML (404 SNAPSHOT_NOT_READY until a crawl stored one). */
 export async function readSnapshot(ctx: LinkDeps, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {
-  const row = ctx.files.findOfType(orgId, ref, "link");
+  const row = await ctx.files.findOfType(orgId, ref, "link");
   const crawl = crawlOf(ctx.db, row.id);
   const bytes = crawl?.snapshotBlobKey ? await readObject(ctx.blobs, crawl.snapshotBlobKey) : null;
   if (!bytes) throw new ApiError("SNAPSHOT_NOT_READY", `link ${row.id} has no snapshot yet (crawl_status ${crawl?.status ?? null})`);

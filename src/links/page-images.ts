@@ -34,7 +34,7 @@ export async function storePageImages(ctx: IngestDeps, link: FileRow, images: Pa
   const listed: { fileId: string; url: string }[] = [];
   for (const image of images) {
     const sha256 = createHash("sha256").update(image.bytes).digest("hex");
-    const existing = ctx.files.findDuplicate(link.org_id, sha256);
+    const existing = await ctx.files.findDuplicate(link.org_id, sha256);
     if (existing) {
       if (!listed.some((l) => l.fileId === existing.id)) listed.push({ fileId: existing.id, url: image.url });
       result.reused += 1;
@@ -50,23 +50,22 @@ export async function storePageImages(ctx: IngestDeps, link: FileRow, images: Pa
     const blobKey = originalBlobKey(link.org_id, id);
     await ctx.blobs.put(blobKey, image.bytes, detected.type.mime);
     // Checked again inside the transaction: another crawl may have stored the same image meanwhile.
-    const winner = ctx.db
-      .transaction(() => {
-        const raced = ctx.files.findDuplicate(link.org_id, sha256);
-        if (raced) return raced.id;
-        insertFileRecord(ctx, {
-          id, orgId: link.org_id, filename, size: image.bytes.byteLength, sha256, type: detected.type, blobKey,
-          uploadMethod: "streaming", sessionId: null, uploadedBy: link.uploaded_by,
-          placement: { projectId: link.project_id, folderId: link.folder_id },
-          options: {
-            title: null, tags: [], autoDescribe: false, skipDuplicates: true, storageTarget: "default", folderId: link.folder_id,
-            projectId: link.project_id, contentCategory: "general", customSchemaId: null, compliance: null,
-          },
-        });
-        ctx.files.extractedFrom(id, link.id, image.url);
-        return id;
-      })
-      .immediate();
+    const winner = await ctx.sql.transaction(async (tx) => {
+      const files = ctx.files.withTx(tx);
+      const raced = await files.findDuplicate(link.org_id, sha256);
+      if (raced) return raced.id;
+      await insertFileRecord(ctx, tx, {
+        id, orgId: link.org_id, filename, size: image.bytes.byteLength, sha256, type: detected.type, blobKey,
+        uploadMethod: "streaming", sessionId: null, uploadedBy: link.uploaded_by,
+        placement: { projectId: link.project_id, folderId: link.folder_id },
+        options: {
+          title: null, tags: [], autoDescribe: false, skipDuplicates: true, storageTarget: "default", folderId: link.folder_id,
+          projectId: link.project_id, contentCategory: "general", customSchemaId: null, compliance: null,
+        },
+      });
+      await files.extractedFrom(id, link.id, image.url);
+      return id;
+    });
     if (winner !== id) {
       await ctx.blobs.delete(blobKey);
       result.reused += 1;

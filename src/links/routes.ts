@@ -20,7 +20,7 @@ export function linkRoutes(ctx: LinkDeps) {
     .post(
       "/files/links",
       async ({ principal, body, request, set }) => {
-        const outcome = saveLink(ctx, principal, body);
+        const outcome = await saveLink(ctx, principal, body);
         set.status = outcome.status === "created" ? 201 : 200;
         return linkDetail(outcome.file, new FileUrls(ctx, publicOrigin(ctx.config, request)));
       },
@@ -37,8 +37,8 @@ export function linkRoutes(ctx: LinkDeps) {
     )
     .post(
       "/files/links/batch",
-      ({ principal, body }) => {
-        const { results } = saveLinks(ctx, principal, body.links);
+      async ({ principal, body }) => {
+        const { results } = await saveLinks(ctx, principal, body.links);
         return {
           results: results.map((r) => ({ ...r, crawl_status: r.file_id ? (crawlOf(ctx.db, r.file_id)?.status ?? null) : null })),
           created: results.filter((r) => r.status === "created").length,
@@ -65,7 +65,7 @@ export function linkRoutes(ctx: LinkDeps) {
     .post(
       "/files/:file_id/recrawl",
       async ({ principal, params, request }) => {
-        const { file, jobId } = recrawlLink(ctx, principal.orgId, params.file_id);
+        const { file, jobId } = await recrawlLink(ctx, principal.orgId, params.file_id);
         return { id: file.id, job_id: jobId, crawl_status: crawlOf(ctx.db, file.id)?.status ?? "pending", file: await linkDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
       },
       {

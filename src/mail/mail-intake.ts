@@ -234,7 +234,7 @@ async function storePart(
   bodyPart: string | null,
   header: { subject: string | null; sender: string | null; date: string | null },
 ): Promise<void> {
-  if (ctx.files.exists(part.file_id)) return;
+  if (await ctx.files.exists(part.file_id)) return;
   const scratch = join(ctx.dataDir.scratch, `mail-${part.file_id}`);
   mkdirSync(ctx.dataDir.scratch, { recursive: true });
   try {

@@ -21,7 +21,7 @@ export interface PurgeDeps {
 export async function purgeDerivedData(ctx: PurgeDeps, fileId: string): Promise<void> {
   const variants = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(fileId);
   for (const v of variants) await ctx.blobs.delete(v.blob_key);
-  const row = ctx.files.byId(fileId);
+  const row = await ctx.files.byId(fileId);
   for (const space of await ctx.spaces.all("image")) await space.remove([fileId]);
   // A row already gone leaves no kind to ask: every kind removes what it may have kept.
   const kinds = row ? [ctx.kinds.for(row.media_type)] : ctx.kinds.all();

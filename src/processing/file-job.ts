@@ -20,7 +20,7 @@ export function fileJob<Q extends FileQueue>(ctx: { files: FileRepository }, { h
     ...definition,
     async handler(job) {
       const { fileId } = job.payload as FileJobPayload;
-      const file = ctx.files.byId(fileId);
+      const file = await ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       return handle(file, job as JobContext<FileJobPayload>);
     },

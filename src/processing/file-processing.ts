@@ -7,6 +7,7 @@
  * analysis ran), which the status endpoints show as such and never as `completed`.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { LibraryEvents } from "../events/library-events.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { MediaType } from "../files/file.ts";
@@ -19,6 +20,7 @@ import type { BackgroundWork } from "../jobs/background-work.ts";
 
 export interface FileProcessingDeps {
   db: Database;
+  sql: SqlClient;
   files: FileRepository;
   libraryEvents: LibraryEvents;
   /** Told while a file is analysed: work that can wait gives way meanwhile. */
@@ -37,28 +39,31 @@ export function fileProcessingQueue(ctx: FileProcessingDeps, kinds: MediaKinds):
     async handle(file, job) {
       const pipeline = kinds.for(file.media_type)?.pipeline;
       if (!pipeline) {
-        await job.write(() => ctx.files.processingEnded(file.id, "stored", null));
+        await job.transaction((tx) => ctx.files.withTx(tx).processingEnded(file.id, "stored", null));
         return [{ file_id: file.id, processing_status: "stored" }];
       }
       const report = await perType.run(file.media_type, async (): Promise<PipelineReport> => {
-        await job.write(() => ctx.files.processingStarted(file.id, job.attempt));
+        await job.transaction((tx) => ctx.files.withTx(tx).processingStarted(file.id, job.attempt));
         const analysing = ctx.background.foreground();
         try {
           return await pipeline.run(job, file);
         } catch (err) {
           const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
-          ctx.db.transaction(() => {
-            ctx.files.processingEnded(file.id, final ? "failed" : "processing", errorMessage(err));
-            if (final) ctx.libraryEvents.emit("file.processed", { file: ctx.files.byId(file.id)!, outcome: "failed", error: errorMessage(err) });
-          })();
+          // The listeners of file.processed enqueue synchronously through the SQLite handle, which the transaction holds.
+          await ctx.sql.transaction(async (tx) => {
+            const files = ctx.files.withTx(tx);
+            await files.processingEnded(file.id, final ? "failed" : "processing", errorMessage(err));
+            if (final) ctx.libraryEvents.emit("file.processed", { file: (await files.byId(file.id))!, outcome: "failed", error: errorMessage(err) });
+          });
           throw err;
         } finally {
           analysing();
         }
       });
-      await job.write(() => {
-        ctx.files.processingEnded(file.id, "completed", report.warnings);
-        ctx.libraryEvents.emit("file.processed", { file: ctx.files.byId(file.id)!, outcome: "completed", error: null });
+      await job.transaction(async (tx) => {
+        const files = ctx.files.withTx(tx);
+        await files.processingEnded(file.id, "completed", report.warnings);
+        ctx.libraryEvents.emit("file.processed", { file: (await files.byId(file.id))!, outcome: "completed", error: null });
       });
       return [{ ...report.summary, file_id: file.id, processing_status: "completed" }];
     },

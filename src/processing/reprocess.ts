@@ -6,6 +6,7 @@
  * crawled again). Refused (409) while the file is still being worked on.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { MediaKinds, Reprocessed } from "../kinds/media-kind.ts";
@@ -14,6 +15,7 @@ import type { JobRunner } from "../jobs/runner.ts";
 
 export interface ReprocessDeps {
   db: Database;
+  sql: SqlClient;
   files: FileRepository;
   jobs: JobRunner;
   kinds: MediaKinds;
@@ -22,29 +24,29 @@ export interface ReprocessDeps {
 /** Job states in which the file's processing will still move on by itself. */
 const LIVE_JOB = new Set(["pending", "processing"]);
 
-export function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): Reprocessed {
-  const row = ctx.files.find(orgId, ref);
+export async function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: string): Promise<Reprocessed> {
+  const row = await ctx.files.find(orgId, ref);
   const ownWay = ctx.kinds.for(row.media_type)?.reprocess;
   if (ownWay) return ownWay(orgId, row.id);
-  const jobId = ctx.db
-    .transaction(() => {
-      const current = ctx.files.byId(row.id)!;
-      if (!current.blob_key) {
-        if (current.processing_status === "failed") throw new ApiError("FILE_NOT_STORED", `file ${row.id} has no stored bytes (${current.processing_error ?? "its import failed"}); import it again`);
-        throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being imported; try again when it finishes`);
-      }
-      const inFlight = ctx.kinds.of(current).busy?.(row.id).find((work) => work.blocksReprocessing);
-      if (inFlight) throw new ApiError("FILE_PROCESSING", `file ${row.id} cannot be processed again while ${inFlight.reason}; try again when that finishes`);
-      const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
-      const orphaned = !previous || !LIVE_JOB.has(previous.status);
-      const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id } });
-      // Refused: the throw rolls the new job back with the transaction.
-      if (!ctx.files.reprocessQueued(row.id, job.id, orphaned)) {
-        throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being processed (processing_status ${current.processing_status}); try again when it finishes`);
-      }
-      ctx.kinds.of(current).queued?.(row.id);
-      return job.id;
-    })
-    .immediate();
-  return { file: ctx.files.byId(row.id)!, jobIds: [jobId], message: "processing queued again", crawlStatus: null };
+  // The kind's checks, the job's lookup and enqueueing are still synchronous on the SQLite handle the transaction holds.
+  const jobId = await ctx.sql.transaction(async (tx) => {
+    const files = ctx.files.withTx(tx);
+    const current = (await files.byId(row.id))!;
+    if (!current.blob_key) {
+      if (current.processing_status === "failed") throw new ApiError("FILE_NOT_STORED", `file ${row.id} has no stored bytes (${current.processing_error ?? "its import failed"}); import it again`);
+      throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being imported; try again when it finishes`);
+    }
+    const inFlight = ctx.kinds.of(current).busy?.(row.id).find((work) => work.blocksReprocessing);
+    if (inFlight) throw new ApiError("FILE_PROCESSING", `file ${row.id} cannot be processed again while ${inFlight.reason}; try again when that finishes`);
+    const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+    const orphaned = !previous || !LIVE_JOB.has(previous.status);
+    const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id } });
+    // Refused: the throw rolls the new job back with the transaction.
+    if (!(await files.reprocessQueued(row.id, job.id, orphaned))) {
+      throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being processed (processing_status ${current.processing_status}); try again when it finishes`);
+    }
+    ctx.kinds.of(current).queued?.(row.id);
+    return job.id;
+  });
+  return { file: (await ctx.files.byId(row.id))!, jobIds: [jobId], message: "processing queued again", crawlStatus: null };
 }

@@ -11,8 +11,8 @@ export function processingRoutes(ctx: ReprocessDeps) {
     .use(permissions)
     .post(
       "/files/:file_id/reprocess",
-      ({ principal, params, set }) => {
-        const { file, jobIds, message, crawlStatus } = reprocessFile(ctx, principal.orgId, params.file_id);
+      async ({ principal, params, set }) => {
+        const { file, jobIds, message, crawlStatus } = await reprocessFile(ctx, principal.orgId, params.file_id);
         set.status = 202;
         return {
           file_id: file.id,

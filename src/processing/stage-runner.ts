@@ -100,7 +100,7 @@ export interface Stage<W extends FileWork> {
   /** `progress(fraction)` reports progress within the stage, 0 to 1, with the units done when the stage counts some (pages, frames). */
   run(work: W, progress: (fraction: number, units?: ProgressUnits) => void): Promise<void>;
   /** What a failure means for the file's row (e.g. its description failed), recorded by the stage. */
-  onFailure?(work: W, error: string): void;
+  onFailure?(work: W, error: string): void | Promise<void>;
 }
 
 /** Runs the stages in order; returns their outcomes. Throws only what a required stage threw. */
@@ -137,7 +137,7 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
           // The whole message goes to the log; the tenant's copy (the stage's error, the file's) is sanitized.
           const error = forTenants(errorMessage(err));
           recorded = record(work, stage.name, { status: "failed", duration_ms: Math.round(performance.now() - started), error });
-          stage.onFailure?.(work, error);
+          await stage.onFailure?.(work, error);
           work.job.log.warn("stage failed", { file_id: work.file.id, media_type: work.file.media_type, stage: stage.name, err: errorMessage(err) });
           if (stage.required) {
             await recorded;

@@ -109,11 +109,13 @@ function optionalId(value: unknown, at: string): string | null {
 }
 
 /**
- * Applies the file-changing actions to the file, in order, inside the caller's transaction.
+ * Applies the file-changing actions to the file, in order, inside the caller's transaction:
+ * `files` writes through it (FileRepository.withTx) and `db` is the SQLite handle it holds, for the
+ * placement read and `effects`, still synchronous.
  * `call_webhook` is recorded as queued here; the caller delivers it (webhooks are another
  * module's). `run_schema` queues its job through `effects`, in the same transaction. An action that cannot be applied any more (its folder was deleted since) throws.
  */
-export function applyActions(db: Database, files: FileRepository, file: FileRow, actions: Action[], effects: ActionEffects): ActionOutcome[] {
+export async function applyActions(db: Database, files: FileRepository, file: FileRow, actions: Action[], effects: ActionEffects): Promise<ActionOutcome[]> {
   const outcomes: ActionOutcome[] = [];
   let row = file;
   for (const action of actions) {
@@ -123,7 +125,7 @@ export function applyActions(db: Database, files: FileRepository, file: FileRow,
         const have = new Set(tags.map((t) => t.toLowerCase()));
         const added = action.tags.filter((t) => !have.has(t.toLowerCase()));
         if (added.length && tags.length + added.length > MAX_TAGS) throw new Error(`adding ${added.join(", ")} would give the file more than ${MAX_TAGS} tags`);
-        if (added.length) files.edit(row.id, { tags: [...tags, ...added] });
+        if (added.length) await files.edit(row.id, { tags: [...tags, ...added] });
         outcomes.push({ type: action.type, outcome: added.length ? `added ${added.join(", ")}` : "already tagged" });
         break;
       }
@@ -131,19 +133,19 @@ export function applyActions(db: Database, files: FileRepository, file: FileRow,
         const drop = new Set(action.tags.map((t) => t.toLowerCase()));
         const tags = tagsOf(row);
         const kept = tags.filter((t) => !drop.has(t.toLowerCase()));
-        if (kept.length !== tags.length) files.edit(row.id, { tags: kept });
+        if (kept.length !== tags.length) await files.edit(row.id, { tags: kept });
         outcomes.push({ type: action.type, outcome: kept.length !== tags.length ? `removed ${tags.filter((t) => drop.has(t.toLowerCase())).join(", ")}` : "no such tags" });
         break;
       }
       case "set_title": {
-        if (row.title !== action.title) files.edit(row.id, { title: action.title });
+        if (row.title !== action.title) await files.edit(row.id, { title: action.title });
         outcomes.push({ type: action.type, outcome: row.title !== action.title ? `title set to "${action.title}"` : "title unchanged" });
         break;
       }
       case "move": {
         const to = placement(db, row.org_id, action.folder_id, action.project_id);
         const moved = to.projectId !== row.project_id || to.folderId !== row.folder_id;
-        if (moved) files.place(row.id, to.projectId, to.folderId);
+        if (moved) await files.place(row.id, to.projectId, to.folderId);
         outcomes.push({ type: action.type, outcome: moved ? (to.folderId ? `moved into folder ${to.folderId}` : `moved to project ${to.projectId}`) : "already there" });
         break;
       }
@@ -155,7 +157,7 @@ export function applyActions(db: Database, files: FileRepository, file: FileRow,
         outcomes.push({ type: action.type, outcome: `extraction with schema ${action.schema_id} queued` });
         break;
     }
-    row = files.byId(row.id)!;
+    row = (await files.byId(row.id))!;
   }
   return outcomes;
 }

@@ -58,13 +58,13 @@ export function libraryFingerprint(db: Database, orgId: string): string {
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The settled files with text, each with its tags and folder as labels. */
-async function trainingTexts(db: Database, files: FileRepository, orgId: string): Promise<LabelledText[]> {
+async function trainingTexts(db: Database, orgId: string): Promise<LabelledText[]> {
   const out: LabelledText[] = [];
   for (let after = ""; ; ) {
     const page = db.query<FileRow, [string, string]>(`SELECT * FROM files WHERE org_id = ? AND id > ? AND ${SETTLED} ORDER BY id LIMIT 200`).all(orgId, after);
     if (!page.length) break;
     for (const file of page) {
-      const text = featureTextOf(files, file);
+      const text = featureTextOf(db, file);
       if (!text.trim()) continue;
       const labels = [...new Set(tagsOf(file).map((t) => labelKey("tag", t.toLowerCase())))];
       if (file.folder_id) labels.push(labelKey("folder", file.folder_id));
@@ -93,7 +93,7 @@ function labelsToLearn(texts: LabelledText[]): Set<string> {
 export async function trainOrganization(deps: Pick<AutoMatchDeps, "db" | "files" | "clock">, orgId: string): Promise<AutoMatchStatus> {
   const { db } = deps;
   const fingerprint = libraryFingerprint(db, orgId);
-  const texts = await trainingTexts(db, deps.files, orgId);
+  const texts = await trainingTexts(db, orgId);
   const wanted = labelsToLearn(texts);
   const classifier = await trainClassifier(texts, { only: (l) => wanted.has(l), pause });
   const at = isoAt(deps.clock.now());
@@ -143,10 +143,10 @@ function modelOf(db: Database, orgId: string): Loaded | null {
 }
 
 /** The file's predicted tags and folders; null when the organization has no model yet or the file has no text. */
-export function predictionsFor(db: Database, files: FileRepository, file: FileRow): Predictions | null {
+export function predictionsFor(db: Database, file: FileRow): Predictions | null {
   const model = modelOf(db, file.org_id);
   if (!model || !model.classifier.labels.length) return null;
-  const text = featureTextOf(files, file);
+  const text = featureTextOf(db, file);
   if (!text.trim()) return null;
   const out: Predictions = { tags: new Map(), folders: new Map() };
   for (const [key, score] of scoreText(model.classifier, text, model.index)) {

@@ -30,16 +30,16 @@ function peopleCountOf(db: Database, fileId: string): number | null {
   return faces || null;
 }
 
-/** What conditions read besides the database: the files (their text) and each file's kind (its own facts). */
+/** What conditions and rules read besides the database: the files' rows and each file's kind (its own facts). */
 export interface FactSources {
   files: FileRepository;
   kinds: MediaKinds;
 }
 
-export function factsOf(db: Database, { files, kinds }: FactSources, file: FileRow): FileFacts {
+export function factsOf(db: Database, { kinds }: FactSources, file: FileRow): FileFacts {
   // Predictions read the model and the text again: only when a condition asks for them.
   let predictions: Predictions | null | undefined;
-  const predicted = () => (predictions === undefined ? (predictions = predictionsFor(db, files, file)) : predictions);
+  const predicted = () => (predictions === undefined ? (predictions = predictionsFor(db, file)) : predictions);
   // Whatever its kind, a file has camera facts when its pipeline read some (photos and videos do).
   const camera = cameraFactsOf(db, file.id);
   const own = kinds.for(file.media_type)?.conditionFacts?.(file.id) ?? {};
@@ -49,7 +49,7 @@ export function factsOf(db: Database, { files, kinds }: FactSources, file: FileR
     content_type: file.content_type,
     filename: file.filename,
     title: file.title,
-    text: textOf(files, file),
+    text: textOf(db, file),
     description: file.user_description ?? file.upload_description,
     tags: tagsOf(file),
     category: file.content_category,

@@ -157,7 +157,7 @@ export function ruleRoutes(ctx: RuleDeps) {
     .get(
       "/files/:file_id/rule-applications",
       async ({ principal, params, query }) => {
-        const file = ctx.files.find(principal.orgId, params.file_id);
+        const file = await ctx.files.find(principal.orgId, params.file_id);
         const { items, total } = await applicationsOfFile(sql, principal.orgId, file.id, query.limit, query.offset);
         return page(items, total, query.limit, query.offset);
       },

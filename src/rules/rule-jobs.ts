@@ -8,6 +8,7 @@
  * it already handled are recorded with its job id and skipped).
  */
 import type { RuleDeps } from "./deps.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { PermanentJobError, type QueueDefinition } from "../jobs/runner.ts";
 import { fileEventData, webhookDeps } from "../webhooks/delivery.ts";
 import { emitEvent, hasSubscribers } from "../webhooks/webhooks.ts";
@@ -36,12 +37,16 @@ export function automateProcessedFiles(ctx: RuleDeps): void {
   });
 }
 
-/** rule.applied for each application: to subscribers, and to the receivers the rule's call_webhook actions name. */
-function sendApplied(ctx: RuleDeps, applied: Applied[]): void {
+/**
+ * rule.applied for each application: to subscribers, and to the receivers the rule's call_webhook
+ * actions name. Inside the caller's transaction `tx` (emitEvent still writes through the SQLite
+ * handle it holds).
+ */
+async function sendApplied(ctx: RuleDeps, tx: SqlClient, applied: Applied[]): Promise<void> {
   const deps = webhookDeps(ctx);
   for (const a of applied) {
     if (a.application.status !== "applied") continue;
-    const file = ctx.files.byId(a.application.file_id)!;
+    const file = (await ctx.files.withTx(tx).byId(a.application.file_id))!;
     emitEvent(deps, file.org_id, "rule.applied", { rule: { id: a.rule.id, name: a.rule.name }, application: a.application, ...fileEventData(file) }, a.webhookIds);
   }
 }
@@ -53,13 +58,13 @@ export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate
     concurrency: 2,
     async handler(job) {
       const { fileId, outcome } = job.payload;
-      const file = ctx.files.byId(fileId);
+      const file = await ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       const rules = await enabledRules(ctx.sql, file.org_id);
-      const applied = await job.write(() => {
-        const done = outcome === "completed" ? applyRulesTo(ctx.db, ctx.clock, ctx, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
-        sendApplied(ctx, done);
-        emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData(ctx.files.byId(file.id)!));
+      const applied = await job.transaction(async (tx) => {
+        const done = outcome === "completed" ? await applyRulesTo(tx, ctx.db, ctx.clock, ctx, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
+        await sendApplied(ctx, tx, done);
+        emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData((await ctx.files.withTx(tx).byId(file.id))!));
         return done;
       });
       // The library changed (this file at least): learn it again, at most every MEDIABOX_AUTO_MATCH_RETRAIN_SECONDS.
@@ -96,7 +101,7 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
           job.signal.throwIfAborted();
           scanned += 1;
           if (await handledByJob(ctx.sql, job.jobId, file.id)) continue;
-          await job.write(() => sendApplied(ctx, applyRulesTo(ctx.db, ctx.clock, ctx, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
+          await job.transaction(async (tx) => sendApplied(ctx, tx, await applyRulesTo(tx, ctx.db, ctx.clock, ctx, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
           job.progress(total ? Math.min(99, Math.floor((scanned / total) * 100)) : 99);
         }
         after = page[page.length - 1]!.id;
@@ -129,7 +134,7 @@ export function fileSchemaQueue(ctx: ImageDeps): QueueDefinition<"file.schema"> 
     concurrency: 1,
     async handler(job) {
       const { fileId, schemaId } = job.payload;
-      const file = ctx.files.byId(fileId);
+      const file = await ctx.files.byId(fileId);
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       let schema;
       try {

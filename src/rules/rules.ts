@@ -8,8 +8,9 @@
  * On the data-access port (docs/scale-out.md): the rules and the reads of their applications.
  * Still on the SQLite handle, until files and folders convert: the validation of actions (which
  * reads folders, projects and custom schemas), `hasEnabledRules` (asked while a file's processing
- * commits), `applyRulesTo` with the record of an application (written with the file's changes in
- * one SQLite transaction), and what reads the files (matchers, dry runs, the settled files).
+ * commits), the record of an application (written with the file's changes, which `applyRulesTo`
+ * makes through FileRepository in the caller's port transaction, on the handle that transaction
+ * holds), and what reads the files (matchers, dry runs, the settled files).
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
@@ -215,12 +216,15 @@ export interface Applied {
 }
 
 /**
- * Applies `rules` (in their order) to the file: each whose conditions hold takes its actions, in
- * one transaction per rule with the record of its application; a later rule sees what the ones
- * before it changed. A rule whose action fails (its folder deleted since) is recorded `failed`
- * with the reason and changes nothing. Returns what was applied.
+ * Applies `rules` (in their order) to the file inside the caller's transaction `tx`: each whose
+ * conditions hold takes its actions, in a savepoint per rule with the record of its application;
+ * a later rule sees what the ones before it changed. A rule whose action fails (its folder deleted
+ * since) is recorded `failed` with the reason and changes nothing. Returns what was applied.
+ * `db` is the SQLite handle `tx` holds: conditions, placement and the record of an application
+ * are still synchronous on it (they write into `tx`'s transaction).
  */
-export function applyRulesTo(
+export async function applyRulesTo(
+  tx: SqlClient,
   db: Database,
   clock: Clock,
   sources: FactSources,
@@ -228,11 +232,11 @@ export function applyRulesTo(
   rules: Rule[],
   trigger: { kind: "analysis" | "library"; jobId: string | null },
   effects: ActionEffects,
-): Applied[] {
-  const { files } = sources;
+): Promise<Applied[]> {
+  const files = sources.files.withTx(tx);
   const applied: Applied[] = [];
   for (const rule of rules) {
-    const file = files.byId(fileId);
+    const file = await files.byId(fileId);
     if (!file || file.deleted_at) break;
     if (!matcherOf(db, sources, rule)(file)) continue;
     const application: RuleApplication = {
@@ -247,12 +251,15 @@ export function applyRulesTo(
       error: null,
       applied_at: isoAt(clock.now()),
     };
+    // SAVEPOINT, ROLLBACK TO and RELEASE are spelled the same on both engines.
+    await tx.run("SAVEPOINT rule_application");
     try {
-      db.transaction(() => {
-        application.outcomes = applyActions(db, files, file, rule.actions, effects);
-        recordApplication(db, file.org_id, application);
-      })();
+      application.outcomes = await applyActions(db, files, file, rule.actions, effects);
+      recordApplication(db, file.org_id, application);
+      await tx.run("RELEASE SAVEPOINT rule_application");
     } catch (err) {
+      await tx.run("ROLLBACK TO SAVEPOINT rule_application");
+      await tx.run("RELEASE SAVEPOINT rule_application");
       application.status = "failed";
       application.error = errorMessage(err);
       application.outcomes = [];

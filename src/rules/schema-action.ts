@@ -36,7 +36,7 @@ export async function runSchemaOnFile(ctx: ImageDeps, file: FileRow, schema: Cus
     const { evidence, jpeg } = await storedImageEvidence(ctx, file);
     return fillAndStore(ctx, file, schema, evidence, jpeg);
   }
-  const text = textOf(ctx.files, file);
+  const text = textOf(ctx.db, file);
   const evidence: Evidence = {
     description: file.user_description ?? file.upload_description,
     tags: tagsOf(file),

@@ -74,7 +74,7 @@ export function analysisEnded(ctx: { db: Database; files: FileRepository }, file
        ON CONFLICT (file_id) DO UPDATE SET analysis_status = excluded.analysis_status, analysis_error = excluded.analysis_error`,
     )
     .run(fileId, status, forTenantsOrNull(error));
-  ctx.files.touched(fileId);
+  ctx.files.touchedOnHandle(ctx.db, fileId);
 }
 
 /** Null state and error for a file that is not a video. */

@@ -129,8 +129,8 @@ const probeStage: Stage<VideoWork> = {
     }
     work.probe = probe;
     const camera = cameraFactsFromVideoTags(probe.tags);
-    ctx.db.transaction(() => {
-      ctx.files.videoProbed(file.id, {
+    await ctx.sql.transaction(async (tx) => {
+      await ctx.files.withTx(tx).videoProbed(file.id, {
         width: probe.width,
         height: probe.height,
         // A phone's creationdate is when it was filmed; creation_time is when the file was written.
@@ -144,7 +144,7 @@ const probeStage: Stage<VideoWork> = {
         hasAudio: probe.hasAudio,
         bitRate: probe.bitRate,
       });
-    })();
+    });
     await storeCameraFacts(ctx.db, file.org_id, file.id, camera);
     const { maxDurationSeconds, maxMb } = work.options;
     if (probe.durationSeconds !== null && probe.durationSeconds > maxDurationSeconds) {
@@ -183,10 +183,10 @@ const keyframesStage: Stage<VideoWork> = {
     const poster = result.poster ?? { ...result.frames[0]!, index: 0 };
     const image = await renderImage(poster.jpeg, { maxPixels: work.options.maxPixels });
     await storeVariants(ctx, file, image.variants);
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       variantsRendered(ctx.db, file.id, { count: image.variants.length, blurHash: image.blurHash });
-      ctx.files.touched(file.id);
-    })();
+      await ctx.files.withTx(tx).touched(file.id);
+    });
   },
 };
 
@@ -215,10 +215,10 @@ const ocrStage: Stage<VideoWork> = {
       progress((index + 1) / work.frames.length, { done: index + 1, total: work.frames.length, unit: "frame" });
     }
     const text = dedupeLines(work.findings).join("\n");
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", `${ctx.ocr.modelFor("video-frame")} (video keyframes)`, { regions });
-      ctx.files.visibleTextFound(file.id, text || null);
-    })();
+      await ctx.files.withTx(tx).visibleTextFound(file.id, text || null);
+    });
   },
 };
 
@@ -298,7 +298,7 @@ const descriptionStage: Stage<VideoWork> = {
   },
   async run(work) {
     const { ctx, file } = work;
-    ctx.files.descriptionStarted(file.id);
+    await ctx.files.descriptionStarted(file.id);
     const objects = work.outcomes.objects;
     if (objects?.status === "failed") throw new Error(`object and face detection failed: ${objects.error}`);
     const probe = probed(work);
@@ -317,16 +317,16 @@ const descriptionStage: Stage<VideoWork> = {
     items.push({ model: VIDEO_COMPOSED_MODEL, kind: "summary", text: composeVideoDescription(shape, things, lines, colours) });
     const facts = videoFacts(shape, things, lines, colours, work.findings);
     // The user may have edited tags or the category while the models ran: merge into the row as it is now.
-    const current = ctx.files.byId(file.id);
+    const current = await ctx.files.byId(file.id);
     if (!current) return;
     const category = current.content_category !== "general" ? current.content_category : categorize(facts);
-    ctx.db.transaction(() => {
+    await ctx.sql.transaction(async (tx) => {
       replaceDescriptions(ctx.db, ctx.clock, file.id, items);
-      ctx.files.described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
-    })();
+      await ctx.files.withTx(tx).described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
+    });
   },
-  onFailure(work, error) {
-    work.ctx.files.descriptionFailed(work.file.id, error);
+  async onFailure(work, error) {
+    await work.ctx.files.descriptionFailed(work.file.id, error);
   },
 };
 
@@ -342,13 +342,13 @@ function truncationNote(probe: VideoProbe): string {
 }
 
 /** The reserved description credits go back when no description was made. */
-function settleCredits(ctx: Pick<VideoDeps, "db" | "files">, fileId: string): void {
-  const row = ctx.files.byId(fileId);
+async function settleCredits(ctx: Pick<VideoDeps, "db" | "sql" | "files">, fileId: string): Promise<void> {
+  const row = await ctx.files.byId(fileId);
   if (!row || row.reserved_credits <= 0 || row.description_status === "completed" || row.description_status === "pending") return;
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     releaseUsage(ctx.db, row.org_id, "ai_descriptions", row.reserved_credits, Date.parse(row.created_at));
-    ctx.files.creditsReleased(fileId);
-  })();
+    await ctx.files.withTx(tx).creditsReleased(fileId);
+  });
 }
 
 export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOptions, job: JobContext<FileJobPayload>, file: FileRow): Promise<PipelineReport> {
@@ -359,8 +359,8 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
     const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
     if (final) {
       analysisEnded(ctx, file.id, "failed", errorMessage(err));
-      if (ctx.files.byId(file.id)?.description_status === "pending") ctx.files.descriptionFailed(file.id, `not described: ${errorMessage(err)}`);
-      settleCredits(ctx, file.id);
+      if ((await ctx.files.byId(file.id))?.description_status === "pending") await ctx.files.descriptionFailed(file.id, `not described: ${errorMessage(err)}`);
+      await settleCredits(ctx, file.id);
     }
     throw err;
   } finally {
@@ -371,9 +371,9 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
   const warnings = [truncated, failed].filter(Boolean).join("; ") || null;
   if (work.overLimit) analysisEnded(ctx, file.id, "skipped", work.overLimit);
   else analysisEnded(ctx, file.id, failed ? "failed" : "completed", warnings);
-  if (work.overLimit && ctx.files.byId(file.id)?.description_status === "pending") ctx.files.descriptionSkipped(file.id, work.overLimit);
-  settleCredits(ctx, file.id);
-  const final = ctx.files.byId(file.id);
+  if (work.overLimit && (await ctx.files.byId(file.id))?.description_status === "pending") await ctx.files.descriptionSkipped(file.id, work.overLimit);
+  await settleCredits(ctx, file.id);
+  const final = await ctx.files.byId(file.id);
   return {
     summary: {
       file_id: file.id,

@@ -104,7 +104,7 @@ export class FolderWatcher {
     }
     if (existsSync(holding)) return this.take(watch, item);
     // The file left the holding place: it was moved out, and only its record was not finished.
-    const stored = this.ctx.files.exists(item.file_id);
+    const stored = await this.ctx.files.exists(item.file_id);
     const moved = join(stored ? DONE_DIR : FAILED_DIR, item.rel_path);
     await finishItem(this.ctx.sql, this.ctx.clock, item.id, {
       status: stored ? "done" : "failed",
@@ -152,7 +152,7 @@ export class FolderWatcher {
   /** Stores the held file (unless a previous run already did) and moves it out. */
   private async take(watch: WatchedFolderRow, item: WatchItemRow): Promise<void> {
     const holding = join(watch.path, HOLDING_DIR, item.id);
-    if (this.ctx.files.exists(item.file_id)) return this.moveOut(watch, item, null);
+    if (await this.ctx.files.exists(item.file_id)) return this.moveOut(watch, item, null);
     const filename = basename(item.rel_path);
     const scratch = join(this.ctx.dataDir.scratch, `watch-${item.id}`);
     try {

@@ -162,7 +162,7 @@ export function audioKind(ctx: AudioDeps): MediaKind<"audio"> {
       { key: "audio_sample_rate", display: "Sample rate (Hz)", value: (row) => factsOf(ctx, row.id)?.sample_rate ?? null },
     ],
     async purge(fileId) {
-      const row = ctx.files.byId(fileId);
+      const row = await ctx.files.byId(fileId);
       if (row) await ctx.blobs.delete(envelopeKey(row));
     },
   };

@@ -1,6 +1,7 @@
 /**
  * Rules through real HTTP: the issue's rule shape as written, a rule that tags and moves a
- * matching document once its analysis ends and leaves another alone, the record on the file,
+ * matching document once its analysis ends and leaves another alone, the record on the file, a
+ * rule whose action fails rolled back alone,
  * dry runs, apply-to-library as a job with progress, validation, roles and tenant isolation.
  * The condition vocabulary is also checked directly on facts (conditions.ts is pure).
  */
@@ -63,6 +64,34 @@ describe("rules run when a file's analysis ends", () => {
     expect((await tenant.api.get(`/files/${letter}/rule-applications`)).body.total_count).toBe(0);
     expect((await tenant.api.get(`/rules/${created.body.id}`)).body).toMatchObject({ applied_files: 1 });
     expect((await tenant.api.get(`/rules/${created.body.id}/applications`)).body.items.map((a: any) => a.file_id)).toEqual([invoice]);
+  });
+
+  test("a rule whose action fails changes nothing and is recorded failed; the rules after it still apply", async () => {
+    const tenant = server.tenant({ tier: "CUSTOM" });
+    const folder = (await tenant.api.post("/folders", { name: "Receipts" })).body;
+    const breaks = await tenant.api.post("/rules", {
+      name: "tag then file receipts",
+      conditions: [{ field: "text", op: "contains", value: "receipt" }],
+      actions: [{ type: "add_tags", tags: ["half-done"] }, { type: "move", folder_id: folder.id }],
+    });
+    expect(breaks.status, JSON.stringify(breaks.body)).toBe(201);
+    expect((await tenant.api.post("/rules", { name: "mark seen", position: 1, conditions: [{ field: "text", op: "contains", value: "receipt" }], actions: [{ type: "add_tags", tags: ["seen"] }] })).status).toBe(201);
+    // The folder goes after the rule named it: its move can no longer be made.
+    expect((await tenant.api.delete(`/folders/${folder.id}`)).status).toBe(204);
+
+    const receipt = await uploadText(tenant, "RECEIPT 4471\nCoffee beans, 2 kg.", "receipt.txt");
+    await processed(tenant, receipt);
+    const history = await pollApi(tenant, `/files/${receipt}/rule-applications`, (r) => r.body.total_count === 2, { what: "both rules' applications" });
+    expect(history.body.items.map((a: any) => [a.rule_name, a.status])).toEqual([
+      ["mark seen", "applied"],
+      ["tag then file receipts", "failed"],
+    ]);
+    expect(history.body.items[1]).toMatchObject({ outcomes: [], error: expect.stringContaining(folder.id) });
+    // The failed rule's first action was rolled back with it; the next rule's change stayed.
+    const file = (await tenant.api.get(`/files/${receipt}`)).body;
+    expect(file.tags).toContain("seen");
+    expect(file.tags).not.toContain("half-done");
+    expect(file.folder_id).toBeNull();
   });
 
   test("a disabled rule does not run; apply-to-library is a job with progress that applies it to existing files once", async () => {

@@ -13,7 +13,6 @@
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 import { usesPredictions, type Condition } from "./conditions.ts";
@@ -28,7 +27,6 @@ const MAX_FOLDER_LABELS = 200;
 
 export interface AutoMatchDeps {
   db: Database;
-  files: FileRepository;
   clock: Clock;
   config: Config;
   jobs: JobRunner;
@@ -90,7 +88,7 @@ function labelsToLearn(texts: LabelledText[]): Set<string> {
 }
 
 /** Trains the organization's classifier on its library as it is now and stores it (replacing the last). */
-export async function trainOrganization(deps: Pick<AutoMatchDeps, "db" | "files" | "clock">, orgId: string): Promise<AutoMatchStatus> {
+export async function trainOrganization(deps: Pick<AutoMatchDeps, "db" | "clock">, orgId: string): Promise<AutoMatchStatus> {
   const { db } = deps;
   const fingerprint = libraryFingerprint(db, orgId);
   const texts = await trainingTexts(db, orgId);

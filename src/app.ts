@@ -199,7 +199,8 @@ export interface Appliance {
   http: AnyElysia;
   /**
    * Applies the settings that name rows (MEDIABOX_WATCH_DIR's organizations, projects and folders)
-   * before anything starts; a CompositionError names the setting that cannot be taken.
+   * and recovers interrupted batch uploads before anything starts; a CompositionError names the
+   * setting that cannot be taken.
    */
   prepare(): Promise<void>;
   /** Starts the job workers, the folder watcher and the housekeeping once the HTTP server listens. */
@@ -272,7 +273,6 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   jobs.register(peopleClusterQueue(ctx));
   automateProcessedFiles(ctx);
   sendBatchEvents(ctx);
-  recoverInterruptedUploads(ctx);
   recoverCloudJobs(ctx);
   ctx.cloud.resealStaleTokens().then(
     (n) => n && log.info("re-encrypted cloud tokens with the current key", { connections: n }),
@@ -312,6 +312,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
       } catch (err) {
         throw new CompositionError(`--watch-dir / MEDIABOX_WATCH_DIR: ${errorMessage(err)}`);
       }
+      // Before the first request stages a batch: staged bytes no session acknowledged are dropped.
+      await recoverInterruptedUploads(ctx);
     },
     start() {
       // An api process enqueues jobs for the workers sharing its database; it runs none itself.

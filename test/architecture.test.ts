@@ -63,6 +63,11 @@ test("only watch/watched-folders.ts writes watched folders and their items; only
   expect(await writersOf("file_origins", ["ingest/ingest.ts"])).toEqual([]);
 });
 
+test("only ingest/sessions.ts writes upload sessions and their items, only ingest/intent-store.ts upload intents and their parts", async () => {
+  for (const table of ["upload_sessions", "session_items"]) expect(await writersOf(table, ["ingest/sessions.ts"])).toEqual([]);
+  for (const table of ["upload_intents", "intent_parts"]) expect(await writersOf(table, ["ingest/intent-store.ts"])).toEqual([]);
+});
+
 test("only duplicates/duplicate-store.ts writes fingerprints, near-duplicate pairs and their dismissals", async () => {
   for (const table of ["image_fingerprints", "duplicate_pairs", "duplicate_dismissals"]) expect(await writersOf(table, ["duplicates/duplicate-store.ts"])).toEqual([]);
 });

@@ -22,7 +22,18 @@ import type { FormReader } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
 import { fileEvent, sessionCompletedEvent } from "./batch-views.ts";
 import { progressEvent } from "./session-views.ts";
-import { getSessionRow, sessionProgress, websocketChannel, type ItemRow, type SessionRow } from "./sessions.ts";
+import {
+  closeSession,
+  createSession,
+  interruptedSessions,
+  recordItemResult,
+  sessionById,
+  sessionItems,
+  sessionProgress,
+  sessionStatus,
+  websocketChannel,
+  type ItemRow,
+} from "./sessions.ts";
 
 /** Batches up to this many accepted files are stored before the response returns. */
 export const IMMEDIATE_RESULTS_MAX = 5;
@@ -68,7 +79,7 @@ export interface BatchOutcome {
 }
 
 export async function createBatch(ctx: IngestDeps, principal: Principal, readForm: FormReader): Promise<BatchOutcome> {
-  const { db, clock } = ctx;
+  const { clock } = ctx;
   const sessionId = crypto.randomUUID();
   const stagingDir = join(ctx.dataDir.staging, sessionId);
   mkdirSync(stagingDir, { recursive: true });
@@ -111,22 +122,20 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
     const now = isoAt(clock.now());
     const background = accepted.length > IMMEDIATE_RESULTS_MAX;
     const stored: SessionOptions = { options, placement };
-    db.transaction(() => {
-      db.query(
-        `INSERT INTO upload_sessions (id, org_id, status, upload_method, total_files, rejected_files, options, created_by, created_at, started_at, updated_at, completed_at)
-         VALUES (?, ?, ?, 'streaming', ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(sessionId, principal.orgId, accepted.length ? "processing" : "failed", form.files.length, rejections.length, JSON.stringify(stored), principal.keyId, now, now, now, accepted.length ? null : now);
-      const insert = db.query(
-        `INSERT INTO session_items (session_id, item_index, filename, file_id, status, size_bytes, sha256, media_type, content_type, format, document_type, created_at)
-         VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`,
+    const items = accepted.map((a) => ({
+      index: a.index, filename: a.filename, fileId: crypto.randomUUID(), size: a.size, sha256: a.sha256,
+      mediaType: a.type.mediaType, mime: a.type.mime, format: a.type.format, documentType: a.type.documentType,
+    }));
+    await ctx.sql.transaction(async (tx) => {
+      await createSession(
+        tx,
+        { id: sessionId, orgId: principal.orgId, totalFiles: form.files.length, rejectedFiles: rejections.length, options: JSON.stringify(stored), createdBy: principal.keyId, at: now },
+        items,
       );
-      for (const a of accepted) {
-        insert.run(sessionId, a.index, a.filename, crypto.randomUUID(), a.size, a.sha256, a.type.mediaType, a.type.mime, a.type.format, a.type.documentType, now);
-      }
       if (background) {
-        ctx.jobs.enqueue({ queue: "batch.ingest", orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}`, runAt: clock.now() + BATCH_START_DELAY_MS });
+        await ctx.jobs.submit({ queue: "batch.ingest", orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}`, runAt: clock.now() + BATCH_START_DELAY_MS }, tx);
       }
-    }).immediate();
+    });
 
     let immediate: ItemOutcome[] | null = null;
     if (!background) {
@@ -168,21 +177,20 @@ const ITEMS_AT_ONCE = 4;
  * step is idempotent.
  */
 export async function processSession(ctx: IngestDeps, sessionId: string, signal?: AbortSignal): Promise<ItemOutcome[]> {
-  const { db, clock, events } = ctx;
-  const session = db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
+  const { clock, events } = ctx;
+  const session = await sessionById(ctx.sql, sessionId);
   if (!session) return [];
   const { options, placement } = JSON.parse(session.options) as SessionOptions;
   const channel = websocketChannel(sessionId);
   const stagingDir = join(ctx.dataDir.staging, sessionId);
-  const pending = db.query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? AND status = 'pending' ORDER BY item_index").all(sessionId);
+  const pending = await sessionItems(ctx.sql, sessionId, { pendingOnly: true });
 
   const sameContent = new Map<string, Promise<void>>();
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < pending.length) {
       if (signal?.aborted) throw new Error("batch processing interrupted");
-      const status = db.query<{ status: string }, [string]>("SELECT status FROM upload_sessions WHERE id = ?").get(sessionId)?.status;
-      if (status === "cancelled") return;
+      if ((await sessionStatus(ctx.sql, sessionId)) === "cancelled") return;
       const item = pending[next++]!;
       const before = sameContent.get(item.sha256);
       const stored = (async () => {
@@ -219,64 +227,37 @@ export async function processSession(ctx: IngestDeps, sessionId: string, signal?
     }
     const elapsed = Math.round((performance.now() - started) * 10) / 10;
     const now = isoAt(clock.now());
-    await ctx.writes.write(() => {
-      db.query(
-        `UPDATE session_items SET status = ?, skipped_existing_file_id = ?, error = ?, processing_time_ms = ?, finished_at = ?
-         WHERE session_id = ? AND item_index = ? AND status = 'pending'`,
-      ).run(outcome.status, outcome.existing, outcome.error, elapsed, now, sessionId, item.item_index);
-      db.query("UPDATE upload_sessions SET updated_at = ? WHERE id = ?").run(now, sessionId);
-    });
+    await recordItemResult(ctx.sql, sessionId, item.item_index, { status: outcome.status, skippedExistingFileId: outcome.existing, error: outcome.error, processingTimeMs: elapsed }, now);
     // Counting a session's items is linear in them: for each item of a 10,000-file batch that no
     // client watches, it was quadratic work for nothing.
     if (!events.listened(channel)) return;
     const done = { ...item, status: outcome.status, skipped_existing_file_id: outcome.existing, error: outcome.error, processing_time_ms: elapsed };
     events.publish(channel, outcome.status === "failed" ? "file_failed" : "file_completed", fileEvent(sessionId, item.item_index, itemOutcome(done, options.storageTarget)));
-    publishProgress(ctx, sessionId);
+    await publishProgress(ctx, sessionId);
   };
   const lanes = await Promise.allSettled(Array.from({ length: Math.min(ITEMS_AT_ONCE, pending.length) }, lane));
   const stopped = lanes.find((l): l is PromiseRejectedResult => l.status === "rejected");
   if (stopped) throw stopped.reason;
 
-  finishSession(ctx, sessionId);
+  await finishSession(ctx, sessionId);
   rmSync(stagingDir, { recursive: true, force: true });
-  return db
-    .query<ItemRow, [string]>("SELECT * FROM session_items WHERE session_id = ? ORDER BY item_index")
-    .all(sessionId)
-    .map((i) => itemOutcome(i, options.storageTarget));
+  return (await sessionItems(ctx.sql, sessionId)).map((i) => itemOutcome(i, options.storageTarget));
 }
 
-function publishProgress(ctx: IngestDeps, sessionId: string) {
-  const row = ctx.db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
-  if (row) ctx.events.publish(websocketChannel(sessionId), "progress", progressEvent(sessionProgress(ctx.db, row)));
+async function publishProgress(ctx: IngestDeps, sessionId: string) {
+  const row = await sessionById(ctx.sql, sessionId);
+  if (row) ctx.events.publish(websocketChannel(sessionId), "progress", progressEvent(await sessionProgress(ctx.sql, row)));
 }
 
-function finishSession(ctx: IngestDeps, sessionId: string) {
-  const { db, clock } = ctx;
-  const now = isoAt(clock.now());
-  const final = db.transaction(() => {
-    const row = db.query<SessionRow, [string]>("SELECT * FROM upload_sessions WHERE id = ?").get(sessionId);
-    if (!row || row.status !== "processing") return row?.status ?? null;
-    const left = db.query<{ n: number; ok: number }, [string]>(
-      "SELECT sum(status = 'pending') AS n, sum(status IN ('completed','skipped')) AS ok FROM session_items WHERE session_id = ?",
-    ).get(sessionId);
-    if ((left?.n ?? 0) > 0) return null;
-    const status = (left?.ok ?? 0) > 0 ? "completed" : "failed";
-    db.query("UPDATE upload_sessions SET status = ?, completed_at = ?, updated_at = ? WHERE id = ?").run(status, now, now, sessionId);
-    const counts = db
-      .query<{ completed: number; failed: number; skipped: number }, [string]>(
-        "SELECT sum(status = 'completed') AS completed, sum(status = 'failed') AS failed, sum(status = 'skipped') AS skipped FROM session_items WHERE session_id = ?",
-      )
-      .get(sessionId)!;
+async function finishSession(ctx: IngestDeps, sessionId: string) {
+  // batch.finished's listeners (the batch.completed webhook) still write synchronously through
+  // the SQLite handle: inside the port transaction, so the event commits with the session's end.
+  const closed = await closeSession(ctx.sql, sessionId, isoAt(ctx.clock.now()), (_tx, { row, completedFiles, failedFiles, skippedFiles }) =>
     ctx.libraryEvents.emit("batch.finished", {
-      orgId: row.org_id, sessionId, status, totalFiles: row.total_files,
-      completedFiles: counts.completed ?? 0, failedFiles: (counts.failed ?? 0) + row.rejected_files, skippedFiles: counts.skipped ?? 0,
-    });
-    return status;
-  }).immediate();
-  if (final) {
-    const row = getSessionRow(db, db.query<{ org_id: string }, [string]>("SELECT org_id FROM upload_sessions WHERE id = ?").get(sessionId)!.org_id, sessionId);
-    ctx.events.publish(websocketChannel(sessionId), "session_completed", sessionCompletedEvent(row));
-  }
+      orgId: row.org_id, sessionId, status: row.status, totalFiles: row.total_files, completedFiles, failedFiles, skippedFiles,
+    }),
+  );
+  if (closed) ctx.events.publish(websocketChannel(sessionId), "session_completed", sessionCompletedEvent(closed.row));
 }
 
 export function batchIngestQueue(ctx: IngestDeps): QueueDefinition<"batch.ingest"> {
@@ -294,22 +275,15 @@ export function batchIngestQueue(ctx: IngestDeps): QueueDefinition<"batch.ingest
  * At startup: staged bytes of requests that were never acknowledged (no session row) are
  * deleted; acknowledged sessions with items still pending get their job back.
  */
-export function recoverInterruptedUploads(ctx: IngestDeps): void {
+export async function recoverInterruptedUploads(ctx: IngestDeps): Promise<void> {
   const root = ctx.dataDir.staging;
   mkdirSync(root, { recursive: true });
-  for (const name of readdirSync(root)) {
-    const session = ctx.db.query<{ status: string; org_id: string }, [string]>("SELECT status, org_id FROM upload_sessions WHERE id = ?").get(name);
-    if (!session || session.status !== "processing") {
-      rmSync(join(root, name), { recursive: true, force: true });
-      continue;
-    }
+  // Listed before the first await: a request staging meanwhile is not taken for an interrupted one.
+  const staged = readdirSync(root);
+  for (const name of staged) {
+    if ((await sessionStatus(ctx.sql, name)) !== "processing") rmSync(join(root, name), { recursive: true, force: true });
   }
-  const open = ctx.db
-    .query<{ id: string; org_id: string }, []>(
-      "SELECT s.id, s.org_id FROM upload_sessions s WHERE s.status = 'processing' AND EXISTS (SELECT 1 FROM session_items i WHERE i.session_id = s.id AND i.status = 'pending')",
-    )
-    .all();
-  for (const s of open) {
-    ctx.jobs.enqueue({ queue: "batch.ingest", orgId: s.org_id, payload: { sessionId: s.id }, dedupeKey: `batch:${s.id}` });
+  for (const s of await interruptedSessions(ctx.sql)) {
+    await ctx.jobs.submit({ queue: "batch.ingest", orgId: s.org_id, payload: { sessionId: s.id }, dedupeKey: `batch:${s.id}` });
   }
 }

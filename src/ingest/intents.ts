@@ -8,7 +8,6 @@
  * content); a FAILED intent's bytes are removed from the store. Retrying a part moves an
  * UPLOADED multipart intent back to PENDING until the part is confirmed again.
  */
-import type { Database } from "bun:sqlite";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
@@ -21,6 +20,25 @@ import type { MediaType } from "../files/file.ts";
 import { insertFileRecord, unsupportedFile } from "./ingest.ts";
 import { resolvePlacement, uploadOptions, type UploadFields, type UploadOptions } from "./options.ts";
 import { SVG_MAX_BYTES } from "./svg-check.ts";
+import {
+  activeStoreUploadIds,
+  completeIntentRow,
+  dropPart,
+  expiredIntents,
+  insertIntent,
+  intentByIdempotencyKey,
+  intentParts,
+  intentRow,
+  isActive,
+  markFailed,
+  markUploaded,
+  recordPart,
+  type IntentRow,
+  type IntentStatus,
+  type UploadMode,
+} from "./intent-store.ts";
+
+export type { IntentStatus, UploadMode } from "./intent-store.ts";
 
 const MiB = 1024 ** 2;
 const GiB = 1024 ** 3;
@@ -43,44 +61,6 @@ export const INTENT_LIMITS = {
 /** Bytes read from the stored object to detect its type (enough for a docx's zip directory entries). */
 const DETECTION_HEAD_BYTES = 1 * MiB;
 
-export type IntentStatus = "PENDING" | "UPLOADED" | "COMPLETED" | "FAILED";
-export type UploadMode = "single_shot" | "multipart";
-
-interface IntentRow {
-  id: string;
-  org_id: string;
-  upload_mode: UploadMode;
-  status: IntentStatus;
-  media_type: MediaType;
-  object_key: string;
-  filename: string;
-  content_type: string;
-  size_bytes: number;
-  claimed_sha256: string;
-  part_size_bytes: number | null;
-  total_parts: number | null;
-  store_upload_id: string | null;
-  idempotency_key: string | null;
-  options: string;
-  file_id: string | null;
-  deduplicated: number;
-  error_message: string | null;
-  created_by: string | null;
-  created_at: string;
-  expires_at: string;
-  expires_at_ms: number;
-  confirmed_at: string | null;
-  completed_at: string | null;
-  updated_at: string;
-}
-
-interface PartRow {
-  part_number: number;
-  etag: string;
-  size_bytes: number;
-  confirmed_at: string;
-}
-
 /** The body as the route's schema checked it. */
 export interface CreateIntentBody extends Omit<UploadFields, "tags"> {
   tags?: string[];
@@ -95,22 +75,6 @@ export interface CreateIntentBody extends Omit<UploadFields, "tags"> {
 
 // ---------------------------------------------------------------------------------------------
 // Reading
-
-function getIntentRow(db: Database, orgId: string, id: string): IntentRow {
-  const row = db.query<IntentRow, [string, string]>("SELECT * FROM upload_intents WHERE id = ? AND org_id = ?").get(id, orgId);
-  if (!row) throw new ApiError("UPLOAD_NOT_FOUND", `upload ${id} not found`);
-  return row;
-}
-
-function partsOf(db: Database, id: string): PartRow[] {
-  return db
-    .query<PartRow, [string]>("SELECT part_number, etag, size_bytes, confirmed_at FROM intent_parts WHERE upload_id = ? ORDER BY part_number")
-    .all(id);
-}
-
-function isActive(row: IntentRow): boolean {
-  return row.status === "PENDING" || row.status === "UPLOADED";
-}
 
 function isExpired(ctx: IngestDeps, row: IntentRow): boolean {
   return ctx.clock.now() >= row.expires_at_ms;
@@ -157,9 +121,9 @@ export interface IntentState {
   completedAt: string | null;
 }
 
-function intentState(ctx: IngestDeps, row: IntentRow): IntentState {
+async function intentState(ctx: IngestDeps, row: IntentRow): Promise<IntentState> {
   const multipart = row.upload_mode === "multipart";
-  const parts = multipart ? partsOf(ctx.db, row.id) : [];
+  const parts = multipart ? await intentParts(ctx.sql, row.id) : [];
   const confirmedBytes = parts.reduce((sum, p) => sum + p.size_bytes, 0);
   return {
     id: row.id,
@@ -192,9 +156,10 @@ function intentState(ctx: IngestDeps, row: IntentRow): IntentState {
 
 /** `GET /files/uploads/{id}`. A pending single-shot intent whose object has arrived shows as UPLOADED. */
 export async function getIntent(ctx: IngestDeps, orgId: string, id: string): Promise<IntentState> {
-  let row = getIntentRow(ctx.db, orgId, id);
+  let row = await intentRow(ctx.sql, orgId, id);
   if (row.status === "PENDING" && row.upload_mode === "single_shot" && (await ctx.blobs.size(row.object_key)) !== null) {
-    row = setStatus(ctx, row, "UPLOADED", { onlyFrom: "PENDING" });
+    // Reaching UPLOADED is when the bytes were confirmed present (single-shot: the object exists).
+    row = await markUploaded(ctx.sql, row, isoAt(ctx.clock.now()));
   }
   return intentState(ctx, row);
 }
@@ -284,7 +249,7 @@ async function creation(ctx: IngestDeps, row: IntentRow, origin: string): Promis
       maxSizeBytes: row.size_bytes,
     };
   }
-  const confirmed = new Set(partsOf(ctx.db, row.id).map((p) => p.part_number));
+  const confirmed = new Set((await intentParts(ctx.sql, row.id)).map((p) => p.part_number));
   const partUrls: PartUrl[] = [];
   for (let n = 1; n <= row.total_parts!; n++) {
     if (confirmed.has(n)) continue;
@@ -299,17 +264,13 @@ function urlLifetime(ctx: IngestDeps, row: IntentRow): number {
   return Math.max(60, Math.min(INTENT_LIMITS.maxUrlSeconds, seconds));
 }
 
-function findByIdempotencyKey(db: Database, orgId: string, key: string): IntentRow | null {
-  return db.query<IntentRow, [string, string]>("SELECT * FROM upload_intents WHERE org_id = ? AND idempotency_key = ?").get(orgId, key);
-}
-
 /** `POST /files/uploads`. Returns `replayed` when the idempotency key named an existing intent. */
 export async function createIntent(ctx: IngestDeps, principal: Principal, body: CreateIntentBody, origin: string): Promise<{ replayed: boolean; intent: IntentCreation }> {
-  const { db, clock, blobs } = ctx;
+  const { clock, blobs } = ctx;
   const checked = validateCreate(body);
   const idempotencyKey = body.idempotency_key ?? null;
   if (idempotencyKey) {
-    const existing = findByIdempotencyKey(db, principal.orgId, idempotencyKey);
+    const existing = await intentByIdempotencyKey(ctx.sql, principal.orgId, idempotencyKey);
     if (existing) return replay(ctx, existing, body, checked.mode, origin);
   }
   const options = uploadOptions(body, { maxTags: INTENT_LIMITS.maxIntentTags });
@@ -322,25 +283,24 @@ export async function createIntent(ctx: IngestDeps, principal: Principal, body: 
   const storeUploadId = checked.mode === "multipart" ? await blobs.createMultipartUpload(objectKey, checked.contentType, { partSize: checked.partSize!, totalSize: body.size_bytes }) : null;
   const now = clock.now();
   const expiresMs = now + ctx.config.uploadIntentTtlSeconds * 1000;
+  let inserted;
   try {
-    db.query(
-      `INSERT INTO upload_intents (id, org_id, upload_mode, status, media_type, object_key, filename, content_type, size_bytes,
-         claimed_sha256, part_size_bytes, total_parts, store_upload_id, idempotency_key, options, created_by,
-         created_at, expires_at, expires_at_ms, updated_at)
-       VALUES (?, ?, ?, 'PENDING', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).run(
-      id, principal.orgId, checked.mode, mediaType, objectKey, checked.filename, checked.contentType, body.size_bytes,
-      body.claimed_file_hash.toLowerCase(), checked.partSize, checked.totalParts, storeUploadId, idempotencyKey,
-      JSON.stringify(options), principal.keyId, isoAt(now), isoAt(expiresMs), expiresMs, isoAt(now),
-    );
+    inserted = await insertIntent(ctx.sql, {
+      id, orgId: principal.orgId, mode: checked.mode, mediaType, objectKey, filename: checked.filename, contentType: checked.contentType,
+      sizeBytes: body.size_bytes, claimedSha256: body.claimed_file_hash.toLowerCase(), partSizeBytes: checked.partSize, totalParts: checked.totalParts,
+      storeUploadId, idempotencyKey, options: JSON.stringify(options), createdBy: principal.keyId,
+      createdAt: isoAt(now), expiresAt: isoAt(expiresMs), expiresAtMs: expiresMs,
+    });
   } catch (err) {
     if (storeUploadId) await blobs.abortMultipartUpload(objectKey, storeUploadId).catch(() => undefined);
-    // Two requests raced with one idempotency key: the loser answers with the winner's intent.
-    const winner = idempotencyKey ? findByIdempotencyKey(db, principal.orgId, idempotencyKey) : null;
-    if (winner) return replay(ctx, winner, body, checked.mode, origin);
     throw err;
   }
-  return { replayed: false, intent: await creation(ctx, getIntentRow(db, principal.orgId, id), origin) };
+  if (!inserted.created) {
+    // Two requests raced with one idempotency key: the loser answers with the winner's intent.
+    if (storeUploadId) await blobs.abortMultipartUpload(objectKey, storeUploadId).catch(() => undefined);
+    return replay(ctx, inserted.row, body, checked.mode, origin);
+  }
+  return { replayed: false, intent: await creation(ctx, inserted.row, origin) };
 }
 
 async function replay(ctx: IngestDeps, row: IntentRow, body: CreateIntentBody, mode: UploadMode, origin: string) {
@@ -384,8 +344,8 @@ export interface PartConfirmation {
 }
 
 export async function confirmPart(ctx: IngestDeps, orgId: string, id: string, body: { partNumber: number; etag: string; sizeBytes: number }): Promise<PartConfirmation> {
-  const { db, clock, blobs } = ctx;
-  const row = getIntentRow(db, orgId, id);
+  const { clock, blobs } = ctx;
+  const row = await intentRow(ctx.sql, orgId, id);
   requireActiveMultipart(ctx, row);
   checkPartNumber(row, body.partNumber);
   const expected = expectedPartSize(row, body.partNumber);
@@ -405,40 +365,23 @@ export async function confirmPart(ctx: IngestDeps, orgId: string, id: string, bo
     throw new ApiError("UPLOAD_STATE_CONFLICT", `part ${body.partNumber} in the store is ${stored.size} bytes, expected ${expected}`);
   }
   const at = isoAt(clock.now());
-  const result = db.transaction(() => {
-    const current = getIntentRow(db, orgId, id);
-    requireActiveMultipart(ctx, current);
-    db.query(
-      `INSERT INTO intent_parts (upload_id, part_number, etag, size_bytes, confirmed_at) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (upload_id, part_number) DO UPDATE SET etag = excluded.etag, size_bytes = excluded.size_bytes, confirmed_at = excluded.confirmed_at`,
-    ).run(id, body.partNumber, etag, body.sizeBytes, at);
-    const { count, bytes } = db
-      .query<{ count: number; bytes: number }, [string]>("SELECT count(*) AS count, coalesce(sum(size_bytes), 0) AS bytes FROM intent_parts WHERE upload_id = ?")
-      .get(id)!;
-    const status: IntentStatus = count === current.total_parts ? "UPLOADED" : "PENDING";
-    db.query("UPDATE upload_intents SET status = ?, confirmed_at = ?, updated_at = ? WHERE id = ?").run(status, at, at, id);
-    return { count, bytes, total: current.total_parts!, status };
-  }).immediate();
+  const result = await recordPart(ctx.sql, orgId, id, { partNumber: body.partNumber, etag, sizeBytes: body.sizeBytes }, at, (current) => requireActiveMultipart(ctx, current));
   return {
     id,
     partNumber: body.partNumber,
-    partsConfirmed: result.count,
-    totalParts: result.total,
-    progressPercent: progressPercent({ ...row, status: result.status }, result.bytes),
+    partsConfirmed: result.partsConfirmed,
+    totalParts: result.totalParts,
+    progressPercent: progressPercent({ ...row, status: result.status }, result.confirmedBytes),
   };
 }
 
 /** `POST /files/uploads/{id}/parts/retry`: a fresh URL for a part; any earlier confirmation of it is dropped. */
 export async function retryPart(ctx: IngestDeps, orgId: string, id: string, partNumber: number, origin: string): Promise<PartUrl & { id: string }> {
-  const { db, clock, blobs } = ctx;
-  const row = getIntentRow(db, orgId, id);
+  const { clock, blobs } = ctx;
+  const row = await intentRow(ctx.sql, orgId, id);
   requireActiveMultipart(ctx, row);
   checkPartNumber(row, partNumber);
-  const at = isoAt(clock.now());
-  db.transaction(() => {
-    const dropped = db.query("DELETE FROM intent_parts WHERE upload_id = ? AND part_number = ?").run(id, partNumber).changes;
-    if (dropped) db.query("UPDATE upload_intents SET status = 'PENDING', updated_at = ? WHERE id = ? AND status = 'UPLOADED'").run(at, id);
-  }).immediate();
+  await dropPart(ctx.sql, orgId, id, partNumber, isoAt(clock.now()), (current) => requireActiveMultipart(ctx, current));
   const url = await blobs.presignPart(row.object_key, row.store_upload_id!, partNumber, urlLifetime(ctx, row), origin);
   return { id, partNumber, url, expiresAt: row.expires_at };
 }
@@ -478,7 +421,7 @@ function completionResult(row: IntentRow): CompletionResult {
  * intent answers the same result again, so a client that lost the response can simply retry.
  */
 export async function completeIntent(ctx: IngestDeps, principal: Principal, id: string): Promise<CompletionResult> {
-  const first = getIntentRow(ctx.db, principal.orgId, id);
+  const first = await intentRow(ctx.sql, principal.orgId, id);
   if (first.status === "COMPLETED") return completionResult(first);
   if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is already being completed`);
   ctx.uploadSlots.completingIntents.add(id);
@@ -490,7 +433,7 @@ export async function completeIntent(ctx: IngestDeps, principal: Principal, id: 
 }
 
 async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): Promise<CompletionResult> {
-  const { db, clock, blobs } = ctx;
+  const { clock, blobs } = ctx;
   requireActive(ctx, row);
   const digest = await assembledDigest(ctx, row);
 
@@ -516,20 +459,16 @@ async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): 
   const at = isoAt(clock.now());
 
   if (duplicate) {
-    db.query(
-      `UPDATE upload_intents SET status = 'COMPLETED', media_type = ?, file_id = ?, deduplicated = 1, completed_at = ?, updated_at = ?
-       WHERE id = ? AND status IN ('PENDING','UPLOADED')`,
-    ).run(type.mediaType, duplicate.id, at, at, row.id);
-    await blobs.delete(row.object_key);
-    return completionResult(getIntentRow(db, principal.orgId, row.id));
+    const done = await completeIntentRow(ctx.sql, principal.orgId, row.id, { fileId: duplicate.id, mediaType: type.mediaType, deduplicated: true }, at);
+    // Only the completion that recorded the duplicate drops the bytes: another one's file may be them.
+    if (done.completed) await blobs.delete(row.object_key);
+    return completionResult(done.row);
   }
 
   const fileId = crypto.randomUUID();
-  // The intent's rows are still on the SQLite handle, which the port transaction holds.
-  await ctx.sql.transaction(async (tx) => {
-    const current = getIntentRow(db, principal.orgId, row.id);
-    if (!isActive(current)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${row.id} is ${current.status}`);
-    await insertFileRecord(ctx, tx, {
+  // Another process completing the same intent at once: the locked row lets one create the file.
+  const done = await completeIntentRow(ctx.sql, principal.orgId, row.id, { fileId, mediaType: type.mediaType, deduplicated: false }, at, (tx) =>
+    insertFileRecord(ctx, tx, {
       id: fileId,
       orgId: principal.orgId,
       filename: row.filename,
@@ -542,12 +481,9 @@ async function complete(ctx: IngestDeps, principal: Principal, row: IntentRow): 
       uploadedBy: principal.keyId,
       options,
       placement,
-    });
-    db.query(
-      `UPDATE upload_intents SET status = 'COMPLETED', media_type = ?, file_id = ?, completed_at = ?, updated_at = ? WHERE id = ?`,
-    ).run(type.mediaType, fileId, at, at, row.id);
-  });
-  return completionResult(getIntentRow(db, principal.orgId, row.id));
+    }),
+  );
+  return completionResult(done.row);
 }
 
 /**
@@ -577,7 +513,7 @@ async function detectStored(ctx: IngestDeps, row: IntentRow, size: number): Prom
 
 /** The whole object's size and SHA-256, assembling a multipart upload first. */
 async function assembledDigest(ctx: IngestDeps, row: IntentRow): Promise<ObjectDigest> {
-  const { db, blobs } = ctx;
+  const { blobs } = ctx;
   if (row.upload_mode === "single_shot") {
     const digest = await blobs.digest(row.object_key);
     if (!digest) throw new ApiError("UPLOAD_STATE_CONFLICT", `nothing has been uploaded for ${row.id} yet; PUT the file to presigned_url first`);
@@ -585,7 +521,7 @@ async function assembledDigest(ctx: IngestDeps, row: IntentRow): Promise<ObjectD
   }
   // Already assembled by an earlier attempt that stopped before recording the file.
   if ((await blobs.size(row.object_key)) !== null) return (await blobs.digest(row.object_key))!;
-  const parts = partsOf(db, row.id);
+  const parts = await intentParts(ctx.sql, row.id);
   const have = new Set(parts.map((p) => p.part_number));
   const missing: number[] = [];
   for (let n = 1; n <= row.total_parts!; n++) if (!have.has(n)) missing.push(n);
@@ -613,11 +549,7 @@ async function assembledDigest(ctx: IngestDeps, row: IntentRow): Promise<ObjectD
 
 /** Marks an active intent FAILED and removes its bytes from the store. */
 async function fail(ctx: IngestDeps, row: IntentRow, message: string): Promise<boolean> {
-  const at = isoAt(ctx.clock.now());
-  const changed = ctx.db
-    .query("UPDATE upload_intents SET status = 'FAILED', error_message = ?, updated_at = ? WHERE id = ? AND status IN ('PENDING','UPLOADED')")
-    .run(forTenants(message), at, row.id).changes;
-  if (!changed) return false;
+  if (!(await markFailed(ctx.sql, row.id, forTenants(message), isoAt(ctx.clock.now())))) return false;
   await discardBytes(ctx, row);
   return true;
 }
@@ -635,22 +567,13 @@ async function discardBytes(ctx: IngestDeps, row: IntentRow): Promise<void> {
   }
 }
 
-function setStatus(ctx: IngestDeps, row: IntentRow, status: IntentStatus, guard: { onlyFrom: IntentStatus }): IntentRow {
-  const at = isoAt(ctx.clock.now());
-  // Reaching UPLOADED is when the bytes were confirmed present (single-shot: the object exists).
-  ctx.db
-    .query("UPDATE upload_intents SET status = ?, confirmed_at = CASE WHEN ? = 'UPLOADED' THEN ? ELSE confirmed_at END, updated_at = ? WHERE id = ? AND status = ?")
-    .run(status, status, at, at, row.id, guard.onlyFrom);
-  return getIntentRow(ctx.db, row.org_id, row.id);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Aborting and expiry
 
 /** `DELETE /files/uploads/{id}`. `aborted` is false when the intent had already finished. */
 export async function abortIntent(ctx: IngestDeps, orgId: string, id: string, reason: string | null): Promise<{ id: string; aborted: boolean; reason: string | null }> {
   if (reason !== null && reason.length > 255) throw badRequest("reason: must be at most 255 characters");
-  const row = getIntentRow(ctx.db, orgId, id);
+  const row = await intentRow(ctx.sql, orgId, id);
   if (ctx.uploadSlots.completingIntents.has(id)) throw new ApiError("UPLOAD_STATE_CONFLICT", `upload ${id} is being completed`);
   const aborted = isActive(row) ? await fail(ctx, row, `aborted${reason ? `: ${reason}` : ""}`) : false;
   return { id, aborted, reason };
@@ -661,10 +584,7 @@ export async function abortIntent(ctx: IngestDeps, orgId: string, id: string, re
  * staging that no active intent refers to. Idempotent; run by the housekeeping timer.
  */
 export async function sweepExpiredIntents(ctx: IngestDeps): Promise<{ expired: number; orphans: number }> {
-  const { db, clock } = ctx;
-  const expired = db
-    .query<IntentRow, [number]>("SELECT * FROM upload_intents WHERE status IN ('PENDING','UPLOADED') AND expires_at_ms <= ? LIMIT 1000")
-    .all(clock.now());
+  const expired = await expiredIntents(ctx.sql, ctx.clock.now());
   let count = 0;
   for (const row of expired) {
     if (ctx.uploadSlots.completingIntents.has(row.id)) continue;
@@ -673,12 +593,7 @@ export async function sweepExpiredIntents(ctx: IngestDeps): Promise<{ expired: n
   let orphans = 0;
   const inventory = ctx.blobs.multipartInventory();
   if (inventory) {
-    const active = new Set(
-      db
-        .query<{ store_upload_id: string }, []>("SELECT store_upload_id FROM upload_intents WHERE status IN ('PENDING','UPLOADED') AND store_upload_id IS NOT NULL")
-        .all()
-        .map((r) => r.store_upload_id),
-    );
+    const active = await activeStoreUploadIds(ctx.sql);
     for (const upload of inventory.multipartUploads()) {
       // Young staging may belong to an intent whose row is being inserted right now.
       if (active.has(upload.id) || Date.now() - upload.modifiedMs < ORPHAN_GRACE_MS) continue;

@@ -180,8 +180,8 @@ export function ingestRoutes(ctx: IngestDeps) {
     )
     .get(
       "/files/sessions",
-      ({ principal, query }) => {
-        const { items, total } = listSessions(db, principal.orgId, { status: query.status, uploadMethod: query.upload_method }, query.limit, query.offset);
+      async ({ principal, query }) => {
+        const { items, total } = await listSessions(ctx.sql, principal.orgId, { status: query.status, uploadMethod: query.upload_method }, query.limit, query.offset);
         return page(items.map(sessionListItem), total, query.limit, query.offset);
       },
       {
@@ -197,7 +197,7 @@ export function ingestRoutes(ctx: IngestDeps) {
     )
     .get(
       "/files/sessions/stuck",
-      ({ principal, query }) => stuckFilesView(stuckFiles(db, clock, principal.orgId, query.stuck_minutes, query.limit)),
+      async ({ principal, query }) => stuckFilesView(await stuckFiles(ctx.sql, clock, principal.orgId, query.stuck_minutes, query.limit)),
       {
         permission: "view",
         query: t.Object({
@@ -208,7 +208,7 @@ export function ingestRoutes(ctx: IngestDeps) {
         detail: { summary: "Files whose processing has not moved for stuck_minutes" },
       },
     )
-    .get("/files/sessions/:session_id/status", ({ principal, params }) => sessionView(sessionState(db, getSessionRow(db, principal.orgId, params.session_id))), {
+    .get("/files/sessions/:session_id/status", async ({ principal, params }) => sessionView(await sessionState(ctx.sql, await getSessionRow(ctx.sql, principal.orgId, params.session_id))), {
       permission: "view",
       params: sessionParams,
       response: { 200: SessionSchema, ...errorResponses([400, 404]) },
@@ -216,7 +216,7 @@ export function ingestRoutes(ctx: IngestDeps) {
     })
     .get(
       "/files/sessions/:session_id/results",
-      ({ principal, params, query }) => sessionResultsView(sessionResults(db, principal.orgId, params.session_id, query.include_failed ?? true, query.limit, query.offset)),
+      async ({ principal, params, query }) => sessionResultsView(await sessionResults(ctx.sql, principal.orgId, params.session_id, query.include_failed ?? true, query.limit, query.offset)),
       {
         permission: "view",
         params: sessionParams,
@@ -249,7 +249,7 @@ export function ingestRoutes(ctx: IngestDeps) {
         detail: { summary: "Per-file results of a session" },
       },
     )
-    .get("/files/sessions/:session_id/summary", ({ principal, params }) => sessionSummaryView(sessionSummary(db, clock, principal.orgId, params.session_id)), {
+    .get("/files/sessions/:session_id/summary", async ({ principal, params }) => sessionSummaryView(await sessionSummary(ctx.sql, clock, principal.orgId, params.session_id)), {
       permission: "view",
       params: sessionParams,
       response: {
@@ -269,10 +269,10 @@ export function ingestRoutes(ctx: IngestDeps) {
     })
     .post(
       "/files/sessions/:session_id/cancel",
-      ({ principal, params }) => {
-        const row = cancelSession(db, clock, principal.orgId, params.session_id);
+      async ({ principal, params }) => {
+        const row = await cancelSession(ctx.sql, clock, principal.orgId, params.session_id);
         ctx.events.publish(websocketChannel(row.id), "session_completed", sessionCompletedEvent(row));
-        return sessionView(sessionState(db, row));
+        return sessionView(await sessionState(ctx.sql, row));
       },
       {
         permission: "edit",
@@ -281,7 +281,7 @@ export function ingestRoutes(ctx: IngestDeps) {
         detail: { summary: "Cancel a session (400 once it is completed, cancelled or expired)" },
       },
     )
-    .get("/files/uploads-status/:image_id", ({ principal, params }) => ({ ...unifiedStatusView(fileUploadStatus(db, clock, principal.orgId, params.image_id)), progress: liveProgressView(params.image_id) }), {
+    .get("/files/uploads-status/:image_id", async ({ principal, params }) => ({ ...unifiedStatusView(await fileUploadStatus(ctx.sql, clock, principal.orgId, params.image_id)), progress: liveProgressView(params.image_id) }), {
       permission: "view",
       params: t.Object({ image_id: Uuid("image_id") }),
       response: { 200: UnifiedStatus, ...errorResponses([400, 404]) },
@@ -292,7 +292,7 @@ export function ingestRoutes(ctx: IngestDeps) {
       open(ws) {
         ws.send(JSON.stringify({ type: "welcome", detail: 'send {"action":"subscribe","channel":"batch.<session_id>"}' }));
       },
-      message(ws, raw) {
+      async message(ws, raw) {
         const principal = principalOf(ws.data.request);
         const msg = (typeof raw === "string" ? safeJson(raw) : raw) as { action?: string; channel?: string } | null;
         const channel = msg?.channel ?? "";
@@ -308,14 +308,16 @@ export function ingestRoutes(ctx: IngestDeps) {
         }
         let row;
         try {
-          row = getSessionRow(db, principal.orgId, match[1]!);
+          row = await getSessionRow(ctx.sql, principal.orgId, match[1]!);
         } catch {
           ws.send(JSON.stringify({ type: "error", channel, detail: `upload session ${match[1]} not found` }));
           return;
         }
+        if (ws.readyState !== WebSocket.OPEN) return;
+        // Subscribed before the state is read, so a client that subscribes late misses nothing (an
+        // event of this moment may come just before the state that already counts it).
         ws.subscribe(channel);
-        // The current state first, so a client that subscribes late misses nothing.
-        ws.send(JSON.stringify({ type: "subscribed", channel, session: sessionView(sessionState(db, row)) }));
+        ws.send(JSON.stringify({ type: "subscribed", channel, session: sessionView(await sessionState(ctx.sql, row)) }));
       },
     });
 }

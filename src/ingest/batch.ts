@@ -191,6 +191,8 @@ export async function processSession(ctx: IngestDeps, sessionId: string, signal?
     while (next < pending.length) {
       if (signal?.aborted) throw new Error("batch processing interrupted");
       if ((await sessionStatus(ctx.sql, sessionId)) === "cancelled") return;
+      // Another lane may have taken the last item while this one read the status.
+      if (next >= pending.length) return;
       const item = pending[next++]!;
       const before = sameContent.get(item.sha256);
       const stored = (async () => {

@@ -259,7 +259,10 @@ async function finishSession(ctx: IngestDeps, sessionId: string) {
       orgId: row.org_id, sessionId, status: row.status, totalFiles: row.total_files, completedFiles, failedFiles, skippedFiles,
     }),
   );
-  if (closed) ctx.events.publish(websocketChannel(sessionId), "session_completed", sessionCompletedEvent(closed.row));
+  // A session that had already ended (cancelled meanwhile, or closed before a restart) is announced
+  // again for whoever watches; one with items still pending is not.
+  const ended = closed?.row ?? (await sessionById(ctx.sql, sessionId));
+  if (ended && ended.status !== "processing") ctx.events.publish(websocketChannel(sessionId), "session_completed", sessionCompletedEvent(ended));
 }
 
 export function batchIngestQueue(ctx: IngestDeps): QueueDefinition<"batch.ingest"> {

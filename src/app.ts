@@ -6,15 +6,15 @@
  * listener). No other module imports this one.
  */
 import type { Database } from "bun:sqlite";
+import type { OpenedDatabase } from "./opened-database.ts";
 import { Elysia, type AnyElysia } from "elysia";
 import { Accounts } from "./accounts/accounts.ts";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import { GroupCommit } from "./db/group-commit.ts";
+import type { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { JobStore } from "./jobs/job-store.ts";
-import { SqliteClient } from "./db/sqlite-client.ts";
 import type { SqlClient } from "./db/sql-client.ts";
 import { BackgroundWork, type PreparingTask } from "./jobs/background-work.ts";
 import { assetsReady, isCompiled } from "./native/packages.ts";
@@ -52,7 +52,6 @@ import { documentEmbedQueue, resumePendingEmbeddings } from "./documents/documen
 import { BUILTIN_TEXT_MODEL, builtinTextModel, createTextEmbedding } from "./embeddings/text-models.ts";
 import { VocabularyPreparation } from "./embeddings/vocabulary-preparation.ts";
 import { serverDocumentReader } from "./documents/server-reader.ts";
-import { SqliteVectorSpaces } from "./vectors/sqlite-vector-spaces.ts";
 import type { VectorSpaces } from "./vectors/vector-spaces.ts";
 import { imageVariantsQueue } from "./images/image-pipeline.ts";
 import { batchIngestQueue, recoverInterruptedUploads } from "./ingest/batch.ts";
@@ -186,7 +185,7 @@ export interface Foundation {
   clock: Clock;
   log: Logger;
   dataDir: DataDir;
-  db: Database;
+  database: OpenedDatabase;
   /** Extra job queues to run (tests register theirs here). */
   queues?: QueueDefinition<any>[];
   /** Extra media kinds, registered after the built-in ones (tests register theirs here). */
@@ -215,13 +214,13 @@ export class CompositionError extends Error {
 }
 
 /** Builds every service the features share, once per server. */
-export function createContext({ config, clock, log, dataDir, db, queues = [] }: Foundation): AppContext {
-  const writes = new GroupCommit(db);
+export function createContext({ config, clock, log, dataDir, database, queues = [] }: Foundation): AppContext {
+  const { db, writes, sql, spaces } = database;
   const background = new BackgroundWork();
-  const sql = new SqliteClient(db, writes);
-  const jobs = new JobRunner(new JobStore(sql, { db, writes }), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
+  const store = database.engine === "sqlite" ? new JobStore(sql, { db, writes }) : new JobStore(sql);
+  const jobs = new JobRunner(store, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
-  const metrics = new Metrics(sql, clock, dataDir.database);
+  const metrics = new Metrics(sql, clock, database.file);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
   const models = new ModelVerifier(config.modelsDir, { requireManifest: config.modelsRequireManifest });
   const ocr = new OcrRouter(
@@ -240,8 +239,8 @@ export function createContext({ config, clock, log, dataDir, db, queues = [] }: 
     images: new ImageAnalyzers(config, models.require),
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
-    embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db }),
-    spaces: new SqliteVectorSpaces(db, clock, writes),
+    embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db: database.textCache }),
+    spaces,
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
     cloud: new CloudConnections(sql, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),

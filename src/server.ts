@@ -5,7 +5,7 @@
  */
 import { systemClock, type Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import { openDatabase } from "./db/database.ts";
+import { openPostgresDatabase, openSqlite, type OpenedDatabase } from "./opened-database.ts";
 import { composeAppliance, CompositionError, type AppContext, type Appliance, type KindFactory } from "./app.ts";
 import { lastResortErrorResponse } from "./http/errors.ts";
 import type { QueueDefinition } from "./jobs/runner.ts";
@@ -44,14 +44,6 @@ export interface RunningServer {
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
-  if (config.database.kind === "postgres") {
-    // The schema and the job queue run on PostgreSQL (docs/scale-out.md); the library's other
-    // tables are read and written synchronously through SQLite until their modules move to the port.
-    throw new StartupError(
-      "MEDIABOX_DATABASE: serving from PostgreSQL is not finished: the schema and the job queue run on it, the library's other " +
-        "tables do not yet (docs/scale-out.md says what remains); use sqlite: (the default) until then",
-    );
-  }
   const log = new Logger(config.logLevel);
   const dataDir = new DataDir(config.dataDir);
   let lock: DataDirLock;
@@ -61,14 +53,21 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     throw err instanceof DataDirInUseError ? new StartupError(err.message) : err;
   }
   const safetyNet = new SafetyNet(log).install();
-  const db = openDatabase(dataDir.database);
+  let database: OpenedDatabase;
+  try {
+    database = config.database.kind === "postgres" ? await openPostgresDatabase(config.database.url, dataDir, clock) : openSqlite(dataDir, clock);
+  } catch (err) {
+    safetyNet.uninstall();
+    lock.release();
+    throw config.database.kind === "postgres" ? new StartupError(`MEDIABOX_DATABASE: cannot open the PostgreSQL database: ${errorMessage(err)}`) : err;
+  }
   clearScratch(dataDir);
   let appliance: Appliance;
   try {
-    appliance = composeAppliance({ config, clock, log, dataDir, db, queues: options.queues ?? [], kinds: options.kinds ?? [] });
+    appliance = composeAppliance({ config, clock, log, dataDir, database, queues: options.queues ?? [], kinds: options.kinds ?? [] });
     await appliance.prepare();
   } catch (err) {
-    db.close();
+    await database.close();
     safetyNet.uninstall();
     lock.release();
     throw err instanceof CompositionError ? new StartupError(err.message) : err;
@@ -89,7 +88,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       error: lastResortErrorResponse(log),
     });
   } catch (err) {
-    db.close();
+    await database.close();
     safetyNet.uninstall();
     lock.release();
     throw new StartupError(`cannot listen on ${config.host}:${config.port}: ${/in use/i.test(errorMessage(err)) ? "the port is already in use (another mediabox or program listens there); stop it or choose another --port" : errorMessage(err)}`);
@@ -98,8 +97,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if (!server) throw new StartupError("the HTTP server did not start");
   ctx.events.attach(server);
   appliance.start();
-  const checkpointer = new WalCheckpointer(db, dataDir.database, log.child({ component: "database" }));
-  checkpointer.start();
+  const checkpointer = database.file === null ? null : new WalCheckpointer(database.db, database.file, log.child({ component: "database" }));
+  checkpointer?.start();
   const port = server.port ?? config.port;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
@@ -115,8 +114,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       if (stopped) return;
       stopped = true;
       await appliance.stop();
-      await checkpointer.stop();
-      db.close();
+      await checkpointer?.stop();
+      await database.close();
       safetyNet.uninstall();
       lock.release();
       log.info("mediabox stopped");

@@ -48,6 +48,8 @@ export class DataDir {
   readonly staging: string;
   /** Scratch files of the pipelines (OCR, document reader, intent checks); emptied at every start. */
   readonly scratch: string;
+  /** On a PostgreSQL deployment, this process's cache of the built-in text model's word vectors (src/opened-database.ts). */
+  readonly textCache: string;
 
   constructor(readonly root: string) {
     this.database = join(root, BACKED_UP_PLACES.database);
@@ -59,5 +61,6 @@ export class DataDir {
     this.cloudTokenKey = join(this.secrets, "cloud-token.key");
     this.staging = join(root, "staging");
     this.scratch = join(root, "tmp");
+    this.textCache = join(root, "text-cache.db");
   }
 }

@@ -22,7 +22,8 @@ import type { Logger } from "./log.ts";
 import { startMaintenance } from "./ops/maintenance.ts";
 import { Metrics } from "./metrics.ts";
 import { eventLoopMonitor, LONG_STALL_MS } from "./native/event-loop-monitor.ts";
-import { RateLimiter } from "./ratelimit/limiter.ts";
+import { RateLimiter, type RateLimits } from "./ratelimit/limiter.ts";
+import { SharedRateLimiter } from "./ratelimit/shared-limiter.ts";
 import { createBlobStore } from "./storage/index.ts";
 import { countingErrors } from "./storage/error-counting.ts";
 import type { DataDir } from "./storage/data-dir.ts";
@@ -135,7 +136,7 @@ export interface AppContext {
   log: Logger;
   /** Prometheus metrics observed where things happen (GET /metrics). */
   metrics: Metrics;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   jobs: JobRunner;
   /** Files being analysed, which work that can wait (model preparation, re-embedding) gives way to. */
   background: BackgroundWork;
@@ -234,7 +235,7 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   return {
-    config, dataDir, db, writes, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: new RateLimiter(clock), jobs, background, blobs,
+    config, dataDir, db, writes, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: database.engine === "postgres" ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,

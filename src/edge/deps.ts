@@ -6,13 +6,13 @@ import type { Accounts } from "../accounts/accounts.ts";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { SqlClient } from "../db/sql-client.ts";
-import type { RateLimiter } from "../ratelimit/limiter.ts";
+import type { RateLimits } from "../ratelimit/limiter.ts";
 
 export interface EdgeDeps {
   config: Config;
   sql: SqlClient;
   clock: Clock;
-  limiter: RateLimiter;
+  limiter: RateLimits;
   /** Users, sessions, sign-in flows, their mailer and the site's identity provider. */
   accounts: Accounts;
 }

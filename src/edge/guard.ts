@@ -123,7 +123,7 @@ export function guard(ctx: EdgeDeps) {
     if (isInfrastructurePath(path)) return;
 
     const apiPath = path === API_PREFIX ? "/" : path.startsWith(`${API_PREFIX}/`) ? path.slice(API_PREFIX.length) : null;
-    const decision = ctx.limiter.take(bucketsFor({ method: request.method, apiPath, ip, principal }, ctx.config.unauthenticatedRateLimit));
+    const decision = await ctx.limiter.take(bucketsFor({ method: request.method, apiPath, ip, principal }, ctx.config.unauthenticatedRateLimit));
     set.headers["x-ratelimit-limit"] = String(decision.limit);
     set.headers["x-ratelimit-remaining"] = String(decision.remaining);
     set.headers["x-ratelimit-reset"] = String(decision.resetAt);

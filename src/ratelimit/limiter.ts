@@ -1,6 +1,7 @@
 /**
- * Fixed one-minute windows counted in memory. Rate limits protect a single appliance process,
- * so they need no persistence: a restart forgives everyone, which is harmless.
+ * Fixed one-minute windows counted in memory. On the single-box appliance rate limits protect one
+ * process, so they need no persistence: a restart forgives everyone, which is harmless. Processes
+ * sharing a PostgreSQL database count in it instead (shared-limiter.ts).
  */
 import type { Clock } from "../clock.ts";
 
@@ -22,12 +23,18 @@ export interface RateDecision {
   retryAfter: number;
 }
 
+/** What the request guard asks of a limiter: in memory (one process) or shared through the database (shared-limiter.ts). */
+export interface RateLimits {
+  /** Admits the request only if every bucket has room, and counts it. */
+  take(buckets: BucketSpec[]): RateDecision | Promise<RateDecision>;
+}
+
 interface Window {
   start: number;
   count: number;
 }
 
-export class RateLimiter {
+export class RateLimiter implements RateLimits {
   private readonly windows = new Map<string, Window>();
   private lastSweep = 0;
 

@@ -42,6 +42,7 @@ import keywordPostings from "./037_keyword_postings.ts";
 import imageFacts from "./038_image_facts.ts";
 import documentFacts from "./039_document_facts.ts";
 import fileSearchTerms from "./040_file_search_terms.ts";
+import rateLimitWindows from "./041_rate_limit_windows.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -97,4 +98,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 38, name: "image_facts", sql: imageFacts },
   { version: 39, name: "document_facts", sql: documentFacts },
   { version: 40, name: "file_search_terms", postgresOnly: fileSearchTerms },
+  { version: 41, name: "rate_limit_windows", sql: rateLimitWindows },
 ];

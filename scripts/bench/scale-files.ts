@@ -11,6 +11,7 @@ import { PDFDocument, StandardFonts, rgb } from "pdf-lib";
 import { resolveFfmpegPaths } from "../../src/video/ffmpeg-tools.ts";
 import { wrap } from "../../test/support/documents.ts";
 import { photo, textImage } from "../../test/support/images.ts";
+import { seededRandom } from "./seeded-random.ts";
 
 export type FileKind = "photo" | "text-image" | "pdf" | "note" | "video";
 
@@ -41,17 +42,6 @@ const WORDS = (
   "safety record flow head cavitation drip motor bearing vibration temperature gauge sensor alarm log checklist permit contractor survey"
 ).split(" ");
 
-/** A small seeded generator (mulberry32): the same index gives the same text. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function sentence(next: () => number, index: number): string {
   const words = Array.from({ length: 8 + Math.floor(next() * 12) }, () => WORDS[Math.floor(next() * WORDS.length)]!);
@@ -60,7 +50,7 @@ function sentence(next: () => number, index: number): string {
 }
 
 function paragraphs(seed: number, count: number): string[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   return Array.from({ length: count }, (_, p) => Array.from({ length: 3 + Math.floor(next() * 4) }, (_, s) => sentence(next, seed * 100 + p * 10 + s)).join(" "));
 }
 

@@ -6,6 +6,7 @@
  * and figures are stable from run to run. The truth lists each sign's words top-down.
  */
 import sharp from "sharp";
+import { seededRandom } from "./seeded-random.ts";
 
 const SIGNS = [
   "OPEN DAILY", "CAFE", "FRESH BREAD", "PHARMACY", "SALE 50% OFF", "HAIR SALON", "BOOKS & MORE", "PIZZA",
@@ -17,17 +18,6 @@ const COUNT = 16;
 const WIDTH = 1024;
 const HEIGHT = 768;
 
-/** Mulberry32: a tiny deterministic generator, so the set is the same on every machine. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const escape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;");
 const colour = (r: () => number, lo: number, hi: number) => `rgb(${[0, 1, 2].map(() => Math.round(lo + r() * (hi - lo))).join(",")})`;
@@ -35,7 +25,7 @@ const colour = (r: () => number, lo: number, hi: number) => `rgb(${[0, 1, 2].map
 export async function sceneTextImages(): Promise<{ id: string; image: Buffer; truth: string }[]> {
   const items = [];
   for (let n = 0; n < COUNT; n++) {
-    const r = random(1000 + n);
+    const r = seededRandom(1000 + n);
     const parts: string[] = [`<rect width="100%" height="100%" fill="${colour(r, 60, 200)}"/>`];
     // Brick-like blocks and window shapes: edges and texture a detector must not take for text.
     for (let i = 0; i < 60; i++) {

@@ -135,8 +135,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     const clock = new ManualClock(Date.UTC(2031, 5, 1));
     const oldKey = randomBytes(32).toString("base64");
     const config = loadConfig({}, {});
-    // Only emitEvent (still on the SQLite handle, not called here) reads `db`.
-    const deps = (vault: TokenVault): WebhookDeps => ({ db: sqlite(), sql: db, clock, config, vault, jobs: new JobRunner(new JobStore(db), clock, new Logger("error"), { leaseMs: 60_000 }) });
+    const deps = (vault: TokenVault): WebhookDeps => ({ sql: db, clock, config, vault, jobs: new JobRunner(new JobStore(db), clock, new Logger("error"), { leaseMs: 60_000 }) });
     const old = deps(new TokenVault(oldKey));
     await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-hook', 'Hook Co', 'hook co', 'STARTER', 'x') ON CONFLICT DO NOTHING");
     await db.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES ('org-other', 'Other Co', 'other co', 'STARTER', 'x') ON CONFLICT DO NOTHING");

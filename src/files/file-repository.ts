@@ -516,14 +516,6 @@ export class FileRepository {
 }
 
 /**
- * FileRepository.extractedText over the SQLite handle, synchronously: for the rules' conditions,
- * which are still evaluated synchronously on the handle (docs/scale-out.md); goes when they convert.
- */
-export function extractedTextOnHandle(db: Database, id: string): string | null {
-  return db.query<{ text: string }, [string]>("SELECT text FROM document_texts WHERE file_id = ?").get(id)?.text ?? null;
-}
-
-/**
  * The description a new file's pipeline has still to make (with the credits it reserved), in the
  * column order of the INSERT and UPDATE that record a file. What else its pipeline has to do is
  * its kind's (MediaKind.queued).

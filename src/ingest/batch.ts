@@ -252,10 +252,10 @@ async function publishProgress(ctx: IngestDeps, sessionId: string) {
 }
 
 async function finishSession(ctx: IngestDeps, sessionId: string) {
-  // batch.finished's listeners (the batch.completed webhook) still write synchronously through
-  // the SQLite handle: inside the port transaction, so the event commits with the session's end.
-  const closed = await closeSession(ctx.sql, sessionId, isoAt(ctx.clock.now()), (_tx, { row, completedFiles, failedFiles, skippedFiles }) =>
-    ctx.libraryEvents.emit("batch.finished", {
+  // batch.finished's listeners (the batch.completed webhook) write through the session's
+  // transaction: the event commits with the session's end.
+  const closed = await closeSession(ctx.sql, sessionId, isoAt(ctx.clock.now()), (tx, { row, completedFiles, failedFiles, skippedFiles }) =>
+    ctx.libraryEvents.emit("batch.finished", tx, {
       orgId: row.org_id, sessionId, status: row.status, totalFiles: row.total_files, completedFiles, failedFiles, skippedFiles,
     }),
   );

@@ -78,7 +78,7 @@ async function personView(ctx: LibraryDeps, urls: FileUrls, person: Person) {
   };
 }
 
-const faceView = (f: ReturnType<typeof facesOfFile>[number]) => ({ id: f.id, file_id: f.fileId, person_id: f.personId, person_name: f.personName, box: f.box, score: f.score });
+const faceView = (f: Awaited<ReturnType<typeof facesOfFile>>[number]) => ({ id: f.id, file_id: f.fileId, person_id: f.personId, person_name: f.personName, box: f.box, score: f.score });
 
 export function peopleRoutes(ctx: LibraryDeps) {
   const urlsOf = (request: Request) => new FileUrls(ctx, publicOrigin(ctx.config, request));
@@ -195,7 +195,7 @@ export function peopleRoutes(ctx: LibraryDeps) {
         },
       },
     )
-    .get("/files/:file_id/faces", async ({ principal, params }) => ({ faces: facesOfFile(ctx.db, (await ctx.files.find(principal.orgId, params.file_id)).id).map(faceView) }), {
+    .get("/files/:file_id/faces", async ({ principal, params }) => ({ faces: (await facesOfFile(ctx.sql, (await ctx.files.find(principal.orgId, params.file_id)).id)).map(faceView) }), {
       permission: "view",
       params: FileParams,
       response: { 200: t.Object({ faces: t.Array(FaceView) }), ...errorResponses([400, 404, 409]) },

@@ -6,9 +6,8 @@
  * People and their review (listed, renamed, hidden, merged, a face given to another person) are
  * on the data-access port (SQLite or PostgreSQL; docs/scale-out.md), and so are finding faces,
  * clustering and the "same person" search, which write and read the face vectors through the
- * asynchronous VectorSpaces. The rules' file facts read `facesOfFile` on the SQLite handle.
+ * asynchronous VectorSpaces.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
@@ -312,9 +311,9 @@ const faceViewOf = (r: FaceViewRow): FaceView => ({
   id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score,
 });
 
-/** The faces found in a file, largest first (synchronous: the rules' file facts read it inside their SQLite transactions). */
-export function facesOfFile(db: Database, fileId: string): FaceView[] {
-  return db.query<FaceViewRow, [string]>(`${FACES_OF_FILE} ${LARGEST_FIRST}`).all(fileId).map(faceViewOf);
+/** The faces found in a file, largest first (the rules' file facts read them through their transaction). */
+export async function facesOfFile(sql: SqlClient, fileId: string): Promise<FaceView[]> {
+  return (await sql.all<FaceViewRow>(`${FACES_OF_FILE} ${LARGEST_FIRST}`, [fileId])).map(faceViewOf);
 }
 
 /**

@@ -49,11 +49,11 @@ export function fileProcessingQueue(ctx: FileProcessingDeps, kinds: MediaKinds):
           return await pipeline.run(job, file);
         } catch (err) {
           const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
-          // The listeners of file.processed enqueue synchronously through the SQLite handle, which the transaction holds.
+          // The listeners of file.processed record what they start (a job) in this transaction.
           await ctx.sql.transaction(async (tx) => {
             const files = ctx.files.withTx(tx);
             await files.processingEnded(file.id, final ? "failed" : "processing", errorMessage(err));
-            if (final) ctx.libraryEvents.emit("file.processed", { file: (await files.byId(file.id))!, outcome: "failed", error: errorMessage(err) });
+            if (final) await ctx.libraryEvents.emit("file.processed", tx, { file: (await files.byId(file.id))!, outcome: "failed", error: errorMessage(err) });
           });
           throw err;
         } finally {
@@ -63,7 +63,7 @@ export function fileProcessingQueue(ctx: FileProcessingDeps, kinds: MediaKinds):
       await job.transaction(async (tx) => {
         const files = ctx.files.withTx(tx);
         await files.processingEnded(file.id, "completed", report.warnings);
-        ctx.libraryEvents.emit("file.processed", { file: (await files.byId(file.id))!, outcome: "completed", error: null });
+        await ctx.libraryEvents.emit("file.processed", tx, { file: (await files.byId(file.id))!, outcome: "completed", error: null });
       });
       return [{ ...report.summary, file_id: file.id, processing_status: "completed" }];
     },

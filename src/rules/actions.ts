@@ -31,10 +31,10 @@ export interface ActionOutcome {
   outcome: string;
 }
 
-/** What applying an action starts beyond the file's row, in the application's transaction. */
+/** What applying an action starts beyond the file's row, in the application's transaction (the caller binds it). */
 export interface ActionEffects {
   /** Queues the filling of a custom extraction schema for the file (it runs models: not in a transaction). */
-  runSchema(file: FileRow, schemaId: string): void;
+  runSchema(file: FileRow, schemaId: string): Promise<void>;
 }
 
 /** Checks what an action may refer to when a rule is saved (webhooks live elsewhere). */
@@ -110,8 +110,8 @@ function optionalId(value: unknown, at: string): string | null {
 
 /**
  * Applies the file-changing actions to the file, in order, inside the caller's transaction:
- * `files` writes through it (FileRepository.withTx) and `db` is the SQLite handle it holds, for the
- * placement read and `effects`, still synchronous.
+ * `files` writes through it (FileRepository.withTx), `effects` records through it, and `db` is the
+ * SQLite handle it holds, for the placement read (still synchronous: the bridge rule).
  * `call_webhook` is recorded as queued here; the caller delivers it (webhooks are another
  * module's). `run_schema` queues its job through `effects`, in the same transaction. An action that cannot be applied any more (its folder was deleted since) throws.
  */
@@ -153,7 +153,7 @@ export async function applyActions(db: Database, files: FileRepository, file: Fi
         outcomes.push({ type: action.type, outcome: `delivery to webhook ${action.webhook_id} queued` });
         break;
       case "run_schema":
-        effects.runSchema(row, action.schema_id);
+        await effects.runSchema(row, action.schema_id);
         outcomes.push({ type: action.type, outcome: `extraction with schema ${action.schema_id} queued` });
         break;
     }

@@ -9,14 +9,18 @@
  * the library changed (a file added, tagged, moved: libraryFingerprint), at most every
  * MEDIABOX_AUTO_MATCH_RETRAIN_SECONDS after a file whose analysis ended met such a rule. A
  * file meets the model as it was last trained.
+ *
+ * On the data-access port: the library read a page at a time, the model stored in one
+ * transaction, read through the caller's client or transaction.
  */
-import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
+import type { SqlClient } from "../db/sql-client.ts";
+import type { FileRepository } from "../files/file-repository.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 import { usesPredictions, type Condition } from "./conditions.ts";
-import { featureTextOf } from "./file-text.ts";
+import { featureTextOf, type TextSource } from "./file-text.ts";
 import { DEFAULT_MIN_EXAMPLES, scoreText, termIndex, trainClassifier, type Classifier, type LabelledText } from "./text-classifier.ts";
 
 export type LabelKind = "tag" | "folder";
@@ -26,7 +30,9 @@ const MAX_TAG_LABELS = 200;
 const MAX_FOLDER_LABELS = 200;
 
 export interface AutoMatchDeps {
-  db: Database;
+  sql: SqlClient;
+  /** The files' texts (FileRepository.extractedText). */
+  files: FileRepository;
   clock: Clock;
   config: Config;
   jobs: JobRunner;
@@ -42,27 +48,35 @@ const SETTLED = "deleted_at IS NULL AND processing_status IN ('completed','store
 const labelKey = (kind: LabelKind, label: string) => `${kind}:${label}`;
 
 /** Changes whenever what the model learns from changes: a settled file added or removed, a tag or a folder changed. */
-export function libraryFingerprint(db: Database, orgId: string): string {
+export async function libraryFingerprint(sql: SqlClient, orgId: string): Promise<string> {
   const hash = new Bun.CryptoHasher("sha256");
-  const rows = db.query<{ id: string; tags: string | null; folder_id: string | null }, [string]>(`SELECT id, tags, folder_id FROM files WHERE org_id = ? AND ${SETTLED} ORDER BY id`);
   let n = 0;
-  for (const row of rows.iterate(orgId)) {
-    hash.update(`${row.id}\u0000${row.tags ?? ""}\u0000${row.folder_id ?? ""}\n`);
-    n += 1;
+  for (let after = ""; ; ) {
+    const page = await sql.all<{ id: string; tags: string | null; folder_id: string | null }>(
+      `SELECT id, tags, folder_id FROM files WHERE org_id = ? AND id > ? AND ${SETTLED} ORDER BY id LIMIT ${FINGERPRINT_PAGE}`,
+      [orgId, after],
+    );
+    for (const row of page) hash.update(`${row.id}\u0000${row.tags ?? ""}\u0000${row.folder_id ?? ""}\n`);
+    n += page.length;
+    if (page.length < FINGERPRINT_PAGE) break;
+    after = page[page.length - 1]!.id;
   }
   return `${n}:${hash.digest("hex").slice(0, 32)}`;
 }
 
+/** Rows of the files read per statement while fingerprinting the library (three short columns each). */
+const FINGERPRINT_PAGE = 5000;
+
 const pause = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The settled files with text, each with its tags and folder as labels. */
-async function trainingTexts(db: Database, orgId: string): Promise<LabelledText[]> {
+async function trainingTexts(sql: SqlClient, files: TextSource, orgId: string): Promise<LabelledText[]> {
   const out: LabelledText[] = [];
   for (let after = ""; ; ) {
-    const page = db.query<FileRow, [string, string]>(`SELECT * FROM files WHERE org_id = ? AND id > ? AND ${SETTLED} ORDER BY id LIMIT 200`).all(orgId, after);
+    const page = await sql.all<FileRow>(`SELECT * FROM files WHERE org_id = ? AND id > ? AND ${SETTLED} ORDER BY id LIMIT 200`, [orgId, after]);
     if (!page.length) break;
     for (const file of page) {
-      const text = featureTextOf(db, file);
+      const text = await featureTextOf(files, file);
       if (!text.trim()) continue;
       const labels = [...new Set(tagsOf(file).map((t) => labelKey("tag", t.toLowerCase())))];
       if (file.folder_id) labels.push(labelKey("folder", file.folder_id));
@@ -88,63 +102,67 @@ function labelsToLearn(texts: LabelledText[]): Set<string> {
 }
 
 /** Trains the organization's classifier on its library as it is now and stores it (replacing the last). */
-export async function trainOrganization(deps: Pick<AutoMatchDeps, "db" | "clock">, orgId: string): Promise<AutoMatchStatus> {
-  const { db } = deps;
-  const fingerprint = libraryFingerprint(db, orgId);
-  const texts = await trainingTexts(db, orgId);
+export async function trainOrganization(deps: Pick<AutoMatchDeps, "sql" | "files" | "clock">, orgId: string): Promise<AutoMatchStatus> {
+  const { sql } = deps;
+  const fingerprint = await libraryFingerprint(sql, orgId);
+  const texts = await trainingTexts(sql, deps.files, orgId);
   const wanted = labelsToLearn(texts);
   const classifier = await trainClassifier(texts, { only: (l) => wanted.has(l), pause });
   const at = isoAt(deps.clock.now());
-  db.transaction(() => {
-    db.query("DELETE FROM auto_match_labels WHERE org_id = ?").run(orgId);
-    db.query(
+  await sql.transaction(async (tx) => {
+    await tx.run("DELETE FROM auto_match_labels WHERE org_id = ?", [orgId]);
+    await tx.run(
       `INSERT INTO auto_match_models (org_id, trained_at, fingerprint, example_files, terms, idf) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT (org_id) DO UPDATE SET trained_at = excluded.trained_at, fingerprint = excluded.fingerprint, example_files = excluded.example_files, terms = excluded.terms, idf = excluded.idf`,
-    ).run(orgId, at, fingerprint, texts.length, JSON.stringify(classifier.vocabulary.terms), bytes(classifier.vocabulary.idf));
-    const insert = db.query("INSERT INTO auto_match_labels (org_id, kind, label, positives, weights, bias) VALUES (?, ?, ?, ?, ?, ?)");
+      [orgId, at, fingerprint, texts.length, JSON.stringify(classifier.vocabulary.terms), bytes(classifier.vocabulary.idf)],
+    );
     for (const m of classifier.labels) {
       const [kind, ...rest] = m.label.split(":");
-      insert.run(orgId, kind!, rest.join(":"), m.positives, bytes(m.weights), m.bias);
+      await tx.run("INSERT INTO auto_match_labels (org_id, kind, label, positives, weights, bias) VALUES (?, ?, ?, ?, ?, ?)", [orgId, kind!, rest.join(":"), m.positives, bytes(m.weights), m.bias]);
     }
-  })();
-  return autoMatchStatus(db, orgId);
+  });
+  return autoMatchStatus(sql, orgId);
 }
 
 const bytes = (a: Float32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 const floats = (b: Uint8Array) => new Float32Array(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength));
 
 interface Loaded {
-  trainedAt: string;
+  /** What tells this model from another (of another training, or of another database in one process). */
+  version: string;
   classifier: Classifier;
   index: Map<string, number>;
 }
 
-/** Models read from the database, per database and organization, until a newer one is trained. */
-const loaded = new WeakMap<Database, Map<string, Loaded>>();
+/**
+ * Models read from the database, per organization, until a newer one is trained. A process
+ * serves one database; the version (when it was trained and the fingerprint of the library it
+ * learned, whose file ids are random) also tells apart same-named organizations of two databases
+ * opened by one process, as the tests do.
+ */
+const loaded = new Map<string, Loaded>();
 
-function modelOf(db: Database, orgId: string): Loaded | null {
-  const head = db.query<{ trained_at: string }, [string]>("SELECT trained_at FROM auto_match_models WHERE org_id = ?").get(orgId);
+async function modelOf(sql: SqlClient, orgId: string): Promise<Loaded | null> {
+  const head = await sql.one<{ trained_at: string; fingerprint: string }>("SELECT trained_at, fingerprint FROM auto_match_models WHERE org_id = ?", [orgId]);
   if (!head) return null;
-  let cache = loaded.get(db);
-  if (!cache) loaded.set(db, (cache = new Map()));
-  const hit = cache.get(orgId);
-  if (hit?.trainedAt === head.trained_at) return hit;
-  const row = db.query<{ trained_at: string; terms: string; idf: Uint8Array }, [string]>("SELECT trained_at, terms, idf FROM auto_match_models WHERE org_id = ?").get(orgId)!;
-  const labels = db
-    .query<{ kind: string; label: string; positives: number; weights: Uint8Array; bias: number }, [string]>("SELECT kind, label, positives, weights, bias FROM auto_match_labels WHERE org_id = ?")
-    .all(orgId)
+  const version = `${head.trained_at} ${head.fingerprint}`;
+  const hit = loaded.get(orgId);
+  if (hit?.version === version) return hit;
+  const row = await sql.one<{ trained_at: string; fingerprint: string; terms: string; idf: Uint8Array }>("SELECT trained_at, fingerprint, terms, idf FROM auto_match_models WHERE org_id = ?", [orgId]);
+  if (!row) return null;
+  const labels = (await sql.all<{ kind: string; label: string; positives: number; weights: Uint8Array; bias: number }>("SELECT kind, label, positives, weights, bias FROM auto_match_labels WHERE org_id = ?", [orgId]))
     .map((l) => ({ label: labelKey(l.kind as LabelKind, l.label), positives: l.positives, weights: floats(l.weights), bias: l.bias }));
   const classifier: Classifier = { vocabulary: { terms: JSON.parse(row.terms) as string[], idf: floats(row.idf) }, labels };
-  const entry = { trainedAt: row.trained_at, classifier, index: termIndex(classifier.vocabulary) };
-  cache.set(orgId, entry);
+  const entry = { version: `${row.trained_at} ${row.fingerprint}`, classifier, index: termIndex(classifier.vocabulary) };
+  loaded.set(orgId, entry);
   return entry;
 }
 
-/** The file's predicted tags and folders; null when the organization has no model yet or the file has no text. */
-export function predictionsFor(db: Database, file: FileRow): Predictions | null {
-  const model = modelOf(db, file.org_id);
+/** The file's predicted tags and folders; null when the organization has no model yet or the file has no text. `files` reads the text (over the same client or transaction as `sql`). */
+export async function predictionsFor(sql: SqlClient, files: TextSource, file: FileRow): Promise<Predictions | null> {
+  const model = await modelOf(sql, file.org_id);
   if (!model || !model.classifier.labels.length) return null;
-  const text = featureTextOf(db, file);
+  const text = await featureTextOf(files, file);
   if (!text.trim()) return null;
   const out: Predictions = { tags: new Map(), folders: new Map() };
   for (const [key, score] of scoreText(model.classifier, text, model.index)) {
@@ -163,18 +181,19 @@ export interface AutoMatchStatus {
   labels: { kind: LabelKind; label: string; examples: number }[];
 }
 
-export function autoMatchStatus(db: Database, orgId: string): AutoMatchStatus {
-  const model = db.query<{ trained_at: string; fingerprint: string; example_files: number }, [string]>("SELECT trained_at, fingerprint, example_files FROM auto_match_models WHERE org_id = ?").get(orgId);
-  const labels = db
-    .query<{ kind: LabelKind; label: string; examples: number }, [string]>("SELECT kind, label, positives AS examples FROM auto_match_labels WHERE org_id = ? ORDER BY kind DESC, positives DESC, label")
-    .all(orgId);
-  return { trained_at: model?.trained_at ?? null, example_files: model?.example_files ?? 0, stale: !model || model.fingerprint !== libraryFingerprint(db, orgId), labels };
+export async function autoMatchStatus(sql: SqlClient, orgId: string): Promise<AutoMatchStatus> {
+  const model = await sql.one<{ trained_at: string; fingerprint: string; example_files: number }>("SELECT trained_at, fingerprint, example_files FROM auto_match_models WHERE org_id = ?", [orgId]);
+  const labels = await sql.all<{ kind: LabelKind; label: string; examples: number }>(
+    "SELECT kind, label, positives AS examples FROM auto_match_labels WHERE org_id = ? ORDER BY kind DESC, positives DESC, label",
+    [orgId],
+  );
+  return { trained_at: model?.trained_at ?? null, example_files: model?.example_files ?? 0, stale: !model || model.fingerprint !== (await libraryFingerprint(sql, orgId)), labels };
 }
 
 /** Whether the model is missing or older than the library. */
-export function modelStale(db: Database, orgId: string): boolean {
-  const model = db.query<{ fingerprint: string }, [string]>("SELECT fingerprint FROM auto_match_models WHERE org_id = ?").get(orgId);
-  return !model || model.fingerprint !== libraryFingerprint(db, orgId);
+export async function modelStale(sql: SqlClient, orgId: string): Promise<boolean> {
+  const model = await sql.one<{ fingerprint: string }>("SELECT fingerprint FROM auto_match_models WHERE org_id = ?", [orgId]);
+  return !model || model.fingerprint !== (await libraryFingerprint(sql, orgId));
 }
 
 /**
@@ -182,9 +201,9 @@ export function modelStale(db: Database, orgId: string): boolean {
  * Throttled, the library is not compared here (a scan of its files, after every file analysed):
  * the job compares it once when it runs, and trains only if it changed.
  */
-export function learnIfStale(deps: Pick<AutoMatchDeps, "db" | "clock" | "config" | "jobs">, orgId: string, conditions: readonly Condition[], when: "now" | "throttled"): void {
+export async function learnIfStale(deps: Pick<AutoMatchDeps, "sql" | "clock" | "config" | "jobs">, orgId: string, conditions: readonly Condition[], when: "now" | "throttled"): Promise<void> {
   if (!usesPredictions(conditions)) return;
-  if (when === "throttled" || modelStale(deps.db, orgId)) requestTraining(deps, orgId, when);
+  if (when === "throttled" || (await modelStale(deps.sql, orgId))) await requestTraining(deps, orgId, when);
 }
 
 /**
@@ -192,9 +211,9 @@ export function learnIfStale(deps: Pick<AutoMatchDeps, "db" | "clock" | "config"
  * it). `soon` trains now; otherwise no sooner than MEDIABOX_AUTO_MATCH_RETRAIN_SECONDS after the
  * last training, so a library taking in a thousand files is learned again once, not a thousand times.
  */
-export function requestTraining(deps: Pick<AutoMatchDeps, "db" | "clock" | "config" | "jobs">, orgId: string, when: "now" | "throttled"): { id: string; deduplicated: boolean } {
-  const last = deps.db.query<{ trained_at: string }, [string]>("SELECT trained_at FROM auto_match_models WHERE org_id = ?").get(orgId);
+export async function requestTraining(deps: Pick<AutoMatchDeps, "sql" | "clock" | "config" | "jobs">, orgId: string, when: "now" | "throttled"): Promise<{ id: string; deduplicated: boolean }> {
+  const last = await deps.sql.one<{ trained_at: string }>("SELECT trained_at FROM auto_match_models WHERE org_id = ?", [orgId]);
   const earliest = last && when === "throttled" ? Date.parse(last.trained_at) + deps.config.autoMatchRetrainSeconds * 1000 : 0;
   const runAt = Math.max(deps.clock.now(), earliest);
-  return deps.jobs.enqueue({ queue: "rules.learn", orgId, payload: { orgId, onlyIfChanged: when === "throttled" }, dedupeKey: `rules.learn:${orgId}:${when}`, runAt });
+  return deps.jobs.submit({ queue: "rules.learn", orgId, payload: { orgId, onlyIfChanged: when === "throttled" }, dedupeKey: `rules.learn:${orgId}:${when}`, runAt });
 }

@@ -1,31 +1,36 @@
 /**
  * What conditions see of a file: its row's fields, its text (a document's or page's whole text,
- * else what OCR read in an image or a video's keyframes) and how it arrived.
+ * else what OCR read in an image or a video's keyframes) and how it arrived. Read through the
+ * caller's client or transaction, and only the facts the conditions name: a rule over tags reads
+ * nothing beyond the row, and the model's predictions are computed only for a rule that asks.
+ * Still on the SQLite handle (the bridge rule, docs/scale-out.md): the camera's facts and each
+ * kind's own (`MediaKind.conditionFacts`), which convert with the kinds.
  */
 import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { MediaKinds } from "../kinds/media-kind.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileFacts } from "./conditions.ts";
 import { textOf } from "./file-text.ts";
-import { findingsOf } from "../images/image-findings.ts";
 import { facesOfFile } from "../people/people.ts";
-import { predictionsFor, type Predictions } from "./auto-match.ts";
+import { predictionsFor } from "./auto-match.ts";
 
 /** How the file arrived: a watched folder or a mail account (file_origins), a cloud import, a saved link (and its page images), else an upload. */
-export function sourceOf(db: Database, file: FileRow): string {
-  const origin = db.query<{ source: string }, [string]>("SELECT source FROM file_origins WHERE file_id = ?").get(file.id);
+export async function sourceOf(sql: SqlClient, file: FileRow): Promise<string> {
+  const origin = await sql.one<{ source: string }>("SELECT source FROM file_origins WHERE file_id = ?", [file.id]);
   if (origin) return origin.source;
   if (file.media_type === "link" || file.parent_file_id) return "link";
-  const cloud = db.query("SELECT 1 FROM cloud_job_items i JOIN cloud_jobs j ON j.id = i.job_id WHERE i.file_id = ? AND j.type = 'import'").get(file.id);
+  const cloud = await sql.one("SELECT 1 FROM cloud_job_items i JOIN cloud_jobs j ON j.id = i.job_id WHERE i.file_id = ? AND j.type = 'import'", [file.id]);
   return cloud ? "cloud" : "upload";
 }
 
 /** The detectors' count of people (never fewer than the faces recognised); without their findings, the faces recognised; null when neither looked. */
-function peopleCountOf(db: Database, fileId: string): number | null {
-  const findings = findingsOf(db, fileId);
-  const faces = facesOfFile(db, fileId).length;
+async function peopleCountOf(sql: SqlClient, fileId: string): Promise<number | null> {
+  // The one figure of image_findings the rules read (images/image-findings.ts writes it).
+  const findings = await sql.one<{ people: number }>("SELECT people FROM image_findings WHERE file_id = ?", [fileId]);
+  const faces = (await facesOfFile(sql, fileId)).length;
   if (findings) return Math.max(findings.people, faces);
   return faces || null;
 }
@@ -36,24 +41,35 @@ export interface FactSources {
   kinds: MediaKinds;
 }
 
-export function factsOf(db: Database, { kinds }: FactSources, file: FileRow): FileFacts {
-  // Predictions read the model and the text again: only when a condition asks for them.
-  let predictions: Predictions | null | undefined;
-  const predicted = () => (predictions === undefined ? (predictions = predictionsFor(db, file)) : predictions);
+export type FactName = keyof FileFacts;
+
+const CAMERA: readonly FactName[] = ["camera", "lens", "place", "country_code"];
+const KIND_OWN: readonly FactName[] = ["page_count", "duration_seconds", "domain"];
+
+/**
+ * The file's facts for conditions naming `wanted`, read through `sql` (a client or the caller's
+ * transaction); the facts not wanted are left empty. `db` is the SQLite handle the camera's and the
+ * kinds' own facts are still read on (inside a port transaction on SQLite, the one it holds).
+ */
+export async function factsOf(sql: SqlClient, db: Database, { files, kinds }: FactSources, file: FileRow, wanted: ReadonlySet<FactName>): Promise<FileFacts> {
+  const wants = (...names: readonly FactName[]) => names.some((n) => wanted.has(n));
   // Whatever its kind, a file has camera facts when its pipeline read some (photos and videos do).
-  const camera = cameraFactsOf(db, file.id);
-  const own = kinds.for(file.media_type)?.conditionFacts?.(file.id) ?? {};
+  const camera = wants(...CAMERA) ? cameraFactsOf(db, file.id) : null;
+  const own = wants(...KIND_OWN) ? ((await kinds.for(file.media_type)?.conditionFacts?.(file.id)) ?? {}) : {};
+  const predictions = wants("predicted_tags", "predicted_folder_id") ? await predictionsFor(sql, files.withTx(sql), file) : null;
+  // Only images have findings and faces: other files have no count and nobody in them.
+  const faces = wants("people") ? await facesOfFile(sql, file.id) : [];
   return {
     media_type: file.media_type,
     document_type: file.document_type,
     content_type: file.content_type,
     filename: file.filename,
     title: file.title,
-    text: textOf(db, file),
+    text: wants("text") ? await textOf(files.withTx(sql), file) : "",
     description: file.user_description ?? file.upload_description,
     tags: tagsOf(file),
     category: file.content_category,
-    source: sourceOf(db, file),
+    source: wants("source") ? await sourceOf(sql, file) : "",
     size_bytes: file.size_bytes,
     page_count: own.page_count ?? null,
     duration_seconds: own.duration_seconds ?? null,
@@ -64,18 +80,9 @@ export function factsOf(db: Database, { kinds }: FactSources, file: FileRow): Fi
     lens: camera?.lens ?? null,
     place: [camera?.city, camera?.region, camera?.country].filter(Boolean).join(", ") || null,
     country_code: camera?.countryCode ?? null,
-    // Only images have findings and faces: other files have no count and nobody in them.
-    get people_count() {
-      return peopleCountOf(db, file.id);
-    },
-    get people() {
-      return [...new Set(facesOfFile(db, file.id).flatMap((f) => (f.personName ? [f.personName] : [])))];
-    },
-    get predicted_tags() {
-      return predicted()?.tags ?? null;
-    },
-    get predicted_folder_id() {
-      return predicted()?.folders ?? null;
-    },
+    people_count: wants("people_count") ? await peopleCountOf(sql, file.id) : null,
+    people: [...new Set(faces.flatMap((f) => (f.personName ? [f.personName] : [])))],
+    predicted_tags: predictions?.tags ?? null,
+    predicted_folder_id: predictions?.folders ?? null,
   };
 }

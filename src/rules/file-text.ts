@@ -1,18 +1,18 @@
 /**
  * The text read in a file: its whole extracted text when its kind keeps one (a document, a saved
  * page's article), else what its row's search text holds (OCR of an image or a video's keyframes).
- * Read synchronously over the SQLite handle: conditions are evaluated synchronously (rules.ts).
+ * Read through FileRepository over the caller's client or transaction.
  */
-import type { Database } from "bun:sqlite";
-import { extractedTextOnHandle } from "../files/file-repository.ts";
+import type { FileRepository } from "../files/file-repository.ts";
 import type { FileRow } from "../files/file.ts";
 
-export function textOf(db: Database, file: FileRow): string {
-  const text = extractedTextOnHandle(db, file.id) ?? file.visible_text;
-  return text ?? "";
+export type TextSource = Pick<FileRepository, "extractedText">;
+
+export async function textOf(files: TextSource, file: FileRow): Promise<string> {
+  return (await files.extractedText(file.id)) ?? file.visible_text ?? "";
 }
 
 /** What auto matching learns from: the title, the description (the user's, else the AI's) and the text. Never the tags: they are what it predicts. */
-export function featureTextOf(db: Database, file: FileRow): string {
-  return [file.title, file.user_description ?? file.upload_description, textOf(db, file)].filter(Boolean).join("\n");
+export async function featureTextOf(files: TextSource, file: FileRow): Promise<string> {
+  return [file.title, file.user_description ?? file.upload_description, await textOf(files, file)].filter(Boolean).join("\n");
 }

@@ -23,7 +23,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       async ({ principal, body, set }) => {
         set.status = 201;
         const rule = await createRule(ctx, principal.orgId, principal.keyId, body, refs(principal.orgId));
-        learnIfStale(ctx, principal.orgId, rule.conditions, "now");
+        await learnIfStale(ctx, principal.orgId, rule.conditions, "now");
         return rule;
       },
       {
@@ -48,7 +48,7 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .post(
       "/rules/dry-run",
-      ({ principal, body }) => dryRun(db, ctx, principal.orgId, body, body.limit ?? 50),
+      ({ principal, body }) => dryRun(sql, db, ctx, principal.orgId, body, body.limit ?? 50),
       {
         permission: "view",
         body: UnsavedDryRun,
@@ -56,15 +56,15 @@ export function ruleRoutes(ctx: RuleDeps) {
         detail: { summary: "Files unsaved conditions would match (extension)", description: "Changes nothing." },
       },
     )
-    .get("/rules/auto-matching", ({ principal }) => autoMatchStatus(db, principal.orgId), {
+    .get("/rules/auto-matching", ({ principal }) => autoMatchStatus(sql, principal.orgId), {
       permission: "view",
       response: { 200: AutoMatchSchema, ...errorResponses([]) },
       detail: { summary: "The auto-matching model: when it learned, from how many files, which tags and folders (extension)" },
     })
     .post(
       "/rules/auto-matching/train",
-      ({ principal, set }) => {
-        const job = requestTraining(ctx, principal.orgId, "now");
+      async ({ principal, set }) => {
+        const job = await requestTraining(ctx, principal.orgId, "now");
         set.status = 202;
         return { job_id: job.id, deduplicated: job.deduplicated };
       },
@@ -84,7 +84,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       "/rules/:rule_id",
       async ({ principal, params, body }) => {
         const rule = await updateRule(ctx, principal.orgId, params.rule_id, body, refs(principal.orgId));
-        learnIfStale(ctx, principal.orgId, rule.conditions, "now");
+        await learnIfStale(ctx, principal.orgId, rule.conditions, "now");
         return rule;
       },
       {
@@ -112,7 +112,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       "/rules/:rule_id/dry-run",
       async ({ principal, params, body }) => {
         const rule = await getRule(sql, principal.orgId, params.rule_id);
-        return dryRun(db, ctx, principal.orgId, rule, body.limit ?? 50);
+        return dryRun(sql, db, ctx, principal.orgId, rule, body.limit ?? 50);
       },
       {
         permission: "view",

@@ -18,37 +18,40 @@ import type { ActionEffects } from "./actions.ts";
 import type { ImageDeps } from "../images/deps.ts";
 import { runSchemaOnFile } from "./schema-action.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
-import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRule, handledByJob, hasEnabledRules, settledFiles, type Applied } from "./rules.ts";
+import { applicationsOfJob, applyRulesTo, countSettledFiles, enabledRules, getRule, handledByJob, hasEnabledRules, settledFiles, type Applied, type Rule } from "./rules.ts";
 
 const FILE_EVENTS = ["file.completed", "file.failed", "rule.applied"];
 
-/** A run_schema action queues a `file.schema` job (in the application's transaction: a crash loses none). */
-const actionEffects = (ctx: RuleDeps): ActionEffects => ({
-  runSchema(file, schemaId) {
-    ctx.jobs.enqueue({ queue: "file.schema", orgId: file.org_id, payload: { fileId: file.id, schemaId }, dedupeKey: `file.schema:${file.id}:${schemaId}`, maxAttempts: 3 });
+/** A run_schema action queues a `file.schema` job in the application's transaction `tx` (a crash loses none; a rolled-back application queues none). */
+const actionEffects = (ctx: RuleDeps, tx: SqlClient): ActionEffects => ({
+  async runSchema(file, schemaId) {
+    await ctx.jobs.submit({ queue: "file.schema", orgId: file.org_id, payload: { fileId: file.id, schemaId }, dedupeKey: `file.schema:${file.id}:${schemaId}`, maxAttempts: 3 }, tx);
   },
 });
 
-/** Queues the automation of every file whose processing ends (see LibraryEvents). */
+/** Queues the automation of every file whose processing ends (see LibraryEvents), in the transaction that records the end. */
 export function automateProcessedFiles(ctx: RuleDeps): void {
-  ctx.libraryEvents.on("file.processed", ({ file, outcome }) => {
-    if (!hasEnabledRules(ctx.db, file.org_id) && !hasSubscribers(ctx.db, file.org_id, FILE_EVENTS)) return;
-    ctx.jobs.enqueue({ queue: "file.automate", orgId: file.org_id, payload: { fileId: file.id, outcome } });
+  ctx.libraryEvents.on("file.processed", async (tx, { file, outcome }) => {
+    if (!(await hasEnabledRules(tx, file.org_id)) && !(await hasSubscribers(tx, file.org_id, FILE_EVENTS))) return;
+    await ctx.jobs.submit({ queue: "file.automate", orgId: file.org_id, payload: { fileId: file.id, outcome } }, tx);
   });
 }
 
 /**
- * rule.applied for each application: to subscribers, and to the receivers the rule's call_webhook
- * actions name. Inside the caller's transaction `tx` (emitEvent still writes through the SQLite
- * handle it holds).
+ * Applies `rules` to the file and records rule.applied for each application (to subscribers, and
+ * to the receivers the rule's call_webhook actions name), all in the caller's transaction `tx`:
+ * the file's changes, the record of each application, the jobs its actions queue and the
+ * deliveries commit together or not at all.
  */
-async function sendApplied(ctx: RuleDeps, tx: SqlClient, applied: Applied[]): Promise<void> {
+export async function applyAndAnnounce(ctx: RuleDeps, tx: SqlClient, fileId: string, rules: Rule[], trigger: { kind: "analysis" | "library"; jobId: string | null }): Promise<Applied[]> {
+  const applied = await applyRulesTo(tx, ctx.db, ctx.clock, ctx, fileId, rules, trigger, actionEffects(ctx, tx));
   const deps = webhookDeps(ctx);
   for (const a of applied) {
     if (a.application.status !== "applied") continue;
     const file = (await ctx.files.withTx(tx).byId(a.application.file_id))!;
-    emitEvent(deps, file.org_id, "rule.applied", { rule: { id: a.rule.id, name: a.rule.name }, application: a.application, ...fileEventData(file) }, a.webhookIds);
+    await emitEvent(deps, tx, file.org_id, "rule.applied", { rule: { id: a.rule.id, name: a.rule.name }, application: a.application, ...fileEventData(file) }, a.webhookIds);
   }
+  return applied;
 }
 
 export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate"> {
@@ -62,13 +65,12 @@ export function fileAutomateQueue(ctx: RuleDeps): QueueDefinition<"file.automate
       if (!file || file.deleted_at) return [{ file_id: fileId, skipped: "file deleted" }];
       const rules = await enabledRules(ctx.sql, file.org_id);
       const applied = await job.transaction(async (tx) => {
-        const done = outcome === "completed" ? await applyRulesTo(tx, ctx.db, ctx.clock, ctx, file.id, rules, { kind: "analysis", jobId: null }, actionEffects(ctx)) : [];
-        await sendApplied(ctx, tx, done);
-        emitEvent(deps, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData((await ctx.files.withTx(tx).byId(file.id))!));
+        const done = outcome === "completed" ? await applyAndAnnounce(ctx, tx, file.id, rules, { kind: "analysis", jobId: null }) : [];
+        await emitEvent(deps, tx, file.org_id, outcome === "completed" ? "file.completed" : "file.failed", fileEventData((await ctx.files.withTx(tx).byId(file.id))!));
         return done;
       });
       // The library changed (this file at least): learn it again, at most every MEDIABOX_AUTO_MATCH_RETRAIN_SECONDS.
-      learnIfStale(ctx, file.org_id, rules.flatMap((r) => r.conditions), "throttled");
+      await learnIfStale(ctx, file.org_id, rules.flatMap((r) => r.conditions), "throttled");
       return [{ file_id: fileId, rules_applied: applied.map((a) => ({ rule_id: a.rule.id, status: a.application.status })) }];
     },
   };
@@ -91,17 +93,17 @@ export function rulesApplyQueue(ctx: RuleDeps): QueueDefinition<"rules.apply"> {
         throw new PermanentJobError(`rule ${job.payload.ruleId} was deleted`);
       }
       // A rule over the whole library meets the library as it is now.
-      if (usesPredictions(rule.conditions) && modelStale(ctx.db, orgId)) await trainOrganization(ctx, orgId);
-      const total = countSettledFiles(ctx.db, orgId);
+      if (usesPredictions(rule.conditions) && (await modelStale(ctx.sql, orgId))) await trainOrganization(ctx, orgId);
+      const total = await countSettledFiles(ctx.sql, orgId);
       let scanned = 0;
       for (let after = ""; ; ) {
-        const page = settledFiles(ctx.db, orgId, after, PAGE);
+        const page = await settledFiles(ctx.sql, orgId, after, PAGE);
         if (!page.length) break;
         for (const file of page) {
           job.signal.throwIfAborted();
           scanned += 1;
           if (await handledByJob(ctx.sql, job.jobId, file.id)) continue;
-          await job.transaction(async (tx) => sendApplied(ctx, tx, await applyRulesTo(tx, ctx.db, ctx.clock, ctx, file.id, [rule], { kind: "library", jobId: job.jobId }, actionEffects(ctx))));
+          await job.transaction((tx) => applyAndAnnounce(ctx, tx, file.id, [rule], { kind: "library", jobId: job.jobId }));
           job.progress(total ? Math.min(99, Math.floor((scanned / total) * 100)) : 99);
         }
         after = page[page.length - 1]!.id;
@@ -120,7 +122,7 @@ export function rulesLearnQueue(ctx: RuleDeps): QueueDefinition<"rules.learn"> {
     concurrency: 1,
     timeoutMs: 60 * 60 * 1000,
     async handler(job) {
-      if (job.payload.onlyIfChanged && !modelStale(ctx.db, job.payload.orgId)) return [{ skipped: "the library has not changed since the model learned" }];
+      if (job.payload.onlyIfChanged && !(await modelStale(ctx.sql, job.payload.orgId))) return [{ skipped: "the library has not changed since the model learned" }];
       const status = await trainOrganization(ctx, job.payload.orgId);
       return [{ trained_at: status.trained_at, example_files: status.example_files, labels: status.labels.length }];
     },

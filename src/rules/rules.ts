@@ -5,12 +5,10 @@
  * seeing what the rules before it changed. `applyRulesTo` is the one way a rule reaches a file,
  * whether its analysis just ended or an apply-to-library job walks the library.
  *
- * On the data-access port (docs/scale-out.md): the rules and the reads of their applications.
- * Still on the SQLite handle, until files and folders convert: the validation of actions (which
- * reads folders, projects and custom schemas), `hasEnabledRules` (asked while a file's processing
- * commits), the record of an application (written with the file's changes, which `applyRulesTo`
- * makes through FileRepository in the caller's port transaction, on the handle that transaction
- * holds), and what reads the files (matchers, dry runs, the settled files).
+ * On the data-access port (docs/scale-out.md): the rules, their applications (applied and
+ * recorded in the caller's transaction), the matchers and dry runs. Still on the SQLite handle (the
+ * bridge rule): where a move goes (folders/placement.ts) and the camera's and kinds' own facts
+ * (file-facts.ts).
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
@@ -19,7 +17,7 @@ import { ApiError, badRequest, errorMessage } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
 import { applyActions, parseActions, type Action, type ActionEffects, type ActionOutcome, type ActionReferences } from "./actions.ts";
 import { compileConditions, conditionsHold, parseConditions, type Condition } from "./conditions.ts";
-import { factsOf, type FactSources } from "./file-facts.ts";
+import { factsOf, type FactName, type FactSources } from "./file-facts.ts";
 
 export const NAME_MAX = 255;
 export const DESCRIPTION_MAX = 1000;
@@ -193,19 +191,18 @@ export async function deleteRule(sql: SqlClient, orgId: string, id: string): Pro
 }
 
 /** Whether the organization has any enabled rule (no job is queued for files of one without). */
-export function hasEnabledRules(db: Database, orgId: string): boolean {
-  return db.query("SELECT 1 FROM rules WHERE org_id = ? AND enabled = 1 LIMIT 1").get(orgId) !== null;
+export async function hasEnabledRules(sql: SqlClient, orgId: string): Promise<boolean> {
+  return (await sql.one("SELECT 1 FROM rules WHERE org_id = ? AND enabled = 1 LIMIT 1", [orgId])) !== null;
 }
 
-/** A rule ready to evaluate over many files. */
-export interface RuleMatcher {
-  rule: Rule;
-  matches(file: FileRow): boolean;
-}
-
-export function matcherOf(db: Database, sources: FactSources, rule: Pick<Rule, "conditions" | "match"> & Partial<Rule>): (file: FileRow) => boolean {
+/**
+ * A rule's conditions ready to evaluate over many files, reading through `sql` (a client or the
+ * caller's transaction) the facts they name. `db`: the SQLite handle (file-facts.ts).
+ */
+export function matcherOf(sql: SqlClient, db: Database, sources: FactSources, rule: Pick<Rule, "conditions" | "match">): (file: FileRow) => Promise<boolean> {
   const compiled = compileConditions(rule.conditions);
-  return (file) => conditionsHold(compiled, rule.match, factsOf(db, sources, file));
+  const wanted = new Set<FactName>(rule.conditions.map((c) => c.field));
+  return async (file) => compiled.length === 0 || conditionsHold(compiled, rule.match, await factsOf(sql, db, sources, file, wanted));
 }
 
 export interface Applied {
@@ -220,8 +217,13 @@ export interface Applied {
  * conditions hold takes its actions, in a savepoint per rule with the record of its application;
  * a later rule sees what the ones before it changed. A rule whose action fails (its folder deleted
  * since) is recorded `failed` with the reason and changes nothing. Returns what was applied.
- * `db` is the SQLite handle `tx` holds: conditions, placement and the record of an application
- * are still synchronous on it (they write into `tx`'s transaction).
+ *
+ * The file's row is locked first (PostgreSQL; SQLite has one writer): two processes applying
+ * rules to one file take turns, the second seeing the first's changes (tags are read, changed and
+ * written whole: without the lock one would undo the other's), and an apply-to-library job's
+ * second run over a file it already handled (a lease taken over) applies nothing.
+ * `db` is the SQLite handle `tx` holds, for what is still synchronous on it (placement, the
+ * camera's and the kinds' own facts).
  */
 export async function applyRulesTo(
   tx: SqlClient,
@@ -234,11 +236,13 @@ export async function applyRulesTo(
   effects: ActionEffects,
 ): Promise<Applied[]> {
   const files = sources.files.withTx(tx);
+  if (!(await tx.one(`SELECT id FROM files WHERE id = ? ${tx.dialect.forUpdate}`, [fileId]))) return [];
+  if (trigger.jobId && (await handledByJob(tx, trigger.jobId, fileId))) return [];
   const applied: Applied[] = [];
   for (const rule of rules) {
     const file = await files.byId(fileId);
     if (!file || file.deleted_at) break;
-    if (!matcherOf(db, sources, rule)(file)) continue;
+    if (!(await matcherOf(tx, db, sources, rule)(file))) continue;
     const application: RuleApplication = {
       id: crypto.randomUUID(),
       rule_id: rule.id,
@@ -255,7 +259,7 @@ export async function applyRulesTo(
     await tx.run("SAVEPOINT rule_application");
     try {
       application.outcomes = await applyActions(db, files, file, rule.actions, effects);
-      recordApplication(db, file.org_id, application);
+      await recordApplication(tx, file.org_id, application);
       await tx.run("RELEASE SAVEPOINT rule_application");
     } catch (err) {
       await tx.run("ROLLBACK TO SAVEPOINT rule_application");
@@ -263,18 +267,19 @@ export async function applyRulesTo(
       application.status = "failed";
       application.error = errorMessage(err);
       application.outcomes = [];
-      recordApplication(db, file.org_id, application);
+      await recordApplication(tx, file.org_id, application);
     }
     applied.push({ rule, application, webhookIds: application.status === "applied" ? rule.actions.flatMap((a) => (a.type === "call_webhook" ? [a.webhook_id] : [])) : [] });
   }
   return applied;
 }
 
-function recordApplication(db: Database, orgId: string, a: RuleApplication): void {
-  db.query(
+async function recordApplication(tx: SqlClient, orgId: string, a: RuleApplication): Promise<void> {
+  await tx.run(
     `INSERT INTO rule_applications (id, org_id, rule_id, rule_name, file_id, trigger, job_id, status, outcomes, error, applied_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(a.id, orgId, a.rule_id, a.rule_name, a.file_id, a.trigger, a.job_id, a.status, JSON.stringify(a.outcomes), a.error, a.applied_at);
+    [a.id, orgId, a.rule_id, a.rule_name, a.file_id, a.trigger, a.job_id, a.status, JSON.stringify(a.outcomes), a.error, a.applied_at],
+  );
 }
 
 /** The organization's enabled rules, in the order they run. */
@@ -327,12 +332,12 @@ export async function applicationsOfJob(sql: SqlClient, jobId: string): Promise<
 const SETTLED = "deleted_at IS NULL AND processing_status IN ('completed','stored','failed')";
 
 /** The organization's settled files after `afterId`, in id order, a page at a time. */
-export function settledFiles(db: Database, orgId: string, afterId: string, limit: number): FileRow[] {
-  return db.query<FileRow, [string, string, number]>(`SELECT * FROM files WHERE org_id = ? AND id > ? AND ${SETTLED} ORDER BY id LIMIT ?`).all(orgId, afterId, limit);
+export async function settledFiles(sql: SqlClient, orgId: string, afterId: string, limit: number): Promise<FileRow[]> {
+  return sql.all<FileRow>(`SELECT * FROM files WHERE org_id = ? AND id > ? AND ${SETTLED} ORDER BY id LIMIT ?`, [orgId, afterId, limit]);
 }
 
-export function countSettledFiles(db: Database, orgId: string): number {
-  return db.query<{ n: number }, [string]>(`SELECT count(*) AS n FROM files WHERE org_id = ? AND ${SETTLED}`).get(orgId)!.n;
+export async function countSettledFiles(sql: SqlClient, orgId: string): Promise<number> {
+  return (await sql.one<{ n: number }>(`SELECT count(*) AS n FROM files WHERE org_id = ? AND ${SETTLED}`, [orgId]))!.n;
 }
 
 export interface DryRunFile {
@@ -348,17 +353,17 @@ export interface DryRunFile {
  * The files a rule's conditions hold for, without changing anything: the first `limit` of them
  * (in id order) and how many there are in all among the settled files.
  */
-export function dryRun(db: Database, sources: FactSources, orgId: string, rule: { conditions: unknown; match?: "all" | "any" | undefined }, limit: number) {
-  const matches = matcherOf(db, sources, { conditions: parseConditions(rule.conditions ?? []), match: rule.match ?? "all" });
+export async function dryRun(sql: SqlClient, db: Database, sources: FactSources, orgId: string, rule: { conditions: unknown; match?: "all" | "any" | undefined }, limit: number) {
+  const matches = matcherOf(sql, db, sources, { conditions: parseConditions(rule.conditions ?? []), match: rule.match ?? "all" });
   const found: DryRunFile[] = [];
   let matched = 0;
   let scanned = 0;
   for (let after = ""; ; ) {
-    const page = settledFiles(db, orgId, after, 500);
+    const page = await settledFiles(sql, orgId, after, 500);
     if (!page.length) break;
     for (const file of page) {
       scanned += 1;
-      if (!matches(file)) continue;
+      if (!(await matches(file))) continue;
       matched += 1;
       if (found.length < limit) found.push({ id: file.id, filename: file.filename, title: file.title, media_type: file.media_type, project_id: file.project_id, folder_id: file.folder_id });
     }

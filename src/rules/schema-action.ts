@@ -6,7 +6,7 @@
  * read line by line from its pages' elements ("Total: 1,250.00" is a key-value line); a video
  * from the text read in its keyframes. Documents never go to the vision endpoint: it reads images.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { CustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { ImageDeps } from "../images/deps.ts";
@@ -18,8 +18,8 @@ import { textOf } from "./file-text.ts";
 const MAX_LINES = 20_000;
 
 /** A document's lines as its pages' elements give them (key-value pairs, table rows, paragraphs); null when it has no pages. */
-function documentLines(db: Database, fileId: string): string[] | null {
-  const pages = db.query<{ elements: string }, [string]>("SELECT elements FROM document_pages WHERE file_id = ? ORDER BY page_number").all(fileId);
+async function documentLines(sql: SqlClient, fileId: string): Promise<string[] | null> {
+  const pages = await sql.all<{ elements: string }>("SELECT elements FROM document_pages WHERE file_id = ? ORDER BY page_number", [fileId]);
   if (!pages.length) return null;
   const lines: string[] = [];
   for (const page of pages) {
@@ -36,7 +36,7 @@ export async function runSchemaOnFile(ctx: ImageDeps, file: FileRow, schema: Cus
     const { evidence, jpeg } = await storedImageEvidence(ctx, file);
     return fillAndStore(ctx, file, schema, evidence, jpeg);
   }
-  const text = textOf(ctx.db, file);
+  const text = await textOf(ctx.files, file);
   const evidence: Evidence = {
     description: file.user_description ?? file.upload_description,
     tags: tagsOf(file),
@@ -45,7 +45,7 @@ export async function runSchemaOnFile(ctx: ImageDeps, file: FileRow, schema: Cus
     faces: null,
     ocrText: text,
     // Only documents have pages; a page or a video is read from its text.
-    ocrLines: documentLines(ctx.db, file.id) ?? text.split("\n"),
+    ocrLines: (await documentLines(ctx.sql, file.id)) ?? text.split("\n"),
     width: file.width,
     height: file.height,
     format: file.document_type ?? file.format,

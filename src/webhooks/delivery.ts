@@ -21,7 +21,7 @@ import { abandonDelivery, deliveryWork, emitEvent, hasSubscribers, recordAttempt
 export const SIGNATURE_HEADER = "Mediabox-Signature";
 
 export function webhookDeps(ctx: WebhookFeatureDeps): WebhookDeps {
-  return { db: ctx.db, sql: ctx.sql, clock: ctx.clock, config: ctx.config, jobs: ctx.jobs, vault: ctx.cloud.vault };
+  return { sql: ctx.sql, clock: ctx.clock, config: ctx.config, jobs: ctx.jobs, vault: ctx.cloud.vault };
 }
 
 /** The signature header's value for a body sent at `timestampSeconds`. */
@@ -114,9 +114,9 @@ export function fileEventData(file: FileRow): Record<string, unknown> {
 /** Sends batch.completed when an upload session finishes (in the transaction that finishes it). */
 export function sendBatchEvents(ctx: WebhookFeatureDeps): void {
   const deps = webhookDeps(ctx);
-  ctx.libraryEvents.on("batch.finished", (batch) => {
-    if (!hasSubscribers(ctx.db, batch.orgId, ["batch.completed"])) return;
-    emitEvent(deps, batch.orgId, "batch.completed", {
+  ctx.libraryEvents.on("batch.finished", async (tx, batch) => {
+    if (!(await hasSubscribers(tx, batch.orgId, ["batch.completed"]))) return;
+    await emitEvent(deps, tx, batch.orgId, "batch.completed", {
       session_id: batch.sessionId,
       status: batch.status,
       total_files: batch.totalFiles,

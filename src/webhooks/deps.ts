@@ -2,7 +2,6 @@
  * The services the webhooks feature uses. The composition root (src/app.ts) builds them once and
  * passes its context, which satisfies this interface: the feature names what it needs and no more.
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { CloudConnections } from "../cloud/connections.ts";
 import type { Config } from "../config.ts";
@@ -12,7 +11,6 @@ import type { JobRunner } from "../jobs/runner.ts";
 
 export interface WebhookFeatureDeps {
   config: Config;
-  db: Database;
   sql: SqlClient;
   clock: Clock;
   jobs: JobRunner;

@@ -22,7 +22,7 @@ import {
 import { DeliverySchema, DeliveryStatus, NewWebhook, WebhookChange, WebhookSchema, WebhookWithSecret, deliveryParams, webhookParams } from "./model.ts";
 
 export function webhookRoutes(ctx: WebhookFeatureDeps) {
-  const { db, sql } = ctx;
+  const { sql } = ctx;
   const deps = webhookDeps(ctx);
   return new Elysia({ tags: ["Webhooks"] })
     .use(permissions)
@@ -83,7 +83,7 @@ export function webhookRoutes(ctx: WebhookFeatureDeps) {
       "/webhooks/:webhook_id/test",
       async ({ principal, params, set }) => {
         const webhook = await getWebhook(sql, principal.orgId, params.webhook_id);
-        const [id] = db.transaction(() => emitEvent(deps, principal.orgId, TEST_EVENT, { webhook_id: webhook.id, message: "a test delivery from Mediabox" }, [webhook.id]))();
+        const [id] = await sql.transaction((tx) => emitEvent(deps, tx, principal.orgId, TEST_EVENT, { webhook_id: webhook.id, message: "a test delivery from Mediabox" }, [webhook.id]));
         set.status = 202;
         if (!id) return { delivery_id: null, message: "the webhook is disabled; nothing was sent" };
         return { delivery_id: id, message: "a webhook.test event is on its way" };

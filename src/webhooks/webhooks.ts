@@ -6,11 +6,9 @@
  * rest with the cloud token key, and the events it wants. `emitEvent` records one delivery per
  * subscribed receiver and queues its durable `webhook.deliver` job, in the caller's transaction.
  *
- * On the data-access port (docs/scale-out.md): everything but `hasSubscribers` and `emitEvent`,
- * which the rules and the upload sessions still call inside their SQLite transactions, and which
- * move to the port with them.
+ * On the data-access port (docs/scale-out.md), `emitEvent` writing through its caller's
+ * transaction (`tx`: the rule jobs', the end of an upload session's, a test delivery's own).
  */
-import type { Database } from "bun:sqlite";
 import { randomBytes } from "node:crypto";
 import { isIP } from "node:net";
 import type { TokenVault } from "../cloud/token-vault.ts";
@@ -72,8 +70,6 @@ export type WebhookPatch = Partial<Omit<WebhookInput, "secret">>;
 
 /** What the webhook module needs from the server. */
 export interface WebhookDeps {
-  /** For the functions its callers still run inside their SQLite transactions (emitEvent). */
-  db: Database;
   sql: SqlClient;
   clock: Clock;
   config: Config;
@@ -213,12 +209,9 @@ export async function deleteWebhook(sql: SqlClient, orgId: string, id: string): 
 }
 
 /** Whether an enabled receiver of the organization wants any of these events. */
-export function hasSubscribers(db: Database, orgId: string, events: string[]): boolean {
-  return (
-    db
-      .query<{ events: string }, [string]>("SELECT events FROM webhooks WHERE org_id = ? AND enabled = 1")
-      .all(orgId)
-      .some((r) => (JSON.parse(r.events) as string[]).some((e) => events.includes(e)))
+export async function hasSubscribers(sql: SqlClient, orgId: string, events: string[]): Promise<boolean> {
+  return (await sql.all<{ events: string }>("SELECT events FROM webhooks WHERE org_id = ? AND enabled = 1", [orgId])).some((r) =>
+    (JSON.parse(r.events) as string[]).some((e) => events.includes(e)),
   );
 }
 
@@ -235,13 +228,13 @@ export interface EventEnvelope {
  * Records the event's delivery to every enabled receiver of the organization that subscribed to
  * it, and to those of `alsoTo` (receivers named by a rule's call_webhook action, or a test)
  * whatever they subscribed to, once each, and queues their delivery jobs. Runs in the caller's
- * transaction. Returns the delivery ids.
+ * transaction `tx`: the deliveries and their jobs commit with what caused them, or not at all.
+ * Returns the delivery ids.
  */
-export function emitEvent(deps: WebhookDeps, orgId: string, type: string, data: Record<string, unknown>, alsoTo: string[] = []): string[] {
-  const receivers = deps.db
-    .query<WebhookRow, [string]>("SELECT * FROM webhooks WHERE org_id = ? AND enabled = 1 ORDER BY created_at")
-    .all(orgId)
-    .filter((r) => alsoTo.includes(r.id) || (JSON.parse(r.events) as string[]).includes(type));
+export async function emitEvent(deps: Pick<WebhookDeps, "clock" | "config" | "jobs">, tx: SqlClient, orgId: string, type: string, data: Record<string, unknown>, alsoTo: string[] = []): Promise<string[]> {
+  const receivers = (await tx.all<WebhookRow>("SELECT * FROM webhooks WHERE org_id = ? AND enabled = 1 ORDER BY created_at, id", [orgId])).filter(
+    (r) => alsoTo.includes(r.id) || (JSON.parse(r.events) as string[]).includes(type),
+  );
   if (!receivers.length) return [];
   const now = deps.clock.now();
   const envelope: EventEnvelope = { id: crypto.randomUUID(), type, created_at: isoAt(now), organization_id: orgId, data };
@@ -249,13 +242,12 @@ export function emitEvent(deps: WebhookDeps, orgId: string, type: string, data: 
   const ids: string[] = [];
   for (const receiver of receivers) {
     const id = crypto.randomUUID();
-    const job = deps.jobs.enqueue({ queue: "webhook.deliver", orgId, payload: { deliveryId: id }, maxAttempts: deps.config.webhookMaxAttempts });
-    deps.db
-      .query(
-        `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, max_attempts, next_attempt_at, job_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
-      )
-      .run(id, orgId, receiver.id, envelope.id, type, payload, deps.config.webhookMaxAttempts, isoAt(now), job.id, isoAt(now), isoAt(now));
+    const job = await deps.jobs.submit({ queue: "webhook.deliver", orgId, payload: { deliveryId: id }, maxAttempts: deps.config.webhookMaxAttempts }, tx);
+    await tx.run(
+      `INSERT INTO webhook_deliveries (id, org_id, webhook_id, event_id, event_type, payload, status, max_attempts, next_attempt_at, job_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+      [id, orgId, receiver.id, envelope.id, type, payload, deps.config.webhookMaxAttempts, isoAt(now), job.id, isoAt(now), isoAt(now)],
+    );
     ids.push(id);
   }
   return ids;

@@ -1,7 +1,7 @@
 /**
  * Rules over a library on SQLite, in process, through the appliance's group-commit client: N
- * settled documents (half of them invoices by their text), a dry run with a condition on the row
- * (tags) and one on the text, then a rule (text contains "invoice" -> add a tag) applied to every
+ * settled documents (half of them invoices by their text), the library's fingerprint (auto
+ * matching's staleness check), a dry run with a condition on the row (tags) and one on the text, then a rule (text contains "invoice" -> add a tag) applied to every
  * file one port transaction at a time, as an apply-to-library job does. Prints the medians of R
  * runs. What moving the rules' applications and file facts onto the port costs (docs/scale-out.md,
  * Rules).
@@ -25,9 +25,10 @@ const { FileRepository } = await import(`${root}/src/files/file-repository.ts`);
 const { MediaKinds } = await import(`${root}/src/kinds/media-kind.ts`);
 const { ManualClock } = await import(`${root}/src/clock.ts`);
 const rules = await import(`${root}/src/rules/rules.ts`);
+const autoMatch = await import(`${root}/src/rules/auto-match.ts`);
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const figures: Record<string, number[]> = { "dry run, tags (ms)": [], "dry run, text (ms)": [], "apply, a file (us)": [] };
+const figures: Record<string, number[]> = { "fingerprint (ms)": [], "dry run, tags (ms)": [], "dry run, text (ms)": [], "apply, a file (us)": [] };
 
 for (let run = 0; run < R; run++) {
   const dir = mkdtempSync(join(tmpdir(), "mediabox-bench-rules-"));
@@ -51,6 +52,10 @@ for (let run = 0; run < R; run++) {
   const newPort = rules.dryRun.length === 6;
   const dry = (conditions: unknown[]) => (newPort ? rules.dryRun(sql, db, sources, "org", { conditions }, 50) : rules.dryRun(db, sources, "org", { conditions }, 50));
   let t = performance.now();
+  const fingerprint = await autoMatch.libraryFingerprint(newPort ? sql : db, "org");
+  figures["fingerprint (ms)"]!.push(performance.now() - t);
+  if (!fingerprint.startsWith(`${N}:`)) throw new Error(`fingerprint ${fingerprint}`);
+  t = performance.now();
   const byTags = await dry([{ field: "tags", op: "contains", value: "kept" }]);
   figures["dry run, tags (ms)"]!.push(performance.now() - t);
   t = performance.now();

@@ -1,14 +1,14 @@
 /**
  * Automation on the data-access port, on SQLite (the appliance's group-commit client) and on
  * PostgreSQL (two pools, as two processes have): the facts conditions read (a file's text, how it
- * arrived, its people and their count) and dry runs; auto matching (the library's fingerprint, a
- * model trained, stored and read back, predictions, training requested once); a rule's
- * application, its record, the jobs its actions queue and its webhook deliveries committing
- * together or rolling back together; two processes applying rules to one file at once taking
- * turns (both rules' tags kept, one apply-to-library job's file applied once); and the library
- * events' listeners recording their job or delivery in the caller's transaction. The HTTP sides
- * are rules, rule-schema-people, auto-match and webhooks' tests. The PostgreSQL half skips, saying
- * why, where no server binary is found.
+ * arrived, its camera and place, its people and their count) and dry runs; auto matching (the
+ * library's fingerprint, a model trained, stored and read back, predictions, training requested
+ * once); a rule's application, its record, the jobs its actions queue and its webhook deliveries
+ * committing together or rolling back together; two processes applying rules to one file at once
+ * taking turns (both rules' tags kept, one apply-to-library job's file applied once); and the
+ * library events' listeners recording their job or delivery in the caller's transaction. The HTTP
+ * sides are rules, rule-schema-people, auto-match and webhooks' tests. The PostgreSQL half skips,
+ * saying why, where no server binary is found.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
@@ -83,7 +83,7 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
     const vault = new TokenVault(randomBytes(32).toString("base64"));
     return {
       config: loadConfig({}, {}),
-      // The SQLite handle the still-synchronous reads use (placement, camera facts): here, nothing reads it but on SQLite.
+      // The SQLite handle of what is still synchronous (placement, the kinds' own facts): nothing here uses it.
       db: sqliteDb,
       sql,
       files: new FileRepository(sql, clock),
@@ -116,7 +116,7 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
   const tagsOn = async (sql: SqlClient, id: string) => JSON.parse((await sql.one<{ tags: string }>("SELECT tags FROM files WHERE id = ?", [id]))!.tags) as string[];
   const count = async (sql: SqlClient, statement: string, params: string[]) => (await sql.one<{ n: number }>(statement, params))!.n;
 
-  test("file facts: a file's text, how it arrived, its people and their count, read through the port; a dry run over the settled files", async () => {
+  test("file facts: a file's text, how it arrived, its camera and place, its people and their count, read through the port; a dry run over the settled files", async () => {
     const sql = client(0);
     const ctx = automation(sql);
     const org = await organization(sql);
@@ -130,11 +130,12 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
       await sql.run("INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, ?, 0, 0, ?, ?, 0.9, 'x')", [unique(), photo, org.orgId, person, size, size]);
     }
     await sql.run("INSERT INTO image_findings (file_id, objects, faces, people, colours, found_at) VALUES (?, '[]', 2, 3, '[]', 'x')", [photo]);
+    await sql.run("INSERT INTO camera_facts (file_id, org_id, make, model, lens, country_code, country, region, city) VALUES (?, ?, 'Canon', 'EOS R6', 'RF 35mm', 'PT', 'Portugal', 'Lisboa', 'Lisbon')", [photo, org.orgId]);
     const alone = await file(sql, org, { media_type: "image" });
     await sql.run("INSERT INTO faces (id, file_id, org_id, person_id, x_min, y_min, x_max, y_max, score, created_at) VALUES (?, ?, ?, NULL, 0, 0, 0.1, 0.1, 0.9, 'x')", [unique(), alone, org.orgId]);
 
     const which = async (conditions: unknown[], match: "all" | "any" = "all") => {
-      const matches = matcherOf(sql, sqliteDb, ctx, { conditions: parseConditions(conditions), match });
+      const matches = matcherOf(sql, ctx, { conditions: parseConditions(conditions), match });
       const rows = await sql.all<Parameters<typeof matches>[0]>("SELECT * FROM files WHERE org_id = ? ORDER BY id", [org.orgId]);
       const found: string[] = [];
       for (const row of rows) if (await matches(row)) found.push(row.id === invoice ? "invoice" : row.id === photo ? "photo" : "alone");
@@ -150,9 +151,11 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
     expect(await which([{ field: "people_count", op: "equals", value: 1 }])).toEqual(["alone"]);
     expect(await which([{ field: "people_count", op: "not_exists" }])).toEqual(["invoice"]);
     expect(await which([{ field: "tags", op: "contains", value: "finance" }, { field: "people", op: "exists" }], "any")).toEqual(["invoice", "photo"]);
+    expect(await which([{ field: "camera", op: "equals", value: "canon eos r6" }, { field: "place", op: "contains", value: "Lisbon, Lisboa" }, { field: "country_code", op: "equals", value: "PT" }])).toEqual(["photo"]);
+    expect(await which([{ field: "lens", op: "not_exists" }])).toEqual(["alone", "invoice"]);
     expect(await which([])).toEqual(["alone", "invoice", "photo"]);
 
-    const dry = await dryRun(sql, sqliteDb, ctx, org.orgId, { conditions: [{ field: "text", op: "contains", value: "march" }] }, 10);
+    const dry = await dryRun(sql, ctx, org.orgId, { conditions: [{ field: "text", op: "contains", value: "march" }] }, 10);
     expect(dry).toMatchObject({ matched_count: 1, scanned_count: 3, has_more: false, files: [{ id: invoice }] });
   });
 
@@ -181,7 +184,7 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
     const predicted = await predictionsFor(sql, ctx.files, await row(bill));
     expect(predicted!.tags.get("finance")!).toBeGreaterThan(0.5);
     expect((await predictionsFor(sql, ctx.files, await row(note)))!.tags.get("finance")!).toBeLessThan(0.5);
-    const matches = matcherOf(sql, sqliteDb, ctx, { conditions: parseConditions([{ field: "predicted_tags", op: "contains", value: "Finance" }]), match: "all" });
+    const matches = matcherOf(sql, ctx, { conditions: parseConditions([{ field: "predicted_tags", op: "contains", value: "Finance" }]), match: "all" });
     expect([await matches(await row(bill)), await matches(await row(note))]).toEqual([true, false]);
     // The two new files changed the library.
     expect(await modelStale(sql, org.orgId)).toBe(true);

@@ -21,7 +21,8 @@ const R = Number(process.argv[4] ?? 5);
 const { openDatabase } = await import(`${root}/src/db/database.ts`);
 const { GroupCommit } = await import(`${root}/src/db/group-commit.ts`);
 const { SqliteClient } = await import(`${root}/src/db/sqlite-client.ts`);
-const { FileRepository } = await import(`${root}/src/files/file-repository.ts`);
+const fileRepository = await import(`${root}/src/files/file-repository.ts`);
+const { FileRepository } = fileRepository;
 const { MediaKinds } = await import(`${root}/src/kinds/media-kind.ts`);
 const { ManualClock } = await import(`${root}/src/clock.ts`);
 const rules = await import(`${root}/src/rules/rules.ts`);
@@ -49,8 +50,8 @@ for (let run = 0; run < R; run++) {
       db.query("INSERT INTO document_texts (file_id, text) VALUES (?, ?)").run(id, `${i % 2 ? "an invoice" : "a letter"} number ${i} `.repeat(40));
     }
   })();
-  const newPort = rules.dryRun.length === 6;
-  const dry = (conditions: unknown[]) => (newPort ? rules.dryRun(sql, db, sources, "org", { conditions }, 50) : rules.dryRun(db, sources, "org", { conditions }, 50));
+  const newPort = !("extractedTextOnHandle" in fileRepository);
+  const dry = (conditions: unknown[]) => (newPort ? rules.dryRun(sql, sources, "org", { conditions }, 50) : rules.dryRun(db, sources, "org", { conditions }, 50));
   let t = performance.now();
   const fingerprint = await autoMatch.libraryFingerprint(newPort ? sql : db, "org");
   figures["fingerprint (ms)"]!.push(performance.now() - t);

@@ -3,11 +3,9 @@
  * else what OCR read in an image or a video's keyframes) and how it arrived. Read through the
  * caller's client or transaction, and only the facts the conditions name: a rule over tags reads
  * nothing beyond the row, and the model's predictions are computed only for a rule that asks.
- * Still on the SQLite handle (the bridge rule, docs/scale-out.md): the camera's facts and each
- * kind's own (`MediaKind.conditionFacts`), which convert with the kinds.
+ * Still on the SQLite handle (the bridge rule, docs/scale-out.md): each kind's own facts
+ * (`MediaKind.conditionFacts`), which convert with the kinds.
  */
-import type { Database } from "bun:sqlite";
-import { cameraFactsOf } from "../camera/camera-facts.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { MediaKinds } from "../kinds/media-kind.ts";
@@ -35,6 +33,21 @@ async function peopleCountOf(sql: SqlClient, fileId: string): Promise<number | n
   return faces || null;
 }
 
+interface CameraFacts {
+  make: string | null;
+  model: string | null;
+  lens: string | null;
+  city: string | null;
+  region: string | null;
+  country: string | null;
+  country_code: string | null;
+}
+
+/** What conditions read of the camera's facts (camera/camera-facts.ts writes them; its own reader is still on the SQLite handle). */
+function cameraOf(sql: SqlClient, fileId: string): Promise<CameraFacts | null> {
+  return sql.one<CameraFacts>("SELECT make, model, lens, city, region, country, country_code FROM camera_facts WHERE file_id = ?", [fileId]);
+}
+
 /** What conditions and rules read besides the database: the files' rows and each file's kind (its own facts). */
 export interface FactSources {
   files: FileRepository;
@@ -48,13 +61,13 @@ const KIND_OWN: readonly FactName[] = ["page_count", "duration_seconds", "domain
 
 /**
  * The file's facts for conditions naming `wanted`, read through `sql` (a client or the caller's
- * transaction); the facts not wanted are left empty. `db` is the SQLite handle the camera's and the
- * kinds' own facts are still read on (inside a port transaction on SQLite, the one it holds).
+ * transaction); the facts not wanted are left empty. The kinds' own facts are still read on the
+ * SQLite handle (inside a port transaction on SQLite, the one it holds).
  */
-export async function factsOf(sql: SqlClient, db: Database, { files, kinds }: FactSources, file: FileRow, wanted: ReadonlySet<FactName>): Promise<FileFacts> {
+export async function factsOf(sql: SqlClient, { files, kinds }: FactSources, file: FileRow, wanted: ReadonlySet<FactName>): Promise<FileFacts> {
   const wants = (...names: readonly FactName[]) => names.some((n) => wanted.has(n));
   // Whatever its kind, a file has camera facts when its pipeline read some (photos and videos do).
-  const camera = wants(...CAMERA) ? cameraFactsOf(db, file.id) : null;
+  const camera = wants(...CAMERA) ? await cameraOf(sql, file.id) : null;
   const own = wants(...KIND_OWN) ? ((await kinds.for(file.media_type)?.conditionFacts?.(file.id)) ?? {}) : {};
   const predictions = wants("predicted_tags", "predicted_folder_id") ? await predictionsFor(sql, files.withTx(sql), file) : null;
   // Only images have findings and faces: other files have no count and nobody in them.
@@ -79,7 +92,7 @@ export async function factsOf(sql: SqlClient, db: Database, { files, kinds }: Fa
     camera: [camera?.make, camera?.model].filter(Boolean).join(" ") || null,
     lens: camera?.lens ?? null,
     place: [camera?.city, camera?.region, camera?.country].filter(Boolean).join(", ") || null,
-    country_code: camera?.countryCode ?? null,
+    country_code: camera?.country_code ?? null,
     people_count: wants("people_count") ? await peopleCountOf(sql, file.id) : null,
     people: [...new Set(faces.flatMap((f) => (f.personName ? [f.personName] : [])))],
     predicted_tags: predictions?.tags ?? null,

@@ -14,7 +14,7 @@ import { applicationsOfFile, applicationsOfRule, createRule, deleteRule, dryRun,
 import { ApplicationSchema, AutoMatchSchema, DryRunSchema, NewRule, RuleChange, RuleSchema, SavedDryRun, UnsavedDryRun, ruleParams } from "./model.ts";
 
 export function ruleRoutes(ctx: RuleDeps) {
-  const { db, sql } = ctx;
+  const { sql } = ctx;
   const refs = (orgId: string): ActionReferences => ({ webhookExists: (id) => webhookExists(sql, orgId, id) });
   return new Elysia({ tags: ["Rules"] })
     .use(permissions)
@@ -48,7 +48,7 @@ export function ruleRoutes(ctx: RuleDeps) {
     )
     .post(
       "/rules/dry-run",
-      ({ principal, body }) => dryRun(sql, db, ctx, principal.orgId, body, body.limit ?? 50),
+      ({ principal, body }) => dryRun(sql, ctx, principal.orgId, body, body.limit ?? 50),
       {
         permission: "view",
         body: UnsavedDryRun,
@@ -112,7 +112,7 @@ export function ruleRoutes(ctx: RuleDeps) {
       "/rules/:rule_id/dry-run",
       async ({ principal, params, body }) => {
         const rule = await getRule(sql, principal.orgId, params.rule_id);
-        return dryRun(sql, db, ctx, principal.orgId, rule, body.limit ?? 50);
+        return dryRun(sql, ctx, principal.orgId, rule, body.limit ?? 50);
       },
       {
         permission: "view",

@@ -7,8 +7,7 @@
  *
  * On the data-access port (docs/scale-out.md): the rules, their applications (applied and
  * recorded in the caller's transaction), the matchers and dry runs. Still on the SQLite handle (the
- * bridge rule): where a move goes (folders/placement.ts) and the camera's and kinds' own facts
- * (file-facts.ts).
+ * bridge rule): where a move goes (folders/placement.ts) and the kinds' own facts (file-facts.ts).
  */
 import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
@@ -197,12 +196,12 @@ export async function hasEnabledRules(sql: SqlClient, orgId: string): Promise<bo
 
 /**
  * A rule's conditions ready to evaluate over many files, reading through `sql` (a client or the
- * caller's transaction) the facts they name. `db`: the SQLite handle (file-facts.ts).
+ * caller's transaction) the facts they name.
  */
-export function matcherOf(sql: SqlClient, db: Database, sources: FactSources, rule: Pick<Rule, "conditions" | "match">): (file: FileRow) => Promise<boolean> {
+export function matcherOf(sql: SqlClient, sources: FactSources, rule: Pick<Rule, "conditions" | "match">): (file: FileRow) => Promise<boolean> {
   const compiled = compileConditions(rule.conditions);
   const wanted = new Set<FactName>(rule.conditions.map((c) => c.field));
-  return async (file) => compiled.length === 0 || conditionsHold(compiled, rule.match, await factsOf(sql, db, sources, file, wanted));
+  return async (file) => compiled.length === 0 || conditionsHold(compiled, rule.match, await factsOf(sql, sources, file, wanted));
 }
 
 export interface Applied {
@@ -222,8 +221,8 @@ export interface Applied {
  * rules to one file take turns, the second seeing the first's changes (tags are read, changed and
  * written whole: without the lock one would undo the other's), and an apply-to-library job's
  * second run over a file it already handled (a lease taken over) applies nothing.
- * `db` is the SQLite handle `tx` holds, for what is still synchronous on it (placement, the
- * camera's and the kinds' own facts).
+ * `db` is the SQLite handle `tx` holds, for where a move goes (placement, still synchronous on it).
+ * The kinds' own facts are read on it too (file-facts.ts).
  */
 export async function applyRulesTo(
   tx: SqlClient,
@@ -242,7 +241,7 @@ export async function applyRulesTo(
   for (const rule of rules) {
     const file = await files.byId(fileId);
     if (!file || file.deleted_at) break;
-    if (!(await matcherOf(tx, db, sources, rule)(file))) continue;
+    if (!(await matcherOf(tx, sources, rule)(file))) continue;
     const application: RuleApplication = {
       id: crypto.randomUUID(),
       rule_id: rule.id,
@@ -353,8 +352,8 @@ export interface DryRunFile {
  * The files a rule's conditions hold for, without changing anything: the first `limit` of them
  * (in id order) and how many there are in all among the settled files.
  */
-export async function dryRun(sql: SqlClient, db: Database, sources: FactSources, orgId: string, rule: { conditions: unknown; match?: "all" | "any" | undefined }, limit: number) {
-  const matches = matcherOf(sql, db, sources, { conditions: parseConditions(rule.conditions ?? []), match: rule.match ?? "all" });
+export async function dryRun(sql: SqlClient, sources: FactSources, orgId: string, rule: { conditions: unknown; match?: "all" | "any" | undefined }, limit: number) {
+  const matches = matcherOf(sql, sources, { conditions: parseConditions(rule.conditions ?? []), match: rule.match ?? "all" });
   const found: DryRunFile[] = [];
   let matched = 0;
   let scanned = 0;

@@ -116,7 +116,7 @@ test("migration 30 drops the media type CHECK and keeps every row, child row, in
   }
 });
 
-test("migration 31 moves a video's stream facts out of the files row into video_facts", () => {
+test("migration 31 moves a video's stream facts out of the files row into video_facts", async () => {
   const { db, org, project } = databaseBefore(31, "video-facts");
   try {
     const insert = db.query(
@@ -130,11 +130,11 @@ test("migration 31 moves a video's stream facts out of the files row into video_
 
     migrate(db, MIGRATIONS);
     expectColumnsGone(db, ["duration_seconds", "frame_rate", "video_codec", "video_container", "has_audio", "bit_rate"]);
-    expect(videoFactsOf(db, "vid-1")).toEqual({ durationSeconds: 12.5, frameRate: 25, codec: "h264", container: "mp4", hasAudio: true, bitRate: 480_000 });
-    expect(videoFactsOf(db, "vid-2")).toEqual({ durationSeconds: 3, frameRate: 24, codec: "vp9", container: "webm", hasAudio: false, bitRate: null });
+    expect(await videoFactsOf(new SqliteClient(db), "vid-1")).toEqual({ durationSeconds: 12.5, frameRate: 25, codec: "h264", container: "mp4", hasAudio: true, bitRate: 480_000 });
+    expect(await videoFactsOf(new SqliteClient(db), "vid-2")).toEqual({ durationSeconds: 3, frameRate: 24, codec: "vp9", container: "webm", hasAudio: false, bitRate: null });
     // Not probed yet, and not a video: no facts.
-    expect(videoFactsOf(db, "vid-3")).toBeNull();
-    expect(videoFactsOf(db, "img-1")).toBeNull();
+    expect(await videoFactsOf(new SqliteClient(db), "vid-3")).toBeNull();
+    expect(await videoFactsOf(new SqliteClient(db), "img-1")).toBeNull();
     // The row keeps what images have too.
     expect(db.query("SELECT width, height FROM files WHERE id = 'vid-1'").get()).toEqual({ width: 320, height: 240 });
     db.run("DELETE FROM files WHERE id = 'vid-1'");
@@ -144,7 +144,7 @@ test("migration 31 moves a video's stream facts out of the files row into video_
   }
 });
 
-test("migration 33 moves a link's crawl out of the files row into link_crawls", () => {
+test("migration 33 moves a link's crawl out of the files row into link_crawls", async () => {
   const { db, org, project } = databaseBefore(33, "link-crawls");
   try {
     const insert = db.query(
@@ -159,12 +159,12 @@ test("migration 33 moves a link's crawl out of the files row into link_crawls", 
 
     migrate(db, MIGRATIONS);
     expectColumnsGone(db, ["link_url_key", "domain", "og_metadata", "favicon_blob_key", "favicon_content_type", "snapshot_blob_key", "crawl_status", "crawl_error", "extract_images", "crawled_at"]);
-    expect(crawlOf(db, "lnk-1")).toEqual({
+    expect(await crawlOf(new SqliteClient(db), "lnk-1")).toEqual({
       urlKey: "https://example.com/a", domain: "example.com", extractImages: true, status: "completed", error: null, crawledAt: "2026-01-01T00:00:00.000Z",
       ogMetadata: '{"og:title":"A"}', faviconBlobKey: "k/favicon", faviconContentType: "image/png", snapshotBlobKey: "k/snapshot.html",
     });
-    expect(crawlOf(db, "lnk-2")).toMatchObject({ domain: "example.org", extractImages: false, status: "blocked", error: "robots.txt forbids it", snapshotBlobKey: null });
-    expect(crawlOf(db, "img-1")).toBeNull();
+    expect(await crawlOf(new SqliteClient(db), "lnk-2")).toMatchObject({ domain: "example.org", extractImages: false, status: "blocked", error: "robots.txt forbids it", snapshotBlobKey: null });
+    expect(await crawlOf(new SqliteClient(db), "img-1")).toBeNull();
     // A second save of the page still finds the first.
     expect(findLink(db, org, "https://example.com/a")?.id).toBe("lnk-1");
     db.run("DELETE FROM files WHERE id = 'lnk-1'");
@@ -174,7 +174,7 @@ test("migration 33 moves a link's crawl out of the files row into link_crawls", 
   }
 });
 
-test("migration 35 moves a photo's compliance request and verdict out of the files row into image_compliance", () => {
+test("migration 35 moves a photo's compliance request and verdict out of the files row into image_compliance", async () => {
   const { db, org, project } = databaseBefore(35, "image-compliance");
   try {
     const insert = db.query(
@@ -187,9 +187,9 @@ test("migration 35 moves a photo's compliance request and verdict out of the fil
 
     migrate(db, MIGRATIONS);
     expectColumnsGone(db, ["compliance_type", "compliance_standard", "compliance_image_type", "compliance_status"]);
-    expect(complianceOf(db, "img-1")).toEqual({ type: "mls", standard: "RESO", imageType: "main", status: "pass" });
-    expect(complianceOf(db, "img-2")).toEqual({ type: "mls", standard: "RESO", imageType: null, status: null });
-    expect(complianceOf(db, "img-3")).toBeNull();
+    expect(await complianceOf(new SqliteClient(db), "img-1")).toEqual({ type: "mls", standard: "RESO", imageType: "main", status: "pass" });
+    expect(await complianceOf(new SqliteClient(db), "img-2")).toEqual({ type: "mls", standard: "RESO", imageType: null, status: null });
+    expect(await complianceOf(new SqliteClient(db), "img-3")).toBeNull();
     db.run("DELETE FROM files WHERE id = 'img-1'");
     expect(db.query("SELECT file_id FROM image_compliance").all()).toEqual([{ file_id: "img-2" }]);
   } finally {
@@ -197,7 +197,7 @@ test("migration 35 moves a photo's compliance request and verdict out of the fil
   }
 });
 
-test("migration 38 moves an image's rendering and embedding model into image_facts, a video's analysis into video_facts", () => {
+test("migration 38 moves an image's rendering and embedding model into image_facts, a video's analysis into video_facts", async () => {
   const { db, org, project } = databaseBefore(38, "image-facts");
   try {
     const insert = db.query(
@@ -214,18 +214,18 @@ test("migration 38 moves an image's rendering and embedding model into image_fac
 
     migrate(db, MIGRATIONS);
     expectColumnsGone(db, ["variant_status", "variant_count", "blur_hash", "image_embedding_model", "analysis_status", "analysis_error"]);
-    expect(imageFactsOf(db, "img-1")).toEqual({ variantStatus: "completed", variantCount: 4, blurHash: "LKO2?U%2Tw=w", embeddingModel: "clip:vit-b32" });
-    expect(imageFactsOf(db, "img-2")).toEqual({ variantStatus: "failed", variantCount: 0, blurHash: null, embeddingModel: null });
-    expect(imageFactsOf(db, "vid-1")).toEqual({ variantStatus: "completed", variantCount: 4, blurHash: "L00000fQfQfQ", embeddingModel: "clip:vit-b32" });
-    expect(imageFactsOf(db, "vid-2").variantStatus).toBe("pending");
+    expect(await imageFactsOf(new SqliteClient(db), "img-1")).toEqual({ variantStatus: "completed", variantCount: 4, blurHash: "LKO2?U%2Tw=w", embeddingModel: "clip:vit-b32" });
+    expect(await imageFactsOf(new SqliteClient(db), "img-2")).toEqual({ variantStatus: "failed", variantCount: 0, blurHash: null, embeddingModel: null });
+    expect(await imageFactsOf(new SqliteClient(db), "vid-1")).toEqual({ variantStatus: "completed", variantCount: 4, blurHash: "L00000fQfQfQ", embeddingModel: "clip:vit-b32" });
+    expect((await imageFactsOf(new SqliteClient(db), "vid-2")).variantStatus).toBe("pending");
     // A document has no image facts: no row, the defaults the row had.
     expect(db.query("SELECT file_id FROM image_facts WHERE file_id = 'doc-1'").get()).toBeNull();
-    expect(imageFactsOf(db, "doc-1")).toEqual({ variantStatus: null, variantCount: 0, blurHash: null, embeddingModel: null });
+    expect(await imageFactsOf(new SqliteClient(db), "doc-1")).toEqual({ variantStatus: null, variantCount: 0, blurHash: null, embeddingModel: null });
     // The analysis joins the probe's facts, or starts the video's row.
-    expect(videoAnalysisOf(db, "vid-1")).toEqual({ status: "skipped", error: "the video is 900 s long" });
-    expect(videoFactsOf(db, "vid-1")).toMatchObject({ durationSeconds: 900, codec: "h264" });
-    expect(videoAnalysisOf(db, "vid-2")).toEqual({ status: "pending", error: null });
-    expect(videoAnalysisOf(db, "img-1")).toEqual({ status: null, error: null });
+    expect(await videoAnalysisOf(new SqliteClient(db), "vid-1")).toEqual({ status: "skipped", error: "the video is 900 s long" });
+    expect(await videoFactsOf(new SqliteClient(db), "vid-1")).toMatchObject({ durationSeconds: 900, codec: "h264" });
+    expect(await videoAnalysisOf(new SqliteClient(db), "vid-2")).toEqual({ status: "pending", error: null });
+    expect(await videoAnalysisOf(new SqliteClient(db), "img-1")).toEqual({ status: null, error: null });
     // The row keeps the content's size.
     expect(db.query("SELECT width, height FROM files WHERE id = 'img-1'").get()).toEqual({ width: 800, height: 600 });
     db.run("DELETE FROM files WHERE id IN ('img-1', 'vid-1')");
@@ -236,7 +236,7 @@ test("migration 38 moves an image's rendering and embedding model into image_fac
   }
 });
 
-test("migration 39 moves a document's reading and chunk states into document_facts", () => {
+test("migration 39 moves a document's reading and chunk states into document_facts", async () => {
   const { db, org, project } = databaseBefore(39, "document-facts");
   try {
     const insert = db.query(
@@ -250,15 +250,15 @@ test("migration 39 moves a document's reading and chunk states into document_fac
 
     migrate(db, MIGRATIONS);
     expectColumnsGone(db, ["text_extraction_status", "digitization_status", "page_count", "document_language", "chunk_count", "embedding_status"]);
-    expect(documentFactsOf(db, "doc-1")).toEqual({
+    expect(await documentFactsOf(new SqliteClient(db), "doc-1")).toEqual({
       textExtractionStatus: "completed", digitizationStatus: "completed", pageCount: 12, language: "en", chunkCount: 30, embeddingStatus: "completed",
     });
-    expect(documentFactsOf(db, "doc-2")).toEqual({ textExtractionStatus: "pending", digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null });
+    expect(await documentFactsOf(new SqliteClient(db), "doc-2")).toEqual({ textExtractionStatus: "pending", digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null });
     // A link's article went through the same reading.
-    expect(documentFactsOf(db, "lnk-1")).toMatchObject({ pageCount: 1, language: "de", chunkCount: 3, embeddingStatus: "processing" });
+    expect(await documentFactsOf(new SqliteClient(db), "lnk-1")).toMatchObject({ pageCount: 1, language: "de", chunkCount: 3, embeddingStatus: "processing" });
     // An image has no row: the defaults the row had.
     expect(db.query("SELECT file_id FROM document_facts WHERE file_id = 'img-1'").get()).toBeNull();
-    expect(documentFactsOf(db, "img-1")).toEqual({ textExtractionStatus: null, digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null });
+    expect(await documentFactsOf(new SqliteClient(db), "img-1")).toEqual({ textExtractionStatus: null, digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null });
     // The searchable text stays on the row (the library's search index reads it there).
     expect(db.query("SELECT visible_text FROM files WHERE id = 'doc-1'").get()).toEqual({ visible_text: "Quarterly report" });
     db.run("DELETE FROM files WHERE id = 'doc-1'");

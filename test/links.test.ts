@@ -516,11 +516,11 @@ describe("politeness, recrawl and purge", () => {
     const { server, owner } = await mediabox({ ...LOOPBACK, MEDIABOX_LINK_MAX_IMAGES: "0" }, { clock });
     const link = await crawled(owner, (await save(owner, { url: `${web.origin}/a` })).id);
     expect(link.crawl_status, JSON.stringify(link.crawl_error)).toBe("completed");
-    const crawl = crawlOf(server.ctx.db, link.id)!;
+    const crawl = (await crawlOf(server.ctx.sql, link.id))!;
     const keys = [crawl.faviconBlobKey!, crawl.snapshotBlobKey!];
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
     // Embedding of its chunks runs as its own job: wait for it so the purge finds its vectors.
-    await waitFor(() => documentFactsOf(server.ctx.db, link.id).embeddingStatus === "completed", { what: "the link's chunks to be embedded" });
+    await waitFor(async () => (await documentFactsOf(server.ctx.sql, link.id)).embeddingStatus === "completed", { what: "the link's chunks to be embedded" });
     expect((await owner.api.delete(`/files/${link.id}`)).status).toBe(200);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);

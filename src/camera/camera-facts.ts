@@ -6,6 +6,8 @@
  * by the offline gazetteer.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
+import { factsRowsOf } from "../files/facts-table.ts";
 import { reverseGeocode } from "./gazetteer.ts";
 
 export interface CameraFacts {
@@ -125,9 +127,24 @@ export async function storeCameraFacts(db: Database, orgId: string, fileId: stri
   );
 }
 
-export function cameraFactsOf(db: Database, fileId: string): StoredCameraFacts | null {
+export async function cameraFactsOf(sql: SqlClient, fileId: string): Promise<StoredCameraFacts | null> {
+  const row = await sql.one<CameraRow>("SELECT * FROM camera_facts WHERE file_id = ?", [fileId]);
+  return row ? toCameraFacts(row) : null;
+}
+
+/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
+export function cameraFactsOnHandle(db: Database, fileId: string): StoredCameraFacts | null {
   const row = db.query<CameraRow, [string]>("SELECT * FROM camera_facts WHERE file_id = ?").get(fileId);
-  if (!row) return null;
+  return row ? toCameraFacts(row) : null;
+}
+
+/** The camera facts of several files in one read (an export's), by file id; a file without any is absent. */
+export async function cameraFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, StoredCameraFacts>> {
+  const rows = await factsRowsOf<CameraRow>(sql, "camera_facts", "*", fileIds);
+  return new Map([...rows].map(([id, row]) => [id, toCameraFacts(row)]));
+}
+
+function toCameraFacts(row: CameraRow): StoredCameraFacts {
   return {
     make: row.make,
     model: row.model,

@@ -4,6 +4,8 @@
  * writer): the image pipeline's compliance stage reads the request and records the verdict.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
+import { factsRowsOf } from "../files/facts-table.ts";
 
 export interface ComplianceRequest {
   type: string;
@@ -25,12 +27,24 @@ export function complianceChecked(db: Database, fileId: string, status: "pass" |
   db.query("UPDATE image_compliance SET status = ? WHERE file_id = ?").run(status, fileId);
 }
 
+interface ComplianceRow {
+  file_id: string;
+  type: string;
+  standard: string;
+  image_type: string | null;
+  status: "pass" | "fail" | null;
+}
+
+const toCompliance = (row: ComplianceRow): ImageCompliance => ({ type: row.type, standard: row.standard, imageType: row.image_type, status: row.status });
+
 /** Null when no check was asked for. */
-export function complianceOf(db: Database, fileId: string): ImageCompliance | null {
-  const row = db
-    .query<{ type: string; standard: string; image_type: string | null; status: "pass" | "fail" | null }, [string]>(
-      "SELECT type, standard, image_type, status FROM image_compliance WHERE file_id = ?",
-    )
-    .get(fileId);
-  return row ? { type: row.type, standard: row.standard, imageType: row.image_type, status: row.status } : null;
+export async function complianceOf(sql: SqlClient, fileId: string): Promise<ImageCompliance | null> {
+  const row = await sql.one<ComplianceRow>("SELECT file_id, type, standard, image_type, status FROM image_compliance WHERE file_id = ?", [fileId]);
+  return row ? toCompliance(row) : null;
+}
+
+/** The checks of several files in one read (a listing page's), by file id; a file with no check asked for is absent. */
+export async function complianceOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, ImageCompliance>> {
+  const rows = await factsRowsOf<ComplianceRow>(sql, "image_compliance", "type, standard, image_type, status", fileIds);
+  return new Map([...rows].map(([id, row]) => [id, toCompliance(row)]));
 }

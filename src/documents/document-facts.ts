@@ -7,7 +7,8 @@
  */
 import type { Database } from "bun:sqlite";
 import type { FileRepository } from "../files/file-repository.ts";
-import { setFacts } from "../files/facts-table.ts";
+import type { SqlClient } from "../db/sql-client.ts";
+import { factsRowsOf, setFacts } from "../files/facts-table.ts";
 
 export type ReadingStatus = "pending" | "processing" | "completed" | "failed";
 
@@ -38,13 +39,9 @@ interface DocumentFactsRow {
 
 const NONE: DocumentFacts = { textExtractionStatus: null, digitizationStatus: null, pageCount: null, language: null, chunkCount: 0, embeddingStatus: null };
 
-/** A file without a row (an image, a document not recorded yet) has none of these facts. */
-export function documentFactsOf(db: Database, fileId: string): DocumentFacts {
-  const row = db
-    .query<DocumentFactsRow, [string]>(
-      "SELECT text_extraction_status, digitization_status, page_count, language, chunk_count, embedding_status FROM document_facts WHERE file_id = ?",
-    )
-    .get(fileId);
+const DOCUMENT_FACTS_COLUMNS = "text_extraction_status, digitization_status, page_count, language, chunk_count, embedding_status";
+
+function toFacts(row: DocumentFactsRow | null | undefined): DocumentFacts {
   if (!row) return NONE;
   return {
     textExtractionStatus: row.text_extraction_status,
@@ -54,6 +51,22 @@ export function documentFactsOf(db: Database, fileId: string): DocumentFacts {
     chunkCount: row.chunk_count,
     embeddingStatus: row.embedding_status,
   };
+}
+
+/** A file without a row (an image, a document not recorded yet) has none of these facts. */
+export async function documentFactsOf(sql: SqlClient, fileId: string): Promise<DocumentFacts> {
+  return toFacts(await sql.one<DocumentFactsRow>(`SELECT ${DOCUMENT_FACTS_COLUMNS} FROM document_facts WHERE file_id = ?`, [fileId]));
+}
+
+/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
+export function documentFactsOnHandle(db: Database, fileId: string): DocumentFacts {
+  return toFacts(db.query<DocumentFactsRow, [string]>(`SELECT ${DOCUMENT_FACTS_COLUMNS} FROM document_facts WHERE file_id = ?`).get(fileId));
+}
+
+/** The facts of several files in one read (a listing page's), by file id; every id is in the map. */
+export async function documentFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, DocumentFacts>> {
+  const rows = await factsRowsOf<DocumentFactsRow>(sql, "document_facts", DOCUMENT_FACTS_COLUMNS, fileIds);
+  return new Map(fileIds.map((id) => [id, toFacts(rows.get(id))]));
 }
 
 /** Sets some of the file's facts (the row is made by the first write). */

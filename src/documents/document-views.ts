@@ -2,14 +2,13 @@
  * What the document endpoints show: chunks (with their embeddings on request), the digitization
  * (document level and per page) and the processing status of any file.
  */
-import type { Database } from "bun:sqlite";
 import { ApiError } from "../errors.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import { openSuggestions } from "../files/tag-suggestions.ts";
 import { imageFactsOf } from "../images/image-facts.ts";
-import { documentFactsOf, type DocumentFacts } from "./document-facts.ts";
+import { documentFactsOf, documentFactsOfFiles, type DocumentFacts } from "./document-facts.ts";
 import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { ChunkRow } from "./search.ts";
@@ -70,16 +69,16 @@ function pageView(row: PageRow) {
   return { page_number: row.page_number, status: row.status, element_count: elements.length, elements, error_message: row.error_message, ocr: row.ocr === 1 };
 }
 
-const pageRows = (db: Database, fileId: string) =>
-  db.query<PageRow, [string]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? ORDER BY page_number").all(fileId);
+const pageRows = (sql: SqlClient, fileId: string) =>
+  sql.all<PageRow>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? ORDER BY page_number", [fileId]);
 
 function digitizationStatus(facts: DocumentFacts) {
   return facts.digitizationStatus ?? "pending";
 }
 
-export function digitization(db: Database, file: FileRow) {
-  const pages = pageRows(db, file.id).map(pageView);
-  const facts = documentFactsOf(db, file.id);
+export async function digitization(sql: SqlClient, file: FileRow) {
+  const pages = (await pageRows(sql, file.id)).map(pageView);
+  const facts = await documentFactsOf(sql, file.id);
   return {
     document_id: file.id,
     status: digitizationStatus(facts),
@@ -90,12 +89,10 @@ export function digitization(db: Database, file: FileRow) {
   };
 }
 
-export function digitizationPage(db: Database, file: FileRow, pageNumber: number) {
-  const row = db
-    .query<PageRow, [string, number]>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? AND page_number = ?")
-    .get(file.id, pageNumber);
+export async function digitizationPage(sql: SqlClient, file: FileRow, pageNumber: number) {
+  const row = await sql.one<PageRow>("SELECT page_number, status, error_message, ocr, elements FROM document_pages WHERE file_id = ? AND page_number = ?", [file.id, pageNumber]);
   if (!row) {
-    const facts = documentFactsOf(db, file.id);
+    const facts = await documentFactsOf(sql, file.id);
     throw new ApiError(
       "NOT_FOUND",
       facts.pageCount ? `document ${file.id} has ${facts.pageCount} pages; page ${pageNumber} has no digitization` : `document ${file.id} has no digitization yet (status ${digitizationStatus(facts)})`,
@@ -104,9 +101,9 @@ export function digitizationPage(db: Database, file: FileRow, pageNumber: number
   return pageView(row);
 }
 
-export function digitizationStatusView(db: Database, file: FileRow) {
-  const statuses = db.query<{ page_number: number; status: string }, [string]>("SELECT page_number, status FROM document_pages WHERE file_id = ? ORDER BY page_number").all(file.id);
-  const facts = documentFactsOf(db, file.id);
+export async function digitizationStatusView(sql: SqlClient, file: FileRow) {
+  const statuses = await sql.all<{ page_number: number; status: string }>("SELECT page_number, status FROM document_pages WHERE file_id = ? ORDER BY page_number", [file.id]);
+  const facts = await documentFactsOf(sql, file.id);
   return {
     document_id: file.id,
     status: digitizationStatus(facts),
@@ -128,14 +125,14 @@ interface StageRunRow {
  * stage's outcome, time taken and error, in the order they finished. For a document: extraction
  * (reading and digitization in the reader), chunks, summary, embeddings.
  */
-function stageRuns(db: Database, fileId: string) {
-  const rows = db.query<StageRunRow, [string]>("SELECT stage, status, duration_ms, error, finished_at FROM file_stage_runs WHERE file_id = ? ORDER BY finished_at, stage").all(fileId);
+async function stageRuns(sql: SqlClient, fileId: string) {
+  const rows = await sql.all<StageRunRow>("SELECT stage, status, duration_ms, error, finished_at FROM file_stage_runs WHERE file_id = ? ORDER BY finished_at, stage", [fileId]);
   return rows.map((r) => ({ stage: r.stage, status: r.status, duration_ms: Math.round(r.duration_ms * 10) / 10, error: r.error, finished_at: r.finished_at }));
 }
 
 /** GET /files/{id}/processing-status, for images, documents and videos. */
-export function processingStatus(db: Database, file: FileRow) {
-  const facts = documentFactsOf(db, file.id);
+export async function processingStatus(sql: SqlClient, file: FileRow) {
+  const [facts, image, stages] = await Promise.all([documentFactsOf(sql, file.id), imageFactsOf(sql, file.id), stageRuns(sql, file.id)]);
   return {
     document_id: file.id,
     filename: file.filename,
@@ -145,7 +142,7 @@ export function processingStatus(db: Database, file: FileRow) {
     text_extraction_status: facts.textExtractionStatus,
     digitization_status: facts.digitizationStatus,
     embedding_status: facts.embeddingStatus,
-    variant_status: imageFactsOf(db, file.id).variantStatus,
+    variant_status: image.variantStatus,
     description_status: file.description_status,
     page_count: facts.pageCount,
     chunk_count: facts.chunkCount,
@@ -153,23 +150,23 @@ export function processingStatus(db: Database, file: FileRow) {
     processing_started_at: file.processing_started_at,
     completed_at: file.processing_completed_at,
     error_message: file.processing_error,
-    stages: stageRuns(db, file.id),
+    stages,
   };
 }
 
-/** A document's fields of the File resource (the kind's view). */
-export async function documentFields(row: FileRow, urls: FileUrls) {
-  const facts = documentFactsOf(urls.db, row.id);
-  return {
-    document_type: row.document_type,
-    page_count: facts.pageCount,
-    chunk_count: facts.chunkCount,
-    text_extraction_status: facts.textExtractionStatus,
-    document_url: await urls.original(row),
-  };
+/** Documents' fields of the File resource (the kind's view), their facts read once for a page. */
+export async function documentSummaries(rows: FileRow[], urls: FileUrls) {
+  const facts = await documentFactsOfFiles(urls.sql, rows.map((row) => row.id));
+  return Promise.all(
+    rows.map(async (row) => {
+      const { pageCount, chunkCount, textExtractionStatus } = facts.get(row.id)!;
+      return { document_type: row.document_type, page_count: pageCount, chunk_count: chunkCount, text_extraction_status: textExtractionStatus, document_url: await urls.original(row) };
+    }),
+  );
 }
 
 /** What only a document's detail shows: its whole text, the keyphrases offered as tags, and its extractions (a custom schema a rule ran on it). */
 export async function documentDetailFields(row: FileRow, urls: FileUrls) {
-  return { extracted_text: await urls.extractedText(row.id), suggested_tags: openSuggestions(urls.db, row.id, tagsOf(row)), extractions: listExtractions(urls.db, row.id) };
+  const [text, suggested, extractions] = await Promise.all([urls.extractedText(row.id), openSuggestions(urls.sql, row.id, tagsOf(row)), listExtractions(urls.sql, row.id)]);
+  return { extracted_text: text, suggested_tags: suggested, extractions };
 }

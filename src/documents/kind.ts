@@ -1,11 +1,11 @@
 /** Documents: PDF, DOCX, text and Markdown, read into pages, chunks and embeddings by the document pipeline. */
 import type { DocumentDeps } from "./deps.ts";
 import type { MediaKind, WorkInFlight } from "../kinds/media-kind.ts";
-import { documentFactsOf, textPending } from "./document-facts.ts";
+import { documentFactsOf, documentFactsOnHandle, textPending } from "./document-facts.ts";
 import { DOCUMENT_DETAIL_FIELDS, DOCUMENT_FIELDS } from "../files/file-shapes.ts";
 import { DOCUMENT_CONTENT } from "./document-content.ts";
 import { runDocumentPipeline, documentPipelineOptions } from "./document-pipeline.ts";
-import { documentDetailFields, documentFields } from "./document-views.ts";
+import { documentDetailFields, documentSummaries } from "./document-views.ts";
 import { removePageImages } from "./page-images.ts";
 
 export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
@@ -22,13 +22,13 @@ export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
     view: {
       summaryFields: DOCUMENT_FIELDS,
       detailFields: DOCUMENT_DETAIL_FIELDS,
-      summary: documentFields,
+      summaries: documentSummaries,
       detail: async (row, urls) => documentDetailFields(row, urls),
     },
     queued: (fileId) => textPending(ctx.db, fileId),
-    conditionFacts: (fileId) => ({ page_count: documentFactsOf(ctx.db, fileId).pageCount }),
-    busy: (fileId) => {
-      const facts = documentFactsOf(ctx.db, fileId);
+    conditionFacts: (fileId) => ({ page_count: documentFactsOnHandle(ctx.db, fileId).pageCount }),
+    busy: async (sql, fileId) => {
+      const facts = await documentFactsOf(sql, fileId);
       const work: WorkInFlight[] = [];
       if (facts.textExtractionStatus === "processing") work.push({ reason: "its text extraction is in progress", blocksReprocessing: false });
       // Reprocessing replaces the chunks an embedding job is reading.

@@ -8,7 +8,7 @@
 import { isoAt } from "../clock.ts";
 import type { DocumentDeps } from "./deps.ts";
 import { ApiError, errorMessage } from "../errors.ts";
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { pageImageBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
 import { readObject } from "../storage/blob-store.ts";
@@ -35,7 +35,7 @@ interface PageImageRow {
  * Refuses what has no picture: a non-PDF document (its pages are logical), a PDF whose pages are
  * not known yet, a page past its last.
  */
-function checkPage(db: Database, file: FileRow, page: number): void {
+async function checkPage(sql: SqlClient, file: FileRow, page: number): Promise<void> {
   if (file.media_type === "link") {
     throw new ApiError("NO_PAGE_IMAGES", `file ${file.id} is a link: its saved article is one logical page, so there are no page images; only PDF pages are drawn`);
   }
@@ -43,7 +43,7 @@ function checkPage(db: Database, file: FileRow, page: number): void {
     const kind = file.document_type ? file.document_type.toUpperCase() : file.media_type;
     throw new ApiError("NO_PAGE_IMAGES", `file ${file.id} is a ${kind} document: its pages are logical (cut from its text), so there are no page images; only PDF pages are drawn`);
   }
-  const facts = documentFactsOf(db, file.id);
+  const facts = await documentFactsOf(sql, file.id);
   if (!facts.pageCount || !file.blob_key) {
     throw new ApiError("NO_PAGE_IMAGES", `the pages of PDF ${file.id} are not known yet (text_extraction_status: ${facts.textExtractionStatus ?? "pending"}); page images follow its reading`);
   }
@@ -56,7 +56,7 @@ function checkPage(db: Database, file: FileRow, page: number): void {
  * drawn within the reader's limits.
  */
 export async function pageImage(ctx: DocumentDeps, file: FileRow, page: number, width: number | null): Promise<PageImage> {
-  checkPage(ctx.db, file, page);
+  await checkPage(ctx.sql, file, page);
   const size = width ?? 0;
   const cached = ctx.db
     .query<PageImageRow, [string, number, number]>("SELECT blob_key, image_width, image_height FROM document_page_images WHERE file_id = ? AND page_number = ? AND width = ?")

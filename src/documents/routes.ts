@@ -28,7 +28,7 @@ const SEARCH_LIMIT = { min: 1, max: 100, fallback: 10 };
 
 async function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
   const finished = status === "completed" || status === "skipped";
-  const facts = documentFactsOf(ctx.db, file.id);
+  const facts = await documentFactsOf(ctx.sql, file.id);
   return {
     document_id: file.id,
     status,
@@ -70,7 +70,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       "/files/:file_id/text",
       async ({ principal, params }) => {
         const file = await loadDocument(principal.orgId, params.file_id);
-        const facts = documentFactsOf(db, file.id);
+        const facts = await documentFactsOf(ctx.sql, file.id);
         return { document_id: file.id, filename: file.filename, text: await ctx.files.extractedText(file.id) ?? "", page_count: facts.pageCount, metadata: { language: facts.language } };
       },
       {
@@ -104,7 +104,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       },
       detail: { summary: "A document's chunks (with embeddings and status_counts when include_embeddings=true)" },
     })
-    .get("/files/:file_id/digitization", async ({ principal, params }) => digitization(db, await loadDocument(principal.orgId, params.file_id)), {
+    .get("/files/:file_id/digitization", async ({ principal, params }) => digitization(ctx.sql, await loadDocument(principal.orgId, params.file_id)), {
       permission: "view",
       params: FileParams,
       response: {
@@ -118,7 +118,7 @@ export function documentRoutes(ctx: DocumentDeps) {
     })
     .get(
       "/files/:file_id/digitization/pages/:page_number",
-      async ({ principal, params }) => digitizationPage(db, await loadDocument(principal.orgId, params.file_id), params.page_number),
+      async ({ principal, params }) => digitizationPage(ctx.sql, await loadDocument(principal.orgId, params.file_id), params.page_number),
       {
         permission: "view",
         params: t.Object({ file_id: t.String(), page_number: PageNumber }),
@@ -177,7 +177,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         },
       },
     )
-    .get("/files/:file_id/digitization/status", async ({ principal, params }) => digitizationStatusView(db, await loadDocument(principal.orgId, params.file_id)), {
+    .get("/files/:file_id/digitization/status", async ({ principal, params }) => digitizationStatusView(ctx.sql, await loadDocument(principal.orgId, params.file_id)), {
       permission: "view",
       params: FileParams,
       response: {
@@ -191,7 +191,7 @@ export function documentRoutes(ctx: DocumentDeps) {
       async ({ principal, params }) => {
         const file = await ctx.files.find(principal.orgId, params.file_id);
         if (file.media_type === "link") throw new ApiError("WRONG_MEDIA_TYPE", `file ${file.id} is a link; processing-status is for images, documents and videos`);
-        return processingStatus(db, file);
+        return processingStatus(ctx.sql, file);
       },
       {
         permission: "view",
@@ -315,7 +315,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         if (stored.skipped) return analyzeView(ctx, file, "skipped", started);
         const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
         const now = await reload(file.id);
-        const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : documentFactsOf(db, now.id).textExtractionStatus === "completed" ? "completed" : "failed";
+        const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : (await documentFactsOf(ctx.sql, now.id)).textExtractionStatus === "completed" ? "completed" : "failed";
         return analyzeView(ctx, now, status, started);
       },
       {

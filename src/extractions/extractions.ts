@@ -4,6 +4,7 @@
  * replaces `data` and keeps the corrections; reads show both the original and the corrected view.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import { applyCorrections, emptyCorrections, mergeCorrections, validateAgainst, type Corrections } from "./review.ts";
@@ -53,14 +54,16 @@ export function saveExtraction(db: Database, clock: Clock, fileId: string, domai
   ).run(fileId, domain, JSON.stringify(data), source, at, at);
 }
 
-export function listExtractions(db: Database, fileId: string): Extraction[] {
-  return db
-    .query<ExtractionRow, [string]>("SELECT * FROM file_extractions WHERE file_id = ? ORDER BY domain")
-    .all(fileId)
-    .map(toExtraction);
+export async function listExtractions(sql: SqlClient, fileId: string): Promise<Extraction[]> {
+  return (await sql.all<ExtractionRow>("SELECT * FROM file_extractions WHERE file_id = ? ORDER BY domain", [fileId])).map(toExtraction);
 }
 
-export function getExtraction(db: Database, fileId: string, domain: string): Extraction | null {
+export async function getExtraction(sql: SqlClient, fileId: string, domain: string): Promise<Extraction | null> {
+  const row = await sql.one<ExtractionRow>("SELECT * FROM file_extractions WHERE file_id = ? AND domain = ?", [fileId, domain]);
+  return row ? toExtraction(row) : null;
+}
+
+function extractionOnHandle(db: Database, fileId: string, domain: string): Extraction | null {
   const row = db.query<ExtractionRow, [string, string]>("SELECT * FROM file_extractions WHERE file_id = ? AND domain = ?").get(fileId, domain);
   return row ? toExtraction(row) : null;
 }
@@ -68,7 +71,7 @@ export function getExtraction(db: Database, fileId: string, domain: string): Ext
 /** Merges a review into the stored corrections (additively) and returns the merged corrections. */
 export function reviewExtraction(db: Database, clock: Clock, fileId: string, domain: string, incoming: Corrections) {
   return db.transaction(() => {
-    const current = getExtraction(db, fileId, domain);
+    const current = extractionOnHandle(db, fileId, domain);
     if (!current) throw new ApiError("EXTRACTION_NOT_FOUND", `file ${fileId} has no ${domain} extraction to review`);
     validateAgainst(current.data, incoming);
     const merged = mergeCorrections(current.corrections ?? emptyCorrections(), incoming);

@@ -4,6 +4,7 @@
  * the first write, its other columns taking their defaults.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 
 export function setFacts(db: Database, table: string, fileId: string, values: Record<string, string | number | null>): void {
   const columns = Object.keys(values);
@@ -11,4 +12,14 @@ export function setFacts(db: Database, table: string, fileId: string, values: Re
     `INSERT INTO ${table} (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
      ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
   ).run(fileId, ...Object.values(values));
+}
+
+/**
+ * The rows of a kind's facts table for several files, by file id, in one read (a listing page
+ * asks for its files' facts at once); a file without a row is absent.
+ */
+export async function factsRowsOf<Row>(sql: SqlClient, table: string, columns: string, fileIds: readonly string[]): Promise<Map<string, Row>> {
+  if (fileIds.length === 0) return new Map();
+  const rows = await sql.all<Row & { file_id: string }>(`SELECT file_id, ${columns} FROM ${table} WHERE file_id IN (${sql.dialect.jsonValues})`, [JSON.stringify([...new Set(fileIds)])]);
+  return new Map(rows.map((row) => [row.file_id, row]));
 }

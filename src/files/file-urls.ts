@@ -2,7 +2,7 @@
  * Signed URLs of what a file stores (its original, its variants, its other blobs), for the views
  * every kind's routes and the library answer with.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import { isInlineSafe } from "../storage/serving-policy.ts";
 import type { FileRepository } from "./file-repository.ts";
@@ -14,7 +14,8 @@ export const VIEW_URL_SECONDS = 3600;
 
 /** What signing a file's URLs reads (every kind's routes sign them). */
 export interface FileUrlDeps {
-  db: Database;
+  /** The kinds' views read their tables through it (either database). */
+  sql: SqlClient;
   blobs: BlobStore;
   files: FileRepository;
 }
@@ -26,8 +27,9 @@ export class FileUrls {
     private readonly origin: string,
   ) {}
 
-  get db(): Database {
-    return this.ctx.db;
+  /** What the kinds' views read their own tables through. */
+  get sql(): SqlClient {
+    return this.ctx.sql;
   }
 
   /** A document's whole text for its detail view (kept apart from the row, see FileRepository.extractedText). */
@@ -37,16 +39,28 @@ export class FileUrls {
 
   /** Signed URLs of an image's stored variants, by variant type. */
   async variants(row: FileRow, expiresInSeconds = VIEW_URL_SECONDS): Promise<Partial<Record<VariantType, string>>> {
-    const rows = this.ctx.db
-      .query<{ variant_type: VariantType; blob_key: string; content_type: string }, [string]>(
-        "SELECT variant_type, blob_key, content_type FROM image_variants WHERE file_id = ?",
-      )
-      .all(row.id);
-    const urls: Partial<Record<VariantType, string>> = {};
-    for (const v of rows) {
-      urls[v.variant_type] = await this.ctx.blobs.presignGet(v.blob_key, { expiresInSeconds, contentType: v.content_type }, this.origin);
+    return (await this.variantsOfFiles([row], expiresInSeconds)).get(row.id)!;
+  }
+
+  /** The variants' signed URLs of several files (a listing page's) from one read, by file id; every file is in the map. */
+  async variantsOfFiles(rows: readonly Pick<FileRow, "id">[], expiresInSeconds = VIEW_URL_SECONDS): Promise<Map<string, Partial<Record<VariantType, string>>>> {
+    const byFile = new Map<string, Partial<Record<VariantType, string>>>(rows.map((row) => [row.id, {}]));
+    if (rows.length === 0) return byFile;
+    const sql = this.ctx.sql;
+    const stored =
+      rows.length === 1
+        ? await sql.all<{ file_id: string; variant_type: VariantType; blob_key: string; content_type: string }>(
+            "SELECT file_id, variant_type, blob_key, content_type FROM image_variants WHERE file_id = ?",
+            [rows[0]!.id],
+          )
+        : await sql.all<{ file_id: string; variant_type: VariantType; blob_key: string; content_type: string }>(
+            `SELECT file_id, variant_type, blob_key, content_type FROM image_variants WHERE file_id IN (${sql.dialect.jsonValues})`,
+            [JSON.stringify([...byFile.keys()])],
+          );
+    for (const v of stored) {
+      byFile.get(v.file_id)![v.variant_type] = await this.ctx.blobs.presignGet(v.blob_key, { expiresInSeconds, contentType: v.content_type }, this.origin);
     }
-    return urls;
+    return byFile;
   }
 
   /** Any other stored object the file owns (a video's keyframes), shown inline. */

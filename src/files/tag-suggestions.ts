@@ -6,6 +6,7 @@
  * ordinary tag edit) or dismisses it. The only writer of `tag_suggestions`.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 
 /** Replaces a file's suggestions with a new reading's, best first (dismissals of phrases found again are kept). */
 export function replaceSuggestions(db: Database, fileId: string, phrases: string[]): void {
@@ -18,11 +19,9 @@ export function replaceSuggestions(db: Database, fileId: string, phrases: string
 }
 
 /** The suggestions still open: not dismissed and not already among the file's tags (compared case-insensitively). */
-export function openSuggestions(db: Database, fileId: string, tags: string[]): string[] {
+export async function openSuggestions(sql: SqlClient, fileId: string, tags: string[]): Promise<string[]> {
   const taken = new Set(tags.map((t) => t.toLowerCase()));
-  return db
-    .query<{ phrase: string }, [string]>("SELECT phrase FROM tag_suggestions WHERE file_id = ? AND dismissed = 0 ORDER BY rank")
-    .all(fileId)
+  return (await sql.all<{ phrase: string }>("SELECT phrase FROM tag_suggestions WHERE file_id = ? AND dismissed = 0 ORDER BY rank", [fileId]))
     .map((r) => r.phrase)
     .filter((p) => !taken.has(p.toLowerCase()));
 }

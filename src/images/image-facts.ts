@@ -7,7 +7,7 @@
 import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
-import { setFacts } from "../files/facts-table.ts";
+import { factsRowsOf, setFacts } from "../files/facts-table.ts";
 
 export interface StoredImageFacts {
   /** pending at upload, processing, completed or failed; null: the file is rendered by no pipeline. */
@@ -33,13 +33,22 @@ interface ImageFactsRow {
 
 const NONE: StoredImageFacts = { variantStatus: null, variantCount: 0, blurHash: null, embeddingModel: null };
 
-/** A file without a row (a document, a link, an image not recorded yet) has none of these facts. */
-export function imageFactsOf(db: Database, fileId: string): StoredImageFacts {
-  const row = db
-    .query<ImageFactsRow, [string]>("SELECT variant_status, variant_count, blur_hash, embedding_model FROM image_facts WHERE file_id = ?")
-    .get(fileId);
+const IMAGE_FACTS_COLUMNS = "variant_status, variant_count, blur_hash, embedding_model";
+
+function toFacts(row: ImageFactsRow | null | undefined): StoredImageFacts {
   if (!row) return NONE;
   return { variantStatus: row.variant_status, variantCount: row.variant_count, blurHash: row.blur_hash, embeddingModel: row.embedding_model };
+}
+
+/** A file without a row (a document, a link, an image not recorded yet) has none of these facts. */
+export async function imageFactsOf(sql: SqlClient, fileId: string): Promise<StoredImageFacts> {
+  return toFacts(await sql.one<ImageFactsRow>(`SELECT ${IMAGE_FACTS_COLUMNS} FROM image_facts WHERE file_id = ?`, [fileId]));
+}
+
+/** The facts of several files in one read (a listing page's), by file id; every id is in the map. */
+export async function imageFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, StoredImageFacts>> {
+  const rows = await factsRowsOf<ImageFactsRow>(sql, "image_facts", IMAGE_FACTS_COLUMNS, fileIds);
+  return new Map(fileIds.map((id) => [id, toFacts(rows.get(id))]));
 }
 
 /** The model of the file's vector in the image space (null: not embedded yet), read through the port (either database). */

@@ -5,6 +5,7 @@
  * filled from them as the pipeline's own schema stage is.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { DetectedObject } from "./schema-fill.ts";
 
@@ -23,7 +24,22 @@ export function storeFindings(db: Database, clock: Clock, fileId: string, findin
   ).run(fileId, JSON.stringify(findings.objects), findings.faces, findings.people, JSON.stringify(findings.colours), isoAt(clock.now()));
 }
 
-export function findingsOf(db: Database, fileId: string): ImageFindings | null {
-  const row = db.query<{ objects: string; faces: number; people: number; colours: string }, [string]>("SELECT objects, faces, people, colours FROM image_findings WHERE file_id = ?").get(fileId);
-  return row ? { objects: JSON.parse(row.objects) as DetectedObject[], faces: row.faces, people: row.people, colours: JSON.parse(row.colours) as string[] } : null;
+interface FindingsRow {
+  objects: string;
+  faces: number;
+  people: number;
+  colours: string;
+}
+
+const toFindings = (row: FindingsRow): ImageFindings => ({ objects: JSON.parse(row.objects) as DetectedObject[], faces: row.faces, people: row.people, colours: JSON.parse(row.colours) as string[] });
+
+export async function findingsOf(sql: SqlClient, fileId: string): Promise<ImageFindings | null> {
+  const row = await sql.one<FindingsRow>("SELECT objects, faces, people, colours FROM image_findings WHERE file_id = ?", [fileId]);
+  return row ? toFindings(row) : null;
+}
+
+/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
+export function findingsOnHandle(db: Database, fileId: string): ImageFindings | null {
+  const row = db.query<FindingsRow, [string]>("SELECT objects, faces, people, colours FROM image_findings WHERE file_id = ?").get(fileId);
+  return row ? toFindings(row) : null;
 }

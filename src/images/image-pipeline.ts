@@ -77,7 +77,7 @@ async function readOriginal(ctx: ImageDeps, file: FileRow): Promise<Buffer> {
 }
 
 async function startWork(ctx: ImageDeps, options: ImagePipelineOptions, job: JobContext<unknown>, file: FileRow): Promise<ImageWork> {
-  return { ctx, options, compliance: complianceOf(ctx.db, file.id), job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
+  return { ctx, options, compliance: await complianceOf(ctx.sql, file.id), job, file, outcomes: {}, signal: job.signal, original: await readOriginal(ctx, file), rendered: null, ocr: null, embedding: null, analysis: null, facts: null, jpeg: null };
 }
 
 const rendered = (work: ImageWork): RenderedImage => {
@@ -347,7 +347,7 @@ export async function runImagePipeline(ctx: ImageDeps, options: ImagePipelineOpt
   const summary = {
     file_id: fileId,
     image_id: fileId,
-    variant_status: final ? imageFactsOf(ctx.db, fileId).variantStatus : null,
+    variant_status: final ? (await imageFactsOf(ctx.sql, fileId)).variantStatus : null,
     description_status: final?.description_status ?? null,
     description: final?.upload_description ?? null,
     tags: final ? tagsOf(final) : [],

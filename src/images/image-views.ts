@@ -1,20 +1,25 @@
 /** An image as the File resource shows it (the kind's view): variants, descriptions, OCR lines, camera facts. */
-import type { Database } from "bun:sqlite";
 import { cameraFactsOf } from "../camera/camera-facts.ts";
-import { complianceOf } from "../compliance/image-compliance.ts";
+import { complianceOfFiles, type ImageCompliance } from "../compliance/image-compliance.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { getExtraction, listExtractions } from "../extractions/extractions.ts";
 import { tagsOf, type FileRow } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
-import { imageFactsOf } from "./image-facts.ts";
+import type { VariantType } from "../files/variants.ts";
+import { imageFactsOfFiles, type StoredImageFacts } from "./image-facts.ts";
 
-export async function imageFields(row: FileRow, urls: FileUrls) {
-  const original = await urls.original(row);
-  // Until the pipeline has stored a variant its URL is null.
-  const variants = await urls.variants(row);
-  const facts = imageFactsOf(urls.db, row.id);
+/** The image fields of a page of images: the variants, the image facts and the compliance checks read once for the page. */
+export async function imageSummaries(rows: FileRow[], urls: FileUrls) {
+  const ids = rows.map((row) => row.id);
+  const [variants, facts, compliance] = await Promise.all([urls.variantsOfFiles(rows), imageFactsOfFiles(urls.sql, ids), complianceOfFiles(urls.sql, ids)]);
+  return Promise.all(rows.map(async (row) => imageFields(row, await urls.original(row), variants.get(row.id)!, facts.get(row.id)!, compliance.get(row.id) ?? null)));
+}
+
+function imageFields(row: FileRow, original: string | null, variants: Partial<Record<VariantType, string>>, facts: StoredImageFacts, compliance: ImageCompliance | null) {
   return {
     dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
     format: row.format,
+    // Until the pipeline has stored a variant its URL is null.
     thumbnail_url: variants.small_256 ?? null,
     medium_url: variants.medium_750 ?? null,
     full_url: variants.large_1024 ?? null,
@@ -25,27 +30,26 @@ export async function imageFields(row: FileRow, urls: FileUrls) {
     description_status: row.description_status,
     description_error: row.description_error,
     description_generated_at: row.description_generated_at,
-    compliance_status: complianceOf(urls.db, row.id)?.status ?? null,
+    compliance_status: compliance?.status ?? null,
     has_full_description: row.description_generated_at !== null,
     similar_available: facts.embeddingModel !== null,
   };
 }
 
 /** OCR lines (as reviewed), the models' descriptions and every stored extraction of an image (or a video's keyframes). */
-export function imageDetailFields(db: Database, row: FileRow) {
-  const extractions = listExtractions(db, row.id);
+export async function imageDetailFields(sql: SqlClient, row: FileRow) {
+  const extractions = await listExtractions(sql, row.id);
   const regions = extractions.find((e) => e.domain === "text_regions")?.corrected as { regions?: unknown[] } | undefined;
-  const fullDescriptions = db
-    .query<{ id: string; model: string; kind: string; text: string; created_at: string }, [string]>(
-      "SELECT id, model, kind, text, created_at FROM file_descriptions WHERE file_id = ? ORDER BY created_at, kind",
-    )
-    .all(row.id);
+  const fullDescriptions = await sql.all<{ id: string; model: string; kind: string; text: string; created_at: string }>(
+    "SELECT id, model, kind, text, created_at FROM file_descriptions WHERE file_id = ? ORDER BY created_at, kind",
+    [row.id],
+  );
   return { text_regions: regions?.regions ?? [], full_descriptions: fullDescriptions, extractions };
 }
 
 /** What the camera recorded and where (extensions), each null when the file says nothing of it. */
-export function cameraDetailFields(db: Database, fileId: string) {
-  const facts = cameraFactsOf(db, fileId);
+export async function cameraDetailFields(sql: SqlClient, fileId: string) {
+  const facts = await cameraFactsOf(sql, fileId);
   const camera = facts && {
     make: facts.make,
     model: facts.model,
@@ -68,8 +72,8 @@ export function cameraDetailFields(db: Database, fileId: string) {
 }
 
 /** The answer of POST /images/analyze: what the image's analysis found so far. */
-export function analyzeView(db: Database, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
-  const regions = getExtraction(db, row.id, "text_regions")?.corrected as { regions?: unknown[] } | undefined;
+export async function analyzeView(sql: SqlClient, row: FileRow, status: "completed" | "processing" | "failed" | "skipped", startedMs: number) {
+  const regions = (await getExtraction(sql, row.id, "text_regions"))?.corrected as { regions?: unknown[] } | undefined;
   const finished = status !== "processing";
   return {
     image_id: row.id,

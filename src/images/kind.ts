@@ -6,7 +6,7 @@ import { removeFaces } from "../people/people.ts";
 import { IMAGE_CONTENT } from "./image-content.ts";
 import { variantsPending } from "./image-facts.ts";
 import { runImagePipeline, imagePipelineOptions } from "./image-pipeline.ts";
-import { cameraDetailFields, imageDetailFields, imageFields } from "./image-views.ts";
+import { cameraDetailFields, imageDetailFields, imageSummaries } from "./image-views.ts";
 
 export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
   const options = imagePipelineOptions(ctx.config);
@@ -22,8 +22,8 @@ export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
     view: {
       summaryFields: IMAGE_FIELDS,
       detailFields: IMAGE_DETAIL_FIELDS,
-      summary: imageFields,
-      detail: async (row, urls) => ({ ...imageDetailFields(urls.db, row), ...cameraDetailFields(urls.db, row.id) }),
+      summaries: imageSummaries,
+      detail: async (row, urls) => ({ ...(await imageDetailFields(urls.sql, row)), ...(await cameraDetailFields(urls.sql, row.id)) }),
     },
     queued: (fileId) => variantsPending(ctx.db, fileId),
     // Face embeddings live in a vector space, which foreign keys cannot reach.

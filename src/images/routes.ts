@@ -44,7 +44,7 @@ export function imageRoutes(ctx: ImageDeps) {
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
         if (params.variant_type === "original") return redirect((await urls.original(row, VIEW_URL_SECONDS))!, 302);
         const url = (await urls.variants(row))[params.variant_type];
-        if (!url) throw new ApiError("VARIANT_NOT_READY", `variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${imageFactsOf(db, row.id).variantStatus})`);
+        if (!url) throw new ApiError("VARIANT_NOT_READY", `variant ${params.variant_type} of image ${row.id} does not exist yet (variant_status: ${(await imageFactsOf(ctx.sql, row.id)).variantStatus})`);
         return redirect(url, 302);
       },
       {
@@ -59,7 +59,7 @@ export function imageRoutes(ctx: ImageDeps) {
       async ({ principal, params }) => {
         const row = await loadImage(principal.orgId, params.file_id);
         const running = row.processing_job_id ? getJobRow(db, row.processing_job_id) : null;
-        const { variantStatus } = imageFactsOf(db, row.id);
+        const { variantStatus } = await imageFactsOf(ctx.sql, row.id);
         // The upload's own processing job renders variants first; while it runs, that is the task.
         if (running && (running.status === "pending" || running.status === "processing") && variantStatus !== "completed" && variantStatus !== "failed") {
           return { success: true, message: "variant generation is already running", task_id: running.id, current_status: variantStatus ?? "pending", image_id: row.id, skipped_duplicate: true };
@@ -107,11 +107,11 @@ export function imageRoutes(ctx: ImageDeps) {
         let timeout = ANALYZE_TIMEOUT_SECONDS.fallback;
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
         const row = await reload(stored.fileId);
-        if (stored.skipped) return analyzeView(db, row, "skipped", started);
+        if (stored.skipped) return analyzeView(ctx.sql, row, "skipped", started);
         const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;
         const now = await reload(row.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : job.status === "completed" ? "completed" : "failed";
-        return analyzeView(db, now, status, started);
+        return analyzeView(ctx.sql, now, status, started);
       },
       {
         permission: "edit",

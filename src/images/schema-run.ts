@@ -49,7 +49,7 @@ async function variantBytes(ctx: ImageDeps, fileId: string, type: string): Promi
 
 /** The image's stored findings; an image analysed without them (no description asked for) is looked at now, from its stored variant, and they are kept. */
 async function findingsFor(ctx: ImageDeps, file: FileRow, large: Buffer): Promise<ImageFindings> {
-  const stored = findingsOf(ctx.db, file.id);
+  const stored = await findingsOf(ctx.sql, file.id);
   if (stored) return stored;
   const analysis = await ctx.images.vision.analyze(large);
   const tinyBytes = await variantBytes(ctx, file.id, "tiny_64");
@@ -59,8 +59,8 @@ async function findingsFor(ctx: ImageDeps, file: FileRow, large: Buffer): Promis
   return findings;
 }
 
-function ocrLinesOf(ctx: ImageDeps, fileId: string): string[] {
-  const regions = (getExtraction(ctx.db, fileId, "text_regions")?.corrected as { regions?: { text?: unknown }[] } | undefined)?.regions ?? [];
+async function ocrLinesOf(ctx: ImageDeps, fileId: string): Promise<string[]> {
+  const regions = ((await getExtraction(ctx.sql, fileId, "text_regions"))?.corrected as { regions?: { text?: unknown }[] } | undefined)?.regions ?? [];
   return regions.map((r) => (typeof r.text === "string" ? r.text : "")).filter(Boolean);
 }
 
@@ -71,7 +71,7 @@ function ocrLinesOf(ctx: ImageDeps, fileId: string): string[] {
 export async function storedImageEvidence(ctx: ImageDeps, file: FileRow): Promise<{ evidence: Evidence; jpeg: () => Promise<Buffer> }> {
   const large = await variantBytes(ctx, file.id, EMBEDDED_VARIANT);
   // Retrying cannot make a variant appear: the image is analysed again by reprocessing.
-  if (!large) throw new PermanentJobError(`image ${file.id} has no ${EMBEDDED_VARIANT} variant to read (variants: ${imageFactsOf(ctx.db, file.id).variantStatus ?? "not rendered"})`);
+  if (!large) throw new PermanentJobError(`image ${file.id} has no ${EMBEDDED_VARIANT} variant to read (variants: ${(await imageFactsOf(ctx.sql, file.id)).variantStatus ?? "not rendered"})`);
   const findings = await findingsFor(ctx, file, large);
   const evidence: Evidence = {
     description: file.user_description ?? file.upload_description,
@@ -80,7 +80,7 @@ export async function storedImageEvidence(ctx: ImageDeps, file: FileRow): Promis
     objects: findings.objects,
     faces: findings.faces,
     ocrText: file.visible_text ?? "",
-    ocrLines: ocrLinesOf(ctx, file.id),
+    ocrLines: await ocrLinesOf(ctx, file.id),
     width: file.width,
     height: file.height,
     format: file.format,

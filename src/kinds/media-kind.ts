@@ -7,6 +7,7 @@
  */
 import type { TProperties } from "@sinclair/typebox";
 import type { OwnedMigration } from "../db/owned-migrations.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { DocumentType, FileRow, MediaType } from "../files/file.ts";
 import type { FileUrls } from "../files/file-urls.ts";
 import type { FileJobPayload } from "../jobs/catalogue.ts";
@@ -58,7 +59,12 @@ export interface KindView {
   summaryFields: TProperties;
   /** Response schema of the fields only the detail shows (`detail` gives them). */
   detailFields: TProperties;
-  summary(row: FileRow, urls: FileUrls): Promise<Record<string, unknown>>;
+  /**
+   * The summary fields of several of the kind's files (a listing page's), in their order. Reads
+   * through `urls.sql` (either database), each of the kind's tables once for the lot, not once a
+   * file: a page of 100 files costs a few reads, not a few hundred.
+   */
+  summaries(rows: FileRow[], urls: FileUrls): Promise<Record<string, unknown>[]>;
   detail(row: FileRow, urls: FileUrls): Promise<Record<string, unknown>>;
 }
 
@@ -68,7 +74,13 @@ export type ExportCell = string | number | null;
 export interface ExportColumn {
   key: string;
   display: string;
-  value(row: FileRow): ExportCell;
+}
+
+/** The kind's own export columns and how their cells are read. */
+export interface KindExports {
+  columns: ExportColumn[];
+  /** Reads what the columns show of these files of the kind (each table once for the lot) and answers a file's cell of a column. */
+  read(rows: FileRow[]): Promise<(row: FileRow, key: string) => ExportCell>;
 }
 
 /** A file's processing queued again (POST /files/{id}/reprocess answers with it). */
@@ -117,12 +129,15 @@ export interface MediaKind<Type extends MediaType = MediaType> {
    * or queues its processing again; the kind's tables hold them, not the files row.
    */
   queued?(fileId: string): void;
-  /** The facts of one of the kind's files that rule conditions test (read when a rule is evaluated). */
+  /**
+   * The facts of one of the kind's files that rule conditions test (read when a rule is evaluated).
+   * Synchronous on the SQLite handle: the rules' conditions are evaluated synchronously.
+   */
   conditionFacts?(fileId: string): KindConditionFacts;
-  /** What is being done to the file now that deleting it (or reprocessing it) must wait for; none when absent. */
-  busy?(fileId: string): WorkInFlight[];
+  /** What is being done to the file now that deleting it (or reprocessing it) must wait for, read through `sql` (the caller's transaction); none when absent. */
+  busy?(sql: SqlClient, fileId: string): Promise<WorkInFlight[]>;
   /** Columns of the kind's own in exports (the built-in kinds' are library/exports.ts's). */
-  exportColumns?: ExportColumn[];
+  exports?: KindExports;
   /** Removes what the kind derived from a file outside its row (blobs, vectors) before the row is purged. */
   purge?(fileId: string): Promise<void>;
   /** Runs a file's processing again the kind's own way (a link is crawled again); else a new file.process job. */

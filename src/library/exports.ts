@@ -13,11 +13,11 @@ import { ApiError, badRequest } from "../errors.ts";
 import { getFolder } from "../folders/folders.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
 import { type FileRow, tagsOf } from "../files/file.ts";
-import { cameraFactsOf, type StoredCameraFacts } from "../camera/camera-facts.ts";
+import { cameraFactsOfFiles, type StoredCameraFacts } from "../camera/camera-facts.ts";
 import type { ExportCell, MediaKinds } from "../kinds/media-kind.ts";
-import { complianceOf } from "../compliance/image-compliance.ts";
-import { imageFactsOf, type StoredImageFacts } from "../images/image-facts.ts";
-import { documentFactsOf, type DocumentFacts } from "../documents/document-facts.ts";
+import { complianceOfFiles, type ImageCompliance } from "../compliance/image-compliance.ts";
+import { imageFactsOfFiles, type StoredImageFacts } from "../images/image-facts.ts";
+import { documentFactsOfFiles, type DocumentFacts } from "../documents/document-facts.ts";
 
 export const EXPORT_FORMATS = ["csv", "xlsx", "docx", "hosted_sheets"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -40,6 +40,8 @@ interface ColumnDef {
 
 interface ValueOptions {
   flattenTags: boolean;
+  /** A kind's own column's cell (KindExports.read). */
+  kindCell(type: string, row: FileRow, key: string): Cell;
   extractedText(fileId: string): string | null;
   camera(fileId: string): StoredCameraFacts | null;
   compliance(fileId: string): string | null;
@@ -108,7 +110,7 @@ function exportColumns(kinds: MediaKinds): ColumnDef[] {
   const common = (group: string) => EXPORT_COLUMNS.filter((c) => c.group === group);
   const ofKinds = kinds.all().flatMap((kind) => [
     ...common(kind.type),
-    ...(kind.exportColumns ?? []).map((c) => col(kind.type, c.key, c.display, (row) => (row.media_type === kind.type ? c.value(row) : null))),
+    ...(kind.exports?.columns ?? []).map((c) => col(kind.type, c.key, c.display, (row, o) => (row.media_type === kind.type ? o.kindCell(kind.type, row, c.key) : null))),
   ]);
   return [...common("basic"), ...common("descriptions"), ...ofKinds, ...common("camera")];
 }
@@ -227,20 +229,29 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   const folder = request.file_ids?.length || !request.folder_id ? null : await getFolder(ctx.sql, orgId, request.folder_id);
   const rows = selectRows(ctx.db, orgId, request, folder?.id ?? null);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
-  // Cells are asked column by column within a row: one camera lookup serves the row's camera columns.
-  let cameraOf: { id: string; facts: StoredCameraFacts | null } | null = null;
-  let imageOf: { id: string; facts: StoredImageFacts } | null = null;
-  let documentOf: { id: string; facts: DocumentFacts } | null = null;
-  // The texts are read before the cells, which are computed synchronously.
+  // What the chosen columns show beyond the rows is read before the cells, which are computed
+  // synchronously: each table once for the whole selection, and only when a column asks for it.
+  const ids = rows.map((row) => row.id);
+  const wants = (...keys: string[]) => columns.some((c) => keys.includes(c.key));
   const texts = new Map<string, string | null>();
-  if (columns.some((c) => c.key === "extracted_text")) for (const row of rows) texts.set(row.id, await ctx.files.extractedText(row.id));
+  if (wants("extracted_text")) for (const row of rows) texts.set(row.id, await ctx.files.extractedText(row.id));
+  const cameras = columns.some((c) => c.group === "camera") ? await cameraFactsOfFiles(ctx.sql, ids) : new Map<string, StoredCameraFacts>();
+  const compliance = wants("compliance_status") ? await complianceOfFiles(ctx.sql, ids) : new Map<string, ImageCompliance>();
+  const images = wants("blur_hash", "variant_status") ? await imageFactsOfFiles(ctx.sql, ids) : new Map<string, StoredImageFacts>();
+  const documents = wants("page_count", "chunk_count", "text_extraction_status") ? await documentFactsOfFiles(ctx.sql, ids) : new Map<string, DocumentFacts>();
+  const kindCells = new Map<string, (row: FileRow, key: string) => Cell>();
+  for (const kind of ctx.kinds.all()) {
+    if (!kind.exports || !columns.some((c) => c.group === kind.type && kind.exports!.columns.some((k) => k.key === c.key))) continue;
+    kindCells.set(kind.type, await kind.exports.read(rows.filter((row) => row.media_type === kind.type)));
+  }
   const options: ValueOptions = {
     flattenTags: request.flatten_tags ?? true,
+    kindCell: (type, row, key) => kindCells.get(type)!(row, key),
     extractedText: (id) => texts.get(id) ?? null,
-    camera: (id) => (cameraOf?.id === id ? cameraOf : (cameraOf = { id, facts: cameraFactsOf(ctx.db, id) })).facts,
-    compliance: (id) => complianceOf(ctx.db, id)?.status ?? null,
-    image: (id) => (imageOf?.id === id ? imageOf : (imageOf = { id, facts: imageFactsOf(ctx.db, id) })).facts,
-    document: (id) => (documentOf?.id === id ? documentOf : (documentOf = { id, facts: documentFactsOf(ctx.db, id) })).facts,
+    camera: (id) => cameras.get(id) ?? null,
+    compliance: (id) => compliance.get(id)?.status ?? null,
+    image: (id) => images.get(id)!,
+    document: (id) => documents.get(id)!,
   };
   const header = columns.map((c) => c.display);
   const body = rows.map((row) => columns.map((c) => c.value(row, options)));

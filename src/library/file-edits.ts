@@ -59,9 +59,9 @@ export async function updateFile(ctx: LibraryDeps, orgId: string, ref: string, p
   };
 }
 
-/** Inside the caller's transaction `tx`: the kind's busy check (still on the SQLite handle, which the port transaction holds) and the delete commit together. */
-function markDeleted(ctx: LibraryDeps, tx: SqlClient, row: FileRow): Promise<string> {
-  const busy = ctx.kinds.for(row.media_type)?.busy?.(row.id)[0]?.reason;
+/** Inside the caller's transaction `tx`: the kind's busy check and the delete commit together. */
+async function markDeleted(ctx: LibraryDeps, tx: SqlClient, row: FileRow): Promise<string> {
+  const busy = (await ctx.kinds.for(row.media_type)?.busy?.(tx, row.id))?.[0]?.reason;
   if (busy) throw new ApiError("FILE_BUSY", `file ${row.id} cannot be deleted while ${busy}; try again when it finishes`);
   return ctx.files.withTx(tx).softDelete(row.id);
 }

@@ -8,10 +8,23 @@
 import type { FileUrls } from "../files/file-urls.ts";
 import type { FileRow } from "../files/file.ts";
 import { commonFields } from "../files/file-view.ts";
-import type { MediaKinds } from "../kinds/media-kind.ts";
+import type { MediaKind, MediaKinds } from "../kinds/media-kind.ts";
 
-export async function fileSummary(kinds: MediaKinds, row: FileRow, urls: FileUrls) {
-  return { ...commonFields(row), ...(await kinds.of(row).view.summary(row, urls)) };
+/** The summaries of a page of files, in its order: each kind is asked once for its files of the page (MediaKind.view.summaries). */
+export async function fileSummaries(kinds: MediaKinds, rows: FileRow[], urls: FileUrls) {
+  const byKind = new Map<MediaKind, FileRow[]>();
+  for (const row of rows) {
+    const kind = kinds.of(row);
+    byKind.set(kind, [...(byKind.get(kind) ?? []), row]);
+  }
+  const fields = new Map<FileRow, Record<string, unknown>>();
+  await Promise.all(
+    [...byKind].map(async ([kind, ofKind]) => {
+      const summaries = await kind.view.summaries(ofKind, urls);
+      ofKind.forEach((row, i) => fields.set(row, summaries[i]!));
+    }),
+  );
+  return rows.map((row) => ({ ...commonFields(row), ...fields.get(row)! }));
 }
 
 /**
@@ -29,5 +42,6 @@ export function withVisibleTextCut<T extends { visible_text: string | null }>(su
 
 export async function fileDetail(kinds: MediaKinds, row: FileRow, urls: FileUrls) {
   const { view } = kinds.of(row);
-  return { ...commonFields(row), ...(await view.summary(row, urls)), ...(await view.detail(row, urls)) };
+  const [[summary], detail] = await Promise.all([view.summaries([row], urls), view.detail(row, urls)]);
+  return { ...commonFields(row), ...summary!, ...detail };
 }

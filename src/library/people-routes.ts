@@ -8,7 +8,7 @@ import { Enum, Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../
 import { enqueueClustering } from "../people/people-jobs.ts";
 import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
 import { fileShapes, FileParams } from "../files/file-shapes.ts";
-import { fileSummary } from "./file-views.ts";
+import { fileSummaries } from "./file-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 
 const Box = t.Object({ x_min: t.Number(), y_min: t.Number(), x_max: t.Number(), y_max: t.Number() }, { description: "Normalized 0-1 of the image" });
@@ -127,7 +127,8 @@ export function peopleRoutes(ctx: LibraryDeps) {
       async ({ principal, params, query, request }) => {
         const { ids, total } = await personFileIds(ctx.sql, principal.orgId, params.person_id, query.limit, query.offset);
         const urls = urlsOf(request);
-        const items = await Promise.all(ids.map(async (id) => fileSummary(ctx.kinds, (await ctx.files.byId(id))!, urls)));
+        const rows = await Promise.all(ids.map(async (id) => (await ctx.files.byId(id))!));
+        const items = await fileSummaries(ctx.kinds, rows, urls);
         return page(items, total, query.limit, query.offset);
       },
       {

@@ -15,14 +15,14 @@ import { Enum, errorResponses, Page, page, Timestamp } from "../http/shapes.ts";
 import { imageMarkdown } from "../images/formatted-document.ts";
 import { batchDeleteFiles, batchMoveFiles, deleteFile, updateFile } from "./file-edits.ts";
 import { listFiles } from "../files/queries.ts";
-import { fileDetail, fileSummary, withVisibleTextCut } from "./file-views.ts";
+import { fileDetail, fileSummaries, withVisibleTextCut } from "./file-views.ts";
 import { BatchDeleteAnswer, BatchDeleteBody, BatchMoveAnswer, BatchMoveBody, FileEditAnswer, FileEditBody, LIST_REPEATABLE, listFilesQuery, listQuery } from "./model.ts";
 
 /** Download links live five minutes (spec). */
 const DOWNLOAD_URL_SECONDS = 300;
 
 export function libraryRoutes(ctx: LibraryDeps) {
-  const { db, clock, kinds } = ctx;
+  const { clock, kinds } = ctx;
   const { FileSummary, FileDetail } = fileShapes(kinds.all());
   const ListQuery = listQuery(kinds.types());
   return new Elysia({ tags: ["Files"] })
@@ -33,7 +33,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
         const q = listFilesQuery(query);
         const { rows, total } = await listFiles(ctx.sql, principal.orgId, q);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = await Promise.all(rows.map((row) => fileSummary(kinds, row, urls)));
+        const items = await fileSummaries(kinds, rows, urls);
         const chars = query.visible_text_chars;
         return page(chars === undefined ? items : items.map((item) => withVisibleTextCut(item, chars)), total, q.limit, q.offset);
       },
@@ -81,7 +81,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
         if (query.format === "markdown") {
           if (row.media_type !== "image") throw new ApiError("WRONG_MEDIA_TYPE", "format=markdown is available for images only");
           const image = {
-            ...row, tags: tagsOf(row), extractions: listExtractions(db, row.id),
+            ...row, tags: tagsOf(row), extractions: await listExtractions(ctx.sql, row.id),
             dimensions: row.width !== null && row.height !== null ? { width: row.width, height: row.height } : null,
           };
           return { ...detail, formatted_document: imageMarkdown(image, isoAt(clock.now())) };

@@ -8,7 +8,7 @@ import { publicOrigin } from "../http/request-context.ts";
 import { errorResponses, Page, page, pageQuery, Timestamp } from "../http/shapes.ts";
 import { purgeAt, restoreFile, retentionCutoff } from "./file-edits.ts";
 import { listDeletedFiles } from "../files/queries.ts";
-import { fileSummary } from "./file-views.ts";
+import { fileSummaries } from "./file-views.ts";
 
 export function trashRoutes(ctx: LibraryDeps) {
   const { clock, kinds } = ctx;
@@ -22,7 +22,7 @@ export function trashRoutes(ctx: LibraryDeps) {
       async ({ principal, query, request }) => {
         const { rows, total } = await listDeletedFiles(ctx.sql, principal.orgId, retentionCutoff(clock.now()), query.limit, query.offset);
         const urls = new FileUrls(ctx, publicOrigin(ctx.config, request));
-        const items = await Promise.all(rows.map(async (row) => ({ ...(await fileSummary(kinds, row, urls)), deleted_at: row.deleted_at!, purge_at: purgeAt(row.deleted_at!) })));
+        const items = (await fileSummaries(kinds, rows, urls)).map((summary, i) => ({ ...summary, deleted_at: rows[i]!.deleted_at!, purge_at: purgeAt(rows[i]!.deleted_at!) }));
         return page(items, total, query.limit, query.offset);
       },
       {

@@ -6,6 +6,8 @@
  * columns of its row.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
+import { factsRowsOf } from "../files/facts-table.ts";
 import { forTenants } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { CrawlStatus, FileRow } from "../files/file.ts";
@@ -43,10 +45,7 @@ interface CrawlRow {
   snapshot_blob_key: string | null;
 }
 
-/** Null for a file that is not a link. */
-export function crawlOf(db: Database, fileId: string): LinkCrawl | null {
-  const row = db.query<CrawlRow, [string]>("SELECT * FROM link_crawls WHERE file_id = ?").get(fileId);
-  if (!row) return null;
+function toCrawl(row: CrawlRow): LinkCrawl {
   return {
     urlKey: row.url_key,
     domain: row.domain,
@@ -59,6 +58,26 @@ export function crawlOf(db: Database, fileId: string): LinkCrawl | null {
     faviconContentType: row.favicon_content_type,
     snapshotBlobKey: row.snapshot_blob_key,
   };
+}
+
+const CRAWL_COLUMNS = "url_key, domain, extract_images, status, error, crawled_at, og_metadata, favicon_blob_key, favicon_content_type, snapshot_blob_key";
+
+/** Null for a file that is not a link. */
+export async function crawlOf(sql: SqlClient, fileId: string): Promise<LinkCrawl | null> {
+  const row = await sql.one<CrawlRow>(`SELECT ${CRAWL_COLUMNS} FROM link_crawls WHERE file_id = ?`, [fileId]);
+  return row ? toCrawl(row) : null;
+}
+
+/** The same read on the SQLite handle, for the rules' conditions (evaluated synchronously) and a stage's synchronous check (bridges until they are not). */
+export function crawlOnHandle(db: Database, fileId: string): LinkCrawl | null {
+  const row = db.query<CrawlRow, [string]>(`SELECT ${CRAWL_COLUMNS} FROM link_crawls WHERE file_id = ?`).get(fileId);
+  return row ? toCrawl(row) : null;
+}
+
+/** The crawls of several links in one read (a listing page's), by file id; a file that is not a link is absent. */
+export async function crawlsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, LinkCrawl>> {
+  const rows = await factsRowsOf<CrawlRow>(sql, "link_crawls", CRAWL_COLUMNS, fileIds);
+  return new Map([...rows].map(([id, row]) => [id, toCrawl(row)]));
 }
 
 /** A new link's crawl, `pending` (in the transaction that creates its file). */

@@ -8,7 +8,7 @@
  */
 import type { Config } from "../config.ts";
 import { isoAt } from "../clock.ts";
-import { crawled, crawlEnded, crawlOf, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
+import { crawled, crawlEnded, crawlOnHandle, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
 import type { LinkDeps } from "./deps.ts";
 import type { IngestDeps } from "../ingest/deps.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
@@ -232,7 +232,7 @@ const imagesStage: Stage<LinkWork> = {
   name: "images",
   weight: 3,
   appliesTo: ({ file, meta, ctx, options }) =>
-    !crawlOf(ctx.db, file.id)?.extractImages ? "extract_images is false" : options.maxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
+    !crawlOnHandle(ctx.db, file.id)?.extractImages ? "extract_images is false" : options.maxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
   async run(work, progress) {
     const { ctx, file } = work;
     const candidates = work.meta!.imageCandidates.slice(0, work.options.maxImages);

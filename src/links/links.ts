@@ -99,7 +99,7 @@ export async function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): Pr
     const orphaned = !previous || !LIVE_JOB.has(previous.status);
     const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
     if (!crawlRequeued(ctx, row.id, orphaned)) {
-      throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${crawlOf(ctx.db, row.id)?.status}); try again when it finishes`);
+      throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${(await crawlOf(tx, row.id))?.status}); try again when it finishes`);
     }
     await files.recrawlQueued(row.id, job.id);
     return job.id;
@@ -113,7 +113,7 @@ const LIVE_JOB = new Set(["pending", "processing"]);
 /** The stored offline snapshot's HTML (404 SNAPSHOT_NOT_READY until a crawl stored one). */
 export async function readSnapshot(ctx: LinkDeps, orgId: string, ref: string): Promise<{ file: FileRow; html: Uint8Array }> {
   const row = await ctx.files.findOfType(orgId, ref, "link");
-  const crawl = crawlOf(ctx.db, row.id);
+  const crawl = await crawlOf(ctx.sql, row.id);
   const bytes = crawl?.snapshotBlobKey ? await readObject(ctx.blobs, crawl.snapshotBlobKey) : null;
   if (!bytes) throw new ApiError("SNAPSHOT_NOT_READY", `link ${row.id} has no snapshot yet (crawl_status ${crawl?.status ?? null})`);
   return { file: row, html: bytes };

@@ -6,7 +6,7 @@
  * existing file. `link_images` keeps which images a link showed, in page order; this module is
  * its only writer.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { createHash } from "node:crypto";
 import type { IngestDeps } from "../ingest/deps.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
@@ -81,15 +81,27 @@ export async function storePageImages(ctx: IngestDeps, link: FileRow, images: Pa
   return result;
 }
 
+export interface LinkImage {
+  file: FileRow;
+  sourceUrl: string;
+}
+
 /** The link's images that are still live, in page order. */
-export function linkImages(db: Database, linkId: string): { file: FileRow; sourceUrl: string }[] {
-  return db
-    .query<FileRow & { link_image_source: string }, [string]>(
-      `SELECT f.*, li.source_url AS link_image_source FROM link_images li JOIN files f ON f.id = li.image_file_id
-       WHERE li.link_file_id = ? AND f.deleted_at IS NULL ORDER BY li.position`,
-    )
-    .all(linkId)
-    .map(({ link_image_source, ...file }) => ({ file: file as FileRow, sourceUrl: link_image_source }));
+export async function linkImages(sql: SqlClient, linkId: string): Promise<LinkImage[]> {
+  return (await linkImagesOfLinks(sql, [linkId])).get(linkId)!;
+}
+
+/** The live images of several links in one read (a listing page's), by link id, each in page order; every id is in the map. */
+export async function linkImagesOfLinks(sql: SqlClient, linkIds: readonly string[]): Promise<Map<string, LinkImage[]>> {
+  const byLink = new Map<string, LinkImage[]>(linkIds.map((id) => [id, []]));
+  if (linkIds.length === 0) return byLink;
+  const rows = await sql.all<FileRow & { link_file_id: string; link_image_source: string }>(
+    `SELECT f.*, li.link_file_id, li.source_url AS link_image_source FROM link_images li JOIN files f ON f.id = li.image_file_id
+     WHERE li.link_file_id IN (${sql.dialect.jsonValues}) AND f.deleted_at IS NULL ORDER BY li.link_file_id, li.position`,
+    [JSON.stringify([...new Set(linkIds)])],
+  );
+  for (const { link_file_id, link_image_source, ...file } of rows) byLink.get(link_file_id)?.push({ file: file as FileRow, sourceUrl: link_image_source });
+  return byLink;
 }
 
 /** A file name from the image's URL ("photo.jpg"), or "image-N" when its path names none. */

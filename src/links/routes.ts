@@ -5,7 +5,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { errorResponses } from "../http/shapes.ts";
 import { fileShapes, FileParams } from "../files/file-shapes.ts";
-import { crawlOf } from "./link-crawls.ts";
+import { crawlOf, crawlsOfFiles } from "./link-crawls.ts";
 import { linkDetail } from "./link-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
 import { recrawlLink, readSnapshot, saveLink, saveLinks } from "./links.ts";
@@ -39,8 +39,9 @@ export function linkRoutes(ctx: LinkDeps) {
       "/files/links/batch",
       async ({ principal, body }) => {
         const { results } = await saveLinks(ctx, principal, body.links);
+        const crawls = await crawlsOfFiles(ctx.sql, results.flatMap((r) => (r.file_id ? [r.file_id] : [])));
         return {
-          results: results.map((r) => ({ ...r, crawl_status: r.file_id ? (crawlOf(ctx.db, r.file_id)?.status ?? null) : null })),
+          results: results.map((r) => ({ ...r, crawl_status: r.file_id ? (crawls.get(r.file_id)?.status ?? null) : null })),
           created: results.filter((r) => r.status === "created").length,
           duplicates: results.filter((r) => r.status === "duplicate").length,
           rejected: results.filter((r) => r.status === "rejected").length,
@@ -66,7 +67,7 @@ export function linkRoutes(ctx: LinkDeps) {
       "/files/:file_id/recrawl",
       async ({ principal, params, request }) => {
         const { file, jobId } = await recrawlLink(ctx, principal.orgId, params.file_id);
-        return { id: file.id, job_id: jobId, crawl_status: crawlOf(ctx.db, file.id)?.status ?? "pending", file: await linkDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
+        return { id: file.id, job_id: jobId, crawl_status: (await crawlOf(ctx.sql, file.id))?.status ?? "pending", file: await linkDetail(file, new FileUrls(ctx, publicOrigin(ctx.config, request))) };
       },
       {
         permission: "edit",

@@ -36,7 +36,7 @@ export async function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: stri
       if (current.processing_status === "failed") throw new ApiError("FILE_NOT_STORED", `file ${row.id} has no stored bytes (${current.processing_error ?? "its import failed"}); import it again`);
       throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being imported; try again when it finishes`);
     }
-    const inFlight = ctx.kinds.of(current).busy?.(row.id).find((work) => work.blocksReprocessing);
+    const inFlight = (await ctx.kinds.of(current).busy?.(tx, row.id))?.find((work) => work.blocksReprocessing);
     if (inFlight) throw new ApiError("FILE_PROCESSING", `file ${row.id} cannot be processed again while ${inFlight.reason}; try again when that finishes`);
     const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
     const orphaned = !previous || !LIVE_JOB.has(previous.status);

@@ -46,11 +46,8 @@ export function parseItemId(itemId: string): { fileId: string; keyframeIndex: nu
   return { fileId: itemId.slice(0, at), keyframeIndex: Number(itemId.slice(at + ITEM_SEPARATOR.length)) };
 }
 
-export function keyframesOf(ctx: Pick<VideoDeps, "db">, fileId: string): StoredKeyframe[] {
-  return ctx.db
-    .query<KeyframeRow, [string]>("SELECT * FROM video_keyframes WHERE file_id = ? ORDER BY frame_index")
-    .all(fileId)
-    .map((row) => ({
+export async function keyframesOf(sql: SqlClient, fileId: string): Promise<StoredKeyframe[]> {
+  return (await sql.all<KeyframeRow>("SELECT * FROM video_keyframes WHERE file_id = ? ORDER BY frame_index", [fileId])).map((row) => ({
       index: row.frame_index,
       timeSeconds: row.time_seconds,
       blobKey: row.blob_key,
@@ -74,8 +71,8 @@ export async function keyframeTimes(sql: SqlClient, fileIds: string[]): Promise<
 }
 
 /** Removes a file's keyframes: blobs, vectors and rows (before sampling again, and at purge). */
-export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "blobs" | "spaces">, fileId: string): Promise<void> {
-  const frames = keyframesOf(ctx, fileId);
+export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "sql" | "blobs" | "spaces">, fileId: string): Promise<void> {
+  const frames = await keyframesOf(ctx.sql, fileId);
   if (!frames.length) return;
   for (const frame of frames) await ctx.blobs.delete(frame.blobKey);
   const items = frames.map((f) => keyframeItemId(fileId, f.index));

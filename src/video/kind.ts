@@ -1,25 +1,36 @@
 /** Videos: probed, given a poster and keyframes, and analysed frame by frame by the video pipeline. */
 import type { VideoDeps } from "./deps.ts";
-import type { Database } from "bun:sqlite";
-import type { ExportColumn, MediaKind } from "../kinds/media-kind.ts";
+import type { SqlClient } from "../db/sql-client.ts";
+import type { KindExports, MediaKind } from "../kinds/media-kind.ts";
 import { VIDEO_DETAIL_FIELDS, VIDEO_FIELDS } from "../files/file-shapes.ts";
 import { cameraDetailFields } from "../images/image-views.ts";
 import { removeKeyframes } from "./keyframe-store.ts";
 import { VIDEO_CONTENT } from "./video-content.ts";
-import { analysisPending, videoFactsOf } from "./video-facts.ts";
+import { analysisPending, videoFactsOfFiles, videoFactsOnHandle } from "./video-facts.ts";
 import { variantsPending } from "../images/image-facts.ts";
 import { runVideoPipeline, videoPipelineOptions } from "./video-pipeline.ts";
-import { videoDetailFields, videoFields } from "./video-views.ts";
+import { videoDetailFields, videoSummaries } from "./video-views.ts";
 
-/** Columns of POST /files/export: the probe's facts (a primary-key read per cell). */
-function videoExportColumns(db: Database): ExportColumn[] {
-  const facts = (id: string) => videoFactsOf(db, id);
-  return [
-    { key: "duration_seconds", display: "Duration (s)", value: (row) => facts(row.id)?.durationSeconds ?? null },
-    { key: "frame_rate", display: "Frame rate", value: (row) => facts(row.id)?.frameRate ?? null },
-    { key: "video_codec", display: "Video codec", value: (row) => facts(row.id)?.codec ?? null },
-    { key: "resolution", display: "Resolution", value: (row) => (row.width && row.height ? `${row.width}x${row.height}` : null) },
-  ];
+/** Columns of POST /files/export: the probe's facts (one read for the exported videos). */
+function videoExports(sql: SqlClient): KindExports {
+  return {
+    columns: [
+      { key: "duration_seconds", display: "Duration (s)" },
+      { key: "frame_rate", display: "Frame rate" },
+      { key: "video_codec", display: "Video codec" },
+      { key: "resolution", display: "Resolution" },
+    ],
+    async read(rows) {
+      const probed = await videoFactsOfFiles(sql, rows.map((row) => row.id));
+      return (row, key) => {
+        const facts = probed.get(row.id)?.facts ?? null;
+        if (key === "duration_seconds") return facts?.durationSeconds ?? null;
+        if (key === "frame_rate") return facts?.frameRate ?? null;
+        if (key === "video_codec") return facts?.codec ?? null;
+        return row.width && row.height ? `${row.width}x${row.height}` : null;
+      };
+    },
+  };
 }
 
 export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
@@ -35,15 +46,15 @@ export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
     view: {
       summaryFields: VIDEO_FIELDS,
       detailFields: VIDEO_DETAIL_FIELDS,
-      summary: videoFields,
-      detail: async (row, urls) => ({ ...(await videoDetailFields(row, urls)), ...cameraDetailFields(urls.db, row.id) }),
+      summaries: videoSummaries,
+      detail: async (row, urls) => ({ ...(await videoDetailFields(row, urls)), ...(await cameraDetailFields(urls.sql, row.id)) }),
     },
     queued: (fileId) => {
       variantsPending(ctx.db, fileId); // the poster's
       analysisPending(ctx.db, fileId);
     },
-    conditionFacts: (fileId) => ({ duration_seconds: videoFactsOf(ctx.db, fileId)?.durationSeconds ?? null }),
-    exportColumns: videoExportColumns(ctx.db),
+    conditionFacts: (fileId) => ({ duration_seconds: videoFactsOnHandle(ctx.db, fileId)?.durationSeconds ?? null }),
+    exports: videoExports(ctx.sql),
     purge: (fileId) => removeKeyframes(ctx, fileId),
   };
 }

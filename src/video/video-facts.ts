@@ -4,6 +4,8 @@
  * keeps the displayed width and height and the capture date, which images have too.
  */
 import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
+import { factsRowsOf } from "../files/facts-table.ts";
 import { forTenantsOrNull } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 
@@ -50,12 +52,11 @@ export function storeVideoFacts(db: Database, fileId: string, facts: VideoFacts)
   ).run(fileId, facts.durationSeconds, facts.frameRate, facts.codec, facts.container, facts.hasAudio === null ? null : facts.hasAudio ? 1 : 0, facts.bitRate);
 }
 
-/** Null for a file that is not a video (a video not probed yet has its facts null). */
-export function videoFactsOf(db: Database, fileId: string): VideoFacts | null {
-  const row = db
-    .query<VideoFactsRow, [string]>("SELECT duration_seconds, frame_rate, codec, container, has_audio, bit_rate FROM video_facts WHERE file_id = ?")
-    .get(fileId);
-  if (!row) return null;
+const VIDEO_FACTS_COLUMNS = "duration_seconds, frame_rate, codec, container, has_audio, bit_rate, analysis_status, analysis_error";
+
+type VideoFactsAndAnalysisRow = VideoFactsRow & { analysis_status: AnalysisStatus | null; analysis_error: string | null };
+
+function toFacts(row: VideoFactsRow): VideoFacts {
   return {
     durationSeconds: row.duration_seconds,
     frameRate: row.frame_rate,
@@ -64,6 +65,29 @@ export function videoFactsOf(db: Database, fileId: string): VideoFacts | null {
     hasAudio: row.has_audio === null ? null : row.has_audio === 1,
     bitRate: row.bit_rate,
   };
+}
+
+/** Null for a file that is not a video (a video not probed yet has its facts null). */
+export async function videoFactsOf(sql: SqlClient, fileId: string): Promise<VideoFacts | null> {
+  const row = await sql.one<VideoFactsRow>(`SELECT ${VIDEO_FACTS_COLUMNS} FROM video_facts WHERE file_id = ?`, [fileId]);
+  return row ? toFacts(row) : null;
+}
+
+/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
+export function videoFactsOnHandle(db: Database, fileId: string): VideoFacts | null {
+  const row = db.query<VideoFactsRow, [string]>(`SELECT ${VIDEO_FACTS_COLUMNS} FROM video_facts WHERE file_id = ?`).get(fileId);
+  return row ? toFacts(row) : null;
+}
+
+/** The facts and analysis of several videos in one read (a listing page's), by file id; every id is in the map (facts null, analysis null for a file that is not a video). */
+export async function videoFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, { facts: VideoFacts | null; analysis: VideoAnalysis }>> {
+  const rows = await factsRowsOf<VideoFactsAndAnalysisRow>(sql, "video_facts", VIDEO_FACTS_COLUMNS, fileIds);
+  return new Map(
+    fileIds.map((id) => {
+      const row = rows.get(id);
+      return [id, { facts: row ? toFacts(row) : null, analysis: { status: row?.analysis_status ?? null, error: row?.analysis_error ?? null } }];
+    }),
+  );
 }
 
 /** The analysis ended; the file's updated_at moves. */
@@ -78,9 +102,7 @@ export function analysisEnded(ctx: { db: Database; files: FileRepository }, file
 }
 
 /** Null state and error for a file that is not a video. */
-export function videoAnalysisOf(db: Database, fileId: string): VideoAnalysis {
-  const row = db.query<{ analysis_status: AnalysisStatus | null; analysis_error: string | null }, [string]>(
-    "SELECT analysis_status, analysis_error FROM video_facts WHERE file_id = ?",
-  ).get(fileId);
+export async function videoAnalysisOf(sql: SqlClient, fileId: string): Promise<VideoAnalysis> {
+  const row = await sql.one<{ analysis_status: AnalysisStatus | null; analysis_error: string | null }>("SELECT analysis_status, analysis_error FROM video_facts WHERE file_id = ?", [fileId]);
   return { status: row?.analysis_status ?? null, error: row?.analysis_error ?? null };
 }

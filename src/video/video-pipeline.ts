@@ -381,7 +381,7 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
       resolution: final?.width && final.height ? `${final.width}x${final.height}` : null,
       keyframe_count: work.frames.length,
       ocr_frames_read: work.framesRead,
-      analysis_status: final ? videoAnalysisOf(ctx.db, file.id).status : null,
+      analysis_status: final ? (await videoAnalysisOf(ctx.sql, file.id)).status : null,
       description_status: final?.description_status ?? null,
       visible_text: final?.visible_text ?? null,
       stages: work.outcomes,

@@ -82,7 +82,7 @@ export const AUDIO_TABLES: OwnedMigration[] = [
   { version: 2, name: "audio_duration_index", sql: "CREATE INDEX audio_facts_duration ON audio_facts(duration_seconds)" },
 ];
 
-type AudioDeps = Pick<AppContext, "db" | "clock" | "writes" | "metrics" | "config" | "blobs" | "files">;
+type AudioDeps = Pick<AppContext, "db" | "clock" | "writes" | "metrics" | "config" | "blobs" | "files" | "sql">;
 
 interface AudioWork extends FileWork<AudioDeps> {
   facts: AudioFacts | null;
@@ -114,10 +114,14 @@ const readStage: Stage<AudioWork> = {
   },
 };
 
-const factsOf = (ctx: AudioDeps, fileId: string) =>
-  ctx.db
-    .query<AudioFacts, [string]>("SELECT channels, sample_rate, bits_per_sample, duration_seconds FROM audio_facts WHERE file_id = ?")
-    .get(fileId);
+/** The facts of several files in one read (through the data-access port), by file id. */
+async function factsOfFiles(ctx: AudioDeps, fileIds: string[]): Promise<Map<string, AudioFacts>> {
+  const rows = await ctx.sql.all<AudioFacts & { file_id: string }>(
+    `SELECT file_id, channels, sample_rate, bits_per_sample, duration_seconds FROM audio_facts WHERE file_id IN (${ctx.sql.dialect.jsonValues})`,
+    [JSON.stringify(fileIds)],
+  );
+  return new Map(rows.map((row) => [row.file_id, row]));
+}
 
 export function audioKind(ctx: AudioDeps): MediaKind<"audio"> {
   return {
@@ -148,19 +152,31 @@ export function audioKind(ctx: AudioDeps): MediaKind<"audio"> {
         audio_url: t.Union([t.String(), t.Null()]),
       },
       detailFields: { envelope: t.Union([t.Array(t.Number()), t.Null()]) },
-      async summary(row, urls) {
-        const facts = factsOf(ctx, row.id);
-        return { duration_seconds: facts?.duration_seconds ?? null, channels: facts?.channels ?? null, sample_rate: facts?.sample_rate ?? null, audio_url: await urls.original(row) };
+      // A page of audio files reads their facts once.
+      async summaries(rows, urls) {
+        const facts = await factsOfFiles(ctx, rows.map((row) => row.id));
+        return Promise.all(
+          rows.map(async (row) => {
+            const own = facts.get(row.id);
+            return { duration_seconds: own?.duration_seconds ?? null, channels: own?.channels ?? null, sample_rate: own?.sample_rate ?? null, audio_url: await urls.original(row) };
+          }),
+        );
       },
       async detail(row) {
         const stored = await readObject(ctx.blobs, envelopeKey(row));
         return { envelope: stored ? (JSON.parse(stored.toString()) as number[]) : null };
       },
     },
-    exportColumns: [
-      { key: "audio_duration_seconds", display: "Duration (s)", value: (row) => factsOf(ctx, row.id)?.duration_seconds ?? null },
-      { key: "audio_sample_rate", display: "Sample rate (Hz)", value: (row) => factsOf(ctx, row.id)?.sample_rate ?? null },
-    ],
+    exports: {
+      columns: [
+        { key: "audio_duration_seconds", display: "Duration (s)" },
+        { key: "audio_sample_rate", display: "Sample rate (Hz)" },
+      ],
+      async read(rows) {
+        const facts = await factsOfFiles(ctx, rows.map((row) => row.id));
+        return (row, key) => (key === "audio_duration_seconds" ? facts.get(row.id)?.duration_seconds : facts.get(row.id)?.sample_rate) ?? null;
+      },
+    },
     async purge(fileId) {
       const row = await ctx.files.byId(fileId);
       if (row) await ctx.blobs.delete(envelopeKey(row));

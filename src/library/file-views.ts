@@ -15,7 +15,9 @@ export async function fileSummaries(kinds: MediaKinds, rows: FileRow[], urls: Fi
   const byKind = new Map<MediaKind, FileRow[]>();
   for (const row of rows) {
     const kind = kinds.of(row);
-    byKind.set(kind, [...(byKind.get(kind) ?? []), row]);
+    const ofKind = byKind.get(kind);
+    if (ofKind) ofKind.push(row);
+    else byKind.set(kind, [row]);
   }
   const fields = new Map<FileRow, Record<string, unknown>>();
   await Promise.all(

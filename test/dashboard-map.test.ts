@@ -11,6 +11,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { noCameraFacts, storeCameraFacts } from "../src/camera/camera-facts.ts";
+import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { waitFor } from "./support/polling.ts";
@@ -29,7 +30,7 @@ async function located(name: string, seed: number, latitude: number, longitude: 
   const db = server.ctx.db;
   const takenAt = extra.takenAt ?? `2021-06-0${1 + (seed % 8)}T10:34:56.000Z`;
   const id = insertFileRow(db, { orgId: tenant.orgId, projectId: defaultProjectOf(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
-  await storeCameraFacts(db, tenant.orgId, id, { ...noCameraFacts(), latitude, longitude, takenAt, ...extra });
+  await storeCameraFacts(new SqliteClient(db), tenant.orgId, id, { ...noCameraFacts(), latitude, longitude, takenAt, ...extra });
   await insertThumbnailRow(server.ctx, id, await photo(seed, 256, 192), { width: 256, height: 192 });
   ids[name] = id;
 }

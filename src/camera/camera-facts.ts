@@ -90,40 +90,46 @@ interface CameraRow {
   city: string | null;
 }
 
-/** Stores (or replaces) a file's facts, naming its place; a file whose metadata says nothing has its row removed. */
-export async function storeCameraFacts(db: Database, orgId: string, fileId: string, facts: CameraFacts): Promise<void> {
+/**
+ * Stores (or replaces) a file's facts, naming its place; a file whose metadata says nothing has
+ * its row removed. One statement, through `sql` (the group-commit client): the place is looked up
+ * before it, which is not a database call, so this is never called with a port transaction's `tx`.
+ */
+export async function storeCameraFacts(sql: SqlClient, orgId: string, fileId: string, facts: CameraFacts): Promise<void> {
   if (!hasCameraFacts(facts)) {
-    db.query("DELETE FROM camera_facts WHERE file_id = ?").run(fileId);
+    await sql.run("DELETE FROM camera_facts WHERE file_id = ?", [fileId]);
     return;
   }
   const located = validPoint(facts.latitude, facts.longitude);
   const place = located ? await reverseGeocode(facts.latitude!, facts.longitude!) : null;
-  db.query(
-    `INSERT OR REPLACE INTO camera_facts (file_id, org_id, make, model, lens, focal_length_mm, focal_length_35mm, f_number, exposure_seconds, iso,
-       orientation, taken_at, taken_at_offset, taken_at_source, latitude, longitude, altitude_m, country_code, country, region, city)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    fileId,
-    orgId,
-    facts.make,
-    facts.model,
-    facts.lens,
-    facts.focalLengthMm,
-    facts.focalLength35mm,
-    facts.fNumber,
-    facts.exposureSeconds,
-    facts.iso,
-    facts.orientation,
-    facts.takenAt,
-    facts.takenAtOffset,
-    facts.takenAtSource,
-    located ? facts.latitude : null,
-    located ? facts.longitude : null,
-    located ? facts.altitudeM : null,
-    place?.countryCode ?? null,
-    place?.country ?? null,
-    place?.region ?? null,
-    place?.city ?? null,
+  const values = {
+    org_id: orgId,
+    make: facts.make,
+    model: facts.model,
+    lens: facts.lens,
+    focal_length_mm: facts.focalLengthMm,
+    focal_length_35mm: facts.focalLength35mm,
+    f_number: facts.fNumber,
+    exposure_seconds: facts.exposureSeconds,
+    iso: facts.iso,
+    orientation: facts.orientation,
+    taken_at: facts.takenAt,
+    taken_at_offset: facts.takenAtOffset,
+    taken_at_source: facts.takenAtSource,
+    latitude: located ? facts.latitude : null,
+    longitude: located ? facts.longitude : null,
+    altitude_m: located ? facts.altitudeM : null,
+    country_code: place?.countryCode ?? null,
+    country: place?.country ?? null,
+    region: place?.region ?? null,
+    city: place?.city ?? null,
+  };
+  // Every column is set, so the upsert replaces the row whole (INSERT OR REPLACE is SQLite's alone).
+  const columns = Object.keys(values);
+  await sql.run(
+    `INSERT INTO camera_facts (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
+     ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
+    [fileId, ...Object.values(values)],
   );
 }
 

@@ -3,7 +3,6 @@
  * compliance_image_type) and its verdict, in `image_compliance` (this module is its only
  * writer): the image pipeline's compliance stage reads the request and records the verdict.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf } from "../files/facts-table.ts";
 
@@ -19,12 +18,12 @@ export interface ImageCompliance extends ComplianceRequest {
 }
 
 /** Asked at upload (in the transaction that records the file). */
-export function complianceRequested(db: Database, fileId: string, request: ComplianceRequest): void {
-  db.query("INSERT INTO image_compliance (file_id, type, standard, image_type) VALUES (?, ?, ?, ?)").run(fileId, request.type, request.standard, request.imageType);
+export async function complianceRequested(sql: SqlClient, fileId: string, request: ComplianceRequest): Promise<void> {
+  await sql.run("INSERT INTO image_compliance (file_id, type, standard, image_type) VALUES (?, ?, ?, ?)", [fileId, request.type, request.standard, request.imageType]);
 }
 
-export function complianceChecked(db: Database, fileId: string, status: "pass" | "fail"): void {
-  db.query("UPDATE image_compliance SET status = ? WHERE file_id = ?").run(status, fileId);
+export async function complianceChecked(sql: SqlClient, fileId: string, status: "pass" | "fail"): Promise<void> {
+  await sql.run("UPDATE image_compliance SET status = ? WHERE file_id = ?", [status, fileId]);
 }
 
 interface ComplianceRow {

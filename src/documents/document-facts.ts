@@ -3,11 +3,13 @@
  * count and language) and the state of its chunks (their count, their embedding), in the document
  * kind's own table `document_facts` (this module is its only writer). A saved link's article is
  * read, chunked and embedded by the same code, so links have a row too. Each change moves the
- * file's updated_at, as when these were columns of its row.
+ * file's updated_at, as when these were columns of its row. Writers take a `SqlClient`: the
+ * caller's port transaction (`tx`) or the group-commit client; a change and its updated_at commit
+ * together either way.
  */
 import type { Database } from "bun:sqlite";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
-import type { SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf, setFacts } from "../files/facts-table.ts";
 
 export type ReadingStatus = "pending" | "processing" | "completed" | "failed";
@@ -20,12 +22,6 @@ export interface DocumentFacts {
   language: string | null;
   chunkCount: number;
   embeddingStatus: ReadingStatus | null;
-}
-
-export interface DocumentFactsDeps {
-  db: Database;
-  /** Told of each change (the file's updated_at). */
-  files: FileRepository;
 }
 
 interface DocumentFactsRow {
@@ -70,60 +66,64 @@ export async function documentFactsOfFiles(sql: SqlClient, fileIds: readonly str
 }
 
 /** Sets some of the file's facts (the row is made by the first write). */
-function upsert(db: Database, fileId: string, set: Partial<DocumentFactsRow>): void {
-  setFacts(db, "document_facts", fileId, set as Record<string, string | number | null>);
+function upsert(sql: SqlClient, fileId: string, set: Partial<DocumentFactsRow>): Promise<void> {
+  return setFacts(sql, "document_facts", fileId, set as Record<string, string | number | null>);
 }
 
-function changed(ctx: DocumentFactsDeps, fileId: string, set: Partial<DocumentFactsRow>): void {
-  upsert(ctx.db, fileId, set);
-  ctx.files.touchedOnHandle(ctx.db, fileId);
+/** A change with the file's updated_at (`files` tells it), in the caller's transaction or one of its own. */
+function changed(sql: SqlClient, files: FileRepository, fileId: string, set: Partial<DocumentFactsRow>): Promise<void> {
+  return atomically(sql, async (tx) => {
+    await upsert(tx, fileId, set);
+    await files.withTx(tx).touched(fileId);
+  });
 }
 
-/** The document is still to be read (at upload, and when its processing is queued again). */
-export function textPending(db: Database, fileId: string): void {
-  upsert(db, fileId, { text_extraction_status: "pending" });
+/** The document is still to be read (at upload, and when its processing is queued again), in the caller's transaction. */
+export function textPending(sql: SqlClient, fileId: string): Promise<void> {
+  return upsert(sql, fileId, { text_extraction_status: "pending" });
 }
 
-export function textExtractionStarted(ctx: DocumentFactsDeps, fileId: string): void {
-  changed(ctx, fileId, { text_extraction_status: "processing", digitization_status: "processing" });
+export function textExtractionStarted(sql: SqlClient, files: FileRepository, fileId: string): Promise<void> {
+  return changed(sql, files, fileId, { text_extraction_status: "processing", digitization_status: "processing" });
 }
 
 /** Extraction failed: for good (`final`), or back to pending for the retry (the reason is the file's processing error). */
-export function textExtractionFailed(ctx: DocumentFactsDeps, fileId: string, final: boolean): void {
+export function textExtractionFailed(sql: SqlClient, files: FileRepository, fileId: string, final: boolean): Promise<void> {
   const status = final ? "failed" : "pending";
-  changed(ctx, fileId, { text_extraction_status: status, digitization_status: status });
+  return changed(sql, files, fileId, { text_extraction_status: status, digitization_status: status });
 }
 
 /** The text is read; written with the text (FileRepository.textExtracted, which moves updated_at) in one transaction. */
-export function textRead(db: Database, fileId: string, read: { pageCount: number; language: string | null; digitization: "completed" | "failed" }): void {
-  upsert(db, fileId, { text_extraction_status: "completed", page_count: read.pageCount, language: read.language, digitization_status: read.digitization });
+export function textRead(sql: SqlClient, fileId: string, read: { pageCount: number; language: string | null; digitization: "completed" | "failed" }): Promise<void> {
+  return upsert(sql, fileId, { text_extraction_status: "completed", page_count: read.pageCount, language: read.language, digitization_status: read.digitization });
 }
 
 /** The chunks are stored; they wait for embedding (or there is nothing to embed). */
-export function chunksStored(ctx: DocumentFactsDeps, fileId: string, count: number): void {
-  changed(ctx, fileId, { chunk_count: count, embedding_status: count ? "pending" : "completed" });
+export function chunksStored(sql: SqlClient, files: FileRepository, fileId: string, count: number): Promise<void> {
+  return changed(sql, files, fileId, { chunk_count: count, embedding_status: count ? "pending" : "completed" });
 }
 
 /** No text model can embed now (the reason joins the file's processing error). */
-export function embeddingWaits(ctx: DocumentFactsDeps, fileId: string): void {
-  changed(ctx, fileId, { embedding_status: "pending" });
+export function embeddingWaits(sql: SqlClient, files: FileRepository, fileId: string): Promise<void> {
+  return changed(sql, files, fileId, { embedding_status: "pending" });
 }
 
-export function embeddingStarted(ctx: DocumentFactsDeps, fileId: string): void {
-  changed(ctx, fileId, { embedding_status: "processing" });
+export function embeddingStarted(sql: SqlClient, files: FileRepository, fileId: string): Promise<void> {
+  return changed(sql, files, fileId, { embedding_status: "processing" });
 }
 
-export function embeddingEnded(ctx: DocumentFactsDeps, fileId: string, status: "completed" | "failed"): void {
-  changed(ctx, fileId, { embedding_status: status });
+export function embeddingEnded(sql: SqlClient, files: FileRepository, fileId: string, status: "completed" | "failed"): Promise<void> {
+  return changed(sql, files, fileId, { embedding_status: status });
 }
 
 /** Live files with chunks embedded by another model than `modelId` go back to pending. */
-export function embeddingsOfOtherModelsPending(ctx: DocumentFactsDeps, modelId: string): void {
-  const stale = ctx.db
-    .query<{ id: string }, [string]>(
+export function embeddingsOfOtherModelsPending(sql: SqlClient, files: FileRepository, modelId: string): Promise<void> {
+  return atomically(sql, async (tx) => {
+    const stale = await tx.all<{ id: string }>(
       `SELECT f.id FROM files f WHERE f.deleted_at IS NULL AND f.id IN (
-         SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND embedding_model IS NOT ?)`,
-    )
-    .all(modelId);
-  for (const { id } of stale) changed(ctx, id, { embedding_status: "pending" });
+         SELECT file_id FROM document_chunks WHERE embedding_status = 'completed' AND (embedding_model IS NULL OR embedding_model <> ?))`,
+      [modelId],
+    );
+    for (const { id } of stale) await changed(tx, files, id, { embedding_status: "pending" });
+  });
 }

@@ -92,34 +92,29 @@ const WRITE_SLICE_MS = 15;
 const LARGE_TEXT_CHARS = 1_000_000;
 
 /** What storing a read document (its pages, text and chunks) uses: a link's article is stored the same way. */
-type StoreDeps = Pick<DocumentDeps, "db" | "sql" | "clock" | "writes" | "files">;
+type StoreDeps = Pick<DocumentDeps, "sql" | "clock" | "files">;
 
 /**
  * Stores a read document: its pages, its text (and summary) on the file's row, and its chunks.
  * The text goes in the transaction of the first chunks, so the file's search entry is written
  * once and the whole of a note's writes commit once, with other documents' (db/group-commit.ts;
  * three transactions and three re-indexings of the text were ~3 ms of a note's ~10 ms of event
- * loop in bulk imports). The chunks are written in slices of at most ~WRITE_SLICE_MS each,
- * committed and yielding between them: every insert
+ * loop in bulk imports). The chunks are written in slices of at most ~WRITE_SLICE_MS each, a port
+ * transaction a slice, yielding between them: every insert
  * also feeds the full-text index, and a 2,000-page document's 7,000 chunks in one transaction
  * would hold the event loop (and /healthz) for most of a second. The document is still
  * `processing` meanwhile; chunk_count is set with the last slice.
  */
 export async function storeDocument(ctx: StoreDeps, file: FileRow, doc: DocumentContent, chunks: Chunk[], summary: Summary | null = null): Promise<void> {
-  const { db } = ctx;
-  const insert = db.query(
-    `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
-  );
   let next = 0;
   let textStored = false;
   if (doc.text.length > LARGE_TEXT_CHARS) {
     let page = 0;
     do {
-      await ctx.writes.write(() => {
+      await ctx.sql.transaction(async (tx) => {
         const started = performance.now();
-        if (page === 0) db.query("DELETE FROM document_pages WHERE file_id = ?").run(file.id);
-        for (let taken = 0; page < doc.pages.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); page++, taken++) storePage(ctx, file.id, doc.pages[page]!);
+        if (page === 0) await tx.run("DELETE FROM document_pages WHERE file_id = ?", [file.id]);
+        for (let taken = 0; page < doc.pages.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); page++, taken++) await storePage(tx, file.id, doc.pages[page]!);
       });
     } while (page < doc.pages.length);
     await ctx.sql.transaction((tx) => storeText(ctx, tx, file.id, doc, summary, false));
@@ -127,51 +122,52 @@ export async function storeDocument(ctx: StoreDeps, file: FileRow, doc: Document
   }
   // At least one chunk a slice: when the text alone took longer than a slice (a 10 MB
   // one-line file), "nothing stored yet" once meant storing the text again, forever.
-  const slice = (started: number) => {
+  const slice = async (tx: SqlClient, started: number) => {
     for (let taken = 0; next < chunks.length && (taken === 0 || performance.now() - started < WRITE_SLICE_MS); next++, taken++) {
       const c = chunks[next]!;
-      insert.run(chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type);
+      await tx.run(
+        `INSERT INTO document_chunks (id, file_id, org_id, chunk_index, content, page_numbers, heading_hierarchy, token_count, chunk_type, embedding_status)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`,
+        [chunkId(file.id, c.chunk_index), file.id, file.org_id, c.chunk_index, c.content, JSON.stringify(c.page_numbers), JSON.stringify(c.heading_hierarchy), c.token_count, c.chunk_type],
+      );
     }
-    if (next === chunks.length) chunksStored(ctx, file.id, chunks.length);
+    if (next === chunks.length) await chunksStored(tx, ctx.files, file.id, chunks.length);
   };
   do {
-    if (!textStored) {
-      // The text goes through FileRepository (the port): the first slice is a port transaction,
-      // whose statements on the SQLite handle (pages, chunks, the kind's facts) it holds.
-      await ctx.sql.transaction(async (tx) => {
-        const started = performance.now();
+    // The first slice commits with the text (one port transaction); each later one is its own.
+    await ctx.sql.transaction(async (tx) => {
+      const started = performance.now();
+      if (!textStored) {
         await storeText(ctx, tx, file.id, doc, summary);
-        db.query("DELETE FROM document_chunks WHERE file_id = ?").run(file.id);
-        slice(started);
-      });
-      textStored = true;
-    } else {
-      await ctx.writes.write(() => slice(performance.now()));
-    }
+        await tx.run("DELETE FROM document_chunks WHERE file_id = ?", [file.id]);
+      }
+      await slice(tx, started);
+    });
+    textStored = true;
   } while (next < chunks.length);
 }
 
 /** One page, in the caller's transaction. */
-function storePage(ctx: Pick<DocumentDeps, "db">, fileId: string, page: DocPage): void {
-  ctx.db
-    .query("INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)")
-    .run(fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements));
+async function storePage(tx: SqlClient, fileId: string, page: DocPage): Promise<void> {
+  await tx.run(
+    "INSERT INTO document_pages (file_id, page_number, status, error_message, ocr, text, elements) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    [fileId, page.page_number, page.status, forTenantsOrNull(page.error_message), page.ocr ? 1 : 0, page.text, JSON.stringify(page.elements)],
+  );
 }
 
-/** The pages (unless already stored) and the file's text, in the caller's transaction `tx` (the rest on the SQLite handle it holds). */
+/** The pages (unless already stored), the file's text, summary, facts and tag suggestions, in the caller's transaction `tx`. */
 async function storeText(ctx: StoreDeps, tx: SqlClient, fileId: string, doc: DocumentContent, draft: Summary | null, withPages = true): Promise<void> {
-  const { db } = ctx;
   const failedPages = doc.pages.filter((p) => p.status === "failed").length;
   const digitization = doc.pages.length > 0 && failedPages === doc.pages.length ? "failed" : "completed";
   if (withPages) {
-    db.query("DELETE FROM document_pages WHERE file_id = ?").run(fileId);
-    for (const page of doc.pages) storePage(ctx, fileId, page);
+    await tx.run("DELETE FROM document_pages WHERE file_id = ?", [fileId]);
+    for (const page of doc.pages) await storePage(tx, fileId, page);
   }
-  if (draft?.text) replaceDescriptionsOf(db, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
+  if (draft?.text) await replaceDescriptionsOf(tx, ctx.clock, fileId, [{ model: SUMMARY_MODEL, kind: "summary", text: draft.text }]);
   await ctx.files.withTx(tx).textExtracted(fileId, { text: doc.text, searchText: doc.text.slice(0, SEARCH_TEXT_LIMIT) || null }, draft ? { text: draft.text } : null);
-  textRead(db, fileId, { pageCount: doc.page_count, language: detectLanguage(doc.text), digitization });
+  await textRead(tx, fileId, { pageCount: doc.page_count, language: detectLanguage(doc.text), digitization });
   // Keyphrases are offered to the user, never written into the tags (files/tag-suggestions.ts).
-  if (draft) replaceSuggestions(db, fileId, draft.keyphrases);
+  if (draft) await replaceSuggestions(tx, fileId, draft.keyphrases);
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
@@ -207,7 +203,7 @@ const extractionStage: Stage<DocumentWork> = {
   budgetMs: 25 * 60_000,
   async run(work, progress) {
     const { ctx, file } = work;
-    await ctx.writes.write(() => textExtractionStarted(ctx, file.id));
+    await textExtractionStarted(ctx.sql, ctx.files, file.id);
     const bytes = file.blob_key ? await readObject(ctx.blobs, file.blob_key) : null;
     if (!bytes) throw new PermanentJobError(`the original of document ${file.id} is missing from the store`);
     try {
@@ -231,7 +227,7 @@ const extractionStage: Stage<DocumentWork> = {
       const why = overBudget ? overBudget.message : err instanceof DocumentReadError ? err.message : `text extraction failed: ${errorMessage(err)}`;
       await ctx.sql.transaction(async (tx) => {
         await ctx.files.withTx(tx).textNotExtracted(file.id, why);
-        textExtractionFailed(ctx, file.id, final);
+        await textExtractionFailed(tx, ctx.files, file.id, final);
       });
       throw final ? new PermanentJobError(why) : err;
     }
@@ -290,26 +286,24 @@ function chunkId(fileId: string, index: number): string {
 }
 
 /**
- * Stores vectors of a document's chunks, then marks the chunks embedded; the document's embedding
- * completes with its `last` ones. The vectors commit first, in a write of their own (on SQLite
- * with the turn's other writes): the marks and the document's state are still written through
- * the SQLite handle (FileRepository converts separately), so they cannot join a port transaction
- * with the vectors yet. In this order a chunk marked embedded always has its vector; a crash
- * between the two leaves the chunks pending, to be embedded again (the vectors replaced).
+ * Stores vectors of a document's chunks and marks the chunks embedded, in one port transaction;
+ * the document's embedding completes with its `last` ones. A chunk marked embedded always has its
+ * vector, and a vector search never finds a chunk still marked pending.
  */
 async function storeVectors(
-  ctx: Pick<DocumentDeps, "db" | "writes" | "files" | "embedder">,
+  ctx: Pick<DocumentDeps, "sql" | "files" | "embedder">,
   file: Pick<FileRow, "id" | "org_id">,
   space: WritableSpace,
   chunkIds: string[],
   vectors: Float32Array[],
   last: boolean,
 ): Promise<void> {
-  await space.upsertMany(file.org_id, chunkIds.map((id, k) => [id, vectors[k]!] as const));
-  await ctx.writes.write(() => {
-    const mark = ctx.db.query("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?");
-    for (const id of chunkIds) mark.run(ctx.embedder.modelId, id);
-    if (last) embeddingEnded(ctx, file.id, "completed");
+  await ctx.sql.transaction(async (tx) => {
+    await space.upsertMany(file.org_id, chunkIds.map((id, k) => [id, vectors[k]!] as const), tx);
+    for (const id of chunkIds) {
+      await tx.run("UPDATE document_chunks SET embedding_status = 'completed', embedding_error = NULL, embedding_model = ? WHERE id = ?", [ctx.embedder.modelId, id]);
+    }
+    if (last) await embeddingEnded(tx, ctx.files, file.id, "completed");
   });
 }
 
@@ -359,12 +353,12 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       if (why) {
         await ctx.sql.transaction(async (tx) => {
           await ctx.files.withTx(tx).embeddingsWait(fileId, why);
-          embeddingWaits(ctx, fileId);
+          await embeddingWaits(tx, ctx.files, fileId);
         });
-        ctx.db.query("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(why), fileId);
+        await ctx.sql.run("UPDATE document_chunks SET embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'", [forTenants(why), fileId]);
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }
-      await ctx.writes.write(() => embeddingStarted(ctx, fileId));
+      await embeddingStarted(ctx.sql, ctx.files, fileId);
       const pending = ctx.db
         .query<{ id: string; content: string; heading_hierarchy: string }, [string]>(
           "SELECT id, content, heading_hierarchy FROM document_chunks WHERE file_id = ? AND embedding_status = 'pending' ORDER BY chunk_index",
@@ -391,9 +385,9 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
       } catch (err) {
         if (job.signal.aborted) throw err;
         failed = pending.length - done;
-        ctx.db.query("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'").run(forTenants(errorMessage(err)), fileId);
+        await ctx.sql.run("UPDATE document_chunks SET embedding_status = 'failed', embedding_error = ? WHERE file_id = ? AND embedding_status = 'pending'", [forTenants(errorMessage(err)), fileId]);
       }
-      if (failed || pending.length === 0) embeddingEnded(ctx, fileId, failed ? "failed" : "completed");
+      if (failed || pending.length === 0) await embeddingEnded(ctx.sql, ctx.files, fileId, failed ? "failed" : "completed");
       return [{ document_id: fileId, embedded: done, failed }];
     },
   });
@@ -406,12 +400,13 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
  */
 export async function resumePendingEmbeddings(ctx: DocumentDeps): Promise<number> {
   if (await ctx.embedder.unavailableReason()) return 0;
-  ctx.db.transaction(() => {
-    embeddingsOfOtherModelsPending(ctx, ctx.embedder.modelId);
-    ctx.db
-      .query("UPDATE document_chunks SET embedding_status = 'pending', embedding_error = NULL WHERE embedding_status = 'completed' AND embedding_model IS NOT ?")
-      .run(ctx.embedder.modelId);
-  })();
+  await ctx.sql.transaction(async (tx) => {
+    await embeddingsOfOtherModelsPending(tx, ctx.files, ctx.embedder.modelId);
+    await tx.run(
+      "UPDATE document_chunks SET embedding_status = 'pending', embedding_error = NULL WHERE embedding_status = 'completed' AND (embedding_model IS NULL OR embedding_model <> ?)",
+      [ctx.embedder.modelId],
+    );
+  });
   const files = ctx.db
     .query<{ id: string; org_id: string }, []>(
       `SELECT DISTINCT f.id, f.org_id FROM document_chunks c JOIN files f ON f.id = c.file_id

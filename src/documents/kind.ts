@@ -25,7 +25,7 @@ export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
       summaries: documentSummaries,
       detail: async (row, urls) => documentDetailFields(row, urls),
     },
-    queued: (fileId) => textPending(ctx.db, fileId),
+    queued: (fileId, tx) => textPending(tx, fileId),
     conditionFacts: (fileId) => ({ page_count: documentFactsOnHandle(ctx.db, fileId).pageCount }),
     busy: async (sql, fileId) => {
       const facts = await documentFactsOf(sql, fileId);

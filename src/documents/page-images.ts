@@ -95,13 +95,12 @@ async function drawPage(ctx: DocumentDeps, file: FileRow, page: number, width: n
   const blobKey = pageImageBlobKey(file.org_id, file.id, page, width ?? 0);
   await ctx.blobs.put(blobKey, rendered.webp, PAGE_IMAGE_CONTENT_TYPE);
   // The file may have been purged while its page was drawn: the row (and so the blob's purge) needs the file row.
-  const stored = ctx.db
-    .query(
-      `INSERT INTO document_page_images (file_id, page_number, width, blob_key, image_width, image_height, size_bytes, created_at)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM files WHERE id = ?)
-       ON CONFLICT (file_id, page_number, width) DO NOTHING`,
-    )
-    .run(file.id, page, width ?? 0, blobKey, rendered.width, rendered.height, rendered.webp.byteLength, isoAt(ctx.clock.now()), file.id);
+  const stored = await ctx.sql.run(
+    `INSERT INTO document_page_images (file_id, page_number, width, blob_key, image_width, image_height, size_bytes, created_at)
+     SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM files WHERE id = ?)
+     ON CONFLICT (file_id, page_number, width) DO NOTHING`,
+    [file.id, page, width ?? 0, blobKey, rendered.width, rendered.height, rendered.webp.byteLength, isoAt(ctx.clock.now()), file.id],
+  );
   if (stored.changes === 0 && !await ctx.files.exists(file.id)) {
     await ctx.blobs.delete(blobKey).catch((err: unknown) => ctx.log.warn("could not remove the page image of a purged file", { key: blobKey, err: errorMessage(err) }));
     throw new ApiError("FILE_NOT_FOUND", `file ${file.id} was removed while its page was drawn`);
@@ -113,5 +112,5 @@ async function drawPage(ctx: DocumentDeps, file: FileRow, page: number, width: n
 export async function removePageImages(ctx: DocumentDeps, fileId: string): Promise<void> {
   const rows = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM document_page_images WHERE file_id = ?").all(fileId);
   for (const row of rows) await ctx.blobs.delete(row.blob_key);
-  ctx.db.query("DELETE FROM document_page_images WHERE file_id = ?").run(fileId);
+  await ctx.sql.run("DELETE FROM document_page_images WHERE file_id = ?", [fileId]);
 }

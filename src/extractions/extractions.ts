@@ -3,8 +3,7 @@
  * never changed by a review) and the review corrections layered over it. Re-running a stage
  * replaces `data` and keeps the corrections; reads show both the original and the corrected view.
  */
-import type { Database } from "bun:sqlite";
-import type { SqlClient } from "../db/sql-client.ts";
+import { type SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import { applyCorrections, emptyCorrections, mergeCorrections, validateAgainst, type Corrections } from "./review.ts";
@@ -46,12 +45,13 @@ function toExtraction(row: ExtractionRow): Extraction {
   };
 }
 
-export function saveExtraction(db: Database, clock: Clock, fileId: string, domain: string, source: string, data: unknown): void {
+export async function saveExtraction(sql: SqlClient, clock: Clock, fileId: string, domain: string, source: string, data: unknown): Promise<void> {
   const at = isoAt(clock.now());
-  db.query(
+  await sql.run(
     `INSERT INTO file_extractions (file_id, domain, data, source, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (file_id, domain) DO UPDATE SET data = excluded.data, source = excluded.source, updated_at = excluded.updated_at`,
-  ).run(fileId, domain, JSON.stringify(data), source, at, at);
+    [fileId, domain, JSON.stringify(data), source, at, at],
+  );
 }
 
 export async function listExtractions(sql: SqlClient, fileId: string): Promise<Extraction[]> {
@@ -63,22 +63,21 @@ export async function getExtraction(sql: SqlClient, fileId: string, domain: stri
   return row ? toExtraction(row) : null;
 }
 
-function extractionOnHandle(db: Database, fileId: string, domain: string): Extraction | null {
-  const row = db.query<ExtractionRow, [string, string]>("SELECT * FROM file_extractions WHERE file_id = ? AND domain = ?").get(fileId, domain);
-  return row ? toExtraction(row) : null;
-}
 
-/** Merges a review into the stored corrections (additively) and returns the merged corrections. */
-export function reviewExtraction(db: Database, clock: Clock, fileId: string, domain: string, incoming: Corrections) {
-  return db.transaction(() => {
-    const current = extractionOnHandle(db, fileId, domain);
-    if (!current) throw new ApiError("EXTRACTION_NOT_FOUND", `file ${fileId} has no ${domain} extraction to review`);
+/**
+ * Merges a review into the stored corrections (additively) and returns the merged corrections.
+ * The read and the write are one transaction, the row locked on PostgreSQL, so two reviews at once
+ * both land (each merged into the other's).
+ */
+export function reviewExtraction(sql: SqlClient, clock: Clock, fileId: string, domain: string, incoming: Corrections): Promise<{ corrections: Corrections; updated_at: string }> {
+  return sql.transaction(async (tx) => {
+    const row = await tx.one<ExtractionRow>(`SELECT * FROM file_extractions WHERE file_id = ? AND domain = ? ${tx.dialect.forUpdate}`, [fileId, domain]);
+    if (!row) throw new ApiError("EXTRACTION_NOT_FOUND", `file ${fileId} has no ${domain} extraction to review`);
+    const current = toExtraction(row);
     validateAgainst(current.data, incoming);
     const merged = mergeCorrections(current.corrections ?? emptyCorrections(), incoming);
     const at = isoAt(clock.now());
-    db.query("UPDATE file_extractions SET corrections = ?, reviewed_at = ? WHERE file_id = ? AND domain = ?").run(
-      JSON.stringify(merged), at, fileId, domain,
-    );
+    await tx.run("UPDATE file_extractions SET corrections = ?, reviewed_at = ? WHERE file_id = ? AND domain = ?", [JSON.stringify(merged), at, fileId, domain]);
     return { corrections: merged, updated_at: at };
-  }).immediate();
+  });
 }

@@ -3,15 +3,15 @@
  * foreign key). The kind's owning module sets some of its columns at a time; the row is made by
  * the first write, its other columns taking their defaults.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 
-export function setFacts(db: Database, table: string, fileId: string, values: Record<string, string | number | null>): void {
+export async function setFacts(sql: SqlClient, table: string, fileId: string, values: Record<string, string | number | null>): Promise<void> {
   const columns = Object.keys(values);
-  db.query(
+  await sql.run(
     `INSERT INTO ${table} (file_id, ${columns.join(", ")}) VALUES (?, ${columns.map(() => "?").join(", ")})
      ON CONFLICT (file_id) DO UPDATE SET ${columns.map((c) => `${c} = excluded.${c}`).join(", ")}`,
-  ).run(fileId, ...Object.values(values));
+    [fileId, ...Object.values(values)],
+  );
 }
 
 /**

@@ -10,7 +10,6 @@
  * that must commit several together (a file and its processing job, a stage's results and its
  * state) run them through `withTx(tx)`, the same methods inside their transaction.
  */
-import type { Database } from "bun:sqlite";
 import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import { ApiError, forTenants, forTenantsOrNull } from "../errors.ts";
@@ -497,16 +496,6 @@ export class FileRepository {
   /** Something the file's kind keeps of its own changed (its crawl, ...): the file's updated_at moves. */
   async touched(id: string): Promise<void> {
     await this.db.run("UPDATE files SET updated_at = ? WHERE id = ?", [this.now(), id]);
-  }
-
-  /**
-   * touched() synchronously over the SQLite handle, for the kinds' own facts writers (image and
-   * document facts, a video's analysis, a link's crawl), which are still synchronous on the handle:
-   * alone, or inside their caller's transaction (a port transaction on SQLite holds that handle).
-   * Goes when they move to the port (docs/scale-out.md).
-   */
-  touchedOnHandle(db: Database, id: string): void {
-    db.query("UPDATE files SET updated_at = ? WHERE id = ?").run(this.now(), id);
   }
 
   /** An image file stored from a link's page: the link it came from and its address there. */

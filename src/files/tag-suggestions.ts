@@ -5,17 +5,17 @@
  * their own, so every one is a suggestion: the user accepts it (it becomes a tag through the
  * ordinary tag edit) or dismisses it. The only writer of `tag_suggestions`.
  */
-import type { Database } from "bun:sqlite";
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 
 /** Replaces a file's suggestions with a new reading's, best first (dismissals of phrases found again are kept). */
-export function replaceSuggestions(db: Database, fileId: string, phrases: string[]): void {
-  const dismissed = new Set(
-    db.query<{ phrase: string }, [string]>("SELECT phrase FROM tag_suggestions WHERE file_id = ? AND dismissed = 1").all(fileId).map((r) => r.phrase),
-  );
-  db.query("DELETE FROM tag_suggestions WHERE file_id = ?").run(fileId);
-  const insert = db.query("INSERT OR IGNORE INTO tag_suggestions (file_id, phrase, rank, dismissed) VALUES (?, ?, ?, ?)");
-  phrases.forEach((phrase, rank) => insert.run(fileId, phrase, rank, dismissed.has(phrase) ? 1 : 0));
+export function replaceSuggestions(sql: SqlClient, fileId: string, phrases: string[]): Promise<void> {
+  return atomically(sql, async (tx) => {
+    const dismissed = new Set((await tx.all<{ phrase: string }>("SELECT phrase FROM tag_suggestions WHERE file_id = ? AND dismissed = 1", [fileId])).map((r) => r.phrase));
+    await tx.run("DELETE FROM tag_suggestions WHERE file_id = ?", [fileId]);
+    for (const [rank, phrase] of phrases.entries()) {
+      await tx.run("INSERT INTO tag_suggestions (file_id, phrase, rank, dismissed) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", [fileId, phrase, rank, dismissed.has(phrase) ? 1 : 0]);
+    }
+  });
 }
 
 /** The suggestions still open: not dismissed and not already among the file's tags (compared case-insensitively). */
@@ -27,6 +27,6 @@ export async function openSuggestions(sql: SqlClient, fileId: string, tags: stri
 }
 
 /** Dismisses one suggestion; false when the file has no open suggestion of that phrase. */
-export function dismissSuggestion(db: Database, fileId: string, phrase: string): boolean {
-  return db.query("UPDATE tag_suggestions SET dismissed = 1 WHERE file_id = ? AND phrase = ? AND dismissed = 0").run(fileId, phrase.toLowerCase()).changes > 0;
+export async function dismissSuggestion(sql: SqlClient, fileId: string, phrase: string): Promise<boolean> {
+  return (await sql.run("UPDATE tag_suggestions SET dismissed = 1 WHERE file_id = ? AND phrase = ? AND dismissed = 0", [fileId, phrase.toLowerCase()])).changes > 0;
 }

@@ -20,11 +20,10 @@ export const EMBEDDED_VARIANT = "large_1024";
 export async function storeImageEmbedding(ctx: Pick<ImageDeps, "db" | "sql" | "images" | "spaces">, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
   const space = await ctx.spaces.open("image", embedding.model, embedding.vector.length);
-  // The vector and the model it is recorded under commit together. image_facts is still written
-  // through the SQLite handle, the connection a port transaction holds on SQLite (docs/scale-out.md).
+  // The vector and the model it is recorded under commit together.
   await ctx.sql.transaction(async (tx) => {
     await space.upsert(file.id, file.org_id, embedding.vector, tx);
-    imageEmbedded(ctx.db, file.id, embedding.model);
+    await imageEmbedded(tx, file.id, embedding.model);
   });
   return embedding;
 }

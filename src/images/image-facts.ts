@@ -3,9 +3,11 @@
  * of its image embedding, in the image kind's own table `image_facts` (this module is its only
  * writer). A video's poster is rendered and embedded by the same code, so videos have a row too.
  * Changes a person would see move the file's updated_at, as when these were columns of its row.
+ * Writers take a `SqlClient`: a port transaction's `tx` (the pipeline's, with the row's part) or
+ * the group-commit client; a change and its updated_at commit together either way.
  */
 import type { Database } from "bun:sqlite";
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { factsRowsOf, setFacts } from "../files/facts-table.ts";
 
@@ -16,12 +18,6 @@ export interface StoredImageFacts {
   blurHash: string | null;
   /** The model whose vector the file has in the image space (null: not embedded yet). */
   embeddingModel: string | null;
-}
-
-export interface ImageFactsDeps {
-  db: Database;
-  /** Told of each change (the file's updated_at). */
-  files: FileRepository;
 }
 
 interface ImageFactsRow {
@@ -57,32 +53,36 @@ export async function embeddingModelOf(sql: SqlClient, fileId: string): Promise<
 }
 
 /** Sets some of the file's facts (the row is made by the first write). */
-function upsert(db: Database, fileId: string, set: Partial<ImageFactsRow>): void {
-  setFacts(db, "image_facts", fileId, set as Record<string, string | number | null>);
+function upsert(sql: SqlClient, fileId: string, set: Partial<ImageFactsRow>): Promise<void> {
+  return setFacts(sql, "image_facts", fileId, set as Record<string, string | number | null>);
 }
 
-/** The file's variants are still to be rendered (at upload, and when its processing is queued again). */
-export function variantsPending(db: Database, fileId: string): void {
-  upsert(db, fileId, { variant_status: "pending" });
+/** The file's variants are still to be rendered (at upload, and when its processing is queued again), in the caller's transaction. */
+export function variantsPending(sql: SqlClient, fileId: string): Promise<void> {
+  return upsert(sql, fileId, { variant_status: "pending" });
 }
 
-export function variantsStarted(ctx: ImageFactsDeps, fileId: string): void {
-  upsert(ctx.db, fileId, { variant_status: "processing" });
-  ctx.files.touchedOnHandle(ctx.db, fileId);
+/** With the file's updated_at (`files` tells it), in the caller's transaction or one of its own. */
+export function variantsStarted(sql: SqlClient, files: FileRepository, fileId: string): Promise<void> {
+  return atomically(sql, async (tx) => {
+    await upsert(tx, fileId, { variant_status: "processing" });
+    await files.withTx(tx).touched(fileId);
+  });
 }
 
 /** Written with the row's part of the failure (FileRepository.imageNotRendered), which moves updated_at. */
-export function variantsFailed(db: Database, fileId: string): void {
-  upsert(db, fileId, { variant_status: "failed" });
+export function variantsFailed(sql: SqlClient, fileId: string): Promise<void> {
+  return upsert(sql, fileId, { variant_status: "failed" });
 }
 
 /** Written with the row's part of the rendering (FileRepository.imageRendered, a poster's touched), which moves updated_at. */
-export function variantsRendered(db: Database, fileId: string, rendered: { count: number; blurHash: string }): void {
-  upsert(db, fileId, { variant_status: "completed", variant_count: rendered.count, blur_hash: rendered.blurHash });
+export function variantsRendered(sql: SqlClient, fileId: string, rendered: { count: number; blurHash: string }): Promise<void> {
+  return upsert(sql, fileId, { variant_status: "completed", variant_count: rendered.count, blur_hash: rendered.blurHash });
 }
 
-export function imageEmbedded(db: Database, fileId: string, model: string): void {
-  upsert(db, fileId, { embedding_model: model });
+/** Written with the vector (in the transaction that upserts it into the image space). */
+export function imageEmbedded(sql: SqlClient, fileId: string, model: string): Promise<void> {
+  return upsert(sql, fileId, { embedding_model: model });
 }
 
 /** Live images whose variants are rendered but whose vector is missing or of another model than `model`. */

@@ -17,11 +17,12 @@ export interface ImageFindings {
   colours: string[];
 }
 
-export function storeFindings(db: Database, clock: Clock, fileId: string, findings: ImageFindings): void {
-  db.query(
+export async function storeFindings(sql: SqlClient, clock: Clock, fileId: string, findings: ImageFindings): Promise<void> {
+  await sql.run(
     `INSERT INTO image_findings (file_id, objects, faces, people, colours, found_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT (file_id) DO UPDATE SET objects = excluded.objects, faces = excluded.faces, people = excluded.people, colours = excluded.colours, found_at = excluded.found_at`,
-  ).run(fileId, JSON.stringify(findings.objects), findings.faces, findings.people, JSON.stringify(findings.colours), isoAt(clock.now()));
+    [fileId, JSON.stringify(findings.objects), findings.faces, findings.people, JSON.stringify(findings.colours), isoAt(clock.now())],
+  );
 }
 
 interface FindingsRow {

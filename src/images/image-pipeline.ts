@@ -94,27 +94,27 @@ const endpointJpeg = (work: ImageWork) => (work.jpeg ??= sharp(variantData(rende
 /** Renders and stores the four variants; the file row then points at them. */
 async function generateVariants(work: ImageWork): Promise<void> {
   const { ctx, file } = work;
-  variantsStarted(ctx, file.id);
+  await variantsStarted(ctx.sql, ctx.files, file.id);
   let image: RenderedImage;
   try {
     image = await renderImage(work.original, { maxPixels: work.options.maxPixels });
   } catch (err) {
     const why = err instanceof ImageDecodeError ? err.message : `variant generation failed: ${errorMessage(err)}`;
     await ctx.sql.transaction(async (tx) => {
-      variantsFailed(ctx.db, file.id);
+      await variantsFailed(tx, file.id);
       await ctx.files.withTx(tx).imageNotRendered(file.id, why, err instanceof ImageDecodeError ? err.takenAt : null);
     });
-    if (err instanceof ImageDecodeError && err.camera) await storeCameraFacts(ctx.db, file.org_id, file.id, err.camera);
+    if (err instanceof ImageDecodeError && err.camera) await storeCameraFacts(ctx.sql, file.org_id, file.id, err.camera);
     // An image that does not decode never will: fail for good rather than retry.
     if (err instanceof ImageDecodeError) throw new PermanentJobError(why);
     throw err;
   }
   await storeVariants(ctx, file, image.variants);
   await ctx.sql.transaction(async (tx) => {
-    variantsRendered(ctx.db, file.id, { count: image.variants.length, blurHash: image.blurHash });
+    await variantsRendered(tx, file.id, { count: image.variants.length, blurHash: image.blurHash });
     await ctx.files.withTx(tx).imageRendered(file.id, { width: image.width, height: image.height, format: image.format, takenAt: image.takenAt });
   });
-  await storeCameraFacts(ctx.db, file.org_id, file.id, image.camera);
+  await storeCameraFacts(ctx.sql, file.org_id, file.id, image.camera);
   work.rendered = image;
 }
 
@@ -171,7 +171,7 @@ async function describeImage(work: ImageWork, facts: ImageFacts): Promise<void> 
   const category =
     current.content_category !== "general" ? current.content_category : (endpointCategory ?? (await classifyWithClip(ctx, work.embedding)) ?? categorize(facts));
   await ctx.sql.transaction(async (tx) => {
-    replaceDescriptions(ctx.db, ctx.clock, file.id, items);
+    await replaceDescriptions(tx, ctx.clock, file.id, items);
     await ctx.files.withTx(tx).described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
   });
 }
@@ -220,7 +220,7 @@ const ocrStage: Stage<ImageWork> = {
     const source = read ? ctx.ocr.modelFor("image") : TEXT_GATE_MODEL;
     const regions = result.regions.map((r) => ({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence }));
     await ctx.sql.transaction(async (tx) => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", source, { regions });
+      await saveExtraction(tx, ctx.clock, file.id, "text_regions", source, { regions });
       await ctx.files.withTx(tx).visibleTextFound(file.id, result.text || null);
     });
     work.ocr = result;
@@ -251,7 +251,7 @@ const objectsStage: Stage<ImageWork> = {
     // The faces stage reads the faces to recognize from this pass instead of detecting them again.
     const analysis = (work.analysis = await ctx.images.vision.analyze(rendered(work).pixels, { recognizeFaces: true }));
     // Kept for rules (people_count, a schema run later): the analysis itself lives only as long as this run.
-    storeFindings(ctx.db, ctx.clock, file.id, { objects: analysis.objects, faces: analysis.faces, people: analysis.people, colours: (await factsOf(work)).colours });
+    await storeFindings(ctx.sql, ctx.clock, file.id, { objects: analysis.objects, faces: analysis.faces, people: analysis.people, colours: (await factsOf(work)).colours });
   },
 };
 
@@ -329,8 +329,8 @@ const complianceStage: Stage<ImageWork> = {
       borderStdDev: image.border.stdDev,
     });
     await ctx.sql.transaction(async (tx) => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "mls_compliance", `mediabox compliance rules (${result.type}/${result.standard})`, result);
-      complianceChecked(ctx.db, file.id, result.status);
+      await saveExtraction(tx, ctx.clock, file.id, "mls_compliance", `mediabox compliance rules (${result.type}/${result.standard})`, result);
+      await complianceChecked(tx, file.id, result.status);
       await ctx.files.withTx(tx).touched(file.id);
     });
   },

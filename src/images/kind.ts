@@ -25,7 +25,7 @@ export function imageKind(ctx: ImageDeps): MediaKind<"image"> {
       summaries: imageSummaries,
       detail: async (row, urls) => ({ ...(await imageDetailFields(urls.sql, row)), ...(await cameraDetailFields(urls.sql, row.id)) }),
     },
-    queued: (fileId) => variantsPending(ctx.db, fileId),
+    queued: (fileId, tx) => variantsPending(tx, fileId),
     // Face embeddings live in a vector space, which foreign keys cannot reach.
     purge: async (fileId) => removeFaces(ctx, fileId),
   };

@@ -85,7 +85,7 @@ export function imageRoutes(ctx: ImageDeps) {
         const row = await loadImage(principal.orgId, params.file_id);
         const domain = parseReviewDomain(params.domain_name);
         const corrections = reviewCorrections(body);
-        const result = reviewExtraction(db, clock, row.id, domain, corrections);
+        const result = await reviewExtraction(ctx.sql, clock, row.id, domain, corrections);
         return { image_id: row.id, domain_name: domain, corrections: result.corrections, updated_at: result.updated_at };
       },
       {

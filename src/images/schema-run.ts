@@ -25,14 +25,14 @@ export interface SchemaRunResult {
 }
 
 /** Fills `schema` (by the endpoint from `jpeg` when there is one and an image to send, else from `evidence`) and stores it. */
-export async function fillAndStore(ctx: Pick<ImageDeps, "db" | "clock" | "images">, file: Pick<FileRow, "id">, schema: CustomSchema, evidence: Evidence, jpeg: (() => Promise<Buffer>) | null): Promise<SchemaRunResult> {
+export async function fillAndStore(ctx: Pick<ImageDeps, "sql" | "clock" | "images">, file: Pick<FileRow, "id">, schema: CustomSchema, evidence: Evidence, jpeg: (() => Promise<Buffer>) | null): Promise<SchemaRunResult> {
   const { endpoint } = ctx.images;
   // The endpoint fills the whole schema; without one, the local evidence does (and says what it could not).
   const filled =
     endpoint && jpeg
       ? { source: "vision endpoint", value: await endpoint.extractJson(await jpeg(), "image/jpeg", schema.schema, schema.prompt_hint ?? undefined), filled: null, unfilled: null }
       : { source: "mediabox schema-fill (local evidence)", ...fillSchema(schema.schema, evidence) };
-  saveExtraction(ctx.db, ctx.clock, file.id, "custom_schema", filled.source, {
+  await saveExtraction(ctx.sql, ctx.clock, file.id, "custom_schema", filled.source, {
     schema_id: schema.id,
     schema_name: schema.name,
     value: filled.value,
@@ -55,7 +55,7 @@ async function findingsFor(ctx: ImageDeps, file: FileRow, large: Buffer): Promis
   const tinyBytes = await variantBytes(ctx, file.id, "tiny_64");
   const tiny = tinyBytes ? await sharp(tinyBytes).removeAlpha().raw().toBuffer({ resolveWithObject: true }) : null;
   const findings = { objects: analysis.objects, faces: analysis.faces, people: analysis.people, colours: tiny ? dominantColours(tiny.data, tiny.info.channels) : [] };
-  storeFindings(ctx.db, ctx.clock, file.id, findings);
+  await storeFindings(ctx.sql, ctx.clock, file.id, findings);
   return findings;
 }
 

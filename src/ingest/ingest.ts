@@ -86,9 +86,9 @@ export async function insertFileRecord(ctx: IngestDeps, tx: SqlClient, file: New
   if (mode === "fill") await files.placeholderFilled(record);
   else {
     await files.create(record);
-    if (options.compliance) complianceRequested(ctx.db, file.id, options.compliance);
+    if (options.compliance) await complianceRequested(tx, file.id, options.compliance);
   }
-  ctx.kinds.for(type.mediaType)?.queued?.(file.id);
+  await ctx.kinds.for(type.mediaType)?.queued?.(file.id, tx);
   if (file.origin) ctx.db.query("INSERT INTO file_origins (file_id, source, detail) VALUES (?, ?, ?)").run(file.id, file.origin.source, file.origin.detail);
 }
 

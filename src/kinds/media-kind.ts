@@ -126,9 +126,9 @@ export interface MediaKind<Type extends MediaType = MediaType> {
   /**
    * Records the kind's own starting states of a file queued for its pipeline (what the pipeline
    * has still to do: variants `pending`, ...), in the transaction that records the file at upload
-   * or queues its processing again; the kind's tables hold them, not the files row.
+   * or queues its processing again (`tx`); the kind's tables hold them, not the files row.
    */
-  queued?(fileId: string): void;
+  queued?(fileId: string, tx: SqlClient): Promise<void>;
   /**
    * The facts of one of the kind's files that rule conditions test (read when a rule is evaluated).
    * Synchronous on the SQLite handle: the rules' conditions are evaluated synchronously.

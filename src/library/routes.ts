@@ -110,7 +110,7 @@ export function libraryRoutes(ctx: LibraryDeps) {
       "/files/:file_id/suggested-tags/:tag",
       async ({ principal, params, set }) => {
         const row = await ctx.files.find(principal.orgId, params.file_id);
-        if (!dismissSuggestion(ctx.db, row.id, params.tag)) throw new ApiError("NOT_FOUND", `file ${row.id} has no open tag suggestion "${params.tag}"`);
+        if (!(await dismissSuggestion(ctx.sql, row.id, params.tag))) throw new ApiError("NOT_FOUND", `file ${row.id} has no open tag suggestion "${params.tag}"`);
         set.status = 204;
         return undefined;
       },

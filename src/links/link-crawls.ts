@@ -3,10 +3,11 @@
  * writer): the page's address as saved (its normalized key finds a second save of the same
  * page), whether its images are wanted, the crawl's state, what the page said (og_metadata) and
  * the stored icon and snapshot. Every change also moves the file's updated_at, as when these were
- * columns of its row.
+ * columns of its row. Writers take a `SqlClient`: the caller's port transaction (`tx`) or the
+ * group-commit client.
  */
 import type { Database } from "bun:sqlite";
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf } from "../files/facts-table.ts";
 import { forTenants } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -24,12 +25,6 @@ export interface LinkCrawl {
   faviconBlobKey: string | null;
   faviconContentType: string | null;
   snapshotBlobKey: string | null;
-}
-
-export interface CrawlDeps {
-  db: Database;
-  /** Told of each change (the file's updated_at). */
-  files: FileRepository;
 }
 
 interface CrawlRow {
@@ -81,10 +76,8 @@ export async function crawlsOfFiles(sql: SqlClient, fileIds: readonly string[]):
 }
 
 /** A new link's crawl, `pending` (in the transaction that creates its file). */
-export function crawlCreated(ctx: CrawlDeps, fileId: string, link: { urlKey: string; domain: string; extractImages: boolean }): void {
-  ctx.db
-    .query("INSERT INTO link_crawls (file_id, url_key, domain, extract_images, status) VALUES (?, ?, ?, ?, 'pending')")
-    .run(fileId, link.urlKey, link.domain, link.extractImages ? 1 : 0);
+export async function crawlCreated(tx: SqlClient, fileId: string, link: { urlKey: string; domain: string; extractImages: boolean }): Promise<void> {
+  await tx.run("INSERT INTO link_crawls (file_id, url_key, domain, extract_images, status) VALUES (?, ?, ?, ?, 'pending')", [fileId, link.urlKey, link.domain, link.extractImages ? 1 : 0]);
 }
 
 /** The organization's oldest live link to the page `urlKey` names, if any. */
@@ -102,39 +95,41 @@ export function findLink(db: Database, orgId: string, urlKey: string): FileRow |
  * pending or running (the caller answers 409), unless `orphaned`: its job ended without finishing
  * the crawl (cancelled), so nothing will ever move it on.
  */
-export function crawlRequeued(ctx: CrawlDeps, fileId: string, orphaned: boolean): boolean {
-  const changed = ctx.db
-    .query("UPDATE link_crawls SET status = 'pending', error = NULL WHERE file_id = ? AND (status NOT IN ('pending', 'crawling') OR ?)")
-    .run(fileId, orphaned ? 1 : 0);
+export async function crawlRequeued(tx: SqlClient, fileId: string, orphaned: boolean): Promise<boolean> {
+  // `? = 1`: PostgreSQL takes no bound integer as a condition.
+  const changed = await tx.run("UPDATE link_crawls SET status = 'pending', error = NULL WHERE file_id = ? AND (status NOT IN ('pending', 'crawling') OR ? = 1)", [fileId, orphaned ? 1 : 0]);
   return changed.changes > 0;
 }
 
-function update(ctx: CrawlDeps, fileId: string, set: string, values: (string | null)[]): void {
-  ctx.db.query(`UPDATE link_crawls SET ${set} WHERE file_id = ?`).run(...values, fileId);
-  ctx.files.touchedOnHandle(ctx.db, fileId);
+/** A change with the file's updated_at (`files` tells it), in the caller's transaction or one of its own. */
+function update(sql: SqlClient, files: FileRepository, fileId: string, set: string, values: (string | null)[]): Promise<void> {
+  return atomically(sql, async (tx) => {
+    await tx.run(`UPDATE link_crawls SET ${set} WHERE file_id = ?`, [...values, fileId]);
+    await files.withTx(tx).touched(fileId);
+  });
 }
 
-export function crawlStarted(ctx: CrawlDeps, fileId: string): void {
-  update(ctx, fileId, "status = 'crawling', error = NULL", []);
+export function crawlStarted(sql: SqlClient, files: FileRepository, fileId: string): Promise<void> {
+  return update(sql, files, fileId, "status = 'crawling', error = NULL", []);
 }
 
 /** The crawl did not read the page: for good (`failed`, `blocked` by policy) or `pending` its retry. */
-export function crawlEnded(ctx: CrawlDeps, fileId: string, status: "failed" | "blocked" | "pending", reason: string): void {
-  update(ctx, fileId, "status = ?, error = ?", [status, forTenants(reason)]);
+export function crawlEnded(sql: SqlClient, files: FileRepository, fileId: string, status: "failed" | "blocked" | "pending", reason: string): Promise<void> {
+  return update(sql, files, fileId, "status = ?, error = ?", [status, forTenants(reason)]);
 }
 
-export function pageMetadataStored(ctx: CrawlDeps, fileId: string, ogMetadata: string): void {
-  update(ctx, fileId, "og_metadata = ?", [ogMetadata]);
+export function pageMetadataStored(sql: SqlClient, files: FileRepository, fileId: string, ogMetadata: string): Promise<void> {
+  return update(sql, files, fileId, "og_metadata = ?", [ogMetadata]);
 }
 
-export function faviconStored(ctx: CrawlDeps, fileId: string, blobKey: string, contentType: string): void {
-  update(ctx, fileId, "favicon_blob_key = ?, favicon_content_type = ?", [blobKey, contentType]);
+export function faviconStored(sql: SqlClient, files: FileRepository, fileId: string, blobKey: string, contentType: string): Promise<void> {
+  return update(sql, files, fileId, "favicon_blob_key = ?, favicon_content_type = ?", [blobKey, contentType]);
 }
 
-export function snapshotStored(ctx: CrawlDeps, fileId: string, blobKey: string): void {
-  update(ctx, fileId, "snapshot_blob_key = ?", [blobKey]);
+export function snapshotStored(sql: SqlClient, files: FileRepository, fileId: string, blobKey: string): Promise<void> {
+  return update(sql, files, fileId, "snapshot_blob_key = ?", [blobKey]);
 }
 
-export function crawled(ctx: CrawlDeps, fileId: string, at: string): void {
-  update(ctx, fileId, "status = 'completed', error = NULL, crawled_at = ?", [at]);
+export function crawled(sql: SqlClient, files: FileRepository, fileId: string, at: string): Promise<void> {
+  return update(sql, files, fileId, "status = 'completed', error = NULL, crawled_at = ?", [at]);
 }

@@ -87,15 +87,15 @@ const fetchStage: Stage<LinkWork> = {
   async run(work) {
     const { ctx, file, job } = work;
     if (!work.options.fetch) {
-      crawlEnded(ctx, file.id, "blocked", AIR_GAPPED_REASON);
+      await crawlEnded(ctx.sql, ctx.files, file.id, "blocked", AIR_GAPPED_REASON);
       throw new PermanentJobError(AIR_GAPPED_REASON);
     }
-    crawlStarted(ctx, file.id);
+    await crawlStarted(ctx.sql, ctx.files, file.id);
     try {
       work.page = await work.session.page(file.source_url!);
     } catch (err) {
       if (!(err instanceof LinkFetchError)) {
-        crawlEnded(ctx, file.id, job.attempt >= job.maxAttempts ? "failed" : "pending", `the page could not be read: ${errorMessage(err)}`);
+        await crawlEnded(ctx.sql, ctx.files, file.id, job.attempt >= job.maxAttempts ? "failed" : "pending", `the page could not be read: ${errorMessage(err)}`);
         throw err;
       }
       const where = err.url && err.url !== file.source_url ? ` (at ${err.url})` : "";
@@ -103,16 +103,16 @@ const fetchStage: Stage<LinkWork> = {
       if (err.kind === "cancelled") {
         // Past the stage's budget (a server that keeps the connection open) the link fails for good.
         const overBudget = work.signal.reason instanceof StageTimeoutError ? work.signal.reason : null;
-        crawlEnded(ctx, file.id, overBudget ? "failed" : "pending", overBudget?.message ?? "the crawl was interrupted");
+        await crawlEnded(ctx.sql, ctx.files, file.id, overBudget ? "failed" : "pending", overBudget?.message ?? "the crawl was interrupted");
         throw overBudget ?? err;
       }
       const policy = err.kind === "blocked" || err.kind === "invalid-url";
       if (policy) {
-        crawlEnded(ctx, file.id, "blocked", reason);
+        await crawlEnded(ctx.sql, ctx.files, file.id, "blocked", reason);
         throw new PermanentJobError(reason);
       }
       const retry = isTransient(err) && job.attempt < job.maxAttempts;
-      crawlEnded(ctx, file.id, retry ? "pending" : "failed", reason);
+      await crawlEnded(ctx.sql, ctx.files, file.id, retry ? "pending" : "failed", reason);
       throw retry ? new Error(reason) : new PermanentJobError(reason);
     }
   },
@@ -141,7 +141,7 @@ const metadataStage: Stage<LinkWork> = {
       truncated: page.truncated,
     };
     await ctx.sql.transaction(async (tx) => {
-      pageMetadataStored(ctx, file.id, JSON.stringify(ogMetadata));
+      await pageMetadataStored(tx, ctx.files, file.id, JSON.stringify(ogMetadata));
       await ctx.files.withTx(tx).pageRead(file.id, {
       title: meta.title?.slice(0, 255) ?? null,
       description: meta.description,
@@ -177,7 +177,7 @@ const faviconStage: Stage<LinkWork> = {
     if (!icon) throw new Error(`no usable icon (${failures.join("; ") || "none declared"})`);
     const key = faviconBlobKey(file.org_id, file.id);
     await ctx.blobs.put(key, icon.bytes, icon.contentType);
-    faviconStored(ctx, file.id, key, icon.contentType);
+    await faviconStored(ctx.sql, ctx.files, file.id, key, icon.contentType);
   },
 };
 
@@ -224,7 +224,7 @@ const snapshotStage: Stage<LinkWork> = {
     );
     const key = snapshotBlobKey(file.org_id, file.id);
     await ctx.blobs.put(key, new TextEncoder().encode(html), "text/html; charset=utf-8");
-    snapshotStored(ctx, file.id, key);
+    await snapshotStored(ctx.sql, ctx.files, file.id, key);
   },
 };
 
@@ -272,7 +272,7 @@ export async function runLinkPipeline(ctx: LinkDeps, options: LinkPipelineOption
   // Each fetch is cancelled by the stage that asked for it (its budget) or the job.
   work.session = ctx.links.session(file.org_id, () => work.signal);
   await runStages(work, LINK_STAGES);
-  await job.write(() => crawled(ctx, file.id, isoAt(ctx.clock.now())));
+  await job.transaction((tx) => crawled(tx, ctx.files, file.id, isoAt(ctx.clock.now())));
   const page = work.page!;
   return {
     summary: {

@@ -56,7 +56,7 @@ export async function saveLink(ctx: LinkDeps, principal: Principal, request: Lin
       id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href,
       filename: linkFilename(url), title: options.title, tags: options.tags, uploadedBy: principal.keyId, processingJobId: job.id,
     });
-    crawlCreated(ctx, id, { urlKey, domain: url.hostname.replace(/\.$/, ""), extractImages: request.extract_images ?? true });
+    await crawlCreated(tx, id, { urlKey, domain: url.hostname.replace(/\.$/, ""), extractImages: request.extract_images ?? true });
     return { status: "created", file: (await files.byId(id))! };
   });
 }
@@ -98,7 +98,7 @@ export async function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): Pr
     const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
     const orphaned = !previous || !LIVE_JOB.has(previous.status);
     const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
-    if (!crawlRequeued(ctx, row.id, orphaned)) {
+    if (!(await crawlRequeued(tx, row.id, orphaned))) {
       throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${(await crawlOf(tx, row.id))?.status}); try again when it finishes`);
     }
     await files.recrawlQueued(row.id, job.id);

@@ -72,11 +72,12 @@ export async function storePageImages(ctx: IngestDeps, link: FileRow, images: Pa
     } else result.created += 1;
     if (!listed.some((l) => l.fileId === winner)) listed.push({ fileId: winner, url: image.url });
   }
-  ctx.db.transaction(() => {
-    ctx.db.query("DELETE FROM link_images WHERE link_file_id = ?").run(link.id);
-    const insert = ctx.db.query("INSERT INTO link_images (link_file_id, position, image_file_id, source_url) VALUES (?, ?, ?, ?)");
-    listed.forEach((entry, i) => insert.run(link.id, i, entry.fileId, entry.url));
-  })();
+  await ctx.sql.transaction(async (tx) => {
+    await tx.run("DELETE FROM link_images WHERE link_file_id = ?", [link.id]);
+    for (const [i, entry] of listed.entries()) {
+      await tx.run("INSERT INTO link_images (link_file_id, position, image_file_id, source_url) VALUES (?, ?, ?, ?)", [link.id, i, entry.fileId, entry.url]);
+    }
+  });
   result.fileIds = listed.map((l) => l.fileId);
   return result;
 }

@@ -45,7 +45,7 @@ export async function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: stri
     if (!(await files.reprocessQueued(row.id, job.id, orphaned))) {
       throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being processed (processing_status ${current.processing_status}); try again when it finishes`);
     }
-    ctx.kinds.of(current).queued?.(row.id);
+    await ctx.kinds.of(current).queued?.(row.id, tx);
     return job.id;
   });
   return { file: (await ctx.files.byId(row.id))!, jobIds: [jobId], message: "processing queued again", crawlStatus: null };

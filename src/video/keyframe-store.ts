@@ -77,31 +77,32 @@ export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "sql" | "blobs
   for (const frame of frames) await ctx.blobs.delete(frame.blobKey);
   const items = frames.map((f) => keyframeItemId(fileId, f.index));
   for (const space of await ctx.spaces.all("image")) await space.remove(items);
-  ctx.db.query("DELETE FROM video_keyframes WHERE file_id = ?").run(fileId);
+  await ctx.sql.run("DELETE FROM video_keyframes WHERE file_id = ?", [fileId]);
 }
 
 /** Stores freshly sampled frames (after removeKeyframes), the poster marked. */
-export async function storeKeyframes(ctx: Pick<VideoDeps, "db" | "blobs">, file: Pick<FileRow, "id" | "org_id">, frames: KeyFrame[], posterIndex: number | null): Promise<StoredKeyframe[]> {
+export async function storeKeyframes(ctx: Pick<VideoDeps, "sql" | "blobs">, file: Pick<FileRow, "id" | "org_id">, frames: KeyFrame[], posterIndex: number | null): Promise<StoredKeyframe[]> {
   const stored: StoredKeyframe[] = [];
   for (const [index, frame] of frames.entries()) {
     const blobKey = keyframeBlobKey(file.org_id, file.id, index);
     await ctx.blobs.put(blobKey, frame.jpeg, "image/jpeg");
     stored.push({ index, timeSeconds: frame.timeSeconds, blobKey, width: frame.width, height: frame.height, isPoster: index === posterIndex, visibleText: null, objects: null, faces: null });
   }
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     for (const frame of stored) {
-      ctx.db
-        .query("INSERT INTO video_keyframes (file_id, frame_index, time_seconds, blob_key, width, height, is_poster) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        .run(file.id, frame.index, frame.timeSeconds, frame.blobKey, frame.width, frame.height, frame.isPoster ? 1 : 0);
+      await tx.run(
+        "INSERT INTO video_keyframes (file_id, frame_index, time_seconds, blob_key, width, height, is_poster) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [file.id, frame.index, frame.timeSeconds, frame.blobKey, frame.width, frame.height, frame.isPoster ? 1 : 0],
+      );
     }
-  })();
+  });
   return stored;
 }
 
-export function frameTextRead(ctx: Pick<VideoDeps, "db">, fileId: string, index: number, text: string | null): void {
-  ctx.db.query("UPDATE video_keyframes SET visible_text = ? WHERE file_id = ? AND frame_index = ?").run(text, fileId, index);
+export async function frameTextRead(ctx: Pick<VideoDeps, "sql">, fileId: string, index: number, text: string | null): Promise<void> {
+  await ctx.sql.run("UPDATE video_keyframes SET visible_text = ? WHERE file_id = ? AND frame_index = ?", [text, fileId, index]);
 }
 
-export function frameAnalysed(ctx: Pick<VideoDeps, "db">, fileId: string, index: number, objects: { label: string; score: number }[], faces: number): void {
-  ctx.db.query("UPDATE video_keyframes SET objects = ?, faces = ? WHERE file_id = ? AND frame_index = ?").run(JSON.stringify(objects), faces, fileId, index);
+export async function frameAnalysed(ctx: Pick<VideoDeps, "sql">, fileId: string, index: number, objects: { label: string; score: number }[], faces: number): Promise<void> {
+  await ctx.sql.run("UPDATE video_keyframes SET objects = ?, faces = ? WHERE file_id = ? AND frame_index = ?", [JSON.stringify(objects), faces, fileId, index]);
 }

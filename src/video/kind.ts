@@ -49,9 +49,9 @@ export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
       summaries: videoSummaries,
       detail: async (row, urls) => ({ ...(await videoDetailFields(row, urls)), ...(await cameraDetailFields(urls.sql, row.id)) }),
     },
-    queued: (fileId) => {
-      variantsPending(ctx.db, fileId); // the poster's
-      analysisPending(ctx.db, fileId);
+    queued: async (fileId, tx) => {
+      await variantsPending(tx, fileId); // the poster's
+      await analysisPending(tx, fileId);
     },
     conditionFacts: (fileId) => ({ duration_seconds: videoFactsOnHandle(ctx.db, fileId)?.durationSeconds ?? null }),
     exports: videoExports(ctx.sql),

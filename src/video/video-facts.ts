@@ -1,10 +1,11 @@
 /**
  * What probing a video found (video/probe.ts): its stream facts, and the state of its analysis,
  * in the video kind's own table `video_facts` (this module is its only writer). The files row
- * keeps the displayed width and height and the capture date, which images have too.
+ * keeps the displayed width and height and the capture date, which images have too. Writers take
+ * a `SqlClient`: the caller's port transaction (`tx`) or the group-commit client.
  */
 import type { Database } from "bun:sqlite";
-import type { SqlClient } from "../db/sql-client.ts";
+import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf } from "../files/facts-table.ts";
 import { forTenantsOrNull } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -36,20 +37,22 @@ export interface VideoAnalysis {
 }
 
 /** The video is to be analysed (at upload, and when its processing is queued again). */
-export function analysisPending(db: Database, fileId: string): void {
-  db.query(
+export async function analysisPending(sql: SqlClient, fileId: string): Promise<void> {
+  await sql.run(
     `INSERT INTO video_facts (file_id, analysis_status) VALUES (?, 'pending')
      ON CONFLICT (file_id) DO UPDATE SET analysis_status = 'pending', analysis_error = NULL`,
-  ).run(fileId);
+    [fileId],
+  );
 }
 
 /** What the probe found; the analysis goes on (processing). */
-export function storeVideoFacts(db: Database, fileId: string, facts: VideoFacts): void {
-  db.query(
+export async function storeVideoFacts(sql: SqlClient, fileId: string, facts: VideoFacts): Promise<void> {
+  await sql.run(
     `INSERT INTO video_facts (file_id, duration_seconds, frame_rate, codec, container, has_audio, bit_rate, analysis_status) VALUES (?, ?, ?, ?, ?, ?, ?, 'processing')
      ON CONFLICT (file_id) DO UPDATE SET duration_seconds = excluded.duration_seconds, frame_rate = excluded.frame_rate, codec = excluded.codec,
        container = excluded.container, has_audio = excluded.has_audio, bit_rate = excluded.bit_rate, analysis_status = 'processing', analysis_error = NULL`,
-  ).run(fileId, facts.durationSeconds, facts.frameRate, facts.codec, facts.container, facts.hasAudio === null ? null : facts.hasAudio ? 1 : 0, facts.bitRate);
+    [fileId, facts.durationSeconds, facts.frameRate, facts.codec, facts.container, facts.hasAudio === null ? null : facts.hasAudio ? 1 : 0, facts.bitRate],
+  );
 }
 
 const VIDEO_FACTS_COLUMNS = "duration_seconds, frame_rate, codec, container, has_audio, bit_rate, analysis_status, analysis_error";
@@ -90,15 +93,16 @@ export async function videoFactsOfFiles(sql: SqlClient, fileIds: readonly string
   );
 }
 
-/** The analysis ended; the file's updated_at moves. */
-export function analysisEnded(ctx: { db: Database; files: FileRepository }, fileId: string, status: "completed" | "failed" | "skipped", error: string | null): void {
-  ctx.db
-    .query(
+/** The analysis ended; the file's updated_at moves with it (`files` tells it), in the caller's transaction or one of its own. */
+export function analysisEnded(sql: SqlClient, files: FileRepository, fileId: string, status: "completed" | "failed" | "skipped", error: string | null): Promise<void> {
+  return atomically(sql, async (tx) => {
+    await tx.run(
       `INSERT INTO video_facts (file_id, analysis_status, analysis_error) VALUES (?, ?, ?)
        ON CONFLICT (file_id) DO UPDATE SET analysis_status = excluded.analysis_status, analysis_error = excluded.analysis_error`,
-    )
-    .run(fileId, status, forTenantsOrNull(error));
-  ctx.files.touchedOnHandle(ctx.db, fileId);
+      [fileId, status, forTenantsOrNull(error)],
+    );
+    await files.withTx(tx).touched(fileId);
+  });
 }
 
 /** Null state and error for a file that is not a video. */

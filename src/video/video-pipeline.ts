@@ -136,7 +136,7 @@ const probeStage: Stage<VideoWork> = {
         // A phone's creationdate is when it was filmed; creation_time is when the file was written.
         createdAt: camera.takenAt ?? probe.createdAt,
       });
-      storeVideoFacts(ctx.db, file.id, {
+      await storeVideoFacts(tx, file.id, {
         durationSeconds: probe.durationSeconds,
         frameRate: probe.frameRate,
         codec: probe.codec,
@@ -145,7 +145,7 @@ const probeStage: Stage<VideoWork> = {
         bitRate: probe.bitRate,
       });
     });
-    await storeCameraFacts(ctx.db, file.org_id, file.id, camera);
+    await storeCameraFacts(ctx.sql, file.org_id, file.id, camera);
     const { maxDurationSeconds, maxMb } = work.options;
     if (probe.durationSeconds !== null && probe.durationSeconds > maxDurationSeconds) {
       work.overLimit = `the video is ${Math.round(probe.durationSeconds)} s long; videos over ${maxDurationSeconds} s are stored but not analysed (MEDIABOX_VIDEO_MAX_DURATION_SECONDS)`;
@@ -184,7 +184,7 @@ const keyframesStage: Stage<VideoWork> = {
     const image = await renderImage(poster.jpeg, { maxPixels: work.options.maxPixels });
     await storeVariants(ctx, file, image.variants);
     await ctx.sql.transaction(async (tx) => {
-      variantsRendered(ctx.db, file.id, { count: image.variants.length, blurHash: image.blurHash });
+      await variantsRendered(tx, file.id, { count: image.variants.length, blurHash: image.blurHash });
       await ctx.files.withTx(tx).touched(file.id);
     });
   },
@@ -210,13 +210,13 @@ const ocrStage: Stage<VideoWork> = {
       results.push(result);
       const lines = result.regions.map((r) => r.text);
       work.findings[index]!.lines = lines;
-      frameTextRead(ctx, file.id, index, result.text || null);
+      await frameTextRead(ctx, file.id, index, result.text || null);
       for (const r of result.regions) regions.push({ text: r.text, bounding_box: r.bounding_box, confidence: r.confidence, time_seconds: frame.timeSeconds });
       progress((index + 1) / work.frames.length, { done: index + 1, total: work.frames.length, unit: "frame" });
     }
     const text = dedupeLines(work.findings).join("\n");
     await ctx.sql.transaction(async (tx) => {
-      saveExtraction(ctx.db, ctx.clock, file.id, "text_regions", `${ctx.ocr.modelFor("video-frame")} (video keyframes)`, { regions });
+      await saveExtraction(tx, ctx.clock, file.id, "text_regions", `${ctx.ocr.modelFor("video-frame")} (video keyframes)`, { regions });
       await ctx.files.withTx(tx).visibleTextFound(file.id, text || null);
     });
   },
@@ -240,11 +240,10 @@ const embeddingStage: Stage<VideoWork> = {
     if (!vectors.some((v) => v.item === file.id) && vectors[0]) vectors.push({ ...vectors[0], item: file.id });
     const spaces = new Map<string, WritableSpace>();
     for (const v of vectors) if (!spaces.has(v.model)) spaces.set(v.model, await ctx.spaces.open("image", v.model, v.vector.length));
-    // The vectors and the model they are recorded under commit together (image_facts through the
-    // SQLite handle, the connection a port transaction holds on SQLite: docs/scale-out.md).
+    // The vectors and the model they are recorded under commit together.
     await ctx.sql.transaction(async (tx) => {
       for (const v of vectors) await spaces.get(v.model)!.upsert(v.item, file.org_id, v.vector, tx);
-      imageEmbedded(ctx.db, file.id, vectors[0]!.model);
+      await imageEmbedded(tx, file.id, vectors[0]!.model);
     });
   },
 };
@@ -277,7 +276,7 @@ const objectsStage: Stage<VideoWork> = {
       const objects = analysis.objects.map((o) => ({ label: o.label, score: o.score }));
       work.findings[index]!.objects = objects;
       work.findings[index]!.faces = analysis.faces;
-      frameAnalysed(ctx, file.id, index, objects, analysis.faces);
+      await frameAnalysed(ctx, file.id, index, objects, analysis.faces);
       progress((n + 1) / indexes.length);
     }
   },
@@ -321,7 +320,7 @@ const descriptionStage: Stage<VideoWork> = {
     if (!current) return;
     const category = current.content_category !== "general" ? current.content_category : categorize(facts);
     await ctx.sql.transaction(async (tx) => {
-      replaceDescriptions(ctx.db, ctx.clock, file.id, items);
+      await replaceDescriptions(tx, ctx.clock, file.id, items);
       await ctx.files.withTx(tx).described(file.id, { text: items[0]!.text, tags: mergeTags(tagsOf(current), factTags(facts)), category });
     });
   },
@@ -358,7 +357,7 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
   } catch (err) {
     const final = job.attempt >= job.maxAttempts || err instanceof PermanentJobError;
     if (final) {
-      analysisEnded(ctx, file.id, "failed", errorMessage(err));
+      await analysisEnded(ctx.sql, ctx.files, file.id, "failed", errorMessage(err));
       if ((await ctx.files.byId(file.id))?.description_status === "pending") await ctx.files.descriptionFailed(file.id, `not described: ${errorMessage(err)}`);
       await settleCredits(ctx, file.id);
     }
@@ -369,8 +368,8 @@ export async function runVideoPipeline(ctx: VideoDeps, options: VideoPipelineOpt
   const failed = failedStages(work.outcomes);
   const truncated = work.probe?.truncated ? truncationNote(work.probe) : null;
   const warnings = [truncated, failed].filter(Boolean).join("; ") || null;
-  if (work.overLimit) analysisEnded(ctx, file.id, "skipped", work.overLimit);
-  else analysisEnded(ctx, file.id, failed ? "failed" : "completed", warnings);
+  if (work.overLimit) await analysisEnded(ctx.sql, ctx.files, file.id, "skipped", work.overLimit);
+  else await analysisEnded(ctx.sql, ctx.files, file.id, failed ? "failed" : "completed", warnings);
   if (work.overLimit && (await ctx.files.byId(file.id))?.description_status === "pending") await ctx.files.descriptionSkipped(file.id, work.overLimit);
   await settleCredits(ctx, file.id);
   const final = await ctx.files.byId(file.id);

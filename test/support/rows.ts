@@ -4,7 +4,6 @@
  * the server's own database handle.
  */
 import type { Database } from "bun:sqlite";
-import { complianceChecked, complianceRequested } from "../../src/compliance/image-compliance.ts";
 import { isoAt, type Clock } from "../../src/clock.ts";
 import { hashKey, KEY_PREFIX } from "../../src/auth/api-keys.ts";
 import { PERMISSIONS, type Permission } from "../../src/auth/permissions.ts";
@@ -50,8 +49,7 @@ export function insertFileRow(db: Database, row: FileRowFixture): string {
   if (row.textExtractionStatus) db.query("INSERT INTO document_facts (file_id, text_extraction_status) VALUES (?, ?)").run(id, row.textExtractionStatus);
   if (row.complianceStatus) {
     // A check asked at upload, then judged (its verdict is what listings filter on).
-    complianceRequested(db, id, { type: "mls", standard: "default", imageType: "main" });
-    complianceChecked(db, id, row.complianceStatus as "pass" | "fail");
+    db.query("INSERT INTO image_compliance (file_id, type, standard, image_type, status) VALUES (?, 'mls', 'default', 'main', ?)").run(id, row.complianceStatus);
   }
   return id;
 }

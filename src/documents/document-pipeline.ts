@@ -290,7 +290,7 @@ function chunkId(fileId: string, index: number): string {
  * the document's embedding completes with its `last` ones. A chunk marked embedded always has its
  * vector, and a vector search never finds a chunk still marked pending.
  */
-async function storeVectors(
+export async function storeVectors(
   ctx: Pick<DocumentDeps, "sql" | "files" | "embedder">,
   file: Pick<FileRow, "id" | "org_id">,
   space: WritableSpace,

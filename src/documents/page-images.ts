@@ -110,7 +110,7 @@ async function drawPage(ctx: DocumentDeps, file: FileRow, page: number, width: n
 
 /** Removes every cached page picture of a file: blobs, then rows (at purge). */
 export async function removePageImages(ctx: DocumentDeps, fileId: string): Promise<void> {
-  const rows = ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM document_page_images WHERE file_id = ?").all(fileId);
+  const rows = await ctx.sql.all<{ blob_key: string }>("SELECT blob_key FROM document_page_images WHERE file_id = ?", [fileId]);
   for (const row of rows) await ctx.blobs.delete(row.blob_key);
   await ctx.sql.run("DELETE FROM document_page_images WHERE file_id = ?", [fileId]);
 }

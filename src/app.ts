@@ -218,8 +218,7 @@ export class CompositionError extends Error {
 export function createContext({ config, clock, log, dataDir, database, queues = [] }: Foundation): AppContext {
   const { db, writes, sql, spaces } = database;
   const background = new BackgroundWork();
-  const store = database.engine === "sqlite" ? new JobStore(sql, { db, writes }) : new JobStore(sql);
-  const jobs = new JobRunner(store, clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
+  const jobs = new JobRunner(new JobStore(sql), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
   const metrics = new Metrics(sql, clock, database.file);
   const blobs = countingErrors(createBlobStore(config, dataDir, clock), (operation) => metrics.blobStoreErrors.inc({ operation }));
@@ -273,7 +272,7 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   jobs.register(peopleClusterQueue(ctx));
   automateProcessedFiles(ctx);
   sendBatchEvents(ctx);
-  recoverCloudJobs(ctx);
+  recoverCloudJobs(ctx).catch((err) => log.error("could not resume unfinished cloud jobs", { err }));
   ctx.cloud.resealStaleTokens().then(
     (n) => n && log.info("re-encrypted cloud tokens with the current key", { connections: n }),
     (err) => log.warn("cloud tokens sealed with the previous key stay so until the next start", { err: String(err) }),

@@ -8,7 +8,7 @@ import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
 import mammoth from "mammoth";
 import { ManualClock } from "../src/clock.ts";
-import { enqueueJob, getJobRow } from "../src/jobs/queue.ts";
+import { jobRow } from "./support/job-rows.ts";
 
 import { waitFor } from "./support/polling.ts";
 import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
@@ -159,8 +159,8 @@ describe("export retention", () => {
     servers.push(other);
     const runnerCaughtUp = async () => {
       other.ctx.jobs.wake();
-      const { id } = enqueueJob(other.ctx.db, other.ctx.clock, { queue: "test.sentinel" });
-      await waitFor(() => getJobRow(other.ctx.db, id)?.status === "completed", { what: "the job runner to run the jobs due now" });
+      const { id } = await other.ctx.jobs.submit({ queue: "test.sentinel" });
+      await waitFor(() => jobRow(other.ctx.db, id)?.status === "completed", { what: "the job runner to run the jobs due now" });
     };
     const tenant = other.tenant();
     insertFileRow(other.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectOf(other.ctx.db, tenant.orgId), filename: "kept.jpg" });
@@ -173,14 +173,14 @@ describe("export retention", () => {
 
     clock.advance(3600 * 1000);
     await runnerCaughtUp();
-    expect(getJobRow(other.ctx.db, expiry.id)!.status).toBe("pending"); // not due inside the margin
+    expect(jobRow(other.ctx.db, expiry.id)!.status).toBe("pending"); // not due inside the margin
     expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0); // still inside the margin
 
     clock.advance(601 * 1000);
     other.ctx.jobs.wake();
     const done = await waitFor(
       () => {
-        const row = getJobRow(other.ctx.db, expiry.id)!;
+        const row = jobRow(other.ctx.db, expiry.id)!;
         return ["completed", "failed", "cancelled"].includes(row.status) ? row : null;
       },
       { what: "the export's expiry job to run" },

@@ -185,7 +185,7 @@ describe.each(engines)("jobs on $name", ({ store }) => {
         concurrency: 1,
         handler: async (ctx) => {
           await held;
-          await ctx.write(() => null).catch((err: Error) => refusals.push(err.name));
+          await ctx.transaction(async () => null).catch((err: Error) => refusals.push(err.name));
           return [{ worker: "slow" }];
         },
       }],

@@ -12,9 +12,13 @@ import { join } from "node:path";
 import { ManualClock, systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
 import { GroupCommit } from "../src/db/group-commit.ts";
-import { enqueueJob, getJobRow, type JobRow } from "../src/jobs/queue.ts";
+import type { JobRow } from "../src/jobs/queue.ts";
+import type { EnqueueOptions } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
-import { sqliteJobStore } from "../src/jobs/job-store.ts";
+import { JobStore, sqliteJobStore } from "../src/jobs/job-store.ts";
+import { SqliteClient } from "../src/db/sqlite-client.ts";
+import type { Clock } from "../src/clock.ts";
+import { jobRow } from "./support/job-rows.ts";
 import { BackgroundWork } from "../src/jobs/background-work.ts";
 import { unlessAborted } from "../src/abort.ts";
 import { Logger } from "../src/log.ts";
@@ -24,6 +28,11 @@ import { insertTenantRows } from "./support/rows.ts";
 
 const log = new Logger("error");
 
+/** Inserts a job through the job store (committed when it resolves: no group commit here). */
+function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions): Promise<{ id: string; deduplicated: boolean }> {
+  return new JobStore(new SqliteClient(db)).enqueue(options, clock.now());
+}
+
 /** Waits for a condition on the local database (cheap to probe, so probed often). */
 function until<T>(probe: () => T, what: string): Promise<NonNullable<T>> {
   return waitFor(probe, { what, intervalMs: 10, maxIntervalMs: 100 });
@@ -31,7 +40,7 @@ function until<T>(probe: () => T, what: string): Promise<NonNullable<T>> {
 
 function waitForStatus(db: Database, id: string, status: JobRow["status"]): Promise<JobRow> {
   return until(() => {
-    const row = getJobRow(db, id);
+    const row = jobRow(db, id);
     return row?.status === status ? row : null;
   }, `job ${id} to become ${status}`);
 }
@@ -46,7 +55,7 @@ const isSentinel = (payload: unknown) => (payload as { sentinel?: boolean } | nu
  * its turn: "it did not run" is then an observation, not a guess about how long to sleep.
  */
 async function caughtUp(db: Database, queue: `t.${string}`, inMs = 0): Promise<void> {
-  const { id } = enqueueJob(db, systemClock, { queue, payload: SENTINEL, runAt: Date.now() + inMs });
+  const { id } = await enqueueJob(db, systemClock, { queue, payload: SENTINEL, runAt: Date.now() + inMs });
   await waitForStatus(db, id, "completed");
 }
 
@@ -90,7 +99,7 @@ describe("job runner", () => {
       concurrency: 1,
       handler: async (ctx) => {
         // Shared writes commit in the order they were queued: once this one has, so has the progress before it.
-        const committed = async () => (await ctx.write(() => null), getJobRow(db, ctx.jobId)!.progress);
+        const committed = async () => (await ctx.transaction(async () => null), jobRow(db, ctx.jobId)!.progress);
         ctx.progress(10);
         ctx.progress(20);
         seen.push(await committed());
@@ -103,7 +112,7 @@ describe("job runner", () => {
       },
     });
     r.start();
-    const { id } = enqueueJob(db, clock, { queue: "t.progress", payload: {} });
+    const { id } = await enqueueJob(db, clock, { queue: "t.progress", payload: {} });
     expect((await waitForStatus(db, id, "completed")).progress).toBe(100);
     expect(seen).toEqual([10, 30, 30]);
   });
@@ -122,7 +131,7 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.flaky", maxAttempts: 3 });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.flaky", maxAttempts: 3 });
     const row = await waitForStatus(db, id, "failed");
     expect(row.attempts).toBe(3);
     expect(row.error).toBe("boom on attempt 3");
@@ -145,7 +154,7 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.recovers" });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.recovers" });
     const row = await waitForStatus(db, id, "completed");
     expect(row.attempts).toBe(2);
     expect(JSON.parse(row.results!)).toEqual([{ attempt: 2 }]);
@@ -166,7 +175,7 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.permanent", maxAttempts: 5 });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.permanent", maxAttempts: 5 });
     const row = await waitForStatus(db, id, "failed");
     // A retry would be due ~10 ms later (backoffMs): the runner has passed that point.
     await caughtUp(db, "t.permanent", 100);
@@ -190,7 +199,7 @@ describe("job runner", () => {
         },
       },
     ]);
-    const ids = Array.from({ length: 6 }, () => enqueueJob(db, systemClock, { queue: "t.concurrent" }).id);
+    const ids = await Promise.all(Array.from({ length: 6 }, async () => (await enqueueJob(db, systemClock, { queue: "t.concurrent" })).id));
     r.start();
     for (const id of ids) await waitForStatus(db, id, "completed");
     expect(peak).toBe(2);
@@ -212,7 +221,7 @@ describe("job runner", () => {
         },
       },
     ]);
-    Array.from({ length: 10 }, () => enqueueJob(db, systemClock, { queue: "t.burst" }));
+    await Promise.all(Array.from({ length: 10 }, () => enqueueJob(db, systemClock, { queue: "t.burst" })));
     r.start();
     await until(() => startedIn.length === 10 || null, "all ten jobs to run side by side");
     release.resolve();
@@ -227,7 +236,7 @@ describe("job runner", () => {
     const r = runner([{ name: "t.delayed", concurrency: 1, handler: async () => void (startedAt = Date.now()) }]);
     r.start();
     const runAt = Date.now() + 250;
-    const { id } = enqueueJob(db, systemClock, { queue: "t.delayed", runAt });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.delayed", runAt });
     await waitForStatus(db, id, "completed");
     expect(startedAt).toBeGreaterThanOrEqual(runAt);
   });
@@ -241,12 +250,12 @@ describe("job runner", () => {
     runners.push(r);
     r.start();
     const analysing = background.foreground();
-    const later = enqueueJob(db, systemClock, { queue: "t.reembed" });
+    const later = await enqueueJob(db, systemClock, { queue: "t.reembed" });
     r.wake("t.reembed");
-    const now = enqueueJob(db, systemClock, { queue: "t.upload" });
+    const now = await enqueueJob(db, systemClock, { queue: "t.upload" });
     await waitForStatus(db, now.id, "completed");
     await Bun.sleep(200); // ten polls
-    expect(getJobRow(db, later.id)!.status).toBe("pending");
+    expect(jobRow(db, later.id)!.status).toBe("pending");
     analysing();
     await waitForStatus(db, later.id, "completed");
     expect(ran).toEqual(["upload", "reembed"]);
@@ -255,14 +264,14 @@ describe("job runner", () => {
   test("cancelling a pending job cancels it at once; it never runs", async () => {
     const org = insertOrg(db);
     let ran = false;
-    const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
     const view = await cancelJob(org, id);
     expect(view.status).toBe("cancelled");
     const r = runner([{ name: "t.cancel-pending", concurrency: 1, handler: async (ctx) => void (ran ||= !isSentinel(ctx.payload)) }]);
     r.start();
     await caughtUp(db, "t.cancel-pending");
     expect(ran).toBe(false);
-    expect(getJobRow(db, id)!.status).toBe("cancelled");
+    expect(jobRow(db, id)!.status).toBe("cancelled");
     await expect(cancelJob(org, id)).rejects.toThrow(/already cancelled/);
   });
 
@@ -283,8 +292,8 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.cancel-running", orgId: org });
-    await until(() => getJobRow(db, id)!.progress === 10, "job to start");
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.cancel-running", orgId: org });
+    await until(() => jobRow(db, id)!.progress === 10, "job to start");
     const view = await cancelJob(org, id);
     expect(view.status).toBe("processing");
     const row = await waitForStatus(db, id, "cancelled");
@@ -298,7 +307,7 @@ describe("job runner", () => {
     const other = insertOrg(db);
     const r = runner([{ name: "t.finished", concurrency: 1, handler: async () => [] }]);
     r.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.finished", orgId: org });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.finished", orgId: org });
     await waitForStatus(db, id, "completed");
     await expect(cancelJob(other, id)).rejects.toThrow(/not found/);
     await expect(cancelJob(org, id)).rejects.toThrow(/already completed/);
@@ -319,19 +328,19 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.timeout", maxAttempts: 2 });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.timeout", maxAttempts: 2 });
     const row = await waitForStatus(db, id, "failed");
     expect(attempts).toBe(2);
     expect(row.error).toBe("timed out after 50 ms");
   });
 
   test("dedupe_key returns the active job; a finished job frees the key", async () => {
-    const first = enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1", runAt: Date.now() + 60_000 });
-    const again = enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
+    const first = await enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1", runAt: Date.now() + 60_000 });
+    const again = await enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
     expect(again).toEqual({ id: first.id, deduplicated: true });
     expect(db.query("SELECT count(*) AS n FROM jobs WHERE dedupe_key = 'file:1'").get()).toEqual({ n: 1 });
     db.run("UPDATE jobs SET status = 'completed' WHERE id = ?", [first.id]);
-    const fresh = enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
+    const fresh = await enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
     expect(fresh.deduplicated).toBe(false);
     expect(fresh.id).not.toBe(first.id);
   });
@@ -341,14 +350,13 @@ describe("job runner", () => {
     const r = runner([{ name: "t.rollback", concurrency: 1, handler: async (ctx) => void (ran ||= !isSentinel(ctx.payload)) }]);
     r.start();
     let id = "";
-    expect(() =>
-      db.transaction(() => {
-        id = enqueueJob(db, systemClock, { queue: "t.rollback" }).id;
-        throw new Error("the record this job belongs to failed validation");
-      })(),
-    ).toThrow(/failed validation/);
+    const rejected = new SqliteClient(db, new GroupCommit(db)).transaction(async (tx) => {
+      id = (await r.submit({ queue: "t.rollback" }, tx)).id;
+      throw new Error("the record this job belongs to failed validation");
+    });
+    await expect(rejected).rejects.toThrow(/failed validation/);
     await caughtUp(db, "t.rollback");
-    expect(getJobRow(db, id)).toBeNull();
+    expect(jobRow(db, id)).toBeNull();
     expect(ran).toBe(false);
   });
 
@@ -364,7 +372,7 @@ describe("job runner", () => {
         if (worker === "a") {
           await releaseFirst.promise;
           // The stale worker tries to write through the fenced transaction: refused.
-          await ctx.write(() => db.run("UPDATE jobs SET error = 'stale write' WHERE id = ?", [ctx.jobId]));
+          await ctx.transaction((tx) => tx.run("UPDATE jobs SET error = 'stale write' WHERE id = ?", [ctx.jobId]));
         }
         return [{ worker }];
       },
@@ -372,7 +380,7 @@ describe("job runner", () => {
     // A long lease means worker a's next heartbeat is far away: it looks stalled once its lease lapses.
     const a = runner([queue("a")], { leaseMs: 60_000, workerId: "a" });
     a.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.fenced" });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.fenced" });
     await until(() => executions.includes("a"), "worker a to start");
     db.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ?", [Date.now() - 1, id]);
     const b = runner([queue("b")], { leaseMs: 2_000, workerId: "b" });
@@ -383,7 +391,7 @@ describe("job runner", () => {
     await b.stop(1_000);
     releaseFirst.resolve();
     await caughtUp(db, "t.fenced");
-    const row = getJobRow(db, id)!;
+    const row = jobRow(db, id)!;
     expect(done.lease_owner).toBeNull();
     expect(JSON.parse(row.results!)).toEqual([{ worker: "b" }]);
     expect(row.error).toBeNull();
@@ -401,7 +409,7 @@ describe("job runner", () => {
     };
     const ids: Record<string, string> = {};
     for (const [name, owner] of Object.entries(owners)) {
-      ids[name] = enqueueJob(db, systemClock, { queue: "t.orphans", payload: { name } }).id;
+      ids[name] = (await enqueueJob(db, systemClock, { queue: "t.orphans", payload: { name } })).id;
       db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [owner, Date.now() + 600_000, ids[name]!]);
     }
     const ran: string[] = [];
@@ -410,15 +418,15 @@ describe("job runner", () => {
     expect(done.attempts).toBe(2);
     await caughtUp(db, "t.orphans");
     expect(ran).toEqual(["dead"]);
-    expect(getJobRow(db, ids.live!)).toMatchObject({ status: "processing", lease_owner: owners.live });
-    expect(getJobRow(db, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
+    expect(jobRow(db, ids.live!)).toMatchObject({ status: "processing", lease_owner: owners.live });
+    expect(jobRow(db, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
   });
 
   test("a job whose worker died is taken over on a full poll, however many queues are looked at before its own", async () => {
     const host = hostname();
     const exited = Bun.spawn(["true"]);
     await exited.exited;
-    const { id } = enqueueJob(db, systemClock, { queue: "t.late" });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.late" });
     db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [
       `worker-${host}-${exited.pid}-0123abcd`, Date.now() + 600_000, id,
     ]);
@@ -442,10 +450,10 @@ describe("job runner", () => {
     };
     const first = runner([hang]);
     first.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.shutdown", maxAttempts: 1 });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.shutdown", maxAttempts: 1 });
     await until(() => starts === 1, "first start");
     await first.stop(1_000);
-    const released = getJobRow(db, id)!;
+    const released = jobRow(db, id)!;
     expect(released.status).toBe("pending");
     expect(released.attempts).toBe(0);
     expect(released.lease_owner).toBeNull();
@@ -461,10 +469,10 @@ describe("job runner", () => {
     const never = new Promise<never>(() => {});
     const first = runner([{ name: "t.uncancellable", concurrency: 1, handler: async (ctx) => { starts += 1; await unlessAborted(never, ctx.signal); } }]);
     first.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.uncancellable" });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.uncancellable" });
     await until(() => starts === 1, "the job to start");
     expect(await first.stop(10_000)).toBe(0);
-    expect(getJobRow(db, id)).toMatchObject({ status: "pending", attempts: 0, lease_owner: null });
+    expect(jobRow(db, id)).toMatchObject({ status: "pending", attempts: 0, lease_owner: null });
   });
 
   test("a handler still running after the stop's grace writes no outcome; the job is taken over once its lease lapses", async () => {
@@ -475,8 +483,8 @@ describe("job runner", () => {
       { leaseMs: 300, workerId: "first-worker" },
     );
     first.start();
-    const { id } = enqueueJob(db, systemClock, { queue: "t.stubborn" });
-    await until(() => getJobRow(db, id)?.status === "processing", "the job to start");
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.stubborn" });
+    await until(() => jobRow(db, id)?.status === "processing", "the job to start");
     // The database closes after stop() in a server: this runner must not write to it any more.
     expect(await first.stop(50)).toBe(1);
     release.resolve();
@@ -489,7 +497,7 @@ describe("job runner", () => {
   });
 
   test("a job abandoned on its final attempt ends failed instead of hanging", async () => {
-    const { id } = enqueueJob(db, systemClock, { queue: "t.abandoned", maxAttempts: 1 });
+    const { id } = await enqueueJob(db, systemClock, { queue: "t.abandoned", maxAttempts: 1 });
     // Simulate a worker that claimed the job and died.
     db.run(
       "UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = 'dead', lease_expires_at = ? WHERE id = ?",
@@ -532,14 +540,14 @@ describe("job resource over HTTP", () => {
     await server.close();
   });
 
-  function enqueue(orgId: string, payload: unknown = {}): string {
-    return enqueueJob(server.ctx.db, server.ctx.clock, { queue: "t.http", orgId, payload }).id;
+  async function enqueue(orgId: string, payload: unknown = {}): Promise<string> {
+    return (await server.ctx.jobs.submit({ queue: "t.http", orgId, payload })).id;
   }
 
   test("GET /job/{id} shows the owner's job with the spec's fields; other orgs get 404", async () => {
     const owner = server.tenant();
     const stranger = server.tenant();
-    const id = enqueue(owner.orgId);
+    const id = await enqueue(owner.orgId);
     await waitForStatus(server.ctx.db, id, "completed");
     const res = await owner.api.get(`/job/${id}`);
     expect(res.status).toBe(200);
@@ -565,11 +573,11 @@ describe("job resource over HTTP", () => {
     const owner = server.tenant();
     const stranger = server.tenant();
     const fileId = crypto.randomUUID();
-    const first = enqueue(owner.orgId, { fileId });
+    const first = await enqueue(owner.orgId, { fileId });
     await waitForStatus(server.ctx.db, first, "completed");
-    const second = enqueue(owner.orgId);
+    const second = await enqueue(owner.orgId);
     await waitForStatus(server.ctx.db, second, "completed");
-    enqueue(stranger.orgId);
+    await enqueue(stranger.orgId);
     const all = await owner.api.get("/jobs");
     expect(all.status).toBe(200);
     expect(all.body).toMatchObject({ total_count: 2, limit: 20, offset: 0, has_more: false });
@@ -591,8 +599,8 @@ describe("job resource over HTTP", () => {
 
   test("POST /job/{id}/cancel needs EDIT, stops a running job and then answers 409 JOB_FINISHED", async () => {
     const owner = server.tenant();
-    const id = enqueue(owner.orgId, { wait: true });
-    await until(() => getJobRow(server.ctx.db, id)!.progress === 25, "job to start");
+    const id = await enqueue(owner.orgId, { wait: true });
+    await until(() => jobRow(server.ctx.db, id)!.progress === 25, "job to start");
     const viewer = owner.keyWith(["view"]);
     expect((await viewer.get(`/job/${id}`)).body.status).toBe("processing");
     const forbidden = await viewer.post(`/job/${id}/cancel`);

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { ConfigError, loadConfig } from "../src/config.ts";
-import { getJobRow } from "../src/jobs/queue.ts";
+import { jobRow } from "./support/job-rows.ts";
 import { run } from "./support/process.ts";
 import { waitFor } from "./support/polling.ts";
 import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
@@ -62,7 +62,7 @@ describe("roles on one data directory", () => {
     server = await startTestServer({ dataDir, queues, env: { MEDIABOX_ROLE: "api" } });
     const tenant = server.tenant();
     expect((await tenant.api.get("/projects")).status).toBe(200);
-    const { id } = server.ctx.jobs.enqueue({ queue: "t.role", payload: { n: 1 } });
+    const { id } = await server.ctx.jobs.submit({ queue: "t.role", payload: { n: 1 } });
     expect(server.ctx.jobs.isRunning).toBe(false);
     // Ready all the same: running no jobs is what an api process is for.
     const ready = await server.anonymous().get("/readyz");
@@ -73,7 +73,7 @@ describe("roles on one data directory", () => {
 
     server = await startTestServer({ dataDir, queues, env: { MEDIABOX_ROLE: "worker" } });
     const db = server.ctx.db;
-    await waitFor(() => getJobRow(db, id)?.status === "completed", { what: `job ${id} to run in the worker` });
+    await waitFor(() => jobRow(db, id)?.status === "completed", { what: `job ${id} to run in the worker` });
     expect(ran).toEqual(["job 1"]);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await server.anonymous().get("/readyz")).body.checks.jobs).toEqual({ ok: true, detail: "workers running" });

@@ -205,7 +205,7 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
         sourceUrl: null,
       });
     }
-    const runner = ctx.jobs.enqueue({ queue: "cloud.import", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
+    const runner = await ctx.jobs.submit({ queue: "cloud.import", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 }, tx);
     setRunner(ctx, jobId, runner.id);
   });
   return {
@@ -235,7 +235,7 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
   const jobId = crypto.randomUUID();
   const now = isoAt(ctx.clock.now());
   const inline = files.length <= INLINE_EXPORT_MAX;
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     ctx.db
       .query(
         `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
@@ -247,10 +247,10 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
     );
     files.forEach((f, index) => insert.run(jobId, index, f.filename, f.content_type, f.size_bytes, f.id));
     if (!inline) {
-      const runner = ctx.jobs.enqueue({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 });
+      const runner = await ctx.jobs.submit({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 }, tx);
       setRunner(ctx, jobId, runner.id);
     }
-  }).immediate();
+  });
   // A small export runs now, so the response can carry the cloud ids; a crash meanwhile is
   // recovered at the next start (recoverCloudJobs) like any unfinished job. A provider that is
   // down or rate limiting hands the rest to the durable job, which retries with backoff.
@@ -260,7 +260,7 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
       await runExport(ctx, jobId);
     } catch (err) {
       ctx.log.warn("inline cloud export interrupted; the job continues in the background", { job_id: jobId, error: errorMessage(err) });
-      const runner = ctx.jobs.enqueue({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10, runAt: ctx.clock.now() + 2_000 });
+      const runner = await ctx.jobs.submit({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10, runAt: ctx.clock.now() + 2_000 });
       setRunner(ctx, jobId, runner.id);
       ranInline = false;
     }
@@ -587,11 +587,11 @@ function cloudQueue<Q extends "cloud.import" | "cloud.export">(ctx: CloudDeps, n
  * off by a crash, a runner job pruned). Jobs whose runner job is still pending or running are
  * left to it (the dedupe key makes a second enqueue return the same job).
  */
-export function recoverCloudJobs(ctx: CloudDeps): void {
+export async function recoverCloudJobs(ctx: CloudDeps): Promise<void> {
   const open = ctx.db.query<CloudJobRow, []>("SELECT * FROM cloud_jobs WHERE status IN ('pending','in_progress')").all();
   for (const job of open) {
     const queue = job.type === "import" ? "cloud.import" : "cloud.export";
-    const runner = ctx.jobs.enqueue({ queue, orgId: job.org_id, payload: { cloudJobId: job.id }, dedupeKey: `cloud:${job.id}`, maxAttempts: 10 });
+    const runner = await ctx.jobs.submit({ queue, orgId: job.org_id, payload: { cloudJobId: job.id }, dedupeKey: `cloud:${job.id}`, maxAttempts: 10 });
     if (runner.id !== job.runner_job_id) setRunner(ctx, job.id, runner.id);
   }
 }

@@ -171,8 +171,8 @@ async function storeText(ctx: StoreDeps, tx: SqlClient, fileId: string, doc: Doc
 }
 
 /** Queues embedding of a document's pending chunks (once per document at a time). */
-export function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pick<FileRow, "id" | "org_id">): string {
-  return ctx.jobs.enqueue({ queue: "document.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }).id;
+export async function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pick<FileRow, "id" | "org_id">, tx?: SqlClient): Promise<string> {
+  return (await ctx.jobs.submit({ queue: "document.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `embed:${file.id}`, maxAttempts: 3 }, tx)).id;
 }
 
 /** One document on its way through the stages. */
@@ -277,7 +277,7 @@ const embeddingsStage: Stage<DocumentWork> = {
         return;
       }
     }
-    work.embeddingJobId = await ctx.writes.write(() => enqueueEmbedding(ctx, file));
+    work.embeddingJobId = await enqueueEmbedding(ctx, file);
   },
 };
 
@@ -413,6 +413,6 @@ export async function resumePendingEmbeddings(ctx: DocumentDeps): Promise<number
        WHERE c.embedding_status = 'pending' AND f.deleted_at IS NULL`,
     )
     .all();
-  for (const file of files) enqueueEmbedding(ctx, file);
+  for (const file of files) await enqueueEmbedding(ctx, file);
   return files.length;
 }

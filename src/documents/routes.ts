@@ -12,7 +12,6 @@ import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.
 import { multipartBody } from "../ingest/model.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { formOf } from "../ingest/multipart-form.ts";
-import { waitForJob } from "../jobs/queue.ts";
 import type { FileRow } from "../files/file.ts";
 import { ApiError, badRequest } from "../errors.ts";
 import { chunkView, digitization, digitizationPage, digitizationStatusView, documentChunks, processingStatus } from "./document-views.ts";
@@ -48,7 +47,6 @@ async function analyzeView(ctx: DocumentDeps, file: FileRow, status: "completed"
 }
 
 export function documentRoutes(ctx: DocumentDeps) {
-  const { db } = ctx;
   // A link's readable article is stored as a one-page document (links/reading-view.ts): its text,
   // chunks and digitization are read through the same endpoints.
   const loadDocument = async (orgId: string, ref: string) => {
@@ -313,7 +311,7 @@ export function documentRoutes(ctx: DocumentDeps) {
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
         const file = await reload(stored.fileId);
         if (stored.skipped) return analyzeView(ctx, file, "skipped", started);
-        const job = file.processing_job_id ? await waitForJob(db, file.processing_job_id, timeout * 1000, request.signal) : null;
+        const job = file.processing_job_id ? await ctx.jobs.store.waitFor(file.processing_job_id, timeout * 1000, request.signal) : null;
         const now = await reload(file.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : (await documentFactsOf(ctx.sql, now.id)).textExtractionStatus === "completed" ? "completed" : "failed";
         return analyzeView(ctx, now, status, started);

@@ -56,11 +56,11 @@ export async function resumeImageEmbeddings(ctx: ImageDeps): Promise<number> {
   const stale = imagesToEmbed(ctx.db, model);
   if (!stale.length) return 0;
   await ctx.images.vision.embeddingDimension(); // throws when the model cannot load
-  ctx.db.transaction(() => {
+  await ctx.sql.transaction(async (tx) => {
     for (const file of stale) {
-      ctx.jobs.enqueue({ queue: "image.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 });
+      await ctx.jobs.submit({ queue: "image.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 }, tx);
     }
-  })();
+  });
   const left = ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM jobs WHERE queue = 'image.embed' AND status IN ('pending', 'processing')");
   ctx.background.preparingPolled("image re-embedding", model, () => {
     const n = left.get()?.n ?? 0;

@@ -265,7 +265,7 @@ const facesStage: Stage<ImageWork> = {
     // Without a description or schema the objects stage did not run, and the faces are detected here.
     const faces = work.analysis?.recognizedFaces ?? (await ctx.images.vision.faces(rendered(work).pixels));
     const joined = await storeFaces(ctx, file, faces);
-    if (faces.length > joined) enqueueClustering(ctx, file.org_id);
+    if (faces.length > joined) await enqueueClustering(ctx, file.org_id);
   },
 };
 

@@ -15,7 +15,6 @@ import { ANALYZE_TIMEOUT_SECONDS, parseAnalyzeTimeout } from "../ingest/options.
 import { multipartBody } from "../ingest/model.ts";
 import { streamingUpload } from "../ingest/streaming-upload.ts";
 import { formOf } from "../ingest/multipart-form.ts";
-import { getJobRow, waitForJob } from "../jobs/queue.ts";
 import { FileUrls, VIEW_URL_SECONDS } from "../files/file-urls.ts";
 import { FileParams } from "../files/file-shapes.ts";
 import { analyzeView } from "./image-views.ts";
@@ -23,7 +22,7 @@ import { imageFactsOf } from "./image-facts.ts";
 import { AnalyzeAccepted, AnalyzeResult, ReviewParams, ReviewResult, VariantParams, VariantsTriggered } from "./model.ts";
 
 export function imageRoutes(ctx: ImageDeps) {
-  const { db, clock } = ctx;
+  const { clock } = ctx;
   const loadImage = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, "image");
   /** Videos have images too: their poster's variants. */
   const loadPictured = (orgId: string, ref: string) => ctx.files.findOfType(orgId, ref, ["image", "video"]);
@@ -58,13 +57,13 @@ export function imageRoutes(ctx: ImageDeps) {
       "/files/:file_id/trigger-variants",
       async ({ principal, params }) => {
         const row = await loadImage(principal.orgId, params.file_id);
-        const running = row.processing_job_id ? getJobRow(db, row.processing_job_id) : null;
+        const running = row.processing_job_id ? await ctx.jobs.store.get(row.processing_job_id) : null;
         const { variantStatus } = await imageFactsOf(ctx.sql, row.id);
         // The upload's own processing job renders variants first; while it runs, that is the task.
         if (running && (running.status === "pending" || running.status === "processing") && variantStatus !== "completed" && variantStatus !== "failed") {
           return { success: true, message: "variant generation is already running", task_id: running.id, current_status: variantStatus ?? "pending", image_id: row.id, skipped_duplicate: true };
         }
-        const job = ctx.jobs.enqueue({ queue: "image.variants", orgId: row.org_id, payload: { fileId: row.id }, dedupeKey: `variants:${row.id}`, maxAttempts: 3 });
+        const job = await ctx.jobs.submit({ queue: "image.variants", orgId: row.org_id, payload: { fileId: row.id }, dedupeKey: `variants:${row.id}`, maxAttempts: 3 });
         return job.deduplicated
           ? { success: true, message: "variant generation is already queued or running", task_id: job.id, current_status: variantStatus ?? "pending", image_id: row.id, skipped_duplicate: true }
           : { success: true, message: "variant generation queued", task_id: job.id, current_status: "queued", image_id: row.id };
@@ -108,7 +107,7 @@ export function imageRoutes(ctx: ImageDeps) {
         const stored = await upload(request, (fields) => (timeout = parseAnalyzeTimeout(fields)));
         const row = await reload(stored.fileId);
         if (stored.skipped) return analyzeView(ctx.sql, row, "skipped", started);
-        const job = row.processing_job_id ? await waitForJob(db, row.processing_job_id, timeout * 1000, request.signal) : null;
+        const job = row.processing_job_id ? await ctx.jobs.store.waitFor(row.processing_job_id, timeout * 1000, request.signal) : null;
         const now = await reload(row.id);
         const status = !job || job.status === "pending" || job.status === "processing" ? "processing" : job.status === "completed" ? "completed" : "failed";
         return analyzeView(ctx.sql, now, status, started);

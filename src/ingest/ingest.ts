@@ -55,7 +55,7 @@ export function sizeLimitViolation(kinds: MediaKinds, type: DetectedType, size: 
  * `fill` completes a placeholder created earlier (a cloud import) instead of inserting a row.
  */
 export async function insertFileRecord(ctx: IngestDeps, tx: SqlClient, file: NewFile, mode: "create" | "fill" = "create"): Promise<void> {
-  const job = ctx.jobs.enqueue({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } });
+  const job = await ctx.jobs.submit({ queue: "file.process", orgId: file.orgId, payload: { fileId: file.id } }, tx);
   const { options, type } = file;
   const labels = { method: file.uploadMethod, media_type: type.mediaType };
   ctx.metrics.uploads.inc(labels);

@@ -20,30 +20,14 @@ import type { SqlClient, Subscription } from "../db/sql-client.ts";
 import { SqliteClient } from "../db/sqlite-client.ts";
 import type { QueueName } from "./catalogue.ts";
 import { ApiError } from "../errors.ts";
-import { DEFAULT_MAX_ATTEMPTS, getJobRow, TERMINAL_STATUSES, toJobView, type EnqueueOptions, type JobListFilter, type JobRow, type JobView, type ListedJob } from "./queue.ts";
+import { DEFAULT_MAX_ATTEMPTS, TERMINAL_STATUSES, toJobView, type EnqueueOptions, type JobListFilter, type JobRow, type JobView, type ListedJob } from "./queue.ts";
 
 export const NEW_JOBS_CHANNEL = "mediabox_jobs";
 
 type Terminal = "completed" | "failed" | "cancelled";
 
-/**
- * Where a job's own writes (`JobContext.write`) go, fenced by its lease: on SQLite the
- * appliance's handle, in the turn's shared transaction, so the lease check and the writes commit
- * together. The feature tables are still on SQLite (docs/scale-out.md); on PostgreSQL the fence
- * holds the job's row (`FOR UPDATE`) while the writes run, so no takeover interleaves, but those
- * writes are not yet in the job's transaction.
- */
-export interface LocalWrites {
-  db: Database;
-  writes: GroupCommit;
-}
-
 export class JobStore {
-  constructor(
-    readonly client: SqlClient,
-    /** The SQLite handle the features write through (absent where the whole app is on the port). */
-    readonly local?: LocalWrites,
-  ) {}
+  constructor(readonly client: SqlClient) {}
 
   /**
    * Inserts a job (deduplicated by its key while one is active) and notifies idle workers; through
@@ -67,8 +51,22 @@ export class JobStore {
     return { id: existing.id, deduplicated: true };
   }
 
-  get(id: string): Promise<JobRow | null> {
-    return this.client.one<JobRow>("SELECT * FROM jobs WHERE id = ?", [id]);
+  /** A job's row; through `via`, a transaction of the caller's, as that transaction sees it. */
+  get(id: string, via: SqlClient = this.client): Promise<JobRow | null> {
+    return via.one<JobRow>("SELECT * FROM jobs WHERE id = ?", [id]);
+  }
+
+  /**
+   * Waits until a job reaches a terminal status or the time is up, and returns its row then.
+   * Polls the table, so it sees jobs finished by any worker (another process included).
+   */
+  async waitFor(id: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRow | null> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const row = await this.get(id);
+      if (!row || TERMINAL_STATUSES.has(row.status) || Date.now() >= deadline || signal?.aborted) return row;
+      await Bun.sleep(Math.min(100, Math.max(1, deadline - Date.now())));
+    }
   }
 
   /** A job of the organization, or 404: another tenant's job is indistinguishable from a missing one. */
@@ -228,22 +226,6 @@ export class JobStore {
   }
 
   /**
-   * Runs `fn` (the job's own writes) only while `owner` holds the job's lease; see LocalWrites.
-   * Throws LeaseLost otherwise.
-   */
-  fenced<T>(id: string, owner: string, fn: () => T): Promise<T> {
-    const local = this.local;
-    if (local) {
-      return local.writes.write(() => {
-        const row = getJobRow(local.db, id);
-        if (!row || row.status !== "processing" || row.lease_owner !== owner) throw new LeaseLost(`job ${id}: lease lost`);
-        return fn();
-      });
-    }
-    return this.inTransaction(id, owner, async () => fn());
-  }
-
-  /**
    * Runs `fn` in a port transaction that first checks (and on PostgreSQL locks) the job's lease:
    * the writes of modules on the port, and jobs they enqueue through `tx`, commit only while
    * `owner` holds the job, and a takeover waits for them. Throws LeaseLost otherwise.
@@ -259,7 +241,7 @@ export class JobStore {
 
 /** The single-process store: the appliance's SQLite handle, writes in the turn's shared transaction. */
 export function sqliteJobStore(db: Database, writes: GroupCommit): JobStore {
-  return new JobStore(new SqliteClient(db, writes), { db, writes });
+  return new JobStore(new SqliteClient(db, writes));
 }
 
 export class LeaseLost extends Error {

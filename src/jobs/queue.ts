@@ -1,10 +1,9 @@
 /**
- * The durable job table's operations that do not need a running worker: insert (callable inside
- * the caller's transaction, so a record and the job that processes it commit together), read,
- * request cancellation, prune. The jobs module (this file and runner.ts) is the table's only
- * writer. Application code enqueues through `JobRunner.enqueue`, which also wakes the runner.
+ * The durable job table's shapes (a row, the API's view, what enqueueing takes) and its pruning.
+ * The jobs module (this file, job-store.ts and runner.ts) is the table's only writer. Application
+ * code enqueues through `JobRunner.submit`, inside its caller's port transaction or alone, which
+ * also wakes the runner.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
@@ -64,55 +63,6 @@ export type EnqueueOptions<Q extends QueueName = QueueName> = {
 } & (undefined extends JobPayloads[Q] ? { payload?: JobPayloads[Q] } : { payload: JobPayloads[Q] });
 
 export const DEFAULT_MAX_ATTEMPTS = 5;
-
-/** Inserts a job. Runners pick it up at their next poll; `JobRunner.enqueue` wakes its runner at once. */
-export function enqueueJob<Q extends QueueName>(db: Database, clock: Clock, options: EnqueueOptions<Q>): { id: string; deduplicated: boolean } {
-  const now = clock.now();
-  const id = crypto.randomUUID();
-  const inserted = db
-    .query<{ id: string }, [string, string | null, string, string, number, number, string | null, string, string]>(
-      `INSERT INTO jobs (id, org_id, queue, payload, status, max_attempts, run_at, dedupe_key, created_at, updated_at)
-       VALUES (?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)
-       ON CONFLICT DO NOTHING
-       RETURNING id`,
-    )
-    .get(
-      id,
-      options.orgId ?? null,
-      options.queue,
-      JSON.stringify(options.payload ?? {}),
-      options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      options.runAt ?? now,
-      options.dedupeKey ?? null,
-      isoAt(now),
-      isoAt(now),
-    );
-  if (inserted) return { id: inserted.id, deduplicated: false };
-  const existing = db
-    .query<{ id: string }, [string]>(
-      "SELECT id FROM jobs WHERE dedupe_key = ? AND status IN ('pending','processing')",
-    )
-    .get(options.dedupeKey ?? "");
-  if (!existing) throw new Error(`could not enqueue job on queue ${options.queue}`);
-  return { id: existing.id, deduplicated: true };
-}
-
-/**
- * Waits until a job reaches a terminal status or the time is up, and returns its row then.
- * Polls the table, so it sees jobs finished by any worker (another process included).
- */
-export async function waitForJob(db: Database, id: string, timeoutMs: number, signal?: AbortSignal): Promise<JobRow | null> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const row = getJobRow(db, id);
-    if (!row || TERMINAL_STATUSES.has(row.status) || Date.now() >= deadline || signal?.aborted) return row;
-    await Bun.sleep(Math.min(100, Math.max(1, deadline - Date.now())));
-  }
-}
-
-export function getJobRow(db: Database, id: string): JobRow | null {
-  return db.query<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?").get(id);
-}
 
 /** A job in the organization's list: the job plus the file it works on, when it works on one. */
 export interface ListedJob extends JobView {

@@ -17,11 +17,11 @@
 import { hostname } from "node:os";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
-import { enqueueJob, type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
+import { type EnqueueOptions, type JobRow, type JobView } from "./queue.ts";
 import type { JobPayloads, QueueName } from "./catalogue.ts";
 import { errorMessage, forTenants } from "../errors.ts";
 import type { SqlClient, Subscription } from "../db/sql-client.ts";
-import { LeaseLost, type JobStore, type LocalWrites } from "./job-store.ts";
+import { LeaseLost, type JobStore } from "./job-store.ts";
 import type { BackgroundWork } from "./background-work.ts";
 
 export interface JobContext<P> {
@@ -37,15 +37,10 @@ export interface JobContext<P> {
   /** Records progress in percent (0-100); it commits with the next shared write. */
   progress(percent: number): void;
   /**
-   * Runs `fn` in a transaction that first checks this worker still holds the lease, so the
-   * handler's writes and a takeover by another worker can never interleave. The transaction is
-   * shared with other tasks' writes of this turn (db/group-commit.ts); resolves once committed.
-   */
-  write<T>(fn: () => T): Promise<T>;
-  /**
-   * The same fence for modules on the data-access port (docs/scale-out.md): `fn` writes through
-   * `tx`, in a transaction that holds the job's lease (locked on PostgreSQL) and commits whole or
-   * not at all; jobs enqueued with `submit(options, tx)` commit with it. Rejects with a lost lease.
+   * Runs `fn` in a transaction that first checks this worker still holds the lease (locked on
+   * PostgreSQL), so the handler's writes and a takeover by another worker never interleave: `fn`
+   * writes through `tx` and commits whole or not at all; jobs enqueued with `submit(options, tx)`
+   * commit with it. Rejects with a lost lease.
    */
   transaction<T>(fn: (tx: SqlClient) => Promise<T>): Promise<T>;
   log: Logger;
@@ -224,19 +219,9 @@ export class JobRunner {
   }
 
   /**
-   * Enqueues a job (inside the caller's transaction, if any) and looks for work on the next tick,
-   * after that transaction has committed.
-   */
-  enqueue<Q extends QueueName>(options: EnqueueOptions<Q>): { id: string; deduplicated: boolean } {
-    const queued = enqueueJob(this.localWrites().db, this.clock, options);
-    this.wake(options.queue);
-    return queued;
-  }
-
-  /**
-   * Enqueues a job on either database and wakes idle workers of every process sharing it; given
-   * the caller's port transaction, the job commits with the caller's records (and wakes workers
-   * once it has). Replaces `enqueue` as callers move to the port (docs/scale-out.md).
+   * Enqueues a job and wakes idle workers of every process sharing the database; given the
+   * caller's port transaction, the job commits with the caller's records (and wakes workers once
+   * it has), or not at all.
    */
   async submit<Q extends QueueName>(options: EnqueueOptions<Q>, tx?: SqlClient): Promise<{ id: string; deduplicated: boolean }> {
     const queued = await this.store.enqueue(options, this.clock.now(), tx);
@@ -249,12 +234,6 @@ export class JobRunner {
     const view = await this.store.cancel(orgId, id, this.clock.now());
     this.stopJob(id, "cancelled");
     return view;
-  }
-
-  /** The SQLite handle that enqueueing inside a caller's SQLite transaction still needs. */
-  private localWrites(): LocalWrites {
-    if (!this.store.local) throw new Error("this job store has no local SQLite handle: enqueue with submit() (docs/scale-out.md)");
-    return this.store.local;
   }
 
   /** A job's fenced write: tracked for stop(); a lost lease stops the job. */
@@ -404,7 +383,6 @@ export class JobRunner {
         lastProgressWrite = now;
         this.track(this.store.progress(row.id, this.workerId, value, now)).catch((err) => log.warn("job progress not recorded", { err }));
       },
-      write: (fn) => this.fencedWrite(row.id, this.store.fenced(row.id, this.workerId, fn)),
       transaction: (fn) => this.fencedWrite(row.id, this.store.inTransaction(row.id, this.workerId, fn)),
     };
     try {

@@ -272,7 +272,7 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   const exportId = crypto.randomUUID();
   const key = `orgs/${orgId}/exports/${exportId}.${format}`;
   // Scheduled before the bytes exist, so a crash in between can leave nothing behind.
-  ctx.jobs.enqueue({
+  await ctx.jobs.submit({
     queue: "export.expire",
     orgId,
     payload: { key },

@@ -103,9 +103,9 @@ export function peopleRoutes(ctx: LibraryDeps) {
     )
     .post(
       "/people/recluster",
-      ({ principal, set }) => {
+      async ({ principal, set }) => {
         set.status = 202;
-        return { job_id: enqueueClustering(ctx, principal.orgId, 0), message: "faces without a person are being clustered" };
+        return { job_id: await enqueueClustering(ctx, principal.orgId, 0), message: "faces without a person are being clustered" };
       },
       {
         permission: "edit",

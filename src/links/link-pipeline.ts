@@ -193,7 +193,7 @@ const textStage: Stage<LinkWork> = {
     const { document, chunks } = article;
     await storeDocument(ctx, file, document, chunks);
     work.chunks = chunks.length;
-    if (chunks.length) work.embeddingJobId = enqueueEmbedding(ctx, file);
+    if (chunks.length) work.embeddingJobId = await enqueueEmbedding(ctx, file);
   },
 };
 

@@ -12,7 +12,6 @@ import { readObject } from "../storage/blob-store.ts";
 import { placement as filePlacement } from "../folders/placement.ts";
 import { uploadOptions } from "../ingest/options.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
-import { getJobRow } from "../jobs/queue.ts";
 import { LINK_MAX_ATTEMPTS } from "./link-pipeline.ts";
 import { crawlCreated, crawlOf, crawlRequeued, findLink } from "./link-crawls.ts";
 import { normalizeUrl, validateLinkUrl } from "../net/url-policy.ts";
@@ -51,7 +50,7 @@ export async function saveLink(ctx: LinkDeps, principal: Principal, request: Lin
     if (existing) return { status: "duplicate", file: existing };
     const files = ctx.files.withTx(tx);
     const id = crypto.randomUUID();
-    const job = ctx.jobs.enqueue({ queue: "file.process", orgId: principal.orgId, payload: { fileId: id }, maxAttempts: LINK_MAX_ATTEMPTS });
+    const job = await ctx.jobs.submit({ queue: "file.process", orgId: principal.orgId, payload: { fileId: id }, maxAttempts: LINK_MAX_ATTEMPTS }, tx);
     await files.createLink({
       id, orgId: principal.orgId, projectId: placement.projectId, folderId: placement.folderId, url: url.href,
       filename: linkFilename(url), title: options.title, tags: options.tags, uploadedBy: principal.keyId, processingJobId: job.id,
@@ -95,9 +94,9 @@ export async function recrawlLink(ctx: LinkDeps, orgId: string, ref: string): Pr
   const jobId = await ctx.sql.transaction(async (tx) => {
     const files = ctx.files.withTx(tx);
     const current = (await files.byId(row.id))!;
-    const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+    const previous = current.processing_job_id ? await ctx.jobs.store.get(current.processing_job_id, tx) : null;
     const orphaned = !previous || !LIVE_JOB.has(previous.status);
-    const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS });
+    const job = await ctx.jobs.submit({ queue: "file.process", orgId, payload: { fileId: row.id }, maxAttempts: LINK_MAX_ATTEMPTS }, tx);
     if (!(await crawlRequeued(tx, row.id, orphaned))) {
       throw new ApiError("CRAWL_IN_PROGRESS", `link ${row.id} is being crawled (crawl_status ${(await crawlOf(tx, row.id))?.status}); try again when it finishes`);
     }

@@ -9,8 +9,8 @@ import { clusterUnassigned, type PeopleDeps } from "./people.ts";
 /** Faces stored within this long of each other are clustered together. */
 export const CLUSTER_DELAY_MS = 10_000;
 
-export function enqueueClustering(ctx: Pick<PeopleDeps, "clock"> & { jobs: Pick<JobRunner, "enqueue"> }, orgId: string, delayMs = CLUSTER_DELAY_MS): string {
-  return ctx.jobs.enqueue({ queue: "people.cluster", orgId, payload: { orgId }, dedupeKey: `people-cluster:${orgId}`, runAt: ctx.clock.now() + delayMs, maxAttempts: 3 }).id;
+export async function enqueueClustering(ctx: Pick<PeopleDeps, "clock"> & { jobs: Pick<JobRunner, "submit"> }, orgId: string, delayMs = CLUSTER_DELAY_MS): Promise<string> {
+  return (await ctx.jobs.submit({ queue: "people.cluster", orgId, payload: { orgId }, dedupeKey: `people-cluster:${orgId}`, runAt: ctx.clock.now() + delayMs, maxAttempts: 3 })).id;
 }
 
 export function peopleClusterQueue(ctx: PeopleDeps): QueueDefinition<"people.cluster"> {

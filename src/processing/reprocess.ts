@@ -10,7 +10,6 @@ import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import type { MediaKinds, Reprocessed } from "../kinds/media-kind.ts";
-import { getJobRow } from "../jobs/queue.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 
 export interface ReprocessDeps {
@@ -28,7 +27,7 @@ export async function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: stri
   const row = await ctx.files.find(orgId, ref);
   const ownWay = ctx.kinds.for(row.media_type)?.reprocess;
   if (ownWay) return ownWay(orgId, row.id);
-  // The kind's checks, the job's lookup and enqueueing are still synchronous on the SQLite handle the transaction holds.
+  // The kind's busy check is still synchronous on the SQLite handle the transaction holds.
   const jobId = await ctx.sql.transaction(async (tx) => {
     const files = ctx.files.withTx(tx);
     const current = (await files.byId(row.id))!;
@@ -38,9 +37,9 @@ export async function reprocessFile(ctx: ReprocessDeps, orgId: string, ref: stri
     }
     const inFlight = (await ctx.kinds.of(current).busy?.(tx, row.id))?.find((work) => work.blocksReprocessing);
     if (inFlight) throw new ApiError("FILE_PROCESSING", `file ${row.id} cannot be processed again while ${inFlight.reason}; try again when that finishes`);
-    const previous = current.processing_job_id ? getJobRow(ctx.db, current.processing_job_id) : null;
+    const previous = current.processing_job_id ? await ctx.jobs.store.get(current.processing_job_id, tx) : null;
     const orphaned = !previous || !LIVE_JOB.has(previous.status);
-    const job = ctx.jobs.enqueue({ queue: "file.process", orgId, payload: { fileId: row.id } });
+    const job = await ctx.jobs.submit({ queue: "file.process", orgId, payload: { fileId: row.id } }, tx);
     // Refused: the throw rolls the new job back with the transaction.
     if (!(await files.reprocessQueued(row.id, job.id, orphaned))) {
       throw new ApiError("FILE_PROCESSING", `file ${row.id} is still being processed (processing_status ${current.processing_status}); try again when it finishes`);

@@ -101,14 +101,13 @@ const readStage: Stage<AudioWork> = {
       samples.subarray(i * step, (i + 1) * step).reduce((peak, s) => Math.max(peak, Math.abs(s)), 0) / 32768,
     );
     await work.ctx.blobs.put(envelopeKey(work.file), new TextEncoder().encode(JSON.stringify(envelope)), "application/json");
-    await work.job.write(() =>
-      work.ctx.db
-        .query(
-          `INSERT INTO audio_facts (file_id, channels, sample_rate, bits_per_sample, duration_seconds) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (file_id) DO UPDATE SET channels = excluded.channels, sample_rate = excluded.sample_rate,
-             bits_per_sample = excluded.bits_per_sample, duration_seconds = excluded.duration_seconds`,
-        )
-        .run(work.file.id, facts.channels, facts.sample_rate, facts.bits_per_sample, facts.duration_seconds),
+    await work.job.transaction((tx) =>
+      tx.run(
+        `INSERT INTO audio_facts (file_id, channels, sample_rate, bits_per_sample, duration_seconds) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (file_id) DO UPDATE SET channels = excluded.channels, sample_rate = excluded.sample_rate,
+           bits_per_sample = excluded.bits_per_sample, duration_seconds = excluded.duration_seconds`,
+        [work.file.id, facts.channels, facts.sample_rate, facts.bits_per_sample, facts.duration_seconds],
+      ),
     );
     work.facts = facts;
   },

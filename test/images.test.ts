@@ -277,7 +277,7 @@ describe("descriptions and tags", () => {
 
   test("past the monthly AI-description quota the description is skipped with the reason", async () => {
     const tenant = server.tenant({ tier: "STARTER" });
-    recordUsage(server.ctx.db, tenant.orgId, "ai_descriptions", 499, clock.now());
+    await recordUsage(server.ctx.sql, tenant.orgId, "ai_descriptions", 499, clock.now());
     const within = await processed(tenant, await upload(tenant, await photo(7, 400, 300), "499.jpg"));
     expect(within.description_status).toBe("completed");
     const over = await processed(tenant, await upload(tenant, await photo(8, 400, 300), "501.jpg"));

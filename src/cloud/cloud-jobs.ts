@@ -170,7 +170,7 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
     folderId: request.folder_id?.toLowerCase() ?? null,
   };
   // An import names no custom schema: only where its files go is checked.
-  const placement = filePlacement(ctx.db, principal.orgId, options.folderId, options.projectId);
+  const placement = await filePlacement(ctx.sql, principal.orgId, options.folderId, options.projectId);
   const stored: ImportOptions = { options, placement, providerMetadata: request.provider_metadata ?? null };
   const jobId = crypto.randomUUID();
   const now = isoAt(ctx.clock.now());

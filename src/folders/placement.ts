@@ -1,12 +1,10 @@
 /**
  * Where a file goes in the organization's tree, from a folder and/or a project named by a client:
  * into the folder (and its project), else the top level of the project, else the Default project.
- * Uploads, links and moves all place files through this one rule.
- *
- * Still on the SQLite handle (docs/scale-out.md): ingest and the rules' actions place files inside
- * their SQLite transactions, so this reads the few rows it needs synchronously until those convert.
+ * Uploads, links, imports, mail, watched folders, moves and the rules' move action all place files
+ * through this one rule, on the data-access port (inside the caller's transaction when given its `tx`).
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { badRequest } from "../errors.ts";
 import { projectNotFound } from "../tenancy/projects.ts";
 import { folderNotFound } from "./folders.ts";
@@ -16,9 +14,9 @@ export interface Placement {
   folderId: string | null;
 }
 
-export function placement(db: Database, orgId: string, folderId: string | null | undefined, projectId: string | null | undefined): Placement {
+export async function placement(db: SqlClient, orgId: string, folderId: string | null | undefined, projectId: string | null | undefined): Promise<Placement> {
   if (folderId) {
-    const folder = db.query<{ id: string; project_id: string }, [string, string]>("SELECT id, project_id FROM folders WHERE id = ? AND org_id = ?").get(folderId, orgId);
+    const folder = await db.one<{ id: string; project_id: string }>("SELECT id, project_id FROM folders WHERE id = ? AND org_id = ?", [folderId, orgId]);
     if (!folder) throw folderNotFound(folderId);
     if (projectId && projectId !== folder.project_id) {
       throw badRequest(`folder_id: folder ${folder.id} belongs to project ${folder.project_id}, not ${projectId}`);
@@ -26,8 +24,8 @@ export function placement(db: Database, orgId: string, folderId: string | null |
     return { projectId: folder.project_id, folderId: folder.id };
   }
   const project = projectId
-    ? db.query<{ id: string }, [string, string]>("SELECT id FROM projects WHERE id = ? AND org_id = ?").get(projectId, orgId)
-    : db.query<{ id: string }, [string]>("SELECT id FROM projects WHERE org_id = ? AND is_default = 1").get(orgId);
+    ? await db.one<{ id: string }>("SELECT id FROM projects WHERE id = ? AND org_id = ?", [projectId, orgId])
+    : await db.one<{ id: string }>("SELECT id FROM projects WHERE org_id = ? AND is_default = 1", [orgId]);
   if (!project) {
     if (projectId) throw projectNotFound(projectId);
     throw new Error(`organization ${orgId} has no Default project`);

@@ -6,13 +6,12 @@
  */
 import { complianceRequested } from "../compliance/image-compliance.ts";
 import type { NewFileRecord } from "../files/file-repository.ts";
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { rm } from "node:fs/promises";
 import type { IngestDeps } from "./deps.ts";
 import { ApiError } from "../errors.ts";
 import { FIXED_LIMITS, TIER_LIMITS, type Tier } from "../tenancy/tiers.ts";
-import { recordUsage, usageThisMonth } from "../usage/usage.ts";
+import { reserveUsage } from "../usage/usage.ts";
 import type { DetectedType, MediaType } from "../files/file.ts";
 import type { MediaKinds } from "../kinds/media-kind.ts";
 import type { UploadOptions } from "./options.ts";
@@ -50,8 +49,9 @@ export function sizeLimitViolation(kinds: MediaKinds, type: DetectedType, size: 
 
 /**
  * Records the file and enqueues its processing job atomically, inside the caller's port
- * transaction `tx`: the row through FileRepository, the job, the description's reservation, the
- * kind's state and the origin still synchronously on the SQLite handle the transaction holds.
+ * transaction `tx`: the row through FileRepository, the job and the description's reservation
+ * through `tx`; the kind's state, the compliance request and the origin still synchronously on
+ * the SQLite handle the transaction holds.
  * `fill` completes a placeholder created earlier (a cloud import) instead of inserting a row.
  */
 export async function insertFileRecord(ctx: IngestDeps, tx: SqlClient, file: NewFile, mode: "create" | "fill" = "create"): Promise<void> {
@@ -80,7 +80,7 @@ export async function insertFileRecord(ctx: IngestDeps, tx: SqlClient, file: New
     autoDescribe: options.autoDescribe,
     contentCategory: options.contentCategory,
     customSchemaId: options.customSchemaId,
-    description: DESCRIPTION_CREDITS[type.mediaType] ? reserveDescription(ctx.db, file.orgId, options.autoDescribe, ctx.clock.now(), DESCRIPTION_CREDITS[type.mediaType]!) : null,
+    description: DESCRIPTION_CREDITS[type.mediaType] ? await reserveDescription(tx, file.orgId, options.autoDescribe, ctx.clock.now(), DESCRIPTION_CREDITS[type.mediaType]!) : null,
   };
   const files = ctx.files.withTx(tx);
   if (mode === "fill") await files.placeholderFilled(record);
@@ -99,15 +99,15 @@ const DESCRIPTION_CREDITS: Partial<Record<MediaType, number>> = { image: 1, vide
  * An image's or video's AI description is reserved against the tier's monthly quota when the
  * file is recorded; past the quota (or with auto_describe=false) the description is skipped, and
  * the error says why. A video's pipeline gives its credits back when no description is made.
+ * Taken in the record's transaction `tx`: a record that rolls back gives its credits back.
  */
-function reserveDescription(db: Database, orgId: string, autoDescribe: boolean, now: number, credits: number) {
+async function reserveDescription(tx: SqlClient, orgId: string, autoDescribe: boolean, now: number, credits: number) {
   if (!autoDescribe) return { status: "skipped" as const, error: null, credits: 0 };
-  const tier = db.query<{ tier: Tier }, [string]>("SELECT tier FROM organizations WHERE id = ?").get(orgId)?.tier ?? "FREE";
+  const tier = (await tx.one<{ tier: Tier }>("SELECT tier FROM organizations WHERE id = ?", [orgId]))?.tier ?? "FREE";
   const limit = TIER_LIMITS[tier].aiDescriptionsPerMonth;
-  if (limit !== null && usageThisMonth(db, orgId, "ai_descriptions", now) + credits > limit) {
+  if (!(await reserveUsage(tx, orgId, "ai_descriptions", credits, limit, now))) {
     return { status: "skipped" as const, error: `monthly AI description quota of the ${tier} tier (${limit}) is used up; the description was skipped`, credits: 0 };
   }
-  recordUsage(db, orgId, "ai_descriptions", credits, now);
   return { status: "pending" as const, error: null, credits };
 }
 

@@ -169,7 +169,7 @@ export function uploadOptions(fields: UploadFields, limits: { maxTags: number } 
  */
 export async function resolvePlacement(deps: { db: Database; sql: SqlClient }, orgId: string, options: UploadOptions): Promise<Placement> {
   if (options.customSchemaId) await getCustomSchema(deps.sql, orgId, options.customSchemaId);
-  return placement(deps.db, orgId, options.folderId, options.projectId);
+  return placement(deps.sql, orgId, options.folderId, options.projectId);
 }
 
 export const ANALYZE_TIMEOUT_SECONDS = { min: 5, max: 120, fallback: 60 };

@@ -103,9 +103,9 @@ export function ingestRoutes(ctx: IngestDeps) {
     )
     .get(
       "/files/quota-check",
-      ({ principal, query }) => {
+      async ({ principal, query }) => {
         const limits = TIER_LIMITS[principal.tier];
-        const usage = usageThisMonth(db, principal.orgId, "ai_descriptions", clock.now());
+        const usage = await usageThisMonth(ctx.sql, principal.orgId, "ai_descriptions", clock.now());
         const limit = limits.aiDescriptionsPerMonth;
         const available = limit === null ? -1 : Math.max(0, limit - usage);
         const canProceed = limit === null || query.file_count <= available;

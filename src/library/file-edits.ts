@@ -169,7 +169,7 @@ export async function batchMoveFiles(ctx: LibraryDeps, orgId: string, ids: strin
   if (new Set(lowered).size !== lowered.length) throw badRequest("file_ids: must be unique");
   if (target.folder_id === undefined && target.project_id === undefined) throw badRequest("give folder_id (a folder, or null for no folder) or project_id");
   // folder_id null without a project: out of the folder, staying in each file's own project.
-  const fixed = target.folder_id || target.project_id ? placement(ctx.db, orgId, target.folder_id, target.project_id) : null;
+  const fixed = target.folder_id || target.project_id ? await placement(ctx.sql, orgId, target.folder_id, target.project_id) : null;
   const moved: MoveEntry[] = [];
   const failed: MoveEntry[] = [];
   await ctx.sql.transaction(async (tx) => {

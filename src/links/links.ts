@@ -29,18 +29,18 @@ export interface LinkRequest {
 export type SaveOutcome = { status: "created"; file: FileRow } | { status: "duplicate"; file: FileRow };
 
 /** Where a link goes and what it carries, checked (400 otherwise) before anything is written. */
-function checkRequest(ctx: LinkDeps, orgId: string, request: LinkRequest, field = "url") {
+async function checkRequest(ctx: LinkDeps, orgId: string, request: LinkRequest, field = "url") {
   const verdict = validateLinkUrl(request.url);
   if (!verdict.ok) throw new ApiError("INVALID_LINK_URL", `${field}: ${verdict.reason}`);
   const options = uploadOptions({ title: request.title ?? null, tags: request.tags ?? [], folder_id: request.folder_id ?? null, project_id: request.project_id ?? null });
   // A link names no custom schema: only where it goes is checked.
-  const placement = filePlacement(ctx.db, orgId, options.folderId, options.projectId);
+  const placement = await filePlacement(ctx.sql, orgId, options.folderId, options.projectId);
   return { url: verdict.url, options, placement };
 }
 
 /** Saves one link: a new file queued for its crawl, or the organization's existing file for the same page. */
 export async function saveLink(ctx: LinkDeps, principal: Principal, request: LinkRequest, field = "url"): Promise<SaveOutcome> {
-  const { url, options, placement } = checkRequest(ctx, principal.orgId, request, field);
+  const { url, options, placement } = await checkRequest(ctx, principal.orgId, request, field);
   const urlKey = normalizeUrl(url);
   const skipDuplicates = request.skip_duplicates ?? true;
   // The link's crawl and job are still written synchronously on the SQLite handle the transaction holds.

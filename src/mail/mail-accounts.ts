@@ -7,7 +7,6 @@
  * On the data-access port (docs/scale-out.md), but for the placement of an account's files, which
  * the folders module still reads from the SQLite handle.
  */
-import type { Database } from "bun:sqlite";
 import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
@@ -112,8 +111,6 @@ export type MailAccountPatch = Partial<MailAccountInput>;
 /** What creating and changing an account needs. */
 export interface MailAccountDeps {
   sql: SqlClient;
-  /** Only for the placement of the account's files (folders are not on the port yet). */
-  db: Database;
   clock: Clock;
   vault: TokenVault;
 }
@@ -170,7 +167,7 @@ export async function listMailAccounts(sql: SqlClient, orgId: string): Promise<M
 }
 
 /** The fields both create and patch check, in their stored form. */
-function checked(db: Database, orgId: string, input: MailAccountPatch, current: AccountRow | null): Record<string, string | number | null> {
+async function checked(sql: SqlClient, orgId: string, input: MailAccountPatch, current: AccountRow | null): Promise<Record<string, string | number | null>> {
   const out: Record<string, string | number | null> = {};
   if (input.name !== undefined) {
     const name = text(input.name, "name", 100);
@@ -199,7 +196,7 @@ function checked(db: Database, orgId: string, input: MailAccountPatch, current: 
   if (input.poll_interval_seconds !== undefined) out.poll_interval_seconds = input.poll_interval_seconds;
   if (input.enabled !== undefined) out.enabled = input.enabled ? 1 : 0;
   if (input.folder_id !== undefined || input.project_id !== undefined) {
-    const where = placement(db, orgId, input.folder_id ?? null, input.project_id ?? null);
+    const where = await placement(sql, orgId, input.folder_id ?? null, input.project_id ?? null);
     out.project_id = where.projectId;
     out.folder_id = where.folderId;
   }
@@ -210,11 +207,11 @@ function checked(db: Database, orgId: string, input: MailAccountPatch, current: 
 }
 
 export async function createMailAccount(deps: MailAccountDeps, orgId: string, createdBy: string | null, input: MailAccountInput): Promise<MailAccount> {
-  const { db, sql, clock, vault } = deps;
-  const fields = checked(db, orgId, input, null);
+  const { sql, clock, vault } = deps;
+  const fields = await checked(sql, orgId, input, null);
   if (!input.password) throw badRequest("password: required");
   if (await sql.one("SELECT 1 FROM mail_accounts WHERE org_id = ? AND name = ?", [orgId, fields.name!])) throw new ApiError("MAIL_ACCOUNT_NAME_EXISTS", `a mail account named "${fields.name}" already exists`);
-  const where = fields.project_id === undefined ? placement(db, orgId, null, null) : { projectId: fields.project_id as string, folderId: fields.folder_id as string | null };
+  const where = fields.project_id === undefined ? await placement(sql, orgId, null, null) : { projectId: fields.project_id as string, folderId: fields.folder_id as string | null };
   const tls = input.tls ?? "implicit";
   const id = crypto.randomUUID();
   const now = isoAt(clock.now());
@@ -232,9 +229,9 @@ export async function createMailAccount(deps: MailAccountDeps, orgId: string, cr
 }
 
 export async function updateMailAccount(deps: MailAccountDeps, orgId: string, id: string, patch: MailAccountPatch): Promise<MailAccount> {
-  const { db, sql, clock, vault } = deps;
+  const { sql, clock, vault } = deps;
   const row = await accountRow(sql, orgId, id);
-  const fields = checked(db, orgId, patch, row);
+  const fields = await checked(sql, orgId, patch, row);
   if (patch.password !== undefined) {
     if (!patch.password) throw badRequest("password: must not be empty");
     fields.password = vault.encrypt(patch.password);

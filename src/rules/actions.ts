@@ -5,7 +5,6 @@
  * Applying a rule twice leaves the file as applying it once did (tags are a set, a move to where
  * the file is changes nothing), which is what lets "apply to library" resume after a crash.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
 import { badRequest } from "../errors.ts";
@@ -42,8 +41,8 @@ export interface ActionReferences {
   webhookExists(id: string): Promise<boolean>;
 }
 
-/** `db` for where a move goes (placement, still on the SQLite handle), `sql` for the schemas a run_schema names. */
-export async function parseActions(stores: { db: Database; sql: SqlClient }, orgId: string, input: unknown, refs: ActionReferences): Promise<Action[]> {
+/** `sql` for where a move goes (placement) and the schemas a run_schema names. */
+export async function parseActions(stores: { sql: SqlClient }, orgId: string, input: unknown, refs: ActionReferences): Promise<Action[]> {
   if (!Array.isArray(input) || input.length === 0) throw badRequest("actions: must be a non-empty array");
   if (input.length > MAX_ACTIONS) throw badRequest(`actions: at most ${MAX_ACTIONS} (got ${input.length})`);
   const actions: Action[] = [];
@@ -51,7 +50,7 @@ export async function parseActions(stores: { db: Database; sql: SqlClient }, org
   return actions;
 }
 
-async function parseAction({ db, sql }: { db: Database; sql: SqlClient }, orgId: string, raw: unknown, at: string, refs: ActionReferences): Promise<Action> {
+async function parseAction({ sql }: { sql: SqlClient }, orgId: string, raw: unknown, at: string, refs: ActionReferences): Promise<Action> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw badRequest(`${at}: must be an object with a type`);
   const body = raw as Record<string, unknown>;
   const only = (...allowed: string[]) => {
@@ -78,7 +77,7 @@ async function parseAction({ db, sql }: { db: Database; sql: SqlClient }, orgId:
       const projectId = optionalId(body.project_id, `${at}.project_id`);
       if (!folderId && !projectId) throw badRequest(`${at}: move needs folder_id or project_id`);
       // Throws FOLDER_NOT_FOUND / PROJECT_NOT_FOUND, or 400 when the folder is in another project.
-      placement(db, orgId, folderId, projectId);
+      await placement(sql, orgId, folderId, projectId);
       return { type: "move", ...(folderId ? { folder_id: folderId } : {}), ...(projectId ? { project_id: projectId } : {}) };
     }
     case "call_webhook": {
@@ -109,13 +108,12 @@ function optionalId(value: unknown, at: string): string | null {
 }
 
 /**
- * Applies the file-changing actions to the file, in order, inside the caller's transaction:
- * `files` writes through it (FileRepository.withTx), `effects` records through it, and `db` is the
- * SQLite handle it holds, for the placement read (still synchronous: the bridge rule).
+ * Applies the file-changing actions to the file, in order, inside the caller's transaction `tx`:
+ * `files` writes through it (FileRepository.withTx), the move's placement reads through it.
  * `call_webhook` is recorded as queued here; the caller delivers it (webhooks are another
  * module's). `run_schema` queues its job through `effects`, in the same transaction. An action that cannot be applied any more (its folder was deleted since) throws.
  */
-export async function applyActions(db: Database, files: FileRepository, file: FileRow, actions: Action[], effects: ActionEffects): Promise<ActionOutcome[]> {
+export async function applyActions(tx: SqlClient, files: FileRepository, file: FileRow, actions: Action[], effects: ActionEffects): Promise<ActionOutcome[]> {
   const outcomes: ActionOutcome[] = [];
   let row = file;
   for (const action of actions) {
@@ -143,7 +141,7 @@ export async function applyActions(db: Database, files: FileRepository, file: Fi
         break;
       }
       case "move": {
-        const to = placement(db, row.org_id, action.folder_id, action.project_id);
+        const to = await placement(tx, row.org_id, action.folder_id, action.project_id);
         const moved = to.projectId !== row.project_id || to.folderId !== row.folder_id;
         if (moved) await files.place(row.id, to.projectId, to.folderId);
         outcomes.push({ type: action.type, outcome: moved ? (to.folderId ? `moved into folder ${to.folderId}` : `moved to project ${to.projectId}`) : "already there" });

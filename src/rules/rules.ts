@@ -257,7 +257,7 @@ export async function applyRulesTo(
     // SAVEPOINT, ROLLBACK TO and RELEASE are spelled the same on both engines.
     await tx.run("SAVEPOINT rule_application");
     try {
-      application.outcomes = await applyActions(db, files, file, rule.actions, effects);
+      application.outcomes = await applyActions(tx, files, file, rule.actions, effects);
       await recordApplication(tx, file.org_id, application);
       await tx.run("RELEASE SAVEPOINT rule_application");
     } catch (err) {

@@ -345,7 +345,7 @@ async function settleCredits(ctx: Pick<VideoDeps, "db" | "sql" | "files">, fileI
   const row = await ctx.files.byId(fileId);
   if (!row || row.reserved_credits <= 0 || row.description_status === "completed" || row.description_status === "pending") return;
   await ctx.sql.transaction(async (tx) => {
-    releaseUsage(ctx.db, row.org_id, "ai_descriptions", row.reserved_credits, Date.parse(row.created_at));
+    await releaseUsage(tx, row.org_id, "ai_descriptions", row.reserved_credits, Date.parse(row.created_at));
     await ctx.files.withTx(tx).creditsReleased(fileId);
   });
 }

@@ -7,7 +7,6 @@ import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../../src/clock.ts";
 import { hashKey, KEY_PREFIX } from "../../src/auth/api-keys.ts";
 import { PERMISSIONS, type Permission } from "../../src/auth/permissions.ts";
-import { placement } from "../../src/folders/placement.ts";
 import { nameKey } from "../../src/tenancy/names.ts";
 import { DEFAULT_PROJECT_NAME } from "../../src/tenancy/projects.ts";
 import type { Tier } from "../../src/tenancy/tiers.ts";
@@ -95,7 +94,9 @@ export async function insertThumbnailRow(
 
 /** The organization's Default project, read synchronously (placement's rule with nothing named). */
 export function defaultProjectOf(db: Database, orgId: string): string {
-  return placement(db, orgId, null, null).projectId;
+  const project = db.query<{ id: string }, [string]>("SELECT id FROM projects WHERE org_id = ? AND is_default = 1").get(orgId);
+  if (!project) throw new Error(`organization ${orgId} has no Default project`);
+  return project.id;
 }
 
 /**

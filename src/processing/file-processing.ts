@@ -6,7 +6,6 @@
  * When a kind has no pipeline, the job records the file as `stored` (bytes safe, no
  * analysis ran), which the status endpoints show as such and never as `completed`.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { LibraryEvents } from "../events/library-events.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -19,7 +18,6 @@ import { errorMessage } from "../errors.ts";
 import type { BackgroundWork } from "../jobs/background-work.ts";
 
 export interface FileProcessingDeps {
-  db: Database;
   sql: SqlClient;
   files: FileRepository;
   libraryEvents: LibraryEvents;

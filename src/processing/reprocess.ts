@@ -5,7 +5,6 @@
  * transaction, exactly as an upload leaves it; a kind may run it its own way instead (a link is
  * crawled again). Refused (409) while the file is still being worked on.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError } from "../errors.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -13,7 +12,6 @@ import type { MediaKinds, Reprocessed } from "../kinds/media-kind.ts";
 import type { JobRunner } from "../jobs/runner.ts";
 
 export interface ReprocessDeps {
-  db: Database;
   sql: SqlClient;
   files: FileRepository;
   jobs: JobRunner;

@@ -6,9 +6,8 @@
  * results (partial success). Only a `required` stage's failure ends the run: nothing after it
  * could work (an image that does not decode has no variants to read).
  */
-import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
-import type { GroupCommit } from "../db/group-commit.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import type { Metrics } from "../metrics.ts";
 import { clearLiveProgress, setLiveProgress, type ProgressUnits } from "./progress-board.ts";
 import type { Config } from "../config.ts";
@@ -42,8 +41,8 @@ export interface StageOutcome {
 /** What the runner itself uses of a pipeline's services. */
 export interface StageRunnerDeps {
   clock: Clock;
-  db: Database;
-  writes: GroupCommit;
+  /** The group-commit client: a stage's row commits with the turn's other writes. */
+  sql: SqlClient;
   metrics: Metrics;
 }
 
@@ -213,15 +212,12 @@ function record(work: FileWork, stage: string, outcome: StageOutcome): Promise<v
   work.outcomes[stage] = outcome;
   const { ctx, file } = work;
   const finishedAt = isoAt(ctx.clock.now());
-  const written = ctx.writes.write(() => {
-    ctx.db
-      .query(
-        `INSERT INTO file_stage_runs (file_id, stage, status, duration_ms, error, finished_at) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (file_id, stage) DO UPDATE SET status = excluded.status, duration_ms = excluded.duration_ms,
-           error = excluded.error, finished_at = excluded.finished_at`,
-      )
-      .run(file.id, stage, outcome.status, outcome.duration_ms, outcome.error ?? null, finishedAt);
-  });
+  const written = ctx.sql.run(
+    `INSERT INTO file_stage_runs (file_id, stage, status, duration_ms, error, finished_at) VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (file_id, stage) DO UPDATE SET status = excluded.status, duration_ms = excluded.duration_ms,
+       error = excluded.error, finished_at = excluded.finished_at`,
+    [file.id, stage, outcome.status, outcome.duration_ms, outcome.error ?? null, finishedAt],
+  ).then(() => {});
   ctx.metrics.stageDuration.observe({ media_type: file.media_type, stage, status: outcome.status }, outcome.duration_ms / 1000);
   work.job.log.info("stage done", { file_id: file.id, filename: file.filename, media_type: file.media_type, stage, status: outcome.status, duration_ms: outcome.duration_ms });
   return written;

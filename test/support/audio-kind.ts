@@ -82,7 +82,7 @@ export const AUDIO_TABLES: OwnedMigration[] = [
   { version: 2, name: "audio_duration_index", sql: "CREATE INDEX audio_facts_duration ON audio_facts(duration_seconds)" },
 ];
 
-type AudioDeps = Pick<AppContext, "db" | "clock" | "writes" | "metrics" | "config" | "blobs" | "files" | "sql">;
+type AudioDeps = Pick<AppContext, "db" | "sql" | "clock" | "metrics" | "config" | "blobs" | "files">;
 
 interface AudioWork extends FileWork<AudioDeps> {
   facts: AudioFacts | null;

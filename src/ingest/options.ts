@@ -6,7 +6,6 @@
  */
 import { isKnownStandard, knownStandards, COMPLIANCE_IMAGE_TYPES, COMPLIANCE_TYPES, type ComplianceImageType, type ComplianceType } from "../compliance/compliance.ts";
 import { getCustomSchema } from "../custom-schemas/custom-schemas.ts";
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
@@ -167,7 +166,7 @@ export function uploadOptions(fields: UploadFields, limits: { maxTags: number } 
  * Checks what the upload refers to in the tenant (custom schema, folder, project) and returns
  * where new files go: into folder_id (and its project), else the top of project_id, else Default.
  */
-export async function resolvePlacement(deps: { db: Database; sql: SqlClient }, orgId: string, options: UploadOptions): Promise<Placement> {
+export async function resolvePlacement(deps: { sql: SqlClient }, orgId: string, options: UploadOptions): Promise<Placement> {
   if (options.customSchemaId) await getCustomSchema(deps.sql, orgId, options.customSchemaId);
   return placement(deps.sql, orgId, options.folderId, options.projectId);
 }

@@ -43,7 +43,7 @@ export async function saveLink(ctx: LinkDeps, principal: Principal, request: Lin
   const { url, options, placement } = await checkRequest(ctx, principal.orgId, request, field);
   const urlKey = normalizeUrl(url);
   const skipDuplicates = request.skip_duplicates ?? true;
-  // The link's crawl and job are still written synchronously on the SQLite handle the transaction holds.
+  // The link's crawl is still written synchronously on the SQLite handle the transaction holds.
   return ctx.sql.transaction(async (tx): Promise<SaveOutcome> => {
     // Inside the write transaction: two saves of one page at once still make one file.
     const existing = skipDuplicates ? findLink(ctx.db, principal.orgId, urlKey) : null;

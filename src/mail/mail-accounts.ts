@@ -4,8 +4,7 @@
  * (token-vault.ts) and never returned. Filters say which messages are taken (sender, subject,
  * attachment types); placement and tags where their files go.
  *
- * On the data-access port (docs/scale-out.md), but for the placement of an account's files, which
- * the folders module still reads from the SQLite handle.
+ * On the data-access port (docs/scale-out.md).
  */
 import type { TokenVault } from "../cloud/token-vault.ts";
 import { isoAt, type Clock } from "../clock.ts";

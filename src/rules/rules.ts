@@ -221,8 +221,8 @@ export interface Applied {
  * rules to one file take turns, the second seeing the first's changes (tags are read, changed and
  * written whole: without the lock one would undo the other's), and an apply-to-library job's
  * second run over a file it already handled (a lease taken over) applies nothing.
- * `db` is the SQLite handle `tx` holds, for where a move goes (placement, still synchronous on it).
- * The kinds' own facts are read on it too (file-facts.ts).
+ * `db` is the SQLite handle `tx` holds, on which the kinds' own condition facts are still read
+ * (file-facts.ts).
  */
 export async function applyRulesTo(
   tx: SqlClient,

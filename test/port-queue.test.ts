@@ -3,11 +3,15 @@
  * and PostgreSQL: a job submitted inside a port transaction commits with it or not at all, waiting
  * for a job sees it finish, where a file goes (placement), and the monthly usage counters with the
  * AI-description quota's reservation, which two uploads at once on PostgreSQL cannot both take
- * past its last credit.
+ * past its last credit; and the stage runner's record of each stage.
  */
 import { describe, expect, test } from "bun:test";
 import { systemClock } from "../src/clock.ts";
 import type { SqlClient } from "../src/db/sql-client.ts";
+import { FileRepository } from "../src/files/file-repository.ts";
+import { Metrics } from "../src/metrics.ts";
+import { runStages, type FileWork } from "../src/processing/stage-runner.ts";
+import type { JobContext } from "../src/jobs/runner.ts";
 import { placement } from "../src/folders/placement.ts";
 import { JobStore } from "../src/jobs/job-store.ts";
 import { JobRunner } from "../src/jobs/runner.ts";
@@ -171,5 +175,37 @@ describe.each(engines)("the job queue and shared writers on the port, on $name",
     );
     expect(first.filter(Boolean)).toHaveLength(2);
     expect(await usageThisMonth(db, org, "ai_descriptions", may)).toBe(4);
+  });
+
+  test("the stage runner records each stage's outcome in file_stage_runs, a run again replacing it", async () => {
+    const db = client();
+    const org = `org-stages-${name}-${crypto.randomUUID().slice(0, 8)}`;
+    const { projectId } = await tenant(db, org);
+    const id = crypto.randomUUID();
+    const files = new FileRepository(db, systemClock);
+    await files.create({
+      id, orgId: org, projectId, folderId: null, filename: "note.md", size: 10, sha256: `sha-${id}`,
+      type: { mediaType: "document", mime: "text/markdown", format: "md", documentType: "md" },
+      blobKey: `orgs/${org}/files/${id}/original`, uploadMethod: "streaming", sessionId: null, uploadedBy: null, processingJobId: `job-${id}`,
+      title: null, tags: [], storageTarget: "default", autoDescribe: false, contentCategory: "general", customSchemaId: null, description: null,
+    });
+    const job = { jobId: "j", payload: {}, orgId: org, attempt: 1, maxAttempts: 1, signal: new AbortController().signal, progress: () => {}, log, transaction: () => Promise.reject(new Error("unused")) } as unknown as JobContext<unknown>;
+    const run = async (failText: boolean) => {
+      const work: FileWork = { ctx: { clock: systemClock, sql: db, metrics: new Metrics(db, systemClock, null) }, job, file: (await files.byId(id))!, outcomes: {}, signal: job.signal };
+      return runStages(work, [
+        { name: "read", async run() {} },
+        { name: "text", async run() { if (failText) throw new Error("no text layer"); } },
+        { name: "ocr", appliesTo: () => "not a scan", async run() {} },
+      ]);
+    };
+    const rows = () => db.all<{ stage: string; status: string; error: string | null }>("SELECT stage, status, error FROM file_stage_runs WHERE file_id = ? ORDER BY stage", [id]);
+    await run(true);
+    expect(await rows()).toEqual([
+      { stage: "ocr", status: "skipped", error: "not a scan" },
+      { stage: "read", status: "completed", error: null },
+      { stage: "text", status: "failed", error: expect.stringContaining("no text layer") },
+    ]);
+    await run(false);
+    expect((await rows()).map((r) => [r.stage, r.status])).toEqual([["ocr", "skipped"], ["read", "completed"], ["text", "completed"]]);
   });
 });

@@ -272,7 +272,6 @@ function registerWork(ctx: AppContext, extraKinds: KindFactory[]): void {
   jobs.register(peopleClusterQueue(ctx));
   automateProcessedFiles(ctx);
   sendBatchEvents(ctx);
-  recoverCloudJobs(ctx).catch((err) => log.error("could not resume unfinished cloud jobs", { err }));
   ctx.cloud.resealStaleTokens().then(
     (n) => n && log.info("re-encrypted cloud tokens with the current key", { connections: n }),
     (err) => log.warn("cloud tokens sealed with the previous key stay so until the next start", { err: String(err) }),
@@ -306,6 +305,9 @@ export function composeAppliance(foundation: Foundation): Appliance {
       for (const kind of ctx.kinds.all()) if (kind.tables) await migrateOwned(ctx.sql, `kind:${kind.type}`, kind.tables);
       // Processes sharing a database deliver each other's real-time messages (a worker's batch progress to the api's clients).
       if (config.database.kind === "postgres") await ctx.events.relayThrough(ctx.sql);
+      // Unfinished cloud jobs whose runner job is gone get it back before any worker starts.
+      const requeued = await recoverCloudJobs(ctx);
+      if (requeued) log.info("resumed unfinished cloud jobs", { jobs: requeued });
       try {
         await syncWatchSetting(ctx.sql, ctx.clock, config.watchDirs);
       } catch (err) {

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
 import type { CloudDeps } from "./deps.ts";
+import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest, errorMessage, forTenantsOrNull } from "../errors.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
 import type { FileRow } from "../files/file.ts";
@@ -113,20 +114,24 @@ function checkCount(principal: Principal, count: number, field: string): void {
 
 // ---- the resource -----------------------------------------------------------------------------
 
-function jobRow(ctx: CloudDeps, orgId: string, id: string): CloudJobRow {
-  const row = ctx.db.query<CloudJobRow, [string, string]>("SELECT * FROM cloud_jobs WHERE id = ? AND org_id = ?").get(id.toLowerCase(), orgId);
+async function jobRow(sql: SqlClient, orgId: string, id: string): Promise<CloudJobRow> {
+  const row = await sql.one<CloudJobRow>("SELECT * FROM cloud_jobs WHERE id = ? AND org_id = ?", [id.toLowerCase(), orgId]);
   if (!row) throw new ApiError("CLOUD_JOB_NOT_FOUND", `cloud job ${id} not found`);
   return row;
 }
 
-function items(ctx: CloudDeps, jobId: string): ItemRow[] {
-  return ctx.db.query<ItemRow, [string]>("SELECT * FROM cloud_job_items WHERE job_id = ? ORDER BY item_index").all(jobId);
+function items(sql: SqlClient, jobId: string): Promise<ItemRow[]> {
+  return sql.all<ItemRow>("SELECT * FROM cloud_job_items WHERE job_id = ? ORDER BY item_index", [jobId]);
+}
+
+function openJob(sql: SqlClient, id: string): Promise<CloudJobRow | null> {
+  return sql.one<CloudJobRow>("SELECT * FROM cloud_jobs WHERE id = ?", [id]);
 }
 
 /** The cloud job resource (spec), with per-file detail and, for exports, the cloud ids written. */
-export function cloudJobView(ctx: CloudDeps, orgId: string, id: string) {
-  const row = jobRow(ctx, orgId, id);
-  const list = items(ctx, row.id);
+export async function cloudJobView(ctx: CloudDeps, orgId: string, id: string) {
+  const row = await jobRow(ctx.sql, orgId, id);
+  const list = await items(ctx.sql, row.id);
   const count = (status: ItemRow["status"]) => list.filter((i) => i.status === status).length;
   return {
     job_id: row.id,
@@ -176,20 +181,15 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
   const now = isoAt(ctx.clock.now());
   const imageIds = request.files.map(() => crypto.randomUUID());
   await ctx.sql.transaction(async (tx) => {
-    ctx.db
-      .query(
-        `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'import', 'pending', ?, ?, ?, ?, ?)`,
-      )
-      .run(jobId, principal.orgId, connection.id, connection.provider, request.files.length, JSON.stringify(stored), principal.keyId, now, now);
-    const insert = ctx.db.query(
-      `INSERT INTO cloud_job_items (job_id, item_index, cloud_file_id, name, mime_type, size_bytes, file_id, status)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`,
-    );
+    await insertJob(tx, { id: jobId, orgId: principal.orgId, connection, type: "import", totalFiles: request.files.length, options: stored, createdBy: principal.keyId, now });
     for (const [index, file] of request.files.entries()) {
       const name = file.name.trim() || file.id;
       const mime = file.mime_type ?? "application/octet-stream";
-      insert.run(jobId, index, file.id, name, file.mime_type ?? null, file.size_bytes ?? null, imageIds[index]!);
+      await tx.run(
+        `INSERT INTO cloud_job_items (job_id, item_index, cloud_file_id, name, mime_type, size_bytes, file_id, status)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')`,
+        [jobId, index, file.id, name, file.mime_type ?? null, file.size_bytes ?? null, imageIds[index]!],
+      );
       await ctx.files.withTx(tx).createPlaceholder({
         id: imageIds[index]!,
         orgId: principal.orgId,
@@ -206,7 +206,7 @@ export async function createImport(ctx: CloudDeps, principal: Principal, request
       });
     }
     const runner = await ctx.jobs.submit({ queue: "cloud.import", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 }, tx);
-    setRunner(ctx, jobId, runner.id);
+    await setRunner(tx, jobId, runner.id);
   });
   return {
     image_ids: imageIds,
@@ -236,19 +236,16 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
   const now = isoAt(ctx.clock.now());
   const inline = files.length <= INLINE_EXPORT_MAX;
   await ctx.sql.transaction(async (tx) => {
-    ctx.db
-      .query(
-        `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, 'export', 'pending', ?, ?, ?, ?, ?)`,
-      )
-      .run(jobId, principal.orgId, connection.id, connection.provider, files.length, JSON.stringify(stored), principal.keyId, now, now);
-    const insert = ctx.db.query(
-      "INSERT INTO cloud_job_items (job_id, item_index, name, mime_type, size_bytes, file_id, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
-    );
-    files.forEach((f, index) => insert.run(jobId, index, f.filename, f.content_type, f.size_bytes, f.id));
+    await insertJob(tx, { id: jobId, orgId: principal.orgId, connection, type: "export", totalFiles: files.length, options: stored, createdBy: principal.keyId, now });
+    for (const [index, f] of files.entries()) {
+      await tx.run(
+        "INSERT INTO cloud_job_items (job_id, item_index, name, mime_type, size_bytes, file_id, status) VALUES (?, ?, ?, ?, ?, ?, 'pending')",
+        [jobId, index, f.filename, f.content_type, f.size_bytes, f.id],
+      );
+    }
     if (!inline) {
       const runner = await ctx.jobs.submit({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10 }, tx);
-      setRunner(ctx, jobId, runner.id);
+      await setRunner(tx, jobId, runner.id);
     }
   });
   // A small export runs now, so the response can carry the cloud ids; a crash meanwhile is
@@ -260,12 +257,14 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
       await runExport(ctx, jobId);
     } catch (err) {
       ctx.log.warn("inline cloud export interrupted; the job continues in the background", { job_id: jobId, error: errorMessage(err) });
-      const runner = await ctx.jobs.submit({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10, runAt: ctx.clock.now() + 2_000 });
-      setRunner(ctx, jobId, runner.id);
+      await ctx.sql.transaction(async (tx) => {
+        const runner = await ctx.jobs.submit({ queue: "cloud.export", orgId: principal.orgId, payload: { cloudJobId: jobId }, dedupeKey: `cloud:${jobId}`, maxAttempts: 10, runAt: ctx.clock.now() + 2_000 }, tx);
+        await setRunner(tx, jobId, runner.id);
+      });
       ranInline = false;
     }
   }
-  const view = cloudJobView(ctx, principal.orgId, jobId);
+  const view = await cloudJobView(ctx, principal.orgId, jobId);
   return {
     cloud_file_ids: view.cloud_file_ids.filter((id): id is string => id !== null),
     job_id: jobId,
@@ -277,8 +276,19 @@ export async function createExport(ctx: CloudDeps, principal: Principal, request
   };
 }
 
-function setRunner(ctx: CloudDeps, jobId: string, runnerJobId: string): void {
-  ctx.db.query("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?").run(runnerJobId, jobId);
+async function insertJob(
+  tx: SqlClient,
+  job: { id: string; orgId: string; connection: ConnectionRow; type: "import" | "export"; totalFiles: number; options: ImportOptions | ExportOptions; createdBy: string | null; now: string },
+): Promise<void> {
+  await tx.run(
+    `INSERT INTO cloud_jobs (id, org_id, connection_id, provider, type, status, total_files, options, created_by, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`,
+    [job.id, job.orgId, job.connection.id, job.connection.provider, job.type, job.totalFiles, JSON.stringify(job.options), job.createdBy, job.now, job.now],
+  );
+}
+
+async function setRunner(sql: SqlClient, jobId: string, runnerJobId: string): Promise<void> {
+  await sql.run("UPDATE cloud_jobs SET runner_job_id = ? WHERE id = ?", [runnerJobId, jobId]);
 }
 
 // ---- cancellation -------------------------------------------------------------------------------
@@ -288,18 +298,19 @@ async function markCancelled(ctx: CloudDeps, row: CloudJobRow): Promise<void> {
   const now = isoAt(ctx.clock.now());
   await ctx.sql.transaction(async (tx) => {
     if (row.type === "import") {
-      for (const item of items(ctx, row.id)) if (item.status === "pending") await ctx.files.withTx(tx).placeholderFailed(item.file_id, "the cloud import was cancelled before this file was downloaded");
+      for (const item of await items(tx, row.id)) if (item.status === "pending") await ctx.files.withTx(tx).placeholderFailed(item.file_id, "the cloud import was cancelled before this file was downloaded");
     }
-    ctx.db.query("UPDATE cloud_job_items SET status = 'skipped', error = 'cancelled', finished_at = ? WHERE job_id = ? AND status = 'pending'").run(now, row.id);
-    ctx.db
-      .query("UPDATE cloud_jobs SET status = 'cancelled', error = 'cancelled by request', completed_at = ?, updated_at = ? WHERE id = ? AND status IN ('pending','in_progress')")
-      .run(now, now, row.id);
+    await tx.run("UPDATE cloud_job_items SET status = 'skipped', error = 'cancelled', finished_at = ? WHERE job_id = ? AND status = 'pending'", [now, row.id]);
+    await tx.run(
+      "UPDATE cloud_jobs SET status = 'cancelled', error = 'cancelled by request', completed_at = ?, updated_at = ? WHERE id = ? AND status IN ('pending','in_progress')",
+      [now, now, row.id],
+    );
   });
 }
 
 /** Cancels a job that has not finished: files not yet transferred are skipped (their placeholders fail). */
 export async function cancelCloudJob(ctx: CloudDeps, orgId: string, id: string) {
-  const row = jobRow(ctx, orgId, id);
+  const row = await jobRow(ctx.sql, orgId, id);
   if (TERMINAL.has(row.status)) throw new ApiError("JOB_FINISHED", `cloud job ${row.id} is already ${row.status}`);
   await markCancelled(ctx, row);
   if (row.runner_job_id) {
@@ -315,44 +326,41 @@ export async function cancelCloudJob(ctx: CloudDeps, orgId: string, id: string) 
 
 // ---- running jobs -------------------------------------------------------------------------------
 
-function setStatus(ctx: CloudDeps, id: string, status: CloudJobStatus, error: string | null = null): void {
+async function setStatus(ctx: CloudDeps, id: string, status: CloudJobStatus, error: string | null = null): Promise<void> {
   const now = isoAt(ctx.clock.now());
-  ctx.db
-    .query(
-      `UPDATE cloud_jobs SET status = ?, error = coalesce(?, error), updated_at = ?, completed_at = CASE WHEN ? THEN ? ELSE completed_at END
-       WHERE id = ? AND status NOT IN ('completed','partial','failed','cancelled')`,
-    )
-    .run(status, forTenantsOrNull(error), now, TERMINAL.has(status) ? 1 : 0, now, id);
+  await ctx.sql.run(
+    `UPDATE cloud_jobs SET status = ?, error = coalesce(?, error), updated_at = ?, completed_at = CASE WHEN ? = 1 THEN ? ELSE completed_at END
+     WHERE id = ? AND status NOT IN ('completed','partial','failed','cancelled')`,
+    [status, forTenantsOrNull(error), now, TERMINAL.has(status) ? 1 : 0, now, id],
+  );
 }
 
-function finishItem(ctx: CloudDeps, item: ItemRow, outcome: { status: ItemRow["status"]; error?: string | null; cloudFileId?: string | null; existingFileId?: string | null }): void {
+async function finishItem(ctx: CloudDeps, item: ItemRow, outcome: { status: ItemRow["status"]; error?: string | null; cloudFileId?: string | null; existingFileId?: string | null }): Promise<void> {
   const now = isoAt(ctx.clock.now());
-  ctx.db.transaction(() => {
-    ctx.db
-      .query(
-        `UPDATE cloud_job_items SET status = ?, error = ?, cloud_file_id = coalesce(?, cloud_file_id), existing_file_id = ?, finished_at = ?
-         WHERE job_id = ? AND item_index = ? AND status = 'pending'`,
-      )
-      .run(outcome.status, forTenantsOrNull(outcome.error), outcome.cloudFileId ?? null, outcome.existingFileId ?? null, now, item.job_id, item.item_index);
-    ctx.db.query("UPDATE cloud_jobs SET updated_at = ? WHERE id = ?").run(now, item.job_id);
-  }).immediate();
+  await ctx.sql.transaction(async (tx) => {
+    await tx.run(
+      `UPDATE cloud_job_items SET status = ?, error = ?, cloud_file_id = coalesce(?, cloud_file_id), existing_file_id = ?, finished_at = ?
+       WHERE job_id = ? AND item_index = ? AND status = 'pending'`,
+      [outcome.status, forTenantsOrNull(outcome.error), outcome.cloudFileId ?? null, outcome.existingFileId ?? null, now, item.job_id, item.item_index],
+    );
+    await tx.run("UPDATE cloud_jobs SET updated_at = ? WHERE id = ?", [now, item.job_id]);
+  });
 }
 
 /** Counts one more try of the item; returns the tries so far (kept across restarts). */
-function countAttempt(ctx: CloudDeps, item: ItemRow): number {
-  return ctx.db
-    .query<{ attempts: number }, [string, number]>("UPDATE cloud_job_items SET attempts = attempts + 1 WHERE job_id = ? AND item_index = ? RETURNING attempts")
-    .get(item.job_id, item.item_index)!.attempts;
+async function countAttempt(ctx: CloudDeps, item: ItemRow): Promise<number> {
+  const row = await ctx.sql.one<{ attempts: number }>("UPDATE cloud_job_items SET attempts = attempts + 1 WHERE job_id = ? AND item_index = ? RETURNING attempts", [item.job_id, item.item_index]);
+  return row!.attempts;
 }
 
 /** Ends the job by its items: completed, partial, failed (nothing transferred) or left cancelled. */
-function settle(ctx: CloudDeps, id: string): void {
-  const list = items(ctx, id);
+async function settle(ctx: CloudDeps, id: string): Promise<void> {
+  const list = await items(ctx.sql, id);
   if (list.some((i) => i.status === "pending")) return;
   const ok = list.filter((i) => i.status === "completed" || (i.status === "skipped" && i.existing_file_id)).length;
   const failed = list.filter((i) => i.status === "failed");
   const status: CloudJobStatus = failed.length === 0 ? "completed" : ok === 0 ? "failed" : "partial";
-  setStatus(ctx, id, status, failed.length ? `${failed.length} of ${list.length} file(s) failed; first: ${failed[0]!.error}` : null);
+  await setStatus(ctx, id, status, failed.length ? `${failed.length} of ${list.length} file(s) failed; first: ${failed[0]!.error}` : null);
 }
 
 const sleep = (ms: number, signal?: AbortSignal) =>
@@ -372,7 +380,7 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  */
 async function withRetries<T>(ctx: CloudDeps, item: ItemRow, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
   for (;;) {
-    const attempts = countAttempt(ctx, item);
+    const attempts = await countAttempt(ctx, item);
     try {
       return await work();
     } catch (err) {
@@ -385,8 +393,8 @@ async function withRetries<T>(ctx: CloudDeps, item: ItemRow, work: () => Promise
   }
 }
 
-function isCancelled(ctx: CloudDeps, id: string): boolean {
-  return ctx.db.query<{ status: string }, [string]>("SELECT status FROM cloud_jobs WHERE id = ?").get(id)?.status === "cancelled";
+async function isCancelled(ctx: CloudDeps, id: string): Promise<boolean> {
+  return (await ctx.sql.one<{ status: string }>("SELECT status FROM cloud_jobs WHERE id = ?", [id]))?.status === "cancelled";
 }
 
 async function liveConnection(ctx: CloudDeps, job: CloudJobRow): Promise<ConnectionRow | null> {
@@ -399,10 +407,10 @@ async function liveConnection(ctx: CloudDeps, job: CloudJobRow): Promise<Connect
 
 /** Fails every pending item with one reason (the connection is gone or its grant was revoked). */
 async function failRest(ctx: CloudDeps, job: CloudJobRow, why: string): Promise<void> {
-  for (const item of items(ctx, job.id)) {
+  for (const item of await items(ctx.sql, job.id)) {
     if (item.status !== "pending") continue;
     if (job.type === "import") await ctx.files.placeholderFailed(item.file_id, why);
-    finishItem(ctx, item, { status: "failed", error: why });
+    await finishItem(ctx, item, { status: "failed", error: why });
   }
 }
 
@@ -426,7 +434,7 @@ async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: Connecti
     rmSync(path, { force: true });
     const why = detection.ok ? tooLarge! : `unsupported or unsafe file: ${detection.reason}`;
     await ctx.files.placeholderFailed(item.file_id, why);
-    finishItem(ctx, item, { status: "failed", error: why });
+    await finishItem(ctx, item, { status: "failed", error: why });
     return;
   }
   const outcome = await ingestIntoPlaceholder(ctx, path, {
@@ -443,21 +451,21 @@ async function importItem(ctx: CloudDeps, job: CloudJobRow, connection: Connecti
     options: stored.options,
     placement: stored.placement,
   });
-  finishItem(ctx, item, outcome.status === "skipped" ? { status: "skipped", existingFileId: outcome.skippedExistingId } : { status: "completed" });
+  await finishItem(ctx, item, outcome.status === "skipped" ? { status: "skipped", existingFileId: outcome.skippedExistingId } : { status: "completed" });
 }
 
 async function runImport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): Promise<void> {
-  const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
+  const job = await openJob(ctx.sql, jobId);
   if (!job || TERMINAL.has(job.status)) return;
-  setStatus(ctx, job.id, "in_progress");
+  await setStatus(ctx, job.id, "in_progress");
   const stored = JSON.parse(job.options) as ImportOptions;
   const stagingDir = join(ctx.dataDir.staging, `cloud-${job.id}`);
   mkdirSync(stagingDir, { recursive: true });
   try {
-    for (const item of items(ctx, job.id)) {
+    for (const item of await items(ctx.sql, job.id)) {
       if (item.status !== "pending") continue;
       if (signal?.aborted) throw signal.reason;
-      if (isCancelled(ctx, job.id)) return;
+      if (await isCancelled(ctx, job.id)) return;
       const connection = await liveConnection(ctx, job);
       if (!connection) {
         await failRest(ctx, job, "the cloud connection was removed");
@@ -470,28 +478,28 @@ async function runImport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
         const why = errorMessage(apiErrorOf(err));
         ctx.log.warn("cloud import item failed", { job_id: job.id, item: item.item_index, error: why });
         await ctx.files.placeholderFailed(item.file_id, why);
-        finishItem(ctx, item, { status: "failed", error: why });
+        await finishItem(ctx, item, { status: "failed", error: why });
         if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) {
           await failRest(ctx, job, why);
           break;
         }
       }
     }
-    settle(ctx, job.id);
+    await settle(ctx, job.id);
   } finally {
     if (!signal?.aborted) rmSync(stagingDir, { recursive: true, force: true });
   }
 }
 
 async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): Promise<void> {
-  const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
+  const job = await openJob(ctx.sql, jobId);
   if (!job || TERMINAL.has(job.status)) return;
-  setStatus(ctx, job.id, "in_progress");
+  await setStatus(ctx, job.id, "in_progress");
   const stored = JSON.parse(job.options) as ExportOptions;
   const connection = await liveConnection(ctx, job);
   if (!connection) {
     await failRest(ctx, job, "the cloud connection was removed");
-    settle(ctx, job.id);
+    await settle(ctx, job.id);
     return;
   }
   let folderId = stored.createdFolderId ?? stored.folderId;
@@ -499,19 +507,19 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
     try {
       const folder = await ctx.cloud.withAccess(connection, (access, provider) => provider.createFolder(access, { parentId: stored.folderId, name: stored.folderName! }));
       folderId = folder.id;
-      ctx.db.query("UPDATE cloud_jobs SET options = ? WHERE id = ?").run(JSON.stringify({ ...stored, createdFolderId: folder.id }), job.id);
+      await ctx.sql.run("UPDATE cloud_jobs SET options = ? WHERE id = ?", [JSON.stringify({ ...stored, createdFolderId: folder.id }), job.id]);
     } catch (err) {
       if (err instanceof ProviderError && err.retryable) throw err;
       const why = `the folder ${stored.folderName} could not be created: ${errorMessage(apiErrorOf(err))}`;
       await failRest(ctx, job, why);
-      settle(ctx, job.id);
+      await settle(ctx, job.id);
       return;
     }
   }
-  for (const item of items(ctx, job.id)) {
+  for (const item of await items(ctx.sql, job.id)) {
     if (item.status !== "pending") continue;
     if (signal?.aborted) throw signal.reason;
-    if (isCancelled(ctx, job.id)) return;
+    if (await isCancelled(ctx, job.id)) return;
     let original: ObjectOnDisk | null = null;
     try {
       const file = await ctx.files.byId(item.file_id);
@@ -521,12 +529,12 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
       const body = Bun.file(original.path);
       const uploaded = await withRetries(ctx, item, () =>
         ctx.cloud.withAccess(connection, (access, provider) => provider.upload(access, { folderId, name: file.filename, mimeType: file.content_type, body })), signal);
-      finishItem(ctx, item, { status: "completed", cloudFileId: uploaded.id });
+      await finishItem(ctx, item, { status: "completed", cloudFileId: uploaded.id });
     } catch (err) {
       if (signal?.aborted) throw err;
       const why = errorMessage(apiErrorOf(err));
       ctx.log.warn("cloud export item failed", { job_id: job.id, item: item.item_index, error: why });
-      finishItem(ctx, item, { status: "failed", error: why });
+      await finishItem(ctx, item, { status: "failed", error: why });
       if (err instanceof ProviderError && (err.kind === "grant_revoked" || err.kind === "unauthorized")) {
         await failRest(ctx, job, why);
         break;
@@ -535,7 +543,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
       original?.release();
     }
   }
-  settle(ctx, job.id);
+  await settle(ctx, job.id);
 }
 
 /**
@@ -544,7 +552,7 @@ async function runExport(ctx: CloudDeps, jobId: string, signal?: AbortSignal): P
  * A shutdown or lost lease changes nothing (the job resumes).
  */
 async function runnerJobEnded(ctx: CloudDeps, jobId: string, runner: { attempt: number; maxAttempts: number; signal: AbortSignal }, err: unknown): Promise<void> {
-  const job = ctx.db.query<CloudJobRow, [string]>("SELECT * FROM cloud_jobs WHERE id = ?").get(jobId);
+  const job = await openJob(ctx.sql, jobId);
   if (!job) return;
   if (runner.signal.aborted) {
     if (errorMessage(runner.signal.reason) === "job cancelled") await markCancelled(ctx, job);
@@ -552,7 +560,7 @@ async function runnerJobEnded(ctx: CloudDeps, jobId: string, runner: { attempt: 
   }
   if (runner.attempt < runner.maxAttempts) return;
   await failRest(ctx, job, errorMessage(err));
-  setStatus(ctx, jobId, "failed", errorMessage(err));
+  await setStatus(ctx, jobId, "failed", errorMessage(err));
 }
 
 export function cloudImportQueue(ctx: CloudDeps): QueueDefinition<"cloud.import"> {
@@ -587,11 +595,19 @@ function cloudQueue<Q extends "cloud.import" | "cloud.export">(ctx: CloudDeps, n
  * off by a crash, a runner job pruned). Jobs whose runner job is still pending or running are
  * left to it (the dedupe key makes a second enqueue return the same job).
  */
-export async function recoverCloudJobs(ctx: CloudDeps): Promise<void> {
-  const open = ctx.db.query<CloudJobRow, []>("SELECT * FROM cloud_jobs WHERE status IN ('pending','in_progress')").all();
+export async function recoverCloudJobs(ctx: CloudDeps): Promise<number> {
+  const open = await ctx.sql.all<CloudJobRow>("SELECT * FROM cloud_jobs WHERE status IN ('pending','in_progress')");
+  let requeued = 0;
   for (const job of open) {
     const queue = job.type === "import" ? "cloud.import" : "cloud.export";
-    const runner = await ctx.jobs.submit({ queue, orgId: job.org_id, payload: { cloudJobId: job.id }, dedupeKey: `cloud:${job.id}`, maxAttempts: 10 });
-    if (runner.id !== job.runner_job_id) setRunner(ctx, job.id, runner.id);
+    // The runner job and its record commit together; another process starting at once finds the same job by its dedupe key.
+    await ctx.sql.transaction(async (tx) => {
+      const runner = await ctx.jobs.submit({ queue, orgId: job.org_id, payload: { cloudJobId: job.id }, dedupeKey: `cloud:${job.id}`, maxAttempts: 10 }, tx);
+      if (runner.id !== job.runner_job_id) {
+        await setRunner(tx, job.id, runner.id);
+        requeued++;
+      }
+    });
   }
+  return requeued;
 }

@@ -168,7 +168,7 @@ export function cloudRoutes(ctx: CloudDeps) {
         description: `Up to 5 files are written before the response (is_async false, cloud_file_ids filled); more run as a job.`,
       },
     })
-    .get("/cloud-storage/jobs/:job_id", ({ principal, params }) => ({ job: cloudJobView(ctx, principal.orgId, params.job_id) }), {
+    .get("/cloud-storage/jobs/:job_id", async ({ principal, params }) => ({ job: await cloudJobView(ctx, principal.orgId, params.job_id) }), {
       permission: "view",
       params: JobParams,
       response: { 200: JobAnswer, ...CloudErrors },

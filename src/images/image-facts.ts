@@ -85,12 +85,17 @@ export function imageEmbedded(sql: SqlClient, fileId: string, model: string): Pr
   return upsert(sql, fileId, { embedding_model: model });
 }
 
-/** Live images whose variants are rendered but whose vector is missing or of another model than `model`. */
+/**
+ * Live images whose variants are rendered but whose vector is missing or of another model than
+ * `model`. Files whose processing is queued or running (here or in another process sharing the
+ * database) are left out: their pipeline's embedding stage stores the configured model's vector.
+ */
 export function imagesToEmbed(db: Database, model: string): { id: string; org_id: string }[] {
   return db
     .query<{ id: string; org_id: string }, [string]>(
       `SELECT f.id, f.org_id FROM files f JOIN image_facts i ON i.file_id = f.id
        WHERE f.media_type = 'image' AND f.deleted_at IS NULL AND i.variant_status = 'completed'
+         AND f.processing_status NOT IN ('queued', 'processing')
          AND (i.embedding_model IS NULL OR i.embedding_model != ?)`,
     )
     .all(model);

@@ -654,6 +654,14 @@ function databaseLocation(raw: string): DatabaseLocation {
 /** Flag names accepted by every CLI command (each takes a value). */
 export const CONFIG_FLAGS = Object.values(SETTINGS).map((s) => s.flag);
 
+/**
+ * Several processes share this deployment's database (PostgreSQL without --single-process), and
+ * with it the blob store: none of them can read another's local disk (its staging directory).
+ */
+export function isSharedDeployment(config: Pick<Config, "database" | "singleProcess">): boolean {
+  return config.database.kind === "postgres" && !config.singleProcess;
+}
+
 export function loadConfig(
   flags: Record<string, string | undefined> = {},
   env: Record<string, string | undefined> = process.env,

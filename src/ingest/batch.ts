@@ -3,12 +3,17 @@
  * staged to disk (fsynced) before the session is acknowledged; accepted files become session
  * items that are stored one by one, inline for five files or fewer, otherwise by the durable
  * `batch.ingest` job, which a restart resumes. Progress goes to the `batch.<id>` channel.
+ *
+ * Where several processes share the database (isSharedDeployment), the job may run in one that
+ * cannot see this process's disk: the accepted files then go to the shared blob store before the
+ * session is acknowledged, and whichever process stores the items finds their bytes there.
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Principal } from "../auth/principal.ts";
 import { isoAt } from "../clock.ts";
+import { isSharedDeployment } from "../config.ts";
 import type { IngestDeps } from "./deps.ts";
 import { badRequest, errorMessage, type ErrorCode, forTenants } from "../errors.ts";
 import type { QueueDefinition } from "../jobs/runner.ts";
@@ -84,6 +89,9 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
   const stagingDir = join(ctx.dataDir.staging, sessionId);
   mkdirSync(stagingDir, { recursive: true });
   const maxFiles = TIER_LIMITS[principal.tier].batchFiles;
+  // Accepted files already moved to the blob store (a shared deployment), dropped if the session is never acknowledged.
+  const inStore: string[] = [];
+  let acknowledged = false;
   try {
     const form = await readForm(stagingDir, {
       fileFields: ["files", "files[]", "file"],
@@ -99,7 +107,7 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
     const placement = await resolvePlacement(ctx, principal.orgId, options);
 
     const rejections: Rejection[] = [];
-    const accepted: { index: number; filename: string; size: number; sha256: string; type: DetectedType }[] = [];
+    const accepted: AcceptedFile[] = [];
     for (const staged of form.files) {
       if (staged.path === null) {
         rejections.push({ fileIndex: staged.index, filename: staged.filename, code: "FILE_TOO_LARGE", reason: `files are limited to ${FIXED_LIMITS.maxImageBytes / 1024 ** 2} MB here; use the upload-intent flow (POST /files/uploads)` });
@@ -116,14 +124,15 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
         );
         continue;
       }
-      accepted.push({ index: staged.index, filename: staged.filename, size: staged.size, sha256: staged.sha256, type: detection.type });
+      accepted.push({ index: staged.index, path: staged.path, fileId: crypto.randomUUID(), filename: staged.filename, size: staged.size, sha256: staged.sha256, type: detection.type });
     }
+    if (isSharedDeployment(ctx.config)) await storeBeforeAcknowledging(ctx, principal.orgId, accepted, inStore);
 
     const now = isoAt(clock.now());
     const background = accepted.length > IMMEDIATE_RESULTS_MAX;
     const stored: SessionOptions = { options, placement };
     const items = accepted.map((a) => ({
-      index: a.index, filename: a.filename, fileId: crypto.randomUUID(), size: a.size, sha256: a.sha256,
+      index: a.index, filename: a.filename, fileId: a.fileId, size: a.size, sha256: a.sha256,
       mediaType: a.type.mediaType, mime: a.type.mime, format: a.type.format, documentType: a.type.documentType,
     }));
     await ctx.sql.transaction(async (tx) => {
@@ -136,6 +145,7 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
         await ctx.jobs.submit({ queue: "batch.ingest", orgId: principal.orgId, payload: { sessionId }, dedupeKey: `batch:${sessionId}`, runAt: clock.now() + BATCH_START_DELAY_MS }, tx);
       }
     });
+    acknowledged = true;
 
     let immediate: ItemOutcome[] | null = null;
     if (!background) {
@@ -149,8 +159,47 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
   } catch (err) {
     // Nothing was acknowledged: drop the staged bytes (and the session row if it was written).
     rmSync(stagingDir, { recursive: true, force: true });
+    if (!acknowledged) await Promise.allSettled(inStore.map((key) => ctx.blobs.delete(key)));
     throw err;
   }
+}
+
+interface AcceptedFile {
+  index: number;
+  /** Where the request's body staged it on this process's disk. */
+  path: string;
+  fileId: string;
+  filename: string;
+  size: number;
+  sha256: string;
+  type: DetectedType;
+}
+
+/**
+ * Moves the accepted files from this process's staging into the blob store under their future
+ * files' keys (ITEMS_AT_ONCE at a time), recording each key in `inStore` once it is there.
+ * ingestStagedFile then finds the bytes in the store, on whichever process runs the batch.
+ */
+async function storeBeforeAcknowledging(ctx: IngestDeps, orgId: string, accepted: readonly AcceptedFile[], inStore: string[]): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const lane = async () => {
+    while (next < accepted.length && !failed) {
+      const file = accepted[next++]!;
+      const key = originalBlobKey(orgId, file.fileId);
+      try {
+        await ctx.blobs.importFile(key, file.path, file.type.mime);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+      inStore.push(key);
+    }
+  };
+  // Every lane settles before a failure is thrown, so the caller's cleanup sees every key stored.
+  const lanes = await Promise.allSettled(Array.from({ length: Math.min(ITEMS_AT_ONCE, accepted.length) }, lane));
+  const stopped = lanes.find((l): l is PromiseRejectedResult => l.status === "rejected");
+  if (stopped) throw stopped.reason;
 }
 
 function itemOutcome(item: ItemRow, storageTarget: string): ItemOutcome {
@@ -243,7 +292,21 @@ export async function processSession(ctx: IngestDeps, sessionId: string, signal?
 
   await finishSession(ctx, sessionId);
   rmSync(stagingDir, { recursive: true, force: true });
+  if (isSharedDeployment(ctx.config)) await dropUnrecordedBytes(ctx, session.org_id, sessionId);
   return (await sessionItems(ctx.sql, sessionId)).map((i) => itemOutcome(i, options.storageTarget));
+}
+
+/**
+ * A shared deployment's items that did not become files (cancelled, failed, a duplicate skipped)
+ * leave bytes put in the store before the session was acknowledged: those of items whose file
+ * was never recorded go. An item that reads skipped because the session was cancelled while it
+ * was being stored may have become a file all the same: its bytes stay with it.
+ */
+async function dropUnrecordedBytes(ctx: IngestDeps, orgId: string, sessionId: string): Promise<void> {
+  for (const item of await sessionItems(ctx.sql, sessionId)) {
+    if (item.status !== "failed" && item.status !== "skipped") continue;
+    if (!(await ctx.files.exists(item.file_id))) await ctx.blobs.delete(originalBlobKey(orgId, item.file_id));
+  }
 }
 
 async function publishProgress(ctx: IngestDeps, sessionId: string) {

@@ -125,7 +125,9 @@ export async function ingestStagedFile(ctx: IngestDeps, stagedPath: string | nul
   if (file.options.skipDuplicates) {
     const existing = await files.findDuplicate(file.orgId, file.sha256);
     if (existing) {
+      // Bytes already in the store (a shared deployment's batch, or a store cut off before its record) are nobody's.
       if (stagedPath) await rm(stagedPath, { force: true });
+      else await blobs.delete(file.blobKey);
       return { fileId: existing.id, status: "skipped", skippedExistingId: existing.id, type: file.type };
     }
   }

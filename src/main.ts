@@ -20,6 +20,9 @@ import { VERSION } from "./http/docs.ts";
 import { StartupError, startServer } from "./server.ts";
 import { RestoreError, restoreDatabase } from "./ops/restore.ts";
 import { isTarArchive, restoreBackupArchive } from "./ops/backup-archive.ts";
+import { refuseOnPostgres } from "./ops/backup-scope.ts";
+import { openPostgres } from "./db/postgres-database.ts";
+import type { SqlClient } from "./db/sql-client.ts";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { OrganizationError } from "./tenancy/organizations.ts";
@@ -49,6 +52,7 @@ Commands:
   support list                            messages sent to POST /support/contact, newest first
   backup FILE                             write one archive: database snapshot, local blobs, secrets, manifest (safe while serving)
   restore FILE                            put a backup archive (or an older database-only backup) back (the server must be stopped)
+                                          (backup and restore: a SQLite data directory; on PostgreSQL use pg_dump and pg_restore)
   watch DIR --org NAME [--project P] [--folder A/B]
                                           ingest the files that appear in DIR (a running server takes them,
                                           then moves them to DIR/done or DIR/failed); watch alone lists
@@ -60,6 +64,9 @@ Commands:
   models manifest                         hash every folder of the models directory into its manifest.json
   models verify                           check the model folders against manifest.json (exit 1 if any is refused)
   version                                 print the version
+
+The commands that administer rows (orgs, keys, users, support, watch) use the database serve uses:
+the data directory's SQLite file, or the PostgreSQL database named by --database / MEDIABOX_DATABASE.
 
 Tiers: FREE, STARTER, PROFESSIONAL, ENTERPRISE, CUSTOM (FREE cannot hold API keys)
 
@@ -148,6 +155,7 @@ async function main(argv: string[]): Promise<number | "serving"> {
     return "serving";
   }
   if (command === "models") return print(await modelsCommand(config, args));
+  if (command === "backup" || command === "restore") refuseOnPostgres(config, command);
   if (command === "restore") {
     if (!args[0]) throw new UsageError("restore needs the backup FILE to restore");
     const dataDir = new DataDir(config.dataDir);
@@ -169,13 +177,19 @@ async function main(argv: string[]): Promise<number | "serving"> {
       stderr: `database restored (schema version ${outcome.schemaVersion})${outcome.previous ? `; the one it replaced is kept as ${outcome.previous}` : ""}; this was a database file alone (an older backup): restore blobs/objects/ and secrets/ from the same backup too`,
     });
   }
-  const db = openDatabase(new DataDir(config.dataDir).database);
-  const sql = new SqliteClient(db);
+  if (command === "backup") {
+    const db = openDatabase(new DataDir(config.dataDir).database);
+    try {
+      return print(await backupCommand(db, new DataDir(config.dataDir), config, args));
+    } finally {
+      db.close();
+    }
+  }
+  const { sql, close } = await openCommandDatabase(config);
   try {
     let output: CommandOutput;
     if (command === "orgs") output = await orgsCommand(sql, systemClock, args, flags);
     else if (command === "keys") output = await keysCommand(sql, systemClock, args, flags);
-    else if (command === "backup") output = await backupCommand(db, new DataDir(config.dataDir), config, args);
     else if (command === "support") output = await supportCommand(sql, args);
     else if (command === "watch" || command === "unwatch") output = await watchCommand(sql, systemClock, command, args, flags);
     else if (command === "users") {
@@ -190,8 +204,18 @@ async function main(argv: string[]): Promise<number | "serving"> {
     else throw new UsageError(`unknown command "${command}"`);
     return print(output);
   } finally {
-    db.close();
+    await close();
   }
+}
+
+/** The administration commands' database: the data directory's SQLite file, or the PostgreSQL database the processes share (migrated first, as serve does). */
+async function openCommandDatabase(config: ReturnType<typeof loadConfig>): Promise<{ sql: SqlClient; close(): Promise<void> }> {
+  if (config.database.kind === "postgres") {
+    const sql = await openPostgres(config.database.url, { max: 2 });
+    return { sql, close: () => sql.close() };
+  }
+  const db = openDatabase(new DataDir(config.dataDir).database);
+  return { sql: new SqliteClient(db), close: async () => db.close() };
 }
 
 function print(output: CommandOutput): number {

@@ -30,6 +30,7 @@ import { requireOrganization } from "../tenancy/organizations.ts";
 import { ApiError } from "../errors.ts";
 import { addWatchedFolder, allWatchedFolders, removeWatchedFolder, WatchSettingError } from "../watch/watched-folders.ts";
 import { writeBackupArchive } from "../ops/backup-archive.ts";
+import { refuseOnPostgres } from "../ops/backup-scope.ts";
 import type { DataDir } from "../storage/data-dir.ts";
 import { formatBytes } from "../byte-sizes.ts";
 
@@ -106,6 +107,7 @@ export async function keysCommand(
  * ops/backup-archive.ts).
  */
 export async function backupCommand(db: Database, dataDir: DataDir, config: Config, args: string[]): Promise<CommandOutput> {
+  refuseOnPostgres(config, "backup");
   const target = resolve(required(args[0], "backup FILE"));
   if (existsSync(target)) throw new UsageError(`${target} already exists; choose a new file name`);
   const { manifest, bytes } = await writeBackupArchive(db, dataDir, config, target, new Date());

@@ -77,6 +77,3 @@ export function schemaVersion(db: Database): number {
   return db.query<{ v: number | null }, []>("SELECT max(version) AS v FROM schema_migrations").get()?.v ?? 0;
 }
 
-export function vectorExtensionVersion(db: Database): string {
-  return db.query<{ v: string }, []>("SELECT vec_version() AS v").get()?.v ?? "unknown";
-}

@@ -92,6 +92,12 @@ export interface Dialect {
   indexedBy(index: string): string;
   /** The UTC year ("2021"), month ("2021-06") or day ("2021-06-01") of an ISO-8601 text column; NULL stays NULL. */
   utcPeriod(column: string, period: "year" | "month" | "day"): string;
+  /**
+   * The vector search extension (/readyz reports it): its name, a statement answering its
+   * `version`, and whether the vector spaces scan in memory beside it (sqlite-vec's do;
+   * pgvector answers from its own index).
+   */
+  readonly vectorExtension: { name: string; versionQuery: string; scansInMemory: boolean };
 }
 
 const STRFTIME: Record<"year" | "month" | "day", string> = { year: "%Y", month: "%Y-%m", day: "%Y-%m-%d" };
@@ -121,6 +127,7 @@ export const SQLITE_DIALECT: Dialect = {
   likeNocase: "LIKE",
   indexedBy: (index) => ` INDEXED BY ${identifier(index)}`,
   utcPeriod: (column, period) => `strftime('${STRFTIME[period]}', ${column})`,
+  vectorExtension: { name: "sqlite-vec", versionQuery: "SELECT vec_version() AS version", scansInMemory: true },
 };
 
 export const POSTGRES_DIALECT: Dialect = {
@@ -136,6 +143,7 @@ export const POSTGRES_DIALECT: Dialect = {
   indexedBy: () => "",
   // The stored times are ISO-8601 with their zone (Z); read as instants, then written in UTC as SQLite's strftime does.
   utcPeriod: (column, period) => `to_char((${column})::timestamptz AT TIME ZONE 'UTC', '${TO_CHAR[period]}')`,
+  vectorExtension: { name: "pgvector", versionQuery: "SELECT extversion AS version FROM pg_extension WHERE extname = 'vector'", scansInMemory: false },
 };
 
 /** Booleans are stored as 0/1 on both engines; undefined is never a value. */

@@ -4,11 +4,10 @@
  */
 import { Elysia } from "elysia";
 import type { OpsDeps } from "./deps.ts";
-import { schemaVersion, vectorExtensionVersion } from "../db/database.ts";
-import { MIGRATIONS } from "../db/migrations/index.ts";
 import { VERSION } from "../http/docs.ts";
 import { scanThreadsReady } from "../vectors/scan-threads.ts";
-import { ApiError, errorMessage } from "../errors.ts";
+import { ApiError } from "../errors.ts";
+import { readinessChecks } from "./readiness.ts";
 import { installedModels } from "../models/manifest.ts";
 import { pendingEmbeddingChunks, textModelFallbackReason } from "../embeddings/text-models.ts";
 import { timingSafeEqual } from "node:crypto";
@@ -36,8 +35,8 @@ export function infrastructureRoutes(ctx: OpsDeps) {
     })
     .get(
       "/readyz",
-      ({ set }) => {
-        const checks = readiness(ctx);
+      async ({ set }) => {
+        const checks = await readinessChecks({ sql: ctx.sql, role: ctx.config.role, jobsRunning: ctx.jobs.isRunning, scanThreads: scanThreadsReady });
         const ready = Object.values(checks).every((c) => c.ok);
         set.status = ready ? 200 : 503;
         const models = {
@@ -59,38 +58,6 @@ export function infrastructureRoutes(ctx: OpsDeps) {
         detail: { summary: "Readiness: database, schema, vector search and job workers are up; which models are installed and in use, what is preparing, and how late the event loop ran in the last minute", security: [] },
       },
     );
-}
-
-function readiness(ctx: OpsDeps): Record<string, { ok: boolean; detail: string }> {
-  const probe = (fn: () => string) => {
-    try {
-      return { ok: true, detail: fn() };
-    } catch (err) {
-      return { ok: false, detail: errorMessage(err) };
-    }
-  };
-  const latest = Math.max(...MIGRATIONS.map((m) => m.version));
-  return {
-    database: probe(() => {
-      ctx.db.query("SELECT 1").get();
-      return "reachable";
-    }),
-    schema: probe(() => {
-      const version = schemaVersion(ctx.db);
-      if (version !== latest) throw new Error(`schema at version ${version}, expected ${latest}`);
-      return `version ${version}`;
-    }),
-    vector_search: probe(() => {
-      const threads = scanThreadsReady();
-      return `sqlite-vec ${vectorExtensionVersion(ctx.db)}; in-memory scan on ${threads ?? "(starting)"} thread(s)`;
-    }),
-    jobs: probe(() => {
-      // An api process runs no jobs by design (serve --role api); the worker processes do.
-      if (ctx.config.role === "api") return "run by the worker processes (role api)";
-      if (!ctx.jobs.isRunning) throw new Error("job workers are not running");
-      return "workers running";
-    }),
-  };
 }
 
 /** Constant-time check of `Authorization: Bearer <token>`. */

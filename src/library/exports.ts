@@ -5,7 +5,7 @@
  * (nothing else can reach it). `hosted_sheets` writes the spreadsheet to a cloud connection
  * instead (a Google Sheet, or an .xlsx in Nextcloud) and answers its `spreadsheet_url`.
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../db/sql-client.ts";
 import { stringify } from "csv-stringify/sync";
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow, TextRun, WidthType } from "docx";
 import type { LibraryDeps } from "./deps.ts";
@@ -143,27 +143,28 @@ export function neutralizeFormula(value: Cell): Cell {
   return typeof value === "string" && /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
 }
 
-/** `folderId`: request.folder_id once found in the organization. */
-function selectRows(db: Database, orgId: string, request: ExportRequest, folderId: string | null): FileRow[] {
+/**
+ * The live files an export covers, oldest first (at most MAX_EXPORT_ROWS + 1, so a larger
+ * selection is noticed), on either database. `folderId`: request.folder_id once found in the
+ * organization.
+ */
+export function exportRows(sql: SqlClient, orgId: string, request: Pick<ExportRequest, "file_ids" | "include_subfolders">, folderId: string | null): Promise<FileRow[]> {
   if (request.file_ids?.length) {
+    // The ids bound as one JSON array: no limit on their number from the engine's parameters.
     const ids = [...new Set(request.file_ids.map((id) => id.toLowerCase()))];
-    return db
-      .query<FileRow, string[]>(`SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND id IN (${ids.map(() => "?").join(",")}) ORDER BY created_at, id`)
-      .all(orgId, ...ids);
+    return sql.all<FileRow>(`SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND id IN (${sql.dialect.jsonValues}) ORDER BY created_at, id`, [orgId, JSON.stringify(ids)]);
+  }
+  if (folderId && request.include_subfolders) {
+    return sql.all<FileRow>(
+      `WITH RECURSIVE tree(id) AS (SELECT CAST(? AS TEXT) UNION ALL SELECT f.id FROM folders f JOIN tree ON f.parent_id = tree.id WHERE f.org_id = ?)
+       SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id IN (SELECT id FROM tree) ORDER BY created_at, id LIMIT ?`,
+      [folderId, orgId, orgId, MAX_EXPORT_ROWS + 1],
+    );
   }
   if (folderId) {
-    const folderSet = request.include_subfolders
-      ? `WITH RECURSIVE tree(id) AS (SELECT ? UNION ALL SELECT f.id FROM folders f JOIN tree ON f.parent_id = tree.id WHERE f.org_id = ?)
-         SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id IN (SELECT id FROM tree) ORDER BY created_at, id LIMIT ?`
-      : null;
-    if (folderSet) return db.query<FileRow, (string | number)[]>(folderSet).all(folderId, orgId, orgId, MAX_EXPORT_ROWS + 1);
-    return db
-      .query<FileRow, (string | number)[]>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id = ? ORDER BY created_at, id LIMIT ?")
-      .all(orgId, folderId, MAX_EXPORT_ROWS + 1);
+    return sql.all<FileRow>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL AND folder_id = ? ORDER BY created_at, id LIMIT ?", [orgId, folderId, MAX_EXPORT_ROWS + 1]);
   }
-  return db
-    .query<FileRow, (string | number)[]>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL ORDER BY created_at, id LIMIT ?")
-    .all(orgId, MAX_EXPORT_ROWS + 1);
+  return sql.all<FileRow>("SELECT * FROM files WHERE org_id = ? AND deleted_at IS NULL ORDER BY created_at, id LIMIT ?", [orgId, MAX_EXPORT_ROWS + 1]);
 }
 
 const SHEET_NAME_FORBIDDEN = /[[\]:*?/\\]/;
@@ -227,7 +228,7 @@ export async function exportFiles(ctx: LibraryDeps, orgId: string, request: Expo
   // Checked before the rows are read: another organization's connection is 404 at once.
   const connection = request.format === "hosted_sheets" ? await ctx.cloud.connection(orgId, request.connection_id!) : null;
   const folder = request.file_ids?.length || !request.folder_id ? null : await getFolder(ctx.sql, orgId, request.folder_id);
-  const rows = selectRows(ctx.db, orgId, request, folder?.id ?? null);
+  const rows = await exportRows(ctx.sql, orgId, request, folder?.id ?? null);
   if (rows.length > MAX_EXPORT_ROWS) throw badRequest(`the selection has more than ${MAX_EXPORT_ROWS} files; export by folder_id or file_ids`);
   // What the chosen columns show beyond the rows is read before the cells, which are computed
   // synchronously: each table once for the whole selection, and only when a column asks for it.

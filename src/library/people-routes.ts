@@ -6,7 +6,7 @@ import { permissions } from "../http/permissions.ts";
 import { publicOrigin } from "../http/request-context.ts";
 import { Enum, Nullable, Page, page, pageQuery, Uuid, errorResponses } from "../http/shapes.ts";
 import { enqueueClustering } from "../people/people-jobs.ts";
-import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type Person } from "../people/people.ts";
+import { assignFace, facesOfFile, getPerson, listPeople, mergePeople, personFaces, personFileIds, similarFaces, updatePerson, type FaceView, type Person } from "../people/people.ts";
 import { fileShapes, FileParams } from "../files/file-shapes.ts";
 import { fileSummaries } from "./file-views.ts";
 import { FileUrls } from "../files/file-urls.ts";
@@ -78,7 +78,7 @@ async function personView(ctx: LibraryDeps, urls: FileUrls, person: Person) {
   };
 }
 
-const faceView = (f: Awaited<ReturnType<typeof facesOfFile>>[number]) => ({ id: f.id, file_id: f.fileId, person_id: f.personId, person_name: f.personName, box: f.box, score: f.score });
+const faceView = (f: FaceView) => ({ id: f.id, file_id: f.fileId, person_id: f.personId, person_name: f.personName, box: f.box, score: f.score });
 
 export function peopleRoutes(ctx: LibraryDeps) {
   const urlsOf = (request: Request) => new FileUrls(ctx, publicOrigin(ctx.config, request));

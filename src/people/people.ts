@@ -311,7 +311,7 @@ const faceViewOf = (r: FaceViewRow): FaceView => ({
   id: r.id, fileId: r.file_id, personId: r.person_id, personName: r.name, box: { x_min: r.x_min, y_min: r.y_min, x_max: r.x_max, y_max: r.y_max }, score: r.score,
 });
 
-/** The faces found in a file, largest first (the rules' file facts read them through their transaction). */
+/** The faces found in a file, largest first: `GET /files/{id}/faces`, and the rules' file facts through their transaction. */
 export async function facesOfFile(sql: SqlClient, fileId: string): Promise<FaceView[]> {
   return (await sql.all<FaceViewRow>(`${FACES_OF_FILE} ${LARGEST_FIRST}`, [fileId])).map(faceViewOf);
 }

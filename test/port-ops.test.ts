@@ -1,6 +1,7 @@
 /**
  * Operations on PostgreSQL (docs/scale-out.md): `/readyz`'s checks through the data-access port on
- * both databases (the vector search check names sqlite-vec or pgvector with its version), and the
+ * both databases (the vector search check names sqlite-vec or pgvector with its version; the
+ * chunks waiting for their embedding are counted there too), and the
  * administration commands as child processes against a PostgreSQL database named by --database:
  * organizations, keys, users, watched folders and support messages are read and written there
  * (nothing in the data directory), while `backup` and `restore` refuse, pointing to pg_dump,
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { MIGRATIONS } from "../src/db/migrations/index.ts";
 import { openPostgres } from "../src/db/postgres-database.ts";
 import { readinessChecks } from "../src/ops/readiness.ts";
+import { pendingEmbeddingChunks } from "../src/embeddings/text-models.ts";
 import { portEngines } from "./support/port-engines.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { run } from "./support/process.ts";
@@ -33,6 +35,8 @@ describe.each(engines)("/readyz's checks on $name", ({ name, client }) => {
     expect(api.jobs).toEqual({ ok: true, detail: "run by the worker processes (role api)" });
     const stopped = await readinessChecks({ sql: client(), role: "worker", jobsRunning: false, scanThreads: () => null });
     expect(stopped.jobs).toEqual({ ok: false, detail: "job workers are not running" });
+    // The models part of /readyz: chunks waiting for their text embedding.
+    expect(await pendingEmbeddingChunks(client())).toBe(0);
   });
 });
 

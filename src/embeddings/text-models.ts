@@ -7,6 +7,7 @@
  * checked again on every unavailableReason() call, so installing it needs only the restart that
  * re-embeds the library with it).
  */
+import type { SqlClient } from "../db/sql-client.ts";
 import type { Database } from "bun:sqlite";
 import type { ModelCheck } from "../models/model-verifier.ts";
 import { type EmbedPurpose, TextEmbedder, type TextEmbedding, type TokenCounter } from "./text-embedder.ts";
@@ -104,6 +105,6 @@ export function builtinTextModel(embedding: TextEmbedding): UseSifEmbedder | nul
  * Document chunks waiting for their vectors (new documents, or the library being re-embedded
  * after a model change), counted on the partial index of pending chunks: as cheap as the backlog is short.
  */
-export function pendingEmbeddingChunks(db: Database): number {
-  return db.query<{ n: number }, []>("SELECT count(*) AS n FROM document_chunks WHERE embedding_status = 'pending'").get()!.n;
+export async function pendingEmbeddingChunks(sql: SqlClient): Promise<number> {
+  return (await sql.one<{ n: number }>("SELECT count(*) AS n FROM document_chunks WHERE embedding_status = 'pending'"))!.n;
 }

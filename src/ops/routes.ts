@@ -45,7 +45,7 @@ export function infrastructureRoutes(ctx: OpsDeps) {
             configured: ctx.config.textEmbeddingModel,
             in_use: ctx.embedder.modelId,
             fallback_reason: textModelFallbackReason(ctx.embedder),
-            pending_chunks: pendingEmbeddingChunks(ctx.db),
+            pending_chunks: await pendingEmbeddingChunks(ctx.sql),
           },
         };
         return { status: ready ? ("ready" as const) : ("not_ready" as const), checks, models, preparing: ctx.background.preparingNow(), event_loop: eventLoopMonitor().window() };

@@ -2,7 +2,8 @@
  * What `mediabox backup` and `restore` cover: a SQLite data directory (its database file, the
  * local store's blobs, the generated secrets). A deployment on PostgreSQL keeps its rows in a
  * database server and its blobs in an S3 bucket, which have their own tools; both commands refuse
- * there rather than copy a data directory that holds none of it (docs/operations.md).
+ * there rather than copy a data directory that holds none of it (docs/scale-out.md, README's
+ * Operations).
  */
 import { ConfigError, type Config } from "../config.ts";
 
@@ -14,6 +15,6 @@ export function refuseOnPostgres(config: Pick<Config, "database">, command: "bac
   throw new ConfigError(
     `mediabox ${command} copies a SQLite data directory, and this deployment's database is PostgreSQL (--database / MEDIABOX_DATABASE): ` +
       `${rows}; the blobs are the S3 bucket's, kept by its own versioning (or replication); and keep MEDIABOX_CLOUD_TOKEN_KEY with your other settings, ` +
-      "since it seals the stored secrets (docs/operations.md)",
+      "since it seals the stored secrets (docs/scale-out.md)",
   );
 }

@@ -166,7 +166,7 @@ test("migration 33 moves a link's crawl out of the files row into link_crawls", 
     expect(await crawlOf(new SqliteClient(db), "lnk-2")).toMatchObject({ domain: "example.org", extractImages: false, status: "blocked", error: "robots.txt forbids it", snapshotBlobKey: null });
     expect(await crawlOf(new SqliteClient(db), "img-1")).toBeNull();
     // A second save of the page still finds the first.
-    expect(findLink(db, org, "https://example.com/a")?.id).toBe("lnk-1");
+    expect((await findLink(new SqliteClient(db), org, "https://example.com/a"))?.id).toBe("lnk-1");
     db.run("DELETE FROM files WHERE id = 'lnk-1'");
     expect(db.query("SELECT file_id FROM link_crawls").all()).toEqual([{ file_id: "lnk-2" }]);
   } finally {

@@ -266,7 +266,7 @@ describe.each(engines)("modules on the port, on $name", ({ name, client }) => {
     const orgId = "org-rules";
     await tenant(db, orgId, "p-rules");
     // Validating these actions reads nothing; a move or run_schema action would read the SQLite handle still.
-    const store = { sql: db, db: sqlite(), clock };
+    const store = { sql: db, clock };
     const refs = { webhookExists: async () => false };
     const tag = (tags: string[]) => [{ type: "add_tags", tags }];
     const a = await createRule(store, orgId, null, { name: "Invoices", conditions: [{ field: "text", op: "contains", value: "invoice" }], actions: tag(["invoice"]), position: 1 }, refs);

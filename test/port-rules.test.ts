@@ -1,9 +1,9 @@
 /**
  * Automation on the data-access port, on SQLite (the appliance's group-commit client) and on
  * PostgreSQL (two pools, as two processes have): the facts conditions read (a file's text, how it
- * arrived, its camera and place, its people and their count) and dry runs; auto matching (the
- * library's fingerprint, a model trained, stored and read back, predictions, training requested
- * once); a rule's application, its record, the jobs its actions queue and its webhook deliveries
+ * arrived, its camera and place, its people and their count, each kind's own: page count,
+ * duration, domain) and dry runs; auto matching (the library's fingerprint, a model trained,
+ * stored and read back, predictions, training requested once); a rule's application, its record, the jobs its actions queue and its webhook deliveries
  * committing together or rolling back together; two processes applying rules to one file at once
  * taking turns (both rules' tags kept, one apply-to-library job's file applied once); and the
  * library events' listeners recording their job or delivery in the caller's transaction. The HTTP
@@ -36,6 +36,12 @@ import { applyAndAnnounce, automateProcessedFiles } from "../src/rules/rule-jobs
 import { createRule, dryRun, hasEnabledRules, matcherOf, type Rule } from "../src/rules/rules.ts";
 import { sendBatchEvents, webhookDeps } from "../src/webhooks/delivery.ts";
 import { createWebhook, hasSubscribers } from "../src/webhooks/webhooks.ts";
+import type { DocumentDeps } from "../src/documents/deps.ts";
+import { documentKind } from "../src/documents/kind.ts";
+import type { LinkDeps } from "../src/links/deps.ts";
+import { linkKind } from "../src/links/kind.ts";
+import type { VideoDeps } from "../src/video/deps.ts";
+import { videoKind } from "../src/video/kind.ts";
 import { waitFor } from "./support/polling.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
 import { tempDir } from "./support/temp-dir.ts";
@@ -83,8 +89,6 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
     const vault = new TokenVault(randomBytes(32).toString("base64"));
     return {
       config: loadConfig({}, {}),
-      // The SQLite handle of what is still synchronous (placement, the kinds' own facts): nothing here uses it.
-      db: sqliteDb,
       sql,
       files: new FileRepository(sql, clock),
       kinds: new MediaKinds(),
@@ -157,6 +161,46 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
 
     const dry = await dryRun(sql, ctx, org.orgId, { conditions: [{ field: "text", op: "contains", value: "march" }] }, 10);
     expect(dry).toMatchObject({ matched_count: 1, scanned_count: 3, has_more: false, files: [{ id: invoice }] });
+  });
+
+  test("the kinds' own facts (a document's page count, a video's duration, a link's domain and page count) read through the port, in a dry run and in a rule applied in a transaction", async () => {
+    const sql = client(0);
+    const ctx = automation(sql);
+    // The built-in kinds, as the composition root registers them; conditions read only their conditionFacts.
+    const kindDeps = { config: loadConfig({}, {}), sql, clock } as unknown as DocumentDeps & VideoDeps & LinkDeps;
+    for (const kind of [documentKind(kindDeps), videoKind(kindDeps), linkKind(kindDeps)]) ctx.kinds.register(kind);
+    const org = await organization(sql);
+    const report = await file(sql, org, { media_type: "document" });
+    await sql.run("INSERT INTO document_facts (file_id, page_count) VALUES (?, 12)", [report]);
+    const memo = await file(sql, org, { media_type: "document" });
+    await sql.run("INSERT INTO document_facts (file_id, page_count) VALUES (?, 2)", [memo]);
+    const film = await file(sql, org, { media_type: "video" });
+    await sql.run("INSERT INTO video_facts (file_id, duration_seconds) VALUES (?, 95.5)", [film]);
+    const page = await file(sql, org, { media_type: "link" });
+    await sql.run("INSERT INTO link_crawls (file_id, url_key, domain, extract_images, status) VALUES (?, 'https://news.example.com/a', 'news.example.com', 0, 'completed')", [page]);
+    await sql.run("INSERT INTO document_facts (file_id, page_count) VALUES (?, 1)", [page]);
+    const names = new Map([[report, "report"], [memo, "memo"], [film, "film"], [page, "page"]]);
+
+    const which = async (conditions: unknown[]) => {
+      const dry = await dryRun(sql, ctx, org.orgId, { conditions }, 10);
+      return dry.files.map((f: { id: string }) => names.get(f.id)).sort();
+    };
+    expect(await which([{ field: "page_count", op: "gte", value: 10 }])).toEqual(["report"]);
+    expect(await which([{ field: "page_count", op: "exists" }])).toEqual(["memo", "page", "report"]);
+    expect(await which([{ field: "duration_seconds", op: "gt", value: 60 }])).toEqual(["film"]);
+    expect(await which([{ field: "duration_seconds", op: "not_exists" }])).toEqual(["memo", "page", "report"]);
+    expect(await which([{ field: "domain", op: "equals", value: "NEWS.example.com" }])).toEqual(["page"]);
+
+    // Applied in a port transaction: the facts are read through it (on PostgreSQL no SQLite handle exists).
+    const long = await createRule(ctx, org.orgId, null, { name: "long reads", conditions: [{ field: "page_count", op: "gte", value: 10 }], actions: [{ type: "add_tags", tags: ["long"] }] }, { webhookExists: async () => true });
+    const short = await createRule(ctx, org.orgId, null, { name: "short films", conditions: [{ field: "duration_seconds", op: "lt", value: 120 }], actions: [{ type: "add_tags", tags: ["short"] }] }, { webhookExists: async () => true });
+    for (const id of [report, memo, film, page]) {
+      await sql.transaction((tx) => applyAndAnnounce(ctx, tx, id, [long, short], { kind: "analysis", jobId: null }));
+    }
+    expect(await tagsOn(sql, report)).toEqual(["long"]);
+    expect(await tagsOn(sql, memo)).toEqual([]);
+    expect(await tagsOn(sql, film)).toEqual(["short"]);
+    expect(await tagsOn(sql, page)).toEqual([]);
   });
 
   test("auto matching: the library's fingerprint, a model trained and read back, predictions, stale after a change, training requested once", async () => {

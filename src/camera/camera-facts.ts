@@ -5,7 +5,6 @@
  * `camera_facts` table, which this module alone writes. The place is named once, when stored,
  * by the offline gazetteer.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf } from "../files/facts-table.ts";
 import { reverseGeocode } from "./gazetteer.ts";
@@ -138,11 +137,6 @@ export async function cameraFactsOf(sql: SqlClient, fileId: string): Promise<Sto
   return row ? toCameraFacts(row) : null;
 }
 
-/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
-export function cameraFactsOnHandle(db: Database, fileId: string): StoredCameraFacts | null {
-  const row = db.query<CameraRow, [string]>("SELECT * FROM camera_facts WHERE file_id = ?").get(fileId);
-  return row ? toCameraFacts(row) : null;
-}
 
 /** The camera facts of several files in one read (an export's), by file id; a file without any is absent. */
 export async function cameraFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, StoredCameraFacts>> {

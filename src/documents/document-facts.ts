@@ -7,7 +7,6 @@
  * caller's port transaction (`tx`) or the group-commit client; a change and its updated_at commit
  * together either way.
  */
-import type { Database } from "bun:sqlite";
 import { atomically, type SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { factsRowsOf, setFacts } from "../files/facts-table.ts";
@@ -54,10 +53,6 @@ export async function documentFactsOf(sql: SqlClient, fileId: string): Promise<D
   return toFacts(await sql.one<DocumentFactsRow>(`SELECT ${DOCUMENT_FACTS_COLUMNS} FROM document_facts WHERE file_id = ?`, [fileId]));
 }
 
-/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
-export function documentFactsOnHandle(db: Database, fileId: string): DocumentFacts {
-  return toFacts(db.query<DocumentFactsRow, [string]>(`SELECT ${DOCUMENT_FACTS_COLUMNS} FROM document_facts WHERE file_id = ?`).get(fileId));
-}
 
 /** The facts of several files in one read (a listing page's), by file id; every id is in the map. */
 export async function documentFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, DocumentFacts>> {

@@ -1,7 +1,7 @@
 /** Documents: PDF, DOCX, text and Markdown, read into pages, chunks and embeddings by the document pipeline. */
 import type { DocumentDeps } from "./deps.ts";
 import type { MediaKind, WorkInFlight } from "../kinds/media-kind.ts";
-import { documentFactsOf, documentFactsOnHandle, textPending } from "./document-facts.ts";
+import { documentFactsOf, textPending } from "./document-facts.ts";
 import { DOCUMENT_DETAIL_FIELDS, DOCUMENT_FIELDS } from "../files/file-shapes.ts";
 import { DOCUMENT_CONTENT } from "./document-content.ts";
 import { runDocumentPipeline, documentPipelineOptions } from "./document-pipeline.ts";
@@ -26,7 +26,7 @@ export function documentKind(ctx: DocumentDeps): MediaKind<"document"> {
       detail: async (row, urls) => documentDetailFields(row, urls),
     },
     queued: (fileId, tx) => textPending(tx, fileId),
-    conditionFacts: (fileId) => ({ page_count: documentFactsOnHandle(ctx.db, fileId).pageCount }),
+    conditionFacts: async (sql, fileId) => ({ page_count: (await documentFactsOf(sql, fileId)).pageCount }),
     busy: async (sql, fileId) => {
       const facts = await documentFactsOf(sql, fileId);
       const work: WorkInFlight[] = [];

@@ -4,7 +4,6 @@
  * with them (`people_count`), and a custom schema run by a rule long after the pipeline is
  * filled from them as the pipeline's own schema stage is.
  */
-import type { Database } from "bun:sqlite";
 import type { SqlClient } from "../db/sql-client.ts";
 import { isoAt, type Clock } from "../clock.ts";
 import type { DetectedObject } from "./schema-fill.ts";
@@ -39,8 +38,3 @@ export async function findingsOf(sql: SqlClient, fileId: string): Promise<ImageF
   return row ? toFindings(row) : null;
 }
 
-/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
-export function findingsOnHandle(db: Database, fileId: string): ImageFindings | null {
-  const row = db.query<FindingsRow, [string]>("SELECT objects, faces, people, colours FROM image_findings WHERE file_id = ?").get(fileId);
-  return row ? toFindings(row) : null;
-}

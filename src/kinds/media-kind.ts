@@ -130,10 +130,10 @@ export interface MediaKind<Type extends MediaType = MediaType> {
    */
   queued?(fileId: string, tx: SqlClient): Promise<void>;
   /**
-   * The facts of one of the kind's files that rule conditions test (read when a rule is evaluated).
-   * Synchronous on the SQLite handle: the rules' conditions are evaluated synchronously.
+   * The facts of one of the kind's files that rule conditions test (read when a rule is evaluated),
+   * through `sql` (the caller's client or transaction).
    */
-  conditionFacts?(fileId: string): KindConditionFacts;
+  conditionFacts?(sql: SqlClient, fileId: string): Promise<KindConditionFacts>;
   /** What is being done to the file now that deleting it (or reprocessing it) must wait for, read through `sql` (the caller's transaction); none when absent. */
   busy?(sql: SqlClient, fileId: string): Promise<WorkInFlight[]>;
   /** Columns of the kind's own in exports (the built-in kinds' are library/exports.ts's). */

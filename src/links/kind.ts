@@ -4,8 +4,8 @@ import type { SqlClient } from "../db/sql-client.ts";
 import type { KindExports, MediaKind } from "../kinds/media-kind.ts";
 import { listExtractions } from "../extractions/extractions.ts";
 import { LINK_DETAIL_FIELDS, LINK_FIELDS } from "../files/file-shapes.ts";
-import { crawlOf, crawlOnHandle, crawlsOfFiles } from "./link-crawls.ts";
-import { documentFactsOnHandle } from "../documents/document-facts.ts";
+import { crawlOf, crawlsOfFiles } from "./link-crawls.ts";
+import { documentFactsOf } from "../documents/document-facts.ts";
 import { runLinkPipeline, linkPipelineOptions } from "./link-pipeline.ts";
 import { linkSummaries } from "./link-views.ts";
 import { recrawlLink } from "./links.ts";
@@ -54,7 +54,7 @@ export function linkKind(ctx: LinkDeps): MediaKind<"link"> {
       run: (job, file) => runLinkPipeline(ctx, options, job, file),
     },
     // A saved page's article is read as a one-page document.
-    conditionFacts: (fileId) => ({ page_count: documentFactsOnHandle(ctx.db, fileId).pageCount, domain: crawlOnHandle(ctx.db, fileId)?.domain ?? null }),
+    conditionFacts: async (sql, fileId) => ({ page_count: (await documentFactsOf(sql, fileId)).pageCount, domain: (await crawlOf(sql, fileId))?.domain ?? null }),
     exports: linkExports(ctx.sql),
     // A link's detail adds only its extractions (a custom schema a rule ran on the page) to its summary.
     view: { summaryFields: LINK_FIELDS, detailFields: LINK_DETAIL_FIELDS, summaries: linkSummaries, detail: async (row) => ({ extractions: await listExtractions(ctx.sql, row.id) }) },

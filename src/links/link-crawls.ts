@@ -6,7 +6,6 @@
  * columns of its row. Writers take a `SqlClient`: the caller's port transaction (`tx`) or the
  * group-commit client.
  */
-import type { Database } from "bun:sqlite";
 import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf } from "../files/facts-table.ts";
 import { forTenants } from "../errors.ts";
@@ -63,11 +62,6 @@ export async function crawlOf(sql: SqlClient, fileId: string): Promise<LinkCrawl
   return row ? toCrawl(row) : null;
 }
 
-/** The same read on the SQLite handle, for the rules' conditions (evaluated synchronously) and a stage's synchronous check (bridges until they are not). */
-export function crawlOnHandle(db: Database, fileId: string): LinkCrawl | null {
-  const row = db.query<CrawlRow, [string]>(`SELECT ${CRAWL_COLUMNS} FROM link_crawls WHERE file_id = ?`).get(fileId);
-  return row ? toCrawl(row) : null;
-}
 
 /** The crawls of several links in one read (a listing page's), by file id; a file that is not a link is absent. */
 export async function crawlsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, LinkCrawl>> {
@@ -81,13 +75,12 @@ export async function crawlCreated(tx: SqlClient, fileId: string, link: { urlKey
 }
 
 /** The organization's oldest live link to the page `urlKey` names, if any. */
-export function findLink(db: Database, orgId: string, urlKey: string): FileRow | null {
-  return db
-    .query<FileRow, [string, string]>(
-      `SELECT f.* FROM link_crawls c JOIN files f ON f.id = c.file_id
-       WHERE c.url_key = ? AND f.org_id = ? AND f.deleted_at IS NULL ORDER BY f.created_at LIMIT 1`,
-    )
-    .get(urlKey, orgId);
+export function findLink(sql: SqlClient, orgId: string, urlKey: string): Promise<FileRow | null> {
+  return sql.one<FileRow>(
+    `SELECT f.* FROM link_crawls c JOIN files f ON f.id = c.file_id
+     WHERE c.url_key = ? AND f.org_id = ? AND f.deleted_at IS NULL ORDER BY f.created_at LIMIT 1`,
+    [urlKey, orgId],
+  );
 }
 
 /**

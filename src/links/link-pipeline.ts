@@ -8,7 +8,7 @@
  */
 import type { Config } from "../config.ts";
 import { isoAt } from "../clock.ts";
-import { crawled, crawlEnded, crawlOnHandle, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
+import { crawled, crawlEnded, crawlOf, crawlStarted, faviconStored, pageMetadataStored, snapshotStored } from "./link-crawls.ts";
 import type { LinkDeps } from "./deps.ts";
 import type { IngestDeps } from "../ingest/deps.ts";
 import { storeDocument, enqueueEmbedding } from "../documents/document-pipeline.ts";
@@ -77,6 +77,8 @@ interface LinkWork extends FileWork<LinkStageDeps> {
   chunks: number;
   embeddingJobId: string | null;
   images: { created: number; reused: number; listed: number };
+  /** Whether the link was saved asking for the page's images (read before the stages, whose checks are synchronous). */
+  extractImages: boolean;
 }
 
 const fetchStage: Stage<LinkWork> = {
@@ -231,8 +233,8 @@ const snapshotStage: Stage<LinkWork> = {
 const imagesStage: Stage<LinkWork> = {
   name: "images",
   weight: 3,
-  appliesTo: ({ file, meta, ctx, options }) =>
-    !crawlOnHandle(ctx.db, file.id)?.extractImages ? "extract_images is false" : options.maxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
+  appliesTo: ({ extractImages, meta, options }) =>
+    !extractImages ? "extract_images is false" : options.maxImages === 0 ? "MEDIABOX_LINK_MAX_IMAGES is 0" : meta ? true : "no metadata",
   async run(work, progress) {
     const { ctx, file } = work;
     const candidates = work.meta!.imageCandidates.slice(0, work.options.maxImages);
@@ -268,6 +270,7 @@ export async function runLinkPipeline(ctx: LinkDeps, options: LinkPipelineOption
   const work: LinkWork = {
     ctx, options, job, file, outcomes: {}, signal: job.signal, session: null!,
     page: null, meta: null, inlineIcons: [], article: null, chunks: 0, embeddingJobId: null, images: { created: 0, reused: 0, listed: 0 },
+    extractImages: (await crawlOf(ctx.sql, file.id))?.extractImages ?? false,
   };
   // Each fetch is cancelled by the stage that asked for it (its budget) or the job.
   work.session = ctx.links.session(file.org_id, () => work.signal);

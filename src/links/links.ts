@@ -43,10 +43,11 @@ export async function saveLink(ctx: LinkDeps, principal: Principal, request: Lin
   const { url, options, placement } = await checkRequest(ctx, principal.orgId, request, field);
   const urlKey = normalizeUrl(url);
   const skipDuplicates = request.skip_duplicates ?? true;
-  // The link's crawl is still written synchronously on the SQLite handle the transaction holds.
   return ctx.sql.transaction(async (tx): Promise<SaveOutcome> => {
-    // Inside the write transaction: two saves of one page at once still make one file.
-    const existing = skipDuplicates ? findLink(ctx.db, principal.orgId, urlKey) : null;
+    // Inside the write transaction, the organization's saves taking turns (PostgreSQL's lock;
+    // SQLite has one writer): two saves of one page at once still make one file.
+    if (skipDuplicates) await tx.one(tx.dialect.transactionLock(`links_of_${principal.orgId.replace(/[^A-Za-z0-9_]/g, "_")}`));
+    const existing = skipDuplicates ? await findLink(tx, principal.orgId, urlKey) : null;
     if (existing) return { status: "duplicate", file: existing };
     const files = ctx.files.withTx(tx);
     const id = crypto.randomUUID();

@@ -2,7 +2,6 @@
  * The services the rules feature uses. The composition root (src/app.ts) builds them once and
  * passes its context, which satisfies this interface: the feature names what it needs and no more.
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { CloudConnections } from "../cloud/connections.ts";
 import type { Config } from "../config.ts";
@@ -14,7 +13,6 @@ import type { MediaKinds } from "../kinds/media-kind.ts";
 
 export interface RuleDeps {
   config: Config;
-  db: Database;
   sql: SqlClient;
   /** The only writer of the `files` table. */
   files: FileRepository;

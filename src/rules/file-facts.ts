@@ -2,9 +2,8 @@
  * What conditions see of a file: its row's fields, its text (a document's or page's whole text,
  * else what OCR read in an image or a video's keyframes) and how it arrived. Read through the
  * caller's client or transaction, and only the facts the conditions name: a rule over tags reads
- * nothing beyond the row, and the model's predictions are computed only for a rule that asks.
- * Still on the SQLite handle (the bridge rule, docs/scale-out.md): each kind's own facts
- * (`MediaKind.conditionFacts`), which convert with the kinds.
+ * nothing beyond the row, and the model's predictions are computed only for a rule that asks;
+ * each kind's own facts come from its `MediaKind.conditionFacts`, through the same client.
  */
 import type { SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
@@ -61,14 +60,13 @@ const KIND_OWN: readonly FactName[] = ["page_count", "duration_seconds", "domain
 
 /**
  * The file's facts for conditions naming `wanted`, read through `sql` (a client or the caller's
- * transaction); the facts not wanted are left empty. The kinds' own facts are still read on the
- * SQLite handle (inside a port transaction on SQLite, the one it holds).
+ * transaction); the facts not wanted are left empty.
  */
 export async function factsOf(sql: SqlClient, { files, kinds }: FactSources, file: FileRow, wanted: ReadonlySet<FactName>): Promise<FileFacts> {
   const wants = (...names: readonly FactName[]) => names.some((n) => wanted.has(n));
   // Whatever its kind, a file has camera facts when its pipeline read some (photos and videos do).
   const camera = wants(...CAMERA) ? await cameraOf(sql, file.id) : null;
-  const own = wants(...KIND_OWN) ? ((await kinds.for(file.media_type)?.conditionFacts?.(file.id)) ?? {}) : {};
+  const own = wants(...KIND_OWN) ? ((await kinds.for(file.media_type)?.conditionFacts?.(sql, file.id)) ?? {}) : {};
   const predictions = wants("predicted_tags", "predicted_folder_id") ? await predictionsFor(sql, files.withTx(sql), file) : null;
   // Only images have findings and faces: other files have no count and nobody in them.
   const faces = wants("people") ? await facesOfFile(sql, file.id) : [];

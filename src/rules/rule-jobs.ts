@@ -44,7 +44,7 @@ export function automateProcessedFiles(ctx: RuleDeps): void {
  * deliveries commit together or not at all.
  */
 export async function applyAndAnnounce(ctx: RuleDeps, tx: SqlClient, fileId: string, rules: Rule[], trigger: { kind: "analysis" | "library"; jobId: string | null }): Promise<Applied[]> {
-  const applied = await applyRulesTo(tx, ctx.db, ctx.clock, ctx, fileId, rules, trigger, actionEffects(ctx, tx));
+  const applied = await applyRulesTo(tx, ctx.clock, ctx, fileId, rules, trigger, actionEffects(ctx, tx));
   const deps = webhookDeps(ctx);
   for (const a of applied) {
     if (a.application.status !== "applied") continue;

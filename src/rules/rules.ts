@@ -9,7 +9,6 @@
  * recorded in the caller's transaction), the matchers and dry runs. Still on the SQLite handle (the
  * bridge rule): where a move goes (folders/placement.ts) and the kinds' own facts (file-facts.ts).
  */
-import type { Database } from "bun:sqlite";
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import { ApiError, badRequest, errorMessage } from "../errors.ts";
@@ -94,8 +93,8 @@ function checkDescription(description: string | null | undefined): string | null
   return description.trim();
 }
 
-/** What creating and changing a rule needs: the port, and the SQLite handle its actions' validation still reads. */
-export type RuleStore = { sql: SqlClient; db: Database; clock: Clock };
+/** What creating and changing a rule needs. */
+export type RuleStore = { sql: SqlClient; clock: Clock };
 
 async function nameTaken(sql: SqlClient, orgId: string, name: string, except: string | null): Promise<boolean> {
   return (await sql.one("SELECT 1 FROM rules WHERE org_id = ? AND lower(name) = lower(?) AND id <> ?", [orgId, name, except ?? ""])) !== null;
@@ -221,12 +220,9 @@ export interface Applied {
  * rules to one file take turns, the second seeing the first's changes (tags are read, changed and
  * written whole: without the lock one would undo the other's), and an apply-to-library job's
  * second run over a file it already handled (a lease taken over) applies nothing.
- * `db` is the SQLite handle `tx` holds, on which the kinds' own condition facts are still read
- * (file-facts.ts).
  */
 export async function applyRulesTo(
   tx: SqlClient,
-  db: Database,
   clock: Clock,
   sources: FactSources,
   fileId: string,

@@ -6,7 +6,7 @@ import { VIDEO_DETAIL_FIELDS, VIDEO_FIELDS } from "../files/file-shapes.ts";
 import { cameraDetailFields } from "../images/image-views.ts";
 import { removeKeyframes } from "./keyframe-store.ts";
 import { VIDEO_CONTENT } from "./video-content.ts";
-import { analysisPending, videoFactsOfFiles, videoFactsOnHandle } from "./video-facts.ts";
+import { analysisPending, videoFactsOf, videoFactsOfFiles } from "./video-facts.ts";
 import { variantsPending } from "../images/image-facts.ts";
 import { runVideoPipeline, videoPipelineOptions } from "./video-pipeline.ts";
 import { videoDetailFields, videoSummaries } from "./video-views.ts";
@@ -53,7 +53,7 @@ export function videoKind(ctx: VideoDeps): MediaKind<"video"> {
       await variantsPending(tx, fileId); // the poster's
       await analysisPending(tx, fileId);
     },
-    conditionFacts: (fileId) => ({ duration_seconds: videoFactsOnHandle(ctx.db, fileId)?.durationSeconds ?? null }),
+    conditionFacts: async (sql, fileId) => ({ duration_seconds: (await videoFactsOf(sql, fileId))?.durationSeconds ?? null }),
     exports: videoExports(ctx.sql),
     purge: (fileId) => removeKeyframes(ctx, fileId),
   };

@@ -4,7 +4,6 @@
  * keeps the displayed width and height and the capture date, which images have too. Writers take
  * a `SqlClient`: the caller's port transaction (`tx`) or the group-commit client.
  */
-import type { Database } from "bun:sqlite";
 import { atomically, type SqlClient } from "../db/sql-client.ts";
 import { factsRowsOf } from "../files/facts-table.ts";
 import { forTenantsOrNull } from "../errors.ts";
@@ -76,11 +75,6 @@ export async function videoFactsOf(sql: SqlClient, fileId: string): Promise<Vide
   return row ? toFacts(row) : null;
 }
 
-/** The same read on the SQLite handle, for the rules' conditions, which are evaluated synchronously (a bridge until they are not). */
-export function videoFactsOnHandle(db: Database, fileId: string): VideoFacts | null {
-  const row = db.query<VideoFactsRow, [string]>(`SELECT ${VIDEO_FACTS_COLUMNS} FROM video_facts WHERE file_id = ?`).get(fileId);
-  return row ? toFacts(row) : null;
-}
 
 /** The facts and analysis of several videos in one read (a listing page's), by file id; every id is in the map (facts null, analysis null for a file that is not a video). */
 export async function videoFactsOfFiles(sql: SqlClient, fileIds: readonly string[]): Promise<Map<string, { facts: VideoFacts | null; analysis: VideoAnalysis }>> {

@@ -6,8 +6,7 @@
  * whether its analysis just ended or an apply-to-library job walks the library.
  *
  * On the data-access port (docs/scale-out.md): the rules, their applications (applied and
- * recorded in the caller's transaction), the matchers and dry runs. Still on the SQLite handle (the
- * bridge rule): where a move goes (folders/placement.ts) and the kinds' own facts (file-facts.ts).
+ * recorded in the caller's transaction), the matchers and dry runs, with every fact they read.
  */
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";

@@ -11,7 +11,6 @@ import { Elysia, type AnyElysia } from "elysia";
 import { Accounts } from "./accounts/accounts.ts";
 import type { Clock } from "./clock.ts";
 import type { Config } from "./config.ts";
-import type { GroupCommit } from "./db/group-commit.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { JobStore } from "./jobs/job-store.ts";
@@ -123,11 +122,9 @@ export interface AppContext {
   /** Where everything under --data-dir lives; the only builder of paths there. */
   dataDir: DataDir;
   db: Database;
-  /** Shared transactions for the writes of tasks running side by side (bulk imports). */
-  writes: GroupCommit;
   /**
-   * The data-access port over the same database (docs/scale-out.md): the modules converted to
-   * it (support/, jobs' store) run on SQLite or PostgreSQL alike; its writes join `writes`.
+   * The data-access port (docs/scale-out.md): SQLite's client, whose writes and transactions join
+   * the turn's group commit, or PostgreSQL's pool. Every feature reads and writes through it.
    */
   sql: SqlClient;
   /** The only writer of the `files` table. */
@@ -216,7 +213,7 @@ export class CompositionError extends Error {
 
 /** Builds every service the features share, once per server. */
 export function createContext({ config, clock, log, dataDir, database, queues = [] }: Foundation): AppContext {
-  const { db, writes, sql, spaces } = database;
+  const { db, sql, spaces } = database;
   const background = new BackgroundWork();
   const jobs = new JobRunner(new JobStore(sql), clock, log.child({ component: "jobs" }), { leaseMs: config.jobLeaseSeconds * 1000, background });
   for (const queue of queues) jobs.register(queue);
@@ -234,7 +231,7 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   return {
-    config, dataDir, db, writes, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: database.engine === "postgres" ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
+    config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: database.engine === "postgres" ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,

@@ -9,6 +9,7 @@ import { afterAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { systemClock } from "../src/clock.ts";
 import { openDatabase } from "../src/db/database.ts";
+import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { imagesToEmbed } from "../src/images/image-facts.ts";
 import { defaultProjectOf, insertFileRow, insertTenantRows } from "./support/rows.ts";
 import { tempDir } from "./support/temp-dir.ts";
@@ -16,7 +17,7 @@ import { tempDir } from "./support/temp-dir.ts";
 const db = openDatabase(join(tempDir("mediabox-embed-resume-"), "m.db"));
 afterAll(() => db.close());
 
-test("images whose processing is queued or running are not queued for re-embedding", () => {
+test("images whose processing is queued or running are not queued for re-embedding", async () => {
   const { orgId } = insertTenantRows(db, systemClock, { name: "embed-resume", tier: "PROFESSIONAL" });
   const projectId = defaultProjectOf(db, orgId);
   const image = (name: string, state: { processing: string; model: string | null; variants?: string; deleted?: boolean; mediaType?: string }) => {
@@ -34,5 +35,5 @@ test("images whose processing is queued or running are not queued for re-embeddi
   image("deleted.jpg", { processing: "completed", model: "old-model", deleted: true });
   image("poster.mp4", { processing: "completed", model: "old-model", mediaType: "video" });
 
-  expect(imagesToEmbed(db, "new-model").map((f) => f.id).sort()).toEqual([stale, missing].sort());
+  expect((await imagesToEmbed(new SqliteClient(db), "new-model")).map((f) => f.id).sort()).toEqual([stale, missing].sort());
 });

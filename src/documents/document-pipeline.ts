@@ -179,7 +179,7 @@ export async function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pi
 /** What the document pipeline's stages use of the services (the compiler checks each stage against it). */
 type DocumentStageDeps = Pick<
   DocumentDeps,
-  "db" | "sql" | "clock" | "writes" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
+  "sql" | "clock" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
 >;
 
 interface DocumentWork extends FileWork<DocumentStageDeps> {
@@ -359,11 +359,10 @@ export function documentEmbedQueue(ctx: DocumentDeps): QueueDefinition<"document
         return [{ document_id: fileId, embedding_status: "pending", reason: why }];
       }
       await embeddingStarted(ctx.sql, ctx.files, fileId);
-      const pending = ctx.db
-        .query<{ id: string; content: string; heading_hierarchy: string }, [string]>(
-          "SELECT id, content, heading_hierarchy FROM document_chunks WHERE file_id = ? AND embedding_status = 'pending' ORDER BY chunk_index",
-        )
-        .all(fileId);
+      const pending = await ctx.sql.all<{ id: string; content: string; heading_hierarchy: string }>(
+        "SELECT id, content, heading_hierarchy FROM document_chunks WHERE file_id = ? AND embedding_status = 'pending' ORDER BY chunk_index",
+        [fileId],
+      );
       let done = 0;
       let failed = 0;
       try {
@@ -407,12 +406,10 @@ export async function resumePendingEmbeddings(ctx: DocumentDeps): Promise<number
       [ctx.embedder.modelId],
     );
   });
-  const files = ctx.db
-    .query<{ id: string; org_id: string }, []>(
-      `SELECT DISTINCT f.id, f.org_id FROM document_chunks c JOIN files f ON f.id = c.file_id
-       WHERE c.embedding_status = 'pending' AND f.deleted_at IS NULL`,
-    )
-    .all();
+  const files = await ctx.sql.all<{ id: string; org_id: string }>(
+    `SELECT DISTINCT f.id, f.org_id FROM document_chunks c JOIN files f ON f.id = c.file_id
+     WHERE c.embedding_status = 'pending' AND f.deleted_at IS NULL`,
+  );
   for (const file of files) await enqueueEmbedding(ctx, file);
   return files.length;
 }

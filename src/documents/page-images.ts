@@ -58,9 +58,9 @@ async function checkPage(sql: SqlClient, file: FileRow, page: number): Promise<v
 export async function pageImage(ctx: DocumentDeps, file: FileRow, page: number, width: number | null): Promise<PageImage> {
   await checkPage(ctx.sql, file, page);
   const size = width ?? 0;
-  const cached = ctx.db
-    .query<PageImageRow, [string, number, number]>("SELECT blob_key, image_width, image_height FROM document_page_images WHERE file_id = ? AND page_number = ? AND width = ?")
-    .get(file.id, page, size);
+  const cached = await ctx.sql.one<PageImageRow>("SELECT blob_key, image_width, image_height FROM document_page_images WHERE file_id = ? AND page_number = ? AND width = ?", [
+    file.id, page, size,
+  ]);
   if (cached) {
     ctx.metrics.pageImages.inc({ outcome: "cached" });
     return { blobKey: cached.blob_key, width: cached.image_width, height: cached.image_height };

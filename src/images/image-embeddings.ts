@@ -17,7 +17,7 @@ import type { ImageEmbedding, VisionInput } from "./vision.ts";
 export const EMBEDDED_VARIANT = "large_1024";
 
 /** Embeds `image` with the configured model and stores the vector; returns the embedding. */
-export async function storeImageEmbedding(ctx: Pick<ImageDeps, "db" | "sql" | "images" | "spaces">, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
+export async function storeImageEmbedding(ctx: Pick<ImageDeps, "sql" | "images" | "spaces">, file: Pick<FileRow, "id" | "org_id">, image: VisionInput): Promise<ImageEmbedding> {
   const embedding = await ctx.images.vision.embed(image);
   const space = await ctx.spaces.open("image", embedding.model, embedding.vector.length);
   // The vector and the model it is recorded under commit together.
@@ -35,9 +35,7 @@ export function imageEmbedQueue(ctx: ImageDeps): QueueDefinition<"image.embed"> 
     // Re-embedding after a model change: the library's new uploads go first.
     background: true,
     async handle(file) {
-      const variant = ctx.db
-        .query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?")
-        .get(file.id, EMBEDDED_VARIANT);
+      const variant = await ctx.sql.one<{ blob_key: string }>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?", [file.id, EMBEDDED_VARIANT]);
       const image = variant ? await readObject(ctx.blobs, variant.blob_key) : null;
       if (!image) return [{ file_id: file.id, skipped: `no ${EMBEDDED_VARIANT} variant` }];
       const embedding = await storeImageEmbedding(ctx, file, image);
@@ -53,7 +51,7 @@ export function imageEmbedQueue(ctx: ImageDeps): QueueDefinition<"image.embed"> 
  */
 export async function resumeImageEmbeddings(ctx: ImageDeps): Promise<number> {
   const model = ctx.images.vision.modelName;
-  const stale = imagesToEmbed(ctx.db, model);
+  const stale = await imagesToEmbed(ctx.sql, model);
   if (!stale.length) return 0;
   await ctx.images.vision.embeddingDimension(); // throws when the model cannot load
   await ctx.sql.transaction(async (tx) => {
@@ -61,10 +59,15 @@ export async function resumeImageEmbeddings(ctx: ImageDeps): Promise<number> {
       await ctx.jobs.submit({ queue: "image.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 }, tx);
     }
   });
-  const left = ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM jobs WHERE queue = 'image.embed' AND status IN ('pending', 'processing')");
-  ctx.background.preparingPolled("image re-embedding", model, () => {
-    const n = left.get()?.n ?? 0;
-    return n ? { done: Math.max(0, stale.length - n), total: Math.max(stale.length, n) } : null;
-  });
+  // The progress the background view shows is read through the port now and then, not on each view (it is synchronous).
+  let left = stale.length;
+  const count = () =>
+    ctx.sql
+      .one<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE queue = 'image.embed' AND status IN ('pending', 'processing')")
+      .then((row) => (left = row?.n ?? 0))
+      .catch(() => {});
+  const refresh = setInterval(() => (left ? void count() : clearInterval(refresh)), 2_000);
+  refresh.unref?.();
+  ctx.background.preparingPolled("image re-embedding", model, () => (left ? { done: Math.max(0, stale.length - left), total: Math.max(stale.length, left) } : null));
   return stale.length;
 }

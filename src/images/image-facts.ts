@@ -6,7 +6,6 @@
  * Writers take a `SqlClient`: a port transaction's `tx` (the pipeline's, with the row's part) or
  * the group-commit client; a change and its updated_at commit together either way.
  */
-import type { Database } from "bun:sqlite";
 import { atomically, type SqlClient } from "../db/sql-client.ts";
 import type { FileRepository } from "../files/file-repository.ts";
 import { factsRowsOf, setFacts } from "../files/facts-table.ts";
@@ -90,13 +89,12 @@ export function imageEmbedded(sql: SqlClient, fileId: string, model: string): Pr
  * `model`. Files whose processing is queued or running (here or in another process sharing the
  * database) are left out: their pipeline's embedding stage stores the configured model's vector.
  */
-export function imagesToEmbed(db: Database, model: string): { id: string; org_id: string }[] {
-  return db
-    .query<{ id: string; org_id: string }, [string]>(
-      `SELECT f.id, f.org_id FROM files f JOIN image_facts i ON i.file_id = f.id
-       WHERE f.media_type = 'image' AND f.deleted_at IS NULL AND i.variant_status = 'completed'
-         AND f.processing_status NOT IN ('queued', 'processing')
-         AND (i.embedding_model IS NULL OR i.embedding_model != ?)`,
-    )
-    .all(model);
+export function imagesToEmbed(sql: SqlClient, model: string): Promise<{ id: string; org_id: string }[]> {
+  return sql.all<{ id: string; org_id: string }>(
+    `SELECT f.id, f.org_id FROM files f JOIN image_facts i ON i.file_id = f.id
+     WHERE f.media_type = 'image' AND f.deleted_at IS NULL AND i.variant_status = 'completed'
+       AND f.processing_status NOT IN ('queued', 'processing')
+       AND (i.embedding_model IS NULL OR i.embedding_model != ?)`,
+    [model],
+  );
 }

@@ -43,7 +43,7 @@ export async function fillAndStore(ctx: Pick<ImageDeps, "sql" | "clock" | "image
 }
 
 async function variantBytes(ctx: ImageDeps, fileId: string, type: string): Promise<Buffer | null> {
-  const row = ctx.db.query<{ blob_key: string }, [string, string]>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?").get(fileId, type);
+  const row = await ctx.sql.one<{ blob_key: string }>("SELECT blob_key FROM image_variants WHERE file_id = ? AND variant_type = ?", [fileId, type]);
   return row ? await readObject(ctx.blobs, row.blob_key) : null;
 }
 

@@ -5,7 +5,6 @@
 import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
-import type { GroupCommit } from "../db/group-commit.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { EventHub } from "../events/hub.ts";
 import type { LibraryEvents } from "../events/library-events.ts";
@@ -25,8 +24,6 @@ export interface IngestDeps {
   db: Database;
   /** The data-access port over the same database (docs/scale-out.md). */
   sql: SqlClient;
-  /** Shared transactions for the writes of tasks running side by side (bulk imports). */
-  writes: GroupCommit;
   /** The only writer of the `files` table. */
   files: FileRepository;
   clock: Clock;

@@ -89,7 +89,7 @@ export async function insertFileRecord(ctx: IngestDeps, tx: SqlClient, file: New
     if (options.compliance) await complianceRequested(tx, file.id, options.compliance);
   }
   await ctx.kinds.for(type.mediaType)?.queued?.(file.id, tx);
-  if (file.origin) ctx.db.query("INSERT INTO file_origins (file_id, source, detail) VALUES (?, ?, ?)").run(file.id, file.origin.source, file.origin.detail);
+  if (file.origin) await tx.run("INSERT INTO file_origins (file_id, source, detail) VALUES (?, ?, ?)", [file.id, file.origin.source, file.origin.detail]);
 }
 
 /** AI-description credits a file reserves at upload: the spec's 2-credit reservation for videos. */

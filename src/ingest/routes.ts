@@ -58,7 +58,7 @@ function uploadResponse(stored: StoredUpload) {
 }
 
 export function ingestRoutes(ctx: IngestDeps) {
-  const { db, clock } = ctx;
+  const { clock } = ctx;
   const { UploadResponse, BatchResponse } = uploadShapes(ctx.kinds.uploaded().map((content) => content.type));
   return new Elysia({ tags: ["Uploads"] })
     .use(permissions)
@@ -147,14 +147,16 @@ export function ingestRoutes(ctx: IngestDeps) {
     )
     .post(
       "/files/check-duplicates",
-      ({ principal, body }) => {
+      async ({ principal, body }) => {
         const wanted = [...new Set(body.hashes.map((h) => h.toLowerCase()))];
-        const placeholders = wanted.map(() => "?").join(",");
-        const rows = db
-          .query<{ sha256: string; id: string; filename: string }, string[]>(
-            `SELECT sha256, id, filename FROM files WHERE org_id = ? AND deleted_at IS NULL AND sha256 IN (${placeholders}) GROUP BY sha256`,
-          )
-          .all(principal.orgId, ...wanted);
+        // The oldest live file of each content (the one skip_duplicates keeps).
+        const rows: { sha256: string; id: string; filename: string }[] = [];
+        for (const row of await ctx.sql.all<{ sha256: string; id: string; filename: string }>(
+          `SELECT sha256, id, filename FROM files WHERE org_id = ? AND deleted_at IS NULL AND sha256 IN (${ctx.sql.dialect.jsonValues}) ORDER BY sha256, created_at, id`,
+          [principal.orgId, JSON.stringify(wanted)],
+        )) {
+          if (rows.at(-1)?.sha256 !== row.sha256) rows.push(row);
+        }
         const found = new Map(rows.map((r) => [r.sha256, r]));
         return {
           duplicates: wanted.filter((h) => found.has(h)),

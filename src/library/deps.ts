@@ -2,7 +2,6 @@
  * The services the library feature uses. The composition root (src/app.ts) builds them once and
  * passes its context, which satisfies this interface: the feature names what it needs and no more.
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { CloudConnections } from "../cloud/connections.ts";
 import type { Config } from "../config.ts";
@@ -16,7 +15,6 @@ import type { VectorSpaces } from "../vectors/vector-spaces.ts";
 
 export interface LibraryDeps {
   config: Config;
-  db: Database;
   /** The data-access port over the same database (docs/scale-out.md): the modules converted to it read and write through this. */
   sql: SqlClient;
   /** The only writer of the `files` table. */

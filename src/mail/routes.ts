@@ -8,7 +8,7 @@ import { MailAccountChange, MailAccountSchema, MessageSchema, NewMailAccount, ac
 
 export function mailRoutes(ctx: MailDeps) {
   const { sql } = ctx;
-  const accountDeps = { sql, db: ctx.db, clock: ctx.clock, vault: ctx.cloud.vault };
+  const accountDeps = { sql, clock: ctx.clock, vault: ctx.cloud.vault };
   return new Elysia({ tags: ["Automation"] })
     .use(permissions)
     .post(

@@ -71,7 +71,7 @@ export async function keyframeTimes(sql: SqlClient, fileIds: string[]): Promise<
 }
 
 /** Removes a file's keyframes: blobs, vectors and rows (before sampling again, and at purge). */
-export async function removeKeyframes(ctx: Pick<VideoDeps, "db" | "sql" | "blobs" | "spaces">, fileId: string): Promise<void> {
+export async function removeKeyframes(ctx: Pick<VideoDeps, "sql" | "blobs" | "spaces">, fileId: string): Promise<void> {
   const frames = await keyframesOf(ctx.sql, fileId);
   if (!frames.length) return;
   for (const frame of frames) await ctx.blobs.delete(frame.blobKey);

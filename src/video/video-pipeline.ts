@@ -74,7 +74,7 @@ export function videoPipelineOptions(
  */
 type VideoStageDeps = Pick<
   VideoDeps,
-  "db" | "clock" | "writes" | "metrics" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "sql" | "spaces"
+  "clock" | "metrics" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "sql" | "spaces"
 >;
 
 interface VideoWork extends FileWork<VideoStageDeps> {
@@ -341,7 +341,7 @@ function truncationNote(probe: VideoProbe): string {
 }
 
 /** The reserved description credits go back when no description was made. */
-async function settleCredits(ctx: Pick<VideoDeps, "db" | "sql" | "files">, fileId: string): Promise<void> {
+async function settleCredits(ctx: Pick<VideoDeps, "sql" | "files">, fileId: string): Promise<void> {
   const row = await ctx.files.byId(fileId);
   if (!row || row.reserved_credits <= 0 || row.description_status === "completed" || row.description_status === "pending") return;
   await ctx.sql.transaction(async (tx) => {

@@ -121,6 +121,10 @@ export interface AppContext {
   config: Config;
   /** Where everything under --data-dir lives; the only builder of paths there. */
   dataDir: DataDir;
+  /**
+   * SQLite's handle, which no feature uses (they all go through `sql`): the tests read rows
+   * through it. On PostgreSQL it refuses every use (src/opened-database.ts).
+   */
   db: Database;
   /**
    * The data-access port (docs/scale-out.md): SQLite's client, whose writes and transactions join

@@ -116,14 +116,6 @@ async function main(argv: string[]): Promise<number | "serving"> {
   // --role is the process's role for serve (api, worker, all) and a person's role for users.
   const config = loadConfig(command === "serve" ? flags : ({ ...flags, role: undefined } as typeof flags));
   if (command === "serve") {
-    if (config.database.kind === "postgres") {
-      // The server composes on PostgreSQL (startServer; the tests run it), but some of the
-      // library's modules still use the SQLite handle, which refuses there (docs/scale-out.md).
-      throw new StartupError(
-        "MEDIABOX_DATABASE: serving from PostgreSQL is not finished: some of the library's modules are not on the data-access port yet " +
-          "(docs/scale-out.md says which); use sqlite: (the default) until then",
-      );
-    }
     const server = await startServer(config);
     let stopping = false;
     const shutdown = (signal: string) => {

@@ -24,12 +24,11 @@ export interface OpenedDatabase {
   /** Vector spaces: sqlite-vec beside the rows, or pgvector. */
   readonly spaces: VectorSpaces;
   /**
-   * The SQLite handle of the code not on the port yet. On PostgreSQL there is none: every use
-   * throws, naming what was asked, so such a path fails loudly instead of writing elsewhere.
+   * SQLite's handle (the vector spaces, the WAL checkpoints and the tests use it). On PostgreSQL
+   * there is none: every use throws, naming what was asked, so a path that still reached for it
+   * would fail loudly instead of writing elsewhere.
    */
   readonly db: Database;
-  /** Shared transactions of the writes made through the handle (SQLite). */
-  readonly writes: GroupCommit;
   /**
    * Where the built-in text model keeps the vectors it made of words and word pieces: the
    * appliance's database on SQLite; on PostgreSQL a file of the process's own (the vectors are
@@ -50,7 +49,6 @@ export function openSqlite(dataDir: DataDir, clock: Clock): OpenedDatabase {
     sql: new SqliteClient(db, writes),
     spaces: new SqliteVectorSpaces(db, clock, writes),
     db,
-    writes,
     textCache: db,
     file: dataDir.database,
     async close() {
@@ -71,7 +69,6 @@ export async function openPostgresDatabase(url: string, dataDir: DataDir, clock:
     sql: client,
     spaces: new PgVectorIndex(client, clock),
     db,
-    writes: new GroupCommit(db),
     textCache,
     file: null,
     async close() {
@@ -85,7 +82,7 @@ function unavailableHandle(): Database {
   return new Proxy({} as Database, {
     get(_target, property) {
       throw new Error(
-        `the SQLite handle's ${String(property)} was used on a PostgreSQL database: this code is not on the data-access port yet (docs/scale-out.md)`,
+        `the SQLite handle's ${String(property)} was used on a PostgreSQL database: code must go through the data-access port (docs/scale-out.md)`,
       );
     },
   });

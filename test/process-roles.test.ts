@@ -44,10 +44,12 @@ describe("settings", () => {
     expect(() => loadConfig({ role: "scheduler" })).toThrow(/--role \/ MEDIABOX_ROLE: expected all, api or worker/);
   });
 
-  test("serve with a PostgreSQL database stops with a message saying what is not finished (exit 1)", async () => {
-    const res = await run([process.execPath, MAIN, "serve", "--data-dir", tempDir(), "--database", PG, "--single-process", "true"]);
+  test("serve with a PostgreSQL database it cannot reach stops with a message naming the setting, not its password (exit 1)", async () => {
+    const unreachable = "postgres://mediabox:hunter2@127.0.0.1:1/mediabox";
+    const res = await run([process.execPath, MAIN, "serve", "--data-dir", tempDir(), "--port", "0", "--database", unreachable, "--single-process", "true"]);
     expect(res.exitCode).toBe(1);
-    expect(res.stderr).toContain("serving from PostgreSQL is not finished");
+    expect(res.stderr).toContain("MEDIABOX_DATABASE: cannot open the PostgreSQL database");
+    expect(res.stderr).not.toContain("hunter2");
   });
 });
 

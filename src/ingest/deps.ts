@@ -2,7 +2,6 @@
  * The services the ingest feature uses. The composition root (src/app.ts) builds them once and
  * passes its context, which satisfies this interface: the feature names what it needs and no more.
  */
-import type { Database } from "bun:sqlite";
 import type { Clock } from "../clock.ts";
 import type { Config } from "../config.ts";
 import type { SqlClient } from "../db/sql-client.ts";
@@ -21,7 +20,6 @@ export interface IngestDeps {
   config: Config;
   /** Where everything under --data-dir lives; the only builder of paths there. */
   dataDir: DataDir;
-  db: Database;
   /** The data-access port over the same database (docs/scale-out.md). */
   sql: SqlClient;
   /** The only writer of the `files` table. */

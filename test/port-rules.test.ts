@@ -10,19 +10,13 @@
  * sides are rules, rule-schema-people, auto-match and webhooks' tests. The PostgreSQL half skips,
  * saying why, where no server binary is found.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
-import { join } from "node:path";
 import { ManualClock } from "../src/clock.ts";
 import type { CloudConnections } from "../src/cloud/connections.ts";
 import { TokenVault } from "../src/cloud/token-vault.ts";
 import { loadConfig } from "../src/config.ts";
-import { openDatabase, type Database } from "../src/db/database.ts";
-import { GroupCommit } from "../src/db/group-commit.ts";
-import type { PostgresClient } from "../src/db/postgres-client.ts";
-import { openPostgres } from "../src/db/postgres-database.ts";
 import type { SqlClient } from "../src/db/sql-client.ts";
-import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { LibraryEvents } from "../src/events/library-events.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
 import { JobStore } from "../src/jobs/job-store.ts";
@@ -43,41 +37,11 @@ import { linkKind } from "../src/links/kind.ts";
 import type { VideoDeps } from "../src/video/deps.ts";
 import { videoKind } from "../src/video/kind.ts";
 import { waitFor } from "./support/polling.ts";
-import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
-import { tempDir } from "./support/temp-dir.ts";
+import { portEngines } from "./support/port-engines.ts";
 
 const log = new Logger("error");
-const binaries = postgresOrSkip();
-
-let sqliteDb: Database;
-let sqliteClient: SqliteClient;
-let pg: TestPostgres | null = null;
-const pools: PostgresClient[] = [];
-
-beforeAll(async () => {
-  sqliteDb = openDatabase(join(tempDir("mediabox-port-rules-"), "rules.db"));
-  sqliteClient = new SqliteClient(sqliteDb, new GroupCommit(sqliteDb));
-  if (binaries) {
-    pg = await startPostgres(binaries);
-    const url = await pg.createDatabase("rules");
-    pools.push(await openPostgres(url, { max: 4 }), await openPostgres(url, { max: 4 }));
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await Promise.all(pools.map((pool) => pool.close()));
-  await pg?.stop();
-  sqliteDb?.close();
-});
-
-interface Engine {
-  name: string;
-  /** The database as process `n` (0 or 1) sees it: on SQLite the one process's client. */
-  client: (n: number) => SqlClient;
-}
-
-const engines: Engine[] = [{ name: "sqlite", client: () => sqliteClient }];
-if (binaries) engines.push({ name: "postgres", client: (n) => pools[n]! });
+// Two pools on PostgreSQL stand for two processes; SQLite's one process writes through its group commit.
+const { engines } = portEngines("rules", { connections: 4, processes: 2, groupCommit: true });
 
 const unique = () => crypto.randomUUID();
 
@@ -304,7 +268,7 @@ describe.each(engines)("automation on the port, on $name", ({ name, client }) =>
       const b = two.sql.transaction((tx) => applyAndAnnounce(two, tx, id, [second[0]], { kind: second[1] ? "library" : "analysis", jobId: second[1] }));
       // On PostgreSQL process two waits for the file's row; SQLite's one writer makes it wait for the transaction.
       if (name === "postgres") {
-        await waitFor(async () => (await pools[0]!.one<{ n: number }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"))!.n === 1, {
+        await waitFor(async () => (await client(0).one<{ n: number }>("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()"))!.n === 1, {
           what: "process two to wait for the file's row",
           timeoutMs: 10_000,
         });

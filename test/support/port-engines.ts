@@ -10,35 +10,47 @@ import type { PostgresClient } from "../../src/db/postgres-client.ts";
 import { openPostgres } from "../../src/db/postgres-database.ts";
 import type { DialectName, SqlClient } from "../../src/db/sql-client.ts";
 import { SqliteClient } from "../../src/db/sqlite-client.ts";
+import { GroupCommit } from "../../src/db/group-commit.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./postgres.ts";
 import { tempDir } from "./temp-dir.ts";
 
 export interface PortEngines {
-  engines: { name: DialectName; client: () => SqlClient }[];
+  /** `client(n)`: the database as process `n` sees it (PostgreSQL: pool n of `processes`; SQLite: its one client). */
+  engines: { name: DialectName; client: (process?: number) => SqlClient }[];
   /** The SQLite database behind the SQLite engine, for what a module still does on the raw handle. */
   sqlite: () => Database;
 }
 
-/** `label` names the temporary SQLite file and the PostgreSQL database; `connections` is PostgreSQL's pool size. */
-export function portEngines(label: string, { connections = 2 }: { connections?: number } = {}): PortEngines {
+/**
+ * `label` names the temporary SQLite file and the PostgreSQL database; `connections` is each
+ * PostgreSQL pool's size; `processes` pools stand for as many processes sharing the database;
+ * `groupCommit` gives the SQLite client the appliance's group commit.
+ */
+export function portEngines(
+  label: string,
+  { connections = 2, processes = 1, groupCommit = false }: { connections?: number; processes?: number; groupCommit?: boolean } = {},
+): PortEngines {
   const binaries = postgresOrSkip();
   let sqliteDb: Database | null = null;
+  let sqliteClient: SqliteClient | null = null;
   let pg: TestPostgres | null = null;
-  let postgres: PostgresClient | null = null;
+  const pools: PostgresClient[] = [];
   beforeAll(async () => {
     sqliteDb = openDatabase(join(tempDir(`mediabox-port-${label}-`), `${label}.db`));
+    sqliteClient = new SqliteClient(sqliteDb, groupCommit ? new GroupCommit(sqliteDb) : undefined);
     if (binaries) {
       pg = await startPostgres(binaries);
-      postgres = await openPostgres(await pg.createDatabase(label), { max: connections });
+      const url = await pg.createDatabase(label);
+      for (let n = 0; n < processes; n++) pools.push(await openPostgres(url, { max: connections }));
     }
   }, 120_000);
   afterAll(async () => {
-    await postgres?.close();
+    await Promise.all(pools.map((pool) => pool.close()));
     await pg?.stop();
     sqliteDb?.close();
   });
   const sqlite = () => sqliteDb ?? (() => { throw new Error("the SQLite engine is opened in beforeAll"); })();
-  const engines: PortEngines["engines"] = [{ name: "sqlite", client: () => new SqliteClient(sqlite()) }];
-  if (binaries) engines.push({ name: "postgres", client: () => postgres! });
+  const engines: PortEngines["engines"] = [{ name: "sqlite", client: () => (sqlite(), sqliteClient!) }];
+  if (binaries) engines.push({ name: "postgres", client: (n = 0) => pools[n]! });
   return { engines, sqlite };
 }

@@ -25,18 +25,12 @@ import { DataDir } from "../src/storage/data-dir.ts";
 import { loadLocalCredentials } from "../src/storage/local-credentials.ts";
 import { LocalBlobStore } from "../src/storage/local-store.ts";
 import type { Principal } from "../src/auth/principal.ts";
-import { portEngines } from "./support/port-engines.ts";
+import { portEngines, tenantRows as tenant } from "./support/port-engines.ts";
 import { tempDir } from "./support/temp-dir.ts";
 
 const { engines } = portEngines("cloudjobs");
 const quiet = new Logger("error");
 
-async function tenant(sql: SqlClient, orgId: string): Promise<string> {
-  const projectId = `${orgId}-default`;
-  await sql.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, 'CUSTOM', 'x') ON CONFLICT DO NOTHING", [orgId, orgId, orgId]);
-  await sql.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES (?, ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [projectId, orgId]);
-  return projectId;
-}
 
 /** What a provider was asked to do, and how it answers: `failOnce` names files whose first upload gets a 503. */
 function fakeCloud(orgId: string, options: { failOnce?: Set<string>; removed?: boolean } = {}) {

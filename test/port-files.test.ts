@@ -10,9 +10,8 @@
 import { describe, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import type { SqlClient } from "../src/db/sql-client.ts";
-import { ApiError } from "../src/errors.ts";
 import { FileRepository, type NewFileRecord } from "../src/files/file-repository.ts";
-import { portEngines } from "./support/port-engines.ts";
+import { portEngines, refusal } from "./support/port-engines.ts";
 
 const { engines } = portEngines("files");
 
@@ -38,15 +37,6 @@ function record(id: string, orgId: string, projectId: string, overrides: Partial
   };
 }
 
-async function refusal(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof ApiError) return err.code;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe.each(engines)("FileRepository on $name", ({ client }) => {
   test("a file recorded is found by id, by its 8-character prefix (ambiguous when two share it), by type and by content", async () => {

@@ -16,7 +16,6 @@ import type { SqlClient } from "../src/db/sql-client.ts";
 import {
   chunksStored, embeddingEnded, embeddingsOfOtherModelsPending, embeddingStarted, textExtractionFailed, textExtractionStarted, textPending, textRead,
 } from "../src/documents/document-facts.ts";
-import { ApiError } from "../src/errors.ts";
 import { reviewExtraction, saveExtraction } from "../src/extractions/extractions.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
 import { dismissSuggestion, replaceSuggestions } from "../src/files/tag-suggestions.ts";
@@ -29,7 +28,7 @@ import { storeDocument, storeVectors } from "../src/documents/document-pipeline.
 import type { Chunk, DocumentContent } from "../src/documents/types.ts";
 import { PgVectorIndex } from "../src/vectors/pgvector-index.ts";
 import { SqliteVectorSpaces } from "../src/vectors/sqlite-vector-spaces.ts";
-import { portEngines } from "./support/port-engines.ts";
+import { portEngines, refusal } from "./support/port-engines.ts";
 import { findPostgres } from "./support/postgres.ts";
 
 const { engines, sqlite } = portEngines("kind_writes");
@@ -60,15 +59,6 @@ async function file(db: SqlClient, id: string, mediaType: string): Promise<void>
 
 const updatedAt = async (db: SqlClient, id: string) => (await db.one<{ updated_at: string }>("SELECT updated_at FROM files WHERE id = ?", [id]))!.updated_at;
 
-async function refusal(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof ApiError) return err.code;
-    throw err;
-  }
-  throw new Error("expected a refusal");
-}
 
 describe.each(engines)("the kinds' writers on $name", ({ client }) => {
   const setup = () => {

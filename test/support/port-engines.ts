@@ -13,6 +13,7 @@ import { SqliteClient } from "../../src/db/sqlite-client.ts";
 import { GroupCommit } from "../../src/db/group-commit.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./postgres.ts";
 import { tempDir } from "./temp-dir.ts";
+import { ApiError } from "../../src/errors.ts";
 
 export interface PortEngines {
   /** `client(n)`: the database as process `n` sees it (PostgreSQL: pool n of `processes`; SQLite: its one client). */
@@ -53,4 +54,23 @@ export function portEngines(
   const engines: PortEngines["engines"] = [{ name: "sqlite", client: () => (sqlite(), sqliteClient!) }];
   if (binaries) engines.push({ name: "postgres", client: (n = 0) => pools[n]! });
   return { engines, sqlite };
+}
+
+/** The error code a call refuses with (ApiError); fails the test when it does not refuse. */
+export async function refusal(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof ApiError) return err.code;
+    throw err;
+  }
+  throw new Error("expected a refusal");
+}
+
+/** An organization (CUSTOM tier) and its Default project, written through the port; returns the project's id. */
+export async function tenantRows(sql: SqlClient, orgId: string): Promise<string> {
+  const projectId = `${orgId}-default`;
+  await sql.run("INSERT INTO organizations (id, name, name_key, tier, created_at) VALUES (?, ?, ?, 'CUSTOM', 'x') ON CONFLICT DO NOTHING", [orgId, orgId, orgId]);
+  await sql.run("INSERT INTO projects (id, org_id, name, name_key, is_default, created_at, updated_at) VALUES (?, ?, 'Default', 'default', 1, 'x', 'x') ON CONFLICT DO NOTHING", [projectId, orgId]);
+  return projectId;
 }

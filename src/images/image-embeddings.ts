@@ -59,15 +59,25 @@ export async function resumeImageEmbeddings(ctx: ImageDeps): Promise<number> {
       await ctx.jobs.submit({ queue: "image.embed", orgId: file.org_id, payload: { fileId: file.id }, dedupeKey: `image-embed:${file.id}`, maxAttempts: 3 }, tx);
     }
   });
-  // The progress the background view shows is read through the port now and then, not on each view (it is synchronous).
+  // The background view reads progress synchronously: it shows the last count and asks for a new
+  // one (through the port, at most every 2 s) while someone looks; no timer outlives the server.
   let left = stale.length;
-  const count = () =>
+  let counting = false;
+  let countedAt = 0;
+  const recount = () => {
+    if (counting || Date.now() - countedAt < 2_000) return;
+    counting = true;
     ctx.sql
       .one<{ n: number }>("SELECT count(*) AS n FROM jobs WHERE queue = 'image.embed' AND status IN ('pending', 'processing')")
-      .then((row) => (left = row?.n ?? 0))
-      .catch(() => {});
-  const refresh = setInterval(() => (left ? void count() : clearInterval(refresh)), 2_000);
-  refresh.unref?.();
-  ctx.background.preparingPolled("image re-embedding", model, () => (left ? { done: Math.max(0, stale.length - left), total: Math.max(stale.length, left) } : null));
+      .then((row) => void (left = row?.n ?? 0), () => {})
+      .finally(() => {
+        counting = false;
+        countedAt = Date.now();
+      });
+  };
+  ctx.background.preparingPolled("image re-embedding", model, () => {
+    recount();
+    return left ? { done: Math.max(0, stale.length - left), total: Math.max(stale.length, left) } : null;
+  });
   return stale.length;
 }

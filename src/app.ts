@@ -10,7 +10,7 @@ import type { OpenedDatabase } from "./opened-database.ts";
 import { Elysia, type AnyElysia } from "elysia";
 import { Accounts } from "./accounts/accounts.ts";
 import type { Clock } from "./clock.ts";
-import type { Config } from "./config.ts";
+import { isSharedDeployment, type Config } from "./config.ts";
 import { FileRepository } from "./files/file-repository.ts";
 import { JobRunner, type QueueDefinition } from "./jobs/runner.ts";
 import { JobStore } from "./jobs/job-store.ts";
@@ -235,7 +235,7 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   return {
-    config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: database.engine === "postgres" ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
+    config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: isSharedDeployment(config) ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
@@ -305,7 +305,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       // Before any pipeline or view can run: the kinds' own tables exist from the first request on.
       for (const kind of ctx.kinds.all()) if (kind.tables) await migrateOwned(ctx.sql, `kind:${kind.type}`, kind.tables);
       // Processes sharing a database deliver each other's real-time messages (a worker's batch progress to the api's clients).
-      if (config.database.kind === "postgres") await ctx.events.relayThrough(ctx.sql);
+      if (isSharedDeployment(config)) await ctx.events.relayThrough(ctx.sql);
       // Unfinished cloud jobs whose runner job is gone get it back before any worker starts.
       const requeued = await recoverCloudJobs(ctx);
       if (requeued) log.info("resumed unfinished cloud jobs", { jobs: requeued });

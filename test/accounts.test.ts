@@ -188,7 +188,7 @@ describe("password sign-in and the session cookie", () => {
 
   test("API keys keep working as before, and a Bearer key is judged alone even beside a cookie", async () => {
     const s = await server();
-    const tenant = s.tenant();
+    const tenant = await s.tenant();
     expect((await tenant.api.get("/projects")).headers.get("x-ratelimit-limit")).toBe("100");
     const { email } = await userIn(s);
     const browser = await signedIn(s, email);
@@ -274,7 +274,7 @@ describe("roles and organizations", () => {
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.code, `${method} ${path}`).toBe("PERMISSION_DENIED");
     }
-    const key = new ApiClient(s.url, s.tenant().key);
+    const key = new ApiClient(s.url, (await s.tenant()).key);
     for (const [method, path] of [...routes, ["POST", "/auth/session/switch-organization"], ["POST", "/auth/session/unlink-provider"], ["POST", "/auth/session/link-provider"]] as [string, string][]) {
       const res = await key.request(method, path, method === "DELETE" ? undefined : malformed);
       expect(res.status, `${method} ${path}`).toBe(403);
@@ -455,7 +455,7 @@ describe("mail: registration, verification, password reset, invitations", () => 
     const memberBrowser = await signedIn(s, member.email);
     expect((await memberBrowser.get("/account/invitations")).status).toBe(403);
     expect((await memberBrowser.delete("/account/invitations/pending@example.com")).status).toBe(403);
-    expect((await s.tenant().api.get("/account/invitations")).body.code).toBe("SESSION_REQUIRED");
+    expect((await (await s.tenant()).api.get("/account/invitations")).body.code).toBe("SESSION_REQUIRED");
     // Revoked (case-insensitively): the link stops working and the list is empty.
     expect((await browser.delete("/account/invitations/PENDING@example.com")).status).toBe(204);
     expect((await browser.get("/account/invitations")).body.items).toEqual([]);

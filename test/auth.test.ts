@@ -27,7 +27,7 @@ describe("authentication", () => {
   });
 
   test("unknown, malformed and non-Bearer credentials are 401", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const cases: Record<string, string> = {
       unknown: "Bearer mbx_" + "A".repeat(43),
       "wrong prefix": "Bearer sk_" + api.key!.slice(4),
@@ -45,7 +45,7 @@ describe("authentication", () => {
   });
 
   test("a revoked key stops working at once", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     expect((await tenant.api.get("/projects")).status).toBe(200);
     const keyRow = server.ctx.db.query<{ id: string }, [string]>("SELECT id FROM api_keys WHERE org_id = ?").get(tenant.orgId)!;
     await revokeApiKey(server.ctx.sql, server.ctx.clock, keyRow.id);
@@ -73,7 +73,7 @@ describe("authentication", () => {
   });
 
   test("the tier is read from the organization on every request", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     expect((await tenant.api.get("/projects")).headers.get("x-ratelimit-limit")).toBe("30");
     await setOrganizationTier(server.ctx.sql, tenant.orgName, "ENTERPRISE");
     expect((await tenant.api.get("/projects")).headers.get("x-ratelimit-limit")).toBe("500");
@@ -82,9 +82,9 @@ describe("authentication", () => {
 
 describe("permissions", () => {
   test("each action needs its permission; a missing one is 403", async () => {
-    const tenant = server.tenant();
-    const viewer = tenant.keyWith(["view"]);
-    const editor = tenant.keyWith(["edit"]);
+    const tenant = await server.tenant();
+    const viewer = await tenant.keyWith(["view"]);
+    const editor = await tenant.keyWith(["edit"]);
     const viewRes = await editor.get("/projects");
     expect(viewRes.status).toBe(403);
     expect(viewRes.body.code).toBe("PERMISSION_DENIED");
@@ -101,7 +101,7 @@ describe("permissions", () => {
   });
 
   test("a missing permission is reported before body validation", async () => {
-    const viewer = server.tenant().keyWith(["view"]);
+    const viewer = (await server.tenant()).keyWith(["view"]);
     const res = await viewer.post("/projects", { name: 42 });
     expect(res.status).toBe(403);
     // Also where unknown body fields are refused (knownFieldsOnly runs after the permission check).
@@ -112,8 +112,8 @@ describe("permissions", () => {
 
 describe("tenant isolation", () => {
   test("one organization can neither see nor change another's data", async () => {
-    const a = server.tenant();
-    const b = server.tenant();
+    const a = await server.tenant();
+    const b = await server.tenant();
     const project = (await a.api.post("/projects", { name: "Secret plans" })).body;
     const folder = (await a.api.post("/folders", { name: "Inner", project_id: project.id })).body;
 
@@ -134,7 +134,7 @@ describe("tenant isolation", () => {
 
 describe("errors", () => {
   test("unknown routes are JSON 404s for authenticated callers", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     for (const path of ["/api/v2/nothing-here", "/api/v3/projects", "/favicon.ico"]) {
       const res = await api.get(path.startsWith("/api/") ? path : `/api/..${path}`);
       expect(res.status).toBe(404);
@@ -144,7 +144,7 @@ describe("errors", () => {
   });
 
   test("validation errors are 400 and name the field and the rule", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const wrongType = await api.post("/projects", { name: 42 });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.code).toBe("VALIDATION_ERROR");
@@ -161,7 +161,7 @@ describe("errors", () => {
   });
 
   test("oversized JSON bodies are 413 and change nothing", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const res = await api.post("/projects", { name: "Huge", description: "x".repeat(1024 * 1024) });
     expect(res.status).toBe(413);
     expect(res.body.code).toBe("PAYLOAD_TOO_LARGE");

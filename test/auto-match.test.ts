@@ -41,7 +41,7 @@ const OTHERS = [
 
 describe("auto matching", () => {
   test("a rule on predicted_tags learns from the tagged files; a new invoice is tagged and moved, a new letter is left alone", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     for (const [i, text] of INVOICES.entries()) await upload(tenant, text, `invoice-${i}.txt`, { tags: "finance" });
     for (const [i, text] of OTHERS.entries()) await upload(tenant, text, `note-${i}.txt`);
     expect((await tenant.api.get("/rules/auto-matching")).body).toMatchObject({ trained_at: null, example_files: 0, stale: true, labels: [] });
@@ -79,7 +79,7 @@ describe("auto matching", () => {
   });
 
   test("predicted folders learn from where files are; training on demand is a job; roles and other organizations", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const recipes = (await tenant.api.post("/folders", { name: "Recipes" })).body;
     const recipeTexts = [
       "Pancakes: whisk flour, eggs and milk, rest the batter, fry in butter and serve with syrup.",
@@ -92,7 +92,7 @@ describe("auto matching", () => {
     for (const [i, text] of OTHERS.slice(0, 5).entries()) await upload(tenant, text, `note-${i}.txt`);
     const cake = await upload(tenant, "Lemon cake: beat butter and sugar, add eggs, flour and lemon zest, bake in a slow oven.", "cake.txt");
 
-    const viewer = tenant.keyWith(["view"]);
+    const viewer = await tenant.keyWith(["view"]);
     const refused = await viewer.post("/rules/auto-matching/train");
     expect([refused.status, refused.body.code]).toEqual([403, "PERMISSION_DENIED"]);
     const train = await tenant.api.post("/rules/auto-matching/train");
@@ -109,7 +109,7 @@ describe("auto matching", () => {
     expect(bad.body.detail).toContain("conditions.0.min_score");
 
     // Another organization has its own model (none yet).
-    const stranger = server.tenant({ tier: "CUSTOM" });
+    const stranger = await server.tenant({ tier: "CUSTOM" });
     expect((await stranger.api.get("/rules/auto-matching")).body).toMatchObject({ trained_at: null, labels: [] });
     expect((await stranger.api.post("/rules/dry-run", { conditions: [{ field: "predicted_folder_id", op: "equals", value: recipes.id }] })).body.matched_count).toBe(0);
   });

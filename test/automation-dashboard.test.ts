@@ -21,7 +21,7 @@ const receiver = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Re
 
 beforeAll(async () => {
   server = await startTestServer({ env: { MEDIABOX_WEBHOOK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_WEBHOOK_MAX_ATTEMPTS: "1" } });
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {

@@ -51,7 +51,7 @@ const staged = (sessionId: string) => {
 };
 
 test("a background batch's accepted files are in the store before the response, and a process without the staging directory stores them", async () => {
-  const { orgId } = server.tenant();
+  const { orgId } = await server.tenant();
   const same = png(8, 8, 7);
   const files: [Uint8Array, string][] = [[same, "a.png"], [png(8, 8, 2), "b.png"], [pdf("one"), "c.pdf"], [elf(), "d.bin"], [png(8, 8, 3), "e.png"], [same, "f.png"], [pdf("two"), "g.pdf"]];
   const batch = await createBatch(shared, principalOf(orgId), form(files, { skip_duplicates: "true" }));
@@ -86,7 +86,7 @@ test("a background batch's accepted files are in the store before the response, 
 });
 
 test("a small batch is stored before the response from the store's copy", async () => {
-  const { orgId } = server.tenant();
+  const { orgId } = await server.tenant();
   const batch = await createBatch(shared, principalOf(orgId), form([[png(4, 4, 11), "x.png"], [pdf("three"), "y.pdf"]]));
   expect(batch.status).toBe("completed");
   expect(batch.immediateResults!.map((r) => r.status)).toEqual(["completed", "completed"]);
@@ -95,7 +95,7 @@ test("a small batch is stored before the response from the store's copy", async 
 });
 
 test("a cancelled session's bytes leave the store once the worker sees the cancellation", async () => {
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const files: [Uint8Array, string][] = Array.from({ length: 6 }, (_, i) => [png(6, 6, 40 + i), `c${i}.png`]);
   const batch = await createBatch(shared, principalOf(tenant.orgId), form(files));
   expect(batch.status).toBe("processing");
@@ -110,7 +110,7 @@ test("a cancelled session's bytes leave the store once the worker sees the cance
 });
 
 test("a batch cut off before it is acknowledged takes the files it had stored back out of the store", async () => {
-  const { orgId } = server.tenant();
+  const { orgId } = await server.tenant();
   // The store fails on the third file, after two are in it.
   const blobs = Object.create(server.ctx.blobs) as typeof server.ctx.blobs;
   let imports = 0;

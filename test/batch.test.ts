@@ -36,7 +36,7 @@ async function subscribe(key: string, channel: string) {
 
 describe("POST /files/upload/batch", () => {
   test("3 files: stored before the response, with immediate results and a rejection", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const res = await tenant.api.form(
       "/files/upload/batch",
       batchForm([[png(4, 4, 1), "a.png"], [pdf(), "b.pdf"], [elf(), "c.bin"], [text("# Notes\n\n- one\n"), "d.md"]], { tags: "batch" }),
@@ -59,7 +59,7 @@ describe("POST /files/upload/batch", () => {
   });
 
   test("12 files: processed in the background with progress on the WebSocket channel", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const files: [Uint8Array, string][] = Array.from({ length: 12 }, (_, i) => [png(4, 4, 100 + i), `img-${i}.png`]);
     const res = await tenant.api.form("/files/upload/batch", batchForm(files));
     expect(res.status).toBe(201);
@@ -94,9 +94,9 @@ describe("POST /files/upload/batch", () => {
   });
 
   test("another organization cannot subscribe to the channel or read the session", async () => {
-    const owner = server.tenant();
+    const owner = await server.tenant();
     const res = await owner.api.form("/files/upload/batch", batchForm([[png(3, 3, 55), "x.png"]]));
-    const intruder = server.tenant();
+    const intruder = await server.tenant();
     const client = await subscribe(intruder.key, res.body.websocket_channel);
     await client.until((m) => m.some((x) => x.type === "error"), "an error message");
     client.ws.close();
@@ -112,7 +112,7 @@ describe("POST /files/upload/batch", () => {
   });
 
   test("tier batch size limit, skip_duplicates across a batch, and nothing left over from refused requests", async () => {
-    const free = server.tenant({ tier: "STARTER" });
+    const free = await server.tenant({ tier: "STARTER" });
     const tooMany = Array.from({ length: 51 }, (_, i) => [png(2, 2, i), `f${i}.png`] as [Uint8Array, string]);
     const res = await free.api.form("/files/upload/batch", batchForm(tooMany));
     expect(res.status).toBe(400);
@@ -120,7 +120,7 @@ describe("POST /files/upload/batch", () => {
     expect(res.body.detail).toContain("50");
     expect(readdirSync(join(server.dataDir, "staging"))).toEqual([]);
 
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const first = await api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([png(7, 7, 77) as Uint8Array<ArrayBuffer>]), "orig.png"); return f; })());
     const dup = await api.form("/files/upload/batch", batchForm([[png(7, 7, 77), "copy.png"], [png(7, 7, 78), "new.png"]], { skip_duplicates: "true" }));
     expect(dup.body.immediate_results.map((r: any) => [r.status, r.skipped_existing_image_id])).toEqual([
@@ -157,7 +157,7 @@ describe("sessions", () => {
   }
 
   test("cancel follows the spec's table: active sessions become cancelled, finished ones answer 400", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     for (const status of ["pending", "uploading", "processing"]) {
       const id = insertSession(tenant.orgId, status, ["completed", "pending", "pending"]);
       const res = await tenant.api.post(`/files/sessions/${id}/cancel`);
@@ -173,11 +173,11 @@ describe("sessions", () => {
       expect((await tenant.api.get(`/files/sessions/${id}/status`)).body.status).toBe(status);
     }
     expect((await tenant.api.post(`/files/sessions/${crypto.randomUUID()}/cancel`)).status).toBe(404);
-    expect((await server.tenant().api.post(`/files/sessions/${insertSession(tenant.orgId, "processing")}/cancel`)).status).toBe(404);
+    expect((await (await server.tenant()).api.post(`/files/sessions/${insertSession(tenant.orgId, "processing")}/cancel`)).status).toBe(404);
   });
 
   test("listing filters by status and method, newest first, with pagination checks", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const a = insertSession(tenant.orgId, "completed");
     // b is newer: wait until the clock has moved past a's created_at.
     await clockPassed(server.ctx.db.query<{ created_at: string }, [string]>("SELECT created_at FROM upload_sessions WHERE id = ?").get(a)!.created_at);
@@ -192,7 +192,7 @@ describe("sessions", () => {
   });
 
   test("stuck files: queued longer than stuck_minutes", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     // A file whose processing job never ran: its job is cancelled before it is taken (on a busy
     // machine the queue may hold earlier files for minutes, so nothing waits on it), then the
     // file is made to look queued for 45 minutes.

@@ -72,8 +72,8 @@ const upload = (tenant: Tenant, bytes: Uint8Array, filename: string) => uploadFi
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
-  other = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
+  other = await server.tenant({ tier: "CUSTOM" });
   const uploads = {
     paris: upload(owner, await phoneJpeg("#336699", { make: "Apple", model: "iPhone 12 Pro", when: "2021:06:01 12:34:56", offset: "+02:00", gps: { lat: "48/1 51/1 3024/100", latRef: "N", lon: "2/1 17/1 4020/100", lonRef: "E", alt: "35/1" } }), "paris.jpg"),
     sydney: upload(owner, await phoneJpeg("#996633", { make: "Canon", model: "Canon EOS R5", when: "2019:12:31 23:00:00", offset: "+11:00", gps: { lat: "33/1 51/1 2448/100", latRef: "S", lon: "151/1 12/1 5508/100", lonRef: "E" } }), "sydney.jpg"),
@@ -253,8 +253,8 @@ describe("GET /files/timeline (extension)", () => {
   test("only the caller's organization, with view permission; bad input is 400", async () => {
     const theirs = await other.api.get("/files/timeline");
     expect(theirs.body.buckets).toEqual([{ key: "2021-06", count: 1, start: "2021-06-01T00:00:00.000Z", end: "2021-07-01T00:00:00.000Z" }]);
-    expect((await owner.keyWith(["edit"]).get("/files/timeline")).status).toBe(403);
-    expect((await owner.keyWith(["view"]).get("/files/timeline")).status).toBe(200);
+    expect((await (await owner.keyWith(["edit"])).get("/files/timeline")).status).toBe(403);
+    expect((await (await owner.keyWith(["view"])).get("/files/timeline")).status).toBe(200);
     expect((await server.anonymous().get("/files/timeline")).status).toBe(401);
     for (const query of ["granularity=week", "order=up", "taken_from=soon", "bbox=1,2"]) {
       const res = await owner.api.get(`/files/timeline?${query}`);
@@ -296,7 +296,7 @@ describe("GET /files/locations (extension)", () => {
     const theirs = await other.api.get("/files/locations?zoom=3");
     expect(theirs.body.located_count).toBe(1);
     expect(theirs.body.clusters[0].file_ids).toEqual([ids.theirs]);
-    expect((await owner.keyWith(["delete"]).get("/files/locations")).status).toBe(403);
+    expect((await (await owner.keyWith(["delete"])).get("/files/locations")).status).toBe(403);
     for (const query of ["zoom=23", "zoom=-1", "zoom=x", "limit=0", "bbox=0,0,0"]) {
       const res = await owner.api.get(`/files/locations?${query}`);
       expect(res.status, query).toBe(400);

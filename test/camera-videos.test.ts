@@ -40,7 +40,7 @@ async function upload(bytes: Uint8Array, filename: string): Promise<string> {
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
   dir = tempDir("mediabox-camera-videos-");
 });
 afterAll(async () => {

@@ -38,7 +38,7 @@ test.skipIf(!hasChromium)("the popup's callback page posts oauth-complete to the
   dashboard = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(DASHBOARD, { headers: { "content-type": "text/html" } }) });
   const dashboardOrigin = `http://127.0.0.1:${dashboard.port}`;
   stack = await startCloudStack({ env: { MEDIABOX_CLOUD_OAUTH_OPENER_ORIGIN: dashboardOrigin } });
-  const tenant = stack.server.tenant();
+  const tenant = await stack.server.tenant();
   browser = await launchChromium();
   const page = await browser.newPage();
   await page.goto(dashboardOrigin);
@@ -75,7 +75,7 @@ test.skipIf(!hasChromium)("an opener at another origin receives nothing", async 
   dashboard = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response(DASHBOARD, { headers: { "content-type": "text/html" } }) });
   // Mediabox posts to its own origin by default; this dashboard is elsewhere.
   stack = await startCloudStack();
-  const tenant = stack.server.tenant();
+  const tenant = await stack.server.tenant();
   browser = await launchChromium();
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${dashboard.port}`);

@@ -23,7 +23,7 @@ afterAll(async () => {
 
 test("an import interrupted by kill -9 resumes in the next process and downloads each file once", async () => {
   stack = await startCloudStack();
-  const tenant = stack.server.tenant();
+  const tenant = await stack.server.tenant();
   const { connection } = await connect(stack, tenant, "google_drive");
   await stack.server.close();
 

@@ -30,7 +30,7 @@ async function cloudJob(tenant: Pick<Tenant, "api">, jobId: string, timeoutMs = 
 
 describe("import", () => {
   test("google_drive: placeholders at once, then each file through the ingest path; unsafe and missing files fail (partial)", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const image = stack.drive.add({ name: "photo.png", mimeType: "image/png", bytes: png(8, 8, 11) });
     const report = stack.drive.add({ name: "report.pdf", mimeType: "application/pdf", bytes: pdf("Quarterly report") });
@@ -83,7 +83,7 @@ describe("import", () => {
   });
 
   test("retries provider 429/5xx with backoff (Retry-After honoured); a file that keeps failing fails alone", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const flaky = stack.drive.add({ name: "flaky.png", mimeType: "image/png", bytes: png(4, 4, 21) });
     const broken = stack.drive.add({ name: "broken.png", mimeType: "image/png", bytes: png(4, 4, 22) });
@@ -104,7 +104,7 @@ describe("import", () => {
   });
 
   test("nextcloud: WebDAV import with skip_duplicates; a revoked grant fails the rest clearly", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     mkdirSync(join(stack.nextcloud.root, "Scans"));
     writeFileSync(join(stack.nextcloud.root, "Scans", "a.png"), png(6, 6, 31));
     writeFileSync(join(stack.nextcloud.root, "Scans", "copy of a.png"), png(6, 6, 31));
@@ -129,7 +129,7 @@ describe("import", () => {
   });
 
   test("cancel: files not yet downloaded are skipped and their placeholders fail", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const slow = stack.drive.add({ name: "slow.png", mimeType: "image/png", bytes: png(4, 4, 41) });
     const later = stack.drive.add({ name: "later.png", mimeType: "image/png", bytes: png(4, 4, 42) });
@@ -158,7 +158,7 @@ describe("import", () => {
   });
 
   test("an import interrupted by a shutdown resumes on the next start and finishes each file once", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const first = stack.drive.add({ name: "one.png", mimeType: "image/png", bytes: png(4, 4, 51) });
     const second = stack.drive.add({ name: "two.png", mimeType: "image/png", bytes: png(4, 4, 52) });
@@ -175,7 +175,7 @@ describe("import", () => {
   });
 
   test("validation: empty file list, unknown connection, other organization's folder", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     expect((await tenant.api.post("/cloud-storage/import", { connection_id: connection.id, files: [] })).status).toBe(400);
     const unknown = await tenant.api.post("/cloud-storage/import", { connection_id: crypto.randomUUID(), files: [{ id: "x", name: "x.png" }] });
@@ -190,7 +190,7 @@ describe("export", () => {
   const upload = (tenant: Tenant, bytes: Uint8Array, name: string) => uploadFile(tenant.api, bytes, name, { auto_describe: "false" });
 
   test("nextcloud: a few files into a new folder before the response; names never overwrite", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const a = await upload(tenant, png(4, 4, 61), "a.png");
     const b = await upload(tenant, pdf("exported"), "b.pdf");
     const { connection } = await connect(stack, tenant, "nextcloud");
@@ -215,7 +215,7 @@ describe("export", () => {
   });
 
   test("a provider that is down during a small export hands it to the background job", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const a = await upload(tenant, png(4, 4, 65), "late.png");
     const { connection } = await connect(stack, tenant, "nextcloud");
     stack.nextcloud.faults.push({ pattern: /^MKCOL /, status: 503, times: 1 });
@@ -228,7 +228,7 @@ describe("export", () => {
   });
 
   test("google_drive: more than five files run as a job into a new folder; cloud ids on the job", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) ids.push(await upload(tenant, png(4, 4, 70 + i) as Uint8Array, `img-${i}.png`));
     const { connection } = await connect(stack, tenant, "google_drive");
@@ -251,7 +251,7 @@ describe("export", () => {
 
 describe("hosted_sheets export", () => {
   test("writes a Google Sheet (CSV converted) or an .xlsx in Nextcloud and answers spreadsheet_url", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const form = new FormData();
     form.append("file", new Blob([png(4, 4, 81) as Uint8Array<ArrayBuffer>]), "=cmd.png");
     form.append("auto_describe", "false");
@@ -280,7 +280,7 @@ describe("hosted_sheets export", () => {
 
     const none = await tenant.api.post("/files/export", { format: "hosted_sheets", columns: [{ field_key: "id" }] });
     expect(none.status).toBe(400);
-    const other = stack.server.tenant();
+    const other = await stack.server.tenant();
     const foreign = await other.api.post("/files/export", { ...body });
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe("CLOUD_CONNECTION_NOT_FOUND");

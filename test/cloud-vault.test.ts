@@ -46,7 +46,7 @@ test("the key file is created once with 0600 and reused", () => {
 
 test("after a key rotation the server re-seals stored tokens with the new key at start", async () => {
   stack = await startCloudStack();
-  const tenant = stack.server.tenant();
+  const tenant = await stack.server.tenant();
   const { connection } = await connect(stack, tenant, "google_drive");
   const oldKey = readFileSync(join(stack.dataDir, "secrets", "cloud-token.key"), "utf8").trim();
   const newKey = randomBytes(32).toString("base64");

@@ -20,7 +20,7 @@ afterEach(async () => {
 
 describe("OAuth connection flow", () => {
   test("google_drive: PKCE S256 authorize URL, POST callback, listing, reconnect updates the same connection", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const start = await tenant.api.post("/cloud-storage/auth/google_drive");
     expect(start.status).toBe(200);
     expect(start.body.provider).toBe("google_drive");
@@ -59,7 +59,7 @@ describe("OAuth connection flow", () => {
   });
 
   test("GET callback: an HTML page posting oauth-complete to the exact opener origin, with a CSP", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const start = await tenant.api.post("/cloud-storage/auth/nextcloud");
     const callback = await consent(start.body.authorization_url, "allow", stack.server.url);
     // The popup carries no API key.
@@ -82,8 +82,8 @@ describe("OAuth connection flow", () => {
   });
 
   test("state: reused, forged, or presented by another organization or key is refused", async () => {
-    const tenant = stack.server.tenant();
-    const other = stack.server.tenant();
+    const tenant = await stack.server.tenant();
+    const other = await stack.server.tenant();
     const start = await tenant.api.post("/cloud-storage/auth/google_drive");
     const callback = await consent(start.body.authorization_url, "allow", stack.server.url);
     const code = callback.searchParams.get("code");
@@ -95,7 +95,7 @@ describe("OAuth connection flow", () => {
     const stolen = await other.api.post("/cloud-storage/auth/google_drive/callback", { code, state: start.body.state });
     expect(stolen.status).toBe(400);
     expect(stolen.body).toMatchObject({ code: "OAUTH_STATE_INVALID", detail: expect.stringContaining("not issued to this API key") });
-    const otherKey = await tenant.keyWith(["view", "edit"]).post("/cloud-storage/auth/google_drive/callback", { code, state: start.body.state });
+    const otherKey = await (await tenant.keyWith(["view", "edit"])).post("/cloud-storage/auth/google_drive/callback", { code, state: start.body.state });
     expect(otherKey.body.code).toBe("OAUTH_STATE_INVALID");
     // The state of one provider does not complete another's flow.
     const crossed = await tenant.api.post("/cloud-storage/auth/nextcloud/callback", { code, state: start.body.state });
@@ -117,7 +117,7 @@ describe("OAuth connection flow", () => {
   });
 
   test("PKCE: the authorization server requires it and a code is useless without Mediabox's verifier", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     // An authorize request without code_challenge is refused by the server.
     const bare = new URL(`${stack.as.url}/auth`);
     bare.search = new URLSearchParams({ response_type: "code", client_id: DRIVE_CLIENT.clientId, redirect_uri: `${stack.server.url}/api/v2/cloud-storage/auth/google_drive/callback`, scope: "openid", state: "s" }).toString();
@@ -139,7 +139,7 @@ describe("OAuth connection flow", () => {
   });
 
   test("provider errors: consent denied in the popup, a bad code on POST; unknown provider is 404", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const start = await tenant.api.post("/cloud-storage/auth/google_drive");
     const denied = await consent(start.body.authorization_url, "deny", stack.server.url);
     expect(denied.searchParams.get("error")).toBe("access_denied");
@@ -164,7 +164,7 @@ describe("OAuth connection flow", () => {
   });
 
   test("token expiry: refreshed before it runs out, and again when the provider refuses it early", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     stack.as.setAccessTokenTtl(5);
     const { connection } = await connect(stack, tenant, "google_drive");
     const first = stack.drive.tokens.at(-1)!;
@@ -188,7 +188,7 @@ describe("OAuth connection flow", () => {
   });
 
   test("revoked grant: the connection is marked expired and calls answer 409 CLOUD_CONNECTION_EXPIRED", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "nextcloud");
     await stack.as.revokeGrantOf(stack.server.ctx.cloud.vault.decrypt((await stack.server.ctx.cloud.connection(tenant.orgId, connection.id)).access_token));
     const browse = await tenant.api.get(`/cloud-storage/connections/${connection.id}/browse`);
@@ -204,7 +204,7 @@ describe("OAuth connection flow", () => {
   });
 
   test("DELETE revokes the grant at the provider and removes the connection", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const token = stack.drive.tokens.at(-1)!;
     expect(await stack.as.validate(token)).toBe(ACCOUNT.id);
@@ -218,8 +218,8 @@ describe("OAuth connection flow", () => {
   });
 
   test("another organization's connection id is 404 everywhere", async () => {
-    const owner = stack.server.tenant();
-    const intruder = stack.server.tenant();
+    const owner = await stack.server.tenant();
+    const intruder = await stack.server.tenant();
     const { connection } = await connect(stack, owner, "google_drive");
     const fileId = stack.drive.add({ name: "a.png", mimeType: "image/png", bytes: png(4, 4, 1) });
     const attempts = [
@@ -240,7 +240,7 @@ describe("OAuth connection flow", () => {
 
 describe("limits and permissions", () => {
   test("per-IP limits of the spec (callback 10, import 30) and the permission each route needs", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const popup = stack.server.anonymous();
     const codes: number[] = [];
     for (let i = 0; i < 11; i++) codes.push((await popup.get("/cloud-storage/auth/google_drive/callback?code=a&state=b")).status);
@@ -252,7 +252,7 @@ describe("limits and permissions", () => {
     expect(imports.slice(0, 30).every((c) => c === 404)).toBe(true);
     expect(imports[30]).toBe(429);
 
-    const viewer = stack.server.tenant({ permissions: ["view"] });
+    const viewer = await stack.server.tenant({ permissions: ["view"] });
     expect((await viewer.api.post("/cloud-storage/auth/google_drive")).status).toBe(403);
     expect((await viewer.api.post("/cloud-storage/export", { connection_id: crypto.randomUUID(), image_ids: [crypto.randomUUID()] })).status).toBe(403);
     expect((await viewer.api.delete(`/cloud-storage/connections/${crypto.randomUUID()}`)).status).toBe(403);
@@ -263,7 +263,7 @@ describe("limits and permissions", () => {
 
 describe("browse", () => {
   test("google_drive: root, paging with page tokens, a subfolder with breadcrumbs, a missing folder", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const photos = stack.drive.add({ name: "Photos", mimeType: "application/vnd.google-apps.folder" });
     const trips = stack.drive.add({ name: "Trips", mimeType: "application/vnd.google-apps.folder", parent: photos });
@@ -294,7 +294,7 @@ describe("browse", () => {
   });
 
   test("nextcloud: WebDAV listing by path ids, paging and breadcrumbs", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     mkdirSync(join(stack.nextcloud.root, "Photos", "Trips"), { recursive: true });
     writeFileSync(join(stack.nextcloud.root, "Photos", "Trips", "beach.png"), png(4, 4, 4));
     writeFileSync(join(stack.nextcloud.root, "report.pdf"), "%PDF-1.4\n");
@@ -317,7 +317,7 @@ describe("browse", () => {
 
 describe("picker", () => {
   test("a session with the settings' app id and developer key; the proxy reaches only the allowed endpoints", async () => {
-    const tenant = stack.server.tenant();
+    const tenant = await stack.server.tenant();
     const { connection } = await connect(stack, tenant, "google_drive");
     const fileId = stack.drive.add({ name: "a.png", mimeType: "image/png", bytes: png(4, 4, 5) });
     const doc = stack.drive.add({ name: "Doc", mimeType: "application/vnd.google-apps.document", bytes: new TextEncoder().encode("%PDF-1.4 doc") });
@@ -352,7 +352,7 @@ describe("picker", () => {
     const unknown = await tenant.api.post("/cloud-storage/picker-proxy", { session_id: crypto.randomUUID(), endpoint: "about" });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("PICKER_SESSION_NOT_FOUND");
-    const other = stack.server.tenant();
+    const other = await stack.server.tenant();
     expect((await other.api.post("/cloud-storage/picker-proxy", { session_id: session.session_id, endpoint: "about" })).status).toBe(404);
 
     const nc = await connect(stack, tenant, "nextcloud");

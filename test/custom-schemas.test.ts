@@ -9,7 +9,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** CUSTOM tier: unlimited requests, so the long tables below never hit 429. */
-const newTenant = (): Tenant => server.tenant({ tier: "CUSTOM" });
+const newTenant = (): Tenant => await server.tenant({ tier: "CUSTOM" });
 
 const PATH = "/custom-extraction-schemas";
 
@@ -401,12 +401,12 @@ describe("DELETE /custom-extraction-schemas/{schema_id}", () => {
 
 describe("authentication and permissions", () => {
   test("VIEW reads, EDIT creates and replaces, DELETE deletes; each missing one is 403", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM", permissions: ["view", "edit", "delete"] });
+    const tenant = await server.tenant({ tier: "CUSTOM", permissions: ["view", "edit", "delete"] });
     const schema = (await tenant.api.post(PATH, { name: "Guarded", schema: INVOICE })).body;
-    const viewOnly = tenant.keyWith(["view"]);
-    const viewEdit = tenant.keyWith(["view", "edit"]);
-    const editOnly = tenant.keyWith(["edit"]);
-    const deleteOnly = tenant.keyWith(["delete"]);
+    const viewOnly = await tenant.keyWith(["view"]);
+    const viewEdit = await tenant.keyWith(["view", "edit"]);
+    const editOnly = await tenant.keyWith(["edit"]);
+    const deleteOnly = await tenant.keyWith(["delete"]);
 
     expect((await viewOnly.get(PATH)).status).toBe(200);
     const read = await viewOnly.get(`${PATH}/${schema.id}`);

@@ -40,7 +40,7 @@ async function copy(name: string, seed: number, facts: { width: number; height: 
 
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
   const db = server.ctx.db;
   const beach = [
@@ -146,7 +146,7 @@ test("keeping the best trashes the other copies (Undo restores them); 'Not dupli
 }, 120_000);
 
 test("with no near-duplicates, the page says how they are found", async () => {
-  const empty = server.tenant({ tier: "CUSTOM" });
+  const empty = await server.tenant({ tier: "CUSTOM" });
   const page = await newPage(browser, WIDTHS.phone, 844, { locale: "en-US", timezoneId: "UTC" });
   const failures = watchFailures(page);
   try {

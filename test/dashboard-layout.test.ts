@@ -21,7 +21,7 @@ let noteId: string;
 let receiptId: string;
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
   const form = new FormData();
   form.append("file", new File([new Uint8Array(await photo(3, 800, 600))], "quay-at-dusk-with-a-rather-long-file-name-that-wraps.jpg"));

@@ -37,7 +37,7 @@ async function located(name: string, seed: number, latitude: number, longitude: 
 
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
   await located("eiffel.jpg", 1, 48.8584, 2.2945, {
     make: "Apple",
@@ -196,7 +196,7 @@ for (const width of [WIDTHS.phone, DESKTOP]) {
 }
 
 test("with no located photo, the map says where locations come from", async () => {
-  const empty = server.tenant({ tier: "CUSTOM" });
+  const empty = await server.tenant({ tier: "CUSTOM" });
   const page = await newPage(browser, WIDTHS.phone, 844, { locale: "en-US" });
   const failures = watchFailures(page);
   try {

@@ -13,7 +13,7 @@ let tenant: Tenant;
 let browser: Browser;
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {

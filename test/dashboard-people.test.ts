@@ -45,7 +45,7 @@ async function seedPhoto(name: string, personId: string, face: [number, number],
 
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
   const db = server.ctx.db;
   people.alice = insertPersonRow(db, { orgId: tenant.orgId, name: "Alice" });
@@ -162,7 +162,7 @@ test("a person is renamed, a face that is someone else is taken out (and put bac
 }, 120_000);
 
 test("with nobody yet, People says how people appear", async () => {
-  const empty = server.tenant({ tier: "CUSTOM" });
+  const empty = await server.tenant({ tier: "CUSTOM" });
   const page = await newPage(browser, WIDTHS.phone, 844, { locale: "en-US" });
   const failures = watchFailures(page);
   try {

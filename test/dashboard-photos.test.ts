@@ -16,7 +16,7 @@ let tenant: Tenant;
 let browser: Browser;
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
   const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
   const months: [number, number, number][] = [[2026, 2, 14], [2025, 11, 9], [2024, 6, 3]];
@@ -64,7 +64,7 @@ for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop
 }
 
 test("a long timeline keeps only the months near the viewport in the page, and a scrubber jump lands on its month", async () => {
-  const many = server.tenant({ tier: "CUSTOM" });
+  const many = await server.tenant({ tier: "CUSTOM" });
   const projectId = defaultProjectOf(server.ctx.db, many.orgId);
   // 36 months of 30 photos: 36 screens of pictures at least.
   for (let m = 0; m < 36; m++) {

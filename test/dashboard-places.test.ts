@@ -22,7 +22,7 @@ afterAll(async () => {
 
 
 test("an empty library says how to fill it; an empty result offers to clear the filters", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const page = await newPage(browser, WIDTHS.phone, 844);
   const failures = watchFailures(page);
   try {
@@ -43,7 +43,7 @@ test("an empty library says how to fill it; an empty result offers to clear the 
 }, 120_000);
 
 test("projects and folders are created, renamed, moved and deleted from the sidebar", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const page = await newPage(browser, WIDTHS.laptop, 900);
   const failures = watchFailures(page);
   const places = page.getByRole("navigation", { name: "Projects and folders" });
@@ -106,8 +106,8 @@ test("projects and folders are created, renamed, moved and deleted from the side
 }, 180_000);
 
 test("a viewer sees the places but no way to change them", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
-  const viewer = tenant.keyWith(["view"]);
+  const tenant = await server.tenant({ tier: "CUSTOM" });
+  const viewer = await tenant.keyWith(["view"]);
   const page = await newPage(browser, WIDTHS.laptop, 900);
   try {
     await signIn(page, server.url, viewer.key!);

@@ -18,7 +18,7 @@ let tenant: Tenant;
 let browser: Browser;
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
 }, 60_000);
 afterAll(async () => {
@@ -57,7 +57,7 @@ test("a stage's pages reach the status endpoint and the file's page while it run
     // 0.3 of a stage weighing 4 of 5: 24 %.
     expect(status.body.progress).toEqual({ stage: "extraction", stage_number: 1, stage_count: 2, percent: 24, unit: "page", done: 3, total: 10 });
     // Another organization learns nothing of it.
-    expect((await server.tenant().api.get(`/files/uploads-status/${id}`)).status).toBe(404);
+    expect((await (await server.tenant()).api.get(`/files/uploads-status/${id}`)).status).toBe(404);
 
     const page = await newPage(browser, WIDTHS.phone, 844);
     const failures = watchFailures(page);

@@ -27,7 +27,7 @@ let owner: Tenant;
 let browser: Browser;
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
   // The appliance has been set up (its owner exists), so / opens on sign-in, not on the first run.
   await usersCommand(server.ctx.sql, server.ctx.clock, server.config, server.ctx.accounts, ["create", "site-owner@example.com"], { org: owner.orgName, role: "owner", password: "harbour-lantern-keeper-26" });
   browser = await launchChromium();
@@ -162,7 +162,7 @@ async function leaseAndMenu(tenant: Tenant): Promise<string[]> {
 }
 
 test("select files, tag them, delete them and undo; search documents; a large file goes through an upload intent", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const ids = await leaseAndMenu(tenant);
   const page = await newPage(browser, 1280, 900);
   try {
@@ -232,7 +232,7 @@ test("select files, tag them, delete them and undo; search documents; a large fi
 
 test("a web page saved from the upload page shows its site, crawl and page images", async () => {
   const linkServer = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" } });
-  const tenant = linkServer.tenant({ tier: "CUSTOM" });
+  const tenant = await linkServer.tenant({ tier: "CUSTOM" });
   const photoBytes = await textImage(["HARBOUR PHOTO"], 900, 500);
   const site = Bun.serve({
     hostname: "127.0.0.1",
@@ -375,7 +375,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
 test("a cloud drive is connected in a popup, browsed, a file imported from it, and sent back to the drive from the library and from its page", async () => {
   const stack = await startCloudStack();
   try {
-    const tenant = stack.server.tenant({ tier: "CUSTOM" });
+    const tenant = await stack.server.tenant({ tier: "CUSTOM" });
     const folder = stack.drive.add({ name: "Site photos", mimeType: "application/vnd.google-apps.folder" });
     const quayBytes = new Uint8Array(await textImage(["QUAY WALL"], 800, 300));
     stack.drive.add({ name: "quay.png", mimeType: "image/png", parent: folder, bytes: quayBytes });
@@ -431,7 +431,7 @@ test("a cloud drive is connected in a popup, browsed, a file imported from it, a
 }, 240_000);
 
 test("a schema is written with the server's validation shown, saved and edited; an export of chosen columns downloads", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const form = new FormData();
   form.append("file", new File(["Quay wall inspection notes.\n"], "notes.txt"));
   await tenant.api.form("/files/upload", form);
@@ -471,7 +471,7 @@ test("a schema is written with the server's validation shown, saved and edited; 
 }, 180_000);
 
 test("the library grid keeps only the rows near the viewport in the page while it scrolls through 600 files", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
   const start = Date.parse("2025-01-01T00:00:00Z");
   server.ctx.db.transaction(() => {
@@ -550,7 +550,7 @@ test("a document's page shows its pages with the digitization's elements in plac
 }, 180_000);
 
 test("several files go up as one batch whose results arrive per file over the session's WebSocket channel", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const existing = new TextEncoder().encode("Already stored before the batch.\n");
   const first = new FormData();
   first.append("file", new File([existing], "before.txt"));
@@ -581,7 +581,7 @@ test("several files go up as one batch whose results arrive per file over the se
 }, 180_000);
 
 test("a failed file is retried from the Activity page (and completes) and from its own page (and fails again, saying why)", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const upload = async (bytes: Uint8Array, name: string) => {
     const form = new FormData();
     form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], name));
@@ -630,7 +630,7 @@ test("a failed file is retried from the Activity page (and completes) and from i
 }, 300_000);
 
 test("the Activity page's job monitor lists the background jobs by status and cancels a waiting one", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const form = new FormData();
   form.append("file", new File(["Harbour crane maintenance log.\n"], "crane.txt"));
   const fileId = (await tenant.api.form("/files/upload", form)).body.image_id as string;
@@ -661,7 +661,7 @@ test("the Activity page's job monitor lists the background jobs by status and ca
 }, 300_000);
 
 test("selected files are moved into a folder of another project from the library's selection bar", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const project = (await tenant.api.post("/projects", { name: "Harbour" })).body;
   const quay = (await tenant.api.post("/folders", { name: "Quay", project_id: project.id })).body;
   const walls = (await tenant.api.post("/folders", { name: "Walls", parent_id: quay.id })).body;
@@ -728,7 +728,7 @@ async function headingFocused(page: Page, text: string): Promise<void> {
 }
 
 test("keyboard only: sign in with a key, open a file and come back, select and delete a file, undo, search", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const ids = await leaseAndMenu(tenant);
   const page = await newPage(browser, 1280, 900);
   try {
@@ -792,7 +792,7 @@ test("keyboard only: sign in with a key, open a file and come back, select and d
 }, 300_000);
 
 test("the Trash page lists deleted files and restores one by its button, then a selection, down to the empty trash", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const ids: Record<string, string> = {};
   for (const [i, name] of ["pier.jpg", "dune.jpg", "reef.jpg"].entries()) {
     const form = new FormData();
@@ -843,7 +843,7 @@ test("the Trash page lists deleted files and restores one by its button, then a 
 }, 300_000);
 
 test("the library shows the newest listing: an older request that answers late does not put its files back", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const form = new FormData();
   form.append("file", new File(["A note about the harbour crane's inspection."], "crane.txt"));
   const id = (await tenant.api.form("/files/upload", form)).body.image_id;

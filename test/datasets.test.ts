@@ -8,7 +8,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 test("every Datasets route answers 404 with a detail saying the API is not yet available", async () => {
-  const { api } = server.tenant();
+  const { api } = await server.tenant();
   const id = crypto.randomUUID();
   const calls: [string, string, unknown?][] = [
     ["POST", "/datasets", { batch_id: id, name: "d" }],

@@ -47,7 +47,7 @@ describe("document bombs through HTTP", () => {
   let owner: Tenant;
   beforeAll(async () => {
     server = await startTestServer();
-    owner = server.tenant({ tier: "CUSTOM" });
+    owner = await server.tenant({ tier: "CUSTOM" });
   });
   afterAll(() => server.close());
 
@@ -89,7 +89,7 @@ describe("answers never name server paths", () => {
   test("a missing OCR language is named relative to the models directory; a missing text model by no path", async () => {
     const server = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_LANGUAGES: "eng+deu" } });
     try {
-      const owner = server.tenant({ tier: "CUSTOM" });
+      const owner = await server.tenant({ tier: "CUSTOM" });
       const id = await upload(owner, await scannedPdf(), "scan.pdf");
       const { status } = await outcome(owner, id);
       // The scanned page fails (no German data installed); the page error reaches the answer.
@@ -310,7 +310,7 @@ describe("a read killed by the watchdog, through the server", () => {
     let jobId: string;
     let key: string;
     try {
-      const owner = server.tenant({ tier: "CUSTOM" });
+      const owner = await server.tenant({ tier: "CUSTOM" });
       key = owner.key;
       fileId = await upload(owner, await reportDocx(), "review.docx");
       const { status, job } = await outcome(owner, fileId);
@@ -332,7 +332,7 @@ describe("a read killed by the watchdog, through the server", () => {
       expect((await api.get(`/files/${fileId!}/processing-status`)).body).toMatchObject({ processing_status: "failed", text_extraction_status: "failed" });
 
       // This server's own reader runs, and goes when the server stops.
-      const owner = server.tenant({ tier: "CUSTOM" });
+      const owner = await server.tenant({ tier: "CUSTOM" });
       const id = await upload(owner, await reportDocx(), "second.docx");
       expect((await outcome(owner, id)).status.text_extraction_status).toBe("completed");
       const child = server.ctx.documentReader.pid!;

@@ -36,7 +36,7 @@ const NOTE = [
 
 beforeAll(async () => {
   server = await startTestServer();
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
   const note = new FormData();
   note.append("file", new File([NOTE], "crane-inspection.md"));

@@ -27,7 +27,7 @@ const clock = new ManualClock(Date.now());
 
 beforeAll(async () => {
   server = await startTestServer({ clock });
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
 
@@ -151,8 +151,8 @@ describe("extraction and digitization", () => {
     expect(after.suggested_tags).not.toContain(accept);
     expect(after.suggested_tags).not.toContain(dismiss);
     // Dismissing needs edit; another organization's file is not found.
-    expect((await owner.keyWith(["view"]).delete(`/files/${id}/suggested-tags/x`)).status).toBe(403);
-    expect((await server.tenant().api.delete(`/files/${id}/suggested-tags/${encodeURIComponent(after.suggested_tags[0] ?? "x")}`)).status).toBe(404);
+    expect((await (await owner.keyWith(["view"])).delete(`/files/${id}/suggested-tags/x`)).status).toBe(403);
+    expect((await (await server.tenant()).api.delete(`/files/${id}/suggested-tags/${encodeURIComponent(after.suggested_tags[0] ?? "x")}`)).status).toBe(404);
 
     const quiet = new FormData();
     quiet.append("file", new File([sampleMd()], "quiet.md"));
@@ -227,7 +227,7 @@ describe("extraction and digitization", () => {
     expect(status.status).toBe(200);
     expect(status.body.media_type).toBe("image");
     expect((await owner.api.get(`/files/${crypto.randomUUID()}/text`)).status).toBe(404);
-    expect((await server.tenant().api.get(`/files/${pdfId}/text`)).status).toBe(404);
+    expect((await (await server.tenant()).api.get(`/files/${pdfId}/text`)).status).toBe(404);
   });
 
   test("deleting a document is 409 while extraction or embedding runs", async () => {
@@ -250,7 +250,7 @@ describe("POST /files/search (hybrid, with the built-in text model)", () => {
   let reportId: string;
   let mdId: string;
   beforeAll(async () => {
-    tenant = server.tenant({ tier: "ENTERPRISE" });
+    tenant = await server.tenant({ tier: "ENTERPRISE" });
     reportId = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
     mdId = await uploadDoc(tenant, await bytesOf(sampleMd()), "notes.md");
     await embedded(tenant, reportId);
@@ -331,7 +331,7 @@ describe("POST /files/search (hybrid, with the built-in text model)", () => {
       expect(r.content).not.toContain("VX-4471");
       expect(r.match.keyword_score).toBeNull();
     }
-    const stranger = server.tenant();
+    const stranger = await server.tenant();
     expect((await stranger.api.post("/files/search", { query: "VX-4471" })).body.results).toEqual([]);
     const copy = await uploadDoc(tenant, await bytesOf(reportPdf()), "copy.pdf");
     await embedded(tenant, copy);
@@ -394,7 +394,7 @@ describe("POST /files/search semantics with the built-in model", () => {
     "The landlord keeps the roof, the plumbing and the heating in good repair.",
   ].join("\n");
   beforeAll(async () => {
-    tenant = server.tenant({ tier: "ENTERPRISE" });
+    tenant = await server.tenant({ tier: "ENTERPRISE" });
     const txt = (text: string) => new TextEncoder().encode(text);
     docs.lease = await uploadDoc(tenant, txt(LEASE), "lease.txt");
     docs.cafeteria = await uploadDoc(tenant, txt("The cafeteria serves hot lunches from noon until two o'clock. Vegetarian dishes and fresh fruit are on offer every day."), "cafeteria.txt");
@@ -493,7 +493,7 @@ describe("vector search with an installed text model", () => {
     const modelsDir = scratchDir("mediabox-models-");
     await buildFixtureEmbeddingModel(modelsDir);
     const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
     const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
     expect(summary.token_counts).toBe("tokenizer");
@@ -516,7 +516,7 @@ describe("vector search with an installed text model", () => {
     await buildFixtureEmbeddingModel(modelsDir, { name: "model-b", dim: 24 });
     const dataDir = scratchDir("mediabox-restart-");
     const first = await startExtraServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_TEXT_EMBEDDING_MODEL: "model-a" } });
-    const tenant = first.tenant({ tier: "ENTERPRISE" });
+    const tenant = await first.tenant({ tier: "ENTERPRISE" });
     const key = tenant.key;
     const id = await uploadDoc(tenant, new TextEncoder().encode(sampleMd()), "guide.md");
     const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
@@ -546,7 +546,7 @@ describe("vector search with an installed text model", () => {
   const realModel = join(SHARED_MINILM, "onnx", "model_quantized.onnx");
   test.skipIf(!existsSync(realModel))("paraphrased queries find the right chunk with the real model", async () => {
     const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: resolve(SHARED_MINILM, ".."), MEDIABOX_TEXT_EMBEDDING_MODEL: "all-MiniLM-L6-v2" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "report.pdf");
     const summary = (await jobDone(tenant, (await tenant.api.get(`/files/uploads-status/${id}`)).body.processing_ids[0])).results[0];
     await jobDone(tenant, summary.embedding_job_id);
@@ -603,7 +603,7 @@ describe("POST /files/analyze", () => {
 
 describe("purge", () => {
   test("purging a deleted document removes its pages, chunks, keyword index rows and vectors", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "purge.pdf");
     await embedded(tenant, id);
     const db = server.ctx.db;

@@ -23,8 +23,8 @@ const groups = async (tenant: Tenant) => {
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
-  other = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
+  other = await server.tenant({ tier: "CUSTOM" });
   const db = server.ctx.db;
   const project = defaultProjectOf(db, owner.orgId);
   for (let i = 0; i < 4; i++) {
@@ -70,7 +70,7 @@ test("another organization's file is not found, and nothing is recorded", async 
 });
 
 test("a key without EDIT is refused before its body is read; bad bodies say what is wrong", async () => {
-  const viewer = owner.keyWith(["view"]);
+  const viewer = await owner.keyWith(["view"]);
   const refused = await viewer.post("/duplicates/not-duplicates", { file_ids: ["nope"] });
   expect(refused.status).toBe(403);
   expect(refused.body.detail).toContain("EDIT");
@@ -92,7 +92,7 @@ test("\"not duplicates\" can be taken back: the files group again; roles, bad bo
   expect((await owner.api.post("/duplicates/not-duplicates", { file_ids: [a, b, c] })).body.separated_pair_count).toBe(3);
   expect((await groups(owner)).filter((g) => g.includes(a!))).toEqual([]);
 
-  const viewer = owner.keyWith(["view"]);
+  const viewer = await owner.keyWith(["view"]);
   expect((await viewer.post("/duplicates/not-duplicates/undo", { file_ids: ["nope"] })).status).toBe(403);
   expect((await owner.api.post("/duplicates/not-duplicates/undo", { file_ids: [a] })).status).toBe(400);
   const foreign = await owner.api.post("/duplicates/not-duplicates/undo", { file_ids: [a, theirs] });

@@ -23,8 +23,8 @@ const upload = (tenant: Tenant, bytes: Uint8Array, filename: string) => uploadFi
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
-  other = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
+  other = await server.tenant({ tier: "CUSTOM" });
   const original = await photo(7, 1200, 900);
   const versions: Record<string, Buffer> = {
     original,
@@ -64,7 +64,7 @@ describe("GET /duplicates/groups (extension)", () => {
   });
 
   test("needs VIEW; paging is checked", async () => {
-    expect((await owner.keyWith(["edit"]).get("/duplicates/groups")).status).toBe(403);
+    expect((await (await owner.keyWith(["edit"])).get("/duplicates/groups")).status).toBe(403);
     expect((await server.anonymous().get("/duplicates/groups")).status).toBe(401);
     const bad = await owner.api.get("/duplicates/groups?limit=0");
     expect(bad.status).toBe(400);
@@ -74,7 +74,7 @@ describe("GET /duplicates/groups (extension)", () => {
 
 describe("POST /duplicates/groups/trash (extension)", () => {
   test("needs DELETE, and a body of unique file UUIDs", async () => {
-    expect((await owner.keyWith(["view", "edit"]).post("/duplicates/groups/trash", { keep_file_ids: [ids.original] })).status).toBe(403);
+    expect((await (await owner.keyWith(["view", "edit"])).post("/duplicates/groups/trash", { keep_file_ids: [ids.original] })).status).toBe(403);
     for (const body of [{}, { keep_file_ids: [] }, { keep_file_ids: ["nope"] }, { keep_file_ids: [ids.original, ids.original] }]) {
       const res = await owner.api.post("/duplicates/groups/trash", body);
       expect(res.status, JSON.stringify(body)).toBe(400);

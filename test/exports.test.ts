@@ -22,7 +22,7 @@ let child = "";
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant();
+  owner = await server.tenant();
   const project = defaultProjectOf(server.ctx.db, owner.orgId);
   folder = (await owner.api.post("/folders", { name: "Reports" })).body.id;
   child = (await owner.api.post("/folders", { name: "2026", parent_id: folder })).body.id;
@@ -32,7 +32,7 @@ beforeAll(async () => {
   ids.evil = seed({ orgId: owner.orgId, projectId: project, filename: "evil.jpg", title: "=HYPERLINK(\"http://x\")", tags: ["+1", "@me"], createdAt: "2026-01-03T00:00:00.000Z" });
   ids.nested = seed({ orgId: owner.orgId, projectId: project, folderId: child, filename: "deep.jpg", createdAt: "2026-01-04T00:00:00.000Z" });
   ids.gone = seed({ orgId: owner.orgId, projectId: project, filename: "gone.jpg", deleted: true, createdAt: "2026-01-05T00:00:00.000Z" });
-  const stranger = server.tenant();
+  const stranger = await server.tenant();
   insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: defaultProjectOf(server.ctx.db, stranger.orgId), filename: "other-org.jpg" });
 });
 afterAll(() => server.close());
@@ -162,7 +162,7 @@ describe("export retention", () => {
       const { id } = await other.ctx.jobs.submit({ queue: "test.sentinel" });
       await waitFor(() => jobRow(other.ctx.db, id)?.status === "completed", { what: "the job runner to run the jobs due now" });
     };
-    const tenant = other.tenant();
+    const tenant = await other.tenant();
     insertFileRow(other.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectOf(other.ctx.db, tenant.orgId), filename: "kept.jpg" });
     const res = await tenant.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }] });
     expect(res.status).toBe(200);

@@ -131,7 +131,7 @@ test("sign-in offers self-registration only when it is open; the Cloud drives pa
   const open = await fresh({ MEDIABOX_ALLOW_REGISTRATION: "true" });
   const closed = await fresh();
   // An API-key organization and no user: the first-run page still lets a key in.
-  const tenant = closed.tenant({ tier: "CUSTOM" });
+  const tenant = await closed.tenant({ tier: "CUSTOM" });
   for (const server of [open, closed]) await new CookieBrowser(server.url).post("/auth/session/setup-owner", { ...OWNER, setup_token: server.ctx.accounts.firstRun.token });
   const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   const failures = watchFailures(page);
@@ -159,7 +159,7 @@ test("sign-in offers self-registration only when it is open; the Cloud drives pa
 
 test("GET /cloud-storage/providers says which drives this appliance can connect", async () => {
   const server = await fresh({ MEDIABOX_NEXTCLOUD_URL: "http://127.0.0.1:9/", MEDIABOX_NEXTCLOUD_CLIENT_ID: "mediabox", MEDIABOX_NEXTCLOUD_CLIENT_SECRET: "not-a-real-secret" });
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const answer = await tenant.api.get("/cloud-storage/providers");
   expect(answer.status).toBe(200);
   expect(answer.body.items).toEqual([

@@ -9,7 +9,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const newTenant = (): Tenant => server.tenant({ tier: "CUSTOM" });
+const newTenant = (): Tenant => await server.tenant({ tier: "CUSTOM" });
 
 async function setup() {
   const tenant = newTenant();
@@ -272,15 +272,15 @@ describe("isolation and permissions", () => {
   });
 
   test("VIEW to read, EDIT to create and change, DELETE to delete", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM", permissions: ["view", "edit", "delete"] });
+    const tenant = await server.tenant({ tier: "CUSTOM", permissions: ["view", "edit", "delete"] });
     const folder = (await tenant.api.post("/folders", { name: "F" })).body;
-    const viewOnly = tenant.keyWith(["view"]);
+    const viewOnly = await tenant.keyWith(["view"]);
     expect((await viewOnly.get("/folders")).status).toBe(200);
     expect((await viewOnly.post("/folders", { name: "G" })).status).toBe(403);
     expect((await viewOnly.patch(`/folders/${folder.id}`, { name: "G" })).status).toBe(403);
     expect((await viewOnly.delete(`/folders/${folder.id}`)).status).toBe(403);
-    expect((await tenant.keyWith(["edit"]).get(`/folders/${folder.id}`)).status).toBe(403);
-    expect((await tenant.keyWith(["delete"]).delete(`/folders/${folder.id}`)).status).toBe(204);
+    expect((await (await tenant.keyWith(["edit"])).get(`/folders/${folder.id}`)).status).toBe(403);
+    expect((await (await tenant.keyWith(["delete"])).delete(`/folders/${folder.id}`)).status).toBe(204);
   });
 });
 
@@ -345,6 +345,6 @@ describe("POST /files/batch-move", () => {
       expect([res.status, res.body.detail?.includes(detail)], JSON.stringify(body)).toEqual([status, true]);
     }
     expect(await placeOf(api, id)).toEqual([defaultId, null]);
-    expect((await tenant.keyWith(["view"]).post("/files/batch-move", { file_ids: [id], folder_id: folder.id })).status).toBe(403);
+    expect((await (await tenant.keyWith(["view"])).post("/files/batch-move", { file_ids: [id], folder_id: folder.id })).status).toBe(403);
   });
 });

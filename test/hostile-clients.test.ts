@@ -50,7 +50,7 @@ describe("in one server process", () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    tenant = server.tenant();
+    tenant = await server.tenant();
   });
   afterAll(async () => {
     await server.close();

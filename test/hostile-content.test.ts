@@ -74,7 +74,7 @@ function expectInertHeaders(res: Response) {
 
 describe("SVGs with active content are refused wherever bytes come in", () => {
   test("POST /files/upload: script or onerror after a 70 KiB comment is 415 with the reason, nothing stored", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const before = storedObjects().length;
     for (const [label, body, why] of [
       ["script", SCRIPT_AFTER_COMMENT, "<script>"],
@@ -92,7 +92,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
   });
 
   test("POST /files/upload/batch: the hostile SVG is rejected with the reason, the rest stored", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const form = new FormData();
     form.append("files", new Blob([png(4, 4, 3) as Uint8Array<ArrayBuffer>]), "ok.png");
     form.append("files", new Blob([text(SCRIPT_AFTER_COMMENT)]), "bad.svg");
@@ -108,7 +108,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
   });
 
   test("intent completion: 415 with the reason, the intent FAILED and its bytes removed", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const bytes = text(ONERROR_AFTER_COMMENT);
     const { created, completed } = await throughIntent(tenant, bytes, "diagram.svg");
     expect(completed.status).toBe(415);
@@ -122,7 +122,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
   });
 
   test("every disguise of active content is refused; ordinary SVGs (entities, embedded PNGs, fonts, local <use>) are accepted", async () => {
-    const tenant = server.tenant({ tier: "ENTERPRISE" });
+    const tenant = await server.tenant({ tier: "ENTERPRISE" });
     const refused: [string, string][] = [
       ["upper-case SCRIPT", svg("<SCRIPT>alert(1)</SCRIPT>")],
       ["namespaced script", svg('<s:script xmlns:s="http://www.w3.org/2000/svg">alert(1)</s:script>')],
@@ -177,7 +177,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
   });
 
   test("a 2,000-character comment before <svg><script> is an SVG, refused for its script; before a clean <svg> it is an image", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const comment = `<!--${"c".repeat(2_000)}-->`;
     const hostile = await tenant.api.form("/files/upload", uploadForm(`${comment}<svg><script>alert(1)</script></svg>`, "notes.txt", "text/plain"));
     expect(hostile.status).toBe(415);
@@ -193,7 +193,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
   });
 
   test("an SVG over 10 MB is refused with the reason", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const filler = `<rect width="1" height="1"/>\n`.repeat(Math.ceil((10.5 * 1024 * 1024) / 28));
     const res = await tenant.api.form("/files/upload", uploadForm(svg(filler), "huge.svg"));
     expect(res.status).toBe(415);
@@ -204,7 +204,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
 
 describe("stored blobs are served inert", () => {
   test("a clean SVG is accepted; its original URL answers nosniff, CSP sandbox and an attachment", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const uploaded = await tenant.api.form("/files/upload", uploadForm(CLEAN_SVG, "badge.svg"));
     expect(uploaded.status).toBe(201);
     const detail = await tenant.api.get(`/files/${uploaded.body.image_id}`);
@@ -267,7 +267,7 @@ describe("stored blobs are served inert", () => {
   });
 
   test("a 3,000-character non-ASCII file name: the signed download URL stays short and serves the truncated name", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const name = `${"Überraschungsbericht—日本語のファイル名🙂".repeat(100).slice(0, 3_000)}.png`;
     expect(name.length).toBeGreaterThan(3_000);
     const bytes = png(5, 5, 9);
@@ -298,7 +298,7 @@ describe("stored blobs are served inert", () => {
 
 describe("upload intents", () => {
   test("the single-shot PUT's Content-Type is signed: another type is 403 and stores nothing, the signed one works", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const bytes = png(7, 7, 4);
     const created = await tenant.api.post("/files/uploads", { filename: "photo.png", content_type: "image/png", size_bytes: bytes.byteLength, claimed_file_hash: sha256Hex(bytes) });
     expect(created.status).toBe(201);
@@ -328,16 +328,16 @@ describe("upload intents", () => {
   });
 
   test("a clean SVG completes through an intent", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const { completed } = await throughIntent(tenant, text(svg('<circle r="3" cx="4" cy="4"/>', LONG_COMMENT)), "dot.svg");
     expect(completed.status).toBe(200);
     expect(completed.body.media_type).toBe("image");
   });
 
   test("DELETE /files/uploads/{id} is an edit: a view + edit key aborts, a view-only key is 403", async () => {
-    const tenant = server.tenant();
-    const editor = tenant.keyWith(["view", "edit"]);
-    const viewer = tenant.keyWith(["view"]);
+    const tenant = await server.tenant();
+    const editor = await tenant.keyWith(["view", "edit"]);
+    const viewer = await tenant.keyWith(["view"]);
     const bytes = png(3, 3, 8);
     const created = await editor.post("/files/uploads", { filename: "a.png", content_type: "image/png", size_bytes: bytes.byteLength, claimed_file_hash: sha256Hex(bytes) });
     expect(created.status).toBe(201);
@@ -369,7 +369,7 @@ describe("with the S3 backend (s3rver)", () => {
   });
 
   test("an SVG's presigned GET asks S3 for an opaque attachment, and the object is stored as one", async () => {
-    const tenant = s3Server.tenant();
+    const tenant = await s3Server.tenant();
     const uploaded = await tenant.api.form("/files/upload", uploadForm(CLEAN_SVG, "badge.svg"));
     expect(uploaded.status).toBe(201);
     const detail = await tenant.api.get(`/files/${uploaded.body.image_id}`);
@@ -391,7 +391,7 @@ describe("with the S3 backend (s3rver)", () => {
   });
 
   test("intent completion fetches a small object whole, so a hostile SVG is refused there too", async () => {
-    const tenant = s3Server.tenant();
+    const tenant = await s3Server.tenant();
     const { created, completed } = await throughIntent(tenant, text(SCRIPT_AFTER_COMMENT), "diagram.svg");
     expect(completed.status).toBe(415);
     expect(completed.body.detail).toContain("<script>");

@@ -28,7 +28,7 @@ interface Operation {
 beforeAll(async () => {
   server = await startTestServer();
   // No rate limit: every route is called once per case, faster than a tier's per-minute budget.
-  tenant = server.tenant({ tier: "CUSTOM" });
+  tenant = await server.tenant({ tier: "CUSTOM" });
   doc = (await server.anonymous().get("/api/v2/openapi.json")).body;
 });
 afterAll(() => server.close());

@@ -29,7 +29,7 @@ const clock = new ManualClock(Date.now());
 
 beforeAll(async () => {
   server = await startTestServer({ clock });
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
 
@@ -223,7 +223,7 @@ describe("OCR", () => {
     const deu = join(dirname(require.resolve("@tesseract.js-data/deu/package.json")), "4.0.0_best_int", "deu.traineddata.gz");
     copyFileSync(deu, join(modelsDir, "tesseract", "deu.traineddata.gz"));
     const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_LANGUAGES: "eng+deu" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const file = await processed(tenant, await upload(tenant, await textImage(["Übergabe an Jürgen Maßmann"]), "brief.png", { auto_describe: "false" }));
     expect(file.visible_text).toContain("Übergabe an Jürgen");
     expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("tesseract.js eng+deu");
@@ -235,7 +235,7 @@ describe("OCR", () => {
     expect(loadConfig({}, {}).ocrEngine).toBe("auto");
     expect(() => loadConfig({}, { MEDIABOX_OCR_ENGINE: "paddle" })).toThrow("--ocr-engine / MEDIABOX_OCR_ENGINE: expected auto or tesseract");
     const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_OCR_ENGINE: "auto" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const image = await barsImage(800, 600, [[100, 100, 60, 80], [400, 100, 60, 80], [100, 400, 60, 80]]);
     const file = await processed(tenant, await upload(tenant, image, "bars.png", { auto_describe: "false" }));
     expect(file.extractions.find((e: { domain: string }) => e.domain === "text_regions").source).toBe("PP-OCR (ppocr)");
@@ -265,7 +265,7 @@ describe("descriptions and tags", () => {
   });
 
   test("auto_describe=false skips the description and reserves no quota", async () => {
-    const tenant = server.tenant({ tier: "ENTERPRISE" });
+    const tenant = await server.tenant({ tier: "ENTERPRISE" });
     const id = await upload(tenant, await photo(6, 500, 400), "quiet.jpg", { auto_describe: "false" });
     const file = await processed(tenant, id);
     expect(file.description_status).toBe("skipped");
@@ -276,7 +276,7 @@ describe("descriptions and tags", () => {
   });
 
   test("past the monthly AI-description quota the description is skipped with the reason", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     await recordUsage(server.ctx.sql, tenant.orgId, "ai_descriptions", 499, clock.now());
     const within = await processed(tenant, await upload(tenant, await photo(7, 400, 300), "499.jpg"));
     expect(within.description_status).toBe("completed");
@@ -290,7 +290,7 @@ describe("descriptions and tags", () => {
 
   test("a configured captioning model that is missing fails the description naming its folder (never the server's path to it)", async () => {
     const other = await startExtraServer({ env: { MEDIABOX_CAPTION_MODEL: "vit-gpt2-image-captioning" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const form = new FormData();
     form.append("file", new File([(await photo(9, 400, 300)) as Uint8Array<ArrayBuffer>], "c.jpg"));
     const id = (await tenant.api.form("/files/upload", form)).body.image_id;
@@ -313,7 +313,7 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     // "computer" is only in the screenshot prompt, "blue" only in the blueprint one, "everyday" only in general's.
     buildFixtureClipModel(modelsDir, "clip-fixture", { computer: RED, blue: BLUE, everyday: WHITE });
     const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
     expect([red.description_status, red.content_category]).toEqual(["completed", "screenshot"]);
     const blue = await processed(tenant, await upload(tenant, await solid(320, 240, BLUE, "jpeg"), "blue.jpg"));
@@ -333,7 +333,7 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     const ids: string[] = [];
     const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(id) as { m: string }).m);
     const first = await startExtraServer({ dataDir });
-    const tenant = first.tenant({ tier: "ENTERPRISE" });
+    const tenant = await first.tenant({ tier: "ENTERPRISE" });
     const key = tenant.key;
     for (const [name, colour] of [["red.jpg", RED], ["red-too.jpg", [200, 40, 40]], ["blue.jpg", BLUE]] as const) {
       ids.push(await upload(tenant, await solid(320, 240, colour as [number, number, number], "jpeg"), name, { auto_describe: "false" }));
@@ -355,7 +355,7 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     const modelsDir = scratchDir("mediabox-clip-models-");
     buildFixtureClipModel(modelsDir, "clip-vision-only", {}, { textTower: false });
     const other = await startExtraServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-vision-only" } });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const red = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "red.jpg"));
     expect([red.description_status, red.content_category]).toEqual(["completed", "general"]);
   });
@@ -383,7 +383,7 @@ describe("optional OpenAI-compatible vision endpoint", () => {
     const other = await startExtraServer({
       env: { MEDIABOX_VISION_ENDPOINT_URL: `http://127.0.0.1:${endpoint.port}/v1`, MEDIABOX_VISION_ENDPOINT_MODEL: "llava:13b" },
     });
-    const tenant = other.tenant({ tier: "ENTERPRISE" });
+    const tenant = await other.tenant({ tier: "ENTERPRISE" });
     const schema = await tenant.api.post("/custom-extraction-schemas", { name: "ep", schema: { type: "object", properties: { invoice_number: { type: "string" } } } });
     const form = new FormData();
     form.append("file", new File([(await photo(21, 800, 600)) as Uint8Array<ArrayBuffer>], "coast.jpg"));
@@ -408,7 +408,7 @@ describe("optional OpenAI-compatible vision endpoint", () => {
 
 describe("similar images", () => {
   test("a resized, recompressed copy ranks above unrelated images; self, deleted and other tenants are excluded", async () => {
-    const tenant = server.tenant({ tier: "ENTERPRISE" });
+    const tenant = await server.tenant({ tier: "ENTERPRISE" });
     const original = await photo(11, 1200, 900);
     const copy = await sharp(original).resize(600).jpeg({ quality: 70 }).toBuffer();
     const ids = {
@@ -418,7 +418,7 @@ describe("similar images", () => {
       c: await upload(tenant, await textImage(["Completely different"]), "c.png", { auto_describe: "false" }),
       gone: await upload(tenant, await sharp(original).flop().jpeg().toBuffer(), "gone.jpg", { auto_describe: "false" }),
     };
-    const stranger = server.tenant({ tier: "ENTERPRISE" });
+    const stranger = await server.tenant({ tier: "ENTERPRISE" });
     const strangerId = await upload(stranger, original, "theirs.jpg", { auto_describe: "false" });
     for (const id of Object.values(ids)) await processed(tenant, id);
     await processed(stranger, strangerId);
@@ -611,7 +611,7 @@ describe("/images/analyze", () => {
 
 describe("purge", () => {
   test("purging a deleted image removes its variant blobs and vectors", async () => {
-    const tenant = server.tenant({ tier: "ENTERPRISE" });
+    const tenant = await server.tenant({ tier: "ENTERPRISE" });
     const id = await upload(tenant, await photo(15, 800, 600), "purge.jpg", { auto_describe: "false" });
     const file = await processed(tenant, id);
     const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(id).map((r) => r.blob_key);

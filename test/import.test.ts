@@ -69,7 +69,7 @@ describe("mediabox import (the CLI against a running server)", () => {
   });
 
   test("top level only, then --recursive, then a re-run that stores nothing new; tags applied; the refused file fails the run", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const first = await mediabox([root, "--server", server.url, "--key", tenant.key, "--tags", "trip, 2024"]);
     expect(first.exitCode, first.stderr).toBe(1);
     expect(first.stdout).toMatch(/^stored: photo-a\.png \(\d+ B\) as [0-9a-f-]{36}$/m);
@@ -109,7 +109,7 @@ describe("mediabox import (the CLI against a running server)", () => {
   });
 
   test("--project and --folder by name; the server from MEDIABOX_PORT and the key from MEDIABOX_API_KEY", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const project = (await tenant.api.post("/projects", { name: "Field Work" })).body;
     const inbox = (await tenant.api.post("/folders", { name: "Inbox", project_id: project.id })).body;
     const year = (await tenant.api.post("/folders", { name: "2024", parent_id: inbox.id })).body;
@@ -159,7 +159,7 @@ describe("mediabox import (the CLI against a running server)", () => {
   });
 
   test("a file above the streaming limit goes up as a multipart upload intent, and is not sent again", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-import-big-");
     dirs.push(dir);
     // A sparse 101 MiB "video": a real MP4 header, then zeros the disk never stores.
@@ -229,7 +229,7 @@ describe("runImport in process", () => {
     expect(fromUrl.server).toBe("https://media.example");
     expect(importOptions({ key: "k" }, ["dir"], { MEDIABOX_URL: "http://box:8080" }).server).toBe("http://box:8080");
 
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const notADir = join(tree({ "a.png": png(8, 8, 31) }), "a.png");
     await expect(runImport(options(tenant, join(notADir, "..", "missing")), { out: capture() })).rejects.toThrow("no such directory");
     await expect(runImport(options(tenant, notADir), { out: capture() })).rejects.toThrow("not a directory");
@@ -246,7 +246,7 @@ describe("runImport in process", () => {
   });
 
   test("429 waits Retry-After and network errors back off, then the files go up (STARTER tenant); same content is sent once", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     const dir = tree({ "one.png": png(16, 16, 50), "three-same-as-one.png": png(16, 16, 50), "two.png": png(16, 16, 51) });
     const sleeps: number[] = [];
     const injected = { rateLimited: 0, resets: 0 };
@@ -274,7 +274,7 @@ describe("runImport in process", () => {
   });
 
   test("--skip-duplicates asks the server too: content that arrives after the check is not stored twice", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const bytes = png(16, 16, 55);
     const dir = tree({ "late.png": bytes });
     const form = new FormData();
@@ -299,7 +299,7 @@ describe("runImport in process", () => {
   });
 
   test("an unreachable server stops the run with a summary that says how to resume", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tree({ "a.png": png(8, 8, 60) });
     const out = capture();
     const refusing = (async () => {
@@ -313,7 +313,7 @@ describe("runImport in process", () => {
   });
 
   test("a file name with a newline and a terminal escape prints on one line, escaped", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tree({ "two\nlines\x1b[31m.png": png(8, 8, 90) });
     const out = capture();
     const summary = await runImport(options(tenant, dir), { out });
@@ -324,7 +324,7 @@ describe("runImport in process", () => {
   });
 
   test("--wait follows the analysis to its end: one line per analysed file without a terminal, the failed ones named, exit 1 when one failed", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-import-wait-");
     writeFileSync(join(dir, "note.txt"), "The quay wall was repaired in March.\n");
     writeFileSync(join(dir, "memo.md"), "# Memo\n\nThe crane is back in service.\n");
@@ -345,7 +345,7 @@ describe("runImport in process", () => {
   }, 120_000);
 
   test("--wait on a terminal redraws one line with the file in progress and its stage", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-import-wait-tty-");
     writeFileSync(join(dir, "report.pdf"), await reportPdf());
     const out = capture(true);
@@ -357,7 +357,7 @@ describe("runImport in process", () => {
   }, 120_000);
 
   test("on a terminal one progress line is redrawn instead of a line per file; failures still show", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tree({ "a.png": png(16, 16, 70), "b.png": png(16, 16, 71), "tool": peExe() });
     const out = capture(true);
     const summary = await runImport(options(tenant, dir, { concurrency: 1 }), { out });

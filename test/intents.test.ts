@@ -99,7 +99,7 @@ for (const backend of backends) {
 
     beforeAll(async () => {
       server = await backend.start((stop) => stops.push(stop));
-      owner = server.tenant();
+      owner = await server.tenant();
     });
     // Whatever started, even if the start failed half-way: the server first, then its storage.
     afterAll(async () => {
@@ -255,7 +255,7 @@ for (const backend of backends) {
       expect(other.status).toBe(409);
       expect(other.body.code).toBe("IDEMPOTENCY_KEY_REUSED");
       // Keys are per organization.
-      const stranger = server.tenant();
+      const stranger = await server.tenant();
       const theirs = await stranger.api.post("/files/uploads", intentBody(bytes, { idempotency_key: key }));
       expect(theirs.status).toBe(201);
       expect(theirs.body.upload_id).not.toBe(first.body.upload_id);
@@ -298,7 +298,7 @@ describe("upload intents: rules and the local store's checks", () => {
 
   beforeAll(async () => {
     server = await startTestServer({ clock });
-    owner = server.tenant();
+    owner = await server.tenant();
   });
   afterAll(() => server.close());
 
@@ -346,10 +346,10 @@ describe("upload intents: rules and the local store's checks", () => {
     const unknown = await owner.api.get(`/files/uploads/${crypto.randomUUID()}`);
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe("UPLOAD_NOT_FOUND");
-    const stranger = server.tenant();
+    const stranger = await server.tenant();
     expect((await stranger.api.post(`/files/uploads/${created.upload_id}/complete`, {})).status).toBe(404);
     expect((await stranger.api.delete(`/files/uploads/${created.upload_id}`)).status).toBe(404);
-    const viewer = owner.keyWith(["view"]);
+    const viewer = await owner.keyWith(["view"]);
     expect((await viewer.get(`/files/uploads/${created.upload_id}`)).status).toBe(200);
     expect((await viewer.post("/files/uploads", { ...base, size_bytes: 10 })).status).toBe(403);
     expect((await viewer.post(`/files/uploads/${created.upload_id}/complete`, {})).status).toBe(403);

@@ -545,8 +545,8 @@ describe("job resource over HTTP", () => {
   }
 
   test("GET /job/{id} shows the owner's job with the spec's fields; other orgs get 404", async () => {
-    const owner = server.tenant();
-    const stranger = server.tenant();
+    const owner = await server.tenant();
+    const stranger = await server.tenant();
     const id = await enqueue(owner.orgId);
     await waitForStatus(server.ctx.db, id, "completed");
     const res = await owner.api.get(`/job/${id}`);
@@ -559,7 +559,7 @@ describe("job resource over HTTP", () => {
   });
 
   test("GET /job rejects a malformed id with 400, a missing key with 401, an unknown id with 404", async () => {
-    const owner = server.tenant();
+    const owner = await server.tenant();
     const bad = await owner.api.get("/job/not-a-uuid");
     expect(bad.status).toBe(400);
     expect(bad.body.detail).toContain("job_id");
@@ -570,8 +570,8 @@ describe("job resource over HTTP", () => {
   });
 
   test("GET /jobs lists the organization's jobs newest first, filtered by status and type, paged", async () => {
-    const owner = server.tenant();
-    const stranger = server.tenant();
+    const owner = await server.tenant();
+    const stranger = await server.tenant();
     const fileId = crypto.randomUUID();
     const first = await enqueue(owner.orgId, { fileId });
     await waitForStatus(server.ctx.db, first, "completed");
@@ -598,10 +598,10 @@ describe("job resource over HTTP", () => {
   });
 
   test("POST /job/{id}/cancel needs EDIT, stops a running job and then answers 409 JOB_FINISHED", async () => {
-    const owner = server.tenant();
+    const owner = await server.tenant();
     const id = await enqueue(owner.orgId, { wait: true });
     await until(() => jobRow(server.ctx.db, id)!.progress === 25, "job to start");
-    const viewer = owner.keyWith(["view"]);
+    const viewer = await owner.keyWith(["view"]);
     expect((await viewer.get(`/job/${id}`)).body.status).toBe("processing");
     const forbidden = await viewer.post(`/job/${id}/cancel`);
     expect(forbidden.status).toBe(403);

@@ -247,7 +247,7 @@ describe("the layout model on a PDF page", () => {
     ] as const) {
       const server = await startTestServer({ env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_LAYOUT_MODEL: setting } });
       try {
-        const owner = server.tenant({ tier: "CUSTOM" });
+        const owner = await server.tenant({ tier: "CUSTOM" });
         const form = new FormData();
         form.append("file", new File([bytes as Uint8Array<ArrayBuffer>], "survey.pdf"));
         const uploaded = await owner.api.form("/files/upload", form);

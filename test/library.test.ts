@@ -34,7 +34,7 @@ describe("GET /files", () => {
   const f = {} as Record<"sunset" | "invoice" | "plan" | "clip" | "gone" | "project" | "folder", string>;
 
   beforeAll(async () => {
-    owner = server.tenant();
+    owner = await server.tenant();
     const project: string = (await owner.api.post("/projects", { name: "Site B" })).body.id;
     const folder: string = (await owner.api.post("/folders", { name: "Plans", project_id: project })).body.id;
     f.sunset = seed(owner, { title: "Sunset over the bay", tags: ["Beach", "evening"], sizeBytes: 300, createdAt: "2026-10-01T00:00:00.000Z", contentCreatedAt: "2020-01-01T00:00:00.000Z", uploadDescription: "Orange sky above calm water" });
@@ -43,7 +43,7 @@ describe("GET /files", () => {
     f.clip = seed(owner, { mediaType: "video", filename: "clip.mp4", title: "Zebra crossing", sizeBytes: 400, createdAt: "2026-10-04T00:00:00.000Z", contentCreatedAt: "2019-05-05T00:00:00.000Z" });
     f.gone = seed(owner, { title: "Sunset deleted", tags: ["beach"], createdAt: "2026-10-05T00:00:00.000Z", deleted: true });
     // Another tenant's files never show up.
-    const stranger = server.tenant();
+    const stranger = await server.tenant();
     seed(stranger, { title: "Sunset elsewhere", tags: ["beach"] });
     f.project = project;
     f.folder = folder;
@@ -179,7 +179,7 @@ describe("GET /files", () => {
     expect((await owner.api.get("/files?visible_text_chars=0")).body.items.find((i: { id: string }) => i.id === f.invoice)).toMatchObject({ visible_text: "", visible_text_truncated: true });
     expect((await owner.api.get("/files?visible_text_chars=1000")).body.items.find((i: { id: string }) => i.id === f.invoice)).toMatchObject({ visible_text: "Invoice INV-2024-001 total due", visible_text_truncated: false });
     // A character outside the BMP is never split.
-    const other = server.tenant();
+    const other = await server.tenant();
     seed(other, { mediaType: "document", filename: "emoji.txt", visibleText: "ab\u{1F600}cd" });
     expect((await other.api.get("/files?visible_text_chars=3")).body.items[0]).toMatchObject({ visible_text: "ab", visible_text_truncated: true });
     for (const bad of ["-1", "200001", "x"]) {
@@ -201,7 +201,7 @@ describe("GET /files", () => {
 describe("GET /files/{id}", () => {
   let owner: Tenant;
   beforeAll(() => {
-    owner = server.tenant();
+    owner = await server.tenant();
   });
 
   test("an uploaded image's detail by full id and by 8-character prefix, with a working original_url", async () => {
@@ -249,7 +249,7 @@ describe("GET /files/{id}", () => {
     expect((await owner.api.get("/files/12345678")).status).toBe(404);
     const deleted = seed(owner, { deleted: true });
     expect((await owner.api.get(`/files/${deleted}`)).status).toBe(404);
-    expect((await server.tenant().api.get(`/files/${a}`)).status).toBe(404);
+    expect((await (await server.tenant()).api.get(`/files/${a}`)).status).toBe(404);
     for (const bad of ["abc", "abcdef0", "zzzzzzzz", `${a}x`]) {
       const res = await owner.api.get(`/files/${bad}`);
       expect({ bad, status: res.status }).toEqual({ bad, status: 400 });
@@ -261,7 +261,7 @@ describe("PATCH /files/{id}", () => {
   let owner: Tenant;
   let id: string;
   beforeAll(() => {
-    owner = server.tenant();
+    owner = await server.tenant();
     id = seed(owner, { title: "Before", tags: ["x"], uploadDescription: "AI says a cat" });
   });
 
@@ -296,15 +296,15 @@ describe("PATCH /files/{id}", () => {
   });
 
   test("permissions and tenancy: 403 without EDIT, 404 for another org", async () => {
-    expect((await owner.keyWith(["view"]).patch(`/files/${id}`, { title: "nope" })).status).toBe(403);
-    expect((await server.tenant().api.patch(`/files/${id}`, { title: "nope" })).status).toBe(404);
+    expect((await (await owner.keyWith(["view"])).patch(`/files/${id}`, { title: "nope" })).status).toBe(403);
+    expect((await (await server.tenant()).api.patch(`/files/${id}`, { title: "nope" })).status).toBe(404);
   });
 });
 
 describe("deletion, restore and purge", () => {
   let owner: Tenant;
   beforeAll(() => {
-    owner = server.tenant();
+    owner = await server.tenant();
   });
 
   test("DELETE soft-deletes; the file leaves listing and detail; restore brings it back", async () => {
@@ -337,7 +337,7 @@ describe("deletion, restore and purge", () => {
     const b = seed(owner, {});
     const already = seed(owner, { deleted: true });
     const busy = seed(owner, { mediaType: "document", textExtractionStatus: "processing" });
-    const foreign = seed(server.tenant(), {});
+    const foreign = seed(await server.tenant(), {});
     const missing = crypto.randomUUID();
     const res = await owner.api.post("/files/batch-delete", { file_ids: [a, busy, b, already, missing, foreign] });
     expect(res.status).toBe(200);
@@ -359,8 +359,8 @@ describe("deletion, restore and purge", () => {
       expect(res.status).toBe(400);
       expect(res.body.detail).toContain("file_ids");
     }
-    expect((await owner.keyWith(["view", "edit"]).post("/files/batch-delete", { file_ids: [one] })).status).toBe(403);
-    expect((await owner.keyWith(["view", "edit"]).delete(`/files/${one}`)).status).toBe(403);
+    expect((await (await owner.keyWith(["view", "edit"])).post("/files/batch-delete", { file_ids: [one] })).status).toBe(403);
+    expect((await (await owner.keyWith(["view", "edit"])).delete(`/files/${one}`)).status).toBe(403);
   });
 
   test("after 30 days the purge removes the row and the blob; restore is no longer possible", async () => {
@@ -383,7 +383,7 @@ describe("deletion, restore and purge", () => {
 
 describe("GET /files/{id}/download", () => {
   test("302 to a 300-second signed URL that serves the bytes under the original (UTF-8) filename", async () => {
-    const owner = server.tenant();
+    const owner = await server.tenant();
     const bytes = png(12, 12, 5);
     const id = await upload(owner, bytes, "Résumé \"final\".png");
     const res = await owner.api.get(`/files/${id}/download`);
@@ -396,14 +396,14 @@ describe("GET /files/{id}/download", () => {
     const disposition = file.headers.get("content-disposition")!;
     expect(disposition).toContain(`filename*=UTF-8''R%C3%A9sum%C3%A9%20%22final%22.png`);
     expect(disposition).toContain('filename="R_sum_ _final_.png"');
-    expect((await server.tenant().api.get(`/files/${id}/download`)).status).toBe(404);
+    expect((await (await server.tenant()).api.get(`/files/${id}/download`)).status).toBe(404);
     expect((await server.anonymous().get(`/files/${id}/download`)).status).toBe(401);
   });
 });
 
 describe("listing plans at volume", () => {
   test("with more tag matches than the rare-tag threshold, pages come back in order and counts stay exact", async () => {
-    const owner = server.tenant();
+    const owner = await server.tenant();
     const project = defaultProjectOf(server.ctx.db, owner.orgId);
     const n = RARE_TAG_MATCHES + 300;
     server.ctx.db.transaction(() => {

@@ -35,7 +35,7 @@ afterEach(async () => {
 async function mediabox(env: Record<string, string> = LOOPBACK, options: { clock?: ManualClock } = {}): Promise<{ server: TestServer; owner: Tenant }> {
   const server = await startTestServer({ env, ...options });
   servers.push(server);
-  return { server, owner: server.tenant({ tier: "CUSTOM" }) };
+  return { server, owner: await server.tenant({ tier: "CUSTOM" }) };
 }
 
 interface Site {
@@ -422,7 +422,7 @@ describe("saving", () => {
 
   test("a batch answers per URL; more links than the tier's batch size is 400", async () => {
     const { server } = await mediabox(offline);
-    const starter = server.tenant({ tier: "STARTER" });
+    const starter = await server.tenant({ tier: "STARTER" });
     const res = await starter.api.post("/files/links/batch", {
       links: [{ url: "https://a.example/one" }, { url: "javascript:alert(1)" }, { url: "https://a.example/one?utm_source=x" }, { url: "https://b.example/", title: "B" }],
     });

@@ -33,7 +33,7 @@ async function poll(tenant: Tenant, accountId: string) {
 
 describe("an IMAP account", () => {
   test("attachments of the messages its filters take are stored and the messages flagged; the others are left alone; nothing is taken twice", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const folder = (await tenant.api.post("/folders", { name: "Mail" })).body;
     await imap.append(mimeMessage({ from: "Alice <alice@example.com>", subject: "Invoice March", text: "see attached", attachments: [
       { filename: "invoice.pdf", type: "application/pdf", bytes: pdf("Invoice 2024-3 total 120 EUR") },
@@ -86,7 +86,7 @@ describe("an IMAP account", () => {
   });
 
   test("move after success, and the message itself as a document", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const c = await imap.client();
     await c.mailboxCreate("Receipts").catch(() => {});
     await c.logout();
@@ -109,7 +109,7 @@ describe("an IMAP account", () => {
   });
 
   test("a server address outside the allow-list is refused and the reason kept on the account", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const created = (await tenant.api.post("/mail-accounts", { name: "intranet", host: "10.20.30.40", tls: "none", username: "u", password: "p" })).body;
     expect(created.port).toBe(143);
     await poll(tenant, created.id);
@@ -120,7 +120,7 @@ describe("an IMAP account", () => {
 
 describe("mail accounts API", () => {
   test("validation, patch, delete", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const base = { name: "a", host: "imap.example.com", username: "u", password: "p" };
     for (const [body, mention] of [
       [{ ...base, host: "bad host!" }, "host"],
@@ -144,12 +144,12 @@ describe("mail accounts API", () => {
   });
 
   test("roles are checked before the body; another organization's accounts are 404", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
-    const viewer = tenant.keyWith(["view"]);
+    const tenant = await server.tenant({ tier: "CUSTOM" });
+    const viewer = await tenant.keyWith(["view"]);
     expect((await viewer.post("/mail-accounts", { nonsense: 1 })).status).toBe(403);
     const made = (await tenant.api.post("/mail-accounts", { name: "a", host: "imap.example.com", username: "u", password: "p", enabled: false })).body;
     expect((await viewer.post(`/mail-accounts/${made.id}/poll`)).status).toBe(403);
-    const stranger = server.tenant({ tier: "CUSTOM" });
+    const stranger = await server.tenant({ tier: "CUSTOM" });
     for (const res of [
       await stranger.api.get(`/mail-accounts/${made.id}`),
       await stranger.api.patch(`/mail-accounts/${made.id}`, { enabled: true }),

@@ -19,7 +19,7 @@ let server: TestServer;
 let owner: Tenant;
 beforeAll(async () => {
   server = await startTestServer({ kinds: [audioKind] });
-  owner = server.tenant();
+  owner = await server.tenant();
 });
 afterAll(() => server.close());
 
@@ -88,7 +88,7 @@ test("an upload intent forecasts the kind from its declared type, and the conten
 });
 
 test("listings filter by the kind's type and show its summary; other kinds are unchanged", async () => {
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const audio = (await upload(tenant, wav(0.5), "a.wav")).body.image_id;
   const image = (await upload(tenant, png(8, 8), "p.png")).body;
   expect(image.media_type).toBe("image");
@@ -108,7 +108,7 @@ test("listings filter by the kind's type and show its summary; other kinds are u
 });
 
 test("exports list the kind's columns under its type and fill them", async () => {
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const audio = (await upload(tenant, wav(2), "long.wav")).body.image_id;
   await processed(tenant, audio);
   const columns = await tenant.api.get("/files/export/columns");
@@ -130,7 +130,7 @@ test("exports list the kind's columns under its type and fill them", async () =>
 });
 
 test("purging a deleted file asks its kind to remove what it stored", async () => {
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const id = (await upload(tenant, wav(0.25), "gone.wav")).body.image_id;
   await processed(tenant, id);
   const row = (await server.ctx.files.byId(id))!;

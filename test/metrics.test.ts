@@ -28,7 +28,7 @@ function sample(text: string, match: RegExp): number | null {
 test("metrics cover requests, jobs, stages, uploads, blob errors and the database", async () => {
   const server = await startTestServer();
   servers.push(server);
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const form = new FormData();
   form.append("file", new Blob([png(32, 32, 5) as Uint8Array<ArrayBuffer>]), "m.png");
   form.append("auto_describe", "false");

@@ -167,7 +167,7 @@ describe("a server with a models manifest (HTTP)", () => {
     writeFileSync(path.join(dir, "captioner/onnx/decoder_model_merged_quantized.onnx"), "swapped weights");
     const server = await startTestServer({ env: { MEDIABOX_MODELS_DIR: dir, MEDIABOX_CAPTION_MODEL: "captioner" } });
     servers.push(server);
-    const tenant = server.tenant({ tier: "ENTERPRISE" });
+    const tenant = await server.tenant({ tier: "ENTERPRISE" });
     const form = new FormData();
     form.append("file", new File([(await photo(3, 400, 300)) as Uint8Array<ArrayBuffer>], "m.jpg"));
     const id = (await tenant.api.form("/files/upload", form)).body.image_id;

@@ -51,7 +51,7 @@ const storedPictures = (fileId: string) =>
 
 beforeAll(async () => {
   server = await startTestServer({ clock });
-  owner = server.tenant();
+  owner = await server.tenant();
   pdfId = await upload(owner, await reportPdf(), "report.pdf");
   await processed(owner, pdfId);
 }, TIMEOUT);
@@ -105,7 +105,7 @@ test("a PDF page comes back as a WebP of the asked width with its dark text on w
   expect((await owner.api.get(`/files/${pdfId}/digitization/pages/2/image?redirect=maybe`)).status).toBe(400);
 
   // Without a width the long side is 1024 px; a view-only key may ask.
-  const standard = await picture({ ...owner, api: owner.keyWith(["view"]) }, `/files/${pdfId}/digitization/pages/1/image`);
+  const standard = await picture({ ...owner, api: await owner.keyWith(["view"]) }, `/files/${pdfId}/digitization/pages/1/image`);
   const standardMeta = await sharp(standard.bytes).metadata();
   expect(standardMeta.height).toBe(1024);
   expect(standardMeta.width).toBe(Math.round((1024 * A4.width) / A4.height));
@@ -152,7 +152,7 @@ test("page numbers, widths, media types and organizations are refused with clear
   expect(wrongType.status).toBe(400);
   expect(wrongType.body.code).toBe("WRONG_MEDIA_TYPE");
 
-  const other = server.tenant();
+  const other = await server.tenant();
   const foreign = await other.api.get(`/files/${pdfId}/digitization/pages/1/image`);
   expect(foreign.status).toBe(404);
   expect(foreign.body.code).toBe("FILE_NOT_FOUND");

@@ -19,7 +19,7 @@ let server: TestServer;
 let owner: Tenant;
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
 

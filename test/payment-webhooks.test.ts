@@ -38,7 +38,7 @@ function tierOf(s: TestServer, orgId: string): string {
 
 test("a signed subscription event changes the tier; a replay is acknowledged and changes nothing", async () => {
   const s = await server();
-  const tenant = s.tenant({ tier: "STARTER" });
+  const tenant = await s.tenant({ tier: "STARTER" });
   const client = s.anonymous();
   const body = JSON.stringify(event(tenant.orgId, "ENTERPRISE"));
   const first = await deliver(client, body);
@@ -59,7 +59,7 @@ test("a signed subscription event changes the tier; a replay is acknowledged and
 
 test("forged, missing, stale and future signatures are 401 and change nothing", async () => {
   const s = await server();
-  const tenant = s.tenant({ tier: "STARTER" });
+  const tenant = await s.tenant({ tier: "STARTER" });
   const client = s.anonymous();
   const body = JSON.stringify(event(tenant.orgId, "CUSTOM"));
   const now = Math.floor(Date.now() / 1000);
@@ -88,7 +88,7 @@ test("forged, missing, stale and future signatures are 401 and change nothing", 
 
 test("a signed but malformed body is 400; another provider is 404; Stripe's header name is read too", async () => {
   const s = await server();
-  const tenant = s.tenant({ tier: "STARTER" });
+  const tenant = await s.tenant({ tier: "STARTER" });
   const client = s.anonymous();
   expect((await deliver(client, "not json")).status).toBe(400);
   expect((await deliver(client, JSON.stringify({ type: "x" }))).status).toBe(400);
@@ -109,7 +109,7 @@ test("a signed but malformed body is 400; another provider is 404; Stripe's head
 
 test("an older subscription event arriving late does not undo a newer one", async () => {
   const s = await server();
-  const tenant = s.tenant({ tier: "STARTER" });
+  const tenant = await s.tenant({ tier: "STARTER" });
   const client = s.anonymous();
   const now = Math.floor(Date.now() / 1000);
   expect((await deliver(client, JSON.stringify(event(tenant.orgId, "ENTERPRISE", "subscription.updated", now)))).body.outcome).toBe("tier_changed");

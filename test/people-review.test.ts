@@ -21,8 +21,8 @@ const files: string[] = [];
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
-  other = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
+  other = await server.tenant({ tier: "CUSTOM" });
   const db = server.ctx.db;
   const project = defaultProjectOf(db, owner.orgId);
   alice = insertPersonRow(db, { orgId: owner.orgId, name: "Alice" });
@@ -90,7 +90,7 @@ test("another organization's faces and people are not found", async () => {
 });
 
 test("a key without EDIT is refused before its body is read; bad bodies and ids say what is wrong", async () => {
-  const viewer = owner.keyWith(["view"]);
+  const viewer = await owner.keyWith(["view"]);
   const refused = await viewer.patch(`/faces/${faces[0]}`, { person_id: "not a uuid" });
   expect(refused.status).toBe(403);
   expect(refused.body.detail).toContain("EDIT");

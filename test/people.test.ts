@@ -64,8 +64,8 @@ async function recluster(tenant: Tenant) {
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
-  other = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
+  other = await server.tenant({ tier: "CUSTOM" });
   alice = await face(0, 0);
   bob = await face(2, 1);
   ids.alice1 = await upload(owner, await scene(alice, 1, 260, [0.2, 0.3]), "alice-1.jpg");
@@ -170,12 +170,12 @@ describe("people (extension)", () => {
   });
 
   test("roles: viewing needs VIEW, changes need EDIT", async () => {
-    const viewer = owner.keyWith(["view"]);
+    const viewer = await owner.keyWith(["view"]);
     expect((await viewer.get("/people")).status).toBe(200);
     expect((await viewer.patch(`/people/${alicePerson}`, { name: "X" })).status).toBe(403);
     expect((await viewer.post(`/people/${alicePerson}/merge`, { person_ids: [crypto.randomUUID()] })).status).toBe(403);
     expect((await viewer.post("/people/recluster")).status).toBe(403);
-    expect((await owner.keyWith(["edit"]).get("/people")).status).toBe(403);
+    expect((await (await owner.keyWith(["edit"])).get("/people")).status).toBe(403);
     expect((await server.anonymous().get("/people")).status).toBe(401);
   });
 

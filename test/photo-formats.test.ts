@@ -25,7 +25,7 @@ let owner: Tenant;
 
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
 
@@ -379,7 +379,7 @@ describe("damaged and huge images", () => {
   test("MEDIABOX_IMAGE_MAX_PIXELS reaches the pipeline: a larger image fails with the limit named", async () => {
     const small = await startTestServer({ env: { MEDIABOX_IMAGE_MAX_PIXELS: "1000000" } });
     try {
-      const tenant = small.tenant({ tier: "CUSTOM" });
+      const tenant = await small.tenant({ tier: "CUSTOM" });
       const form = new FormData();
       form.append("file", new File([(await F.halves(2000, 1500)) as Uint8Array<ArrayBuffer>], "big.jpg"));
       form.append("auto_describe", "false");

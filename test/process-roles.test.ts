@@ -62,7 +62,7 @@ describe("roles on one data directory", () => {
 
   test("an api process serves the API and runs no job; a worker then runs it and answers only probes", async () => {
     server = await startTestServer({ dataDir, queues, env: { MEDIABOX_ROLE: "api" } });
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     expect((await tenant.api.get("/projects")).status).toBe(200);
     const { id } = await server.ctx.jobs.submit({ queue: "t.role", payload: { n: 1 } });
     expect(server.ctx.jobs.isRunning).toBe(false);

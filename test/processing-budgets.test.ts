@@ -33,7 +33,7 @@ afterEach(async () => {
 async function mediabox(env: Record<string, string>): Promise<{ server: TestServer; owner: Tenant }> {
   const server = await startTestServer({ env });
   servers.push(server);
-  return { server, owner: server.tenant({ tier: "CUSTOM" }) };
+  return { server, owner: await server.tenant({ tier: "CUSTOM" }) };
 }
 
 /** A web site on loopback; unknown paths are 404. */

@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** CUSTOM tier: unlimited requests, so tests that create dozens of projects never hit 429. */
-const newTenant = (): Tenant => server.tenant({ tier: "CUSTOM" });
+const newTenant = (): Tenant => await server.tenant({ tier: "CUSTOM" });
 
 async function defaultProject(tenant: Tenant) {
   const res = await tenant.api.get("/projects");
@@ -319,11 +319,11 @@ describe("DELETE /projects/{project_id}", () => {
 
 describe("permissions and isolation", () => {
   test("VIEW reads, EDIT creates and updates, DELETE deletes; each missing one is 403", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM", permissions: ["view", "edit", "delete"] });
+    const tenant = await server.tenant({ tier: "CUSTOM", permissions: ["view", "edit", "delete"] });
     const project = (await tenant.api.post("/projects", { name: "Guarded" })).body;
-    const viewOnly = tenant.keyWith(["view"]);
-    const editOnly = tenant.keyWith(["edit"]);
-    const deleteOnly = tenant.keyWith(["delete"]);
+    const viewOnly = await tenant.keyWith(["view"]);
+    const editOnly = await tenant.keyWith(["edit"]);
+    const deleteOnly = await tenant.keyWith(["delete"]);
 
     expect((await viewOnly.get("/projects")).status).toBe(200);
     expect((await viewOnly.get(`/projects/${project.id}`)).status).toBe(200);

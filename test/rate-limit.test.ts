@@ -33,7 +33,7 @@ async function burst(client: ApiClient, n: number, path = "/projects", method = 
 
 describe("headers", () => {
   test("every API response carries the limit headers, successes and errors alike", async () => {
-    const { api } = server.tenant({ tier: "PROFESSIONAL" });
+    const { api } = await server.tenant({ tier: "PROFESSIONAL" });
     const responses = [
       await api.get("/projects"),
       await api.get("/projects?limit=0"),
@@ -52,7 +52,7 @@ describe("headers", () => {
 
   test("limit follows the tier, remaining counts down, reset is the window end in Unix seconds", async () => {
     for (const [tier, limit] of [["STARTER", 30], ["PROFESSIONAL", 100], ["ENTERPRISE", 500]] as const) {
-      const { api } = server.tenant({ tier });
+      const { api } = await server.tenant({ tier });
       const [first, second] = (await burst(api, 2)).map(limitHeaders);
       expect(first!.limit).toBe(limit);
       expect(first!.remaining).toBe(limit - 1);
@@ -62,7 +62,7 @@ describe("headers", () => {
   });
 
   test("CUSTOM is unlimited and reports -1", async () => {
-    const { api } = server.tenant({ tier: "CUSTOM" });
+    const { api } = await server.tenant({ tier: "CUSTOM" });
     const responses = await burst(api, 40);
     expect(responses.every((r) => r.status === 200)).toBe(true);
     expect(limitHeaders(responses[39]!)).toMatchObject({ limit: -1, remaining: -1 });
@@ -71,7 +71,7 @@ describe("headers", () => {
 
 describe("per-key tier limit", () => {
   test("a key of a FREE organization gets 10 requests a minute, then 429 with Retry-After", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     await setOrganizationTier(server.ctx.sql, tenant.orgName, "FREE");
     const responses = await burst(tenant.api, 11);
     expect(responses.slice(0, 10).every((r) => r.status === 200)).toBe(true);
@@ -95,7 +95,7 @@ describe("per-key tier limit", () => {
   });
 
   test("limits are per key: a second key of the same organization has its own budget", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     await burst(tenant.api, 30);
     expect((await tenant.api.get("/projects")).status).toBe(429);
     const other = new ApiClient(server.url, (await createApiKey(server.ctx.sql, clock, tenant.orgName)).key, tenant.api.ip);
@@ -103,7 +103,7 @@ describe("per-key tier limit", () => {
   });
 
   test("a blocked request does not consume budget", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     await burst(tenant.api, 35);
     clock.advance(60_000);
     expect(limitHeaders(await tenant.api.get("/projects")).remaining).toBe(29);
@@ -145,8 +145,8 @@ describe("anonymous per-IP limit", () => {
 
 describe("per-IP endpoint limits", () => {
   test("sensitive endpoints count per IP across keys (POST /support/contact: 3 a minute)", async () => {
-    const a = server.tenant({ tier: "ENTERPRISE" });
-    const b = server.tenant({ tier: "ENTERPRISE" });
+    const a = await server.tenant({ tier: "ENTERPRISE" });
+    const b = await server.tenant({ tier: "ENTERPRISE" });
     const ip = "198.51.100.7";
     const viaA = new ApiClient(server.url, a.key, ip);
     const viaB = new ApiClient(server.url, b.key, ip);
@@ -160,7 +160,7 @@ describe("per-IP endpoint limits", () => {
   });
 
   test("authenticated upload requests share a 500-per-minute bucket per IP", async () => {
-    const { key } = server.tenant({ tier: "CUSTOM" });
+    const { key } = await server.tenant({ tier: "CUSTOM" });
     const client = new ApiClient(server.url, key, "203.0.113.50");
     const statuses = new Set<number>();
     for (let i = 0; i < 500; i++) statuses.add((await client.post(i % 2 ? "/files/upload" : "/files/uploads")).status);

@@ -18,7 +18,7 @@ let server: TestServer;
 let owner: Tenant;
 beforeAll(async () => {
   server = await startTestServer();
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 }, 60_000);
 afterAll(async () => {
   await server?.close();
@@ -130,17 +130,17 @@ test("a link is crawled again through the recrawl path", async () => {
 test("another organization's file is 404 and a key without edit permission is 403", async () => {
   const id = await upload(corruptPdf(), "mine.pdf");
   await processed(owner, id, 120_000);
-  const other = server.tenant({ tier: "CUSTOM" });
+  const other = await server.tenant({ tier: "CUSTOM" });
   const foreign = await other.api.post(`/files/${id}/reprocess`);
   expect([foreign.status, foreign.body.code]).toEqual([404, "FILE_NOT_FOUND"]);
-  const viewer = owner.keyWith(["view"]);
+  const viewer = await owner.keyWith(["view"]);
   const refused = await viewer.post(`/files/${id}/reprocess`);
   expect([refused.status, refused.body.code]).toEqual([403, "PERMISSION_DENIED"]);
   expect((await owner.api.get(`/files/${id}`)).body.processing_status).toBe("failed");
 }, 120_000);
 
 test("the listing filters by processing_status (the Activity page's failed files)", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const form = new FormData();
   form.append("file", new File([(corruptPdf()) as Uint8Array<ArrayBuffer>], "bad.pdf"));
   const bad = (await tenant.api.form("/files/upload", form)).body.image_id;

@@ -61,7 +61,7 @@ test("a backup archive taken while serving brings the database, a file's blob an
   dirs.push(dir);
   const dataDir = join(dir, "data");
   const server = await startTestServer({ dataDir });
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const form = new FormData();
   form.append("file", new File(["The quay wall was repaired in March.\n"], "quay.txt"));
   const id = (await tenant.api.form("/files/upload", form)).body.image_id as string;

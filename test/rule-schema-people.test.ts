@@ -28,7 +28,7 @@ const schemaOf = (extractions: any[]) => extractions.find((e) => e.domain === "c
 
 describe("run_schema", () => {
   test("a rule fills a custom schema from a document's text when its analysis ends; bad references are refused", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const created = await tenant.api.post("/custom-extraction-schemas", {
       name: "invoice",
       schema: { type: "object", properties: { invoice_number: { type: "string" }, total: { type: "number" }, iban: { type: "string" } } },
@@ -39,7 +39,7 @@ describe("run_schema", () => {
     expect([missing.status, missing.body.code]).toEqual([404, "CUSTOM_SCHEMA_NOT_FOUND"]);
     const noId = await tenant.api.post("/rules", { name: "x", actions: [{ type: "run_schema" }] });
     expect([noId.status, noId.body.detail]).toEqual([400, "actions.0.schema_id: required"]);
-    const stranger = server.tenant({ tier: "CUSTOM" });
+    const stranger = await server.tenant({ tier: "CUSTOM" });
     const theirs = await stranger.api.post("/rules", { name: "x", actions: [{ type: "run_schema", schema_id: schema.id }] });
     expect([theirs.status, theirs.body.code], JSON.stringify(theirs.body)).toEqual([404, "CUSTOM_SCHEMA_NOT_FOUND"]);
 
@@ -66,7 +66,7 @@ describe("run_schema", () => {
 
 describe("images", () => {
   test("people_count counts what the detectors saw; a schema run on an image analysed without findings looks at its stored variant", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const crowd = await upload(tenant, (await crowdComposite(3, "plain", 7, 1200, 900)).image, "crowd.jpg");
     const landscape = await upload(tenant, await photo(3, 900, 700), "landscape.jpg");
     // auto_describe=false: the detectors do not run in the pipeline, only face recognition does.

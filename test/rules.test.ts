@@ -24,7 +24,7 @@ const FINANCE = { name: "finance", conditions: [{ field: "text", op: "contains",
 
 describe("rules run when a file's analysis ends", () => {
   test("the issue's rule shape works as written; a tag-and-move rule changes the matching document only, and the file records it", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const created = await tenant.api.post("/rules", FINANCE);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).toMatchObject({ name: "finance", enabled: true, match: "all", conditions: FINANCE.conditions, actions: FINANCE.actions, applied_files: 0 });
@@ -67,7 +67,7 @@ describe("rules run when a file's analysis ends", () => {
   });
 
   test("a rule whose action fails changes nothing and is recorded failed; the rules after it still apply", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const folder = (await tenant.api.post("/folders", { name: "Receipts" })).body;
     const breaks = await tenant.api.post("/rules", {
       name: "tag then file receipts",
@@ -95,7 +95,7 @@ describe("rules run when a file's analysis ends", () => {
   });
 
   test("a disabled rule does not run; apply-to-library is a job with progress that applies it to existing files once", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const rule = (await tenant.api.post("/rules", { ...FINANCE, enabled: false })).body;
     const a = await uploadText(tenant, "invoice number 7", "a.txt");
     const b = await uploadText(tenant, "nothing to see", "b.txt");
@@ -121,7 +121,7 @@ describe("rules run when a file's analysis ends", () => {
   });
 
   test("unsaved conditions can be tried with a dry run", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const id = await uploadText(tenant, "Receipt for order 55", "receipt.txt");
     await processed(tenant, id);
     const hit = await tenant.api.post("/rules/dry-run", { conditions: [{ field: "text", op: "regex", value: "order\\s+\\d+" }, { field: "filename", op: "ends_with", value: ".TXT" }] });
@@ -138,7 +138,7 @@ describe("rules run when a file's analysis ends", () => {
 });
 
 test("conditions on the camera and the place its GPS names", async () => {
-  const tenant = server.tenant({ tier: "CUSTOM" });
+  const tenant = await server.tenant({ tier: "CUSTOM" });
   const rule = await tenant.api.post("/rules", {
     name: "paris trip",
     conditions: [{ field: "camera", op: "contains", value: "pixel 7" }, { field: "place", op: "contains", value: "paris" }, { field: "country_code", op: "equals", value: "FR" }],
@@ -169,7 +169,7 @@ test("conditions on the camera and the place its GPS names", async () => {
 
 describe("rules API", () => {
   test("list, patch, delete; names are unique case-insensitively", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const first = (await tenant.api.post("/rules", FINANCE)).body;
     expect((await tenant.api.post("/rules", { ...FINANCE, name: "FINANCE" })).status).toBe(409);
     const second = (await tenant.api.post("/rules", { ...FINANCE, name: "early", position: -5 })).body;
@@ -183,7 +183,7 @@ describe("rules API", () => {
   });
 
   test("bad conditions and actions are 400 naming what is wrong", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const cases: [unknown, string][] = [
       [{ ...FINANCE, name: " " }, "name"],
       [{ ...FINANCE, conditions: [{ field: "colour", op: "equals", value: "red" }] }, "conditions.0.field"],
@@ -209,14 +209,14 @@ describe("rules API", () => {
   });
 
   test("roles are checked before the body, and another organization's rules are 404", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
-    const viewer = tenant.keyWith(["view"]);
+    const tenant = await server.tenant({ tier: "CUSTOM" });
+    const viewer = await tenant.keyWith(["view"]);
     expect((await viewer.post("/rules", { nonsense: true })).status).toBe(403);
     const rule = (await tenant.api.post("/rules", FINANCE)).body;
     expect((await viewer.get(`/rules/${rule.id}`)).status).toBe(200);
     expect((await viewer.post(`/rules/${rule.id}/apply`)).status).toBe(403);
     expect((await viewer.delete(`/rules/${rule.id}`)).status).toBe(403);
-    const stranger = server.tenant({ tier: "CUSTOM" });
+    const stranger = await server.tenant({ tier: "CUSTOM" });
     for (const res of [
       await stranger.api.get(`/rules/${rule.id}`),
       await stranger.api.patch(`/rules/${rule.id}`, { enabled: false }),

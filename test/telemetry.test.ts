@@ -38,13 +38,13 @@ test("logs an event without authentication and stores every field", async () => 
 });
 
 test("with a valid key the event is attached to the organization", async () => {
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   expect((await tenant.api.post("/files/log-upload-event", { ...valid, batch_id: "org-batch" })).status).toBe(200);
   expect(storedEvents("batch_id = 'org-batch'")[0]!.org_id).toBe(tenant.orgId);
 });
 
 test("accepts the boundary values", async () => {
-  const client = server.tenant().api;
+  const client = (await server.tenant()).api;
   const data = { blob: "x".repeat(10 * 1024 - '{"blob":""}'.length) };
   expect(JSON.stringify(data).length).toBe(10 * 1024);
   const cases = [
@@ -57,7 +57,7 @@ test("accepts the boundary values", async () => {
 });
 
 test("rejects invalid events with 400 naming the field, storing nothing", async () => {
-  const client = server.tenant().api;
+  const client = (await server.tenant()).api;
   const before = storedEvents().length;
   const cases: [string, Record<string, unknown>][] = [
     ["event_type", { message: "m" }],

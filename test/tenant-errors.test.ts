@@ -52,7 +52,7 @@ beforeAll(async () => {
       MEDIABOX_STAGE_BUDGETS: "link.fetch=2",
     },
   });
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 }, TIMEOUT);
 
 afterAll(async () => {

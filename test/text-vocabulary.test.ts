@@ -35,7 +35,7 @@ test("common words are prepared after start; a document of them needs no model r
     timeoutMs: 240_000,
   });
 
-  const tenant = server.tenant();
+  const tenant = await server.tenant();
   const content = commonWords(300).filter((w) => !STOP_WORDS.has(w));
   const text = Array.from({ length: 6 }, (_, i) => `${content.slice(i * 20, i * 20 + 20).join(" ")}.`).join("\n\n");
   const form = new FormData();
@@ -54,7 +54,7 @@ test("common words are prepared after start; a document of them needs no model r
 
   const again = await startTestServer({ dataDir, env });
   servers.push(again);
-  const second = again.tenant();
+  const second = await again.tenant();
   const form2 = new FormData();
   form2.append("file", new File([content.slice(60).join(" ")], "more.txt", { type: "text/plain" }));
   const id2 = (await second.api.form("/files/upload", form2)).body.image_id as string;

@@ -27,13 +27,13 @@ const ago = (days: number) => new Date(clock.now() - days * DAY).toISOString();
 const ids = (res: { body: { items: { id: string }[] } }) => res.body.items.map((i) => i.id);
 
 test("lists this organization's deleted files within retention, newest deletion first, each with deleted_at and purge_at", async () => {
-  const owner = server.tenant();
+  const owner = await server.tenant();
   const live = seed(owner, { title: "Still here" });
   const old = seed(owner, { title: "Deleted long ago", deleted: ago(20), sizeBytes: 120 });
   const recent = seed(owner, { mediaType: "document", filename: "notes.pdf", deleted: ago(2) });
   // Past retention but not purged yet: no longer restorable, so not in the trash either.
   const expired = seed(owner, { title: "Expired", deleted: ago(31) });
-  seed(server.tenant(), { title: "Another org's", deleted: ago(1) });
+  seed(await server.tenant(), { title: "Another org's", deleted: ago(1) });
   // Deleted through the API just now: the newest deletion.
   expect((await owner.api.delete(`/files/${live}`)).status).toBe(200);
 
@@ -52,7 +52,7 @@ test("lists this organization's deleted files within retention, newest deletion 
 });
 
 test("pages with limit and offset; restore takes a file out of the trash and back into GET /files", async () => {
-  const owner = server.tenant();
+  const owner = await server.tenant();
   const files = [5, 4, 3, 2, 1].map((days) => seed(owner, { title: `Deleted ${days} days ago`, deleted: ago(days) }));
   const first = await owner.api.get("/files/deleted?limit=2");
   expect(ids(first)).toEqual([files[4]!, files[3]!]);
@@ -68,7 +68,7 @@ test("pages with limit and offset; restore takes a file out of the trash and bac
 });
 
 test("files leave the trash when retention ends and the purge removes them", async () => {
-  const owner = server.tenant();
+  const owner = await server.tenant();
   const id = seed(owner, { title: "Soon gone", deleted: ago(0) });
   expect(ids(await owner.api.get("/files/deleted"))).toEqual([id]);
   clock.advance(30 * DAY);
@@ -79,18 +79,18 @@ test("files leave the trash when retention ends and the purge removes them", asy
 });
 
 test("GET /files/deleted is a route of its own, not a file reference; needs view permission and a key", async () => {
-  const owner = server.tenant();
+  const owner = await server.tenant();
   const id = seed(owner, { deleted: ago(0) });
   // A file whose id starts with "de1e7ed0" is still reached by its prefix.
   const prefixed = seed(owner, { id: "de1e7ed0-0000-4000-8000-000000000000", title: "Prefix" });
   expect((await owner.api.get("/files/de1e7ed0")).body.id).toBe(prefixed);
-  expect(ids(await owner.keyWith(["view"]).get("/files/deleted"))).toEqual([id]);
-  expect((await owner.keyWith(["edit", "delete"]).get("/files/deleted")).status).toBe(403);
+  expect(ids(await (await owner.keyWith(["view"])).get("/files/deleted"))).toEqual([id]);
+  expect((await (await owner.keyWith(["edit", "delete"])).get("/files/deleted")).status).toBe(403);
   expect((await server.anonymous().get("/files/deleted")).status).toBe(401);
 });
 
 test("limit and offset are validated with a detail saying what is allowed", async () => {
-  const owner = server.tenant();
+  const owner = await server.tenant();
   for (const query of ["limit=0", "limit=101", "limit=ten"]) {
     const res = await owner.api.get(`/files/deleted?${query}`);
     expect([res.status, res.body.detail]).toEqual([400, expect.stringContaining("limit must be an integer from 1 to 100")]);

@@ -45,7 +45,7 @@ const expectNoLeftovers = () => waitFor(() => leftovers().length === 0, { what: 
 
 describe("POST /files/upload", () => {
   test("each kind is routed by its content even with a wrong Content-Type and name", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const cases: [string, Uint8Array, string, string, string | null][] = [
       ["png", png(), "photo.pdf", "image", null],
       ["pdf", pdf(), "scan.jpg", "document", "pdf"],
@@ -77,7 +77,7 @@ describe("POST /files/upload", () => {
   });
 
   test("fields are applied: title, tags, folder placement, category, auto_describe", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const folder = (await tenant.api.post("/folders", { name: "Inbox" })).body;
     const res = await tenant.api.form(
       "/files/upload",
@@ -89,7 +89,7 @@ describe("POST /files/upload", () => {
   });
 
   test("executables, scripts, archives and active markup are 415 and leave nothing on disk", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const before = blobFiles().length;
     const cases: [string, Uint8Array, string][] = [
       ["ELF", elf(), "tool"],
@@ -119,13 +119,13 @@ describe("POST /files/upload", () => {
   });
 
   test("a clean SVG is accepted as an image", async () => {
-    const res = await server.tenant().api.form("/files/upload", form(text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>'), "x.svg"));
+    const res = await (await server.tenant()).api.form("/files/upload", form(text('<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>'), "x.svg"));
     expect(res.status).toBe(201);
     expect(res.body.media_type).toBe("image");
   });
 
   test("skip_duplicates returns the existing file; without it a second copy is stored", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const bytes = png(5, 5, 7);
     const first = await api.form("/files/upload", form(bytes, "one.png"));
     const dup = await api.form("/files/upload", form(bytes, "two.png", "image/png", { skip_duplicates: "true" }));
@@ -135,12 +135,12 @@ describe("POST /files/upload", () => {
     expect(copy.body.status).toBe("processing");
     expect(copy.body.image_id).not.toBe(first.body.image_id);
     // Another organization's identical file is not a duplicate.
-    const other = await server.tenant().api.form("/files/upload", form(bytes, "one.png", "image/png", { skip_duplicates: "true" }));
+    const other = await (await server.tenant()).api.form("/files/upload", form(bytes, "one.png", "image/png", { skip_duplicates: "true" }));
     expect(other.body.skipped).toBe(false);
   });
 
   test("413 above 100 MB (streamed, not buffered) and for documents above 50 MB", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const big = new Uint8Array(100 * 1024 * 1024 + 1);
     big.set(png(), 0);
     const res = await api.form("/files/upload", form(big, "huge.png"));
@@ -154,7 +154,7 @@ describe("POST /files/upload", () => {
   });
 
   test("validation: missing file, bad fields, unknown folder", async () => {
-    const { api } = server.tenant();
+    const { api } = await server.tenant();
     const noFile = new FormData();
     noFile.append("title", "x");
     expect((await api.form("/files/upload", noFile)).status).toBe(400);
@@ -176,15 +176,15 @@ describe("POST /files/upload", () => {
   });
 
   test("permissions and authentication", async () => {
-    const tenant = server.tenant();
-    expect((await tenant.keyWith(["view"]).form("/files/upload", form(png(), "a.png"))).status).toBe(403);
+    const tenant = await server.tenant();
+    expect((await (await tenant.keyWith(["view"])).form("/files/upload", form(png(), "a.png"))).status).toBe(403);
     expect((await server.anonymous().form("/files/upload", form(png(), "a.png"))).status).toBe(401);
   });
 });
 
 describe("GET /files/uploads-status/{image_id}", () => {
   test("a stored file whose processing fails ends as failed, never completed, with the reason", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const { api } = tenant;
     // An MP4 header and nothing playable: stored, then refused by the video probe for good.
     const up = await api.form("/files/upload", form(mp4(), "clip.mp4"));
@@ -198,14 +198,14 @@ describe("GET /files/uploads-status/{image_id}", () => {
     });
     expect(status.error_message ?? status.processing_error ?? JSON.stringify(status)).toMatch(/corrupt|not a video/);
     expect(status.processing_ids.length).toBe(1);
-    const other = await server.tenant().api.get(`/files/uploads-status/${up.body.image_id}`);
+    const other = await (await server.tenant()).api.get(`/files/uploads-status/${up.body.image_id}`);
     expect(other.status).toBe(404);
   });
 });
 
 describe("quota-check and check-duplicates", () => {
   test("quota follows the tier's monthly AI descriptions and counts uploads that asked for one", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     let res = await tenant.api.get("/files/quota-check?file_count=10");
     expect(res.body).toMatchObject({ can_proceed: true, requested: 10, available: 500, monthly_limit: 500, current_usage: 0, max_batch_size: 50, max_concurrent_uploads: 20 });
     await tenant.api.form("/files/upload", form(png(3, 3, 9), "a.png"));
@@ -213,21 +213,21 @@ describe("quota-check and check-duplicates", () => {
     res = await tenant.api.get("/files/quota-check?file_count=500");
     expect(res.body).toMatchObject({ can_proceed: false, available: 499, current_usage: 1 });
     expect(res.body.message).toContain("short by 1");
-    const custom = await server.tenant({ tier: "CUSTOM" }).api.get("/files/quota-check?file_count=100000");
+    const custom = await (await server.tenant({ tier: "CUSTOM" })).api.get("/files/quota-check?file_count=100000");
     expect(custom.body).toMatchObject({ can_proceed: true, monthly_limit: -1, available: -1, max_batch_size: -1 });
     expect((await tenant.api.get("/files/quota-check")).status).toBe(400);
     expect((await tenant.api.get("/files/quota-check?file_count=-1")).status).toBe(400);
   });
 
   test("check-duplicates splits hashes into duplicates and unique within the org", async () => {
-    const tenant = server.tenant();
+    const tenant = await server.tenant();
     const bytes = png(6, 6, 3);
     const up = await tenant.api.form("/files/upload", form(bytes, "x.png"));
     const fresh = sha256(new Uint8Array([1, 2, 3]));
     const res = await tenant.api.post("/files/check-duplicates", { hashes: [sha256(bytes).toUpperCase(), fresh] });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ duplicates: [sha256(bytes)], unique: [fresh], matches: [{ hash: sha256(bytes), file_id: up.body.image_id, filename: "x.png" }] });
-    const other = await server.tenant().api.post("/files/check-duplicates", { hashes: [sha256(bytes)] });
+    const other = await (await server.tenant()).api.post("/files/check-duplicates", { hashes: [sha256(bytes)] });
     expect(other.body.duplicates).toEqual([]);
     for (const body of [{ hashes: [] }, { hashes: ["abc"] }, { hashes: Array(251).fill(fresh) }, {}]) {
       expect((await tenant.api.post("/files/check-duplicates", body)).status).toBe(400);

@@ -29,7 +29,7 @@ let owner: Tenant;
 const clock = new ManualClock(Date.now());
 beforeAll(async () => {
   server = await startTestServer({ clock });
-  owner = server.tenant({ tier: "CUSTOM" });
+  owner = await server.tenant({ tier: "CUSTOM" });
 });
 afterAll(() => server.close());
 
@@ -184,10 +184,10 @@ describe("what a video shows", () => {
 
 describe("credits, limits and broken files", () => {
   test("a video reserves two description credits, kept when described and given back when not", async () => {
-    const tenant = server.tenant({ tier: "STARTER" });
+    const tenant = await server.tenant({ tier: "STARTER" });
     // STARTER allows 30 requests a minute per key: the waits poll with a key of their own, so a
     // slow machine's extra polls never leave the uploads below answered 429.
-    const poller = { api: tenant.keyWith(["view"]) };
+    const poller = { api: await tenant.keyWith(["view"]) };
     const used = async () => (await tenant.api.get("/files/quota-check?file_count=1")).body.current_usage as number;
     expect(await used()).toBe(0);
     const id = await upload(tenant, fixture("vp9.webm"), "clip.webm");
@@ -245,7 +245,7 @@ describe("credits, limits and broken files", () => {
   test("a video over the duration limit is probed and stored, not analysed, and its credits go back", async () => {
     const limited = await startTestServer({ env: { MEDIABOX_VIDEO_MAX_DURATION_SECONDS: "5" } });
     defer(() => limited.close());
-    const tenant = limited.tenant({ tier: "CUSTOM" });
+    const tenant = await limited.tenant({ tier: "CUSTOM" });
     const id = await upload(tenant, fixture("scenes.mp4"), "long.mp4");
     const file = await processed(tenant, id, 120_000);
     expect(file).toMatchObject({ analysis_status: "skipped", resolution: "320x240", thumbnail_url: null, description_status: "skipped" });

@@ -34,7 +34,7 @@ describe("a watched folder added with mediabox watch", () => {
   afterAll(() => server.close());
 
   test("files are stored with their subfolders as folders, refused ones go to failed/ with the reason", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-watch-");
     const added = await run([process.execPath, MAIN, "watch", dir, "--org", tenant.orgName, "--folder", "Scans/Inbox", "--data-dir", server.dataDir]);
     expect(added.exitCode, added.stderr).toBe(0);
@@ -72,7 +72,7 @@ describe("a watched folder added with mediabox watch", () => {
     await pollApi(tenant, `/files/${plan.id}`, (r) => r.body.processing_status === "completed", { what: "the plan's analysis" });
     expect((await tenant.api.post("/rules/dry-run", { conditions: [{ field: "source", op: "equals", value: "watch" }] })).body.matched_count).toBe(2);
     // Another organization sees none of it.
-    expect((await server.tenant().api.get("/watched-folders")).body.items).toEqual([]);
+    expect((await (await server.tenant()).api.get("/watched-folders")).body.items).toEqual([]);
 
     const removed = await run([process.execPath, MAIN, "unwatch", dir, "--data-dir", server.dataDir]);
     expect(removed.exitCode, removed.stderr).toBe(0);
@@ -80,7 +80,7 @@ describe("a watched folder added with mediabox watch", () => {
   });
 
   test("a file still open for writing is not taken until its writer closes it", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-watch-");
     expect((await run([process.execPath, MAIN, "watch", dir, "--org", tenant.orgName, "--data-dir", server.dataDir])).exitCode).toBe(0);
     const path = join(dir, "slow.txt");

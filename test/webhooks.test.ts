@@ -53,7 +53,7 @@ const uploadText = (tenant: Tenant, text: string, filename: string) => uploadFil
 describe("deliveries", () => {
   test("a receiver on loopback gets a signed file.completed that verifies, retried after a 500", async () => {
     const hook = track(receiver((n) => (n === 1 ? 500 : 200)));
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const created = await tenant.api.post("/webhooks", { url: hook.url, events: ["file.completed"], description: "ops" });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const secret = created.body.secret as string;
@@ -89,7 +89,7 @@ describe("deliveries", () => {
   test("a delivery that uses up its attempts is dead-lettered, and a retry by hand sends it again", async () => {
     let healthy = false;
     const hook = track(receiver(() => (healthy ? 204 : 503)));
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const webhook = (await tenant.api.post("/webhooks", { url: hook.url, events: ["file.completed"] })).body;
     const test = await tenant.api.post(`/webhooks/${webhook.id}/test`);
     expect(test.status).toBe(202);
@@ -110,7 +110,7 @@ describe("deliveries", () => {
 
   test("rule.applied goes to the receiver a rule's call_webhook action names; batch.completed when an upload session ends", async () => {
     const hook = track(receiver(() => 200));
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const webhook = (await tenant.api.post("/webhooks", { url: hook.url, events: ["batch.completed"] })).body;
     const rule = await tenant.api.post("/rules", { name: "notify", conditions: [{ field: "text", op: "contains", value: "urgent" }], actions: [{ type: "add_tags", tags: ["urgent"] }, { type: "call_webhook", webhook_id: webhook.id }] });
     expect(rule.status, JSON.stringify(rule.body)).toBe(201);
@@ -137,7 +137,7 @@ describe("address policy", () => {
     const strict = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_ALLOW_CIDRS: "none", MEDIABOX_WEBHOOK_PORTS: "any", MEDIABOX_WEBHOOK_RETRY_BASE_MS: "200" } });
     try {
       const hook = track(receiver(() => 200));
-      const tenant = strict.tenant({ tier: "CUSTOM" });
+      const tenant = await strict.tenant({ tier: "CUSTOM" });
       for (const url of [hook.url, `http://[::1]:${hook.port}/`, "http://169.254.169.254/latest", "ftp://example.com/", "http://user:pw@example.com/"]) {
         const res = await tenant.api.post("/webhooks", { url, events: ["file.completed"] });
         expect({ url, status: res.status, code: res.body.code }).toEqual({ url, status: 400, code: "INVALID_WEBHOOK_URL" });
@@ -159,7 +159,7 @@ describe("address policy", () => {
 
   test("the webhooks' allow-list opens nothing to the crawler: a link to the receiver's address is blocked", async () => {
     const hook = track(receiver(() => 200));
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const saved = await tenant.api.post("/files/links", { url: `http://127.0.0.1:${hook.port}/page` });
     expect(saved.status, JSON.stringify(saved.body)).toBe(201);
     const link = await pollApi(tenant, `/files/${saved.body.id}`, (r) => r.body.crawl_status === "blocked", { what: "the link's crawl to be blocked" });
@@ -171,7 +171,7 @@ describe("address policy", () => {
     const shared = await startTestServer({ env: { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.1/32", MEDIABOX_WEBHOOK_PORTS: "any" } });
     try {
       const hook = track(receiver(() => 200));
-      const tenant = shared.tenant({ tier: "CUSTOM" });
+      const tenant = await shared.tenant({ tier: "CUSTOM" });
       const saved = await tenant.api.post("/webhooks", { url: hook.url, events: ["file.completed"] });
       expect(saved.status, JSON.stringify(saved.body)).toBe(201);
       const sent = await tenant.api.post(`/webhooks/${saved.body.id}/test`);
@@ -185,7 +185,7 @@ describe("address policy", () => {
   test("the default ports are 80 and 443", async () => {
     const plain = await startTestServer();
     try {
-      const tenant = plain.tenant({ tier: "CUSTOM" });
+      const tenant = await plain.tenant({ tier: "CUSTOM" });
       const res = await tenant.api.post("/webhooks", { url: "http://example.com:8080/hook", events: ["file.completed"] });
       expect([res.status, res.body.code]).toEqual([400, "INVALID_WEBHOOK_URL"]);
       expect(res.body.detail).toBe("url: port 8080 is not allowed (MEDIABOX_WEBHOOK_PORTS allows 80, 443)");
@@ -198,7 +198,7 @@ describe("address policy", () => {
 
 describe("webhooks API", () => {
   test("validation, patch, rotate, delete", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const hook = track(receiver(() => 200));
     for (const [body, mention] of [
       [{ url: hook.url, events: [] }, "events"],
@@ -223,16 +223,16 @@ describe("webhooks API", () => {
   });
 
   test("roles are checked before the body; another organization's webhooks and deliveries are 404", async () => {
-    const tenant = server.tenant({ tier: "CUSTOM" });
+    const tenant = await server.tenant({ tier: "CUSTOM" });
     const hook = track(receiver(() => 200));
-    const viewer = tenant.keyWith(["view"]);
+    const viewer = await tenant.keyWith(["view"]);
     expect((await viewer.post("/webhooks", { nonsense: 1 })).status).toBe(403);
     const webhook = (await tenant.api.post("/webhooks", { url: hook.url, events: ["file.completed"] })).body;
     const sent = (await tenant.api.post(`/webhooks/${webhook.id}/test`)).body;
     expect((await viewer.get(`/webhooks/${webhook.id}`)).status).toBe(200);
     expect((await viewer.post(`/webhooks/${webhook.id}/rotate-secret`)).status).toBe(403);
     expect((await viewer.delete(`/webhooks/${webhook.id}`)).status).toBe(403);
-    const stranger = server.tenant({ tier: "CUSTOM" });
+    const stranger = await server.tenant({ tier: "CUSTOM" });
     for (const res of [
       await stranger.api.get(`/webhooks/${webhook.id}`),
       await stranger.api.patch(`/webhooks/${webhook.id}`, { enabled: false }),

@@ -1,10 +1,10 @@
 /**
- * A job's row read straight from a test's SQLite handle: synchronous, so a test can poll it in a
- * `waitFor` probe. The application reads jobs through JobStore (src/jobs/job-store.ts).
+ * A job's row read straight through the test server's data-access port, so a test can poll it in
+ * a `waitFor` probe. The application reads jobs through JobStore (src/jobs/job-store.ts).
  */
-import type { Database } from "bun:sqlite";
+import type { SqlClient } from "../../src/db/sql-client.ts";
 import type { JobRow } from "../../src/jobs/queue.ts";
 
-export function jobRow(db: Database, id: string): JobRow | null {
-  return db.query<JobRow, [string]>("SELECT * FROM jobs WHERE id = ?").get(id);
+export function jobRow(db: SqlClient, id: string): Promise<JobRow | null> {
+  return db.one<JobRow>("SELECT * FROM jobs WHERE id = ?", [id]);
 }

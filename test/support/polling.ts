@@ -52,9 +52,9 @@ function show(value: unknown): string {
 export type Poller = Pick<Tenant, "api"> & Partial<Pick<Tenant, "keyWith">>;
 
 /** One view-only polling key per poller, made on its first poll (not one for every wait). */
-const pollKeys = new WeakMap<Poller, ApiClient>();
-function pollKey(poller: Poller): ApiClient {
-  if (!poller.keyWith) return poller.api;
+const pollKeys = new WeakMap<Poller, Promise<ApiClient>>();
+function pollKey(poller: Poller): Promise<ApiClient> {
+  if (!poller.keyWith) return Promise.resolve(poller.api);
   let key = pollKeys.get(poller);
   if (!key) pollKeys.set(poller, (key = poller.keyWith(["view"])));
   return key;
@@ -69,7 +69,7 @@ function pollKey(poller: Poller): ApiClient {
  * deadline the 429 is returned, for the caller's timeout message.
  */
 export class PollingClient {
-  private api: ApiClient;
+  private api: Promise<ApiClient>;
 
   constructor(private readonly poller: Poller) {
     this.api = pollKey(poller);
@@ -83,7 +83,7 @@ export class PollingClient {
   async get<T = any>(path: string, deadline: number): Promise<ApiResponse<T>> {
     let freshKey = false;
     for (;;) {
-      const res = await this.api.get<T>(path);
+      const res = await (await this.api).get<T>(path);
       if (res.status !== 429) return res;
       if (this.poller.keyWith && !freshKey) {
         this.api = this.poller.keyWith(["view"]);

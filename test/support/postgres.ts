@@ -33,6 +33,8 @@ export interface TestPostgres {
   vector: boolean;
   /** A fresh empty database on this cluster (with pgvector when there is one); returns its URL. */
   createDatabase(name: string): Promise<string>;
+  /** Drops a database made by createDatabase, closing what is still connected to it. */
+  dropDatabase(name: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -95,7 +97,7 @@ async function runTool(asUser: boolean, argv: string[]): Promise<void> {
   if (code !== 0) throw new Error(`${argv.slice(0, 2).join(" ")} failed (${code}): ${stderr || stdout}`);
 }
 
-export async function startPostgres(binaries: PostgresBinaries): Promise<TestPostgres> {
+export async function startPostgres(binaries: PostgresBinaries, settings: { maxConnections?: number } = {}): Promise<TestPostgres> {
   const dir = tempDir("mediabox-postgres-");
   const owner = postgresUser();
   if (owner) {
@@ -109,7 +111,7 @@ export async function startPostgres(binaries: PostgresBinaries): Promise<TestPos
   let port = 0;
   for (let attempt = 1; ; attempt++) {
     port = await freePort();
-    const options = [`-p ${port}`, "-h 127.0.0.1", `-k ${dir}`, "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=60"].join(" ");
+    const options = [`-p ${port}`, "-h 127.0.0.1", `-k ${dir}`, "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", `-c max_connections=${settings.maxConnections ?? 60}`].join(" ");
     try {
       await runTool(owner !== null, [tool("pg_ctl"), "-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"]);
       break;
@@ -138,6 +140,10 @@ export async function startPostgres(binaries: PostgresBinaries): Promise<TestPos
         }
       }
       return urlOf(name);
+    },
+    async dropDatabase(name) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`bad database name ${name}`);
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
     async stop() {
       if (stopped) return;

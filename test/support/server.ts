@@ -9,6 +9,7 @@ import type { Clock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { QueueDefinition } from "../../src/jobs/runner.ts";
 import { insertApiKeyRow, insertTenantRows } from "./rows.ts";
+import { engineEnvironment, releaseEngine } from "./suite-database.ts";
 import { tempDir } from "./temp-dir.ts";
 import { startServer, type RunningServer } from "../../src/server.ts";
 import type { Tier } from "../../src/tenancy/tiers.ts";
@@ -17,7 +18,7 @@ export interface TestServer extends RunningServer {
   dataDir: string;
   config: Config;
   /** Creates an organization with one key; returns an API client bound to that key. */
-  tenant(options?: { tier?: Tier; permissions?: Permission[] }): Tenant;
+  tenant(options?: { tier?: Tier; permissions?: Permission[] }): Promise<Tenant>;
   /** A client without a key. */
   anonymous(ip?: string): ApiClient;
   close(): Promise<void>;
@@ -29,7 +30,7 @@ export interface Tenant {
   key: string;
   api: ApiClient;
   /** Another key of the same organization. */
-  keyWith(permissions: Permission[]): ApiClient;
+  keyWith(permissions: Permission[]): Promise<ApiClient>;
 }
 
 let counter = 0;
@@ -46,6 +47,8 @@ export async function startTestServer(
   options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[]; kinds?: KindFactory[]; dataDir?: string } = {},
 ): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDir();
+  // MEDIABOX_TEST_DATABASE=postgres: this server's rows in its own PostgreSQL database (suite-database.ts).
+  const engineEnv = await engineEnvironment(dataDir);
   const config = loadConfig(
     {},
     {
@@ -64,25 +67,26 @@ export async function startTestServer(
       MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
       // Tesseract reads unless a test asks for PP-OCR: a worktree's fetched models/ppocr would otherwise change what tests read.
       MEDIABOX_OCR_ENGINE: "tesseract",
+      ...engineEnv,
       ...options.env,
     },
   );
   const server = await startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] });
-  const { db, clock } = server.ctx;
+  const { sql, clock } = server.ctx;
   return {
     ...server,
     dataDir,
     config,
-    tenant(opts = {}) {
+    async tenant(opts = {}) {
       counter += 1;
       const name = `org-${counter}-${crypto.randomUUID().slice(0, 6)}`;
-      const { orgId, key } = insertTenantRows(db, clock, { name, tier: opts.tier ?? "PROFESSIONAL", ...(opts.permissions ? { permissions: opts.permissions } : {}) });
+      const { orgId, key } = await insertTenantRows(sql, clock, { name, tier: opts.tier ?? "PROFESSIONAL", ...(opts.permissions ? { permissions: opts.permissions } : {}) });
       return {
         orgId,
         orgName: name,
         key,
         api: new ApiClient(server.url, key),
-        keyWith: (permissions) => new ApiClient(server.url, insertApiKeyRow(db, clock, orgId, permissions)),
+        keyWith: async (permissions) => new ApiClient(server.url, await insertApiKeyRow(sql, clock, orgId, permissions)),
       };
     },
     anonymous(ip) {
@@ -90,7 +94,10 @@ export async function startTestServer(
     },
     async close() {
       await server.stop();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await releaseEngine(dataDir);
+      }
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * BlobStore.put on both backends (the local disk store and S3 through s3rver): bytes, web
+ * BlobStore.put on both backends (the local disk store and S3 through the test S3 server (test/support/s3-server.ts)): bytes, web
  * streams and async iterables are stored whole, and a body that fails part-way stores nothing
  * (the key keeps what it held before, and nothing half-written is left behind).
  */
@@ -13,7 +13,7 @@ import { loadLocalCredentials } from "../src/storage/local-credentials.ts";
 import { LocalBlobStore } from "../src/storage/local-store.ts";
 import { makeS3Client } from "../src/storage/presigner.ts";
 import { S3BlobStore } from "../src/storage/s3-store.ts";
-import { startS3rver, type S3Fixture } from "./support/s3rver.ts";
+import { startS3Server, type S3Fixture } from "./support/s3-server.ts";
 import { tempDir } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 
@@ -79,8 +79,8 @@ const backends: Record<string, () => Promise<Backend>> = {
     };
   },
   s3: async () => {
-    const s3: S3Fixture = await startS3rver();
-    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } });
+    const s3: S3Fixture = await startS3Server();
+    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
     return { store: new S3BlobStore(client, s3.bucket, systemClock), leftovers: () => [], close: () => s3.close() };
   },
 };
@@ -184,12 +184,12 @@ test("a write still in flight when the local store closes leaves no partial file
 describe("BlobStore.put (s3) object headers", () => {
   let s3: S3Fixture;
   beforeAll(async () => {
-    s3 = await startS3rver();
+    s3 = await startS3Server();
   });
   afterAll(() => s3?.close());
 
   test("objects are stored with the type and disposition the serving policy allows", async () => {
-    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } });
+    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
     const store = new S3BlobStore(client, s3.bucket, systemClock);
     await store.put("orgs/o1/v.webp", pattern(1000), "image/webp");
     await store.put("orgs/o1/x.svg", new TextEncoder().encode("<svg/>"), "image/svg+xml");

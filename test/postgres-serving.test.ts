@@ -16,7 +16,7 @@ import { systemClock } from "../src/clock.ts";
 import { ApiClient } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
-import { startS3rver, type S3Fixture } from "./support/s3rver.ts";
+import { startS3Server, type S3Fixture } from "./support/s3-server.ts";
 import { tempDir } from "./support/temp-dir.ts";
 import { pdf, png } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
@@ -34,7 +34,7 @@ describe.skipIf(!binaries)("served from PostgreSQL: an api and a worker sharing 
 
   beforeAll(async () => {
     pg = await startPostgres(binaries!);
-    s3 = await startS3rver();
+    s3 = await startS3Server();
     const url = await pg.createDatabase("serving");
     const env = (role: string) => ({
       MEDIABOX_PORT: "0",

@@ -5,8 +5,8 @@
  *   bun scripts/bench/scale.ts [--files 500] [--engine postgres|sqlite] [--deadline-minutes 30] [--keep]
  *
  * PostgreSQL (the default): a throwaway PostgreSQL with pgvector (test/support/postgres.ts) and,
- * per run, a fresh database and a fresh local S3 endpoint (s3rver, test/support/s3rver.ts: a new
- * bucket directory), one `serve --role api` process and N `serve --role worker` processes on
+ * per run, a fresh database and a fresh local S3 endpoint (versitygw, or in-process s3rver where it
+ * is missing: test/support/s3-server.ts; a new bucket directory), one `serve --role api` process and N `serve --role worker` processes on
  * loopback, each with its own data directory (as separate hosts would have), the built-in models
  * only (an empty models directory: use-lite-sif text vectors, no layout model, tesseract OCR; the
  * vision models come with the packages). Three runs: 1 worker; 2 workers; 2 workers of which one
@@ -50,7 +50,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { findPostgres, startPostgres, type TestPostgres } from "../../test/support/postgres.ts";
-import { startS3rver, type S3Fixture } from "../../test/support/s3rver.ts";
+import { findVersitygw, startS3Server, type S3Fixture } from "../../test/support/s3-server.ts";
 import { lostCount, ScaleClient, verify, type Verdict } from "./scale-client.ts";
 import { describeMix, makeMixedFiles, type BenchFile } from "./scale-files.ts";
 import { allowedCores, killTree, pinProcess, startPinned, stopAll, treeCpuSeconds, type PinnedServer } from "./scale-processes.ts";
@@ -163,7 +163,7 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   // A process killed meanwhile has no CPU figure left to read.
   const cpuText = cpu.map(({ p, used }) => `${p.name} (core ${p.core ?? "any"}) ${used < 0 ? "killed" : `${used.toFixed(0)} s (${((used / wall) * 100).toFixed(0)} %)`}`);
   const ownSeconds = (ownCpu.user + ownCpu.system) / 1e6;
-  cpuText.push(`this script (client${ENGINE === "postgres" ? ", S3 endpoint" : ""}; core ${CORES[0]}) ${ownSeconds.toFixed(0)} s (${((ownSeconds / wall) * 100).toFixed(0)} %)`);
+  cpuText.push(`this script (client${ENGINE === "postgres" && !findVersitygw() ? ", S3 endpoint" : ""}; core ${CORES[0]}) ${ownSeconds.toFixed(0)} s (${((ownSeconds / wall) * 100).toFixed(0)} %)`);
   console.log(`  CPU over the run's ${wall.toFixed(0)} s (each process with its children; PostgreSQL not counted): ${cpuText.join(", ")}`);
   console.log(`  checked: ${statuses}; retried ${verdict.retried}; missing ${verdict.missing.length}, not completed ${verdict.notCompleted.length}, bytes differ ${verdict.bytesDiffer.length}`);
   console.log(`  jobs once settled: ${jobs.completed} completed, ${jobs.failed} failed, ${jobs.cancelled} cancelled`);
@@ -192,7 +192,7 @@ async function postgresRuns(cores: number[], files: BenchFile[]): Promise<RunOut
     for (const [n, run] of runs.entries()) {
       const runDir = join(root, `run-${n + 1}`);
       const database = await pg.createDatabase(`scale_${n + 1}`);
-      const s3: S3Fixture = (s3Endpoint = await startS3rver());
+      const s3: S3Fixture = (s3Endpoint = await startS3Server());
       try {
         // Processes sharing the database seal secrets with one key (the start refuses otherwise).
         const env = { ...s3.env, MEDIABOX_DATABASE: database, MEDIABOX_CLOUD_TOKEN_KEY: Buffer.alloc(32, 5).toString("base64") };
@@ -275,7 +275,7 @@ async function main(): Promise<number> {
   const cores = CORES;
   // This script, and PostgreSQL and the S3 endpoint it starts, on the api's core (see the header).
   pinProcess(process.pid, cores[0]!);
-  console.log(`bench:scale on ${ENGINE === "postgres" ? "PostgreSQL + S3 (s3rver)" : "SQLite + local storage (smoke run of the harness)"}, ${FILE_COUNT} files, cores ${cores.join(",")}; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
+  console.log(`bench:scale on ${ENGINE === "postgres" ? `PostgreSQL + S3 (${findVersitygw() ? "versitygw" : "s3rver"})` : "SQLite + local storage (smoke run of the harness)"}, ${FILE_COUNT} files, cores ${cores.join(",")}; load average ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
   if (cores.length < 2) console.log("  only one core: every process shares it; the ratio means nothing here");
   const made = performance.now();
   const files = await makeMixedFiles(join(root, "files"), FILE_COUNT);

@@ -47,7 +47,7 @@ describe("authentication", () => {
   test("a revoked key stops working at once", async () => {
     const tenant = await server.tenant();
     expect((await tenant.api.get("/projects")).status).toBe(200);
-    const keyRow = server.ctx.db.query<{ id: string }, [string]>("SELECT id FROM api_keys WHERE org_id = ?").get(tenant.orgId)!;
+    const keyRow = (await server.ctx.sql.one<{ id: string }>("SELECT id FROM api_keys WHERE org_id = ?", [tenant.orgId]))!;
     await revokeApiKey(server.ctx.sql, server.ctx.clock, keyRow.id);
     const res = await tenant.api.get("/projects");
     expect(res.status).toBe(401);
@@ -58,7 +58,7 @@ describe("authentication", () => {
     const org = await createOrganization(server.ctx.sql, server.ctx.clock, "hash-check", "STARTER");
     const { key, info } = await createApiKey(server.ctx.sql, server.ctx.clock, org.name, { name: "ci" });
     expect(key).toMatch(/^mbx_[A-Za-z0-9_-]{43}$/);
-    const row = server.ctx.db.query<Record<string, unknown>, [string]>("SELECT * FROM api_keys WHERE id = ?").get(info.id)!;
+    const row = (await server.ctx.sql.one<Record<string, unknown>>("SELECT * FROM api_keys WHERE id = ?", [info.id]))!;
     for (const value of Object.values(row)) expect(String(value)).not.toContain(key.slice(4));
     expect(row.key_hash).toBe(new Bun.CryptoHasher("sha256").update(key).digest("hex"));
     expect(row.display_prefix).toBe(key.slice(0, 12));
@@ -68,8 +68,8 @@ describe("authentication", () => {
     const org = await createOrganization(server.ctx.sql, server.ctx.clock, "free-org", "FREE");
     await expect(createApiKey(server.ctx.sql, server.ctx.clock, org.name)).rejects.toThrow(ApiKeyError);
     await expect(createApiKey(server.ctx.sql, server.ctx.clock, org.name)).rejects.toThrow(/FREE tier/);
-    const count = server.ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM api_keys WHERE org_id = ?").get(org.id)!.n;
-    expect(count).toBe(0);
+    const count = (await server.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM api_keys WHERE org_id = ?", [org.id]))!.n;
+    expect(Number(count)).toBe(0);
   });
 
   test("the tier is read from the organization on every request", async () => {
@@ -101,7 +101,7 @@ describe("permissions", () => {
   });
 
   test("a missing permission is reported before body validation", async () => {
-    const viewer = (await server.tenant()).keyWith(["view"]);
+    const viewer = await (await server.tenant()).keyWith(["view"]);
     const res = await viewer.post("/projects", { name: 42 });
     expect(res.status).toBe(403);
     // Also where unknown body fields are refused (knownFieldsOnly runs after the permission check).

@@ -9,7 +9,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** CUSTOM tier: unlimited requests, so the long tables below never hit 429. */
-const newTenant = (): Tenant => await server.tenant({ tier: "CUSTOM" });
+const newTenant = (): Promise<Tenant> => server.tenant({ tier: "CUSTOM" });
 
 const PATH = "/custom-extraction-schemas";
 
@@ -33,7 +33,7 @@ const strings = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, 
 
 describe("POST /custom-extraction-schemas", () => {
   test("201 with the full resource; name trimmed; field_count counts the leaves", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const res = await api.post(PATH, { name: "  Invoices  ", description: "Supplier invoices", schema: INVOICE, prompt_hint: "Read the totals" });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
@@ -54,13 +54,13 @@ describe("POST /custom-extraction-schemas", () => {
   });
 
   test("description and prompt_hint are optional and default to null", async () => {
-    const res = await newTenant().api.post(PATH, { name: "Bare", schema: obj({ a: str }) });
+    const res = await (await newTenant()).api.post(PATH, { name: "Bare", schema: obj({ a: str }) });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ description: null, prompt_hint: null, field_count: 1 });
   });
 
   test("name, description and prompt_hint refusals carry their own codes", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const schema = obj({ a: str });
     const cases: [string, Record<string, unknown>, string, string][] = [
       ["blank name", { name: "   " }, "CUSTOM_SCHEMA_INVALID_NAME", "name"],
@@ -90,7 +90,7 @@ describe("POST /custom-extraction-schemas", () => {
   });
 
   test("values at the limits are accepted: 255-character name, 1000 description, 2000 prompt_hint", async () => {
-    const res = await newTenant().api.post(PATH, {
+    const res = await (await newTenant()).api.post(PATH, {
       name: "n".repeat(255),
       description: "d".repeat(1000),
       prompt_hint: "p".repeat(2000),
@@ -101,7 +101,7 @@ describe("POST /custom-extraction-schemas", () => {
   });
 
   test("names are unique per organization, case-insensitively: 400 CUSTOM_SCHEMA_NAME_EXISTS (the spec's status)", async () => {
-    const tenant = newTenant();
+    const tenant = await newTenant();
     expect((await tenant.api.post(PATH, { name: "Receipts", schema: INVOICE })).status).toBe(201);
     for (const name of ["receipts", "RECEIPTS", "  Receipts "]) {
       const res = await tenant.api.post(PATH, { name, schema: INVOICE });
@@ -111,7 +111,7 @@ describe("POST /custom-extraction-schemas", () => {
     }
     expect((await tenant.api.get(PATH)).body.total_count).toBe(1);
     // Another organization may use the same name.
-    expect((await newTenant().api.post(PATH, { name: "Receipts", schema: INVOICE })).status).toBe(201);
+    expect((await (await newTenant()).api.post(PATH, { name: "Receipts", schema: INVOICE })).status).toBe(201);
   });
 });
 
@@ -176,7 +176,7 @@ describe("schema validation", () => {
   ];
 
   test.each(invalid)("%s is 400 CUSTOM_SCHEMA_INVALID_SCHEMA naming the problem", async (_label, schema, fragments) => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const res = await api.post(PATH, { name: "Candidate", schema });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe("CUSTOM_SCHEMA_INVALID_SCHEMA");
@@ -213,14 +213,14 @@ describe("schema validation", () => {
   ];
 
   test.each(valid)("%s is accepted", async (_label, schema, fieldCount) => {
-    const res = await newTenant().api.post(PATH, { name: "Good", schema });
+    const res = await (await newTenant()).api.post(PATH, { name: "Good", schema });
     expect(res.status).toBe(201);
     expect(res.body.field_count).toBe(fieldCount);
     expect(res.body.schema).toEqual(schema as Record<string, unknown>);
   });
 
   test("a schema of exactly 32768 bytes is accepted, one more byte is not", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const base = JSON.stringify(obj({ a: { type: "string", description: "" } })).length;
     const exact = obj({ a: { type: "string", description: "x".repeat(32_768 - base) } });
     expect(JSON.stringify(exact).length).toBe(32_768);
@@ -232,7 +232,7 @@ describe("schema validation", () => {
   });
 
   test("PUT applies the same rules", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const created = (await api.post(PATH, { name: "Kept", schema: INVOICE })).body;
     const res = await api.put(`${PATH}/${created.id}`, { name: "Kept", schema: obj({ a: { $ref: "#" } }) });
     expect(res.status).toBe(400);
@@ -243,7 +243,7 @@ describe("schema validation", () => {
 
 describe("GET /custom-extraction-schemas", () => {
   test("newest first, summaries without schema and prompt_hint, with pagination", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     for (const name of ["First", "Second", "Third"]) {
       expect((await api.post(PATH, { name, schema: INVOICE, prompt_hint: "hint" })).status).toBe(201);
     }
@@ -267,7 +267,7 @@ describe("GET /custom-extraction-schemas", () => {
   });
 
   test("limit outside 1-500 and bad offsets are 400 naming the parameter", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     for (const [query, name] of [
       ["limit=0", "limit"],
       ["limit=501", "limit"],
@@ -282,8 +282,8 @@ describe("GET /custom-extraction-schemas", () => {
   });
 
   test("a listing shows only the caller's organization", async () => {
-    const a = newTenant();
-    const b = newTenant();
+    const a = await newTenant();
+    const b = await newTenant();
     await a.api.post(PATH, { name: "A-only", schema: INVOICE });
     await b.api.post(PATH, { name: "B-only", schema: INVOICE });
     const listed = (await a.api.get(PATH)).body;
@@ -294,8 +294,8 @@ describe("GET /custom-extraction-schemas", () => {
 
 describe("GET /custom-extraction-schemas/{schema_id}", () => {
   test("404 CUSTOM_SCHEMA_NOT_FOUND for an unknown id and for another organization's schema", async () => {
-    const owner = newTenant();
-    const other = newTenant();
+    const owner = await newTenant();
+    const other = await newTenant();
     const schema = (await owner.api.post(PATH, { name: "Private", schema: INVOICE })).body;
     for (const [label, api, id] of [
       ["unknown", owner.api, crypto.randomUUID()],
@@ -308,7 +308,7 @@ describe("GET /custom-extraction-schemas/{schema_id}", () => {
   });
 
   test("a malformed id is 400 naming schema_id", async () => {
-    const res = await newTenant().api.get(`${PATH}/not-a-uuid`);
+    const res = await (await newTenant()).api.get(`${PATH}/not-a-uuid`);
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain("schema_id");
   });
@@ -316,7 +316,7 @@ describe("GET /custom-extraction-schemas/{schema_id}", () => {
 
 describe("PUT /custom-extraction-schemas/{schema_id}", () => {
   test("a full replacement: description and prompt_hint left out are cleared, field_count recomputed", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const created = (await api.post(PATH, { name: "Old", description: "d", schema: INVOICE, prompt_hint: "h" })).body;
     await clockPassed(created.updated_at);
     const replacement = obj({ vendor: obj({ name: str, vat: str }) });
@@ -330,7 +330,7 @@ describe("PUT /custom-extraction-schemas/{schema_id}", () => {
   });
 
   test("null clears, and given values replace", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const created = (await api.post(PATH, { name: "S", description: "d", schema: INVOICE, prompt_hint: "h" })).body;
     const res = await api.put(`${PATH}/${created.id}`, { name: "S", description: null, prompt_hint: "new hint", schema: INVOICE });
     expect(res.status).toBe(200);
@@ -338,7 +338,7 @@ describe("PUT /custom-extraction-schemas/{schema_id}", () => {
   });
 
   test("name and schema are required; field rules and codes as on create", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const created = (await api.post(PATH, { name: "S", schema: INVOICE })).body;
     expect((await api.put(`${PATH}/${created.id}`, { schema: INVOICE })).status).toBe(400);
     expect((await api.put(`${PATH}/${created.id}`, { name: "S" })).status).toBe(400);
@@ -350,7 +350,7 @@ describe("PUT /custom-extraction-schemas/{schema_id}", () => {
   });
 
   test("renaming to another schema's name (any case) is CUSTOM_SCHEMA_NAME_EXISTS; re-casing its own name is fine", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     await api.post(PATH, { name: "Taken", schema: INVOICE });
     const mine = (await api.post(PATH, { name: "Mine", schema: INVOICE })).body;
     const clash = await api.put(`${PATH}/${mine.id}`, { name: "TAKEN", schema: INVOICE });
@@ -362,12 +362,12 @@ describe("PUT /custom-extraction-schemas/{schema_id}", () => {
   });
 
   test("404 for an unknown id or another organization's schema, which stays unchanged", async () => {
-    const owner = newTenant();
+    const owner = await newTenant();
     const schema = (await owner.api.post(PATH, { name: "P", schema: INVOICE })).body;
     const missing = await owner.api.put(`${PATH}/${crypto.randomUUID()}`, { name: "X", schema: INVOICE });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe("CUSTOM_SCHEMA_NOT_FOUND");
-    const foreign = await newTenant().api.put(`${PATH}/${schema.id}`, { name: "Hijacked", schema: INVOICE });
+    const foreign = await (await newTenant()).api.put(`${PATH}/${schema.id}`, { name: "Hijacked", schema: INVOICE });
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe("CUSTOM_SCHEMA_NOT_FOUND");
     expect((await owner.api.get(`${PATH}/${schema.id}`)).body.name).toBe("P");
@@ -376,7 +376,7 @@ describe("PUT /custom-extraction-schemas/{schema_id}", () => {
 
 describe("DELETE /custom-extraction-schemas/{schema_id}", () => {
   test("200 {message}, then the schema is gone and its name is free again", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const schema = (await api.post(PATH, { name: "Temp", schema: INVOICE })).body;
     const res = await api.delete(`${PATH}/${schema.id}`);
     expect(res.status).toBe(200);
@@ -390,9 +390,9 @@ describe("DELETE /custom-extraction-schemas/{schema_id}", () => {
   });
 
   test("another organization cannot delete it", async () => {
-    const owner = newTenant();
+    const owner = await newTenant();
     const schema = (await owner.api.post(PATH, { name: "Mine", schema: INVOICE })).body;
-    const res = await newTenant().api.delete(`${PATH}/${schema.id}`);
+    const res = await (await newTenant()).api.delete(`${PATH}/${schema.id}`);
     expect(res.status).toBe(404);
     expect(res.body.code).toBe("CUSTOM_SCHEMA_NOT_FOUND");
     expect((await owner.api.get(`${PATH}/${schema.id}`)).status).toBe(200);

@@ -23,17 +23,17 @@ let child = "";
 beforeAll(async () => {
   server = await startTestServer();
   owner = await server.tenant();
-  const project = defaultProjectOf(server.ctx.db, owner.orgId);
+  const project = await defaultProjectOf(server.ctx.sql, owner.orgId);
   folder = (await owner.api.post("/folders", { name: "Reports" })).body.id;
   child = (await owner.api.post("/folders", { name: "2026", parent_id: folder })).body.id;
-  const seed = (fields: Parameters<typeof insertFileRow>[1]) => insertFileRow(server.ctx.db, fields);
-  ids.a = seed({ orgId: owner.orgId, projectId: project, folderId: folder, filename: "Résumé.pdf", mediaType: "document", title: "CV", tags: ["hr", "2026"], sizeBytes: 1234, createdAt: "2026-01-01T00:00:00.000Z", uploadDescription: "A résumé" });
-  ids.b = seed({ orgId: owner.orgId, projectId: project, filename: "b.jpg", title: "Photo, with comma", tags: ["x"], createdAt: "2026-01-02T00:00:00.000Z", userDescription: "mine", uploadDescription: "ai" });
-  ids.evil = seed({ orgId: owner.orgId, projectId: project, filename: "evil.jpg", title: "=HYPERLINK(\"http://x\")", tags: ["+1", "@me"], createdAt: "2026-01-03T00:00:00.000Z" });
-  ids.nested = seed({ orgId: owner.orgId, projectId: project, folderId: child, filename: "deep.jpg", createdAt: "2026-01-04T00:00:00.000Z" });
-  ids.gone = seed({ orgId: owner.orgId, projectId: project, filename: "gone.jpg", deleted: true, createdAt: "2026-01-05T00:00:00.000Z" });
+  const seed = (fields: Parameters<typeof insertFileRow>[1]) => insertFileRow(server.ctx.sql, fields);
+  ids.a = await seed({ orgId: owner.orgId, projectId: project, folderId: folder, filename: "Résumé.pdf", mediaType: "document", title: "CV", tags: ["hr", "2026"], sizeBytes: 1234, createdAt: "2026-01-01T00:00:00.000Z", uploadDescription: "A résumé" });
+  ids.b = await seed({ orgId: owner.orgId, projectId: project, filename: "b.jpg", title: "Photo, with comma", tags: ["x"], createdAt: "2026-01-02T00:00:00.000Z", userDescription: "mine", uploadDescription: "ai" });
+  ids.evil = await seed({ orgId: owner.orgId, projectId: project, filename: "evil.jpg", title: "=HYPERLINK(\"http://x\")", tags: ["+1", "@me"], createdAt: "2026-01-03T00:00:00.000Z" });
+  ids.nested = await seed({ orgId: owner.orgId, projectId: project, folderId: child, filename: "deep.jpg", createdAt: "2026-01-04T00:00:00.000Z" });
+  ids.gone = await seed({ orgId: owner.orgId, projectId: project, filename: "gone.jpg", deleted: true, createdAt: "2026-01-05T00:00:00.000Z" });
   const stranger = await server.tenant();
-  insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: defaultProjectOf(server.ctx.db, stranger.orgId), filename: "other-org.jpg" });
+  await insertFileRow(server.ctx.sql, { orgId: stranger.orgId, projectId: await defaultProjectOf(server.ctx.sql, stranger.orgId), filename: "other-org.jpg" });
 });
 afterAll(() => server.close());
 
@@ -160,27 +160,27 @@ describe("export retention", () => {
     const runnerCaughtUp = async () => {
       other.ctx.jobs.wake();
       const { id } = await other.ctx.jobs.submit({ queue: "test.sentinel" });
-      await waitFor(() => jobRow(other.ctx.db, id)?.status === "completed", { what: "the job runner to run the jobs due now" });
+      await waitFor(async () => (await jobRow(other.ctx.sql, id))?.status === "completed", { what: "the job runner to run the jobs due now" });
     };
     const tenant = await other.tenant();
-    insertFileRow(other.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectOf(other.ctx.db, tenant.orgId), filename: "kept.jpg" });
+    await insertFileRow(other.ctx.sql, { orgId: tenant.orgId, projectId: await defaultProjectOf(other.ctx.sql, tenant.orgId), filename: "kept.jpg" });
     const res = await tenant.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }] });
     expect(res.status).toBe(200);
     const key = decodeURIComponent(new URL(res.body.download_url).pathname).replace(/^\/s3\/mediabox\//, "");
     expect(key).toMatch(new RegExp(`^orgs/${tenant.orgId}/exports/[0-9a-f-]{36}\\.csv$`));
     expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0);
-    const expiry = other.ctx.db.query<{ id: string }, [string]>("SELECT id FROM jobs WHERE queue = ?").get("export.expire")!;
+    const expiry = (await other.ctx.sql.one<{ id: string }>("SELECT id FROM jobs WHERE queue = ?", ["export.expire"]))!;
 
     clock.advance(3600 * 1000);
     await runnerCaughtUp();
-    expect(jobRow(other.ctx.db, expiry.id)!.status).toBe("pending"); // not due inside the margin
+    expect((await jobRow(other.ctx.sql, expiry.id))!.status).toBe("pending"); // not due inside the margin
     expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0); // still inside the margin
 
     clock.advance(601 * 1000);
     other.ctx.jobs.wake();
     const done = await waitFor(
-      () => {
-        const row = jobRow(other.ctx.db, expiry.id)!;
+      async () => {
+        const row = (await jobRow(other.ctx.sql, expiry.id))!;
         return ["completed", "failed", "cancelled"].includes(row.status) ? row : null;
       },
       { what: "the export's expiry job to run" },

@@ -9,10 +9,10 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const newTenant = (): Tenant => await server.tenant({ tier: "CUSTOM" });
+const newTenant = (): Promise<Tenant> => server.tenant({ tier: "CUSTOM" });
 
 async function setup() {
-  const tenant = newTenant();
+  const tenant = await newTenant();
   const projects = (await tenant.api.get("/projects")).body.items;
   const other = (await tenant.api.post("/projects", { name: "Other" })).body;
   return { tenant, api: tenant.api, defaultId: projects[0].id as string, otherId: other.id as string };
@@ -136,8 +136,8 @@ describe("GET /folders", () => {
   test("file_count counts live files directly in the folder", async () => {
     const { tenant, api, defaultId } = await setup();
     const folder = (await api.post("/folders", { name: "Photos" })).body;
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId, folderId: folder.id });
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId, folderId: folder.id, deleted: true });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId, folderId: folder.id });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId, folderId: folder.id, deleted: true });
     expect((await api.get(`/folders/${folder.id}`)).body.file_count).toBe(1);
   });
 });
@@ -202,8 +202,8 @@ describe("PATCH /folders/{folder_id}", () => {
     const { tenant, api, defaultId, otherId } = await setup();
     const top = (await api.post("/folders", { name: "Top" })).body;
     const inner = (await api.post("/folders", { name: "Inner", parent_id: top.id })).body;
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId, folderId: inner.id });
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId, folderId: inner.id });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId });
 
     const res = await api.patch(`/folders/${top.id}`, { project_id: otherId });
     expect(res.status).toBe(200);
@@ -242,7 +242,7 @@ describe("DELETE /folders/{folder_id}", () => {
     expect(res.body.code).toBe("FOLDER_NOT_EMPTY");
     expect(res.body.detail).toContain("1 subfolder");
 
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId, folderId: child.id, deleted: true });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId, folderId: child.id, deleted: true });
     res = await api.delete(`/folders/${child.id}`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain("deleted");
@@ -260,7 +260,7 @@ describe("isolation and permissions", () => {
   test("another organization sees 404 for every folder operation and cannot use it as a parent", async () => {
     const owner = await setup();
     const folder = (await owner.api.post("/folders", { name: "Private" })).body;
-    const intruder = newTenant().api;
+    const intruder = (await newTenant()).api;
     expect((await intruder.get(`/folders/${folder.id}`)).status).toBe(404);
     expect((await intruder.patch(`/folders/${folder.id}`, { name: "X" })).status).toBe(404);
     expect((await intruder.delete(`/folders/${folder.id}`)).status).toBe(404);
@@ -293,8 +293,8 @@ describe("POST /files/batch-move", () => {
   test("into a folder (and its project), to a project's top level, and out of folders in place", async () => {
     const { tenant, api, defaultId, otherId } = await setup();
     const folder = (await api.post("/folders", { name: "Site photos", project_id: otherId })).body;
-    const a = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
-    const b = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    const a = await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId });
+    const b = await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId });
     const into = await api.post("/files/batch-move", { file_ids: [a, b], folder_id: folder.id });
     expect(into.status).toBe(200);
     expect(into.body).toMatchObject({ project_id: otherId, folder_id: folder.id, summary: { total: 2, moved: 2, failed: 0 }, failed: [] });
@@ -313,11 +313,11 @@ describe("POST /files/batch-move", () => {
 
   test("missing, deleted and foreign files are reported one by one; the rest move", async () => {
     const { tenant, api, defaultId } = await setup();
-    const stranger = newTenant();
+    const stranger = await newTenant();
     const folder = (await api.post("/folders", { name: "Keep" })).body;
-    const live = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
-    const gone = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId, deleted: true });
-    const theirs = insertFileRow(server.ctx.db, { orgId: stranger.orgId, projectId: (await stranger.api.get("/projects")).body.items[0].id });
+    const live = await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId });
+    const gone = await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId, deleted: true });
+    const theirs = await insertFileRow(server.ctx.sql, { orgId: stranger.orgId, projectId: (await stranger.api.get("/projects")).body.items[0].id });
     const res = await api.post("/files/batch-move", { file_ids: [live, gone, theirs], folder_id: folder.id });
     expect(res.status).toBe(200);
     expect(res.body.moved.map((m: { id: string }) => m.id)).toEqual([live]);
@@ -327,10 +327,10 @@ describe("POST /files/batch-move", () => {
 
   test("validation: a target is required, a folder and a disagreeing project are 400, foreign targets 404, EDIT needed", async () => {
     const { tenant, api, defaultId, otherId } = await setup();
-    const stranger = newTenant();
+    const stranger = await newTenant();
     const theirFolder = (await stranger.api.post("/folders", { name: "Theirs" })).body;
     const folder = (await api.post("/folders", { name: "Mine" })).body;
-    const id = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultId });
+    const id = await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: defaultId });
     const cases: [unknown, number, string][] = [
       [{ file_ids: [id] }, 400, "folder_id"],
       [{ file_ids: [], folder_id: folder.id }, 400, "file_ids"],

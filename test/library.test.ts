@@ -21,8 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId"> & { projectId?: string }): string {
-  return insertFileRow(server.ctx.db, { projectId: fields.projectId ?? defaultProjectOf(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
+async function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId"> & { projectId?: string }): Promise<string> {
+  return insertFileRow(server.ctx.sql, { projectId: fields.projectId ?? (await defaultProjectOf(server.ctx.sql, tenant.orgId)), ...fields, orgId: tenant.orgId });
 }
 
 const upload = (tenant: Tenant, bytes: Uint8Array, filename: string, fields: Record<string, string> = {}) => uploadFile(tenant.api, bytes, filename, fields);
@@ -37,14 +37,14 @@ describe("GET /files", () => {
     owner = await server.tenant();
     const project: string = (await owner.api.post("/projects", { name: "Site B" })).body.id;
     const folder: string = (await owner.api.post("/folders", { name: "Plans", project_id: project })).body.id;
-    f.sunset = seed(owner, { title: "Sunset over the bay", tags: ["Beach", "evening"], sizeBytes: 300, createdAt: "2026-10-01T00:00:00.000Z", contentCreatedAt: "2020-01-01T00:00:00.000Z", uploadDescription: "Orange sky above calm water" });
-    f.invoice = seed(owner, { mediaType: "document", filename: "invoice.pdf", title: null, tags: ["finance"], sizeBytes: 100, createdAt: "2026-10-02T00:00:00.000Z", visibleText: "Invoice INV-2024-001 total due" });
-    f.plan = seed(owner, { projectId: project, folderId: folder, title: "apple orchard plan", tags: ["beach", "plans"], sizeBytes: 200, createdAt: "2026-10-03T00:00:00.000Z", complianceStatus: "pass", userDescription: "hand-drawn" });
-    f.clip = seed(owner, { mediaType: "video", filename: "clip.mp4", title: "Zebra crossing", sizeBytes: 400, createdAt: "2026-10-04T00:00:00.000Z", contentCreatedAt: "2019-05-05T00:00:00.000Z" });
-    f.gone = seed(owner, { title: "Sunset deleted", tags: ["beach"], createdAt: "2026-10-05T00:00:00.000Z", deleted: true });
+    f.sunset = await seed(owner, { title: "Sunset over the bay", tags: ["Beach", "evening"], sizeBytes: 300, createdAt: "2026-10-01T00:00:00.000Z", contentCreatedAt: "2020-01-01T00:00:00.000Z", uploadDescription: "Orange sky above calm water" });
+    f.invoice = await seed(owner, { mediaType: "document", filename: "invoice.pdf", title: null, tags: ["finance"], sizeBytes: 100, createdAt: "2026-10-02T00:00:00.000Z", visibleText: "Invoice INV-2024-001 total due" });
+    f.plan = await seed(owner, { projectId: project, folderId: folder, title: "apple orchard plan", tags: ["beach", "plans"], sizeBytes: 200, createdAt: "2026-10-03T00:00:00.000Z", complianceStatus: "pass", userDescription: "hand-drawn" });
+    f.clip = await seed(owner, { mediaType: "video", filename: "clip.mp4", title: "Zebra crossing", sizeBytes: 400, createdAt: "2026-10-04T00:00:00.000Z", contentCreatedAt: "2019-05-05T00:00:00.000Z" });
+    f.gone = await seed(owner, { title: "Sunset deleted", tags: ["beach"], createdAt: "2026-10-05T00:00:00.000Z", deleted: true });
     // Another tenant's files never show up.
     const stranger = await server.tenant();
-    seed(stranger, { title: "Sunset elsewhere", tags: ["beach"] });
+    await seed(stranger, { title: "Sunset elsewhere", tags: ["beach"] });
     f.project = project;
     f.folder = folder;
   });
@@ -155,7 +155,7 @@ describe("GET /files", () => {
     expect((await owner.api.get('/files?search=%22%20OR%20*%20NEAR(')).status).toBe(200);
     expect((await owner.api.get("/files?search=%2B%2B%2B")).status).toBe(400);
     // Title hits rank above description hits.
-    seed(owner, { title: "Notes", uploadDescription: "apple pie recipe", createdAt: "2026-10-06T00:00:00.000Z" });
+    await seed(owner, { title: "Notes", uploadDescription: "apple pie recipe", createdAt: "2026-10-06T00:00:00.000Z" });
     const ranked = ids(await owner.api.get("/files?search=apple"));
     expect(ranked[0]).toBe(f.plan);
     expect(ranked).toHaveLength(2);
@@ -180,7 +180,7 @@ describe("GET /files", () => {
     expect((await owner.api.get("/files?visible_text_chars=1000")).body.items.find((i: { id: string }) => i.id === f.invoice)).toMatchObject({ visible_text: "Invoice INV-2024-001 total due", visible_text_truncated: false });
     // A character outside the BMP is never split.
     const other = await server.tenant();
-    seed(other, { mediaType: "document", filename: "emoji.txt", visibleText: "ab\u{1F600}cd" });
+    await seed(other, { mediaType: "document", filename: "emoji.txt", visibleText: "ab\u{1F600}cd" });
     expect((await other.api.get("/files?visible_text_chars=3")).body.items[0]).toMatchObject({ visible_text: "ab", visible_text_truncated: true });
     for (const bad of ["-1", "200001", "x"]) {
       const res = await owner.api.get(`/files?visible_text_chars=${bad}`);
@@ -190,7 +190,7 @@ describe("GET /files", () => {
   });
 
   test("edits are searchable at once", async () => {
-    const id = seed(owner, { title: "Plain name" });
+    const id = await seed(owner, { title: "Plain name" });
     expect(ids(await owner.api.get("/files?search=quokka"))).toEqual([]);
     await owner.api.patch(`/files/${id}`, { tags: ["quokka"] });
     expect(ids(await owner.api.get("/files?search=quokka"))).toEqual([id]);
@@ -200,7 +200,7 @@ describe("GET /files", () => {
 
 describe("GET /files/{id}", () => {
   let owner: Tenant;
-  beforeAll(() => {
+  beforeAll(async () => {
     owner = await server.tenant();
   });
 
@@ -236,8 +236,8 @@ describe("GET /files/{id}", () => {
   });
 
   test("an ambiguous prefix is 409; unknown, deleted and other orgs' files are 404; malformed ids 400", async () => {
-    const a = seed(owner, { id: "abcdef01-0000-4000-8000-000000000001" });
-    seed(owner, { id: "abcdef01-0000-4000-8000-000000000002" });
+    const a = await seed(owner, { id: "abcdef01-0000-4000-8000-000000000001" });
+    await seed(owner, { id: "abcdef01-0000-4000-8000-000000000002" });
     const ambiguous = await owner.api.get("/files/abcdef01");
     expect(ambiguous.status).toBe(409);
     expect(ambiguous.body).toMatchObject({ code: "FILE_ID_AMBIGUOUS" });
@@ -247,7 +247,7 @@ describe("GET /files/{id}", () => {
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe("FILE_NOT_FOUND");
     expect((await owner.api.get("/files/12345678")).status).toBe(404);
-    const deleted = seed(owner, { deleted: true });
+    const deleted = await seed(owner, { deleted: true });
     expect((await owner.api.get(`/files/${deleted}`)).status).toBe(404);
     expect((await (await server.tenant()).api.get(`/files/${a}`)).status).toBe(404);
     for (const bad of ["abc", "abcdef0", "zzzzzzzz", `${a}x`]) {
@@ -260,9 +260,9 @@ describe("GET /files/{id}", () => {
 describe("PATCH /files/{id}", () => {
   let owner: Tenant;
   let id: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     owner = await server.tenant();
-    id = seed(owner, { title: "Before", tags: ["x"], uploadDescription: "AI says a cat" });
+    id = await seed(owner, { title: "Before", tags: ["x"], uploadDescription: "AI says a cat" });
   });
 
   test("updates title, tags and user_description; null user_description hands back to the AI description", async () => {
@@ -303,7 +303,7 @@ describe("PATCH /files/{id}", () => {
 
 describe("deletion, restore and purge", () => {
   let owner: Tenant;
-  beforeAll(() => {
+  beforeAll(async () => {
     owner = await server.tenant();
   });
 
@@ -325,7 +325,7 @@ describe("deletion, restore and purge", () => {
   });
 
   test("a document whose text extraction is running cannot be deleted (409), alone or in a batch", async () => {
-    const busy = seed(owner, { mediaType: "document", textExtractionStatus: "processing" });
+    const busy = await seed(owner, { mediaType: "document", textExtractionStatus: "processing" });
     const res = await owner.api.delete(`/files/${busy}`);
     expect(res.status).toBe(409);
     expect(res.body.code).toBe("FILE_BUSY");
@@ -333,11 +333,11 @@ describe("deletion, restore and purge", () => {
   });
 
   test("batch-delete reports each file; one failure never blocks the rest", async () => {
-    const a = seed(owner, {});
-    const b = seed(owner, {});
-    const already = seed(owner, { deleted: true });
-    const busy = seed(owner, { mediaType: "document", textExtractionStatus: "processing" });
-    const foreign = seed(await server.tenant(), {});
+    const a = await seed(owner, {});
+    const b = await seed(owner, {});
+    const already = await seed(owner, { deleted: true });
+    const busy = await seed(owner, { mediaType: "document", textExtractionStatus: "processing" });
+    const foreign = await seed(await server.tenant(), {});
     const missing = crypto.randomUUID();
     const res = await owner.api.post("/files/batch-delete", { file_ids: [a, busy, b, already, missing, foreign] });
     expect(res.status).toBe(200);
@@ -366,7 +366,7 @@ describe("deletion, restore and purge", () => {
   test("after 30 days the purge removes the row and the blob; restore is no longer possible", async () => {
     const bytes = png(8, 8, 21);
     const id = await upload(owner, bytes, "old.png");
-    const blobKey = (server.ctx.db.query("SELECT blob_key FROM files WHERE id = ?").get(id) as { blob_key: string }).blob_key;
+    const blobKey = (await server.ctx.sql.one<{ blob_key: string }>("SELECT blob_key FROM files WHERE id = ?", [id]))!.blob_key;
     await owner.api.delete(`/files/${id}`);
     clock.advance(29 * 86_400_000);
     await purgeDeletedFiles(server.ctx);
@@ -375,7 +375,7 @@ describe("deletion, restore and purge", () => {
     const late = await owner.api.post(`/files/${id}/restore`);
     expect(late.status).toBe(404);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
-    expect(server.ctx.db.query("SELECT count(*) AS n FROM files WHERE id = ?").get(id)).toEqual({ n: 0 });
+    expect(await server.ctx.sql.one("SELECT count(*) AS n FROM files WHERE id = ?", [id])).toEqual({ n: 0 });
     expect(await server.ctx.blobs.size(blobKey)).toBeNull();
     expect((await owner.api.post(`/files/${id}/restore`)).status).toBe(404);
   });
@@ -404,18 +404,18 @@ describe("GET /files/{id}/download", () => {
 describe("listing plans at volume", () => {
   test("with more tag matches than the rare-tag threshold, pages come back in order and counts stay exact", async () => {
     const owner = await server.tenant();
-    const project = defaultProjectOf(server.ctx.db, owner.orgId);
+    const project = await defaultProjectOf(server.ctx.sql, owner.orgId);
     const n = RARE_TAG_MATCHES + 300;
-    server.ctx.db.transaction(() => {
+    await server.ctx.sql.transaction(async (tx) => {
       for (let i = 0; i < n; i++) {
-        insertFileRow(server.ctx.db, {
+        await insertFileRow(tx, {
           orgId: owner.orgId, projectId: project, sizeBytes: i,
           tags: i % 2 === 0 ? ["bulk", "even"] : ["bulk"],
           title: i % 10 === 0 ? `walrus ${i}` : `item ${i}`,
           deleted: i === 4,
         });
       }
-    })();
+    });
     const first = await owner.api.get("/files?tags=bulk&sort_by=size_bytes&sort_order=asc&limit=5");
     expect(first.body.total_count).toBe(n - 1);
     expect(first.body.items.map((i: { size_bytes: number }) => i.size_bytes)).toEqual([0, 1, 2, 3, 5]);

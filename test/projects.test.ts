@@ -10,7 +10,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 /** CUSTOM tier: unlimited requests, so tests that create dozens of projects never hit 429. */
-const newTenant = (): Tenant => await server.tenant({ tier: "CUSTOM" });
+const newTenant = (): Promise<Tenant> => server.tenant({ tier: "CUSTOM" });
 
 async function defaultProject(tenant: Tenant) {
   const res = await tenant.api.get("/projects");
@@ -21,7 +21,7 @@ async function defaultProject(tenant: Tenant) {
 
 describe("POST /projects", () => {
   test("201 with every field, defaults applied", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const res = await api.post("/projects", { name: "  Listings 2026  ", description: "Spring", icon: "house", color: "#1A2b3c" });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
@@ -45,14 +45,14 @@ describe("POST /projects", () => {
   });
 
   test("project_type real_estate is kept; optional fields default to null", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const res = await api.post("/projects", { name: "Homes", project_type: "real_estate" });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ project_type: "real_estate", description: null, icon: null, color: null });
   });
 
   test("invalid bodies are 400 with a detail naming the field", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const cases: [string, unknown, string][] = [
       ["missing name", {}, "name"],
       ["blank name", { name: "   " }, "name"],
@@ -77,14 +77,14 @@ describe("POST /projects", () => {
   });
 
   test("names at the limits are accepted: 255 characters, 2000-character description, #abc", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const res = await api.post("/projects", { name: "n".repeat(255), description: "d".repeat(2000), icon: "i".repeat(50), color: "#abc" });
     expect(res.status).toBe(201);
     expect(res.body.name.length).toBe(255);
   });
 
   test("names are unique per organization, case-insensitively: 409 PROJECT_NAME_EXISTS", async () => {
-    const tenant = newTenant();
+    const tenant = await newTenant();
     expect((await tenant.api.post("/projects", { name: "Marketing" })).status).toBe(201);
     for (const name of ["marketing", "MARKETING", " Marketing "]) {
       const res = await tenant.api.post("/projects", { name });
@@ -97,11 +97,11 @@ describe("POST /projects", () => {
     expect(clashWithDefault.body.code).toBe("PROJECT_NAME_EXISTS");
 
     // Another organization may use the same name.
-    expect((await newTenant().api.post("/projects", { name: "Marketing" })).status).toBe(201);
+    expect((await (await newTenant()).api.post("/projects", { name: "Marketing" })).status).toBe(201);
   });
 
   test("the 51st project is refused with 409 PROJECT_LIMIT_REACHED and nothing is lost", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     for (let i = 1; i < 50; i++) {
       const res = await api.post("/projects", { name: `P${i}` });
       expect(res.status, `project ${i}`).toBe(201);
@@ -122,7 +122,7 @@ describe("POST /projects", () => {
 
 describe("GET /projects", () => {
   test("Default is created with the organization and always listed first, then by name", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     for (const name of ["beta", "Alpha", "_first", "charlie"]) await api.post("/projects", { name });
     const res = await api.get("/projects");
     expect(res.status).toBe(200);
@@ -133,7 +133,7 @@ describe("GET /projects", () => {
   });
 
   test("pagination: limit, offset, has_more, and Default first on page one only", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     for (let i = 0; i < 6; i++) await api.post("/projects", { name: `Proj ${i}` });
     const first = await api.get("/projects?limit=3");
     expect(first.body.items.map((p: { name: string }) => p.name)).toEqual(["Default", "Proj 0", "Proj 1"]);
@@ -147,7 +147,7 @@ describe("GET /projects", () => {
   });
 
   test("limit outside 1-100 and bad offsets are 400 naming the parameter", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     for (const query of ["limit=0", "limit=101", "limit=abc", "offset=-1", "offset=1.5"]) {
       const res = await api.get(`/projects?${query}`);
       expect(res.status, query).toBe(400);
@@ -160,8 +160,8 @@ describe("GET /projects", () => {
 
 describe("GET /projects/{project_id}", () => {
   test("404 PROJECT_NOT_FOUND for an unknown id and for another organization's project", async () => {
-    const owner = newTenant();
-    const other = newTenant();
+    const owner = await newTenant();
+    const other = await newTenant();
     const project = (await owner.api.post("/projects", { name: "Private" })).body;
     for (const [label, api, id] of [
       ["unknown", owner.api, crypto.randomUUID()],
@@ -174,19 +174,19 @@ describe("GET /projects/{project_id}", () => {
   });
 
   test("a malformed id is 400", async () => {
-    const res = await newTenant().api.get("/projects/not-a-uuid");
+    const res = await (await newTenant()).api.get("/projects/not-a-uuid");
     expect(res.status).toBe(400);
     expect(res.body.detail).toContain("project_id");
   });
 
   test("folder_count and file_count are live and ignore deleted files", async () => {
-    const tenant = newTenant();
+    const tenant = await newTenant();
     const project = (await tenant.api.post("/projects", { name: "Counted" })).body;
     const folder = (await tenant.api.post("/folders", { name: "A", project_id: project.id })).body;
     await tenant.api.post("/folders", { name: "B", parent_id: folder.id });
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: project.id });
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: project.id, folderId: folder.id });
-    insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: project.id, deleted: true });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: project.id });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: project.id, folderId: folder.id });
+    await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: project.id, deleted: true });
     const res = await tenant.api.get(`/projects/${project.id}`);
     expect(res.body).toMatchObject({ folder_count: 2, file_count: 2 });
     const listed = (await tenant.api.get("/projects")).body.items.find((p: { id: string }) => p.id === project.id);
@@ -196,7 +196,7 @@ describe("GET /projects/{project_id}", () => {
 
 describe("PATCH /projects/{project_id}", () => {
   test("updates any field, bumps updated_at, and null clears optional fields", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const created = (await api.post("/projects", { name: "Old", description: "d", color: "#000" })).body;
     await clockPassed(created.updated_at);
     const res = await api.patch(`/projects/${created.id}`, {
@@ -212,14 +212,14 @@ describe("PATCH /projects/{project_id}", () => {
   });
 
   test("fields left out of a PATCH keep their values (project_type is not reset to its default)", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const created = (await api.post("/projects", { name: "Homes", project_type: "real_estate", icon: "house" })).body;
     const res = await api.patch(`/projects/${created.id}`, { description: "only this" });
     expect(res.body).toMatchObject({ project_type: "real_estate", icon: "house", description: "only this", name: "Homes" });
   });
 
   test("renaming to another project's name (any case) is 409; changing only the case of its own name is fine", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     await api.post("/projects", { name: "Taken" });
     const mine = (await api.post("/projects", { name: "Mine" })).body;
     const clash = await api.patch(`/projects/${mine.id}`, { name: "TAKEN" });
@@ -231,7 +231,7 @@ describe("PATCH /projects/{project_id}", () => {
   });
 
   test("renaming the Default project is 422 BUSINESS_RULE_VIOLATION; its other fields can change", async () => {
-    const tenant = newTenant();
+    const tenant = await newTenant();
     const def = await defaultProject(tenant);
     const rename = await tenant.api.patch(`/projects/${def.id}`, { name: "Main" });
     expect(rename.status).toBe(422);
@@ -243,7 +243,7 @@ describe("PATCH /projects/{project_id}", () => {
   });
 
   test("validation, 404 and cross-organization cases", async () => {
-    const owner = newTenant();
+    const owner = await newTenant();
     const project = (await owner.api.post("/projects", { name: "P" })).body;
     const bad = await owner.api.patch(`/projects/${project.id}`, { name: "a/b" });
     expect(bad.status).toBe(400);
@@ -251,7 +251,7 @@ describe("PATCH /projects/{project_id}", () => {
     const missing = await owner.api.patch(`/projects/${crypto.randomUUID()}`, { name: "X" });
     expect(missing.status).toBe(404);
     expect(missing.body.code).toBe("PROJECT_NOT_FOUND");
-    const foreign = await newTenant().api.patch(`/projects/${project.id}`, { name: "Hijacked" });
+    const foreign = await (await newTenant()).api.patch(`/projects/${project.id}`, { name: "Hijacked" });
     expect(foreign.status).toBe(404);
     expect((await owner.api.get(`/projects/${project.id}`)).body.name).toBe("P");
   });
@@ -259,7 +259,7 @@ describe("PATCH /projects/{project_id}", () => {
 
 describe("DELETE /projects/{project_id}", () => {
   test("204 for an empty project, which is then gone", async () => {
-    const { api } = newTenant();
+    const { api } = await newTenant();
     const project = (await api.post("/projects", { name: "Temp" })).body;
     const res = await api.delete(`/projects/${project.id}`);
     expect(res.status).toBe(204);
@@ -271,7 +271,7 @@ describe("DELETE /projects/{project_id}", () => {
   });
 
   test("the Default project cannot be deleted: 422 BUSINESS_RULE_VIOLATION", async () => {
-    const tenant = newTenant();
+    const tenant = await newTenant();
     const def = await defaultProject(tenant);
     const res = await tenant.api.delete(`/projects/${def.id}`);
     expect(res.status).toBe(422);
@@ -280,8 +280,8 @@ describe("DELETE /projects/{project_id}", () => {
   });
 
   test("409 PROJECT_NOT_EMPTY while it holds a folder, a file or a recoverable deleted file", async () => {
-    const tenant = newTenant();
-    const { db } = server.ctx;
+    const tenant = await newTenant();
+    const { sql } = server.ctx;
     const project = (await tenant.api.post("/projects", { name: "Busy" })).body;
 
     const folder = (await tenant.api.post("/folders", { name: "F", project_id: project.id })).body;
@@ -291,27 +291,27 @@ describe("DELETE /projects/{project_id}", () => {
     expect(res.body.detail).toContain("1 folder");
     expect((await tenant.api.delete(`/folders/${folder.id}`)).status).toBe(204);
 
-    const live = insertFileRow(db, { orgId: tenant.orgId, projectId: project.id });
+    const live = await insertFileRow(sql, { orgId: tenant.orgId, projectId: project.id });
     res = await tenant.api.delete(`/projects/${project.id}`);
     expect(res.status).toBe(409);
     expect(res.body.detail).toContain("1 file");
-    deleteFileRow(db, live);
+    await deleteFileRow(sql, live);
 
-    const trashed = insertFileRow(db, { orgId: tenant.orgId, projectId: project.id, deleted: true });
+    const trashed = await insertFileRow(sql, { orgId: tenant.orgId, projectId: project.id, deleted: true });
     res = await tenant.api.delete(`/projects/${project.id}`);
     expect(res.status).toBe(409);
     expect(res.body.code).toBe("PROJECT_NOT_EMPTY");
     expect(res.body.detail).toContain("deleted");
-    deleteFileRow(db, trashed);
+    await deleteFileRow(sql, trashed);
 
     expect((await tenant.api.get(`/projects/${project.id}`)).status).toBe(200);
     expect((await tenant.api.delete(`/projects/${project.id}`)).status).toBe(204);
   });
 
   test("another organization cannot delete it", async () => {
-    const owner = newTenant();
+    const owner = await newTenant();
     const project = (await owner.api.post("/projects", { name: "Mine" })).body;
-    const res = await newTenant().api.delete(`/projects/${project.id}`);
+    const res = await (await newTenant()).api.delete(`/projects/${project.id}`);
     expect(res.status).toBe(404);
     expect((await owner.api.get(`/projects/${project.id}`)).status).toBe(200);
   });
@@ -343,8 +343,8 @@ describe("permissions and isolation", () => {
   });
 
   test("a listing shows only the caller's organization", async () => {
-    const a = newTenant();
-    const b = newTenant();
+    const a = await newTenant();
+    const b = await newTenant();
     await a.api.post("/projects", { name: "A-only" });
     await b.api.post("/projects", { name: "B-only" });
     const names = (await a.api.get("/projects")).body.items.map((p: { name: string }) => p.name);

@@ -19,8 +19,8 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId">): string {
-  return insertFileRow(server.ctx.db, { projectId: defaultProjectOf(server.ctx.db, tenant.orgId), ...fields, orgId: tenant.orgId });
+async function seed(tenant: Tenant, fields: Omit<FileRowFixture, "orgId" | "projectId">): Promise<string> {
+  return insertFileRow(server.ctx.sql, { projectId: await defaultProjectOf(server.ctx.sql, tenant.orgId), ...fields, orgId: tenant.orgId });
 }
 
 const ago = (days: number) => new Date(clock.now() - days * DAY).toISOString();
@@ -28,12 +28,12 @@ const ids = (res: { body: { items: { id: string }[] } }) => res.body.items.map((
 
 test("lists this organization's deleted files within retention, newest deletion first, each with deleted_at and purge_at", async () => {
   const owner = await server.tenant();
-  const live = seed(owner, { title: "Still here" });
-  const old = seed(owner, { title: "Deleted long ago", deleted: ago(20), sizeBytes: 120 });
-  const recent = seed(owner, { mediaType: "document", filename: "notes.pdf", deleted: ago(2) });
+  const live = await seed(owner, { title: "Still here" });
+  const old = await seed(owner, { title: "Deleted long ago", deleted: ago(20), sizeBytes: 120 });
+  const recent = await seed(owner, { mediaType: "document", filename: "notes.pdf", deleted: ago(2) });
   // Past retention but not purged yet: no longer restorable, so not in the trash either.
-  const expired = seed(owner, { title: "Expired", deleted: ago(31) });
-  seed(await server.tenant(), { title: "Another org's", deleted: ago(1) });
+  const expired = await seed(owner, { title: "Expired", deleted: ago(31) });
+  await seed(await server.tenant(), { title: "Another org's", deleted: ago(1) });
   // Deleted through the API just now: the newest deletion.
   expect((await owner.api.delete(`/files/${live}`)).status).toBe(200);
 
@@ -53,7 +53,8 @@ test("lists this organization's deleted files within retention, newest deletion 
 
 test("pages with limit and offset; restore takes a file out of the trash and back into GET /files", async () => {
   const owner = await server.tenant();
-  const files = [5, 4, 3, 2, 1].map((days) => seed(owner, { title: `Deleted ${days} days ago`, deleted: ago(days) }));
+  const files: string[] = [];
+  for (const days of [5, 4, 3, 2, 1]) files.push(await seed(owner, { title: `Deleted ${days} days ago`, deleted: ago(days) }));
   const first = await owner.api.get("/files/deleted?limit=2");
   expect(ids(first)).toEqual([files[4]!, files[3]!]);
   expect(first.body).toMatchObject({ total_count: 5, limit: 2, offset: 0, has_more: true });
@@ -69,7 +70,7 @@ test("pages with limit and offset; restore takes a file out of the trash and bac
 
 test("files leave the trash when retention ends and the purge removes them", async () => {
   const owner = await server.tenant();
-  const id = seed(owner, { title: "Soon gone", deleted: ago(0) });
+  const id = await seed(owner, { title: "Soon gone", deleted: ago(0) });
   expect(ids(await owner.api.get("/files/deleted"))).toEqual([id]);
   clock.advance(30 * DAY);
   expect((await owner.api.get("/files/deleted")).body).toMatchObject({ items: [], total_count: 0 });
@@ -80,9 +81,9 @@ test("files leave the trash when retention ends and the purge removes them", asy
 
 test("GET /files/deleted is a route of its own, not a file reference; needs view permission and a key", async () => {
   const owner = await server.tenant();
-  const id = seed(owner, { deleted: ago(0) });
+  const id = await seed(owner, { deleted: ago(0) });
   // A file whose id starts with "de1e7ed0" is still reached by its prefix.
-  const prefixed = seed(owner, { id: "de1e7ed0-0000-4000-8000-000000000000", title: "Prefix" });
+  const prefixed = await seed(owner, { id: "de1e7ed0-0000-4000-8000-000000000000", title: "Prefix" });
   expect((await owner.api.get("/files/de1e7ed0")).body.id).toBe(prefixed);
   expect(ids(await (await owner.keyWith(["view"])).get("/files/deleted"))).toEqual([id]);
   expect((await (await owner.keyWith(["edit", "delete"])).get("/files/deleted")).status).toBe(403);

@@ -40,7 +40,7 @@ async function userIn(s: TestServer, options: { role?: string; tier?: Tier; org?
   users += 1;
   const orgName = options.org ?? `acct-${users}-${crypto.randomUUID().slice(0, 6)}`;
   const org = options.org
-    ? s.ctx.db.query<{ id: string }, [string]>("SELECT id FROM organizations WHERE name = ?").get(orgName)!
+    ? (await s.ctx.sql.one<{ id: string }>("SELECT id FROM organizations WHERE name = ?", [orgName]))!
     : await createOrganization(s.ctx.sql, s.ctx.clock, orgName, options.tier ?? "STARTER");
   const email = `user${users}.${crypto.randomUUID().slice(0, 6)}@example.com`;
   await usersCommand(s.ctx.sql, s.ctx.clock, s.config, s.ctx.accounts, ["create", email], { org: orgName, role: options.role ?? "owner", password: PASSWORD });
@@ -73,7 +73,7 @@ describe("password sign-in and the session cookie", () => {
     expect(cookie).not.toContain("Secure");
     // Only the hash of the session id is stored.
     const sessionId = browser.jar.get("mediabox_session")!;
-    const rows = s.ctx.db.query<Record<string, unknown>, []>("SELECT * FROM user_sessions").all();
+    const rows = await s.ctx.sql.all<Record<string, unknown>>("SELECT * FROM user_sessions");
     expect(JSON.stringify(rows)).not.toContain(sessionId);
 
     const me = await browser.get("/auth/session");

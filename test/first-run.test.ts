@@ -53,7 +53,7 @@ test("from another machine the owner needs the setup token; made once, signed in
   expect(weak.status).toBe(400);
   expect(weak.body.code).toBe("PASSWORD_REJECTED");
   // Nothing was left behind by the refusals.
-  expect(server.ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM organizations").get()!.n).toBe(0);
+  expect((await server.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM organizations"))!.n).toBe(0);
 
   const made = await remote.post("/auth/session/setup-owner", { ...OWNER, name: "Harbour Master", setup_token: token });
   expect(made.status).toBe(201);
@@ -80,7 +80,7 @@ test("two owners asked for at once: one is made, the other refused", async () =>
     ["a", "b", "c"].map((x) => new CookieBrowser(server.url).post("/auth/session/setup-owner", { ...OWNER, organization_name: `Org ${x}`, email: `${x}@example.com`, setup_token: token })),
   );
   expect(answers.map((a) => a.status).sort()).toEqual([201, 409, 409]);
-  expect(server.ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM users").get()!.n).toBe(1);
+  expect((await server.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM users"))!.n).toBe(1);
 }, 60_000);
 
 test("in the browser on the machine itself: / offers to create the owner (no token asked), which lands in the library", async () => {

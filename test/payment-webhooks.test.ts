@@ -32,8 +32,8 @@ function deliver(client: ApiClient, body: string, options: { secret?: string; ti
   return client.request("POST", `/payment/webhooks/${options.provider ?? "stripe"}`, body, { "content-type": "application/json", "webhook-signature": signature });
 }
 
-function tierOf(s: TestServer, orgId: string): string {
-  return s.ctx.db.query<{ tier: string }, [string]>("SELECT tier FROM organizations WHERE id = ?").get(orgId)!.tier;
+async function tierOf(s: TestServer, orgId: string): Promise<string> {
+  return (await s.ctx.sql.one<{ tier: string }>("SELECT tier FROM organizations WHERE id = ?", [orgId]))!.tier;
 }
 
 test("a signed subscription event changes the tier; a replay is acknowledged and changes nothing", async () => {
@@ -44,16 +44,16 @@ test("a signed subscription event changes the tier; a replay is acknowledged and
   const first = await deliver(client, body);
   expect(first.status).toBe(200);
   expect(first.body.outcome).toBe("tier_changed");
-  expect(tierOf(s, tenant.orgId)).toBe("ENTERPRISE");
+  expect(await tierOf(s, tenant.orgId)).toBe("ENTERPRISE");
   expect((await tenant.api.get("/projects")).headers.get("x-ratelimit-limit")).toBe("500");
 
   // The provider redelivers (same id): 200, duplicate, and a tier changed meanwhile stays.
-  s.ctx.db.query("UPDATE organizations SET tier = 'PROFESSIONAL' WHERE id = ?").run(tenant.orgId);
+  await s.ctx.sql.run("UPDATE organizations SET tier = 'PROFESSIONAL' WHERE id = ?", [tenant.orgId]);
   const replay = await deliver(client, body);
   expect(replay.status).toBe(200);
   expect(replay.body.outcome).toBe("duplicate");
-  expect(tierOf(s, tenant.orgId)).toBe("PROFESSIONAL");
-  const stored = s.ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM payment_events").get()!.n;
+  expect(await tierOf(s, tenant.orgId)).toBe("PROFESSIONAL");
+  const stored = (await s.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM payment_events"))!.n;
   expect(stored).toBe(1);
 });
 
@@ -82,8 +82,8 @@ test("forged, missing, stale and future signatures are 401 and change nothing", 
     "content-type": "application/json", "webhook-signature": `t=${now},v1=${signPayload(SECRET, now, body)}`,
   });
   expect(tampered.status).toBe(401);
-  expect(tierOf(s, tenant.orgId)).toBe("STARTER");
-  expect(s.ctx.db.query<{ n: number }, []>("SELECT count(*) AS n FROM payment_events").get()!.n).toBe(0);
+  expect(await tierOf(s, tenant.orgId)).toBe("STARTER");
+  expect((await s.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM payment_events"))!.n).toBe(0);
 });
 
 test("a signed but malformed body is 400; another provider is 404; Stripe's header name is read too", async () => {
@@ -101,7 +101,7 @@ test("a signed but malformed body is 400; another provider is 404; Stripe's head
   const now = Math.floor(Date.now() / 1000);
   const res = await client.request("POST", "/payment/webhooks/stripe", body, { "content-type": "application/json", "stripe-signature": `t=${now},v1=${signPayload(SECRET, now, body)}` });
   expect(res.status).toBe(200);
-  expect(tierOf(s, tenant.orgId)).toBe("FREE");
+  expect(await tierOf(s, tenant.orgId)).toBe("FREE");
   const other = JSON.stringify(event(tenant.orgId, "", "invoice.paid"));
   expect((await deliver(client, other)).body.outcome).toBe("ignored");
   expect((await deliver(client, JSON.stringify(event(crypto.randomUUID(), "CUSTOM")))).body.outcome).toBe("unknown_organization");
@@ -114,7 +114,7 @@ test("an older subscription event arriving late does not undo a newer one", asyn
   const now = Math.floor(Date.now() / 1000);
   expect((await deliver(client, JSON.stringify(event(tenant.orgId, "ENTERPRISE", "subscription.updated", now)))).body.outcome).toBe("tier_changed");
   expect((await deliver(client, JSON.stringify(event(tenant.orgId, "PROFESSIONAL", "subscription.updated", now - 60)))).body.outcome).toBe("stale");
-  expect(tierOf(s, tenant.orgId)).toBe("ENTERPRISE");
+  expect(await tierOf(s, tenant.orgId)).toBe("ENTERPRISE");
 });
 
 test("200 deliveries a minute per IP, then 429; another IP is unaffected", async () => {

@@ -10,7 +10,7 @@ afterAll(() => server.close());
 const valid = { event_type: "upload_failed", message: "network error on part 3" };
 
 function storedEvents(where = "1 = 1") {
-  return server.ctx.db.query<Record<string, unknown>, []>(`SELECT * FROM upload_events WHERE ${where} ORDER BY id`).all();
+  return server.ctx.sql.all<Record<string, unknown>>(`SELECT * FROM upload_events WHERE ${where} ORDER BY id`);
 }
 
 test("logs an event without authentication and stores every field", async () => {
@@ -25,7 +25,7 @@ test("logs an event without authentication and stores every field", async () => 
   expect(res.status).toBe(200);
   expect(res.body.status).toBe("logged");
   expect(Number.isNaN(Date.parse(res.body.timestamp))).toBe(false);
-  const [row] = storedEvents("batch_id = 'batch-42'");
+  const [row] = await storedEvents("batch_id = 'batch-42'");
   expect(row).toMatchObject({
     org_id: null,
     event_type: "upload_failed",
@@ -40,7 +40,7 @@ test("logs an event without authentication and stores every field", async () => 
 test("with a valid key the event is attached to the organization", async () => {
   const tenant = await server.tenant();
   expect((await tenant.api.post("/files/log-upload-event", { ...valid, batch_id: "org-batch" })).status).toBe(200);
-  expect(storedEvents("batch_id = 'org-batch'")[0]!.org_id).toBe(tenant.orgId);
+  expect((await storedEvents("batch_id = 'org-batch'"))[0]!.org_id).toBe(tenant.orgId);
 });
 
 test("accepts the boundary values", async () => {
@@ -58,7 +58,7 @@ test("accepts the boundary values", async () => {
 
 test("rejects invalid events with 400 naming the field, storing nothing", async () => {
   const client = (await server.tenant()).api;
-  const before = storedEvents().length;
+  const before = (await storedEvents()).length;
   const cases: [string, Record<string, unknown>][] = [
     ["event_type", { message: "m" }],
     ["message", { event_type: "e" }],
@@ -78,5 +78,5 @@ test("rejects invalid events with 400 naming the field, storing nothing", async 
     expect(res.body.code, field).toBe("VALIDATION_ERROR");
     expect(res.body.detail, field).toContain(field);
   }
-  expect(storedEvents().length).toBe(before);
+  expect((await storedEvents()).length).toBe(before);
 });

@@ -61,7 +61,7 @@ describe("deliveries", () => {
     expect(created.body.secret_hint).toBe(secret.slice(-4));
     expect((await tenant.api.get(`/webhooks/${created.body.id}`)).body.secret).toBeUndefined();
     // Sealed at rest: the stored value is not the secret.
-    const stored = server.ctx.db.query<{ secret: string }, [string]>("SELECT secret FROM webhooks WHERE id = ?").get(created.body.id)!.secret;
+    const stored = (await server.ctx.sql.one<{ secret: string }>("SELECT secret FROM webhooks WHERE id = ?", [created.body.id]))!.secret;
     expect(stored.startsWith("v1.")).toBe(true);
     expect(stored).not.toContain(secret);
 

@@ -3,6 +3,7 @@ import { Validator } from "@seriousme/openapi-schema-validator";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { startTestServer, tempDir, type TestServer } from "./support/server.ts";
+import { testEngine } from "./support/suite-database.ts";
 import { upsertManifestModel } from "../src/models/manifest.ts";
 
 let server: TestServer;
@@ -28,7 +29,7 @@ describe("health", () => {
     expect(res.status).toBe(200);
     expect(res.body.status).toBe("ready");
     expect(Object.keys(res.body.checks).sort()).toEqual(["database", "jobs", "schema", "vector_search"]);
-    expect(res.body.checks.vector_search.detail).toMatch(/^sqlite-vec v\d/);
+    expect(res.body.checks.vector_search.detail).toMatch(testEngine() === "postgres" ? /^pgvector \d/ : /^sqlite-vec v\d/);
   });
 
   test("/readyz names each installed model with its version and SHA-256, and the text model in use", async () => {

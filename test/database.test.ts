@@ -27,13 +27,14 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
  * A database as the release before migration `version` left it (openDatabase's pragmas, the
  * migrations before it), with one organization and its default project to put files in.
  */
-function databaseBefore(version: number, name: string) {
+async function databaseBefore(version: number, name: string) {
   const db = new Database(join(dir, `${name}.db`));
   db.loadExtension(getLoadablePath());
   db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
   migrate(db, MIGRATIONS.filter((m) => m.version < version));
-  const org = insertTenantRows(db, systemClock, { name, tier: "PROFESSIONAL" }).orgId;
-  return { db, org, project: defaultProjectOf(db, org) };
+  const sql = new SqliteClient(db);
+  const org = (await insertTenantRows(sql, systemClock, { name, tier: "PROFESSIONAL" })).orgId;
+  return { db, org, project: await defaultProjectOf(sql, org) };
 }
 
 /** The files row no longer has these columns (a migration moved them to a kind's table). */
@@ -57,8 +58,9 @@ test("migration 18 moves documents' whole text out of their rows, keeping every 
     db.loadExtension(getLoadablePath());
     db.run("PRAGMA foreign_keys = ON"); // as openDatabase sets it
     migrate(db, MIGRATIONS.filter((m) => m.version < 18));
-    const org = insertTenantRows(db, systemClock, { name: "migrating", tier: "PROFESSIONAL" }).orgId;
-    const project = defaultProjectOf(db, org);
+    const sql = new SqliteClient(db);
+    const org = (await insertTenantRows(sql, systemClock, { name: "migrating", tier: "PROFESSIONAL" })).orgId;
+    const project = await defaultProjectOf(sql, org);
     const insert = db.query(
       "INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, extracted_text) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?)",
     );
@@ -81,8 +83,8 @@ test("migration 18 moves documents' whole text out of their rows, keeping every 
   }
 });
 
-test("migration 30 drops the media type CHECK and keeps every row, child row, index, trigger and search entry", () => {
-  const { db, org, project } = databaseBefore(30, "open-media-types");
+test("migration 30 drops the media type CHECK and keeps every row, child row, index, trigger and search entry", async () => {
+  const { db, org, project } = await databaseBefore(30, "open-media-types");
   try {
     const insert = db.query(
       "INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, title) VALUES (?, ?, ?, ?, ?, 'x', 'x', ?)",
@@ -117,7 +119,7 @@ test("migration 30 drops the media type CHECK and keeps every row, child row, in
 });
 
 test("migration 31 moves a video's stream facts out of the files row into video_facts", async () => {
-  const { db, org, project } = databaseBefore(31, "video-facts");
+  const { db, org, project } = await databaseBefore(31, "video-facts");
   try {
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, duration_seconds, frame_rate,
@@ -145,7 +147,7 @@ test("migration 31 moves a video's stream facts out of the files row into video_
 });
 
 test("migration 33 moves a link's crawl out of the files row into link_crawls", async () => {
-  const { db, org, project } = databaseBefore(33, "link-crawls");
+  const { db, org, project } = await databaseBefore(33, "link-crawls");
   try {
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, source_url, link_url_key, domain, og_metadata,
@@ -175,7 +177,7 @@ test("migration 33 moves a link's crawl out of the files row into link_crawls", 
 });
 
 test("migration 35 moves a photo's compliance request and verdict out of the files row into image_compliance", async () => {
-  const { db, org, project } = databaseBefore(35, "image-compliance");
+  const { db, org, project } = await databaseBefore(35, "image-compliance");
   try {
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, compliance_type, compliance_standard, compliance_image_type, compliance_status)
@@ -198,7 +200,7 @@ test("migration 35 moves a photo's compliance request and verdict out of the fil
 });
 
 test("migration 38 moves an image's rendering and embedding model into image_facts, a video's analysis into video_facts", async () => {
-  const { db, org, project } = databaseBefore(38, "image-facts");
+  const { db, org, project } = await databaseBefore(38, "image-facts");
   try {
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, width, height, variant_status, variant_count, blur_hash,
@@ -237,7 +239,7 @@ test("migration 38 moves an image's rendering and embedding model into image_fac
 });
 
 test("migration 39 moves a document's reading and chunk states into document_facts", async () => {
-  const { db, org, project } = databaseBefore(39, "document-facts");
+  const { db, org, project } = await databaseBefore(39, "document-facts");
   try {
     const insert = db.query(
       `INSERT INTO files (id, org_id, project_id, media_type, filename, created_at, updated_at, visible_text, text_extraction_status, digitization_status,

@@ -15,25 +15,26 @@ import { defaultProjectOf, insertFileRow, insertTenantRows } from "./support/row
 import { tempDir } from "./support/temp-dir.ts";
 
 const db = openDatabase(join(tempDir("mediabox-embed-resume-"), "m.db"));
+const sql = new SqliteClient(db);
 afterAll(() => db.close());
 
 test("images whose processing is queued or running are not queued for re-embedding", async () => {
-  const { orgId } = insertTenantRows(db, systemClock, { name: "embed-resume", tier: "PROFESSIONAL" });
-  const projectId = defaultProjectOf(db, orgId);
-  const image = (name: string, state: { processing: string; model: string | null; variants?: string; deleted?: boolean; mediaType?: string }) => {
-    const id = insertFileRow(db, { orgId, projectId, filename: name, mediaType: state.mediaType ?? "image", deleted: state.deleted ?? false });
+  const { orgId } = await insertTenantRows(sql, systemClock, { name: "embed-resume", tier: "PROFESSIONAL" });
+  const projectId = await defaultProjectOf(sql, orgId);
+  const image = async (name: string, state: { processing: string; model: string | null; variants?: string; deleted?: boolean; mediaType?: string }) => {
+    const id = await insertFileRow(sql, { orgId, projectId, filename: name, mediaType: state.mediaType ?? "image", deleted: state.deleted ?? false });
     db.query("UPDATE files SET processing_status = ? WHERE id = ?").run(state.processing, id);
     db.query("INSERT INTO image_facts (file_id, variant_status, variant_count, embedding_model) VALUES (?, ?, 4, ?)").run(id, state.variants ?? "completed", state.model);
     return id;
   };
-  const stale = image("stale.jpg", { processing: "completed", model: "old-model" });
-  const missing = image("missing.jpg", { processing: "failed", model: null });
-  image("current.jpg", { processing: "completed", model: "new-model" });
-  image("queued-again.jpg", { processing: "queued", model: "old-model" });
-  image("being-processed.jpg", { processing: "processing", model: "old-model" });
-  image("not-rendered.jpg", { processing: "completed", model: null, variants: "failed" });
-  image("deleted.jpg", { processing: "completed", model: "old-model", deleted: true });
-  image("poster.mp4", { processing: "completed", model: "old-model", mediaType: "video" });
+  const stale = await image("stale.jpg", { processing: "completed", model: "old-model" });
+  const missing = await image("missing.jpg", { processing: "failed", model: null });
+  await image("current.jpg", { processing: "completed", model: "new-model" });
+  await image("queued-again.jpg", { processing: "queued", model: "old-model" });
+  await image("being-processed.jpg", { processing: "processing", model: "old-model" });
+  await image("not-rendered.jpg", { processing: "completed", model: null, variants: "failed" });
+  await image("deleted.jpg", { processing: "completed", model: "old-model", deleted: true });
+  await image("poster.mp4", { processing: "completed", model: "old-model", mediaType: "video" });
 
-  expect((await imagesToEmbed(new SqliteClient(db), "new-model")).map((f) => f.id).sort()).toEqual([stale, missing].sort());
+  expect((await imagesToEmbed(sql, "new-model")).map((f) => f.id).sort()).toEqual([stale, missing].sort());
 });

@@ -17,6 +17,7 @@ import type { EnqueueOptions } from "../src/jobs/queue.ts";
 import { JobRunner, PermanentJobError, type QueueDefinition } from "../src/jobs/runner.ts";
 import { JobStore, sqliteJobStore } from "../src/jobs/job-store.ts";
 import { SqliteClient } from "../src/db/sqlite-client.ts";
+import type { SqlClient } from "../src/db/sql-client.ts";
 import type { Clock } from "../src/clock.ts";
 import { jobRow } from "./support/job-rows.ts";
 import { BackgroundWork } from "../src/jobs/background-work.ts";
@@ -29,18 +30,18 @@ import { insertTenantRows } from "./support/rows.ts";
 const log = new Logger("error");
 
 /** Inserts a job through the job store (committed when it resolves: no group commit here). */
-function enqueueJob(db: Database, clock: Clock, options: EnqueueOptions): Promise<{ id: string; deduplicated: boolean }> {
-  return new JobStore(new SqliteClient(db)).enqueue(options, clock.now());
+function enqueueJob(sql: SqlClient, clock: Clock, options: EnqueueOptions): Promise<{ id: string; deduplicated: boolean }> {
+  return new JobStore(sql).enqueue(options, clock.now());
 }
 
 /** Waits for a condition on the local database (cheap to probe, so probed often). */
-function until<T>(probe: () => T, what: string): Promise<NonNullable<T>> {
+function until<T>(probe: () => T | Promise<T>, what: string): Promise<NonNullable<T>> {
   return waitFor(probe, { what, intervalMs: 10, maxIntervalMs: 100 });
 }
 
-function waitForStatus(db: Database, id: string, status: JobRow["status"]): Promise<JobRow> {
-  return until(() => {
-    const row = jobRow(db, id);
+function waitForStatus(sql: SqlClient, id: string, status: JobRow["status"]): Promise<JobRow> {
+  return until(async () => {
+    const row = await jobRow(sql, id);
     return row?.status === status ? row : null;
   }, `job ${id} to become ${status}`);
 }
@@ -54,9 +55,9 @@ const isSentinel = (payload: unknown) => (payload as { sentinel?: boolean } | nu
  * runner claims due jobs in run_at order, so every job of the queue that was due before it has had
  * its turn: "it did not run" is then an observation, not a guess about how long to sleep.
  */
-async function caughtUp(db: Database, queue: `t.${string}`, inMs = 0): Promise<void> {
-  const { id } = await enqueueJob(db, systemClock, { queue, payload: SENTINEL, runAt: Date.now() + inMs });
-  await waitForStatus(db, id, "completed");
+async function caughtUp(sql: SqlClient, queue: `t.${string}`, inMs = 0): Promise<void> {
+  const { id } = await enqueueJob(sql, systemClock, { queue, payload: SENTINEL, runAt: Date.now() + inMs });
+  await waitForStatus(sql, id, "completed");
 }
 
 /** Rejects when the signal aborts, so handlers can "work" until told to stop. */
@@ -65,6 +66,8 @@ const untilAborted = (signal: AbortSignal): Promise<never> => unlessAborted(new 
 describe("job runner", () => {
   let dir: string;
   let db: Database;
+  /** The port over the same handle, for the job store and the row fixtures. */
+  let sql: SqlClient;
   const runners: JobRunner[] = [];
   /** Cancels through the job table as the job resource does (no runner of this process involved). */
   const cancelJob = (orgId: string, id: string) => sqliteJobStore(db, new GroupCommit(db)).cancel(orgId, id, Date.now());
@@ -79,6 +82,7 @@ describe("job runner", () => {
   beforeAll(() => {
     dir = tempDir("mediabox-jobs-");
     db = openDatabase(join(dir, "jobs.db"));
+    sql = new SqliteClient(db);
   });
   afterEach(async () => {
     await Promise.all(runners.splice(0).map((r) => r.stop(1_000)));
@@ -99,7 +103,7 @@ describe("job runner", () => {
       concurrency: 1,
       handler: async (ctx) => {
         // Shared writes commit in the order they were queued: once this one has, so has the progress before it.
-        const committed = async () => (await ctx.transaction(async () => null), jobRow(db, ctx.jobId)!.progress);
+        const committed = async () => (await ctx.transaction(async () => null), (await jobRow(sql, ctx.jobId))!.progress);
         ctx.progress(10);
         ctx.progress(20);
         seen.push(await committed());
@@ -112,8 +116,8 @@ describe("job runner", () => {
       },
     });
     r.start();
-    const { id } = await enqueueJob(db, clock, { queue: "t.progress", payload: {} });
-    expect((await waitForStatus(db, id, "completed")).progress).toBe(100);
+    const { id } = await enqueueJob(sql, clock, { queue: "t.progress", payload: {} });
+    expect((await waitForStatus(sql, id, "completed")).progress).toBe(100);
     expect(seen).toEqual([10, 30, 30]);
   });
 
@@ -131,8 +135,8 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.flaky", maxAttempts: 3 });
-    const row = await waitForStatus(db, id, "failed");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.flaky", maxAttempts: 3 });
+    const row = await waitForStatus(sql, id, "failed");
     expect(row.attempts).toBe(3);
     expect(row.error).toBe("boom on attempt 3");
     expect(attemptsAt).toHaveLength(3);
@@ -154,8 +158,8 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.recovers" });
-    const row = await waitForStatus(db, id, "completed");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.recovers" });
+    const row = await waitForStatus(sql, id, "completed");
     expect(row.attempts).toBe(2);
     expect(JSON.parse(row.results!)).toEqual([{ attempt: 2 }]);
   });
@@ -175,10 +179,10 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.permanent", maxAttempts: 5 });
-    const row = await waitForStatus(db, id, "failed");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.permanent", maxAttempts: 5 });
+    const row = await waitForStatus(sql, id, "failed");
     // A retry would be due ~10 ms later (backoffMs): the runner has passed that point.
-    await caughtUp(db, "t.permanent", 100);
+    await caughtUp(sql, "t.permanent", 100);
     expect(calls).toBe(1);
     expect(row.attempts).toBe(1);
     expect(row.error).toBe("input can never work");
@@ -199,9 +203,9 @@ describe("job runner", () => {
         },
       },
     ]);
-    const ids = await Promise.all(Array.from({ length: 6 }, async () => (await enqueueJob(db, systemClock, { queue: "t.concurrent" })).id));
+    const ids = await Promise.all(Array.from({ length: 6 }, async () => (await enqueueJob(sql, systemClock, { queue: "t.concurrent" })).id));
     r.start();
-    for (const id of ids) await waitForStatus(db, id, "completed");
+    for (const id of ids) await waitForStatus(sql, id, "completed");
     expect(peak).toBe(2);
   });
 
@@ -221,7 +225,7 @@ describe("job runner", () => {
         },
       },
     ]);
-    await Promise.all(Array.from({ length: 10 }, () => enqueueJob(db, systemClock, { queue: "t.burst" })));
+    await Promise.all(Array.from({ length: 10 }, () => enqueueJob(sql, systemClock, { queue: "t.burst" })));
     r.start();
     await until(() => startedIn.length === 10 || null, "all ten jobs to run side by side");
     release.resolve();
@@ -236,8 +240,8 @@ describe("job runner", () => {
     const r = runner([{ name: "t.delayed", concurrency: 1, handler: async () => void (startedAt = Date.now()) }]);
     r.start();
     const runAt = Date.now() + 250;
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.delayed", runAt });
-    await waitForStatus(db, id, "completed");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.delayed", runAt });
+    await waitForStatus(sql, id, "completed");
     expect(startedAt).toBeGreaterThanOrEqual(runAt);
   });
 
@@ -250,33 +254,33 @@ describe("job runner", () => {
     runners.push(r);
     r.start();
     const analysing = background.foreground();
-    const later = await enqueueJob(db, systemClock, { queue: "t.reembed" });
+    const later = await enqueueJob(sql, systemClock, { queue: "t.reembed" });
     r.wake("t.reembed");
-    const now = await enqueueJob(db, systemClock, { queue: "t.upload" });
-    await waitForStatus(db, now.id, "completed");
+    const now = await enqueueJob(sql, systemClock, { queue: "t.upload" });
+    await waitForStatus(sql, now.id, "completed");
     await Bun.sleep(200); // ten polls
-    expect(jobRow(db, later.id)!.status).toBe("pending");
+    expect((await jobRow(sql, later.id))!.status).toBe("pending");
     analysing();
-    await waitForStatus(db, later.id, "completed");
+    await waitForStatus(sql, later.id, "completed");
     expect(ran).toEqual(["upload", "reembed"]);
   });
 
   test("cancelling a pending job cancels it at once; it never runs", async () => {
-    const org = insertOrg(db);
+    const org = await insertOrg(sql);
     let ran = false;
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.cancel-pending", orgId: org, runAt: Date.now() + 60_000 });
     const view = await cancelJob(org, id);
     expect(view.status).toBe("cancelled");
     const r = runner([{ name: "t.cancel-pending", concurrency: 1, handler: async (ctx) => void (ran ||= !isSentinel(ctx.payload)) }]);
     r.start();
-    await caughtUp(db, "t.cancel-pending");
+    await caughtUp(sql, "t.cancel-pending");
     expect(ran).toBe(false);
-    expect(jobRow(db, id)!.status).toBe("cancelled");
+    expect((await jobRow(sql, id))!.status).toBe("cancelled");
     await expect(cancelJob(org, id)).rejects.toThrow(/already cancelled/);
   });
 
   test("cancelling a running job aborts its handler and ends it cancelled without retry", async () => {
-    const org = insertOrg(db);
+    const org = await insertOrg(sql);
     let aborted = false;
     const r = runner([
       {
@@ -292,23 +296,23 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.cancel-running", orgId: org });
-    await until(() => jobRow(db, id)!.progress === 10, "job to start");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.cancel-running", orgId: org });
+    await until(async () => (await jobRow(sql, id))!.progress === 10, "job to start");
     const view = await cancelJob(org, id);
     expect(view.status).toBe("processing");
-    const row = await waitForStatus(db, id, "cancelled");
+    const row = await waitForStatus(sql, id, "cancelled");
     expect(aborted).toBe(true);
     expect(row.attempts).toBe(1);
     expect(row.error).toBe("cancelled by request");
   });
 
   test("cancel is refused for another org's job and for finished jobs", async () => {
-    const org = insertOrg(db);
-    const other = insertOrg(db);
+    const org = await insertOrg(sql);
+    const other = await insertOrg(sql);
     const r = runner([{ name: "t.finished", concurrency: 1, handler: async () => [] }]);
     r.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.finished", orgId: org });
-    await waitForStatus(db, id, "completed");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.finished", orgId: org });
+    await waitForStatus(sql, id, "completed");
     await expect(cancelJob(other, id)).rejects.toThrow(/not found/);
     await expect(cancelJob(org, id)).rejects.toThrow(/already completed/);
   });
@@ -328,19 +332,19 @@ describe("job runner", () => {
       },
     ]);
     r.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.timeout", maxAttempts: 2 });
-    const row = await waitForStatus(db, id, "failed");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.timeout", maxAttempts: 2 });
+    const row = await waitForStatus(sql, id, "failed");
     expect(attempts).toBe(2);
     expect(row.error).toBe("timed out after 50 ms");
   });
 
   test("dedupe_key returns the active job; a finished job frees the key", async () => {
-    const first = await enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1", runAt: Date.now() + 60_000 });
-    const again = await enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
+    const first = await enqueueJob(sql, systemClock, { queue: "t.dedupe", dedupeKey: "file:1", runAt: Date.now() + 60_000 });
+    const again = await enqueueJob(sql, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
     expect(again).toEqual({ id: first.id, deduplicated: true });
     expect(db.query("SELECT count(*) AS n FROM jobs WHERE dedupe_key = 'file:1'").get()).toEqual({ n: 1 });
     db.run("UPDATE jobs SET status = 'completed' WHERE id = ?", [first.id]);
-    const fresh = await enqueueJob(db, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
+    const fresh = await enqueueJob(sql, systemClock, { queue: "t.dedupe", dedupeKey: "file:1" });
     expect(fresh.deduplicated).toBe(false);
     expect(fresh.id).not.toBe(first.id);
   });
@@ -355,8 +359,8 @@ describe("job runner", () => {
       throw new Error("the record this job belongs to failed validation");
     });
     await expect(rejected).rejects.toThrow(/failed validation/);
-    await caughtUp(db, "t.rollback");
-    expect(jobRow(db, id)).toBeNull();
+    await caughtUp(sql, "t.rollback");
+    expect(await jobRow(sql, id)).toBeNull();
     expect(ran).toBe(false);
   });
 
@@ -380,18 +384,18 @@ describe("job runner", () => {
     // A long lease means worker a's next heartbeat is far away: it looks stalled once its lease lapses.
     const a = runner([queue("a")], { leaseMs: 60_000, workerId: "a" });
     a.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.fenced" });
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.fenced" });
     await until(() => executions.includes("a"), "worker a to start");
     db.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ?", [Date.now() - 1, id]);
     const b = runner([queue("b")], { leaseMs: 2_000, workerId: "b" });
     b.start();
-    const done = await waitForStatus(db, id, "completed");
+    const done = await waitForStatus(sql, id, "completed");
     // Only worker a runs now; once its stale attempt has ended (refused), its slot frees and it
     // takes the next job of the queue.
     await b.stop(1_000);
     releaseFirst.resolve();
-    await caughtUp(db, "t.fenced");
-    const row = jobRow(db, id)!;
+    await caughtUp(sql, "t.fenced");
+    const row = (await jobRow(sql, id))!;
     expect(done.lease_owner).toBeNull();
     expect(JSON.parse(row.results!)).toEqual([{ worker: "b" }]);
     expect(row.error).toBeNull();
@@ -409,31 +413,31 @@ describe("job runner", () => {
     };
     const ids: Record<string, string> = {};
     for (const [name, owner] of Object.entries(owners)) {
-      ids[name] = (await enqueueJob(db, systemClock, { queue: "t.orphans", payload: { name } })).id;
+      ids[name] = (await enqueueJob(sql, systemClock, { queue: "t.orphans", payload: { name } })).id;
       db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [owner, Date.now() + 600_000, ids[name]!]);
     }
     const ran: string[] = [];
     runner([{ name: "t.orphans", concurrency: 3, handler: async (ctx) => void (isSentinel(ctx.payload) || ran.push((ctx.payload as { name: string }).name)) }]).start();
-    const done = await waitForStatus(db, ids.dead!, "completed");
+    const done = await waitForStatus(sql, ids.dead!, "completed");
     expect(done.attempts).toBe(2);
-    await caughtUp(db, "t.orphans");
+    await caughtUp(sql, "t.orphans");
     expect(ran).toEqual(["dead"]);
-    expect(jobRow(db, ids.live!)).toMatchObject({ status: "processing", lease_owner: owners.live });
-    expect(jobRow(db, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
+    expect(await jobRow(sql, ids.live!)).toMatchObject({ status: "processing", lease_owner: owners.live });
+    expect(await jobRow(sql, ids.elsewhere!)).toMatchObject({ status: "processing", lease_owner: owners.elsewhere });
   });
 
   test("a job whose worker died is taken over on a full poll, however many queues are looked at before its own", async () => {
     const host = hostname();
     const exited = Bun.spawn(["true"]);
     await exited.exited;
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.late" });
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.late" });
     db.run("UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = ?, lease_expires_at = ? WHERE id = ?", [
       `worker-${host}-${exited.pid}-0123abcd`, Date.now() + 600_000, id,
     ]);
     // Empty queues with room for jobs, registered (and so polled) first.
     const idle = Array.from({ length: 6 }, (_, i): QueueDefinition => ({ name: `t.idle${i}` as `t.${string}`, concurrency: 4, handler: async () => [] }));
     runner([...idle, { name: "t.late", concurrency: 1, handler: async () => [{ resumed: true }] }]).start();
-    const row = await waitForStatus(db, id, "completed");
+    const row = await waitForStatus(sql, id, "completed");
     expect(row.attempts).toBe(2);
     expect(JSON.parse(row.results!)).toEqual([{ resumed: true }]);
   });
@@ -450,17 +454,17 @@ describe("job runner", () => {
     };
     const first = runner([hang]);
     first.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.shutdown", maxAttempts: 1 });
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.shutdown", maxAttempts: 1 });
     await until(() => starts === 1, "first start");
     await first.stop(1_000);
-    const released = jobRow(db, id)!;
+    const released = (await jobRow(sql, id))!;
     expect(released.status).toBe("pending");
     expect(released.attempts).toBe(0);
     expect(released.lease_owner).toBeNull();
     // With max_attempts 1 it can still run: the interrupted attempt did not count.
     const second = runner([{ ...hang, handler: async () => [{ resumed: true }] }]);
     second.start();
-    const row = await waitForStatus(db, id, "completed");
+    const row = await waitForStatus(sql, id, "completed");
     expect(row.attempts).toBe(1);
   });
 
@@ -469,10 +473,10 @@ describe("job runner", () => {
     const never = new Promise<never>(() => {});
     const first = runner([{ name: "t.uncancellable", concurrency: 1, handler: async (ctx) => { starts += 1; await unlessAborted(never, ctx.signal); } }]);
     first.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.uncancellable" });
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.uncancellable" });
     await until(() => starts === 1, "the job to start");
     expect(await first.stop(10_000)).toBe(0);
-    expect(jobRow(db, id)).toMatchObject({ status: "pending", attempts: 0, lease_owner: null });
+    expect(await jobRow(sql, id)).toMatchObject({ status: "pending", attempts: 0, lease_owner: null });
   });
 
   test("a handler still running after the stop's grace writes no outcome; the job is taken over once its lease lapses", async () => {
@@ -483,21 +487,21 @@ describe("job runner", () => {
       { leaseMs: 300, workerId: "first-worker" },
     );
     first.start();
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.stubborn" });
-    await until(() => jobRow(db, id)?.status === "processing", "the job to start");
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.stubborn" });
+    await until(async () => (await jobRow(sql, id))?.status === "processing", "the job to start");
     // The database closes after stop() in a server: this runner must not write to it any more.
     expect(await first.stop(50)).toBe(1);
     release.resolve();
     await until(() => returned, "the stubborn handler to return");
     const second = runner([{ name: "t.stubborn", concurrency: 1, handler: async () => [{ by: "second" }] }], { leaseMs: 300, workerId: "second-worker" });
     second.start();
-    const row = await waitForStatus(db, id, "completed");
+    const row = await waitForStatus(sql, id, "completed");
     expect(JSON.parse(row.results!)).toEqual([{ by: "second" }]);
     expect(row.attempts).toBe(2);
   });
 
   test("a job abandoned on its final attempt ends failed instead of hanging", async () => {
-    const { id } = await enqueueJob(db, systemClock, { queue: "t.abandoned", maxAttempts: 1 });
+    const { id } = await enqueueJob(sql, systemClock, { queue: "t.abandoned", maxAttempts: 1 });
     // Simulate a worker that claimed the job and died.
     db.run(
       "UPDATE jobs SET status = 'processing', attempts = 1, lease_owner = 'dead', lease_expires_at = ? WHERE id = ?",
@@ -505,13 +509,13 @@ describe("job runner", () => {
     );
     const r = runner([{ name: "t.abandoned", concurrency: 1, handler: async () => [] }]);
     r.start();
-    const row = await waitForStatus(db, id, "failed");
+    const row = await waitForStatus(sql, id, "failed");
     expect(row.error).toMatch(/final attempt/);
   });
 });
 
-function insertOrg(db: Database): string {
-  return insertTenantRows(db, systemClock, { name: `org-${crypto.randomUUID().slice(0, 8)}`, tier: "PROFESSIONAL" }).orgId;
+async function insertOrg(sql: SqlClient): Promise<string> {
+  return (await insertTenantRows(sql, systemClock, { name: `org-${crypto.randomUUID().slice(0, 8)}`, tier: "PROFESSIONAL" })).orgId;
 }
 
 describe("job resource over HTTP", () => {
@@ -548,7 +552,7 @@ describe("job resource over HTTP", () => {
     const owner = await server.tenant();
     const stranger = await server.tenant();
     const id = await enqueue(owner.orgId);
-    await waitForStatus(server.ctx.db, id, "completed");
+    await waitForStatus(server.ctx.sql, id, "completed");
     const res = await owner.api.get(`/job/${id}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ job_id: id, type: "t.http", status: "completed", progress: 100, results: [{ ok: true }], error: null, attempts: 1 });
@@ -574,9 +578,9 @@ describe("job resource over HTTP", () => {
     const stranger = await server.tenant();
     const fileId = crypto.randomUUID();
     const first = await enqueue(owner.orgId, { fileId });
-    await waitForStatus(server.ctx.db, first, "completed");
+    await waitForStatus(server.ctx.sql, first, "completed");
     const second = await enqueue(owner.orgId);
-    await waitForStatus(server.ctx.db, second, "completed");
+    await waitForStatus(server.ctx.sql, second, "completed");
     await enqueue(stranger.orgId);
     const all = await owner.api.get("/jobs");
     expect(all.status).toBe(200);
@@ -600,7 +604,7 @@ describe("job resource over HTTP", () => {
   test("POST /job/{id}/cancel needs EDIT, stops a running job and then answers 409 JOB_FINISHED", async () => {
     const owner = await server.tenant();
     const id = await enqueue(owner.orgId, { wait: true });
-    await until(() => jobRow(server.ctx.db, id)!.progress === 25, "job to start");
+    await until(async () => (await jobRow(server.ctx.sql, id))!.progress === 25, "job to start");
     const viewer = await owner.keyWith(["view"]);
     expect((await viewer.get(`/job/${id}`)).body.status).toBe("processing");
     const forbidden = await viewer.post(`/job/${id}/cancel`);
@@ -609,7 +613,7 @@ describe("job resource over HTTP", () => {
     const cancelled = await owner.api.post(`/job/${id}/cancel`);
     expect(cancelled.status).toBe(200);
     expect(cancelled.body.job_id).toBe(id);
-    await waitForStatus(server.ctx.db, id, "cancelled");
+    await waitForStatus(server.ctx.sql, id, "cancelled");
     expect((await owner.api.get(`/job/${id}`)).body.status).toBe("cancelled");
     const again = await owner.api.post(`/job/${id}/cancel`);
     expect(again.status).toBe(409);

@@ -74,8 +74,8 @@ describe("roles on one data directory", () => {
     expect(ran).toEqual([]);
 
     server = await startTestServer({ dataDir, queues, env: { MEDIABOX_ROLE: "worker" } });
-    const db = server.ctx.db;
-    await waitFor(() => jobRow(db, id)?.status === "completed", { what: `job ${id} to run in the worker` });
+    const sql = server.ctx.sql;
+    await waitFor(async () => (await jobRow(sql, id))?.status === "completed", { what: `job ${id} to run in the worker` });
     expect(ran).toEqual(["job 1"]);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await server.anonymous().get("/readyz")).body.checks.jobs).toEqual({ ok: true, detail: "workers running" });

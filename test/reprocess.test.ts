@@ -157,7 +157,7 @@ test("the listing filters by processing_status (the Activity page's failed files
 
 test("a file whose bytes never arrived (a failed cloud import) is 409 FILE_NOT_STORED; one still arriving is 409 FILE_PROCESSING", async () => {
   const id = crypto.randomUUID();
-  const projectId = defaultProjectOf(server.ctx.db, owner.orgId);
+  const projectId = await defaultProjectOf(server.ctx.sql, owner.orgId);
   await server.ctx.files.createPlaceholder({ id, orgId: owner.orgId, projectId, folderId: null, filename: "far.png", mediaType: "image", contentType: "image/png", size: 10, tags: [], uploadedBy: null, sourceUrl: null });
   const arriving = await owner.api.post(`/files/${id}/reprocess`);
   expect([arriving.status, arriving.body.code]).toEqual([409, "FILE_PROCESSING"]);

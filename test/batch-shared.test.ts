@@ -44,7 +44,7 @@ function principalOf(orgId: string): Principal {
 }
 
 const itemsOf = (sessionId: string) =>
-  server.ctx.db.query<{ item_index: number; file_id: string; status: string }, [string]>("SELECT item_index, file_id, status FROM session_items WHERE session_id = ? ORDER BY item_index").all(sessionId);
+  server.ctx.sql.all<{ item_index: number; file_id: string; status: string }>("SELECT item_index, file_id, status FROM session_items WHERE session_id = ? ORDER BY item_index", [sessionId]);
 const staged = (sessionId: string) => {
   const dir = join(server.ctx.dataDir.staging, sessionId);
   return existsSync(dir) ? readdirSync(dir) : [];
@@ -60,7 +60,7 @@ test("a background batch's accepted files are in the store before the response, 
 
   // Acknowledged: nothing of it is left on this process's disk, every accepted file is in the store.
   expect(staged(batch.sessionId)).toEqual([]);
-  const items = itemsOf(batch.sessionId);
+  const items = await itemsOf(batch.sessionId);
   expect(items.map((i) => i.item_index)).toEqual([0, 1, 2, 4, 5, 6]);
   for (const item of items) expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeGreaterThan(0);
 
@@ -69,7 +69,7 @@ test("a background batch's accepted files are in the store before the response, 
   expect(outcomes.map((o) => [o.filename, o.status])).toEqual([
     ["a.png", "completed"], ["b.png", "completed"], ["c.pdf", "completed"], ["e.png", "completed"], ["f.png", "skipped"], ["g.pdf", "completed"],
   ]);
-  const after = itemsOf(batch.sessionId);
+  const after = await itemsOf(batch.sessionId);
   for (const item of after) {
     const row = await server.ctx.files.byId(item.file_id);
     if (item.status === "completed") {
@@ -81,7 +81,7 @@ test("a background batch's accepted files are in the store before the response, 
       expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeNull();
     }
   }
-  const session = server.ctx.db.query<{ status: string }, [string]>("SELECT status FROM upload_sessions WHERE id = ?").get(batch.sessionId);
+  const session = await server.ctx.sql.one<{ status: string }>("SELECT status FROM upload_sessions WHERE id = ?", [batch.sessionId]);
   expect(session).toEqual({ status: "completed" });
 });
 
@@ -99,13 +99,13 @@ test("a cancelled session's bytes leave the store once the worker sees the cance
   const files: [Uint8Array, string][] = Array.from({ length: 6 }, (_, i) => [png(6, 6, 40 + i), `c${i}.png`]);
   const batch = await createBatch(shared, principalOf(tenant.orgId), form(files));
   expect(batch.status).toBe("processing");
-  const keys = itemsOf(batch.sessionId).map((i) => originalBlobKey(tenant.orgId, i.file_id));
+  const keys = (await itemsOf(batch.sessionId)).map((i) => originalBlobKey(tenant.orgId, i.file_id));
   for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
   const cancelled = await tenant.api.post(`/files/sessions/${batch.sessionId}/cancel`, {});
   expect(cancelled.status).toBe(200);
 
   await processSession(shared, batch.sessionId);
-  expect(itemsOf(batch.sessionId).map((i) => i.status)).toEqual(Array(6).fill("skipped"));
+  expect((await itemsOf(batch.sessionId)).map((i) => i.status)).toEqual(Array(6).fill("skipped"));
   for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
 });
 
@@ -123,7 +123,7 @@ test("a batch cut off before it is acknowledged takes the files it had stored ba
   expect(refusal).toBe("the store went away");
   expect(imports).toBeGreaterThanOrEqual(3);
   expect(await storedObjects(orgId)).toEqual([]);
-  expect(server.ctx.db.query("SELECT count(*) AS n FROM upload_sessions WHERE org_id = ?").get(orgId)).toEqual({ n: 0 });
+  expect(await server.ctx.sql.one("SELECT count(*) AS n FROM upload_sessions WHERE org_id = ?", [orgId])).toEqual({ n: 0 });
 });
 
 /** The organization's originals in the local store. */

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { elf, mp4, pdf, png, text } from "./support/fixtures.ts";
+import { jobRow } from "./support/job-rows.ts";
 import { clockPassed, waitFor } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -51,7 +52,7 @@ describe("POST /files/upload/batch", () => {
       ["d.md", "completed", "document", "md"],
     ]);
     for (const r of res.body.immediate_results) {
-      const row = server.ctx.db.query<{ session_id: string; tags: string }, [string]>("SELECT session_id, tags FROM files WHERE id = ?").get(r.image_id)!;
+      const row = await server.ctx.sql.one<{ session_id: string; tags: string }>("SELECT session_id, tags FROM files WHERE id = ?", [r.image_id]);
       expect(row).toEqual({ session_id: res.body.session_id, tags: '["batch"]' });
     }
     const status = await tenant.api.get(res.body.status_url.replace("/api/v2", ""));
@@ -140,48 +141,50 @@ describe("POST /files/upload/batch", () => {
 });
 
 describe("sessions", () => {
-  function insertSession(orgId: string, status: string, items: ("pending" | "completed")[] = []) {
+  async function insertSession(orgId: string, status: string, items: ("pending" | "completed")[] = []): Promise<string> {
     const id = crypto.randomUUID();
     const now = new Date().toISOString();
-    server.ctx.db.query(
+    await server.ctx.sql.run(
       `INSERT INTO upload_sessions (id, org_id, status, upload_method, total_files, options, created_at, updated_at)
        VALUES (?, ?, ?, 'streaming', ?, '{}', ?, ?)`,
-    ).run(id, orgId, status, items.length, now, now);
-    items.forEach((s, i) =>
-      server.ctx.db.query(
+      [id, orgId, status, items.length, now, now],
+    );
+    for (const [i, s] of items.entries()) {
+      await server.ctx.sql.run(
         `INSERT INTO session_items (session_id, item_index, filename, file_id, status, size_bytes, sha256, media_type, content_type, created_at)
          VALUES (?, ?, ?, ?, ?, 1, 'x', 'image', 'image/png', ?)`,
-      ).run(id, i, `f${i}.png`, crypto.randomUUID(), s, now),
-    );
+        [id, i, `f${i}.png`, crypto.randomUUID(), s, now],
+      );
+    }
     return id;
   }
 
   test("cancel follows the spec's table: active sessions become cancelled, finished ones answer 400", async () => {
     const tenant = await server.tenant();
     for (const status of ["pending", "uploading", "processing"]) {
-      const id = insertSession(tenant.orgId, status, ["completed", "pending", "pending"]);
+      const id = await insertSession(tenant.orgId, status, ["completed", "pending", "pending"]);
       const res = await tenant.api.post(`/files/sessions/${id}/cancel`);
       expect(res.status, status).toBe(200);
       expect(res.body).toMatchObject({ session_id: id, status: "cancelled", completed_files: 1, skipped_files: 2, pending_files: 0 });
       expect(res.body.completed_at).not.toBeNull();
     }
     for (const status of ["completed", "cancelled", "expired"]) {
-      const id = insertSession(tenant.orgId, status);
+      const id = await insertSession(tenant.orgId, status);
       const res = await tenant.api.post(`/files/sessions/${id}/cancel`);
       expect(res.status, status).toBe(400);
       expect(res.body.code).toBe("SESSION_FINISHED");
       expect((await tenant.api.get(`/files/sessions/${id}/status`)).body.status).toBe(status);
     }
     expect((await tenant.api.post(`/files/sessions/${crypto.randomUUID()}/cancel`)).status).toBe(404);
-    expect((await (await server.tenant()).api.post(`/files/sessions/${insertSession(tenant.orgId, "processing")}/cancel`)).status).toBe(404);
+    expect((await (await server.tenant()).api.post(`/files/sessions/${await insertSession(tenant.orgId, "processing")}/cancel`)).status).toBe(404);
   });
 
   test("listing filters by status and method, newest first, with pagination checks", async () => {
     const tenant = await server.tenant();
-    const a = insertSession(tenant.orgId, "completed");
+    const a = await insertSession(tenant.orgId, "completed");
     // b is newer: wait until the clock has moved past a's created_at.
-    await clockPassed(server.ctx.db.query<{ created_at: string }, [string]>("SELECT created_at FROM upload_sessions WHERE id = ?").get(a)!.created_at);
-    const b = insertSession(tenant.orgId, "processing");
+    await clockPassed((await server.ctx.sql.one<{ created_at: string }>("SELECT created_at FROM upload_sessions WHERE id = ?", [a]))!.created_at);
+    const b = await insertSession(tenant.orgId, "processing");
     const all = await tenant.api.get("/files/sessions");
     expect(all.body.items.map((s: any) => s.session_id)).toEqual([b, a]);
     expect(all.body).toMatchObject({ total_count: 2, limit: 20, offset: 0, has_more: false });
@@ -199,11 +202,11 @@ describe("sessions", () => {
     const up = await tenant.api.form("/files/upload", (() => { const f = new FormData(); f.append("file", new Blob([mp4() as Uint8Array<ArrayBuffer>]), "s.mp4"); return f; })());
     const jobId = (await server.ctx.files.byId(up.body.image_id))!.processing_job_id!;
     await server.ctx.jobs.cancel(tenant.orgId, jobId);
-    await waitFor(() => ["cancelled", "completed", "failed"].includes(server.ctx.db.query<{ status: string }, [string]>("SELECT status FROM jobs WHERE id = ?").get(jobId)!.status), {
+    await waitFor(async () => ["cancelled", "completed", "failed"].includes((await jobRow(server.ctx.sql, jobId))!.status), {
       what: "the processing job to end",
     });
     const old = new Date(Date.now() - 45 * 60_000).toISOString();
-    server.ctx.db.query("UPDATE files SET processing_status = 'queued', updated_at = ? WHERE id = ?").run(old, up.body.image_id);
+    await server.ctx.sql.run("UPDATE files SET processing_status = 'queued', updated_at = ? WHERE id = ?", [old, up.body.image_id]);
     const stuck = await tenant.api.get("/files/sessions/stuck?stuck_minutes=30");
     expect(stuck.body.stuck_count).toBe(1);
     expect(stuck.body.images[0]).toMatchObject({ image_id: up.body.image_id, is_stuck: true, is_terminal: false, unified_status: "queued" });

@@ -152,7 +152,7 @@ for (const backend of backends) {
       expect(intent.body).toMatchObject({ status: "COMPLETED", file_id: done.body.file_id, completed_at: expect.any(String) });
       const status = await owner.api.get(`/files/uploads-status/${done.body.file_id}`);
       expect(status.status).toBe(200);
-      const row = server.ctx.db.query("SELECT sha256, size_bytes, upload_method, title, tags FROM files WHERE id = ?").get(done.body.file_id);
+      const row = await server.ctx.sql.one("SELECT sha256, size_bytes, upload_method, title, tags FROM files WHERE id = ?", [done.body.file_id]);
       expect(row).toEqual({ sha256: sha256Hex(bytes), size_bytes: bytes.byteLength, upload_method: "presigned", title: "A photo", tags: '["sunset","beach"]' });
       expect((await server.ctx.blobs.digest(body.object_key))?.sha256).toBe(sha256Hex(bytes));
     });
@@ -218,7 +218,7 @@ for (const backend of backends) {
       expect(intent.body.status).toBe("FAILED");
       expect(intent.body.error_message).toContain("hash mismatch");
       expect(await server.ctx.blobs.size(created.object_key)).toBeNull();
-      expect(server.ctx.db.query("SELECT count(*) AS n FROM files WHERE blob_key = ?").get(created.object_key)).toEqual({ n: 0 });
+      expect(await server.ctx.sql.one("SELECT count(*) AS n FROM files WHERE blob_key = ?", [created.object_key])).toEqual({ n: 0 });
       const again = await owner.api.post(`/files/uploads/${created.upload_id}/complete`, {});
       expect(again.status).toBe(409);
       expect(again.body.code).toBe("UPLOAD_STATE_CONFLICT");

@@ -68,9 +68,10 @@ describe("POST /files/upload", () => {
         document_type: documentType,
         text_extraction_status: mediaType === "document" ? "pending" : null,
       });
-      const row = server.ctx.db.query<{ media_type: string; sha256: string; size_bytes: number; blob_key: string; org_id: string }, [string]>(
+      const row = (await server.ctx.sql.one<{ media_type: string; sha256: string; size_bytes: number; blob_key: string; org_id: string }>(
         "SELECT media_type, sha256, size_bytes, blob_key, org_id FROM files WHERE id = ?",
-      ).get(res.body.image_id)!;
+        [res.body.image_id],
+      ))!;
       expect(row).toMatchObject({ media_type: mediaType, sha256: sha256(bytes), size_bytes: bytes.length, org_id: tenant.orgId });
       expect(sha256(new Uint8Array(await Bun.file(join(server.dataDir, "blobs", "objects", row.blob_key)).arrayBuffer()))).toBe(sha256(bytes));
     }
@@ -84,7 +85,7 @@ describe("POST /files/upload", () => {
       form(png(8, 8, 1), "a.png", "image/png", { title: "Front", tags: "house, sunny ,house", folder_id: folder.id, content_category: "real_estate", auto_describe: "false" }),
     );
     expect(res.status).toBe(201);
-    const row = server.ctx.db.query<Record<string, unknown>, [string]>("SELECT * FROM files WHERE id = ?").get(res.body.image_id)!;
+    const row = await server.ctx.sql.one<Record<string, unknown>>("SELECT * FROM files WHERE id = ?", [res.body.image_id]);
     expect(row).toMatchObject({ title: "Front", tags: '["house","sunny"]', folder_id: folder.id, project_id: folder.project_id, content_category: "real_estate", auto_describe: 0, description_status: "skipped" });
   });
 
@@ -114,7 +115,7 @@ describe("POST /files/upload", () => {
     }
     expect(blobFiles().length).toBe(before);
     await expectNoLeftovers();
-    const count = server.ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ?").get(tenant.orgId)!.n;
+    const count = (await server.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM files WHERE org_id = ?", [tenant.orgId]))!.n;
     expect(count).toBe(0);
   });
 

@@ -70,7 +70,7 @@ describe("import", () => {
     expect(await terminalStatus(tenant, photo!)).toMatchObject({ unified_status: "completed" });
     const detail = (await tenant.api.get(`/files/${photo}`)).body;
     expect(detail).toMatchObject({ media_type: "image", filename: "photo.png", dimensions: { width: 8, height: 8 }, tags: expect.arrayContaining(["cloud", "q3"]) });
-    const stored = stack.server.ctx.db.query<{ sha256: string; size_bytes: number }, [string]>("SELECT sha256, size_bytes FROM files WHERE id = ?").get(photo!)!;
+    const stored = (await stack.server.ctx.sql.one<{ sha256: string; size_bytes: number }>("SELECT sha256, size_bytes FROM files WHERE id = ?", [photo!]))!;
     expect(stored.sha256).toBe(new Bun.CryptoHasher("sha256").update(stack.drive.files.get(image)!.bytes!).digest("hex"));
     expect((await tenant.api.get(`/files/${pdfFile}`)).body).toMatchObject({ media_type: "document", document_type: "pdf" });
     // A native Google document arrives as its PDF export.
@@ -139,8 +139,8 @@ describe("import", () => {
     const cancel = await tenant.api.post(`/cloud-storage/jobs/${res.body.job_id}/cancel`);
     expect(cancel.status).toBe(200);
     expect(cancel.body.job).toMatchObject({ status: "cancelled", skipped_files: 2 });
-    const runner = stack.server.ctx.db.query<{ status: string }, [string]>("SELECT j.status FROM jobs j JOIN cloud_jobs c ON c.runner_job_id = j.id WHERE c.id = ?");
-    await waitFor(() => runner.get(res.body.job_id)?.status === "cancelled", { what: "the runner job to stop" });
+    const runner = (id: string) => stack.server.ctx.sql.one<{ status: string }>("SELECT j.status FROM jobs j JOIN cloud_jobs c ON c.runner_job_id = j.id WHERE c.id = ?", [id]);
+    await waitFor(async () => (await runner(res.body.job_id))?.status === "cancelled", { what: "the runner job to stop" });
     for (const id of res.body.image_ids) expect((await tenant.api.get(`/files/uploads-status/${id}`)).body.unified_status).toBe("failed");
     // Placeholders are files like others in listings.
     const listing = await tenant.api.get("/files");
@@ -152,7 +152,7 @@ describe("import", () => {
     stack.drive.faults.push({ pattern: new RegExp(`${later}\\?alt=media`), status: 503, times: 1, retryAfter: 30 });
     const other = await tenant.api.post("/cloud-storage/import", { connection_id: connection.id, files: [{ id: later, name: "later.png" }] });
     await waitFor(() => stack.drive.requests.some((r) => r.includes(`${later}?alt=media`)), { what: "the other import's first attempt" });
-    const runnerId = stack.server.ctx.db.query<{ runner_job_id: string }, [string]>("SELECT runner_job_id FROM cloud_jobs WHERE id = ?").get(other.body.job_id)!.runner_job_id;
+    const runnerId = (await stack.server.ctx.sql.one<{ runner_job_id: string }>("SELECT runner_job_id FROM cloud_jobs WHERE id = ?", [other.body.job_id]))!.runner_job_id;
     expect((await tenant.api.post(`/job/${runnerId}/cancel`)).status).toBe(200);
     expect(await cloudJob(tenant, other.body.job_id)).toMatchObject({ status: "cancelled", skipped_files: 1 });
   });

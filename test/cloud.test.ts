@@ -40,7 +40,7 @@ describe("OAuth connection flow", () => {
     expect(done.body.connection).toMatchObject({ provider: "google_drive", provider_email: ACCOUNT.email, provider_display_name: ACCOUNT.name, is_active: true, is_token_expired: false });
 
     // Tokens are sealed at rest: neither appears in the database in clear.
-    const row = stack.server.ctx.db.query<{ access_token: string; refresh_token: string }, [string]>("SELECT access_token, refresh_token FROM cloud_connections WHERE id = ?").get(done.body.connection.id)!;
+    const row = (await stack.server.ctx.sql.one<{ access_token: string; refresh_token: string }>("SELECT access_token, refresh_token FROM cloud_connections WHERE id = ?", [done.body.connection.id]))!;
     expect(row.access_token).toStartWith("v1.");
     expect(row.refresh_token).toStartWith("v1.");
     expect(stack.drive.tokens).not.toContain(row.access_token);

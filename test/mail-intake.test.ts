@@ -50,7 +50,7 @@ describe("an IMAP account", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).toMatchObject({ has_password: true, after_action: "flag", mailbox: "INBOX", folder_id: folder.id, tags: ["mail", "inbox"] });
     expect(JSON.stringify(created.body)).not.toContain(imap.password);
-    const sealed = server.ctx.db.query<{ password: string }, [string]>("SELECT password FROM mail_accounts WHERE id = ?").get(created.body.id)!.password;
+    const sealed = (await server.ctx.sql.one<{ password: string }>("SELECT password FROM mail_accounts WHERE id = ?", [created.body.id]))!.password;
     expect(sealed.startsWith("v1.")).toBe(true);
     expect(sealed).not.toContain(imap.password);
 

@@ -14,6 +14,7 @@ import { FAILURES } from "../src/errors.ts";
 import { oneLineText } from "./support/pathological-texts.ts";
 import { pollApi, waitFor } from "./support/polling.ts";
 import { readerChildOf, run, spawnServer } from "./support/process.ts";
+import { engineEnvironment } from "./support/suite-database.ts";
 import { ApiClient, startTestServer, tempDir, type Tenant, type TestServer } from "./support/server.ts";
 
 const LOOPBACK = { MEDIABOX_LINK_ALLOW_CIDRS: "127.0.0.0/8", MEDIABOX_LINK_PORTS: "any" };
@@ -120,12 +121,14 @@ describe("stopping", () => {
   test("SIGTERM while pathological files are processed: the server and its reader exit within the grace period", async () => {
     const dataDir = tempDir();
     const main = join(import.meta.dir, "..", "src", "main.ts");
-    const cli = (...args: string[]) => run([process.execPath, main, ...args, "--data-dir", dataDir]);
+    // The CLI and the server use this run's engine (PostgreSQL: the data directory's database).
+    const engineEnv = await engineEnvironment(dataDir);
+    const cli = (...args: string[]) => run([process.execPath, main, ...args, "--data-dir", dataDir], { env: engineEnv });
     expect((await cli("orgs", "create", "stop", "--tier", "CUSTOM")).exitCode).toBe(0);
     const key = (await cli("keys", "create", "--org", "stop")).stdout.trim().split("\n")[0]!.trim();
     const graceSeconds = 10;
     const server = await spawnServer([process.execPath, main, "serve"], {
-      env: { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_SHUTDOWN_GRACE_SECONDS: String(graceSeconds) },
+      env: { ...engineEnv, MEDIABOX_DATA_DIR: dataDir, MEDIABOX_SHUTDOWN_GRACE_SECONDS: String(graceSeconds) },
     });
     let exited: number | null = null;
     void server.proc.exited.then((code) => (exited = code));

@@ -9,10 +9,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, writeSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Database } from "bun:sqlite";
 import { elf } from "./support/fixtures.ts";
 import { pollApi, waitFor } from "./support/polling.ts";
+import { withEngineDatabase } from "./support/engine-database.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
+import { engineEnvironment } from "./support/suite-database.ts";
 import { ApiClient, startTestServer, tempDir, type TestServer } from "./support/server.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
@@ -28,18 +29,21 @@ function filesIn(dir: string): string[] {
 
 describe("a watched folder added with mediabox watch", () => {
   let server: TestServer;
+  /** The CLI's environment: the database the server uses (its data directory's, or PostgreSQL's). */
+  let cli: { env: Record<string, string> };
   beforeAll(async () => {
     server = await startTestServer({ env: { MEDIABOX_WATCH_POLL_MS: "100", MEDIABOX_WATCH_STABLE_MS: "300" } });
+    cli = { env: await engineEnvironment(server.dataDir) };
   });
   afterAll(() => server.close());
 
   test("files are stored with their subfolders as folders, refused ones go to failed/ with the reason", async () => {
     const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-watch-");
-    const added = await run([process.execPath, MAIN, "watch", dir, "--org", tenant.orgName, "--folder", "Scans/Inbox", "--data-dir", server.dataDir]);
+    const added = await run([process.execPath, MAIN, "watch", dir, "--org", tenant.orgName, "--folder", "Scans/Inbox", "--data-dir", server.dataDir], cli);
     expect(added.exitCode, added.stderr).toBe(0);
     expect(added.stdout.trim()).toBe(dir);
-    const listed = await run([process.execPath, MAIN, "watch", "--data-dir", server.dataDir]);
+    const listed = await run([process.execPath, MAIN, "watch", "--data-dir", server.dataDir], cli);
     expect(listed.stdout).toContain(dir);
 
     writeFileSync(join(dir, "note.txt"), "Invoice 42 from the watched folder");
@@ -74,7 +78,7 @@ describe("a watched folder added with mediabox watch", () => {
     // Another organization sees none of it.
     expect((await (await server.tenant()).api.get("/watched-folders")).body.items).toEqual([]);
 
-    const removed = await run([process.execPath, MAIN, "unwatch", dir, "--data-dir", server.dataDir]);
+    const removed = await run([process.execPath, MAIN, "unwatch", dir, "--data-dir", server.dataDir], cli);
     expect(removed.exitCode, removed.stderr).toBe(0);
     expect((await tenant.api.get("/watched-folders")).body.items).toEqual([]);
   });
@@ -82,7 +86,7 @@ describe("a watched folder added with mediabox watch", () => {
   test("a file still open for writing is not taken until its writer closes it", async () => {
     const tenant = await server.tenant({ tier: "CUSTOM" });
     const dir = tempDir("mediabox-watch-");
-    expect((await run([process.execPath, MAIN, "watch", dir, "--org", tenant.orgName, "--data-dir", server.dataDir])).exitCode).toBe(0);
+    expect((await run([process.execPath, MAIN, "watch", dir, "--org", tenant.orgName, "--data-dir", server.dataDir], cli)).exitCode).toBe(0);
     const path = join(dir, "slow.txt");
     const fd = openSync(path, "w");
     writeSync(fd, "first half of a slow scan, ");
@@ -107,7 +111,7 @@ describe("MEDIABOX_WATCH_DIR and kill -9", () => {
   test("a server killed half-way through a drop loses no file and stores none twice", async () => {
     const dataDir = tempDir("mediabox-watch-data-");
     const dir = tempDir("mediabox-watch-drop-");
-    const env = { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_WATCH_DIR: `${dir}=Acme/Default/Drop`, MEDIABOX_WATCH_POLL_MS: "50", MEDIABOX_WATCH_STABLE_MS: "0" };
+    const env = { ...(await engineEnvironment(dataDir)), MEDIABOX_DATA_DIR: dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_WATCH_DIR: `${dir}=Acme/Default/Drop`, MEDIABOX_WATCH_POLL_MS: "50", MEDIABOX_WATCH_STABLE_MS: "0" };
     expect((await run([process.execPath, MAIN, "orgs", "create", "Acme", "--tier", "CUSTOM"], { env })).exitCode).toBe(0);
     const key = (await run([process.execPath, MAIN, "keys", "create", "--org", "Acme"], { env })).stdout.trim();
     const COUNT = 120;
@@ -133,16 +137,13 @@ describe("MEDIABOX_WATCH_DIR and kill -9", () => {
     expect(filesIn(join(dir, "done"))).toEqual([...names].sort());
     expect(filesIn(join(dir, "failed"))).toEqual([]);
     expect(filesIn(dir).filter((p) => !p.startsWith("done/"))).toEqual([]);
-    const db = new Database(join(dataDir, "mediabox.db"), { readonly: true });
-    try {
-      const stored = db.query<{ filename: string; n: number }, []>("SELECT filename, count(*) AS n FROM files GROUP BY filename").all();
+    await withEngineDatabase(dataDir, async (sql) => {
+      const stored = await sql.all<{ filename: string; n: number }>("SELECT filename, count(*) AS n FROM files GROUP BY filename");
       expect(stored.length).toBe(COUNT);
       expect(stored.filter((s) => s.n !== 1)).toEqual([]);
-      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM watch_items WHERE status = 'done'").get()!.n).toBe(COUNT);
-      expect(db.query<{ n: number }, []>("SELECT count(*) AS n FROM watch_items").get()!.n).toBe(COUNT);
-    } finally {
-      db.close();
-    }
+      expect((await sql.one<{ n: number }>("SELECT count(*) AS n FROM watch_items WHERE status = 'done'"))!.n).toBe(COUNT);
+      expect((await sql.one<{ n: number }>("SELECT count(*) AS n FROM watch_items"))!.n).toBe(COUNT);
+    });
     expect(listing.body.total_count).toBe(COUNT);
     // The kill landed before the end (otherwise the test proved nothing about a restart).
     expect(doneAtKill).toBeLessThan(COUNT);

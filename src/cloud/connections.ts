@@ -228,7 +228,7 @@ export class CloudConnections {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, NULL, ?, ?, ?)
            ON CONFLICT (org_id, provider, provider_user_id) DO UPDATE SET
              provider_email = excluded.provider_email, provider_display_name = excluded.provider_display_name,
-             access_token = excluded.access_token, refresh_token = coalesce(excluded.refresh_token, refresh_token),
+             access_token = excluded.access_token, refresh_token = coalesce(excluded.refresh_token, cloud_connections.refresh_token),
              token_expires_at = excluded.token_expires_at, scope = excluded.scope, is_active = 1, grant_error = NULL,
              connected_at = excluded.connected_at, updated_at = excluded.updated_at`,
         [

@@ -176,7 +176,9 @@ describe("sessions", () => {
       expect((await tenant.api.get(`/files/sessions/${id}/status`)).body.status).toBe(status);
     }
     expect((await tenant.api.post(`/files/sessions/${crypto.randomUUID()}/cancel`)).status).toBe(404);
-    expect((await (await server.tenant()).api.post(`/files/sessions/${await insertSession(tenant.orgId, "processing")}/cancel`)).status).toBe(404);
+    const stranger = await server.tenant();
+    const active = await insertSession(tenant.orgId, "processing");
+    expect((await stranger.api.post(`/files/sessions/${active}/cancel`)).status).toBe(404);
   });
 
   test("listing filters by status and method, newest first, with pagination checks", async () => {

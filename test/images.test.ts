@@ -323,7 +323,7 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     const chosen = await processed(tenant, await upload(tenant, await solid(320, 240, RED, "jpeg"), "mine.jpg", { content_category: "artwork" }));
     expect(chosen.content_category).toBe("artwork");
     // The category came from the same CLIP vector similarity search uses.
-    expect(other.ctx.db.query("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(red.id)).toEqual({ m: "clip:clip-fixture" });
+    expect(await other.ctx.sql.one("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?", [red.id])).toEqual({ m: "clip:clip-fixture" });
   });
 
   test("after switching the image model, a restart re-embeds the library so similar images keep working", async () => {
@@ -331,7 +331,8 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
     buildFixtureClipModel(modelsDir, "clip-fixture", {}, { textTower: false });
     const dataDir = scratchDir("mediabox-restart-");
     const ids: string[] = [];
-    const modelOf = (server: TestServer) => ids.map((id) => (server.ctx.db.query("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(id) as { m: string }).m);
+    const modelOf = (server: TestServer) =>
+      Promise.all(ids.map(async (id) => (await server.ctx.sql.one<{ m: string }>("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?", [id]))!.m));
     const first = await startExtraServer({ dataDir });
     const tenant = await first.tenant({ tier: "ENTERPRISE" });
     const key = tenant.key;
@@ -339,14 +340,15 @@ describe("CLIP model folders (fixture CLIP model): zero-shot categories and swit
       ids.push(await upload(tenant, await solid(320, 240, colour as [number, number, number], "jpeg"), name, { auto_describe: "false" }));
     }
     for (const id of ids) await processed(tenant, id);
-    expect(modelOf(first)).toEqual(["mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs"]);
+    expect(await modelOf(first)).toEqual(["mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs", "mobilenet_v2-nsfwjs"]);
     await first.close();
 
     const second = await startExtraServer({ dataDir, env: { MEDIABOX_MODELS_DIR: modelsDir, MEDIABOX_IMAGE_EMBEDDING_MODEL: "clip-fixture" } });
-    await waitFor(() => modelOf(second).every((m) => m === "clip:clip-fixture"), {
-      what: () => `every image to be embedded again with clip-fixture (now: ${modelOf(second).join(", ")})`,
+    let models: string[] = [];
+    await waitFor(async () => (models = await modelOf(second)).every((m) => m === "clip:clip-fixture"), {
+      what: () => `every image to be embedded again with clip-fixture (now: ${models.join(", ")})`,
     });
-    expect(modelOf(second)).toEqual(["clip:clip-fixture", "clip:clip-fixture", "clip:clip-fixture"]);
+    expect(await modelOf(second)).toEqual(["clip:clip-fixture", "clip:clip-fixture", "clip:clip-fixture"]);
     const similar = (await new ApiClient(second.url, key).get(`/files/${ids[0]}/similar`)).body;
     expect(similar.items.map((i: { image_id: string }) => i.image_id)).toEqual([ids[1], ids[2]]);
   });
@@ -614,9 +616,9 @@ describe("purge", () => {
     const tenant = await server.tenant({ tier: "ENTERPRISE" });
     const id = await upload(tenant, await photo(15, 800, 600), "purge.jpg", { auto_describe: "false" });
     const file = await processed(tenant, id);
-    const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM image_variants WHERE file_id = ?").all(id).map((r) => r.blob_key);
+    const keys = (await server.ctx.sql.all<{ blob_key: string }>("SELECT blob_key FROM image_variants WHERE file_id = ?", [id])).map((r) => r.blob_key);
     expect(keys).toHaveLength(4);
-    const model = server.ctx.db.query<{ m: string }, [string]>("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?").get(id)!.m;
+    const model = (await server.ctx.sql.one<{ m: string }>("SELECT embedding_model AS m FROM image_facts WHERE file_id = ?", [id]))!.m;
     expect((await (await server.ctx.spaces.find("image", model))!.vectorsOf([id])).has(id)).toBe(true);
     expect(file.full_url).toStartWith("http");
 
@@ -625,6 +627,6 @@ describe("purge", () => {
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
     expect((await (await server.ctx.spaces.find("image", model))!.vectorsOf([id])).has(id)).toBe(false);
-    expect(server.ctx.db.query("SELECT count(*) AS n FROM image_variants WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+    expect(await server.ctx.sql.one("SELECT count(*) AS n FROM image_variants WHERE file_id = ?", [id])).toEqual({ n: 0 });
   });
 });

@@ -14,6 +14,7 @@ import { migrateOwned } from "../src/db/owned-migrations.ts";
 import { png } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { testEngine } from "./support/suite-database.ts";
 
 let server: TestServer;
 let owner: Tenant;
@@ -46,26 +47,44 @@ test("a WAV file is taken by the test's kind, processed by its pipeline and show
   expect(detail.envelope).toHaveLength(10);
   for (const peak of detail.envelope) expect(peak).toBeCloseTo(16_000 / 32768, 2);
   // The stage runner recorded the kind's stage like any other.
-  const stages = server.ctx.db.query("SELECT stage, status FROM file_stage_runs WHERE file_id = ?").all(res.body.image_id);
+  const stages = await server.ctx.sql.all("SELECT stage, status FROM file_stage_runs WHERE file_id = ?", [res.body.image_id]);
   expect(stages).toEqual([{ stage: "read", status: "completed" }]);
-  // Its facts are in the table the kind brought.
-  expect(server.ctx.db.query("SELECT * FROM audio_facts WHERE file_id = ?").get(res.body.image_id)).toEqual({
+  // Its facts are in the table the kind brought (columns named: on PostgreSQL the table also keeps SQLite's implicit rowid).
+  expect(await server.ctx.sql.one("SELECT file_id, channels, sample_rate, bits_per_sample, duration_seconds FROM audio_facts WHERE file_id = ?", [res.body.image_id])).toEqual({
     file_id: res.body.image_id, channels: 1, sample_rate: 8000, bits_per_sample: 16, duration_seconds: 1.5,
   });
 });
 
+/**
+ * The tables and the declared indexes whose names start with `prefix`, from the engine's own
+ * catalog (each keeps one of its own). PostgreSQL's primary-key index (`<table>_pkey`) is left out:
+ * the kind declares no index of that name, and SQLite's (`sqlite_autoindex_...`) does not match.
+ */
+async function schemaObjects(prefix: string): Promise<{ name: string }[]> {
+  const catalog =
+    testEngine() === "postgres"
+      ? `SELECT name FROM (
+           SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema()
+           UNION ALL
+           SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+           WHERE NOT i.indisprimary AND c.relnamespace = current_schema()::regnamespace
+         ) AS objects WHERE name LIKE ? ORDER BY name`
+      : "SELECT name FROM sqlite_master WHERE name LIKE ? ORDER BY name";
+  return server.ctx.sql.all<{ name: string }>(catalog, [`${prefix}%`]);
+}
+
 test("a kind's tables are made before the server listens, in order, recorded per kind, and never made again", async () => {
-  const applied = () => server.ctx.db.query("SELECT owner, version, name FROM owned_migrations ORDER BY owner, version").all();
-  expect(applied()).toEqual([
+  const applied = () => server.ctx.sql.all("SELECT owner, version, name FROM owned_migrations ORDER BY owner, version");
+  expect(await applied()).toEqual([
     { owner: "kind:audio", version: 1, name: "audio_facts" },
     { owner: "kind:audio", version: 2, name: "audio_duration_index" },
   ]);
-  expect(server.ctx.db.query("SELECT name FROM sqlite_master WHERE name LIKE 'audio_facts%' ORDER BY name").all()).toEqual([
+  expect(await schemaObjects("audio_facts")).toEqual([
     { name: "audio_facts" }, { name: "audio_facts_duration" },
   ]);
   // A restart meets them applied: nothing runs again (a CREATE TABLE run twice would throw).
   await migrateOwned(server.ctx.sql, "kind:audio", AUDIO_TABLES);
-  expect(applied()).toHaveLength(2);
+  expect(await applied()).toHaveLength(2);
   // A build that knows fewer of them than the database holds refuses to run on it.
   await expect(migrateOwned(server.ctx.sql, "kind:audio", AUDIO_TABLES.slice(0, 1))).rejects.toThrow(/newer than this build understands/);
 });
@@ -143,7 +162,7 @@ test("purging a deleted file asks its kind to remove what it stored", async () =
   expect(await server.ctx.blobs.size(envelopeKey(row))).toBeNull();
   expect(await server.ctx.blobs.size(row.blob_key!)).toBeNull();
   // The kind's own row went with the file's.
-  expect(server.ctx.db.query("SELECT count(*) AS n FROM audio_facts WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+  expect(await server.ctx.sql.one("SELECT count(*) AS n FROM audio_facts WHERE file_id = ?", [id])).toEqual({ n: 0 });
 });
 
 test("the OpenAPI document describes the kind's File variant", async () => {

@@ -39,4 +39,24 @@ describe.each(engines)("a kind's own tables on $name", ({ name, client }) => {
     expect(await db.all("SELECT version FROM owned_migrations WHERE owner = ?", [owner])).toHaveLength(2);
     await expect(migrateOwned(db, owner, AUDIO_TABLES.slice(0, 1))).rejects.toThrow(/newer than this build understands/);
   });
+
+  test("a kind's trigger is made too (on PostgreSQL a function whose body holds semicolons)", async () => {
+    const db = client();
+    await migrateOwned(db, `kind:tally-${name}`, [
+      {
+        version: 1,
+        name: "tally",
+        sql: `CREATE TABLE tally_items (id TEXT PRIMARY KEY);
+CREATE TABLE tally_totals (items INTEGER NOT NULL, last_id TEXT);
+INSERT INTO tally_totals (items) VALUES (0);
+CREATE TRIGGER tally_items_insert AFTER INSERT ON tally_items BEGIN
+  UPDATE tally_totals SET items = items + 1;
+  UPDATE tally_totals SET last_id = new.id;
+END`,
+      },
+    ]);
+    await db.run("INSERT INTO tally_items (id) VALUES ('a')");
+    await db.run("INSERT INTO tally_items (id) VALUES ('b')");
+    expect(await db.all("SELECT items, last_id FROM tally_totals")).toEqual([{ items: 2, last_id: "b" }]);
+  });
 });

@@ -37,6 +37,12 @@ END;
 CREATE INDEX t_a ON t(a)`);
   expect(statements).toHaveLength(3);
   expect(statements[1]).toMatch(/^CREATE TRIGGER t_ins[\s\S]*END$/);
+  // Translated for PostgreSQL, a trigger's body is a function's, dollar-quoted.
+  const translated = splitStatements(`CREATE FUNCTION f() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN DELETE FROM u; RETURN NULL; END $$;
+CREATE FUNCTION g() RETURNS text LANGUAGE plpgsql AS $body$ BEGIN RETURN 'a;b'; END $body$; SELECT 1`);
+  expect(translated).toHaveLength(3);
+  expect(translated[0]).toMatch(/^CREATE FUNCTION f\(\)[\s\S]*END \$\$$/);
+  expect(translated[1]).toMatch(/\$body\$$/);
 });
 
 test("every migration has a PostgreSQL form (a statement without one fails the translation)", () => {

@@ -53,7 +53,11 @@ UPDATE files SET search_rowid = nextval('files_search_rowid_seq')`,
   },
 ];
 
-/** Statements of a script: split on `;` outside literals, comments and trigger bodies. */
+/**
+ * Statements of a script: split on `;` outside literals, comments and trigger bodies, SQLite's
+ * (BEGIN ... END) and PostgreSQL's (a function's dollar-quoted body: a translated script is split
+ * too, by migrateOwned).
+ */
 export function splitStatements(script: string): string[] {
   const statements: string[] = [];
   let current = "";
@@ -65,6 +69,14 @@ export function splitStatements(script: string): string[] {
       const end = text.indexOf("'", i + 1);
       current += text.slice(i, end + 1);
       i = end;
+      continue;
+    }
+    const dollar = c === "$" ? /^\$(?:[A-Za-z_][A-Za-z0-9_]*)?\$/.exec(text.slice(i)) : null;
+    if (dollar) {
+      const end = text.indexOf(dollar[0], i + dollar[0].length);
+      const stop = end < 0 ? text.length : end + dollar[0].length;
+      current += text.slice(i, stop);
+      i = stop - 1;
       continue;
     }
     if (/[A-Za-z]/.test(c) && !/[A-Za-z0-9_]/.test(text[i - 1] ?? " ")) {

@@ -18,6 +18,18 @@ import { jobDone, pollApi, processed } from "./support/polling.ts";
 import { ApiClient, startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 import { postFile, uploadFile } from "./support/uploads.ts";
 import { perTest } from "./support/per-test.ts";
+import type { SqlClient } from "../src/db/sql-client.ts";
+import { postgresMigrations, splitStatements } from "../src/db/postgres-migrations.ts";
+
+/**
+ * Scripts written for SQLite, as the statements to run on `sql`'s engine: translated for
+ * PostgreSQL as the migrations are (a trigger becomes a function and a row trigger), in one list so
+ * a later script's DROP TRIGGER knows the table an earlier one put it on.
+ */
+function forEngine(sql: SqlClient, scripts: string[]): string[][] {
+  const steps = sql.dialect.name === "postgres" ? postgresMigrations(scripts.map((script, i) => ({ version: i + 1, name: `step ${i + 1}`, sql: script }))).map((m) => m.sql) : scripts;
+  return steps.map((step) => splitStatements(step).filter((statement) => statement.trim() !== ""));
+}
 
 const SHARED_MINILM = SHARED_TOKENIZER;
 
@@ -163,10 +175,15 @@ describe("extraction and digitization", () => {
 
   test("a note's text, summary and tags reach the file's search entry in one write", async () => {
     // Every write of these columns re-indexes the whole text (the files_search_update trigger).
-    const db = server.ctx.db;
-    db.run("CREATE TEMP TABLE search_writes (file_id TEXT)");
-    db.run(`CREATE TEMP TRIGGER count_search_writes AFTER UPDATE OF title, filename, tags, user_description, upload_description, visible_text
-            ON main.files BEGIN INSERT INTO search_writes VALUES (new.id); END`);
+    // A table of the database, not a TEMP one: on PostgreSQL a temporary table is its connection's alone.
+    const { sql } = server.ctx;
+    const [setUp, tearDown] = forEngine(sql, [
+      `CREATE TABLE search_writes (file_id TEXT);
+       CREATE TRIGGER count_search_writes AFTER UPDATE OF title, filename, tags, user_description, upload_description, visible_text
+         ON files BEGIN INSERT INTO search_writes (file_id) VALUES (new.id); END`,
+      "DROP TRIGGER count_search_writes; DROP TABLE search_writes",
+    ]);
+    for (const statement of setUp!) await sql.run(statement);
     try {
       const form = new FormData();
       form.append("file", new File([sampleMd()], "one-write.md"));
@@ -175,13 +192,12 @@ describe("extraction and digitization", () => {
       const file = await processed(owner, id);
       expect(file.upload_description).toBeTruthy();
       expect(file.tags).toEqual(["mine"]);
-      expect(db.query("SELECT count(*) AS n FROM search_writes WHERE file_id = ?").get(id)).toEqual({ n: 1 });
+      expect(await sql.one("SELECT count(*) AS n FROM search_writes WHERE file_id = ?", [id])).toEqual({ n: 1 });
       // What that write indexed: the text and the summary.
       const found = async (q: string) => ((await owner.api.get(`/files?search=${encodeURIComponent(q)}`)).body.items as { id: string }[]).some((f) => f.id === id);
       expect(await found(file.extracted_text.split(/\W+/).find((w: string) => w.length > 6))).toBe(true);
     } finally {
-      db.run("DROP TRIGGER temp.count_search_writes");
-      db.run("DROP TABLE temp.search_writes");
+      for (const statement of tearDown!) await sql.run(statement);
     }
   });
 
@@ -235,11 +251,11 @@ describe("extraction and digitization", () => {
     // Settled first: an embedding job ending meanwhile would overwrite the status set below.
     await embedded(owner, id);
     for (const column of ["text_extraction_status", "embedding_status"]) {
-      server.ctx.db.query(`UPDATE document_facts SET ${column} = 'processing' WHERE file_id = ?`).run(id);
+      await server.ctx.sql.run(`UPDATE document_facts SET ${column} = 'processing' WHERE file_id = ?`, [id]);
       const res = await owner.api.delete(`/files/${id}`);
       expect(res.status, column).toBe(409);
       expect(res.body.detail).toContain("cannot be deleted");
-      server.ctx.db.query(`UPDATE document_facts SET ${column} = 'completed' WHERE file_id = ?`).run(id);
+      await server.ctx.sql.run(`UPDATE document_facts SET ${column} = 'completed' WHERE file_id = ?`, [id]);
     }
     expect((await owner.api.delete(`/files/${id}`)).status).toBe(200);
   });
@@ -606,15 +622,23 @@ describe("purge", () => {
     const tenant = await server.tenant();
     const id = await uploadDoc(tenant, await bytesOf(reportPdf()), "purge.pdf");
     await embedded(tenant, id);
-    const db = server.ctx.db;
-    const seqs = db.query<{ seq: number; id: string }, [string]>("SELECT seq, id FROM document_chunks WHERE file_id = ?").all(id);
+    const { sql } = server.ctx;
+    const count = async (table: string, column: string, value: string | number) => (await sql.one<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE ${column} = ?`, [value]))!.n;
+    const seqs = await sql.all<{ seq: number; id: string }>("SELECT seq, id FROM document_chunks WHERE file_id = ?", [id]);
     expect(seqs.length).toBeGreaterThan(0);
     expect((await tenant.api.delete(`/files/${id}`)).status).toBe(200);
     clock.advance(31 * 24 * 3600 * 1000);
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
-    expect(db.query("SELECT count(*) AS n FROM document_chunks WHERE file_id = ?").get(id)).toEqual({ n: 0 });
-    expect(db.query("SELECT count(*) AS n FROM document_pages WHERE file_id = ?").get(id)).toEqual({ n: 0 });
-    for (const { seq } of seqs) expect(db.query("SELECT count(*) AS n FROM chunks_fts WHERE rowid = ?").get(seq)).toEqual({ n: 0 });
+    expect(await count("document_chunks", "file_id", id)).toBe(0);
+    expect(await count("document_pages", "file_id", id)).toBe(0);
+    for (const { seq } of seqs) {
+      expect(await count("chunks_fts", "rowid", seq)).toBe(0);
+      // PostgreSQL keeps the chunks' keyword index in tables of its own (migration 037).
+      if (sql.dialect.name === "postgres") {
+        expect(await count("chunk_keyword_rows", "seq", seq)).toBe(0);
+        expect(await count("chunk_keyword_postings", "seq", seq)).toBe(0);
+      }
+    }
     for (const space of await server.ctx.spaces.all("text")) expect((await space.vectorsOf(seqs.map((s) => s.id))).size).toBe(0);
   });
 });

@@ -45,8 +45,8 @@ function uploadForm(bytes: Uint8Array | string, filename: string, type = "image/
   return form;
 }
 
-function fileCount(tenant: Tenant): number {
-  return server.ctx.db.query<{ n: number }, [string]>("SELECT count(*) AS n FROM files WHERE org_id = ?").get(tenant.orgId)!.n;
+async function fileCount(tenant: Tenant): Promise<number> {
+  return (await server.ctx.sql.one<{ n: number }>("SELECT count(*) AS n FROM files WHERE org_id = ?", [tenant.orgId]))!.n;
 }
 
 /** Every file under the store's objects directory (nothing of a refused upload may remain). */
@@ -87,7 +87,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
       expect(res.body.detail, label).toContain("SVG with active content");
       expect(res.body.detail, label).toContain(why);
     }
-    expect(fileCount(tenant)).toBe(0);
+    expect(await fileCount(tenant)).toBe(0);
     expect(storedObjects().length).toBe(before);
   });
 
@@ -104,7 +104,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
       { file_index: 1, filename: "bad.svg", code: "UNSUPPORTED_FILE_TYPE", reason: expect.stringContaining("<script>") },
       { file_index: 2, filename: "worse.svg", code: "UNSUPPORTED_FILE_TYPE", reason: expect.stringContaining("onerror") },
     ]);
-    expect(fileCount(tenant)).toBe(1);
+    expect(await fileCount(tenant)).toBe(1);
   });
 
   test("intent completion: 415 with the reason, the intent FAILED and its bytes removed", async () => {
@@ -118,7 +118,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
     expect(intent.body.status).toBe("FAILED");
     expect(intent.body.error_message).toContain("onerror");
     expect(await store.size(created.object_key)).toBeNull();
-    expect(fileCount(tenant)).toBe(0);
+    expect(await fileCount(tenant)).toBe(0);
   });
 
   test("every disguise of active content is refused; ordinary SVGs (entities, embedded PNGs, fonts, local <use>) are accepted", async () => {
@@ -198,7 +198,7 @@ describe("SVGs with active content are refused wherever bytes come in", () => {
     const res = await tenant.api.form("/files/upload", uploadForm(svg(filler), "huge.svg"));
     expect(res.status).toBe(415);
     expect(res.body.detail).toContain("limited to 10 MB");
-    expect(fileCount(tenant)).toBe(0);
+    expect(await fileCount(tenant)).toBe(0);
   });
 });
 
@@ -383,7 +383,7 @@ describe("with the S3 backend (s3rver)", () => {
     expect(res.headers.get("content-disposition")).toStartWith("attachment");
     expect(await res.text()).toBe(CLEAN_SVG);
 
-    const row = s3Server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM files WHERE id = ?").get(uploaded.body.image_id)!;
+    const row = (await s3Server.ctx.sql.one<{ blob_key: string }>("SELECT blob_key FROM files WHERE id = ?", [uploaded.body.image_id]))!;
     const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } });
     const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: row.blob_key }));
     expect(head.ContentType).toBe("application/octet-stream");

@@ -47,7 +47,7 @@ async function drawings(): Promise<Record<"rendered" | "cached" | "failed", numb
 }
 
 const storedPictures = (fileId: string) =>
-  server.ctx.db.query<{ blob_key: string; page_number: number; width: number }, [string]>("SELECT blob_key, page_number, width FROM document_page_images WHERE file_id = ?").all(fileId);
+  server.ctx.sql.all<{ blob_key: string; page_number: number; width: number }>("SELECT blob_key, page_number, width FROM document_page_images WHERE file_id = ?", [fileId]);
 
 beforeAll(async () => {
   server = await startTestServer({ clock });
@@ -83,7 +83,7 @@ test("a PDF page comes back as a WebP of the asked width with its dark text on w
   expect(inBox.channels[0]!.min).toBeLessThan(60);
   expect(inBox.channels[0]!.mean).toBeLessThan(stats.channels[0]!.mean);
 
-  const stored = storedPictures(pdfId);
+  const stored = await storedPictures(pdfId);
   expect(stored).toEqual([{ blob_key: expect.stringContaining(`/files/${pdfId}/pages/2-w600.webp`), page_number: 2, width: 600 }]);
   expect(await server.ctx.blobs.size(stored[0]!.blob_key)).toBe(first.bytes.length);
   const afterFirst = await drawings();
@@ -117,7 +117,7 @@ test("requests racing for one undrawn page share one drawing", async () => {
   for (const p of pictures) expect(p.bytes.equals(pictures[0]!.bytes)).toBe(true);
   const after = await drawings();
   expect(after.rendered).toBe(before.rendered + 1);
-  expect(storedPictures(pdfId).filter((row) => row.page_number === 1 && row.width === 300)).toHaveLength(1);
+  expect((await storedPictures(pdfId)).filter((row) => row.page_number === 1 && row.width === 300)).toHaveLength(1);
 }, TIMEOUT);
 
 test("page numbers, widths, media types and organizations are refused with clear codes", async () => {
@@ -199,7 +199,7 @@ test("a page past the reader's limits answers 422 with the reason; the server st
     expect(res.body.detail).toBe(
       `page 1 of document ${pdfId}: drawing the page needed more than 16 MB of memory (the limit set by MEDIABOX_DOCUMENT_MEMORY_MB), so it was stopped`,
     );
-    expect(storedPictures(pdfId).filter((r) => r.width === 700)).toEqual([]);
+    expect((await storedPictures(pdfId)).filter((r) => r.width === 700)).toEqual([]);
     expect((await drawings()).failed).toBe(failedBefore + 1);
   } finally {
     server.ctx.documentReader = serving;
@@ -215,7 +215,7 @@ test("the purge removes a file's page pictures with it", async () => {
   await processed(owner, id);
   await picture(owner, `/files/${id}/digitization/pages/1/image?width=300`);
   await picture(owner, `/files/${id}/digitization/pages/2/image`);
-  const keys = storedPictures(id).map((r) => r.blob_key);
+  const keys = (await storedPictures(id)).map((r) => r.blob_key);
   expect(keys).toHaveLength(2);
   for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
 
@@ -223,6 +223,6 @@ test("the purge removes a file's page pictures with it", async () => {
   clock.advance(31 * DAY);
   expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
   for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
-  expect(storedPictures(id)).toEqual([]);
+  expect(await storedPictures(id)).toEqual([]);
   expect((await owner.api.get(`/files/${id}/digitization/pages/1/image`)).status).toBe(404);
 }, TIMEOUT);

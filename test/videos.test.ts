@@ -217,7 +217,7 @@ describe("credits, limits and broken files", () => {
     expect(file).toMatchObject({ analysis_status: "failed", duration_seconds: null, thumbnail_url: null, keyframes: [] });
     expect(file.analysis_error).toMatch(/truncated or corrupt/);
     // Final at the first attempt: the same bytes fail the same way.
-    const job = server.ctx.db.query<{ attempts: number; status: string }, [string]>("SELECT attempts, status FROM jobs WHERE id = (SELECT processing_job_id FROM files WHERE id = ?)").get(id);
+    const job = await server.ctx.sql.one<{ attempts: number; status: string }>("SELECT attempts, status FROM jobs WHERE id = (SELECT processing_job_id FROM files WHERE id = ?)", [id]);
     expect(job).toEqual({ attempts: 1, status: "failed" });
     expect((await owner.api.get("/healthz")).status).toBe(200);
   }, 150_000);
@@ -278,7 +278,7 @@ describe("playback and purge", () => {
   test("purging a deleted video removes its keyframes, their blobs and vectors", async () => {
     const id = await upload(owner, fixture("hevc.mov"), "gone.mov");
     const file = await processed(owner, id, 120_000);
-    const keys = server.ctx.db.query<{ blob_key: string }, [string]>("SELECT blob_key FROM video_keyframes WHERE file_id = ?").all(id).map((r) => r.blob_key);
+    const keys = (await server.ctx.sql.all<{ blob_key: string }>("SELECT blob_key FROM video_keyframes WHERE file_id = ?", [id])).map((r) => r.blob_key);
     expect(keys.length).toBe(file.keyframes.length);
     const space = (await server.ctx.spaces.all("image"))[0]!;
     expect((await space.vectorsOf([keyframeItemId(id, 0)])).size).toBe(1);
@@ -287,7 +287,7 @@ describe("playback and purge", () => {
     expect(await purgeDeletedFiles(server.ctx)).toBeGreaterThanOrEqual(1);
     for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
     expect((await space.vectorsOf([keyframeItemId(id, 0), id])).size).toBe(0);
-    expect(server.ctx.db.query("SELECT count(*) AS n FROM video_keyframes WHERE file_id = ?").get(id)).toEqual({ n: 0 });
+    expect(await server.ctx.sql.one("SELECT count(*) AS n FROM video_keyframes WHERE file_id = ?", [id])).toEqual({ n: 0 });
   }, 150_000);
 });
 

@@ -14,7 +14,7 @@ import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { LOCAL_BUCKET, LOCAL_S3_PATH, type LocalBlobStore } from "../src/storage/local-store.ts";
 import { makeS3Client } from "../src/storage/presigner.ts";
 import { png, text } from "./support/fixtures.ts";
-import { startS3rver, type S3Fixture } from "./support/s3rver.ts";
+import { startS3Server, type S3Fixture } from "./support/s3-server.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
 let server: TestServer;
@@ -356,11 +356,11 @@ describe("upload intents", () => {
   });
 });
 
-describe("with the S3 backend (s3rver)", () => {
+describe("with the S3 backend", () => {
   let s3: S3Fixture;
   let s3Server: TestServer;
   beforeAll(async () => {
-    s3 = await startS3rver();
+    s3 = await startS3Server();
     s3Server = await startTestServer({ env: s3.env });
   });
   afterAll(async () => {
@@ -384,7 +384,7 @@ describe("with the S3 backend (s3rver)", () => {
     expect(await res.text()).toBe(CLEAN_SVG);
 
     const row = (await s3Server.ctx.sql.one<{ blob_key: string }>("SELECT blob_key FROM files WHERE id = ?", [uploaded.body.image_id]))!;
-    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: "S3RVER", secretAccessKey: "S3RVER" } });
+    const client = makeS3Client({ region: "us-east-1", endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
     const head = await client.send(new HeadObjectCommand({ Bucket: s3.bucket, Key: row.blob_key }));
     expect(head.ContentType).toBe("application/octet-stream");
     expect(head.ContentDisposition).toBe("attachment");

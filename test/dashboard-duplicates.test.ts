@@ -22,14 +22,14 @@ let browser: Browser;
 const ids: Record<string, string> = {};
 
 async function copy(name: string, seed: number, facts: { width: number; height: number; sizeBytes: number; sharpness: number }, look: { brightness?: number; shift?: number } = {}) {
-  const db = server.ctx.db;
-  const id = insertFileRow(db, {
+  const db = server.ctx.sql;
+  const id = await insertFileRow(db, {
     orgId: tenant.orgId,
-    projectId: defaultProjectOf(db, tenant.orgId),
+    projectId: await defaultProjectOf(db, tenant.orgId),
     filename: name,
     contentCreatedAt: "2025-08-14T17:20:00.000Z",
   });
-  setImageFacts(db, id, tenant.orgId, facts);
+  await setImageFacts(db, id, tenant.orgId, facts);
   let picture = sharp(await photo(seed, 256 + (look.shift ?? 0), 192));
   if (look.shift) picture = picture.extract({ left: look.shift, top: 0, width: 256, height: 192 });
   if (look.brightness) picture = picture.modulate({ brightness: look.brightness });
@@ -42,14 +42,14 @@ beforeAll(async () => {
   server = await startTestServer();
   tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
-  const db = server.ctx.db;
+  const db = server.ctx.sql;
   const beach = [
     await copy("IMG_2041.jpg", 11, { width: 4032, height: 3024, sizeBytes: 3_104_220, sharpness: 412.7 }),
     await copy("IMG_2041 (small).jpg", 11, { width: 2016, height: 1512, sizeBytes: 802_113, sharpness: 398.1 }),
     await copy("IMG_2041 (edited).jpg", 11, { width: 4032, height: 3024, sizeBytes: 2_650_000, sharpness: 380.2 }, { brightness: 1.2 }),
   ];
-  pairAll(db, tenant.orgId, beach);
-  pairAll(db, tenant.orgId, [
+  await pairAll(db, tenant.orgId, beach);
+  await pairAll(db, tenant.orgId, [
     await copy("burst_001.jpg", 12, { width: 3000, height: 2000, sizeBytes: 2_000_000, sharpness: 210 }),
     await copy("burst_002.jpg", 12, { width: 3000, height: 2000, sizeBytes: 2_010_000, sharpness: 250 }, { shift: 8 }),
   ]);

@@ -37,8 +37,8 @@ beforeAll(async () => {
   await processed(tenant, noteId, 120_000);
   await processed(tenant, receiptId, 120_000);
   // Enough cards to fill several rows at every width.
-  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
-  for (let i = 0; i < 60; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `harbour-${String(i).padStart(2, "0")}.jpg`, createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() });
+  const projectId = await defaultProjectOf(server.ctx.sql, tenant.orgId);
+  for (let i = 0; i < 60; i++) await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId, filename: `harbour-${String(i).padStart(2, "0")}.jpg`, createdAt: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() });
 }, 300_000);
 afterAll(async () => {
   await browser?.close();

@@ -11,7 +11,6 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { noCameraFacts, storeCameraFacts } from "../src/camera/camera-facts.ts";
-import { SqliteClient } from "../src/db/sqlite-client.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { photo } from "./support/images.ts";
 import { waitFor } from "./support/polling.ts";
@@ -27,10 +26,10 @@ let browser: Browser;
 const ids: Record<string, string> = {};
 
 async function located(name: string, seed: number, latitude: number, longitude: number, extra: Partial<ReturnType<typeof noCameraFacts>> = {}) {
-  const db = server.ctx.db;
+  const db = server.ctx.sql;
   const takenAt = extra.takenAt ?? `2021-06-0${1 + (seed % 8)}T10:34:56.000Z`;
-  const id = insertFileRow(db, { orgId: tenant.orgId, projectId: defaultProjectOf(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
-  await storeCameraFacts(new SqliteClient(db), tenant.orgId, id, { ...noCameraFacts(), latitude, longitude, takenAt, ...extra });
+  const id = await insertFileRow(db, { orgId: tenant.orgId, projectId: await defaultProjectOf(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
+  await storeCameraFacts(db, tenant.orgId, id, { ...noCameraFacts(), latitude, longitude, takenAt, ...extra });
   await insertThumbnailRow(server.ctx, id, await photo(seed, 256, 192), { width: 256, height: 192 });
   ids[name] = id;
 }
@@ -58,7 +57,7 @@ beforeAll(async () => {
   await located("tokyo-tower.jpg", 4, 35.6586, 139.7454);
   await located("shibuya.jpg", 5, 35.6595, 139.7005);
   await located("liberty.jpg", 6, 40.6892, -74.0445);
-  insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId: defaultProjectOf(server.ctx.db, tenant.orgId), filename: "nowhere.jpg" });
+  await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId: await defaultProjectOf(server.ctx.sql, tenant.orgId), filename: "nowhere.jpg" });
 }, 60_000);
 afterAll(async () => {
   await browser?.close();

@@ -36,21 +36,21 @@ async function thumbnail(column: number, row: number, seed: number, left: number
 }
 
 async function seedPhoto(name: string, personId: string, face: [number, number], seed: number, takenAt: string) {
-  const db = server.ctx.db;
-  const file = insertFileRow(db, { orgId: tenant.orgId, projectId: defaultProjectOf(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
+  const db = server.ctx.sql;
+  const file = await insertFileRow(db, { orgId: tenant.orgId, projectId: await defaultProjectOf(db, tenant.orgId), filename: name, contentCreatedAt: takenAt });
   const { jpeg, box } = await thumbnail(face[0], face[1], seed, 40 + (seed % 5) * 25, 30 + (seed % 3) * 20);
   await insertThumbnailRow(server.ctx, file, jpeg, { width: 256, height: 192 });
-  insertFaceRow(server.ctx.db, { orgId: tenant.orgId, fileId: file, personId, box });
+  await insertFaceRow(server.ctx.sql, { orgId: tenant.orgId, fileId: file, personId, box });
 }
 
 beforeAll(async () => {
   server = await startTestServer();
   tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
-  const db = server.ctx.db;
-  people.alice = insertPersonRow(db, { orgId: tenant.orgId, name: "Alice" });
-  people.bob = insertPersonRow(db, { orgId: tenant.orgId, name: "Bob" });
-  people.unnamed = insertPersonRow(db, { orgId: tenant.orgId });
+  const db = server.ctx.sql;
+  people.alice = await insertPersonRow(db, { orgId: tenant.orgId, name: "Alice" });
+  people.bob = await insertPersonRow(db, { orgId: tenant.orgId, name: "Bob" });
+  people.unnamed = await insertPersonRow(db, { orgId: tenant.orgId });
   await seedPhoto("alice-beach.jpg", people.alice, [0, 0], 1, "2024-07-02T10:00:00Z");
   await seedPhoto("alice-garden.jpg", people.alice, [0, 0], 2, "2024-05-02T10:00:00Z");
   await seedPhoto("bob-at-the-party.jpg", people.alice, [2, 1], 3, "2024-03-02T10:00:00Z");

@@ -18,14 +18,14 @@ beforeAll(async () => {
   server = await startTestServer();
   tenant = await server.tenant({ tier: "CUSTOM" });
   browser = await launchChromium();
-  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
+  const projectId = await defaultProjectOf(server.ctx.sql, tenant.orgId);
   const months: [number, number, number][] = [[2026, 2, 14], [2025, 11, 9], [2024, 6, 3]];
   for (const [y, m, n] of months) {
     for (let i = 0; i < n; i++) {
-      insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `shot-${y}-${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(y, m, 1 + i, 12)).toISOString() });
+      await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId, filename: `shot-${y}-${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(y, m, 1 + i, 12)).toISOString() });
     }
   }
-  insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: "no-date.jpg" });
+  await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId, filename: "no-date.jpg" });
 }, 60_000);
 afterAll(async () => {
   await browser?.close();
@@ -65,11 +65,11 @@ for (const [size, width] of [["phone", WIDTHS.phone], ["desktop", WIDTHS.desktop
 
 test("a long timeline keeps only the months near the viewport in the page, and a scrubber jump lands on its month", async () => {
   const many = await server.tenant({ tier: "CUSTOM" });
-  const projectId = defaultProjectOf(server.ctx.db, many.orgId);
+  const projectId = await defaultProjectOf(server.ctx.sql, many.orgId);
   // 36 months of 30 photos: 36 screens of pictures at least.
   for (let m = 0; m < 36; m++) {
     for (let i = 0; i < 30; i++) {
-      insertFileRow(server.ctx.db, { orgId: many.orgId, projectId, filename: `m${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(2020, m, 1 + (i % 27), 12)).toISOString() });
+      await insertFileRow(server.ctx.sql, { orgId: many.orgId, projectId, filename: `m${m}-${i}.jpg`, contentCreatedAt: new Date(Date.UTC(2020, m, 1 + (i % 27), 12)).toISOString() });
     }
   }
   const page = await newPage(browser, WIDTHS.laptop, 800, { locale: "en-US" });

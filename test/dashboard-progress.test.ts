@@ -46,9 +46,9 @@ async function heldRun(fileId: string, gate: Promise<void>): Promise<unknown> {
 }
 
 test("a stage's pages reach the status endpoint and the file's page while it runs, and are gone after", async () => {
-  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
-  const id = insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, mediaType: "document", filename: "scan-10-pages.pdf" });
-  server.ctx.db.query("UPDATE files SET processing_status = 'processing' WHERE id = ?").run(id);
+  const projectId = await defaultProjectOf(server.ctx.sql, tenant.orgId);
+  const id = await insertFileRow(server.ctx.sql, { orgId: tenant.orgId, projectId, mediaType: "document", filename: "scan-10-pages.pdf" });
+  await server.ctx.sql.run("UPDATE files SET processing_status = 'processing' WHERE id = ?", [id]);
   const gate = Promise.withResolvers<void>();
   const run = heldRun(id, gate.promise);
   try {

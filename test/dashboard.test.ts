@@ -219,7 +219,7 @@ test("select files, tag them, delete them and undo; search documents; a large fi
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Upload" }).click();
     await page.getByLabel("Choose files").setInputFiles(big);
     await page.waitForFunction(() => /video, (processing|completed)/.test(document.querySelector(".uploads li .message")?.textContent ?? ""), null, { timeout: 120_000 });
-    const intents = server.ctx.db.query<{ upload_mode: string; status: string }, [string]>("SELECT upload_mode, status FROM upload_intents WHERE org_id = ?").all(tenant.orgId);
+    const intents = await server.ctx.sql.all<{ upload_mode: string; status: string }>("SELECT upload_mode, status FROM upload_intents WHERE org_id = ?", [tenant.orgId]);
     expect(intents).toEqual([{ upload_mode: "multipart", status: "COMPLETED" }]);
     await page.screenshot({ path: join(SHOTS, "upload-large.png") });
     // Chosen again, it is recognised as a duplicate before anything is sent.
@@ -321,9 +321,7 @@ test("an owner signs in with email and password, creates an API key (shown once,
     await navigate(page, "Members");
     await page.getByLabel(`Role of ${colleague}`).selectOption("viewer");
     await page.getByText(`${colleague} is now viewer`).waitFor({ timeout: 30_000 });
-    const role = server.ctx.db
-      .query<{ role: string }, [string]>("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = ?")
-      .get(colleague)?.role;
+    const role = (await server.ctx.sql.one<{ role: string }>("SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE u.email = ?", [colleague]))?.role;
     expect(role).toBe("viewer");
     await page.getByLabel("Invite by email").fill("newcomer@example.com");
     await page.getByRole("button", { name: "Invite" }).click();
@@ -347,10 +345,8 @@ test("an owner signs in with email and password, creates an API key (shown once,
     await signOut(page);
     await page.getByLabel("Email").waitFor();
     // The session is ended on the server, not only forgotten by the page.
-    const live = server.ctx.db
-      .query<{ n: number }, [string]>("SELECT count(*) AS n FROM user_sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ? AND s.revoked_at IS NULL")
-      .get(email)!.n;
-    expect(live).toBe(0);
+    const live = (await server.ctx.sql.one<{ n: number | string }>("SELECT count(*) AS n FROM user_sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ? AND s.revoked_at IS NULL", [email]))!.n;
+    expect(Number(live)).toBe(0);
 
     // A mailed reset link opens its page, which sets the new password.
     const { stdout } = await usersCommand(server.ctx.sql, server.ctx.clock, server.config, server.ctx.accounts, ["reset-password", email], {});
@@ -472,11 +468,11 @@ test("a schema is written with the server's validation shown, saved and edited; 
 
 test("the library grid keeps only the rows near the viewport in the page while it scrolls through 600 files", async () => {
   const tenant = await server.tenant({ tier: "CUSTOM" });
-  const projectId = defaultProjectOf(server.ctx.db, tenant.orgId);
+  const projectId = await defaultProjectOf(server.ctx.sql, tenant.orgId);
   const start = Date.parse("2025-01-01T00:00:00Z");
-  server.ctx.db.transaction(() => {
-    for (let i = 0; i < 600; i++) insertFileRow(server.ctx.db, { orgId: tenant.orgId, projectId, filename: `scan-${String(i).padStart(3, "0")}.pdf`, mediaType: "document", createdAt: new Date(start + i * 60_000).toISOString() });
-  })();
+  await server.ctx.sql.transaction(async (tx) => {
+    for (let i = 0; i < 600; i++) await insertFileRow(tx, { orgId: tenant.orgId, projectId, filename: `scan-${String(i).padStart(3, "0")}.pdf`, mediaType: "document", createdAt: new Date(start + i * 60_000).toISOString() });
+  });
   const page = await newPage(browser, 1280, 900);
   try {
     await signIn(page, server.url, tenant.key);

@@ -25,17 +25,17 @@ beforeAll(async () => {
   server = await startTestServer();
   owner = await server.tenant({ tier: "CUSTOM" });
   other = await server.tenant({ tier: "CUSTOM" });
-  const db = server.ctx.db;
-  const project = defaultProjectOf(db, owner.orgId);
+  const db = server.ctx.sql;
+  const project = await defaultProjectOf(db, owner.orgId);
   for (let i = 0; i < 4; i++) {
-    const id = insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: `copy-${i}.jpg` });
-    setImageFacts(db, id, owner.orgId, { width: 1000 - i, height: 800, sizeBytes: 100_000, sharpness: 100 });
+    const id = await insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: `copy-${i}.jpg` });
+    await setImageFacts(db, id, owner.orgId, { width: 1000 - i, height: 800, sizeBytes: 100_000, sharpness: 100 });
     ids.push(id);
   }
   // One group of three copies (0, 1, 2) and a pair (2, 3) chained to it: four files in one group.
-  pairAll(db, owner.orgId, ids.slice(0, 3));
-  pairAll(db, owner.orgId, [ids[2]!, ids[3]!]);
-  theirs = insertFileRow(db, { orgId: other.orgId, projectId: defaultProjectOf(db, other.orgId), filename: "theirs.jpg" });
+  await pairAll(db, owner.orgId, ids.slice(0, 3));
+  await pairAll(db, owner.orgId, [ids[2]!, ids[3]!]);
+  theirs = await insertFileRow(db, { orgId: other.orgId, projectId: await defaultProjectOf(db, other.orgId), filename: "theirs.jpg" });
 }, 60_000);
 afterAll(() => server.close());
 
@@ -47,8 +47,8 @@ test("files said to be not duplicates leave the groups, for good", async () => {
   expect(await groups(owner)).toEqual([ids.slice(0, 3).sort()]);
 
   // Fingerprinting the files again rewrites their pairs: the verdict stays.
-  server.ctx.db.query("DELETE FROM duplicate_pairs WHERE file_a = ?1 OR file_b = ?1").run(ids[3]!);
-  pairAll(server.ctx.db, owner.orgId, [ids[2]!, ids[3]!]);
+  await server.ctx.sql.run("DELETE FROM duplicate_pairs WHERE file_a = ? OR file_b = ?", [ids[3]!, ids[3]!]);
+  await pairAll(server.ctx.sql, owner.orgId, [ids[2]!, ids[3]!]);
   expect(await groups(owner)).toEqual([ids.slice(0, 3).sort()]);
 
   // A whole group: none of them is grouped with another.
@@ -58,10 +58,11 @@ test("files said to be not duplicates leave the groups, for good", async () => {
 });
 
 test("another organization's file is not found, and nothing is recorded", async () => {
-  const db = server.ctx.db;
-  const a = insertFileRow(db, { orgId: owner.orgId, projectId: defaultProjectOf(db, owner.orgId), filename: "a.jpg" });
-  const b = insertFileRow(db, { orgId: owner.orgId, projectId: defaultProjectOf(db, owner.orgId), filename: "b.jpg" });
-  pairAll(db, owner.orgId, [a, b]);
+  const db = server.ctx.sql;
+  const project = await defaultProjectOf(db, owner.orgId);
+  const a = await insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: "a.jpg" });
+  const b = await insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: "b.jpg" });
+  await pairAll(db, owner.orgId, [a, b]);
   const res = await owner.api.post("/duplicates/not-duplicates", { file_ids: [a, b, theirs] });
   expect(res.status).toBe(404);
   expect(res.body.code).toBe("FILE_NOT_FOUND");
@@ -82,10 +83,12 @@ test("a key without EDIT is refused before its body is read; bad bodies say what
 });
 
 test("\"not duplicates\" can be taken back: the files group again; roles, bad bodies and another organization's files as for the verdict", async () => {
-  const db = server.ctx.db;
-  const project = defaultProjectOf(db, owner.orgId);
-  const [a, b, c] = ["again-a.jpg", "again-b.jpg", "again-c.jpg"].map((filename) => insertFileRow(db, { orgId: owner.orgId, projectId: project, filename }));
-  pairAll(db, owner.orgId, [a!, b!, c!]);
+  const db = server.ctx.sql;
+  const project = await defaultProjectOf(db, owner.orgId);
+  const made: string[] = [];
+  for (const filename of ["again-a.jpg", "again-b.jpg", "again-c.jpg"]) made.push(await insertFileRow(db, { orgId: owner.orgId, projectId: project, filename }));
+  const [a, b, c] = made;
+  await pairAll(db, owner.orgId, [a!, b!, c!]);
   const group = [a!, b!, c!].sort();
   const before = (await groups(owner)).filter((g) => g.includes(a!));
   expect(before).toEqual([group]);

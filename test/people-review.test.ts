@@ -23,21 +23,21 @@ beforeAll(async () => {
   server = await startTestServer();
   owner = await server.tenant({ tier: "CUSTOM" });
   other = await server.tenant({ tier: "CUSTOM" });
-  const db = server.ctx.db;
-  const project = defaultProjectOf(db, owner.orgId);
-  alice = insertPersonRow(db, { orgId: owner.orgId, name: "Alice" });
-  bob = insertPersonRow(db, { orgId: owner.orgId, name: "Bob" });
+  const db = server.ctx.sql;
+  const project = await defaultProjectOf(db, owner.orgId);
+  alice = await insertPersonRow(db, { orgId: owner.orgId, name: "Alice" });
+  bob = await insertPersonRow(db, { orgId: owner.orgId, name: "Bob" });
   for (let i = 0; i < 3; i++) {
-    const file = insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: `alice-${i}.jpg`, contentCreatedAt: `2024-0${i + 1}-10T10:00:00.000Z` });
+    const file = await insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: `alice-${i}.jpg`, contentCreatedAt: `2024-0${i + 1}-10T10:00:00.000Z` });
     files.push(file);
-    faces.push(insertFaceRow(db, { orgId: owner.orgId, fileId: file, personId: alice }));
+    faces.push(await insertFaceRow(db, { orgId: owner.orgId, fileId: file, personId: alice }));
   }
   await insertThumbnailRow(server.ctx, files[2]!, await photo(1, 256, 192), { width: 256, height: 192 });
-  const bobFile = insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: "bob.jpg" });
-  insertFaceRow(db, { orgId: owner.orgId, fileId: bobFile, personId: bob });
-  theirPerson = insertPersonRow(db, { orgId: other.orgId, name: "Theirs" });
-  const theirFile = insertFileRow(db, { orgId: other.orgId, projectId: defaultProjectOf(db, other.orgId), filename: "theirs.jpg" });
-  theirFace = insertFaceRow(db, { orgId: other.orgId, fileId: theirFile, personId: theirPerson });
+  const bobFile = await insertFileRow(db, { orgId: owner.orgId, projectId: project, filename: "bob.jpg" });
+  await insertFaceRow(db, { orgId: owner.orgId, fileId: bobFile, personId: bob });
+  theirPerson = await insertPersonRow(db, { orgId: other.orgId, name: "Theirs" });
+  const theirFile = await insertFileRow(db, { orgId: other.orgId, projectId: await defaultProjectOf(db, other.orgId), filename: "theirs.jpg" });
+  theirFace = await insertFaceRow(db, { orgId: other.orgId, fileId: theirFile, personId: theirPerson });
 }, 60_000);
 afterAll(() => server.close());
 

@@ -149,4 +149,12 @@ describe.skipIf(!binaries)("vector spaces on pgvector", () => {
     expect((await again.nearest("big", centres[0]!.map((v) => v / Math.hypot(...centres[0]!)), 3))).toHaveLength(3);
     await expect(pgSpace.upsert("x", "big", new Float32Array(3))).rejects.toThrow(/expected a 64-d vector/);
   });
+
+  test("a new model's space opened by several at once is created once, and every opener can write to it", async () => {
+    // As two documents' first embeddings do side by side (each its own connection of the pool).
+    const opened = await Promise.all(Array.from({ length: 6 }, () => pgIndex.open("text", "fixture-race", 8)));
+    await Promise.all(opened.map((space, i) => space.upsert(`race-${i}`, "big", Float32Array.from({ length: 8 }, (_, k) => k + i + 1))));
+    expect((await opened[0]!.nearest("big", Float32Array.from({ length: 8 }, (_, k) => k + 1), 10)).map((n) => n.itemId).sort()).toEqual(opened.map((_, i) => `race-${i}`));
+    expect(Number((await client!.one<{ n: number }>("SELECT count(*) AS n FROM vector_spaces WHERE model = 'fixture-race'"))!.n)).toBe(1);
+  });
 });

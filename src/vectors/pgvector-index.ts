@@ -45,6 +45,10 @@ export class PgVectorIndex implements VectorSpaces {
     }
     const table = tableNameFor(purpose, model, dimension);
     await this.db.transaction(async (tx) => {
+      // Two first uses at once (two documents embedded side by side, or two processes) would both
+      // create the table, and PostgreSQL's IF NOT EXISTS does not hold against a concurrent creation
+      // (the second fails on pg_type's unique index): the second waits for the first, then finds it.
+      await tx.one(tx.dialect.transactionLock(table));
       await tx.run(`CREATE TABLE IF NOT EXISTS ${table} (item_id TEXT PRIMARY KEY, org_id TEXT NOT NULL, embedding vector(${dimension}) NOT NULL)`);
       await tx.run(`CREATE INDEX IF NOT EXISTS ${table}_org ON ${table} (org_id)`);
       await tx.run(`CREATE INDEX IF NOT EXISTS ${table}_hnsw ON ${table} USING hnsw (embedding vector_cosine_ops)`);

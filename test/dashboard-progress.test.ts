@@ -10,6 +10,7 @@ import type { Browser } from "playwright-core";
 import type { JobContext } from "../src/jobs/runner.ts";
 import { runStages, type FileWork, type Stage } from "../src/processing/stage-runner.ts";
 import { expectNoSidewaysScroll, launchChromium, newPage, SHOTS, signIn, watchFailures, WIDTHS } from "./support/chromium.ts";
+import { waitFor } from "./support/polling.ts";
 import { insertFileRow, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
 
@@ -52,7 +53,11 @@ test("a stage's pages reach the status endpoint and the file's page while it run
   const gate = Promise.withResolvers<void>();
   const run = heldRun(id, gate.promise);
   try {
-    const status = await tenant.api.get(`/files/uploads-status/${id}`);
+    // The run reads its file row before the first stage reports: wait for the report, not for the read.
+    const status = await waitFor(async () => {
+      const res = await tenant.api.get(`/files/uploads-status/${id}`);
+      return res.status !== 200 || res.body.progress ? res : null;
+    }, { what: "the stage's progress to be reported", timeoutMs: 30_000 });
     expect(status.status).toBe(200);
     // 0.3 of a stage weighing 4 of 5: 24 %.
     expect(status.body.progress).toEqual({ stage: "extraction", stage_number: 1, stage_count: 2, percent: 24, unit: "page", done: 3, total: 10 });

@@ -11,6 +11,7 @@ import { png } from "./support/fixtures.ts";
 import { pollApi, waitFor } from "./support/polling.ts";
 import { spawnServer, type ServerProcess } from "./support/process.ts";
 import { ApiClient } from "./support/server.ts";
+import { engineEnvironment } from "./support/suite-database.ts";
 
 const MAIN = join(import.meta.dir, "..", "src", "main.ts");
 let stack: CloudStack | null = null;
@@ -30,7 +31,8 @@ test("an import interrupted by kill -9 resumes in the next process and downloads
   const one = stack.drive.add({ name: "one.png", mimeType: "image/png", bytes: png(4, 4, 91) });
   const two = stack.drive.add({ name: "two.png", mimeType: "image/png", bytes: png(4, 4, 92) });
   stack.drive.faults.push({ pattern: new RegExp(`${two}\\?alt=media`), status: 503, times: 1, retryAfter: 60 });
-  const env = { ...stack.env, MEDIABOX_DATA_DIR: stack.dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_TRUSTED_PROXIES: "loopback", MEDIABOX_JOB_LEASE_SECONDS: "600" };
+  // The processes serve the test server's database: its SQLite file, or its PostgreSQL database in a PostgreSQL run.
+  const env = { ...(await engineEnvironment(stack.dataDir)), ...stack.env, MEDIABOX_DATA_DIR: stack.dataDir, MEDIABOX_LOG_LEVEL: "info", MEDIABOX_TRUSTED_PROXIES: "loopback", MEDIABOX_JOB_LEASE_SECONDS: "600" };
 
   const first = await spawnServer([process.execPath, MAIN, "serve"], { env });
   children.push(first);

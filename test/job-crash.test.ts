@@ -3,18 +3,20 @@
  * process on the same data directory takes the job over at start (the dead process's lease is
  * released, not waited out), and the job completes exactly once with both executions recorded.
  */
-import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { DataDir } from "../src/storage/data-dir.ts";
+import type { SqlClient } from "../src/db/sql-client.ts";
+import { withEngineDatabase } from "./support/engine-database.ts";
 import { waitFor } from "./support/polling.ts";
 import { spawnServer, type ServerProcess } from "./support/process.ts";
 import { tempDir } from "./support/server.ts";
+import { engineEnvironment } from "./support/suite-database.ts";
 
 const dataDir = tempDir("mediabox-crash-");
 const fixture = join(import.meta.dir, "fixtures", "job-server.ts");
-const env = { MEDIABOX_DATA_DIR: dataDir, MEDIABOX_JOB_LEASE_SECONDS: "600", MEDIABOX_LOG_LEVEL: "info" };
+// Both processes use this run's engine: the data directory's SQLite file, or a PostgreSQL database.
+const env = { ...(await engineEnvironment(dataDir)), MEDIABOX_DATA_DIR: dataDir, MEDIABOX_JOB_LEASE_SECONDS: "600", MEDIABOX_LOG_LEVEL: "info" };
 const started: ServerProcess[] = [];
 
 afterAll(async () => {
@@ -34,14 +36,9 @@ function executions(): Execution[] {
   return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map((line) => JSON.parse(line) as Execution);
 }
 
-/** Read from a separate connection while the server runs (WAL allows concurrent readers). */
-function jobStatus(): string | null {
-  const db = new Database(new DataDir(dataDir).database, { readonly: true });
-  try {
-    return (db.query("SELECT status FROM jobs WHERE queue = 'test.crashable'").get() as { status: string } | null)?.status ?? null;
-  } finally {
-    db.close();
-  }
+/** Read from a connection of the test's own while the server runs. */
+async function jobStatus(sql: SqlClient): Promise<string | null> {
+  return (await sql.one<{ status: string }>("SELECT status FROM jobs WHERE queue = 'test.crashable'"))?.status ?? null;
 }
 
 test("a job interrupted by kill -9 is taken over by the next process at once and completes exactly once", async () => {
@@ -52,24 +49,23 @@ test("a job interrupted by kill -9 is taken over by the next process at once and
 
   const second = await spawnServer([process.execPath, fixture], { env });
   started.push(second);
-  // The lease runs 10 minutes: completing within seconds shows the dead process's lease was released.
-  await waitFor(() => executions().length === 2 && jobStatus() === "completed", {
-    what: () => `the takeover to complete (executions: ${JSON.stringify(executions())}, job: ${jobStatus()})`,
-  });
-  expect(await second.stop("SIGTERM")).toBe(0);
+  await withEngineDatabase(dataDir, async (sql) => {
+    // The lease runs 10 minutes: completing within seconds shows the dead process's lease was released.
+    let status: string | null = null;
+    await waitFor(async () => executions().length === 2 && (status = await jobStatus(sql)) === "completed", {
+      what: () => `the takeover to complete (executions: ${JSON.stringify(executions())}, job: ${status})`,
+    });
+    expect(await second.stop("SIGTERM")).toBe(0);
 
-  const runs = executions();
-  expect(runs.map((r) => r.attempt)).toEqual([1, 2]);
-  expect(runs[0]!.job_id).toBe(runs[1]!.job_id);
-  expect(runs[0]!.pid).not.toBe(runs[1]!.pid);
+    const runs = executions();
+    expect(runs.map((r) => r.attempt)).toEqual([1, 2]);
+    expect(runs[0]!.job_id).toBe(runs[1]!.job_id);
+    expect(runs[0]!.pid).not.toBe(runs[1]!.pid);
 
-  const db = new Database(new DataDir(dataDir).database, { readonly: true });
-  try {
-    const jobs = db.query("SELECT * FROM jobs WHERE queue = 'test.crashable'").all() as Array<Record<string, unknown>>;
+    const jobs = await sql.all<Record<string, unknown>>("SELECT * FROM jobs WHERE queue = 'test.crashable'");
     expect(jobs).toHaveLength(1);
-    expect(jobs[0]).toMatchObject({ id: runs[0]!.job_id, status: "completed", attempts: 2, lease_owner: null });
+    expect(jobs[0]).toMatchObject({ id: runs[0]!.job_id, status: "completed", lease_owner: null });
+    expect(Number(jobs[0]!.attempts)).toBe(2);
     expect(JSON.parse(jobs[0]!.results as string)).toEqual([{ finished_by: runs[1]!.pid }]);
-  } finally {
-    db.close();
-  }
+  });
 }, 180_000); // two server starts and two waits, each with a 60 s deadline of its own

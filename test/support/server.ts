@@ -34,6 +34,23 @@ export interface Tenant {
 }
 
 let counter = 0;
+
+/**
+ * Test servers started and not yet closed, with the test file that started each: a server left
+ * running holds its port, timers and (on PostgreSQL) a pool of connections for the rest of the
+ * run, so preload.ts names the files that left any.
+ */
+const openServers = new Map<TestServer, string>();
+
+export function serversLeftOpen(): string[] {
+  return [...openServers.values()];
+}
+
+function callerFile(): string {
+  const line = (new Error().stack ?? "").split("\n").find((l) => /\.test\.ts/.test(l) || /test\/support\/(?!server\.ts)/.test(l));
+  return /([\w./-]+\.ts)/.exec(line ?? "")?.[1]?.replace(/^.*\/test\//, "test/") ?? "unknown";
+}
+
 /** A distinct client IP per client, so per-IP rate limits of one test never leak into another. */
 export function freshIp(): string {
   counter += 1;
@@ -46,6 +63,8 @@ export async function startTestServer(
   /** `dataDir`: reuse a data directory (a "restart"); the caller removes it. By default each server gets its own, removed on close. */
   options: { env?: Record<string, string>; clock?: Clock; queues?: QueueDefinition<any>[]; kinds?: KindFactory[]; dataDir?: string } = {},
 ): Promise<TestServer> {
+  // Read before the first await: the stack past it no longer names the caller.
+  const origin = callerFile();
   const dataDir = options.dataDir ?? tempDir();
   // MEDIABOX_TEST_DATABASE=postgres: this server's rows in its own PostgreSQL database (suite-database.ts).
   const engineEnv = await engineEnvironment(dataDir);
@@ -73,7 +92,7 @@ export async function startTestServer(
   );
   const server = await startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] });
   const { sql, clock } = server.ctx;
-  return {
+  const testServer: TestServer = {
     ...server,
     dataDir,
     config,
@@ -93,6 +112,7 @@ export async function startTestServer(
       return new ApiClient(server.url, null, ip);
     },
     async close() {
+      openServers.delete(testServer);
       await server.stop();
       if (!options.dataDir) {
         rmSync(dataDir, { recursive: true, force: true });
@@ -100,6 +120,8 @@ export async function startTestServer(
       }
     },
   };
+  openServers.set(testServer, origin);
+  return testServer;
 }
 
 export interface ApiResponse<T = any> {

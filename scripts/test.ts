@@ -8,12 +8,18 @@
  * the PostgreSQL pass, saying why; asked for alone (`bun scripts/test.ts postgres`), it fails.
  * `bun scripts/test.ts sqlite` or `... postgres` runs one pass; further arguments go to `bun test`
  * (file filters, `--bail`).
+ *
+ * A third pass, asked for alone and not part of the full run: `bun scripts/test.ts postgres-shared`
+ * serves each test server as an api process and a worker process over PostgreSQL and S3 (the
+ * two-process deployment of docs/scale-out.md; test/support/suite-database.ts).
  */
 import { findPostgres } from "../test/support/postgres.ts";
 
 const ENGINES = ["sqlite", "postgres"] as const;
-type Engine = (typeof ENGINES)[number];
-const REPORTS: Record<Engine, string> = { sqlite: "test-results.xml", postgres: "test-results-postgres.xml" };
+/** Passes that run only when asked for by name. */
+const ON_REQUEST = ["postgres-shared"] as const;
+type Engine = (typeof ENGINES)[number] | (typeof ON_REQUEST)[number];
+const REPORTS: Record<Engine, string> = { sqlite: "test-results.xml", postgres: "test-results-postgres.xml", "postgres-shared": "test-results-postgres-shared.xml" };
 
 function run(argv: string[], env: Record<string, string> = {}): number {
   const result = Bun.spawnSync(argv, { stdio: ["inherit", "inherit", "inherit"], env: { ...process.env, ...env } });
@@ -21,9 +27,9 @@ function run(argv: string[], env: Record<string, string> = {}): number {
 }
 
 const [first, ...rest] = Bun.argv.slice(2);
-const only = ENGINES.find((engine) => engine === first);
+const only = [...ENGINES, ...ON_REQUEST].find((engine) => engine === first);
 const filters = only ? rest : Bun.argv.slice(2);
-const engines = only ? [only] : ENGINES;
+const engines: readonly Engine[] = only ? [only] : ENGINES;
 
 if (!only && filters.length === 0 && run(["tsc", "--noEmit"]) !== 0) process.exit(1);
 

@@ -27,6 +27,14 @@ export interface S3Fixture {
   verifiesSignatures: boolean;
   /** Environment that points a Mediabox server at this endpoint. */
   env: Record<string, string>;
+  /**
+   * Another bucket on the same server, made empty unless it exists (both servers keep a bucket as a
+   * top-level directory, so making one is a mkdir); returns the environment that points a
+   * Mediabox server at it.
+   */
+  addBucket(name: string): Record<string, string>;
+  /** Removes a bucket made by addBucket, with its objects. */
+  removeBucket(name: string): void;
   close(): Promise<void>;
 }
 
@@ -50,7 +58,20 @@ export async function startS3Server(): Promise<S3Fixture> {
   return startS3rver();
 }
 
-function fixture(server: S3Fixture["server"], endpoint: string, bucket: string, accessKeyId: string, secretAccessKey: string, close: () => Promise<void>): S3Fixture {
+function fixture(server: S3Fixture["server"], endpoint: string, bucketsDir: string, bucket: string, accessKeyId: string, secretAccessKey: string, close: () => Promise<void>): S3Fixture {
+  const envFor = (name: string) => ({
+    MEDIABOX_STORAGE: "s3",
+    MEDIABOX_S3_BUCKET: name,
+    MEDIABOX_S3_ENDPOINT: endpoint,
+    MEDIABOX_S3_REGION: "us-east-1",
+    MEDIABOX_S3_ACCESS_KEY_ID: accessKeyId,
+    MEDIABOX_S3_SECRET_ACCESS_KEY: secretAccessKey,
+    MEDIABOX_S3_FORCE_PATH_STYLE: "true",
+  });
+  const bucketDir = (name: string) => {
+    if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(name)) throw new Error(`bad bucket name ${name}`);
+    return join(bucketsDir, name);
+  };
   return {
     server,
     endpoint,
@@ -58,14 +79,13 @@ function fixture(server: S3Fixture["server"], endpoint: string, bucket: string, 
     accessKeyId,
     secretAccessKey,
     verifiesSignatures: server === "versitygw",
-    env: {
-      MEDIABOX_STORAGE: "s3",
-      MEDIABOX_S3_BUCKET: bucket,
-      MEDIABOX_S3_ENDPOINT: endpoint,
-      MEDIABOX_S3_REGION: "us-east-1",
-      MEDIABOX_S3_ACCESS_KEY_ID: accessKeyId,
-      MEDIABOX_S3_SECRET_ACCESS_KEY: secretAccessKey,
-      MEDIABOX_S3_FORCE_PATH_STYLE: "true",
+    env: envFor(bucket),
+    addBucket(name) {
+      mkdirSync(bucketDir(name), { recursive: true });
+      return envFor(name);
+    },
+    removeBucket(name) {
+      rmSync(bucketDir(name), { recursive: true, force: true });
     },
     close,
   };
@@ -111,7 +131,7 @@ async function startVersitygw(binary: string): Promise<S3Fixture> {
       if (attempt >= 3) throw err;
       continue;
     }
-    return fixture("versitygw", endpoint, bucket, accessKeyId, secretAccessKey, async () => {
+    return fixture("versitygw", endpoint, join(root, "buckets"), bucket, accessKeyId, secretAccessKey, async () => {
       proc.kill("SIGTERM");
       const stopped = await Promise.race([proc.exited.then(() => true), Bun.sleep(10_000).then(() => false)]);
       if (!stopped) {
@@ -128,7 +148,7 @@ async function startS3rver(): Promise<S3Fixture> {
   const bucket = "mediabox-test";
   const server = new S3rver({ port: 0, address: "127.0.0.1", silent: true, directory, configureBuckets: [{ name: bucket }] });
   const info = await server.run();
-  return fixture("s3rver", `http://127.0.0.1:${info.port}`, bucket, "S3RVER", "S3RVER", async () => {
+  return fixture("s3rver", `http://127.0.0.1:${info.port}`, directory, bucket, "S3RVER", "S3RVER", async () => {
     await server.close();
     rmSync(directory, { recursive: true, force: true });
   });

@@ -66,34 +66,49 @@ export async function startTestServer(
   // Read before the first await: the stack past it no longer names the caller.
   const origin = callerFile();
   const dataDir = options.dataDir ?? tempDir();
-  // MEDIABOX_TEST_DATABASE=postgres: this server's rows in its own PostgreSQL database (suite-database.ts).
-  const engineEnv = await engineEnvironment(dataDir);
-  const config = loadConfig(
-    {},
-    {
-      MEDIABOX_PORT: "0",
-      MEDIABOX_HOST: "127.0.0.1",
-      MEDIABOX_DATA_DIR: dataDir,
-      MEDIABOX_LOG_LEVEL: "error",
-      MEDIABOX_TRUSTED_PROXIES: "loopback",
-      // Preparing the text model's ~62,000 common words takes minutes of a core: tests that need it ask.
-      MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
-      // The layout model the model sources step may have fetched into models/ would change how the
-      // tests' PDFs are read: tests of it (layout-model.test.ts) ask for it with a fixture model.
-      MEDIABOX_LAYOUT_MODEL: "none",
-      // The built-in text model, whatever `npm run models` installed in models/: tests that want a
-      // folder model build a fixture one and name it.
-      MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
-      // Tesseract reads unless a test asks for PP-OCR: a worktree's fetched models/ppocr would otherwise change what tests read.
-      MEDIABOX_OCR_ENGINE: "tesseract",
-      ...engineEnv,
-      ...options.env,
-    },
-  );
-  const server = await startServer(config, { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] });
+  // MEDIABOX_TEST_DATABASE=postgres: this server's rows in its own PostgreSQL database;
+  // postgres-shared: and a worker process beside it (suite-database.ts).
+  const engine = await engineEnvironment(dataDir);
+  const environment = (own: Record<string, string>) => ({
+    MEDIABOX_PORT: "0",
+    MEDIABOX_HOST: "127.0.0.1",
+    MEDIABOX_DATA_DIR: dataDir,
+    MEDIABOX_LOG_LEVEL: "error",
+    MEDIABOX_TRUSTED_PROXIES: "loopback",
+    // Preparing the text model's ~62,000 common words takes minutes of a core: tests that need it ask.
+    MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
+    // The layout model the model sources step may have fetched into models/ would change how the
+    // tests' PDFs are read: tests of it (layout-model.test.ts) ask for it with a fixture model.
+    MEDIABOX_LAYOUT_MODEL: "none",
+    // The built-in text model, whatever `npm run models` installed in models/: tests that want a
+    // folder model build a fixture one and name it.
+    MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
+    // Tesseract reads unless a test asks for PP-OCR: a worktree's fetched models/ppocr would otherwise change what tests read.
+    MEDIABOX_OCR_ENGINE: "tesseract",
+    ...engine.env,
+    ...options.env,
+    ...own,
+  });
+  const config = loadConfig({}, environment({}));
+  const serverOptions = { ...(options.clock ? { clock: options.clock } : {}), queues: options.queues ?? [], kinds: options.kinds ?? [] };
+  const server = await startServer(config, serverOptions);
+  // Started after the api, which has migrated the database; the test's settings are the worker's too, as on a real site.
+  let worker: RunningServer | null = null;
+  if (engine.worker) {
+    try {
+      worker = await startServer(loadConfig({}, environment(engine.worker)), serverOptions);
+    } catch (err) {
+      await server.stop();
+      throw err;
+    }
+  }
   const { sql, clock } = server.ctx;
+  const stop = async () => {
+    await Promise.all([server.stop(), worker?.stop()]);
+  };
   const testServer: TestServer = {
     ...server,
+    stop,
     dataDir,
     config,
     async tenant(opts = {}) {
@@ -113,7 +128,7 @@ export async function startTestServer(
     },
     async close() {
       openServers.delete(testServer);
-      await server.stop();
+      await stop();
       if (!options.dataDir) {
         rmSync(dataDir, { recursive: true, force: true });
         await releaseEngine(dataDir);

@@ -1,34 +1,73 @@
 /**
- * Which engine the test servers of this run keep their rows in. `MEDIABOX_TEST_DATABASE=postgres`
- * runs the whole HTTP suite on PostgreSQL (+ pgvector): one throwaway cluster for the run, one
- * database per test server (a server restarted on the same data directory finds its database
- * again), each server a single process (`MEDIABOX_SINGLE_PROCESS`) with blobs on its local disk.
- * Unset or `sqlite`: the data directory's SQLite file, the appliance's default.
+ * Which engine the test servers of this run keep their rows in, and how many processes serve them.
+ * `MEDIABOX_TEST_DATABASE`:
+ * - unset or `sqlite`: the data directory's SQLite file, the appliance's default;
+ * - `postgres`: the whole HTTP suite on PostgreSQL (+ pgvector): one throwaway cluster for the run,
+ *   one database per test server (a server restarted on the same data directory finds its database
+ *   again), each server a single process (`MEDIABOX_SINGLE_PROCESS`) with blobs on its local disk;
+ * - `postgres-shared`: the two-process deployment of docs/scale-out.md. Each test server is an `api`
+ *   appliance (the one the test talks to) and a `worker` appliance with a data directory of its
+ *   own, both in the test process, over the server's own PostgreSQL database and its own bucket on
+ *   one S3 server for the run (s3-server.ts), sealing secrets with one key. Jobs then run in the
+ *   worker only, real-time messages and rate limits cross through the database.
  *
  * Tests that exercise what only one engine has (SQLite backups, the database file's size) ask
- * `testEngine()` and skip on the other, saying why.
+ * `testEngine()` and skip on the other, saying why; tests that need one process (the api's
+ * in-memory state, jobs run through `server.ctx`) ask `sharedDeployment()`.
  */
+import { rmSync } from "node:fs";
 import { findPostgres, startPostgres, type TestPostgres } from "./postgres.ts";
+import { startS3Server, type S3Fixture } from "./s3-server.ts";
+import { tempDir } from "./temp-dir.ts";
 
+/** The database engine; `postgres` too in the two-process mode (see `sharedDeployment()`). */
 export type TestEngine = "sqlite" | "postgres";
+export type TestMode = "sqlite" | "postgres" | "postgres-shared";
 
-export function testEngine(): TestEngine {
+export function testMode(): TestMode {
   const raw = (process.env.MEDIABOX_TEST_DATABASE ?? "sqlite").trim().toLowerCase();
   if (raw === "" || raw === "sqlite") return "sqlite";
   if (raw === "postgres" || raw === "postgresql") return "postgres";
-  throw new Error(`MEDIABOX_TEST_DATABASE must be sqlite or postgres, got "${raw}"`);
+  if (raw === "postgres-shared") return "postgres-shared";
+  throw new Error(`MEDIABOX_TEST_DATABASE must be sqlite, postgres or postgres-shared, got "${raw}"`);
+}
+
+export function testEngine(): TestEngine {
+  return testMode() === "sqlite" ? "sqlite" : "postgres";
+}
+
+/** Whether each test server is an api process and a worker process sharing PostgreSQL and S3. */
+export function sharedDeployment(): boolean {
+  return testMode() === "postgres-shared";
+}
+
+/** What a test server adds to its own environment; in the shared mode, what its worker adds to that. */
+export interface EngineEnvironment {
+  env: Record<string, string>;
+  worker: Record<string, string> | null;
+}
+
+interface ServerResources {
+  database: string;
+  url: Promise<string>;
+  /** The shared mode's: the server's bucket and the worker's data directory, kept across restarts. */
+  bucket?: string;
+  workerDir?: string;
 }
 
 let cluster: Promise<TestPostgres> | null = null;
-const databases = new Map<string, { name: string; url: Promise<string> }>();
+let s3: Promise<S3Fixture> | null = null;
+const resources = new Map<string, ServerResources>();
 let counter = 0;
+/** One key for every process of the run: processes sharing a database must seal secrets alike. */
+const SHARED_TOKEN_KEY = Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
 
 function suiteCluster(): Promise<TestPostgres> {
   cluster ??= (async () => {
     const found = findPostgres();
     // Asked for explicitly: no server is a failure of the run, not a reason to skip.
-    if ("missing" in found) throw new Error(`MEDIABOX_TEST_DATABASE=postgres, but ${found.missing}`);
-    if (!found.vector) throw new Error(`MEDIABOX_TEST_DATABASE=postgres, but the PostgreSQL in ${found.bin} has no pgvector`);
+    if ("missing" in found) throw new Error(`MEDIABOX_TEST_DATABASE=${testMode()}, but ${found.missing}`);
+    if (!found.vector) throw new Error(`MEDIABOX_TEST_DATABASE=${testMode()}, but the PostgreSQL in ${found.bin} has no pgvector`);
     return startPostgres(found, { maxConnections: 300 });
   })();
   return cluster;
@@ -36,33 +75,50 @@ function suiteCluster(): Promise<TestPostgres> {
 
 /**
  * The environment a test server over `dataDir` adds to its own: nothing on SQLite; on PostgreSQL
- * the database URL (created on first use of this data directory) and single-process mode.
+ * the database URL (created on first use of this data directory) and single-process mode; in the
+ * shared mode the api's role, bucket and key, and the worker's data directory and environment.
  */
-export async function engineEnvironment(dataDir: string): Promise<Record<string, string>> {
-  if (testEngine() === "sqlite") return {};
-  let database = databases.get(dataDir);
-  if (!database) {
+export async function engineEnvironment(dataDir: string): Promise<EngineEnvironment> {
+  const mode = testMode();
+  if (mode === "sqlite") return { env: {}, worker: null };
+  let server = resources.get(dataDir);
+  if (!server) {
     counter += 1;
-    const name = `suite_${process.pid}_${counter}`;
-    database = { name, url: suiteCluster().then((pg) => pg.createDatabase(name)) };
-    databases.set(dataDir, database);
+    const database = `suite_${process.pid}_${counter}`;
+    server = { database, url: suiteCluster().then((pg) => pg.createDatabase(database)) };
+    if (mode === "postgres-shared") {
+      server.bucket = `suite-${process.pid}-${counter}`;
+      server.workerDir = tempDir("mediabox-worker-");
+    }
+    resources.set(dataDir, server);
   }
-  return { MEDIABOX_DATABASE: await database.url, MEDIABOX_SINGLE_PROCESS: "true" };
+  const url = await server.url;
+  if (mode === "postgres") return { env: { MEDIABOX_DATABASE: url, MEDIABOX_SINGLE_PROCESS: "true" }, worker: null };
+  s3 ??= startS3Server();
+  const store = await s3;
+  const shared = { MEDIABOX_DATABASE: url, MEDIABOX_CLOUD_TOKEN_KEY: SHARED_TOKEN_KEY, ...store.addBucket(server.bucket!) };
+  return {
+    env: { ...shared, MEDIABOX_ROLE: "api" },
+    worker: { ...shared, MEDIABOX_ROLE: "worker", MEDIABOX_DATA_DIR: server.workerDir!, MEDIABOX_PORT: "0" },
+  };
 }
 
-/** Drops the database of a data directory that is gone (its server closed for good). */
+/** Drops the database (and bucket) of a data directory that is gone (its server closed for good). */
 export async function releaseEngine(dataDir: string): Promise<void> {
-  const database = databases.get(dataDir);
-  if (!database || !cluster) return;
-  databases.delete(dataDir);
-  await (await cluster).dropDatabase(database.name);
+  const server = resources.get(dataDir);
+  if (!server || !cluster) return;
+  resources.delete(dataDir);
+  await (await cluster).dropDatabase(server.database);
+  if (server.bucket && s3) (await s3).removeBucket(server.bucket);
+  if (server.workerDir) rmSync(server.workerDir, { recursive: true, force: true });
 }
 
-/** Stops the run's cluster, if one was started (preload.ts, after the last test file). */
+/** Stops the run's cluster and S3 server, if they were started (preload.ts, after the last test file). */
 export async function stopSuiteDatabase(): Promise<void> {
-  if (!cluster) return;
-  const started = cluster;
+  const [startedCluster, startedS3] = [cluster, s3];
   cluster = null;
-  databases.clear();
-  await (await started).stop();
+  s3 = null;
+  resources.clear();
+  if (startedS3) await (await startedS3).close();
+  if (startedCluster) await (await startedCluster).stop();
 }

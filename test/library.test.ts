@@ -11,10 +11,14 @@ import { pdf, png } from "./support/fixtures.ts";
 import { pollApi } from "./support/polling.ts";
 import { insertFileRow, type FileRowFixture, defaultProjectOf } from "./support/rows.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { sharedDeployment } from "./support/suite-database.ts";
 import { uploadFile } from "./support/uploads.ts";
 
 let server: TestServer;
 const clock = new ManualClock(Date.parse("2026-11-01T12:00:00Z"));
+// URLs signed on that clock are dated weeks from real time: a real S3 server (the shared mode's
+// bucket) refuses them, where the appliance's own endpoint checks them on the same clock.
+const signedOnTestClock = test.skipIf(sharedDeployment());
 
 beforeAll(async () => {
   server = await startTestServer({ clock });
@@ -204,7 +208,7 @@ describe("GET /files/{id}", () => {
     owner = await server.tenant();
   });
 
-  test("an uploaded image's detail by full id and by 8-character prefix, with a working original_url", async () => {
+  signedOnTestClock("an uploaded image's detail by full id and by 8-character prefix, with a working original_url", async () => {
     const bytes = png(16, 16, 3);
     const id = await upload(owner, bytes, "photo.png", { title: "Photo", tags: "a,b" });
     const full = await owner.api.get(`/files/${id}`);
@@ -231,7 +235,7 @@ describe("GET /files/{id}", () => {
     });
     expect(res.body).toMatchObject({ media_type: "document", document_type: "pdf", text_extraction_status: "completed", page_count: 1 });
     expect(res.body.extracted_text).toContain("Quarterly");
-    expect(res.body.document_url).toContain("/s3/");
+    expect(res.body.document_url).toContain("X-Amz-Signature=");
     expect((await owner.api.get(`/files/${id}?format=markdown`)).status).toBe(400);
   });
 
@@ -382,7 +386,7 @@ describe("deletion, restore and purge", () => {
 });
 
 describe("GET /files/{id}/download", () => {
-  test("302 to a 300-second signed URL that serves the bytes under the original (UTF-8) filename", async () => {
+  signedOnTestClock("302 to a 300-second signed URL that serves the bytes under the original (UTF-8) filename", async () => {
     const owner = await server.tenant();
     const bytes = png(12, 12, 5);
     const id = await upload(owner, bytes, "Résumé \"final\".png");

@@ -166,7 +166,9 @@ describe("export retention", () => {
     await insertFileRow(other.ctx.sql, { orgId: tenant.orgId, projectId: await defaultProjectOf(other.ctx.sql, tenant.orgId), filename: "kept.jpg" });
     const res = await tenant.api.post("/files/export", { format: "csv", columns: [{ field_key: "filename" }] });
     expect(res.status).toBe(200);
-    const key = decodeURIComponent(new URL(res.body.download_url).pathname).replace(/^\/s3\/mediabox\//, "");
+    // The path is the bucket's, then the key: /s3/mediabox/orgs/... locally, /<bucket>/orgs/... on S3.
+    const path = decodeURIComponent(new URL(res.body.download_url).pathname);
+    const key = path.slice(path.indexOf("/orgs/") + 1);
     expect(key).toMatch(new RegExp(`^orgs/${tenant.orgId}/exports/[0-9a-f-]{36}\\.csv$`));
     expect(await other.ctx.blobs.size(key)).toBeGreaterThan(0);
     const expiry = (await other.ctx.sql.one<{ id: string }>("SELECT id FROM jobs WHERE queue = ?", ["export.expire"]))!;

@@ -330,14 +330,17 @@ export function composeAppliance(foundation: Foundation): Appliance {
         }),
       );
       // Warn level: shown at the default log level, on stderr beside the other notes for the administrator.
-      ctx.accounts.firstRun.open().then(
-        (open) =>
-          open &&
-          log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
-            setup_token: ctx.accounts.firstRun.token, ...(config.publicUrl ? { url: config.publicUrl } : {}),
-          }),
-        (err) => log.warn("could not check whether the appliance has its owner", { err: String(err) }),
-      );
+      // Not by a worker: it serves no dashboard, and its token is one no api process would take.
+      if (config.role !== "worker") {
+        ctx.accounts.firstRun.open().then(
+          (open) =>
+            open &&
+            log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
+              setup_token: ctx.accounts.firstRun.token, ...(config.publicUrl ? { url: config.publicUrl } : {}),
+            }),
+          (err) => log.warn("could not check whether the appliance has its owner", { err: String(err) }),
+        );
+      }
       resumePendingEmbeddings(ctx).then(
         (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),
         (err) => log.warn("could not check for pending embeddings", { err: String(err) }),

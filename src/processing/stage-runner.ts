@@ -218,6 +218,9 @@ function record(work: FileWork, stage: string, outcome: StageOutcome): Promise<v
        error = excluded.error, finished_at = excluded.finished_at`,
     [file.id, stage, outcome.status, outcome.duration_ms, outcome.error ?? null, finishedAt],
   ).then(() => {});
+  // Whoever awaits it still sees a failed write; a run that ends on another error first (a stage's
+  // onFailure whose write shared this one's failed commit) never does, and that is no unhandled rejection.
+  written.catch(() => {});
   ctx.metrics.stageDuration.observe({ media_type: file.media_type, stage, status: outcome.status }, outcome.duration_ms / 1000);
   work.job.log.info("stage done", { file_id: file.id, filename: file.filename, media_type: file.media_type, stage, status: outcome.status, duration_ms: outcome.duration_ms });
   return written;

@@ -9,7 +9,7 @@ import type { Clock } from "../../src/clock.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import type { QueueDefinition } from "../../src/jobs/runner.ts";
 import { insertApiKeyRow, insertTenantRows } from "./rows.ts";
-import { engineEnvironment, releaseEngine } from "./suite-database.ts";
+import { engineEnvironment, releaseEngine, workerDataDir } from "./suite-database.ts";
 import { tempDir } from "./temp-dir.ts";
 import { startServer, type RunningServer } from "../../src/server.ts";
 import type { Tier } from "../../src/tenancy/tiers.ts";
@@ -68,7 +68,8 @@ export async function startTestServer(
   const dataDir = options.dataDir ?? tempDir();
   // MEDIABOX_TEST_DATABASE=postgres: this server's rows in its own PostgreSQL database;
   // postgres-shared: and a worker process beside it (suite-database.ts).
-  const engine = await engineEnvironment(dataDir);
+  const engineEnv = await engineEnvironment(dataDir);
+  const workerDir = workerDataDir(dataDir);
   const environment = (own: Record<string, string>) => ({
     MEDIABOX_PORT: "0",
     MEDIABOX_HOST: "127.0.0.1",
@@ -85,7 +86,8 @@ export async function startTestServer(
     MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
     // Tesseract reads unless a test asks for PP-OCR: a worktree's fetched models/ppocr would otherwise change what tests read.
     MEDIABOX_OCR_ENGINE: "tesseract",
-    ...engine.env,
+    ...engineEnv,
+    ...(workerDir ? { MEDIABOX_ROLE: "api" } : {}),
     ...options.env,
     ...own,
   });
@@ -94,9 +96,9 @@ export async function startTestServer(
   const server = await startServer(config, serverOptions);
   // Started after the api, which has migrated the database; the test's settings are the worker's too, as on a real site.
   let worker: RunningServer | null = null;
-  if (engine.worker) {
+  if (workerDir) {
     try {
-      worker = await startServer(loadConfig({}, environment(engine.worker)), serverOptions);
+      worker = await startServer(loadConfig({}, environment({ MEDIABOX_ROLE: "worker", MEDIABOX_DATA_DIR: workerDir, MEDIABOX_PORT: "0" })), serverOptions);
     } catch (err) {
       await server.stop();
       throw err;

@@ -9,7 +9,8 @@
  *   appliance (the one the test talks to) and a `worker` appliance with a data directory of its
  *   own, both in the test process, over the server's own PostgreSQL database and its own bucket on
  *   one S3 server for the run (s3-server.ts), sealing secrets with one key. Jobs then run in the
- *   worker only, real-time messages and rate limits cross through the database.
+ *   worker only, real-time messages and rate limits cross through the database. A server or CLI a
+ *   test spawns as a child process gets the same database, bucket and key, and no role (all).
  *
  * Tests that exercise what only one engine has (SQLite backups, the database file's size) ask
  * `testEngine()` and skip on the other, saying why; tests that need one process (the api's
@@ -41,12 +42,6 @@ export function sharedDeployment(): boolean {
   return testMode() === "postgres-shared";
 }
 
-/** What a test server adds to its own environment; in the shared mode, what its worker adds to that. */
-export interface EngineEnvironment {
-  env: Record<string, string>;
-  worker: Record<string, string> | null;
-}
-
 interface ServerResources {
   database: string;
   url: Promise<string>;
@@ -74,13 +69,14 @@ function suiteCluster(): Promise<TestPostgres> {
 }
 
 /**
- * The environment a test server over `dataDir` adds to its own: nothing on SQLite; on PostgreSQL
+ * The environment a server or CLI over `dataDir` adds to its own: nothing on SQLite; on PostgreSQL
  * the database URL (created on first use of this data directory) and single-process mode; in the
- * shared mode the api's role, bucket and key, and the worker's data directory and environment.
+ * shared mode the database URL, the sealing key and the data directory's bucket, without a role
+ * (a child process spawned with it does everything; startTestServer gives its two their roles).
  */
-export async function engineEnvironment(dataDir: string): Promise<EngineEnvironment> {
+export async function engineEnvironment(dataDir: string): Promise<Record<string, string>> {
   const mode = testMode();
-  if (mode === "sqlite") return { env: {}, worker: null };
+  if (mode === "sqlite") return {};
   let server = resources.get(dataDir);
   if (!server) {
     counter += 1;
@@ -93,14 +89,14 @@ export async function engineEnvironment(dataDir: string): Promise<EngineEnvironm
     resources.set(dataDir, server);
   }
   const url = await server.url;
-  if (mode === "postgres") return { env: { MEDIABOX_DATABASE: url, MEDIABOX_SINGLE_PROCESS: "true" }, worker: null };
+  if (mode === "postgres") return { MEDIABOX_DATABASE: url, MEDIABOX_SINGLE_PROCESS: "true" };
   s3 ??= startS3Server();
-  const store = await s3;
-  const shared = { MEDIABOX_DATABASE: url, MEDIABOX_CLOUD_TOKEN_KEY: SHARED_TOKEN_KEY, ...store.addBucket(server.bucket!) };
-  return {
-    env: { ...shared, MEDIABOX_ROLE: "api" },
-    worker: { ...shared, MEDIABOX_ROLE: "worker", MEDIABOX_DATA_DIR: server.workerDir!, MEDIABOX_PORT: "0" },
-  };
+  return { MEDIABOX_DATABASE: url, MEDIABOX_CLOUD_TOKEN_KEY: SHARED_TOKEN_KEY, ...(await s3).addBucket(server.bucket!) };
+}
+
+/** In the shared mode, the data directory of the worker beside the server over `dataDir` (after engineEnvironment); else null. */
+export function workerDataDir(dataDir: string): string | null {
+  return resources.get(dataDir)?.workerDir ?? null;
 }
 
 /** Drops the database (and bucket) of a data directory that is gone (its server closed for good). */

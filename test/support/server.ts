@@ -106,6 +106,7 @@ export async function startTestServer(
   }
   const { sql, clock } = server.ctx;
   const stop = async () => {
+    openServers.delete(testServer);
     await Promise.all([server.stop(), worker?.stop()]);
   };
   const testServer: TestServer = {
@@ -129,7 +130,6 @@ export async function startTestServer(
       return new ApiClient(server.url, null, ip);
     },
     async close() {
-      openServers.delete(testServer);
       await stop();
       if (!options.dataDir) {
         rmSync(dataDir, { recursive: true, force: true });

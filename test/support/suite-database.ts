@@ -63,7 +63,9 @@ function suiteCluster(): Promise<TestPostgres> {
     // Asked for explicitly: no server is a failure of the run, not a reason to skip.
     if ("missing" in found) throw new Error(`MEDIABOX_TEST_DATABASE=${testMode()}, but ${found.missing}`);
     if (!found.vector) throw new Error(`MEDIABOX_TEST_DATABASE=${testMode()}, but the PostgreSQL in ${found.bin} has no pgvector`);
-    return startPostgres(found, { maxConnections: 300 });
+    // Each test server holds a pool of up to 10 connections while it runs, and a file may keep
+    // several servers open (preload.ts names files that never close theirs).
+    return startPostgres(found, { maxConnections: 1000 });
   })();
   return cluster;
 }

@@ -38,6 +38,7 @@ import { resealMailPasswords } from "./mail/mail-accounts.ts";
 import { mailRoutes } from "./mail/routes.ts";
 import { UploadSlots } from "./ingest/upload-slots.ts";
 import { fileProcessingQueue } from "./processing/file-processing.ts";
+import { LocalProgressBoard, RelayedProgressBoard, type ProgressBoard } from "./processing/progress-board.ts";
 import { type MediaKind, MediaKinds } from "./kinds/media-kind.ts";
 import { migrateOwned } from "./db/owned-migrations.ts";
 import type { BuiltinMediaType } from "./files/file.ts";
@@ -160,6 +161,8 @@ export interface AppContext {
   /** ffmpeg and ffprobe for videos, found on first use. */
   video: VideoEngine;
   events: EventHub;
+  /** The live progress of the files being analysed: kept in this process, or relayed between the processes sharing the database. */
+  progress: ProgressBoard;
   /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */
   libraryEvents: LibraryEvents;
   /** The link crawler's fetch policy and per-domain politeness. */
@@ -242,11 +245,25 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
     embedder: createTextEmbedding({ modelsDir: config.modelsDir, model: config.textEmbeddingModel, check: models.require, db: database.textCache }),
     spaces,
+    progress: progressBoard(config, sql, clock, log),
     video: new VideoEngine(config),
     links: new LinkFetcher(config),
     cloud: new CloudConnections(sql, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
     accounts: new Accounts(sql, clock, config, log.child({ component: "accounts" })),
   };
+}
+
+/**
+ * Where a file's live progress is kept: in the process on its own (no database traffic), or, when
+ * processes share the database, relayed from the worker running the file to the api processes
+ * answering about it (a worker only sends: it answers no request).
+ */
+function progressBoard(config: Config, sql: SqlClient, clock: Clock, log: Logger): ProgressBoard {
+  if (!isSharedDeployment(config)) return new LocalProgressBoard();
+  return new RelayedProgressBoard(sql, clock, {
+    receives: config.role !== "worker",
+    onError: (err) => log.warn("a file's progress could not be relayed to the other processes", { err: String(err) }),
+  });
 }
 
 /** The media kinds, the job queues, the reactions to library events and the recoveries after a restart. */
@@ -306,6 +323,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       for (const kind of ctx.kinds.all()) if (kind.tables) await migrateOwned(ctx.sql, `kind:${kind.type}`, kind.tables);
       // Processes sharing a database deliver each other's real-time messages (a worker's batch progress to the api's clients).
       if (isSharedDeployment(config)) await ctx.events.relayThrough(ctx.sql);
+      await ctx.progress.open();
       // Unfinished cloud jobs whose runner job is gone get it back before any worker starts.
       const requeued = await recoverCloudJobs(ctx);
       if (requeued) log.info("resumed unfinished cloud jobs", { jobs: requeued });
@@ -391,6 +409,8 @@ export function composeAppliance(foundation: Foundation): Appliance {
       if (!(await Promise.race([drained.then(() => true), Bun.sleep(Math.min(5_000, graceMs / 4)).then(() => false)]))) await http.stop(true);
       // Running jobs get up to half the grace period to hand their work back; closing the rest takes the remainder.
       await jobs.stop(Math.min(10_000, graceMs / 2));
+      // After the jobs: each run that stopped has sent its end.
+      await ctx.progress.close();
       await ctx.events.close();
       await ctx.documentReader.close();
       await ctx.video.close();

@@ -145,7 +145,6 @@ const PROCESS_WIDE_STATE: Record<string, string> = {
   "files/keyword-search.ts searches": "the library's keyword search per database client (a WeakMap keyed by the client): on PostgreSQL it keeps its scratch tokenizer",
   "rules/auto-match.ts loaded": "auto-matching models read from the database, per database (a WeakMap keyed by the Database), replaced when a newer one is trained",
   "documents/pdfjs.ts pdfjsLoad": "pdf.js is loaded once per process (reader child)",
-  "processing/progress-board.ts board": "live progress of the files being analysed, keyed by file id (unique across the servers of a process), removed when each run ends",
   "documents/page-images.ts pagesBeingDrawn": "drawings in flight, keyed by file id (unique across the servers of a process), removed when each ends",
   "documents/reader-child.ts pendingOcr": "the reader child's own requests to its parent (a process entry point)",
   "documents/reader-child.ts nextOcr": "the reader child's own request counter (a process entry point)",

@@ -10,6 +10,7 @@ import { systemClock } from "../src/clock.ts";
 import type { SqlClient } from "../src/db/sql-client.ts";
 import { FileRepository } from "../src/files/file-repository.ts";
 import { Metrics } from "../src/metrics.ts";
+import { LocalProgressBoard } from "../src/processing/progress-board.ts";
 import { runStages, type FileWork } from "../src/processing/stage-runner.ts";
 import type { JobContext } from "../src/jobs/runner.ts";
 import { placement } from "../src/folders/placement.ts";
@@ -191,7 +192,7 @@ describe.each(engines)("the job queue and shared writers on the port, on $name",
     });
     const job = { jobId: "j", payload: {}, orgId: org, attempt: 1, maxAttempts: 1, signal: new AbortController().signal, progress: () => {}, log, transaction: () => Promise.reject(new Error("unused")) } as unknown as JobContext<unknown>;
     const run = async (failText: boolean) => {
-      const work: FileWork = { ctx: { clock: systemClock, sql: db, metrics: new Metrics(db, systemClock, null) }, job, file: (await files.byId(id))!, outcomes: {}, signal: job.signal };
+      const work: FileWork = { ctx: { clock: systemClock, sql: db, metrics: new Metrics(db, systemClock, null), progress: new LocalProgressBoard() }, job, file: (await files.byId(id))!, outcomes: {}, signal: job.signal };
       return runStages(work, [
         { name: "read", async run() {} },
         { name: "text", async run() { if (failText) throw new Error("no text layer"); } },

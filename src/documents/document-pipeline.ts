@@ -179,7 +179,7 @@ export async function enqueueEmbedding(ctx: Pick<DocumentDeps, "jobs">, file: Pi
 /** What the document pipeline's stages use of the services (the compiler checks each stage against it). */
 type DocumentStageDeps = Pick<
   DocumentDeps,
-  "sql" | "clock" | "metrics" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
+  "sql" | "clock" | "metrics" | "progress" | "files" | "blobs" | "jobs" | "documentReader" | "embedder" | "models" | "spaces"
 >;
 
 interface DocumentWork extends FileWork<DocumentStageDeps> {

@@ -52,7 +52,7 @@ export function imagePipelineOptions(config: Pick<Config, "imageMaxPixels" | "st
 /** What the image pipeline's stages use of the services (the compiler checks each stage against it). */
 type ImageStageDeps = Pick<
   ImageDeps,
-  "sql" | "clock" | "metrics" | "log" | "files" | "blobs" | "jobs" | "images" | "ocr" | "spaces"
+  "sql" | "clock" | "metrics" | "progress" | "log" | "files" | "blobs" | "jobs" | "images" | "ocr" | "spaces"
 >;
 
 interface ImageWork extends FileWork<ImageStageDeps> {

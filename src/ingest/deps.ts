@@ -13,6 +13,7 @@ import type { JobRunner } from "../jobs/runner.ts";
 import type { MediaKinds } from "../kinds/media-kind.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
+import type { ProgressBoard } from "../processing/progress-board.ts";
 import type { BlobStore } from "../storage/blob-store.ts";
 import type { DataDir } from "../storage/data-dir.ts";
 
@@ -36,4 +37,6 @@ export interface IngestDeps {
   events: EventHub;
   /** What happens in the library (a file processed, a batch finished), for rules and webhooks to react to. */
   libraryEvents: LibraryEvents;
+  /** The live progress of the files being analysed, wherever they run (GET /files/uploads-status/{id}). */
+  progress: ProgressBoard;
 }

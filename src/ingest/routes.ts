@@ -7,7 +7,7 @@ import type { IngestDeps } from "./deps.ts";
 import { permissions } from "../http/permissions.ts";
 import { principalOf } from "../http/request-context.ts";
 import { Nullable, Page, page, pageQuery, queryInt, Timestamp, Uuid, Enum, errorResponses } from "../http/shapes.ts";
-import { liveProgress } from "../processing/progress-board.ts";
+import type { ProgressBoard } from "../processing/progress-board.ts";
 import { TIER_LIMITS } from "../tenancy/tiers.ts";
 import { usageThisMonth } from "../usage/usage.ts";
 import { createBatch } from "./batch.ts";
@@ -32,8 +32,8 @@ import { formOf } from "./multipart-form.ts";
 import { multipartBody, SessionSchema, SessionSummaryItem, sessionParams, SHA256, UnifiedStatus, uploadShapes } from "./model.ts";
 
 /** The file's live progress as the API shows it (snake case), or null. */
-function liveProgressView(fileId: string) {
-  const p = liveProgress(fileId);
+function liveProgressView(board: ProgressBoard, fileId: string) {
+  const p = board.current(fileId);
   return p ? { stage: p.stage, stage_number: p.stageNumber, stage_count: p.stageCount, percent: p.percent, unit: p.unit, done: p.done, total: p.total } : null;
 }
 
@@ -283,7 +283,7 @@ export function ingestRoutes(ctx: IngestDeps) {
         detail: { summary: "Cancel a session (400 once it is completed, cancelled or expired)" },
       },
     )
-    .get("/files/uploads-status/:image_id", async ({ principal, params }) => ({ ...unifiedStatusView(await fileUploadStatus(ctx.sql, clock, principal.orgId, params.image_id)), progress: liveProgressView(params.image_id) }), {
+    .get("/files/uploads-status/:image_id", async ({ principal, params }) => ({ ...unifiedStatusView(await fileUploadStatus(ctx.sql, clock, principal.orgId, params.image_id)), progress: liveProgressView(ctx.progress, params.image_id) }), {
       permission: "view",
       params: t.Object({ image_id: Uuid("image_id") }),
       response: { 200: UnifiedStatus, ...errorResponses([400, 404]) },

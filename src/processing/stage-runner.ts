@@ -9,7 +9,7 @@
 import { isoAt, type Clock } from "../clock.ts";
 import type { SqlClient } from "../db/sql-client.ts";
 import type { Metrics } from "../metrics.ts";
-import { clearLiveProgress, setLiveProgress, type ProgressUnits } from "./progress-board.ts";
+import type { ProgressBoard, ProgressUnits } from "./progress-board.ts";
 import type { Config } from "../config.ts";
 import { errorMessage, FAILURES, forTenants } from "../errors.ts";
 import type { FileRow } from "../files/file.ts";
@@ -44,6 +44,8 @@ export interface StageRunnerDeps {
   /** The group-commit client: a stage's row commits with the turn's other writes. */
   sql: SqlClient;
   metrics: Metrics;
+  /** Where the running stage's progress is shown from (the API's live progress of the file). */
+  progress: ProgressBoard;
 }
 
 /** The operator's time budgets of a pipeline's stages (MEDIABOX_STAGE_BUDGETS), in ms by stage name. */
@@ -118,7 +120,7 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
       const span = (fraction: number, units?: ProgressUnits) => {
         const percent = Math.round(((done + weight * Math.max(0, Math.min(1, fraction))) / total) * 100);
         work.job.progress(percent);
-        setLiveProgress(work.file.id, {
+        work.ctx.progress.report(work.file.id, {
           stage: stage.name, stageNumber: index + 1, stageCount: stages.length, percent,
           unit: units?.unit ?? null, done: units?.done ?? null, total: units?.total ?? null,
         });
@@ -148,7 +150,7 @@ export async function runStages<W extends FileWork>(work: W, stages: Stage<W>[])
     }
     await recorded;
   } finally {
-    clearLiveProgress(work.file.id);
+    work.ctx.progress.end(work.file.id);
   }
   return work.outcomes;
 }

@@ -74,7 +74,7 @@ export function videoPipelineOptions(
  */
 type VideoStageDeps = Pick<
   VideoDeps,
-  "clock" | "metrics" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "sql" | "spaces"
+  "clock" | "metrics" | "progress" | "files" | "blobs" | "dataDir" | "video" | "images" | "ocr" | "sql" | "spaces"
 >;
 
 interface VideoWork extends FileWork<VideoStageDeps> {

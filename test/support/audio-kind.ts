@@ -82,7 +82,7 @@ export const AUDIO_TABLES: OwnedMigration[] = [
   { version: 2, name: "audio_duration_index", sql: "CREATE INDEX audio_facts_duration ON audio_facts(duration_seconds)" },
 ];
 
-type AudioDeps = Pick<AppContext, "db" | "sql" | "clock" | "metrics" | "config" | "blobs" | "files">;
+type AudioDeps = Pick<AppContext, "db" | "sql" | "clock" | "metrics" | "config" | "blobs" | "files" | "progress">;
 
 interface AudioWork extends FileWork<AudioDeps> {
   facts: AudioFacts | null;

@@ -138,7 +138,7 @@ export const UnifiedStatus = t.Object(
             done: Nullable(t.Integer()),
             total: Nullable(t.Integer()),
           },
-          { description: "Extension, on GET /files/uploads-status/{image_id} only: what the processing is doing right now; null when no run of this server is at work on it" },
+          { description: "Extension, on GET /files/uploads-status/{image_id} only: what the processing is doing right now; null when no run is at work on it. Where several processes share the database it comes from the worker running the file, at most about half a second old (a worker that stopped reporting for a minute is taken as gone)" },
         ),
       ),
     ),

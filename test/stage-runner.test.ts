@@ -11,6 +11,7 @@ import type { JobContext } from "../src/jobs/runner.ts";
 import { Logger } from "../src/log.ts";
 import type { Metrics } from "../src/metrics.ts";
 import type { FileRow } from "../src/files/file.ts";
+import { LocalProgressBoard } from "../src/processing/progress-board.ts";
 import { runStages, type FileWork } from "../src/processing/stage-runner.ts";
 
 test("a run ended by a stage's onFailure write leaves no unhandled rejection of the stage's own record", async () => {
@@ -22,7 +23,7 @@ test("a run ended by a stage's onFailure write leaves no unhandled rejection of 
   const controller = new AbortController();
   const job = { jobId: "j", payload: {}, orgId: "o", attempt: 1, maxAttempts: 1, signal: controller.signal, progress: () => {}, log: new Logger("error") } as unknown as JobContext<unknown>;
   const file = { id: crypto.randomUUID(), media_type: "image", filename: "gone.png" } as FileRow;
-  const work: FileWork = { ctx: { clock: systemClock, sql, metrics }, job, file, outcomes: {}, signal: controller.signal };
+  const work: FileWork = { ctx: { clock: systemClock, sql, metrics, progress: new LocalProgressBoard() }, job, file, outcomes: {}, signal: controller.signal };
   const run = runStages(work, [
     {
       name: "variants",

@@ -402,6 +402,34 @@ describe("job runner", () => {
     expect(executions).toEqual(["a", "b"]);
   });
 
+  test("a job whose lease lapsed while it still runs here is not taken back by the same runner", async () => {
+    const release = Promise.withResolvers<void>();
+    const executions: string[] = [];
+    const r = runner([{
+      name: "t.own-lapse",
+      concurrency: 2,
+      handler: async (ctx) => {
+        if (isSentinel(ctx.payload)) return [];
+        executions.push(ctx.jobId);
+        if (executions.length === 1) await release.promise;
+        return [];
+      },
+    }], { leaseMs: 60_000 });
+    r.start();
+    const first = await enqueueJob(sql, systemClock, { queue: "t.own-lapse" });
+    await until(() => executions.includes(first.id), "the first job to start");
+    // As after a stall longer than the lease: the runner's next poll sees the lease lapsed.
+    db.run("UPDATE jobs SET lease_expires_at = ? WHERE id = ?", [Date.now() - 1, first.id]);
+    const second = await enqueueJob(sql, systemClock, { queue: "t.own-lapse" });
+    // The free slot goes to the second job, not to a second execution of the first.
+    await until(() => executions.includes(second.id), "the second job to start");
+    expect(executions.filter((id) => id === first.id)).toHaveLength(1);
+    release.resolve();
+    await waitForStatus(sql, first.id, "completed");
+    expect(executions.filter((id) => id === first.id)).toHaveLength(1);
+    await r.stop(1_000);
+  });
+
   test("at start, leases of dead worker processes on this host are released at once; other hosts' and live ones' are not", async () => {
     const exited = Bun.spawn(["true"]);
     await exited.exited;

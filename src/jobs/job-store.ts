@@ -121,7 +121,12 @@ export class JobStore {
    * one index in order (one query OR-ing both sorted every due pending job of the queue: with a
    * backlog of 1,400 notes that was a quarter of the event loop's time).
    */
-  async claim(queue: string, owner: string, leaseMs: number, limit: number, lapsed: boolean, now: number): Promise<JobRow[]> {
+  /**
+   * `runningHere`: jobs the claiming runner is still running. Their leases may have lapsed (a
+   * stalled event loop, heartbeats that failed, a clock moved on), but taking them back would
+   * start a second execution beside the first in the same process.
+   */
+  async claim(queue: string, owner: string, leaseMs: number, limit: number, lapsed: boolean, now: number, runningHere: readonly string[] = []): Promise<JobRow[]> {
     const take = (candidates: string, args: (string | number)[], n: number) =>
       this.client.all<JobRow>(
         `UPDATE jobs SET status = 'processing', lease_owner = ?, lease_expires_at = ?,
@@ -133,8 +138,9 @@ export class JobStore {
     const rows = lapsed
       ? await take(
           // A lapsed job on its final attempt (or asked to stop) is for expireAbandoned to end, not to run again.
-          "SELECT id FROM jobs WHERE status = 'processing' AND lease_expires_at < ? AND queue = ? AND attempts < max_attempts AND cancel_requested = 0 ORDER BY run_at",
-          [now, queue],
+          `SELECT id FROM jobs WHERE status = 'processing' AND lease_expires_at < ? AND queue = ? AND attempts < max_attempts AND cancel_requested = 0
+             AND id NOT IN (${this.client.dialect.jsonValues}) ORDER BY run_at`,
+          [now, queue, JSON.stringify(runningHere)],
           limit,
         )
       : [];

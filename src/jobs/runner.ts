@@ -317,7 +317,7 @@ export class JobRunner {
       this.startReady();
       if (rows.length === wanted || wokenSince) this.wake(queue.name);
     };
-    const done = this.store.claim(queue.name, this.workerId, this.options.leaseMs, wanted, lapsed, this.clock.now()).then(settle, (err) => {
+    const done = this.store.claim(queue.name, this.workerId, this.options.leaseMs, wanted, lapsed, this.clock.now(), [...this.running.keys()]).then(settle, (err) => {
       this.log.error("job claim failed", { queue: queue.name, err });
       settle([]);
     });

@@ -6,18 +6,11 @@
  * The cases follow a file through each way in and each pipeline that crosses the two processes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loadConfig } from "../src/config.ts";
-import { createApiKey } from "../src/auth/api-keys.ts";
-import { createOrganization } from "../src/tenancy/organizations.ts";
-import { startServer, type RunningServer } from "../src/server.ts";
-import { openPostgres } from "../src/db/postgres-database.ts";
-import type { PostgresClient } from "../src/db/postgres-client.ts";
-import { systemClock } from "../src/clock.ts";
+import type { RunningServer } from "../src/server.ts";
 import { ApiClient } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
-import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
-import { startS3Server, type S3Fixture } from "./support/s3-server.ts";
-import { tempDir } from "./support/temp-dir.ts";
+import { postgresOrSkip } from "./support/postgres.ts";
+import { startTwoProcesses, type TwoProcesses } from "./support/two-processes.ts";
 import { pdf, png } from "./support/fixtures.ts";
 import { processed } from "./support/polling.ts";
 import { uploadFile } from "./support/uploads.ts";
@@ -25,45 +18,16 @@ import { uploadFile } from "./support/uploads.ts";
 const binaries = postgresOrSkip();
 
 describe.skipIf(!binaries)("served from PostgreSQL: an api and a worker sharing one database and one bucket", () => {
-  let pg: TestPostgres;
-  let s3: S3Fixture;
-  let admin: PostgresClient;
-  const servers: RunningServer[] = [];
+  let deployment: TwoProcesses;
   let api: RunningServer;
   let key: string;
 
   beforeAll(async () => {
-    pg = await startPostgres(binaries!);
-    s3 = await startS3Server();
-    const url = await pg.createDatabase("serving");
-    const env = (role: string) => ({
-      MEDIABOX_PORT: "0",
-      MEDIABOX_HOST: "127.0.0.1",
-      MEDIABOX_DATA_DIR: tempDir(`mediabox-pg-${role}-`),
-      MEDIABOX_LOG_LEVEL: "error",
-      MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
-      MEDIABOX_LAYOUT_MODEL: "none",
-      MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
-      MEDIABOX_OCR_ENGINE: "tesseract",
-      MEDIABOX_DATABASE: url,
-      MEDIABOX_ROLE: role,
-      MEDIABOX_CLOUD_TOKEN_KEY: Buffer.alloc(32, 9).toString("base64"),
-      ...s3.env,
-    });
-    api = await startServer(loadConfig({}, env("api")));
-    servers.push(api);
-    servers.push(await startServer(loadConfig({}, env("worker"))));
-    admin = await openPostgres(url, { max: 1 });
-    await createOrganization(admin, systemClock, "Shared", "PROFESSIONAL");
-    key = (await createApiKey(admin, systemClock, "Shared")).key;
+    deployment = await startTwoProcesses(binaries!, "serving");
+    ({ api, key } = deployment);
   }, 180_000);
 
-  afterAll(async () => {
-    for (const server of servers) await server.stop();
-    await admin?.close();
-    await s3?.close();
-    await pg?.stop();
-  });
+  afterAll(() => deployment?.stop());
 
   test("a note uploaded to the api is processed by the worker and found through the api", async () => {
     const client = new ApiClient(api.url, key);

@@ -7,22 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { PDFDocument, StandardFonts } from "pdf-lib";
-import { createApiKey } from "../src/auth/api-keys.ts";
-import { systemClock } from "../src/clock.ts";
-import { loadConfig } from "../src/config.ts";
 import type { PostgresClient } from "../src/db/postgres-client.ts";
-import { openPostgres } from "../src/db/postgres-database.ts";
 import type { JobContext } from "../src/jobs/runner.ts";
 import { PROGRESS_CHANNEL, type LiveProgress } from "../src/processing/progress-board.ts";
 import { runStages, type FileWork, type Stage } from "../src/processing/stage-runner.ts";
-import { startServer, type RunningServer } from "../src/server.ts";
-import { createOrganization } from "../src/tenancy/organizations.ts";
+import type { RunningServer } from "../src/server.ts";
 import { processed, waitFor } from "./support/polling.ts";
-import { postgresOrSkip, startPostgres, type TestPostgres } from "./support/postgres.ts";
+import { postgresOrSkip } from "./support/postgres.ts";
+import { startTwoProcesses, type TwoProcesses } from "./support/two-processes.ts";
 import { defaultProjectOf, insertFileRow } from "./support/rows.ts";
-import { startS3Server, type S3Fixture } from "./support/s3-server.ts";
 import { ApiClient } from "./support/server.ts";
-import { tempDir } from "./support/temp-dir.ts";
 import { uploadFile } from "./support/uploads.ts";
 
 /** A PDF of `pages` pages, each with a line of text (read from its text layer, no OCR). */
@@ -38,8 +32,7 @@ async function pagedPdf(pages: number): Promise<Uint8Array> {
 const binaries = postgresOrSkip();
 
 describe.skipIf(!binaries)("live progress from a worker to an api sharing one database", () => {
-  let pg: TestPostgres;
-  let s3: S3Fixture;
+  let deployment: TwoProcesses;
   let admin: PostgresClient;
   let api: RunningServer;
   let worker: RunningServer;
@@ -47,37 +40,12 @@ describe.skipIf(!binaries)("live progress from a worker to an api sharing one da
   let client: ApiClient;
 
   beforeAll(async () => {
-    pg = await startPostgres(binaries!);
-    s3 = await startS3Server();
-    const url = await pg.createDatabase("progress");
-    const env = (role: string) => ({
-      MEDIABOX_PORT: "0",
-      MEDIABOX_HOST: "127.0.0.1",
-      MEDIABOX_DATA_DIR: tempDir(`mediabox-progress-${role}-`),
-      MEDIABOX_LOG_LEVEL: "error",
-      MEDIABOX_TEXT_VOCABULARY_WORDS: "0",
-      MEDIABOX_LAYOUT_MODEL: "none",
-      MEDIABOX_TEXT_EMBEDDING_MODEL: "use-lite-sif",
-      MEDIABOX_OCR_ENGINE: "tesseract",
-      MEDIABOX_DATABASE: url,
-      MEDIABOX_ROLE: role,
-      MEDIABOX_CLOUD_TOKEN_KEY: Buffer.alloc(32, 9).toString("base64"),
-      ...s3.env,
-    });
-    api = await startServer(loadConfig({}, env("api")));
-    worker = await startServer(loadConfig({}, env("worker")));
-    admin = await openPostgres(url, { max: 2 });
-    orgId = (await createOrganization(admin, systemClock, "Shared", "PROFESSIONAL")).id;
-    client = new ApiClient(api.url, (await createApiKey(admin, systemClock, "Shared")).key);
+    deployment = await startTwoProcesses(binaries!, "progress");
+    ({ admin, api, worker, orgId } = deployment);
+    client = new ApiClient(api.url, deployment.key);
   }, 180_000);
 
-  afterAll(async () => {
-    await worker?.stop();
-    await api?.stop();
-    await admin?.close();
-    await s3?.close();
-    await pg?.stop();
-  });
+  afterAll(() => deployment?.stop());
 
   /** The api's answer once `accept` takes its `progress`, within a deadline. */
   function progressOnApi(id: string, what: string, accept: (progress: Record<string, unknown> | null) => boolean) {

@@ -15,6 +15,7 @@ import { run, spawnServer, type ServerProcess } from "./support/process.ts";
 import { tempDir } from "./support/server.ts";
 import { readFileSync, rmSync } from "node:fs";
 import { MAX_HEAD_BYTES, RUNTIME_HEAD_BYTES, RUNTIME_HEAD_FLAG } from "../src/http/head-limit.ts";
+import { sharedDeployment } from "./support/suite-database.ts";
 
 const MULTIPART_ENDPOINTS: { path: string; field: string }[] = [
   { path: "/api/v2/files/upload", field: "file" },
@@ -104,7 +105,8 @@ describe("in one server process", () => {
     expect((await tenant.api.form("/files/upload", form)).status).toBe(201);
   });
 
-  test("a client that disconnects mid-PUT to a presigned URL leaves the store as it was", async () => {
+  // The PUT goes to the appliance's own S3 endpoint and the check reads its blobs/tmp: with a bucket, presigned URLs are the bucket's.
+  test.skipIf(sharedDeployment())("a client that disconnects mid-PUT to a presigned URL leaves the store as it was", async () => {
     const bytes = new TextEncoder().encode("presigned text body ".repeat(10_000));
     const sha = new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
     const created = await tenant.api.post("/files/uploads", { filename: "notes.txt", content_type: "text/plain", size_bytes: bytes.byteLength, claimed_file_hash: sha });

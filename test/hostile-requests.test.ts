@@ -9,6 +9,7 @@ import { MAX_JSON_BODY_BYTES, MAX_JSON_DEPTH, MAX_JSON_VALUES, jsonShape, parseJ
 import { lastResortErrorResponse } from "../src/http/errors.ts";
 import { Logger } from "../src/log.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { sharedDeployment } from "./support/suite-database.ts";
 
 let server: TestServer;
 let tenant: Tenant;
@@ -196,7 +197,8 @@ describe("headers and paths", () => {
     }
   });
 
-  test("an object key that is not UTF-8 on the local S3 endpoint is S3's 400 InvalidURI, not a 500", async () => {
+  // A deployment with a bucket mounts no local S3 endpoint (/s3 is a 404 there).
+  test.skipIf(sharedDeployment())("an object key that is not UTF-8 on the local S3 endpoint is S3's 400 InvalidURI, not a 500", async () => {
     for (const method of ["GET", "HEAD", "PUT"]) {
       for (const path of ["/s3/mediabox/%FF", "/s3/mediabox/orgs/x/a%E0%A4%A?X-Amz-Signature=x"]) {
         const res = await fetch(`${server.url}${path}`, { method, ...(method === "PUT" ? { body: "x" } : {}) });

@@ -13,6 +13,7 @@ import { sweepExpiredIntents } from "../src/ingest/intents.ts";
 import { concat, elf, mp4, png } from "./support/fixtures.ts";
 import { findVersitygw, startS3Server, type S3Fixture } from "./support/s3-server.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
+import { sharedDeployment } from "./support/suite-database.ts";
 
 const MiB = 1024 * 1024;
 const sha256Hex = (bytes: Uint8Array) => new Bun.CryptoHasher("sha256").update(bytes).digest("hex");
@@ -414,26 +415,31 @@ describe("upload intents: rules and the local store's checks", () => {
     const bytes = video(6 * MiB, 9);
     const created = (await owner.api.post("/files/uploads", intentBody(bytes, { upload_mode: "multipart", part_size_bytes: 5 * MiB }))).body;
     await uploadParts(owner.api, created, bytes);
+    // The local store stages parts in the data directory; a bucket keeps them out of sight.
+    const local = !sharedDeployment();
     const staging = join(server.dataDir, "blobs", "multipart", created.s3_upload_id);
-    expect(existsSync(staging)).toBe(true);
+    if (local) expect(existsSync(staging)).toBe(true);
 
     clock.advance(server.config.uploadIntentTtlSeconds * 1000 + 1000);
     const late = await owner.api.post(`/files/uploads/${created.upload_id}/complete`, {});
     expect(late.status).toBe(410);
     expect(late.body.code).toBe("UPLOAD_EXPIRED");
-    const put = await fetch(created.part_urls[0].url, { method: "PUT", body: "x" });
-    expect(put.status).toBe(403);
+    // The local endpoint judges expiry on the appliance's clock (advanced above); a bucket on its own.
+    if (local) expect((await fetch(created.part_urls[0].url, { method: "PUT", body: "x" })).status).toBe(403);
 
     const swept = await sweepExpiredIntents(server.ctx);
     expect(swept.expired).toBeGreaterThanOrEqual(1);
     const intent = await owner.api.get(`/files/uploads/${created.upload_id}`);
     expect(intent.body.status).toBe("FAILED");
     expect(intent.body.error_message).toContain("expired");
-    expect(existsSync(staging)).toBe(false);
-    expect(readdirSync(join(server.dataDir, "blobs", "multipart"))).not.toContain(created.s3_upload_id);
+    if (local) {
+      expect(existsSync(staging)).toBe(false);
+      expect(readdirSync(join(server.dataDir, "blobs", "multipart"))).not.toContain(created.s3_upload_id);
+    }
   });
 
-  test("the sweeper removes multipart staging no intent refers to once it is an hour old, and leaves young staging alone", async () => {
+  // Orphaned staging is found by the local store's directory ages; a bucket expires its own uploads.
+  test.skipIf(sharedDeployment())("the sweeper removes multipart staging no intent refers to once it is an hour old, and leaves young staging alone", async () => {
     const root = join(server.dataDir, "blobs", "multipart");
     const key = `orgs/${owner.orgId}/uploads/${crypto.randomUUID()}/original`;
     const layout = { partSize: 5 * MiB, totalSize: 6 * MiB };

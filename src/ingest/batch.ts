@@ -146,6 +146,9 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
       }
     });
     acknowledged = true;
+    // A shared deployment's files are in the store by now and whichever process takes the job reads
+    // them from there, removing its own staging directory: this one would stay behind on this disk.
+    if (background && isSharedDeployment(ctx.config)) rmSync(stagingDir, { recursive: true, force: true });
 
     let immediate: ItemOutcome[] | null = null;
     if (!background) {

@@ -2,12 +2,13 @@
  * Batch uploads where several processes share the database (isSharedDeployment: PostgreSQL
  * without --single-process): the accepted files go from the receiving process's staging to the
  * blob store before the session is acknowledged, so the `batch.ingest` job can store the items in
- * a process that cannot see that disk. Serving from PostgreSQL is still refused (docs/scale-out.md),
- * so this runs the functions on a SQLite test server with the configuration of a shared
- * deployment, and stores the items as another process would: with the staging directory out of
- * reach. SQLite's own behaviour (bytes moved from staging by the job) is batch.test.ts's.
+ * a process that cannot see that disk. This runs the functions on a single-process test server
+ * with the configuration of a shared deployment, and stores the items as another process would:
+ * with the staging directory out of reach. A single process's own behaviour (bytes moved from
+ * staging by the job) is batch.test.ts's, which in the shared test mode (npm run test:shared)
+ * also runs the real thing; there this file, which stands in for it, has nothing to add and skips.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Principal } from "../src/auth/principal.ts";
@@ -19,111 +20,114 @@ import type { IngestDeps } from "../src/ingest/deps.ts";
 import { formOf } from "../src/ingest/multipart-form.ts";
 import { elf, pdf, png } from "./support/fixtures.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
+import { sharedDeployment } from "./support/suite-database.ts";
 
 let server: TestServer;
 let shared: IngestDeps;
-beforeAll(async () => {
-  // A clock that stands still: the server's own runner never reaches the batch job's start, so the
-  // test stores the items itself, as a worker process would.
-  server = await startTestServer({ clock: new ManualClock(Date.UTC(2031, 0, 1)) });
-  shared = { ...server.ctx, config: { ...server.ctx.config, database: { kind: "postgres", url: "postgres://mediabox@127.0.0.1/mediabox" }, singleProcess: false } };
-  expect(isSharedDeployment(shared.config)).toBe(true);
-  expect(isSharedDeployment(server.ctx.config)).toBe(false);
-});
-afterAll(() => server.close());
+describe.skipIf(sharedDeployment())("batch uploads with the configuration of a shared deployment", () => {
+  beforeAll(async () => {
+    // A clock that stands still: the server's own runner never reaches the batch job's start, so the
+    // test stores the items itself, as a worker process would.
+    server = await startTestServer({ clock: new ManualClock(Date.UTC(2031, 0, 1)) });
+    shared = { ...server.ctx, config: { ...server.ctx.config, database: { kind: "postgres", url: "postgres://mediabox@127.0.0.1/mediabox" }, singleProcess: false } };
+    expect(isSharedDeployment(shared.config)).toBe(true);
+    expect(isSharedDeployment(server.ctx.config)).toBe(false);
+  });
+  afterAll(() => server.close());
 
-function form(files: [Uint8Array, string][], fields: Record<string, string> = {}) {
-  const f = new FormData();
-  for (const [k, v] of Object.entries(fields)) f.append(k, v);
-  for (const [bytes, name] of files) f.append("files", new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
-  return formOf(new Request("http://127.0.0.1/files/upload/batch", { method: "POST", body: f }));
-}
-
-function principalOf(orgId: string): Principal {
-  return { keyId: "key-batch", orgId, tier: "PROFESSIONAL", permissions: new Set() };
-}
-
-const itemsOf = (sessionId: string) =>
-  server.ctx.sql.all<{ item_index: number; file_id: string; status: string }>("SELECT item_index, file_id, status FROM session_items WHERE session_id = ? ORDER BY item_index", [sessionId]);
-const staged = (sessionId: string) => {
-  const dir = join(server.ctx.dataDir.staging, sessionId);
-  return existsSync(dir) ? readdirSync(dir) : [];
-};
-
-test("a background batch's accepted files are in the store before the response, and a process without the staging directory stores them", async () => {
-  const { orgId } = await server.tenant();
-  const same = png(8, 8, 7);
-  const files: [Uint8Array, string][] = [[same, "a.png"], [png(8, 8, 2), "b.png"], [pdf("one"), "c.pdf"], [elf(), "d.bin"], [png(8, 8, 3), "e.png"], [same, "f.png"], [pdf("two"), "g.pdf"]];
-  const batch = await createBatch(shared, principalOf(orgId), form(files, { skip_duplicates: "true" }));
-  expect(batch).toMatchObject({ status: "processing", totalFiles: 7, acceptedFiles: 6, immediateResults: null });
-  expect(batch.rejections.map((r) => r.filename)).toEqual(["d.bin"]);
-
-  // Acknowledged: nothing of it is left on this process's disk, every accepted file is in the store.
-  expect(staged(batch.sessionId)).toEqual([]);
-  const items = await itemsOf(batch.sessionId);
-  expect(items.map((i) => i.item_index)).toEqual([0, 1, 2, 4, 5, 6]);
-  for (const item of items) expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeGreaterThan(0);
-
-  // The worker's turn: its own data directory has no staging for this session.
-  const outcomes = await processSession(shared, batch.sessionId);
-  expect(outcomes.map((o) => [o.filename, o.status])).toEqual([
-    ["a.png", "completed"], ["b.png", "completed"], ["c.pdf", "completed"], ["e.png", "completed"], ["f.png", "skipped"], ["g.pdf", "completed"],
-  ]);
-  const after = await itemsOf(batch.sessionId);
-  for (const item of after) {
-    const row = await server.ctx.files.byId(item.file_id);
-    if (item.status === "completed") {
-      expect(row).toMatchObject({ blob_key: originalBlobKey(orgId, item.file_id), session_id: batch.sessionId });
-      expect(await server.ctx.blobs.size(row!.blob_key!)).toBeGreaterThan(0);
-    } else {
-      // The duplicate became no file, and its bytes are not left in the store.
-      expect(row).toBeNull();
-      expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeNull();
-    }
+  function form(files: [Uint8Array, string][], fields: Record<string, string> = {}) {
+    const f = new FormData();
+    for (const [k, v] of Object.entries(fields)) f.append(k, v);
+    for (const [bytes, name] of files) f.append("files", new Blob([bytes as Uint8Array<ArrayBuffer>]), name);
+    return formOf(new Request("http://127.0.0.1/files/upload/batch", { method: "POST", body: f }));
   }
-  const session = await server.ctx.sql.one<{ status: string }>("SELECT status FROM upload_sessions WHERE id = ?", [batch.sessionId]);
-  expect(session).toEqual({ status: "completed" });
-});
 
-test("a small batch is stored before the response from the store's copy", async () => {
-  const { orgId } = await server.tenant();
-  const batch = await createBatch(shared, principalOf(orgId), form([[png(4, 4, 11), "x.png"], [pdf("three"), "y.pdf"]]));
-  expect(batch.status).toBe("completed");
-  expect(batch.immediateResults!.map((r) => r.status)).toEqual(["completed", "completed"]);
-  expect(staged(batch.sessionId)).toEqual([]);
-  for (const r of batch.immediateResults!) expect(await server.ctx.blobs.size(originalBlobKey(orgId, r.fileId!))).toBeGreaterThan(0);
-});
+  function principalOf(orgId: string): Principal {
+    return { keyId: "key-batch", orgId, tier: "PROFESSIONAL", permissions: new Set() };
+  }
 
-test("a cancelled session's bytes leave the store once the worker sees the cancellation", async () => {
-  const tenant = await server.tenant();
-  const files: [Uint8Array, string][] = Array.from({ length: 6 }, (_, i) => [png(6, 6, 40 + i), `c${i}.png`]);
-  const batch = await createBatch(shared, principalOf(tenant.orgId), form(files));
-  expect(batch.status).toBe("processing");
-  const keys = (await itemsOf(batch.sessionId)).map((i) => originalBlobKey(tenant.orgId, i.file_id));
-  for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
-  const cancelled = await tenant.api.post(`/files/sessions/${batch.sessionId}/cancel`, {});
-  expect(cancelled.status).toBe(200);
-
-  await processSession(shared, batch.sessionId);
-  expect((await itemsOf(batch.sessionId)).map((i) => i.status)).toEqual(Array(6).fill("skipped"));
-  for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
-});
-
-test("a batch cut off before it is acknowledged takes the files it had stored back out of the store", async () => {
-  const { orgId } = await server.tenant();
-  // The store fails on the third file, after two are in it.
-  const blobs = Object.create(server.ctx.blobs) as typeof server.ctx.blobs;
-  let imports = 0;
-  blobs.importFile = async (key, path, contentType) => {
-    if (++imports === 3) throw new Error("the store went away");
-    return server.ctx.blobs.importFile(key, path, contentType);
+  const itemsOf = (sessionId: string) =>
+    server.ctx.sql.all<{ item_index: number; file_id: string; status: string }>("SELECT item_index, file_id, status FROM session_items WHERE session_id = ? ORDER BY item_index", [sessionId]);
+  const staged = (sessionId: string) => {
+    const dir = join(server.ctx.dataDir.staging, sessionId);
+    return existsSync(dir) ? readdirSync(dir) : [];
   };
-  const files: [Uint8Array, string][] = Array.from({ length: 4 }, (_, i) => [png(5, 5, 60 + i), `r${i}.png`]);
-  const refusal = await createBatch({ ...shared, blobs }, principalOf(orgId), form(files)).then(() => "accepted", (err: Error) => err.message);
-  expect(refusal).toBe("the store went away");
-  expect(imports).toBeGreaterThanOrEqual(3);
-  expect(await storedObjects(orgId)).toEqual([]);
-  expect(await server.ctx.sql.one("SELECT count(*) AS n FROM upload_sessions WHERE org_id = ?", [orgId])).toEqual({ n: 0 });
+
+  test("a background batch's accepted files are in the store before the response, and a process without the staging directory stores them", async () => {
+    const { orgId } = await server.tenant();
+    const same = png(8, 8, 7);
+    const files: [Uint8Array, string][] = [[same, "a.png"], [png(8, 8, 2), "b.png"], [pdf("one"), "c.pdf"], [elf(), "d.bin"], [png(8, 8, 3), "e.png"], [same, "f.png"], [pdf("two"), "g.pdf"]];
+    const batch = await createBatch(shared, principalOf(orgId), form(files, { skip_duplicates: "true" }));
+    expect(batch).toMatchObject({ status: "processing", totalFiles: 7, acceptedFiles: 6, immediateResults: null });
+    expect(batch.rejections.map((r) => r.filename)).toEqual(["d.bin"]);
+
+    // Acknowledged: nothing of it is left on this process's disk, every accepted file is in the store.
+    expect(staged(batch.sessionId)).toEqual([]);
+    const items = await itemsOf(batch.sessionId);
+    expect(items.map((i) => i.item_index)).toEqual([0, 1, 2, 4, 5, 6]);
+    for (const item of items) expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeGreaterThan(0);
+
+    // The worker's turn: its own data directory has no staging for this session.
+    const outcomes = await processSession(shared, batch.sessionId);
+    expect(outcomes.map((o) => [o.filename, o.status])).toEqual([
+      ["a.png", "completed"], ["b.png", "completed"], ["c.pdf", "completed"], ["e.png", "completed"], ["f.png", "skipped"], ["g.pdf", "completed"],
+    ]);
+    const after = await itemsOf(batch.sessionId);
+    for (const item of after) {
+      const row = await server.ctx.files.byId(item.file_id);
+      if (item.status === "completed") {
+        expect(row).toMatchObject({ blob_key: originalBlobKey(orgId, item.file_id), session_id: batch.sessionId });
+        expect(await server.ctx.blobs.size(row!.blob_key!)).toBeGreaterThan(0);
+      } else {
+        // The duplicate became no file, and its bytes are not left in the store.
+        expect(row).toBeNull();
+        expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeNull();
+      }
+    }
+    const session = await server.ctx.sql.one<{ status: string }>("SELECT status FROM upload_sessions WHERE id = ?", [batch.sessionId]);
+    expect(session).toEqual({ status: "completed" });
+  });
+
+  test("a small batch is stored before the response from the store's copy", async () => {
+    const { orgId } = await server.tenant();
+    const batch = await createBatch(shared, principalOf(orgId), form([[png(4, 4, 11), "x.png"], [pdf("three"), "y.pdf"]]));
+    expect(batch.status).toBe("completed");
+    expect(batch.immediateResults!.map((r) => r.status)).toEqual(["completed", "completed"]);
+    expect(staged(batch.sessionId)).toEqual([]);
+    for (const r of batch.immediateResults!) expect(await server.ctx.blobs.size(originalBlobKey(orgId, r.fileId!))).toBeGreaterThan(0);
+  });
+
+  test("a cancelled session's bytes leave the store once the worker sees the cancellation", async () => {
+    const tenant = await server.tenant();
+    const files: [Uint8Array, string][] = Array.from({ length: 6 }, (_, i) => [png(6, 6, 40 + i), `c${i}.png`]);
+    const batch = await createBatch(shared, principalOf(tenant.orgId), form(files));
+    expect(batch.status).toBe("processing");
+    const keys = (await itemsOf(batch.sessionId)).map((i) => originalBlobKey(tenant.orgId, i.file_id));
+    for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeGreaterThan(0);
+    const cancelled = await tenant.api.post(`/files/sessions/${batch.sessionId}/cancel`, {});
+    expect(cancelled.status).toBe(200);
+
+    await processSession(shared, batch.sessionId);
+    expect((await itemsOf(batch.sessionId)).map((i) => i.status)).toEqual(Array(6).fill("skipped"));
+    for (const key of keys) expect(await server.ctx.blobs.size(key)).toBeNull();
+  });
+
+  test("a batch cut off before it is acknowledged takes the files it had stored back out of the store", async () => {
+    const { orgId } = await server.tenant();
+    // The store fails on the third file, after two are in it.
+    const blobs = Object.create(server.ctx.blobs) as typeof server.ctx.blobs;
+    let imports = 0;
+    blobs.importFile = async (key, path, contentType) => {
+      if (++imports === 3) throw new Error("the store went away");
+      return server.ctx.blobs.importFile(key, path, contentType);
+    };
+    const files: [Uint8Array, string][] = Array.from({ length: 4 }, (_, i) => [png(5, 5, 60 + i), `r${i}.png`]);
+    const refusal = await createBatch({ ...shared, blobs }, principalOf(orgId), form(files)).then(() => "accepted", (err: Error) => err.message);
+    expect(refusal).toBe("the store went away");
+    expect(imports).toBeGreaterThanOrEqual(3);
+    expect(await storedObjects(orgId)).toEqual([]);
+    expect(await server.ctx.sql.one("SELECT count(*) AS n FROM upload_sessions WHERE org_id = ?", [orgId])).toEqual({ n: 0 });
+  });
 });
 
 /** The organization's originals in the local store. */

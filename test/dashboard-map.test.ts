@@ -64,10 +64,12 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** Every request the page makes goes to the appliance itself. */
+/** Every request the page makes goes to the appliance itself, or to its own bucket for the thumbnails of a deployment that keeps blobs there. */
 function outsideRequests(page: Page): string[] {
+  const { storage, s3Endpoint, s3Bucket } = server.config;
+  const own = [server.url, "data:", ...(storage === "s3" ? [`${s3Endpoint!.replace(/\/$/, "")}/${s3Bucket}/`] : [])];
   const outside: string[] = [];
-  page.on("request", (r) => !r.url().startsWith(server.url) && !r.url().startsWith("data:") && outside.push(r.url()));
+  page.on("request", (r) => !own.some((prefix) => r.url().startsWith(prefix)) && outside.push(r.url()));
   return outside;
 }
 

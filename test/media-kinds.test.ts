@@ -42,7 +42,17 @@ test("a WAV file is taken by the test's kind, processed by its pipeline and show
 
   const detail = await processed(owner, res.body.image_id);
   expect(detail).toMatchObject({ id: res.body.image_id, media_type: "audio", processing_status: "completed", content_type: "audio/wav", duration_seconds: 1.5, channels: 1, sample_rate: 8000 });
-  expect(detail.audio_url).toStartWith(server.url);
+  const { storage, s3Endpoint, s3Bucket } = server.config;
+  if (storage === "s3") {
+    // Blobs in a bucket are served by the bucket: a URL signed for the deployment's own bucket, that reads the file.
+    expect(detail.audio_url).toStartWith(`${s3Endpoint!.replace(/\/$/, "")}/${s3Bucket}/`);
+    expect(detail.audio_url).toContain("X-Amz-Signature=");
+    const served = await fetch(detail.audio_url);
+    expect([served.status, served.headers.get("content-type")]).toEqual([200, "audio/wav"]);
+    expect(new Uint8Array(await served.arrayBuffer())).toEqual(new Uint8Array(wav(1.5)));
+  } else {
+    expect(detail.audio_url).toStartWith(server.url);
+  }
   // A sine at amplitude 16000 of 32768 throughout: every tenth peaks near 0.49.
   expect(detail.envelope).toHaveLength(10);
   for (const peak of detail.envelope) expect(peak).toBeCloseTo(16_000 / 32768, 2);

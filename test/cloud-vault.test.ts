@@ -48,7 +48,8 @@ test("after a key rotation the server re-seals stored tokens with the new key at
   stack = await startCloudStack();
   const tenant = await stack.server.tenant();
   const { connection } = await connect(stack, tenant, "google_drive");
-  const oldKey = readFileSync(join(stack.dataDir, "secrets", "cloud-token.key"), "utf8").trim();
+  // Processes sharing a database are given their key (the shared mode's); a lone one makes its own in the data directory.
+  const oldKey = stack.server.config.cloudTokenKey ?? readFileSync(join(stack.dataDir, "secrets", "cloud-token.key"), "utf8").trim();
   const newKey = randomBytes(32).toString("base64");
   stack.env.MEDIABOX_CLOUD_TOKEN_KEY = newKey;
   stack.env.MEDIABOX_CLOUD_TOKEN_PREVIOUS_KEYS = oldKey;

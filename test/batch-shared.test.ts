@@ -61,8 +61,8 @@ describe.skipIf(sharedDeployment())("batch uploads with the configuration of a s
     expect(batch).toMatchObject({ status: "processing", totalFiles: 7, acceptedFiles: 6, immediateResults: null });
     expect(batch.rejections.map((r) => r.filename)).toEqual(["d.bin"]);
 
-    // Acknowledged: nothing of it is left on this process's disk, every accepted file is in the store.
-    expect(staged(batch.sessionId)).toEqual([]);
+    // Acknowledged: nothing of it is left on this process's disk, not even its directory; every accepted file is in the store.
+    expect(existsSync(join(server.ctx.dataDir.staging, batch.sessionId))).toBe(false);
     const items = await itemsOf(batch.sessionId);
     expect(items.map((i) => i.item_index)).toEqual([0, 1, 2, 4, 5, 6]);
     for (const item of items) expect(await server.ctx.blobs.size(originalBlobKey(orgId, item.file_id))).toBeGreaterThan(0);

@@ -145,6 +145,11 @@ export async function claimItem(sql: SqlClient, clock: Clock, watch: WatchedFold
   return item;
 }
 
+/** Withdraws a claim whose file was gone before it could be moved: nothing was taken, nothing to report. */
+export async function withdrawItem(sql: SqlClient, id: string): Promise<void> {
+  await sql.run("DELETE FROM watch_items WHERE id = ? AND status = 'ingesting'", [id]);
+}
+
 export function openItems(sql: SqlClient, watchId: string): Promise<WatchItemRow[]> {
   return sql.all<WatchItemRow>("SELECT * FROM watch_items WHERE watch_id = ? AND status = 'ingesting' ORDER BY created_at", [watchId]);
 }

@@ -31,6 +31,7 @@ import {
   finishItem,
   openItems,
   scanned,
+  withdrawItem,
   type WatchedFolderRow,
   type WatchItemRow,
 } from "./watched-folders.ts";
@@ -140,8 +141,10 @@ export class FolderWatcher {
       try {
         renameSync(path, holding);
       } catch (err) {
-        // Gone or renamed meanwhile: nothing was taken.
-        await finishItem(this.ctx.sql, this.ctx.clock, item.id, { status: "failed", movedTo: relPath, error: `could not take the file: ${errorMessage(err)}` });
+        // Gone meanwhile: another process watching the same folder took it (every process of a
+        // deployment on one host watches it), or its owner removed it. Nothing was taken here.
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") await withdrawItem(this.ctx.sql, item.id);
+        else await finishItem(this.ctx.sql, this.ctx.clock, item.id, { status: "failed", movedTo: relPath, error: `could not take the file: ${errorMessage(err)}` });
         continue;
       }
       await this.take(watch, item);

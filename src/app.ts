@@ -110,7 +110,8 @@ import { infrastructureRoutes } from "./ops/routes.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import type { TextEmbedding } from "./embeddings/text-embedder.ts";
 import type { DocumentReader } from "./documents/document-reader.ts";
-import type { BlobStore } from "./storage/blob-store.ts";
+import { signedUrlOrigin, type BlobStore } from "./storage/blob-store.ts";
+import { BROWSER_UPLOAD_RULE } from "./storage/bucket-cors.ts";
 
 /**
  * Every service the appliance shares, built once per server by createContext below (no
@@ -350,6 +351,7 @@ export function composeAppliance(foundation: Foundation): Appliance {
       // Warn level: shown at the default log level, on stderr beside the other notes for the administrator.
       // Not by a worker: it serves no dashboard, and its token is one no api process would take.
       if (config.role !== "worker") {
+        warnIfBrowsersCannotUpload(ctx.blobs, config.publicUrl, log);
         ctx.accounts.firstRun.open().then(
           (open) =>
             open &&
@@ -477,7 +479,7 @@ function fullApp(ctx: AppContext) {
     .use(guard(ctx))
     .use(docsRoutes(() => app))
     .use(infrastructureRoutes(ctx))
-    .use(dashboardRoutes())
+    .use(dashboardRoutes(() => signedUrlOrigin(ctx.blobs)))
     .use(api);
   // Only a store whose presigned URLs point back at the appliance needs the endpoint they address.
   const endpoint = ctx.blobs.localEndpoint();
@@ -486,3 +488,13 @@ function fullApp(ctx: AppContext) {
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/** The dashboard sends large files straight to a bucket: say at start when its CORS rules would make the browser refuse. */
+function warnIfBrowsersCannotUpload(blobs: BlobStore, publicUrl: string | null, log: Logger): void {
+  const store = blobs.crossOriginStore();
+  if (!store) return;
+  store.browserUploadGap(publicUrl ? new URL(publicUrl).origin : null).then(
+    (gap) => gap && log.warn("the dashboard cannot upload large files to the bucket: its browser requests would be refused; apply the CORS rule in the README (Scaling out)", { problem: gap, rule: BROWSER_UPLOAD_RULE }),
+    (err) => log.warn("could not check the bucket's CORS rules", { err: String(err) }),
+  );
+}

@@ -6,7 +6,7 @@
  * (upload intents). What only one backend can do is an optional capability (capabilities.ts),
  * asked for by the caller that needs it.
  */
-import type { LocalEndpoint, LocalFiles, MultipartInventory } from "./capabilities.ts";
+import type { CrossOriginStore, LocalEndpoint, LocalFiles, MultipartInventory } from "./capabilities.ts";
 
 /** What `put` stores: bytes already in memory, or a stream read once to its end. */
 export type BlobBody = Uint8Array | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
@@ -63,6 +63,15 @@ export async function digestStream(stream: AsyncIterable<Uint8Array>): Promise<O
 export async function readObject(blobs: Pick<BlobStore, "read">, key: string): Promise<Buffer | null> {
   const stream = await blobs.read(key);
   return stream ? Buffer.from(await new Response(stream).arrayBuffer()) : null;
+}
+
+/**
+ * The origin of the store's signed URLs when it is not the appliance itself (an S3 bucket), for
+ * the pages that send bytes there; null for the local store, whose URLs use the origin asked by.
+ */
+export async function signedUrlOrigin(blobs: BlobStore): Promise<string | null> {
+  if (blobs.localEndpoint()) return null;
+  return new URL(await blobs.presignGet("origin-probe", { expiresInSeconds: 60 }, "")).origin;
 }
 
 /** ETags are compared without their quotes (clients pass them either way). */
@@ -125,4 +134,6 @@ export interface BlobStore {
   localEndpoint(): LocalEndpoint | null;
   /** Multipart uploads the store stages itself, for the sweeper of abandoned ones. */
   multipartInventory(): MultipartInventory | null;
+  /** A store the browser reaches at another origin, for the check that its CORS rules let the dashboard upload. */
+  crossOriginStore(): CrossOriginStore | null;
 }

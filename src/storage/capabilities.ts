@@ -40,3 +40,13 @@ export interface MultipartInventory {
   /** Each staged upload with its last modification (wall-clock ms). */
   multipartUploads(): { id: string; modifiedMs: number }[];
 }
+
+/**
+ * A store the browser reaches at another origin (an S3 bucket). The dashboard sends large files
+ * straight there, which a browser allows only when the bucket's CORS rules let the page's origin
+ * PUT (with the headers a signed upload carries) and read the answer's ETag.
+ */
+export interface CrossOriginStore {
+  /** What the bucket's CORS rules lack for a page at `pageOrigin` to upload (null: every origin must be allowed), or null when nothing. */
+  browserUploadGap(pageOrigin: string | null): Promise<string | null>;
+}

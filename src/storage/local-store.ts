@@ -128,6 +128,11 @@ export class LocalBlobStore implements BlobStore, LocalEndpoint, LocalFiles, Mul
     return this;
   }
 
+  /** Signed URLs use the origin the client asked by: the page's own. */
+  crossOriginStore(): null {
+    return null;
+  }
+
   /** Content types are not kept on disk: the local endpoint serves by serving-policy.ts from what the URL signed. */
   async put(key: string, body: BlobBody): Promise<void> {
     await writeStreamAtomically(chunksOf(body), this.pathOf(key), this.tmp);

@@ -13,6 +13,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
+  GetBucketCorsCommand,
   GetObjectCommand,
   HeadObjectCommand,
   ListPartsCommand,
@@ -24,6 +25,9 @@ import { Upload } from "@aws-sdk/lib-storage";
 import type { Clock } from "../clock.ts";
 import { digestStream, type BlobBody, type BlobStore, type CompletedPart, type ObjectDigest, type PartInfo, type PresignGetOptions, type PresignPutOptions } from "./blob-store.ts";
 import { Presigner } from "./presigner.ts";
+import { browserUploadGap, type CorsRule } from "./bucket-cors.ts";
+import type { CrossOriginStore } from "./capabilities.ts";
+import { errorMessage } from "../errors.ts";
 import { servedContentType, servedDisposition } from "./serving-policy.ts";
 
 /** The object's own Content-Type and Content-Disposition: what a GET without overrides would answer. */
@@ -43,7 +47,7 @@ function isMissing(err: unknown): boolean {
   return err instanceof NoSuchKey || err instanceof NotFound || (err as { name?: string })?.name === "NotFound" || (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode === 404;
 }
 
-export class S3BlobStore implements BlobStore {
+export class S3BlobStore implements BlobStore, CrossOriginStore {
   private readonly presigner: Presigner;
   /** Cleared when the endpoint answers ListParts with "not implemented" (s3rver, some gateways). */
   private listPartsSupported = true;
@@ -68,6 +72,21 @@ export class S3BlobStore implements BlobStore {
 
   multipartInventory(): null {
     return null;
+  }
+
+  crossOriginStore(): CrossOriginStore {
+    return this;
+  }
+
+  async browserUploadGap(pageOrigin: string | null): Promise<string | null> {
+    let rules: CorsRule[];
+    try {
+      rules = (await this.client.send(new GetBucketCorsCommand({ Bucket: this.bucket }))).CORSRules ?? [];
+    } catch (err) {
+      if ((err as { name?: string })?.name !== "NoSuchCORSConfiguration") return `the bucket's CORS rules could not be read (${errorMessage(err)})`;
+      rules = [];
+    }
+    return browserUploadGap(rules, pageOrigin);
   }
 
   /**

@@ -10,7 +10,10 @@
  */
 import { existsSync, mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { PutBucketCorsCommand } from "@aws-sdk/client-s3";
 import S3rver from "s3rver";
+import { BROWSER_UPLOAD_RULE } from "../../src/storage/bucket-cors.ts";
+import { makeS3Client } from "../../src/storage/presigner.ts";
 import { waitFor } from "./polling.ts";
 import { tempDir } from "./temp-dir.ts";
 import { freePort } from "./free-port.ts";
@@ -34,6 +37,8 @@ export interface S3Fixture {
    * Mediabox server at it.
    */
   addBucket(name: string): Record<string, string>;
+  /** Gives `name` the CORS rule the README asks of a site, so the dashboard's browser uploads reach it. */
+  allowBrowserUploads(name: string): Promise<void>;
   /** Removes a bucket made by addBucket, with its objects. */
   removeBucket(name: string): void;
   close(): Promise<void>;
@@ -84,6 +89,11 @@ function fixture(server: S3Fixture["server"], endpoint: string, bucketsDir: stri
     addBucket(name) {
       mkdirSync(bucketDir(name), { recursive: true });
       return envFor(name);
+    },
+    async allowBrowserUploads(name) {
+      const client = makeS3Client({ region: "us-east-1", endpoint, forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
+      await client.send(new PutBucketCorsCommand({ Bucket: name, CORSConfiguration: { CORSRules: [BROWSER_UPLOAD_RULE] } }));
+      client.destroy();
     },
     removeBucket(name) {
       rmSync(bucketDir(name), { recursive: true, force: true });

@@ -48,6 +48,8 @@ interface ServerResources {
   /** The shared mode's: the server's bucket and the worker's data directory, kept across restarts. */
   bucket?: string;
   workerDir?: string;
+  /** Whether the bucket has its CORS rule yet (a restarted server finds it already there). */
+  corsApplied?: boolean;
 }
 
 let cluster: Promise<TestPostgres> | null = null;
@@ -93,7 +95,12 @@ export async function engineEnvironment(dataDir: string): Promise<Record<string,
   const url = await server.url;
   if (mode === "postgres") return { MEDIABOX_DATABASE: url, MEDIABOX_SINGLE_PROCESS: "true" };
   s3 ??= startS3Server();
-  return { MEDIABOX_DATABASE: url, MEDIABOX_CLOUD_TOKEN_KEY: SHARED_TOKEN_KEY, ...(await s3).addBucket(server.bucket!) };
+  const bucketEnv = (await s3).addBucket(server.bucket!);
+  if (!server.corsApplied) {
+    await (await s3).allowBrowserUploads(server.bucket!);
+    server.corsApplied = true;
+  }
+  return { MEDIABOX_DATABASE: url, MEDIABOX_CLOUD_TOKEN_KEY: SHARED_TOKEN_KEY, ...bucketEnv };
 }
 
 /** In the shared mode, the data directory of the worker beside the server over `dataDir` (after engineEnvironment); else null. */

@@ -35,6 +35,16 @@ export async function hashFile(file: File, onProgress: (p: Progress) => void): P
   return bytesToHex(hasher.digest());
 }
 
+/**
+ * The browser hides why a request failed. A store at another origin (an S3 bucket) most often
+ * refuses because its CORS rules do not allow this page, which only its administrator can fix.
+ */
+function unreachableStore(url: string): string {
+  const store = new URL(url, location.href).origin;
+  if (store === location.origin) return "a part could not be sent (network error); choose the file again to resume";
+  return `the file store at ${store} could not be reached or refused this page (its CORS rules must allow PUT from ${location.origin} and expose ETag: see the README's "Scaling out"); choose the file again to resume`;
+}
+
 /** One PUT with upload progress; resolves with the response's ETag. */
 function put(url: string, body: Blob, headers: Record<string, string>, onSent: (bytes: number) => void): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -42,7 +52,7 @@ function put(url: string, body: Blob, headers: Record<string, string>, onSent: (
     xhr.open("PUT", url);
     for (const [name, value] of Object.entries(headers)) xhr.setRequestHeader(name, value);
     xhr.upload.onprogress = (e) => onSent(e.loaded);
-    xhr.onerror = () => reject(new ApiFailure(0, "NETWORK", "a part could not be sent (network error); choose the file again to resume"));
+    xhr.onerror = () => reject(new ApiFailure(0, "NETWORK", unreachableStore(url)));
     xhr.onload = () => {
       if (xhr.status >= 200 && xhr.status < 300) resolve(xhr.getResponseHeader("etag") ?? "");
       else reject(new ApiFailure(xhr.status, "STORE_REFUSED", `the store refused the bytes (${xhr.status}): ${xhr.responseText.slice(0, 200)}`));

@@ -342,6 +342,12 @@ test("an owner signs in with email and password, creates an API key (shown once,
     const token = new URL(inviteLink).searchParams.get("token")!;
     expect((await new ApiClient(server.url, null, freshIp()).post("/auth/session/accept-invite", { token, password: "newcomer-harbour-pass-9" })).body.code).toBe("TOKEN_INVALID");
 
+    // A refused sign-out says so and keeps the page signed in: the session is still live.
+    await page.route("**/api/v2/auth/session/logout", (route) => route.fulfill({ status: 429, contentType: "application/json", body: JSON.stringify({ code: "RATE_LIMITED", detail: "too many requests; retry in 5 s" }) }));
+    await signOut(page);
+    await page.getByRole("alert").filter({ hasText: "Not signed out: too many requests; retry in 5 s" }).waitFor({ timeout: 30_000 });
+    expect(await page.getByRole("button", { name: /^Account: / }).count()).toBe(1);
+    await page.unroute("**/api/v2/auth/session/logout");
     await signOut(page);
     await page.getByLabel("Email").waitFor();
     // The session is ended on the server, not only forgotten by the page.

@@ -9,7 +9,7 @@ import { accountPage } from "./account-pages.tsx";
 import { Activity } from "./activity.tsx";
 import { Automation } from "./automation.tsx";
 import { Cloud } from "./cloud.tsx";
-import { api, credentials, currentSession, type SessionInfo } from "./api.ts";
+import { api, ApiFailure, credentials, currentSession, errorText, type SessionInfo } from "./api.ts";
 import { ApiKeys } from "./api-keys.tsx";
 import { FileDetail } from "./file-detail.tsx";
 import { Duplicates } from "./duplicates.tsx";
@@ -117,6 +117,7 @@ function useMenu() {
 function App() {
   const [auth, setAuth] = useState<Auth>({ kind: "unknown" });
   const [menuOpen, setMenuOpen] = useState(false);
+  const [signOutProblem, setSignOutProblem] = useState<string | null>(null);
   const more = useMenu();
   const account = useMenu();
   const hash = useHash();
@@ -168,7 +169,20 @@ function App() {
   const current = (target: string) => (hash.startsWith(target) ? "page" : undefined);
   const manager = auth.kind === "session" && ["owner", "admin"].includes(auth.session.role);
   async function signOut() {
-    if (auth.kind === "session") await api("/auth/session/logout", { method: "POST" }).catch(() => null);
+    if (auth.kind === "session") {
+      try {
+        await api("/auth/session/logout", { method: "POST" });
+      } catch (err) {
+        // A 401 means the server has already ended the session. Any other refusal (rate limit,
+        // CSRF, network) leaves it live: showing the sign-in form then would hide a session
+        // someone at this browser could still use.
+        if (!(err instanceof ApiFailure && err.status === 401)) {
+          setSignOutProblem(`Not signed out: ${errorText(err)}. This session is still active; try again.`);
+          return;
+        }
+      }
+    }
+    setSignOutProblem(null);
     credentials.signOut();
     setAuth({ kind: "unknown" });
     await check();
@@ -257,6 +271,11 @@ function App() {
         </nav>
       </header>
       <main id="content" tabIndex={-1}>
+        {signOutProblem ? (
+          <p class="error" role="alert">
+            {signOutProblem}
+          </p>
+        ) : null}
         <Page hash={hash} me={auth.kind === "session" ? auth.session.user.email : ""} canEdit={auth.kind !== "session" || auth.session.permissions.includes("edit")} />
       </main>
     </>

@@ -353,10 +353,10 @@ export function composeAppliance(foundation: Foundation): Appliance {
       if (config.role !== "worker") {
         warnIfBrowsersCannotUpload(ctx.blobs, config.publicUrl, log);
         ctx.accounts.firstRun.open().then(
-          (open) =>
+          async (open) =>
             open &&
             log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
-              setup_token: ctx.accounts.firstRun.token, ...(config.publicUrl ? { url: config.publicUrl } : {}),
+              setup_token: await ctx.accounts.firstRun.token(), ...(config.publicUrl ? { url: config.publicUrl } : {}),
             }),
           (err) => log.warn("could not check whether the appliance has its owner", { err: String(err) }),
         );

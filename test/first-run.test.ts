@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser } from "playwright-core";
+import { FirstRun } from "../src/accounts/first-run.ts";
 import { Browser as CookieBrowser } from "./support/browser.ts";
 import { expectNoSidewaysScroll, launchChromium, SHOTS, signOut, watchFailures, WIDTHS } from "./support/chromium.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
@@ -32,7 +33,7 @@ const OWNER = { organization_name: "Harbour Works", email: "boss@example.com", p
 
 test("from another machine the owner needs the setup token; made once, signed in; then the setup is closed", async () => {
   const server = await fresh();
-  const token = server.ctx.accounts.firstRun.token!;
+  const token = await server.ctx.accounts.firstRun.token();
   expect(token.length).toBeGreaterThan(20);
   // The test client's address is 10.x (forwarded by a trusted loopback proxy): not the machine itself.
   const remote = new CookieBrowser(server.url);
@@ -73,9 +74,20 @@ test("from another machine the owner needs the setup token; made once, signed in
   expect(login.status).toBe(200);
 }, 60_000);
 
+test("processes over one database share one setup token: another process's is accepted, and it goes with the first owner", async () => {
+  const server = await fresh();
+  // A second api process of the deployment: its own FirstRun over the same database.
+  const other = new FirstRun(server.ctx.sql, server.ctx.clock);
+  const [mine, theirs] = await Promise.all([server.ctx.accounts.firstRun.token(), other.token()]);
+  expect(theirs).toBe(mine);
+  const made = await new CookieBrowser(server.url).post("/auth/session/setup-owner", { ...OWNER, setup_token: theirs });
+  expect(made.status).toBe(201);
+  expect(Number((await server.ctx.sql.one<{ n: number | string }>("SELECT count(*) AS n FROM first_run_token"))!.n)).toBe(0);
+}, 60_000);
+
 test("two owners asked for at once: one is made, the other refused", async () => {
   const server = await fresh();
-  const token = server.ctx.accounts.firstRun.token!;
+  const token = await server.ctx.accounts.firstRun.token();
   const answers = await Promise.all(
     ["a", "b", "c"].map((x) => new CookieBrowser(server.url).post("/auth/session/setup-owner", { ...OWNER, organization_name: `Org ${x}`, email: `${x}@example.com`, setup_token: token })),
   );
@@ -132,7 +144,7 @@ test("sign-in offers self-registration only when it is open; the Cloud drives pa
   const closed = await fresh();
   // An API-key organization and no user: the first-run page still lets a key in.
   const tenant = await closed.tenant({ tier: "CUSTOM" });
-  for (const server of [open, closed]) await new CookieBrowser(server.url).post("/auth/session/setup-owner", { ...OWNER, setup_token: server.ctx.accounts.firstRun.token });
+  for (const server of [open, closed]) await new CookieBrowser(server.url).post("/auth/session/setup-owner", { ...OWNER, setup_token: await server.ctx.accounts.firstRun.token() });
   const page = await browser.newPage({ viewport: { width: WIDTHS.phone, height: 844 } });
   const failures = watchFailures(page);
   try {

@@ -3,7 +3,8 @@
  * the user who owns it) from the browser, once. Only a person at the machine may do that: a
  * request from loopback (after trusted proxies, so a proxy on the same host does not count as
  * local for its clients), or one that presents the setup token the server printed at start. The
- * check that no user exists and the creation run in one transaction, so two racing requests
+ * token lives in the database, made by the first process that asks, so every api process of a
+ * deployment prints and accepts the same one. The check that no user exists and the creation run in one transaction, so two racing requests
  * cannot both become owner (on PostgreSQL the transaction first takes an advisory lock held to its
  * end, as there is no row yet to lock); once a user exists the token is worth nothing.
  */
@@ -42,13 +43,20 @@ export async function hasUsers(db: SqlClient): Promise<boolean> {
 }
 
 export class FirstRun {
-  /** Printed at start while no user exists, for whoever sets the appliance up from another machine. */
-  readonly token = randomToken();
+  private known: string | null = null;
 
   constructor(
     private readonly db: SqlClient,
     private readonly clock: Clock,
   ) {}
+
+  /** Printed at start while no user exists, for whoever sets the appliance up from another machine. */
+  async token(): Promise<string> {
+    if (this.known) return this.known;
+    await this.db.run("INSERT INTO first_run_token (slot, token, created_at) VALUES ('owner', ?, ?) ON CONFLICT (slot) DO NOTHING", [randomToken(), this.clock.now()]);
+    this.known = (await this.db.one<{ token: string }>("SELECT token FROM first_run_token WHERE slot = 'owner'"))!.token;
+    return this.known;
+  }
 
   /** True while the owner may still be made from the browser. */
   async open(): Promise<boolean> {
@@ -58,7 +66,7 @@ export class FirstRun {
   /** Makes the owner: a new organization, and its owner with a verified address (they are at the machine). */
   async createOwner(input: OwnerInput, ip: string): Promise<UserRow> {
     if (!(await this.open())) throw closed();
-    if (!isLoopback(ip) && !(input.setup_token && sameSecret(input.setup_token, this.token))) {
+    if (!isLoopback(ip) && !(input.setup_token && sameSecret(input.setup_token, await this.token()))) {
       throw new ApiError(
         "SETUP_TOKEN_REQUIRED",
         input.setup_token
@@ -86,6 +94,7 @@ export class FirstRun {
       }
       const user = await createUser(tx, this.clock, { email, name: input.name ?? null, passwordHash, verified: true });
       await setMembership(tx, this.clock, orgId, user.id, "owner");
+      await tx.run("DELETE FROM first_run_token");
       return user;
     });
   }

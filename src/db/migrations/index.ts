@@ -43,6 +43,7 @@ import imageFacts from "./038_image_facts.ts";
 import documentFacts from "./039_document_facts.ts";
 import fileSearchTerms from "./040_file_search_terms.ts";
 import rateLimitWindows from "./041_rate_limit_windows.ts";
+import firstRunToken from "./042_first_run_token.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -99,4 +100,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 39, name: "document_facts", sql: documentFacts },
   { version: 40, name: "file_search_terms", postgresOnly: fileSearchTerms },
   { version: 41, name: "rate_limit_windows", sql: rateLimitWindows },
+  { version: 42, name: "first_run_token", sql: firstRunToken },
 ];

@@ -15,12 +15,14 @@
  * default 30 s), which is what a crashed host gives a deployment; a restart would release the
  * dead process's leases at start and so hide whether expiry alone recovers them. Each run: the
  * owner and an API key made over HTTP (the first run, from loopback), the files uploaded over
- * HTTP (POST /files/upload, 4 at a time), each acknowledged upload's id and SHA-256 recorded, the
- * files counted by processing status until all are done (polling, with a deadline), then every
- * acknowledged file checked: known, completed (not failed), and its downloaded bytes' SHA-256
- * equal to the upload's; then, once the jobs the files queued have ended too, none may have
- * failed. The time runs from the first upload sent to the last completion the
- * server recorded. Prints files/s per run, each process's CPU use, and last
+ * HTTP (POST /files/upload, 4 at a time) to the api alone, each acknowledged upload's id and
+ * SHA-256 recorded; then the worker processes started, the files counted by processing status
+ * until all are done (polling, with a deadline), then every acknowledged file checked: known,
+ * completed (not failed), and its downloaded bytes' SHA-256 equal to the upload's; then, once the
+ * jobs the files queued have ended too, none may have failed. The time runs from the workers'
+ * start to the last completion the server recorded: what the ratio compares is the processing,
+ * not the api's uploads, which are the same work in every run (and, on two cores, ran on the core
+ * the second worker shares). Prints files/s per run, each process's CPU use, and last
  * `scale: 2 workers X.XXx of 1, lost N` (N: acknowledged files missing, not completed or whose
  * bytes differ, over all runs). Exit 1 when anything was lost, refused or failed.
  *
@@ -29,9 +31,9 @@
  * c0; worker i on c(1+i) while there are cores left, else wrapped around to c0. On a 2-core
  * machine: worker 1 alone on core 1; in the 2-worker runs worker 2 shares core 0 with the api,
  * PostgreSQL, the S3 endpoint and this script. That is the nearest two cores come to one core per
- * worker: the uploads end long before the processing (the files are small), after which the api
- * answers only the polls and the S3 reads, so worker 2 gets most of core 0, and the ratio
- * understates what a free core would give (its CPU share is printed). Pinning both workers to
+ * worker: while the workers run, the api answers only the polls, so worker 2 gets most of core 0
+ * (PostgreSQL and the S3 endpoint serve both workers from it), and the ratio understates what a
+ * free core would give (its CPU share is printed). Pinning both workers to
  * core 1 would measure nothing. Every process runs its jobs with its usual concurrency; a worker's
  * threads and children (vision threads, document reader, ffmpeg) inherit its one core.
  *
@@ -127,6 +129,12 @@ interface RunSetup {
   atHalf?: (client: ScaleClient) => Promise<string>;
   /** Whether the half-way action needs every upload acknowledged first (it stops the API). */
   halfNeedsUploadsDone?: boolean;
+  /**
+   * Starts the processes that run jobs once every upload is acknowledged (the PostgreSQL runs):
+   * the processing is then timed alone, from their start to the last completion, so the api's
+   * upload work (the same in every run, on the core a second worker shares) is not in the ratio.
+   */
+  startWorkers?: () => Promise<PinnedServer[]>;
 }
 
 async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome> {
@@ -144,6 +152,14 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   });
   let halfNote = "";
   let halfDone = false;
+  // With workers started after the uploads, the processing is timed from their start.
+  let processingFrom: number | null = null;
+  if (setup.startWorkers) {
+    await uploads;
+    processingFrom = Date.now();
+    setup.workers = await setup.startWorkers();
+    for (const worker of setup.workers) cpuBefore.set(worker, 0);
+  }
   const doneAt = await client.waitUntilDone(() => acked, () => uploading, DEADLINE_MS, async (done) => {
     if (!setup.atHalf || halfDone || done < files.length / 2 || (setup.halfNeedsUploadsDone && uploading)) return;
     halfDone = true;
@@ -155,11 +171,15 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   const wall = (performance.now() - startedAt) / 1000;
   const verdict = await verify(client, outcome.acknowledged);
   const jobs = await client.settledJobs(DEADLINE_MS);
-  const seconds = ((verdict.lastCompletedAt ?? doneAt) - outcome.firstSentAt) / 1000;
+  const lastDone = verdict.lastCompletedAt ?? doneAt;
+  const seconds = (lastDone - (processingFrom ?? outcome.firstSentAt)) / 1000;
   const rate = outcome.acknowledged.length / seconds;
   const statuses = [...verdict.byStatus].map(([s, n]) => `${s} ${n}`).join(", ");
-  console.log(`${setup.label}: ${outcome.acknowledged.length} of ${files.length} uploads acknowledged (in ${((uploadsEndedAt - startedAt) / 1000).toFixed(1)} s), all done after ` +
-    `${seconds.toFixed(1)} s: ${rate.toFixed(2)} files/s${halfNote ? `; ${halfNote}` : ""}`);
+  const timed = processingFrom === null
+    ? `all done after ${seconds.toFixed(1)} s`
+    : `then the workers started; all done ${seconds.toFixed(1)} s after their start (${((lastDone - outcome.firstSentAt) / 1000).toFixed(1)} s after the first upload)`;
+  console.log(`${setup.label}: ${outcome.acknowledged.length} of ${files.length} uploads acknowledged (in ${((uploadsEndedAt - startedAt) / 1000).toFixed(1)} s), ${timed}: ` +
+    `${rate.toFixed(2)} files/s${halfNote ? `; ${halfNote}` : ""}`);
   // A process killed meanwhile has no CPU figure left to read.
   const cpuText = cpu.map(({ p, used }) => `${p.name} (core ${p.core ?? "any"}) ${used < 0 ? "killed" : `${used.toFixed(0)} s (${((used / wall) * 100).toFixed(0)} %)`}`);
   const ownSeconds = (ownCpu.user + ownCpu.system) / 1e6;
@@ -197,11 +217,13 @@ async function postgresRuns(cores: number[], files: BenchFile[]): Promise<RunOut
         // Processes sharing the database seal secrets with one key (the start refuses otherwise).
         const env = { ...s3.env, MEDIABOX_DATABASE: database, MEDIABOX_CLOUD_TOKEN_KEY: Buffer.alloc(32, 5).toString("base64") };
         const api = await start("api", cores[0]!, { ...env, MEDIABOX_ROLE: "api" }, runDir);
-        const workers = await Promise.all(Array.from({ length: run.workers }, (_, i) => start(`worker-${i + 1}`, workerCore(cores, i), { ...env, MEDIABOX_ROLE: "worker" }, runDir)));
+        let workers: PinnedServer[] = [];
         outcomes.push(await measure({
           label: run.label,
           api,
           workers,
+          startWorkers: async () =>
+            (workers = await Promise.all(Array.from({ length: run.workers }, (_, i) => start(`worker-${i + 1}`, workerCore(cores, i), { ...env, MEDIABOX_ROLE: "worker" }, runDir)))),
           ...(run.kill ? {
             atHalf: async () => {
               await killTree(workers[0]!);

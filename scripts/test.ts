@@ -1,24 +1,20 @@
 /**
- * The whole test suite, as `npm test` runs it: the type check, then every test file once with the
- * test servers on SQLite (the appliance's default) and once on PostgreSQL + pgvector (a scaled-out
- * site's engine; test/support/suite-database.ts). Both passes always run; each writes its own JUnit
- * report (test-results.xml, test-results-postgres.xml), and the exit code fails when either did.
+ * The whole test suite, as `npm test` runs it: the type check, then every test file three times:
+ * with the test servers on SQLite (the appliance's default); on PostgreSQL + pgvector, one process
+ * (a site's engine); and as a shared deployment, each test server an api process and a worker
+ * process over PostgreSQL and one S3 bucket (docs/scale-out.md; test/support/suite-database.ts).
+ * Every pass always runs; each writes its own JUnit report (test-results.xml,
+ * test-results-postgres.xml, test-results-postgres-shared.xml), and the exit code fails when any did.
  *
  * With no PostgreSQL server with pgvector on this machine (.ci/run installs one), the full run skips
- * the PostgreSQL pass, saying why; asked for alone (`bun scripts/test.ts postgres`), it fails.
- * `bun scripts/test.ts sqlite` or `... postgres` runs one pass; further arguments go to `bun test`
- * (file filters, `--bail`).
- *
- * A third pass, asked for alone and not part of the full run: `bun scripts/test.ts postgres-shared`
- * serves each test server as an api process and a worker process over PostgreSQL and S3 (the
- * two-process deployment of docs/scale-out.md; test/support/suite-database.ts).
+ * the two PostgreSQL passes, saying why; asked for alone (`bun scripts/test.ts postgres`), a pass
+ * fails. `bun scripts/test.ts sqlite`, `... postgres` or `... postgres-shared` runs one pass;
+ * further arguments go to `bun test` (file filters, `--bail`).
  */
 import { findPostgres } from "../test/support/postgres.ts";
 
-const ENGINES = ["sqlite", "postgres"] as const;
-/** Passes that run only when asked for by name. */
-const ON_REQUEST = ["postgres-shared"] as const;
-type Engine = (typeof ENGINES)[number] | (typeof ON_REQUEST)[number];
+const ENGINES = ["sqlite", "postgres", "postgres-shared"] as const;
+type Engine = (typeof ENGINES)[number];
 const REPORTS: Record<Engine, string> = { sqlite: "test-results.xml", postgres: "test-results-postgres.xml", "postgres-shared": "test-results-postgres-shared.xml" };
 
 function run(argv: string[], env: Record<string, string> = {}): number {
@@ -27,7 +23,7 @@ function run(argv: string[], env: Record<string, string> = {}): number {
 }
 
 const [first, ...rest] = Bun.argv.slice(2);
-const only = [...ENGINES, ...ON_REQUEST].find((engine) => engine === first);
+const only = ENGINES.find((engine) => engine === first);
 const filters = only ? rest : Bun.argv.slice(2);
 const engines: readonly Engine[] = only ? [only] : ENGINES;
 
@@ -41,9 +37,9 @@ function postgresMissing(): string | null {
 
 const failed: Engine[] = [];
 for (const engine of engines) {
-  const missing = engine === "postgres" && !only ? postgresMissing() : null;
+  const missing = engine !== "sqlite" && !only ? postgresMissing() : null;
   if (missing) {
-    console.log(`\n== skipping the PostgreSQL pass: ${missing} ==`);
+    console.log(`\n== skipping the ${engine} pass: ${missing} ==`);
     continue;
   }
   console.log(`\n== test servers on ${engine} ==`);

@@ -16,6 +16,7 @@ import { ManualClock } from "../src/clock.ts";
 import { isSharedDeployment } from "../src/config.ts";
 import { originalBlobKey } from "../src/files/blob-keys.ts";
 import { createBatch, processSession } from "../src/ingest/batch.ts";
+import { claimInFlight, IN_FLIGHT_MAX_AGE_MS, recordInFlight, sweepBatchObjectsInFlight } from "../src/ingest/batch-objects.ts";
 import type { IngestDeps } from "../src/ingest/deps.ts";
 import { formOf } from "../src/ingest/multipart-form.ts";
 import { elf, pdf, png } from "./support/fixtures.ts";
@@ -86,6 +87,8 @@ describe.skipIf(sharedDeployment())("batch uploads with the configuration of a s
     }
     const session = await server.ctx.sql.one<{ status: string }>("SELECT status FROM upload_sessions WHERE id = ?", [batch.sessionId]);
     expect(session).toEqual({ status: "completed" });
+    // The session refers to the objects now: the ledger of objects in flight kept none of them.
+    expect(await inFlight()).toEqual([]);
   });
 
   test("a small batch is stored before the response from the store's copy", async () => {
@@ -117,8 +120,10 @@ describe.skipIf(sharedDeployment())("batch uploads with the configuration of a s
     // The store fails on the third file, after two are in it.
     const blobs = Object.create(server.ctx.blobs) as typeof server.ctx.blobs;
     let imports = 0;
+    let ledgerAtFirstMove: string[] = [];
     blobs.importFile = async (key, path, contentType) => {
-      if (++imports === 3) throw new Error("the store went away");
+      if (++imports === 1) ledgerAtFirstMove = await inFlight();
+      if (imports === 3) throw new Error("the store went away");
       return server.ctx.blobs.importFile(key, path, contentType);
     };
     const files: [Uint8Array, string][] = Array.from({ length: 4 }, (_, i) => [png(5, 5, 60 + i), `r${i}.png`]);
@@ -127,8 +132,50 @@ describe.skipIf(sharedDeployment())("batch uploads with the configuration of a s
     expect(imports).toBeGreaterThanOrEqual(3);
     expect(await storedObjects(orgId)).toEqual([]);
     expect(await server.ctx.sql.one("SELECT count(*) AS n FROM upload_sessions WHERE org_id = ?", [orgId])).toEqual({ n: 0 });
+    // Every key was on the ledger before the first move; the refusal took them off with the objects.
+    expect(ledgerAtFirstMove).toHaveLength(4);
+    expect(await inFlight()).toEqual([]);
+  });
+
+  test("objects a dead process moved before writing its session are deleted by housekeeping once old; young ones and a written session's are kept", async () => {
+    const { orgId } = await server.tenant();
+    const now = server.ctx.clock.now();
+    const written = await createBatch(shared, principalOf(orgId), form([[png(4, 4, 90), "w.png"]]));
+    const writtenKey = originalBlobKey(orgId, written.immediateResults![0]!.fileId!);
+    const dead = [originalBlobKey(orgId, crypto.randomUUID()), originalBlobKey(orgId, crypto.randomUUID())];
+    const young = originalBlobKey(orgId, crypto.randomUUID());
+    for (const key of [...dead, young]) await server.ctx.blobs.put(key, png(3, 3, 1), "image/png");
+    // As the ledger is left by a process killed between its moves and its session's transaction.
+    const row = (key: string, session: string, at: number) => server.ctx.sql.run("INSERT INTO batch_objects_in_flight (blob_key, session_id, created_at) VALUES (?, ?, ?)", [key, session, at]);
+    const deadSession = crypto.randomUUID();
+    for (const key of dead) await row(key, deadSession, now - IN_FLIGHT_MAX_AGE_MS - 1);
+    await row(young, crypto.randomUUID(), now - IN_FLIGHT_MAX_AGE_MS + 60_000);
+    await row(writtenKey, written.sessionId, now - IN_FLIGHT_MAX_AGE_MS - 1);
+
+    expect(await sweepBatchObjectsInFlight(server.ctx)).toBe(2);
+    for (const key of dead) expect(await server.ctx.blobs.size(key)).toBeNull();
+    expect(await server.ctx.blobs.size(young)).toBeGreaterThan(0);
+    expect(await server.ctx.blobs.size(writtenKey)).toBeGreaterThan(0);
+    expect(await inFlight()).toEqual([young]);
+    expect(await sweepBatchObjectsInFlight(server.ctx)).toBe(0);
+    await server.ctx.sql.run("DELETE FROM batch_objects_in_flight");
+  });
+
+  test("a session whose keys a sweep took off the ledger is not written", async () => {
+    const session = crypto.randomUUID();
+    await recordInFlight(server.ctx.sql, server.ctx.clock, session, ["orgs/x/a", "orgs/x/b"]);
+    await server.ctx.sql.run("DELETE FROM batch_objects_in_flight WHERE blob_key = 'orgs/x/a'");
+    expect(await server.ctx.sql.transaction((tx) => claimInFlight(tx, session, 2))).toBe(false);
+    await recordInFlight(server.ctx.sql, server.ctx.clock, session, ["orgs/x/c", "orgs/x/d"]);
+    expect(await server.ctx.sql.transaction((tx) => claimInFlight(tx, session, 2))).toBe(true);
+    expect(await inFlight()).toEqual([]);
   });
 });
+
+/** The keys on the ledger of batch objects in flight. */
+async function inFlight(): Promise<string[]> {
+  return (await server.ctx.sql.all<{ blob_key: string }>("SELECT blob_key FROM batch_objects_in_flight ORDER BY blob_key")).map((r) => r.blob_key);
+}
 
 /** The organization's originals in the local store. */
 async function storedObjects(orgId: string): Promise<string[]> {

@@ -23,6 +23,7 @@ import { detectType } from "./detect.ts";
 import type { DetectedType, DocumentType, MediaType } from "../files/file.ts";
 import { ingestStagedFile, sizeLimitViolation, type Placement } from "./ingest.ts";
 import { originalBlobKey } from "../files/blob-keys.ts";
+import { claimInFlight, forgetInFlight, recordInFlight } from "./batch-objects.ts";
 import type { FormReader } from "./multipart-form.ts";
 import { parseUploadOptions, resolvePlacement, type UploadOptions } from "./options.ts";
 import { fileEvent, sessionCompletedEvent } from "./batch-views.ts";
@@ -92,6 +93,8 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
   // Accepted files already moved to the blob store (a shared deployment), dropped if the session is never acknowledged.
   const inStore: string[] = [];
   let acknowledged = false;
+  /** Whether the ledger of objects in flight holds this batch's keys (batch-objects.ts). */
+  let inFlight = false;
   try {
     const form = await readForm(stagingDir, {
       fileFields: ["files", "files[]", "file"],
@@ -126,7 +129,13 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
       }
       accepted.push({ index: staged.index, path: staged.path, fileId: crypto.randomUUID(), filename: staged.filename, size: staged.size, sha256: staged.sha256, type: detection.type });
     }
-    if (isSharedDeployment(ctx.config)) await storeBeforeAcknowledging(ctx, principal.orgId, accepted, inStore);
+    const shared = isSharedDeployment(ctx.config);
+    if (shared) {
+      // Recorded before the first move: a process killed before the session exists leaves the ledger, not orphans.
+      await recordInFlight(ctx.sql, clock, sessionId, accepted.map((a) => originalBlobKey(principal.orgId, a.fileId)));
+      inFlight = true;
+      await storeBeforeAcknowledging(ctx, principal.orgId, accepted, inStore);
+    }
 
     const now = isoAt(clock.now());
     const background = accepted.length > IMMEDIATE_RESULTS_MAX;
@@ -136,6 +145,9 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
       mediaType: a.type.mediaType, mime: a.type.mime, format: a.type.format, documentType: a.type.documentType,
     }));
     await ctx.sql.transaction(async (tx) => {
+      if (shared && accepted.length > 0 && !(await claimInFlight(tx, sessionId, accepted.length))) {
+        throw new Error("the batch's files were removed from the store by housekeeping before its session was written (the request took over 6 hours)");
+      }
       await createSession(
         tx,
         { id: sessionId, orgId: principal.orgId, totalFiles: form.files.length, rejectedFiles: rejections.length, options: JSON.stringify(stored), createdBy: principal.keyId, at: now },
@@ -146,9 +158,10 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
       }
     });
     acknowledged = true;
+    inFlight = false;
     // A shared deployment's files are in the store by now and whichever process takes the job reads
     // them from there, removing its own staging directory: this one would stay behind on this disk.
-    if (background && isSharedDeployment(ctx.config)) rmSync(stagingDir, { recursive: true, force: true });
+    if (background && shared) rmSync(stagingDir, { recursive: true, force: true });
 
     let immediate: ItemOutcome[] | null = null;
     if (!background) {
@@ -163,6 +176,8 @@ export async function createBatch(ctx: IngestDeps, principal: Principal, readFor
     // Nothing was acknowledged: drop the staged bytes (and the session row if it was written).
     rmSync(stagingDir, { recursive: true, force: true });
     if (!acknowledged) await Promise.allSettled(inStore.map((key) => ctx.blobs.delete(key)));
+    // With every object deleted, the ledger has nothing left to answer for (a failure here leaves it to the sweep).
+    if (inFlight) await forgetInFlight(ctx.sql, sessionId).catch(() => {});
     throw err;
   }
 }

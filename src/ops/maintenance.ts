@@ -1,6 +1,7 @@
 /**
  * Periodic housekeeping that needs no durability (it is idempotent and simply runs again):
- * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes, purging files deleted more than 30 days ago.
+ * pruning finished jobs and old telemetry, failing expired upload intents and removing their bytes, purging files deleted more than 30 days ago,
+ * deleting the objects of batch uploads whose process died before their session was written.
  */
 import { pruneFinishedJobs } from "../jobs/queue.ts";
 import { pruneTokens } from "../accounts/email-tokens.ts";
@@ -8,6 +9,7 @@ import { pruneSessions } from "../accounts/sessions.ts";
 import { pruneThrottle } from "../accounts/throttle.ts";
 import type { OpsDeps } from "./deps.ts";
 import { sweepExpiredIntents } from "../ingest/intents.ts";
+import { sweepBatchObjectsInFlight } from "../ingest/batch-objects.ts";
 import { purgeDeletedFiles } from "../library/file-edits.ts";
 import { pruneUploadEvents } from "../telemetry/upload-events.ts";
 
@@ -28,6 +30,10 @@ export function startMaintenance(ctx: OpsDeps): () => void {
   const run = () => {
     runMaintenance(ctx).catch((err) => ctx.log.error("maintenance failed", { err }));
     sweepExpiredIntents(ctx).catch((err) => ctx.log.error("upload intent sweep failed", { err }));
+    sweepBatchObjectsInFlight(ctx).then(
+      (deleted) => deleted && ctx.log.info("deleted objects of batch uploads cut off before their session was written", { objects: deleted }),
+      (err) => ctx.log.error("sweep of batch objects in flight failed", { err }),
+    );
     purgeDeletedFiles(ctx).catch((err) => ctx.log.error("purge of deleted files failed", { err }));
   };
   const first = setTimeout(run, 5_000);

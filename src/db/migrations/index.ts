@@ -44,6 +44,7 @@ import documentFacts from "./039_document_facts.ts";
 import fileSearchTerms from "./040_file_search_terms.ts";
 import rateLimitWindows from "./041_rate_limit_windows.ts";
 import firstRunToken from "./042_first_run_token.ts";
+import batchObjectsInFlight from "./043_batch_objects_in_flight.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -101,4 +102,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 40, name: "file_search_terms", postgresOnly: fileSearchTerms },
   { version: 41, name: "rate_limit_windows", sql: rateLimitWindows },
   { version: 42, name: "first_run_token", sql: firstRunToken },
+  { version: 43, name: "batch_objects_in_flight", sql: batchObjectsInFlight },
 ];

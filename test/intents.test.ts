@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { ManualClock } from "../src/clock.ts";
-import { sweepExpiredIntents } from "../src/ingest/intents.ts";
+import { completeIntent, sweepExpiredIntents } from "../src/ingest/intents.ts";
 import { concat, elf, mp4, png } from "./support/fixtures.ts";
 import { findVersitygw, startS3Server, type S3Fixture } from "./support/s3-server.ts";
 import { startTestServer, type Tenant, type TestServer } from "./support/server.ts";
@@ -246,6 +246,26 @@ for (const backend of backends) {
       const again = await owner.api.post(`/files/uploads/${created.upload_id}/complete`, {});
       expect(again.status).toBe(409);
       expect(again.body.code).toBe("UPLOAD_STATE_CONFLICT");
+    });
+
+    test("multipart: a completion racing another process's, whose store assembled the object after this one looked, answers the file", async () => {
+      const bytes = video(6 * MiB, 8);
+      const created = (await owner.api.post("/files/uploads", intentBody(bytes, { upload_mode: "multipart", part_size_bytes: 5 * MiB }))).body;
+      await uploadParts(owner.api, created, bytes);
+      const intent = (await server.ctx.sql.one<{ object_key: string; store_upload_id: string }>("SELECT object_key, store_upload_id FROM upload_intents WHERE id = ?", [created.upload_id]))!;
+      const parts = await server.ctx.sql.all<{ part_number: number; etag: string }>("SELECT part_number, etag FROM intent_parts WHERE upload_id = ? ORDER BY part_number", [created.upload_id]);
+      // The other process's completion: the store assembles the object and forgets the upload.
+      await server.ctx.blobs.completeMultipartUpload(intent.object_key, intent.store_upload_id, parts.map((p) => ({ partNumber: Number(p.part_number), etag: p.etag })));
+      // This one looked just before: no object yet.
+      const blobs = Object.create(server.ctx.blobs) as typeof server.ctx.blobs;
+      let looked = false;
+      blobs.size = async (key) => (key === intent.object_key && !looked ? ((looked = true), null) : server.ctx.blobs.size(key));
+      const principal = { keyId: "key-race", orgId: owner.orgId, tier: "CUSTOM" as const, permissions: new Set<never>() };
+      const result = await completeIntent({ ...server.ctx, blobs }, principal, created.upload_id);
+      expect(looked).toBe(true);
+      expect(result).toMatchObject({ deduplicated: false, mediaType: "video" });
+      expect((await owner.api.get(`/files/${result.fileId}`)).status).toBe(200);
+      expect(await server.ctx.sql.one("SELECT sha256 FROM files WHERE id = ?", [result.fileId])).toEqual({ sha256: sha256Hex(bytes) });
     });
 
     test("abort: DELETE with a reason fails the intent and drops its bytes; a second abort reports aborted false", async () => {

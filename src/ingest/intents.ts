@@ -539,6 +539,10 @@ async function assembledDigest(ctx: IngestDeps, row: IntentRow): Promise<ObjectD
       parts.map((p) => ({ partNumber: p.part_number, etag: p.etag })),
     );
   } catch (err) {
+    // Another process completing the same intent assembled the object between our look and our
+    // call, and the store no longer knows the upload (S3 answers NoSuchUpload): the object is there.
+    const assembled = await blobs.digest(row.object_key).catch(() => null);
+    if (assembled) return assembled;
     const name = (err as { code?: string; name?: string }).code ?? (err as { name?: string }).name;
     if (name === "InvalidPart" || name === "InvalidPartOrder") {
       throw new ApiError("UPLOAD_PARTS_MISSING", `the object store refused the confirmed parts: ${(err as Error).message}; retry the affected parts and confirm them again`);

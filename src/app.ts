@@ -36,7 +36,8 @@ import { syncWatchSetting } from "./watch/watched-folders.ts";
 import { MailScheduler, mailPollQueue } from "./mail/mail-intake.ts";
 import { resealMailPasswords } from "./mail/mail-accounts.ts";
 import { mailRoutes } from "./mail/routes.ts";
-import { UploadSlots } from "./ingest/upload-slots.ts";
+import { LocalUploadSlots, type UploadSlots } from "./ingest/upload-slots.ts";
+import { SharedUploadSlots } from "./ingest/shared-upload-slots.ts";
 import { fileProcessingQueue } from "./processing/file-processing.ts";
 import { LocalProgressBoard, RelayedProgressBoard, type ProgressBoard } from "./processing/progress-board.ts";
 import { type MediaKind, MediaKinds } from "./kinds/media-kind.ts";
@@ -240,7 +241,7 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
   );
   return {
     config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: isSharedDeployment(config) ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
-    uploadSlots: new UploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
+    uploadSlots: isSharedDeployment(config) ? new SharedUploadSlots(sql, clock) : new LocalUploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),

@@ -38,6 +38,8 @@ import { resealMailPasswords } from "./mail/mail-accounts.ts";
 import { mailRoutes } from "./mail/routes.ts";
 import { LocalUploadSlots, type UploadSlots } from "./ingest/upload-slots.ts";
 import { SharedUploadSlots } from "./ingest/shared-upload-slots.ts";
+import { SlotLeases } from "./db/slot-leases.ts";
+import { LeasedLimiter } from "./db/leased-limiter.ts";
 import { fileProcessingQueue } from "./processing/file-processing.ts";
 import { LocalProgressBoard, RelayedProgressBoard, type ProgressBoard } from "./processing/progress-board.ts";
 import { type MediaKind, MediaKinds } from "./kinds/media-kind.ts";
@@ -239,9 +241,11 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     }),
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
+  // Limits that must hold across the processes sharing the database count there.
+  const slotLeases = isSharedDeployment(config) ? new SlotLeases(sql, clock) : null;
   return {
     config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: isSharedDeployment(config) ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
-    uploadSlots: isSharedDeployment(config) ? new SharedUploadSlots(sql, clock) : new LocalUploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
+    uploadSlots: slotLeases ? new SharedUploadSlots(slotLeases) : new LocalUploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
     documentReader: serverDocumentReader({ config, dataDir, ocr, log }),
@@ -249,7 +253,7 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     spaces,
     progress: progressBoard(config, sql, clock, log),
     video: new VideoEngine(config),
-    links: new LinkFetcher(config),
+    links: new LinkFetcher(config, slotLeases ? new LeasedLimiter(slotLeases, config.linkDomainConcurrency, (key) => `link ${key}`) : undefined),
     cloud: new CloudConnections(sql, clock, config, log.child({ component: "cloud" }), new TokenVault(loadTokenKey(config.cloudTokenKey, dataDir.cloudTokenKey), config.cloudTokenPreviousKeys)),
     accounts: new Accounts(sql, clock, config, log.child({ component: "accounts" })),
   };

@@ -3,7 +3,12 @@
  * per organization and host (politeness), files processed per media type. One instance per
  * owner, never module state: two servers in one process keep their own counts.
  */
-export class KeyedLimiter {
+/** Runs tasks at most N at once per key (KeyedLimiter in one process; db/leased-limiter.ts across processes). */
+export interface TaskLimiter {
+  run<T>(key: string, work: () => Promise<T>): Promise<T>;
+}
+
+export class KeyedLimiter implements TaskLimiter {
   private readonly running = new Map<string, number>();
   private readonly waiting = new Map<string, (() => void)[]>();
 

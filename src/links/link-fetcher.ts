@@ -6,7 +6,7 @@
  */
 import { egressPolicy } from "../net/egress-policy.ts";
 import type { Config } from "../config.ts";
-import { KeyedLimiter } from "../keyed-limiter.ts";
+import { KeyedLimiter, type TaskLimiter } from "../keyed-limiter.ts";
 import { type AcceptKind, type FetchedImage, type FetchedPage, type FetchOptions, fetchResource, LinkFetchError } from "./fetch-page.ts";
 import { ALLOW_ALL, parseRobots, productToken, type RobotsRules } from "./robots.ts";
 
@@ -20,11 +20,11 @@ export function isTransient(err: LinkFetchError): boolean {
 }
 
 export class LinkFetcher {
-  private readonly limiter: KeyedLimiter;
-
-  constructor(private readonly config: Config) {
-    this.limiter = new KeyedLimiter(config.linkDomainConcurrency);
-  }
+  /** `limiter`: politeness per organization and host; this process's own count unless given one that holds across processes. */
+  constructor(
+    private readonly config: Config,
+    private readonly limiter: TaskLimiter = new KeyedLimiter(config.linkDomainConcurrency),
+  ) {}
 
   /** The fetches of one crawl of one link, cancelled by `signal` (or by the signal it names at the time of each fetch: a crawl stage's). */
   session(orgId: string, signal: AbortSignal | (() => AbortSignal)): CrawlSession {
@@ -47,7 +47,7 @@ export class CrawlSession {
 
   constructor(
     private readonly config: Config,
-    private readonly limiter: KeyedLimiter,
+    private readonly limiter: TaskLimiter,
     private readonly orgId: string,
     private readonly signal: AbortSignal | (() => AbortSignal),
   ) {}

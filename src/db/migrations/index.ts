@@ -45,7 +45,7 @@ import fileSearchTerms from "./040_file_search_terms.ts";
 import rateLimitWindows from "./041_rate_limit_windows.ts";
 import firstRunToken from "./042_first_run_token.ts";
 import batchObjectsInFlight from "./043_batch_objects_in_flight.ts";
-import uploadSlotLeases from "./044_upload_slot_leases.ts";
+import slotLeases from "./044_slot_leases.ts";
 import type { Database } from "bun:sqlite";
 
 export type Migration = { version: number; name: string } & (
@@ -104,5 +104,5 @@ export const MIGRATIONS: Migration[] = [
   { version: 41, name: "rate_limit_windows", sql: rateLimitWindows },
   { version: 42, name: "first_run_token", sql: firstRunToken },
   { version: 43, name: "batch_objects_in_flight", sql: batchObjectsInFlight },
-  { version: 44, name: "upload_slot_leases", sql: uploadSlotLeases },
+  { version: 44, name: "slot_leases", sql: slotLeases },
 ];

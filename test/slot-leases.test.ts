@@ -1,12 +1,15 @@
 /**
- * Concurrent uploads counted in the database (ingest/shared-upload-slots.ts), as api processes
- * sharing one count them: two slot pools over one database stand for two processes. Runs on the
- * run's engine (SQLite, PostgreSQL).
+ * Limits counted in the database through slot leases (db/slot-leases.ts), as processes sharing
+ * one count them: concurrent uploads per organization (ingest/shared-upload-slots.ts) and the
+ * crawler's fetches per organization and host (db/leased-limiter.ts). Two pools over one database
+ * stand for two processes. Runs on the run's engine (SQLite, PostgreSQL).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { ManualClock } from "../src/clock.ts";
 import { ApiError } from "../src/errors.ts";
+import { SlotLeases } from "../src/db/slot-leases.ts";
 import { SharedUploadSlots } from "../src/ingest/shared-upload-slots.ts";
+import { LeasedLimiter } from "../src/db/leased-limiter.ts";
 import { waitFor } from "./support/polling.ts";
 import { startTestServer, type TestServer } from "./support/server.ts";
 
@@ -27,12 +30,12 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError | null> {
   return promise.then(() => null, (err: unknown) => (err instanceof ApiError ? err : Promise.reject(err)));
 }
 
-const leases = async (orgId: string) => Number((await server.ctx.sql.one<{ n: number | string }>("SELECT count(*) AS n FROM upload_slot_leases WHERE org_id = ?", [orgId]))!.n);
+const leases = async (orgId: string) => Number((await server.ctx.sql.one<{ n: number | string }>("SELECT count(*) AS n FROM slot_leases WHERE scope = ?", [`upload ${orgId}`]))!.n);
 
 test("two processes share the tier's limit: the 11th FREE upload is refused by either, and a finished one frees a slot", async () => {
   const { orgId } = await server.tenant();
   const clock = new ManualClock(Date.now());
-  const [a, b] = [new SharedUploadSlots(server.ctx.sql, clock), new SharedUploadSlots(server.ctx.sql, clock)];
+  const [a, b] = [new SharedUploadSlots(new SlotLeases(server.ctx.sql, clock)), new SharedUploadSlots(new SlotLeases(server.ctx.sql, clock))];
   const owner = { orgId, tier: "FREE" as const };
   const uploads = Array.from({ length: 10 }, pendingUpload);
   // Taken at once, five through each process: the transaction lock lets exactly ten in.
@@ -59,17 +62,17 @@ test("a process that dies mid-upload frees its slots once their leases lapse; a 
   const { orgId } = await server.tenant();
   const clock = new ManualClock(Date.now());
   const times = { leaseMs: 60_000, refreshEveryMs: 20 };
-  const survivor = new SharedUploadSlots(server.ctx.sql, clock, times);
+  const survivor = new SharedUploadSlots(new SlotLeases(server.ctx.sql, clock, times));
   const owner = { orgId, tier: "FREE" as const };
   // Nine leases a dead process left behind, and one live upload of the survivor's.
-  for (let i = 0; i < 9; i++) await server.ctx.sql.run("INSERT INTO upload_slot_leases (id, org_id, expires_at) VALUES (?, ?, ?)", [crypto.randomUUID(), orgId, clock.now() + times.leaseMs]);
+  for (let i = 0; i < 9; i++) await server.ctx.sql.run("INSERT INTO slot_leases (id, scope, expires_at) VALUES (?, ?, ?)", [crypto.randomUUID(), `upload ${orgId}`, clock.now() + times.leaseMs]);
   const live = pendingUpload();
   const holding = survivor.hold(owner, live.work);
   await waitFor(async () => (await leases(orgId)) === 10, { what: "the live upload's lease" });
   expect((await refusal(survivor.hold(owner, async () => 0)))?.code).toBe("UPLOAD_BACKPRESSURE");
   // Past the dead leases' lapse; the live one is refreshed from the moved clock.
   clock.advance(times.leaseMs + 1);
-  const fresh = async () => Number((await server.ctx.sql.one<{ n: number | string }>("SELECT count(*) AS n FROM upload_slot_leases WHERE org_id = ? AND expires_at > ?", [orgId, clock.now()]))!.n);
+  const fresh = () => new SlotLeases(server.ctx.sql, clock).inUse(`upload ${orgId}`);
   await waitFor(async () => (await fresh()) === 1, { what: "the live upload's lease refreshed past the moved clock" });
   expect(await survivor.hold(owner, async () => "taken")).toBe("taken");
   // The dead process's rows went with that take; the live upload's stays until it ends.
@@ -81,6 +84,37 @@ test("a process that dies mid-upload frees its slots once their leases lapse; a 
 
 test("an unlimited tier takes no slot", async () => {
   const { orgId } = await server.tenant();
-  const pool = new SharedUploadSlots(server.ctx.sql, new ManualClock(Date.now()));
+  const pool = new SharedUploadSlots(new SlotLeases(server.ctx.sql, new ManualClock(Date.now())));
   expect(await pool.hold({ orgId, tier: "CUSTOM" }, async () => leases(orgId))).toBe(0);
+});
+
+test("the crawler's politeness across processes: two limiters over one database run at most N fetches of a host at once, and queue the rest", async () => {
+  const clock = new ManualClock(Date.now());
+  const [a, b] = [new LeasedLimiter(new SlotLeases(server.ctx.sql, clock), 2, (k) => `link ${k}`), new LeasedLimiter(new SlotLeases(server.ctx.sql, clock), 2, (k) => `link ${k}`)];
+  const key = `${crypto.randomUUID()} example.org`;
+  let running = 0;
+  let most = 0;
+  const fetches = Array.from({ length: 4 }, pendingUpload);
+  const started: number[] = [];
+  const runs = fetches.map((f, i) =>
+    (i % 2 ? a : b).run(key, async () => {
+      running++;
+      most = Math.max(most, running);
+      started.push(i);
+      await f.work();
+      running--;
+      return i;
+    }),
+  );
+  await waitFor(() => started.length === 2, { what: "two fetches to start" });
+  // Two run (one per process or both in one); the others wait for a slot, not refused.
+  expect(running).toBe(2);
+  const first = started.slice();
+  for (const i of first) fetches[i]!.finish();
+  await waitFor(() => started.length === 4, { what: "the waiting fetches to start once slots are free" });
+  for (const f of fetches) f.finish();
+  expect(await Promise.all(runs)).toEqual([0, 1, 2, 3]);
+  expect(most).toBe(2);
+  // Every slot is freed once the fetches end.
+  expect(await new SlotLeases(server.ctx.sql, clock).inUse(`link ${key}`)).toBe(0);
 });

@@ -17,6 +17,9 @@ import { dngWithSensorData, halves, jxlCodestream, jxlContainer } from "./suppor
 import { tempDir } from "./support/server.ts";
 import { waitFor } from "./support/polling.ts";
 import { run, spawnServer, type ServerProcess } from "./support/process.ts";
+import { findPostgres, startPostgres, type PostgresBinaries } from "./support/postgres.ts";
+import { startS3Server } from "./support/s3-server.ts";
+import { testMode } from "./support/suite-database.ts";
 
 const root = join(import.meta.dir, "..");
 const built = join(root, "dist", "mediabox");
@@ -279,3 +282,48 @@ test("the built executable runs ONNX Runtime models from the models directory", 
   expect(visible).toContain("Übergabe an Jürgen");
   expect(await server.stop("SIGTERM")).toBe(0);
 }, 150_000);
+
+// The README's "Scaling out" recipe with the built executable: its own PostgreSQL and bucket,
+// whatever the pass (once is enough: it runs in the SQLite pass only).
+const postgres = findPostgres();
+const noCluster = "missing" in postgres ? postgres.missing : postgres.vector ? null : `the PostgreSQL in ${postgres.bin} has no pgvector`;
+test.skipIf(testMode() !== "sqlite" || noCluster !== null)("the built executable as an api process and a worker process over PostgreSQL and one bucket", async () => {
+  const pg = await startPostgres(postgres as PostgresBinaries);
+  const s3 = await startS3Server();
+  try {
+    const database = await pg.createDatabase("binary_shared");
+    await s3.allowBrowserUploads(s3.bucket);
+    const shared = { ...env, ...s3.env, MEDIABOX_DATABASE: database, MEDIABOX_CLOUD_TOKEN_KEY: Buffer.alloc(32, 3).toString("base64") };
+    const as = (role: string) => ({ ...shared, MEDIABOX_ROLE: role, MEDIABOX_DATA_DIR: join(workDir, `shared-${role}`) });
+    expect((await run([binary, "orgs", "create", "Shared Co", "--tier", "ENTERPRISE"], { cwd: workDir, env: as("api") })).exitCode).toBe(0);
+    const key = (await run([binary, "keys", "create", "--org", "Shared Co"], { cwd: workDir, env: as("api") })).stdout.trim();
+    expect(key).toStartWith("mbx_");
+    const api = await startBinary(as("api"));
+    const worker = await startBinary(as("worker"));
+    const headers = { authorization: `Bearer ${key}` };
+    // The api takes the upload and runs no job; the worker analyses it from the bucket.
+    const png = await sharp({ create: { width: 320, height: 200, channels: 3, background: "#3a7" } }).png().toBuffer();
+    const form = new FormData();
+    form.append("file", new File([png], "green.png"));
+    form.append("auto_describe", "false");
+    const upload = await fetch(`${api.url}/api/v2/files/upload`, { method: "POST", body: form, headers });
+    expect(upload.status).toBe(201);
+    const { image_id: id } = (await upload.json()) as { image_id: string };
+    await waitFor(async () => (await getJson<{ is_terminal: boolean }>(`${api.url}/api/v2/files/uploads-status/${id}`, headers)).is_terminal, { what: "the worker to analyse the upload", timeoutMs: 120_000 });
+    const file = await getJson<Record<string, unknown>>(`${api.url}/api/v2/files/${id}`, headers);
+    expect([file.variant_status, file.variant_count, file.dimensions]).toEqual(["completed", 4, { width: 320, height: 200 }]);
+    // The original's download is a URL of the bucket, and its bytes are the upload's.
+    const download = await fetch(`${api.url}/api/v2/files/${id}/download`, { headers, redirect: "manual" });
+    expect(download.status).toBe(302);
+    const location = download.headers.get("location")!;
+    expect(location).toStartWith(s3.endpoint);
+    expect(new Uint8Array(await (await fetch(location)).arrayBuffer())).toEqual(new Uint8Array(png));
+    // The worker answers probes, not the API.
+    expect((await fetch(`${worker.url}/healthz`)).status).toBe(200);
+    expect((await fetch(`${worker.url}/api/v2/projects`, { headers })).status).toBe(404);
+  } finally {
+    await Promise.all(servers.splice(0).map((s) => s.stop("SIGKILL")));
+    await s3.close();
+    await pg.stop();
+  }
+}, 300_000);

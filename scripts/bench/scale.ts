@@ -47,7 +47,7 @@
  * Every process started is stopped at the end (SIGTERM, then -9 after 30 s), also on a failure
  * or Ctrl-C, by PID, children included.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -185,11 +185,23 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   const ownSeconds = (ownCpu.user + ownCpu.system) / 1e6;
   cpuText.push(`this script (client${ENGINE === "postgres" && !findVersitygw() ? ", S3 endpoint" : ""}; core ${CORES[0]}) ${ownSeconds.toFixed(0)} s (${((ownSeconds / wall) * 100).toFixed(0)} %)`);
   console.log(`  CPU over the run's ${wall.toFixed(0)} s (each process with its children; PostgreSQL not counted): ${cpuText.join(", ")}`);
+  // Each worker's share of the files and its CPU a file (from its log's "job completed" lines of file.process).
+  const perWorker = cpu.filter(({ p }) => setup.workers.includes(p)).map(({ p, used }) => {
+    const files = filesProcessedBy(p);
+    return `${p.name} ${files} files${used >= 0 && files > 0 ? `, ${(used / files).toFixed(3)} s of CPU a file` : ""}`;
+  });
+  if (perWorker.length) console.log(`  per worker: ${perWorker.join("; ")}`);
   console.log(`  checked: ${statuses}; retried ${verdict.retried}; missing ${verdict.missing.length}, not completed ${verdict.notCompleted.length}, bytes differ ${verdict.bytesDiffer.length}`);
   console.log(`  jobs once settled: ${jobs.completed} completed, ${jobs.failed} failed, ${jobs.cancelled} cancelled`);
   for (const line of [...verdict.missing, ...verdict.notCompleted, ...verdict.bytesDiffer].slice(0, 10)) console.log(`    ${line}`);
   for (const line of outcome.refused.slice(0, 10)) console.log(`    upload refused: ${line}`);
   return { label: setup.label, files: outcome.acknowledged.length, seconds, rate, verdict, refused: outcome.refused, failedJobs: jobs.failed + jobs.cancelled };
+}
+
+/** Files whose processing job a worker completed, read from its log. */
+function filesProcessedBy(worker: PinnedServer): number {
+  if (!existsSync(worker.log)) return 0;
+  return readFileSync(worker.log, "utf8").split("\n").filter((line) => line.includes('"msg":"job completed"') && line.includes('"queue":"file.process"')).length;
 }
 
 /** Worker i's core: c(1+i) while there are cores left, else wrapped around (see the header). */

@@ -181,14 +181,16 @@ async function measure(setup: RunSetup, files: BenchFile[]): Promise<RunOutcome>
   console.log(`${setup.label}: ${outcome.acknowledged.length} of ${files.length} uploads acknowledged (in ${((uploadsEndedAt - startedAt) / 1000).toFixed(1)} s), ${timed}: ` +
     `${rate.toFixed(2)} files/s${halfNote ? `; ${halfNote}` : ""}`);
   // A process killed meanwhile has no CPU figure left to read.
-  const cpuText = cpu.map(({ p, used }) => `${p.name} (core ${p.core ?? "any"}) ${used < 0 ? "killed" : `${used.toFixed(0)} s (${((used / wall) * 100).toFixed(0)} %)`}`);
+  // (A worker started after the uploads counts from 0: a killed one reads 0, a live one never does.)
+  const killed = (used: number) => used < 0 || used === 0;
+  const cpuText = cpu.map(({ p, used }) => `${p.name} (core ${p.core ?? "any"}) ${killed(used) ? "killed" : `${used.toFixed(0)} s (${((used / wall) * 100).toFixed(0)} %)`}`);
   const ownSeconds = (ownCpu.user + ownCpu.system) / 1e6;
   cpuText.push(`this script (client${ENGINE === "postgres" && !findVersitygw() ? ", S3 endpoint" : ""}; core ${CORES[0]}) ${ownSeconds.toFixed(0)} s (${((ownSeconds / wall) * 100).toFixed(0)} %)`);
   console.log(`  CPU over the run's ${wall.toFixed(0)} s (each process with its children; PostgreSQL not counted): ${cpuText.join(", ")}`);
   // Each worker's share of the files and its CPU a file (from its log's "job completed" lines of file.process).
   const perWorker = cpu.filter(({ p }) => setup.workers.includes(p)).map(({ p, used }) => {
     const files = filesProcessedBy(p);
-    return `${p.name} ${files} files${used >= 0 && files > 0 ? `, ${(used / files).toFixed(3)} s of CPU a file` : ""}`;
+    return `${p.name} ${files} files${!killed(used) && files > 0 ? `, ${(used / files).toFixed(3)} s of CPU a file` : ""}`;
   });
   if (perWorker.length) console.log(`  per worker: ${perWorker.join("; ")}`);
   console.log(`  checked: ${statuses}; retried ${verdict.retried}; missing ${verdict.missing.length}, not completed ${verdict.notCompleted.length}, bytes differ ${verdict.bytesDiffer.length}`);

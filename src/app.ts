@@ -357,14 +357,15 @@ export function composeAppliance(foundation: Foundation): Appliance {
       // Not by a worker: it serves no dashboard, and its token is one no api process would take.
       if (config.role !== "worker") {
         warnIfBrowsersCannotUpload(ctx.blobs, config.publicUrl, log);
-        ctx.accounts.firstRun.open().then(
-          async (open) =>
-            open &&
+        ctx.accounts.firstRun
+          .open()
+          .then(async (open) => {
+            if (!open) return;
             log.warn("first run: no user exists yet; open the dashboard on this machine to create the owner, or from another machine with this setup token", {
               setup_token: await ctx.accounts.firstRun.token(), ...(config.publicUrl ? { url: config.publicUrl } : {}),
-            }),
-          (err) => log.warn("could not check whether the appliance has its owner", { err: String(err) }),
-        );
+            });
+          })
+          .catch((err) => log.warn("could not check whether the appliance has its owner", { err: String(err) }));
       }
       resumePendingEmbeddings(ctx).then(
         (n) => n && log.info("queued text embeddings (documents that waited for the model or were embedded by another)", { documents: n }),

@@ -4,9 +4,10 @@
  * request from loopback (after trusted proxies, so a proxy on the same host does not count as
  * local for its clients), or one that presents the setup token the server printed at start. The
  * token lives in the database, made by the first process that asks, so every api process of a
- * deployment prints and accepts the same one. The check that no user exists and the creation run in one transaction, so two racing requests
- * cannot both become owner (on PostgreSQL the transaction first takes an advisory lock held to its
- * end, as there is no row yet to lock); once a user exists the token is worth nothing.
+ * deployment prints and accepts the same one. The check that no user exists and the creation run
+ * in one transaction, so two racing requests cannot both become owner (on PostgreSQL the
+ * transaction first takes an advisory lock held to its end, as there is no row yet to lock); once
+ * a user exists the token is worth nothing.
  */
 import ipaddr from "ipaddr.js";
 import type { Clock } from "../clock.ts";

@@ -71,7 +71,8 @@ export async function readObject(blobs: Pick<BlobStore, "read">, key: string): P
  */
 export async function signedUrlOrigin(blobs: BlobStore): Promise<string | null> {
   if (blobs.localEndpoint()) return null;
-  return new URL(await blobs.presignGet("origin-probe", { expiresInSeconds: 60 }, "")).origin;
+  // Signing is local work; a store that cannot sign (no credentials yet) names no origin, and its uploads fail on their own.
+  return blobs.presignGet("origin-probe", { expiresInSeconds: 60 }, "").then((url) => new URL(url).origin, () => null);
 }
 
 /** ETags are compared without their quotes (clients pass them either way). */

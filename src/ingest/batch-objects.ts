@@ -17,10 +17,10 @@ export const IN_FLIGHT_MAX_AGE_MS = 6 * 60 * 60 * 1000;
 /** Records the keys about to be moved into the store for `sessionId` (before the first move). */
 export async function recordInFlight(db: SqlClient, clock: Clock, sessionId: string, keys: readonly string[]): Promise<void> {
   if (keys.length === 0) return;
-  const at = clock.now();
-  await db.transaction(async (tx) => {
-    for (const key of keys) await tx.run("INSERT INTO batch_objects_in_flight (blob_key, session_id, created_at) VALUES (?, ?, ?)", [key, sessionId, at]);
-  });
+  await db.run(
+    `INSERT INTO batch_objects_in_flight (blob_key, session_id, created_at) SELECT value, ?, ? FROM (${db.dialect.jsonValues}) AS keys`,
+    [sessionId, clock.now(), JSON.stringify(keys)],
+  );
 }
 
 /**

@@ -242,9 +242,10 @@ export function createContext({ config, clock, log, dataDir, database, queues = 
     config.ocrEngine === "auto" ? { modelsDir: config.modelsDir, check: models.require } : {},
   );
   // Limits that must hold across the processes sharing the database count there.
-  const slotLeases = isSharedDeployment(config) ? new SlotLeases(sql, clock) : null;
+  const shared = isSharedDeployment(config);
+  const slotLeases = shared ? new SlotLeases(sql, clock) : null;
   return {
-    config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: isSharedDeployment(config) ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
+    config, dataDir, db, sql, files: new FileRepository(sql, clock), clock, log, metrics, limiter: shared ? new SharedRateLimiter(sql, clock) : new RateLimiter(clock), jobs, background, blobs,
     uploadSlots: slotLeases ? new SharedUploadSlots(slotLeases) : new LocalUploadSlots(), kinds: new MediaKinds(), events: new EventHub((err) => log.warn("a real-time message could not be relayed to the other processes", { err: String(err) })), libraryEvents: new LibraryEvents(), models,
     images: new ImageAnalyzers(config, models.require),
     ocr,
